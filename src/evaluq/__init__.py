@@ -1,0 +1,38 @@
+"""evaluq: uncertainty quantification for model evaluation.
+
+Which differences between ML/NLP models are real? evaluq keeps results in an xarray
+*evaluation cube* (model x language x seed x bootstrap) and answers with variance components,
+resampling, pairwise differences, rank distributions, significance tests and closed forms.
+"""
+
+from evaluq._version import __version__
+from evaluq.cube import (
+    from_arrays,
+    from_long,
+    from_summary,
+    higher_is_better,
+    is_summary,
+    open_cube,
+    validate,
+)
+from evaluq.errors import CubeError, NotFittedError
+from evaluq.io import read_table
+from evaluq.predictions import from_predictions
+from evaluq.variance import variance_components, variance_table
+
+__all__ = [
+    "CubeError",
+    "NotFittedError",
+    "__version__",
+    "from_arrays",
+    "from_long",
+    "from_predictions",
+    "from_summary",
+    "higher_is_better",
+    "is_summary",
+    "open_cube",
+    "read_table",
+    "validate",
+    "variance_components",
+    "variance_table",
+]

@@ -1,0 +1,47 @@
+"""Names of the evaluation cube's dimensions and variables.
+
+Every function in evaluq refers to these constants rather than to string literals, so that a
+dimension is named in exactly one place.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- dimensions of the cube -------------------------------------------------------------------
+MODEL: Final = "model"
+"""The systems compared."""
+LANGUAGE: Final = "language"
+"""Language, task or data set: one axis of the benchmark."""
+SEED: Final = "seed"
+"""Model-side replications on the original test set (training seeds, sampled decodings)."""
+BOOTSTRAP: Final = "bootstrap"
+"""Test-set resamples; replicate b of a language is the same resampled test set for every model."""
+
+CUBE_DIMS: Final = (MODEL, LANGUAGE, SEED, BOOTSTRAP)
+
+# --- dimensions that analyses add ---------------------------------------------------------------
+MODEL_B: Final = "model_b"
+"""The second model of a pair (pairwise differences are ``model`` minus ``model_b``)."""
+RANK: Final = "rank"
+RESAMPLE: Final = "resample"
+COMPONENT: Final = "component"
+CI_BOUND: Final = "ci_bound"
+CI_BOUND_COORDS: Final = ("lower", "upper")
+SUMMARY: Final = "summary"
+"""Summary statistics over languages (mean, sd, min, max), as in the multilingual paper's tables."""
+
+# --- per-item data ------------------------------------------------------------------------------
+ITEM: Final = "item"
+CLASS: Final = "class"
+RUN: Final = "run"
+
+# --- cube variables -----------------------------------------------------------------------------
+SCORE: Final = "score"
+BOOT_SCORE: Final = "boot_score"
+SD_SEED: Final = "sd_seed"
+SD_BOOT: Final = "sd_boot"
+N_SEEDS: Final = "n_seeds"
+
+SUMMARY_SEED_LABEL: Final = "mean"
+"""The single ``seed`` coordinate of a summary-only cube, whose ``score`` holds the seed mean."""

@@ -1,0 +1,62 @@
+"""Readers for tidy tables: CSV, TSV, JSON lines and parquet, chosen by file suffix."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evaluq.errors import CubeError
+
+_READERS = {
+    ".csv": lambda p, kw: pd.read_csv(p, **kw),
+    ".tsv": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
+    ".tab": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
+    ".jsonl": lambda p, kw: pd.read_json(p, lines=True, **kw),
+    ".ndjson": lambda p, kw: pd.read_json(p, lines=True, **kw),
+    ".parquet": lambda p, kw: pd.read_parquet(p, **kw),
+    ".pq": lambda p, kw: pd.read_parquet(p, **kw),
+}
+
+TableLike = pd.DataFrame | str | os.PathLike[str]
+
+
+def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
+    """Read a tidy table from CSV, TSV, JSON lines or parquet.
+
+    The format follows the suffix: ``.csv``; ``.tsv`` / ``.tab``; ``.jsonl`` / ``.ndjson``;
+    ``.parquet`` / ``.pq``. Extra keyword arguments go to the pandas reader.
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, os
+    >>> from evaluq.io import read_table
+    >>> path = os.path.join(tempfile.mkdtemp(), "scores.tsv")
+    >>> pd.DataFrame({"model": ["a"], "lang": ["en"], "bleu": [30.1]}).to_csv(
+    ...     path, sep="\\t", index=False)
+    >>> read_table(path)
+      model lang  bleu
+    0     a   en  30.1
+    """
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in _READERS:
+        shown = ", ".join(sorted(_READERS))
+        raise CubeError(f"cannot read {str(p)!r}: unknown suffix {suffix!r}; use one of {shown}")
+    if not p.exists():
+        raise FileNotFoundError(f"no such file: {str(p)!r}")
+    return _READERS[suffix](p, kwargs)
+
+
+def as_table(data: TableLike, name: str = "data") -> tuple[pd.DataFrame, str]:
+    """Return a DataFrame and a description of its source (for provenance)."""
+    if isinstance(data, pd.DataFrame):
+        return data, "DataFrame"
+    if isinstance(data, str | os.PathLike):
+        return read_table(data), str(Path(data))
+    raise TypeError(
+        f"`{name}` must be a pandas DataFrame or a path to a CSV, TSV, JSON lines or parquet "
+        f"file; got {type(data).__name__}"
+    )

@@ -1,0 +1,215 @@
+"""Build a cube from per-item targets and predictions, with paired bootstrap replicates."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from evaluq._dims import BOOT_SCORE, BOOTSTRAP, CLASS, ITEM, LANGUAGE, MODEL, SCORE, SEED
+from evaluq._validation import RNGLike, check_int, check_rng
+from evaluq.cube import _provenance, validate
+from evaluq.errors import CubeError
+from evaluq.metrics._base import Metric, get_metric
+
+_CHUNK_BYTES = 64 * 2**20
+
+
+def bootstrap_counts(rng: np.random.Generator, n_items: int, n_resamples: int) -> np.ndarray:
+    """Bootstrap item counts: row b says how often each of ``n_items`` items is drawn.
+
+    Equivalent to drawing ``n_items`` indices with replacement per row, but returned as a
+    ``(n_resamples, n_items)`` count matrix so that any additive statistic of a replicate is
+    one matrix product.
+    """
+    idx = rng.integers(0, n_items, size=(n_resamples, n_items))
+    flat = idx + (np.arange(n_resamples) * n_items)[:, None]
+    return np.bincount(flat.ravel(), minlength=n_resamples * n_items).reshape(
+        n_resamples, n_items
+    ).astype(np.float64)
+
+
+def _as_model_seed_item(language: Hashable, preds: Any, soft: bool) -> xr.DataArray:
+    """Normalise one language's predictions to a DataArray (model, seed, item[, class])."""
+    tail = (ITEM, CLASS) if soft else (ITEM,)
+    if isinstance(preds, xr.DataArray):
+        da = preds if SEED in preds.dims else preds.expand_dims({SEED: [0]})
+        expected = {MODEL, SEED, *tail}
+        if set(da.dims) != expected:
+            raise CubeError(f"predictions for language {language!r} must have dims "
+                            f"{sorted(expected)}; got {list(da.dims)}")
+        return da.transpose(MODEL, SEED, *tail)
+    if isinstance(preds, Mapping):
+        models = list(preds)
+        arrays = []
+        for m in models:
+            arr = np.asarray(preds[m])
+            if arr.ndim == len(tail):
+                arr = arr[None]
+            if arr.ndim != len(tail) + 1:
+                raise CubeError(
+                    f"predictions for language {language!r}, model {m!r} must have shape "
+                    f"(seed, item{', class' if soft else ''}); got {arr.shape}"
+                )
+            arrays.append(arr)
+        n_seeds = max(a.shape[0] for a in arrays)
+        shapes = {a.shape[1:] for a in arrays}
+        if len(shapes) != 1:
+            raise CubeError(f"predictions for language {language!r} have different item counts "
+                            f"across models: {sorted(shapes)}")
+        if any(a.shape[0] != n_seeds for a in arrays):
+            raise CubeError(
+                f"models of language {language!r} have different numbers of seeds "
+                f"({[a.shape[0] for a in arrays]}); pass a DataArray with NaN-free "
+                "predictions per (model, seed) or one language per call"
+            )
+        return xr.DataArray(np.stack(arrays), dims=(MODEL, SEED, *tail),
+                            coords={MODEL: models, SEED: np.arange(n_seeds)})
+    raise TypeError(
+        f"predictions for language {language!r} must be a DataArray (model, seed, item"
+        f"{', class' if soft else ''}) or a mapping model -> array; got {type(preds).__name__}"
+    )
+
+
+def _encode_hard(targets: np.ndarray, preds: np.ndarray, labels: Sequence[Any] | None,
+                 language: Hashable) -> tuple[np.ndarray, np.ndarray, int]:
+    if labels is None:
+        label_set = np.unique(np.concatenate([targets.ravel(), preds.ravel()]))
+    else:
+        label_set = np.unique(np.asarray(labels))
+        for name, values in (("targets", targets), ("predictions", preds)):
+            unknown = np.setdiff1d(np.unique(values), label_set)
+            if unknown.size:
+                raise CubeError(f"{name} of language {language!r} hold labels "
+                                f"{unknown.tolist()[:5]} that are not in `labels`")
+    return (np.searchsorted(label_set, targets), np.searchsorted(label_set, preds),
+            int(label_set.size))
+
+
+def from_predictions(
+    targets: Any,
+    predictions: Any,
+    *,
+    metric: str | Metric = "accuracy",
+    n_boot: int = 1000,
+    rng: RNGLike = 0,
+    labels: Sequence[Any] | Mapping[Hashable, Sequence[Any]] | None = None,
+    language: Hashable = "all",
+) -> xr.Dataset:
+    """Score per-item predictions into a cube with paired bootstrap replicates.
+
+    For each language, ``n_boot`` test sets are resampled with replacement; replicate ``b`` of
+    a language is the *same* resampled test set for every model and seed, so differences
+    between models stay paired. Each replicate costs one matrix product of item counts and
+    per-item statistics (see :mod:`evaluq.metrics._base`): no loop over replicates or items.
+
+    Parameters
+    ----------
+    targets
+        Mapping language -> per-item targets (labels ``(item,)``, probability rows
+        ``(item, class)`` for soft metrics, or real values for regression); or one array for a
+        single language (named by ``language``).
+    predictions
+        Mapping language -> predictions, each either a DataArray with dims
+        ``(model, seed, item[, class])`` or a mapping model -> array ``(seed, item[, class])``;
+        or one such object for a single language.
+    metric
+        A registered metric name (``evaluq.metrics.available_metrics()``) or a
+        :class:`evaluq.metrics.Metric`.
+    n_boot
+        Bootstrap replicates per language (>= 2).
+    rng
+        Seed or Generator. Each language gets its own stream spawned in sorted language
+        order, so the result does not depend on the order of the mapping.
+    labels
+        Label set for hard metrics (one for all languages, or a mapping per language).
+        Default: the union of labels in that language's targets and predictions.
+    language
+        Name of the language when single arrays are given.
+
+    Returns
+    -------
+    xarray.Dataset
+        A cube with ``score`` (model, language, seed) and ``boot_score``
+        (model, language, seed, bootstrap).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr, evaluq as eq
+    >>> y = np.array([0, 1, 1, 0, 1, 0])
+    >>> preds = xr.DataArray([[[0, 1, 1, 0, 0, 0]], [[1, 1, 1, 1, 1, 0]]],
+    ...                      dims=("model", "seed", "item"), coords={"model": ["a", "b"]})
+    >>> cube = eq.from_predictions(y, preds, n_boot=200, rng=1)
+    >>> cube.score.values.ravel().round(3).tolist()
+    [0.833, 0.667]
+    >>> cube.boot_score.sizes["bootstrap"]
+    200
+    """
+    metric_obj = get_metric(metric)
+    n_boot = check_int("n_boot", n_boot, minimum=2)
+    root = check_rng(rng)
+    if not isinstance(targets, Mapping):
+        targets = {language: targets}
+        predictions = {language: predictions}
+    if not isinstance(predictions, Mapping):
+        raise TypeError("`predictions` must be a mapping language -> predictions when "
+                        "`targets` is a mapping")
+    if set(targets) != set(predictions):
+        missing = sorted(map(str, set(targets) ^ set(predictions)))
+        raise CubeError(f"`targets` and `predictions` must name the same languages; "
+                        f"these appear in only one: {missing}")
+    if not targets:
+        raise CubeError("`targets` is empty")
+    try:
+        languages = sorted(targets)
+    except TypeError:
+        raise CubeError("language names must be all strings or all numbers") from None
+    soft = metric_obj.kind == "soft"
+    streams = np.random.SeedSequence(
+        root.integers(0, 2**63 - 1, dtype=np.int64)  # derived from rng: one stream a language
+    ).spawn(len(languages))
+
+    per_lang = []
+    for lang, stream in zip(languages, streams, strict=True):
+        preds = _as_model_seed_item(lang, predictions[lang], soft)
+        y = np.asarray(targets[lang].values if isinstance(targets[lang], xr.DataArray)
+                       else targets[lang])
+        if y.shape != preds.shape[2:]:
+            raise CubeError(f"targets of language {lang!r} have shape {y.shape}, but its "
+                            f"predictions have (item{', class' if soft else ''}) shape "
+                            f"{preds.shape[2:]}")
+        if y.shape[0] == 0:
+            raise CubeError(f"language {lang!r} has no items")
+        p = preds.values
+        n_classes = y.shape[-1] if soft else 0
+        if metric_obj.kind == "hard":
+            lab = labels.get(lang) if isinstance(labels, Mapping) else labels
+            y, p, n_classes = _encode_hard(y, p, lab, lang)
+        elif np.isnan(y.astype(np.float64)).any() or np.isnan(p.astype(np.float64)).any():
+            raise CubeError(f"targets or predictions of language {lang!r} contain NaN")
+        score = metric_obj(y, p, n_classes)                         # (model, seed)
+        gen = np.random.default_rng(stream)
+        n_items = y.shape[0]
+        chunk = max(1, min(n_boot, _CHUNK_BYTES // (8 * n_items)))
+        boot = np.concatenate(
+            [metric_obj.weighted(y, p, bootstrap_counts(gen, n_items, min(chunk, n_boot - i)),
+                                 n_classes)
+             for i in range(0, n_boot, chunk)],
+            axis=-1,
+        )                                                           # (model, seed, bootstrap)
+        per_lang.append(xr.Dataset(
+            {SCORE: ((MODEL, SEED), score), BOOT_SCORE: ((MODEL, SEED, BOOTSTRAP), boot)},
+            coords={MODEL: preds[MODEL].values, SEED: preds[SEED].values,
+                    BOOTSTRAP: np.arange(n_boot)},
+        ))
+    cube = xr.concat(per_lang, dim=LANGUAGE, join="outer", fill_value=np.nan)
+    cube = cube.assign_coords({LANGUAGE: languages}).sortby([MODEL, SEED])
+    cube.attrs = _provenance(
+        "from_predictions", "predictions", metric=metric_obj.name,
+        higher_is_better=metric_obj.higher_is_better,
+        rng_seed=int(rng) if isinstance(rng, int) else type(rng).__name__,
+    )
+    cube.attrs["n_boot"] = n_boot
+    return validate(cube)
