@@ -18,6 +18,7 @@ from evaluq.cube import (
 from evaluq.errors import CubeError, NotFittedError
 from evaluq.io import read_table
 from evaluq.predictions import from_predictions
+from evaluq.simulate import simulate_cube
 from evaluq.variance import variance_components, variance_table
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "is_summary",
     "open_cube",
     "read_table",
+    "simulate_cube",
     "validate",
     "variance_components",
     "variance_table",
