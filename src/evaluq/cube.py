@@ -208,7 +208,7 @@ def from_arrays(
         if boot_arr.ndim != 4 or boot_arr.shape[:3] != score_arr.shape:
             raise CubeError(
                 f"`boot_score` must have shape (model, language, seed, bootstrap) = "
-                f"{score_arr.shape + ('B',)}; got {boot_arr.shape}"
+                f"{(*score_arr.shape, 'B')}; got {boot_arr.shape}"
             )
         data_vars[BOOT_SCORE] = ((MODEL, LANGUAGE, SEED, BOOTSTRAP), boot_arr)
         coords[BOOTSTRAP] = np.arange(boot_arr.shape[3])
@@ -439,7 +439,7 @@ def validate(cube: Any) -> xr.Dataset:
     >>> eq.validate(bad)
     Traceback (most recent call last):
     ...
-    evaluq.errors.CubeError: variable 'score' has unknown dim(s) ['task']; its dims must be ('model', 'language', 'seed')
+    evaluq.errors.CubeError: variable 'score' has unknown dim(s) ['task']; its dims ...
     """
     if not isinstance(cube, xr.Dataset):
         raise CubeError(f"a cube must be an xarray.Dataset; got {type(cube).__name__}")

@@ -14,8 +14,8 @@ _READERS = {
     ".csv": lambda p, kw: pd.read_csv(p, **kw),
     ".tsv": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
     ".tab": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
-    ".jsonl": lambda p, kw: pd.read_json(p, lines=True, **kw),
-    ".ndjson": lambda p, kw: pd.read_json(p, lines=True, **kw),
+    ".jsonl": lambda p, kw: pd.read_json(p, lines=True, precise_float=True, **kw),
+    ".ndjson": lambda p, kw: pd.read_json(p, lines=True, precise_float=True, **kw),
     ".parquet": lambda p, kw: pd.read_parquet(p, **kw),
     ".pq": lambda p, kw: pd.read_parquet(p, **kw),
 }

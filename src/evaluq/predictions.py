@@ -204,7 +204,8 @@ def from_predictions(
             coords={MODEL: preds[MODEL].values, SEED: preds[SEED].values,
                     BOOTSTRAP: np.arange(n_boot)},
         ))
-    cube = xr.concat(per_lang, dim=LANGUAGE, join="outer", fill_value=np.nan)
+    cube = xr.concat(per_lang, dim=LANGUAGE, data_vars="all", coords="minimal",
+                     compat="override", join="outer", fill_value=np.nan)
     cube = cube.assign_coords({LANGUAGE: languages}).sortby([MODEL, SEED])
     cube.attrs = _provenance(
         "from_predictions", "predictions", metric=metric_obj.name,

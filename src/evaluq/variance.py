@@ -46,8 +46,11 @@ def _nanmean(x: np.ndarray) -> np.ndarray:
 def _nanstd(x: np.ndarray, ddof: int) -> np.ndarray:
     """SD over the last axis ignoring NaN; NaN where fewer than ``ddof + 1`` values remain."""
     n = _count(x)
-    mean = _nanmean(x)
-    dev = np.where(np.isnan(x), 0.0, x - mean[..., None])
+    # shift by the smallest value first: identical values then give exactly 0, and the
+    # two-pass sum of squares does not lose digits to a large common offset
+    shifted = x - _nan_reduce(x, "min")[..., None]
+    mean = _nanmean(shifted)
+    dev = np.where(np.isnan(x), 0.0, shifted - mean[..., None])
     ss = (dev * dev).sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > ddof, np.sqrt(ss / (n - ddof)), np.nan)
@@ -86,14 +89,23 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
 
     .. math::
 
-        \mathrm{se}_{fixed,m} = \frac{1}{L}\sqrt{\sum_l \left(\sigma_{seed,ml}^2 / S
-            + \sigma_{boot,ml}^2\right)}, \qquad
+        w_{ml} &= \sigma_{seed,ml}^2 / S + \sigma_{boot,ml}^2, \qquad
+        \mathrm{se}_{fixed,m} = \frac{1}{L}\sqrt{\textstyle\sum_l w_{ml}} \\
+        \tau_{between,m}^2 &= \max\left(0,\; \sigma_{between,m}^2 - \mathrm{mean}_l\, w_{ml}
+            \right), \qquad
         \mathrm{se}_{population,m} = \sqrt{\mathrm{se}_{fixed,m}^2
-            + \sigma_{between,m}^2 / L}
+            + \tau_{between,m}^2 / L}
 
     The test-set error is shared by all seeds of a language, so the boot-to-boot part does
     not shrink with S. ``se_mean_fixed`` is the error given these languages;
     ``se_mean_population`` treats the languages as a sample from a population.
+
+    ``sigma_between`` is the paper's between-language SD: the SD of the *observed* means,
+    which also carries each mean's within-language noise :math:`w_{ml}`. formulas.md adds
+    :math:`\sigma_{between}^2 / L` for the population SE, reading it as the true
+    between-language SD; using the observed SD there would count the within-language noise
+    twice, so evaluq uses the method-of-moments estimate :math:`\tau_{between}` of the true
+    SD (also reported). The simulation tests show ``se_mean_population`` is then calibrated.
 
     Summary-only cubes (from :func:`evaluq.from_summary`) use their ``sd_seed``, ``sd_boot`` and
     ``n_seeds``; the standard errors of the components are then unavailable (NaN).
@@ -109,9 +121,9 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
-        ``sigma_between``, ``mean_score``, ``se_mean_fixed``, ``se_mean_population``,
-        ``n_languages`` (model); ``sigma_seed``, ``sigma_boot``, ``sigma_within``,
-        ``se_sigma_seed``, ``se_sigma_boot``, ``n_seeds`` (model, language); and
+        ``sigma_between``, ``tau_between``, ``mean_score``, ``se_mean_fixed``,
+        ``se_mean_population``, ``n_languages`` (model); ``sigma_seed``, ``sigma_boot``,
+        ``sigma_within``, ``se_sigma_seed``, ``se_sigma_boot``, ``n_seeds`` (model, language); and
         ``sigma_seed_summary``, ``sigma_boot_summary``, ``sigma_within_summary``
         (model, summary) with summary = mean, sd, min, max over languages (the paper's tables).
         Missing cells are skipped and the counts (``n_seeds``, ``n_languages``) say how many
@@ -152,14 +164,19 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
     n_lang = _count(ybar)
     sigma_between = _nanstd(ybar, ddof)
     per_lang_var = sigma_seed**2 / n_seeds + sigma_boot**2
+    observed = np.where(np.isnan(ybar), np.nan, per_lang_var)
     with np.errstate(invalid="ignore", divide="ignore"):
-        se_fixed = np.sqrt(np.where(np.isnan(ybar), 0.0, per_lang_var).sum(-1)) / n_lang
-        se_population = np.sqrt(se_fixed**2 + sigma_between**2 / n_lang)
+        se_fixed = np.sqrt(np.where(np.isnan(observed), 0.0, observed).sum(-1)) / n_lang
+        # the observed between-language variance also holds the within-language noise of the
+        # means: subtract its average (method of moments) so that it is not counted twice
+        tau_between = np.sqrt(np.maximum(sigma_between**2 - _nanmean(observed), 0.0))
+        se_population = np.sqrt(se_fixed**2 + tau_between**2 / n_lang)
 
     ml = (MODEL, LANGUAGE)
     out = xr.Dataset(
         {
             "sigma_between": (MODEL, sigma_between),
+            "tau_between": (MODEL, tau_between),
             "mean_score": (MODEL, _nanmean(ybar)),
             "se_mean_fixed": (MODEL, se_fixed),
             "se_mean_population": (MODEL, se_population),
@@ -195,6 +212,7 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
         "se_sigma_seed": "SD over bootstrap replicates of the seed SD",
         "se_sigma_boot": "SD over seeds of the bootstrap SD, over sqrt(n_seeds)",
         "se_mean_fixed": "SE of the mean over languages, given these languages",
+        "tau_between": "between-language SD net of within-language noise (moments)",
         "se_mean_population": "SE of the mean over languages, languages sampled",
     }
     for name, text in descriptions.items():
@@ -215,11 +233,12 @@ def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.D
     >>> rng = np.random.default_rng(0)
     >>> cube = eq.from_arrays(rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4, 50)))
     >>> list(eq.variance_table(eq.variance_components(cube)).columns[:4])
-    ['mean_score', 'sigma_between', 'sigma_seed mean', 'sigma_seed sd']
+    ['mean_score', 'sigma_between', 'tau_between', 'sigma_seed mean']
     """
     table = pd.DataFrame(index=pd.Index(components[MODEL].values, name=MODEL))
     table["mean_score"] = components["mean_score"].values
     table["sigma_between"] = components["sigma_between"].values
+    table["tau_between"] = components["tau_between"].values
     for name in WITHIN_COMPONENTS:
         summary = components[f"{name}_summary"]
         for stat in SUMMARY_STATS:

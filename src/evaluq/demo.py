@@ -1,0 +1,108 @@
+"""The demo: real predictions of five classifiers x five seeds on four data sets.
+
+The predictions ship with the package (``evaluq/data/demo_predictions.npz``, made by
+``scripts/make_demo_data.py`` from scikit-learn's bundled data sets, which play the role of
+languages), so the demo needs no network and no extra install.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evaluq._dims import CLASS, ITEM, MODEL, SEED
+from evaluq._validation import RNGLike
+from evaluq.predictions import from_predictions
+from evaluq.variance import variance_components, variance_table
+
+
+def load_demo() -> tuple[dict[str, np.ndarray], dict[str, xr.DataArray], dict[str, xr.DataArray]]:
+    """The demo predictions.
+
+    Returns
+    -------
+    targets
+        Data set -> true labels ``(item,)``.
+    labels
+        Data set -> predicted labels, DataArray ``(model, seed, item)``.
+    proba
+        Data set -> predicted class probabilities, DataArray ``(model, seed, item, class)``.
+
+    Examples
+    --------
+    >>> from evaluq.demo import load_demo
+    >>> targets, labels, proba = load_demo()
+    >>> sorted(targets)
+    ['breast_cancer', 'digits', 'iris', 'wine']
+    >>> dict(labels["iris"].sizes)
+    {'model': 5, 'seed': 5, 'item': 60}
+    """
+    path = resources.files("evaluq") / "data" / "demo_predictions.npz"
+    with resources.as_file(path) as file, np.load(file) as npz:
+        models = npz["models"].tolist()
+        names = sorted({key.split("/")[0] for key in npz.files if "/" in key})
+        targets = {n: npz[f"{n}/targets"].astype(np.int64) for n in names}
+        labels = {
+            n: xr.DataArray(npz[f"{n}/labels"].astype(np.int64), dims=(MODEL, SEED, ITEM),
+                            coords={MODEL: models})
+            for n in names
+        }
+        proba = {
+            n: xr.DataArray(npz[f"{n}/proba"].astype(np.float64), dims=(MODEL, SEED, ITEM, CLASS),
+                            coords={MODEL: models})
+            for n in names
+        }
+    return targets, labels, proba
+
+
+def demo_cube(*, metric: str = "accuracy", n_boot: int = 1000, rng: RNGLike = 0) -> xr.Dataset:
+    """The demo predictions scored into a cube (model x data set x seed x bootstrap).
+
+    Examples
+    --------
+    >>> from evaluq.demo import demo_cube
+    >>> cube = demo_cube(n_boot=100)
+    >>> dict(cube.boot_score.sizes)
+    {'model': 5, 'language': 4, 'seed': 5, 'bootstrap': 100}
+    """
+    targets, labels, _ = load_demo()
+    return from_predictions(targets, labels, metric=metric, n_boot=n_boot, rng=rng)
+
+
+def _section(title: str) -> None:
+    print()
+    print(title)
+    print("-" * len(title))
+
+
+def run_demo(*, n_boot: int = 1000, rng: RNGLike = 0) -> dict[str, Any]:
+    """Run the demo analysis and print it; returns the intermediate results."""
+    targets, _, _ = load_demo()
+    print("evaluq demo: 5 classifiers x 4 data sets (in the role of languages) x 5 seeds")
+    print("data sets: " + ", ".join(f"{k} ({len(v)} test items)" for k, v in targets.items()))
+    cube = demo_cube(n_boot=n_boot, rng=rng)
+    _section(f"Evaluation cube (accuracy, {n_boot} paired bootstrap replicates per data set)")
+    print(cube)
+
+    _section("Mean accuracy per model and data set (over seeds)")
+    means = cube.score.mean(SEED).to_pandas()
+    with pd.option_context("display.width", 120, "display.precision", 4):
+        print(means)
+
+    _section("Variance components (ddof=1): between data sets, seed-to-seed, boot-to-boot")
+    components = variance_components(cube)
+    table = variance_table(components)
+    with pd.option_context("display.width", 160, "display.max_columns", 20,
+                           "display.float_format", "{:.4f}".format):
+        print(table.T)
+    seed_part = components.sigma_seed.mean().item()
+    boot_part = components.sigma_boot.mean().item()
+    larger, smaller = ("test-set sampling (boot)", "seed") if boot_part > seed_part else (
+        "seed", "test-set sampling (boot)")
+    print(f"\nAveraged over models and data sets, the {larger} SD ({max(seed_part, boot_part):.4f})"
+          f" exceeds the {smaller} SD ({min(seed_part, boot_part):.4f}).")
+    return {"cube": cube, "variance_components": components}

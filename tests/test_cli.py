@@ -1,0 +1,28 @@
+"""The command line: demo and errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluq import __version__
+from evaluq.cli import main
+
+
+def test_demo_prints_the_variance_components(capsys):
+    assert main(["demo", "--n-boot", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "Variance components" in out
+    assert "sigma_between" in out
+    for model in ("knn", "logreg", "mlp", "naive_bayes", "random_forest"):
+        assert model in out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert __version__ in capsys.readouterr().out
+
+
+def test_errors_exit_2(capsys):
+    assert main(["demo", "--n-boot", "1"]) == 2
+    assert "`n_boot` must be >= 2" in capsys.readouterr().err

@@ -1,0 +1,232 @@
+"""The evaluation cube: constructors, validation, round trip, order invariance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evaluq as eq
+from evaluq import CubeError
+
+
+def long_table() -> pd.DataFrame:
+    return pd.DataFrame({
+        "system": ["a", "a", "a", "a", "b", "b", "b", "b"],
+        "lang": ["en", "en", "de", "de"] * 2,
+        "seed": [1, 2, 1, 2] * 2,
+        "bleu": [30.0, 31.0, 25.0, 24.0, 28.0, 28.5, 26.0, 27.0],
+    })
+
+
+def test_from_long_pivots_and_sorts():
+    cube = eq.from_long(long_table(), model="system", language="lang", seed="seed",
+                        score="bleu")
+    assert list(cube.model.values) == ["a", "b"]
+    assert list(cube.language.values) == ["de", "en"]          # sorted, not input order
+    assert list(cube.seed.values) == [1, 2]
+    assert cube.score.sel(model="a", language="en", seed=2).item() == 31.0
+    assert cube.attrs["metric"] == "bleu"
+    assert cube.attrs["higher_is_better"] == 1
+    assert cube.attrs["loader"] == "from_long"
+    assert cube.score.dims == ("model", "language", "seed")
+
+
+def test_from_long_without_seed_has_one_seed():
+    df = long_table().query("seed == 1").drop(columns="seed")
+    cube = eq.from_long(df, model="system", language="lang", score="bleu",
+                        higher_is_better=False, metric="ter")
+    assert cube.sizes["seed"] == 1
+    assert cube.attrs["metric"] == "ter"
+    assert not eq.higher_is_better(cube)
+
+
+def test_missing_cells_stay_nan():
+    df = long_table().iloc[1:]                                  # drop (a, en, seed 1)
+    cube = eq.from_long(df, model="system", language="lang", seed="seed", score="bleu")
+    assert np.isnan(cube.score.sel(model="a", language="en", seed=1).item())
+    assert int(cube.score.isnull().sum()) == 1
+
+
+def test_explicit_nan_score_is_kept_as_nan():
+    df = long_table()
+    df.loc[0, "bleu"] = np.nan
+    cube = eq.from_long(df, model="system", language="lang", seed="seed", score="bleu")
+    assert int(cube.score.isnull().sum()) == 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.permutations(list(range(8))))
+def test_row_order_does_not_matter(order):
+    df = long_table()
+    base = eq.from_long(df, model="system", language="lang", seed="seed", score="bleu")
+    shuffled = eq.from_long(df.iloc[list(order)], model="system", language="lang",
+                            seed="seed", score="bleu")
+    xr.testing.assert_identical(base, shuffled)
+
+
+def test_from_long_bootstrap_rows():
+    rows = []
+    for m in ("a", "b"):
+        rows.append({"m": m, "l": "en", "b": np.nan, "acc": 0.8 if m == "a" else 0.7})
+        for b in range(3):
+            rows.append({"m": m, "l": "en", "b": b, "acc": 0.8 + 0.01 * b})
+    cube = eq.from_long(pd.DataFrame(rows), model="m", language="l", bootstrap="b", score="acc")
+    assert cube.boot_score.dims == ("model", "language", "seed", "bootstrap")
+    assert cube.sizes["bootstrap"] == 3
+    assert cube.score.sel(model="b").item() == 0.7
+    np.testing.assert_allclose(cube.boot_score.sel(model="a").values.ravel(), [0.8, 0.81, 0.82])
+
+
+def test_from_long_bootstrap_needs_full_test_rows():
+    df = pd.DataFrame({"m": ["a", "a"], "l": ["en", "en"], "b": [0, 1], "acc": [0.1, 0.2]})
+    with pytest.raises(CubeError, match="has no empty rows"):
+        eq.from_long(df, model="m", language="l", bootstrap="b", score="acc")
+
+
+def test_from_long_errors():
+    df = long_table()
+    with pytest.raises(CubeError, match="column 'score' \\(given as `score`\\) is not in"):
+        eq.from_long(df, model="system", language="lang", seed="seed")
+    dup = pd.concat([df, df.iloc[[0]]])
+    with pytest.raises(CubeError, match="appear more than once.*'system': 'a'"):
+        eq.from_long(dup, model="system", language="lang", seed="seed", score="bleu")
+    bad = df.assign(bleu=df.bleu.astype(object))
+    bad.loc[3, "bleu"] = "n/a"
+    with pytest.raises(CubeError, match="column 'bleu' .* must be numeric.*'n/a'"):
+        eq.from_long(bad, model="system", language="lang", seed="seed", score="bleu")
+    nokey = df.assign(lang=df.lang.where(df.index != 2, None))
+    with pytest.raises(CubeError, match="key column 'lang' has missing values"):
+        eq.from_long(nokey, model="system", language="lang", seed="seed", score="bleu")
+    mixed = df.assign(seed=[1, "x", 1, "x", 1, "x", 1, "x"])
+    with pytest.raises(CubeError, match="key column 'seed' mixes value types"):
+        eq.from_long(mixed, model="system", language="lang", seed="seed", score="bleu")
+    with pytest.raises(CubeError, match="the table is empty"):
+        eq.from_long(df.iloc[:0], model="system", language="lang", seed="seed", score="bleu")
+    inf = df.assign(bleu=df.bleu.replace(30.0, np.inf))
+    with pytest.raises(CubeError, match="infinite value"):
+        eq.from_long(inf, model="system", language="lang", seed="seed", score="bleu")
+    with pytest.raises(TypeError, match="`data` must be a pandas DataFrame or a path"):
+        eq.from_long(42, model="system", language="lang", score="bleu")  # type: ignore[arg-type]
+
+
+def summary_table() -> pd.DataFrame:
+    return pd.DataFrame({
+        "model": ["b", "a", "a", "b"], "language": ["en", "en", "de", "de"],
+        "mean": [28.0, 30.0, 25.0, 26.0], "sd_seed": [0.5, 0.4, 0.3, 0.2],
+        "sd_boot": [1.0, 1.1, 1.2, 1.3], "n": [3, 5, 5, 3],
+    })
+
+
+def test_from_summary():
+    cube = eq.from_summary(summary_table(), n_seeds="n", metric="bleu")
+    assert eq.is_summary(cube)
+    assert list(cube.seed.values) == ["mean"]
+    assert cube.score.sel(model="a", language="de").item() == 25.0
+    assert cube.sd_boot.sel(model="b", language="de").item() == 1.3
+    assert cube.n_seeds.sel(model="b", language="en").item() == 3
+    constant = eq.from_summary(summary_table(), n_seeds=4)
+    assert (constant.n_seeds == 4).all()
+
+
+def test_from_summary_errors():
+    df = summary_table()
+    with pytest.raises(CubeError, match="negative standard deviation -0.1"):
+        eq.from_summary(df.assign(sd_seed=[0.5, -0.1, 0.3, 0.2]))
+    with pytest.raises(CubeError, match="`n_seeds` must be a whole number >= 1; got 0"):
+        eq.from_summary(df, n_seeds=0)
+    with pytest.raises(CubeError, match="`n_seeds` must be a whole number >= 1; got 2.5"):
+        eq.from_summary(df.assign(n=[2.5, 3, 3, 3]), n_seeds="n")
+    with pytest.raises(CubeError, match="column 'sd' \\(given as `sd_boot`\\)"):
+        eq.from_summary(df, sd_boot="sd")
+    with pytest.raises(TypeError, match="`n_seeds` must be an integer or a column name"):
+        eq.from_summary(df, n_seeds=2.0)  # type: ignore[arg-type]
+
+
+def test_from_arrays_errors():
+    with pytest.raises(CubeError, match="`score` must have 3 dims"):
+        eq.from_arrays(np.zeros((2, 3)))
+    with pytest.raises(CubeError, match="`boot_score` must have shape"):
+        eq.from_arrays(np.zeros((2, 3, 4)), np.zeros((2, 3, 5, 10)))
+    with pytest.raises(CubeError, match="coordinate labels do not match"):
+        eq.from_arrays(np.zeros((2, 3, 4)), models=["a"])
+    with pytest.raises(CubeError, match="coordinate 'model' has duplicated labels \\['a'\\]"):
+        eq.from_arrays(np.zeros((2, 3, 4)), models=["a", "a"])
+
+
+def test_validate_errors():
+    cube = eq.from_arrays(np.ones((2, 3, 4)), np.ones((2, 3, 4, 5)))
+    with pytest.raises(CubeError, match="must be an xarray.Dataset; got DataArray"):
+        eq.validate(cube.score)
+    with pytest.raises(CubeError, match="has no 'score' variable"):
+        eq.validate(cube.drop_vars("score"))
+    with pytest.raises(CubeError, match="unknown dim\\(s\\) \\['task'\\]"):
+        eq.validate(cube.rename({"language": "task"}))
+    with pytest.raises(CubeError, match="variable 'score' has dims \\('model', 'language'\\)"):
+        eq.validate(cube.isel(seed=0, drop=True))
+    with pytest.raises(CubeError, match="variable 'score' must be numeric"):
+        eq.validate(cube.assign(score=cube.score.astype(str)))
+    with pytest.raises(CubeError, match="variable 'score' has infinite values"):
+        eq.validate(cube.assign(score=cube.score * np.inf))
+    with pytest.raises(CubeError, match="has no values \\(all NaN\\)"):
+        eq.validate(cube.assign(score=cube.score * np.nan))
+    with pytest.raises(CubeError, match="is empty"):
+        eq.validate(cube.isel(model=[]))
+    with pytest.raises(CubeError, match="needs at least 2 bootstrap replicates; got 1"):
+        eq.validate(cube.isel(bootstrap=[0]))
+    with pytest.raises(CubeError, match="has no 'metric' attribute"):
+        eq.validate(cube.assign_attrs(metric=None).drop_attrs())
+    with pytest.raises(CubeError, match="'higher_is_better' must be 1 or 0"):
+        eq.validate(cube.assign_attrs(higher_is_better="yes"))
+    summary = eq.from_summary(summary_table())
+    with pytest.raises(CubeError, match="variable 'sd_seed' has negative"):
+        eq.validate(summary.assign(sd_seed=-summary.sd_seed))
+    with pytest.raises(CubeError, match="'n_seeds' must hold whole numbers >= 1"):
+        eq.validate(summary.assign(n_seeds=summary.n_seeds * 0.5))
+    with pytest.raises(CubeError, match="must have one seed holding the seed mean"):
+        eq.validate(xr.Dataset({"score": (("model", "language", "seed"), np.ones((2, 2, 2))),
+                                "sd_seed": (("model", "language"), np.ones((2, 2)))},
+                               attrs=summary.attrs))
+
+
+def test_validate_transposes_to_canonical_order():
+    cube = eq.from_arrays(np.arange(24.0).reshape(2, 3, 4))
+    flipped = cube.assign(score=cube.score.transpose("seed", "model", "language"))
+    assert eq.validate(flipped).score.dims == ("model", "language", "seed")
+
+
+labels = st.lists(st.text(alphabet="abcxyz_é", min_size=1, max_size=5), min_size=1,
+                  max_size=4, unique=True)
+
+
+@settings(max_examples=25, deadline=None)
+@given(models=labels, languages=labels, n_seeds=st.integers(1, 3), n_boot=st.integers(2, 4),
+       seed=st.integers(0, 2**16), with_nan=st.booleans())
+def test_netcdf_round_trip(tmp_path_factory, models, languages, n_seeds, n_boot, seed,
+                           with_nan):
+    rng = np.random.default_rng(seed)
+    score = rng.normal(size=(len(models), len(languages), n_seeds))
+    if with_nan and score.size > 1:
+        score.flat[0] = np.nan
+    boot = rng.normal(size=(*score.shape, n_boot))
+    cube = eq.from_arrays(score, boot, models=models, languages=languages, metric="m é",
+                          higher_is_better=False)
+    path = tmp_path_factory.mktemp("nc") / "cube.nc"
+    cube.to_netcdf(path)
+    back = eq.open_cube(path)
+    xr.testing.assert_identical(back, cube)
+    assert not eq.higher_is_better(back)
+
+
+def test_summary_round_trip(tmp_path):
+    cube = eq.from_summary(summary_table(), n_seeds="n")
+    cube.to_netcdf(tmp_path / "s.nc")
+    xr.testing.assert_identical(eq.open_cube(tmp_path / "s.nc"), cube)
+
+
+def test_open_cube_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        eq.open_cube(tmp_path / "nope.nc")

@@ -1,0 +1,106 @@
+"""from_predictions: scores, paired bootstrap replicates, reproducibility, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import evaluq as eq
+from evaluq import CubeError
+from evaluq.predictions import bootstrap_counts
+
+
+def make_predictions(rng, n_items=300, n_models=3, n_seeds=2, accuracy=(0.6, 0.7, 0.8)):
+    y = rng.integers(0, 3, n_items)
+    correct = rng.random((n_models, n_seeds, n_items)) < np.asarray(accuracy)[:, None, None]
+    wrong = (y + rng.integers(1, 3, (n_models, n_seeds, n_items))) % 3
+    preds = np.where(correct, y, wrong)
+    return y, xr.DataArray(preds, dims=("model", "seed", "item"),
+                           coords={"model": [f"m{i}" for i in range(n_models)]})
+
+
+def test_scores_are_the_metric_on_the_full_test_set(rng):
+    y, preds = make_predictions(rng)
+    cube = eq.from_predictions({"en": y}, {"en": preds}, n_boot=50, rng=0)
+    expected = (preds.values == y).mean(axis=-1)
+    np.testing.assert_allclose(cube.score.sel(language="en").values, expected)
+    assert cube.attrs["metric"] == "accuracy"
+    assert cube.attrs["rng_seed"] == 0
+
+
+def test_replicates_are_paired_across_models_and_seeds(rng):
+    y, preds = make_predictions(rng)
+    twin = xr.concat([preds.isel(model=[0]), preds.isel(model=[0]).assign_coords(model=["twin"])],
+                     dim="model")
+    cube = eq.from_predictions(y, twin, n_boot=200, rng=3)
+    np.testing.assert_array_equal(cube.boot_score.sel(model="m0").values,
+                                  cube.boot_score.sel(model="twin").values)
+    # a model against itself with another seed: the replicate sets are the same test sets
+    counts = bootstrap_counts(np.random.default_rng(0), 10, 4)
+    assert counts.shape == (4, 10)
+    np.testing.assert_array_equal(counts.sum(axis=1), [10] * 4)
+
+
+def test_bootstrap_spread_matches_binomial(rng):
+    n = 400
+    y = np.zeros(n, dtype=int)
+    preds = xr.DataArray((rng.random((1, 1, n)) > 0.75).astype(int) * 0 +
+                         (np.arange(n) % 4 == 0)[None, None].astype(int),
+                         dims=("model", "seed", "item"), coords={"model": ["m"]})
+    cube = eq.from_predictions(y, preds, n_boot=4000, rng=1)
+    acc = cube.score.item()
+    assert acc == pytest.approx(0.75)
+    sd = cube.boot_score.std("bootstrap").item()
+    expected = np.sqrt(acc * (1 - acc) / n)
+    assert sd == pytest.approx(expected, rel=4 / np.sqrt(2 * 4000))
+    assert cube.boot_score.mean().item() == pytest.approx(acc, abs=4 * expected / np.sqrt(4000))
+
+
+def test_same_rng_same_numbers_and_language_order_invariance(rng):
+    y1, p1 = make_predictions(rng, n_items=50)
+    y2, p2 = make_predictions(rng, n_items=80)
+    a = eq.from_predictions({"fr": y1, "de": y2}, {"fr": p1, "de": p2}, n_boot=30, rng=7)
+    b = eq.from_predictions({"de": y2, "fr": y1}, {"de": p2, "fr": p1}, n_boot=30, rng=7)
+    xr.testing.assert_identical(a, b)
+    assert list(a.language.values) == ["de", "fr"]
+    c = eq.from_predictions({"fr": y1, "de": y2}, {"fr": p1, "de": p2}, n_boot=30, rng=8)
+    assert not np.array_equal(a.boot_score.values, c.boot_score.values)
+
+
+def test_nested_mapping_and_string_labels(rng):
+    y = np.array(["pos", "neg", "pos", "neu"])
+    preds = {"en": {"a": [["pos", "neg", "neg", "neu"], ["pos", "pos", "pos", "neu"]],
+                    "b": [["neg", "neg", "pos", "neu"], ["pos", "neg", "pos", "neu"]]}}
+    cube = eq.from_predictions({"en": y}, preds, n_boot=20, rng=0)
+    np.testing.assert_allclose(cube.score.sel(language="en").values, [[0.75, 0.75], [0.75, 1.0]])
+
+
+def test_models_missing_from_a_language_are_nan(rng):
+    y, preds = make_predictions(rng, n_items=40)
+    cube = eq.from_predictions({"a": y, "b": y}, {"a": preds, "b": preds.isel(model=[0, 1])},
+                               n_boot=10, rng=0)
+    assert np.isnan(cube.score.sel(model="m2", language="b")).all()
+    assert np.isfinite(cube.score.sel(model="m2", language="a")).all()
+
+
+def test_errors(rng):
+    y, preds = make_predictions(rng, n_items=20)
+    with pytest.raises(CubeError, match="must name the same languages.*'de'"):
+        eq.from_predictions({"en": y}, {"en": preds, "de": preds})
+    with pytest.raises(CubeError, match="targets of language 'all' have shape \\(19,\\)"):
+        eq.from_predictions(y[:-1], preds)
+    with pytest.raises(ValueError, match="`n_boot` must be >= 2; got 1"):
+        eq.from_predictions(y, preds, n_boot=1)
+    with pytest.raises(ValueError, match="`metric` must be one of"):
+        eq.from_predictions(y, preds, metric="bogus")
+    with pytest.raises(CubeError, match="hold labels \\[2\\] that are not in `labels`"):
+        eq.from_predictions(y, preds, labels=[0, 1])
+    with pytest.raises(CubeError, match="must have dims"):
+        eq.from_predictions(y, preds.rename(item="token"))
+    with pytest.raises(TypeError, match="must be a DataArray"):
+        eq.from_predictions(y, 3)
+    with pytest.raises(CubeError, match="`targets` is empty"):
+        eq.from_predictions({}, {})
+    with pytest.raises(TypeError, match="`rng` must be an int"):
+        eq.from_predictions(y, preds, rng="seed")
