@@ -43,14 +43,31 @@ def _nanmean(x: np.ndarray) -> np.ndarray:
         return np.where(n > 0, total / n, np.nan)
 
 
-def _nanstd(x: np.ndarray, ddof: int) -> np.ndarray:
-    """SD over the last axis ignoring NaN; NaN where fewer than ``ddof + 1`` values remain."""
-    n = _count(x)
-    # shift by the smallest value first: identical values then give exactly 0, and the
-    # two-pass sum of squares does not lose digits to a large common offset
+def _nanstd(x: np.ndarray, ddof: int, axis: int = -1) -> np.ndarray:
+    """SD over ``axis`` ignoring NaN; NaN where fewer than ``ddof + 1`` values remain.
+
+    The values are shifted by one of them first: identical values then give exactly 0, and
+    the two-pass sum of squares does not lose digits to a large common offset.
+    """
+    nan = np.isnan(x)
+    if not nan.any():  # fast path, no masks: the shifted-data algorithm
+        n = x.shape[axis]
+        dev = x - np.take(x, [0], axis=axis)
+        total = dev.sum(axis=axis)
+        subscripts = "...i,...i->..." if axis in (-1, x.ndim - 1) else None
+        squares = (np.einsum(subscripts, dev, dev) if subscripts
+                   else np.einsum(dev, [*range(x.ndim)], dev, [*range(x.ndim)],
+                                  [d for d in range(x.ndim) if d != axis % x.ndim]))
+        ss = np.maximum(squares - total * total / n, 0.0)
+        if n <= ddof:
+            return np.full(ss.shape, np.nan)
+        return np.sqrt(ss / (n - ddof))
+    x = np.moveaxis(x, axis, -1)
+    nan = np.moveaxis(nan, axis, -1)
+    n = np.sum(~nan, axis=-1)
     shifted = x - _nan_reduce(x, "min")[..., None]
     mean = _nanmean(shifted)
-    dev = np.where(np.isnan(x), 0.0, shifted - mean[..., None])
+    dev = np.where(nan, 0.0, shifted - mean[..., None])
     ss = (dev * dev).sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > ddof, np.sqrt(ss / (n - ddof)), np.nan)
@@ -156,7 +173,7 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
             sigma_boot = _nanmean(v)
             with np.errstate(invalid="ignore", divide="ignore"):
                 se_boot = _nanstd(v, ddof) / np.sqrt(_count(v))
-            u = _nanstd(np.swapaxes(boot, -1, -2), ddof)         # (m, l, b)
+            u = _nanstd(boot, ddof, axis=2)                      # (m, l, b)
             se_seed = _nanstd(u, ddof)
         else:
             sigma_boot = se_boot = se_seed = nan_ml
