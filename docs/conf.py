@@ -1,0 +1,36 @@
+"""Sphinx configuration of the evaluq documentation site."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from evaluq import __version__  # noqa: E402
+
+project = "evaluq"
+author = "evaluq developers"
+release = version = __version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "myst_nb",
+]
+autosummary_generate = True
+autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
+autodoc_typehints = "description"
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+napoleon_use_rtype = False
+nb_execution_mode = "off"          # notebooks are executed by the test suite and committed
+myst_enable_extensions = ["dollarmath", "colon_fence"]
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+html_theme = "pydata_sphinx_theme"
+html_title = f"evaluq {version}"
+suppress_warnings = ["myst.header", "config.cache"]
