@@ -45,7 +45,8 @@ def pandas_baseline(cube) -> float:
 def main() -> None:
     cube = eq.simulate_cube(n_models=N_MODELS, n_languages=N_LANGUAGES, n_seeds=N_SEEDS,
                             n_boot=N_BOOT, rng=0)
-    print(f"cube: {dict(cube.boot_score.sizes)}, boot_score {cube.boot_score.nbytes / 2**20:.0f} MiB")
+    size = cube.boot_score.nbytes / 2**20
+    print(f"cube: {dict(cube.boot_score.sizes)}, boot_score {size:.0f} MiB")
     eq.variance_components(cube)  # warm up
     times = []
     for _ in range(3):
