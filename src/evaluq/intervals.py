@@ -475,6 +475,13 @@ def arf_k(alpha: ArrayLike, distribution: Distribution = "normal") -> Any:
 
         k = \frac{1 - \alpha + \sqrt{1 - 2\alpha}}{2\alpha}, \qquad 0 < \alpha \le 1/2.
 
+    This is the exact worst case over symmetric unimodal errors (a uniform error centred at mu
+    with half-width ``|g - mu| a``, ``a = (2k+1)/(2k-1)``, attains it), which include
+    heavy-tailed ones (Laplace, Student-t, Cauchy). It is not a guarantee for skewed errors:
+    with k = 1/2 the interval covers iff y and g lie on opposite sides of mu, so its coverage is
+    ``P(y < mu)`` for g > mu, 1/2 only when mu is the median; a strongly skewed error
+    (exponential) undercovers at every alpha for some guesses.
+
     ``distribution="normal"``: with d = (g - mu)/sigma, the interval covers mu iff
     ``|z + d| <= 2k |z - d|`` for z ~ N(0, 1), i.e. iff z lies outside the roots ``d/a`` and
     ``d a`` of a quadratic, ``a = (2k+1)/(2k-1)``; the non-coverage
@@ -642,7 +649,7 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
     k : float or array_like, optional
         The multiplier, >= 0.5.
     distribution : {"normal", "unknown"}
-        Error distribution of y: normal, or any symmetric unimodal one.
+        Error distribution of y: normal, or any symmetric unimodal one (see :func:`arf_k`).
     bounds : (low, high), optional
         Clip the interval to the score scale, e.g. ``(0, 100)``.
 
