@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -143,6 +144,12 @@ def _arf_k_normal(alpha: np.ndarray) -> np.ndarray:
             raise RuntimeError("the ARF multiplier k did not converge")
         out[inner] = 1 / (2 * np.tanh(res.x / 2))
     return out
+
+
+@lru_cache(maxsize=512)
+def _arf_k_normal_cached(alpha: float) -> float:
+    """Scalar k (normal), cached: the root finder costs a few ms per call."""
+    return float(_arf_k_normal(np.asarray(alpha)))
 
 
 # --- validation ---------------------------------------------------------------------------------
@@ -523,7 +530,12 @@ def arf_k(alpha: ArrayLike, distribution: Distribution = "normal") -> Any:
     """
     check_choice("distribution", distribution, DISTRIBUTIONS)
     a = _check_alpha(alpha)
-    k = _arf_k_unknown(a) if distribution == "unknown" else _arf_k_normal(a)
+    if distribution == "unknown":
+        k = _arf_k_unknown(a)
+    elif a.ndim == 0:
+        k = np.asarray(_arf_k_normal_cached(float(a)))
+    else:
+        k = _arf_k_normal(a)
     if isinstance(alpha, xr.DataArray):
         return alpha.copy(data=k).rename("k")
     return float(k) if k.ndim == 0 else k
@@ -688,6 +700,8 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
     if (alpha is None) == (k is None):
         raise ValueError("pass exactly one of `alpha` and `k` to arf_interval")
     bounds = _check_bounds(bounds)
+    k_raw: Any
+    level_raw: Any
     if alpha is not None:
         k_raw = arf_k(alpha, distribution)
         level_raw = 1 - (alpha.values if isinstance(alpha, xr.DataArray) else np.asarray(alpha))
@@ -705,11 +719,11 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
         # numpy broadcasting (trailing axes aligned), then one set of dims for all
         arrays = [np.asarray(p) for p in parts]
         try:
-            arrays = np.broadcast_arrays(*arrays)
+            broadcast = np.broadcast_arrays(*arrays)
         except ValueError as err:
             shapes = ", ".join(f"`{n}` {a.shape}" for n, a in zip(names, arrays, strict=True))
             raise ValueError(f"ARF inputs cannot be broadcast together: {shapes}") from err
-        parts = [xr.DataArray(a) for a in arrays]
+        parts = [xr.DataArray(a) for a in broadcast]
     das = [_as_dataarray(p, n) for p, n in zip(parts, names, strict=True)]
     try:
         yy, gg, kd, lv = xr.broadcast(*das)
