@@ -53,7 +53,7 @@ ICC_FORMS: Final = ("ICC(1,1)", "ICC(2,1)", "ICC(3,1)", "ICC(1,k)", "ICC(2,k)", 
 two-way random absolute agreement, ICC(3,.) two-way mixed consistency; ``,k`` averages k."""
 LEVELS: Final = ("nominal", "ordinal", "interval")
 WEIGHTS: Final = (None, "linear", "quadratic")
-_CHUNK_ELEMENTS: Final = 4_000_000  # resample x item counts held at once
+_CHUNK_ELEMENTS: Final = 1_000_000  # resample x item counts held at once
 
 Weights = Literal["linear", "quadratic"] | None
 Level = Literal["nominal", "ordinal", "interval"]
