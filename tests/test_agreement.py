@@ -206,6 +206,23 @@ def test_alpha_matches_krippendorff_package(level: str) -> None:
         assert float(ours.estimate) == pytest.approx(theirs, abs=1e-10)
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["nominal", "ordinal", "interval"]),
+       st.integers(2, 30), st.integers(2, 5), st.integers(2, 6), st.floats(0, 0.5))
+def test_alpha_property_matches_krippendorff(seed: int, level: str, n_items: int,
+                                             n_raters: int, n_values: int,
+                                             missing: float) -> None:
+    rng = np.random.default_rng(seed)
+    ratings = _missing(rng, rng.integers(0, n_values, (n_items, n_raters)), missing)
+    counts = (~np.isnan(ratings)).sum(axis=1)
+    pairable = ratings[counts >= 2]
+    if pairable.size == 0 or np.unique(pairable[~np.isnan(pairable)]).size < 2:
+        return  # alpha undefined (tested among the errors)
+    ours = eq.agreement.krippendorff_alpha(ratings, level_of_measurement=level, n_resamples=5)
+    theirs = krippendorff.alpha(reliability_data=ratings.T, level_of_measurement=level)
+    assert float(ours.estimate) == pytest.approx(theirs, abs=1e-9)
+
+
 def test_alpha_interval_continuous_values() -> None:
     rng = np.random.default_rng(7)
     truth = rng.normal(size=50)

@@ -122,6 +122,24 @@ def test_t_result_reporting() -> None:
     assert len(many.to_dataframe()) == 4
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=8), st.floats(-50, 50),
+       st.floats(0.1, 10), st.floats(0.5, 0.99))
+def test_t_interval_affine_equivariance(x: list, shift: float, scale: float,
+                                        level: float) -> None:
+    base = eq.intervals.t_interval(x, confidence_level=level)
+    moved = eq.intervals.t_interval(np.asarray(x) * scale + shift, confidence_level=level)
+    tol = 1e-9 * (1 + np.abs(x).max()) * scale + 1e-9 * abs(shift)
+    np.testing.assert_allclose(moved.interval, base.interval * scale + shift, atol=tol)
+    assert float(base.lower) <= float(base.estimate) <= float(base.upper)
+
+
+def test_public_namespace() -> None:
+    assert {"agreement", "intervals"} <= set(eq.__all__)
+    assert callable(eq.intervals.arf_k)
+    assert callable(eq.agreement.icc)
+
+
 # --- Student-t: errors --------------------------------------------------------------------------
 
 def test_t_interval_one_observation_points_to_arf() -> None:
@@ -291,6 +309,8 @@ def test_arf_interval_vectorised(rng: np.random.Generator) -> None:
     res = eq.intervals.arf_interval(y, g, alpha=alphas)
     np.testing.assert_allclose(res.k.values[0], eq.intervals.arf_k(alphas))
     assert res.confidence_level.shape == (30, 4)
+    np.testing.assert_allclose(res.confidence_level[0], 1 - alphas)
+    assert "confidence_level" not in res.interval.attrs  # varies: kept on the result
 
 
 def test_arf_interval_dataarrays() -> None:

@@ -209,12 +209,14 @@ def _reduce_dim(da: xr.DataArray, dim: Hashable | None, axis: int, name: str) ->
     return dim
 
 
-def _ci(lower: xr.DataArray, upper: xr.DataArray, kind: str, level: float) -> xr.DataArray:
+def _ci(lower: xr.DataArray, upper: xr.DataArray, kind: str,
+        level: float | None) -> xr.DataArray:
     ci = xr.concat([lower, upper], dim=CI_BOUND, coords="minimal", compat="override",
                    join="exact")
     ci = ci.assign_coords({CI_BOUND: list(CI_BOUND_COORDS)})
     ci = ci.transpose(*[d for d in ci.dims if d != CI_BOUND], CI_BOUND)
-    ci.attrs = {"kind": kind, "confidence_level": level}
+    # a level that varies over items lives in the result object, not in the attrs
+    ci.attrs = {"kind": kind} if level is None else {"kind": kind, "confidence_level": level}
     return ci
 
 
@@ -603,7 +605,7 @@ class ARFIntervalResult(_ResultMixin):
             lo, hi = lo.clip(*self.bounds), hi.clip(*self.bounds)
         level = self.confidence_level
         level = float(level) if np.ndim(level) == 0 else None
-        return _ci(lo, hi, f"arf_{self.distribution}", level)  # type: ignore[arg-type]
+        return _ci(lo, hi, f"arf_{self.distribution}", level)
 
     @property
     def lower(self) -> xr.DataArray:
