@@ -5,6 +5,7 @@ Which differences between ML/NLP models are real? evaluq keeps results in an xar
 resampling, pairwise differences, rank distributions, significance tests and closed forms.
 """
 
+from evaluq import agreement, intervals
 from evaluq._version import __version__
 from evaluq.cube import (
     from_arrays,
@@ -25,11 +26,13 @@ __all__ = [
     "CubeError",
     "NotFittedError",
     "__version__",
+    "agreement",
     "from_arrays",
     "from_long",
     "from_predictions",
     "from_summary",
     "higher_is_better",
+    "intervals",
     "is_summary",
     "open_cube",
     "read_table",

@@ -1,0 +1,738 @@
+"""Intervals from scarce observations: Student-t with n >= 2, ARF with one (formulas.md §5).
+
+Gladkoff et al. (2022) ask how reliable a human quality score is when there are only one or
+two of them. With n >= 2 scores the Student-t interval and the probability that the true mean
+passes a threshold answer it (:func:`t_interval`, :func:`prob_above`). With a single score y and
+a fixed prior guess g (for instance the vendor's historical average) the ARF interval of
+Abbott & Rosenblatt (1962) and Furnival et al. (1989) still gives guaranteed coverage
+(:func:`arf_interval`, :func:`arf_k`).
+
+Everything is vectorised: ``x`` may be an ``items x raters`` array or a DataArray with named
+dims, ``y`` and ``guess`` broadcast against each other, ``alpha`` may be an array.
+
+The numpy kernels (``_t_*``, ``_arf_*``) work on ``axis=-1`` and never touch xarray; the public
+functions map named dims onto them and return small result objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy import special, stats
+from scipy.optimize import elementwise
+
+from evaluq._dims import CI_BOUND, CI_BOUND_COORDS
+from evaluq._validation import check_choice, check_confidence_level, check_finite
+
+__all__ = [
+    "ARFIntervalResult",
+    "TIntervalResult",
+    "arf_alpha",
+    "arf_interval",
+    "arf_k",
+    "prob_above",
+    "t_interval",
+]
+
+ArrayLike = Any
+Distribution = Literal["normal", "unknown"]
+DISTRIBUTIONS = ("normal", "unknown")
+VERDICTS = ("pass", "borderline pass", "borderline fail", "fail")
+
+
+# --- numpy kernels ------------------------------------------------------------------------------
+
+def _t_summary(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Mean, sample SD (ddof=1) and n over the last axis."""
+    n = x.shape[-1]
+    return x.mean(axis=-1), x.std(axis=-1, ddof=1), n
+
+
+def _t_margin(sd: np.ndarray, n: int, confidence_level: float) -> np.ndarray:
+    """Margin of error ``t_{1-alpha/2, n-1} s / sqrt(n)``."""
+    t_crit = stats.t.ppf(0.5 + confidence_level / 2, n - 1)
+    return t_crit * sd / np.sqrt(n)
+
+
+def _t_prob_above(mean: np.ndarray, sd: np.ndarray, n: int, threshold: np.ndarray) -> np.ndarray:
+    """``P(mu > T) = 1 - F_t(n-1)((T - xbar) / (s / sqrt(n)))`` (flat prior on mu, log sigma)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (threshold - mean) / (sd / np.sqrt(n))
+    # s = 0: the posterior is a point mass at xbar.
+    z = np.where(sd > 0, z, np.sign(threshold - mean) * np.inf)
+    return stats.t.sf(z, n - 1)
+
+
+def _arf_k_unknown(alpha: np.ndarray) -> np.ndarray:
+    """``k = (1 - alpha + sqrt(1 - 2 alpha)) / (2 alpha)`` (symmetric unimodal errors)."""
+    return (1 - alpha + np.sqrt(1 - 2 * alpha)) / (2 * alpha)
+
+
+def _arf_alpha_unknown(k: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`_arf_k_unknown`: ``alpha = 4k / (2k + 1)^2`` for k >= 1/2."""
+    return 4 * k / (2 * k + 1) ** 2
+
+
+def _arf_normal_noncoverage(k: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Non-coverage of the ARF interval under normal errors, as a function of k and d.
+
+    With y = mu + sigma z and d = (g - mu) / sigma the interval misses mu iff
+    ``|z + d| > 2k |z - d|``, i.e. iff the quadratic ``(4k^2 - 1) z^2 - 2d(4k^2 + 1) z +
+    (4k^2 - 1) d^2`` is negative. For k > 1/2 its roots are ``d/a`` and ``d a`` with
+    ``a = (2k + 1) / (2k - 1)``, so the non-coverage is ``|Phi(d a) - Phi(d / a)|``.
+    """
+    a = (2 * k + 1) / (2 * k - 1)
+    return np.abs(special.ndtr(d * a) - special.ndtr(d / a))
+
+
+def _arf_normal_worst_d(k: np.ndarray) -> np.ndarray:
+    """The d > 0 that maximises the non-coverage (the only interior stationary point).
+
+    Setting the derivative of ``Phi(d a) - Phi(d / a)`` to zero gives
+    ``a phi(d a) = phi(d / a) / a``, i.e. ``d^2 = 4 ln a / (a^2 - a^-2)``; with
+    ``x = ln a = 2 artanh(1 / 2k)`` this is ``d^2 = 2x / sinh(2x)``.
+    """
+    x = 2 * np.arctanh(1 / (2 * k))
+    return np.sqrt(2 * x / np.sinh(2 * x))
+
+
+def _arf_alpha_normal(k: np.ndarray) -> np.ndarray:
+    """Worst-case non-coverage over d of the ARF interval with multiplier k (normal errors).
+
+    The non-coverage is 0 at d = 0 and tends to 0 as d -> infinity, and it has a single
+    stationary point in between, so the worst case is the larger of the interior value and
+    the d -> 0 limit (kept explicit so that the maximum never relies on the interior alone).
+    For k <= 1/2 the interval misses mu with probability >= 1/2 for some d: alpha = 1/2 at
+    k = 1/2 (the interval then covers iff z and d have opposite signs).
+    """
+    k = np.asarray(k, dtype=np.float64)
+    out = np.full(k.shape, 0.5)
+    big = k > 0.5
+    kb = k[big]
+    interior = _arf_normal_noncoverage(kb, _arf_normal_worst_d(kb))
+    at_zero = np.zeros_like(kb)  # lim_{d -> 0} of the non-coverage
+    out[big] = np.maximum(interior, at_zero)
+    return out
+
+
+def _arf_k_normal(alpha: np.ndarray) -> np.ndarray:
+    """Smallest k whose worst-case coverage under normal errors is ``1 - alpha``.
+
+    Solved in ``x = ln a = 2 artanh(1/2k)`` (non-coverage increasing in x from 0 to 1/2) with
+    scipy's vectorised bracketing root finder; ``k = 1 / (2 tanh(x / 2))``.
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    out = np.full(alpha.shape, 0.5)
+    inner = alpha < 0.5
+    a_in = alpha[inner]
+    if a_in.size:
+
+        def excess(x: np.ndarray, target: np.ndarray) -> np.ndarray:
+            d = np.sqrt(2 * x / np.sinh(2 * x))
+            return special.ndtr(d * np.exp(x)) - special.ndtr(d * np.exp(-x)) - target
+
+        lo = np.full(a_in.shape, 1e-300)
+        hi = np.full(a_in.shape, 40.0)  # excess(40) = 1/2 - Phi_c(2 sqrt(40)) - alpha > 0
+        res = elementwise.find_root(excess, (lo, hi), args=(a_in,))
+        if not np.all(res.success):  # pragma: no cover - the bracket always holds the root
+            raise RuntimeError("the ARF multiplier k did not converge")
+        out[inner] = 1 / (2 * np.tanh(res.x / 2))
+    return out
+
+
+@lru_cache(maxsize=512)
+def _arf_k_normal_cached(alpha: float) -> float:
+    """Scalar k (normal), cached: the root finder costs a few ms per call."""
+    return float(_arf_k_normal(np.asarray(alpha)))
+
+
+# --- validation ---------------------------------------------------------------------------------
+
+def _check_alpha(alpha: ArrayLike) -> np.ndarray:
+    a = np.asarray(alpha, dtype=np.float64) if not isinstance(alpha, xr.DataArray) else (
+        alpha.values.astype(np.float64))
+    check_finite("alpha", a)
+    bad = (a <= 0) | (a > 0.5)
+    if bad.any():
+        raise ValueError(f"`alpha` must be in (0, 0.5] for an ARF interval; got "
+                         f"{a[bad].ravel()[0]:g}")
+    return a
+
+
+def _check_k(k: ArrayLike) -> np.ndarray:
+    kk = np.asarray(k, dtype=np.float64)
+    check_finite("k", kk)
+    if (kk < 0.5).any():
+        raise ValueError(f"`k` must be >= 0.5 for an ARF interval (smaller k cover mu with "
+                         f"probability < 1/2 for some mu); got {kk[kk < 0.5].ravel()[0]:g}")
+    return kk
+
+
+def _check_bounds(bounds: tuple[float, float] | None) -> tuple[float, float] | None:
+    if bounds is None:
+        return None
+    if not (isinstance(bounds, tuple | list) and len(bounds) == 2):
+        raise TypeError(f"`bounds` must be a (low, high) pair or None; got {bounds!r}")
+    low, high = (float(b) for b in bounds)
+    if not low < high:
+        raise ValueError(f"`bounds` must satisfy low < high; got {bounds!r}")
+    return low, high
+
+
+def _as_dataarray(x: ArrayLike, name: str) -> xr.DataArray:
+    if isinstance(x, xr.DataArray):
+        da = x
+    else:
+        arr = np.asarray(x)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"`{name}` must be numeric; got dtype {arr.dtype}")
+        da = xr.DataArray(arr.astype(np.float64))
+    check_finite(name, np.asarray(da.values, dtype=np.float64))
+    return da.astype(np.float64)
+
+
+def _reduce_dim(da: xr.DataArray, dim: Hashable | None, axis: int, name: str) -> Hashable:
+    if da.ndim == 0:
+        raise ValueError(f"`{name}` must hold at least one observation per item; got a scalar")
+    if dim is None:
+        if not -da.ndim <= axis < da.ndim:
+            raise ValueError(f"`axis` {axis} is out of range for `{name}` with {da.ndim} dims")
+        return da.dims[axis]
+    if dim not in da.dims:
+        raise ValueError(f"`dim` {dim!r} is not a dim of `{name}`; its dims are {list(da.dims)}")
+    return dim
+
+
+def _ci(lower: xr.DataArray, upper: xr.DataArray, kind: str,
+        level: float | None) -> xr.DataArray:
+    ci = xr.concat([lower, upper], dim=CI_BOUND, coords="minimal", compat="override",
+                   join="exact")
+    ci = ci.assign_coords({CI_BOUND: list(CI_BOUND_COORDS)})
+    ci = ci.transpose(*[d for d in ci.dims if d != CI_BOUND], CI_BOUND)
+    # a level that varies over items lives in the result object, not in the attrs
+    ci.attrs = {"kind": kind} if level is None else {"kind": kind, "confidence_level": level}
+    return ci
+
+
+def _verdict(estimate: xr.DataArray, lower: xr.DataArray, upper: xr.DataArray,
+             threshold: float) -> xr.DataArray:
+    """Read an interval against a PASS/FAIL threshold, as in Gladkoff et al. §4."""
+    code = xr.where(lower > threshold, 0,
+                    xr.where(upper < threshold, 3, xr.where(estimate >= threshold, 1, 2)))
+    labels = np.asarray(VERDICTS, dtype=object)[np.asarray(code.values, dtype=int)]
+    return xr.DataArray(labels, dims=code.dims, coords=code.coords, name="verdict")
+
+
+def _scalar_or_array(da: xr.DataArray, digits: int = 4) -> str:
+    if da.ndim == 0:
+        return f"{float(da):.{digits}g}"
+    return f"<{' x '.join(f'{d}: {n}' for d, n in da.sizes.items())}>"
+
+
+class _ResultMixin:
+    """to_dataframe / repr / _repr_html_ on top of ``to_dataset``."""
+
+    def to_dataset(self) -> xr.Dataset:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """The result as a table: one row per item (no ``ci_bound`` dim: lower/upper columns)."""
+        ds = self.to_dataset()
+        if ds.sizes:
+            return ds.to_dataframe()
+        return pd.DataFrame({k: [v.item()] for k, v in ds.data_vars.items()})
+
+    def _fields(self) -> dict[str, xr.DataArray]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__}("]
+        for name, value in self._fields().items():
+            shown = _scalar_or_array(value) if isinstance(value, xr.DataArray) else repr(value)
+            lines.append(f"    {name}={shown},")
+        lines.append(")")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        table = self.to_dataframe().head(20).to_html(float_format=lambda v: f"{v:.4g}")
+        return f"<div><b>{type(self).__name__}</b>{table}</div>"
+
+
+# --- Student-t ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, repr=False)
+class TIntervalResult(_ResultMixin):
+    """Student-t interval for the mean of a few scores per item.
+
+    Attributes
+    ----------
+    estimate : DataArray
+        Sample mean per item.
+    sd : DataArray
+        Sample standard deviation (ddof=1) per item.
+    n : int
+        Number of scores per item.
+    confidence_level : float
+        Level of :attr:`interval`; :meth:`confidence_interval` gives any other level.
+    """
+
+    estimate: xr.DataArray
+    sd: xr.DataArray
+    n: int
+    confidence_level: float
+
+    @property
+    def df(self) -> int:
+        """Degrees of freedom, n - 1."""
+        return self.n - 1
+
+    @property
+    def standard_error(self) -> xr.DataArray:
+        """``s / sqrt(n)``."""
+        return self.sd / np.sqrt(self.n)
+
+    def margin(self, confidence_level: float | None = None) -> xr.DataArray:
+        """Margin of error ``E = t_{1 - alpha/2, n-1} s / sqrt(n)``."""
+        level = self.confidence_level if confidence_level is None else check_confidence_level(
+            confidence_level)
+        return xr.apply_ufunc(_t_margin, self.sd, kwargs={"n": self.n, "confidence_level": level})
+
+    def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
+        """The interval at ``confidence_level`` (default: the level given at construction)."""
+        level = self.confidence_level if confidence_level is None else check_confidence_level(
+            confidence_level)
+        e = self.margin(level)
+        return _ci(self.estimate - e, self.estimate + e, "student_t", level)
+
+    @property
+    def interval(self) -> xr.DataArray:
+        """The interval at :attr:`confidence_level`, with a ``ci_bound`` dim."""
+        return self.confidence_interval()
+
+    @property
+    def lower(self) -> xr.DataArray:
+        return self.interval.sel({CI_BOUND: "lower"}, drop=True)
+
+    @property
+    def upper(self) -> xr.DataArray:
+        return self.interval.sel({CI_BOUND: "upper"}, drop=True)
+
+    def prob_above(self, threshold: float) -> xr.DataArray:
+        """``P(mu > threshold)``; see :func:`prob_above`."""
+        t = _check_threshold(threshold)
+        return xr.apply_ufunc(_t_prob_above, self.estimate, self.sd,
+                              kwargs={"n": self.n, "threshold": t}).rename("prob_above")
+
+    def verdict(self, threshold: float) -> xr.DataArray:
+        """"pass" / "fail" when the interval lies above / below ``threshold``, else "borderline
+        pass" or "borderline fail" by the side of the mean (the paper's "borderline FAIL")."""
+        t = _check_threshold(threshold)
+        return _verdict(self.estimate, self.lower, self.upper, t)
+
+    def to_dataset(self) -> xr.Dataset:
+        """estimate, sd, margin, lower and upper as one Dataset (attrs: n, level)."""
+        ds = xr.Dataset({"estimate": self.estimate, "sd": self.sd, "margin": self.margin(),
+                         "lower": self.lower, "upper": self.upper})
+        ds.attrs = {"kind": "student_t", "n": self.n, "confidence_level": self.confidence_level}
+        return ds
+
+    def _fields(self) -> dict[str, Any]:
+        return {"estimate": self.estimate, "lower": self.lower, "upper": self.upper,
+                "sd": self.sd, "n": self.n, "confidence_level": self.confidence_level}
+
+
+def _check_threshold(threshold: Any) -> Any:
+    t = np.asarray(threshold.values if isinstance(threshold, xr.DataArray) else threshold)
+    if t.dtype.kind not in "biuf":
+        raise TypeError(f"`threshold` must be a real number; got {threshold!r}")
+    check_finite("threshold", t.astype(np.float64))
+    return threshold
+
+
+def _t_iv(x: ArrayLike, dim: Hashable | None, axis: int) -> tuple[xr.DataArray, Hashable]:
+    da = _as_dataarray(x, "x")
+    rdim = _reduce_dim(da, dim, axis, "x")
+    n = da.sizes[rdim]
+    if n < 2:
+        raise ValueError(
+            f"`x` holds {n} observation along {rdim!r}: a Student-t interval needs n >= 2 "
+            "(s is undefined for one score); with a single observation use "
+            "`arf_interval(y, guess, alpha=...)` with a fixed prior guess"
+        )
+    return da, rdim
+
+
+def t_interval(x: ArrayLike, *, confidence_level: float = 0.95, dim: Hashable | None = None,
+               axis: int = -1) -> TIntervalResult:
+    r"""Student-t interval for the true mean score from n >= 2 scores.
+
+    .. math::
+
+        \bar x \pm t_{1-\alpha/2,\,n-1}\, s / \sqrt{n}
+
+    Parameters
+    ----------
+    x : array_like or DataArray
+        Scores; the last axis (or ``dim``) holds the n >= 2 scores of one item (raters,
+        repeated evaluations), other axes are items and are kept. No NaN.
+    confidence_level : float
+        1 - alpha.
+    dim : hashable, optional
+        For a DataArray: the dim holding the scores (default: ``axis``).
+    axis : int
+        For an array: the axis holding the scores.
+
+    Returns
+    -------
+    TIntervalResult
+        ``estimate`` (mean), ``interval`` (``ci_bound`` dim), ``lower`` / ``upper``,
+        :meth:`~TIntervalResult.prob_above` and :meth:`~TIntervalResult.verdict`.
+
+    Raises
+    ------
+    ValueError
+        If there is only one score per item (use :func:`arf_interval`) or ``x`` has NaN.
+
+    References
+    ----------
+    Gladkoff, S., Han, L., Nenadic, G. (2022). Measuring uncertainty in translation quality
+    evaluation (TQE). LREC 2022, §4.
+
+    See Also
+    --------
+    prob_above, arf_interval
+
+    Examples
+    --------
+    Two quality scores of one translation (Gladkoff et al. §4.1), 80% confidence:
+
+    >>> import evaluq as eq
+    >>> res = eq.intervals.t_interval([76.85, 81.99], confidence_level=0.8)
+    >>> round(float(res.estimate), 2), round(float(res.sd), 4), round(float(res.margin()), 4)
+    (79.42, 3.6345, 7.9096)
+    >>> [round(float(v), 2) for v in res.interval]
+    [71.51, 87.33]
+    >>> str(res.verdict(80).item())
+    'borderline fail'
+
+    Many items x raters at once:
+
+    >>> import numpy as np
+    >>> scores = np.array([[76.85, 81.99], [90.0, 92.0], [60.0, 64.0]])
+    >>> eq.intervals.t_interval(scores, confidence_level=0.8).verdict(80).values.tolist()
+    ['borderline fail', 'pass', 'fail']
+    """
+    level = check_confidence_level(confidence_level)
+    da, rdim = _t_iv(x, dim, axis)
+    mean, sd = xr.apply_ufunc(lambda a: _t_summary(a)[:2], da, input_core_dims=[[rdim]],
+                              output_core_dims=[[], []])
+    return TIntervalResult(estimate=mean.rename("estimate"), sd=sd.rename("sd"),
+                           n=int(da.sizes[rdim]), confidence_level=level)
+
+
+def prob_above(x: ArrayLike, threshold: float, *, dim: Hashable | None = None,
+               axis: int = -1) -> xr.DataArray:
+    r"""Probability that the true mean exceeds ``threshold``, from n >= 2 scores.
+
+    .. math::
+
+        P(\mu > T) = 1 - F_{t,\,n-1}\!\left(\frac{T - \bar x}{s / \sqrt{n}}\right)
+
+    (the posterior of mu under a flat prior on mu and log sigma, a shifted and scaled t).
+
+    Parameters
+    ----------
+    x : array_like or DataArray
+        Scores, as in :func:`t_interval`.
+    threshold : float or array_like
+        The PASS threshold T (broadcast against the items).
+    dim, axis
+        As in :func:`t_interval`.
+
+    Returns
+    -------
+    DataArray
+        One probability per item.
+
+    See Also
+    --------
+    t_interval
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> round(float(eq.intervals.prob_above([76.85, 81.99], 80)), 4)
+    0.4293
+    """
+    return t_interval(x, dim=dim, axis=axis).prob_above(threshold)
+
+
+# --- ARF ----------------------------------------------------------------------------------------
+
+def arf_k(alpha: ArrayLike, distribution: Distribution = "normal") -> Any:
+    r"""Multiplier k of the ARF interval with coverage at least ``1 - alpha`` for every mu, sigma.
+
+    ``distribution="unknown"`` (any symmetric unimodal error, worst case uniform):
+
+    .. math::
+
+        k = \frac{1 - \alpha + \sqrt{1 - 2\alpha}}{2\alpha}, \qquad 0 < \alpha \le 1/2.
+
+    This is the exact worst case over symmetric unimodal errors (a uniform error centred at mu
+    with half-width ``|g - mu| a``, ``a = (2k+1)/(2k-1)``, attains it), which include
+    heavy-tailed ones (Laplace, Student-t, Cauchy). It is not a guarantee for skewed errors:
+    with k = 1/2 the interval covers iff y and g lie on opposite sides of mu, so its coverage is
+    ``P(y < mu)`` for g > mu, 1/2 only when mu is the median; a strongly skewed error
+    (exponential) undercovers at every alpha for some guesses.
+
+    ``distribution="normal"``: with d = (g - mu)/sigma, the interval covers mu iff
+    ``|z + d| <= 2k |z - d|`` for z ~ N(0, 1), i.e. iff z lies outside the roots ``d/a`` and
+    ``d a`` of a quadratic, ``a = (2k+1)/(2k-1)``; the non-coverage
+    ``Phi(d a) - Phi(d/a)`` is largest at ``d^2 = 4 ln a / (a^2 - a^{-2})``. k is the root of
+    "worst-case non-coverage = alpha", found numerically (nothing is tabulated).
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        1 - confidence level, in (0, 0.5].
+    distribution : {"normal", "unknown"}
+        What is assumed about the error of the single observation.
+
+    Returns
+    -------
+    float or ndarray
+        k, with the shape of ``alpha``.
+
+    References
+    ----------
+    Abbott, J. H., Rosenblatt, J. I. (1962). Two stage estimation with one observation on the
+    first stage. Ann. Inst. Stat. Math. 14, 229-235.
+    Furnival, G. M., Gregoire, T. G., Valentine, H. T. (1989). Confidence intervals from a single
+    observation. Commun. Stat. Theory Methods 18, 3749-3762.
+
+    See Also
+    --------
+    arf_interval, arf_alpha
+
+    Examples
+    --------
+    Table 1 of Gladkoff et al. (whose normal entry for alpha = 0.5 is a typo: 0.05 for 0.5):
+
+    >>> import evaluq as eq
+    >>> [round(float(k), 3) for k in eq.intervals.arf_k([0.5, 1/3, 0.25, 0.2, 0.1, 0.05, 0.01])]
+    [0.5, 1.258, 1.799, 2.312, 4.787, 9.653, 48.389]
+    >>> round(float(eq.intervals.arf_k(0.2, distribution="unknown")), 2)
+    3.94
+    """
+    check_choice("distribution", distribution, DISTRIBUTIONS)
+    a = _check_alpha(alpha)
+    if distribution == "unknown":
+        k = _arf_k_unknown(a)
+    elif a.ndim == 0:
+        k = np.asarray(_arf_k_normal_cached(float(a)))
+    else:
+        k = _arf_k_normal(a)
+    if isinstance(alpha, xr.DataArray):
+        return alpha.copy(data=k).rename("k")
+    return float(k) if k.ndim == 0 else k
+
+
+def arf_alpha(k: ArrayLike, distribution: Distribution = "normal") -> Any:
+    r"""Worst-case non-coverage alpha of an ARF interval with multiplier ``k`` (inverse of arf_k).
+
+    ``"unknown"``: ``alpha = 4k / (2k + 1)^2``; ``"normal"``: ``Phi(d a) - Phi(d/a)`` at the
+    worst d (see :func:`arf_k`).
+
+    Examples
+    --------
+    The paper's k = 1.8 and k = 2.31 give 75% and 80% intervals under normal errors:
+
+    >>> import evaluq as eq
+    >>> round(1 - float(eq.intervals.arf_alpha(1.8)), 3), round(1 - eq.intervals.arf_alpha(2.31), 3)
+    (0.75, 0.8)
+    """
+    check_choice("distribution", distribution, DISTRIBUTIONS)
+    kk = _check_k(k)
+    a = _arf_alpha_unknown(kk) if distribution == "unknown" else _arf_alpha_normal(kk)
+    return float(a) if a.ndim == 0 else a
+
+
+@dataclass(frozen=True, repr=False)
+class ARFIntervalResult(_ResultMixin):
+    """ARF interval ``(y + g)/2 +- k |y - g|`` from one observation y and a prior guess g.
+
+    Attributes
+    ----------
+    observation, guess : DataArray
+        y and g (broadcast).
+    k : DataArray
+        The multiplier.
+    confidence_level : DataArray or float
+        ``1 - alpha`` guaranteed for every mu and sigma under ``distribution``.
+    distribution : str
+    bounds : (float, float) or None
+        The interval is clipped to these (the ends of the score scale).
+    """
+
+    observation: xr.DataArray
+    guess: xr.DataArray
+    k: xr.DataArray
+    confidence_level: Any
+    distribution: str
+    bounds: tuple[float, float] | None
+
+    @property
+    def estimate(self) -> xr.DataArray:
+        """The centre ``(y + g) / 2``."""
+        return ((self.observation + self.guess) / 2).rename("estimate")
+
+    @property
+    def half_width(self) -> xr.DataArray:
+        """``k |y - g|`` (before clipping)."""
+        return (self.k * np.abs(self.observation - self.guess)).rename("half_width")
+
+    @property
+    def interval(self) -> xr.DataArray:
+        """The (clipped) interval with a ``ci_bound`` dim."""
+        lo, hi = self.estimate - self.half_width, self.estimate + self.half_width
+        if self.bounds is not None:
+            lo, hi = lo.clip(*self.bounds), hi.clip(*self.bounds)
+        level = self.confidence_level
+        level = float(level) if np.ndim(level) == 0 else None
+        return _ci(lo, hi, f"arf_{self.distribution}", level)
+
+    @property
+    def lower(self) -> xr.DataArray:
+        return self.interval.sel({CI_BOUND: "lower"}, drop=True)
+
+    @property
+    def upper(self) -> xr.DataArray:
+        return self.interval.sel({CI_BOUND: "upper"}, drop=True)
+
+    def verdict(self, threshold: float) -> xr.DataArray:
+        """"pass" / "fail" when the interval lies above / below ``threshold``, else
+        "borderline pass" / "borderline fail" by the side of the centre."""
+        t = _check_threshold(threshold)
+        return _verdict(self.estimate, self.lower, self.upper, t)
+
+    def to_dataset(self) -> xr.Dataset:
+        """observation, guess, estimate, half_width, k, lower and upper as one Dataset."""
+        ds = xr.Dataset({"observation": self.observation, "guess": self.guess,
+                         "estimate": self.estimate, "half_width": self.half_width,
+                         "k": self.k, "lower": self.lower, "upper": self.upper})
+        ds["confidence_level"] = xr.DataArray(self.confidence_level) if np.ndim(
+            self.confidence_level) == 0 else self.confidence_level
+        ds.attrs = {"kind": f"arf_{self.distribution}",
+                    "bounds": "none" if self.bounds is None else list(self.bounds)}
+        return ds
+
+    def _fields(self) -> dict[str, Any]:
+        return {"estimate": self.estimate, "half_width": self.half_width, "lower": self.lower,
+                "upper": self.upper, "k": self.k,
+                "confidence_level": xr.DataArray(self.confidence_level),
+                "distribution": self.distribution, "bounds": self.bounds}
+
+
+def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = None,
+                 k: ArrayLike | None = None, distribution: Distribution = "normal",
+                 bounds: tuple[float, float] | None = None) -> ARFIntervalResult:
+    r"""ARF confidence interval for mu from ONE observation y and a fixed prior guess g.
+
+    .. math::
+
+        \frac{y + g}{2} \pm k\,|y - g|
+
+    covers mu with probability >= 1 - alpha for every mu and sigma, provided g is fixed before
+    y is observed (independent of it). k comes from :func:`arf_k` (``alpha`` given) or is passed
+    directly (``k`` given; the guaranteed level is then ``1 - arf_alpha(k)``).
+
+    Parameters
+    ----------
+    y : float or array_like or DataArray
+        The observation(s); any shape (items, raters, ...), broadcast against ``guess``.
+    guess : float or array_like or DataArray
+        The prior guess g (e.g. a historical average).
+    alpha : float or array_like, optional
+        1 - confidence level, in (0, 0.5]. Exactly one of ``alpha`` and ``k``.
+    k : float or array_like, optional
+        The multiplier, >= 0.5.
+    distribution : {"normal", "unknown"}
+        Error distribution of y: normal, or any symmetric unimodal one (see :func:`arf_k`).
+    bounds : (low, high), optional
+        Clip the interval to the score scale, e.g. ``(0, 100)``.
+
+    Returns
+    -------
+    ARFIntervalResult
+
+    References
+    ----------
+    Furnival et al. (1989); Gladkoff et al. (2022), §3.1.
+
+    See Also
+    --------
+    arf_k, t_interval
+
+    Examples
+    --------
+    A vendor's history averages 96.3; a new single score is 85.2 (Gladkoff et al. §3.1):
+
+    >>> import evaluq as eq
+    >>> res = eq.intervals.arf_interval(85.2, 96.3, k=1.8, bounds=(0, 100))
+    >>> round(float(res.estimate), 2), round(float(res.half_width), 2)
+    (90.75, 19.98)
+    >>> [round(float(v), 2) for v in res.interval]
+    [70.77, 100.0]
+    >>> [round(float(v), 2) for v in eq.intervals.arf_interval(85.2, 96.3, k=2.31).interval]
+    [65.11, 116.39]
+
+    With k computed from alpha = 0.2 rather than the rounded table value:
+
+    >>> res = eq.intervals.arf_interval(85.2, 96.3, alpha=0.2, bounds=(0, 100))
+    >>> round(float(res.k), 3), round(float(res.half_width), 2), res.confidence_level
+    (2.312, 25.67, 0.8)
+    """
+    check_choice("distribution", distribution, DISTRIBUTIONS)
+    if (alpha is None) == (k is None):
+        raise ValueError("pass exactly one of `alpha` and `k` to arf_interval")
+    bounds = _check_bounds(bounds)
+    k_raw: Any
+    level_raw: Any
+    if alpha is not None:
+        k_raw = arf_k(alpha, distribution)
+        level_raw = 1 - (alpha.values if isinstance(alpha, xr.DataArray) else np.asarray(alpha))
+        if isinstance(alpha, xr.DataArray):
+            level_raw = alpha.copy(data=level_raw)
+    else:
+        kk = _check_k(k.values if isinstance(k, xr.DataArray) else k)
+        level_raw = 1 - arf_alpha(kk, distribution)
+        k_raw = k if isinstance(k, xr.DataArray) else kk
+        if isinstance(k, xr.DataArray):
+            level_raw = k.copy(data=np.asarray(level_raw))
+    parts = [y, guess, k_raw, level_raw]
+    names = ["y", "guess", "k", "confidence_level"]
+    if not any(isinstance(p, xr.DataArray) for p in parts):
+        # numpy broadcasting (trailing axes aligned), then one set of dims for all
+        arrays = [np.asarray(p) for p in parts]
+        try:
+            broadcast = np.broadcast_arrays(*arrays)
+        except ValueError as err:
+            shapes = ", ".join(f"`{n}` {a.shape}" for n, a in zip(names, arrays, strict=True))
+            raise ValueError(f"ARF inputs cannot be broadcast together: {shapes}") from err
+        parts = [xr.DataArray(a) for a in broadcast]
+    das = [_as_dataarray(p, n) for p, n in zip(parts, names, strict=True)]
+    try:
+        yy, gg, kd, lv = xr.broadcast(*das)
+    except ValueError as err:
+        raise ValueError(f"ARF inputs cannot be broadcast together: {err}") from None
+    level: Any = float(lv.values.flat[0]) if np.unique(lv.values).size == 1 else lv.rename(
+        "confidence_level")
+    return ARFIntervalResult(observation=yy.rename("observation"), guess=gg.rename("guess"),
+                             k=kd.rename("k"), confidence_level=level,
+                             distribution=distribution, bounds=bounds)
