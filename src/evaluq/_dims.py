@@ -35,6 +35,10 @@ SUMMARY: Final = "summary"
 ITEM: Final = "item"
 CLASS: Final = "class"
 RUN: Final = "run"
+RATER: Final = "rater"
+"""Raters of a DataArray of ratings (items x raters), for the agreement measures."""
+ICC_FORM: Final = "form"
+"""The intraclass correlation forms (ICC(1,1), ..., ICC(3,k))."""
 
 # --- cube variables -----------------------------------------------------------------------------
 SCORE: Final = "score"

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, RESAMPLE
+from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ICC_FORM, RATER, RESAMPLE
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -44,10 +44,6 @@ __all__ = [
     "krippendorff_alpha",
 ]
 
-RATER: Final = "rater"
-"""Default name of the raters' dim of a DataArray of ratings (items x raters)."""
-ICC_FORM: Final = "form"
-"""Dim of the ICC estimates."""
 ICC_FORMS: Final = ("ICC(1,1)", "ICC(2,1)", "ICC(3,1)", "ICC(1,k)", "ICC(2,k)", "ICC(3,k)")
 """Shrout & Fleiss (1979) forms; McGraw & Wong (1996): ICC(1) one-way random, ICC(2,.)
 two-way random absolute agreement, ICC(3,.) two-way mixed consistency; ``,k`` averages k."""

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 
-def _add_demo_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _add_demo_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="analyse the demo predictions shipped with evaluq")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates per data set")
     p.add_argument("--seed", type=int, default=0, help="random seed")

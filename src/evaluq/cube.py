@@ -473,9 +473,9 @@ def validate(cube: Any) -> xr.Dataset:
     if BOOT_SCORE in cube.data_vars and cube.sizes[BOOTSTRAP] < 2:
         raise CubeError(f"variable {BOOT_SCORE!r} needs at least 2 bootstrap replicates; got "
                         f"{cube.sizes[BOOTSTRAP]}")
-    for var in (SD_SEED, SD_BOOT):
-        if var in cube.data_vars and (cube[var].values < 0).any():
-            raise CubeError(f"variable {var!r} has negative standard deviations")
+    for sd_name in (SD_SEED, SD_BOOT):
+        if sd_name in cube.data_vars and (cube[sd_name].values < 0).any():
+            raise CubeError(f"variable {sd_name!r} has negative standard deviations")
     if N_SEEDS in cube.data_vars:
         n = cube[N_SEEDS].values
         n = n[~np.isnan(n)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pandas as pd
 
 from evaluq.errors import CubeError
 
-_READERS = {
+_READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {
     ".csv": lambda p, kw: pd.read_csv(p, **kw),
     ".tsv": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
     ".tab": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
