@@ -71,9 +71,16 @@ def _check_values(x: np.ndarray, how: str | Aggregator, skipna: bool, where: str
                 f"it: use another aggregate or a metric bounded away from 0)")
 
 
-def _example(pos: np.ndarray, labels: tuple[np.ndarray, ...], dims: tuple[str, ...]) -> str:
-    return ", ".join(f"{d}={lab[i]!r}" if lab is not None else f"{d}={i}"
-                     for d, lab, i in zip(dims, labels, pos, strict=True))
+def _example(pos: np.ndarray, labels: tuple[np.ndarray | None, ...],
+             dims: tuple[str, ...]) -> str:
+    def show(lab: np.ndarray | None, i: int) -> str:
+        if lab is None:
+            return str(i)
+        value = lab[i]
+        return repr(value.item() if isinstance(value, np.generic) else value)
+
+    return ", ".join(f"{d}={show(lab, int(i))}" for d, lab, i in zip(dims, labels, pos,
+                                                                         strict=True))
 
 
 def _percentile_ci(samples: np.ndarray, level: float, axis: int = 0) -> np.ndarray:
@@ -201,6 +208,8 @@ def aggregate(
         attrs = resampled._attrs()
         models = resampled.cube[MODEL].values
         observed = resampled._inputs.observed
+        languages = resampled.cube[LANGUAGE].values
+        _check_values(observed, how, skipna, "observed", (models, languages), (MODEL, LANGUAGE))
         _check_plan_inputs(resampled, skipna)
         slot = LANGUAGE if resampled.languages == "fixed" else LANGUAGE_SLOT
 
@@ -211,11 +220,12 @@ def aggregate(
             return _aggregate_kernel(values, how, trim, skipna)
 
         dist = resampled._map_blocks(reduce)
-        languages = resampled.cube[LANGUAGE].values
     else:
         attrs = dict(resampled.attrs)
         models = resampled[MODEL].values
         observed = resampled[OBSERVED].transpose(MODEL, LANGUAGE).values
+        languages = resampled[LANGUAGE].values
+        _check_values(observed, how, skipna, "observed", (models, languages), (MODEL, LANGUAGE))
         score = resampled[SCORE]
         lang_dim = LANGUAGE if LANGUAGE in score.dims else LANGUAGE_SLOT
         score = score.transpose(RESAMPLE, MODEL, lang_dim)
@@ -223,13 +233,15 @@ def aggregate(
             dist = _aggregate_dask(score, lang_dim, how, trim, skipna, models)
         else:
             values = score.values
-            _check_values(values, how, skipna, "resampled", (None, models, None),
+            _check_values(values, how, skipna, "resampled",
+                          (None, models, languages if lang_dim == LANGUAGE else None),
                           (RESAMPLE, MODEL, lang_dim))
             dist = _aggregate_kernel(values, how, trim, skipna)
-        languages = resampled[LANGUAGE].values
-    _check_values(observed, how, skipna, "observed", (models, languages), (MODEL, LANGUAGE))
     obs = _aggregate_kernel(observed, how, trim, skipna)
-    return _aggregate_dataset(obs, dist, models, level, how, trim, attrs)
+    out = _aggregate_dataset(obs, dist, models, level, how, trim, attrs)
+    if isinstance(resampled, ResamplePlan) and MODEL in resampled._restore:
+        out = out.isel({MODEL: resampled._restore[MODEL]})   # back to the cube's model order
+    return out
 
 
 def _check_plan_inputs(plan: ResamplePlan, skipna: bool) -> None:
@@ -249,6 +261,9 @@ def _aggregate_dask(score: xr.DataArray, lang_dim: str, how: str | Aggregator, t
                       (RESAMPLE, MODEL, lang_dim))
         return _aggregate_kernel(x, how, trim, skipna)
 
+    if len(score.chunks[score.get_axis_num(lang_dim)]) != 1:  # type: ignore[index]
+        raise ValueError(f"the {lang_dim!r} dim of a dask-backed `score` must be one chunk; "
+                         f"rechunk with `.chunk({{{lang_dim!r}: -1}})`")
     reduced = xr.apply_ufunc(kernel, score, input_core_dims=[[lang_dim]],
                              dask="parallelized", output_dtypes=[np.float64])
     return np.asarray(reduced.transpose(RESAMPLE, MODEL).values)

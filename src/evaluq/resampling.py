@@ -27,6 +27,7 @@ import xarray as xr
 from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
+    CUBE_DIMS,
     LANGUAGE,
     MODEL,
     N_SEEDS,
@@ -140,6 +141,8 @@ class ResamplePlan:
     entropy: int
     chunk_size: int
     _inputs: _Inputs = field(repr=False)
+    _restore: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
+    """Positions that put the (sorted) model / language axes back in the cube's order."""
 
     def _block(self, block: int, n: int) -> tuple[np.ndarray, np.ndarray | None,
                                                   np.ndarray | None, np.ndarray | None]:
@@ -225,6 +228,8 @@ class ResamplePlan:
         coords = {RESAMPLE: np.arange(start, start + n), MODEL: cube[MODEL].values,
                   LANGUAGE: cube[LANGUAGE].values}
         out = xr.Dataset(data_vars, coords=coords)
+        if self._restore:
+            out = out.isel(self._restore)
         out.attrs = self._attrs()
         out[SCORE].attrs["description"] = "resampled score (seed mean plus replication noise)"
         out[OBSERVED].attrs["description"] = "observed seed-mean score of each (model, language)"
@@ -462,9 +467,35 @@ def resample(
         cube, n_resamples, replication, languages, n_languages, rng, chunk_size)
     if replication == "none" and languages == "fixed" and _is_dask(cube):
         return _lazy_fixed(cube, n_resamples, entropy)
-    plan = ResamplePlan(cube, n_resamples, replication, languages, k, entropy, chunk_size,
-                        _inputs(cube, replication))
+    canon, restore = _canonical(cube)
+    plan = ResamplePlan(canon, n_resamples, replication, languages, k, entropy, chunk_size,
+                        _inputs(canon, replication), restore)
     return plan if lazy else plan.compute()
+
+
+def _canonical(cube: xr.Dataset) -> tuple[xr.Dataset, dict[str, np.ndarray]]:
+    """The cube with every dim's labels sorted, and the positions that restore the order.
+
+    Random draws are made on the sorted cube, so the numbers do not depend on the order of
+    models, languages, seeds or replicates in the input (the multilingual paper's tool swapped
+    model labels when the input rows were reordered).
+    """
+    order: dict[str, np.ndarray] = {}
+    for dim in CUBE_DIMS:
+        if dim not in cube.dims:
+            continue
+        try:
+            positions = np.argsort(cube[dim].values, kind="stable")
+        except TypeError:           # labels of mixed types: keep the cube's order
+            continue
+        if not np.array_equal(positions, np.arange(len(positions))):
+            order[dim] = positions
+    if not order:
+        return cube, {}
+    canon = cube.isel(order)
+    restore = {dim: np.argsort(order[dim], kind="stable") for dim in (MODEL, LANGUAGE)
+               if dim in order}
+    return canon, restore
 
 
 def _is_dask(cube: xr.Dataset) -> bool:
