@@ -52,7 +52,7 @@ def _aggregate_kernel(x: np.ndarray, how: str | Aggregator, trim: float,
 
 
 def _check_values(x: np.ndarray, how: str | Aggregator, skipna: bool, where: str,
-                  labels: tuple[np.ndarray, ...], dims: tuple[str, ...]) -> None:
+                  labels: tuple[np.ndarray | None, ...], dims: tuple[str, ...]) -> None:
     """NaN and (for gmean) non-positive values raise, naming a cell."""
     nan = np.isnan(x)
     if nan.any() and not skipna:

@@ -208,7 +208,9 @@ class ResamplePlan:
             return self._dataset(0, *parts[0][1:])
         values = np.moveaxis(np.concatenate([np.moveaxis(p[1], 0, 1) for p in parts], axis=1),
                              0, 1)
-        lang, s_idx, b_idx = (_concat([p[i] for p in parts]) for i in range(2, 5))
+        lang = _concat([p[2] for p in parts])
+        s_idx = _concat([p[3] for p in parts])
+        b_idx = _concat([p[4] for p in parts])
         return self._dataset(0, values, lang, s_idx, b_idx)
 
     def _dataset(self, start: int, values: np.ndarray, lang: np.ndarray | None,
@@ -463,13 +465,13 @@ def resample(
     >>> dict(rs.observed.sizes)
     {'model': 2, 'language': 3}
     """
-    cube, n_resamples, replication, languages, k, entropy, chunk_size = _resample_iv(
+    cube, n, rep, lang_mode, k, entropy, chunk = _resample_iv(
         cube, n_resamples, replication, languages, n_languages, rng, chunk_size)
-    if replication == "none" and languages == "fixed" and _is_dask(cube):
-        return _lazy_fixed(cube, n_resamples, entropy)
+    if rep == "none" and lang_mode == "fixed" and _is_dask(cube):
+        return _lazy_fixed(cube, n, entropy)
     canon, restore = _canonical(cube)
-    plan = ResamplePlan(canon, n_resamples, replication, languages, k, entropy, chunk_size,
-                        _inputs(canon, replication), restore)
+    plan = ResamplePlan(canon, n, rep, lang_mode, k, entropy, chunk, _inputs(canon, rep),
+                        restore)
     return plan if lazy else plan.compute()
 
 
@@ -493,8 +495,8 @@ def _canonical(cube: xr.Dataset) -> tuple[xr.Dataset, dict[str, np.ndarray]]:
     if not order:
         return cube, {}
     canon = cube.isel(order)
-    restore = {dim: np.argsort(order[dim], kind="stable") for dim in (MODEL, LANGUAGE)
-               if dim in order}
+    restore: dict[str, np.ndarray] = {
+        dim: np.argsort(order[dim], kind="stable") for dim in (MODEL, LANGUAGE) if dim in order}
     return canon, restore
 
 
