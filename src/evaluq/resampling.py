@@ -124,7 +124,7 @@ class _Inputs:
 
 # --- the plan -------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class ResamplePlan:
     """A recipe for resamples of a cube, drawn chunk by chunk on demand.
 
