@@ -191,6 +191,18 @@ def test_invariant_to_order_of_models_languages_seeds_replicates(small_cube, rep
     xr.testing.assert_allclose(agg_a, agg_b.sel(model=agg_a.model), rtol=1e-12)
 
 
+@settings(max_examples=15, deadline=None)
+@given(st.permutations(range(5)), st.permutations(range(3)), st.sampled_from(MODES))
+def test_invariant_to_language_and_model_order(lang_order, model_order, mode):
+    cube = eq.simulate_cube(n_models=3, n_languages=5, n_seeds=2, n_boot=4, rng=8)
+    perm = cube.isel(language=list(lang_order), model=list(model_order))
+    a = eq.aggregate(eq.resample(cube, **_kw(*mode, n=300)))
+    b = eq.aggregate(eq.resample(perm, **_kw(*mode, n=300)))
+    xr.testing.assert_allclose(a, b.sel(model=a.model), rtol=1e-12)
+    plan = eq.resample(perm, lazy=True, **_kw(*mode, n=300))
+    assert "ResamplePlan(" in plan._repr_html_()
+
+
 def _long_table(cube: xr.Dataset) -> pd.DataFrame:
     full = cube.score.to_dataframe().reset_index()
     full["bootstrap"] = np.nan

@@ -135,7 +135,9 @@ def aggregate(
     * ``"trimmed"``: mean after cutting ``floor(trim * k)`` values from each end
       (:func:`scipy.stats.trim_mean`);
     * a callable: given an array with languages on the **last** axis (shape ``(..., k)``) it
-      returns the reduced array (shape ``(...)``).
+      returns the reduced array (shape ``(...)``). It is called on the observed means and on
+      the resamples (for a :class:`~evaluq.resampling.ResamplePlan`, block by block, possibly
+      from several threads), so it must be a pure function of its input.
 
     The interval is the percentile interval of :math:`A^{(r)}_m` at ``confidence_level``.
     What it targets depends on the resampling: with ``languages="fixed"`` the aggregate of

@@ -15,6 +15,7 @@ only on ``rng`` (not on ``chunk_size``), and the first ``n`` resamples of a long
 
 from __future__ import annotations
 
+import html
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -254,6 +255,10 @@ class ResamplePlan:
                 f"languages={self.languages!r}, n_languages={self.n_languages}, "
                 f"chunk_size={self.chunk_size}, models={sizes[MODEL]}, "
                 f"cube_languages={sizes[LANGUAGE]})")
+
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(repr(self))}</pre>"
 
 
 def _concat(parts: list[np.ndarray | None]) -> np.ndarray | None:
