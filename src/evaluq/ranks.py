@@ -17,6 +17,7 @@ from evaluq.resampling import OBSERVED
 TIE_RULE: Final = ("models tied in a resample share the ranks they span evenly: k models tied "
                    "for ranks r..r+k-1 each get probability 1/k at each of those ranks")
 ADJUSTMENTS: Final = ("holm", "bh", "none")
+_RANK_CHUNK: Final = 2**24          # pairwise comparisons held at once
 
 
 # --- numpy kernels (models on the last axis) ------------------------------------------------------
@@ -29,13 +30,25 @@ def _rank_span(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _rank_probabilities(values: np.ndarray) -> np.ndarray:
-    """P(rank = q) (model, rank) over the first axis (resamples); ties split evenly."""
-    n_m = values.shape[-1]
-    lo, ties = _rank_span(values)
-    weight = 1.0 / ties
-    ranks = np.arange(1, n_m + 1)
-    inside = (lo[..., None] <= ranks) & (ranks < (lo + ties)[..., None])   # (r, m, rank)
-    return (inside * weight[..., None]).mean(axis=0)
+    """P(rank = q) (model, rank) over the first axis (resamples); ties split evenly.
+
+    A model whose best rank is ``lo`` with ``k`` tied models puts 1/k on ranks lo..lo+k-1:
+    added as +1/k at lo and -1/k at lo+k on a difference array, then summed cumulatively.
+    The pairwise comparisons take O(models^2) memory per resample, so the resamples are
+    processed in chunks.
+    """
+    n_r, n_m = values.shape
+    width = n_m + 1
+    offset = np.arange(n_m) * width
+    total = np.zeros(n_m * width)
+    step = max(1, _RANK_CHUNK // (n_m * n_m))
+    for start in range(0, n_r, step):
+        lo, ties = _rank_span(values[start:start + step])
+        weight = 1.0 / ties
+        total += np.bincount((offset + lo - 1).ravel(), weight.ravel(), minlength=n_m * width)
+        total -= np.bincount((offset + lo - 1 + ties).ravel(), weight.ravel(),
+                             minlength=n_m * width)
+    return np.cumsum(total.reshape(n_m, width), axis=1)[:, :n_m] / n_r
 
 
 def _average_rank(values: np.ndarray) -> np.ndarray:
