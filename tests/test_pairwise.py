@@ -224,3 +224,26 @@ def test_null_rejection_rate(replication, languages, n_lang, shared):
                        rng=4, lazy=True)
     hits = _rejections(eq.aggregate(plan), alpha)
     assert abs(hits - n * alpha) <= 4 * np.sqrt(n * alpha * (1 - alpha))
+
+
+@pytest.mark.slow
+def test_null_rejection_rate_paired_nonparametric():
+    """Equal models with strongly correlated test-set errors (rho = 0.8): the paired
+    (nonparametric) test rejects at its nominal rate; independent parametric noise ignores the
+    shared error and is far too conservative."""
+    gen = np.random.default_rng(404)
+    n, n_lang, n_boot, rho, alpha = 1000, 8, 100, 0.8, 0.1
+    s_c, s_u = np.sqrt(rho), np.sqrt(1 - rho)
+    theta = np.repeat(gen.normal(0, 2.0, (n, 1, n_lang)), 2, axis=1)
+    c = gen.normal(0, s_c, (n, 1, n_lang))
+    y = theta + c + gen.normal(0, s_u, (n, 2, n_lang))
+    boot = y[..., None] + gen.normal(0, s_c, (n, 1, n_lang, n_boot)) \
+        + gen.normal(0, s_u, (n, 2, n_lang, n_boot))
+    score = np.repeat(y.reshape(2 * n, n_lang)[..., None], 2, axis=-1)
+    boot = np.repeat(boot.reshape(2 * n, n_lang, 1, n_boot), 2, axis=2)
+    cube = eq.from_arrays(score, boot)
+    bound = 4 * np.sqrt(n * alpha * (1 - alpha))
+    paired = eq.resample(cube, n_resamples=1999, replication="nonparametric", rng=4, lazy=True)
+    assert abs(_rejections(eq.aggregate(paired), alpha) - n * alpha) <= bound
+    unpaired = eq.resample(cube, n_resamples=1999, replication="parametric", rng=4, lazy=True)
+    assert _rejections(eq.aggregate(unpaired), alpha) < n * alpha - bound

@@ -71,6 +71,18 @@ def test_nonparametric_draw_is_shared_by_all_models(small_cube):
                                   rs.score)
 
 
+def test_nonparametric_spread_is_that_of_one_seed(rng):
+    # documented behaviour (as in the paper): one (seed, replicate) per draw, so the spread per
+    # language is sqrt(sigma_seed^2 + sigma_boot^2), not the seed-mean's sigma_seed^2 / S
+    cube = eq.simulate_cube(n_models=1, n_languages=2, n_seeds=40, n_boot=400, sigma_seed=1.0,
+                            sigma_boot=1.0, rng=rng)
+    rs = eq.resample(cube, n_resamples=20_000, replication="nonparametric", rng=0)
+    flat = cube.boot_score.stack(draw=("seed", "bootstrap"))
+    np.testing.assert_allclose(rs.score.std("resample").values, flat.std("draw").values,
+                               rtol=4 / np.sqrt(2 * 20_000))
+    np.testing.assert_allclose(rs.score.std("resample").values, np.sqrt(2.0), rtol=0.15)
+
+
 def test_subsample_draws_without_replacement(small_cube):
     rs = eq.resample(small_cube, n_resamples=300, replication="none", languages="subsample",
                      n_languages=4, rng=0)
