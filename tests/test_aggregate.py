@@ -70,6 +70,17 @@ def test_callable_gets_languages_last(resampled):
     np.testing.assert_allclose(agg.observed, np.ptp(resampled.observed.values, axis=-1))
 
 
+def test_callable_on_a_plan(cube):
+    kw = {"n_resamples": 2500, "languages": "bootstrap", "rng": 3}
+
+    def top2(x: np.ndarray) -> np.ndarray:
+        return np.sort(x, axis=-1)[..., -2:].mean(axis=-1)
+
+    a = eq.aggregate(eq.resample(cube, lazy=True, **kw), how=top2)
+    b = eq.aggregate(eq.resample(cube, **kw), how=top2)
+    xr.testing.assert_identical(a, b)
+
+
 def test_callable_wrong_shape(resampled):
     with pytest.raises(ValueError, match="the callable `how` must reduce the last"):
         eq.aggregate(resampled, how=lambda x: x)
