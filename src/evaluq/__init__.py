@@ -7,6 +7,7 @@ resampling, pairwise differences, rank distributions, significance tests and clo
 
 from evaluq import agreement, intervals
 from evaluq._version import __version__
+from evaluq.aggregate import aggregate
 from evaluq.cube import (
     from_arrays,
     from_long,
@@ -18,14 +19,19 @@ from evaluq.cube import (
 )
 from evaluq.errors import CubeError, NotFittedError
 from evaluq.io import read_table
+from evaluq.pairwise import pairwise_by_language, pairwise_differences, pairwise_table
 from evaluq.predictions import from_predictions
+from evaluq.ranks import leaderboard, rank_distribution, significance_groups
+from evaluq.resampling import ResamplePlan, resample
 from evaluq.simulate import simulate_cube
 from evaluq.variance import variance_components, variance_table
 
 __all__ = [
     "CubeError",
     "NotFittedError",
+    "ResamplePlan",
     "__version__",
+    "aggregate",
     "agreement",
     "from_arrays",
     "from_long",
@@ -34,8 +40,15 @@ __all__ = [
     "higher_is_better",
     "intervals",
     "is_summary",
+    "leaderboard",
     "open_cube",
+    "pairwise_by_language",
+    "pairwise_differences",
+    "pairwise_table",
+    "rank_distribution",
     "read_table",
+    "resample",
+    "significance_groups",
     "simulate_cube",
     "validate",
     "variance_components",

@@ -458,7 +458,8 @@ def validate(cube: Any) -> xr.Dataset:
             raise CubeError(f"variable {name!r} has dims {var.dims}; they must be {allowed}")
         if not np.issubdtype(var.dtype, np.number) or var.dtype == bool:
             raise CubeError(f"variable {name!r} must be numeric; it has dtype {var.dtype}")
-        if np.isinf(var.values).any():
+        # ``.data`` keeps dask arrays lazy: the check is a chunked reduction, not a load
+        if bool(np.isinf(var.data).any()):
             raise CubeError(f"variable {name!r} has infinite values")
     for dim in cube.dims:
         if dim in cube.coords:
@@ -468,13 +469,13 @@ def validate(cube: Any) -> xr.Dataset:
                 raise CubeError(f"coordinate {dim!r} has duplicated labels {dup}")
     if cube[SCORE].size == 0:
         raise CubeError(f"variable {SCORE!r} is empty (a dim has length 0)")
-    if np.isnan(cube[SCORE].values).all():
+    if bool(np.isnan(cube[SCORE].data).all()):
         raise CubeError(f"variable {SCORE!r} has no values (all NaN)")
     if BOOT_SCORE in cube.data_vars and cube.sizes[BOOTSTRAP] < 2:
         raise CubeError(f"variable {BOOT_SCORE!r} needs at least 2 bootstrap replicates; got "
                         f"{cube.sizes[BOOTSTRAP]}")
     for sd_name in (SD_SEED, SD_BOOT):
-        if sd_name in cube.data_vars and (cube[sd_name].values < 0).any():
+        if sd_name in cube.data_vars and bool((cube[sd_name].data < 0).any()):
             raise CubeError(f"variable {sd_name!r} has negative standard deviations")
     if N_SEEDS in cube.data_vars:
         n = cube[N_SEEDS].values

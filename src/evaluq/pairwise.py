@@ -1,0 +1,315 @@
+"""Pairwise differences between models from resampled aggregates (formulas.md section 7)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, LANGUAGE, MODEL, MODEL_B, RESAMPLE, SCORE
+from evaluq._validation import check_confidence_level
+from evaluq.aggregate import RESAMPLED, _percentile_ci
+from evaluq.cube import higher_is_better as _cube_higher_is_better
+from evaluq.errors import CubeError
+from evaluq.resampling import OBSERVED
+
+PAIR_STATS: Final = ("observed", "mean", "sd", "p_greater", "z", "p_value", "p_holm", "p_bh",
+                     "verdict")
+
+
+# --- numpy kernels --------------------------------------------------------------------------------
+
+def _difference_stats(d_obs: np.ndarray, d_res: np.ndarray, level: float) -> dict[str, np.ndarray]:
+    """Statistics of differences; resamples on the last axis of ``d_res``.
+
+    p_value is the two-sided percentile-bootstrap p: 2 min(#(D* <= 0) + 1, #(D* >= 0) + 1)
+    / (n + 1), capped at 1 (the smallest level at which the percentile interval excludes 0,
+    with the usual +1 so that it is never 0).
+    """
+    n = d_res.shape[-1]
+    sd = d_res.std(axis=-1, ddof=1) if n > 1 else np.full(d_obs.shape, np.nan)
+    n_le = (d_res <= 0).sum(axis=-1)
+    n_ge = (d_res >= 0).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(sd > 0, d_obs / sd, np.nan)
+    p = np.minimum(1.0, 2.0 * (np.minimum(n_le, n_ge) + 1) / (n + 1))
+    return {
+        "observed": d_obs,
+        "mean": d_res.mean(axis=-1),
+        "sd": sd,
+        "ci": _percentile_ci(d_res, level, axis=-1),
+        "p_greater": (d_res > 0).mean(axis=-1),
+        "z": z,
+        "p_value": p,
+    }
+
+
+def _holm(p: np.ndarray) -> np.ndarray:
+    """Holm step-down adjustment over the last axis."""
+    n = p.shape[-1]
+    order = np.argsort(p, axis=-1, kind="stable")
+    ranked = np.take_along_axis(p, order, axis=-1) * (n - np.arange(n))
+    adj = np.minimum(1.0, np.maximum.accumulate(ranked, axis=-1))
+    out = np.empty_like(adj)
+    np.put_along_axis(out, order, adj, axis=-1)
+    return out
+
+
+def _bh(p: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg step-up adjustment over the last axis."""
+    n = p.shape[-1]
+    order = np.argsort(p, axis=-1, kind="stable")
+    ranked = np.take_along_axis(p, order, axis=-1) * n / (np.arange(n) + 1)
+    adj = np.minimum(1.0, np.minimum.accumulate(ranked[..., ::-1], axis=-1)[..., ::-1])
+    out = np.empty_like(adj)
+    np.put_along_axis(out, order, adj, axis=-1)
+    return out
+
+
+def _pair_matrix(values: np.ndarray, agg_obs: np.ndarray, level: float,
+                 orientation: int) -> dict[str, np.ndarray]:
+    """All ordered pairs: values (resample, model, *rest), agg_obs (model, *rest).
+
+    Returns arrays (model, model_b, *rest[, ci_bound]); loops over rows (models), never over
+    resamples.
+    """
+    n_m = values.shape[1]
+    rows = []
+    for i in range(n_m):
+        d_res = np.moveaxis(values[:, i:i + 1] - values, 0, -1)       # (model_b, *rest, r)
+        rows.append(_difference_stats(agg_obs[i] - agg_obs, d_res, level))
+    out = {key: np.stack([r[key] for r in rows]) for key in rows[0]}
+    iu = np.triu_indices(n_m, k=1)
+    for key, adjust in (("p_holm", _holm), ("p_bh", _bh)):
+        p = np.moveaxis(out["p_value"], (0, 1), (-2, -1))              # (*rest, m, m)
+        adj = np.full(p.shape, np.nan)
+        if len(iu[0]):
+            upper = adjust(p[..., iu[0], iu[1]])
+            adj[..., iu[0], iu[1]] = upper
+            adj[..., iu[1], iu[0]] = upper
+        out[key] = np.moveaxis(adj, (-2, -1), (0, 1))
+    diag = np.eye(n_m, dtype=bool).reshape((n_m, n_m) + (1,) * (out["p_value"].ndim - 2))
+    for key in ("z", "p_value", "p_greater"):
+        out[key] = np.where(diag, np.nan, out[key])
+    lower, upper = out["ci"][..., 0], out["ci"][..., 1]
+    verdict = np.where(lower > 0, 1, np.where(upper < 0, -1, 0)) * orientation
+    out["verdict"] = np.where(diag, 0, verdict)
+    return out
+
+
+def _pair_dataset(stats: dict[str, np.ndarray], models: np.ndarray, extra_dims: tuple[str, ...],
+                  extra_coords: dict[str, Any], level: float, attrs: dict[str, Any]) -> xr.Dataset:
+    dims = (MODEL, MODEL_B, *extra_dims)
+    data_vars = {key: (dims, value) for key, value in stats.items() if key != "ci"}
+    data_vars["ci"] = ((*dims, CI_BOUND), stats["ci"])
+    out = xr.Dataset(data_vars, coords={MODEL: models, MODEL_B: models,
+                                        CI_BOUND: list(CI_BOUND_COORDS), **extra_coords})
+    out.attrs = {**attrs, "confidence_level": level, "ci_kind": "percentile",
+                 "difference": "model minus model_b (row minus column)",
+                 "p_value": "two-sided percentile-bootstrap p: 2 min(#(D*<=0)+1, #(D*>=0)+1)"
+                            "/(n+1), capped at 1",
+                 "adjustment": "Holm and Benjamini-Hochberg over the m(m-1)/2 unordered pairs"}
+    descriptions = {
+        "observed": "observed difference of aggregates, model minus model_b",
+        "mean": "mean over resamples of the difference",
+        "sd": "SD over resamples of the difference (ddof=1)",
+        "p_greater": "share of resamples with difference > 0",
+        "z": "observed / sd (the multilingual paper's 'effect size')",
+        "p_value": "two-sided percentile-bootstrap p-value, unadjusted",
+        "p_holm": "Holm-adjusted p-value over the unordered pairs",
+        "p_bh": "Benjamini-Hochberg-adjusted p-value over the unordered pairs",
+        "verdict": "+1: model better than model_b (interval excludes 0), -1: worse, 0: unclear",
+    }
+    for key, text in descriptions.items():
+        out[key].attrs["description"] = text
+    out["ci"].attrs.update(kind="percentile", confidence_level=level)
+    return out
+
+
+def _orientation(data: xr.Dataset, higher_is_better: bool | None) -> int:
+    if higher_is_better is None:
+        higher_is_better = _cube_higher_is_better(data)
+    if not isinstance(higher_is_better, bool | np.bool_):
+        raise TypeError(f"`higher_is_better` must be True, False or None; got "
+                        f"{higher_is_better!r}")
+    return 1 if higher_is_better else -1
+
+
+def _check_aggregated(aggregated: Any) -> None:
+    if not isinstance(aggregated, xr.Dataset) or RESAMPLED not in aggregated \
+            or OBSERVED not in aggregated:
+        raise CubeError(f"`aggregated` must be the result of eq.aggregate (a Dataset with "
+                        f"{OBSERVED!r} and {RESAMPLED!r}); got {type(aggregated).__name__}"
+                        + (f" with variables {sorted(map(str, aggregated.data_vars))}"
+                           if isinstance(aggregated, xr.Dataset) else ""))
+    values = aggregated[RESAMPLED].values
+    if np.isnan(values).any() or np.isnan(aggregated[OBSERVED].values).any():
+        raise CubeError("`aggregated` holds NaN aggregates (a model with no languages?); "
+                        "pairwise differences and ranks need every aggregate")
+
+
+# --- public functions -----------------------------------------------------------------------------
+
+def pairwise_differences(
+    aggregated: xr.Dataset,
+    *,
+    confidence_level: float = 0.95,
+    higher_is_better: bool | None = None,
+) -> xr.Dataset:
+    r"""Differences of aggregates between every pair of models, over the same resamples.
+
+    :math:`D_{m,m'} = A_m - A_{m'}`: **row minus column** (``model`` minus ``model_b``),
+    computed within each resample, so that everything the resample shares (the drawn
+    languages; with ``replication="nonparametric"`` the drawn test sets) is paired.
+
+    For each ordered pair: the observed difference, the mean and SD over resamples, the
+    percentile interval, :math:`P(D > 0)` (share of resamples), the z statistic
+    :math:`z = D_{obs} / \mathrm{SD}(D)` (the multilingual paper calls it the "effect size";
+    it is a z statistic, not a standardised effect size), and a two-sided p-value from the
+    resample distribution:
+
+    .. math::
+
+        p = \min\left(1, \frac{2\,(\min(\#\{D^{(r)} \le 0\}, \#\{D^{(r)} \ge 0\}) + 1)}
+            {n + 1}\right)
+
+    (the percentile-interval inversion: the smallest level whose percentile interval
+    excludes 0). ``p_holm`` and ``p_bh`` adjust it (Holm; Benjamini-Hochberg) over the
+    m(m-1)/2 unordered pairs; p is symmetric, so both orders of a pair carry the same value.
+    ``verdict`` is +1 where the interval says ``model`` is better than ``model_b`` (given the
+    orientation), -1 where worse, 0 where the interval contains 0 (unadjusted).
+
+    Parameters
+    ----------
+    aggregated
+        The result of :func:`evaluq.aggregate`.
+    confidence_level
+        Level of the percentile intervals.
+    higher_is_better
+        Orientation for ``verdict``; default the ``higher_is_better`` attribute.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims (model, model_b[, ci_bound]): ``observed``, ``mean``, ``sd``, ``ci``,
+        ``p_greater``, ``z``, ``p_value``, ``p_holm``, ``p_bh``, ``verdict``. The diagonal has
+        difference 0 and NaN tests. :func:`pairwise_table` gives a tidy DataFrame.
+
+    References
+    ----------
+    Sälevä et al. (paper 002), section 6.2 and Table 5; Holm (1979); Benjamini & Hochberg
+    (1995); formulas.md section 7.
+
+    See Also
+    --------
+    pairwise_by_language, pairwise_table, evaluq.rank_distribution
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=3, model_means=[0.0, 0.0, 3.0], n_languages=6,
+    ...                         sigma_between=0.5, rng=0)
+    >>> agg = eq.aggregate(eq.resample(cube, n_resamples=2000, rng=1))
+    >>> pw = eq.pairwise_differences(agg)
+    >>> int(pw.verdict.sel(model="m2", model_b="m0")), pw.attrs["difference"]
+    (1, 'model minus model_b (row minus column)')
+    """
+    _check_aggregated(aggregated)
+    level = check_confidence_level(confidence_level)
+    orientation = _orientation(aggregated, higher_is_better)
+    values = aggregated[RESAMPLED].transpose(RESAMPLE, MODEL).values
+    obs = aggregated[OBSERVED].values
+    stats = _pair_matrix(values, obs, level, orientation)
+    return _pair_dataset(stats, aggregated[MODEL].values, (), {}, level,
+                         dict(aggregated.attrs))
+
+
+def pairwise_by_language(
+    resampled: xr.Dataset,
+    *,
+    confidence_level: float = 0.95,
+    higher_is_better: bool | None = None,
+) -> xr.Dataset:
+    """Which model wins on which language: pairwise differences of scores per language.
+
+    The per-language view of :func:`pairwise_differences`: for every language l and ordered
+    pair, :math:`D_{m,m',l} = y_{ml} - y_{m'l}` (row minus column) over the resamples of
+    :func:`evaluq.resample` with ``languages="fixed"`` and replication noise (parametric: the
+    noise is independent across models; nonparametric: paired by the shared test-set draw).
+    Holm / BH adjust over the unordered pairs **within each language**.
+
+    Parameters
+    ----------
+    resampled
+        The result of ``eq.resample(cube, languages="fixed", replication=...)`` with
+        ``replication`` other than ``"none"``.
+    confidence_level, higher_is_better
+        As in :func:`pairwise_differences`.
+
+    Returns
+    -------
+    xarray.Dataset
+        As :func:`pairwise_differences`, with an extra ``language`` dim. ``verdict`` says who
+        wins where (+1: ``model`` wins on that language, -1: ``model_b`` wins, 0: unclear).
+
+    See Also
+    --------
+    pairwise_differences, pairwise_table
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=2, n_languages=3, rng=0)
+    >>> pl = eq.pairwise_by_language(eq.resample(cube, n_resamples=500, rng=0))
+    >>> dict(pl.verdict.sizes)
+    {'model': 2, 'model_b': 2, 'language': 3}
+    """
+    if not isinstance(resampled, xr.Dataset) or SCORE not in resampled \
+            or RESAMPLE not in resampled.dims:
+        raise CubeError("`resampled` must be the result of eq.resample (a Dataset with a "
+                        "'resample' dim)")
+    if LANGUAGE not in resampled[SCORE].dims:
+        raise ValueError("the per-language view needs resamples with languages='fixed'; got "
+                         f"languages={resampled.attrs.get('languages')!r}")
+    if resampled.attrs.get("replication") == "none":
+        raise ValueError("the per-language view needs replication noise; got "
+                         "replication='none' (every resample is the same)")
+    level = check_confidence_level(confidence_level)
+    orientation = _orientation(resampled, higher_is_better)
+    values = resampled[SCORE].transpose(RESAMPLE, MODEL, LANGUAGE).values
+    obs = resampled[OBSERVED].transpose(MODEL, LANGUAGE).values
+    if np.isnan(values).any() or np.isnan(obs).any():
+        raise CubeError("the resamples hold NaN scores (missing cells); the per-language "
+                        "view needs every (model, language)")
+    stats = _pair_matrix(values, obs, level, orientation)
+    return _pair_dataset(stats, resampled[MODEL].values, (LANGUAGE,),
+                         {LANGUAGE: resampled[LANGUAGE].values}, level, dict(resampled.attrs))
+
+
+def pairwise_table(pairwise: xr.Dataset) -> pd.DataFrame:
+    """Tidy DataFrame of :func:`pairwise_differences` / :func:`pairwise_by_language`.
+
+    One row per ordered pair of distinct models (and language), columns ``observed``,
+    ``mean``, ``sd``, ``lower``, ``upper``, ``p_greater``, ``z``, ``p_value``, ``p_holm``,
+    ``p_bh``, ``verdict``.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=3, rng=0)
+    >>> pw = eq.pairwise_differences(eq.aggregate(eq.resample(cube, n_resamples=200, rng=0)))
+    >>> eq.pairwise_table(pw).shape
+    (6, 11)
+    """
+    if not isinstance(pairwise, xr.Dataset) or MODEL_B not in pairwise.dims:
+        raise CubeError("`pairwise` must be the result of eq.pairwise_differences or "
+                        "eq.pairwise_by_language")
+    frame = pairwise.drop_vars(["ci", CI_BOUND]).to_dataframe()
+    for bound in CI_BOUND_COORDS:
+        frame[bound] = pairwise["ci"].sel({CI_BOUND: bound}, drop=True).to_series()
+    keep = frame.index.get_level_values(MODEL) != frame.index.get_level_values(MODEL_B)
+    columns = ["observed", "mean", "sd", "lower", "upper", "p_greater", "z", "p_value",
+               "p_holm", "p_bh", "verdict"]
+    return frame.loc[keep, columns]

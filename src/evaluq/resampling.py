@@ -1,0 +1,524 @@
+"""Resampling an evaluation cube: replication noise and language draws (formulas.md section 7).
+
+One resample is a hypothetical replication of the whole benchmark: every (model, language)
+score is redrawn with its replication noise, and the set of languages may be redrawn too.
+:func:`resample` returns the draws as a Dataset; :func:`evaluq.aggregate` reduces them over
+languages. For very many resamples, ``resample(..., lazy=True)`` returns a
+:class:`ResamplePlan` that :func:`evaluq.aggregate` consumes chunk by chunk, so that only the
+per-model aggregates (``n_resamples x n_models``) are ever held in memory.
+
+Random numbers are drawn in blocks of :data:`RNG_BLOCK` resamples, each block from its own
+stream (``SeedSequence(entropy, spawn_key=(block, purpose))``). The numbers therefore depend
+only on ``rng`` (not on ``chunk_size``), and the first ``n`` resamples of a longer run are the
+``n`` resamples of a shorter one.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, overload
+
+import numpy as np
+import xarray as xr
+
+from evaluq._dims import (
+    BOOT_SCORE,
+    BOOTSTRAP,
+    CUBE_DIMS,
+    LANGUAGE,
+    MODEL,
+    N_SEEDS,
+    RESAMPLE,
+    SCORE,
+    SD_BOOT,
+    SD_SEED,
+    SEED,
+)
+from evaluq._validation import RNGLike, check_choice, check_int, check_rng
+from evaluq.cube import is_summary, validate
+from evaluq.errors import CubeError
+from evaluq.variance import _count, _nanmean, _nanstd
+
+# --- names this module adds (candidates for evaluq._dims) ---------------------------------------
+LANGUAGE_SLOT: Final = "language_slot"
+"""Dim of the languages drawn in one resample (``languages="bootstrap"`` / ``"subsample"``):
+slot j holds the j-th drawn language, named by ``drawn_language``; a language can fill several
+slots of a bootstrap resample."""
+DRAWN_LANGUAGE: Final = "drawn_language"
+DRAWN_SEED: Final = "drawn_seed"
+DRAWN_BOOTSTRAP: Final = "drawn_bootstrap"
+OBSERVED: Final = "observed"
+
+REPLICATIONS: Final = ("parametric", "nonparametric", "none")
+LANGUAGE_MODES: Final = ("fixed", "bootstrap", "subsample")
+RNG_BLOCK: Final = 1000
+"""Resamples per random-number block (each block has its own stream)."""
+_N_THREADS: Final = max(1, min(4, os.cpu_count() or 1))
+
+Replication = Literal["parametric", "nonparametric", "none"]
+LanguageMode = Literal["fixed", "bootstrap", "subsample"]
+
+
+# --- numpy kernels --------------------------------------------------------------------------------
+
+def _block_rngs(entropy: int, block: int) -> tuple[np.random.Generator, np.random.Generator]:
+    """The two streams of one block: language draws, replication draws."""
+    return (np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(block, 0))),
+            np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(block, 1))))
+
+
+def _draw_languages(gen: np.random.Generator, mode: str, n: int, n_lang: int,
+                    k: int) -> np.ndarray | None:
+    """Language positions (n, k) for one block; None for fixed languages."""
+    if mode == "fixed":
+        return None
+    if mode == "bootstrap":
+        return gen.integers(0, n_lang, size=(n, k))
+    rows = np.broadcast_to(np.arange(n_lang), (n, n_lang))
+    return gen.permuted(rows, axis=1)[:, :k]
+
+
+def _draw_block(inputs: _Inputs, replication: str, lang_idx: np.ndarray | None,
+                gen: np.random.Generator, n: int
+                ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Scores (model, n, k) of one block, and the drawn (seed, replicate) positions (n, k).
+
+    The scores are laid out model-first (the gathers and the noise are contiguous that
+    way); callers see them as (n, model, k) through a transposed view.
+    """
+    obs = inputs.observed                                     # (m, L)
+    n_m, n_l = obs.shape
+    if replication == "nonparametric":
+        assert inputs.boot is not None
+        lang = np.broadcast_to(np.arange(n_l), (n, n_l)) if lang_idx is None else lang_idx
+        n_s, n_b = inputs.boot.shape[2:]
+        s_idx = gen.integers(0, n_s, size=lang.shape)
+        b_idx = gen.integers(0, n_b, size=lang.shape)
+        # one (seed, replicate) per (resample, language slot), the same for every model
+        return inputs.boot[:, lang, s_idx, b_idx], s_idx, b_idx
+    k = n_l if lang_idx is None else lang_idx.shape[1]
+    if replication == "none":
+        values = (np.repeat(obs[:, None, :], n, axis=1) if lang_idx is None
+                  else np.take(obs, lang_idx, axis=1))
+        return values, None, None
+    assert inputs.scale is not None
+    noise = gen.standard_normal((n_m, n, k))                  # independent across models
+    if lang_idx is None:
+        noise *= inputs.scale[:, None, :]
+        noise += obs[:, None, :]
+    else:
+        noise *= np.take(inputs.scale, lang_idx, axis=1)
+        noise += np.take(obs, lang_idx, axis=1)
+    return noise, None, None
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    observed: np.ndarray                 # (model, language) seed means
+    scale: np.ndarray | None             # (model, language) parametric SD
+    boot: np.ndarray | None              # (model, language, seed, bootstrap)
+
+
+# --- the plan -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, repr=False, eq=False)
+class ResamplePlan:
+    """A recipe for resamples of a cube, drawn chunk by chunk on demand.
+
+    Made by ``evaluq.resample(..., lazy=True)``. :func:`evaluq.aggregate` accepts it and then
+    never holds more than one chunk of scores; :meth:`compute` materialises the same Dataset
+    that ``lazy=False`` returns, and :meth:`chunks` yields it piece by piece.
+    """
+
+    cube: xr.Dataset = field(repr=False)
+    n_resamples: int
+    replication: str
+    languages: str
+    n_languages: int
+    entropy: int
+    chunk_size: int
+    _inputs: _Inputs = field(repr=False)
+    _restore: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
+    """Positions that put the (sorted) model / language axes back in the cube's order."""
+
+    def _block(self, block: int, n: int) -> tuple[np.ndarray, np.ndarray | None,
+                                                  np.ndarray | None, np.ndarray | None]:
+        # a block always draws RNG_BLOCK resamples (a short last block keeps the first n), so
+        # that the first n resamples of a longer run are those of a run of n
+        g_lang, g_rep = _block_rngs(self.entropy, block)
+        n_l = self._inputs.observed.shape[1]
+        lang = _draw_languages(g_lang, self.languages, RNG_BLOCK, n_l, self.n_languages)
+        values, s_idx, b_idx = _draw_block(self._inputs, self.replication, lang, g_rep,
+                                           RNG_BLOCK)
+        if n == RNG_BLOCK:
+            return values, lang, s_idx, b_idx
+        return (values[:, :n], *(None if a is None else a[:n]  # type: ignore[return-value]
+                                 for a in (lang, s_idx, b_idx)))
+
+    def _raw_chunks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray | None,
+                                            np.ndarray | None, np.ndarray | None]]:
+        """Yield (start, scores (n, m, k), language, seed, replicate positions (n, k)).
+
+        The blocks of a chunk are drawn in a thread pool (numpy releases the GIL while it
+        fills arrays); every block has its own stream, so the numbers do not depend on the
+        number of threads.
+        """
+        with ThreadPoolExecutor(max_workers=_N_THREADS) as pool:
+            for start in range(0, self.n_resamples, self.chunk_size):
+                stop = min(start + self.chunk_size, self.n_resamples)
+                blocks = [(b // RNG_BLOCK, min(RNG_BLOCK, stop - b))
+                          for b in range(start, stop, RNG_BLOCK)]
+                pieces = list(pool.map(lambda bn: self._block(*bn), blocks))
+                values = np.concatenate([p[0] for p in pieces], axis=1) if len(pieces) > 1 \
+                    else pieces[0][0]
+                yield (start, np.moveaxis(values, 0, 1),
+                       *(_concat([p[i] for p in pieces]) for i in range(1, 4)))  # type: ignore[misc]
+
+    def _map_blocks(self, func: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """``func`` applied to the scores (n, model, k) of every block, concatenated on axis 0.
+
+        Blocks run in a thread pool, ``chunk_size`` resamples at a time; only the (small)
+        results are kept.
+        """
+        blocks = [(b // RNG_BLOCK, min(RNG_BLOCK, self.n_resamples - b))
+                  for b in range(0, self.n_resamples, RNG_BLOCK)]
+        per_chunk = self.chunk_size // RNG_BLOCK
+
+        def run(bn: tuple[int, int]) -> np.ndarray:
+            return func(np.moveaxis(self._block(*bn)[0], 0, 1))
+
+        out: list[np.ndarray] = []
+        with ThreadPoolExecutor(max_workers=_N_THREADS) as pool:
+            for i in range(0, len(blocks), per_chunk):
+                out.extend(pool.map(run, blocks[i:i + per_chunk]))
+        return np.concatenate(out, axis=0)
+
+    def chunks(self) -> Iterator[xr.Dataset]:
+        """Yield the resamples as Datasets of at most ``chunk_size`` resamples each."""
+        for start, values, lang, s_idx, b_idx in self._raw_chunks():
+            yield self._dataset(start, values, lang, s_idx, b_idx)
+
+    def compute(self) -> xr.Dataset:
+        """All resamples as one Dataset (what ``resample(..., lazy=False)`` returns)."""
+        parts = list(self._raw_chunks())
+        if len(parts) == 1:
+            return self._dataset(0, *parts[0][1:])
+        values = np.moveaxis(np.concatenate([np.moveaxis(p[1], 0, 1) for p in parts], axis=1),
+                             0, 1)
+        lang = _concat([p[2] for p in parts])
+        s_idx = _concat([p[3] for p in parts])
+        b_idx = _concat([p[4] for p in parts])
+        return self._dataset(0, values, lang, s_idx, b_idx)
+
+    def _dataset(self, start: int, values: np.ndarray, lang: np.ndarray | None,
+                 s_idx: np.ndarray | None, b_idx: np.ndarray | None) -> xr.Dataset:
+        cube = self.cube
+        n = values.shape[0]
+        slot = LANGUAGE if lang is None else LANGUAGE_SLOT
+        data_vars: dict[str, Any] = {
+            SCORE: ((RESAMPLE, MODEL, slot), values),
+            OBSERVED: ((MODEL, LANGUAGE), self._inputs.observed),
+        }
+        if lang is not None:
+            data_vars[DRAWN_LANGUAGE] = ((RESAMPLE, slot), cube[LANGUAGE].values[lang])
+        if s_idx is not None and b_idx is not None:
+            data_vars[DRAWN_SEED] = ((RESAMPLE, slot), cube[SEED].values[s_idx])
+            data_vars[DRAWN_BOOTSTRAP] = ((RESAMPLE, slot), cube[BOOTSTRAP].values[b_idx])
+        coords = {RESAMPLE: np.arange(start, start + n), MODEL: cube[MODEL].values,
+                  LANGUAGE: cube[LANGUAGE].values}
+        out = xr.Dataset(data_vars, coords=coords)
+        if self._restore:
+            out = out.isel(self._restore)
+        out.attrs = self._attrs()
+        out[SCORE].attrs["description"] = "resampled score (seed mean plus replication noise)"
+        out[OBSERVED].attrs["description"] = "observed seed-mean score of each (model, language)"
+        return out
+
+    def _attrs(self) -> dict[str, Any]:
+        return {
+            "metric": self.cube.attrs.get("metric", ""),
+            "higher_is_better": int(self.cube.attrs.get("higher_is_better", 1)),
+            "replication": self.replication,
+            "languages": self.languages,
+            "n_languages": self.n_languages,
+            "n_resamples": self.n_resamples,
+            "rng_entropy": str(self.entropy),
+        }
+
+    def __repr__(self) -> str:
+        sizes = dict(self.cube[SCORE].sizes)
+        return (f"ResamplePlan(n_resamples={self.n_resamples}, replication={self.replication!r}, "
+                f"languages={self.languages!r}, n_languages={self.n_languages}, "
+                f"chunk_size={self.chunk_size}, models={sizes[MODEL]}, "
+                f"cube_languages={sizes[LANGUAGE]})")
+
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(repr(self))}</pre>"
+
+
+def _concat(parts: list[np.ndarray | None]) -> np.ndarray | None:
+    if parts[0] is None:
+        return None
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)  # type: ignore[arg-type]
+
+
+# --- inputs from the cube -----------------------------------------------------------------------
+
+def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
+    """sqrt(sigma_seed^2 / S + sigma_boot^2) per (model, language)."""
+    if is_summary(cube):
+        for var in (SD_SEED, SD_BOOT):
+            if var not in cube:
+                raise CubeError(
+                    f"`replication='parametric'` needs {var!r} in a summary-only cube; it has "
+                    f"none (add the column, or a column of zeros if that component is absent)")
+        sd_seed = cube[SD_SEED].transpose(MODEL, LANGUAGE).values
+        sd_boot = cube[SD_BOOT].transpose(MODEL, LANGUAGE).values
+        n_seeds = (cube[N_SEEDS].transpose(MODEL, LANGUAGE).values if N_SEEDS in cube
+                   else np.ones_like(sd_seed))
+    else:
+        if BOOT_SCORE not in cube:
+            raise CubeError(
+                f"`replication='parametric'` needs the boot-to-boot SD: the cube has no "
+                f"{BOOT_SCORE!r} (build it with bootstrap replicates, or use eq.from_summary "
+                f"with `sd_boot`)")
+        score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
+        boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
+        n_seeds = _count(score).astype(np.float64)
+        sd_seed = _nanstd(score, 1)
+        sd_boot = _nanmean(_nanstd(boot, 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.sqrt(sd_seed**2 / n_seeds + sd_boot**2)
+    bad = ~np.isnan(observed) & np.isnan(scale)
+    if bad.any():
+        m, lang = np.argwhere(bad)[0]
+        raise CubeError(
+            f"`replication='parametric'` needs the seed SD and the boot SD of every observed "
+            f"(model, language); {int(bad.sum())} cell(s) lack one, for example model "
+            f"{cube[MODEL].values[m]!r}, language {cube[LANGUAGE].values[lang]!r} (a seed SD "
+            f"needs at least 2 seeds)")
+    return scale
+
+
+def _inputs(cube: xr.Dataset, replication: str) -> _Inputs:
+    score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
+    observed = _nanmean(score)
+    if replication == "parametric":
+        return _Inputs(observed, _parametric_scale(cube, observed), None)
+    if replication == "nonparametric":
+        if BOOT_SCORE not in cube:
+            kind = "a summary-only cube" if is_summary(cube) else "the cube"
+            raise CubeError(
+                f"`replication='nonparametric'` draws (seed, bootstrap replicate) pairs and "
+                f"needs {BOOT_SCORE!r}; {kind} has none (use replication='parametric')")
+        boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
+        return _Inputs(observed, None, np.ascontiguousarray(boot))
+    return _Inputs(observed, None, None)
+
+
+def _resample_iv(cube: Any, n_resamples: Any, replication: Any, languages: Any,
+                 n_languages: Any, rng: RNGLike, chunk_size: Any
+                 ) -> tuple[xr.Dataset, int, str, str, int, int, int]:
+    cube = validate(cube)
+    n_resamples = check_int("n_resamples", n_resamples, minimum=1)
+    replication = check_choice("replication", replication, REPLICATIONS)
+    languages = check_choice("languages", languages, LANGUAGE_MODES)
+    chunk_size = check_int("chunk_size", chunk_size, minimum=1)
+    chunk_size = -(-chunk_size // RNG_BLOCK) * RNG_BLOCK
+    n_l = cube.sizes[LANGUAGE]
+    if languages == "fixed":
+        if n_languages is not None:
+            raise ValueError(f"`n_languages` must be None with languages='fixed'; got "
+                             f"{n_languages!r}")
+        k = n_l
+    elif languages == "bootstrap":
+        k = n_l if n_languages is None else check_int("n_languages", n_languages, minimum=1)
+    else:
+        if n_languages is None:
+            raise ValueError("`n_languages` is required with languages='subsample'")
+        if n_l < 2:
+            raise ValueError(f"languages='subsample' needs at least 2 languages; the cube "
+                             f"has {n_l}")
+        k = check_int("n_languages", n_languages, minimum=1, maximum=n_l - 1)
+    gen = check_rng(rng)
+    entropy = int(gen.integers(0, 2**63))
+    return cube, n_resamples, replication, languages, k, entropy, chunk_size
+
+
+# --- public function ------------------------------------------------------------------------------
+
+@overload
+def resample(cube: xr.Dataset, *, n_resamples: int = ..., replication: Replication = ...,
+             languages: LanguageMode = ..., n_languages: int | None = ..., rng: RNGLike = ...,
+             chunk_size: int = ..., lazy: Literal[False] = ...) -> xr.Dataset: ...
+@overload
+def resample(cube: xr.Dataset, *, n_resamples: int = ..., replication: Replication = ...,
+             languages: LanguageMode = ..., n_languages: int | None = ..., rng: RNGLike = ...,
+             chunk_size: int = ..., lazy: Literal[True]) -> ResamplePlan: ...
+
+
+def resample(
+    cube: xr.Dataset,
+    *,
+    n_resamples: int = 10_000,
+    replication: Replication = "parametric",
+    languages: LanguageMode = "fixed",
+    n_languages: int | None = None,
+    rng: RNGLike = 0,
+    chunk_size: int = 10_000,
+    lazy: bool = False,
+) -> xr.Dataset | ResamplePlan:
+    r"""Replicate a benchmark: redraw every score with its noise, and optionally the languages.
+
+    Replication noise (``replication``), with :math:`\bar y_{ml}` the mean over the S seeds:
+
+    * ``"parametric"``: :math:`y^{(r)}_{ml} = \bar y_{ml} + \varepsilon^{(r)}_{ml}`,
+      :math:`\varepsilon^{(r)}_{ml} \sim N(0, \sigma_{seed,ml}^2 / S_{ml} + \sigma_{boot,ml}^2)`,
+      a fresh draw for every resample. :math:`\sigma_{seed}` is the SD over seeds (ddof=1),
+      :math:`\sigma_{boot}` the mean over seeds of the SD over bootstrap replicates
+      (formulas.md section 6); a summary-only cube supplies ``sd_seed``, ``sd_boot`` and
+      ``n_seeds``. The noise is **independent across models**: a summary cube says nothing about
+      how models' test-set errors correlate, so none is assumed. When models share test sets
+      and their errors are positively correlated this overstates the SD of differences
+      (conservative); use ``"nonparametric"`` for paired differences.
+    * ``"nonparametric"``: for every resample and language one seed s and one bootstrap
+      replicate b are drawn uniformly, and :math:`y^{(r)}_{ml} = y^*_{mlsb}` for **every**
+      model (the same resampled test set: differences stay paired). Needs ``boot_score``. As
+      in the multilingual paper, a draw is one seed, so its spread is
+      :math:`\sigma_{seed}^2 + \sigma_{boot}^2` (the uncertainty of a single-seed score, not of
+      the S-seed mean that the observed aggregate uses); with one seed both agree.
+    * ``"none"``: :math:`y^{(r)}_{ml} = \bar y_{ml}` (only the languages vary).
+
+    Languages (``languages``), the same draw for every model of a resample:
+
+    * ``"fixed"``: all L languages; the result has the cube's ``language`` dim.
+    * ``"bootstrap"``: ``n_languages`` (default L) languages drawn with replacement.
+    * ``"subsample"``: ``n_languages`` < L languages drawn without replacement.
+
+    With ``"bootstrap"`` / ``"subsample"`` the scores have a ``language_slot`` dim instead of
+    ``language``: slot j of resample r holds the j-th drawn language, whose label is
+    ``drawn_language[r, j]`` (a bootstrap resample may repeat a language, so the slots cannot be
+    labelled by language).
+
+    Parameters
+    ----------
+    cube
+        An evaluation cube (see :func:`evaluq.validate`).
+    n_resamples
+        Number of resamples.
+    replication
+        ``"parametric"``, ``"nonparametric"`` or ``"none"``.
+    languages
+        ``"fixed"``, ``"bootstrap"`` or ``"subsample"``.
+    n_languages
+        Languages per resample: ``None`` for ``"fixed"``; default L for ``"bootstrap"``;
+        required (1 <= n_languages < L) for ``"subsample"``.
+    rng
+        Seed, Generator or SeedSequence. The numbers depend only on ``rng`` and the options,
+        not on ``chunk_size``; the first n resamples of a longer run equal a run of n.
+    chunk_size
+        Resamples generated at once (rounded up to a multiple of 1000): bounds the working
+        memory at about ``chunk_size * models * n_languages * 8`` bytes times a small factor.
+    lazy
+        If True, return a :class:`ResamplePlan` that :func:`evaluq.aggregate` consumes chunk by
+        chunk (memory: one chunk plus the ``n_resamples x models`` aggregates).
+
+    Returns
+    -------
+    xarray.Dataset or ResamplePlan
+        ``score`` (resample, model, language | language_slot): the resampled scores;
+        ``observed`` (model, language): the seed means :math:`\bar y_{ml}` (what
+        :func:`evaluq.aggregate` reduces to the observed aggregate); ``drawn_language``
+        (resample, language_slot) for drawn languages; ``drawn_seed`` and ``drawn_bootstrap``
+        (resample, language | language_slot) for ``"nonparametric"``. Attributes carry the
+        cube's ``metric`` and ``higher_is_better`` and the options.
+
+    Notes
+    -----
+    Missing cells (NaN seed means) stay NaN in every resample that draws them; nothing is
+    dropped or filled. :func:`evaluq.aggregate` raises on them unless told to skip them.
+    A drawn ``boot_score`` that is NaN (a missing seed) is likewise NaN.
+
+    Dask-backed cubes are loaded into memory (the cube is small; the resamples are what is
+    large), except for ``replication="none"`` with ``languages="fixed"``, which stays lazy; it
+    needs the ``seed`` dim in one chunk. The resamples themselves are generated in chunks of
+    ``chunk_size``.
+
+    References
+    ----------
+    Sälevä, J. et al. Resampling-based uncertainty for multilingual NLP evaluation (paper 002 in
+    ``seeds/``), sections 4.2 and 6.2; formulas.md section 7 (its tool's errata are avoided:
+    results do not depend on row order, every resample draws fresh noise, nonparametric draws
+    are shared by all models, and everything is seeded).
+
+    See Also
+    --------
+    evaluq.aggregate, evaluq.pairwise_differences, evaluq.rank_distribution
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=2, n_languages=3, n_seeds=2, n_boot=20, rng=0)
+    >>> rs = eq.resample(cube, n_resamples=4, languages="bootstrap", rng=1)
+    >>> dict(rs.score.sizes)
+    {'resample': 4, 'model': 2, 'language_slot': 3}
+    >>> dict(rs.observed.sizes)
+    {'model': 2, 'language': 3}
+    """
+    cube, n, rep, lang_mode, k, entropy, chunk = _resample_iv(
+        cube, n_resamples, replication, languages, n_languages, rng, chunk_size)
+    if rep == "none" and lang_mode == "fixed" and _is_dask(cube):
+        return _lazy_fixed(cube, n, entropy)
+    canon, restore = _canonical(cube)
+    plan = ResamplePlan(canon, n, rep, lang_mode, k, entropy, chunk, _inputs(canon, rep),
+                        restore)
+    return plan if lazy else plan.compute()
+
+
+def _canonical(cube: xr.Dataset) -> tuple[xr.Dataset, dict[str, np.ndarray]]:
+    """The cube with every dim's labels sorted, and the positions that restore the order.
+
+    Random draws are made on the sorted cube, so the numbers do not depend on the order of
+    models, languages, seeds or replicates in the input (the multilingual paper's tool swapped
+    model labels when the input rows were reordered).
+    """
+    order: dict[str, np.ndarray] = {}
+    for dim in CUBE_DIMS:
+        if dim not in cube.dims:
+            continue
+        try:
+            positions = np.argsort(cube[dim].values, kind="stable")
+        except TypeError:           # labels of mixed types: keep the cube's order
+            continue
+        if not np.array_equal(positions, np.arange(len(positions))):
+            order[dim] = positions
+    if not order:
+        return cube, {}
+    canon = cube.isel(order)
+    restore: dict[str, np.ndarray] = {
+        dim: np.argsort(order[dim], kind="stable") for dim in (MODEL, LANGUAGE) if dim in order}
+    return canon, restore
+
+
+def _is_dask(cube: xr.Dataset) -> bool:
+    return cube[SCORE].chunks is not None
+
+
+def _lazy_fixed(cube: xr.Dataset, n_resamples: int, entropy: int) -> xr.Dataset:
+    """replication="none", languages="fixed" on a dask cube: stays lazy (seed: one chunk)."""
+    observed = xr.apply_ufunc(_nanmean, cube[SCORE], input_core_dims=[[SEED]],
+                              dask="parallelized", output_dtypes=[np.float64])
+    observed = observed.transpose(MODEL, LANGUAGE)
+    score = observed.expand_dims({RESAMPLE: np.arange(n_resamples)})
+    out = xr.Dataset({SCORE: score, OBSERVED: observed})
+    out.attrs = {"metric": cube.attrs.get("metric", ""),
+                 "higher_is_better": int(cube.attrs.get("higher_is_better", 1)),
+                 "replication": "none", "languages": "fixed",
+                 "n_languages": cube.sizes[LANGUAGE], "n_resamples": n_resamples,
+                 "rng_entropy": str(entropy)}
+    return out

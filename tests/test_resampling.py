@@ -1,0 +1,330 @@
+"""Tests of eq.resample: shapes, pairing, noise, language draws, determinism, validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evaluq as eq
+from evaluq.errors import CubeError
+from evaluq.resampling import RNG_BLOCK
+
+MODES = [(rep, lang) for rep in ("parametric", "nonparametric", "none")
+         for lang in ("fixed", "bootstrap", "subsample")]
+
+
+def _kw(rep: str, lang: str, n: int = 1200, rng: int = 3) -> dict:
+    return {"replication": rep, "languages": lang, "n_resamples": n, "rng": rng,
+            "n_languages": 3 if lang == "subsample" else None}
+
+
+@pytest.fixture
+def small_cube() -> xr.Dataset:
+    return eq.simulate_cube(n_models=3, n_languages=5, n_seeds=3, n_boot=7, rng=11)
+
+
+# --- structure ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("rep", "lang"), MODES)
+def test_dims_and_observed(small_cube, rep, lang):
+    rs = eq.resample(small_cube, **_kw(rep, lang, n=10))
+    slot = "language" if lang == "fixed" else "language_slot"
+    k = 3 if lang == "subsample" else 5
+    assert rs.score.dims == ("resample", "model", slot)
+    assert rs.score.shape == (10, 3, k)
+    np.testing.assert_allclose(rs.observed, small_cube.score.mean("seed").values)
+    assert rs.attrs["replication"] == rep
+    assert rs.attrs["languages"] == lang
+    assert rs.attrs["higher_is_better"] == 1
+    assert ("drawn_language" in rs) == (lang != "fixed")
+    assert ("drawn_seed" in rs) == (rep == "nonparametric")
+
+
+def test_none_fixed_is_the_observed(small_cube):
+    rs = eq.resample(small_cube, n_resamples=4, replication="none")
+    for r in range(4):
+        np.testing.assert_array_equal(rs.score[r], rs.observed)
+
+
+@pytest.mark.parametrize("rep", ["parametric", "nonparametric", "none"])
+def test_same_languages_for_every_model(small_cube, rep):
+    rs = eq.resample(small_cube, **_kw(rep, "bootstrap", n=50))
+    if rep == "none":
+        # each slot holds the drawn language's observed score, for every model
+        expected = rs.observed.sel(language=rs.drawn_language)
+        np.testing.assert_array_equal(rs.score.transpose("resample", "model", "language_slot"),
+                                      expected.transpose("resample", "model", "language_slot"))
+    else:
+        assert rs.drawn_language.dims == ("resample", "language_slot")   # no model dim
+
+
+def test_nonparametric_draw_is_shared_by_all_models(small_cube):
+    rs = eq.resample(small_cube, **_kw("nonparametric", "bootstrap", n=40))
+    boot = small_cube.boot_score
+    expected = boot.sel(language=rs.drawn_language, seed=rs.drawn_seed,
+                        bootstrap=rs.drawn_bootstrap)
+    np.testing.assert_array_equal(expected.transpose("resample", "model", "language_slot"),
+                                  rs.score)
+
+
+def test_nonparametric_spread_is_that_of_one_seed(rng):
+    # documented behaviour (as in the paper): one (seed, replicate) per draw, so the spread per
+    # language is sqrt(sigma_seed^2 + sigma_boot^2), not the seed-mean's sigma_seed^2 / S
+    cube = eq.simulate_cube(n_models=1, n_languages=2, n_seeds=40, n_boot=400, sigma_seed=1.0,
+                            sigma_boot=1.0, rng=rng)
+    rs = eq.resample(cube, n_resamples=20_000, replication="nonparametric", rng=0)
+    flat = cube.boot_score.stack(draw=("seed", "bootstrap"))
+    np.testing.assert_allclose(rs.score.std("resample").values, flat.std("draw").values,
+                               rtol=4 / np.sqrt(2 * 20_000))
+    np.testing.assert_allclose(rs.score.std("resample").values, np.sqrt(2.0), rtol=0.15)
+
+
+def test_subsample_draws_without_replacement(small_cube):
+    rs = eq.resample(small_cube, n_resamples=300, replication="none", languages="subsample",
+                     n_languages=4, rng=0)
+    drawn = rs.drawn_language.values
+    assert all(len(set(row)) == 4 for row in drawn)
+    # every language is left out about equally often (1/5 of the resamples)
+    counts = pd.Series(drawn.ravel()).value_counts()
+    assert counts.min() > 300 * 4 / 5 - 4 * np.sqrt(300 * 0.8 * 0.2)
+
+
+def test_bootstrap_draws_with_replacement_uniformly(small_cube):
+    rs = eq.resample(small_cube, n_resamples=2000, replication="none", languages="bootstrap",
+                     rng=0)
+    drawn = rs.drawn_language.values
+    assert np.mean([len(set(row)) < 5 for row in drawn[:200]]) > 0.5   # repeats happen
+    counts = pd.Series(drawn.ravel()).value_counts()
+    n = drawn.size
+    assert (np.abs(counts - n / 5) < 4 * np.sqrt(n * 0.2 * 0.8)).all()
+
+
+def test_bootstrap_n_languages(small_cube):
+    rs = eq.resample(small_cube, n_resamples=5, languages="bootstrap", n_languages=9)
+    assert rs.sizes["language_slot"] == 9
+
+
+# --- parametric noise -----------------------------------------------------------------------------
+
+def test_parametric_noise_sd_matches_formula(rng):
+    cube = eq.simulate_cube(n_models=2, n_languages=3, n_seeds=4, n_boot=50, rng=rng)
+    rs = eq.resample(cube, n_resamples=20_000, rng=1)
+    vc = eq.variance_components(cube)
+    expected = np.sqrt(vc.sigma_seed**2 / vc.n_seeds + vc.sigma_boot**2).values
+    sd = rs.score.std("resample", ddof=1).values
+    # SD of a normal sample: relative SE about 1/sqrt(2n)
+    np.testing.assert_allclose(sd, expected, rtol=4 / np.sqrt(2 * 20_000))
+    mean = rs.score.mean("resample").values
+    np.testing.assert_allclose(mean, rs.observed, atol=4 * expected.max() / np.sqrt(20_000))
+
+
+def test_parametric_noise_is_fresh_in_every_resample(small_cube):
+    # the multilingual paper's tool drew the noise once instead of B times (formulas.md s. 7)
+    rs = eq.resample(small_cube, n_resamples=3000, rng=0)
+    values = rs.score.values.reshape(3000, -1)
+    assert len(np.unique(values[:, 0])) == 3000
+    # consecutive resamples are uncorrelated
+    dev = values - values.mean(axis=0)
+    lag1 = (dev[1:] * dev[:-1]).mean(axis=0) / dev.var(axis=0)
+    assert np.all(np.abs(lag1) < 4 / np.sqrt(3000))
+    agg = eq.aggregate(rs)
+    assert float(agg.sd.min()) > 0
+
+
+def test_parametric_noise_is_independent_across_models(small_cube):
+    rs = eq.resample(small_cube, n_resamples=5000, rng=0)
+    noise = (rs.score - rs.observed).isel(language=0).values        # (resample, model)
+    corr = np.corrcoef(noise.T)[0, 1]
+    assert abs(corr) < 4 / np.sqrt(5000)
+
+
+def test_parametric_summary_cube_uses_sd_columns():
+    df = pd.DataFrame({"model": ["a", "a", "b", "b"], "language": ["x", "y", "x", "y"],
+                       "mean": [1.0, 2.0, 3.0, 4.0], "sd_seed": [0.4, 0.2, 0.4, 0.2],
+                       "sd_boot": [0.3, 0.1, 0.3, 0.1]})
+    cube = eq.from_summary(df, n_seeds=4)
+    rs = eq.resample(cube, n_resamples=20_000, rng=2)
+    expected = np.sqrt(np.array([0.4, 0.2]) ** 2 / 4 + np.array([0.3, 0.1]) ** 2)
+    np.testing.assert_allclose(rs.score.std("resample").values, np.tile(expected, (2, 1)),
+                               rtol=4 / np.sqrt(2 * 20_000))
+
+
+# --- determinism and invariance -------------------------------------------------------------------
+
+@pytest.mark.parametrize(("rep", "lang"), MODES)
+def test_same_rng_same_numbers_any_chunking(small_cube, rep, lang):
+    a = eq.resample(small_cube, chunk_size=1000, **_kw(rep, lang, n=2500))
+    b = eq.resample(small_cube, chunk_size=7000, **_kw(rep, lang, n=2500))
+    c = eq.resample(small_cube, chunk_size=2000, **_kw(rep, lang, n=1500))
+    xr.testing.assert_identical(a, b)
+    xr.testing.assert_identical(a.isel(resample=slice(0, 1500)).drop_attrs(),
+                                c.drop_attrs())
+    d = eq.resample(small_cube, **_kw(rep, lang, n=2500, rng=4))
+    if rep != "none" or lang != "fixed":
+        assert not np.array_equal(a.score.values, d.score.values)
+
+
+def test_generator_and_seedsequence_rng(small_cube):
+    a = eq.resample(small_cube, n_resamples=20, rng=np.random.default_rng(5))
+    b = eq.resample(small_cube, n_resamples=20, rng=np.random.default_rng(5))
+    xr.testing.assert_identical(a, b)
+    eq.resample(small_cube, n_resamples=20, rng=np.random.SeedSequence(5))
+
+
+@pytest.mark.parametrize(("rep", "lang"), MODES)
+def test_lazy_plan_matches(small_cube, rep, lang):
+    plan = eq.resample(small_cube, lazy=True, chunk_size=1000, **_kw(rep, lang, n=2100))
+    assert isinstance(plan, eq.ResamplePlan)
+    assert "n_resamples=2100" in repr(plan)
+    full = eq.resample(small_cube, **_kw(rep, lang, n=2100))
+    xr.testing.assert_identical(plan.compute(), full)
+    parts = list(plan.chunks())
+    assert [p.sizes["resample"] for p in parts] == [1000, 1000, 100]
+    xr.testing.assert_identical(xr.concat(parts, "resample", data_vars="minimal",
+                                          coords="minimal", compat="override",
+                                          join="override"), full)
+    xr.testing.assert_identical(eq.aggregate(plan), eq.aggregate(full))
+
+
+@pytest.mark.parametrize(("rep", "lang"), MODES)
+def test_invariant_to_order_of_models_languages_seeds_replicates(small_cube, rep, lang):
+    perm = small_cube.isel(model=[2, 0, 1], language=[4, 1, 3, 0, 2], seed=[2, 1, 0],
+                           bootstrap=[3, 6, 0, 1, 5, 2, 4])
+    a = eq.resample(small_cube, **_kw(rep, lang))
+    b = eq.resample(perm, **_kw(rep, lang))
+    assert list(b.model.values) == ["m2", "m0", "m1"]           # the cube's order is kept
+    xr.testing.assert_identical(a, b.sel(model=a.model, language=a.language))
+    agg_a = eq.aggregate(a)
+    agg_b = eq.aggregate(eq.resample(perm, lazy=True, **_kw(rep, lang)))
+    xr.testing.assert_allclose(agg_a, agg_b.sel(model=agg_a.model), rtol=1e-12)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.permutations(range(5)), st.permutations(range(3)), st.sampled_from(MODES))
+def test_invariant_to_language_and_model_order(lang_order, model_order, mode):
+    cube = eq.simulate_cube(n_models=3, n_languages=5, n_seeds=2, n_boot=4, rng=8)
+    perm = cube.isel(language=list(lang_order), model=list(model_order))
+    a = eq.aggregate(eq.resample(cube, **_kw(*mode, n=300)))
+    b = eq.aggregate(eq.resample(perm, **_kw(*mode, n=300)))
+    xr.testing.assert_allclose(a, b.sel(model=a.model), rtol=1e-12)
+    plan = eq.resample(perm, lazy=True, **_kw(*mode, n=300))
+    assert "ResamplePlan(" in plan._repr_html_()
+
+
+def _long_table(cube: xr.Dataset) -> pd.DataFrame:
+    full = cube.score.to_dataframe().reset_index()
+    full["bootstrap"] = np.nan
+    boot = cube.boot_score.to_dataframe().reset_index().rename(columns={"boot_score": "score"})
+    return pd.concat([full, boot], ignore_index=True)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(MODES))
+def test_invariant_to_row_order(seed, mode):
+    cube = eq.simulate_cube(n_models=3, n_languages=4, n_seeds=2, n_boot=5, rng=1)
+    table = _long_table(cube)
+    shuffled = table.sample(frac=1.0, random_state=np.random.default_rng(seed))
+    kw = {"seed": "seed", "bootstrap": "bootstrap", "score": "score"}
+    a = eq.resample(eq.from_long(table, **kw), **_kw(*mode, n=200))
+    b = eq.resample(eq.from_long(shuffled, **kw), **_kw(*mode, n=200))
+    xr.testing.assert_identical(a, b)
+
+
+# --- missing cells --------------------------------------------------------------------------------
+
+def test_missing_cell_stays_nan(small_cube):
+    cube = small_cube.copy(deep=True)
+    cube["score"][0, 1, :] = np.nan
+    cube["boot_score"][0, 1, :, :] = np.nan
+    rs = eq.resample(cube, n_resamples=5)
+    assert np.isnan(rs.score[:, 0, 1]).all()
+    assert not np.isnan(rs.score[:, 1:]).any()
+
+
+# --- validation -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"n_resamples": 0}, ValueError, "`n_resamples` must be >= 1"),
+    ({"n_resamples": 1.5}, TypeError, "`n_resamples` must be an integer"),
+    ({"replication": "gauss"}, ValueError, "`replication` must be one of"),
+    ({"languages": "all"}, ValueError, "`languages` must be one of"),
+    ({"n_languages": 3}, ValueError, "`n_languages` must be None with languages='fixed'"),
+    ({"languages": "subsample"}, ValueError, "`n_languages` is required"),
+    ({"languages": "subsample", "n_languages": 5}, ValueError, "`n_languages` must be <= 4"),
+    ({"languages": "bootstrap", "n_languages": 0}, ValueError, "`n_languages` must be >= 1"),
+    ({"chunk_size": 0}, ValueError, "`chunk_size` must be >= 1"),
+    ({"rng": "seed"}, TypeError, "`rng` must be an int"),
+    ({"rng": -1}, ValueError, "`rng` must be a non-negative"),
+])
+def test_validation(small_cube, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        eq.resample(small_cube, **kwargs)
+
+
+def test_subsample_needs_two_languages():
+    cube = eq.simulate_cube(n_models=2, n_languages=1, rng=0)
+    with pytest.raises(ValueError, match="needs at least 2 languages"):
+        eq.resample(cube, languages="subsample", n_languages=1)
+
+
+def test_not_a_cube():
+    with pytest.raises(CubeError, match=r"must be an xarray\.Dataset"):
+        eq.resample(np.zeros((2, 3, 4)))
+
+
+def test_nonparametric_needs_boot_score():
+    cube = eq.simulate_cube(n_models=2, n_languages=3, n_boot=None, rng=0)
+    with pytest.raises(CubeError, match=r"`replication='nonparametric'`.*needs 'boot_score'"):
+        eq.resample(cube, replication="nonparametric")
+
+
+def test_parametric_needs_boot_sd():
+    cube = eq.simulate_cube(n_models=2, n_languages=3, n_boot=None, rng=0)
+    with pytest.raises(CubeError, match="needs the boot-to-boot SD"):
+        eq.resample(cube)
+    eq.resample(cube, replication="none", languages="bootstrap", n_resamples=5)
+
+
+def test_parametric_needs_two_seeds():
+    cube = eq.simulate_cube(n_models=2, n_languages=3, n_seeds=1, n_boot=10, rng=0)
+    with pytest.raises(CubeError, match="a seed SD needs at least 2 seeds"):
+        eq.resample(cube)
+
+
+def test_summary_cube_needs_both_sds():
+    df = pd.DataFrame({"model": ["a", "b"], "language": ["x", "x"], "mean": [1.0, 2.0],
+                       "sd_seed": [0.1, 0.1]})
+    cube = eq.from_summary(df, sd_boot=None)
+    with pytest.raises(CubeError, match="needs 'sd_boot' in a summary-only cube"):
+        eq.resample(cube)
+    with pytest.raises(CubeError, match="a summary-only cube has none"):
+        eq.resample(cube, replication="nonparametric")
+
+
+# --- dask -----------------------------------------------------------------------------------------
+
+def test_dask_none_fixed_stays_lazy(small_cube):
+    pytest.importorskip("dask")
+    lazy = small_cube.chunk({"model": 1, "language": 2})
+    rs = eq.resample(lazy, n_resamples=6, replication="none")
+    assert rs.score.chunks is not None
+    with pytest.raises(ValueError, match="'language' dim of a dask-backed `score` must be one"):
+        eq.aggregate(rs)
+    agg = eq.aggregate(rs.chunk({"language": -1}))
+    eager = eq.aggregate(eq.resample(small_cube, n_resamples=6, replication="none"))
+    np.testing.assert_allclose(agg.resampled, eager.resampled)
+    np.testing.assert_allclose(agg.observed, eager.observed)
+
+
+def test_dask_cube_other_modes_are_loaded(small_cube):
+    pytest.importorskip("dask")
+    rs = eq.resample(small_cube.chunk({"model": 1}), n_resamples=30, rng=0)
+    xr.testing.assert_identical(rs, eq.resample(small_cube, n_resamples=30, rng=0))
+
+
+def test_block_size_constant():
+    assert RNG_BLOCK == 1000
