@@ -8,11 +8,15 @@ from evaluq import __version__
 from evaluq.cli import main
 
 
-def test_demo_prints_the_variance_components(capsys):
-    assert main(["demo", "--n-boot", "50"]) == 0
+def test_demo_prints_the_whole_analysis(capsys):
+    assert main(["demo", "--n-boot", "50", "--n-resamples", "500"]) == 0
     out = capsys.readouterr().out
     assert "Variance components" in out
     assert "sigma_between" in out
+    assert "Leaderboard on THESE data sets" in out
+    assert "Leaderboard on NEW data sets" in out
+    assert "P(rank = r)" in out
+    assert "Pairwise differences" in out
     for model in ("knn", "logreg", "mlp", "naive_bayes", "random_forest"):
         assert model in out
 

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 def _add_demo_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="analyse the demo predictions shipped with evaluq")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates per data set")
+    p.add_argument("--n-resamples", type=int, default=10_000,
+                   help="resamples for the leaderboard intervals and ranks")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.set_defaults(func=_run_demo)
 
@@ -22,7 +24,7 @@ def _add_demo_parser(sub: argparse._SubParsersAction) -> None:
 def _run_demo(args: argparse.Namespace) -> int:
     from evaluq.demo import run_demo
 
-    run_demo(n_boot=args.n_boot, rng=args.seed)
+    run_demo(n_boot=args.n_boot, n_resamples=args.n_resamples, rng=args.seed)
     return 0
 
 

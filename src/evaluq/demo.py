@@ -16,7 +16,11 @@ import xarray as xr
 
 from evaluq._dims import CLASS, ITEM, MODEL, SEED
 from evaluq._validation import RNGLike
+from evaluq.aggregate import aggregate
+from evaluq.pairwise import pairwise_differences, pairwise_table
 from evaluq.predictions import from_predictions
+from evaluq.ranks import leaderboard, rank_distribution
+from evaluq.resampling import resample
 from evaluq.variance import variance_components, variance_table
 
 
@@ -79,7 +83,14 @@ def _section(title: str) -> None:
     print("-" * len(title))
 
 
-def run_demo(*, n_boot: int = 1000, rng: RNGLike = 0) -> dict[str, Any]:
+def _print_frame(frame: pd.DataFrame) -> None:
+    with pd.option_context("display.width", 160, "display.max_columns", 20,
+                           "display.float_format", "{:.4f}".format):
+        print(frame)
+
+
+def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
+             rng: RNGLike = 0) -> dict[str, Any]:
     """Run the demo analysis and print it; returns the intermediate results."""
     targets, _, _ = load_demo()
     print("evaluq demo: 5 classifiers x 4 data sets (in the role of languages) x 5 seeds")
@@ -105,4 +116,31 @@ def run_demo(*, n_boot: int = 1000, rng: RNGLike = 0) -> dict[str, Any]:
         "seed", "test-set sampling (boot)")
     print(f"\nAveraged over models and data sets, the {larger} SD ({max(seed_part, boot_part):.4f})"
           f" exceeds the {smaller} SD ({min(seed_part, boot_part):.4f}).")
-    return {"cube": cube, "variance_components": components}
+
+    # --- leaderboards: on these data sets, and on new data sets ---------------------------------
+    results: dict[str, Any] = {"cube": cube, "variance_components": components}
+    views = {
+        "these": ("on THESE data sets (languages fixed; one paired (seed, test-set replicate) "
+                  "drawn per data set)", "fixed"),
+        "new": ("on NEW data sets (data sets bootstrapped as well: the population view)",
+                "bootstrap"),
+    }
+    for key, (title, languages) in views.items():
+        agg = aggregate(resample(cube, n_resamples=n_resamples, replication="nonparametric",
+                                 languages=languages, rng=rng, lazy=True))
+        _section(f"Leaderboard {title}")
+        print(f"mean accuracy over data sets, 95% percentile intervals, {n_resamples} resamples; "
+              "tier: models the data cannot separate (Holm-adjusted, alpha 0.05)")
+        _print_frame(leaderboard(agg))
+        ranks = rank_distribution(agg)
+        print("\nP(rank = r), rank 1 = best:")
+        _print_frame(ranks.probability.to_pandas())
+        results[f"aggregate_{key}"] = agg
+        results[f"ranks_{key}"] = ranks
+
+    _section("Pairwise differences on these data sets (row model minus column model)")
+    pairs = pairwise_table(pairwise_differences(results["aggregate_these"]))
+    pairs = pairs[pairs["observed"] > 0].sort_values("observed", ascending=False)
+    _print_frame(pairs[["observed", "sd", "lower", "upper", "p_greater", "z", "p_holm"]])
+    results["pairwise"] = pairs
+    return results
