@@ -27,6 +27,7 @@ autodoc_typehints = "description"
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False
+napoleon_use_ivar = True
 nb_execution_mode = "off"          # notebooks are executed by the test suite and committed
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
