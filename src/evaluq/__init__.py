@@ -5,6 +5,7 @@ Which differences between ML/NLP models are real? evaluq keeps results in an xar
 resampling, pairwise differences, rank distributions, significance tests and closed forms.
 """
 
+from evaluq import metrics
 from evaluq._version import __version__
 from evaluq.cube import (
     from_arrays,
@@ -31,6 +32,7 @@ __all__ = [
     "from_summary",
     "higher_is_better",
     "is_summary",
+    "metrics",
     "open_cube",
     "read_table",
     "simulate_cube",
