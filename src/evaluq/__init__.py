@@ -19,13 +19,16 @@ from evaluq.cube import (
 from evaluq.errors import CubeError, NotFittedError
 from evaluq.io import read_table
 from evaluq.predictions import from_predictions
+from evaluq.significance import BootstrapTestResult, bootstrap_test
 from evaluq.simulate import simulate_cube
 from evaluq.variance import variance_components, variance_table
 
 __all__ = [
+    "BootstrapTestResult",
     "CubeError",
     "NotFittedError",
     "__version__",
+    "bootstrap_test",
     "from_arrays",
     "from_long",
     "from_predictions",
