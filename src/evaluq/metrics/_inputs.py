@@ -191,7 +191,7 @@ def _non_integer(values: np.ndarray) -> bool:
 
 
 def _detect_kind(targets: _Raw, preds: Sequence[_Raw]) -> MetricKind:
-    if targets.values.ndim == 2 or targets.has_class_dim:
+    if targets.values.ndim >= 2 or targets.has_class_dim:
         return "soft"
     if any(_non_integer(r.values) for r in (targets, *preds)):
         return "regression"
