@@ -5,7 +5,7 @@ Which differences between ML/NLP models are real? evaluq keeps results in an xar
 resampling, pairwise differences, rank distributions, significance tests and closed forms.
 """
 
-from evaluq import metrics
+from evaluq import dirichlet, measurement_error, metrics
 from evaluq._version import __version__
 from evaluq.cube import (
     from_arrays,
@@ -29,12 +29,14 @@ __all__ = [
     "NotFittedError",
     "__version__",
     "bootstrap_test",
+    "dirichlet",
     "from_arrays",
     "from_long",
     "from_predictions",
     "from_summary",
     "higher_is_better",
     "is_summary",
+    "measurement_error",
     "metrics",
     "open_cube",
     "read_table",
