@@ -17,6 +17,7 @@ from evaluq.cube import (
     validate,
 )
 from evaluq.errors import CubeError, NotFittedError
+from evaluq.experiment import Experiment, ExperimentResult
 from evaluq.io import read_table
 from evaluq.predictions import from_predictions
 from evaluq.significance import BootstrapTestResult, bootstrap_test
@@ -26,6 +27,8 @@ from evaluq.variance import variance_components, variance_table
 __all__ = [
     "BootstrapTestResult",
     "CubeError",
+    "Experiment",
+    "ExperimentResult",
     "NotFittedError",
     "__version__",
     "bootstrap_test",
