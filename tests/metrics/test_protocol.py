@@ -106,3 +106,17 @@ def test_confusion_stats_layout():
     stats = get_metric("f1").item_stats(np.array([0, 1, 2]), np.array([1, 1, 0]), 3)
     assert stats.shape == (3, 9)
     assert np.flatnonzero(stats.sum(axis=0)).tolist() == [0 * 3 + 1, 1 * 3 + 1, 2 * 3 + 0]
+
+
+@pytest.mark.parametrize("name", ["f1", "recall", "entropy_correlation", "js_distance", "mae"])
+def test_registered_metrics_work_in_from_predictions(rng, name):
+    import xarray as xr
+
+    metric = get_metric(name)
+    targets, preds = _inputs(rng, metric.kind)
+    dims = ("model", "item", "class") if metric.kind == "soft" else ("model", "item")
+    da = xr.DataArray(preds, dims=dims, coords={"model": ["a", "b"]})
+    cube = eq.from_predictions(targets, da, metric=name, n_boot=10, rng=0)
+    public = getattr(eq.metrics, name)(targets, da)
+    np.testing.assert_allclose(cube.score.isel(language=0, seed=0).values, public.values,
+                               rtol=1e-13)
