@@ -403,7 +403,7 @@ def _apply(kernel: Callable[..., np.ndarray], post: DirichletPosterior, q: xr.Da
            single: bool, name: str, attrs: Mapping[str, Any]) -> xr.DataArray:
     args = [post.concentration] if q is None else [post.concentration, q]
     out = xr.apply_ufunc(kernel, *args, input_core_dims=[[CLASS]] * len(args),
-                         dask="allowed")
+                         dask="allowed", keep_attrs=False)
     if ITEM in out.dims:
         out = out.transpose(..., ITEM)
     if single:
@@ -871,7 +871,7 @@ def monte_carlo_expectation(
     qa = _as_q(q, post)
     out = xr.apply_ufunc(
         lambda a, qq: _mc_kernel(a, qq, metric, n, gen), post.concentration, qa,
-        input_core_dims=[[CLASS], [CLASS]], output_core_dims=[["stat"]],
+        input_core_dims=[[CLASS], [CLASS]], output_core_dims=[["stat"]], keep_attrs=False,
     )
     if ITEM in out.dims:
         out = out.transpose(..., ITEM, "stat")
@@ -935,7 +935,8 @@ def by_annotation_count(
     -------
     pandas.DataFrame
         One row per non-empty bin (index ``n_bin``), a ``count`` column, then one column per
-        value (``(name, model)`` column pairs when there are other dims).
+        value. When the values have another dim (``model``) the columns are a MultiIndex of
+        ``(name, model)`` pairs and the count column is ``("count", "")``.
 
     Examples
     --------
@@ -978,12 +979,15 @@ def by_annotation_count(
         cols = [name] if not other else [(name, c) for c in da[other[0]].values.tolist()]
         for col, row in zip(cols, arr, strict=True):
             frame[col] = row
-    df = pd.DataFrame(frame)
-    df.insert(0, "count", 1)
+    count_col: Any = "count"
+    if any(isinstance(col, tuple) for col in frame):
+        frame = {(col if isinstance(col, tuple) else (col, "")): v for col, v in frame.items()}
+        count_col = ("count", "")
+    df = pd.DataFrame({count_col: np.ones(n.size, dtype=np.int64), **frame})
     grouped = df.groupby(pd.Categorical(labels[which], categories=labels, ordered=True),
                          observed=True)
     out = grouped.mean()
-    out["count"] = grouped.size().astype(int)
+    out[count_col] = grouped.size().astype(int)
     out.index.name = "n_bin"
     out.index = pd.Index(out.index.astype(str), name="n_bin")
     return out
