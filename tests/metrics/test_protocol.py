@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
+import xarray as xr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,8 +113,6 @@ def test_confusion_stats_layout():
 
 @pytest.mark.parametrize("name", ["f1", "recall", "entropy_correlation", "js_distance", "mae"])
 def test_registered_metrics_work_in_from_predictions(rng, name):
-    import xarray as xr
-
     metric = get_metric(name)
     targets, preds = _inputs(rng, metric.kind)
     dims = ("model", "item", "class") if metric.kind == "soft" else ("model", "item")
@@ -120,3 +121,28 @@ def test_registered_metrics_work_in_from_predictions(rng, name):
     public = getattr(eq.metrics, name)(targets, da)
     np.testing.assert_allclose(cube.score.isel(language=0, seed=0).values, public.values,
                                rtol=1e-13)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(eq.metrics.available_metrics()))
+def test_property_item_order_does_not_matter(seed, name):
+    rng = np.random.default_rng(seed)
+    metric = get_metric(name)
+    targets, preds = _inputs(rng, metric.kind)
+    perm = rng.permutation(N_ITEMS)
+    np.testing.assert_allclose(metric(targets[perm], preds[:, perm], N_CLASSES),
+                               metric(targets, preds, N_CLASSES), rtol=1e-12, atol=1e-15)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["precision", "recall", "f1"]))
+def test_property_macro_does_not_depend_on_label_order(seed, name):
+    rng = np.random.default_rng(seed)
+    y = rng.choice(["x", "y", "z"], 30)
+    yhat = rng.choice(["x", "y", "z"], 30)
+    func = getattr(eq.metrics, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", eq.metrics.UndefinedMetricWarning)
+        a = func(y, yhat, labels=["z", "x", "y"])
+        b = func(y, yhat)
+    assert a == pytest.approx(b, abs=1e-15)
