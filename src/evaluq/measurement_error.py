@@ -418,8 +418,9 @@ def _folded_normal_moments(d: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np
     cancellation when ``s << |d|``).
     """
     ad = np.abs(d)
-    z = np.divide(ad, s, out=np.full(np.broadcast(ad, s).shape, np.inf), where=s > 0)
-    excess = s * _SQRT_2_OVER_PI * np.exp(-0.5 * z * z) - 2.0 * ad * ndtr(-z)
+    with np.errstate(over="ignore"):  # |d|/s = inf for tiny s: exp(-inf) = 0, as it should
+        z = np.divide(ad, s, out=np.full(np.broadcast(ad, s).shape, np.inf), where=s > 0)
+        excess = s * _SQRT_2_OVER_PI * np.exp(-0.5 * z * z) - 2.0 * ad * ndtr(-z)
     mu = ad + excess
     var = np.maximum(s * s - excess * (2.0 * ad + excess), 0.0)
     return mu, var
