@@ -177,13 +177,15 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
 
     accel = np.full(len(metric_objs), np.nan)
     if method == "permutation":
-        dist = deltas(*_engine.permutation_sums(gen, units[0], n_resamples))
+        dist = _engine.collect(_engine.iter_permutation_sums(gen, units[0], n_resamples),
+                               deltas)
         pvalue, count = _engine.pvalue_permutation(dist, delta)
-        boot = deltas(*_engine.bootstrap_sums(gen, units, n_resamples, None, False))
+        boot = _engine.collect(
+            _engine.iter_bootstrap_sums(gen, units, n_resamples, None, False), deltas)
     else:
-        dist = deltas(*_engine.bootstrap_sums(
+        dist = _engine.collect(_engine.iter_bootstrap_sums(
             gen, units, n_resamples, fraction if method == "berg-kirkpatrick" else None,
-            two_level))
+            two_level), deltas)
         boot = dist
         if method == "berg-kirkpatrick":
             pvalue, count = _engine.pvalue_berg_kirkpatrick(dist, delta)

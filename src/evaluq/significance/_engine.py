@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -141,10 +141,10 @@ def draw_counts(rng: np.random.Generator, unit: Unit, size: int | np.ndarray,
         np.float64)
 
 
-def bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resamples: int,
-                   fraction: float | None, two_level: bool
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sums of h0 and h1 statistics over ``n_resamples`` bootstrap resamples.
+def iter_bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resamples: int,
+                        fraction: float | None, two_level: bool
+                        ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Sums of h0 and h1 statistics over bootstrap resamples, one chunk at a time.
 
     One unit: each resample draws ``s = round(fraction * N)`` items with replacement
     (``fraction=None``: ``s = N``). Several units with ``two_level``: each resample first
@@ -152,16 +152,15 @@ def bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resamples:
     ``c`` times contributes ``c * s_r`` independently drawn items: one multinomial of that
     size). Without ``two_level`` the units must have been pooled into one beforehand.
 
-    Returns ``(sums0, sums1, totals)`` of shapes ``(B, S)``, ``(B, S)``, ``(B,)``.
+    Yields ``(sums0, sums1, totals)`` of shapes ``(m, S)``, ``(m, S)``, ``(m,)`` for chunks
+    of ``m`` resamples (so that the caller reduces them to metric values chunk by chunk and
+    the memory stays bounded whatever ``n_resamples``).
     """
     width = units[0].stats0.shape[1]
     sizes = [round((fraction or 1.0) * u.n_items) for u in units]
     n_units = len(units)
     widest = max(max(u.n_cells for u in units), max(sizes) if not units[0].compressed else 0)
-    chunk = chunk_size(n_resamples, widest + width)
-    out0 = np.empty((n_resamples, width))
-    out1 = np.empty((n_resamples, width))
-    tot = np.empty(n_resamples)
+    chunk = chunk_size(n_resamples, widest + 2 * width)
     for start in range(0, n_resamples, chunk):
         m = min(chunk, n_resamples - start)
         s0 = np.zeros((m, width))
@@ -175,30 +174,47 @@ def bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resamples:
             s0 += counts @ unit.stats0
             s1 += counts @ unit.stats1
             t += counts.sum(axis=1)
-        out0[start:start + m], out1[start:start + m], tot[start:start + m] = s0, s1, t
-    return out0, out1, tot
+        yield s0, s1, t
 
 
-def permutation_sums(rng: np.random.Generator, unit: Unit, n_resamples: int
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def iter_permutation_sums(rng: np.random.Generator, unit: Unit, n_resamples: int
+                          ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Sums of h0 and h1 statistics after swapping each item's outputs with probability 1/2.
 
     Swapping ``k`` of the ``n_c`` items of a cell moves ``k * (s1_c - s0_c)`` from h1's sums
-    to h0's, so a permutation is a vector of ``Binomial(n_c, 1/2)`` swap counts.
+    to h0's, so a permutation is a vector of ``Binomial(n_c, 1/2)`` swap counts. Yields
+    chunks like :func:`iter_bootstrap_sums`.
     """
     width = unit.stats0.shape[1]
     t0, t1 = unit.totals()
     diff = unit.stats1 - unit.stats0
-    chunk = chunk_size(n_resamples, unit.n_cells + width)
-    out0 = np.empty((n_resamples, width))
-    out1 = np.empty((n_resamples, width))
+    chunk = chunk_size(n_resamples, unit.n_cells + 2 * width)
     for start in range(0, n_resamples, chunk):
         m = min(chunk, n_resamples - start)
         swaps = rng.binomial(unit.counts, 0.5, size=(m, unit.n_cells)).astype(np.float64)
         moved = swaps @ diff
-        out0[start:start + m] = t0 + moved
-        out1[start:start + m] = t1 - moved
-    return out0, out1, np.full(n_resamples, float(unit.n_items))
+        yield t0 + moved, t1 - moved, np.full(m, float(unit.n_items))
+
+
+def collect(chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]],
+            reduce: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """Reduce every chunk of sums (e.g. to metric deltas ``(M, m)``); join on the last axis."""
+    return np.concatenate([reduce(*c) for c in chunks], axis=-1)
+
+
+def bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resamples: int,
+                   fraction: float | None, two_level: bool
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All chunks of :func:`iter_bootstrap_sums` joined: ``(B, S)``, ``(B, S)``, ``(B,)``."""
+    parts = list(iter_bootstrap_sums(rng, units, n_resamples, fraction, two_level))
+    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
+
+
+def permutation_sums(rng: np.random.Generator, unit: Unit, n_resamples: int
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All chunks of :func:`iter_permutation_sums` joined."""
+    parts = list(iter_permutation_sums(rng, unit, n_resamples))
+    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
 
 
 def jackknife_deltas(metrics: Sequence[Metric], slices: Sequence[slice], units: Sequence[Unit],
