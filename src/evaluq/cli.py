@@ -26,7 +26,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_test_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _add_test_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "test", help="two-system significance test on prediction files",
         description="Is H1 better than H0 on TARGETS? Files: .txt (one label per line), "

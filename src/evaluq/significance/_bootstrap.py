@@ -65,16 +65,18 @@ def encode_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *,
         raise ValueError(f"the runs hold different kinds of labels: {sorted(kinds)}; pass `kind`")
     kind = prepared[0].kind
     label_set = prepared[0].labels
+    encoded: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     if kind == "hard" and labels is None and many:
-        label_set = np.unique(np.concatenate([p.labels for p in prepared]))
-        encoded = []
+        label_set = np.unique(np.concatenate([np.asarray(p.labels) for p in prepared]))
         for p in prepared:
-            remap = np.searchsorted(label_set, p.labels)
+            remap = np.searchsorted(label_set, np.asarray(p.labels))
             encoded.append((remap[p.targets], remap[p.predictions[0]],
                             remap[p.predictions[1]]))
     else:
-        encoded = [(p.targets, *p.predictions) for p in prepared]
-    n_classes = int(label_set.size) if kind == "hard" else prepared[0].n_classes
+        encoded = [(p.targets, p.predictions[0], p.predictions[1]) for p in prepared]
+    n_classes = prepared[0].n_classes
+    if kind == "hard" and label_set is not None:
+        n_classes = int(label_set.size)
     if kind == "soft" and any(p.n_classes != n_classes for p in prepared):
         raise ValueError("every run must have the same number of classes; got "
                          f"{[p.n_classes for p in prepared]}")
@@ -148,8 +150,10 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
     metric_objs = _resolve_metrics(metrics, kind)
     hard = kind == "hard"
     if not two_level:
-        encoded = [tuple(np.concatenate(parts) for parts in zip(*encoded, strict=True))]
-    units, widths = [], []
+        y_all, a_all, b_all = (np.concatenate(parts) for parts in zip(*encoded, strict=True))
+        encoded = [(y_all, a_all, b_all)]
+    units: list[_engine.Unit] = []
+    widths: list[int] = []
     for y, a, b in encoded:
         unit, widths = _engine.make_unit(metric_objs, y, a, b, n_classes, hard)
         units.append(unit)
