@@ -428,3 +428,47 @@ def test_runs_errors(rng):
         compare_runs(ys, a[:1], b)
     with pytest.raises(ValueError, match="run 1: "):
         compare_runs(ys, [a[0], a[1][:-1]], b)
+
+
+# --- metrics bound to labels, infinite statistics ------------------------------------------------
+
+def test_target_class_and_fixed_label_metrics(rng):
+    names = np.array(["neg", "neu", "pos"])
+    y, h0, h1 = (names[a] for a in _hard(rng, n=300, k=3))
+    f1_pos = eq.metrics.f1_metric(target_class="pos")
+    res = eq.bootstrap_test(y, h0, h1, metrics=[f1_pos, "accuracy"], method="paired",
+                            n_resamples=100, rng=0)
+    assert res.metrics == ("f1[pos]", "accuracy")
+    assert res.h1_value[0] == pytest.approx(
+        f1_score(y, h1, labels=["pos"], average="macro"), abs=1e-12)
+    # a metric on a fixed label set: the inputs are encoded against it (here a 4th label)
+    fixed = eq.metrics.f1_metric(labels=["neg", "neu", "pos", "other"])
+    res4 = eq.bootstrap_test(y, h0, h1, metrics=[fixed], n_resamples=20, rng=0)
+    assert res4.h0_value[0] == pytest.approx(
+        f1_score(y, h0, labels=["neg", "neu", "pos", "other"], average="macro",
+                 zero_division=0), abs=1e-12)
+    with pytest.raises(ValueError, match="is not one of the labels"):
+        eq.bootstrap_test(y, h0, h1, metrics=[eq.metrics.f1_metric(target_class="x")],
+                          n_resamples=10)
+    with pytest.raises(ValueError, match="different label sets"):
+        eq.bootstrap_test(y, h0, h1, n_resamples=10, metrics=[
+            fixed, eq.metrics.recall_metric(labels=["neg", "neu", "pos"])])
+
+
+def test_infinite_cross_entropy_items_are_resampled_exactly(rng):
+    p, q0, q1 = _soft(rng, n=60)
+    p[0] = [1.0, 0.0, 0.0]
+    q0[0] = [0.0, 0.5, 0.5]          # CE of item 0 for h0 is +inf
+    res = eq.bootstrap_test(p, q0, q1, metrics="cross_entropy", method="paired",
+                            n_resamples=400, rng=0)
+    assert res.h0_value[0] == np.inf
+    assert res.delta[0] == np.inf
+    # resamples without item 0 have a finite delta, the others +inf; never NaN
+    dist = res.distribution[0]
+    assert not np.isnan(dist).any()
+    assert np.isfinite(dist).any()
+    share_inf = np.mean(np.isinf(dist))
+    assert share_inf == pytest.approx(1 - (59 / 60) ** 60, abs=4 * np.sqrt(0.25 / 400))
+    perm = eq.bootstrap_test(p, q0, q1, metrics="cross_entropy", method="permutation",
+                             n_resamples=100, rng=0)
+    assert not np.isnan(perm.distribution).any()

@@ -102,6 +102,20 @@ def _resolve_metrics(metrics: Sequence[str | Metric] | str | Metric | None,
     return resolved
 
 
+def _metric_labels(metrics: Sequence[str | Metric] | str | Metric | None,
+                   labels: Sequence[Any] | None) -> Sequence[Any] | None:
+    """The label set to encode hard inputs against: ``labels``, else the metrics' own."""
+    if labels is not None or metrics is None:
+        return labels
+    objs = [get_metric(m) for m in ([metrics] if isinstance(metrics, str | Metric)
+                                    else metrics)]
+    fixed = {m.labels for m in objs if m.labels is not None}
+    if len(fixed) > 1:
+        raise ValueError(f"the metrics are defined on different label sets: "
+                         f"{sorted(map(list, fixed), key=str)}; pass `labels`")
+    return list(next(iter(fixed))) if fixed else None
+
+
 def _check_sample_size(method: str, sample_size: float | None) -> float:
     if method == "berg-kirkpatrick":
         if sample_size is None:
@@ -146,9 +160,12 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
     if runs == "two-level" and method == "permutation":
         raise ValueError("`runs` 'two-level' is a bootstrap: use method 'paired' or "
                          "'berg-kirkpatrick' (or pool the runs for the permutation test)")
-    encoded, kind, n_classes, _ = encode_runs(targets, h0, h1, kind=kind, labels=labels)
-    metric_objs = _resolve_metrics(metrics, kind)
+    encoded, kind, n_classes, label_set = encode_runs(
+        targets, h0, h1, kind=kind, labels=_metric_labels(metrics, labels))
     hard = kind == "hard"
+    metric_objs = _resolve_metrics(metrics, kind)
+    if hard:  # bind target-class metrics to the codes of this label set
+        metric_objs = [m.for_labels(label_set) for m in metric_objs]
     if not two_level:
         y_all, a_all, b_all = (np.concatenate(parts) for parts in zip(*encoded, strict=True))
         encoded = [(y_all, a_all, b_all)]
@@ -198,7 +215,7 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
     if method != "berg-kirkpatrick":
         jack, weights = _engine.jackknife_deltas(metric_objs, slices, units, n_classes,
                                                  by_unit=two_level)
-        accel = _engine.acceleration(jack, weights)
+        accel = _engine.acceleration_from_jackknife(jack, weights)
     return BootstrapTestResult(
         metrics=tuple(m.name for m in metric_objs),
         higher_is_better=tuple(m.higher_is_better for m in metric_objs),

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from evaluq.metrics._base import Metric
+from evaluq.metrics._base import Metric, weighted_sums
 
 CHUNK_BYTES = 32 * 2**20
 """Memory budget of one chunk of resamples (the count matrix and its draws)."""
@@ -44,6 +44,7 @@ class Unit:
     stats0: np.ndarray          # (C, S) float64
     stats1: np.ndarray          # (C, S) float64
     compressed: bool
+    finite: bool = True         # every statistic finite (else sums use ``weighted_sums``)
 
     @property
     def n_items(self) -> int:
@@ -54,8 +55,13 @@ class Unit:
         return int(self.counts.size)
 
     def totals(self) -> tuple[np.ndarray, np.ndarray]:
-        w = self.counts.astype(np.float64)
-        return w @ self.stats0, w @ self.stats1
+        w = self.counts.astype(np.float64)[None]
+        return self.sums(w, self.stats0)[0], self.sums(w, self.stats1)[0]
+
+    def sums(self, weights: np.ndarray, stats: np.ndarray) -> np.ndarray:
+        """``weights (m, C) @ stats (C, S)``; an infinite statistic (a cross-entropy of
+        ``+inf``) with weight 0 contributes nothing instead of ``0 * inf = nan``."""
+        return weights @ stats if self.finite else weighted_sums(weights, stats)
 
 
 def metric_slices(metrics: Sequence[Metric], widths: Sequence[int]) -> list[slice]:
@@ -86,10 +92,12 @@ def make_unit(metrics: Sequence[Metric], targets: np.ndarray, h0: np.ndarray, h1
         y, rest = np.divmod(cells, k * k)
         a, b = np.divmod(rest, k)
         stats, widths = _stack_stats(metrics, y, np.stack([a, b]), n_classes)
-        return Unit(counts.astype(np.int64), stats[0], stats[1], compressed=True), widths
+        return Unit(counts.astype(np.int64), stats[0], stats[1], compressed=True,
+                    finite=bool(np.isfinite(stats).all())), widths
     stats, widths = _stack_stats(metrics, targets, np.stack([h0, h1]), n_classes)
     counts = np.ones(stats.shape[1], dtype=np.int64)
-    return Unit(counts, stats[0], stats[1], compressed=False), widths
+    return Unit(counts, stats[0], stats[1], compressed=False,
+                finite=bool(np.isfinite(stats).all())), widths
 
 
 # --- values from sums ---------------------------------------------------------------------------
@@ -171,8 +179,8 @@ def iter_bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resam
         for r, unit in enumerate(units):  # loop over runs (a handful), not resamples
             size: int | np.ndarray = sizes[r] if not two_level else run_counts[:, r] * sizes[r]
             counts = draw_counts(rng, unit, size, m)
-            s0 += counts @ unit.stats0
-            s1 += counts @ unit.stats1
+            s0 += unit.sums(counts, unit.stats0)
+            s1 += unit.sums(counts, unit.stats1)
             t += counts.sum(axis=1)
         yield s0, s1, t
 
@@ -192,8 +200,14 @@ def iter_permutation_sums(rng: np.random.Generator, unit: Unit, n_resamples: int
     for start in range(0, n_resamples, chunk):
         m = min(chunk, n_resamples - start)
         swaps = rng.binomial(unit.counts, 0.5, size=(m, unit.n_cells)).astype(np.float64)
-        moved = swaps @ diff
-        yield t0 + moved, t1 - moved, np.full(m, float(unit.n_items))
+        total = np.full(m, float(unit.n_items))
+        if unit.finite:
+            moved = swaps @ diff
+            yield t0 + moved, t1 - moved, total
+        else:
+            kept = unit.counts - swaps
+            yield (unit.sums(kept, unit.stats0) + unit.sums(swaps, unit.stats1),
+                   unit.sums(kept, unit.stats1) + unit.sums(swaps, unit.stats0), total)
 
 
 def collect(chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]],
@@ -217,6 +231,26 @@ def permutation_sums(rng: np.random.Generator, unit: Unit, n_resamples: int
     return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
 
 
+def _leave_one_out(counts: np.ndarray, stats: np.ndarray, total: np.ndarray,
+                   finite: bool) -> np.ndarray:
+    """Sums without one item of each cell: ``total - stats``, kept exact when a statistic
+    is infinite (``inf - inf`` would give NaN; counting the infinite items does not)."""
+    if finite:
+        return total - stats
+    w = counts.astype(np.float64)
+
+    def others(mask: np.ndarray) -> np.ndarray:  # how many other items have the property
+        m = mask.astype(np.float64)
+        return w @ m - m
+
+    fin = np.where(np.isfinite(stats), stats, 0.0)
+    out = w @ fin - fin
+    pos, neg, nan = others(stats == np.inf), others(stats == -np.inf), others(np.isnan(stats))
+    out = np.where(pos > 0, np.inf, out)
+    out = np.where(neg > 0, -np.inf, out)
+    return np.where((nan > 0) | ((pos > 0) & (neg > 0)), np.nan, out)
+
+
 def jackknife_deltas(metrics: Sequence[Metric], slices: Sequence[slice], units: Sequence[Unit],
                      n_classes: int, by_unit: bool) -> tuple[np.ndarray, np.ndarray]:
     """Leave-one-out deltas ``(M, J)`` and their weights ``(J,)``.
@@ -230,18 +264,34 @@ def jackknife_deltas(metrics: Sequence[Metric], slices: Sequence[slice], units: 
     t1 = np.sum([p[1] for p in pairs], axis=0)
     n = float(sum(u.n_items for u in units))
     if by_unit:
-        loo0 = t0 - np.stack([p[0] for p in pairs])
-        loo1 = t1 - np.stack([p[1] for p in pairs])
+        # sums over the other runs (a handful), exact with infinite statistics
+        loo0 = np.stack([sum(p[0] for j, p in enumerate(pairs) if j != r)
+                         for r in range(len(pairs))])
+        loo1 = np.stack([sum(p[1] for j, p in enumerate(pairs) if j != r)
+                         for r in range(len(pairs))])
         tot = n - np.array([u.n_items for u in units], dtype=np.float64)
         weights = np.ones(len(units))
     else:
         (unit,) = units
-        loo0, loo1 = t0 - unit.stats0, t1 - unit.stats1
+        loo0 = _leave_one_out(unit.counts, unit.stats0, t0, unit.finite)
+        loo1 = _leave_one_out(unit.counts, unit.stats1, t1, unit.finite)
         tot = np.full(unit.n_cells, n - 1.0)
         weights = unit.counts.astype(np.float64)
     v0 = values_from_sums(metrics, slices, loo0, tot, n_classes)
     v1 = values_from_sums(metrics, slices, loo1, tot, n_classes)
     return oriented_delta(metrics, v0, v1), weights
+
+
+def acceleration_from_jackknife(jack: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """:func:`acceleration` per metric over its finite jackknife values (leaving out an item
+    with an infinite statistic is the only finite leave-one-out value; such metrics get the
+    acceleration of the finite values, 0 if there are none)."""
+    out = np.zeros(jack.shape[0])
+    for i, row in enumerate(jack):  # loop over metrics (a handful)
+        ok = np.isfinite(row)
+        if ok.sum() > 1:
+            out[i] = acceleration(row[ok][None], weights[ok])[0]
+    return out
 
 
 def acceleration(jack: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -266,31 +316,43 @@ def _tolerance(x: np.ndarray) -> np.ndarray:
     return np.abs(x) * np.finfo(np.float64).eps * 100
 
 
+def _undefined_where_infinite(p: np.ndarray, count: np.ndarray, delta: np.ndarray
+                              ) -> tuple[np.ndarray, np.ndarray]:
+    """No p-value where the observed delta is not finite (e.g. a cross-entropy of +inf on
+    the full test set: clip the predictions with the metric's ``eps`` instead)."""
+    bad = ~np.isfinite(delta)
+    return np.where(bad, np.nan, p), np.where(bad, 0, count)
+
+
 def pvalue_berg_kirkpatrick(dist: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``p = #{delta*_b > 2 delta} / B`` per row; also returns the counts."""
     twice = 2.0 * delta[:, None]
-    count = (dist > twice + _tolerance(twice)).sum(axis=-1)
-    return count / dist.shape[-1], count
+    with np.errstate(invalid="ignore"):
+        count = (dist > twice + _tolerance(twice)).sum(axis=-1)
+    return _undefined_where_infinite(count / dist.shape[-1], count, delta)
 
 
 def pvalue_paired(dist: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided ``p = (1 + #{|delta*_b - delta| >= |delta|}) / (B + 1)`` per row."""
     obs = np.abs(delta)[:, None]
-    count = (np.abs(dist - delta[:, None]) >= obs - _tolerance(obs)).sum(axis=-1)
-    return (1 + count) / (dist.shape[-1] + 1), count
+    with np.errstate(invalid="ignore"):
+        count = (np.abs(dist - delta[:, None]) >= obs - _tolerance(obs)).sum(axis=-1)
+    return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta)
 
 
 def pvalue_permutation(dist: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided ``p = (1 + #{|delta_perm| >= |delta|}) / (B + 1)`` per row."""
     obs = np.abs(delta)[:, None]
-    count = (np.abs(dist) >= obs - _tolerance(obs)).sum(axis=-1)
-    return (1 + count) / (dist.shape[-1] + 1), count
+    with np.errstate(invalid="ignore"):
+        count = (np.abs(dist) >= obs - _tolerance(obs)).sum(axis=-1)
+    return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta)
 
 
 def percentile_interval(dist: np.ndarray, level: float) -> np.ndarray:
     """Equal-tailed percentile interval ``(M, 2)`` (linear interpolation)."""
     alpha = (1.0 - level) / 2.0
-    return np.quantile(dist, [alpha, 1.0 - alpha], axis=-1).T
+    with np.errstate(invalid="ignore"):
+        return np.quantile(dist, [alpha, 1.0 - alpha], axis=-1).T
 
 
 def bca_interval(dist: np.ndarray, delta: np.ndarray, accel: np.ndarray,
@@ -312,5 +374,6 @@ def bca_interval(dist: np.ndarray, delta: np.ndarray, accel: np.ndarray,
             num = z0 + z
             q = ndtr(z0 + num / (1.0 - accel * num))
             for i in range(dist.shape[0]):  # loop over metrics (a handful)
-                out[i, j] = (np.quantile(dist[i], q[i]) if np.isfinite(q[i]) else np.nan)
+                ok = np.isfinite(q[i]) and np.isfinite(delta[i])
+                out[i, j] = np.quantile(dist[i], q[i]) if ok else np.nan
     return out
