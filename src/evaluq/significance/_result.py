@@ -220,8 +220,10 @@ class BootstrapTestResult:
             what = "count |delta* - delta| >= |delta|"
         else:
             what = "count |delta perm| >= |delta|"
-        for i, name in enumerate(self.metrics):
-            lines.append(f"{what + ' (' + name + ')':.<50} {int(self.count[i]):>6} / "
+        labels = [f"{what} ({name}) " for name in self.metrics]
+        col = max(50, *(len(label) + 3 for label in labels))
+        for i, label in enumerate(labels):
+            lines.append(f"{label:.<{col}} {int(self.count[i]):>6} / "
                          f"{self.n_resamples:<7} {self._p_text(i):<12} {self.significance[i]}")
         lines.append("** p <= .01   * p <= .05")
         return "\n".join(lines)
