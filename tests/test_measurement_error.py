@@ -104,6 +104,7 @@ def test_imhof_unequal_sigma_against_monte_carlo(regression_case, rng) -> None:
     mc = me.mse_distribution(ybar, yhat, sigma, method="monte_carlo", n_draws=50_000, rng=1)
     np.testing.assert_allclose(mc.interval(0.95).values, dist.interval(0.95).values, rtol=0.02)
     assert "MSEDistribution(method='imhof'" in repr(dist)
+    assert "<table" in dist._repr_html_()
     frame = dist.to_dataframe()
     assert list(frame.columns) == ["mean", "variance", "sd", "lower", "upper"]
 
@@ -250,6 +251,26 @@ def test_accuracy_pmf_is_sum_of_two_binomials() -> None:
     assert cdf[round(lo * m)] >= 0.025
     assert cdf[round(lo * m) - 1] < 0.025
     assert "AccuracyDistribution(M=200" in repr(dist)
+    assert "<table" in dist._repr_html_()
+    assert list(dist.to_dataframe().columns) == ["mean", "variance", "sd", "lower", "upper"]
+
+
+@pytest.mark.parametrize("level", [0.8, 0.95, 0.99])
+def test_exact_accuracy_interval_coverage(rng, level) -> None:
+    """The exact interval holds the noisy accuracy with probability >= level (exactly and by
+    simulation, within binomial error)."""
+    m = 80
+    y = rng.integers(0, 2, m)
+    yhat = np.where(rng.random(m) < 0.75, y, 1 - y)
+    q = rng.uniform(0.0, 0.2, m)
+    dist = me.accuracy_distribution(y, yhat, q=q)
+    assert float(dist.coverage(level)) >= level
+    lo, hi = dist.interval(level).values
+    n = 20_000
+    acc = (np.where(rng.random((n, m)) < q, 1 - y, y) == yhat).mean(1)
+    hits = int(((acc >= lo - 1e-12) & (acc <= hi + 1e-12)).sum())
+    exact_cov = float(dist.coverage(level))
+    assert abs(hits - n * exact_cov) <= 4 * np.sqrt(n * exact_cov * (1 - exact_cov))
 
 
 def test_per_item_q_and_poisson_binomial(rng) -> None:

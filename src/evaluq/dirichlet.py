@@ -907,7 +907,7 @@ def _bin_labels(edges: Sequence[int]) -> list[str]:
 def _check_edges(edges: Sequence[int]) -> list[int]:
     if isinstance(edges, str | bytes) or not isinstance(edges, Sequence) or len(edges) == 0:
         raise ValueError(f"`bins` must be a non-empty sequence of lower edges; got {edges!r}")
-    out = []
+    out: list[int] = []
     for e in edges:
         if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 0:
             raise ValueError(f"`bins` must hold non-negative integers; got {edges!r}")
@@ -991,8 +991,8 @@ def by_annotation_count(
         frame = {(col if isinstance(col, tuple) else (col, "")): v for col, v in frame.items()}
         count_col = ("count", "")
     df = pd.DataFrame({count_col: np.ones(n.size, dtype=np.int64), **frame})
-    grouped = df.groupby(pd.Categorical(labels[which], categories=labels, ordered=True),
-                         observed=True)
+    bin_of_item = pd.Series(pd.Categorical(labels[which], categories=labels, ordered=True))
+    grouped = df.groupby(bin_of_item, observed=True)
     out = grouped.mean()
     out[count_col] = grouped.size().astype(int)
     out.index.name = "n_bin"

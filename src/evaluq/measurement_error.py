@@ -284,6 +284,9 @@ class MSEDistribution:
         frame["upper"] = iv.sel({CI_BOUND: "upper"}).values.reshape(-1)
         return frame
 
+    def _repr_html_(self) -> str:
+        return f"<p>MSEDistribution(method={self.method!r})</p>" + self.to_dataframe().to_html()
+
     def __repr__(self) -> str:
         if self.mean.ndim == 0:
             iv = self.interval().values
@@ -630,6 +633,34 @@ class AccuracyDistribution:
                            name="accuracy_interval")
         out.attrs = {"kind": "exact equal-tailed interval", "confidence_level": level}
         return out
+
+    def coverage(self, confidence_level: float = 0.95) -> xr.DataArray:
+        """Exact probability that the accuracy falls inside :meth:`interval` (>= the level)."""
+        iv = self.interval(confidence_level)
+        acc = self.pmf["accuracy"]
+        inside = (acc >= iv.sel({CI_BOUND: "lower"}) - 1e-12) & (
+            acc <= iv.sel({CI_BOUND: "upper"}) + 1e-12)
+        return self.pmf.where(inside, 0.0).sum("n_correct").rename("coverage")
+
+    def to_dataset(self, confidence_level: float = 0.95) -> xr.Dataset:
+        """pmf, mean, variance, SD and the exact interval as one Dataset."""
+        return xr.Dataset({"pmf": self.pmf, "mean": self.mean, "variance": self.variance,
+                           "sd": np.sqrt(self.variance),
+                           "interval": self.interval(confidence_level)})
+
+    def to_dataframe(self, confidence_level: float = 0.95) -> pd.DataFrame:
+        """Mean, variance, SD and interval bounds (one row per cell of the other dims)."""
+        iv = self.interval(confidence_level)
+        cols: dict[str, xr.DataArray] = {
+                "mean": self.mean, "variance": self.variance, "sd": np.sqrt(self.variance),
+                "lower": iv.sel({CI_BOUND: "lower"}, drop=True),
+                "upper": iv.sel({CI_BOUND: "upper"}, drop=True)}
+        if self.mean.ndim == 0:
+            return pd.DataFrame({k: [float(v)] for k, v in cols.items()})
+        return xr.Dataset({k: v.rename(k) for k, v in cols.items()}).to_dataframe()
+
+    def _repr_html_(self) -> str:
+        return f"<p>{self!r}</p>" + self.to_dataframe().to_html()
 
     def __repr__(self) -> str:
         if self.mean.ndim == 0:
