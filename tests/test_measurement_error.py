@@ -98,13 +98,14 @@ def test_imhof_unequal_sigma_against_monte_carlo(regression_case, rng) -> None:
     assert dist.method == "imhof"
     y = _simulate_targets(rng, ybar, sigma, 100_000)
     mse = ((y - yhat) ** 2).mean(1)
-    for p in (0.025, 0.25, 0.5, 0.9, 0.975):
-        x = float(dist.quantile(p).item())
+    iv = dist.interval(0.95).values
+    for p, x in ((0.025, iv[0]), (0.975, iv[1])):
         assert abs(np.mean(mse <= x) - p) < 4 * np.sqrt(p * (1 - p) / mse.size)
-    mc = me.mse_distribution(ybar, yhat, sigma, method="monte_carlo", n_draws=50_000, rng=1)
-    np.testing.assert_allclose(mc.interval(0.95).values, dist.interval(0.95).values, rtol=0.02)
+    x = float(dist.quantile(0.5).item())
+    assert abs(np.mean(mse <= x) - 0.5) < 4 * np.sqrt(0.25 / mse.size)
+    mc = me.mse_distribution(ybar, yhat, sigma, method="monte_carlo", n_draws=20_000, rng=1)
+    np.testing.assert_allclose(mc.interval(0.95).values, iv, rtol=0.03)
     assert "MSEDistribution(method='imhof'" in repr(dist)
-    assert "<table" in dist._repr_html_()
     frame = dist.to_dataframe()
     assert list(frame.columns) == ["mean", "variance", "sd", "lower", "upper"]
 
@@ -116,7 +117,8 @@ def test_mse_distribution_sigma_zero_is_a_point_mass() -> None:
 
 
 def test_mse_distribution_over_models(regression_case) -> None:
-    ybar, yhat, sigma = regression_case
+    ybar, yhat, _ = regression_case
+    sigma = 0.4  # the ncx2 path: the dims plumbing is the same for every method
     preds = xr.DataArray(np.stack([yhat, yhat + 0.3]), dims=(MODEL, ITEM),
                          coords={MODEL: ["a", "b"]})
     dist = me.mse_distribution(ybar, preds, sigma)
@@ -126,6 +128,7 @@ def test_mse_distribution_over_models(regression_case) -> None:
     np.testing.assert_allclose(iv.sel(model="b").values, single.values, rtol=1e-9)
     ds = dist.to_dataset()
     assert set(ds.data_vars) == {"mean", "variance", "sd", "interval"}
+    assert "<table" in dist._repr_html_()
 
 
 # --- MAE ----------------------------------------------------------------------------------------

@@ -271,7 +271,7 @@ class MSEDistribution:
     def to_dataset(self, confidence_level: float = 0.95) -> xr.Dataset:
         """Mean, variance, SD and the interval as one Dataset."""
         return xr.Dataset({
-            "mean": self.mean, "variance": self.variance, "sd": np.sqrt(self.variance),
+            "mean": self.mean, "variance": self.variance, "sd": self.variance ** 0.5,
             "interval": self.interval(confidence_level),
         }, attrs={"method": self.method})
 
@@ -652,7 +652,7 @@ class AccuracyDistribution:
         """Mean, variance, SD and interval bounds (one row per cell of the other dims)."""
         iv = self.interval(confidence_level)
         cols: dict[str, xr.DataArray] = {
-                "mean": self.mean, "variance": self.variance, "sd": np.sqrt(self.variance),
+                "mean": self.mean, "variance": self.variance, "sd": self.variance ** 0.5,
                 "lower": iv.sel({CI_BOUND: "lower"}, drop=True),
                 "upper": iv.sel({CI_BOUND: "upper"}, drop=True)}
         if self.mean.ndim == 0:
