@@ -403,7 +403,7 @@ def _apply(kernel: Callable[..., np.ndarray], post: DirichletPosterior, q: xr.Da
            single: bool, name: str, attrs: Mapping[str, Any]) -> xr.DataArray:
     args = [post.concentration] if q is None else [post.concentration, q]
     out = xr.apply_ufunc(kernel, *args, input_core_dims=[[CLASS]] * len(args),
-                         dask="allowed", keep_attrs=False)
+                         keep_attrs=False)
     if ITEM in out.dims:
         out = out.transpose(..., ITEM)
     if single:
@@ -517,7 +517,14 @@ def _logit_logdens(t: np.ndarray, a: np.ndarray, a0: np.ndarray) -> np.ndarray:
     return a * t - a0 * np.logaddexp(0.0, t)
 
 
-def _logit_beta_nodes(a: np.ndarray, b: np.ndarray, n_nodes: int
+def _n_nodes(lo: np.ndarray, hi: np.ndarray, n_nodes: int) -> int:
+    """Nodes needed so that the step is at most ``_MAX_STEP`` (at least ``n_nodes``)."""
+    widest = float(np.max(hi - lo)) if lo.size else 0.0
+    return int(min(_MAX_NODES, max(n_nodes, np.ceil(widest / _MAX_STEP) + 1)))
+
+
+def _logit_beta_nodes(a: np.ndarray, b: np.ndarray, n_nodes: int,
+                      ends: tuple[np.ndarray, np.ndarray] | None = None,
                       ) -> tuple[np.ndarray, np.ndarray]:
     """Nodes ``x`` and normalised weights ``w`` (shape ``a.shape + (N,)``) for ``E f(X)``.
 
@@ -534,8 +541,8 @@ def _logit_beta_nodes(a: np.ndarray, b: np.ndarray, n_nodes: int
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     a0 = a + b
-    lo, hi = _logit_range(a, b)
-    n = int(min(_MAX_NODES, max(n_nodes, np.ceil(np.max(hi - lo) / _MAX_STEP) + 1)))
+    lo, hi = _logit_range(a, b) if ends is None else ends
+    n = _n_nodes(lo, hi, n_nodes)
     grid = np.linspace(0.0, 1.0, n)
     t = lo[..., None] + (hi - lo)[..., None] * grid
     logw = _logit_logdens(t, a[..., None], a0[..., None])
@@ -547,15 +554,18 @@ def _logit_beta_nodes(a: np.ndarray, b: np.ndarray, n_nodes: int
 
 
 def _expected_m_log_m(a: np.ndarray, b: np.ndarray, q: np.ndarray, n_nodes: int) -> np.ndarray:
-    """``E[m log m]`` with ``m = (X + q)/2``, ``X ~ Beta(a, b)``, elementwise (chunked)."""
+    """``E[m log m]`` with ``m = (X + q)/2``, ``X ~ Beta(a, b)``, elementwise (chunked so that a
+    chunk holds about 4 million node evaluations)."""
     a, b, q = np.broadcast_arrays(a, b, q)
     out = np.empty(a.shape)
-    flat_a, flat_b, flat_q = (np.ascontiguousarray(x).reshape(-1) for x in (a, b, q))
+    flat_a, flat_b, flat_q = (np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+                              for x in (a, b, q))
     flat_out = out.reshape(-1)
-    step = max(1, _CHUNK * 64 // n_nodes)
+    lo, hi = _logit_range(flat_a, flat_b)
+    step = max(1, _CHUNK * 64 // _n_nodes(lo, hi, n_nodes))
     for start in range(0, flat_a.size, step):
         sl = slice(start, start + step)
-        x, w = _logit_beta_nodes(flat_a[sl], flat_b[sl], n_nodes)
+        x, w = _logit_beta_nodes(flat_a[sl], flat_b[sl], n_nodes, ends=(lo[sl], hi[sl]))
         m = (x + flat_q[sl, None]) / 2.0
         flat_out[sl] = (w * xlogy(m, m)).sum(axis=-1)
     return out
