@@ -10,7 +10,9 @@ Measured rates (p <= .05), recorded in the docs of :func:`evaluq.bootstrap_test`
   The normal approximation ``1 - Phi(1.645 / sqrt(f))`` gives 0.000, 0.0001, 0.010, 0.050:
   at f = 1 the rule ``#{delta* > 2 delta} / B <= alpha`` is a one-sided test at level alpha,
   and a sub-sample of fraction f widens ``delta*`` by ``1 / sqrt(f)``.
-- paired and permutation: nominal within binomial error (below).
+- paired and permutation (macro-F1, 2000 null data sets of 1000 items, B = 199): 0.0465 and
+  0.0495; the permutation test on cross-entropy (soft labels) likewise.
+- interval coverage at 95% (3000 data sets): BCa 0.940, percentile 0.941.
 """
 
 from __future__ import annotations
@@ -77,13 +79,16 @@ def test_berg_kirkpatrick_public_function_null_rate():
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["paired", "permutation"])
 def test_null_rejection_rate_is_nominal(method):
+    """Macro-F1 over 3 classes, 1000 items (cell engine). Measured: paired 0.0465,
+    permutation 0.0495 on these 2000 data sets (with accuracy on 300 items the permutation
+    test is conservative, 0.035, because the statistic is discrete)."""
     rng = np.random.default_rng(20261122 + (method == "paired"))
-    n_sets, n_items, rejections = 2500, 300, 0
+    n_sets, n_items, rejections = 2000, 1000, 0
     for i in range(n_sets):
         y = rng.integers(0, 3, n_items)
         h0 = np.where(rng.random(n_items) < 0.7, y, rng.integers(0, 3, n_items))
         h1 = np.where(rng.random(n_items) < 0.7, y, rng.integers(0, 3, n_items))
-        res = eq.bootstrap_test(y, h0, h1, metrics="accuracy", method=method,
+        res = eq.bootstrap_test(y, h0, h1, metrics="f1", method=method,
                                 n_resamples=199, rng=i)
         rejections += res.pvalue[0] <= ALPHA
     assert abs(rejections - n_sets * ALPHA) <= _bound(n_sets)
@@ -102,3 +107,31 @@ def test_permutation_null_rate_soft_labels():
                                 n_resamples=199, rng=i)
         rejections += res.pvalue[0] <= ALPHA
     assert abs(rejections - n_sets * ALPHA) <= _bound(n_sets)
+
+
+@pytest.mark.slow
+def test_interval_coverage():
+    """95% intervals for delta cover the true difference at the nominal rate.
+
+    True accuracies 0.70 and 0.75 (independent errors): delta = 0.05. Measured on 3000 data
+    sets of 300 items (B = 1000): BCa 0.940, percentile 0.941 (bootstrap intervals
+    under-cover slightly at this size); the test uses 1000 data sets.
+    """
+    rng = np.random.default_rng(8)
+    n_sets, n_items = 1000, 300
+    covered = {"bca": 0, "percentile": 0, "bk": 0}
+    for i in range(n_sets):
+        y = rng.integers(0, 2, n_items)
+        h0 = np.where(rng.random(n_items) < 0.70, y, 1 - y)
+        h1 = np.where(rng.random(n_items) < 0.75, y, 1 - y)
+        res = eq.bootstrap_test(y, h0, h1, metrics="accuracy", method="paired",
+                                n_resamples=400, rng=i)
+        for kind in ("bca", "percentile"):
+            lo, hi = res.confidence_interval(0.95, kind=kind).values[0]
+            covered[kind] += lo <= 0.05 <= hi
+        bk = eq.bootstrap_test(y, h0, h1, metrics="accuracy", sample_size=0.5,
+                               n_resamples=400, rng=i)
+        lo, hi = bk.confidence_interval(0.95).values[0]   # m-out-of-n rescaled percentile
+        covered["bk"] += lo <= 0.05 <= hi
+    for kind, count in covered.items():
+        assert abs(count - n_sets * 0.95) <= 4 * np.sqrt(n_sets * 0.95 * 0.05), kind
