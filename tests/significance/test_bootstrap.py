@@ -80,7 +80,7 @@ def test_soft_observed_values_and_orientation(rng):
     assert res.h1_value[0] < res.h0_value[0]
 
 
-def test_result_outputs(rng):
+def test_result_outputs(rng, tmp_path):
     y, h0, h1 = _hard(rng)
     res = eq.bootstrap_test(y, h0, h1, method="paired", n_resamples=200, rng=1,
                             h0_name="base", h1_name="new")
@@ -90,8 +90,15 @@ def test_result_outputs(rng):
     ds = res.to_dataset()
     assert isinstance(ds, xr.Dataset)
     assert ds["distribution"].dims == ("metric", "resample")
+    assert res.resamples.dims == ("metric", "resample")
+    np.testing.assert_array_equal(res.resamples.sel(metric="accuracy"),
+                                  res.distribution[list(res.metrics).index("accuracy")])
     assert ds["interval"].dims == ("metric", "ci_bound")
     assert ds.attrs["method"] == "paired"
+    ds.to_netcdf(tmp_path / "result.nc")
+    back = xr.open_dataset(tmp_path / "result.nc").load()
+    np.testing.assert_array_equal(back["distribution"].values, res.distribution)
+    assert list(back["significance"].values) == list(res.significance)
     text = repr(res)
     assert "'base'" in text
     assert "'new'" in text

@@ -89,6 +89,15 @@ class BootstrapTestResult:
         return tuple(significance_mark(float(p)) for p in self.pvalue)
 
     @property
+    def resamples(self) -> xr.DataArray:
+        """The resample distribution the p-value comes from, dims ``(metric, resample)``."""
+        what = {"berg-kirkpatrick": "sub-sample deltas", "paired": "bootstrap deltas",
+                "permutation": "permutation (null) deltas"}[self.method]
+        return xr.DataArray(self.distribution, dims=(METRIC, RESAMPLE),
+                            coords={METRIC: list(self.metrics)},
+                            attrs={"description": what, **self._settings()})
+
+    @property
     def interval(self) -> xr.DataArray:
         """Confidence interval for delta at the level given in the call (default kind)."""
         return self.confidence_interval(self.confidence_level)
@@ -157,7 +166,7 @@ class BootstrapTestResult:
                 "significance": ((METRIC,), np.array(self.significance, dtype=object)),
                 "higher_is_better": ((METRIC,), np.array(self.higher_is_better)),
                 "interval": self.interval,
-                "distribution": ((METRIC, RESAMPLE), self.distribution),
+                "distribution": self.resamples,
             },
             coords=coords,
         )
