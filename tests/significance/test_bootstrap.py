@@ -479,3 +479,21 @@ def test_infinite_cross_entropy_items_are_resampled_exactly(rng):
     perm = eq.bootstrap_test(p, q0, q1, metrics="cross_entropy", method="permutation",
                              n_resamples=100, rng=0)
     assert not np.isnan(perm.distribution).any()
+
+
+def test_regression_outputs(rng):
+    y = rng.normal(size=400)
+    h0 = y + rng.normal(scale=1.0, size=400)
+    h1 = y + rng.normal(scale=0.5, size=400)
+    res = eq.bootstrap_test(y, h0, h1, method="permutation", n_resamples=300, rng=0)
+    assert res.metrics == ("mse", "mae")
+    assert res.h0_value[0] == pytest.approx(np.mean((h0 - y) ** 2), rel=1e-12)
+    assert res.delta[1] == pytest.approx(np.mean(np.abs(h0 - y)) - np.mean(np.abs(h1 - y)))
+    assert (res.delta > 0).all()
+    assert (res.pvalue < 0.01).all()
+    # integer-valued regression targets need `kind`
+    yi, h0i, h1i = (np.round(a * 10) for a in (y, h0, h1))
+    with pytest.raises(ValueError, match="is for regression labels but the inputs are hard"):
+        eq.bootstrap_test(yi, h0i, h1i, metrics="mse", n_resamples=10)
+    r = eq.bootstrap_test(yi, h0i, h1i, metrics="mse", kind="regression", n_resamples=10)
+    assert r.h1_value[0] == pytest.approx(np.mean((h1i - yi) ** 2))
