@@ -136,16 +136,20 @@ def _check_sample_size(method: str, sample_size: float | None) -> float:
 # --- the test -----------------------------------------------------------------------------------
 
 def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *,
-              metrics: Sequence[str | Metric] | str | Metric | None = None,
-              method: str = "berg-kirkpatrick", runs: str = "pooled",
-              n_resamples: int = 1000, sample_size: float | None = None,
-              confidence_level: float = 0.95, rng: RNGLike = None,
-              kind: str | None = None, labels: Sequence[Any] | None = None,
-              h0_name: str = "h0", h1_name: str = "h1") -> BootstrapTestResult:
+                 metrics: Sequence[str | Metric] | str | Metric | None = None,
+                 method: str = "berg-kirkpatrick", runs: str = "pooled",
+                 n_resamples: int = 1000, sample_size: float | None = None,
+                 confidence_level: float = 0.95, rng: RNGLike = None,
+                 kind: str | None = None, labels: Sequence[Any] | None = None,
+                 h0_name: str = "h0", h1_name: str = "h1") -> BootstrapTestResult:
     """:func:`bootstrap_test` on several runs (run ``r`` of h0 and of h1 share targets ``r``).
 
-    ``runs="pooled"`` concatenates the runs (BooStSa); ``"two-level"`` resamples runs, then
-    items within each drawn run (``berg-kirkpatrick`` and ``paired`` only).
+    ``runs="pooled"`` concatenates the runs (BooStSa). ``"two-level"`` resamples runs, then
+    items within each drawn run (``berg-kirkpatrick`` and ``paired`` only): a run drawn ``c``
+    times contributes ``c`` independent item resamples. Items are resampled independently in
+    each run even when the runs share one test set (a nested, not a crossed, design), and the
+    BCa acceleration comes from leaving one run out. The observed values are those of the
+    pooled items in both cases.
     """
     check_choice("method", method, METHODS)
     check_choice("runs", runs, RUNS)
