@@ -316,6 +316,16 @@ def test_transition_matrix_k_classes(rng) -> None:
         float(me.expected_accuracy(yb, pb, q=0.1)))
 
 
+def test_binary_labels_of_any_type() -> None:
+    y = ["pos", "neg", "pos", "pos"]
+    yhat = ["pos", "neg", "neg", "pos"]
+    assert float(me.expected_accuracy(y, yhat, q=0.1)) == pytest.approx((3 * 0.9 + 0.1) / 4)
+    with pytest.raises(ValueError, match="missing values"):
+        me.expected_accuracy(["pos", None], ["pos", "neg"], q=0.1)
+    with pytest.raises(TypeError, match="must be numeric"):
+        me.expected_accuracy(y, yhat, transition=np.eye(2))
+
+
 def test_accuracy_over_models() -> None:
     y = xr.DataArray([1, 0, 1, 1], dims=(ITEM,))
     preds = xr.DataArray([[1, 0, 1, 1], [0, 0, 1, 0]], dims=(MODEL, ITEM),

@@ -66,7 +66,8 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 # --- input plumbing -----------------------------------------------------------------------------
 
-def _as_item_array(name: str, x: Any, *, allow_scalar: bool = False) -> xr.DataArray:
+def _as_item_array(name: str, x: Any, *, allow_scalar: bool = False,
+                   numeric: bool = True) -> xr.DataArray:
     if isinstance(x, xr.DataArray):
         da = x
         if ITEM not in da.dims and not allow_scalar:
@@ -82,11 +83,15 @@ def _as_item_array(name: str, x: Any, *, allow_scalar: bool = False) -> xr.DataA
                 f"`{name}` must be 1-D over items (or a DataArray with an {ITEM!r} dim); "
                 f"got shape {arr.shape}"
             )
+    if ITEM in da.dims and da.sizes[ITEM] == 0:
+        raise ValueError(f"`{name}` is empty (no items)")
+    if not numeric and da.dtype.kind not in "biuf":  # labels of any type (binary flips)
+        if pd.isna(da.values).any():
+            raise ValueError(f"`{name}` contains missing values")
+        return da
     if da.dtype.kind not in "biuf":
         raise TypeError(f"`{name}` must be numeric; got dtype {da.dtype}")
     da = da.astype(np.float64)
-    if ITEM in da.dims and da.sizes[ITEM] == 0:
-        raise ValueError(f"`{name}` is empty (no items)")
     if not np.all(np.isfinite(da.values)):
         raise ValueError(f"`{name}` contains NaN or infinite values")
     return da
@@ -477,8 +482,9 @@ def _agreement_probs(targets: Any, predictions: Any, q: Any, transition: Any) ->
     """``pi_i``: probability that the observed (noisy) label equals the prediction."""
     if (q is None) == (transition is None):
         raise ValueError("give exactly one of `q` (binary flip probability) or `transition`")
-    t = _as_item_array("targets", targets)
-    p = _as_item_array("predictions", predictions)
+    labels_any = q is not None
+    t = _as_item_array("targets", targets, numeric=not labels_any)
+    p = _as_item_array("predictions", predictions, numeric=not labels_any)
     if q is not None:
         qa = _as_item_array("q", q, allow_scalar=True)
         if bool(((qa < 0) | (qa > 1)).any()):
@@ -530,7 +536,8 @@ def expected_accuracy(targets: Any, predictions: Any, *, q: Any = None,
     Parameters
     ----------
     targets
-        True labels (1-D or DataArray with ``item``); integers ``0..K-1`` with ``transition``.
+        True labels (1-D or DataArray with ``item``): any two values with ``q`` (e.g.
+        ``"pos"`` / ``"neg"``), integers ``0..K-1`` with ``transition``.
     predictions
         Predicted labels.
     q
