@@ -94,8 +94,12 @@ def test_errors(rng):
         eq.from_predictions(y, preds, n_boot=1)
     with pytest.raises(ValueError, match="`metric` must be one of"):
         eq.from_predictions(y, preds, metric="bogus")
-    with pytest.raises(CubeError, match="hold labels \\[2\\] that are not in `labels`"):
+    with pytest.raises(CubeError, match="language 'all': `targets` holds labels \\[2\\] that are "
+                                        "not in `labels`"):
         eq.from_predictions(y, preds, labels=[0, 1])
+    soft = xr.DataArray(np.full((1, 1, 20, 3), 0.4), dims=("model", "seed", "item", "class"))
+    with pytest.raises(CubeError, match="must sum to 1 within atol"):
+        eq.from_predictions(np.eye(3)[y], soft, metric="cross_entropy")
     with pytest.raises(CubeError, match="must have dims"):
         eq.from_predictions(y, preds.rename(item="token"))
     with pytest.raises(TypeError, match="must be a DataArray"):
@@ -104,3 +108,23 @@ def test_errors(rng):
         eq.from_predictions({}, {})
     with pytest.raises(TypeError, match="`rng` must be an int"):
         eq.from_predictions(y, preds, rng="seed")
+
+
+def test_other_metrics_and_target_class(rng):
+    y, preds = make_predictions(rng, n_items=120)
+    f1_two = eq.metrics.f1_metric(target_class=2)
+    cube = eq.from_predictions({"en": y}, {"en": preds}, metric=f1_two, n_boot=20, rng=0)
+    for m, model in enumerate(preds.model.values):
+        for s in range(preds.sizes["seed"]):
+            expected = eq.metrics.f1(y, preds.values[m, s], target_class=2)
+            assert cube.score.sel(model=model, language="en", seed=s).item() == pytest.approx(
+                expected)
+    # soft predictions and a lower-is-better metric
+    proba = rng.dirichlet(np.ones(3), size=(2, 1, 50))
+    targets = rng.dirichlet(np.ones(3), size=50)
+    soft = xr.DataArray(proba, dims=("model", "seed", "item", "class"),
+                        coords={"model": ["p", "q"]})
+    cube = eq.from_predictions(targets, soft, metric="js_divergence", n_boot=20, rng=0)
+    assert not eq.higher_is_better(cube)
+    assert cube.score.sel(model="q").item() == pytest.approx(
+        eq.metrics.js_divergence(targets, proba[1, 0]))

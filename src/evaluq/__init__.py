@@ -5,7 +5,7 @@ Which differences between ML/NLP models are real? evaluq keeps results in an xar
 resampling, pairwise differences, rank distributions, significance tests and closed forms.
 """
 
-from evaluq import agreement, intervals
+from evaluq import agreement, dirichlet, intervals, measurement_error, metrics
 from evaluq._version import __version__
 from evaluq.aggregate import aggregate
 from evaluq.cube import (
@@ -18,21 +18,28 @@ from evaluq.cube import (
     validate,
 )
 from evaluq.errors import CubeError, NotFittedError
+from evaluq.experiment import Experiment, ExperimentResult
 from evaluq.io import read_table
 from evaluq.pairwise import pairwise_by_language, pairwise_differences, pairwise_table
 from evaluq.predictions import from_predictions
 from evaluq.ranks import leaderboard, rank_distribution, significance_groups
 from evaluq.resampling import ResamplePlan, resample
+from evaluq.significance import BootstrapTestResult, bootstrap_test
 from evaluq.simulate import simulate_cube
 from evaluq.variance import variance_components, variance_table
 
 __all__ = [
+    "BootstrapTestResult",
     "CubeError",
+    "Experiment",
+    "ExperimentResult",
     "NotFittedError",
     "ResamplePlan",
     "__version__",
     "aggregate",
     "agreement",
+    "bootstrap_test",
+    "dirichlet",
     "from_arrays",
     "from_long",
     "from_predictions",
@@ -41,6 +48,8 @@ __all__ = [
     "intervals",
     "is_summary",
     "leaderboard",
+    "measurement_error",
+    "metrics",
     "open_cube",
     "pairwise_by_language",
     "pairwise_differences",

@@ -8,7 +8,7 @@ languages), so the demo needs no network and no extra install.
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -119,7 +119,7 @@ def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
 
     # --- leaderboards: on these data sets, and on new data sets ---------------------------------
     results: dict[str, Any] = {"cube": cube, "variance_components": components}
-    views = {
+    views: dict[str, tuple[str, Literal["fixed", "bootstrap"]]] = {
         "these": ("on THESE data sets (languages fixed; one paired (seed, test-set replicate) "
                   "drawn per data set)", "fixed"),
         "new": ("on NEW data sets (data sets bootstrapped as well: the population view)",

@@ -13,6 +13,7 @@ from evaluq._validation import RNGLike, check_int, check_rng
 from evaluq.cube import _provenance, validate
 from evaluq.errors import CubeError
 from evaluq.metrics._base import Metric, get_metric
+from evaluq.metrics._inputs import prepare_inputs
 
 _CHUNK_BYTES = 64 * 2**20
 
@@ -71,21 +72,6 @@ def _as_model_seed_item(language: Hashable, preds: Any, soft: bool) -> xr.DataAr
         f"predictions for language {language!r} must be a DataArray (model, seed, item"
         f"{', class' if soft else ''}) or a mapping model -> array; got {type(preds).__name__}"
     )
-
-
-def _encode_hard(targets: np.ndarray, preds: np.ndarray, labels: Sequence[Any] | None,
-                 language: Hashable) -> tuple[np.ndarray, np.ndarray, int]:
-    if labels is None:
-        label_set = np.unique(np.concatenate([targets.ravel(), preds.ravel()]))
-    else:
-        label_set = np.unique(np.asarray(labels))
-        for name, values in (("targets", targets), ("predictions", preds)):
-            unknown = np.setdiff1d(np.unique(values), label_set)
-            if unknown.size:
-                raise CubeError(f"{name} of language {language!r} hold labels "
-                                f"{unknown.tolist()[:5]} that are not in `labels`")
-    return (np.searchsorted(label_set, targets), np.searchsorted(label_set, preds),
-            int(label_set.size))
 
 
 def from_predictions(
@@ -182,20 +168,25 @@ def from_predictions(
                             f"{preds.shape[2:]}")
         if y.shape[0] == 0:
             raise CubeError(f"language {lang!r} has no items")
-        p = preds.values
-        n_classes = y.shape[-1] if soft else 0
-        if metric_obj.kind == "hard":
-            lab = labels.get(lang) if isinstance(labels, Mapping) else labels
-            y, p, n_classes = _encode_hard(y, p, lab, lang)
-        elif np.isnan(y.astype(np.float64)).any() or np.isnan(p.astype(np.float64)).any():
-            raise CubeError(f"targets or predictions of language {lang!r} contain NaN")
-        score = metric_obj(y, p, n_classes)                         # (model, seed)
+        lab = labels.get(lang) if isinstance(labels, Mapping) else labels
+        if lab is None and metric_obj.labels is not None:
+            lab = metric_obj.labels
+        try:
+            prepared = prepare_inputs(y, preds, kind=metric_obj.kind, labels=lab,
+                                      names=(f"predictions of language {lang!r}",),
+                                      allow_leading=True)
+        except (ValueError, TypeError) as err:
+            raise CubeError(f"language {lang!r}: {err}") from None
+        y, p, n_classes = prepared.targets, prepared.predictions[0], prepared.n_classes
+        metric_lang = metric_obj.for_labels(prepared.labels) if metric_obj.kind == "hard" \
+            else metric_obj
+        score = metric_lang(y, p, n_classes)                         # (model, seed)
         gen = np.random.default_rng(stream)
         n_items = y.shape[0]
         chunk = max(1, min(n_boot, _CHUNK_BYTES // (8 * n_items)))
         boot = np.concatenate(
-            [metric_obj.weighted(y, p, bootstrap_counts(gen, n_items, min(chunk, n_boot - i)),
-                                 n_classes)
+            [metric_lang.weighted(y, p, bootstrap_counts(gen, n_items, min(chunk, n_boot - i)),
+                                  n_classes)
              for i in range(0, n_boot, chunk)],
             axis=-1,
         )                                                           # (model, seed, bootstrap)

@@ -18,9 +18,9 @@ objects serve :func:`evaluq.from_predictions` and :func:`evaluq.bootstrap_test`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 
@@ -51,6 +51,15 @@ class Metric:
     from_sums
         ``from_sums(sums, total_weight, n_classes) -> value`` with sums of shape ``(..., S)``
         and total weights broadcastable to ``(...)``.
+    labels
+        Hard metrics defined on a fixed label set (``f1_metric(labels=...)``): that set.
+        Callers encode the inputs against it (``prepare_inputs(..., labels=metric.labels)``).
+    target_class
+        Hard metrics restricted to one class: its label *value* (not its position).
+    bind
+        For metrics that need the label set to be evaluated (``target_class``), a function
+        ``bind(label_set) -> Metric`` returning the metric for class codes of that label set.
+        Call :meth:`for_labels` rather than this.
     """
 
     name: str
@@ -58,6 +67,30 @@ class Metric:
     kind: MetricKind
     item_stats: ItemStats
     from_sums: FromSums
+    labels: tuple[Any, ...] | None = None
+    target_class: Any = None
+    bind: Callable[[np.ndarray], Metric] | None = field(default=None, repr=False, compare=False)
+
+    def for_labels(self, label_set: Sequence[Any] | np.ndarray | None) -> Metric:
+        """The metric ready for class codes ``0..K-1`` of ``label_set`` (``labels[code]``).
+
+        Every metric not tied to a label returns itself. A metric with ``target_class`` returns
+        a copy whose statistics use that class's code, and raises if the label is not in
+        ``label_set``; a metric with fixed ``labels`` checks that ``label_set`` is that set.
+        Call it with ``PreparedInputs.labels`` before :meth:`weighted` on hard inputs.
+        """
+        if self.labels is not None and (
+            label_set is None or list(np.asarray(label_set).tolist()) != list(self.labels)
+        ):
+            shown = None if label_set is None else np.asarray(label_set).tolist()
+            raise ValueError(f"metric {self.name!r} is defined on labels {list(self.labels)}; "
+                             f"the inputs were encoded against {shown} (pass "
+                             "`labels=metric.labels` when preparing them)")
+        if self.bind is None:
+            return self
+        if label_set is None:
+            raise ValueError(f"metric {self.name!r} needs the label set of the inputs")
+        return self.bind(np.asarray(label_set))
 
     def __call__(self, targets: np.ndarray, predictions: np.ndarray,
                  n_classes: int = 0) -> np.ndarray:
@@ -74,8 +107,26 @@ class Metric:
         ``(..., B)`` where ``...`` are the leading axes of ``predictions``.
         """
         stats = self.item_stats(targets, predictions, n_classes)  # (..., N, S)
-        sums = np.einsum("bn,...ns->...bs", weights, stats, optimize=True)
-        return self.from_sums(sums, weights.sum(axis=-1), n_classes)
+        return self.from_sums(weighted_sums(weights, stats), weights.sum(axis=-1), n_classes)
+
+
+def weighted_sums(weights: np.ndarray, stats: np.ndarray) -> np.ndarray:
+    """``sums[..., b, s] = sum_n weights[b, n] * stats[..., n, s]``, exact for infinite stats.
+
+    A plain matrix product gives ``0 * inf = nan`` for an item with an infinite statistic (a
+    cross-entropy of ``+inf``) and weight 0; here such items are left out, as they would be
+    from the explicitly resampled items, and a positive weight on them gives ``+-inf``.
+    """
+    finite = np.isfinite(stats)
+    if finite.all():
+        return np.einsum("bn,...ns->...bs", weights, stats, optimize=True)
+    sums = np.einsum("bn,...ns->...bs", weights, np.where(finite, stats, 0.0), optimize=True)
+    pos = np.einsum("bn,...ns->...bs", weights, (stats == np.inf).astype(np.float64))
+    neg = np.einsum("bn,...ns->...bs", weights, (stats == -np.inf).astype(np.float64))
+    nan = np.einsum("bn,...ns->...bs", weights, np.isnan(stats).astype(np.float64))
+    sums = np.where(pos > 0, np.inf, sums)
+    sums = np.where(neg > 0, -np.inf, sums)
+    return np.where((nan > 0) | ((pos > 0) & (neg > 0)), np.nan, sums)
 
 
 _REGISTRY: dict[str, Metric] = {}

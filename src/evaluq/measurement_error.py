@@ -1,0 +1,712 @@
+r"""Regression and classification metrics when the targets carry measurement error.
+
+formulas.md section 4 (Michelucci & Venturini). Item ``i`` of ``M`` has a measured target
+``y_i ~ N(ybar_i, sigma_i^2)`` and a prediction ``yhat_i``; ``d_i = ybar_i - yhat_i``. The
+metric computed on the measured targets is then a random variable; this module gives its mean,
+variance and full distribution:
+
+- MSE: ``E = (1/M) sum (d_i^2 + sigma_i^2)``,
+  ``Var = (1/M^2) sum (2 sigma_i^4 + 4 d_i^2 sigma_i^2)``;
+  a scaled noncentral chi-square for equal sigma, a generalized chi-square otherwise.
+- MAE: ``|y_i - yhat_i|`` is folded normal.
+- Accuracy when each observed label differs from the true one with a known probability
+  (a flip probability ``q`` for binary labels, or a ``K x K`` transition matrix): a sum of
+  independent Bernoulli variables (Poisson-binomial), so the exact distribution is available.
+
+Inputs
+------
+``targets`` (the means ``ybar_i``), ``predictions`` and ``sigma`` are 1-D arrays over items, or
+DataArrays with an ``item`` dim (other dims such as ``model`` are kept); ``sigma`` may also be a
+scalar or lack the ``item`` dim (the same SD for every item). Results are DataArrays without the
+``item`` dim (0-d for 1-D inputs: use ``float(result)``).
+
+References
+----------
+Michelucci, U., Venturini, F. (2021). Estimating neural network's performance with measurement
+errors on the labels (metric formulas with measurement errors). Errata in ``formulas.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy import integrate, optimize, stats
+from scipy.special import ndtr
+
+from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ITEM
+from evaluq._validation import (
+    RNGLike,
+    check_choice,
+    check_confidence_level,
+    check_int,
+    check_rng,
+)
+
+__all__ = [
+    "AccuracyDistribution",
+    "MSEDistribution",
+    "accuracy_distribution",
+    "expected_accuracy",
+    "expected_mae",
+    "expected_mse",
+    "mse_distribution",
+    "var_accuracy",
+    "var_mae",
+    "var_mse",
+]
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+# --- input plumbing -----------------------------------------------------------------------------
+
+def _as_item_array(name: str, x: Any, *, allow_scalar: bool = False,
+                   numeric: bool = True) -> xr.DataArray:
+    if isinstance(x, xr.DataArray):
+        da = x
+        if ITEM not in da.dims and not allow_scalar:
+            raise ValueError(f"`{name}` must have an {ITEM!r} dim; got dims {da.dims}")
+    else:
+        arr = np.asarray(x)
+        if arr.ndim == 0 and allow_scalar:
+            da = xr.DataArray(arr)
+        elif arr.ndim == 1:
+            da = xr.DataArray(arr, dims=(ITEM,))
+        else:
+            raise ValueError(
+                f"`{name}` must be 1-D over items (or a DataArray with an {ITEM!r} dim); "
+                f"got shape {arr.shape}"
+            )
+    if ITEM in da.dims and da.sizes[ITEM] == 0:
+        raise ValueError(f"`{name}` is empty (no items)")
+    if not numeric and da.dtype.kind not in "biuf":  # labels of any type (binary flips)
+        if pd.isna(da.values).any():
+            raise ValueError(f"`{name}` contains missing values")
+        return da
+    if da.dtype.kind not in "biuf":
+        raise TypeError(f"`{name}` must be numeric; got dtype {da.dtype}")
+    da = da.astype(np.float64)
+    if not np.all(np.isfinite(da.values)):
+        raise ValueError(f"`{name}` contains NaN or infinite values")
+    return da
+
+
+def _broadcast(**arrays: xr.DataArray) -> list[xr.DataArray]:
+    sizes = {name: da.sizes[ITEM] for name, da in arrays.items() if ITEM in da.dims}
+    if len(set(sizes.values())) > 1:
+        shown = ", ".join(f"`{k}` {v}" for k, v in sizes.items())
+        raise ValueError(f"shape mismatch: the inputs have different numbers of items ({shown})")
+    try:
+        aligned = xr.align(*arrays.values(), join="exact")
+    except ValueError as err:
+        raise ValueError(f"the inputs' coordinates differ: {err}") from err
+    return list(xr.broadcast(*aligned))
+
+
+def _regression_inputs(targets: Any, predictions: Any, sigma: Any
+                       ) -> tuple[xr.DataArray, xr.DataArray]:
+    """``d = targets - predictions`` and ``sigma`` broadcast against each other (with item)."""
+    t = _as_item_array("targets", targets)
+    p = _as_item_array("predictions", predictions)
+    s = _as_item_array("sigma", sigma, allow_scalar=True)
+    if bool((s < 0).any()):
+        raise ValueError(f"`sigma` must be >= 0 (a standard deviation); got {float(s.min()):g}")
+    t, p, s = _broadcast(targets=t, predictions=p, sigma=s)
+    return t - p, s
+
+
+def _finish(da: xr.DataArray, name: str, attrs: dict[str, Any]) -> xr.DataArray:
+    da = da.rename(name)
+    da.attrs = attrs
+    return da
+
+
+# --- MSE ----------------------------------------------------------------------------------------
+
+def expected_mse(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
+    r"""Expected MSE when each target is measured with Gaussian error ``sigma_i``.
+
+    .. math:: E[\mathrm{MSE}] = \frac1M \sum_i (d_i^2 + \sigma_i^2),
+              \qquad d_i = \bar y_i - \hat y_i
+
+    Parameters
+    ----------
+    targets
+        Mean measured targets ``ybar_i`` (1-D, or a DataArray with an ``item`` dim).
+    predictions
+        Predictions ``yhat_i`` (same items; a DataArray may add dims such as ``model``).
+    sigma
+        Measurement SDs ``sigma_i >= 0``: a scalar, 1-D over items, or a DataArray.
+
+    Returns
+    -------
+    xarray.DataArray
+        The expectation, reduced over ``item``.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> float(eq.measurement_error.expected_mse([1.0, 2.0, 3.0], [1.5, 2.0, 2.0], 0.5))
+    0.6666666666666666
+
+    See Also
+    --------
+    var_mse, mse_distribution
+    """
+    d, s = _regression_inputs(targets, predictions, sigma)
+    return _finish((d**2 + s**2).mean(ITEM), "expected_mse", {"metric": "E[MSE]"})
+
+
+def var_mse(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
+    r"""Variance of the MSE under Gaussian measurement error (equal or unequal ``sigma_i``).
+
+    .. math:: \mathrm{Var}[\mathrm{MSE}] = \frac{1}{M^2}\sum_i (2\sigma_i^4 + 4 d_i^2 \sigma_i^2)
+
+    (for equal sigma: ``2 sigma^4 / M + 4 sigma^2 sum d_i^2 / M^2``, the variance of the scaled
+    noncentral chi-square). Parameters as in :func:`expected_mse`.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> round(float(eq.measurement_error.var_mse([1.0, 2.0, 3.0], [1.5, 2.0, 2.0], 0.5)), 6)
+    0.180556
+    """
+    d, s = _regression_inputs(targets, predictions, sigma)
+    m = d.sizes[ITEM]
+    out = (2.0 * s**4 + 4.0 * d**2 * s**2).sum(ITEM) / m**2
+    return _finish(out, "var_mse", {"metric": "Var[MSE]"})
+
+
+@dataclass(frozen=True)
+class MSEDistribution:
+    """Distribution of the MSE under Gaussian measurement error on the targets.
+
+    ``MSE = sum_j lam_j (Z_j + delta_j)^2 + shift`` with ``lam_j = sigma_j^2 / M``,
+    ``delta_j = d_j / sigma_j`` (items with ``sigma_j = 0`` add the constant ``d_j^2 / M`` to
+    ``shift``). Equal sigma: ``M MSE / sigma^2 ~ ncx2(df=M, nc=sum d_j^2 / sigma^2)``.
+
+    Attributes
+    ----------
+    mean, variance
+        Exact moments (DataArrays over the inputs' dims other than ``item``).
+    method
+        ``"ncx2"`` (exact, equal sigma), ``"imhof"`` (exact generalized chi-square by numerical
+        inversion of the characteristic function, Imhof 1961) or ``"monte_carlo"``.
+    """
+
+    mean: xr.DataArray
+    variance: xr.DataArray
+    method: str
+    _lam: np.ndarray = field(repr=False)  # (cells, items)
+    _delta2: np.ndarray = field(repr=False)  # (cells, items)
+    _shift: np.ndarray = field(repr=False)  # (cells,)
+    _draws: np.ndarray | None = field(repr=False, default=None)  # (cells, n_draws)
+
+    def _cells(self) -> int:
+        return self._shift.shape[0]
+
+    def _wrap(self, values: np.ndarray, extra: dict[str, Any] | None = None) -> xr.DataArray:
+        """Values of shape (cells, *extra) back onto the result dims."""
+        template = self.mean
+        extra = extra or {}
+        shape = template.shape + tuple(len(v) for v in extra.values())
+        dims = template.dims + tuple(extra)
+        coords = dict(template.coords)
+        coords.update(extra)
+        return xr.DataArray(values.reshape(shape), dims=dims, coords=coords)
+
+    def _cdf_cell(self, cell: int, x: float) -> float:
+        lam, d2, shift = self._lam[cell], self._delta2[cell], self._shift[cell]
+        if self._draws is not None:
+            return float(np.mean(self._draws[cell] <= x))
+        if lam.size == 0:
+            return float(x >= shift)
+        if self.method == "ncx2":
+            scale = lam[0]
+            return float(stats.ncx2.cdf((x - shift) / scale, df=lam.size, nc=d2.sum()))
+        return _imhof_cdf(x - shift, lam, d2)
+
+    def cdf(self, x: float) -> xr.DataArray:
+        """``P(MSE <= x)``."""
+        vals = np.array([self._cdf_cell(c, float(x)) for c in range(self._cells())])
+        return self._wrap(vals).rename("cdf")
+
+    def _quantile_cell(self, cell: int, prob: float) -> float:
+        lam, d2, shift = self._lam[cell], self._delta2[cell], self._shift[cell]
+        if self._draws is not None:
+            return float(np.quantile(self._draws[cell], prob))
+        if lam.size == 0:
+            return float(shift)
+        if self.method == "ncx2":
+            return float(shift + lam[0] * stats.ncx2.ppf(prob, df=lam.size, nc=d2.sum()))
+        mean = shift + float(np.sum(lam * (1.0 + d2)))
+        sd = math.sqrt(float(np.sum(lam**2 * (2.0 + 4.0 * d2))))
+        lo, hi = shift, mean + 10.0 * sd
+        while _imhof_cdf(hi - shift, lam, d2) < prob:
+            hi += 10.0 * sd
+        return float(optimize.brentq(lambda x: _imhof_cdf(x - shift, lam, d2) - prob, lo, hi,
+                                     xtol=1e-12 * max(1.0, mean), rtol=1e-12))
+
+    def quantile(self, q: float | list[float] | np.ndarray) -> xr.DataArray:
+        """Quantiles of the MSE (a ``quantile`` dim)."""
+        probs = np.atleast_1d(np.asarray(q, dtype=np.float64))
+        if np.any((probs <= 0) | (probs >= 1)):
+            raise ValueError(f"quantile levels must be in (0, 1); got {q!r}")
+        vals = np.array([[self._quantile_cell(c, float(p)) for p in probs]
+                         for c in range(self._cells())])
+        return self._wrap(vals, {"quantile": probs}).rename("mse_quantile")
+
+    def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
+        """Equal-tailed interval holding the MSE with probability ``confidence_level``."""
+        level = check_confidence_level(confidence_level)
+        tail = (1.0 - level) / 2.0
+        vals = np.array([[self._quantile_cell(c, tail), self._quantile_cell(c, 1.0 - tail)]
+                         for c in range(self._cells())])
+        out = self._wrap(vals, {CI_BOUND: list(CI_BOUND_COORDS)}).rename("mse_interval")
+        out.attrs = {"kind": "equal-tailed probability interval", "confidence_level": level,
+                     "method": self.method}
+        return out
+
+    def to_dataset(self, confidence_level: float = 0.95) -> xr.Dataset:
+        """Mean, variance, SD and the interval as one Dataset."""
+        return xr.Dataset({
+            "mean": self.mean, "variance": self.variance, "sd": self.variance ** 0.5,
+            "interval": self.interval(confidence_level),
+        }, attrs={"method": self.method})
+
+    def to_dataframe(self, confidence_level: float = 0.95) -> pd.DataFrame:
+        ds = self.to_dataset(confidence_level)
+        frame = ds[["mean", "variance", "sd"]].to_dataframe() if ds["mean"].ndim else \
+            pd.DataFrame({k: [float(ds[k])] for k in ("mean", "variance", "sd")})
+        iv = ds["interval"]
+        frame["lower"] = iv.sel({CI_BOUND: "lower"}).values.reshape(-1)
+        frame["upper"] = iv.sel({CI_BOUND: "upper"}).values.reshape(-1)
+        return frame
+
+    def _repr_html_(self) -> str:
+        return f"<p>MSEDistribution(method={self.method!r})</p>" + self.to_dataframe().to_html()
+
+    def __repr__(self) -> str:
+        if self.mean.ndim == 0:
+            iv = self.interval().values
+            return (f"MSEDistribution(method={self.method!r}, mean={float(self.mean):.6g}, "
+                    f"sd={math.sqrt(float(self.variance)):.6g}, "
+                    f"95% interval=[{iv[0]:.6g}, {iv[1]:.6g}])")
+        return f"MSEDistribution(method={self.method!r}, dims={dict(self.mean.sizes)})"
+
+
+def _imhof_cdf(x: float, lam: np.ndarray, delta2: np.ndarray) -> float:
+    """``P(sum_j lam_j (Z_j + delta_j)^2 <= x)`` for ``lam_j > 0`` (Imhof 1961).
+
+    ``P(Q > x) = 1/2 + (1/pi) int_0^inf sin(theta(u)) / (u rho(u)) du`` with
+    ``theta(u) = (1/2) sum_j [atan(lam_j u) + delta_j^2 lam_j u / (1 + lam_j^2 u^2)] - x u / 2``
+    and ``rho(u) = prod_j (1 + lam_j^2 u^2)^(1/4) exp((1/2) sum_j delta_j^2 lam_j^2 u^2 /
+    (1 + lam_j^2 u^2))``. The integral is evaluated by adaptive quadrature (QUADPACK) on the
+    scaled variable ``v = u * max(lam)``.
+    """
+    if x <= 0:
+        return 0.0
+    scale = float(lam.max())
+    lam_s = lam / scale
+    x_s = x / scale
+
+    def integrand(v: float) -> float:
+        if v == 0.0:
+            return 0.5 * float(np.sum(lam_s * (1.0 + delta2))) - 0.5 * x_s
+        lv = lam_s * v
+        den = 1.0 + lv * lv
+        theta = 0.5 * float(np.sum(np.arctan(lv) + delta2 * lv / den)) - 0.5 * x_s * v
+        log_rho = 0.25 * float(np.sum(np.log1p(lv * lv))) + 0.5 * float(np.sum(delta2 * lv * lv
+                                                                             / den))
+        return math.sin(theta) / v * math.exp(-log_rho)
+
+    val, _ = integrate.quad(integrand, 0.0, np.inf, limit=500, epsabs=1e-11, epsrel=1e-10)
+    survival = 0.5 + val / math.pi
+    return float(min(1.0, max(0.0, 1.0 - survival)))
+
+
+def mse_distribution(
+    targets: Any,
+    predictions: Any,
+    sigma: Any,
+    *,
+    method: Literal["auto", "ncx2", "imhof", "monte_carlo"] = "auto",
+    n_draws: int = 100_000,
+    rng: RNGLike = None,
+) -> MSEDistribution:
+    r"""Full distribution of the MSE when the targets carry Gaussian measurement error.
+
+    ``MSE = (1/M) sum_i (d_i + sigma_i Z_i)^2``, a weighted sum of noncentral chi-squares:
+
+    - equal sigma (``method="ncx2"``, chosen by ``"auto"``): exact,
+      ``M MSE / sigma^2 ~ chi'^2(df=M, nc=sum_i d_i^2 / sigma^2)`` (scipy's ``ncx2``);
+    - unequal sigma (``method="imhof"``, chosen by ``"auto"``): exact generalized chi-square,
+      its CDF by numerical inversion of the characteristic function (Imhof 1961; adaptive
+      quadrature, absolute error below 1e-9) and quantiles by root finding;
+    - ``method="monte_carlo"``: ``n_draws`` simulated MSE values with ``rng`` (a cross-check).
+
+    Parameters
+    ----------
+    targets, predictions, sigma
+        As in :func:`expected_mse`.
+    method
+        ``"auto"``, ``"ncx2"`` (requires equal sigma), ``"imhof"`` or ``"monte_carlo"``.
+    n_draws, rng
+        For ``method="monte_carlo"`` only.
+
+    Returns
+    -------
+    MSEDistribution
+        ``mean``, ``variance``, ``quantile(q)``, ``interval(confidence_level)``, ``cdf(x)``.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> dist = eq.measurement_error.mse_distribution([1.0, 2.0, 3.0], [1.5, 2.0, 2.0], 0.5)
+    >>> dist.method, round(float(dist.mean), 6)
+    ('ncx2', 0.666667)
+    >>> dist.interval(0.95).round(4).values.tolist()
+    [0.0824, 1.6942]
+    """
+    check_choice("method", method, ("auto", "ncx2", "imhof", "monte_carlo"))
+    d, s = _regression_inputs(targets, predictions, sigma)
+    m = d.sizes[ITEM]
+    mean = _finish((d**2 + s**2).mean(ITEM), "mean", {"metric": "E[MSE]"})
+    variance = _finish((2.0 * s**4 + 4.0 * d**2 * s**2).sum(ITEM) / m**2, "variance",
+                       {"metric": "Var[MSE]"})
+    other = [dim for dim in d.dims if dim != ITEM]
+    dv = d.transpose(*other, ITEM).values.reshape(-1, m)
+    sv = s.transpose(*other, ITEM).values.reshape(-1, m)
+    equal = bool(np.all(sv == sv[:, :1]))
+    if method == "auto":
+        method = "ncx2" if equal else "imhof"
+    if method == "ncx2" and not equal:
+        raise ValueError("`method='ncx2'` needs the same sigma for every item; use 'imhof'")
+    cells = dv.shape[0]
+    lam = np.zeros((cells, m))
+    delta2 = np.zeros((cells, m))
+    shift = np.zeros(cells)
+    positive = sv > 0
+    lam[positive] = sv[positive] ** 2 / m
+    delta2[positive] = (dv[positive] / sv[positive]) ** 2
+    shift[:] = np.where(positive, 0.0, dv**2).sum(axis=1) / m
+    # keep only items with sigma > 0 in the generalized chi-square (ragged -> per cell lists)
+    lam_list = np.empty(cells, dtype=object)
+    d2_list = np.empty(cells, dtype=object)
+    for c in range(cells):
+        lam_list[c] = lam[c, positive[c]]
+        d2_list[c] = delta2[c, positive[c]]
+    draws = None
+    if method == "monte_carlo":
+        n = check_int("n_draws", n_draws, minimum=100)
+        gen = check_rng(rng)
+        draws = np.empty((cells, n))
+        step = max(1, 2_000_000 // m)
+        for start in range(0, n, step):
+            k = min(step, n - start)
+            z = gen.standard_normal((cells, k, m))
+            draws[:, start:start + k] = ((dv[:, None, :] + sv[:, None, :] * z) ** 2).mean(-1)
+    return MSEDistribution(mean=mean, variance=variance, method=method, _lam=lam_list,
+                           _delta2=d2_list, _shift=shift, _draws=draws)
+
+
+# --- MAE ----------------------------------------------------------------------------------------
+
+def _folded_normal_moments(d: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance of ``|d + s Z|`` elementwise; ``s = 0`` gives ``|d|`` and 0 exactly.
+
+    ``mu = s sqrt(2/pi) exp(-d^2/(2 s^2)) + |d| (1 - 2 Phi(-|d|/s))``; the variance
+    ``d^2 + s^2 - mu^2`` is computed as ``s^2 - e (2|d| + e)`` with ``e = mu - |d|`` (no
+    cancellation when ``s << |d|``).
+    """
+    ad = np.abs(d)
+    with np.errstate(over="ignore"):  # |d|/s = inf for tiny s: exp(-inf) = 0, as it should
+        z = np.divide(ad, s, out=np.full(np.broadcast(ad, s).shape, np.inf), where=s > 0)
+        excess = s * _SQRT_2_OVER_PI * np.exp(-0.5 * z * z) - 2.0 * ad * ndtr(-z)
+    mu = ad + excess
+    var = np.maximum(s * s - excess * (2.0 * ad + excess), 0.0)
+    return mu, var
+
+
+def expected_mae(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
+    r"""Expected MAE when each target is measured with Gaussian error (folded normal).
+
+    .. math::
+
+        E|y_i - \hat y_i| = \mu_i = \sigma_i\sqrt{2/\pi}\, e^{-d_i^2/(2\sigma_i^2)}
+            + d_i\,(1 - 2\Phi(-d_i/\sigma_i)), \qquad E[\mathrm{MAE}] = \frac1M\sum_i \mu_i
+
+    ``sigma_i = 0`` gives ``mu_i = |d_i|`` exactly (no division by zero). (The paper's eq. 37 and
+    Table 1 write ``erfc(|d|/(sqrt(2) d))``; the denominator is sigma.)
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> round(float(eq.measurement_error.expected_mae([0.0, 1.0], [0.0, 0.0], [1.0, 0.0])), 6)
+    0.898942
+    """
+    d, s = _regression_inputs(targets, predictions, sigma)
+    mu, _ = xr.apply_ufunc(_folded_normal_moments, d, s, output_core_dims=[[], []])
+    return _finish(mu.mean(ITEM), "expected_mae", {"metric": "E[MAE]"})
+
+
+def var_mae(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
+    r"""Variance of the MAE under Gaussian measurement error.
+
+    .. math:: \mathrm{Var}[\mathrm{MAE}] = \frac1{M^2}\sum_i (d_i^2 + \sigma_i^2 - \mu_i^2)
+
+    with ``mu_i`` the folded-normal mean of :func:`expected_mae`. (The paper's eqs. 41-42
+    subtract ``d sqrt(2/pi) exp(.) + d erf(.)`` instead of ``mu_i^2``: wrong.)
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> round(float(eq.measurement_error.var_mae([0.0, 1.0], [0.0, 0.0], [1.0, 0.0])), 6)
+    0.090845
+    """
+    d, s = _regression_inputs(targets, predictions, sigma)
+    _, var = xr.apply_ufunc(_folded_normal_moments, d, s, output_core_dims=[[], []])
+    m = d.sizes[ITEM]
+    return _finish(var.sum(ITEM) / m**2, "var_mae", {"metric": "Var[MAE]"})
+
+
+# --- accuracy under label noise -----------------------------------------------------------------
+
+def _agreement_probs(targets: Any, predictions: Any, q: Any, transition: Any) -> xr.DataArray:
+    """``pi_i``: probability that the observed (noisy) label equals the prediction."""
+    if (q is None) == (transition is None):
+        raise ValueError("give exactly one of `q` (binary flip probability) or `transition`")
+    labels_any = q is not None
+    t = _as_item_array("targets", targets, numeric=not labels_any)
+    p = _as_item_array("predictions", predictions, numeric=not labels_any)
+    if q is not None:
+        qa = _as_item_array("q", q, allow_scalar=True)
+        if bool(((qa < 0) | (qa > 1)).any()):
+            raise ValueError(
+                f"`q` must be a probability in [0, 1]; got values in "
+                f"[{float(qa.min()):g}, {float(qa.max()):g}]"
+            )
+        t, p, qa = _broadcast(targets=t, predictions=p, q=qa)
+        labels = np.union1d(np.unique(t.values), np.unique(p.values))
+        if labels.size > 2:
+            raise ValueError(
+                f"a flip probability `q` needs binary labels; got {labels.size} distinct labels "
+                "(use `transition=` for K classes)"
+            )
+        correct = t == p
+        return xr.where(correct, 1.0 - qa, qa)
+    tm = np.asarray(transition, dtype=np.float64)
+    if tm.ndim != 2 or tm.shape[0] != tm.shape[1] or tm.shape[0] < 2:
+        raise ValueError(f"`transition` must be a square K x K matrix (K >= 2); got {tm.shape}")
+    if not np.all(np.isfinite(tm)) or np.any(tm < 0) or np.any(np.abs(tm.sum(1) - 1) > 1e-9):
+        raise ValueError(
+            "`transition` must hold probability distributions: non-negative rows summing to 1 "
+            f"(row sums {np.round(tm.sum(1), 6).tolist()})"
+        )
+    t, p = _broadcast(targets=t, predictions=p)
+    k = tm.shape[0]
+    for name, da in (("targets", t), ("predictions", p)):
+        v = da.values
+        if np.any(v != np.round(v)) or np.any((v < 0) | (v >= k)):
+            raise ValueError(f"`{name}` must hold integer labels in [0, {k - 1}] for a "
+                             f"{k} x {k} `transition` matrix")
+    return xr.apply_ufunc(lambda a, b: tm[a.astype(np.intp), b.astype(np.intp)], t, p)
+
+
+def expected_accuracy(targets: Any, predictions: Any, *, q: Any = None,
+                      transition: Any = None) -> xr.DataArray:
+    r"""Expected accuracy measured against noisy labels.
+
+    Item ``i``'s observed label agrees with the prediction with probability ``pi_i``:
+
+    - binary labels, each flipped with probability ``q`` (scalar or per item ``q_i``):
+      ``pi_i = 1 - q_i`` if the prediction matches the true label, else ``q_i``, so
+      ``E[a_r] = a + q (1 - 2a)`` for a constant ``q``;
+    - K classes with a label-noise transition matrix ``T[j, l] = P(observed l | true j)``
+      (rows sum to 1): ``pi_i = T[y_i, yhat_i]``.
+
+    ``E[a_r] = (1/M) sum_i pi_i``.
+
+    Parameters
+    ----------
+    targets
+        True labels (1-D or DataArray with ``item``): any two values with ``q`` (e.g.
+        ``"pos"`` / ``"neg"``), integers ``0..K-1`` with ``transition``.
+    predictions
+        Predicted labels.
+    q
+        Flip probability in [0, 1] (binary labels only): scalar, per item, or DataArray.
+    transition
+        ``K x K`` row-stochastic matrix (instead of ``q``).
+
+    Examples
+    --------
+    The measurement-error paper's example: a = 0.85, q = 0.05 gives 0.815 (not "0.815%").
+
+    >>> import evaluq as eq
+    >>> y = [1] * 20
+    >>> yhat = [1] * 17 + [0] * 3
+    >>> round(float(eq.measurement_error.expected_accuracy(y, yhat, q=0.05)), 6)
+    0.815
+    """
+    pi = _agreement_probs(targets, predictions, q, transition)
+    return _finish(pi.mean(ITEM), "expected_accuracy", {"metric": "E[accuracy]"})
+
+
+def var_accuracy(targets: Any, predictions: Any, *, q: Any = None,
+                 transition: Any = None) -> xr.DataArray:
+    r"""Variance of the accuracy measured against noisy labels.
+
+    .. math:: \mathrm{Var}[a_r] = \frac1{M^2}\sum_i \pi_i (1 - \pi_i)
+              \;=\; \frac{q(1-q)}{M} \text{ for a constant flip probability}
+
+    (The paper's ``q (1 - q)`` is missing the ``1/M``.) Parameters as in
+    :func:`expected_accuracy`.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> y = [1] * 200
+    >>> yhat = [1] * 170 + [0] * 30
+    >>> round(float(eq.measurement_error.var_accuracy(y, yhat, q=0.05)), 8)
+    0.0002375
+    """
+    pi = _agreement_probs(targets, predictions, q, transition)
+    m = pi.sizes[ITEM]
+    return _finish((pi * (1.0 - pi)).sum(ITEM) / m**2, "var_accuracy",
+                   {"metric": "Var[accuracy]"})
+
+
+def _poisson_binomial_pmf(pi: np.ndarray) -> np.ndarray:
+    """pmf of ``sum_i Bernoulli(pi_i)`` on ``0..M``: exact, through the characteristic function.
+
+    Items with equal ``pi`` are grouped (a constant q gives two groups: exactly
+    ``Bin(M a, 1 - q) + Bin(M (1 - a), q)``); ``phi(w) = prod_g (1 - pi_g + pi_g e^{iw})^{n_g}``
+    on the ``M + 1`` Fourier frequencies, inverted by an FFT (absolute error ~1e-15).
+    """
+    m = pi.size
+    values, counts = np.unique(pi, return_counts=True)
+    omega = 2.0 * np.pi * np.arange(m + 1) / (m + 1)
+    e = np.exp(1j * omega)[:, None]
+    log_phi = np.zeros(m + 1, dtype=np.complex128)
+    step = max(1, 4_000_000 // (m + 1))
+    for start in range(0, values.size, step):
+        v = values[None, start:start + step]
+        n = counts[None, start:start + step]
+        log_phi += (n * np.log(1.0 - v + v * e)).sum(axis=1)
+    pmf = np.fft.fft(np.exp(log_phi)).real / (m + 1)
+    pmf = np.maximum(pmf, 0.0)
+    return pmf / pmf.sum()
+
+
+@dataclass(frozen=True)
+class AccuracyDistribution:
+    """Exact distribution of the accuracy against noisy labels (a Poisson-binomial / M).
+
+    Attributes
+    ----------
+    pmf
+        DataArray over ``n_correct`` (0..M), coordinate ``accuracy`` = n_correct / M, plus the
+        inputs' other dims.
+    mean, variance
+        Exact moments.
+    """
+
+    pmf: xr.DataArray
+    mean: xr.DataArray
+    variance: xr.DataArray
+
+    def cdf(self) -> xr.DataArray:
+        return self.pmf.cumsum("n_correct").rename("cdf")
+
+    def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
+        """Exact equal-tailed interval (each tail at most ``(1 - level)/2``; coverage >= level)."""
+        level = check_confidence_level(confidence_level)
+        tail = (1.0 - level) / 2.0
+        cdf = self.cdf().transpose(..., "n_correct").values
+        m = cdf.shape[-1] - 1
+        lower = np.argmax(cdf >= tail - 1e-12, axis=-1) / m
+        upper = np.argmax(cdf >= 1.0 - tail - 1e-12, axis=-1) / m
+        template = self.mean
+        out = xr.DataArray(np.stack([lower, upper], axis=-1).reshape((*template.shape, 2)),
+                           dims=(*template.dims, CI_BOUND),
+                           coords={**dict(template.coords), CI_BOUND: list(CI_BOUND_COORDS)},
+                           name="accuracy_interval")
+        out.attrs = {"kind": "exact equal-tailed interval", "confidence_level": level}
+        return out
+
+    def coverage(self, confidence_level: float = 0.95) -> xr.DataArray:
+        """Exact probability that the accuracy falls inside :meth:`interval` (>= the level)."""
+        iv = self.interval(confidence_level)
+        acc = self.pmf["accuracy"]
+        inside = (acc >= iv.sel({CI_BOUND: "lower"}) - 1e-12) & (
+            acc <= iv.sel({CI_BOUND: "upper"}) + 1e-12)
+        return self.pmf.where(inside, 0.0).sum("n_correct").rename("coverage")
+
+    def to_dataset(self, confidence_level: float = 0.95) -> xr.Dataset:
+        """pmf, mean, variance, SD and the exact interval as one Dataset."""
+        return xr.Dataset({"pmf": self.pmf, "mean": self.mean, "variance": self.variance,
+                           "sd": np.sqrt(self.variance),
+                           "interval": self.interval(confidence_level)})
+
+    def to_dataframe(self, confidence_level: float = 0.95) -> pd.DataFrame:
+        """Mean, variance, SD and interval bounds (one row per cell of the other dims)."""
+        iv = self.interval(confidence_level)
+        cols: dict[str, xr.DataArray] = {
+                "mean": self.mean, "variance": self.variance, "sd": self.variance ** 0.5,
+                "lower": iv.sel({CI_BOUND: "lower"}, drop=True),
+                "upper": iv.sel({CI_BOUND: "upper"}, drop=True)}
+        if self.mean.ndim == 0:
+            return pd.DataFrame({k: [float(v)] for k, v in cols.items()})
+        return xr.Dataset({k: v.rename(k) for k, v in cols.items()}).to_dataframe()
+
+    def _repr_html_(self) -> str:
+        return f"<p>{self!r}</p>" + self.to_dataframe().to_html()
+
+    def __repr__(self) -> str:
+        if self.mean.ndim == 0:
+            iv = self.interval().values
+            return (f"AccuracyDistribution(M={self.pmf.sizes['n_correct'] - 1}, "
+                    f"mean={float(self.mean):.6g}, sd={math.sqrt(float(self.variance)):.6g}, "
+                    f"95% interval=[{iv[0]:.6g}, {iv[1]:.6g}])")
+        return f"AccuracyDistribution(dims={dict(self.mean.sizes)})"
+
+
+def accuracy_distribution(targets: Any, predictions: Any, *, q: Any = None,
+                          transition: Any = None) -> AccuracyDistribution:
+    r"""Exact distribution of the accuracy against noisy labels, with exact intervals.
+
+    ``M a_r = sum_i B_i``, ``B_i ~ Bernoulli(pi_i)`` independent (see
+    :func:`expected_accuracy` for ``pi_i``); for a constant ``q``,
+    ``M a_r ~ Bin(M a, 1 - q) + Bin(M (1 - a), q)``. The pmf is computed exactly (grouped
+    characteristic function, FFT inversion). Parameters as in :func:`expected_accuracy`.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> dist = eq.measurement_error.accuracy_distribution([1] * 200, [1] * 170 + [0] * 30, q=0.05)
+    >>> round(float(dist.mean), 4), round(float(dist.variance), 7)
+    (0.815, 0.0002375)
+    >>> dist.interval(0.95).values.tolist()
+    [0.785, 0.845]
+    """
+    pi = _agreement_probs(targets, predictions, q, transition)
+    m = pi.sizes[ITEM]
+    other = [dim for dim in pi.dims if dim != ITEM]
+    arr = pi.transpose(*other, ITEM).values.reshape(-1, m)
+    pmfs = np.stack([_poisson_binomial_pmf(row) for row in arr])
+    template = pi.isel({ITEM: 0}, drop=True)
+    coords: dict[Hashable, Any] = dict(template.coords)
+    coords["n_correct"] = np.arange(m + 1)
+    coords["accuracy"] = ("n_correct", np.arange(m + 1) / m)
+    pmf = xr.DataArray(pmfs.reshape((*template.shape, m + 1)),
+                       dims=(*template.dims, "n_correct"), coords=coords, name="pmf")
+    mean = _finish(pi.mean(ITEM), "mean", {"metric": "E[accuracy]"})
+    var = _finish((pi * (1.0 - pi)).sum(ITEM) / m**2, "variance", {"metric": "Var[accuracy]"})
+    return AccuracyDistribution(pmf=pmf, mean=mean, variance=var)

@@ -1,0 +1,416 @@
+"""Parsing and validating per-item targets and predictions (shared by metrics and tests).
+
+:func:`prepare_inputs` turns what a user hands over (lists, numpy arrays, DataArrays with an
+``item`` dim, or file paths) into the arrays that the :class:`~evaluq.metrics.Metric` protocol
+works on: integer class codes for hard labels, probability rows for soft labels, floats for
+regression. It is the one validation function behind every public metric and behind
+:func:`evaluq.bootstrap_test`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evaluq._dims import CLASS, ITEM
+from evaluq._validation import check_choice, check_real
+from evaluq.metrics._base import MetricKind
+
+_KINDS = ("hard", "soft", "regression")
+_SUFFIXES = (".txt", ".csv", ".tsv", ".npy")
+
+
+@dataclass(frozen=True)
+class PreparedInputs:
+    """Validated, encoded targets and predictions.
+
+    Attributes
+    ----------
+    kind
+        ``"hard"``, ``"soft"`` or ``"regression"``.
+    targets
+        ``(N,)`` int64 class codes (hard), ``(N, K)`` float64 probability rows (soft) or
+        ``(N,)`` float64 values (regression).
+    predictions
+        One array per prediction, encoded like ``targets``; DataArray predictions may carry
+        extra leading axes (``(..., N)`` or ``(..., N, K)``) when ``allow_leading=True``.
+    n_classes
+        ``K``: the size of the label set (hard) or the number of columns (soft); 0 for
+        regression.
+    labels
+        Hard labels: the label set, ``labels[code]`` is the label of a code (sorted union of
+        the labels seen, or the user's ``labels`` in the user's order). Soft labels: the
+        ``class`` coordinate of a DataArray input, else ``0..K-1``. Regression: None.
+    leading
+        Per prediction, the ``(dims, coords)`` of its leading axes (empty for plain arrays).
+    """
+
+    kind: MetricKind
+    targets: np.ndarray
+    predictions: tuple[np.ndarray, ...]
+    n_classes: int
+    labels: np.ndarray | None
+    leading: tuple[tuple[tuple[Hashable, ...], dict[Hashable, Any]], ...] = field(repr=False)
+
+    @property
+    def n_items(self) -> int:
+        """Number of items ``N``."""
+        return int(self.targets.shape[0])
+
+
+# --- files --------------------------------------------------------------------------------------
+
+def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
+    """Read per-item labels, values or probability rows from a file.
+
+    Formats (chosen by the file suffix):
+
+    - ``.txt``: one label or value per line. The values become integers if every line parses as
+      an integer, else floats if every line parses as a number, else strings. Blank lines are
+      an error (nothing is silently dropped); a final newline is fine.
+    - ``.csv`` / ``.tsv``: rows of numbers separated by ``,`` / a tab, one row per item (for
+      example probability rows over the classes). Every line must be numeric: there is no
+      header detection, so a header line is an error. A single column gives a 1-D array.
+    - ``.npy``: a numpy array saved with :func:`numpy.save` (no pickles).
+
+    Parameters
+    ----------
+    path
+        The file.
+
+    Returns
+    -------
+    numpy.ndarray
+        1-D for labels and values, 2-D ``(item, class)`` for probability rows.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from evaluq.metrics import load_predictions
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = pathlib.Path(d) / "h0.txt"
+    ...     _ = f.write_text("pos\\nneg\\npos\\n")
+    ...     load_predictions(f).tolist()
+    ['pos', 'neg', 'pos']
+    """
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in _SUFFIXES:
+        raise ValueError(f"prediction file {str(p)!r} must end in one of {', '.join(_SUFFIXES)}; "
+                         f"got {suffix or 'no suffix'!r}")
+    if not p.is_file():
+        raise FileNotFoundError(f"prediction file {str(p)!r} does not exist")
+    if suffix == ".npy":
+        return np.load(p, allow_pickle=False)
+    text = p.read_text()
+    if not text.strip():
+        raise ValueError(f"prediction file {str(p)!r} is empty")
+    if suffix == ".txt":
+        lines = [line.strip() for line in text.splitlines()]
+        blank = [i + 1 for i, line in enumerate(lines) if not line]
+        if blank:
+            raise ValueError(f"prediction file {str(p)!r} has blank line(s) {blank[:5]}; "
+                             "every line must hold one label")
+        values = np.array(lines)
+        for dtype in (np.int64, np.float64):
+            try:
+                return values.astype(dtype)
+            except (ValueError, OverflowError):
+                pass
+        return values
+    delimiter = "," if suffix == ".csv" else "\t"
+    try:
+        rows = np.loadtxt(p, delimiter=delimiter, dtype=np.float64, ndmin=2)
+    except ValueError as err:
+        raise ValueError(
+            f"could not read prediction file {str(p)!r} as rows of numbers separated by "
+            f"{delimiter!r} ({err}); {suffix} files hold numbers only, with no header line"
+        ) from None
+    return rows[:, 0] if rows.shape[1] == 1 else rows
+
+
+# --- arrays -------------------------------------------------------------------------------------
+
+@dataclass
+class _Raw:
+    name: str
+    values: np.ndarray
+    leading_dims: tuple[Hashable, ...] = ()
+    leading_coords: dict[Hashable, Any] = field(default_factory=dict)
+    item_index: np.ndarray | None = None
+    class_index: np.ndarray | None = None
+    has_class_dim: bool = False
+
+
+def _to_raw(name: str, obj: Any, allow_leading: bool) -> _Raw:
+    if isinstance(obj, str | os.PathLike):
+        return _Raw(name, load_predictions(obj))
+    if isinstance(obj, xr.Dataset):
+        raise TypeError(f"`{name}` must be an array, a DataArray or a file path; got a Dataset "
+                        "(select one variable)")
+    if isinstance(obj, xr.DataArray):
+        if ITEM not in obj.dims:
+            raise ValueError(f"`{name}` must have an {ITEM!r} dim; got dims {list(obj.dims)}")
+        tail = (ITEM, CLASS) if CLASS in obj.dims else (ITEM,)
+        lead = tuple(d for d in obj.dims if d not in tail)
+        if lead and not allow_leading:
+            raise ValueError(f"`{name}` must have dims {list(tail)} only; got {list(obj.dims)}")
+        da = obj.transpose(*lead, *tail)
+        coords = {d: da[d].values for d in lead if d in da.coords}
+        return _Raw(
+            name, np.asarray(da.values), lead, coords,
+            item_index=da[ITEM].values if ITEM in da.coords else None,
+            class_index=da[CLASS].values if CLASS in da.coords else None,
+            has_class_dim=CLASS in obj.dims,
+        )
+    try:
+        values = np.asarray(obj)
+    except ValueError as err:  # ragged lists
+        raise ValueError(f"`{name}` could not be read as an array: {err}") from None
+    return _Raw(name, values)
+
+
+def _has_nan(values: np.ndarray) -> bool:
+    if values.dtype.kind in "fc":
+        return bool(np.isnan(values).any())
+    if values.dtype.kind == "O":
+        return bool(pd.isna(values).any())
+    return False
+
+
+def _non_integer(values: np.ndarray) -> bool:
+    """True if ``values`` is a float array holding a value that is not a whole number."""
+    return values.dtype.kind == "f" and bool((values != np.round(values)).any())
+
+
+def _detect_kind(targets: _Raw, preds: Sequence[_Raw]) -> MetricKind:
+    if targets.values.ndim >= 2 or targets.has_class_dim:
+        return "soft"
+    if any(_non_integer(r.values) for r in (targets, *preds)):
+        return "regression"
+    return "hard"
+
+
+def _check_shapes(kind: MetricKind, targets: _Raw, preds: Sequence[_Raw]) -> None:
+    core = 2 if kind == "soft" else 1
+    shape_text = "(item, class)" if core == 2 else "(item,)"
+    for raw in (targets, *preds):
+        ndim = raw.values.ndim - len(raw.leading_dims)
+        if ndim != core:
+            raise ValueError(f"`{raw.name}` must be {core}-D {shape_text} for {kind} inputs; "
+                             f"got shape {raw.values.shape}")
+    n_items = targets.values.shape[0]
+    if n_items == 0:
+        raise ValueError(f"`{targets.name}` is empty")
+    item_axis = -2 if core == 2 else -1
+    for raw in preds:
+        if raw.values.shape[item_axis] != n_items:
+            raise ValueError(f"`{raw.name}` has {raw.values.shape[item_axis]} items but "
+                             f"`{targets.name}` has {n_items}")
+        if core == 2 and raw.values.shape[-1] != targets.values.shape[-1]:
+            raise ValueError(f"`{raw.name}` has {raw.values.shape[-1]} classes but "
+                             f"`{targets.name}` has {targets.values.shape[-1]}")
+    if core == 2 and targets.values.shape[-1] < 2:
+        raise ValueError(f"soft labels need at least 2 classes; `{targets.name}` has "
+                         f"{targets.values.shape[-1]}")
+    for attr, dim in (("item_index", ITEM), ("class_index", CLASS)):
+        ref = getattr(targets, attr)
+        for raw in preds:
+            other = getattr(raw, attr)
+            if ref is not None and other is not None and not np.array_equal(ref, other):
+                raise ValueError(f"the {dim!r} coordinates of `{raw.name}` and "
+                                 f"`{targets.name}` differ; align them first (nothing is "
+                                 "reordered silently)")
+
+
+def _as_float(raw: _Raw) -> np.ndarray:
+    if raw.values.dtype.kind not in "biuf":
+        raise TypeError(f"`{raw.name}` must hold numbers; got dtype {raw.values.dtype}")
+    return raw.values.astype(np.float64)
+
+
+def _check_probabilities(raw: _Raw, atol: float) -> np.ndarray:
+    values = _as_float(raw)
+    negative = values < 0
+    if negative.any():
+        where = np.argwhere(negative)[0]
+        raise ValueError(f"`{raw.name}` holds {int(negative.sum())} negative probabilities "
+                         f"(first at index {tuple(where.tolist())}: {values[tuple(where)]:g})")
+    sums = values.sum(axis=-1)
+    bad = np.abs(sums - 1.0) > atol
+    if bad.any():
+        where = np.argwhere(bad)[0]
+        raise ValueError(f"rows of `{raw.name}` must sum to 1 within atol={atol:g}; "
+                         f"{int(bad.sum())} row(s) do not (row {tuple(where.tolist())} sums "
+                         f"to {sums[tuple(where)]:.6g})")
+    return values
+
+
+def _label_values(raw: _Raw) -> np.ndarray:
+    values = raw.values
+    if values.dtype.kind == "f":
+        if _non_integer(values):
+            raise ValueError(f"`{raw.name}` holds non-integer numbers, which cannot be class "
+                             "labels; use kind='regression' for real values")
+        values = values.astype(np.int64)
+    return values
+
+
+def _encode(raws: Sequence[_Raw], values: Sequence[np.ndarray],
+            labels: Sequence[Any] | np.ndarray | None) -> tuple[list[np.ndarray], np.ndarray]:
+    text = {r.name: v.dtype.kind in "USO" for r, v in zip(raws, values, strict=True)}
+    if labels is not None:
+        text["labels"] = np.asarray(labels).dtype.kind in "USO"
+    if len(set(text.values())) > 1:
+        raise TypeError("labels must be all strings or all numbers across inputs; strings in "
+                        f"{sorted(k for k, v in text.items() if v)}, numbers in "
+                        f"{sorted(k for k, v in text.items() if not v)}")
+    if labels is None:
+        try:
+            label_set = np.unique(np.concatenate([v.ravel() for v in values]))
+        except (TypeError, ValueError):
+            kinds = {r.name: str(v.dtype) for r, v in zip(raws, values, strict=True)}
+            raise TypeError(f"labels must be all strings or all numbers across inputs; got "
+                            f"dtypes {kinds}") from None
+    else:
+        label_set = np.asarray(labels)
+        if label_set.ndim != 1 or label_set.size == 0:
+            raise ValueError(f"`labels` must be a non-empty 1-D sequence; got {labels!r}")
+        uniq, counts = np.unique(label_set, return_counts=True)
+        if (counts > 1).any():
+            raise ValueError(f"`labels` holds duplicates: {uniq[counts > 1].tolist()}")
+    sorter = np.argsort(label_set, kind="stable")
+    sorted_set = label_set[sorter]
+    codes = []
+    for raw, v in zip(raws, values, strict=True):
+        try:
+            pos = np.searchsorted(sorted_set, v)
+        except (TypeError, ValueError, np.exceptions.DTypePromotionError):
+            raise TypeError(f"labels of `{raw.name}` (dtype {v.dtype}) cannot be compared with "
+                            f"the label set (dtype {label_set.dtype})") from None
+        pos = np.minimum(pos, sorted_set.size - 1)
+        found = sorted_set[pos] == v
+        if not np.all(found):
+            unknown = np.unique(v[~found]).tolist()
+            raise ValueError(f"`{raw.name}` holds labels {unknown[:10]} that are not in "
+                             f"`labels` {label_set.tolist()}")
+        codes.append(sorter[pos].astype(np.int64))
+    return codes, label_set
+
+
+def prepare_inputs(
+    targets: Any,
+    *predictions: Any,
+    kind: MetricKind | None = None,
+    labels: Sequence[Any] | np.ndarray | None = None,
+    atol: float = 1e-6,
+    names: Sequence[str] | None = None,
+    allow_leading: bool = False,
+) -> PreparedInputs:
+    """Validate and encode targets and any number of predictions of the same items.
+
+    Parameters
+    ----------
+    targets
+        Per-item targets: a list, numpy array, DataArray with an ``item`` dim (and ``class`` for
+        soft labels) or a file path (see :func:`load_predictions`).
+    *predictions
+        One or more predictions of the same items, in any of the same forms.
+    kind
+        ``"hard"``, ``"soft"`` or ``"regression"``. Default: detected from the targets: 2-D (or
+        a ``class`` dim) is soft; 1-D is regression if the targets or a prediction hold a float
+        that is not a whole number, else hard.
+    labels
+        Hard labels only: the label set (the order used for codes and per-class outputs).
+        Default: the sorted union of the labels in the targets and predictions. A label outside
+        a given set is an error.
+    atol
+        Tolerance for probability rows to sum to 1 (soft labels).
+    names
+        Argument names used in error messages for the predictions (default ``"predictions"``
+        for one, ``"predictions[i]"`` for several).
+    allow_leading
+        Accept DataArray predictions with extra dims besides ``item`` / ``class`` (moved to the
+        front; see :attr:`PreparedInputs.leading`).
+
+    Returns
+    -------
+    PreparedInputs
+        ``kind``, ``targets``, ``predictions`` (tuple), ``n_classes``, ``labels``, ``leading``.
+
+    Raises
+    ------
+    ValueError
+        Empty inputs, wrong number of dims, different numbers of items or classes, NaN, labels
+        outside ``labels``, negative probabilities, rows not summing to 1 within ``atol``.
+    TypeError
+        Mixed string / number labels, non-numeric soft or regression inputs.
+
+    Examples
+    --------
+    >>> from evaluq.metrics import prepare_inputs
+    >>> x = prepare_inputs(["b", "a", "c"], ["b", "b", "a"])
+    >>> x.kind, x.targets.tolist(), x.predictions[0].tolist(), x.labels.tolist()
+    ('hard', [1, 0, 2], [1, 1, 0], ['a', 'b', 'c'])
+    >>> prepare_inputs([[0.5, 0.5], [1.0, 0.0]], [[0.2, 0.8], [0.9, 0.1]]).kind
+    'soft'
+    """
+    if kind is not None:
+        check_choice("kind", kind, _KINDS)
+    atol = check_real("atol", atol, low=0.0)
+    if not predictions:
+        raise TypeError("prepare_inputs needs at least one prediction")
+    if names is None:
+        names = (["predictions"] if len(predictions) == 1
+                 else [f"predictions[{i}]" for i in range(len(predictions))])
+    elif len(names) != len(predictions):
+        raise ValueError(f"`names` must name each of the {len(predictions)} predictions; "
+                         f"got {list(names)}")
+    target_raw = _to_raw("targets", targets, allow_leading=False)
+    pred_raws = [_to_raw(n, p, allow_leading) for n, p in zip(names, predictions, strict=True)]
+    for raw in (target_raw, *pred_raws):
+        if raw.values.ndim == 0:
+            raise ValueError(f"`{raw.name}` must be an array of per-item values; got a scalar")
+        if raw.values.size == 0:
+            raise ValueError(f"`{raw.name}` is empty")
+        if _has_nan(raw.values):
+            raise ValueError(f"`{raw.name}` contains {int(pd.isna(raw.values).sum())} NaN "
+                             "value(s); remove or impute them explicitly")
+    if kind is None:
+        kind = _detect_kind(target_raw, pred_raws)
+    _check_shapes(kind, target_raw, pred_raws)
+    if labels is not None and kind != "hard":
+        raise ValueError(f"`labels` applies to hard labels only; these inputs are {kind}")
+
+    raws = [target_raw, *pred_raws]
+    label_set: np.ndarray | None
+    if kind == "soft":
+        arrays = [_check_probabilities(r, atol) for r in raws]
+        n_classes = arrays[0].shape[-1]
+        label_set = (target_raw.class_index if target_raw.class_index is not None
+                     else next((r.class_index for r in pred_raws if r.class_index is not None),
+                               np.arange(n_classes)))
+    elif kind == "regression":
+        arrays = [_as_float(r) for r in raws]
+        for r, a in zip(raws, arrays, strict=True):
+            if not np.isfinite(a).all():
+                raise ValueError(f"`{r.name}` contains infinite values")
+        n_classes, label_set = 0, None
+    else:
+        arrays, label_set = _encode(raws, [_label_values(r) for r in raws], labels)
+        n_classes = int(label_set.size)
+    return PreparedInputs(
+        kind=kind,
+        targets=arrays[0],
+        predictions=tuple(arrays[1:]),
+        n_classes=n_classes,
+        labels=label_set,
+        leading=tuple((r.leading_dims, r.leading_coords) for r in pred_raws),
+    )

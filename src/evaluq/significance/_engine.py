@@ -1,0 +1,388 @@
+"""Numpy kernels of the two-system significance tests (no xarray here).
+
+Every metric is a function of per-item sufficient statistics (see
+:mod:`evaluq.metrics._base`), so a resample is described by how often each item (or each cell
+of identical items) is drawn, and the metric sums of a resample are one matrix product
+``counts @ stats``. Two representations of the items feed the same kernels:
+
+* **cells** (hard labels): items with the same (target, h0 prediction, h1 prediction) triple
+  have identical statistics, so they are merged into at most ``K**3`` cells with a count each.
+  A resample of ``s`` items is one multinomial draw of ``s`` over the cells, and ``B``
+  resamples cost ``O(B K^3)`` whatever the number of items;
+* **items** (soft labels, regression): one "cell" per item with count 1; a resample is drawn
+  as ``s`` item indices and turned into counts with ``bincount``.
+
+Resamples are processed in chunks so that no array exceeds a fixed memory budget; no Python
+loop runs over resamples or items.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from evaluq.metrics._base import Metric, weighted_sums
+
+CHUNK_BYTES = 8 * 2**20
+"""Memory budget of one chunk of resamples (the count matrix and its draws): small enough
+that the scattered count updates of the per-item engine stay in cache (measured: 8 MiB is
+about 1.7x faster than 32 MiB for 100,000 items)."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """The items of one test set (one run), reduced to weighted cells.
+
+    ``stats0`` / ``stats1`` hold the per-cell statistics of every metric side by side
+    (columns ``slices[j]`` belong to metric ``j``), ``counts`` the number of items per cell.
+    """
+
+    counts: np.ndarray          # (C,) int64
+    stats0: np.ndarray          # (C, S) float64
+    stats1: np.ndarray          # (C, S) float64
+    compressed: bool
+    finite: bool = True         # every statistic finite (else sums use ``weighted_sums``)
+
+    @cached_property
+    def stats01(self) -> np.ndarray:
+        """``[stats0 | stats1]`` side by side: one pass over the counts gives both sums."""
+        return np.hstack([self.stats0, self.stats1])
+
+    @property
+    def n_items(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.counts.size)
+
+    def totals(self) -> tuple[np.ndarray, np.ndarray]:
+        w = self.counts.astype(np.float64)[None]
+        return self.sums(w, self.stats0)[0], self.sums(w, self.stats1)[0]
+
+    def sums(self, weights: np.ndarray, stats: np.ndarray) -> np.ndarray:
+        """``weights (m, C) @ stats (C, S)``; an infinite statistic (a cross-entropy of
+        ``+inf``) with weight 0 contributes nothing instead of ``0 * inf = nan``."""
+        return weights @ stats if self.finite else weighted_sums(weights, stats)
+
+
+def metric_slices(metrics: Sequence[Metric], widths: Sequence[int]) -> list[slice]:
+    """Column ranges of each metric in the side-by-side statistics."""
+    edges = np.concatenate([[0], np.cumsum(widths)]).astype(int)
+    return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges)]
+
+
+def _stack_stats(metrics: Sequence[Metric], targets: np.ndarray, preds: np.ndarray,
+                 n_classes: int) -> tuple[np.ndarray, list[int]]:
+    """Statistics of h0 and h1 for all metrics: (2, C, S_total) and each metric's width."""
+    blocks = [np.asarray(m.item_stats(targets, preds, n_classes), dtype=np.float64)
+              for m in metrics]
+    return np.concatenate(blocks, axis=-1), [b.shape[-1] for b in blocks]
+
+
+def make_unit(metrics: Sequence[Metric], targets: np.ndarray, h0: np.ndarray, h1: np.ndarray,
+              n_classes: int, hard: bool) -> tuple[Unit, list[int]]:
+    """Build a :class:`Unit` from encoded items.
+
+    Hard labels (integer codes ``0..K-1``) are merged into cells of identical
+    (target, h0, h1) triples; other inputs keep one cell per item.
+    """
+    if hard:
+        k = max(int(n_classes), 1)
+        code = (targets.astype(np.int64) * k + h0.astype(np.int64)) * k + h1.astype(np.int64)
+        cells, counts = np.unique(code, return_counts=True)
+        y, rest = np.divmod(cells, k * k)
+        a, b = np.divmod(rest, k)
+        stats, widths = _stack_stats(metrics, y, np.stack([a, b]), n_classes)
+        return Unit(counts.astype(np.int64), stats[0], stats[1], compressed=True,
+                    finite=bool(np.isfinite(stats).all())), widths
+    stats, widths = _stack_stats(metrics, targets, np.stack([h0, h1]), n_classes)
+    counts = np.ones(stats.shape[1], dtype=np.int64)
+    return Unit(counts, stats[0], stats[1], compressed=False,
+                finite=bool(np.isfinite(stats).all())), widths
+
+
+# --- values from sums ---------------------------------------------------------------------------
+
+def values_from_sums(metrics: Sequence[Metric], slices: Sequence[slice], sums: np.ndarray,
+                     total: np.ndarray, n_classes: int) -> np.ndarray:
+    """Metric values ``(M, ...)`` from side-by-side sums ``(..., S_total)``."""
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        # zero-division warnings of resamples (a class never predicted in a sub-sample) are
+        # expected and silenced here; the metric's own convention (0 or NaN) is kept
+        warnings.simplefilter("ignore")
+        return np.stack([np.asarray(m.from_sums(sums[..., sl], total, n_classes),
+                                    dtype=np.float64)
+                         for m, sl in zip(metrics, slices, strict=True)])
+
+
+def oriented_delta(metrics: Sequence[Metric], v0: np.ndarray, v1: np.ndarray) -> np.ndarray:
+    """``M(h1) - M(h0)`` for higher-is-better metrics, ``M(h0) - M(h1)`` otherwise."""
+    sign = np.array([1.0 if m.higher_is_better else -1.0 for m in metrics])
+    sign = sign.reshape((-1,) + (1,) * (np.ndim(v0) - 1))
+    return sign * (v1 - v0)
+
+
+# --- resample draws -----------------------------------------------------------------------------
+
+def chunk_size(n_resamples: int, width: int) -> int:
+    """Resamples per chunk so that a ``(chunk, width)`` float64 array fits the budget."""
+    return int(max(1, min(n_resamples, CHUNK_BYTES // (8 * max(width, 1)))))
+
+
+def draw_counts(rng: np.random.Generator, unit: Unit, size: int | np.ndarray,
+                n_draws: int) -> np.ndarray:
+    """Cell counts of ``n_draws`` resamples of ``size`` items drawn with replacement.
+
+    ``size`` is an int (every resample the same size) or an int array ``(n_draws,)``.
+    Cells: one multinomial draw over the cells, with probabilities proportional to the cell
+    counts. Items (one cell each, scalar size): ``size`` uniform indices turned into counts,
+    which has the same distribution and costs ``O(size + N)`` instead of ``N`` binomials.
+    """
+    if unit.compressed or not np.isscalar(size):
+        p = unit.counts / unit.counts.sum()
+        if np.isscalar(size):
+            return rng.multinomial(int(size), p, size=n_draws).astype(np.float64)
+        return rng.multinomial(np.asarray(size, dtype=np.int64), p).astype(np.float64)
+    n = unit.n_cells
+    idx = rng.integers(0, n, size=(n_draws, int(size)))
+    idx += (np.arange(n_draws, dtype=np.int64) * n)[:, None]
+    return np.bincount(idx.ravel(), minlength=n_draws * n).reshape(n_draws, n).astype(
+        np.float64)
+
+
+def iter_bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resamples: int,
+                        fraction: float | None, two_level: bool
+                        ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Sums of h0 and h1 statistics over bootstrap resamples, one chunk at a time.
+
+    One unit: each resample draws ``s = round(fraction * N)`` items with replacement
+    (``fraction=None``: ``s = N``). Several units with ``two_level``: each resample first
+    draws ``R`` runs with replacement, then, for every drawn run, its items (so a run drawn
+    ``c`` times contributes ``c * s_r`` independently drawn items: one multinomial of that
+    size). Without ``two_level`` the units must have been pooled into one beforehand.
+
+    Yields ``(sums0, sums1, totals)`` of shapes ``(m, S)``, ``(m, S)``, ``(m,)`` for chunks
+    of ``m`` resamples (so that the caller reduces them to metric values chunk by chunk and
+    the memory stays bounded whatever ``n_resamples``).
+    """
+    width = units[0].stats0.shape[1]
+    sizes = [round((fraction or 1.0) * u.n_items) for u in units]
+    n_units = len(units)
+    widest = max(max(u.n_cells for u in units), max(sizes) if not units[0].compressed else 0)
+    chunk = chunk_size(n_resamples, widest + 2 * width)
+    for start in range(0, n_resamples, chunk):
+        m = min(chunk, n_resamples - start)
+        s0 = np.zeros((m, width))
+        s1 = np.zeros((m, width))
+        t = np.zeros(m)
+        if two_level:
+            run_counts = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=m)
+        for r, unit in enumerate(units):  # loop over runs (a handful), not resamples
+            size: int | np.ndarray = sizes[r] if not two_level else run_counts[:, r] * sizes[r]
+            counts = draw_counts(rng, unit, size, m)
+            both = unit.sums(counts, unit.stats01)
+            s0 += both[:, :width]
+            s1 += both[:, width:]
+            t += counts.sum(axis=1)
+        yield s0, s1, t
+
+
+def iter_permutation_sums(rng: np.random.Generator, unit: Unit, n_resamples: int
+                          ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Sums of h0 and h1 statistics after swapping each item's outputs with probability 1/2.
+
+    Swapping ``k`` of the ``n_c`` items of a cell moves ``k * (s1_c - s0_c)`` from h1's sums
+    to h0's, so a permutation is a vector of ``Binomial(n_c, 1/2)`` swap counts. Yields
+    chunks like :func:`iter_bootstrap_sums`.
+    """
+    width = unit.stats0.shape[1]
+    t0, t1 = unit.totals()
+    diff = unit.stats1 - unit.stats0
+    chunk = chunk_size(n_resamples, unit.n_cells + 2 * width)
+    for start in range(0, n_resamples, chunk):
+        m = min(chunk, n_resamples - start)
+        swaps = rng.binomial(unit.counts, 0.5, size=(m, unit.n_cells)).astype(np.float64)
+        total = np.full(m, float(unit.n_items))
+        if unit.finite:
+            moved = swaps @ diff
+            yield t0 + moved, t1 - moved, total
+        else:
+            kept = unit.counts - swaps
+            yield (unit.sums(kept, unit.stats0) + unit.sums(swaps, unit.stats1),
+                   unit.sums(kept, unit.stats1) + unit.sums(swaps, unit.stats0), total)
+
+
+def collect(chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]],
+            reduce: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """Reduce every chunk of sums (e.g. to metric deltas ``(M, m)``); join on the last axis."""
+    return np.concatenate([reduce(*c) for c in chunks], axis=-1)
+
+
+def bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resamples: int,
+                   fraction: float | None, two_level: bool
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All chunks of :func:`iter_bootstrap_sums` joined: ``(B, S)``, ``(B, S)``, ``(B,)``."""
+    parts = list(iter_bootstrap_sums(rng, units, n_resamples, fraction, two_level))
+    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
+
+
+def permutation_sums(rng: np.random.Generator, unit: Unit, n_resamples: int
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All chunks of :func:`iter_permutation_sums` joined."""
+    parts = list(iter_permutation_sums(rng, unit, n_resamples))
+    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
+
+
+def _leave_one_out(counts: np.ndarray, stats: np.ndarray, total: np.ndarray,
+                   finite: bool) -> np.ndarray:
+    """Sums without one item of each cell: ``total - stats``, kept exact when a statistic
+    is infinite (``inf - inf`` would give NaN; counting the infinite items does not)."""
+    if finite:
+        return total - stats
+    w = counts.astype(np.float64)
+
+    def others(mask: np.ndarray) -> np.ndarray:  # how many other items have the property
+        m = mask.astype(np.float64)
+        return w @ m - m
+
+    fin = np.where(np.isfinite(stats), stats, 0.0)
+    out = w @ fin - fin
+    pos, neg, nan = others(stats == np.inf), others(stats == -np.inf), others(np.isnan(stats))
+    out = np.where(pos > 0, np.inf, out)
+    out = np.where(neg > 0, -np.inf, out)
+    return np.where((nan > 0) | ((pos > 0) & (neg > 0)), np.nan, out)
+
+
+def jackknife_deltas(metrics: Sequence[Metric], slices: Sequence[slice], units: Sequence[Unit],
+                     n_classes: int, by_unit: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Leave-one-out deltas ``(M, J)`` and their weights ``(J,)``.
+
+    Leaving item i out changes the sums by ``-s_i``: the leave-one-out sums are
+    ``total - stats`` for every cell at once (identical items share one value, weighted by
+    the cell count). With ``by_unit`` the runs are left out instead.
+    """
+    pairs = [u.totals() for u in units]
+    t0 = np.sum([p[0] for p in pairs], axis=0)
+    t1 = np.sum([p[1] for p in pairs], axis=0)
+    n = float(sum(u.n_items for u in units))
+    if by_unit:
+        # sums over the other runs (a handful), exact with infinite statistics
+        loo0 = np.stack([sum(p[0] for j, p in enumerate(pairs) if j != r)
+                         for r in range(len(pairs))])
+        loo1 = np.stack([sum(p[1] for j, p in enumerate(pairs) if j != r)
+                         for r in range(len(pairs))])
+        tot = n - np.array([u.n_items for u in units], dtype=np.float64)
+        weights = np.ones(len(units))
+    else:
+        (unit,) = units
+        loo0 = _leave_one_out(unit.counts, unit.stats0, t0, unit.finite)
+        loo1 = _leave_one_out(unit.counts, unit.stats1, t1, unit.finite)
+        tot = np.full(unit.n_cells, n - 1.0)
+        weights = unit.counts.astype(np.float64)
+    v0 = values_from_sums(metrics, slices, loo0, tot, n_classes)
+    v1 = values_from_sums(metrics, slices, loo1, tot, n_classes)
+    return oriented_delta(metrics, v0, v1), weights
+
+
+def acceleration_from_jackknife(jack: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """:func:`acceleration` per metric over its finite jackknife values (leaving out an item
+    with an infinite statistic is the only finite leave-one-out value; such metrics get the
+    acceleration of the finite values, 0 if there are none)."""
+    out = np.zeros(jack.shape[0])
+    for i, row in enumerate(jack):  # loop over metrics (a handful)
+        ok = np.isfinite(row)
+        if ok.sum() > 1:
+            out[i] = acceleration(row[ok][None], weights[ok])[0]
+    return out
+
+
+def acceleration(jack: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """BCa acceleration from (weighted) jackknife values, per row.
+
+    ``a = sum_i (mean - d_i)^3 / (6 (sum_i (mean - d_i)^2)^{3/2})`` (Efron & Tibshirani
+    1993, eq. 14.15).
+    """
+    w = weights / weights.sum()
+    mean = (jack * w).sum(axis=-1, keepdims=True)
+    dev = mean - jack
+    num = (weights * dev**3).sum(axis=-1)
+    den = 6.0 * (weights * dev**2).sum(axis=-1) ** 1.5
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+# --- p-values and intervals ---------------------------------------------------------------------
+
+def _tolerance(x: np.ndarray) -> np.ndarray:
+    """Ties within floating-point noise count as ties (as in scipy's permutation_test)."""
+    return np.abs(x) * np.finfo(np.float64).eps * 100
+
+
+def _undefined_where_infinite(p: np.ndarray, count: np.ndarray, delta: np.ndarray
+                              ) -> tuple[np.ndarray, np.ndarray]:
+    """No p-value where the observed delta is not finite (e.g. a cross-entropy of +inf on
+    the full test set: clip the predictions with the metric's ``eps`` instead)."""
+    bad = ~np.isfinite(delta)
+    return np.where(bad, np.nan, p), np.where(bad, 0, count)
+
+
+def pvalue_berg_kirkpatrick(dist: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``p = #{delta*_b > 2 delta} / B`` per row; also returns the counts."""
+    twice = 2.0 * delta[:, None]
+    with np.errstate(invalid="ignore"):
+        count = (dist > twice + _tolerance(twice)).sum(axis=-1)
+    return _undefined_where_infinite(count / dist.shape[-1], count, delta)
+
+
+def pvalue_paired(dist: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided ``p = (1 + #{|delta*_b - delta| >= |delta|}) / (B + 1)`` per row."""
+    obs = np.abs(delta)[:, None]
+    with np.errstate(invalid="ignore"):
+        count = (np.abs(dist - delta[:, None]) >= obs - _tolerance(obs)).sum(axis=-1)
+    return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta)
+
+
+def pvalue_permutation(dist: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided ``p = (1 + #{|delta_perm| >= |delta|}) / (B + 1)`` per row."""
+    obs = np.abs(delta)[:, None]
+    with np.errstate(invalid="ignore"):
+        count = (np.abs(dist) >= obs - _tolerance(obs)).sum(axis=-1)
+    return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta)
+
+
+def percentile_interval(dist: np.ndarray, level: float) -> np.ndarray:
+    """Equal-tailed percentile interval ``(M, 2)`` (linear interpolation)."""
+    alpha = (1.0 - level) / 2.0
+    with np.errstate(invalid="ignore"):
+        return np.quantile(dist, [alpha, 1.0 - alpha], axis=-1).T
+
+
+def bca_interval(dist: np.ndarray, delta: np.ndarray, accel: np.ndarray,
+                 level: float) -> np.ndarray:
+    """Bias-corrected and accelerated interval ``(M, 2)`` (Efron & Tibshirani 1993, 14.3).
+
+    ``z0 = Phi^-1(share of delta*_b below delta, ties counted half)``;
+    ``alpha_j = Phi(z0 + (z0 + z_j) / (1 - a (z0 + z_j)))`` for ``z_j = Phi^-1(alpha),
+    Phi^-1(1 - alpha)``; the interval is the ``alpha_1`` and ``alpha_2`` quantiles.
+    Identical to ``scipy.stats.bootstrap(method="BCa")`` given the same distribution.
+    """
+    alpha = (1.0 - level) / 2.0
+    obs = delta[:, None]
+    share = ((dist < obs).sum(axis=-1) + (dist <= obs).sum(axis=-1)) / (2.0 * dist.shape[-1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z0 = ndtri(share)
+        out = np.empty((dist.shape[0], 2))
+        for j, z in enumerate((ndtri(alpha), -ndtri(alpha))):
+            num = z0 + z
+            q = ndtr(z0 + num / (1.0 - accel * num))
+            for i in range(dist.shape[0]):  # loop over metrics (a handful)
+                ok = np.isfinite(q[i]) and np.isfinite(delta[i])
+                out[i, j] = np.quantile(dist[i], q[i]) if ok else np.nan
+    return out

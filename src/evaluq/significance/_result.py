@@ -1,0 +1,256 @@
+"""The result object of :func:`evaluq.bootstrap_test`."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, METRIC, RESAMPLE
+from evaluq._validation import check_choice, check_confidence_level
+from evaluq.significance import _engine
+
+"""Dimension of the per-metric outputs of a significance test."""
+
+IntervalKind = Literal["percentile", "bca"]
+
+
+def significance_mark(p: float) -> str:
+    """BooStSa's marks: ``**`` for p <= .01, ``*`` for p <= .05, else empty."""
+    if not np.isfinite(p):
+        return ""
+    return "**" if p <= 0.01 else "*" if p <= 0.05 else ""
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class BootstrapTestResult:
+    """Outcome of a two-system significance test (one entry per metric).
+
+    Every difference is oriented so that a positive value means *h1 is better*:
+    ``delta = M(h1) - M(h0)`` for higher-is-better metrics and ``M(h0) - M(h1)`` otherwise.
+
+    Attributes
+    ----------
+    metrics, higher_is_better
+        Metric names and orientations.
+    h0_value, h1_value, delta, pvalue
+        Arrays ``(M,)``: the metric of each system on all items, the oriented difference and
+        the p-value of the chosen ``method``.
+    count
+        Resamples counted in the p-value (for ``berg-kirkpatrick``:
+        ``#{delta*_b > 2 delta}``, BooStSa's "count sample diff is twice tot diff").
+    distribution
+        ``(M, B)`` resample distribution the p-value comes from: sub-sample deltas
+        (``berg-kirkpatrick``), bootstrap deltas (``paired``) or permutation deltas
+        (``permutation``, a null distribution centred on 0).
+    bootstrap_distribution
+        ``(M, B)`` bootstrap deltas the intervals come from (the same array as
+        ``distribution`` except for ``permutation``, which draws a paired bootstrap for them).
+    acceleration
+        ``(M,)`` jackknife acceleration of the BCa interval (NaN for ``berg-kirkpatrick``).
+    method, n_resamples, sample_size, sample_n, n_items, n_runs, runs, confidence_level,
+    h0_name, h1_name
+        The settings: ``sample_n`` is the number of items drawn per resample (summed over runs
+        for two-level resampling, where it is the expected number).
+    """
+
+    metrics: tuple[str, ...]
+    higher_is_better: tuple[bool, ...]
+    h0_value: np.ndarray
+    h1_value: np.ndarray
+    delta: np.ndarray
+    pvalue: np.ndarray
+    count: np.ndarray
+    distribution: np.ndarray
+    bootstrap_distribution: np.ndarray
+    acceleration: np.ndarray
+    method: str
+    n_resamples: int
+    sample_size: float
+    sample_n: int
+    n_items: int
+    confidence_level: float = 0.95
+    n_runs: int = 1
+    runs: str = "pooled"
+    h0_name: str = "h0"
+    h1_name: str = "h1"
+    _cache: dict[Any, Any] = field(default_factory=dict, compare=False)
+
+    # --- derived quantities ---------------------------------------------------------------------
+
+    @property
+    def significance(self) -> tuple[str, ...]:
+        """``**`` (p <= .01), ``*`` (p <= .05) or ``""`` per metric."""
+        return tuple(significance_mark(float(p)) for p in self.pvalue)
+
+    @property
+    def resamples(self) -> xr.DataArray:
+        """The resample distribution the p-value comes from, dims ``(metric, resample)``."""
+        what = {"berg-kirkpatrick": "sub-sample deltas", "paired": "bootstrap deltas",
+                "permutation": "permutation (null) deltas"}[self.method]
+        return xr.DataArray(self.distribution, dims=(METRIC, RESAMPLE),
+                            coords={METRIC: list(self.metrics)},
+                            attrs={"description": what, **self._settings()})
+
+    @property
+    def interval(self) -> xr.DataArray:
+        """Confidence interval for delta at the level given in the call (default kind)."""
+        return self.confidence_interval(self.confidence_level)
+
+    def _default_kind(self) -> IntervalKind:
+        return "percentile" if self.method == "berg-kirkpatrick" else "bca"
+
+    def confidence_interval(self, confidence_level: float | None = None,
+                            kind: IntervalKind | None = None) -> xr.DataArray:
+        """Interval for the oriented difference, computed from the stored distribution.
+
+        Parameters
+        ----------
+        confidence_level
+            Default: the level given to :func:`~evaluq.bootstrap_test`.
+        kind
+            ``"bca"`` (bias-corrected and accelerated; default for ``paired`` and
+            ``permutation``) or ``"percentile"``. For ``berg-kirkpatrick`` only
+            ``"percentile"`` exists, and it is rescaled from the sub-sample size to the full
+            test set as an m-out-of-n bootstrap: the quantiles of
+            ``delta + sqrt(s / N) (delta*_b - delta)``.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(metric, ci_bound)``.
+        """
+        level = (self.confidence_level if confidence_level is None
+                 else check_confidence_level(confidence_level))
+        kind = self._default_kind() if kind is None else kind
+        check_choice("kind", kind, ("percentile", "bca"))
+        key = (level, kind)
+        if key not in self._cache:
+            dist = self.bootstrap_distribution
+            if self.method == "berg-kirkpatrick":
+                if kind == "bca":
+                    raise ValueError("`kind` 'bca' is not available for the Berg-Kirkpatrick "
+                                     "test (sub-samples); use 'percentile' or method='paired'")
+                scale = np.sqrt(self.sample_n / self.n_items)
+                dist = self.delta[:, None] + scale * (dist - self.delta[:, None])
+                bounds = _engine.percentile_interval(dist, level)
+            elif kind == "percentile":
+                bounds = _engine.percentile_interval(dist, level)
+            else:
+                bounds = _engine.bca_interval(dist, self.delta, self.acceleration, level)
+            self._cache[key] = xr.DataArray(
+                bounds, dims=(METRIC, CI_BOUND),
+                coords={METRIC: list(self.metrics), CI_BOUND: list(CI_BOUND_COORDS)},
+                attrs={"kind": kind, "confidence_level": level,
+                       "description": "interval for delta (positive: h1 better)"},
+            )
+        return self._cache[key]
+
+    # --- conversions ----------------------------------------------------------------------------
+
+    def to_dataset(self) -> xr.Dataset:
+        """All results as a Dataset with dims ``metric``, ``resample`` and ``ci_bound``."""
+        coords = {METRIC: list(self.metrics)}
+        ds = xr.Dataset(
+            {
+                "h0": ((METRIC,), self.h0_value),
+                "h1": ((METRIC,), self.h1_value),
+                "delta": ((METRIC,), self.delta),
+                "pvalue": ((METRIC,), self.pvalue),
+                "count": ((METRIC,), self.count),
+                "significance": ((METRIC,), np.array(self.significance, dtype=object)),
+                "higher_is_better": ((METRIC,), np.array(self.higher_is_better)),
+                "interval": self.interval,
+                "distribution": self.resamples,
+            },
+            coords=coords,
+        )
+        if self.method == "permutation":
+            ds["bootstrap_distribution"] = ((METRIC, RESAMPLE), self.bootstrap_distribution)
+        ds.attrs = self._settings()
+        return ds
+
+    def _settings(self) -> dict[str, Any]:
+        return {"method": self.method, "n_resamples": self.n_resamples,
+                "sample_size": self.sample_size, "sample_n": self.sample_n,
+                "n_items": self.n_items, "n_runs": self.n_runs, "runs": self.runs,
+                "confidence_level": self.confidence_level,
+                "h0_name": self.h0_name, "h1_name": self.h1_name}
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """One row per metric: h0, h1, delta, p, interval bounds and the marks."""
+        ci = self.interval.values
+        return pd.DataFrame(
+            {"h0": self.h0_value, "h1": self.h1_value, "delta": self.delta,
+             "pvalue": self.pvalue, "ci_lower": ci[:, 0], "ci_upper": ci[:, 1],
+             "significance": list(self.significance),
+             "higher_is_better": list(self.higher_is_better)},
+            index=pd.Index(list(self.metrics), name=METRIC),
+        )
+
+    # --- printing -------------------------------------------------------------------------------
+
+    def _p_text(self, i: int) -> str:
+        p = float(self.pvalue[i])
+        if not np.isfinite(p):
+            return "p undefined (infinite delta)"
+        if self.method == "berg-kirkpatrick" and self.count[i] == 0:
+            return f"p < {1 / self.n_resamples:.4g}"
+        return f"p = {p:.4f}"
+
+    def summary(self) -> str:
+        """A printout in the style of BooStSa's ``test`` output."""
+        pct = "" if self.method != "berg-kirkpatrick" else f" ({self.sample_size:.0%})"
+        lines = [
+            f"Bootstrap significance test: method {self.method!r}, "
+            f"h0 = {self.h0_name!r}, h1 = {self.h1_name!r}",
+            f"{'items':.<22} {self.n_items}"
+            + (f" ({self.n_runs} runs, {self.runs})" if self.n_runs > 1 else ""),
+            f"{'sample size':.<22} {self.sample_n}{pct}",
+            f"{'resamples':.<22} {self.n_resamples}",
+            "delta is oriented: positive means h1 is better",
+        ]
+        ci = self.interval
+        width = max(len(m) for m in self.metrics) + 3
+        level = f"{self.confidence_level:.0%} CI ({ci.attrs['kind']})"
+        for i, name in enumerate(self.metrics):
+            lo, hi = ci.values[i]
+            lines.append(
+                f"{name + ' ':.<{width}} h0: {self.h0_value[i]:.4f}  h1: {self.h1_value[i]:.4f}"
+                f"  delta: {self.delta[i]:+.4f}  {level}: [{lo:+.4f}, {hi:+.4f}]")
+        if self.method == "berg-kirkpatrick":
+            what = "count sample delta > 2 delta"
+        elif self.method == "paired":
+            what = "count |delta* - delta| >= |delta|"
+        else:
+            what = "count |delta perm| >= |delta|"
+        labels = [f"{what} ({name}) " for name in self.metrics]
+        col = max(50, *(len(label) + 3 for label in labels))
+        for i, label in enumerate(labels):
+            lines.append(f"{label:.<{col}} {int(self.count[i]):>6} / "
+                         f"{self.n_resamples:<7} {self._p_text(i):<12} {self.significance[i]}")
+        lines.append("** p <= .01   * p <= .05")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+    def _repr_html_(self) -> str:
+        ci = self.interval.values
+        rows = "".join(
+            f"<tr><td>{html.escape(m)}</td><td>{self.h0_value[i]:.4f}</td>"
+            f"<td>{self.h1_value[i]:.4f}</td><td>{self.delta[i]:+.4f}</td>"
+            f"<td>[{ci[i, 0]:+.4f}, {ci[i, 1]:+.4f}]</td>"
+            f"<td>{html.escape(self._p_text(i))}</td><td>{self.significance[i]}</td></tr>"
+            for i, m in enumerate(self.metrics))
+        head = (f"<p><b>Bootstrap significance test</b> ({html.escape(self.method)}): "
+                f"h0 = {html.escape(self.h0_name)}, h1 = {html.escape(self.h1_name)}; "
+                f"{self.n_items} items, sample size {self.sample_n}, "
+                f"{self.n_resamples} resamples. Positive delta: h1 better.</p>")
+        return (head + "<table><thead><tr><th>metric</th><th>h0</th><th>h1</th><th>delta</th>"
+                f"<th>{self.confidence_level:.0%} CI</th><th>p</th><th></th></tr></thead>"
+                f"<tbody>{rows}</tbody></table>")

@@ -1,0 +1,211 @@
+"""prepare_inputs and load_predictions: detection, encoding, files and every error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import evaluq as eq
+from evaluq.metrics import load_predictions, prepare_inputs
+
+# --- detection and encoding --------------------------------------------------------------------
+
+
+def test_hard_labels_encoded_against_sorted_union():
+    x = prepare_inputs(["b", "a", "c"], ["b", "b", "a"], ["d", "a", "a"], names=["h0", "h1"])
+    assert x.kind == "hard"
+    assert x.labels.tolist() == ["a", "b", "c", "d"]
+    assert x.n_classes == 4
+    assert x.targets.tolist() == [1, 0, 2]
+    assert [p.tolist() for p in x.predictions] == [[1, 1, 0], [3, 0, 0]]
+    assert x.n_items == 3
+    assert x.targets.dtype == np.int64
+
+
+def test_user_labels_keep_their_order():
+    x = prepare_inputs([3, 1, 2], [1, 1, 2], labels=[3, 2, 1, 0])
+    assert x.labels.tolist() == [3, 2, 1, 0]
+    assert x.targets.tolist() == [0, 2, 1]
+    assert x.predictions[0].tolist() == [2, 2, 1]
+    assert x.n_classes == 4
+
+
+def test_kind_detection():
+    assert prepare_inputs([0, 1, 1], [1, 1, 0]).kind == "hard"
+    assert prepare_inputs([0.0, 1.0], [1.0, 1.0]).kind == "hard"  # whole floats are labels
+    assert prepare_inputs([0.0, 1.0], [1.0, 1.0]).targets.dtype == np.int64
+    assert prepare_inputs([0.5, 1.0], [1.0, 1.0]).kind == "regression"
+    assert prepare_inputs([0, 1], [0.2, 1.0]).kind == "regression"
+    assert prepare_inputs([[0.5, 0.5]], [[0.1, 0.9]]).kind == "soft"
+    x = prepare_inputs([0, 1, 2], [1, 1, 2], kind="regression")
+    assert x.kind == "regression"
+    assert x.targets.dtype == np.float64
+    assert x.n_classes == 0
+    assert x.labels is None
+
+
+def test_soft_labels_from_dataarray_class_coord():
+    t = xr.DataArray([[0.2, 0.8], [1.0, 0.0]], dims=("item", "class"),
+                     coords={"class": ["no", "yes"]})
+    x = prepare_inputs(t, t.transpose("class", "item"))
+    assert x.kind == "soft"
+    assert x.labels.tolist() == ["no", "yes"]
+    np.testing.assert_array_equal(x.predictions[0], t.values)
+
+
+def test_leading_dims_of_dataarray_predictions():
+    preds = xr.DataArray(np.zeros((2, 3), int), dims=("model", "item"),
+                         coords={"model": ["a", "b"]})
+    x = prepare_inputs([0, 1, 0], preds, allow_leading=True)
+    dims, coords = x.leading[0]
+    assert dims == ("model",)
+    assert coords["model"].tolist() == ["a", "b"]
+    assert x.predictions[0].shape == (2, 3)
+
+
+# --- files -------------------------------------------------------------------------------------
+
+
+def test_txt_labels(tmp_path):
+    f = tmp_path / "h0.txt"
+    f.write_text("1\n0\n2\n")
+    out = load_predictions(f)
+    assert out.dtype == np.int64
+    assert out.tolist() == [1, 0, 2]
+    f.write_text("pos\nneg\n")
+    assert load_predictions(str(f)).tolist() == ["pos", "neg"]
+    f.write_text("0.5\n1\n")
+    assert load_predictions(f).dtype == np.float64
+
+
+@pytest.mark.parametrize(("suffix", "sep"), [(".csv", ","), (".tsv", "\t")])
+def test_csv_tsv_probability_rows(tmp_path, suffix, sep):
+    rows = np.array([[0.2, 0.8], [0.5, 0.5], [1.0, 0.0]])
+    f = tmp_path / f"h1{suffix}"
+    f.write_text("\n".join(sep.join(str(v) for v in r) for r in rows) + "\n")
+    np.testing.assert_array_equal(load_predictions(f), rows)
+    one_column = tmp_path / f"labels{suffix}"
+    one_column.write_text("1\n0\n")
+    assert load_predictions(one_column).shape == (2,)
+
+
+def test_npy_and_metrics_on_files(tmp_path):
+    targets = np.array([[0.2, 0.8], [0.5, 0.5]])
+    preds = np.array([[0.3, 0.7], [0.5, 0.5]])
+    np.save(tmp_path / "t.npy", targets)
+    np.save(tmp_path / "p.npy", preds)
+    assert eq.metrics.js_divergence(tmp_path / "t.npy", tmp_path / "p.npy") == pytest.approx(
+        eq.metrics.js_divergence(targets, preds))
+    (tmp_path / "y.txt").write_text("a\nb\nb\n")
+    (tmp_path / "yhat.txt").write_text("a\nb\na\n")
+    assert eq.metrics.accuracy(tmp_path / "y.txt", str(tmp_path / "yhat.txt")) == pytest.approx(
+        2 / 3)
+
+
+def test_file_errors(tmp_path):
+    with pytest.raises(ValueError, match=r"must end in one of \.txt, \.csv, \.tsv, \.npy; "
+                                         r"got '\.json'"):
+        load_predictions(tmp_path / "x.json")
+    with pytest.raises(FileNotFoundError, match=r"does not exist"):
+        load_predictions(tmp_path / "missing.txt")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n")
+    with pytest.raises(ValueError, match=r"is empty"):
+        load_predictions(empty)
+    blank = tmp_path / "blank.txt"
+    blank.write_text("a\n\nb\n")
+    with pytest.raises(ValueError, match=r"blank line\(s\) \[2\]"):
+        load_predictions(blank)
+    header = tmp_path / "header.csv"
+    header.write_text("neg,pos\n0.2,0.8\n")
+    with pytest.raises(ValueError, match=r"as rows of numbers .* no header line"):
+        load_predictions(header)
+
+
+# --- validation errors -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("targets", "preds", "kwargs", "error", "match"), [
+    ([0, 1], [0, 1, 1], {}, ValueError, r"`predictions` has 3 items but `targets` has 2"),
+    ([[0.5, 0.5]], [[0.5, 0.5, 0.0]], {}, ValueError,
+     r"`predictions` has 3 classes but `targets` has 2"),
+    ([[0.5, 0.4]], [[0.5, 0.5]], {}, ValueError,
+     r"rows of `targets` must sum to 1 within atol=1e-06; 1 row\(s\) do not \(row \(0,\) "
+     r"sums to 0\.9\)"),
+    ([[0.5, 0.5]], [[0.5, 0.5001]], {"atol": 1e-5}, ValueError,
+     r"rows of `predictions` must sum to 1 within atol=1e-05"),
+    ([[0.5, 0.5]], [[1.5, -0.5]], {}, ValueError,
+     r"`predictions` holds 1 negative probabilities \(first at index \(0, 1\): -0\.5\)"),
+    ([0, np.nan], [0, 1], {}, ValueError, r"`targets` contains 1 NaN value"),
+    ([0, 1], np.array([0, None], dtype=object), {}, ValueError,
+     r"`predictions` contains 1 NaN value"),
+    ([], [], {}, ValueError, r"`targets` is empty"),
+    (0, [0], {}, ValueError, r"`targets` must be an array of per-item values; got a scalar"),
+    ([[0, 1], [1, 0]], [0, 1], {"kind": "hard"}, ValueError,
+     r"`targets` must be 1-D \(item,\) for hard inputs; got shape \(2, 2\)"),
+    ([0, 1], [0, 1], {"kind": "soft"}, ValueError,
+     r"`targets` must be 2-D \(item, class\) for soft inputs"),
+    (np.zeros((2, 2, 2)), np.zeros((2, 2, 2)), {}, ValueError, r"must be 2-D"),
+    ([[1.0], [1.0]], [[1.0], [1.0]], {}, ValueError, r"soft labels need at least 2 classes"),
+    (["a", "b"], ["a", "c"], {"labels": ["a", "b"]}, ValueError,
+     r"`predictions` holds labels \['c'\] that are not in `labels` \['a', 'b'\]"),
+    ([0, 1, 5], [0, 1, 1], {"labels": [0, 1]}, ValueError,
+     r"`targets` holds labels \[5\] that are not in `labels`"),
+    (["a", "b"], [1, 2], {}, TypeError,
+     r"labels must be all strings or all numbers across inputs; strings in \['targets'\], "
+     r"numbers in \['predictions'\]"),
+    ([0, 1], [0, 1], {"labels": ["a", "b"]}, TypeError, r"strings in \['labels'\]"),
+    ([0, 1], [0, 1], {"labels": [0, 0, 1]}, ValueError, r"`labels` holds duplicates: \[0\]"),
+    ([0, 1], [0, 1], {"labels": []}, ValueError, r"`labels` must be a non-empty 1-D"),
+    ([0.5, 1.0], [0.5, 1.0], {"labels": [0, 1]}, ValueError,
+     r"`labels` applies to hard labels only; these inputs are regression"),
+    ([0.5, 1.0], [0.5, 1.0], {"kind": "hard"}, ValueError,
+     r"`targets` holds non-integer numbers, which cannot be class labels"),
+    ([0.5, np.inf], [0.5, 1.0], {}, ValueError, r"`targets` contains infinite values"),
+    (["a", "b"], ["a", "b"], {"kind": "regression"}, TypeError,
+     r"`targets` must hold numbers; got dtype <U1"),
+    ([0, 1], [0, 1], {"kind": "ordinal"}, ValueError,
+     r"`kind` must be one of 'hard', 'soft', 'regression'; got 'ordinal'"),
+    ([[0.5, 0.5]], [[0.5, 0.5]], {"atol": -1.0}, ValueError, r"`atol` must be in \[0, inf\]"),
+])
+def test_validation_errors(targets, preds, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        prepare_inputs(targets, preds, **kwargs)
+
+
+def test_errors_name_the_predictions():
+    with pytest.raises(ValueError, match=r"`h1` has 2 items but `targets` has 3"):
+        prepare_inputs([0, 1, 1], [0, 1, 1], [0, 1], names=["h0", "h1"])
+    with pytest.raises(ValueError, match=r"`predictions\[1\]` contains 1 NaN"):
+        prepare_inputs([0.0, 1.0], [0.0, 1.0], [0.0, np.nan])
+    with pytest.raises(ValueError, match=r"`names` must name each of the 2 predictions"):
+        prepare_inputs([0, 1], [0, 1], [0, 1], names=["h0"])
+    with pytest.raises(TypeError, match=r"needs at least one prediction"):
+        prepare_inputs([0, 1])
+
+
+def test_dataarray_errors():
+    with pytest.raises(ValueError, match=r"`targets` must have an 'item' dim; got dims \['x'\]"):
+        prepare_inputs(xr.DataArray([0, 1], dims="x"), [0, 1])
+    preds = xr.DataArray(np.zeros((2, 2), int), dims=("model", "item"))
+    with pytest.raises(ValueError, match=r"`predictions` must have dims \['item'\] only"):
+        prepare_inputs([0, 1], preds)
+    with pytest.raises(TypeError, match=r"got a Dataset"):
+        prepare_inputs(xr.Dataset({"a": ("item", [0, 1])}), [0, 1])
+    t = xr.DataArray([0, 1], dims="item", coords={"item": [10, 11]})
+    p = xr.DataArray([0, 1], dims="item", coords={"item": [11, 10]})
+    with pytest.raises(ValueError, match=r"the 'item' coordinates of `predictions` and "
+                                         r"`targets` differ"):
+        prepare_inputs(t, p)
+    with pytest.raises(ValueError, match=r"`predictions` could not be read as an array"):
+        prepare_inputs([0, 1], [[0, 1], [1]])
+
+
+def test_public_functions_validate_too():
+    with pytest.raises(ValueError, match=r"rows of `predictions` must sum to 1"):
+        eq.metrics.cross_entropy([[0.5, 0.5]], [[0.5, 0.6]])
+    with pytest.raises(ValueError, match=r"must be 2-D \(item, class\)"):
+        eq.metrics.emd([0, 1], [0, 1])
+    with pytest.raises(ValueError, match=r"`predictions` has 1 items but `targets` has 2"):
+        eq.metrics.mse([0.5, 1.0], [0.5])

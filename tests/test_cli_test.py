@@ -1,0 +1,82 @@
+"""Tests of ``evaluq test`` (the two-system significance test on prediction files)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from evaluq.cli import main
+
+
+@pytest.fixture
+def files(tmp_path, rng):
+    y = rng.integers(0, 2, 500)
+    h0 = np.where(rng.random(500) < 0.65, y, 1 - y)
+    h1 = np.where(rng.random(500) < 0.80, y, 1 - y)
+    paths = []
+    for name, arr in (("targs", y), ("h0", h0), ("h1", h1)):
+        f = tmp_path / f"{name}.txt"
+        f.write_text("\n".join(map(str, arr)) + "\n")
+        paths.append(str(f))
+    return paths
+
+
+def test_cli_test_prints_boostsa_like_output(files, capsys):
+    code = main(["test", *files, "--metrics", "accuracy", "f1", "--sample-size", "0.2",
+                 "--n-resamples", "200", "--seed", "3", "--h0-name", "base"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "method 'berg-kirkpatrick'" in out
+    assert "h0 = 'base'" in out
+    assert "sample size........... 100 (20%)" in out
+    assert "count sample delta > 2 delta (accuracy)" in out
+    assert "/ 200" in out
+    # same seed, same printout
+    main(["test", *files, "--metrics", "accuracy", "f1", "--sample-size", "0.2",
+          "--n-resamples", "200", "--seed", "3", "--h0-name", "base"])
+    assert capsys.readouterr().out == out
+
+
+def test_cli_test_soft_csv_paired(tmp_path, rng, capsys):
+    p = rng.dirichlet(np.ones(3), 200)
+    q0 = 0.5 * p + 0.5 * rng.dirichlet(np.ones(3), 200)
+    q1 = 0.9 * p + 0.1 * rng.dirichlet(np.ones(3), 200)
+    paths = []
+    for name, arr in (("t", p), ("a", q0), ("b", q1)):
+        f = tmp_path / f"{name}.csv"
+        np.savetxt(f, arr, delimiter=",")
+        paths.append(str(f))
+    assert main(["test", *paths, "--method", "paired", "--n-resamples", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "cross_entropy" in out
+    assert "entropy_correlation" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--sample-size", "0.7"], "`sample_size` must be in \\[0.05, 0.5\\]"),
+        (["--method", "t-test"], "`method` must be one of"),
+        (["--metrics", "cross_entropy"], "is for soft labels"),
+        (["--kind", "ordinal"], "`kind` must be one of"),
+        (["--n-resamples", "0"], "`n_resamples` must be >= 1"),
+    ],
+)
+def test_cli_test_errors_exit_2(files, capsys, extra, match):
+    assert main(["test", *files, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("evaluq test: error: ")
+    assert re.search(match, err)
+
+
+def test_cli_test_missing_file(files, capsys, tmp_path):
+    assert main(["test", files[0], str(tmp_path / "nope.txt"), files[2]]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_cli_test_bad_argument_type(files):
+    with pytest.raises(SystemExit) as exc:
+        main(["test", *files, "--n-resamples", "many"])
+    assert exc.value.code == 2

@@ -1,0 +1,409 @@
+"""Tests of evaluq.dirichlet: check values and errata of formulas.md section 3, Monte Carlo and
+scipy cross-checks, input validation, the per-bin table and the model ranking."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate, stats
+from scipy.special import betaln, digamma, xlogy
+
+import evaluq as eq
+from evaluq import dirichlet as dr
+from evaluq._dims import CLASS, ITEM, MODEL
+from evaluq.metrics._soft import cross_entropy_items, emd_items, entropy, kl_items
+
+COUNTS = [1, 2, 4, 2, 1]
+Q_MATCH = [0.1, 0.2, 0.4, 0.2, 0.1]
+Q_MISMATCH = [0.1, 0.3, 0.3, 0.2, 0.1]
+ONLY_TOP = [0, 0, 0, 0, 2]
+UNIFORM = [0.2] * 5
+
+
+# --- check values (formulas.md section 3) -------------------------------------------------------
+
+def test_expected_probs_check_value() -> None:
+    np.testing.assert_allclose(dr.expected_probs(COUNTS).values, np.array([2, 3, 5, 3, 2]) / 15)
+    # the paper's "two excellent ratings" example: (1 + 2) / (K + 2)
+    assert dr.expected_probs(ONLY_TOP).values[-1] == pytest.approx(3 / 7)
+
+
+@pytest.mark.parametrize(
+    ("func", "counts", "q", "expected"),
+    [
+        (dr.expected_cross_entropy, COUNTS, Q_MATCH, 1.56323),
+        (dr.expected_kl, COUNTS, Q_MATCH, 0.13944),
+        (dr.expected_emd, COUNTS, Q_MATCH, 0.08228),
+        (dr.expected_jsd, COUNTS, Q_MATCH, 0.03427),
+        (dr.expected_cross_entropy, COUNTS, Q_MISMATCH, 1.57803),
+        (dr.expected_kl, COUNTS, Q_MISMATCH, 0.15424),
+        (dr.expected_emd, COUNTS, Q_MISMATCH, 0.08599),
+        (dr.expected_jsd, COUNTS, Q_MISMATCH, 0.03868),
+        (dr.expected_kl, ONLY_TOP, UNIFORM, 0.37372),
+        (dr.expected_emd, ONLY_TOP, UNIFORM, 0.18225),
+        (dr.expected_jsd, ONLY_TOP, UNIFORM, 0.09746),
+    ],
+)
+def test_check_values(func, counts, q, expected) -> None:
+    assert float(func(counts, q)) == pytest.approx(expected, abs=5e-6)
+
+
+@pytest.mark.parametrize(("counts", "expected"), [(COUNTS, 1.42378), (ONLY_TOP, 1.23571)])
+def test_expected_entropy_check_values(counts, expected) -> None:
+    assert float(dr.expected_entropy(counts)) == pytest.approx(expected, abs=5e-6)
+
+
+def test_kl_is_ce_minus_entropy() -> None:
+    ce = float(dr.expected_cross_entropy(COUNTS, Q_MATCH))
+    h = float(dr.expected_entropy(COUNTS))
+    assert float(dr.expected_kl(COUNTS, Q_MATCH)) == pytest.approx(ce - h, abs=1e-14)
+
+
+# --- errata -------------------------------------------------------------------------------------
+
+def test_erratum_example2_kl_and_ce() -> None:
+    """The paper's Example 2 gives KL ~ 0.97 and CE ~ 1.83; the true values are 0.8318, 1.3322."""
+    p = np.array([[0.0, 0.8, 0.2, 0.0, 0.0], [0.0, 0.8, 0.0, 0.0, 0.2]])
+    q = np.array([[0.0, 0.2, 0.8, 0.0, 0.0], [0.0, 0.2, 0.0, 0.0, 0.8]])
+    kl = kl_items(p, q)
+    ce = cross_entropy_items(p, q)
+    np.testing.assert_allclose(kl, 0.6 * np.log(4), rtol=1e-12)
+    np.testing.assert_allclose(kl, 0.8318, atol=5e-5)
+    np.testing.assert_allclose(ce, 1.3322, atol=5e-5)
+    assert np.all(np.abs(kl - 0.97) > 0.1)
+    assert np.all(np.abs(ce - 1.83) > 0.4)
+    # its EMD values 0.15 and 0.45 are right (with the 1/(K-1) normalization)
+    np.testing.assert_allclose(emd_items(p, q), [0.15, 0.45], atol=1e-12)
+
+
+def _paper_code_entropy(a: np.ndarray) -> np.ndarray:
+    """The paper's public code: E[H] with the '+1' inside both digammas dropped."""
+    a0 = a.sum(-1, keepdims=True)
+    return -(a / a0 * (digamma(a) - digamma(a0))).sum(-1)
+
+
+def test_erratum_code_drops_plus_one_in_digamma(rng) -> None:
+    """Dropping the '+1' is off by exactly (K-1)/a0, and its E[KL] can go negative."""
+    counts = np.array([COUNTS, ONLY_TOP, [5, 0, 0, 0, 0]], dtype=float)
+    a = counts + 1.0
+    a0 = a.sum(-1)
+    ours = dr.expected_entropy(counts).values
+    np.testing.assert_allclose(_paper_code_entropy(a) - ours, (5 - 1) / a0, rtol=1e-12)
+    # Monte Carlo sides with ours
+    mc = dr.monte_carlo_expectation(counts, metric="entropy", n_draws=40_000, rng=rng)
+    assert np.all(np.abs(mc.estimate - ours) < 4 * mc.standard_error)
+    assert np.all(np.abs(mc.estimate - _paper_code_entropy(a)) > 20 * mc.standard_error)
+    # a prediction equal to the posterior mean: E[KL] > 0 but the code's value is negative
+    q = a / a0[:, None]
+    ours_kl = dr.expected_kl(counts, q).values
+    code_kl = cross_entropy_items(q, q) - _paper_code_entropy(a)
+    assert np.all(ours_kl > 0)
+    assert np.all(code_kl < 0)
+
+
+def test_erratum_appendix_derivative_is_expected_log(rng) -> None:
+    """d log B(a) / d a_k = psi(a_k) - psi(a0) is E[log p_k], not E[p_k log p_k]."""
+    a = np.array(COUNTS, dtype=float) + 1.0
+    draws = rng.dirichlet(a, size=200_000)
+    e_log = np.log(draws).mean(0)
+    e_plogp = xlogy(draws, draws).mean(0)
+    se = xlogy(draws, draws).std(0) / np.sqrt(draws.shape[0])
+    derivative = digamma(a) - digamma(a.sum())
+    np.testing.assert_allclose(e_log, derivative, atol=0.01)
+    ours = a / a.sum() * (digamma(a + 1) - digamma(a.sum() + 1))
+    assert np.all(np.abs(e_plogp - ours) < 4 * se)
+    assert np.all(np.abs(derivative - ours) > 0.5)
+
+
+def test_erratum_emd_without_normalization(rng) -> None:
+    """The paper's code sums |F_p - F_q| without 1/(K-1): (K-1) times too large, beyond [0, 1]."""
+    ours = float(dr.expected_emd(ONLY_TOP, UNIFORM))
+    mc = dr.monte_carlo_expectation(ONLY_TOP, UNIFORM, metric="emd", n_draws=50_000, rng=rng)
+    assert abs(float(mc.estimate) - ours) < 4 * float(mc.standard_error)
+    unnormalized = 4 * ours
+    assert unnormalized == pytest.approx(0.72899, abs=1e-5)
+    assert abs(unnormalized - float(mc.estimate)) > 100 * float(mc.standard_error)
+    worst = dr.expected_emd([0, 0, 0, 0, 50], [1, 0, 0, 0, 0])
+    assert float(worst) <= 1.0 < 4 * float(worst)
+
+
+# --- Monte Carlo cross-checks -------------------------------------------------------------------
+
+@pytest.mark.parametrize("metric", ["cross_entropy", "kl", "entropy", "jsd", "emd"])
+@pytest.mark.parametrize("alpha", [1.0, 0.5, [0.5, 1.0, 2.0, 1.0, 0.3]])
+def test_closed_forms_match_monte_carlo(metric, alpha, rng) -> None:
+    counts = np.array([COUNTS, ONLY_TOP, [0, 0, 0, 0, 0], [30, 2, 0, 1, 7]])
+    q = np.array([Q_MATCH, UNIFORM, Q_MISMATCH, [0.6, 0.1, 0.05, 0.05, 0.2]])
+    funcs = {"cross_entropy": dr.expected_cross_entropy, "kl": dr.expected_kl,
+             "jsd": dr.expected_jsd, "emd": dr.expected_emd}
+    exact = (dr.expected_entropy(counts, alpha=alpha) if metric == "entropy"
+             else funcs[metric](counts, q, alpha=alpha))
+    mc = dr.monte_carlo_expectation(counts, q, metric=metric, alpha=alpha, n_draws=20_000,
+                                    rng=rng)
+    # (the floor covers items whose metric does not depend on p, e.g. CE against uniform q)
+    z = np.abs(mc.estimate - exact) / (mc.standard_error + 1e-12)
+    assert float(z.max()) < 4.5, (metric, alpha, z.values)
+
+
+def test_monte_carlo_is_reproducible() -> None:
+    a = dr.monte_carlo_expectation(COUNTS, Q_MATCH, metric="emd", n_draws=500, rng=3)
+    b = dr.monte_carlo_expectation(COUNTS, Q_MATCH, metric="emd", n_draws=500, rng=3)
+    xr.testing.assert_identical(a, b)
+    assert a.attrs["n_draws"] == 500
+
+
+# --- quadrature and closed form against scipy ---------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("a", "b", "q"),
+    [(1, 1, 0.1), (3, 7, 0.4), (0.5, 30, 0.01), (0.1, 5, 0.0), (200, 300, 0.3), (3, 0.2, 0.5),
+     (1, 500, 0.001), (0.3, 0.3, 0.25), (60, 40, 0.2), (1, 4, 1.0)],
+)
+def test_jsd_quadrature_matches_scipy_quad(a, b, q) -> None:
+    est = float(dr._expected_m_log_m(np.array([a], float), np.array([b], float),
+                                     np.array([q], float), 128)[0])
+
+    def f(x: float) -> float:
+        m = (x + q) / 2
+        return xlogy(m, m)
+
+    if a + b < 20:
+        # QUADPACK's algebraic-weight rule handles x^(a-1) (1-x)^(b-1) exactly at the ends
+        val, _ = integrate.quad(f, 0, 1, weight="alg", wvar=(a - 1, b - 1), limit=200,
+                                epsabs=1e-14, epsrel=1e-12)
+        ref = val / np.exp(betaln(a, b))
+    else:  # a peaked, smooth density: plain adaptive quadrature split at the mode
+        ref, _ = integrate.quad(lambda x: f(x) * stats.beta.pdf(x, a, b), 0, 1, limit=200,
+                                points=[(a - 1) / (a + b - 2)], epsabs=1e-14, epsrel=1e-12)
+    assert est == pytest.approx(ref, abs=1e-11)
+
+
+def test_jsd_quadrature_self_convergence(rng) -> None:
+    """The default rule agrees with a 20x finer one on random (a, b, q) cells."""
+    a = np.exp(rng.uniform(np.log(0.1), np.log(50), 400))
+    b = np.exp(rng.uniform(np.log(0.2), np.log(1000), 400))
+    q = rng.choice([0.0, 0.001, 0.05, 0.3, 0.9], 400)
+    default = dr._expected_m_log_m(a, b, q, 64)
+    fine = dr._expected_m_log_m(a, b, q, 20 * dr._n_nodes(*dr._logit_range(a, b), 64))
+    np.testing.assert_allclose(default, fine, rtol=0, atol=1e-12)
+
+
+def test_jsd_q_zero_against_closed_form() -> None:
+    """With q_k = 0, E[m log m] = (1/2)(E[p log p] - log 2 E[p]): closed form."""
+    a, b = np.array([0.4, 2.0, 9.0]), np.array([3.0, 0.6, 40.0])
+    est = dr._expected_m_log_m(a, b, np.zeros(3), 64)
+    mean = a / (a + b)
+    exact = 0.5 * (mean * (digamma(a + 1) - digamma(a + b + 1)) - np.log(2) * mean)
+    np.testing.assert_allclose(est, exact, atol=1e-12)
+
+
+@pytest.mark.parametrize(("a", "b"), [(1, 1), (2, 9), (0.4, 3), (50, 70), (7, 0.5)])
+@pytest.mark.parametrize("c", [0.0, 0.05, 0.37, 0.9, 1.0])
+def test_expected_abs_dev_matches_scipy_beta(a, b, c) -> None:
+    ours = float(dr._expected_abs_dev(np.array(a, float), np.array(b, float), np.array(c, float)))
+    ref = stats.beta(a, b).expect(lambda x: abs(x - c), epsabs=1e-12)
+    assert ours == pytest.approx(ref, abs=1e-8)
+
+
+def test_large_input_uses_lookup_tables_consistently(rng) -> None:
+    counts = rng.integers(0, 30, size=(3000, 5))
+    q = rng.dirichlet(np.ones(5), size=3000)
+    a = counts + 1.0
+    got = dr.expected_emd(counts, q).values
+    a0 = a.sum(-1, keepdims=True)
+    big = np.cumsum(a, -1)[:, :-1]
+    c = np.clip(np.cumsum(q, -1)[:, :-1], 0, 1)
+    ref = np.array([[stats.beta(x, y).expect(lambda t, cc=cc: abs(t - cc)) for x, y, cc in
+                     zip(row_a, row_b, row_c, strict=True)]
+                    for row_a, row_b, row_c in zip(big[:5], (a0 - big)[:5], c[:5],
+                                                   strict=True)]).sum(-1) / 4
+    np.testing.assert_allclose(got[:5], ref, atol=1e-8)
+    # the table path (>= 4096 cells) and the direct path agree
+    kl_small = np.concatenate([dr._expected_kl(a[i:i + 100], q[i:i + 100])
+                               for i in range(0, 3000, 100)])
+    np.testing.assert_allclose(dr.expected_kl(counts, q).values, kl_small, rtol=1e-13)
+
+
+# --- posterior and annotations ------------------------------------------------------------------
+
+def test_posterior_from_ragged_annotations_and_table() -> None:
+    ann = [[0, 1, 1, 2], [4, 4], [], [3]]
+    counts = dr.counts_from_annotations(ann, n_classes=5)
+    assert counts.values.tolist() == [[1, 2, 1, 0, 0], [0, 0, 0, 0, 2], [0] * 5, [0, 0, 0, 1, 0]]
+    table = pd.DataFrame({"it": ["c", "a", "a", "c", "b", "a"],
+                          "lab": [4, 0, 1, 4, 3, 1]})
+    from_table = dr.counts_from_annotations(table, n_classes=5, item="it", label="lab")
+    assert from_table[ITEM].values.tolist() == ["a", "b", "c"]
+    assert from_table.values.tolist() == [[1, 2, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 2]]
+    shuffled = dr.counts_from_annotations(table.iloc[::-1], n_classes=5, item="it", label="lab")
+    xr.testing.assert_identical(from_table, shuffled)
+    post = dr.posterior_from_annotations(table, n_classes=5, item="it", label="lab", alpha=0.5)
+    assert post.n_annotations.values.tolist() == [3.0, 1.0, 2.0]
+    np.testing.assert_allclose(post.concentration.values, from_table.values + 0.5)
+    assert "DirichletPosterior(n_items=3" in repr(post)
+
+
+def test_posterior_object_and_counts_agree() -> None:
+    post = dr.posterior([COUNTS, ONLY_TOP], alpha=[1, 1, 2, 1, 1])
+    direct = dr.expected_kl([COUNTS, ONLY_TOP], Q_MATCH, alpha=[1, 1, 2, 1, 1])
+    xr.testing.assert_identical(dr.expected_kl(post, Q_MATCH), direct)
+    np.testing.assert_allclose(post.counts.values, [COUNTS, ONLY_TOP])
+
+
+def test_dims_broadcast_over_models_and_keep_item_coords(rng) -> None:
+    counts = xr.DataArray(rng.integers(0, 5, size=(6, 5)), dims=(ITEM, CLASS),
+                          coords={ITEM: list("abcdef")})
+    q = xr.DataArray(rng.dirichlet(np.ones(5), size=(3, 6)), dims=(MODEL, ITEM, CLASS),
+                     coords={MODEL: ["x", "y", "z"], ITEM: list("abcdef")})
+    out = dr.expected_emd(counts, q)
+    assert out.dims == (MODEL, ITEM)
+    assert out[ITEM].values.tolist() == list("abcdef")
+    for m in range(3):
+        np.testing.assert_allclose(out.values[m], dr.expected_emd(counts.values, q.values[m]))
+    assert float(out.mean(ITEM).sel(model="y")) == pytest.approx(out.values[1].mean())
+
+
+# --- validation ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"counts": [[1, -2, 0]], "q": [0.2, 0.3, 0.5]}, "non-negative"),
+        ({"counts": [[1, np.nan, 0]], "q": [0.2, 0.3, 0.5]}, "NaN"),
+        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.6]}, "probability distribution"),
+        ({"counts": [[1, 2, 0]], "q": [-0.2, 0.7, 0.5]}, "negative entries"),
+        ({"counts": [[1, 2, 0]], "q": [0.5, 0.5]}, "2 classes but the counts have 3"),
+        ({"counts": [[1, 2, 0], [0, 1, 1]], "q": [[0.2, 0.3, 0.5]] * 3}, "shape"),
+        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.5], "alpha": 0}, "alpha"),
+        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.5], "alpha": -1.0}, "alpha"),
+        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.5], "alpha": [1, 1]}, "`alpha` has 2"),
+        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.5], "alpha": np.inf}, "alpha"),
+        ({"counts": [1], "q": [1.0]}, "at least 2 classes"),
+        ({"counts": np.ones((2, 2, 2)), "q": [0.5, 0.5]}, "2-D"),
+        ({"counts": np.zeros((0, 3)), "q": [0.2, 0.3, 0.5]}, "empty"),
+    ],
+)
+def test_bad_input_raises(kwargs, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        dr.expected_kl(kwargs.pop("counts"), kwargs.pop("q"), **kwargs)
+
+
+def test_bad_input_misc() -> None:
+    post = dr.posterior([COUNTS])
+    with pytest.raises(ValueError, match="already part of the DirichletPosterior"):
+        dr.expected_kl(post, Q_MATCH, alpha=1.0)
+    with pytest.raises(ValueError, match=r"labels must be in \[0, 4\]"):
+        dr.counts_from_annotations([[0, 5]], n_classes=5)
+    with pytest.raises(ValueError, match="integers"):
+        dr.counts_from_annotations([[0.5]], n_classes=5)
+    with pytest.raises(ValueError, match="`item=` and `label=`"):
+        dr.counts_from_annotations(pd.DataFrame({"i": [1], "l": [0]}), n_classes=2)
+    with pytest.raises(ValueError, match="given as `label`"):
+        dr.counts_from_annotations(pd.DataFrame({"i": [1], "l": [0]}), n_classes=2,
+                                   item="i", label="x")
+    with pytest.raises(TypeError, match="sequence of label sequences"):
+        dr.counts_from_annotations("0123", n_classes=5)
+    with pytest.raises(ValueError, match=">= 2"):
+        dr.counts_from_annotations([[0]], n_classes=1)
+    with pytest.raises(ValueError, match="`metric` must be one of"):
+        dr.monte_carlo_expectation(COUNTS, Q_MATCH, metric="mse")
+    with pytest.raises(ValueError, match="`q` is needed"):
+        dr.monte_carlo_expectation(COUNTS, metric="kl")
+    with pytest.raises(ValueError, match="n_nodes"):
+        dr.expected_jsd(COUNTS, Q_MATCH, n_nodes=4)
+    q_other = xr.DataArray([[0.5, 0.5]] * 2, dims=(ITEM, CLASS), coords={ITEM: [7, 8]})
+    counts = xr.DataArray([[1, 1], [2, 0]], dims=(ITEM, CLASS), coords={ITEM: [1, 2]})
+    with pytest.raises(ValueError, match="coordinates of `q` and of the counts differ"):
+        dr.expected_emd(counts, q_other)
+    with pytest.raises(ValueError, match="must have dims"):
+        dr.expected_emd(xr.DataArray([[1, 1]], dims=("x", "y")), [0.5, 0.5])
+
+
+def test_zero_prediction_gives_inf_or_eps() -> None:
+    assert np.isinf(float(dr.expected_kl(COUNTS, [0, 0.25, 0.5, 0.25, 0])))
+    finite = float(dr.expected_cross_entropy(COUNTS, [0, 0.25, 0.5, 0.25, 0], eps=1e-6))
+    assert np.isfinite(finite)
+    assert float(dr.expected_jsd(COUNTS, [0, 0.25, 0.5, 0.25, 0])) < np.log(2)
+
+
+# --- properties ---------------------------------------------------------------------------------
+
+rows = st.lists(st.integers(0, 40), min_size=3, max_size=6)
+
+
+@settings(max_examples=30, deadline=None)
+@given(counts=rows, seed=st.integers(0, 2**32 - 1), alpha=st.floats(0.2, 5.0))
+def test_properties(counts, seed, alpha) -> None:
+    k = len(counts)
+    q = np.random.default_rng(seed).dirichlet(np.ones(k))
+    post = dr.posterior(counts, alpha=alpha)
+    mean = post.expected_probs().values[0]
+    e_kl = float(dr.expected_kl(post, q).squeeze())
+    e_jsd = float(dr.expected_jsd(post, q).squeeze())
+    e_emd = float(dr.expected_emd(post, q).squeeze())
+    e_h = float(dr.expected_entropy(post).squeeze())
+    assert e_kl >= -1e-12
+    assert -1e-12 <= e_jsd <= np.log(2)
+    assert 0.0 <= e_emd <= 1.0 + 1e-12
+    # Jensen: EMD and KL are convex in p, entropy is concave
+    assert e_emd >= float(emd_items(mean, q)) - 1e-10
+    assert e_kl >= float(kl_items(mean, q)) - 1e-10
+    assert e_h <= float(entropy(mean)) + 1e-10
+
+
+# --- per-bin table and model ranking ------------------------------------------------------------
+
+def test_by_annotation_count_table(rng) -> None:
+    n = rng.integers(2, 15, size=300)
+    counts = np.stack([rng.multinomial(k, [0.1, 0.2, 0.4, 0.2, 0.1]) for k in n])
+    preds = xr.DataArray(rng.dirichlet(np.ones(5) * 4, size=(2, 300)), dims=(MODEL, ITEM, CLASS),
+                         coords={MODEL: ["A", "B"]})
+    post = dr.posterior(counts)
+    ece = dr.expected_cross_entropy(post, preds)
+    table = dr.by_annotation_count({"E[CE]": ece}, post.n_annotations)
+    assert table.index.tolist() == ["2-3", "4-5", "6-10", "11-20"]
+    assert int(table[("count", "")].sum()) == 300
+    sel = (n >= 6) & (n <= 10)
+    assert table.loc["6-10", ("E[CE]", "B")] == pytest.approx(ece.sel(model="B").values[sel].mean())
+    assert table.loc["6-10", ("count", "")] == sel.sum()
+    with pytest.raises(ValueError, match="below the first bin edge"):
+        dr.by_annotation_count(ece, post.n_annotations, bins=[3, 6])
+    with pytest.raises(ValueError, match="strictly increasing"):
+        dr.by_annotation_count(ece, post.n_annotations, bins=[0, 5, 5])
+    with pytest.raises(ValueError, match="item"):
+        dr.by_annotation_count({"x": ece.isel(item=slice(0, 10))}, post.n_annotations)
+
+
+def test_model_ranking_reversal() -> None:
+    """A model that copies the raw frequencies wins the empirical metrics on items with few
+    annotations; a smoother model wins the expected ones (the paper's ranking reversal)."""
+    rng = np.random.default_rng(7)
+    truth = rng.dirichlet(np.ones(5) * 2, size=400)
+    n = rng.integers(2, 4, size=400)
+    counts = np.stack([rng.multinomial(k, p) for k, p in zip(n, truth, strict=True)])
+    freq = counts / n[:, None]
+    copy = 0.97 * freq + 0.03 / 5
+    smooth = (counts + 1.0) / (n[:, None] + 5.0)
+    table = dr.model_ranking(counts, {"copy": copy, "smooth": smooth},
+                             metrics=["cross_entropy", "kl", "emd", "jsd"])
+    assert table.index.tolist() == ["CE empirical", "E[CE]", "KL empirical", "E[KL]",
+                                    "EMD empirical", "E[EMD]", "JSD empirical", "E[JSD]"]
+    assert table.loc["CE empirical", "best"] == "copy"
+    assert table.loc["E[CE]", "best"] == "smooth"
+    assert table.loc["E[EMD]", "best"] == "smooth"
+    assert table.loc["E[CE]", "smooth"] == pytest.approx(
+        float(dr.expected_cross_entropy(counts, smooth).mean()))
+    with pytest.raises(ValueError, match="no annotations"):
+        dr.model_ranking(np.vstack([counts, np.zeros((1, 5))]),
+                         {"a": np.vstack([copy, np.full((1, 5), 0.2)])})
+    with pytest.raises(ValueError, match="same shape"):
+        dr.model_ranking(counts, {"a": copy, "b": copy[:10]})
+
+
+def test_top_level_access() -> None:
+    assert eq.dirichlet.expected_emd is dr.expected_emd
+    assert "dirichlet" in eq.__all__
