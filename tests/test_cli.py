@@ -17,6 +17,9 @@ def test_demo_prints_the_whole_analysis(capsys):
     assert "Leaderboard on NEW data sets" in out
     assert "P(rank = r)" in out
     assert "Pairwise differences" in out
+    assert "method 'berg-kirkpatrick'" in out
+    assert "method 'paired'" in out
+    assert "cross_entropy[eps=1e-06]" in out
     for model in ("knn", "logreg", "mlp", "naive_bayes", "random_forest"):
         assert model in out
 

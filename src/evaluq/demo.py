@@ -17,10 +17,12 @@ import xarray as xr
 from evaluq._dims import CLASS, ITEM, MODEL, SEED
 from evaluq._validation import RNGLike
 from evaluq.aggregate import aggregate
+from evaluq.metrics import cross_entropy_metric
 from evaluq.pairwise import pairwise_differences, pairwise_table
 from evaluq.predictions import from_predictions
 from evaluq.ranks import leaderboard, rank_distribution
 from evaluq.resampling import resample
+from evaluq.significance import bootstrap_test
 from evaluq.variance import variance_components, variance_table
 
 
@@ -143,4 +145,31 @@ def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
     pairs = pairs[pairs["observed"] > 0].sort_values("observed", ascending=False)
     _print_frame(pairs[["observed", "sd", "lower", "upper", "p_greater", "z", "p_holm"]])
     results["pairwise"] = pairs
+
+    # --- the two-system significance test on one data set -----------------------------------
+    targets, labels, proba = load_demo()
+    h0, h1, data = "naive_bayes", "logreg", "digits"
+    y = targets[data]
+    hard = {name: labels[data].sel({MODEL: name}).isel({SEED: 0}).values for name in (h0, h1)}
+    _section(f"Significance test on {data!r}, seed 0: h0 = {h0}, h1 = {h1}")
+    print("BooStSa's Berg-Kirkpatrick test (sub-samples of 10%: conservative by design), then the "
+          "standard paired bootstrap\n")
+    for method in ("berg-kirkpatrick", "paired"):
+        result = bootstrap_test(y, hard[h0], hard[h1], method=method, rng=rng,
+                                h0_name=h0, h1_name=h1)
+        print(result.summary())
+        print()
+        results[f"test_{method}"] = result
+    soft_targets = np.eye(proba[data].sizes[CLASS])[y]
+    soft = {name: proba[data].sel({MODEL: name}).isel({SEED: 0}).values for name in (h0, h1)}
+    print("Soft metrics on the predicted probabilities (lower is better; delta is oriented so "
+          "that positive means h1 is better).\nNaive Bayes gives probability 0 to some true "
+          "classes, so its plain cross-entropy is infinite:\nit is clipped at eps = 1e-6 here "
+          "(evaluq.metrics.cross_entropy_metric(eps=1e-6)).\n")
+    result = bootstrap_test(soft_targets, soft[h0], soft[h1],
+                            metrics=(cross_entropy_metric(eps=1e-6), "js_divergence",
+                                     "js_distance"),
+                            method="paired", rng=rng, h0_name=h0, h1_name=h1)
+    print(result.summary())
+    results["test_soft"] = result
     return results

@@ -197,7 +197,8 @@ class BootstrapTestResult:
     def _p_text(self, i: int) -> str:
         p = float(self.pvalue[i])
         if not np.isfinite(p):
-            return "p undefined (infinite delta)"
+            reason = "infinite" if np.isinf(self.delta[i]) else "undefined"
+            return f"p undefined ({reason} delta)"
         if self.method == "berg-kirkpatrick" and self.count[i] == 0:
             return f"p < {1 / self.n_resamples:.4g}"
         return f"p = {p:.4f}"
