@@ -34,4 +34,4 @@ source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-n
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 html_theme = "pydata_sphinx_theme"
 html_title = f"evaluq {version}"
-suppress_warnings = ["myst.header", "config.cache"]
+suppress_warnings = ["myst.header", "config.cache", "ref.footnote"]
