@@ -222,6 +222,11 @@ def posterior(counts: Any, *, alpha: float | Sequence[float] | np.ndarray = 1.0
     [10.0, 2.0]
     """
     da, _ = _counts_array(counts)
+    return _posterior_from_counts(da, alpha)
+
+
+def _posterior_from_counts(da: xr.DataArray, alpha: Any) -> DirichletPosterior:
+    """The posterior from counts already validated by :func:`_counts_array`."""
     prior = _check_alpha(alpha, da.sizes[CLASS])
     conc = (da + xr.DataArray(prior, dims=(CLASS,))).rename("concentration")
     conc.attrs = {"kind": "dirichlet posterior concentration"}
@@ -344,8 +349,8 @@ def _as_posterior(counts: Any, alpha: Any) -> tuple[DirichletPosterior, bool]:
         if alpha is not None:
             raise ValueError("`alpha` is already part of the DirichletPosterior; do not pass it")
         return counts, False
-    _, single = _counts_array(counts)
-    return posterior(counts, alpha=1.0 if alpha is None else alpha), single
+    da, single = _counts_array(counts)
+    return _posterior_from_counts(da, 1.0 if alpha is None else alpha), single
 
 
 def _as_q(q: Any, post: DirichletPosterior, name: str = "q") -> xr.DataArray:
@@ -471,6 +476,16 @@ def _expected_abs_dev(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray
     return (mu - c) * (1.0 - 2.0 * cdf) + 2.0 * np.exp(log_term) / a0
 
 
+def _cumsum_classes(x: np.ndarray) -> np.ndarray:
+    """``np.cumsum(x, axis=-1)`` for 2-D ``x`` with few columns, one vector add per class
+    (several times faster than numpy's strided cumsum over short rows; same values)."""
+    out = np.empty_like(x)
+    out[:, 0] = x[:, 0]
+    for k in range(1, x.shape[1]):
+        np.add(out[:, k - 1], x[:, k], out=out[:, k])
+    return out
+
+
 def _expected_emd(a: np.ndarray, q: np.ndarray) -> np.ndarray:
     """``E[EMD]`` per row; rows are processed in cache-sized chunks (same values, less memory)."""
     a, q = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(q, dtype=np.float64))
@@ -480,10 +495,10 @@ def _expected_emd(a: np.ndarray, q: np.ndarray) -> np.ndarray:
     step = 32_768
     for start in range(0, flat_a.shape[0], step):
         sl = slice(start, start + step)
-        cum_a = np.cumsum(flat_a[sl], axis=-1)
+        cum_a = _cumsum_classes(flat_a[sl])
         big_a = cum_a[:, :-1]
         big_b = cum_a[:, -1:] - big_a
-        c = np.clip(np.cumsum(flat_q[sl], axis=-1)[:, :-1], 0.0, 1.0)
+        c = np.clip(_cumsum_classes(flat_q[sl])[:, :-1], 0.0, 1.0)
         out[sl] = _expected_abs_dev(big_a, big_b, c).sum(axis=-1) / (k - 1)
     return out.reshape(a.shape[:-1])
 
