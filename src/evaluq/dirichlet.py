@@ -10,7 +10,7 @@ as nearly known (Magnani 2025).
 Every expectation here is exact: closed forms with digamma functions (CE, KL, entropy), a closed
 form with regularized incomplete beta functions (EMD) and, for the Jensen-Shannon divergence,
 one-dimensional integrals over the Beta marginals evaluated by a fixed quadrature rule (exact to
-about 1e-10). :func:`monte_carlo_expectation` is the paper's Monte Carlo route, kept as a
+about 1e-12). :func:`monte_carlo_expectation` is the paper's Monte Carlo route, kept as a
 cross-check.
 
 Conventions
