@@ -378,6 +378,27 @@ def test_by_annotation_count_table(rng) -> None:
         dr.by_annotation_count({"x": ece.isel(item=slice(0, 10))}, post.n_annotations)
 
 
+def test_empirical_metric_and_paper_style_bin_table(rng) -> None:
+    n = rng.integers(2, 11, size=200)
+    counts = np.stack([rng.multinomial(k, [0.1, 0.2, 0.4, 0.2, 0.1]) for k in n])
+    q = rng.dirichlet(np.ones(5) * 3, size=200)
+    emp = dr.empirical_metric(counts, q, metric="cross_entropy")
+    np.testing.assert_allclose(emp.values, cross_entropy_items(counts / n[:, None], q))
+    np.testing.assert_allclose(dr.empirical_metric(counts, q, metric="emd").values,
+                               emd_items(counts / n[:, None], q))
+    table = dr.by_annotation_count(
+        {"CE_emp": emp, "E[CE]": dr.expected_cross_entropy(counts, q)}, n, bins=[2, 4, 6])
+    assert table.index.tolist() == ["2-3", "4-5", "6+"]
+    assert list(table.columns) == ["count", "CE_emp", "E[CE]"]
+    # expected CE exceeds the empirical one most where annotations are few
+    gap = table["E[CE]"] - table["CE_emp"]
+    assert gap.iloc[0] > gap.iloc[-1] > 0
+    with pytest.raises(ValueError, match="no annotations"):
+        dr.empirical_metric([0, 0, 0], [0.2, 0.3, 0.5], metric="kl")
+    with pytest.raises(ValueError, match="`metric` must be one of"):
+        dr.empirical_metric(counts, q, metric="entropy")
+
+
 def test_model_ranking_reversal() -> None:
     """A model that copies the raw frequencies wins the empirical metrics on items with few
     annotations; a smoother model wins the expected ones (the paper's ranking reversal)."""

@@ -90,6 +90,16 @@ def test_imhof_equals_ncx2_for_equal_sigma(regression_case) -> None:
                                rtol=1e-7)
 
 
+@pytest.mark.parametrize("m", [1, 2, 5])
+def test_imhof_equals_ncx2_few_items(rng, m) -> None:
+    ybar = rng.normal(0, 1, m)
+    yhat = ybar + rng.normal(0, 0.5, m)
+    exact = me.mse_distribution(ybar, yhat, 0.3)
+    imhof = me.mse_distribution(ybar, yhat, 0.3, method="imhof")
+    for x in exact.quantile([0.001, 0.5, 0.999]).values:
+        assert float(imhof.cdf(x)) == pytest.approx(float(exact.cdf(x)), abs=1e-10)
+
+
 def test_imhof_unequal_sigma_against_monte_carlo(regression_case, rng) -> None:
     ybar, yhat, sigma = regression_case
     sigma = sigma.copy()
@@ -101,13 +111,24 @@ def test_imhof_unequal_sigma_against_monte_carlo(regression_case, rng) -> None:
     iv = dist.interval(0.95).values
     for p, x in ((0.025, iv[0]), (0.975, iv[1])):
         assert abs(np.mean(mse <= x) - p) < 4 * np.sqrt(p * (1 - p) / mse.size)
-    x = float(dist.quantile(0.5).item())
-    assert abs(np.mean(mse <= x) - 0.5) < 4 * np.sqrt(0.25 / mse.size)
     mc = me.mse_distribution(ybar, yhat, sigma, method="monte_carlo", n_draws=20_000, rng=1)
     np.testing.assert_allclose(mc.interval(0.95).values, iv, rtol=0.03)
     assert "MSEDistribution(method='imhof'" in repr(dist)
     frame = dist.to_dataframe()
     assert list(frame.columns) == ["mean", "variance", "sd", "lower", "upper"]
+
+
+@pytest.mark.parametrize("m", [2, 3])
+def test_imhof_few_items_against_monte_carlo(rng, m) -> None:
+    """Few terms: the oscillating integrand decays slowly (the Fourier-integral rule's case)."""
+    ybar = rng.normal(0, 1, m)
+    yhat = ybar + rng.normal(0, 0.5, m)
+    sigma = rng.uniform(0.1, 1.0, m)
+    dist = me.mse_distribution(ybar, yhat, sigma)
+    mse = ((_simulate_targets(rng, ybar, sigma, 200_000) - yhat) ** 2).mean(1)
+    for x in np.quantile(mse, [0.01, 0.3, 0.7, 0.99]):
+        p = float(dist.cdf(x))
+        assert abs(np.mean(mse <= x) - p) < 4 * np.sqrt(p * (1 - p) / mse.size)
 
 
 def test_mse_distribution_sigma_zero_is_a_point_mass() -> None:
