@@ -120,8 +120,8 @@ def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
     # --- leaderboards: on these data sets, and on new data sets ---------------------------------
     results: dict[str, Any] = {"cube": cube, "variance_components": components}
     views = {
-        "these": ("on THESE data sets (languages fixed; one paired (seed, test-set replicate) "
-                  "drawn per data set)", "fixed"),
+        "these": ("on THESE data sets (languages fixed; per data set one paired test-set "
+                  "replicate and the seeds drawn with replacement)", "fixed"),
         "new": ("on NEW data sets (data sets bootstrapped as well: the population view)",
                 "bootstrap"),
     }
