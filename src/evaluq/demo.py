@@ -20,7 +20,7 @@ from evaluq.aggregate import aggregate
 from evaluq.pairwise import pairwise_differences, pairwise_table
 from evaluq.predictions import from_predictions
 from evaluq.ranks import leaderboard, rank_distribution
-from evaluq.resampling import resample
+from evaluq.resampling import LanguageMode, resample
 from evaluq.variance import variance_components, variance_table
 
 
@@ -119,7 +119,7 @@ def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
 
     # --- leaderboards: on these data sets, and on new data sets ---------------------------------
     results: dict[str, Any] = {"cube": cube, "variance_components": components}
-    views = {
+    views: dict[str, tuple[str, LanguageMode]] = {
         "these": ("on THESE data sets (languages fixed; per data set one paired test-set "
                   "replicate and the seeds drawn with replacement)", "fixed"),
         "new": ("on NEW data sets (data sets bootstrapped as well: the population view)",
