@@ -11,7 +11,10 @@ It times
   * a plain per-resample Python loop (the same model, numpy inside the loop), run on 2,000
     resamples in the same process and extrapolated linearly to 100,000,
 and prints the wall time, the peak traced memory (tracemalloc, a separate run) and the speed
-ratio against the loop.
+ratio against the loop. It then times the chunked path with nonparametric replication (the
+cube's 5 seeds x 200 replicates) for each ``seeds`` mode, and prints the aggregate SDs of the
+three modes next to their exact values given the cube (formulas in models/
+leaderboard_resampling.md).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from evaluq.resampling import _N_THREADS
 N_RESAMPLES = 100_000
 N_MODELS, N_LANGUAGES = 6, 61
 LOOP_RESAMPLES = 2_000
+SD_RESAMPLES = 20_000
 
 
 def chunked(cube):
@@ -42,6 +46,26 @@ def materialised(cube):
                      languages="bootstrap", rng=0)
     agg = eq.aggregate(rs, how="mean")
     return agg, eq.rank_distribution(agg)
+
+
+def nonparametric(cube, seeds: str):
+    plan = eq.resample(cube, n_resamples=N_RESAMPLES, replication="nonparametric", seeds=seeds,
+                       languages="bootstrap", rng=0, lazy=True)
+    agg = eq.aggregate(plan, how="mean")
+    return agg, eq.rank_distribution(agg)
+
+
+def nonparametric_fixed_sd(cube, seeds: str) -> tuple[np.ndarray, np.ndarray]:
+    """Aggregate SD with fixed languages: resampled, and exact given the cube."""
+    plan = eq.resample(cube, n_resamples=SD_RESAMPLES, replication="nonparametric", seeds=seeds,
+                       rng=0, lazy=True)
+    boot = cube.boot_score.transpose("model", "language", "seed", "bootstrap").values
+    n_s = boot.shape[2]
+    between = boot.mean(axis=2).var(axis=-1)
+    within = boot.var(axis=2, ddof=1).mean(axis=-1)
+    c = {"one": (n_s - 1) / n_s, "bootstrap": (n_s - 1) / n_s**2, "rescaled": 1 / n_s}[seeds]
+    exact = np.sqrt((between + c * within).sum(axis=-1)) / boot.shape[1]
+    return eq.aggregate(plan).sd.values, exact
 
 
 def python_loop(cube, n_resamples: int) -> np.ndarray:
@@ -103,6 +127,19 @@ def main() -> None:
                                                          strict=True)}
     print(f"  P(best): {p_best}")
     print(f"  aggregate SD: {agg.sd.values.round(4)}")
+
+    print(f"\nnonparametric replication (5 seeds x 200 replicates per cell) + language bootstrap, "
+          f"{N_RESAMPLES:,} resamples, chunked:")
+    for seeds in ("one", "bootstrap", "rescaled"):
+        t_np = timed(nonparametric, cube, seeds)[0]
+        mem_np = peak(nonparametric, cube, seeds)
+        print(f"  seeds={seeds!r:<11} {t_np:6.2f} s   peak traced {mem_np:5.2f} GiB")
+    print(f"fixed languages, aggregate SD of models 0..5 ({SD_RESAMPLES:,} resamples): resampled "
+          f"/ exact given the cube (simulate_cube: replicates independent across seeds)")
+    for seeds in ("one", "bootstrap", "rescaled"):
+        sd, exact = nonparametric_fixed_sd(cube, seeds)
+        print(f"  seeds={seeds!r:<11} {sd.round(4)}  /  {exact.round(4)}  "
+              f"(max rel. diff {np.max(np.abs(sd / exact - 1)):.3%})")
 
 
 if __name__ == "__main__":

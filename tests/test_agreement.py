@@ -299,6 +299,8 @@ def test_alpha_perfect_agreement_and_single_ratings() -> None:
         (np.array([[1, np.inf], [1, 2]]), {}, ValueError, r"infinite"),
         (np.array([[1, np.nan], [np.nan, 2]]), {}, ValueError, r"no item rated by at least 2"),
         (np.ones((4, 3)), {}, ValueError, r"at least 2 distinct values"),
+        (np.ones((4, 3)), {"level_of_measurement": "interval"}, ValueError,
+         r"at least 2 distinct values"),
         (np.array([[1, 2], [2, 3.0]]), {"value_domain": [1, 2]}, ValueError,
          r"values not in `value_domain`: \[3.0\]"),
         (np.array([[1, 2], [2, 2.0]]), {"value_domain": [1, 2, 2]}, ValueError,

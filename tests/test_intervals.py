@@ -77,6 +77,16 @@ def test_prob_above_zero_sd() -> None:
     assert float(eq.intervals.prob_above(x, 4.0)) == 0.0
 
 
+def test_prob_above_threshold_at_the_mean() -> None:
+    """T == xbar gives exactly 1/2 (s > 0) or 0 (s = 0, point mass at T), with no warning
+    (warnings are errors here: sign(0) * inf used to be NaN with a RuntimeWarning)."""
+    assert float(eq.intervals.prob_above([79.0, 81.0], 80)) == 0.5
+    assert float(eq.intervals.prob_above([80.0, 80.0], 80)) == 0.0
+    x = np.array([[76.85, 81.99], [90.0, 92.0], [60.0, 60.0]])
+    np.testing.assert_allclose(eq.intervals.prob_above(x, np.array([80.0, 91.0, 60.0])),
+                               [0.4293, 0.5, 0.0], atol=5e-5)
+
+
 def test_t_interval_dataarray_dim() -> None:
     x = xr.DataArray([[76.85, 81.99], [90.0, 92.0], [60.0, 64.0]], dims=("item", "rater"),
                      coords={"item": ["a", "b", "c"]})
@@ -324,6 +334,22 @@ def test_arf_interval_dataarrays() -> None:
     res_k = eq.intervals.arf_interval(y, g, k=k_da)
     assert float(res_k.half_width.sel(item="a")) == pytest.approx(19.98)
     assert res_k.confidence_level.dims == ("item",)
+
+
+def test_arf_interval_refuses_unlabelled_arrays_next_to_dataarrays() -> None:
+    """An unlabelled array next to a DataArray would become a new dim (an outer product)."""
+    y = xr.DataArray([85.2, 70.0, 99.0], dims="item")
+    with pytest.raises(TypeError, match=r"`guess` must be a scalar or a DataArray when `y` is "
+                                         r"a DataArray.*shape \(3,\)"):
+        eq.intervals.arf_interval(y, [96.3, 96.3, 90.0], k=1.8)
+    with pytest.raises(TypeError, match=r"`k` must be a scalar or a DataArray when `y`"):
+        eq.intervals.arf_interval(y, 96.3, k=[1.8, 2.31, 1.8])
+    with pytest.raises(TypeError, match=r"`y` must be a scalar or a DataArray when `alpha`"):
+        eq.intervals.arf_interval([85.2, 70.0], 96.3,
+                                  alpha=xr.DataArray([0.2, 0.1], dims="item"))
+    # scalars next to DataArrays are fine
+    res = eq.intervals.arf_interval(y, 96.3, alpha=0.2)
+    assert res.interval.dims == ("item", CI_BOUND)
 
 
 def test_arf_result_reporting() -> None:

@@ -15,11 +15,16 @@ from evaluq.resampling import RNG_BLOCK
 
 MODES = [(rep, lang) for rep in ("parametric", "nonparametric", "none")
          for lang in ("fixed", "bootstrap", "subsample")]
+# "nonparametric" alone is the default seeds="bootstrap"; "nonparametric/<seeds>" the others
+ALL_MODES = MODES + [(f"nonparametric/{seeds}", lang) for seeds in ("one", "rescaled")
+                     for lang in ("fixed", "bootstrap", "subsample")]
 
 
 def _kw(rep: str, lang: str, n: int = 1200, rng: int = 3) -> dict:
-    return {"replication": rep, "languages": lang, "n_resamples": n, "rng": rng,
-            "n_languages": 3 if lang == "subsample" else None}
+    rep, _, seeds = rep.partition("/")
+    kw = {"replication": rep, "languages": lang, "n_resamples": n, "rng": rng,
+          "n_languages": 3 if lang == "subsample" else None}
+    return {**kw, "seeds": seeds} if seeds else kw
 
 
 @pytest.fixture
@@ -29,7 +34,7 @@ def small_cube() -> xr.Dataset:
 
 # --- structure ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("rep", "lang"), MODES)
+@pytest.mark.parametrize(("rep", "lang"), ALL_MODES)
 def test_dims_and_observed(small_cube, rep, lang):
     rs = eq.resample(small_cube, **_kw(rep, lang, n=10))
     slot = "language" if lang == "fixed" else "language_slot"
@@ -37,11 +42,19 @@ def test_dims_and_observed(small_cube, rep, lang):
     assert rs.score.dims == ("resample", "model", slot)
     assert rs.score.shape == (10, 3, k)
     np.testing.assert_allclose(rs.observed, small_cube.score.mean("seed").values)
-    assert rs.attrs["replication"] == rep
+    assert rs.attrs["replication"] == rep.partition("/")[0]
+    assert rs.attrs.get("seeds") == ({"nonparametric": "bootstrap", "nonparametric/one": "one",
+                                      "nonparametric/rescaled": "rescaled"}.get(rep))
     assert rs.attrs["languages"] == lang
     assert rs.attrs["higher_is_better"] == 1
     assert ("drawn_language" in rs) == (lang != "fixed")
-    assert ("drawn_seed" in rs) == (rep == "nonparametric")
+    assert ("drawn_seed" in rs) == (rep == "nonparametric/one")
+    assert ("drawn_seed_count" in rs) == (rep in ("nonparametric", "nonparametric/rescaled"))
+    assert ("drawn_bootstrap" in rs) == rep.startswith("nonparametric")
+    if "drawn_seed_count" in rs:
+        assert rs.drawn_seed_count.dims == ("resample", slot, "seed")
+        assert rs.drawn_seed_count.dtype == np.uint8
+        assert (rs.drawn_seed_count.sum("seed") == 3).all()
 
 
 def test_none_fixed_is_the_observed(small_cube):
@@ -63,7 +76,7 @@ def test_same_languages_for_every_model(small_cube, rep):
 
 
 def test_nonparametric_draw_is_shared_by_all_models(small_cube):
-    rs = eq.resample(small_cube, **_kw("nonparametric", "bootstrap", n=40))
+    rs = eq.resample(small_cube, **_kw("nonparametric/one", "bootstrap", n=40))
     boot = small_cube.boot_score
     expected = boot.sel(language=rs.drawn_language, seed=rs.drawn_seed,
                         bootstrap=rs.drawn_bootstrap)
@@ -76,7 +89,7 @@ def test_nonparametric_spread_is_that_of_one_seed(rng):
     # language is sqrt(sigma_seed^2 + sigma_boot^2), not the seed-mean's sigma_seed^2 / S
     cube = eq.simulate_cube(n_models=1, n_languages=2, n_seeds=40, n_boot=400, sigma_seed=1.0,
                             sigma_boot=1.0, rng=rng)
-    rs = eq.resample(cube, n_resamples=20_000, replication="nonparametric", rng=0)
+    rs = eq.resample(cube, n_resamples=20_000, replication="nonparametric", seeds="one", rng=0)
     flat = cube.boot_score.stack(draw=("seed", "bootstrap"))
     np.testing.assert_allclose(rs.score.std("resample").values, flat.std("draw").values,
                                rtol=4 / np.sqrt(2 * 20_000))
@@ -155,7 +168,7 @@ def test_parametric_summary_cube_uses_sd_columns():
 
 # --- determinism and invariance -------------------------------------------------------------------
 
-@pytest.mark.parametrize(("rep", "lang"), MODES)
+@pytest.mark.parametrize(("rep", "lang"), ALL_MODES)
 def test_same_rng_same_numbers_any_chunking(small_cube, rep, lang):
     a = eq.resample(small_cube, chunk_size=1000, **_kw(rep, lang, n=2500))
     b = eq.resample(small_cube, chunk_size=7000, **_kw(rep, lang, n=2500))
@@ -175,7 +188,7 @@ def test_generator_and_seedsequence_rng(small_cube):
     eq.resample(small_cube, n_resamples=20, rng=np.random.SeedSequence(5))
 
 
-@pytest.mark.parametrize(("rep", "lang"), MODES)
+@pytest.mark.parametrize(("rep", "lang"), ALL_MODES)
 def test_lazy_plan_matches(small_cube, rep, lang):
     plan = eq.resample(small_cube, lazy=True, chunk_size=1000, **_kw(rep, lang, n=2100))
     assert isinstance(plan, eq.ResamplePlan)
@@ -190,7 +203,7 @@ def test_lazy_plan_matches(small_cube, rep, lang):
     xr.testing.assert_identical(eq.aggregate(plan), eq.aggregate(full))
 
 
-@pytest.mark.parametrize(("rep", "lang"), MODES)
+@pytest.mark.parametrize(("rep", "lang"), ALL_MODES)
 def test_invariant_to_order_of_models_languages_seeds_replicates(small_cube, rep, lang):
     perm = small_cube.isel(model=[2, 0, 1], language=[4, 1, 3, 0, 2], seed=[2, 1, 0],
                            bootstrap=[3, 6, 0, 1, 5, 2, 4])
@@ -204,7 +217,7 @@ def test_invariant_to_order_of_models_languages_seeds_replicates(small_cube, rep
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.permutations(range(5)), st.permutations(range(3)), st.sampled_from(MODES))
+@given(st.permutations(range(5)), st.permutations(range(3)), st.sampled_from(ALL_MODES))
 def test_invariant_to_language_and_model_order(lang_order, model_order, mode):
     cube = eq.simulate_cube(n_models=3, n_languages=5, n_seeds=2, n_boot=4, rng=8)
     perm = cube.isel(language=list(lang_order), model=list(model_order))
@@ -223,7 +236,7 @@ def _long_table(cube: xr.Dataset) -> pd.DataFrame:
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.sampled_from(MODES))
+@given(st.integers(0, 2**32 - 1), st.sampled_from(ALL_MODES))
 def test_invariant_to_row_order(seed, mode):
     cube = eq.simulate_cube(n_models=3, n_languages=4, n_seeds=2, n_boot=5, rng=1)
     table = _long_table(cube)

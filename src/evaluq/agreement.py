@@ -509,6 +509,9 @@ def krippendorff_alpha(ratings: Any, *, level_of_measurement: Level = "nominal",
     present = np.unique(x[~np.isnan(x)])
     details: dict[str, Any] = {"level_of_measurement": level_of_measurement}
     if level_of_measurement == "interval" and value_domain is None:
+        if present.size < 2:  # as for the other levels (their domain is the values present)
+            raise ValueError(f"`ratings` must hold at least 2 distinct values for alpha; got "
+                             f"{present.tolist()}")
         stats = _interval_item_stats(x - np.nanmean(x))  # shift invariant; keeps sums exact
         estimate = _alpha_interval_from_stats(stats.sum(axis=0))
         boot = _alpha_interval_from_stats(_weighted_item_sums(stats, n_resamples, gen)[0])

@@ -8,7 +8,7 @@ languages), so the demo needs no network and no extra install.
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,7 +21,7 @@ from evaluq.metrics import cross_entropy_metric
 from evaluq.pairwise import pairwise_differences, pairwise_table
 from evaluq.predictions import from_predictions
 from evaluq.ranks import leaderboard, rank_distribution
-from evaluq.resampling import resample
+from evaluq.resampling import LanguageMode, resample
 from evaluq.significance import bootstrap_test
 from evaluq.variance import variance_components, variance_table
 
@@ -121,9 +121,9 @@ def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
 
     # --- leaderboards: on these data sets, and on new data sets ---------------------------------
     results: dict[str, Any] = {"cube": cube, "variance_components": components}
-    views: dict[str, tuple[str, Literal["fixed", "bootstrap"]]] = {
-        "these": ("on THESE data sets (languages fixed; one paired (seed, test-set replicate) "
-                  "drawn per data set)", "fixed"),
+    views: dict[str, tuple[str, LanguageMode]] = {
+        "these": ("on THESE data sets (languages fixed; per data set one paired test-set "
+                  "replicate and the seeds drawn with replacement)", "fixed"),
         "new": ("on NEW data sets (data sets bootstrapped as well: the population view)",
                 "bootstrap"),
     }

@@ -64,8 +64,9 @@ def _t_prob_above(mean: np.ndarray, sd: np.ndarray, n: int, threshold: np.ndarra
     """``P(mu > T) = 1 - F_t(n-1)((T - xbar) / (s / sqrt(n)))`` (flat prior on mu, log sigma)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (threshold - mean) / (sd / np.sqrt(n))
-    # s = 0: the posterior is a point mass at xbar.
-    z = np.where(sd > 0, z, np.sign(threshold - mean) * np.inf)
+    # s = 0: the posterior is a point mass at xbar, so P(mu > T) = [xbar > T]
+    # (no sign(T - xbar) * inf: it is NaN, with a warning, wherever T == xbar).
+    z = np.where(sd > 0, z, np.where(threshold >= mean, np.inf, -np.inf))
     return stats.t.sf(z, n - 1)
 
 
@@ -655,7 +656,9 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
     Parameters
     ----------
     y : float or array_like or DataArray
-        The observation(s); any shape (items, raters, ...), broadcast against ``guess``.
+        The observation(s); any shape (items, raters, ...), broadcast against ``guess``
+        (numpy broadcasting for arrays, by dim name for DataArrays; when any of ``y``,
+        ``guess``, ``alpha`` / ``k`` is a DataArray, the others must be DataArrays or scalars).
     guess : float or array_like or DataArray
         The prior guess g (e.g. a historical average).
     alpha : float or array_like, optional
@@ -701,6 +704,14 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
     check_choice("distribution", distribution, DISTRIBUTIONS)
     if (alpha is None) == (k is None):
         raise ValueError("pass exactly one of `alpha` and `k` to arf_interval")
+    given = {"y": y, "guess": guess, "alpha" if k is None else "k": alpha if k is None else k}
+    labelled = [n for n, v in given.items() if isinstance(v, xr.DataArray)]
+    unlabelled = [n for n, v in given.items()
+                  if not isinstance(v, xr.DataArray) and np.ndim(v) > 0]
+    if labelled and unlabelled:  # the array would become a new dim: an outer product
+        raise TypeError(f"`{unlabelled[0]}` must be a scalar or a DataArray when "
+                        f"`{labelled[0]}` is a DataArray (an unlabelled array cannot be "
+                        f"aligned with named dims); got shape {np.shape(given[unlabelled[0]])}")
     bounds = _check_bounds(bounds)
     k_raw: Any
     level_raw: Any

@@ -51,16 +51,21 @@ slots of a bootstrap resample."""
 DRAWN_LANGUAGE: Final = "drawn_language"
 DRAWN_SEED: Final = "drawn_seed"
 DRAWN_BOOTSTRAP: Final = "drawn_bootstrap"
+DRAWN_SEED_COUNT: Final = "drawn_seed_count"
+"""How often each seed was drawn for a (resample, language slot) with ``seeds="bootstrap"`` /
+``"rescaled"`` (dims resample, language | language_slot, seed; sums to S)."""
 OBSERVED: Final = "observed"
 
 REPLICATIONS: Final = ("parametric", "nonparametric", "none")
 LANGUAGE_MODES: Final = ("fixed", "bootstrap", "subsample")
+SEED_MODES: Final = ("one", "bootstrap", "rescaled")
 RNG_BLOCK: Final = 1000
 """Resamples per random-number block (each block has its own stream)."""
 _N_THREADS: Final = max(1, min(4, os.cpu_count() or 1))
 
 Replication = Literal["parametric", "nonparametric", "none"]
 LanguageMode = Literal["fixed", "bootstrap", "subsample"]
+SeedMode = Literal["one", "bootstrap", "rescaled"]
 
 
 # --- numpy kernels --------------------------------------------------------------------------------
@@ -82,10 +87,51 @@ def _draw_languages(gen: np.random.Generator, mode: str, n: int, n_lang: int,
     return gen.permuted(rows, axis=1)[:, :k]
 
 
+def _seed_counts(s_idx: np.ndarray, n_seeds: int) -> np.ndarray:
+    """Counts (n, k, S) of the seed positions (n, k, S) drawn with replacement."""
+    n, k, _ = s_idx.shape
+    flat = (np.arange(n * k)[:, None] * n_seeds + s_idx.reshape(n * k, n_seeds)).ravel()
+    counts = np.bincount(flat, minlength=n * k * n_seeds).reshape(n, k, n_seeds)
+    return counts.astype(np.min_scalar_type(n_seeds))
+
+
+def _draw_nonparametric(inputs: _Inputs, seeds: str, lang: np.ndarray,
+                        gen: np.random.Generator, want_draws: bool
+                        ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Nonparametric scores (model, n, k) and the draws: seed positions (n, k) for
+    ``seeds="one"``, seed counts (n, k, S) otherwise; replicate positions (n, k)."""
+    boot = inputs.boot
+    assert boot is not None
+    n_m, _, n_s, n_b = boot.shape
+    if seeds == "one":
+        s_idx = gen.integers(0, n_s, size=lang.shape)
+        b_idx = gen.integers(0, n_b, size=lang.shape)
+        # one (seed, replicate) per (resample, language slot), the same for every model
+        return boot[:, lang, s_idx, b_idx], s_idx, b_idx
+    # two levels: one replicate b and S seeds with replacement per (resample, language slot),
+    # both shared by every model (and b by every drawn seed: the same resampled test set)
+    b_idx = gen.integers(0, n_b, size=lang.shape)
+    s_all = gen.integers(0, n_s, size=(*lang.shape, n_s))
+    flat_boot = boot.reshape(n_m, -1)
+    base = (lang * n_s) * n_b + b_idx                         # position of (l, seed 0, b)
+    total = np.take(flat_boot, base + s_all[..., 0] * n_b, axis=1)
+    for j in range(1, n_s):                                   # S gathers of (model, n, k)
+        total += np.take(flat_boot, base + s_all[..., j] * n_b, axis=1)
+    total /= n_s
+    if seeds == "rescaled" and n_s > 1:
+        assert inputs.boot_mean is not None
+        centre = np.take(inputs.boot_mean.reshape(n_m, -1), lang * n_b + b_idx, axis=1)
+        total -= centre
+        total *= np.sqrt(n_s / (n_s - 1))
+        total += centre
+    counts = _seed_counts(s_all, n_s) if want_draws else None
+    return total, counts, b_idx
+
+
 def _draw_block(inputs: _Inputs, replication: str, lang_idx: np.ndarray | None,
-                gen: np.random.Generator, n: int
+                gen: np.random.Generator, n: int, seeds: str = "one", want_draws: bool = True
                 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Scores (model, n, k) of one block, and the drawn (seed, replicate) positions (n, k).
+    """Scores (model, n, k) of one block, and the drawn seeds and replicate positions.
 
     The scores are laid out model-first (the gathers and the noise are contiguous that
     way); callers see them as (n, model, k) through a transposed view.
@@ -93,13 +139,8 @@ def _draw_block(inputs: _Inputs, replication: str, lang_idx: np.ndarray | None,
     obs = inputs.observed                                     # (m, L)
     n_m, n_l = obs.shape
     if replication == "nonparametric":
-        assert inputs.boot is not None
         lang = np.broadcast_to(np.arange(n_l), (n, n_l)) if lang_idx is None else lang_idx
-        n_s, n_b = inputs.boot.shape[2:]
-        s_idx = gen.integers(0, n_s, size=lang.shape)
-        b_idx = gen.integers(0, n_b, size=lang.shape)
-        # one (seed, replicate) per (resample, language slot), the same for every model
-        return inputs.boot[:, lang, s_idx, b_idx], s_idx, b_idx
+        return _draw_nonparametric(inputs, seeds, lang, gen, want_draws)
     k = n_l if lang_idx is None else lang_idx.shape[1]
     if replication == "none":
         values = (np.repeat(obs[:, None, :], n, axis=1) if lang_idx is None
@@ -121,6 +162,7 @@ class _Inputs:
     observed: np.ndarray                 # (model, language) seed means
     scale: np.ndarray | None             # (model, language) parametric SD
     boot: np.ndarray | None              # (model, language, seed, bootstrap)
+    boot_mean: np.ndarray | None = None  # (model, language, bootstrap) mean over seeds
 
 
 # --- the plan -------------------------------------------------------------------------------------
@@ -144,16 +186,18 @@ class ResamplePlan:
     _inputs: _Inputs = field(repr=False)
     _restore: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
     """Positions that put the (sorted) model / language axes back in the cube's order."""
+    seeds: str | None = None
+    """How seeds are drawn with ``replication="nonparametric"`` (None otherwise)."""
 
-    def _block(self, block: int, n: int) -> tuple[np.ndarray, np.ndarray | None,
-                                                  np.ndarray | None, np.ndarray | None]:
+    def _block(self, block: int, n: int, want_draws: bool = True
+               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         # a block always draws RNG_BLOCK resamples (a short last block keeps the first n), so
         # that the first n resamples of a longer run are those of a run of n
         g_lang, g_rep = _block_rngs(self.entropy, block)
         n_l = self._inputs.observed.shape[1]
         lang = _draw_languages(g_lang, self.languages, RNG_BLOCK, n_l, self.n_languages)
         values, s_idx, b_idx = _draw_block(self._inputs, self.replication, lang, g_rep,
-                                           RNG_BLOCK)
+                                           RNG_BLOCK, self.seeds or "one", want_draws)
         if n == RNG_BLOCK:
             return values, lang, s_idx, b_idx
         return (values[:, :n], *(None if a is None else a[:n]  # type: ignore[return-value]
@@ -189,7 +233,7 @@ class ResamplePlan:
         per_chunk = self.chunk_size // RNG_BLOCK
 
         def run(bn: tuple[int, int]) -> np.ndarray:
-            return func(np.moveaxis(self._block(*bn)[0], 0, 1))
+            return func(np.moveaxis(self._block(*bn, want_draws=False)[0], 0, 1))
 
         out: list[np.ndarray] = []
         with ThreadPoolExecutor(max_workers=_N_THREADS) as pool:
@@ -225,11 +269,15 @@ class ResamplePlan:
         }
         if lang is not None:
             data_vars[DRAWN_LANGUAGE] = ((RESAMPLE, slot), cube[LANGUAGE].values[lang])
-        if s_idx is not None and b_idx is not None:
-            data_vars[DRAWN_SEED] = ((RESAMPLE, slot), cube[SEED].values[s_idx])
-            data_vars[DRAWN_BOOTSTRAP] = ((RESAMPLE, slot), cube[BOOTSTRAP].values[b_idx])
         coords = {RESAMPLE: np.arange(start, start + n), MODEL: cube[MODEL].values,
                   LANGUAGE: cube[LANGUAGE].values}
+        if s_idx is not None and b_idx is not None:
+            if s_idx.ndim == 2:
+                data_vars[DRAWN_SEED] = ((RESAMPLE, slot), cube[SEED].values[s_idx])
+            else:
+                data_vars[DRAWN_SEED_COUNT] = ((RESAMPLE, slot, SEED), s_idx)
+                coords[SEED] = cube[SEED].values
+            data_vars[DRAWN_BOOTSTRAP] = ((RESAMPLE, slot), cube[BOOTSTRAP].values[b_idx])
         out = xr.Dataset(data_vars, coords=coords)
         if self._restore:
             out = out.isel(self._restore)
@@ -243,6 +291,7 @@ class ResamplePlan:
             "metric": self.cube.attrs.get("metric", ""),
             "higher_is_better": int(self.cube.attrs.get("higher_is_better", 1)),
             "replication": self.replication,
+            **({"seeds": self.seeds} if self.seeds is not None else {}),
             "languages": self.languages,
             "n_languages": self.n_languages,
             "n_resamples": self.n_resamples,
@@ -251,8 +300,9 @@ class ResamplePlan:
 
     def __repr__(self) -> str:
         sizes = dict(self.cube[SCORE].sizes)
+        seeds = "" if self.seeds is None else f"seeds={self.seeds!r}, "
         return (f"ResamplePlan(n_resamples={self.n_resamples}, replication={self.replication!r}, "
-                f"languages={self.languages!r}, n_languages={self.n_languages}, "
+                f"{seeds}languages={self.languages!r}, n_languages={self.n_languages}, "
                 f"chunk_size={self.chunk_size}, models={sizes[MODEL]}, "
                 f"cube_languages={sizes[LANGUAGE]})")
 
@@ -305,7 +355,7 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
     return scale
 
 
-def _inputs(cube: xr.Dataset, replication: str) -> _Inputs:
+def _inputs(cube: xr.Dataset, replication: str, seeds: str | None = None) -> _Inputs:
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
     observed = _nanmean(score)
     if replication == "parametric":
@@ -316,17 +366,26 @@ def _inputs(cube: xr.Dataset, replication: str) -> _Inputs:
             raise CubeError(
                 f"`replication='nonparametric'` draws (seed, bootstrap replicate) pairs and "
                 f"needs {BOOT_SCORE!r}; {kind} has none (use replication='parametric')")
-        boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
-        return _Inputs(observed, None, np.ascontiguousarray(boot))
+        boot = np.ascontiguousarray(
+            cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values, dtype=np.float64)
+        # plain mean over seeds: a missing seed makes the centre NaN (never dropped silently)
+        boot_mean = np.ascontiguousarray(boot.mean(axis=2)) if seeds == "rescaled" else None
+        return _Inputs(observed, None, boot, boot_mean)
     return _Inputs(observed, None, None)
 
 
 def _resample_iv(cube: Any, n_resamples: Any, replication: Any, languages: Any,
-                 n_languages: Any, rng: RNGLike, chunk_size: Any
-                 ) -> tuple[xr.Dataset, int, str, str, int, int, int]:
+                 n_languages: Any, rng: RNGLike, chunk_size: Any, seeds: Any
+                 ) -> tuple[xr.Dataset, int, str, str, int, int, int, str | None]:
     cube = validate(cube)
     n_resamples = check_int("n_resamples", n_resamples, minimum=1)
     replication = check_choice("replication", replication, REPLICATIONS)
+    if replication == "nonparametric":
+        seeds = "bootstrap" if seeds is None else check_choice("seeds", seeds, SEED_MODES)
+    elif seeds is not None:
+        raise ValueError(f"`seeds` applies only to replication='nonparametric' (it says how "
+                         f"the seeds' bootstrap replicates are drawn); got seeds={seeds!r} with "
+                         f"replication={replication!r}")
     languages = check_choice("languages", languages, LANGUAGE_MODES)
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
     chunk_size = -(-chunk_size // RNG_BLOCK) * RNG_BLOCK
@@ -347,7 +406,7 @@ def _resample_iv(cube: Any, n_resamples: Any, replication: Any, languages: Any,
         k = check_int("n_languages", n_languages, minimum=1, maximum=n_l - 1)
     gen = check_rng(rng)
     entropy = int(gen.integers(0, 2**63))
-    return cube, n_resamples, replication, languages, k, entropy, chunk_size
+    return cube, n_resamples, replication, languages, k, entropy, chunk_size, seeds
 
 
 # --- public function ------------------------------------------------------------------------------
@@ -355,11 +414,13 @@ def _resample_iv(cube: Any, n_resamples: Any, replication: Any, languages: Any,
 @overload
 def resample(cube: xr.Dataset, *, n_resamples: int = ..., replication: Replication = ...,
              languages: LanguageMode = ..., n_languages: int | None = ..., rng: RNGLike = ...,
-             chunk_size: int = ..., lazy: Literal[False] = ...) -> xr.Dataset: ...
+             chunk_size: int = ..., lazy: Literal[False] = ...,
+             seeds: SeedMode | None = ...) -> xr.Dataset: ...
 @overload
 def resample(cube: xr.Dataset, *, n_resamples: int = ..., replication: Replication = ...,
              languages: LanguageMode = ..., n_languages: int | None = ..., rng: RNGLike = ...,
-             chunk_size: int = ..., lazy: Literal[True]) -> ResamplePlan: ...
+             chunk_size: int = ..., lazy: Literal[True],
+             seeds: SeedMode | None = ...) -> ResamplePlan: ...
 
 
 def resample(
@@ -372,6 +433,7 @@ def resample(
     rng: RNGLike = 0,
     chunk_size: int = 10_000,
     lazy: bool = False,
+    seeds: SeedMode | None = None,
 ) -> xr.Dataset | ResamplePlan:
     r"""Replicate a benchmark: redraw every score with its noise, and optionally the languages.
 
@@ -386,13 +448,50 @@ def resample(
       how models' test-set errors correlate, so none is assumed. When models share test sets
       and their errors are positively correlated this overstates the SD of differences
       (conservative); use ``"nonparametric"`` for paired differences.
-    * ``"nonparametric"``: for every resample and language one seed s and one bootstrap
-      replicate b are drawn uniformly, and :math:`y^{(r)}_{ml} = y^*_{mlsb}` for **every**
-      model (the same resampled test set: differences stay paired). Needs ``boot_score``. As
-      in the multilingual paper, a draw is one seed, so its spread is
-      :math:`\sigma_{seed}^2 + \sigma_{boot}^2` (the uncertainty of a single-seed score, not of
-      the S-seed mean that the observed aggregate uses); with one seed both agree.
+    * ``"nonparametric"``: the cube's own bootstrap replicates :math:`y^*_{mlsb}` (needs
+      ``boot_score``). For every resample and language one replicate b is drawn uniformly and
+      used by **every** model (the same resampled test set: differences stay paired). How
+      seeds enter is set by ``seeds`` (below).
     * ``"none"``: :math:`y^{(r)}_{ml} = \bar y_{ml}` (only the languages vary).
+
+    Seeds with ``replication="nonparametric"`` (``seeds``), the same draw for every model;
+    with :math:`\bar y^*_{mlb} = \frac1S \sum_s y^*_{mlsb}` and
+    :math:`V_{ml} = \frac1B \sum_b \frac{1}{S-1}\sum_s (y^*_{mlsb} - \bar y^*_{mlb})^2`, the
+    exact variance of one draw given the cube is stated for each:
+
+    * ``"one"`` (the multilingual paper's scheme): one seed s drawn uniformly,
+      :math:`y^{(r)}_{ml} = y^*_{mlsb}`. Variance
+      :math:`\operatorname{Var}_b \bar y^*_{mlb} + \frac{S-1}{S} V_{ml}`, about
+      :math:`\sigma_{boot}^2 + \sigma_{seed}^2`: the uncertainty of a **single-seed** score,
+      while the observed :math:`\bar y_{ml}` averages S seeds. With S > 1 the intervals are
+      too wide and pairwise tests lose power.
+    * ``"bootstrap"`` (default): S seeds drawn **with replacement** (two-level bootstrap),
+      :math:`y^{(r)}_{ml} = \frac1S \sum_{j=1}^S y^*_{m l s_j b}`, all drawn seeds scored on
+      the same replicate b. Variance
+      :math:`\operatorname{Var}_b \bar y^*_{mlb} + \frac{S-1}{S} \frac{V_{ml}}{S}`, about
+      :math:`\sigma_{boot}^2 + \frac{S-1}{S}\frac{\sigma_{seed}^2}{S}`: the S-seed mean's
+      uncertainty, with the usual bootstrap shrinkage :math:`(S-1)/S` of the seed part
+      (1/2 of it with 2 seeds, 4/5 with 5). Every draw is a mean of real scores.
+    * ``"rescaled"``: the same draws, with the seed deviations stretched by
+      :math:`\sqrt{S/(S-1)}`: :math:`y^{(r)}_{ml} = \bar y^*_{mlb} + \sqrt{S/(S-1)}\,
+      (\frac1S \sum_j y^*_{m l s_j b} - \bar y^*_{mlb})`. Variance
+      :math:`\operatorname{Var}_b \bar y^*_{mlb} + V_{ml} / S`, about
+      :math:`\sigma_{boot}^2 + \sigma_{seed}^2/S`: the parametric variance (formulas.md
+      section 6) without its bias, but keeping the pairing and the replicates' shape. A draw
+      can fall slightly outside the range of the observed scores. With S = 1 it equals
+      ``"bootstrap"``.
+
+    "About" assumes what :func:`evaluq.from_predictions` produces: replicate b is one resampled
+    test set, shared by all seeds and models, so a seed's replicate deviation
+    :math:`y^*_{mlsb} - y_{mls}` is (nearly) common to all seeds. If replicates were drawn
+    independently for each seed, averaging S of them shrinks the test-set part to about
+    :math:`(2S-1)/S^2` of :math:`\sigma_{boot}^2` and ``"bootstrap"`` / ``"rescaled"`` are too
+    narrow; use ``"one"`` or ``"parametric"`` for such cubes.
+
+    ``"bootstrap"`` is the default because its draws are means of S observed scores, like the
+    observed aggregate, and it needs no extrapolation; its shrinkage only touches the seed
+    part and is small for S >= 5. Prefer ``"rescaled"`` with 2-3 seeds when the seed
+    variance is a large part of the total; ``"one"`` reproduces the paper.
 
     Languages (``languages``), the same draw for every model of a resample:
 
@@ -427,6 +526,9 @@ def resample(
     lazy
         If True, return a :class:`ResamplePlan` that :func:`evaluq.aggregate` consumes chunk by
         chunk (memory: one chunk plus the ``n_resamples x models`` aggregates).
+    seeds
+        ``"one"``, ``"bootstrap"`` or ``"rescaled"``: how seeds are drawn with
+        ``replication="nonparametric"`` (default ``"bootstrap"``); must be None otherwise.
 
     Returns
     -------
@@ -434,15 +536,20 @@ def resample(
         ``score`` (resample, model, language | language_slot): the resampled scores;
         ``observed`` (model, language): the seed means :math:`\bar y_{ml}` (what
         :func:`evaluq.aggregate` reduces to the observed aggregate); ``drawn_language``
-        (resample, language_slot) for drawn languages; ``drawn_seed`` and ``drawn_bootstrap``
-        (resample, language | language_slot) for ``"nonparametric"``. Attributes carry the
-        cube's ``metric`` and ``higher_is_better`` and the options.
+        (resample, language_slot) for drawn languages; for ``"nonparametric"``,
+        ``drawn_bootstrap`` (resample, language | language_slot) and either ``drawn_seed``
+        (same dims; ``seeds="one"``) or ``drawn_seed_count`` (resample, language |
+        language_slot, seed): how often each seed was drawn (small unsigned integers, summing
+        to S). Attributes carry the cube's ``metric`` and ``higher_is_better`` and the options
+        (``seeds`` only for ``"nonparametric"``).
 
     Notes
     -----
     Missing cells (NaN seed means) stay NaN in every resample that draws them; nothing is
     dropped or filled. :func:`evaluq.aggregate` raises on them unless told to skip them.
-    A drawn ``boot_score`` that is NaN (a missing seed) is likewise NaN.
+    A drawn ``boot_score`` that is NaN (a missing seed) is likewise NaN: with
+    ``seeds="bootstrap"`` every resample that draws the missing seed for that cell, with
+    ``"rescaled"`` every resample of the cell (the centre is the mean over all seeds).
 
     Dask-backed cubes are loaded into memory (the cube is small; the resamples are what is
     large), except for ``replication="none"`` with ``languages="fixed"``, which stays lazy; it
@@ -469,14 +576,19 @@ def resample(
     {'resample': 4, 'model': 2, 'language_slot': 3}
     >>> dict(rs.observed.sizes)
     {'model': 2, 'language': 3}
+    >>> np_rs = eq.resample(cube, n_resamples=4, replication="nonparametric", rng=1)
+    >>> np_rs.attrs["seeds"], dict(np_rs.drawn_seed_count.sizes)
+    ('bootstrap', {'resample': 4, 'language': 3, 'seed': 2})
+    >>> np_rs.drawn_seed_count.sum("seed").values.tolist()[0]
+    [2, 2, 2]
     """
-    cube, n, rep, lang_mode, k, entropy, chunk = _resample_iv(
-        cube, n_resamples, replication, languages, n_languages, rng, chunk_size)
+    cube, n, rep, lang_mode, k, entropy, chunk, seed_mode = _resample_iv(
+        cube, n_resamples, replication, languages, n_languages, rng, chunk_size, seeds)
     if rep == "none" and lang_mode == "fixed" and _is_dask(cube):
         return _lazy_fixed(cube, n, entropy)
     canon, restore = _canonical(cube)
-    plan = ResamplePlan(canon, n, rep, lang_mode, k, entropy, chunk, _inputs(canon, rep),
-                        restore)
+    plan = ResamplePlan(canon, n, rep, lang_mode, k, entropy, chunk,
+                        _inputs(canon, rep, seed_mode), restore, seed_mode)
     return plan if lazy else plan.compute()
 
 
