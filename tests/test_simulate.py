@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import xarray as xr
 
@@ -23,3 +24,18 @@ def test_errors():
         eq.simulate_cube(model_means=[0.0, 1.0])
     with pytest.raises(ValueError, match="`n_models` must be >= 1; got 0"):
         eq.simulate_cube(n_models=0)
+
+
+def test_replicate_noise_sharing():
+    cube = eq.simulate_cube(n_models=2, n_languages=50, n_seeds=3, n_boot=400,
+                            sigma_boot=1.0, boot_correlation=0.6, seed_sharing=0.9, rng=3)
+    noise = (cube.boot_score - cube.score).values            # (m, l, s, b)
+    assert noise.std() == pytest.approx(1.0, rel=0.02)
+    across_models = np.corrcoef(noise[0, :, 0].ravel(), noise[1, :, 0].ravel())[0, 1]
+    assert across_models == pytest.approx(0.6, abs=0.03)
+    across_seeds = np.corrcoef(noise[0, :, 0].ravel(), noise[0, :, 1].ravel())[0, 1]
+    assert across_seeds == pytest.approx(0.6 + 0.4 * 0.9, abs=0.03)
+    vc = eq.variance_components(cube)
+    assert float((vc.sigma_boot**2).mean()) == pytest.approx(1.0, rel=0.05)
+    with pytest.raises(ValueError, match="`seed_sharing` must be in \\[0, 1\\]; got 2"):
+        eq.simulate_cube(seed_sharing=2)

@@ -19,6 +19,8 @@ def simulate_cube(
     sigma_between: float = 2.0,
     sigma_seed: float = 0.5,
     sigma_boot: float = 1.0,
+    boot_correlation: float = 0.0,
+    seed_sharing: float = 0.0,
     rng: RNGLike = None,
 ) -> xr.Dataset:
     r"""Simulate a cube whose variance components are known.
@@ -29,12 +31,18 @@ def simulate_cube(
             a_{ml} \sim N(0, \sigma_{between}^2),\;
             e_{ml} \sim N(0, \sigma_{boot}^2),\;
             z_{mls} \sim N(0, \sigma_{seed}^2) \\
-        y^*_{mlsb} &= y_{mls} + \varepsilon_{mlsb}, \quad
-            \varepsilon_{mlsb} \sim N(0, \sigma_{boot}^2)
+        y^*_{mlsb} &= y_{mls} + \sigma_{boot}\left(\sqrt{\rho}\, c_{lb}
+            + \sqrt{1-\rho}\left(\sqrt{\kappa}\, d_{mlb}
+            + \sqrt{1-\kappa}\, f_{mlsb}\right)\right)
 
-    The test-set error :math:`e_{ml}` is shared by all seeds of (m, l). Bootstrap noise is
-    independent across models here (use :func:`evaluq.from_predictions` for realistically
-    paired replicates).
+    with independent standard normal :math:`c, d, f`. The test-set error :math:`e_{ml}` is
+    shared by all seeds of (m, l). In a bootstrap replicate, :math:`\rho`
+    (``boot_correlation``) is the correlation of the replicate noise between models (replicate
+    b is the same resampled test set for every model) and :math:`\kappa` (``seed_sharing``) the
+    share of a model's replicate noise common to its seeds. The defaults (0, 0) give
+    independent replicates; cubes built from real predictions with
+    :func:`evaluq.from_predictions` behave more like ``boot_correlation=0.5,
+    seed_sharing=0.9`` (seeds of one model make nearly the same errors).
 
     Parameters
     ----------
@@ -46,6 +54,9 @@ def simulate_cube(
         True population means :math:`\mu_m` (default all zero).
     sigma_between, sigma_seed, sigma_boot
         True standard deviations.
+    boot_correlation, seed_sharing
+        :math:`\rho` and :math:`\kappa` in [0, 1]: how bootstrap replicate noise is shared
+        across models and across the seeds of a model.
     rng
         Seed or Generator.
 
@@ -70,10 +81,19 @@ def simulate_cube(
     theta = mu[:, None] + gen.normal(0, sigma_between, shape)
     test_err = gen.normal(0, sigma_boot, shape)
     score = (theta + test_err)[..., None] + gen.normal(0, sigma_seed, (*shape, n_seeds))
+    rho = check_real("boot_correlation", boot_correlation, low=0.0, high=1.0)
+    kappa = check_real("seed_sharing", seed_sharing, low=0.0, high=1.0)
     boot = None
     if n_boot is not None:
         n_boot = check_int("n_boot", n_boot, minimum=2)
-        boot = score[..., None] + gen.normal(0, sigma_boot, (*shape, n_seeds, n_boot))
+        noise = gen.normal(0, 1, (*shape, n_seeds, n_boot))
+        if kappa > 0:
+            shared = gen.normal(0, 1, (*shape, 1, n_boot))
+            noise = np.sqrt(kappa) * shared + np.sqrt(1 - kappa) * noise
+        if rho > 0:
+            common = gen.normal(0, 1, (1, n_languages, 1, n_boot))
+            noise = np.sqrt(rho) * common + np.sqrt(1 - rho) * noise
+        boot = score[..., None] + sigma_boot * noise
     return from_arrays(
         score,
         boot,
