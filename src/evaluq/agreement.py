@@ -459,7 +459,8 @@ def krippendorff_alpha(ratings: Any, *, level_of_measurement: Level = "nominal",
     level_of_measurement : {"nominal", "ordinal", "interval"}
     value_domain : sequence, optional
         The ordered values (nominal / ordinal). Default: the sorted values present. Values
-        outside it raise.
+        outside it raise. For interval data it is only the set of allowed values (without
+        it an equivalent moment form is used, which needs no value grid).
     confidence_level, n_resamples, rng
         The percentile bootstrap over items.
     rater_dim : hashable

@@ -507,8 +507,8 @@ def arf_k(alpha: ArrayLike, distribution: Distribution = "normal") -> Any:
 
     Returns
     -------
-    float or ndarray
-        k, with the shape of ``alpha``.
+    float, ndarray or DataArray
+        k, with the shape of ``alpha`` (a DataArray named "k" for a DataArray ``alpha``).
 
     References
     ----------
