@@ -27,6 +27,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ICC_FORM, RATER, RESAMPLE
+from evaluq._results import IntervalBoundsMixin
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -58,7 +59,7 @@ Level = Literal["nominal", "ordinal", "interval"]
 # --- result -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, repr=False)
-class AgreementResult:
+class AgreementResult(IntervalBoundsMixin):
     """An agreement coefficient, its bootstrap distribution over items and intervals from it.
 
     Attributes
@@ -118,14 +119,6 @@ class AgreementResult:
     @property
     def interval(self) -> xr.DataArray:
         return self.confidence_interval()
-
-    @property
-    def lower(self) -> xr.DataArray:
-        return self.interval.sel({CI_BOUND: "lower"}, drop=True)
-
-    @property
-    def upper(self) -> xr.DataArray:
-        return self.interval.sel({CI_BOUND: "upper"}, drop=True)
 
     def to_dataset(self) -> xr.Dataset:
         """estimate, standard_error, lower, upper (and the bootstrap distribution)."""

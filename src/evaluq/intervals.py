@@ -28,6 +28,7 @@ from scipy import special, stats
 from scipy.optimize import elementwise
 
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS
+from evaluq._results import IntervalBoundsMixin
 from evaluq._validation import check_choice, check_confidence_level, check_finite
 
 __all__ = [
@@ -239,8 +240,8 @@ def _scalar_or_array(da: xr.DataArray, digits: int = 4) -> str:
 class _ResultMixin:
     """to_dataframe / repr / _repr_html_ on top of ``to_dataset``."""
 
-    def to_dataset(self) -> xr.Dataset:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def to_dataset(self) -> xr.Dataset:  # pragma: no cover - every subclass defines it
+        raise TypeError(f"{type(self).__name__} must define to_dataset")
 
     def to_dataframe(self) -> pd.DataFrame:
         """The result as a table: one row per item (no ``ci_bound`` dim: lower/upper columns)."""
@@ -249,8 +250,8 @@ class _ResultMixin:
             return ds.to_dataframe()
         return pd.DataFrame({k: [v.item()] for k, v in ds.data_vars.items()})
 
-    def _fields(self) -> dict[str, xr.DataArray]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def _fields(self) -> dict[str, xr.DataArray]:  # pragma: no cover - every subclass defines it
+        raise TypeError(f"{type(self).__name__} must define _fields")
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__}("]
@@ -268,7 +269,7 @@ class _ResultMixin:
 # --- Student-t ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True, repr=False)
-class TIntervalResult(_ResultMixin):
+class TIntervalResult(IntervalBoundsMixin, _ResultMixin):
     """Student-t interval for the mean of a few scores per item.
 
     Attributes
@@ -315,14 +316,6 @@ class TIntervalResult(_ResultMixin):
     def interval(self) -> xr.DataArray:
         """The interval at :attr:`confidence_level`, with a ``ci_bound`` dim."""
         return self.confidence_interval()
-
-    @property
-    def lower(self) -> xr.DataArray:
-        return self.interval.sel({CI_BOUND: "lower"}, drop=True)
-
-    @property
-    def upper(self) -> xr.DataArray:
-        return self.interval.sel({CI_BOUND: "upper"}, drop=True)
 
     def prob_above(self, threshold: float) -> xr.DataArray:
         """``P(mu > threshold)``; see :func:`prob_above`."""
@@ -565,7 +558,7 @@ def arf_alpha(k: ArrayLike, distribution: Distribution = "normal") -> Any:
 
 
 @dataclass(frozen=True, repr=False)
-class ARFIntervalResult(_ResultMixin):
+class ARFIntervalResult(IntervalBoundsMixin, _ResultMixin):
     """ARF interval ``(y + g)/2 +- k |y - g|`` from one observation y and a prior guess g.
 
     Attributes
@@ -607,14 +600,6 @@ class ARFIntervalResult(_ResultMixin):
         level = self.confidence_level
         level = float(level) if np.ndim(level) == 0 else None
         return _ci(lo, hi, f"arf_{self.distribution}", level)
-
-    @property
-    def lower(self) -> xr.DataArray:
-        return self.interval.sel({CI_BOUND: "lower"}, drop=True)
-
-    @property
-    def upper(self) -> xr.DataArray:
-        return self.interval.sel({CI_BOUND: "upper"}, drop=True)
 
     def verdict(self, threshold: float) -> xr.DataArray:
         """"pass" / "fail" when the interval lies above / below ``threshold``, else
