@@ -80,3 +80,13 @@ def test_cli_test_bad_argument_type(files):
     with pytest.raises(SystemExit) as exc:
         main(["test", *files, "--n-resamples", "many"])
     assert exc.value.code == 2
+
+
+def test_cli_test_labels_option(files, capsys):
+    assert main(["test", *files, "--metrics", "f1", "--method", "paired", "--n-resamples",
+                 "100", "--labels", "0", "1", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "f1 " in out
+    # a label outside the given set is an error naming it
+    assert main(["test", *files, "--metrics", "f1", "--labels", "1"]) == 2
+    assert "not in `labels`" in capsys.readouterr().err

@@ -172,3 +172,18 @@ def _ok(y):
     exp.feed("a", targets=y, predictions=y)
     exp.feed("a", h1="b", targets=y, predictions=1 - y)
     return exp
+
+
+def test_same_treatment_under_two_baselines_keeps_both_epochs(tmp_path):
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200)
+    exp = eq.Experiment()
+    for base in ("a", "b"):
+        exp.feed(base, predictions=np.where(rng.random(200) < 0.7, y, 1 - y), targets=y, run=0)
+    exp.feed("a", h1="t", predictions=np.where(rng.random(200) < 0.8, y, 1 - y), targets=y,
+             run=0, epochs=3)
+    exp.feed("b", h1="t", predictions=np.where(rng.random(200) < 0.8, y, 1 - y), targets=y,
+             run=0, epochs=7)
+    table = exp.run(metrics=["accuracy"], n_resamples=50, rng=0).results_table()
+    assert table.loc["t (vs a)", "mean_epochs"] == 3
+    assert table.loc["t (vs b)", "mean_epochs"] == 7

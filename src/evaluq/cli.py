@@ -47,6 +47,8 @@ def _add_test_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence-level", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--kind", default=None, help="hard, soft or regression (default: detected)")
+    p.add_argument("--labels", nargs="+", default=None,
+                   help="hard labels: the label set, in order (default: the labels seen)")
     p.add_argument("--h0-name", default="h0")
     p.add_argument("--h1-name", default="h1")
     p.set_defaults(func=_run_test)
@@ -58,10 +60,21 @@ def _run_test(args: argparse.Namespace) -> int:
     res = bootstrap_test(args.targets, args.h0, args.h1, metrics=args.metrics,
                          method=args.method, n_resamples=args.n_resamples,
                          sample_size=args.sample_size, confidence_level=args.confidence_level,
-                         rng=args.seed, kind=args.kind, h0_name=args.h0_name,
+                         rng=args.seed, kind=args.kind, labels=_parse_labels(args.labels),
+                         h0_name=args.h0_name,
                          h1_name=args.h1_name)
     print(res.summary())
     return 0
+
+
+def _parse_labels(labels: list[str] | None) -> list[int] | list[str] | None:
+    """Labels from the command line: integers when they all are (as the .txt loader reads)."""
+    if labels is None:
+        return None
+    try:
+        return [int(v) for v in labels]
+    except ValueError:
+        return labels
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -287,13 +287,26 @@ class Experiment:
                 raise ValueError(f"{h0!r} vs {h1!r}: {err}") from None
         ordered = {pair: results[pair] for pair in self.comparisons}
         epochs = {h0: c["epochs"] for h0, c in self.data.items()}
-        epochs.update({h1: t["epochs"] for c in self.data.values()
+        names = _condition_names(self.comparisons)
+        epochs.update({names[(h0, h1)]: t["epochs"] for h0, c in self.data.items()
                        for h1, t in c["h1"].items()})
         out = ExperimentResult(ordered, {k: _mean_epochs(v) for k, v in epochs.items()})
         if out_dir is not None:
             out.save(out_dir)
             self.save(out_dir)
         return out
+
+
+def _condition_names(pairs: Any) -> dict[tuple[str, str], str]:
+    """Row name of each treatment: its own name, or ``"h1 (vs h0)"`` when the same treatment
+    (or a baseline's name) appears under several baselines."""
+    pairs = list(pairs)
+    baselines = {h0 for h0, _ in pairs}
+    counts: dict[str, int] = {}
+    for _, h1 in pairs:
+        counts[h1] = counts.get(h1, 0) + 1
+    return {(h0, h1): h1 if counts[h1] == 1 and h1 not in baselines else f"{h1} (vs {h0})"
+            for h0, h1 in pairs}
 
 
 def _mean_epochs(values: list[Any]) -> float:
@@ -337,18 +350,20 @@ class ExperimentResult:
         percentages with 2 decimals).
         """
         rows: dict[str, dict[str, Any]] = {}
+        names = _condition_names(self.results)
         for (h0, h1), res in self.results.items():
             if h0 not in rows:
                 rows[h0] = {"role": "h0", "baseline": "", "mean_epochs": self.mean_epochs[h0]}
                 for i, m in enumerate(res.metrics):
                     rows[h0].update({m: res.h0_value[i], f"diff_{m}": np.nan,
                                      f"p_{m}": np.nan, f"sign_{m}": ""})
+            name = names[(h0, h1)]
             row: dict[str, Any] = {"role": "h1", "baseline": h0,
-                                   "mean_epochs": self.mean_epochs[h1]}
+                                   "mean_epochs": self.mean_epochs[name]}
             for i, m in enumerate(res.metrics):
                 row.update({m: res.h1_value[i], f"diff_{m}": res.delta[i],
                             f"p_{m}": res.pvalue[i], f"sign_{m}": res.significance[i]})
-            rows[h1 if h1 not in rows else f"{h1} (vs {h0})"] = row
+            rows[name] = row
         table = pd.DataFrame.from_dict(rows, orient="index")
         table.index.name = "condition"
         return table

@@ -121,9 +121,10 @@ def test_marks_and_zero_p_printout(rng):
     h0 = np.where(rng.random(2000) < 0.6, y, 1 - y)
     res = eq.bootstrap_test(y, h0, h1, metrics="accuracy", sample_size=0.5,
                             n_resamples=200, rng=0)
-    assert res.pvalue[0] == 0.0
+    # formulas.md's errata: no p of 0, the observed data count as one resample
     assert res.count[0] == 0
-    assert "p < 0.005" in repr(res)
+    assert res.pvalue[0] == 1 / 201
+    assert "p = 0.0050" in repr(res)
     assert res.significance == ("**",)
 
 
@@ -134,7 +135,7 @@ def test_berg_kirkpatrick_counts_definition(rng):
     assert res.sample_n == round(0.3 * y.size)
     expected = np.sum(res.distribution[0] > 2 * res.delta[0])
     assert res.count[0] == expected
-    assert res.pvalue[0] == expected / 500
+    assert res.pvalue[0] == (1 + expected) / 501
 
 
 def test_paired_and_permutation_pvalue_definitions(rng):
@@ -497,3 +498,27 @@ def test_regression_outputs(rng):
         eq.bootstrap_test(yi, h0i, h1i, metrics="mse", n_resamples=10)
     r = eq.bootstrap_test(yi, h0i, h1i, metrics="mse", kind="regression", n_resamples=10)
     assert r.h1_value[0] == pytest.approx(np.mean((h1i - yi) ** 2))
+
+
+def test_exact_ties_count_as_ties_for_tiny_differences():
+    """A resampled difference equal to the observed one up to rounding is a tie.
+
+    With 1001 items and one disagreement, delta = 1/1001, and every resample that keeps the
+    item once reproduces delta only up to rounding of values near 0.7 (about 1e-16), far more
+    than a tolerance relative to delta itself would allow.
+    """
+    n = 1001
+    y = np.zeros(n, dtype=int)
+    h0 = np.r_[np.ones(300, dtype=int), np.zeros(n - 300, dtype=int)]
+    h1 = h0.copy()
+    h1[0] = 0                                         # h1 fixes one error of h0
+    res = eq.bootstrap_test(y, h0, h1, metrics=["accuracy"], method="paired",
+                            n_resamples=2000, rng=5)
+    d = res.delta[0]
+    # exact count from the integers: resample counts of item 0 (draws of the fixed item)
+    boot_delta = res.distribution[0]
+    k = np.rint(boot_delta * n).astype(int)           # how often item 0 was drawn
+    assert np.allclose(boot_delta, k / n, atol=1e-12)
+    exact = 1 + np.sum(np.abs(k - 1) >= 1)
+    assert res.pvalue[0] == exact / 2001
+    assert abs(d - 1 / n) < 1e-15

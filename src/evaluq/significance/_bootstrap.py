@@ -200,11 +200,13 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
         d1 = _engine.values_from_sums(metric_objs, slices, s1, tot, n_classes)
         return _engine.oriented_delta(metric_objs, d0, d1)
 
+    with np.errstate(invalid="ignore"):
+        scale = np.nan_to_num(np.maximum(np.abs(v0), np.abs(v1)), nan=1.0, posinf=1.0)
     accel = np.full(len(metric_objs), np.nan)
     if method == "permutation":
         dist = _engine.collect(_engine.iter_permutation_sums(gen, units[0], n_resamples),
                                deltas)
-        pvalue, count = _engine.pvalue_permutation(dist, delta)
+        pvalue, count = _engine.pvalue_permutation(dist, delta, scale)
         boot = _engine.collect(
             _engine.iter_bootstrap_sums(gen, units, n_resamples, None, False), deltas)
     else:
@@ -213,9 +215,9 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
             two_level), deltas)
         boot = dist
         if method == "berg-kirkpatrick":
-            pvalue, count = _engine.pvalue_berg_kirkpatrick(dist, delta)
+            pvalue, count = _engine.pvalue_berg_kirkpatrick(dist, delta, scale)
         else:
-            pvalue, count = _engine.pvalue_paired(dist, delta)
+            pvalue, count = _engine.pvalue_paired(dist, delta, scale)
     if method != "berg-kirkpatrick":
         jack, weights = _engine.jackknife_deltas(metric_objs, slices, units, n_classes,
                                                  by_unit=two_level)
@@ -252,8 +254,10 @@ def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
     ``"berg-kirkpatrick"`` (BooStSa's test, Berg-Kirkpatrick et al. 2012)
         ``B`` times draw ``s = round(f N)`` items with replacement (``f = sample_size``; the
         same items for h0, h1 and the targets) and compute ``delta*_b``;
-        ``p = #{delta*_b > 2 delta} / B``. There is no ``+1``: the method defines it so, and
-        ``p`` can be 0 (printed as ``p < 1/B``). As in BooStSa, ``f`` must lie in
+        ``p = (1 + #{delta*_b > 2 delta}) / (B + 1)``. The published method and BooStSa
+        divide the count by ``B`` and so can report ``p = 0``; formulas.md's errata rule that
+        out, so the observed data count as one resample, as in the other two methods (the
+        smallest p is ``1 / (B + 1)``). As in BooStSa, ``f`` must lie in
         [0.05, 0.5] (default 0.1). **This test is conservative, the more so the smaller
         ``f``:** a sub-sample of ``s`` items spreads ``delta*`` about ``1/sqrt(f)`` times
         wider than the sampling distribution of ``delta`` on ``N`` items, so ``delta* > 2
@@ -261,11 +265,12 @@ def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
         when ``delta / SE(delta) >= z_{1-alpha} / sqrt(f)``, so its null rejection rate is
         about ``1 - Phi(1.645 / sqrt(f))``: 0.000 at f = 0.1, 0.0001 at 0.2, 0.010 at 0.5
         and 0.05 at f = 1 (where it is a one-sided test at level alpha). Measured at
-        p <= .05 on 20,000 simulated null data sets (accuracy, 500 items, B = 1000;
-        ``tests/significance/test_calibration.py``): 0.000 at f = 0.1, 0.00005 at 0.2,
-        0.014 at 0.5 and 0.055 at 1.0 (formulas.md §1 reports 0.000, 0.000, 0.007, 0.025
-        from its own simulation). So at BooStSa's default f = 0.1 the test has almost no
-        false positives and little power: prefer ``"paired"`` or ``"permutation"`` for a
+        p < .05 with BooStSa's ``/ B`` on 100,000 simulated null data sets (accuracy, 500
+        items, B = 1000; ``benchmarks/bench_bk_null_rates.py``): 0.000 at f = 0.1, 0.0001 at
+        0.2, 0.0125 at 0.5 and 0.055 at 1.0. formulas.md §1 reports 0.000, 0.000, 0.007,
+        0.025: those match testing at .025 per direction, not p < .05 (see
+        ``models/bootstrap_significance_test.md``). So at BooStSa's default f = 0.1 the test
+        has almost no false positives and little power: prefer ``"paired"`` or ``"permutation"`` for a
         test with nominal size. Its interval is the sub-sample percentile interval rescaled
         by ``sqrt(s / N)`` (m-out-of-n bootstrap).
     ``"paired"`` (the standard paired bootstrap)
@@ -346,7 +351,7 @@ def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
     (0.032, 0.023, ('*',))
     >>> bk = eq.bootstrap_test(y, h0, h1, metrics=["accuracy"], rng=1)  # f = 0.1: conservative
     >>> round(float(bk.pvalue[0]), 3), bk.significance
-    (0.247, ('',))
+    (0.248, ('',))
     >>> res.to_dataframe().columns.tolist()
     ['h0', 'h1', 'delta', 'pvalue', 'ci_lower', 'ci_upper', 'significance', 'higher_is_better']
     """

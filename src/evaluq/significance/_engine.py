@@ -320,9 +320,14 @@ def acceleration(jack: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 # --- p-values and intervals ---------------------------------------------------------------------
 
-def _tolerance(x: np.ndarray) -> np.ndarray:
-    """Ties within floating-point noise count as ties (as in scipy's permutation_test)."""
-    return np.abs(x) * np.finfo(np.float64).eps * 100
+def _tolerance(scale: np.ndarray) -> np.ndarray:
+    """Ties within floating-point noise count as ties (as in scipy's permutation_test).
+
+    ``scale`` is the magnitude of the metric VALUES behind each row (not of the difference):
+    a resampled difference of two values near 0.7 carries rounding of about 1e-16 even when
+    the difference itself is tiny, so a tolerance relative to the difference would miss ties.
+    """
+    return np.maximum(np.abs(scale), 1.0)[:, None] * np.finfo(np.float64).eps * 1024
 
 
 def _undefined_where_infinite(p: np.ndarray, count: np.ndarray, delta: np.ndarray
@@ -333,27 +338,35 @@ def _undefined_where_infinite(p: np.ndarray, count: np.ndarray, delta: np.ndarra
     return np.where(bad, np.nan, p), np.where(bad, 0, count)
 
 
-def pvalue_berg_kirkpatrick(dist: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``p = #{delta*_b > 2 delta} / B`` per row; also returns the counts."""
+def pvalue_berg_kirkpatrick(dist: np.ndarray, delta: np.ndarray, scale: np.ndarray
+                            ) -> tuple[np.ndarray, np.ndarray]:
+    """``p = (1 + #{delta*_b > 2 delta}) / (B + 1)`` per row; also returns the counts.
+
+    Berg-Kirkpatrick et al. and BooStSa count ``#{...} / B``, which can be 0; formulas.md's
+    errata rule that out, so the observed data count as one resample (as for the other
+    methods): the smallest p is ``1 / (B + 1)``.
+    """
     twice = 2.0 * delta[:, None]
     with np.errstate(invalid="ignore"):
-        count = (dist > twice + _tolerance(twice)).sum(axis=-1)
-    return _undefined_where_infinite(count / dist.shape[-1], count, delta)
-
-
-def pvalue_paired(dist: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided ``p = (1 + #{|delta*_b - delta| >= |delta|}) / (B + 1)`` per row."""
-    obs = np.abs(delta)[:, None]
-    with np.errstate(invalid="ignore"):
-        count = (np.abs(dist - delta[:, None]) >= obs - _tolerance(obs)).sum(axis=-1)
+        count = (dist > twice + _tolerance(scale)).sum(axis=-1)
     return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta)
 
 
-def pvalue_permutation(dist: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pvalue_paired(dist: np.ndarray, delta: np.ndarray, scale: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided ``p = (1 + #{|delta*_b - delta| >= |delta|}) / (B + 1)`` per row."""
+    obs = np.abs(delta)[:, None]
+    with np.errstate(invalid="ignore"):
+        count = (np.abs(dist - delta[:, None]) >= obs - _tolerance(scale)).sum(axis=-1)
+    return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta)
+
+
+def pvalue_permutation(dist: np.ndarray, delta: np.ndarray, scale: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided ``p = (1 + #{|delta_perm| >= |delta|}) / (B + 1)`` per row."""
     obs = np.abs(delta)[:, None]
     with np.errstate(invalid="ignore"):
-        count = (np.abs(dist) >= obs - _tolerance(obs)).sum(axis=-1)
+        count = (np.abs(dist) >= obs - _tolerance(scale)).sum(axis=-1)
     return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta)
 
 

@@ -14,8 +14,6 @@ from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, METRIC, RESAMPLE
 from evaluq._validation import check_choice, check_confidence_level
 from evaluq.significance import _engine
 
-"""Dimension of the per-metric outputs of a significance test."""
-
 IntervalKind = Literal["percentile", "bca"]
 
 
@@ -199,8 +197,6 @@ class BootstrapTestResult:
         if not np.isfinite(p):
             reason = "infinite" if np.isinf(self.delta[i]) else "undefined"
             return f"p undefined ({reason} delta)"
-        if self.method == "berg-kirkpatrick" and self.count[i] == 0:
-            return f"p < {1 / self.n_resamples:.4g}"
         return f"p = {p:.4f}"
 
     def summary(self) -> str:
