@@ -270,8 +270,8 @@ def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
         0.2, 0.0125 at 0.5 and 0.055 at 1.0. formulas.md §1 reports 0.000, 0.000, 0.007,
         0.025: those match testing at .025 per direction, not p < .05 (see
         ``models/bootstrap_significance_test.md``). So at BooStSa's default f = 0.1 the test
-        has almost no false positives and little power: prefer ``"paired"`` or ``"permutation"`` for a
-        test with nominal size. Its interval is the sub-sample percentile interval rescaled
+        has almost no false positives and little power: prefer ``"paired"`` or
+        ``"permutation"`` for a test with nominal size. Its interval is the sub-sample percentile interval rescaled
         by ``sqrt(s / N)`` (m-out-of-n bootstrap).
     ``"paired"`` (the standard paired bootstrap)
         ``f = 1``; two-sided ``p = (1 + #{|delta*_b - delta| >= |delta|}) / (B + 1)``;
