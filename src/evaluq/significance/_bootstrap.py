@@ -271,8 +271,8 @@ def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
         0.025: those match testing at .025 per direction, not p < .05 (see
         ``models/bootstrap_significance_test.md``). So at BooStSa's default f = 0.1 the test
         has almost no false positives and little power: prefer ``"paired"`` or
-        ``"permutation"`` for a test with nominal size. Its interval is the sub-sample percentile interval rescaled
-        by ``sqrt(s / N)`` (m-out-of-n bootstrap).
+        ``"permutation"`` for a test with nominal size. Its interval is the sub-sample
+        percentile interval rescaled by ``sqrt(s / N)`` (m-out-of-n bootstrap).
     ``"paired"`` (the standard paired bootstrap)
         ``f = 1``; two-sided ``p = (1 + #{|delta*_b - delta| >= |delta|}) / (B + 1)``;
         percentile and BCa intervals for ``delta`` (BCa by default, its acceleration from the
