@@ -35,3 +35,16 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 html_theme = "pydata_sphinx_theme"
 html_title = f"evaluq {version}"
 suppress_warnings = ["myst.header", "config.cache", "ref.footnote"]
+
+
+def _write_model_card_pages() -> None:
+    """One page per card in models/ (generated at build time, so no card is ever left out)."""
+    root = Path(__file__).resolve().parent
+    out = root / "model_cards"
+    out.mkdir(exist_ok=True)
+    for card in sorted((root.parent / "models").glob("*.md")):
+        if card.name != "README.md":
+            (out / card.name).write_text(f"```{{include}} ../../models/{card.name}\n```\n")
+
+
+_write_model_card_pages()
