@@ -83,8 +83,9 @@ def _upper(alpha: float, f: float) -> float:
 
 # name: (rule on counts gt = #{delta* > 2 delta}, lt = #{delta* < 2 delta}; normal approx.)
 READINGS = {
-    "p <= .05 (evaluq '*')": (lambda gt, lt: gt <= 50, lambda f: _upper(0.05, f)),
-    "p < .05": (lambda gt, lt: gt < 50, lambda f: _upper(0.05, f)),
+    "BooStSa #{>}/B <= .05": (lambda gt, lt: gt <= 50, lambda f: _upper(0.05, f)),
+    "BooStSa #{>}/B < .05": (lambda gt, lt: gt < 50, lambda f: _upper(0.05, f)),
+    "evaluq (1+#{>})/(B+1) <= .05": (lambda gt, lt: gt <= 49, lambda f: _upper(0.05, f)),
     "ties count: #{>=}/B <= .05": (lambda gt, lt: B - lt <= 50, lambda f: _upper(0.05, f)),
     "one-sided .025: p <= .025": (lambda gt, lt: gt <= 25, lambda f: _upper(0.025, f)),
     "two-sided: p<=.025 or p>=.975": (lambda gt, lt: (gt <= 25) | (gt >= 975),
@@ -154,11 +155,13 @@ def check_with_evaluq(f: float, n_sets: int, n_items: int, seed: int) -> dict[st
         if f < 1:
             res = eq.bootstrap_test(y, h0, h1, metrics="accuracy", sample_size=f,
                                     n_resamples=B, rng=1000 + i)
-            p_eq = float(res.pvalue[0])
+            p_eq, count_eq = float(res.pvalue[0]), int(res.count[0])
         else:  # the paired method's resamples are the f = 1 sub-samples
             res = eq.bootstrap_test(y, h0, h1, metrics="accuracy", method="paired",
                                     n_resamples=B, rng=1000 + i)
-            p_eq = float(_engine.pvalue_berg_kirkpatrick(res.distribution, res.delta)[0][0])
+            p_arr, c_arr = _engine.pvalue_berg_kirkpatrick(res.distribution, res.delta,
+                                                           np.ones(1))
+            p_eq, count_eq = float(p_arr[0]), int(c_arr[0])
         # independent re-implementation: the same multinomial draws over the (y, h0, h1) cells
         code = (y * 2 + h0) * 2 + h1
         cells, counts = np.unique(code, return_counts=True)
@@ -169,15 +172,16 @@ def check_with_evaluq(f: float, n_sets: int, n_items: int, seed: int) -> dict[st
         d_obs = int(np.sum(counts * (c1.astype(np.int64) - c0.astype(np.int64))))
         above = np.count_nonzero(d_star * n_items > 2 * d_obs * s)
         ties = np.count_nonzero(d_star * n_items == 2 * d_obs * s)
-        identical += above == round(p_eq * B)
-        within_ties += above <= round(p_eq * B) <= above + ties
+        identical += above == count_eq
+        within_ties += above <= count_eq <= above + ties
         n01 = np.count_nonzero((h1 == y) & (h0 != y))
         n10 = np.count_nonzero((h0 == y) & (h1 != y))
         pg = exact_probabilities(np.array([n01]), np.array([n10]), n_items, s)[0, 0]
         if 0 < pg < 1:
-            residuals.append((p_eq * B - B * pg) / np.sqrt(B * pg * (1 - pg)))
+            residuals.append((count_eq - B * pg) / np.sqrt(B * pg * (1 - pg)))
         reject_eq += p_eq <= 0.05
-        expected += float(binom.cdf(50, B, pg))   # P(count <= 50) under the exact p
+        # evaluq's p = (1 + count) / (B + 1) <= .05 iff count <= 0.05 (B + 1) - 1
+        expected += float(binom.cdf(int(np.floor(0.05 * (B + 1) - 1 + 1e-9)), B, pg))
     r = np.asarray(residuals)
     return {"identical": identical, "within_ties": within_ties, "n": n_sets,
             "mean_z": float(r.mean()), "var_z": float(r.var(ddof=1)),
@@ -216,9 +220,8 @@ def main() -> None:
         print(f"         (count - B p_exact) / sd: mean {c['mean_z']:+.3f}, "
               f"var {c['var_z']:.3f}; rejections at p <= .05: evaluq {c['reject_eq']}, "
               f"expected from the exact p {c['expected']:.1f}")
-    print("  (a count above #{>} comes from exact ties delta* = 2 delta that the engine's "
-          "float comparison\n   counts as '>': its tolerance, 100 ulp of |2 delta|, is below "
-          "the rounding error of delta*\n   when delta is small; see the model card)")
+    print("  (the engine judges ties delta* = 2 delta on the scale of the metric values, so "
+          "its count is\n   the exact integer count #{>}; see the model card)")
     print()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"time {time.perf_counter() - t_start:.1f} s, peak memory (max RSS) {peak:.0f} MiB")

@@ -44,7 +44,8 @@ def _berg_kirkpatrick_null_rate(fraction: float, n_sets: int, n_items: int, n_re
         block = cells[start:start + 500] / n_items
         draws = rng.multinomial(s, block[:, None, :], size=(block.shape[0], n_resamples))
         dist = (draws[..., 1] - draws[..., 2]) / s
-        p, _ = _engine.pvalue_berg_kirkpatrick(dist, delta[start:start + 500])
+        p, _ = _engine.pvalue_berg_kirkpatrick(dist, delta[start:start + 500],
+                                               np.ones(block.shape[0]))  # accuracies <= 1
         rejections += int(np.sum(p <= ALPHA))
     return rejections / n_sets
 
