@@ -39,3 +39,25 @@ def test_replicate_noise_sharing():
     assert float((vc.sigma_boot**2).mean()) == pytest.approx(1.0, rel=0.05)
     with pytest.raises(ValueError, match="`seed_sharing` must be in \\[0, 1\\]; got 2"):
         eq.simulate_cube(seed_sharing=2)
+
+
+def test_test_set_error_is_paired_like_the_replicates():
+    """With boot_correlation rho, the observed difference of two equal models has the
+    variance its paired replicates imply: 2 sigma_boot^2 (1 - rho) per language."""
+    cube = eq.simulate_cube(n_models=2, n_languages=4000, n_seeds=1, n_boot=50,
+                            sigma_between=0.0, sigma_seed=0.0, sigma_boot=1.0,
+                            boot_correlation=0.8, seed_sharing=1.0, rng=4)
+    diff = (cube.score.sel(model="m0") - cube.score.sel(model="m1")).values.ravel()
+    assert diff.var() == pytest.approx(2 * 0.2, rel=0.08)
+    boot_diff = (cube.boot_score.sel(model="m0") - cube.boot_score.sel(model="m1")
+                 - (cube.score.sel(model="m0") - cube.score.sel(model="m1")))
+    assert float(boot_diff.var()) == pytest.approx(2 * 0.2, rel=0.05)
+
+
+def test_shared_language_difficulty():
+    cube = eq.simulate_cube(n_models=3, n_languages=3000, n_seeds=1, n_boot=None,
+                            sigma_between=0.0, sigma_seed=0.0, sigma_boot=0.0,
+                            sigma_language=2.0, rng=5)
+    per_lang = cube.score.isel(seed=0).values
+    assert np.allclose(per_lang[0], per_lang[1])
+    assert per_lang[0].std() == pytest.approx(2.0, rel=0.05)
