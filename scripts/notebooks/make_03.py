@@ -46,34 +46,53 @@ import evaluq as eq
 from evaluq.demo import demo_cube
 
 t_start = time.perf_counter()
-pd.set_option("display.precision", 3)
+pd.set_option("display.float_format", "{:.3f}".format)
 pd.set_option("display.width", 140)"""),
     ("md", """\
 ## 1. A simulated benchmark
 
 Six models, 30 languages, 5 seeds, 500 bootstrap replicates, on a 0-100 scale. True model
-means differ by small amounts (70.0 to 72.0, two of them only 0.2 apart); seed SD 0.8,
-test-set (boot) SD 1.2. `boot_correlation=0.5`: replicate b is the same resampled test set
-for every model, so models' replicate noise is correlated; `seed_sharing=0.9`: seeds of a
-model make nearly the same test-set errors. Both are what cubes built from real predictions
-with `eq.from_predictions` look like.
+means `mu` differ by small amounts (70.0 to 72.0, two of them only 0.2 apart). The score of
+model m on language l with seed s is
 
-`eq.simulate_cube` draws the language effect independently for each model
-(`sigma_between` = 1.5 here: the model x language interaction). Real benchmarks also share
-language difficulty (a low-resource language is hard for every model), so we add a common
-language effect with SD 10 to every score and replicate. It moves all models together:
-it dominates the between-language SD but cancels in differences between models."""),
+`y[m,l,s] = mu[m] + lang[l] + a[m,l] + z[m,l,s] + e[m,l,s]`
+
+with a language difficulty `lang` shared by all models (SD 10), a model x language
+interaction `a` (SD 1.5), seed noise `z` (SD 0.8) and the test-set error `e` (SD 1.2). The
+test set is the same for every model and seed, so `e` is correlated: 0.5 between models
+(`boot_correlation`) and, within a model, 90 % of it is common to all seeds
+(`seed_sharing`). A bootstrap replicate adds a fresh draw with the same law as `e`.
+
+`eq.simulate_cube(..., boot_correlation=0.5, seed_sharing=0.9)` draws its replicates this
+way, but draws the language effect and the test-set error of the *observed* scores
+independently per model; paired resampling then understates the spread of differences in its
+own simulated world. So we write the generator out (a dozen lines) and build the cube with
+`eq.from_arrays`; keeping `theta = mu + lang + a` gives the truth to compare with."""),
     ("code", """\
-true_means = [70.0, 70.3, 70.6, 71.2, 71.4, 72.0]
-cube = eq.simulate_cube(n_models=6, n_languages=30, n_seeds=5, n_boot=500,
-                        model_means=true_means, sigma_between=1.5, sigma_seed=0.8,
-                        sigma_boot=1.2, boot_correlation=0.5, seed_sharing=0.9, rng=0)
-language_effect = xr.DataArray(np.random.default_rng(1).normal(0, 10, cube.sizes["language"]),
-                               dims="language", coords={"language": cube.language})
-cube = cube.assign(score=cube.score + language_effect,
-                   boot_score=cube.boot_score + language_effect)
-cube.attrs["metric"] = "f1"
-eq.validate(cube)
+def simulate_benchmark(mu, *, n_languages=30, n_seeds=5, n_boot=500, sd_language=10.0,
+                       sd_interaction=1.5, sd_seed=0.8, sd_boot=1.2, rho=0.5, kappa=0.9,
+                       rng=None):
+    rng = np.random.default_rng(rng)
+    M, L, S = len(mu), n_languages, n_seeds
+    lang = rng.normal(0, sd_language, L)
+    theta = np.asarray(mu)[:, None] + lang + rng.normal(0, sd_interaction, (M, L))
+
+    def test_set_error(*replicates):
+        common = rng.normal(size=(1, L, 1, *replicates))       # shared by all models
+        model = rng.normal(size=(M, L, 1, *replicates))        # shared by a model's seeds
+        seed = rng.normal(size=(M, L, S, *replicates))
+        return sd_boot * (np.sqrt(rho) * common + np.sqrt(1 - rho)
+                          * (np.sqrt(kappa) * model + np.sqrt(1 - kappa) * seed))
+
+    score = theta[..., None] + rng.normal(0, sd_seed, (M, L, S)) + test_set_error()
+    boot = score[..., None] + test_set_error(n_boot)
+    cube = eq.from_arrays(score, boot, models=[f"m{i}" for i in range(M)],
+                          languages=[f"l{j:02d}" for j in range(L)], metric="f1")
+    return cube, xr.DataArray(theta, dims=("model", "language"), coords={
+        "model": cube.model, "language": cube.language})
+
+true_means = np.array([70.0, 70.3, 70.6, 71.2, 71.4, 72.0])
+cube, theta = simulate_benchmark(true_means, rng=0)
 cube"""),
     ("md", """\
 ## 2. Variance components: the paper's tables (formulas.md §6)
@@ -91,11 +110,13 @@ shrink with S) and adds `sigma_between^2 / L` **over a population of languages**
 components = eq.variance_components(cube)
 eq.variance_table(components, digits=3).T"""),
     ("md", """\
-The within-language components recover the truth (seed 0.8, boot 1.2). `sigma_between`
-(8 to 9) is mostly the shared language effect: for one model's mean on new languages
-(`se_mean_population` 1.4 to 1.7) that is right, but it says nothing about
-how precisely two models are *separated*, because the shared part cancels in a paired
-difference. Resampling (section 3) keeps that pairing.
+The within-language components recover the truth: boot 1.2, and seed
+`sqrt(0.8^2 + 1.2^2 (1 - 0.5)(1 - 0.9)) = 0.84` (the seed-specific part of the test-set
+error counts as seed noise; with 5 seeds one `sigma_seed` has a standard error of about
+0.13). `sigma_between` (7.9 to 8.8) is mostly the shared language effect: for one model's
+mean on new languages (`se_mean_population` 1.4 to 1.6) that is right, but it says nothing
+about how precisely two models are *separated*, because the shared part cancels in a
+paired difference. Resampling (section 3) keeps that pairing.
 
 Per language, with the standard errors of the two within components (first model):"""),
     ("code", """\
@@ -132,7 +153,8 @@ Five scikit-learn classifiers x five seeds on four bundled data sets (in the rol
 languages), scored as accuracy with 1000 paired bootstrap replicates of each test set:"""),
     ("code", """\
 demo = demo_cube(n_boot=1000)
-eq.variance_table(eq.variance_components(demo), digits=4).T"""),
+with pd.option_context("display.float_format", "{:.4f}".format):
+    display(eq.variance_table(eq.variance_components(demo)).T)"""),
     ("md", """\
 On the demo the test-set (boot) SD exceeds the seed SD for every model: small test sets
 (60 to 719 items) dominate. `tau_between` (the between-language SD net of within-language
@@ -182,15 +204,30 @@ for name, options in modes.items():
                   "SD of m4 - m3": float(diff.std(ddof=1)),
                   "corr(m4, m3)": float(np.corrcoef(agg.resampled.sel(model="m4"),
                                                     agg.resampled.sel(model="m3"))[0, 1])}
+# exact sampling SDs of the observed aggregate around its target, from the generator
+S, L, rho, kappa = 5, 30, 0.5, 0.9
+test_mean = 1.2**2 * (rho + (1 - rho) * (kappa + (1 - kappa) / S))   # S-seed mean of e
+test_diff = 2 * 1.2**2 * (1 - rho) * (kappa + (1 - kappa) / S)       # the common part cancels
+seed = 0.8**2 / S
+rows["exact, these languages"] = {"SD of mean (m0)": np.sqrt((test_mean + seed) / L),
+                                  "SD of m4 - m3": np.sqrt((test_diff + 2 * seed) / L)}
+rows["exact, new languages"] = {
+    "SD of mean (m0)": np.sqrt((10**2 + 1.5**2 + test_mean + seed) / L),
+    "SD of m4 - m3": np.sqrt((2 * 1.5**2 + test_diff + 2 * seed) / L)}
 pd.DataFrame(rows).T"""),
     ("md", """\
-* With languages fixed, a model's mean is known to about 0.22 (`se_mean_fixed` in the table
-  above); `seeds="one"` is wider because it treats the S-seed mean as one seed's score.
-  `"parametric"` gets the single-model SD right but draws models independently
-  (correlation 0), so its SD of a difference (0.33) exceeds the paired one (0.23).
-* With languages resampled, one model's mean becomes very uncertain (about 1.5: the shared
-  language effect), yet the SD of the *difference* only doubles, because both models are
-  scored on the same drawn languages (correlation close to 1).
+The last two rows are the exact sampling SDs of the observed aggregate around its target,
+from the generator's parameters.
+
+* With languages fixed, a model's mean is known to about 0.23 (exact 0.224; `se_mean_fixed`
+  in the table above). `seeds="bootstrap"` and `"rescaled"` match the exact SDs of the mean
+  and of the difference; `seeds="one"` is wider because it treats the S-seed mean as one
+  seed's score. `"parametric"` gets the single-model SD right but draws models
+  independently (correlation 0), so its SD of a difference (0.33) overstates the exact 0.23.
+* With languages resampled, one model's mean becomes very uncertain (about 1.4; exact 1.86:
+  the language bootstrap only sees the spread of these 30 languages, SD 7.9 to 8.8 against a
+  true `sqrt(10^2 + 1.5^2) = 10.1`), yet the SD of the *difference* only doubles (0.51,
+  exact 0.45), because both models are scored on the same drawn languages.
 * A 10-language subsample is noisier still: it answers "how much could a smaller benchmark
   mislead?", not "what is the true difference?".
 
@@ -217,7 +254,10 @@ table = pd.concat({key: pd.DataFrame({
     "lower": agg.ci.sel(ci_bound="lower").to_pandas(),
     "upper": agg.ci.sel(ci_bound="upper").to_pandas()}) for key, agg in views.items()},
     names=["view", "aggregate"])
-table.unstack("model")["observed"].round(2)"""),
+observed = table.unstack("model")["observed"]
+observed.loc[("truth", "mean over these languages"), :] = theta.mean("language").values
+observed.loc[("truth", "population mean mu"), :] = true_means
+observed.round(2)"""),
     ("code", """\
 try:
     eq.aggregate(eq.resample(cube.assign(score=cube.score - 70, boot_score=cube.boot_score - 70),
@@ -234,6 +274,11 @@ for (key, agg), dx, marker in zip(views.items(), offsets, "osD^"):
     obs = agg.observed.values
     ax.errorbar(x, obs, yerr=[obs - lo, hi - obs], fmt=marker, capsize=3,
                 label=f"{key[1]}, {key[0]}")
+    if key[1] == "mean":   # the target of each view, known from the generator
+        truth = theta.mean("language").values if key[0] == "these languages" else true_means
+        ax.plot(x, truth, "kx" if key[0] == "these languages" else "k+", ms=9, mew=2,
+                label="truth: mean over these languages" if key[0] == "these languages"
+                else "truth: population mean mu")
 ax.set_xticks(np.arange(len(models)), models)
 ax.set_ylabel("aggregate F1 over languages (95% interval)")
 ax.set_title("Aggregates with percentile intervals, 10,000 resamples")
@@ -246,12 +291,13 @@ shared language effect), so the intervals of single models overlap heavily in th
 The median is noisier than the mean and is pulled around by which languages sit in the
 middle; the geometric mean is below the arithmetic mean, as it must be.
 
-Note what "truth" means in each view. The population means are m2 = 70.6 < m3 = 71.2, yet
-the observed means put m2 slightly above m3: each model has its own language profile
-(SD 1.5 per language), so a model's mean over *these* 30 languages sits about
-1.5/sqrt(30) = 0.27 from its population mean. With languages fixed the target is the
-these-languages mean and the m2 - m3 interval covers 0; with languages resampled the target
-is the population and the interval also covers its difference of -0.6 (table below).
+Each view has its own target (the "truth" rows above). Languages fixed, it is the mean of
+the true scores on these 30 languages: it differs from the population mean `mu` by the
+sample's average language difficulty (about -1 here, the same for all models) and by each
+model's own language profile (SD 1.5 per language, so about 0.27 on a 30-language mean):
+the population gap m2 - m1 of 0.3 is only 0.03 on these languages. Languages resampled, the
+target is `mu`. Here the 95 % interval of every model's mean covers its own target (black
+markers in the plot).
 
 ## 5. Pairwise differences (formulas.md §7)
 
@@ -269,10 +315,16 @@ upper = tables["these languages"]["observed"] > 0          # each unordered pair
 pd.concat({view: t.loc[upper, cols] for view, t in tables.items()}, axis=1
           ).sort_values(("these languages", "observed"))"""),
     ("md", """\
-The paper's tables of effect sizes (Table 5: `z` with languages fixed, then with languages
-resampled) are the `z` matrices:"""),
+The paper's Table 5 gives these effect sizes with languages fixed (top) and with languages
+subsampled without replacement (bottom); here with 10 of the 30 languages, next to the
+language bootstrap:"""),
     ("code", """\
-pd.concat({view: pw.z.to_pandas().round(1) for view, pw in pairs.items()}, axis=1)"""),
+z_views = {"fixed": pairs["these languages"], "bootstrap": pairs["new languages"],
+           "subsample k=10": eq.pairwise_differences(
+               aggregates["nonparametric, languages subsample k=10"])}
+with pd.option_context("display.float_format", "{:.1f}".format):
+    display(pd.concat({view: pw.z.to_pandas() for view, pw in z_views.items()}, axis=1,
+                      names=["languages"]))"""),
     ("md", """\
 ## 6. Ranks, tiers and the leaderboard
 
