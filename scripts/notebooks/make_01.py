@@ -103,7 +103,8 @@ Every delta is **oriented**, positive meaning h1 is better (§1). Three methods:
 | `"paired"` | N items with replacement | two-sided `(1 + #{abs(delta* - delta) >= abs(delta)}) / (B + 1)` |
 | `"permutation"` | swap h0 / h1 per item with prob. 1/2 | `(1 + #{abs(delta_perm) >= abs(delta)}) / (B + 1)` |
 
-All three draw the same items for h0, h1 and the targets (paired). BooStSa's marks:
+All three are paired: an item keeps its target and both systems' outputs together.
+BooStSa's marks:
 `**` p <= .01, `*` p <= .05."""),
     ("code", """\
 h0, h1 = "mlp", "logreg"
@@ -166,7 +167,7 @@ For a lower-is-better metric (CE, JSD, KL, EMD, MSE, MAE) evaluq orients
 `delta* > 2 delta`, serves every metric. BooStSa keeps `d = M(h1) - M(h0)` (negative when h1
 is better) and, for CE and JSD, counts `d* > -2 d`. In oriented terms that is
 `delta* < -2 delta`: the resample has to fall on the *other* side of zero, which a wide
-sub-sample distribution does often. The test becomes anti-conservative.
+sub-sample distribution does often enough to make the test anti-conservative (below).
 
 First a soft-label data set where h1 is truly better (h1's predictions are more concentrated
 around the annotators' distribution): evaluq's default soft metrics are BooStSa's four."""),
@@ -381,8 +382,9 @@ runs["pooled"].results_table()"""),
 * Deltas are oriented (positive: h1 better) for every metric; BooStSa's CE/JSD branch is
   not (its erratum above).
 * Say whether "JSD" is the divergence or the distance.
-* Several runs on one test set: prefer `runs="two-level"`; pooling treats repeated items as
-  new ones."""),
+* Several runs on one test set: pooling treats repeated items as new ones;
+  `runs="two-level"` adds the run-to-run variation but still resamples each run's items
+  separately; the crossed item bootstrap (by hand above) matches that design."""),
     ("code", """\
 print(f"notebook executed in {time.perf_counter() - t_start:.1f} s")"""),
 ]
