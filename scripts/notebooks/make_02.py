@@ -31,7 +31,7 @@ rng = np.random.default_rng(2022)"""),
     ("md", """\
 ## Two scores: the Student-t interval
 
-Two reviewers scored the same translation 76.85 and 81.99 (§4.1 of the paper). The 80% interval
+Two reviewers scored the same translation 76.85 and 81.99 (§4.2 of the paper). The 80% interval
 for the true score is `xbar +- t(0.9, 1) s / sqrt(2)`:"""),
     ("code", """\
 res = eq.intervals.t_interval([76.85, 81.99], confidence_level=0.8)
@@ -70,9 +70,11 @@ table1 = pd.DataFrame({
 }, index=pd.Index(["1/2", "1/3", "1/4", "1/5", "1/10", "1/20", "1/100"], name="alpha"))
 table1.round(3)"""),
     ("md", """\
-Every entry agrees to the paper's rounding except the normal k for alpha = 0.5, printed as
-**0.05**: a typo for 0.5. k = 0.5 is the smallest multiplier at which the interval reaches from
-y to g. With k = 0.05 the interval is a short segment around the midpoint; when the guess is
+Every entry agrees to the paper's two decimals except two normal ones. For alpha = 1/20 the
+paper prints 9.66 where the worst-case root is 9.653 (the check value of `formulas.md`; the
+paper's value is slightly conservative). For alpha = 0.5 it prints **0.05**: a typo for 0.5.
+k = 0.5 is the smallest multiplier at which the interval reaches from y to g.
+With k = 0.05 the interval is a short segment around the midpoint; when the guess is
 exactly right (g = mu, d = 0) it covers mu only if `|z| <= 0.1 |z|`, i.e. never. A direct
 simulation of both readings at d = 0:"""),
     ("code", """\

@@ -150,8 +150,9 @@ ranking"""),
 - Against the truth it is the worst model on CE; the calibrated model is best on both CE and
   EMD.
 - The expected CE, KL and JSD recover the truth's winner (calibrated); an item with two
-  annotations no longer counts as a certain target. They keep the oracle's verdict that the
-  overconfident model is worst.
+  annotations no longer counts as a certain target. They rank the overconfident model
+  last, where the oracle puts the memoriser last: the copy is penalised, not
+  unmasked (see the bins).
 - The expected EMD narrowly still prefers the memoriser overall (0.149 vs 0.152). The bins below
   show where the rankings come from.
 
