@@ -414,3 +414,22 @@ def test_accuracy_validation() -> None:
 def test_top_level_access() -> None:
     assert eq.measurement_error.expected_mse is me.expected_mse
     assert "measurement_error" in eq.__all__
+
+
+def test_poisson_binomial_product_tree_matches_direct_convolution():
+    from evaluq.measurement_error import _poisson_binomial_pmf, _poisson_binomial_tree
+
+    rng = np.random.default_rng(8)
+    for m in (1, 2, 5, 300):
+        pi = rng.random(m)
+        direct = np.array([1.0])
+        for p in pi:
+            direct = np.convolve(direct, [1 - p, p])
+        np.testing.assert_allclose(_poisson_binomial_tree(pi), direct, atol=1e-14)
+        np.testing.assert_allclose(_poisson_binomial_pmf(pi), direct, atol=1e-13)
+    # many distinct per-item q take the tree (O(M log^2 M)); moments stay exact
+    pi = rng.random(6000) * 0.2
+    pmf = _poisson_binomial_pmf(pi)
+    k = np.arange(pi.size + 1)
+    assert (k * pmf).sum() == pytest.approx(pi.sum(), rel=1e-12)
+    assert ((k - pi.sum()) ** 2 * pmf).sum() == pytest.approx((pi * (1 - pi)).sum(), rel=1e-9)

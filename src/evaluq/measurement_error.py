@@ -615,6 +615,8 @@ def _poisson_binomial_pmf(pi: np.ndarray) -> np.ndarray:
     """
     m = pi.size
     values, counts = np.unique(pi, return_counts=True)
+    if values.size * (m + 1) > 2**24:  # many distinct pi: the product tree is O(M log^2 M)
+        return _poisson_binomial_tree(pi)
     omega = 2.0 * np.pi * np.arange(m + 1) / (m + 1)
     e = np.exp(1j * omega)[:, None]
     log_phi = np.zeros(m + 1, dtype=np.complex128)
@@ -625,6 +627,30 @@ def _poisson_binomial_pmf(pi: np.ndarray) -> np.ndarray:
         log_phi += (n * np.log(1.0 - v + v * e)).sum(axis=1)
     pmf = np.fft.fft(np.exp(log_phi)).real / (m + 1)
     pmf = np.maximum(pmf, 0.0)
+    return pmf / pmf.sum()
+
+
+def _poisson_binomial_tree(pi: np.ndarray) -> np.ndarray:
+    """pmf of ``sum_i Bernoulli(pi_i)`` as the product of the polynomials ``1 - pi_i + pi_i z``.
+
+    The product is taken pairwise, level by level (all pairs of a level in one batched FFT
+    convolution), so M items with distinct ``pi_i`` cost O(M log^2 M) instead of the
+    O(M * distinct values) of the characteristic-function route.
+    """
+    m = pi.size
+    size = 1 << max(0, int(np.ceil(np.log2(m))))
+    polys = np.zeros((size, 2))
+    polys[:, 0] = 1.0  # padding items are Bernoulli(0): the polynomial 1
+    polys[:m, 0] = 1.0 - pi
+    polys[:m, 1] = pi
+    while polys.shape[0] > 1:
+        n, length = polys.shape
+        nfft = 2 * length
+        prod = np.fft.rfft(polys[0::2], nfft, axis=1) * np.fft.rfft(polys[1::2], nfft, axis=1)
+        out = np.zeros((n // 2, nfft))
+        out[:, :nfft - 1] = np.maximum(np.fft.irfft(prod, nfft, axis=1)[:, :nfft - 1], 0.0)
+        polys = out
+    pmf = polys[0, :m + 1]
     return pmf / pmf.sum()
 
 
