@@ -615,7 +615,7 @@ def _poisson_binomial_pmf(pi: np.ndarray) -> np.ndarray:
     """
     m = pi.size
     values, counts = np.unique(pi, return_counts=True)
-    if values.size * (m + 1) > 2**24:  # many distinct pi: the product tree is O(M log^2 M)
+    if values.size > 64:  # many distinct pi: the product tree is O(M log^2 M)
         return _poisson_binomial_tree(pi)
     omega = 2.0 * np.pi * np.arange(m + 1) / (m + 1)
     e = np.exp(1j * omega)[:, None]
