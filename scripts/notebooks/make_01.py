@@ -9,10 +9,7 @@ Then execute it in place::
 # ruff: noqa: E501  (cells hold markdown tables wider than 100 characters)
 from __future__ import annotations
 
-from pathlib import Path
-
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from _build import write_notebook
 
 CELLS = [
     ("md", """\
@@ -391,14 +388,7 @@ print(f"notebook executed in {time.perf_counter() - t_start:.1f} s")"""),
 
 
 def main() -> None:
-    nb = new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src)
-                for kind, src in CELLS]
-    path = Path(__file__).resolve().parents[2] / "notebooks" / "01_boostsa_significance.ipynb"
-    nbformat.write(nb, path)
-    print("wrote", path)
+    write_notebook(CELLS, "01_boostsa_significance.ipynb")
 
 
 if __name__ == "__main__":

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from _build import write_notebook
 
 CELLS = [
     ("md", """\
@@ -260,14 +257,7 @@ For speed at scale (1,000,000 items), see `benchmarks/bench_closed_forms.py` and
 
 
 def main() -> None:
-    nb = new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src)
-                for kind, src in CELLS]
-    path = Path(__file__).resolve().parents[2] / "notebooks" / "04_label_uncertainty.ipynb"
-    nbformat.write(nb, path)
-    print("wrote", path)
+    write_notebook(CELLS, "04_label_uncertainty.ipynb")
 
 
 if __name__ == "__main__":

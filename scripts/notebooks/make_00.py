@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from _build import write_notebook
 
 CELLS = [
     ("md", "# evaluq quickstart\n\nThe demo data: five scikit-learn classifiers, each trained "
@@ -35,14 +32,7 @@ CELLS = [
 
 
 def main() -> None:
-    nb = new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src)
-                for kind, src in CELLS]
-    path = Path(__file__).resolve().parents[1] / "notebooks" / "00_quickstart.ipynb"
-    nbformat.write(nb, path)
-    print("wrote", path)
+    write_notebook(CELLS, "00_quickstart.ipynb")
 
 
 if __name__ == "__main__":
