@@ -160,6 +160,11 @@ def test_observed_values_are_the_pooled_ones(kind):
     crossed = compare_runs([y] * n_runs, a, b, method="paired", runs="crossed",
                            n_resamples=50, rng=0)
     np.testing.assert_allclose(crossed.delta, pooled.delta, rtol=1e-12, atol=1e-15)
+    # two-level too (its per-item statistics were once centred per run, which broke the
+    # pooled sums of entropy correlation)
+    two = compare_runs([y] * n_runs, a, b, method="paired", runs="two-level",
+                       n_resamples=50, rng=0)
+    np.testing.assert_allclose(two.delta, pooled.delta, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(crossed.h0_value, pooled.h0_value, rtol=1e-12)
     assert crossed.runs == "crossed"
     assert crossed.n_runs == n_runs
