@@ -264,3 +264,19 @@ def test_crossed_null_rejection_rate_is_nominal_and_pooled_is_not():
     rejections = int((p_crossed <= ALPHA).sum())
     assert abs(rejections - n_sets * ALPHA) <= bound, rejections
     assert (p_pooled <= ALPHA).sum() > n_sets * ALPHA + bound
+
+
+def test_many_classes_and_runs_use_row_cells():
+    """20 labels x 8 runs do not fit one int64 key per item: the cells are the distinct
+    rows of the per-run codes; the observed values are still the pooled ones."""
+    rng = np.random.default_rng(9)
+    n, n_runs = 400, 8
+    y = rng.integers(0, 20, n)
+    a = [np.where(rng.random(n) < 0.9, y, rng.integers(0, 20, n)) for _ in range(n_runs)]
+    b = [np.where(rng.random(n) < 0.9, y, rng.integers(0, 20, n)) for _ in range(n_runs)]
+    pooled = compare_runs([y] * n_runs, a, b, metrics=["accuracy", "f1"], method="paired",
+                          n_resamples=100, rng=0)
+    crossed = compare_runs([y] * n_runs, a, b, metrics=["accuracy", "f1"], method="paired",
+                           runs="crossed", n_resamples=100, rng=0)
+    np.testing.assert_allclose(crossed.delta, pooled.delta, rtol=1e-12)
+    assert np.isfinite(crossed.distribution).all()

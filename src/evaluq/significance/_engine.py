@@ -144,10 +144,19 @@ def make_crossed_units(metrics: Sequence[Metric], targets: np.ndarray,
     y = targets.astype(np.int64)
     codes = np.stack([(y * k + a.astype(np.int64)) * k + b.astype(np.int64)
                       for a, b in zip(h0, h1, strict=True)], axis=1)
-    rows, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
-    # few distinct rows: one multinomial over the cells; many (about one per item, e.g. many
+    if (2 * codes.shape[1] + 1) * np.log2(k) < 62:  # one int64 key per item: a 1-D sort
+        key = y.copy()
+        for r in range(codes.shape[1]):  # loop over runs (a handful)
+            key = key * (k * k) + codes[:, r] % (k * k)
+        _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True,
+                                              return_counts=True)
+        rows = codes[first]
+    else:
+        rows, inverse, counts = np.unique(codes, axis=0, return_inverse=True,
+                                          return_counts=True)
+    # few distinct rows: one multinomial over the cells; many (more than N / 8, e.g. many
     # runs): drawing item indices is cheaper, so keep one cell per item
-    compressed = 2 * rows.shape[0] <= codes.shape[0]
+    compressed = 8 * rows.shape[0] <= codes.shape[0]
     units: list[Unit] = []
     widths: list[int] = []
     for r in range(rows.shape[1]):  # loop over runs (a handful)
