@@ -341,7 +341,7 @@ def test_properties(counts, seed, alpha) -> None:
     k = len(counts)
     q = np.random.default_rng(seed).dirichlet(np.ones(k))
     post = dr.posterior(counts, alpha=alpha)
-    mean = post.expected_probs().values[0]
+    mean = post.expected_probs().values
     e_kl = float(dr.expected_kl(post, q).squeeze())
     e_jsd = float(dr.expected_jsd(post, q).squeeze())
     e_emd = float(dr.expected_emd(post, q).squeeze())
@@ -423,6 +423,124 @@ def test_model_ranking_reversal() -> None:
                          {"a": np.vstack([copy, np.full((1, 5), 0.2)])})
     with pytest.raises(ValueError, match="same shape"):
         dr.model_ranking(counts, {"a": copy, "b": copy[:10]})
+
+
+def _ranking_data(n_items: int = 300, seed: int = 7) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    truth = rng.dirichlet(np.ones(5) * 2, size=n_items)
+    n = rng.integers(2, 6, size=n_items)
+    counts = np.stack([rng.multinomial(k, p) for k, p in zip(n, truth, strict=True)])
+    smooth = (counts + 1.0) / (n[:, None] + 5.0)
+    smoother = (counts + 2.0) / (n[:, None] + 10.0)
+    return counts, {"smooth": smooth, "smoother": smoother}
+
+
+def test_model_ranking_bootstrap_matches_an_index_bootstrap() -> None:
+    """se / interval / p_best equal a plain bootstrap that draws item indices (same seed)."""
+    counts, preds = _ranking_data()
+    n_items, n_boot = counts.shape[0], 500
+    table = dr.model_ranking(counts, preds, metrics=["cross_entropy", "emd"],
+                             n_resamples=n_boot, confidence_level=0.9, rng=3)
+    plain = dr.model_ranking(counts, preds, metrics=["cross_entropy", "emd"], n_resamples=0)
+    # the existing columns are unchanged, the new ones follow
+    pd.testing.assert_frame_equal(table[plain.columns], plain)
+    assert table.columns.tolist()[3:] == [
+        "p_best", "smooth se", "smooth lower", "smooth upper",
+        "smoother se", "smoother lower", "smoother upper"]
+    assert table.attrs == {"n_resamples": n_boot, "confidence_level": 0.9}
+    idx = np.random.default_rng(3).integers(0, n_items, size=(n_boot, n_items))
+    per_item = {"E[EMD]": {m: dr.expected_emd(counts, q).values for m, q in preds.items()},
+                "CE empirical": {m: dr.empirical_metric(counts, q, metric="cross_entropy").values
+                                 for m, q in preds.items()}}
+    for row, values in per_item.items():
+        means = {m: v[idx].mean(axis=1) for m, v in values.items()}
+        for m, mb in means.items():
+            assert table.loc[row, f"{m} se"] == pytest.approx(mb.std(ddof=1), rel=1e-10)
+            assert table.loc[row, f"{m} lower"] == pytest.approx(np.quantile(mb, 0.05),
+                                                                 rel=1e-10)
+            assert table.loc[row, f"{m} upper"] == pytest.approx(np.quantile(mb, 0.95),
+                                                                 rel=1e-10)
+            # the SE is close to the textbook s / sqrt(N) (within bootstrap noise)
+            textbook = values[m].std(ddof=1) / np.sqrt(n_items)
+            assert table.loc[row, f"{m} se"] == pytest.approx(textbook, rel=0.15)
+        best = table.loc[row, "best"]
+        other = next(m for m in means if m != best)
+        assert table.loc[row, "p_best"] == pytest.approx(np.mean(means[best] <= means[other]))
+
+
+def test_model_ranking_p_best_separates_close_and_clear_gaps() -> None:
+    counts, preds = _ranking_data()
+    noise = np.random.default_rng(1).normal(0, 1e-4, size=preds["smooth"].shape)
+    twin = preds["smooth"] + noise - noise.mean(axis=1, keepdims=True)
+    table = dr.model_ranking(counts, {"smooth": preds["smooth"], "twin": twin,
+                                      "uniform": np.full_like(twin, 0.2)},
+                             metrics=["emd"], rng=0)
+    # a near-tie between smooth and its twin: p_best far from 1; identical models tie (= best)
+    assert 0.05 < table.loc["E[EMD]", "p_best"] < 0.95
+    same = dr.model_ranking(counts, {"a": preds["smooth"], "b": preds["smooth"]},
+                            metrics=["emd"], rng=0)
+    assert same["p_best"].tolist() == [1.0, 1.0]
+    clear = dr.model_ranking(counts, {"smooth": preds["smooth"],
+                                      "uniform": np.full_like(twin, 0.2)}, rng=0)
+    assert clear.loc["E[CE]", "best"] == "smooth"
+    assert clear.loc["E[CE]", "p_best"] == 1.0
+    lo, hi = clear.loc["E[CE]", "smooth lower"], clear.loc["E[CE]", "smooth upper"]
+    assert lo < clear.loc["E[CE]", "smooth"] < hi
+    # reproducible with a seed
+    pd.testing.assert_frame_equal(clear, dr.model_ranking(
+        counts, {"smooth": preds["smooth"], "uniform": np.full_like(twin, 0.2)}, rng=0))
+
+
+def test_model_ranking_bootstrap_with_infinite_items() -> None:
+    """A zero prediction where the posterior has mass gives an infinite E[CE] for that item:
+    the resample means are infinite exactly when they draw it (no NaN, no warning)."""
+    counts = np.array([[3, 1, 0], [0, 2, 2], [1, 1, 1], [2, 0, 2]] * 5)
+    ok = (counts + 1.0) / (counts.sum(1, keepdims=True) + 3.0)
+    bad = ok.copy()
+    bad[0] = [0.5, 0.5, 0.0]  # one item of 20 with an infinite E[CE]
+    table = dr.model_ranking(counts, {"ok": ok, "bad": bad}, metrics=["cross_entropy"],
+                             n_resamples=400, rng=2)
+    assert table.loc["E[CE]", "bad"] == np.inf
+    assert table.loc["E[CE]", "best"] == "ok"
+    assert table.loc["E[CE]", "p_best"] == 1.0
+    assert table.loc["E[CE]", "bad se"] == np.inf
+    assert table.loc["E[CE]", "bad upper"] == np.inf
+    # P(item 0 never drawn) = (19/20)^20 = 0.358 > 2.5%: the lower end is finite
+    assert np.isfinite(table.loc["E[CE]", "bad lower"])
+    assert not table.isna().any().any()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "err", "match"),
+    [({"n_resamples": -1}, ValueError, r"`n_resamples` must be >= 0"),
+     ({"n_resamples": 10.5}, TypeError, r"`n_resamples` must be an integer"),
+     ({"confidence_level": 1.5}, ValueError, r"`confidence_level` must be"),
+     ({"rng": "seed"}, TypeError, r"`rng` must be an int")],
+)
+def test_model_ranking_bad_bootstrap_options(kwargs: dict, err: type, match: str) -> None:
+    counts, preds = _ranking_data(20)
+    with pytest.raises(err, match=match):
+        dr.model_ranking(counts, preds, **kwargs)
+
+
+def test_expected_probs_drops_item_for_one_item_like_the_expected_functions() -> None:
+    post = dr.posterior(COUNTS)
+    assert post.single
+    assert post.expected_probs().dims == (CLASS,)
+    xr.testing.assert_identical(post.expected_probs(), dr.expected_probs(COUNTS))
+    xr.testing.assert_identical(dr.expected_probs(post), dr.expected_probs(COUNTS))
+    assert dr.expected_kl(post, Q_MATCH).dims == dr.expected_kl(COUNTS, Q_MATCH).dims == ()
+    assert dr.empirical_metric(post, Q_MATCH, metric="kl").dims == ()
+    assert post.concentration.dims == (ITEM, CLASS)  # the parameters keep the item dim
+    # 2-D counts (even a single row) keep the item dim everywhere
+    two_d = dr.posterior([COUNTS])
+    assert not two_d.single
+    assert two_d.expected_probs().dims == (ITEM, CLASS)
+    assert dr.expected_probs([COUNTS]).dims == (ITEM, CLASS)
+    assert dr.expected_kl(two_d, Q_MATCH).dims == (ITEM,)
+    # a ranking from one item's posterior still works (it averages over the item dim)
+    table = dr.model_ranking(post, {"a": [Q_MATCH], "b": [Q_MISMATCH]}, n_resamples=0)
+    assert table.loc["E[CE]", "best"] == "a"
 
 
 def test_top_level_access() -> None:

@@ -177,6 +177,54 @@ def test_t_interval_bad_input(kwargs: dict, err: type, match: str) -> None:
         eq.intervals.t_interval(**kwargs)
 
 
+def test_t_interval_bounds_clip_the_reported_interval() -> None:
+    """Scores [78, 95] on 0-100: the 80% upper end 112.66 is clipped to 100."""
+    res = eq.intervals.t_interval([78, 95], confidence_level=0.8, bounds=(0, 100))
+    free = eq.intervals.t_interval([78, 95], confidence_level=0.8)
+    assert float(free.upper) == pytest.approx(112.66031, abs=1e-4)
+    np.testing.assert_allclose(res.interval.values, [float(free.lower), 100.0])
+    # the margin and the unclipped interval stay available, and equal the free ones
+    assert float(res.margin()) == float(free.margin())
+    xr.testing.assert_identical(res.unclipped_interval(), free.interval)
+    assert res.interval.attrs == free.interval.attrs
+    assert res.bounds == (0.0, 100.0)
+    # other levels are clipped too; the lower end is clipped at 0
+    assert float(res.confidence_interval(0.99).sel({CI_BOUND: "upper"})) == 100.0
+    low = eq.intervals.t_interval([1.0, 9.0], bounds=(0, 100))
+    assert float(low.lower) == 0.0
+    assert float(low.upper) < 100.0
+    ds = res.to_dataset()
+    assert ds.attrs["bounds"] == [0.0, 100.0]
+    assert float(ds["upper"]) == 100.0
+    assert float(ds["margin"]) == float(free.margin())
+    assert "bounds=(0.0, 100.0)" in repr(res)
+    assert "bounds" not in repr(free)
+    assert free.to_dataset().attrs["bounds"] == "none"
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=st.lists(st.floats(0, 100), min_size=2, max_size=5),
+       mu=st.floats(0, 100), level=st.floats(0.5, 0.99))
+def test_t_interval_bounds_keep_coverage_events(x: list, mu: float, level: float) -> None:
+    """For mu in the bounds, the clipped interval holds mu iff the unclipped one does."""
+    res = eq.intervals.t_interval(x, confidence_level=level, bounds=(0, 100))
+    lo, hi = (float(v) for v in res.interval)
+    ulo, uhi = (float(v) for v in res.unclipped_interval())
+    assert 0.0 <= lo <= hi <= 100.0
+    assert (lo <= mu <= hi) == (ulo <= mu <= uhi)
+
+
+@pytest.mark.parametrize(
+    ("bounds", "err", "match"),
+    [((100, 0), ValueError, r"`bounds` must satisfy low < high"),
+     (100, TypeError, r"`bounds` must be a \(low, high\) pair"),
+     ((0, 50, 100), TypeError, r"`bounds` must be a \(low, high\) pair")],
+)
+def test_t_interval_bad_bounds(bounds: object, err: type, match: str) -> None:
+    with pytest.raises(err, match=match):
+        eq.intervals.t_interval([1.0, 2.0], bounds=bounds)  # type: ignore[arg-type]
+
+
 def test_prob_above_bad_threshold() -> None:
     with pytest.raises(ValueError, match=r"`threshold` contains 1 NaN"):
         eq.intervals.prob_above(SCORES, np.nan)

@@ -4,6 +4,7 @@ null calibration."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 from statsmodels.stats.multitest import multipletests
@@ -81,6 +82,65 @@ def test_pairwise_table(aggregated):
     assert list(table.columns) == ["observed", "mean", "sd", "lower", "upper", "p_greater", "z",
                                    "p_value", "p_holm", "p_bh", "verdict"]
     assert table.index.names == ["model", "model_b"]
+
+
+def _check_unique(full, table, sign):
+    """Each unordered pair once, better model first, sorted by advantage; rows as in full."""
+    pairs = [frozenset(ix[:2]) for ix in table.index]
+    assert len(pairs) == len(set(pairs)) == len(full) // 2
+    assert (sign * table["observed"] >= 0).all()
+    assert set(table["verdict"]) <= {0, 1}
+    assert np.all(np.diff(sign * table["observed"].to_numpy()) <= 0)
+    pd.testing.assert_frame_equal(table, full.loc[table.index])
+
+
+def test_pairwise_table_unique(aggregated):
+    pw = eq.pairwise_differences(aggregated)
+    full = eq.pairwise_table(pw)
+    table = eq.pairwise_table(pw, unique=True)
+    assert list(table.columns) == list(full.columns)
+    _check_unique(full, table, 1)
+    # model_means 0, 0.3, 1, 3: m3 is ahead of everyone, the largest gap first
+    assert table.index[0] == ("m3", "m0")
+    assert all(ix[0] == "m3" for ix in table.index[:3])
+    assert pw.attrs["higher_is_better"] == 1
+    # lower is better: the same pairs, the other way round (observed <= 0, verdict 0 or 1)
+    pw_low = eq.pairwise_differences(aggregated, higher_is_better=False)
+    assert pw_low.attrs["higher_is_better"] == 0
+    low = eq.pairwise_table(pw_low, unique=True)
+    _check_unique(eq.pairwise_table(pw_low), low, -1)
+    assert low.index[0] == ("m0", "m3")
+    assert {(b, a) for a, b in low.index} == set(table.index)
+
+
+def test_pairwise_table_unique_ties_keep_model_order():
+    cube = eq.simulate_cube(n_models=3, n_languages=4, rng=3)
+    cube["score"][1] = cube["score"][0]  # m1 identical to m0 on every language
+    cube["boot_score"][1] = cube["boot_score"][0]
+    pw = eq.pairwise_differences(eq.aggregate(eq.resample(cube, n_resamples=100, rng=0)))
+    table = eq.pairwise_table(pw, unique=True)
+    assert len(table) == 3
+    assert ("m0", "m1") in table.index
+    assert ("m1", "m0") not in table.index
+    assert table.loc[("m0", "m1"), "observed"] == 0
+
+
+def test_pairwise_table_unique_by_language(rng):
+    cube = eq.simulate_cube(n_models=3, n_languages=4, rng=rng)
+    pl = eq.pairwise_by_language(eq.resample(cube, n_resamples=200, rng=2))
+    full = eq.pairwise_table(pl)
+    table = eq.pairwise_table(pl, unique=True)
+    assert len(table) == 3 * 4
+    languages = table.index.get_level_values("language")
+    assert list(languages) == sorted(languages)
+    for lang in cube.language.values:
+        part = table[languages == lang]
+        _check_unique(full[full.index.get_level_values("language") == lang], part, 1)
+
+
+def test_pairwise_table_unique_validation(aggregated):
+    with pytest.raises(TypeError, match=r"`unique` must be True or False; got 'yes'"):
+        eq.pairwise_table(eq.pairwise_differences(aggregated), unique="yes")
 
 
 def test_by_language(rng):

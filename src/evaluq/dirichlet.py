@@ -45,7 +45,13 @@ import xarray as xr
 from scipy.special import betainc, digamma, expit, gammaln, xlogy
 
 from evaluq._dims import CLASS, ITEM, MODEL
-from evaluq._validation import RNGLike, check_choice, check_int, check_rng
+from evaluq._validation import (
+    RNGLike,
+    check_choice,
+    check_confidence_level,
+    check_int,
+    check_rng,
+)
 from evaluq.metrics._soft import (
     _clip,
     cross_entropy_items,
@@ -54,6 +60,7 @@ from evaluq.metrics._soft import (
     js_divergence_items,
     kl_items,
 )
+from evaluq.predictions import bootstrap_counts
 
 __all__ = [
     "DEFAULT_BIN_EDGES",
@@ -96,10 +103,15 @@ class DirichletPosterior:
         DataArray ``(item, class)`` of posterior parameters ``a_ik = alpha_k + n_ik``.
     alpha
         The prior concentration, shape ``(K,)``.
+    single
+        True when built from the counts of ONE item (a 1-D ``(K,)`` vector): results then drop
+        the ``item`` dim (:meth:`expected_probs` and the ``expected_*`` functions alike), while
+        :attr:`concentration` keeps it.
     """
 
     concentration: xr.DataArray
     alpha: np.ndarray
+    single: bool = False
 
     @property
     def n_items(self) -> int:
@@ -120,9 +132,11 @@ class DirichletPosterior:
         return self.counts.sum(CLASS).rename("n_annotations")
 
     def expected_probs(self) -> xr.DataArray:
-        """Posterior mean ``E[p_ik] = a_ik / a_i0`` (``item``, ``class``)."""
+        """Posterior mean ``E[p_ik] = a_ik / a_i0``: ``(item, class)``, or ``(class,)`` when the
+        posterior was built from 1-D counts (as :func:`expected_probs`)."""
         a = self.concentration
-        return (a / a.sum(CLASS)).rename("expected_probs")
+        out = (a / a.sum(CLASS)).rename("expected_probs")
+        return out.squeeze(ITEM, drop=True) if self.single else out
 
     def __repr__(self) -> str:
         n = self.n_annotations.values
@@ -222,16 +236,17 @@ def posterior(counts: Any, *, alpha: float | Sequence[float] | np.ndarray = 1.0
     >>> post.n_annotations.values.tolist()
     [10.0, 2.0]
     """
-    da, _ = _counts_array(counts)
-    return _posterior_from_counts(da, alpha)
+    da, single = _counts_array(counts)
+    return _posterior_from_counts(da, alpha, single)
 
 
-def _posterior_from_counts(da: xr.DataArray, alpha: Any) -> DirichletPosterior:
+def _posterior_from_counts(da: xr.DataArray, alpha: Any,
+                           single: bool = False) -> DirichletPosterior:
     """The posterior from counts already validated by :func:`_counts_array`."""
     prior = _check_alpha(alpha, da.sizes[CLASS])
     conc = (da + xr.DataArray(prior, dims=(CLASS,))).rename("concentration")
     conc.attrs = {"kind": "dirichlet posterior concentration"}
-    return DirichletPosterior(concentration=conc, alpha=prior)
+    return DirichletPosterior(concentration=conc, alpha=prior, single=single)
 
 
 def counts_from_annotations(
@@ -349,9 +364,9 @@ def _as_posterior(counts: Any, alpha: Any) -> tuple[DirichletPosterior, bool]:
     if isinstance(counts, DirichletPosterior):
         if alpha is not None:
             raise ValueError("`alpha` is already part of the DirichletPosterior; do not pass it")
-        return counts, False
+        return counts, counts.single
     da, single = _counts_array(counts)
-    return _posterior_from_counts(da, 1.0 if alpha is None else alpha), single
+    return _posterior_from_counts(da, 1.0 if alpha is None else alpha, single), single
 
 
 def _as_q(q: Any, post: DirichletPosterior, name: str = "q") -> xr.DataArray:
@@ -628,11 +643,8 @@ def expected_probs(counts: Any, *, alpha: Any = None) -> xr.DataArray:
     >>> (eq.dirichlet.expected_probs([1, 2, 4, 2, 1]) * 15).round(6).values.tolist()
     [2.0, 3.0, 5.0, 3.0, 2.0]
     """
-    post, single = _as_posterior(counts, alpha)
-    out = post.expected_probs()
-    if single:
-        out = out.squeeze(ITEM, drop=True)
-    return out
+    post, _ = _as_posterior(counts, alpha)
+    return post.expected_probs()  # drops ``item`` for a posterior of 1-D counts
 
 
 def expected_cross_entropy(counts: Any, q: Any, *, alpha: Any = None,
@@ -950,7 +962,7 @@ def empirical_metric(counts: Any, q: Any, *, metric: Metric) -> xr.DataArray:
     """
     check_choice("metric", metric, ("cross_entropy", "kl", "jsd", "emd"))
     if isinstance(counts, DirichletPosterior):
-        post, single = counts, False
+        post, single = counts, counts.single
     else:
         post, single = _as_posterior(counts, None)
     qa = _as_q(q, post)
@@ -1083,12 +1095,29 @@ def model_ranking(
     *,
     alpha: Any = None,
     metrics: Sequence[Metric] = ("cross_entropy", "emd"),
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    rng: RNGLike = None,
 ) -> pd.DataFrame:
-    """Rank models under empirical and expected metrics (the paper's model-ranking table).
+    r"""Rank models under empirical and expected metrics (the paper's model-ranking table),
+    with a bootstrap over items saying how firm each ranking is.
 
     For each metric, the empirical version compares the prediction with the raw annotation
     frequencies ``n_i / n_i0`` and the expected version averages it over the Dirichlet posterior.
     Both are means over items; lower is better for all of them.
+
+    The items are then resampled with replacement ``n_resamples`` times (the same resamples
+    for every metric and model, so differences between models are paired). With ``c_b`` the
+    bootstrap counts of resample b and ``v_mi`` the per-item value of model m,
+
+    .. math:: \bar v^{*}_{mb} = \frac1N \sum_i c_{bi}\, v_{mi}
+
+    (one matrix product); ``se`` is the SD of the resample means, ``lower`` / ``upper`` their
+    equal-tailed percentile interval at ``confidence_level``, and ``p_best`` the fraction of
+    resamples in which the observed best model is still best (ties count as best). The
+    per-item posterior expectations are held fixed: the bootstrap measures how much the
+    ranking depends on which items were annotated, not the annotation noise within an item
+    (that is what the expected metrics average over).
 
     Parameters
     ----------
@@ -1102,12 +1131,23 @@ def model_ranking(
         Prior concentration (default 1).
     metrics
         Any of ``"cross_entropy"``, ``"kl"``, ``"jsd"``, ``"emd"``.
+    n_resamples
+        Bootstrap resamples of the items; 0 skips the bootstrap (only the first columns).
+    confidence_level
+        Level of the percentile intervals.
+    rng
+        Seed or Generator for the bootstrap.
 
     Returns
     -------
     pandas.DataFrame
-        Rows ``"CE empirical"``, ``"E[CE]"``, ... ; one column per model, then ``best`` (the
-        model with the lowest value).
+        Rows ``"CE empirical"``, ``"E[CE]"``, ... ; one column per model (the mean over items),
+        then ``best`` (the model with the lowest value); with a bootstrap also ``p_best`` and,
+        per model ``m``, ``"m se"``, ``"m lower"`` and ``"m upper"``.
+
+    See Also
+    --------
+    evaluq.predictions.bootstrap_counts
 
     Examples
     --------
@@ -1115,10 +1155,18 @@ def model_ranking(
     >>> counts = [[0, 2, 1, 0, 0], [0, 0, 1, 1, 0], [3, 1, 0, 0, 0]]
     >>> preds = {"A": [[0, .7, .3, 0, 0], [0, 0, .5, .5, 0], [.7, .3, 0, 0, 0]],
     ...          "B": [[.1, .5, .2, .1, .1], [.1, .1, .3, .4, .1], [.5, .3, .1, .05, .05]]}
-    >>> eq.dirichlet.model_ranking(counts, preds, metrics=["emd"])["best"].tolist()
+    >>> table = eq.dirichlet.model_ranking(counts, preds, metrics=["emd"], rng=0)
+    >>> table["best"].tolist()
     ['A', 'B']
+    >>> table.columns.tolist()
+    ['A', 'B', 'best', 'p_best', 'A se', 'A lower', 'A upper', 'B se', 'B lower', 'B upper']
     """
     post, _ = _as_posterior(counts, alpha)
+    if post.single:  # keep the item dim: the ranking averages over items
+        post = DirichletPosterior(concentration=post.concentration, alpha=post.alpha)
+    n_boot = check_int("n_resamples", n_resamples, minimum=0)
+    level = check_confidence_level(confidence_level)
+    gen = check_rng(rng)
     if isinstance(predictions, xr.DataArray):
         if MODEL not in predictions.dims:
             raise ValueError(f"`predictions` must have a {MODEL!r} dim; got {predictions.dims}")
@@ -1138,11 +1186,48 @@ def model_ranking(
         check_choice("metrics", m, ("cross_entropy", "kl", "jsd", "emd"))
     exact = {"cross_entropy": expected_cross_entropy, "kl": expected_kl,
              "jsd": expected_jsd, "emd": expected_emd}
-    rows = {}
+    per_item = {}
     for m in metrics:
-        rows[f"{_SHORT[m]} empirical"] = empirical_metric(post, qa, metric=m).mean(ITEM)
-        rows[f"E[{_SHORT[m]}]"] = exact[m](post, qa).mean(ITEM)
+        per_item[f"{_SHORT[m]} empirical"] = empirical_metric(post, qa, metric=m)
+        per_item[f"E[{_SHORT[m]}]"] = exact[m](post, qa)
+    rows = {name: da.mean(ITEM) for name, da in per_item.items()}
     df = pd.DataFrame({name: da.to_series() for name, da in rows.items()}).T
     df.columns.name = MODEL
     df["best"] = df.idxmin(axis=1)
+    if n_boot == 0:
+        return df
+    models = list(df.columns[:-1])
+    # (rows, models, items) -> resample means (n_boot, rows, models), chunked over resamples
+    values = np.stack([per_item[name].transpose(MODEL, ITEM).values for name in rows])
+    n_rows, n_models, n_items = values.shape
+    flat = values.reshape(-1, n_items).T  # (items, rows * models)
+    # a prediction of 0 where the truth has mass gives an infinite CE / KL for that item: a
+    # resample mean is infinite iff it draws such an item (0 * inf would give NaN)
+    infinite = np.isposinf(flat)
+    finite = np.where(infinite, 0.0, flat)
+    means = np.empty((n_boot, n_rows * n_models))
+    step = max(1, 4_000_000 // n_items)
+    for start in range(0, n_boot, step):
+        k = min(step, n_boot - start)
+        c = bootstrap_counts(gen, n_items, k)
+        block = c @ finite / n_items
+        if infinite.any():
+            block[(c @ infinite) > 0] = np.inf
+        means[start:start + k] = block
+    means = means.reshape(n_boot, n_rows, n_models)
+    tail = (1.0 - level) / 2.0
+    with np.errstate(invalid="ignore"):  # inf - inf where resample means are infinite
+        se = means.std(axis=0, ddof=1) if n_boot > 1 else np.full((n_rows, n_models), np.nan)
+        lower, upper = np.quantile(means, [tail, 1.0 - tail], axis=0)
+    se = np.where(np.isinf(means).any(axis=0), np.inf, se)
+    # the only NaN a percentile can get is from interpolating between two infinite means
+    lower, upper = np.nan_to_num(lower, nan=np.inf), np.nan_to_num(upper, nan=np.inf)
+    best = np.asarray(df[models].to_numpy(dtype=np.float64).argmin(axis=1))
+    best_means = np.take_along_axis(means, best[None, :, None], axis=2)[..., 0]
+    df["p_best"] = (best_means <= means.min(axis=2)).mean(axis=0)
+    for j, model in enumerate(models):
+        df[f"{model} se"] = se[:, j]
+        df[f"{model} lower"] = lower[:, j]
+        df[f"{model} upper"] = upper[:, j]
+    df.attrs = {"n_resamples": n_boot, "confidence_level": level}
     return df

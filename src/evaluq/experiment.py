@@ -253,7 +253,11 @@ class Experiment:
             ``"pooled"``: concatenate the runs of h0 and of h1 against the repeated targets
             (BooStSa). ``"two-level"``: resample runs, then items within each drawn run
             (``berg-kirkpatrick`` and ``paired``), so that run-to-run variation widens the
-            resample distribution.
+            resample distribution. ``"crossed"``: the runs (seeds) all score one test set
+            (checked: the same targets in the same order); each resample draws the items
+            once for every run of both systems and, crossed with them, the runs (the same
+            run draw for h0 and h1: runs are paired by run id). See the significance
+            guide for choosing between the three.
         out_dir
             If given, write ``results.tsv`` and ``outcomes.json`` there.
         metrics, method, n_resamples, sample_size, confidence_level, kind, labels
@@ -277,12 +281,13 @@ class Experiment:
         results: dict[tuple[str, str], BootstrapTestResult] = {}
         for (h0, h1), stream in zip(pairs, streams, strict=True):
             targets, p0, p1 = self._paired_runs(h0, h1)
+            run_ids = list(self.data[h0]["exp_idxs"])
             try:
                 results[(h0, h1)] = compare_runs(
                     targets, p0, p1, metrics=metrics, method=method, runs=runs,
                     n_resamples=n_resamples, sample_size=sample_size,
                     confidence_level=confidence_level, rng=np.random.default_rng(stream),
-                    kind=kind, labels=labels, h0_name=h0, h1_name=h1)
+                    kind=kind, labels=labels, h0_name=h0, h1_name=h1, run_names=run_ids)
             except ValueError as err:
                 raise ValueError(f"{h0!r} vs {h1!r}: {err}") from None
         ordered = {pair: results[pair] for pair in self.comparisons}

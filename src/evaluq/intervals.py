@@ -282,12 +282,16 @@ class TIntervalResult(IntervalBoundsMixin, _ResultMixin):
         Number of scores per item.
     confidence_level : float
         Level of :attr:`interval`; :meth:`confidence_interval` gives any other level.
+    bounds : (float, float) or None
+        The interval is clipped to these (the ends of the score scale); :meth:`margin` and
+        :meth:`unclipped_interval` stay unclipped.
     """
 
     estimate: xr.DataArray
     sd: xr.DataArray
     n: int
     confidence_level: float
+    bounds: tuple[float, float] | None = None
 
     @property
     def df(self) -> int:
@@ -300,17 +304,25 @@ class TIntervalResult(IntervalBoundsMixin, _ResultMixin):
         return self.sd / np.sqrt(self.n)
 
     def margin(self, confidence_level: float | None = None) -> xr.DataArray:
-        """Margin of error ``E = t_{1 - alpha/2, n-1} s / sqrt(n)``."""
+        """Margin of error ``E = t_{1 - alpha/2, n-1} s / sqrt(n)`` (never clipped)."""
         level = self.confidence_level if confidence_level is None else check_confidence_level(
             confidence_level)
         return xr.apply_ufunc(_t_margin, self.sd, kwargs={"n": self.n, "confidence_level": level})
 
-    def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
-        """The interval at ``confidence_level`` (default: the level given at construction)."""
+    def unclipped_interval(self, confidence_level: float | None = None) -> xr.DataArray:
+        """``estimate -+ margin`` at ``confidence_level``, ignoring :attr:`bounds`."""
         level = self.confidence_level if confidence_level is None else check_confidence_level(
             confidence_level)
         e = self.margin(level)
         return _ci(self.estimate - e, self.estimate + e, "student_t", level)
+
+    def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
+        """The interval at ``confidence_level`` (default: the level given at construction),
+        clipped to :attr:`bounds` when they are set."""
+        ci = self.unclipped_interval(confidence_level)
+        if self.bounds is not None:
+            ci = ci.clip(*self.bounds)
+        return ci
 
     @property
     def interval(self) -> xr.DataArray:
@@ -330,15 +342,20 @@ class TIntervalResult(IntervalBoundsMixin, _ResultMixin):
         return _verdict(self.estimate, self.lower, self.upper, t)
 
     def to_dataset(self) -> xr.Dataset:
-        """estimate, sd, margin, lower and upper as one Dataset (attrs: n, level)."""
+        """estimate, sd, margin (unclipped), lower and upper (clipped to ``bounds``) as one
+        Dataset (attrs: n, level, bounds)."""
         ds = xr.Dataset({"estimate": self.estimate, "sd": self.sd, "margin": self.margin(),
                          "lower": self.lower, "upper": self.upper})
-        ds.attrs = {"kind": "student_t", "n": self.n, "confidence_level": self.confidence_level}
+        ds.attrs = {"kind": "student_t", "n": self.n, "confidence_level": self.confidence_level,
+                    "bounds": "none" if self.bounds is None else list(self.bounds)}
         return ds
 
     def _fields(self) -> dict[str, Any]:
-        return {"estimate": self.estimate, "lower": self.lower, "upper": self.upper,
-                "sd": self.sd, "n": self.n, "confidence_level": self.confidence_level}
+        fields = {"estimate": self.estimate, "lower": self.lower, "upper": self.upper,
+                  "sd": self.sd, "n": self.n, "confidence_level": self.confidence_level}
+        if self.bounds is not None:
+            fields["bounds"] = self.bounds
+        return fields
 
 
 def _check_threshold(threshold: Any) -> Any:
@@ -363,7 +380,7 @@ def _t_iv(x: ArrayLike, dim: Hashable | None, axis: int) -> tuple[xr.DataArray, 
 
 
 def t_interval(x: ArrayLike, *, confidence_level: float = 0.95, dim: Hashable | None = None,
-               axis: int = -1) -> TIntervalResult:
+               axis: int = -1, bounds: tuple[float, float] | None = None) -> TIntervalResult:
     r"""Student-t interval for the true mean score from n >= 2 scores.
 
     .. math::
@@ -381,6 +398,13 @@ def t_interval(x: ArrayLike, *, confidence_level: float = 0.95, dim: Hashable | 
         For a DataArray: the dim holding the scores (default: ``axis``).
     axis : int
         For an array: the axis holding the scores.
+    bounds : (low, high), optional
+        Clip the interval to the score scale, e.g. ``(0, 100)``. When the true mean is known to
+        lie in ``[low, high]`` (a mean of scores on that scale), clipping changes neither the
+        coverage (the clipped interval contains mu exactly when the unclipped one does) nor the
+        verdicts against a threshold inside the scale; it only stops the interval from
+        reporting impossible values. The unclipped margin stays available as
+        :meth:`~TIntervalResult.margin` and :meth:`~TIntervalResult.unclipped_interval`.
 
     Returns
     -------
@@ -421,13 +445,23 @@ def t_interval(x: ArrayLike, *, confidence_level: float = 0.95, dim: Hashable | 
     >>> scores = np.array([[76.85, 81.99], [90.0, 92.0], [60.0, 64.0]])
     >>> eq.intervals.t_interval(scores, confidence_level=0.8).verdict(80).values.tolist()
     ['borderline fail', 'pass', 'fail']
+
+    Two scores near the top of a 0-100 scale: clip the interval to the scale (the margin
+    itself is unchanged):
+
+    >>> res = eq.intervals.t_interval([78, 95], confidence_level=0.8, bounds=(0, 100))
+    >>> [round(float(v), 2) for v in res.interval], round(float(res.margin()), 2)
+    ([60.34, 100.0], 26.16)
+    >>> [round(float(v), 2) for v in res.unclipped_interval()]
+    [60.34, 112.66]
     """
     level = check_confidence_level(confidence_level)
+    bounds = _check_bounds(bounds)
     da, rdim = _t_iv(x, dim, axis)
     mean, sd = xr.apply_ufunc(lambda a: _t_summary(a)[:2], da, input_core_dims=[[rdim]],
                               output_core_dims=[[], []])
     return TIntervalResult(estimate=mean.rename("estimate"), sd=sd.rename("sd"),
-                           n=int(da.sizes[rdim]), confidence_level=level)
+                           n=int(da.sizes[rdim]), confidence_level=level, bounds=bounds)
 
 
 def prob_above(x: ArrayLike, threshold: float, *, dim: Hashable | None = None,

@@ -223,7 +223,7 @@ def pairwise_differences(
     obs = aggregated[OBSERVED].values
     stats = _pair_matrix(values, obs, level, orientation)
     return _pair_dataset(stats, aggregated[MODEL].values, (), {}, level,
-                         dict(aggregated.attrs))
+                         {**aggregated.attrs, "higher_is_better": int(orientation == 1)})
 
 
 def pairwise_by_language(
@@ -285,31 +285,72 @@ def pairwise_by_language(
                         "view needs every (model, language)")
     stats = _pair_matrix(values, obs, level, orientation)
     return _pair_dataset(stats, resampled[MODEL].values, (LANGUAGE,),
-                         {LANGUAGE: resampled[LANGUAGE].values}, level, dict(resampled.attrs))
+                         {LANGUAGE: resampled[LANGUAGE].values}, level,
+                         {**resampled.attrs, "higher_is_better": int(orientation == 1)})
 
 
-def pairwise_table(pairwise: xr.Dataset) -> pd.DataFrame:
+def pairwise_table(pairwise: xr.Dataset, *, unique: bool = False) -> pd.DataFrame:
     """Tidy DataFrame of :func:`pairwise_differences` / :func:`pairwise_by_language`.
 
     One row per ordered pair of distinct models (and language), columns ``observed``,
     ``mean``, ``sd``, ``lower``, ``upper``, ``p_greater``, ``z``, ``p_value``, ``p_holm``,
     ``p_bh``, ``verdict``.
 
+    Parameters
+    ----------
+    pairwise
+        The result of :func:`pairwise_differences` or :func:`pairwise_by_language`.
+    unique
+        Keep each unordered pair once (per language), oriented with the better model first:
+        ``observed >= 0`` when higher is better, ``observed <= 0`` when lower is better (the
+        orientation used for ``verdict``, stored in the ``higher_is_better`` attribute), so
+        ``verdict`` is 1 or 0. Rows are sorted by the observed advantage of the first model,
+        largest first (within each language). A tie (``observed == 0``) keeps the pair in the
+        models' order. The kept rows are the same rows as in the full table (the statistics
+        of ``(m', m)`` are those of ``(m, m')`` with the sign flipped).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``(model, model_b[, language])``.
+
     Examples
     --------
     >>> import evaluq as eq
-    >>> cube = eq.simulate_cube(n_models=3, rng=0)
+    >>> cube = eq.simulate_cube(n_models=3, model_means=[0.0, 2.0, 1.0], rng=0)
     >>> pw = eq.pairwise_differences(eq.aggregate(eq.resample(cube, n_resamples=200, rng=0)))
     >>> eq.pairwise_table(pw).shape
     (6, 11)
+    >>> eq.pairwise_table(pw, unique=True).index.tolist()
+    [('m2', 'm0'), ('m2', 'm1'), ('m1', 'm0')]
     """
     if not isinstance(pairwise, xr.Dataset) or MODEL_B not in pairwise.dims:
         raise CubeError("`pairwise` must be the result of eq.pairwise_differences or "
                         "eq.pairwise_by_language")
+    if not isinstance(unique, bool | np.bool_):
+        raise TypeError(f"`unique` must be True or False; got {unique!r}")
     frame = pairwise.drop_vars(["ci", CI_BOUND]).to_dataframe()
     for bound in CI_BOUND_COORDS:
         frame[bound] = pairwise["ci"].sel({CI_BOUND: bound}, drop=True).to_series()
-    keep = frame.index.get_level_values(MODEL) != frame.index.get_level_values(MODEL_B)
+    first = frame.index.get_level_values(MODEL)
+    second = frame.index.get_level_values(MODEL_B)
+    keep = first != second
     columns = ["observed", "mean", "sd", "lower", "upper", "p_greater", "z", "p_value",
                "p_holm", "p_bh", "verdict"]
-    return frame.loc[keep, columns]
+    if not unique:
+        return frame.loc[keep, columns]
+    position = {m: i for i, m in enumerate(pairwise[MODEL].values.tolist())}
+    before = np.array([position[a] < position[b] for a, b in zip(first, second, strict=True)])
+    advantage = _orientation(pairwise, None) * frame["observed"].to_numpy(dtype=np.float64)
+    # the better model first; a tie or an undefined difference keeps the models' order
+    better_first = (advantage > 0) | (~(advantage < 0) & ~(advantage > 0) & before)
+    out = frame.loc[keep & better_first, columns]
+    key = pd.Series(advantage[keep & better_first], index=out.index)
+    order = np.argsort(-key.to_numpy(), kind="stable")
+    out = out.iloc[order]
+    extra = [name for name in out.index.names if name not in (MODEL, MODEL_B)]
+    if extra:  # group by language (stable: the advantage order holds within each group)
+        codes = [out.index.get_level_values(n) for n in extra]
+        group = np.lexsort([pd.factorize(c, sort=True)[0] for c in reversed(codes)])
+        out = out.iloc[group]
+    return out

@@ -23,7 +23,7 @@ from evaluq.significance._result import BootstrapTestResult
 Method = Literal["berg-kirkpatrick", "paired", "permutation"]
 Kind = Literal["hard", "soft", "regression"]
 METHODS: tuple[str, ...] = ("berg-kirkpatrick", "paired", "permutation")
-RUNS: tuple[str, ...] = ("pooled", "two-level")
+RUNS: tuple[str, ...] = ("pooled", "two-level", "crossed")
 KINDS: tuple[str, ...] = ("hard", "soft", "regression")
 
 DEFAULT_METRICS: dict[str, tuple[str, ...]] = {
@@ -116,6 +116,23 @@ def _metric_labels(metrics: Sequence[str | Metric] | str | Metric | None,
     return list(next(iter(fixed))) if fixed else None
 
 
+def _check_shared_test_set(targets: Sequence[np.ndarray], names: Sequence[Any]) -> None:
+    """Runs crossed with one test set must have the same targets in the same order."""
+    first = targets[0]
+    for name, t in zip(names[1:], targets[1:], strict=True):
+        if t.shape[0] != first.shape[0]:
+            raise ValueError(f"`runs` 'crossed' needs every run to score one shared test set: "
+                             f"run {names[0]!r} has {first.shape[0]} items but run {name!r} "
+                             f"has {t.shape[0]}; use 'two-level' for runs on different "
+                             "test sets")
+        if t.shape != first.shape or not np.array_equal(t, first):
+            diff = np.flatnonzero(np.any((t != first).reshape(t.shape[0], -1), axis=1))
+            where = f" (first at item {int(diff[0])})" if diff.size else ""
+            raise ValueError(f"`runs` 'crossed' needs every run to score one shared test set: "
+                             f"runs {names[0]!r} and {name!r} have different targets{where}; "
+                             "use 'two-level' for runs on different test sets")
+
+
 def _check_sample_size(method: str, sample_size: float | None) -> float:
     if method == "berg-kirkpatrick":
         if sample_size is None:
@@ -141,15 +158,29 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
                  n_resamples: int = 1000, sample_size: float | None = None,
                  confidence_level: float = 0.95, rng: RNGLike = None,
                  kind: str | None = None, labels: Sequence[Any] | None = None,
-                 h0_name: str = "h0", h1_name: str = "h1") -> BootstrapTestResult:
+                 h0_name: str = "h0", h1_name: str = "h1",
+                 run_names: Sequence[Any] | None = None) -> BootstrapTestResult:
     """:func:`bootstrap_test` on several runs (run ``r`` of h0 and of h1 share targets ``r``).
 
     ``runs="pooled"`` concatenates the runs (BooStSa). ``"two-level"`` resamples runs, then
     items within each drawn run (``berg-kirkpatrick`` and ``paired`` only): a run drawn ``c``
     times contributes ``c`` independent item resamples. Items are resampled independently in
-    each run even when the runs share one test set (a nested, not a crossed, design), and the
-    BCa acceleration comes from leaving one run out. The observed values are those of the
-    pooled items in both cases.
+    each run even when the runs share one test set (a nested design), and the BCa acceleration
+    comes from leaving one run out.
+
+    ``"crossed"`` is for runs (seeds) that all score ONE test set (every run has the same
+    targets in the same order; checked): each resample draws run counts
+    ``c ~ Multinomial(R, 1/R)`` (the same draw for h0 and h1: run r of h0 is paired with run r
+    of h1) and, once, item counts ``w ~ Multinomial(s, 1/N)`` shared by every run of both
+    systems, since the test-set sampling error is common to all runs. The statistic is the
+    metric of the pooled drawn (run, item) pairs, ``M(sum_r c_r w @ stats_r)``, which at
+    ``c = 1, w = 1`` is the observed pooled value (for accuracy-like means it is the mean over
+    the drawn runs of the per-run metric). The BCa acceleration leaves one test item out of
+    every run. Like every bootstrap of a crossed design it is mildly conservative: the
+    run-by-item interaction enters its variance up to three times (McCullagh 2000; Owen 2007).
+
+    The observed values are those of the pooled items in every case. ``run_names`` (default
+    the run indices) name the runs in error messages.
     """
     check_choice("method", method, METHODS)
     check_choice("runs", runs, RUNS)
@@ -160,9 +191,15 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
     if not (len(targets) == len(h0) == len(h1)) or len(targets) == 0:
         raise ValueError(f"`targets`, `h0` and `h1` must hold the same positive number of "
                          f"runs; got {len(targets)}, {len(h0)} and {len(h1)}")
+    if run_names is None:
+        run_names = list(range(len(targets)))
+    elif len(run_names) != len(targets):
+        raise ValueError(f"`run_names` must name the {len(targets)} runs; got "
+                         f"{len(run_names)} names")
     two_level = runs == "two-level" and len(targets) > 1
-    if runs == "two-level" and method == "permutation":
-        raise ValueError("`runs` 'two-level' is a bootstrap: use method 'paired' or "
+    crossed = runs == "crossed" and len(targets) > 1
+    if runs != "pooled" and method == "permutation":
+        raise ValueError(f"`runs` {runs!r} is a bootstrap: use method 'paired' or "
                          "'berg-kirkpatrick' (or pool the runs for the permutation test)")
     encoded, kind, n_classes, label_set = encode_runs(
         targets, h0, h1, kind=kind, labels=_metric_labels(metrics, labels))
@@ -170,14 +207,24 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
     metric_objs = _resolve_metrics(metrics, kind)
     if hard:  # bind target-class metrics to the codes of this label set
         metric_objs = [m.for_labels(label_set) for m in metric_objs]
-    if not two_level:
-        y_all, a_all, b_all = (np.concatenate(parts) for parts in zip(*encoded, strict=True))
-        encoded = [(y_all, a_all, b_all)]
     units: list[_engine.Unit] = []
     widths: list[int] = []
-    for y, a, b in encoded:
-        unit, widths = _engine.make_unit(metric_objs, y, a, b, n_classes, hard)
-        units.append(unit)
+    if crossed:
+        _check_shared_test_set([e[0] for e in encoded], run_names)
+        units, widths = _engine.make_crossed_units(
+            metric_objs, encoded[0][0], [e[1] for e in encoded], [e[2] for e in encoded],
+            n_classes, hard)
+    else:
+        y_all, a_all, b_all = (np.concatenate(parts) for parts in zip(*encoded, strict=True))
+        if not two_level:
+            encoded = [(y_all, a_all, b_all)]
+        if two_level and not hard:  # one call: statistics centred on one common mean
+            units, widths = _engine.split_units(metric_objs, y_all, a_all, b_all,
+                                                [e[0].shape[0] for e in encoded], n_classes)
+        else:
+            for y, a, b in encoded:
+                unit, widths = _engine.make_unit(metric_objs, y, a, b, n_classes, hard)
+                units.append(unit)
     slices = _engine.metric_slices(metric_objs, widths)
     n_items = sum(u.n_items for u in units)
     sample_n = sum(round(fraction * u.n_items) for u in units)
@@ -210,17 +257,26 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
         boot = _engine.collect(
             _engine.iter_bootstrap_sums(gen, units, n_resamples, None, False), deltas)
     else:
-        dist = _engine.collect(_engine.iter_bootstrap_sums(
-            gen, units, n_resamples, fraction if method == "berg-kirkpatrick" else None,
-            two_level), deltas)
+        f_draw = fraction if method == "berg-kirkpatrick" else None
+        chunks = (_engine.iter_crossed_sums(gen, units, n_resamples, f_draw) if crossed
+                  else _engine.iter_bootstrap_sums(gen, units, n_resamples, f_draw, two_level))
+        dist = _engine.collect(chunks, deltas)
+        if crossed:  # moment-matched: the bootstrap counts the run x item interaction thrice
+            k = _engine.crossed_variance_scale(metric_objs, slices, units, n_classes, delta,
+                                               round((f_draw or 1.0) * units[0].n_items))
+            scaled = k != 1.0
+            dist[scaled] = delta[scaled, None] + k[scaled, None] * (dist[scaled]
+                                                                  - delta[scaled, None])
         boot = dist
         if method == "berg-kirkpatrick":
             pvalue, count = _engine.pvalue_berg_kirkpatrick(dist, delta, scale)
         else:
             pvalue, count = _engine.pvalue_paired(dist, delta, scale)
     if method != "berg-kirkpatrick":
-        jack, weights = _engine.jackknife_deltas(metric_objs, slices, units, n_classes,
-                                                 by_unit=two_level)
+        jack, weights = (_engine.jackknife_crossed(metric_objs, slices, units, n_classes)
+                         if crossed else
+                         _engine.jackknife_deltas(metric_objs, slices, units, n_classes,
+                                                  by_unit=two_level))
         accel = _engine.acceleration_from_jackknife(jack, weights)
     return BootstrapTestResult(
         metrics=tuple(m.name for m in metric_objs),

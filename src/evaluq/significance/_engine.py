@@ -108,6 +108,70 @@ def make_unit(metrics: Sequence[Metric], targets: np.ndarray, h0: np.ndarray, h1
                 finite=bool(np.isfinite(stats).all())), widths
 
 
+def split_units(metrics: Sequence[Metric], targets: np.ndarray, h0: np.ndarray,
+                h1: np.ndarray, sizes: Sequence[int], n_classes: int
+                ) -> tuple[list[Unit], list[int]]:
+    """One per-item :class:`Unit` per run from the concatenated runs (soft labels,
+    regression). The statistics are computed in one call on all runs, so that statistics
+    centred on the items' mean (entropy correlation) share one centre and add up across
+    runs; per-run calls would centre each run on its own mean and the pooled sums would be
+    wrong."""
+    stats, widths = _stack_stats(metrics, targets, np.stack([h0, h1]), n_classes)
+    units = []
+    for part in np.split(stats, np.cumsum(sizes)[:-1], axis=1):  # loop over runs
+        units.append(Unit(np.ones(part.shape[1], dtype=np.int64), part[0], part[1],
+                          compressed=False, finite=bool(np.isfinite(part).all())))
+    return units, widths
+
+
+def make_crossed_units(metrics: Sequence[Metric], targets: np.ndarray,
+                       h0: Sequence[np.ndarray], h1: Sequence[np.ndarray], n_classes: int,
+                       hard: bool) -> tuple[list[Unit], list[int]]:
+    """One :class:`Unit` per run for runs that score ONE shared test set, over shared cells.
+
+    Every unit has the same cells with the same counts, so one draw of cell counts is a draw
+    of test items for every run at once. Hard labels: items with the same target and the same
+    (h0, h1) predictions in *every* run have identical statistics in every run, so they are
+    merged into cells (the distinct rows of the ``(N, R)`` matrix of per-run cell codes; at
+    most ``min(N, K^(2R+1))``). Other inputs keep one cell per item.
+    """
+    if not hard:
+        n_runs = len(h0)
+        reps = (n_runs,) + (1,) * (targets.ndim - 1)
+        return split_units(metrics, np.tile(targets, reps), np.concatenate(list(h0)),
+                           np.concatenate(list(h1)), [targets.shape[0]] * n_runs, n_classes)
+    k = max(int(n_classes), 1)
+    y = targets.astype(np.int64)
+    codes = np.stack([(y * k + a.astype(np.int64)) * k + b.astype(np.int64)
+                      for a, b in zip(h0, h1, strict=True)], axis=1)
+    if (2 * codes.shape[1] + 1) * np.log2(k) < 62:  # one int64 key per item: a 1-D sort
+        key = y.copy()
+        for r in range(codes.shape[1]):  # loop over runs (a handful)
+            key = key * (k * k) + codes[:, r] % (k * k)
+        _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True,
+                                              return_counts=True)
+        rows = codes[first]
+    else:
+        rows, inverse, counts = np.unique(codes, axis=0, return_inverse=True,
+                                          return_counts=True)
+    # few distinct rows: one multinomial over the cells; many (more than N / 8, e.g. many
+    # runs): drawing item indices is cheaper, so keep one cell per item
+    compressed = 8 * rows.shape[0] <= codes.shape[0]
+    units: list[Unit] = []
+    widths: list[int] = []
+    for r in range(rows.shape[1]):  # loop over runs (a handful)
+        yy, rest = np.divmod(rows[:, r], k * k)
+        a, b = np.divmod(rest, k)
+        stats, widths = _stack_stats(metrics, yy, np.stack([a, b]), n_classes)
+        if not compressed:
+            stats = stats[:, inverse.ravel()]
+        units.append(Unit(counts.astype(np.int64) if compressed
+                          else np.ones(codes.shape[0], dtype=np.int64),
+                          stats[0], stats[1], compressed=compressed,
+                          finite=bool(np.isfinite(stats).all())))
+    return units, widths
+
+
 # --- values from sums ---------------------------------------------------------------------------
 
 def values_from_sums(metrics: Sequence[Metric], slices: Sequence[slice], sums: np.ndarray,
@@ -192,6 +256,42 @@ def iter_bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resam
             s1 += both[:, width:]
             t += counts.sum(axis=1)
         yield s0, s1, t
+
+
+def iter_crossed_sums(rng: np.random.Generator, units: Sequence[Unit], n_resamples: int,
+                      fraction: float | None
+                      ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Bootstrap sums for ``R`` runs crossed with one shared test set of ``N`` items.
+
+    Each resample draws run counts ``c ~ Multinomial(R, 1/R)`` (the same for h0 and h1: runs
+    are paired) and, once, item counts ``w ~ Multinomial(s, 1/N)`` with ``s = round(f N)``
+    (``fraction=None``: ``s = N``) shared by every run of both systems. The sums are those of
+    the pooled drawn (run, item) pairs: ``sum_r c_r (w @ stats_r)``, over ``R s`` items.
+    The units must come from :func:`make_crossed_units` (same cells, same counts).
+
+    Yields chunks ``(sums0, sums1, totals)`` like :func:`iter_bootstrap_sums`.
+    """
+    base = units[0]
+    n_runs = len(units)
+    width = base.stats0.shape[1]
+    size = round((fraction or 1.0) * base.n_items)
+    finite = all(u.finite for u in units)
+    stacked = np.hstack([u.stats01 for u in units]) if finite else None  # (C, R * 2S)
+    widest = max(base.n_cells, size if not base.compressed else 0)
+    chunk = chunk_size(n_resamples, widest + 2 * width * (n_runs + 1))
+    for start in range(0, n_resamples, chunk):
+        m = min(chunk, n_resamples - start)
+        run_counts = rng.multinomial(n_runs, np.full(n_runs, 1.0 / n_runs),
+                                     size=m).astype(np.float64)
+        counts = draw_counts(rng, base, size, m)
+        if stacked is not None:
+            per_run = (counts @ stacked).reshape(m, n_runs, 2 * width)
+            both = np.einsum("mrs,mr->ms", per_run, run_counts)
+        else:  # infinite statistics: weight 0 must contribute nothing (no 0 * inf)
+            both = np.zeros((m, 2 * width))
+            for r, unit in enumerate(units):  # loop over runs (a handful)
+                both += unit.sums(counts * run_counts[:, r:r + 1], unit.stats01)
+        yield both[:, :width], both[:, width:], counts.sum(axis=1) * n_runs
 
 
 def iter_permutation_sums(rng: np.random.Generator, unit: Unit, n_resamples: int
@@ -289,6 +389,80 @@ def jackknife_deltas(metrics: Sequence[Metric], slices: Sequence[slice], units: 
     v0 = values_from_sums(metrics, slices, loo0, tot, n_classes)
     v1 = values_from_sums(metrics, slices, loo1, tot, n_classes)
     return oriented_delta(metrics, v0, v1), weights
+
+
+def jackknife_crossed(metrics: Sequence[Metric], slices: Sequence[slice],
+                      units: Sequence[Unit], n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Leave-one-out deltas ``(M, C)`` and weights ``(C,)`` for runs crossed with one test
+    set: test item i is left out of every run at once (its statistics summed over the runs
+    are removed from the pooled sums; ``R (N - 1)`` items remain)."""
+    base = units[0]
+    finite = all(u.finite for u in units)
+    with np.errstate(invalid="ignore"):
+        s0 = np.sum([u.stats0 for u in units], axis=0)
+        s1 = np.sum([u.stats1 for u in units], axis=0)
+    w = base.counts.astype(np.float64)[None]
+    t0 = weighted_sums(w, s0)[0] if not finite else (w @ s0)[0]
+    t1 = weighted_sums(w, s1)[0] if not finite else (w @ s1)[0]
+    loo0 = _leave_one_out(base.counts, s0, t0, finite)
+    loo1 = _leave_one_out(base.counts, s1, t1, finite)
+    tot = np.full(base.n_cells, len(units) * (base.n_items - 1.0))
+    v0 = values_from_sums(metrics, slices, loo0, tot, n_classes)
+    v1 = values_from_sums(metrics, slices, loo1, tot, n_classes)
+    return oriented_delta(metrics, v0, v1), base.counts.astype(np.float64)
+
+
+def crossed_variance_scale(metrics: Sequence[Metric], slices: Sequence[slice],
+                           units: Sequence[Unit], n_classes: int, delta: np.ndarray,
+                           size: int) -> np.ndarray:
+    """Per metric, the factor ``k`` that rescales crossed-bootstrap deviations
+    ``delta* - delta`` to the variance of the two-way random-effects model (one per metric).
+
+    The pseudo-values ``x_ri = n delta - (n - 1) delta_(-ri)`` (``n = R N``; leaving one
+    (run, item) pair out; for means they are the per-pair differences themselves) are split
+    as ``m + a_i + b_r + e_ri``. With ``SA = sum a_i^2``, ``SB = sum b_r^2``,
+    ``SE = sum e_ri^2`` the crossed bootstrap of ``s`` items has variance exactly
+
+        V_boot = SA / (N s) + SB / R^2 + SE / (N s R^2)
+
+    (pigeonhole bootstrap, Owen 2007), while the two-way random-effects model
+    ``x_ri = mu + a_i + b_r + e_ri`` gives the variance of the pooled mean of ``s`` items per
+    run ``V = sigma_a^2 / s + sigma_b^2 / R + sigma_e^2 / (s R)``, estimated without bias by
+    the ANOVA moments ``sigma_e^2 = SE / ((N-1)(R-1))``, ``sigma_a^2 = SA / (N-1) -
+    sigma_e^2 / R``, ``sigma_b^2 = SB / (R-1) - sigma_e^2 / N`` (floored at the interaction
+    term ``sigma_e^2 / (s R)``: the components are not negative). The bootstrap counts the
+    run-by-item interaction about three times (McCullagh 2000). Returns ``sqrt(V / V_boot)``
+    (1 where a pseudo-value is not finite or ``V_boot = 0``).
+    """
+    base = units[0]
+    n_runs, n_items = len(units), base.n_items
+    n = float(n_runs * n_items)
+    t0 = np.sum([u.totals()[0] for u in units], axis=0)
+    t1 = np.sum([u.totals()[1] for u in units], axis=0)
+    with np.errstate(invalid="ignore"):
+        loo0 = t0 - np.stack([u.stats0 for u in units])          # (R, C, S)
+        loo1 = t1 - np.stack([u.stats1 for u in units])
+    tot = np.full(loo0.shape[:2], n - 1.0)
+    v0 = values_from_sums(metrics, slices, loo0, tot, n_classes)
+    v1 = values_from_sums(metrics, slices, loo1, tot, n_classes)
+    with np.errstate(invalid="ignore", over="ignore"):
+        x = n * delta[:, None, None] - (n - 1.0) * oriented_delta(metrics, v0, v1)  # (M, R, C)
+        w = base.counts.astype(np.float64)
+        m = (x * w).sum(axis=-1).sum(axis=-1) / n
+        a = x.mean(axis=1) - m[:, None]                             # (M, C) item effects
+        b = (x * w).sum(axis=-1) / n_items - m[:, None]             # (M, R) run effects
+        e = x - m[:, None, None] - a[:, None, :] - b[:, :, None]
+        sa, sb = (a * a * w).sum(axis=-1), (b * b).sum(axis=-1)
+        se = (e * e * w).sum(axis=-1).sum(axis=-1)
+        s = float(size)
+        v_boot = sa / (n_items * s) + sb / n_runs**2 + se / (n_items * s * n_runs**2)
+        var_e = se / ((n_items - 1) * (n_runs - 1))
+        # unbiased for the variance of the pooled mean; not below the interaction's share
+        v = np.maximum(sa / ((n_items - 1) * s) + sb / (n_runs * (n_runs - 1))
+                       - var_e / (n_items * n_runs), var_e / (s * n_runs))
+        k = np.sqrt(v / v_boot)
+    ok = np.isfinite(k) & (v_boot > 0) & np.isfinite(x).all(axis=(1, 2))
+    return np.where(ok, k, 1.0)
 
 
 def acceleration_from_jackknife(jack: np.ndarray, weights: np.ndarray) -> np.ndarray:

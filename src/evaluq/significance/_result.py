@@ -53,7 +53,9 @@ class BootstrapTestResult:
     method, n_resamples, sample_size, sample_n, n_items, n_runs, runs, confidence_level,
     h0_name, h1_name
         The settings: ``sample_n`` is the number of items drawn per resample (summed over runs
-        for two-level resampling, where it is the expected number).
+        for two-level resampling, where it is the expected number; for crossed runs, ``R s``
+        (run, item) pairs from ``s`` items drawn once for all runs). ``runs`` is
+        ``"pooled"``, ``"two-level"`` or ``"crossed"``.
     """
 
     metrics: tuple[str, ...]
