@@ -209,6 +209,18 @@ def test_imhof_pdf_equals_ncx2_density(rng, m) -> None:
         np.testing.assert_allclose(got[5], reference[5], rtol=0, atol=1e-9 * scale)
 
 
+@pytest.mark.parametrize("k", [2, 3, 4, 8])
+def test_imhof_tiny_x_small_x_form(k) -> None:
+    """Far below the mean (x < 1e-3 max(lam)) QAWF failed (CDF 0.14 instead of 4e-13 for
+    three items at x = 1e-8, with a warning); the small-x form agrees with ncx2."""
+    lam, d2 = np.full(k, 0.2), np.linspace(0.0, 1.0, k)
+    for x in (1e-10, 1e-8, 1e-6, 1e-4, 1.9e-4, 2.1e-4, 1e-3):
+        f_exact = stats.ncx2.pdf(x / 0.2, k, d2.sum()) / 0.2
+        cdf_exact = stats.ncx2.cdf(x / 0.2, k, d2.sum())
+        assert me._imhof_pdf(x, lam, d2) == pytest.approx(f_exact, rel=1e-7, abs=1e-14)
+        assert me._imhof_cdf(x, lam, d2) == pytest.approx(cdf_exact, rel=1e-7, abs=1e-15)
+
+
 @pytest.mark.parametrize("m", [2, 3, 40])
 def test_imhof_pdf_unequal_sigma(rng, m) -> None:
     """Unequal sigma: the density against finite differences of the CDF, its integral against

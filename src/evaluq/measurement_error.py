@@ -306,9 +306,11 @@ class MSEDistribution:
           split into adaptive quadrature and a Fourier-integral tail as the CDF (one
           inversion per distinct ``x``). At ``x = s`` the density is ``inf`` for one item,
           ``exp(-sum delta^2 / 2) / (2 sqrt(lam_1 lam_2))`` for two and 0 for more. One item
-          is evaluated as the exact scaled ``ncx2(1)``; for two items below
-          ``x - s = 1e-3 max(lam)`` the density is interpolated linearly from its exact value
-          at ``s`` (relative error ~1e-7).
+          is evaluated as the exact scaled ``ncx2(1)``; for 2-40 items below
+          ``x - s = 1e-3 max(lam)`` (where QAWF fails) the small-x form
+          ``x^(k/2-1) (h0 + slope x)`` is used, with the exact limit ``h0`` (and, up to four
+          items, a slope matched to the inversion at ``1e-3 max(lam)``; relative error
+          ~1e-7); the CDF there integrates the same form.
         - ``monte_carlo``: a Gaussian kernel density estimate of the draws (Scott's
           bandwidth; smoothed, and biased near the lower end of the support).
 
@@ -396,13 +398,12 @@ def _imhof_cdf(x: float, lam: np.ndarray, delta2: np.ndarray) -> float:
     if x <= 0:
         return 0.0
     scale = float(lam.max())
-    if lam.size == 2 and x < _SMALL_X * scale:
-        # two items, tiny x: QAWF's cycles become too long (wrong by O(1) at x ~ 1e-8);
-        # integrate the density's linear interpolation from its exact value at 0
-        f_zero = _imhof_pdf(0.0, lam, delta2)
-        x1 = _SMALL_X * scale
-        slope = (_imhof_pdf(x1, lam, delta2) - f_zero) / x1
-        return float(f_zero * x + 0.5 * slope * x * x)
+    if 2 <= lam.size <= _SMALL_X_MAX_K and x < _SMALL_X * scale:
+        # tiny x: QAWF's cycles become too long (wrong by O(0.1) at x ~ 1e-8); integrate
+        # the small-x form of the density (see _small_x_density)
+        h0, slope = _small_x_density(lam, delta2)
+        a = 0.5 * lam.size
+        return float(x**a * (h0 / a + slope * x / (a + 1.0)))
     lam_s = lam / scale
     x_s = x / scale
     omega = 0.5 * x_s
@@ -439,7 +440,31 @@ def _imhof_cdf(x: float, lam: np.ndarray, delta2: np.ndarray) -> float:
     return float(min(1.0, max(0.0, 1.0 - survival)))
 
 
-_SMALL_X = 1e-3  # below this multiple of max(lam), two-item inversions use the expansion at 0
+_SMALL_X = 1e-3  # below this multiple of max(lam), inversions use the small-x form
+_SMALL_X_MAX_K = 40  # ... for up to this many items (beyond, F and f are ~0 there)
+_SMALL_X_SLOPE_MAX_K = 4  # ... with a first-order correction for up to this many items
+
+
+def _small_x_density(lam: np.ndarray, delta2: np.ndarray) -> tuple[float, float]:
+    """``h0`` and ``slope`` of ``f(x) ~ x^(k/2 - 1) (h0 + slope x)`` for small x.
+
+    ``f(x) / x^(k/2-1)`` is smooth at 0 with the exact limit
+    ``h0 = exp(-sum delta^2 / 2) / (2^(k/2) Gamma(k/2) sqrt(prod lam))`` (the normal density
+    at ``Z = -delta`` times the volume of the ellipsoid ``sum lam_j w_j^2 <= x``); ``slope``
+    joins it linearly to the density computed by inversion at ``x1 = 1e-3 max(lam)``, where
+    QAWF is still accurate. Error ~ ``h'' x1^2 / 8``: relative ~1e-7.
+    """
+    k = lam.size
+    a = 0.5 * k
+    h0 = math.exp(-0.5 * float(delta2.sum()) - a * math.log(2.0) - math.lgamma(a)
+                  - 0.5 * float(np.sum(np.log(lam))))
+    if k > _SMALL_X_SLOPE_MAX_K:
+        # f(x1) ~ x1^(k/2-1) is below the inversion's absolute accuracy: leading order only
+        # (absolute error ~ h0 x^(k/2) x / max(lam), below 1e-13 for x < x1)
+        return h0, 0.0
+    x1 = _SMALL_X * float(lam.max())
+    h1 = _imhof_pdf_inversion(x1, lam, delta2) / x1 ** (a - 1.0)
+    return h0, (h1 - h0) / x1
 
 
 def _imhof_pdf(x: float, lam: np.ndarray, delta2: np.ndarray) -> float:
@@ -464,14 +489,16 @@ def _imhof_pdf(x: float, lam: np.ndarray, delta2: np.ndarray) -> float:
         return 0.0
     if k == 1:  # lam (Z + delta)^2: a scaled ncx2(1, delta^2), whose CF decays only as u^-1/2
         return float(stats.ncx2.pdf(x / lam[0], df=1, nc=delta2[0]) / lam[0])
+    if k <= _SMALL_X_MAX_K and x < _SMALL_X * float(lam.max()):
+        # the Fourier tail's cycles are too long for QAWF here: the small-x form
+        h0, slope = _small_x_density(lam, delta2)
+        return float(x ** (0.5 * k - 1.0) * (h0 + slope * x))
+    return _imhof_pdf_inversion(x, lam, delta2)
+
+
+def _imhof_pdf_inversion(x: float, lam: np.ndarray, delta2: np.ndarray) -> float:
+    """The inversion integral of :func:`_imhof_pdf` for ``x > 0`` and two or more items."""
     scale = float(lam.max())
-    if k == 2 and x < _SMALL_X * scale:
-        # below ~1e-3 max(lam) the Fourier tail has cycles too long for QAWF: interpolate
-        # linearly between the exact f(0) and f at 1e-3 max(lam) (f is smooth there;
-        # error ~ f'' (1e-3 max(lam))^2 / 8, relative ~1e-7)
-        f_zero = _imhof_pdf(0.0, lam, delta2)
-        x1 = _SMALL_X * scale
-        return f_zero + (_imhof_pdf(x1, lam, delta2) - f_zero) * x / x1
     lam_s = lam / scale
     omega = 0.5 * x / scale
 
