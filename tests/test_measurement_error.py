@@ -11,6 +11,7 @@ import xarray as xr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from scipy.integrate import simpson
 from scipy.special import erf, erfc
 
 import evaluq as eq
@@ -150,6 +151,148 @@ def test_mse_distribution_over_models(regression_case) -> None:
     ds = dist.to_dataset()
     assert set(ds.data_vars) == {"mean", "variance", "sd", "interval"}
     assert "<table" in dist._repr_html_()
+
+
+@pytest.mark.parametrize("method", ["ncx2", "imhof", "monte_carlo"])
+def test_mse_cdf_is_vectorised_over_x(regression_case, method) -> None:
+    ybar, yhat, sigma = regression_case
+    sig = 0.4 if method == "ncx2" else sigma
+    dist = me.mse_distribution(ybar, yhat, sig, method=method, n_draws=5000, rng=0)
+    xs = np.asarray(dist.quantile([0.05, 0.5, 0.95]).values)
+    xs = np.concatenate([[-1.0, 0.0], xs, xs[:1]])  # below the support, and a repeated x
+    cdf = dist.cdf(xs)
+    assert cdf.dims == ("x",)
+    np.testing.assert_array_equal(cdf["x"].values, xs)
+    np.testing.assert_allclose(cdf.values, [float(dist.cdf(float(x))) for x in xs],
+                               rtol=0, atol=1e-15)
+    assert cdf.values[0] == 0.0
+    assert cdf.values[-1] == cdf.values[2]
+    assert np.all(np.diff(cdf.values[1:-1]) >= 0)
+    assert dist.cdf(1.0).dims == ()
+
+
+def test_mse_cdf_and_pdf_broadcast_over_models(regression_case) -> None:
+    ybar, yhat, _ = regression_case
+    preds = xr.DataArray(np.stack([yhat, yhat + 0.3]), dims=(MODEL, ITEM),
+                         coords={MODEL: ["a", "b"]})
+    dist = me.mse_distribution(ybar, preds, 0.4)
+    grid = dist.cdf([0.5, 1.0, 2.0])
+    assert grid.dims == (MODEL, "x")
+    single = me.mse_distribution(ybar, yhat + 0.3, 0.4)
+    np.testing.assert_allclose(grid.sel(model="b").values, single.cdf([0.5, 1.0, 2.0]).values)
+    # a DataArray x is matched by dim name: each model's own median
+    med = dist.quantile(0.5).squeeze("quantile", drop=True)
+    np.testing.assert_allclose(dist.cdf(med).values, [0.5, 0.5], atol=1e-10)
+    assert dist.pdf(med).dims == (MODEL,)
+    np.testing.assert_allclose(dist.pdf(med).sel(model="b"), single.pdf(float(med.sel(model="b"))))
+
+
+@pytest.mark.parametrize("m", [2, 3, 10, 200])
+def test_imhof_pdf_equals_ncx2_density(rng, m) -> None:
+    """The Imhof density formula against scipy's ncx2 density (equal sigma), from 2 items."""
+    ybar = rng.normal(0, 1, m)
+    yhat = ybar + rng.normal(0, 0.5, m)
+    exact = me.mse_distribution(ybar, yhat, 0.3)
+    imhof = me.mse_distribution(ybar, yhat, 0.3, method="imhof")
+    xs = np.concatenate([np.asarray(exact.quantile([0.001, 0.1, 0.5, 0.9, 0.999]).values),
+                         [1e-4 * float(exact.mean)]])
+    lam = 0.09 / m
+    reference = stats.ncx2.pdf(xs / lam, df=m, nc=np.sum((ybar - yhat) ** 2) / 0.09) / lam
+    np.testing.assert_allclose(exact.pdf(xs).values, reference, rtol=1e-12)
+    scale = reference.max()
+    got = imhof.pdf(xs).values
+    np.testing.assert_allclose(got[:5], reference[:5], rtol=0, atol=1e-9 * scale)
+    # the last x is tiny: for two items the density is interpolated from its value at 0
+    if m == 2:
+        np.testing.assert_allclose(got[5], reference[5], rtol=1e-7)
+    else:
+        np.testing.assert_allclose(got[5], reference[5], rtol=0, atol=1e-9 * scale)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 8])
+def test_imhof_tiny_x_small_x_form(k) -> None:
+    """Far below the mean (x < 1e-3 max(lam)) QAWF failed (CDF 0.14 instead of 4e-13 for
+    three items at x = 1e-8, with a warning); the small-x form agrees with ncx2."""
+    lam, d2 = np.full(k, 0.2), np.linspace(0.0, 1.0, k)
+    for x in (1e-10, 1e-8, 1e-6, 1e-4, 1.9e-4, 2.1e-4, 1e-3):
+        f_exact = stats.ncx2.pdf(x / 0.2, k, d2.sum()) / 0.2
+        cdf_exact = stats.ncx2.cdf(x / 0.2, k, d2.sum())
+        assert me._imhof_pdf(x, lam, d2) == pytest.approx(f_exact, rel=1e-7, abs=1e-14)
+        assert me._imhof_cdf(x, lam, d2) == pytest.approx(cdf_exact, rel=1e-7, abs=1e-15)
+
+
+@pytest.mark.parametrize("m", [2, 40])  # 3 items: see the ncx2 and tiny-x density tests
+def test_imhof_pdf_unequal_sigma(rng, m) -> None:
+    """Unequal sigma: the density against finite differences of the CDF, its integral against
+    the CDF, and a histogram of simulated MSE values (binomial tolerance)."""
+    ybar = rng.normal(0, 1, m)
+    yhat = ybar + rng.normal(0, 0.5, m)
+    sigma = rng.uniform(0.2, 1.0, m)
+    dist = me.mse_distribution(ybar, yhat, sigma)
+    assert dist.method == "imhof"
+    mu, sd = float(dist.mean), float(np.sqrt(dist.variance))
+    xs = np.linspace(max(0.3 * mu, mu - 1.5 * sd), mu + 3 * sd, 5)
+    h = 1e-3 * sd
+    big_f = [dist.cdf(xs[1:4] + k * h).values for k in (-2, -1, 1, 2)]
+    fd = (big_f[0] - 8 * big_f[1] + 8 * big_f[2] - big_f[3]) / (12 * h)
+    pdf = dist.pdf(xs).values
+    np.testing.assert_allclose(pdf[1:4], fd, rtol=0, atol=1e-6 / sd)
+    # Simpson's rule of the density between two points = the CDF difference
+    grid = np.linspace(xs[1], xs[2], 11)
+    area = simpson(dist.pdf(grid).values, x=grid)
+    assert area == pytest.approx(float(dist.cdf(xs[2]) - dist.cdf(xs[1])), abs=1e-6)
+    # histogram of Monte Carlo draws: bins of width 2w around each x
+    n = 400_000
+    mse = ((_simulate_targets(rng, ybar, sigma, n) - yhat) ** 2).mean(1)
+    w = 0.05 * sd
+    p_bin = dist.cdf(xs + w).values - dist.cdf(xs - w).values
+    hits = np.array([np.sum((mse > x - w) & (mse <= x + w)) for x in xs])
+    assert np.all(np.abs(hits - n * p_bin) <= 4 * np.sqrt(n * p_bin * (1 - p_bin)))
+    # the density matches the bin probability to second order in w
+    np.testing.assert_allclose(pdf * 2 * w, p_bin, rtol=0.01)
+
+
+def test_mse_pdf_edges_and_monte_carlo() -> None:
+    # two items with sigma > 0: density at the lower end exp(-sum delta^2/2) / (2 sqrt(l1 l2))
+    d, s = np.array([0.3, -0.2]), np.array([0.5, 0.8])
+    dist = me.mse_distribution(d, [0.0, 0.0], s)
+    lam = s**2 / 2
+    f0 = np.exp(-0.5 * np.sum((d / s) ** 2)) / (2 * np.sqrt(lam.prod()))
+    assert float(dist.pdf(0.0)) == pytest.approx(f0, rel=1e-12)
+    assert float(dist.pdf(1e-6)) == pytest.approx(f0, rel=1e-3)
+    assert float(dist.pdf(-0.1)) == 0.0
+    three = me.mse_distribution([0.3, -0.2, 0.1], [0.0, 0.0, 0.0], [0.5, 0.8, 0.6])
+    assert float(three.pdf(0.0)) == 0.0
+    one = me.mse_distribution([0.3], [0.0], [0.5], method="imhof")
+    assert float(one.pdf(0.0)) == np.inf
+    assert float(one.pdf(0.2)) == pytest.approx(stats.ncx2.pdf(0.2 / 0.25, 1, 0.36) / 0.25)
+    # sigma = 0 everywhere: a point mass
+    point = me.mse_distribution([1.0, 2.0], [0.0, 0.0], 0.0)
+    assert point.pdf([2.0, 2.5, 3.0]).values.tolist() == [0.0, np.inf, 0.0]
+    assert point.cdf([2.0, 2.5, 3.0]).values.tolist() == [0.0, 1.0, 1.0]
+    # Monte Carlo: a kernel density estimate, close to the exact density in the bulk
+    ybar = np.linspace(-1, 1, 30)
+    exact = me.mse_distribution(ybar, ybar + 0.2, 0.5)
+    mc = me.mse_distribution(ybar, ybar + 0.2, 0.5, method="monte_carlo", n_draws=50_000,
+                             rng=3)
+    xs = np.asarray(exact.quantile([0.25, 0.5, 0.75]).values)
+    np.testing.assert_allclose(mc.pdf(xs).values, exact.pdf(xs).values, rtol=0.05)
+
+
+@pytest.mark.parametrize(
+    ("x", "err", "match"),
+    [(np.ones((2, 2)), ValueError, r"`x` must be a scalar, a 1-D array or a DataArray"),
+     ([0.5, np.nan], ValueError, r"`x` contains NaN"),
+     (["a"], TypeError, r"`x` must be numeric"),
+     (xr.DataArray([0.5, 1.0], dims=MODEL), ValueError, r"`x` cannot be broadcast")],
+)
+def test_mse_cdf_pdf_bad_x(regression_case, x, err, match) -> None:
+    ybar, yhat, _ = regression_case
+    preds = xr.DataArray(np.stack([yhat, yhat + 0.3, yhat]), dims=(MODEL, ITEM))
+    dist = me.mse_distribution(ybar, preds, 0.4)
+    for func in (dist.cdf, dist.pdf):
+        with pytest.raises(err, match=match):
+            func(x)
 
 
 # --- MAE ----------------------------------------------------------------------------------------
