@@ -140,9 +140,8 @@ def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
         results[f"aggregate_{key}"] = agg
         results[f"ranks_{key}"] = ranks
 
-    _section("Pairwise differences on these data sets (row model minus column model)")
-    pairs = pairwise_table(pairwise_differences(results["aggregate_these"]))
-    pairs = pairs[pairs["observed"] > 0].sort_values("observed", ascending=False)
+    _section("Pairwise differences on these data sets (better model minus the other)")
+    pairs = pairwise_table(pairwise_differences(results["aggregate_these"]), unique=True)
     _print_frame(pairs[["observed", "sd", "lower", "upper", "p_greater", "z", "p_holm"]])
     results["pairwise"] = pairs
 
