@@ -94,10 +94,10 @@ def _print_frame(frame: pd.DataFrame) -> None:
 def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
              rng: RNGLike = 0) -> dict[str, Any]:
     """Run the demo analysis and print it; returns the intermediate results."""
-    targets, _, _ = load_demo()
+    targets, labels, proba = load_demo()
     print("evaluq demo: 5 classifiers x 4 data sets (in the role of languages) x 5 seeds")
     print("data sets: " + ", ".join(f"{k} ({len(v)} test items)" for k, v in targets.items()))
-    cube = demo_cube(n_boot=n_boot, rng=rng)
+    cube = from_predictions(targets, labels, metric="accuracy", n_boot=n_boot, rng=rng)
     _section(f"Evaluation cube (accuracy, {n_boot} paired bootstrap replicates per data set)")
     print(cube)
 
@@ -146,7 +146,6 @@ def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
     results["pairwise"] = pairs
 
     # --- the two-system significance test on one data set -----------------------------------
-    targets, labels, proba = load_demo()
     h0, h1, data = "naive_bayes", "logreg", "digits"
     y = targets[data]
     hard = {name: labels[data].sel({MODEL: name}).isel({SEED: 0}).values for name in (h0, h1)}
