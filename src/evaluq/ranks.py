@@ -20,6 +20,7 @@ TIE_RULE: Final = ("models tied in a resample share the ranks they span evenly: 
                    "for ranks r..r+k-1 each get probability 1/k at each of those ranks")
 ADJUSTMENTS: Final = ("holm", "bh", "none")
 _RANK_CHUNK: Final = 2**21          # values ranked at once (bounds the memory)
+_PAIRWISE_MODELS: Final = 10        # up to this many models, pairwise comparison beats a sort
 
 
 # --- numpy kernels (models on the last axis) ------------------------------------------------------
@@ -27,10 +28,20 @@ _RANK_CHUNK: Final = 2**21          # values ranked at once (bounds the memory)
 def _rank_span(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Best rank and tie count of each model; values (..., m) oriented so larger is better.
 
-    One sort per row, O(m log m): in the row sorted from best to worst, a run of equal values
-    is a tie group; its first position + 1 is the best rank of each member and its length the
-    tie count. (Comparing every pair of models would cost O(m^2) per row.)
+    Up to ``_PAIRWISE_MODELS`` models, every pair is compared (O(m^2) per row, but a few
+    vectorised comparisons); beyond, one sort per row, O(m log m). Both are exact.
     """
+    if values.shape[-1] <= _PAIRWISE_MODELS:
+        better = (values[..., None, :] > values[..., :, None]).sum(axis=-1)
+        ties = (values[..., None, :] == values[..., :, None]).sum(axis=-1)   # includes itself
+        return better + 1, ties
+    return _sorted_rank_span(values)
+
+
+def _sorted_rank_span(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_rank_span` by one sort per row: in the row sorted from best to worst, a run of
+    equal values is a tie group; its first position + 1 is the best rank of each member and
+    its length the tie count."""
     n_m = values.shape[-1]
     order = np.argsort(-values, axis=-1, kind="stable")
     ordered = np.take_along_axis(values, order, axis=-1)
