@@ -15,6 +15,8 @@ from scipy.special import betaln, digamma, xlogy
 import evaluq as eq
 from evaluq import dirichlet as dr
 from evaluq._dims import CLASS, ITEM, MODEL
+from evaluq.dirichlet import _expectations as de
+from evaluq.dirichlet import _quadrature as dq
 from evaluq.metrics._soft import cross_entropy_items, emd_items, entropy, kl_items
 
 COUNTS = [1, 2, 4, 2, 1]
@@ -164,7 +166,7 @@ def test_monte_carlo_is_reproducible() -> None:
      (1, 500, 0.001), (0.3, 0.3, 0.25), (60, 40, 0.2), (1, 4, 1.0)],
 )
 def test_jsd_quadrature_matches_scipy_quad(a, b, q) -> None:
-    est = float(dr._expected_m_log_m(np.array([a], float), np.array([b], float),
+    est = float(dq._expected_m_log_m(np.array([a], float), np.array([b], float),
                                      np.array([q], float), 128)[0])
 
     def f(x: float) -> float:
@@ -187,15 +189,15 @@ def test_jsd_quadrature_self_convergence(rng) -> None:
     a = np.exp(rng.uniform(np.log(0.1), np.log(50), 400))
     b = np.exp(rng.uniform(np.log(0.2), np.log(1000), 400))
     q = rng.choice([0.0, 0.001, 0.05, 0.3, 0.9], 400)
-    default = dr._expected_m_log_m(a, b, q, 64)
-    fine = dr._expected_m_log_m(a, b, q, 20 * dr._n_nodes(*dr._logit_range(a, b), 64))
+    default = dq._expected_m_log_m(a, b, q, 64)
+    fine = dq._expected_m_log_m(a, b, q, 20 * dq._n_nodes(*dq._logit_range(a, b), 64))
     np.testing.assert_allclose(default, fine, rtol=0, atol=1e-12)
 
 
 def test_jsd_q_zero_against_closed_form() -> None:
     """With q_k = 0, E[m log m] = (1/2)(E[p log p] - log 2 E[p]): closed form."""
     a, b = np.array([0.4, 2.0, 9.0]), np.array([3.0, 0.6, 40.0])
-    est = dr._expected_m_log_m(a, b, np.zeros(3), 64)
+    est = dq._expected_m_log_m(a, b, np.zeros(3), 64)
     mean = a / (a + b)
     exact = 0.5 * (mean * (digamma(a + 1) - digamma(a + b + 1)) - np.log(2) * mean)
     np.testing.assert_allclose(est, exact, atol=1e-12)
@@ -204,7 +206,7 @@ def test_jsd_q_zero_against_closed_form() -> None:
 @pytest.mark.parametrize(("a", "b"), [(1, 1), (2, 9), (0.4, 3), (50, 70), (7, 0.5)])
 @pytest.mark.parametrize("c", [0.0, 0.05, 0.37, 0.9, 1.0])
 def test_expected_abs_dev_matches_scipy_beta(a, b, c) -> None:
-    ours = float(dr._expected_abs_dev(np.array(a, float), np.array(b, float), np.array(c, float)))
+    ours = float(de._expected_abs_dev(np.array(a, float), np.array(b, float), np.array(c, float)))
     ref = stats.beta(a, b).expect(lambda x: abs(x - c), epsabs=1e-12)
     assert ours == pytest.approx(ref, abs=1e-8)
 
@@ -223,7 +225,7 @@ def test_large_input_uses_lookup_tables_consistently(rng) -> None:
                                                    strict=True)]).sum(-1) / 4
     np.testing.assert_allclose(got[:5], ref, atol=1e-8)
     # the table path (>= 4096 cells) and the direct path agree
-    kl_small = np.concatenate([dr._expected_kl(a[i:i + 100], q[i:i + 100])
+    kl_small = np.concatenate([de._expected_kl(a[i:i + 100], q[i:i + 100])
                                for i in range(0, 3000, 100)])
     np.testing.assert_allclose(dr.expected_kl(counts, q).values, kl_small, rtol=1e-13)
 
