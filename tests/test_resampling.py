@@ -289,9 +289,10 @@ def test_not_a_cube():
         eq.resample(np.zeros((2, 3, 4)))
 
 
-def test_nonparametric_needs_boot_score():
-    cube = eq.simulate_cube(n_models=2, n_languages=3, n_boot=None, rng=0)
-    with pytest.raises(CubeError, match=r"`replication='nonparametric'`.*needs 'boot_score'"):
+def test_nonparametric_needs_boot_score_or_two_seeds():
+    cube = eq.simulate_cube(n_models=2, n_languages=3, n_seeds=1, n_boot=None, rng=0)
+    with pytest.raises(CubeError, match=r"`replication='nonparametric'` needs 'boot_score' or "
+                                        r"at least 2 seeds"):
         eq.resample(cube, replication="nonparametric")
 
 
@@ -311,10 +312,10 @@ def test_parametric_needs_two_seeds():
 def test_summary_cube_needs_both_sds():
     df = pd.DataFrame({"model": ["a", "b"], "language": ["x", "x"], "mean": [1.0, 2.0],
                        "sd_seed": [0.1, 0.1]})
-    cube = eq.from_summary(df, sd_boot=None)
+    cube = eq.from_summary(df, sd_boot=None, n_seeds=3)
     with pytest.raises(CubeError, match="needs 'sd_boot' in a summary-only cube"):
         eq.resample(cube)
-    with pytest.raises(CubeError, match="a summary-only cube has none"):
+    with pytest.raises(CubeError, match="a summary-only cube has neither"):
         eq.resample(cube, replication="nonparametric")
 
 
@@ -341,3 +342,11 @@ def test_dask_cube_other_modes_are_loaded(small_cube):
 
 def test_block_size_constant():
     assert RNG_BLOCK == 1000
+
+
+def test_one_resample_is_refused(small_cube):
+    """Issue 10: a 95% interval of width zero came back from one resample."""
+    with pytest.raises(ValueError, match="`n_resamples` must be >= 2"):
+        eq.resample(small_cube, n_resamples=1)
+    agg = eq.aggregate(eq.resample(small_cube, n_resamples=2, rng=0))
+    assert np.isfinite(agg.ci).all()
