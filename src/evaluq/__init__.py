@@ -5,7 +5,7 @@ Which differences between ML/NLP models are real? evaluq keeps results in an xar
 resampling, pairwise differences, rank distributions, significance tests and closed forms.
 """
 
-from evaluq import agreement, dirichlet, intervals, measurement_error, metrics
+from evaluq import agreement, dirichlet, intervals, measurement_error, metrics, plots, tables
 from evaluq._version import __version__
 from evaluq.aggregate import aggregate
 from evaluq.cube import (
@@ -54,11 +54,13 @@ __all__ = [
     "pairwise_by_language",
     "pairwise_differences",
     "pairwise_table",
+    "plots",
     "rank_distribution",
     "read_table",
     "resample",
     "significance_groups",
     "simulate_cube",
+    "tables",
     "validate",
     "variance_components",
     "variance_table",

@@ -243,4 +243,12 @@ def leaderboard(
         index=pd.Index(aggregated[MODEL].values, name=MODEL),
     )
     order = np.argsort(-orientation * table["observed"].to_numpy(), kind="stable")
+    at, level = aggregated.attrs, aggregated.attrs.get("confidence_level", 0.95)
+    spread = (f"sd is the SD over {at.get('n_resamples', '?')} resamples "
+              f"({at.get('replication', '?')} replication, {at.get('languages', '?')} "
+              f"languages); lower/upper the {level:.0%} percentile interval")
+    table.attrs = {"uncertainty": spread, "caption": (
+        f"Leaderboard of the {at.get('how', 'mean')} {at.get('metric', 'score')} over "
+        f"{aggregated.attrs.get('n_languages', '?')} languages, best first: {spread}; tier from "
+        f"{adjustment}-adjusted pairwise tests at alpha = {alpha:g}.")}
     return table.iloc[order]

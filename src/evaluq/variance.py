@@ -262,4 +262,10 @@ def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.D
             table[f"{name} {stat}"] = summary.sel({SUMMARY: stat}).values
     table["se_mean_fixed"] = components["se_mean_fixed"].values
     table["se_mean_population"] = components["se_mean_population"].values
+    table.attrs = {"uncertainty": "se_* are standard errors of the mean over languages; SDs are "
+                   "summarised (mean, sd, min, max) over languages", "caption": (
+        f"Variance components of {components.attrs.get('metric', 'the score')} per model "
+        f"(ddof = {components.attrs.get('ddof', 1)}): sigma_between is the SD over languages of "
+        "the seed-mean score; the seed, bootstrap and within SDs are summarised (mean, sd, min, "
+        "max) over languages; se_* are standard errors of the mean over languages.")}
     return table.round(digits) if digits is not None else table
