@@ -5,7 +5,16 @@ Which differences between ML/NLP models are real? evaluq keeps results in an xar
 resampling, pairwise differences, rank distributions, significance tests and closed forms.
 """
 
-from evaluq import agreement, dirichlet, intervals, measurement_error, metrics, plots, tables
+from evaluq import (
+    agreement,
+    dirichlet,
+    intervals,
+    measurement_error,
+    metrics,
+    plots,
+    reporting,
+    tables,
+)
 from evaluq._version import __version__
 from evaluq.aggregate import aggregate
 from evaluq.cube import (
@@ -23,6 +32,7 @@ from evaluq.io import read_table
 from evaluq.pairwise import pairwise_by_language, pairwise_differences, pairwise_table
 from evaluq.predictions import from_predictions
 from evaluq.ranks import leaderboard, rank_distribution, significance_groups
+from evaluq.reporting import report
 from evaluq.resampling import ResamplePlan, resample
 from evaluq.significance import BootstrapTestResult, bootstrap_test
 from evaluq.simulate import simulate_cube
@@ -57,6 +67,8 @@ __all__ = [
     "plots",
     "rank_distribution",
     "read_table",
+    "report",
+    "reporting",
     "resample",
     "significance_groups",
     "simulate_cube",
