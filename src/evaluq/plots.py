@@ -298,11 +298,10 @@ def tier_diagram(aggregated: xr.Dataset, tiers: xr.DataArray | None = None, *,
     _require(aggregated, "aggregated", "eq.aggregate", (OBSERVED, RESAMPLED))
     if tiers is None:
         tiers = significance_groups(aggregated, alpha=alpha, adjustment=adjustment)
-    else:
-        alpha = float(tiers.attrs.get("alpha", alpha))
-        adjustment = str(tiers.attrs.get("adjustment", adjustment))
     if not isinstance(tiers, xr.DataArray) or MODEL not in tiers.dims:
         raise CubeError("`tiers` must be the result of eq.significance_groups")
+    alpha = float(tiers.attrs.get("alpha", alpha))
+    adjustment = str(tiers.attrs.get("adjustment", adjustment))
     tiers = tiers.sel({MODEL: aggregated[MODEL].values})
     x = aggregated[OBSERVED].values.astype(float)
     models = [str(m) for m in aggregated[MODEL].values]

@@ -157,8 +157,8 @@ def _fit(cube: xr.Dataset, rng: RNGLike, options: Mapping[str, Any]) -> Hierarch
     return fit
 
 
-def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "parametric",
-            languages: str = "fixed", how: str = "mean", confidence_level: float = 0.95,
+def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "auto",
+            languages: str = "auto", how: str = "mean", confidence_level: float = 0.95,
             alpha: float = 0.05, adjustment: str = "holm", rng: RNGLike = 0,
             bayes: bool = False, bayes_options: Mapping[str, Any] | None = None,
             fit: HierarchicalFitLike | None = None) -> Analysis:
@@ -169,7 +169,11 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "pa
     cube
         An evaluation cube.
     n_resamples, replication, languages, rng
-        Passed to :func:`evaluq.resample`.
+        Passed to :func:`evaluq.resample`. ``replication="auto"`` is ``"parametric"`` when
+        the cube has bootstrap replicates or summary SDs and ``"none"`` otherwise;
+        ``languages="auto"`` is ``"fixed"``, or ``"bootstrap"`` when the replication is
+        ``"none"`` (the languages are then the only source of spread). The resolved values are
+        in ``Analysis.settings``.
     how, confidence_level
         Passed to :func:`evaluq.aggregate`.
     alpha, adjustment
@@ -216,6 +220,7 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
     confidence_level = check_confidence_level(confidence_level)
     if not isinstance(bayes, bool):
         raise TypeError(f"`bayes` must be True or False; got {bayes!r}")
+    replication, languages = _resolve_modes(cube, replication, languages)
     components = variance_components(cube)
     progress.step("variance components")
     options: dict[str, Any] = {"replication": replication, "languages": languages}
@@ -238,6 +243,18 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
         settings["bayes_options"] = dict(bayes_options or {})
     return Analysis(cube=cube, components=components, aggregated=aggregated, pairwise=pairwise,
                     ranks=ranks, tiers=tiers, leaderboard=board, settings=settings, fit=fit)
+
+
+def _resolve_modes(cube: xr.Dataset, replication: str, languages: str) -> tuple[str, str]:
+    from evaluq._dims import BOOT_SCORE, SD_BOOT, SD_SEED
+    from evaluq.cube import is_summary
+
+    if replication == "auto":
+        has_sd = is_summary(cube) and SD_SEED in cube and SD_BOOT in cube
+        replication = "parametric" if BOOT_SCORE in cube or has_sd else "none"
+    if languages == "auto":
+        languages = "bootstrap" if replication == "none" else "fixed"
+    return replication, languages
 
 
 def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: str | None,
@@ -263,7 +280,7 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
 
 def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
            out: str | os.PathLike[str] | None = "report.html", *,
-           n_resamples: int = 2000, replication: str = "parametric", languages: str = "fixed",
+           n_resamples: int = 2000, replication: str = "auto", languages: str = "auto",
            how: str = "mean", confidence_level: float = 0.95, alpha: float = 0.05,
            adjustment: str = "holm", rng: RNGLike = 0, bayes: bool = False,
            bayes_options: Mapping[str, Any] | None = None,
@@ -288,7 +305,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
         Path of the HTML file; None writes nothing (the page is in ``Report.html``).
     n_resamples, replication, languages, rng
         Passed to :func:`evaluq.resample` (the same ``rng`` for every metric, so the
-        resamples of the metrics are paired).
+        resamples of the metrics are paired); ``"auto"`` as in :func:`analyse`.
     how, confidence_level
         Passed to :func:`evaluq.aggregate`.
     alpha, adjustment
