@@ -32,6 +32,7 @@ _LAZY: dict[str, str] = {
     "measurement_error": "evaluq.measurement_error",
     "metrics": "evaluq.metrics",
     "plots": "evaluq.plots",
+    "reporting": "evaluq.reporting",
     "significance": "evaluq.significance",
     "tables": "evaluq.tables",
     # functions and classes
@@ -59,7 +60,7 @@ _LAZY: dict[str, str] = {
     "pairwise_table": "evaluq.pairwise",
     "rank_distribution": "evaluq.ranks",
     "read_table": "evaluq.io",
-    "report": "evaluq.report",
+    "report": "evaluq.reporting",
     "resample": "evaluq.resampling",
     "significance_groups": "evaluq.ranks",
     "simulate_cube": "evaluq.simulate",
@@ -137,6 +138,9 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq import intervals as intervals
     from evaluq import measurement_error as measurement_error
     from evaluq import metrics as metrics
+    from evaluq import plots as plots
+    from evaluq import reporting as reporting
+    from evaluq import tables as tables
     from evaluq import significance as significance
     from evaluq.aggregate import aggregate as aggregate
     from evaluq.cube import from_arrays as from_arrays
@@ -158,6 +162,7 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.ranks import leaderboard as leaderboard
     from evaluq.ranks import rank_distribution as rank_distribution
     from evaluq.ranks import significance_groups as significance_groups
+    from evaluq.reporting import report as report
     from evaluq.resampling import ResamplePlan as ResamplePlan
     from evaluq.resampling import resample as resample
     from evaluq.significance import BootstrapTestResult as BootstrapTestResult

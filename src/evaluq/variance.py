@@ -328,4 +328,11 @@ def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.D
     table.attrs["nan_reasons"] = {
         str(name): components[name].attrs["nan_reason"] for name in components.data_vars
         if "nan_reason" in components[name].attrs}
+    table.attrs["uncertainty"] = ("se_* are standard errors of the mean over languages; SDs "
+                                  "are summarised (mean, sd, min, max) over languages")
+    table.attrs["caption"] = (
+        f"Variance components of {components.attrs.get('metric', 'the score')} per model "
+        f"(ddof = {components.attrs.get('ddof', 1)}): sigma_between is the SD over languages of "
+        "the seed-mean score; the seed, bootstrap and within SDs are summarised (mean, sd, min, "
+        "max) over languages; se_* are standard errors of the mean over languages.")
     return table
