@@ -74,7 +74,7 @@ def test_leaderboard_and_tiers_from_posterior_draws(aggregated):
     board_post = eq.leaderboard(post, sample_dims=("chain", "draw"),
                                 observed=aggregated.observed)
     np.testing.assert_allclose(board.to_numpy(dtype=float), board_post.to_numpy(dtype=float))
-    assert "95% equal-tailed" in board.attrs["uncertainty"]
+    assert "95% percentile interval" in board.attrs["uncertainty"]
     tiers = eq.significance_groups(post, sample_dims=("chain", "draw"))
     assert tiers.sel(model="m3") == 1
 

@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
     with warnings.catch_warnings(), contextlib.redirect_stdout(out), \
             contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")  # pandas FutureWarnings on Series[-1]
-        table, _ = boot.test(y, p0, p1, n_loops=int(n_loops), sample_size=float(sample_size))
+        _table, _ = boot.test(y, p0, p1, n_loops=int(n_loops), sample_size=float(sample_size))
     seconds = time.perf_counter() - start
     # BooStSa reports count / n_loops per metric in its printed text
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(

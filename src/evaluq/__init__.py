@@ -140,8 +140,8 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq import metrics as metrics
     from evaluq import plots as plots
     from evaluq import reporting as reporting
-    from evaluq import tables as tables
     from evaluq import significance as significance
+    from evaluq import tables as tables
     from evaluq.aggregate import aggregate as aggregate
     from evaluq.cube import from_arrays as from_arrays
     from evaluq.cube import from_long as from_long

@@ -371,13 +371,14 @@ def leaderboard(
     source = (f"{at.get('n_resamples', n)} resamples ({at.get('replication', '?')} replication, "
               f"{at.get('languages', '?')} languages)" if RESAMPLE in laid_out.sample_dims
               else f"{n} draws ({sample_dims_label(laid_out.sample_dims)})")
-    spread = (f"sd is the SD over {source}; lower/upper the {level:.0%} equal-tailed "
-              f"percentile interval")
+    spread = (f"sd is the SD over {source}; lower/upper the {level:.0%} percentile interval "
+              f"(equal-tailed)")
     table.attrs = {
         "uncertainty": spread, "confidence_level": level, "alpha": alpha,
         "adjustment": adjustment, "higher_is_better": int(laid_out.orientation > 0),
-        "caption": (f"Leaderboard of the {at.get('how', 'mean')} {at.get('metric', 'score')}, "
-                    f"best first: {spread}; tiers from {adjustment}-adjusted pairwise tests at "
+        "caption": (f"Leaderboard of the {at.get('how', 'mean')} {at.get('metric', 'score')}"
+                    + (f" over {at['n_languages']} languages" if "n_languages" in at else "")
+                    + f", best first: {spread}; tiers from {adjustment}-adjusted pairwise tests at "
                     f"alpha = {alpha:g}.")}
     order = np.argsort(-laid_out.orientation * table["observed"].to_numpy(), kind="stable")
     return table.iloc[order]
