@@ -175,3 +175,37 @@ def test_bad_draws(call, error, match):
                       coords={"model": ["a", "b"]})
     with pytest.raises(error, match=match):
         call(da)
+
+
+# --- dask-backed draws: streamed chunk by chunk, identical for any chunking ----------------------
+
+@pytest.mark.parametrize("chunks", [{"draw": 7}, {"draw": 100, "chain": 1}, {"chain": 2}])
+def test_dask_ranks_identical_for_any_chunking(aggregated, chunks):
+    pytest.importorskip("dask")
+    post = _as_posterior(aggregated)
+    in_memory = eq.rank_distribution(post, sample_dims=("chain", "draw"))
+    lazy = post.chunk(chunks)
+    streamed = eq.rank_distribution(lazy, sample_dims=("chain", "draw"))
+    _equal(in_memory, streamed)
+
+
+def test_dask_ranks_with_ties_and_extra_dims_identical():
+    pytest.importorskip("dask")
+    values = np.random.default_rng(2).integers(0, 4, size=(2, 12, 3000)).astype(float)
+    da = xr.DataArray(values, dims=("language", "model", "draw"),
+                      coords={"language": ["a", "b"], "model": [f"m{i}" for i in range(12)]})
+    in_memory = eq.rank_distribution(da, sample_dims="draw")
+    for size in (7, 999, 3000):
+        _equal(in_memory, eq.rank_distribution(da.chunk({"draw": size, "model": 5}),
+                                               sample_dims="draw"))
+
+
+def test_dask_nan_draw_raises_naming_the_model():
+    pytest.importorskip("dask")
+    values = np.random.default_rng(0).normal(size=(3, 400))
+    values[2, 350] = np.nan
+    da = xr.DataArray(values, dims=("model", "resample"), coords={"model": ["a", "b", "c"]},
+                      ).chunk({"resample": 100})
+    with pytest.raises(CubeError, match=r"model\(s\) \['c'\]"):
+        eq.rank_distribution(da, observed=xr.DataArray([0.0, 1.0, 2.0], dims="model",
+                                                       coords={"model": ["a", "b", "c"]}))
