@@ -106,3 +106,15 @@ def test_aggregate_stays_the_function_whatever_is_imported_first():
         "assert callable(aggregate)\n"
     )
     _modules_after(code)  # raises CalledProcessError when an assertion fails
+
+
+def test_experiment_moved_next_to_significance_and_old_paths_work():
+    import evaluq.experiment as old_module
+    from evaluq.significance import Experiment as from_significance
+    from evaluq.significance.experiment import Experiment, ExperimentResult
+
+    assert evaluq.Experiment is Experiment
+    assert old_module.Experiment is Experiment
+    assert old_module.ExperimentResult is ExperimentResult
+    assert from_significance is Experiment
+    assert Experiment.__module__ == "evaluq.significance.experiment"

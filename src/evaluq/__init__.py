@@ -13,12 +13,14 @@ matplotlib, dask) are imported only by the functions that need them. ``from eval
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 import types
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evaluq._version import __version__ as __version__
+
+_HERE = Path(__file__).resolve().parent
 
 # Public name -> module that defines it. A name equal to the last part of its module is that
 # (sub)module itself; any other name is an attribute of the module. One line per new export.
@@ -38,8 +40,8 @@ _LAZY: dict[str, str] = {
     # functions and classes
     "BootstrapTestResult": "evaluq.significance",
     "CubeError": "evaluq.errors",
-    "Experiment": "evaluq.experiment",
-    "ExperimentResult": "evaluq.experiment",
+    "Experiment": "evaluq.significance.experiment",
+    "ExperimentResult": "evaluq.significance.experiment",
     "HierarchicalFit": "evaluq.hierarchical",
     "NotFittedError": "evaluq.errors",
     "ResamplePlan": "evaluq.resampling",
@@ -78,12 +80,11 @@ _SAME_NAME_FUNCTIONS = frozenset({"aggregate", "report"})
 
 
 def _available(name: str) -> bool:
-    """Whether the module behind ``name`` exists (entries for modules added later)."""
-    module = _LAZY[name]
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # a parent package is missing
-        return False
+    """Whether the module behind ``name`` exists (entries for modules added later), looked up
+    on disk: importing a subpackage to ask would defeat the lazy loading."""
+    parts = _LAZY[name].split(".")[1:]
+    base = _HERE.joinpath(*parts)
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
 __all__ = sorted(
@@ -152,8 +153,6 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.cube import validate as validate
     from evaluq.errors import CubeError as CubeError
     from evaluq.errors import NotFittedError as NotFittedError
-    from evaluq.experiment import Experiment as Experiment
-    from evaluq.experiment import ExperimentResult as ExperimentResult
     from evaluq.io import read_table as read_table
     from evaluq.pairwise import pairwise_by_language as pairwise_by_language
     from evaluq.pairwise import pairwise_differences as pairwise_differences
@@ -167,6 +166,8 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.resampling import resample as resample
     from evaluq.significance import BootstrapTestResult as BootstrapTestResult
     from evaluq.significance import bootstrap_test as bootstrap_test
+    from evaluq.significance.experiment import Experiment as Experiment
+    from evaluq.significance.experiment import ExperimentResult as ExperimentResult
     from evaluq.simulate import simulate_cube as simulate_cube
     from evaluq.variance import variance_components as variance_components
     from evaluq.variance import variance_table as variance_table

@@ -90,7 +90,7 @@ def _expected_emd(a: np.ndarray, q: np.ndarray) -> np.ndarray:
     return out.reshape(a.shape[:-1])
 
 
-def _expected_jsd(a: np.ndarray, q: np.ndarray, n_nodes: int = 64) -> np.ndarray:
+def _expected_jsd(a: np.ndarray, q: np.ndarray, n_nodes: int | None = None) -> np.ndarray:
     a, q = np.broadcast_arrays(a, q)
     a0 = a.sum(axis=-1, keepdims=True)
     e_mlogm = _expected_m_log_m(a, a0 - a, q, n_nodes)
@@ -243,7 +243,7 @@ def expected_kl(counts: Any, q: Any, *, alpha: Any = None,
                   {"metric": "E[KL]", "units": "nats", "method": "exact"})
 
 
-def expected_jsd(counts: Any, q: Any, *, alpha: Any = None, n_nodes: int = 64
+def expected_jsd(counts: Any, q: Any, *, alpha: Any = None, n_nodes: int | None = None
                  ) -> xr.DataArray:
     r"""Expected Jensen-Shannon divergence ``E[JSD(p, q)]`` under the Dirichlet posterior (nats).
 
@@ -256,15 +256,18 @@ def expected_jsd(counts: Any, q: Any, *, alpha: Any = None, n_nodes: int = 64
     ``p_k ~ Beta(a_k, a_0 - a_k)``, evaluated by the trapezoidal rule in ``logit(p_k)``, where
     the Beta density is smooth and decays exponentially for every ``a, b > 0`` (so the rule
     converges exponentially; error below 1e-12, checked against :func:`scipy.integrate.quad`).
-    No Monte Carlo needed.
+    The rule is sized per marginal: its step resolves both the analyticity strip of the
+    integrand and the width of the density, so a concentrated marginal takes about 20 nodes
+    and a long-tailed one (a concentration well below 1) a few hundred; nodes and weights are
+    built once per distinct ``(a_k, a_0 - a_k)``. No Monte Carlo needed.
 
     Parameters
     ----------
     counts, q, alpha
         As in :func:`expected_cross_entropy`.
     n_nodes
-        Quadrature nodes per (item, class) (default 64; more are used automatically
-        where a Beta marginal has a long tail, i.e. a concentration well below 1).
+        Minimum quadrature nodes per (item, class) (default None: the rule's own size, at
+        least 16); more are used automatically where a marginal needs them.
 
     Examples
     --------
@@ -276,7 +279,7 @@ def expected_jsd(counts: Any, q: Any, *, alpha: Any = None, n_nodes: int = 64
     >>> round(float(eq.dirichlet.expected_jsd([0, 0, 0, 0, 2], [.2, .2, .2, .2, .2])), 5)
     0.09746
     """
-    n = check_int("n_nodes", n_nodes, minimum=16)
+    n = None if n_nodes is None else check_int("n_nodes", n_nodes, minimum=16)
     post, single = _as_posterior(counts, alpha)
     qa = _as_q(q, post)
 
@@ -284,7 +287,8 @@ def expected_jsd(counts: Any, q: Any, *, alpha: Any = None, n_nodes: int = 64
         return _expected_jsd(a, qq, n)
 
     return _apply(kernel, post, qa, single, "expected_jsd",
-                  {"metric": "E[JSD]", "units": "nats", "method": f"quadrature ({n} nodes)"})
+                  {"metric": "E[JSD]", "units": "nats",
+                   "method": "quadrature (trapezoid in logit, sized per marginal)"})
 
 
 def expected_emd(counts: Any, q: Any, *, alpha: Any = None) -> xr.DataArray:
