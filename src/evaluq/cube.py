@@ -154,10 +154,10 @@ def _check_scores(values: np.ndarray, labels: dict[str, np.ndarray],
         lo, hi = bounds_
         bad = ~np.isnan(values) & ((values < lo) | (values > hi))
         if bad.any():
+            cells = _describe(np.argwhere(bad), labels, rows_of(bad), values[bad])
             raise CubeError(
                 f"{int(bad.sum())} value(s) of {name!r} are outside the declared `bounds` "
-                f"({lo:g}, {hi:g}): {_describe(np.argwhere(bad), labels, rows_of(bad), values[bad])}"
-                f". Check the metric's scale (0-1 or 0-100?)")
+                f"({lo:g}, {hi:g}): {cells}. Check the metric's scale (0-1 or 0-100?)")
     if threshold is None or name != SCORE:
         return
     # deviations from each language's median (over models and seeds), on one robust scale

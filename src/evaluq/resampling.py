@@ -169,7 +169,8 @@ def _truncated_normal(inputs: _Inputs, lang_idx: np.ndarray | None, gen: np.rand
     standardised bounds; every draw lies in [lower, upper]. A cell with scale 0 stays at its
     observed score.
     """
-    assert inputs.scale is not None and inputs.bounds is not None
+    assert inputs.scale is not None
+    assert inputs.bounds is not None
     lo, hi = inputs.bounds
     obs, scale = inputs.observed, inputs.scale
     if lang_idx is not None:
