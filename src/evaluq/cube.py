@@ -160,25 +160,26 @@ def _check_scores(values: np.ndarray, labels: dict[str, np.ndarray],
                 f"({lo:g}, {hi:g}): {cells}. Check the metric's scale (0-1 or 0-100?)")
     if threshold is None or name != SCORE:
         return
-    # deviations from each language's median (over models and seeds), on one robust scale
-    # pooled over languages: a per-language MAD of 3 models is far too noisy to judge by
+    # deviations from each language's median (over models and seeds), judged on the robust
+    # SD of all scores: a within-language MAD of 2-3 models is far too noisy to judge by (two
+    # nearly tied models would make any third an "outlier")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)      # a language with no score: NaN
         lang_median = np.nanmedian(np.moveaxis(values, 1, 0).reshape(values.shape[1], -1),
                                    axis=1)
     dev = values - lang_median[None, :, None]
-    finite = dev[~np.isnan(dev)]
+    finite = values[~np.isnan(values)]
     if finite.size < 5:
         return
-    scale = MAD_TO_SD * float(np.median(np.abs(finite)))
+    scale = MAD_TO_SD * float(np.median(np.abs(finite - np.median(finite))))
     if scale == 0.0:
         return
     far = ~np.isnan(dev) & (np.abs(dev) > threshold * scale)
     if far.any():
         warnings.warn(
             f"{int(far.sum())} score(s) are more than {threshold:g} robust SDs "
-            f"({scale:.3g} = 1.4826 x the median absolute deviation from each language's "
-            f"median) from their language's median: "
+            f"({scale:.3g} = 1.4826 x the median absolute deviation of all scores) from "
+            f"their language's median: "
             f"{_describe(np.argwhere(far), labels, rows_of(far), values[far])}. "
             f"A wrong scale or a broken run? Pass `bounds=` to check the range, or "
             f"`outlier_threshold=None` to silence this check",
@@ -288,8 +289,8 @@ def from_arrays(
     outlier_threshold
         Warn (:class:`~evaluq.errors.ScaleWarning`, naming the cells) about scores more than
         this many robust SDs from their language's median; None switches the check off. The
-        robust SD is 1.4826 times the median absolute deviation from the language medians,
-        pooled over languages.
+        robust SD is 1.4826 times the median absolute deviation of all scores (at least 5
+        scores; per-language spreads of 2-3 models are too noisy to judge by).
 
     Returns
     -------
