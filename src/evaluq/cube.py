@@ -59,12 +59,19 @@ _ALLOWED_DIMS: dict[str, tuple[str, ...]] = {
 
 def higher_is_better(cube: xr.Dataset | xr.DataArray) -> bool:
     """Read the cube's ``higher_is_better`` attribute (default True when absent)."""
+    if not isinstance(cube, xr.Dataset | xr.DataArray):
+        raise TypeError(f"`cube` must be an xarray Dataset or DataArray; got "
+                        f"{type(cube).__name__}")
     value = cube.attrs.get("higher_is_better", 1)
-    return bool(int(value))
+    if str(value) not in {"0", "1", "True", "False"}:
+        raise CubeError(f"attribute 'higher_is_better' of `cube` must be 1 or 0; got {value!r}")
+    return str(value) in {"1", "True"}
 
 
 def is_summary(cube: xr.Dataset) -> bool:
     """True for a summary-only cube (``sd_seed`` / ``sd_boot`` instead of raw replicates)."""
+    if not isinstance(cube, xr.Dataset):
+        raise TypeError(f"`cube` must be an xarray.Dataset; got {type(cube).__name__}")
     return SD_SEED in cube.data_vars or SD_BOOT in cube.data_vars
 
 
@@ -682,6 +689,8 @@ def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
     >>> eq.open_cube(path).identical(cube)
     True
     """
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"`path` must be a str or a path; got {type(path).__name__}")
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {str(path)!r}")
     with xr.open_dataset(path) as ds:

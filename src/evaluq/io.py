@@ -41,6 +41,8 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
       model lang  bleu
     0     a   en  30.1
     """
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"`path` must be a str or a path; got {type(path).__name__}")
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in _READERS:
