@@ -24,6 +24,7 @@ from typing import Any, Final, Literal, overload
 
 import numpy as np
 import xarray as xr
+from scipy import special
 
 from evaluq._dims import (
     BOOT_SCORE,
@@ -41,6 +42,7 @@ from evaluq._dims import (
 )
 from evaluq._kernels import count_valid, nanmean, nanstd
 from evaluq._validation import RNGLike, check_choice, check_int, check_rng
+from evaluq.cube import bounds as cube_bounds
 from evaluq.cube import is_summary, validate
 from evaluq.errors import CubeError
 
@@ -147,6 +149,8 @@ def _draw_block(inputs: _Inputs, replication: str, lang_idx: np.ndarray | None,
                   else np.take(obs, lang_idx, axis=1))
         return values, None, None
     assert inputs.scale is not None
+    if inputs.bounds is not None:
+        return _truncated_normal(inputs, lang_idx, gen, n), None, None
     noise = gen.standard_normal((n_m, n, k))                  # independent across models
     if lang_idx is None:
         noise *= inputs.scale[:, None, :]
@@ -157,12 +161,38 @@ def _draw_block(inputs: _Inputs, replication: str, lang_idx: np.ndarray | None,
     return noise, None, None
 
 
+def _truncated_normal(inputs: _Inputs, lang_idx: np.ndarray | None, gen: np.random.Generator,
+                      n: int) -> np.ndarray:
+    """Parametric scores (model, n, k) from N(observed, scale^2) truncated to the bounds.
+
+    Inverse-CDF draws: u ~ U(0, 1), z = Phi^-1(Phi(a) + u (Phi(b) - Phi(a))) with a, b the
+    standardised bounds; every draw lies in [lower, upper]. A cell with scale 0 stays at its
+    observed score.
+    """
+    assert inputs.scale is not None
+    assert inputs.bounds is not None
+    lo, hi = inputs.bounds
+    obs, scale = inputs.observed, inputs.scale
+    if lang_idx is not None:
+        obs, scale = np.take(obs, lang_idx, axis=1), np.take(scale, lang_idx, axis=1)
+    else:
+        obs, scale = obs[:, None, :], scale[:, None, :]
+    u = gen.random((obs.shape[0], n, obs.shape[-1]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_lo = special.ndtr((lo - obs) / scale)
+        p_hi = special.ndtr((hi - obs) / scale)
+        values = obs + scale * special.ndtri(p_lo + u * (p_hi - p_lo))
+    values = np.where(scale > 0, values, obs)
+    return np.clip(values, lo, hi)
+
+
 @dataclass(frozen=True)
 class _Inputs:
     observed: np.ndarray                 # (model, language) seed means
     scale: np.ndarray | None             # (model, language) parametric SD
     boot: np.ndarray | None              # (model, language, seed, bootstrap)
     boot_mean: np.ndarray | None = None  # (model, language, bootstrap) mean over seeds
+    bounds: tuple[float, float] | None = None  # the metric's range (parametric draws)
 
 
 # --- the plan -------------------------------------------------------------------------------------
@@ -298,6 +328,8 @@ class ResamplePlan:
             "n_resamples": self.n_resamples,
             "rng_entropy": str(self.entropy),
             "test_set_noise": self._test_set_noise(),
+            **({"bounds": np.asarray(self._inputs.bounds)}
+               if self._inputs.bounds is not None else {}),
         }
 
     def _test_set_noise(self) -> str:
@@ -305,8 +337,11 @@ class ResamplePlan:
         if self.replication == "none":
             return "not included: replication='none' keeps every score fixed"
         if self.replication == "parametric":
-            return ("included: normal noise with variance sd_seed^2/n_seeds + sd_boot^2, "
-                    "independent across models")
+            shape = ("normal" if self._inputs.bounds is None else
+                     "normal truncated to the metric's bounds {:g}..{:g}".format(
+                         *self._inputs.bounds))
+            return (f"included: {shape} noise with variance sd_seed^2/n_seeds + sd_boot^2 "
+                    "(before truncation), independent across models")
         if BOOT_SCORE in self.cube:
             return "included: a bootstrap replicate of the test set, shared by all models"
         return ("NOT included: the cube has no bootstrap replicates, so only the seeds are "
@@ -376,7 +411,8 @@ def _inputs(cube: xr.Dataset, replication: str, seeds: str | None = None) -> _In
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
     observed = nanmean(score)
     if replication == "parametric":
-        return _Inputs(observed, _parametric_scale(cube, observed), None)
+        return _Inputs(observed, _parametric_scale(cube, observed), None,
+                       bounds=cube_bounds(cube))
     if replication == "nonparametric":
         if BOOT_SCORE in cube:
             boot = np.ascontiguousarray(
@@ -483,6 +519,11 @@ def resample(
       how models' test-set errors correlate, so none is assumed. When models share test sets
       and their errors are positively correlated this overstates the SD of differences
       (conservative); use ``"nonparametric"`` for paired differences.
+      A cube with declared ``bounds`` (the loaders' ``bounds=(lower, upper)``) draws from
+      this normal **truncated** to the bounds, so that no draw leaves the metric's range
+      (and ``how="gmean"`` never meets a score <= 0 on a metric bounded below by 0); near a
+      bound the draws then lean inward and the interval is narrower on that side than the
+      normal one. The attribute ``test_set_noise`` records it.
     * ``"nonparametric"``: the cube's own bootstrap replicates :math:`y^*_{mlsb}`. For every
       resample and language one replicate b is drawn uniformly and used by **every** model
       (the same resampled test set: differences stay paired). How seeds enter is set by

@@ -37,7 +37,12 @@ ESTIMATES = ("sigma_between", "tau_between", "sigma_seed", "sigma_boot", "sigma_
 def _sd(x: np.ndarray, ddof: int, axis: int = -1) -> np.ndarray:
     """SD over ``axis`` ignoring NaN; NaN (never 0) where fewer than ``max(2, ddof + 1)``
     values remain: one value says nothing about a spread, whatever ``ddof``."""
-    sd = _nanstd(x, ddof, axis=axis)
+    # one power-of-two scale for the whole array (exact): squares of values near 1e300 or
+    # 1e-300 neither overflow nor underflow
+    finite = np.abs(x[np.isfinite(x)])
+    top = float(finite.max()) if finite.size else 0.0
+    unit = 2.0 ** np.floor(np.log2(top)) if top > 0 and not 1e-100 < top < 1e100 else 1.0
+    sd = _nanstd(x / unit, ddof, axis=axis) * unit
     return np.where(np.sum(~np.isnan(x), axis=axis) >= 2, sd, np.nan)
 
 
@@ -156,7 +161,7 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
             reasons["sigma_boot"] = reasons["se_sigma_boot"] = reasons["se_sigma_seed"] = (
                 f"the cube has no {BOOT_SCORE!r} (no bootstrap replicates): the test-set "
                 "sampling noise is unknown")
-    sigma_within = np.sqrt(sigma_seed**2 + sigma_boot**2)
+    sigma_within = np.hypot(sigma_seed, sigma_boot)          # no overflow near 1e300
     n_lang = count_valid(ybar)
     sigma_between = _sd(ybar, ddof)
     se_fixed, tau_between, se_population = _mean_errors(
@@ -211,7 +216,9 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
     reasons["sigma_within"] = "; ".join(
         r for r in (reasons.get("sigma_seed"), reasons.get("sigma_boot")) if r)
     for name in WITHIN_COMPONENTS:
-        reasons.setdefault(f"{name}_summary", reasons.get(name, ""))
+        reasons.setdefault(f"{name}_summary", "; ".join(
+            r for r in (reasons.get(name), "the 'sd' over languages needs 2 languages with a "
+                        "value") if r))
     for name, reason in reasons.items():
         if reason and bool(np.isnan(out[name].values).any()):
             out[name].attrs["nan_reason"] = reason
@@ -249,6 +256,12 @@ def _mean_errors(ybar: np.ndarray, sigma_seed: np.ndarray, sigma_boot: np.ndarra
     and with known noise it equals ``sqrt(max(sigma_between^2, mean_l w) / L)``.
     """
     observed = ~np.isnan(ybar)
+    # in units of a power of two near the largest SD (exact): no square overflows
+    sds = np.concatenate([np.ravel(sigma_seed), np.ravel(sigma_boot), np.ravel(sigma_between)])
+    sds = sds[np.isfinite(sds) & (sds > 0)]
+    unit = 2.0 ** np.floor(np.log2(sds.max())) if sds.size else 1.0
+    sigma_seed, sigma_boot, sigma_between = (sigma_seed / unit, sigma_boot / unit,
+                                             sigma_between / unit)
     with np.errstate(invalid="ignore", divide="ignore"):
         w = sigma_seed**2 / n_seeds + sigma_boot**2
         w_known = np.where(observed, ~np.isnan(w), True).all(axis=-1) & (n_lang > 0)
@@ -263,7 +276,7 @@ def _mean_errors(ybar: np.ndarray, sigma_seed: np.ndarray, sigma_boot: np.ndarra
         se_population = np.where(
             w_known, np.sqrt(se_fixed**2 + tau_between**2 / n_lang),
             sigma_between / np.sqrt(n_lang))
-    return se_fixed, tau_between, se_population
+    return se_fixed * unit, tau_between * unit, se_population * unit
 
 
 def _explain_model_level(reasons: dict[str, str], ybar: np.ndarray, sigma_seed: np.ndarray,
@@ -312,6 +325,14 @@ def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.D
     >>> list(eq.variance_table(eq.variance_components(cube)).columns[:4])
     ['mean_score', 'sigma_between', 'tau_between', 'sigma_seed mean']
     """
+    if not isinstance(components, xr.Dataset) or "mean_score" not in components \
+            or "sigma_seed_summary" not in components:
+        raise TypeError("`components` must be the result of eq.variance_components(cube); got "
+                        + (f"a Dataset with variables {sorted(map(str, components.data_vars))}"
+                           if isinstance(components, xr.Dataset)
+                           else type(components).__name__))
+    if digits is not None:
+        digits = check_int("digits", digits, minimum=0)
     table = pd.DataFrame(index=pd.Index(components[MODEL].values, name=MODEL))
     table["mean_score"] = components["mean_score"].values
     table["sigma_between"] = components["sigma_between"].values
