@@ -347,6 +347,8 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     """
     cubes = _cubes(cube)
     fits = _fits(fit, list(cubes))
+    if not isinstance(bayes, bool):
+        raise TypeError(f"`bayes` must be True or False; got {bayes!r}")
     steps = sum(7 + int(bayes and name not in fits) + int(bayes or name in fits)
                 for name in cubes) + 1
     bar = _Progress(steps, progress)
