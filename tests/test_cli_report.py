@@ -47,7 +47,8 @@ def test_long_table_several_metrics(tmp_path, long_table, capsys):
                             "--quiet"], capsys)
     assert code == 0
     names = sorted(p.name for p in out.iterdir())
-    assert "report.html" in names and "analysis.json" in names
+    assert "report.html" in names
+    assert "analysis.json" in names
     for metric in ("BLEU", "chrF"):
         assert f"{metric}_cube.nc" in names
         for table in ("leaderboard", "pairwise", "variance", "ranks"):
@@ -55,8 +56,10 @@ def test_long_table_several_metrics(tmp_path, long_table, capsys):
                 assert f"{metric}_{table}.{ext}" in names
     assert f"wrote {len(names)} files" in stdout
     page = (out / "report.html").read_text()
-    assert '<h2 class="metric">BLEU</h2>' in page and '<h2 class="metric">chrF</h2>' in page
-    assert "evaluq report " in page and "--score BLEU --score chrF" in page
+    assert '<h2 class="metric">BLEU</h2>' in page
+    assert '<h2 class="metric">chrF</h2>' in page
+    assert "evaluq report " in page
+    assert "--score BLEU --score chrF" in page
     # the written cube and tables are the library's results on the same data
     cube = eq.from_long(long_table, model="system", language="lp", seed="run", score="BLEU")
     back = eq.open_cube(out / "BLEU_cube.nc")
@@ -178,7 +181,8 @@ def test_cli_test_json_and_out(tmp_path, rng, capsys):
     target = tmp_path / "res.txt"
     code, stdout, _ = _run(["test", *paths, "--metrics", "accuracy", "--n-resamples", "200",
                             "--out", str(target)], capsys)
-    assert code == 0 and stdout == ""
+    assert code == 0
+    assert stdout == ""
     assert target.read_text() == res.summary() + "\n"
 
 
@@ -189,7 +193,8 @@ def test_help_is_fast_and_lists_report():
     proc = subprocess.run([sys.executable, "-m", "evaluq.cli", "report", "--help"],
                           capture_output=True, text=True, check=True, env=env)
     elapsed = time.perf_counter() - start
-    assert "--higher-is-better" in proc.stdout and "--sd-boot" in proc.stdout
+    assert "--higher-is-better" in proc.stdout
+    assert "--sd-boot" in proc.stdout
     assert "--bayes, --no-bayes" in proc.stdout
     # the subcommands import matplotlib and the report only when they run
     probe = subprocess.run([sys.executable, "-c", "import sys, evaluq.cli as c; "

@@ -126,7 +126,8 @@ def test_report_is_one_self_contained_file(rep):
     # no network: no script, no external URL of any kind
     assert "<script" not in page.lower()
     assert not re.search(r'(src|href)="(?!data:|#)', page)
-    assert "http://" not in page and "https://" not in page
+    assert "http://" not in page
+    assert "https://" not in page
     images = _images(page)
     assert len(images) == sum(s.figures for s in rep.sections["simulated"]) == 4
     assert all(img[:8] == b"\x89PNG\r\n\x1a\n" for img in images)
@@ -147,12 +148,14 @@ def test_report_numbers_are_the_analysis_numbers(rep, cube):
 
 def test_reproducibility_section_lists_settings_and_command(rep):
     a = rep.analyses["simulated"]
-    assert a.settings["rng"] == 5 and a.settings["replication"] == "parametric"
+    assert a.settings["rng"] == 5
+    assert a.settings["replication"] == "parametric"
     body = next(s for s in rep.sections["simulated"] if s.id == "reproducibility").body
     assert "<pre><code>pytest</code></pre>" in body
     for key in ("rng", "n_resamples", "replication", "languages", "alpha", "adjustment"):
         assert f"<th>{key}</th>" in body
-    assert "<th>numpy</th>" in body and "<th>evaluq</th>" in body
+    assert "<th>numpy</th>" in body
+    assert "<th>evaluq</th>" in body
     assert "not an integer" not in body
     gen = sections.reproducibility_section({"rng": np.random.default_rng(0)})
     assert "not an integer" in gen.body
@@ -165,10 +168,12 @@ def test_posterior_sections_from_a_fit(cube):
     assert rep.path is None
     assert _ids(rep.html) == [*FREQUENTIST_IDS[:-1], "posterior", "reproducibility"]
     ranks = next(s for s in rep.sections["simulated"] if s.id == "ranks")
-    assert ranks.figures == 2 and "posterior" in ranks.body
+    assert ranks.figures == 2
+    assert "posterior" in ranks.body
     post = next(s for s in rep.sections["simulated"] if s.id == "posterior")
     assert "posterior mean versus observed aggregate" in post.body
-    assert "r_hat" in post.body and "Sampler diagnostics" in post.body
+    assert "r_hat" in post.body
+    assert "Sampler diagnostics" in post.body
     assert ("rank_probabilities", "benchmark") in fit.calls
     assert ("pairwise_differences", "benchmark") in fit.calls
     assert len(_images(rep.html)) == 6

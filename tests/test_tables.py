@@ -71,7 +71,8 @@ def test_latex_has_caption_label_and_escapes(agg):
     assert "90\\% percentile interval" in tex
     assert "\\label{tab:board}" in tex
     assert "observed\\_rank" in tex
-    assert "\\toprule" in tex and "\\bottomrule" in tex
+    assert "\\toprule" in tex
+    assert "\\bottomrule" in tex
     # one data row per model, the values to 4 significant figures
     first = board.index[0]
     row = next(line for line in tex.splitlines() if line.startswith(f"{first} &"))

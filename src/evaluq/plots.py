@@ -7,18 +7,18 @@ functions, so ``import evaluq`` does not need it. The figures are sized for a co
 two-column paper (3.4 inches wide, 8 pt text) and grow with the number of models, pairs or
 languages; every axis is labelled with the metric's name.
 
-============================  =========================================================
-function                      draws
-============================  =========================================================
-:func:`forest_plot`           pairwise differences with their intervals
-:func:`rank_heatmap`          P(rank = r) per model
-:func:`tier_diagram`          the significance groups, critical-difference style
-:func:`variance_bars`         seed and bootstrap SDs per language and model
-:func:`posterior_differences` posterior densities of differences with a ROPE band
-:func:`annotation_bins`       a metric against bins of the annotation count
+=============================  =======================================================
+function                       draws
+=============================  =======================================================
+:func:`forest_plot`            pairwise differences with their intervals
+:func:`rank_heatmap`           P(rank = r) per model
+:func:`tier_diagram`           the significance groups, critical-difference style
+:func:`variance_bars`          seed and bootstrap SDs per language and model
+:func:`posterior_differences`  posterior densities of differences with a ROPE band
+:func:`annotation_bins`        a metric against bins of the annotation count
 :func:`resample_histogram`     the resample / null distribution of a significance test
-:func:`scarce_intervals`      t and ARF intervals for scarce observations
-============================  =========================================================
+:func:`scarce_intervals`       t and ARF intervals for scarce observations
+=============================  =======================================================
 """
 
 from __future__ import annotations
@@ -601,7 +601,7 @@ def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | 
 
     The observed difference ``delta`` is a solid line. For the Berg-Kirkpatrick test the
     p-value counts the sub-sample deltas above ``2 delta`` (dotted line); for the permutation
-    test the histogram is the null distribution and the p-value counts |delta*| >= |delta|
+    test the histogram is the null distribution and the p-value counts ``|delta*| >= |delta|``
     (dotted lines at +-delta); for the paired bootstrap the interval is shaded.
 
     Parameters
