@@ -202,3 +202,15 @@ def test_help_is_fast_and_lists_report():
                            capture_output=True, text=True, check=True, env=env)
     assert probe.stdout.strip() == "False"
     assert elapsed < 30
+
+
+def test_bayes_without_the_hierarchical_model_is_a_clear_error(tmp_path, long_table, capsys,
+                                                               monkeypatch):
+    monkeypatch.setitem(sys.modules, "evaluq.hierarchical", None)
+    path = tmp_path / "a.csv"
+    long_table.to_csv(path, index=False)
+    code, _, err = _run(["report", str(path), "--model", "system", "--language", "lp",
+                         "--score", "BLEU", "--seed", "run", "--n-resamples", "50", "--bayes",
+                         "--out", str(tmp_path / "o"), "--quiet"], capsys)
+    assert code == 2
+    assert "bayes=True needs evaluq.hierarchical.fit_hierarchical" in err

@@ -254,3 +254,41 @@ def test_report_validation(cube, tmp_path):
         eq.report(cube, None, fit={"nope": object()}, progress=False)
     with pytest.raises(ValueError, match="`fit` must map metric name"):
         eq.report({"a": cube, "b": cube}, None, fit=object(), progress=False)
+
+
+def test_bayes_fits_the_hierarchical_model_lazily(cube, monkeypatch):
+    import sys
+    import types
+
+    calls = []
+
+    def fit_hierarchical(c, **kwargs):
+        calls.append(kwargs)
+        return FakeFit(eq.aggregate(eq.resample(c, n_resamples=100, rng=0)))
+
+    fake = types.ModuleType("evaluq.hierarchical")
+    fake.fit_hierarchical = fit_hierarchical
+    monkeypatch.setitem(sys.modules, "evaluq.hierarchical", fake)
+    rep = eq.report(cube, None, n_resamples=100, rng=9, bayes=True,
+                    bayes_options={"draws": 50}, progress=False)
+    assert calls == [{"model": "crossed", "draws": 50, "chains": 2, "rng": 9}]
+    assert "posterior" in _ids(rep.html)
+    assert rep.analyses["simulated"].settings["bayes_options"] == {"draws": 50}
+    # without the module: a clear error, and nothing is imported when bayes=False
+    monkeypatch.setitem(sys.modules, "evaluq.hierarchical", None)
+    with pytest.raises(ImportError, match="bayes=True needs evaluq.hierarchical"):
+        eq.report(cube, None, n_resamples=100, bayes=True, progress=False)
+    eq.report(cube, None, n_resamples=100, bayes=False, progress=False)
+
+
+def test_tiers_section_warns_when_too_few_resamples_can_reject(cube):
+    few = eq.aggregate(eq.resample(cube, n_resamples=100, rng=0))   # floor 2/101, 6 pairs
+    s = sections.tiers_section(few, eq.significance_groups(few))
+    assert s.notes == ["With 100 resamples the smallest p-value is 2/(n+1) = 0.0198, 0.119 "
+                       "after Holm's adjustment over 6 pairs: no test can reject at alpha = "
+                       "0.05, so every model stays in one tier. Use at least 240 resamples."]
+    assert (eq.significance_groups(few).values == 1).all()
+    enough = eq.aggregate(eq.resample(cube, n_resamples=300, rng=0))
+    assert sections.tiers_section(enough, eq.significance_groups(enough)).notes == []
+    bh = sections.tiers_section(few, eq.significance_groups(few, adjustment="bh"))
+    assert bh.notes == []
