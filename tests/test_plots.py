@@ -228,3 +228,20 @@ def test_figures_fit_a_paper_column(agg):
         for ax in fig.axes:
             for label in ax.get_xticklabels():
                 assert label.get_fontsize() <= 8
+
+
+def test_forest_plot_of_posterior_differences_without_frequentist_columns(agg):
+    """A posterior Dataset may carry only mean and ci: the same rows, verdict from the ci."""
+    pw = eq.pairwise_differences(agg)
+    post = pw[["mean", "ci"]].assign_attrs(pw.attrs)
+    fig = eq.plots.forest_plot(post)
+    ax = fig.axes[0]
+    table = eq.pairwise_table(pw, unique=True)
+    segs = sorted(ax.collections[0].get_segments(), key=lambda s: -s[0, 1])
+    lower = [s[0, 0] for s in segs]
+    # the rows are ordered by the posterior mean, so compare as sets of intervals
+    assert sorted(lower) == pytest.approx(sorted(table["lower"]))
+    offsets = ax.collections[1].get_offsets()
+    assert sorted(offsets[:, 0]) == pytest.approx(sorted(table["mean"]))
+    with pytest.raises(CubeError, match="needs an 'observed' or 'mean'"):
+        eq.plots.forest_plot(pw[["ci"]])

@@ -284,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return int(args.func(args))
-    except (ValueError, TypeError, FileNotFoundError, KeyError) as err:
+    except (ValueError, TypeError, FileNotFoundError, KeyError, ImportError) as err:
         print(f"evaluq {args.command}: error: {err}", file=sys.stderr)
         return 2
 

@@ -7,18 +7,18 @@ functions, so ``import evaluq`` does not need it. The figures are sized for a co
 two-column paper (3.4 inches wide, 8 pt text) and grow with the number of models, pairs or
 languages; every axis is labelled with the metric's name.
 
-============================  =========================================================
-function                      draws
-============================  =========================================================
-:func:`forest_plot`           pairwise differences with their intervals
-:func:`rank_heatmap`          P(rank = r) per model
-:func:`tier_diagram`          the significance groups, critical-difference style
-:func:`variance_bars`         seed and bootstrap SDs per language and model
-:func:`posterior_differences` posterior densities of differences with a ROPE band
-:func:`annotation_bins`       a metric against bins of the annotation count
+=============================  =======================================================
+function                       draws
+=============================  =======================================================
+:func:`forest_plot`            pairwise differences with their intervals
+:func:`rank_heatmap`           P(rank = r) per model
+:func:`tier_diagram`           the significance groups, critical-difference style
+:func:`variance_bars`          seed and bootstrap SDs per language and model
+:func:`posterior_differences`  posterior densities of differences with a ROPE band
+:func:`annotation_bins`        a metric against bins of the annotation count
 :func:`resample_histogram`     the resample / null distribution of a significance test
-:func:`scarce_intervals`      t and ARF intervals for scarce observations
-============================  =========================================================
+:func:`scarce_intervals`       t and ARF intervals for scarce observations
+=============================  =======================================================
 """
 
 from __future__ import annotations
@@ -153,13 +153,14 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['m2 − m0', 'm2 − m1', 'm1 − m0']
     """
-    from evaluq.pairwise import pairwise_table
-
-    _require(pairwise, "pairwise", "eq.pairwise_differences", ("observed", "ci", "verdict"))
+    _require(pairwise, "pairwise", "eq.pairwise_differences", ("ci",))
+    if MODEL_B not in pairwise.dims:
+        raise CubeError(f"`pairwise` must be the result of eq.pairwise_differences (a Dataset "
+                        f"with a {MODEL_B!r} dim); its dims are {tuple(pairwise.dims)}")
     if LANGUAGE in pairwise.dims:
         raise CubeError("`pairwise` has a language dim (eq.pairwise_by_language): select one "
                         "language first, e.g. pairwise.sel(language='de')")
-    table = pairwise_table(pairwise, unique=unique)
+    table = _pair_rows(pairwise, unique)
     n = len(table)
     if n == 0:
         raise CubeError("`pairwise` has fewer than two models: nothing to draw")
@@ -184,6 +185,47 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
     ax.set_title(title if title is not None else
                  f"{float(level):.0%} {kind} intervals ({_orientation_text(attrs)})".strip())
     return fig
+
+
+def _pair_rows(pairwise: xr.Dataset, unique: bool) -> pd.DataFrame:
+    """observed / lower / upper / verdict per pair, as ``pairwise_table`` orders them.
+
+    Works on any Dataset with ``ci`` (model, model_b, ci_bound) and ``observed`` (or, for
+    posterior differences without it, ``mean``); ``verdict`` defaults to whether the interval
+    excludes 0.
+    """
+    from evaluq.pairwise import pairwise_table
+
+    needed = ("observed", "verdict", "mean", "sd", "p_greater", "z", "p_value", "p_holm", "p_bh")
+    if all(v in pairwise for v in needed):
+        return pairwise_table(pairwise, unique=unique)
+    point = "observed" if "observed" in pairwise else "mean"
+    if point not in pairwise:
+        raise CubeError("`pairwise` needs an 'observed' or 'mean' variable besides 'ci'")
+    models = pairwise[MODEL].values.tolist()
+    est = pairwise[point].transpose(MODEL, MODEL_B).values.astype(float)
+    ci = pairwise["ci"].transpose(MODEL, MODEL_B, CI_BOUND)
+    lo = ci.sel({CI_BOUND: "lower"}).values.astype(float)
+    hi = ci.sel({CI_BOUND: "upper"}).values.astype(float)
+    if "verdict" in pairwise:
+        verdict = pairwise["verdict"].transpose(MODEL, MODEL_B).values
+    else:
+        verdict = np.where(lo > 0, 1, np.where(hi < 0, -1, 0))
+    sign = 1 if bool(int(pairwise.attrs.get("higher_is_better", 1))) else -1
+    rows = []
+    for i, a in enumerate(models):
+        for j, b in enumerate(models):
+            if i == j:
+                continue
+            adv = sign * est[i, j]
+            if unique and not (adv > 0 or (not adv < 0 and i < j)):
+                continue
+            rows.append((a, b, est[i, j], lo[i, j], hi[i, j], verdict[i, j], adv))
+    table = pd.DataFrame(rows, columns=[MODEL, MODEL_B, "observed", "lower", "upper",
+                                        "verdict", "advantage"]).set_index([MODEL, MODEL_B])
+    if unique:
+        table = table.iloc[np.argsort(-table["advantage"].to_numpy(), kind="stable")]
+    return table
 
 
 # --- ranks ----------------------------------------------------------------------------------------
@@ -601,7 +643,7 @@ def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | 
 
     The observed difference ``delta`` is a solid line. For the Berg-Kirkpatrick test the
     p-value counts the sub-sample deltas above ``2 delta`` (dotted line); for the permutation
-    test the histogram is the null distribution and the p-value counts |delta*| >= |delta|
+    test the histogram is the null distribution and the p-value counts ``|delta*| >= |delta|``
     (dotted lines at +-delta); for the paired bootstrap the interval is shaded.
 
     Parameters

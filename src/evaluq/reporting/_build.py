@@ -149,7 +149,7 @@ class Report:
 def _fit(cube: xr.Dataset, rng: RNGLike, options: Mapping[str, Any]) -> HierarchicalFitLike:
     try:
         from evaluq.hierarchical import fit_hierarchical
-    except ImportError as err:  # pragma: no cover - depends on the hierarchical module
+    except ImportError as err:
         raise ImportError("bayes=True needs evaluq.hierarchical.fit_hierarchical, which this "
                           f"installation lacks ({err}); use bayes=False") from err
     kwargs = {"model": "crossed", "draws": 1000, "chains": 2, "rng": rng, **options}
@@ -347,6 +347,8 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     """
     cubes = _cubes(cube)
     fits = _fits(fit, list(cubes))
+    if not isinstance(bayes, bool):
+        raise TypeError(f"`bayes` must be True or False; got {bayes!r}")
     steps = sum(7 + int(bayes and name not in fits) + int(bayes or name in fits)
                 for name in cubes) + 1
     bar = _Progress(steps, progress)

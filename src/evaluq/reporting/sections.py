@@ -71,6 +71,8 @@ class Section:
         HTML of the section's content.
     figures
         Number of figures in ``body`` (each an ``<img class="figure">``).
+    notes
+        Warnings the section raised (the data summary's scale warnings), as plain text.
     """
 
     id: str
@@ -268,7 +270,6 @@ def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None)
             more = ", ..." if cube.sizes[dim] > 8 else ""
             rows[f"{dim}s"] = f"{cube.sizes[dim]} ({', '.join(labels)}{more})"
     facts = pd.DataFrame({"value": pd.Series(rows)})
-    facts.index.name = "cube"
     missing = []
     for name, da in cube.data_vars.items():
         n_nan = int(np.isnan(da.values).sum()) if np.issubdtype(da.dtype, np.floating) else 0
@@ -442,12 +443,37 @@ def tiers_section(aggregated: xr.Dataset, tiers: xr.DataArray) -> Section:
     from evaluq.plots import tier_diagram
 
     groups = pd.DataFrame({"tier": tiers.to_series()}).sort_values("tier")
-    body = [_p(str(tiers.attrs.get("rule", ""))),
+    body = [_p(str(tiers.attrs.get("rule", "")))]
+    floor = _p_value_floor(aggregated, tiers)
+    if floor is not None:
+        body.append(f'<div class="warning">{html.escape(floor)}</div>')
+    body += [
             _figure(tier_diagram(aggregated, tiers), alt="tier diagram",
                     caption="Models joined by a bar cannot be told apart from their tier's "
                             "top model."),
             table_html(groups, caption="")]
-    return Section("tiers", "Significance groups", "\n".join(body), figures=1)
+    return Section("tiers", "Significance groups", "\n".join(body), figures=1,
+                   notes=[floor] if floor else [])
+
+
+def _p_value_floor(aggregated: xr.Dataset, tiers: xr.DataArray) -> str | None:
+    """A warning when too few resamples make every adjusted test unable to reject."""
+    n = aggregated.attrs.get("n_resamples")
+    alpha = tiers.attrs.get("alpha")
+    adjustment = tiers.attrs.get("adjustment")
+    if n is None or alpha is None or adjustment is None:
+        return None
+    n_pairs = aggregated.sizes[MODEL] * (aggregated.sizes[MODEL] - 1) // 2
+    floor = 2.0 / (int(n) + 1)                 # the smallest two-sided bootstrap p-value
+    smallest = floor * n_pairs if adjustment == "holm" else floor
+    if smallest <= float(alpha):
+        return None
+    needed = int(np.ceil(2.0 * (n_pairs if adjustment == "holm" else 1) / float(alpha)))
+    return (f"With {n} resamples the smallest p-value is 2/(n+1) = {floor:.3g}"
+            + (f", {smallest:.3g} after Holm's adjustment over {n_pairs} pairs"
+               if adjustment == "holm" else "")
+            + f": no test can reject at alpha = {float(alpha):g}, so every model stays in "
+            f"one tier. Use at least {needed} resamples.")
 
 
 def _as_frame(value: Any, name: str) -> pd.DataFrame:
@@ -573,7 +599,8 @@ p.caption, figcaption { color: var(--muted); font-size: .8rem; max-width: 60rem;
 figure { margin: .6rem 0; display: inline-block; vertical-align: top; }
 img.figure { max-width: 100%; height: auto; border: 1px solid #eef2f6; }
 .figure-row { display: flex; flex-wrap: wrap; gap: 1.2rem; align-items: flex-start; }
-.figure-row figure img { max-width: 520px; }
+.figure-row figure { flex: 1 1 0; min-width: 280px; max-width: 520px; }
+.figure-row figure img { width: 100%; }
 .warning { background: #fff8e1; border-left: 4px solid #f0b429; padding: .5rem 1rem;
       margin: .8rem 0; font-size: .9rem; }
 .ok { color: #27ab83; }
