@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _common import ANCHORS, anchor_python, evaluq_env, peak_mib, run_process, timed
+from _common import ANCHORS, anchor_python, evaluq_env, machine_line, peak_mib, run_process, timed
 
 import evaluq as eq
 
@@ -224,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     boostsa, why_not = anchor_python(".venv-boostsa", args.boostsa_python,
                                      "benchmarks/anchors/setup_boostsa.sh")
     rounds = args.rounds or 1
+    print(machine_line() + ("   (--quick: smoke sizes; the targets are for the default sizes)"
+                            if args.quick else ""))
+    print()
     if args.quick:
         case_a(2_000, 100, rounds, boostsa, why_not, quick=True)
         case_b(20_000, 200, 10)
