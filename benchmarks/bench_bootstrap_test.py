@@ -218,11 +218,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--boostsa-python", default=None,
                         help="python of BooStSa's venv (default: "
                              "benchmarks/anchors/.venv-boostsa/bin/python)")
+    parser.add_argument("--skip-anchor", action="store_true",
+                        help="do not run BooStSa (e.g. in the smoke test)")
     parser.add_argument("--rounds", type=int, default=None,
                         help="alternating evaluq / BooStSa rounds (default 1; quick 1)")
     args = parser.parse_args(argv)
     boostsa, why_not = anchor_python(".venv-boostsa", args.boostsa_python,
                                      "benchmarks/anchors/setup_boostsa.sh")
+    if args.skip_anchor:
+        boostsa, why_not = None, "--skip-anchor given"
     rounds = args.rounds or 1
     print(machine_line() + ("   (--quick: smoke sizes; the targets are for the default sizes)"
                             if args.quick else ""))

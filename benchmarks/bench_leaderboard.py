@@ -187,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
                                 "benchmarks/anchors/setup_reuben.sh PATH/TO/reuben")
     if reuben is None:
         py, why_not = None, "no --reuben PATH/TO/checkout given (reuben is not on PyPI)"
+    elif py is None:
+        pass
     elif not (reuben / "reuben" / "analysis_pipeline.py").exists():
         py, why_not = None, f"--reuben {reuben} is not a reuben checkout"
     print(machine_line() + ("   (--quick: smoke sizes; the targets are for the default sizes)"
