@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
@@ -73,5 +72,15 @@ def anchor_python(default_venv: str, given: str | None, setup: str) -> tuple[Pat
                   f"printed for it (install it with `bash {setup}`)")
 
 
-def python_cmd() -> list[str]:
-    return [sys.executable]
+def machine_line() -> str:
+    """CPU model, core count and the load average now: figures from a shared machine are
+    only comparable at a similar load."""
+    model = "unknown CPU"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"machine: {model}, {os.cpu_count()} cores, load average {load:.2f}"

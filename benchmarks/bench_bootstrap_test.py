@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _common import ANCHORS, anchor_python, evaluq_env, peak_mib, run_process, timed
+from _common import ANCHORS, anchor_python, evaluq_env, machine_line, peak_mib, run_process, timed
 
 import evaluq as eq
 
@@ -218,12 +218,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--boostsa-python", default=None,
                         help="python of BooStSa's venv (default: "
                              "benchmarks/anchors/.venv-boostsa/bin/python)")
+    parser.add_argument("--skip-anchor", action="store_true",
+                        help="do not run BooStSa (e.g. in the smoke test)")
     parser.add_argument("--rounds", type=int, default=None,
                         help="alternating evaluq / BooStSa rounds (default 1; quick 1)")
     args = parser.parse_args(argv)
     boostsa, why_not = anchor_python(".venv-boostsa", args.boostsa_python,
                                      "benchmarks/anchors/setup_boostsa.sh")
+    if args.skip_anchor:
+        boostsa, why_not = None, "--skip-anchor given"
     rounds = args.rounds or 1
+    print(machine_line() + ("   (--quick: smoke sizes; the targets are for the default sizes)"
+                            if args.quick else ""))
+    print()
     if args.quick:
         case_a(2_000, 100, rounds, boostsa, why_not, quick=True)
         case_b(20_000, 200, 10)
