@@ -10,8 +10,10 @@ import xarray as xr
 from statsmodels.stats.multitest import multipletests
 
 import evaluq as eq
+from evaluq._kernels import benjamini_hochberg as _bh
+from evaluq._kernels import holm as _holm
 from evaluq.errors import CubeError
-from evaluq.pairwise import _bh, _difference_stats, _holm
+from evaluq.pairwise import _difference_stats
 
 
 @pytest.fixture

@@ -49,5 +49,15 @@ SD_SEED: Final = "sd_seed"
 SD_BOOT: Final = "sd_boot"
 N_SEEDS: Final = "n_seeds"
 
+# --- variables that analyses add -----------------------------------------------------------------
+OBSERVED: Final = "observed"
+"""The statistic on the data as observed (no resampling)."""
+RESAMPLED: Final = "resampled"
+"""The statistic in every resample (an aggregate's resample distribution)."""
+CHAIN: Final = "chain"
+DRAW: Final = "draw"
+POSTERIOR_SAMPLE_DIMS: Final = (CHAIN, DRAW)
+"""The sample dims of posterior draws (ArviZ's convention)."""
+
 SUMMARY_SEED_LABEL: Final = "mean"
 """The single ``seed`` coordinate of a summary-only cube, whose ``score`` holds the seed mean."""

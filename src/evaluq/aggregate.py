@@ -10,14 +10,22 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
-from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, LANGUAGE, MODEL, RESAMPLE, SCORE
+from evaluq._dims import (
+    CI_BOUND,
+    CI_BOUND_COORDS,
+    LANGUAGE,
+    MODEL,
+    OBSERVED,
+    RESAMPLE,
+    RESAMPLED,
+    SCORE,
+)
+from evaluq._kernels import nanmean, percentile_interval
 from evaluq._validation import check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
-from evaluq.resampling import LANGUAGE_SLOT, OBSERVED, ResamplePlan
-from evaluq.variance import _nanmean
+from evaluq.resampling import LANGUAGE_SLOT, ResamplePlan
 
 AGGREGATES: Final = ("mean", "median", "gmean", "trimmed")
-RESAMPLED: Final = "resampled"
 
 Aggregator = Callable[[np.ndarray], np.ndarray]
 
@@ -39,9 +47,9 @@ def _aggregate_kernel(x: np.ndarray, how: str | Aggregator, trim: float,
                 f"shape {x.shape} it must return shape {x.shape[:-1]}; got {out.shape}")
         return out
     if how == "mean":
-        return _nanmean(x) if skipna else x.mean(axis=-1)
+        return nanmean(x) if skipna else x.mean(axis=-1)
     if how == "gmean":
-        return np.exp(_nanmean(np.log(x)) if skipna else np.log(x).mean(axis=-1))
+        return np.exp(nanmean(np.log(x)) if skipna else np.log(x).mean(axis=-1))
     if how == "median":
         if skipna:
             with warnings.catch_warnings():
@@ -81,13 +89,6 @@ def _example(pos: np.ndarray, labels: tuple[np.ndarray | None, ...],
 
     return ", ".join(f"{d}={show(lab, int(i))}" for d, lab, i in zip(dims, labels, pos,
                                                                          strict=True))
-
-
-def _percentile_ci(samples: np.ndarray, level: float, axis: int = 0) -> np.ndarray:
-    """Percentile interval; the bounds on a new last axis (lower, upper)."""
-    alpha = 1.0 - level
-    q = np.quantile(samples, [alpha / 2, 1 - alpha / 2], axis=axis)
-    return np.moveaxis(q, 0, -1)
 
 
 # --- public function ------------------------------------------------------------------------------
@@ -281,7 +282,7 @@ def _aggregate_dataset(obs: np.ndarray, dist: np.ndarray, models: np.ndarray, le
             RESAMPLED: ((RESAMPLE, MODEL), dist),
             "mean": (MODEL, dist.mean(axis=0)),
             "sd": (MODEL, sd),
-            "ci": ((MODEL, CI_BOUND), _percentile_ci(dist, level)),
+            "ci": ((MODEL, CI_BOUND), percentile_interval(dist, level, axis=0)),
         },
         coords={MODEL: models, RESAMPLE: np.arange(n), CI_BOUND: list(CI_BOUND_COORDS)},
     )

@@ -27,6 +27,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ICC_FORM, RATER, RESAMPLE
+from evaluq._kernels import bootstrap_counts
 from evaluq._results import IntervalBoundsMixin
 from evaluq._validation import (
     RNGLike,
@@ -35,7 +36,6 @@ from evaluq._validation import (
     check_int,
     check_rng,
 )
-from evaluq.predictions import bootstrap_counts
 
 __all__ = [
     "ICC_FORMS",

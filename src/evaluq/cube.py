@@ -41,6 +41,7 @@ from evaluq._dims import (
     SEED,
     SUMMARY_SEED_LABEL,
 )
+from evaluq._provenance import provenance
 from evaluq._validation import check_columns
 from evaluq.errors import CubeError
 from evaluq.io import TableLike, as_table
@@ -52,26 +53,6 @@ _ALLOWED_DIMS: dict[str, tuple[str, ...]] = {
     SD_BOOT: (MODEL, LANGUAGE),
     N_SEEDS: (MODEL, LANGUAGE),
 }
-
-
-def _version() -> str:
-    from evaluq import __version__
-
-    return __version__
-
-
-def _provenance(loader: str, source: str, *, metric: str, higher_is_better: bool,
-                rng_seed: Any = None) -> dict[str, Any]:
-    attrs: dict[str, Any] = {
-        "metric": str(metric),
-        "higher_is_better": int(bool(higher_is_better)),
-        "loader": loader,
-        "source": source,
-        "evaluq_version": _version(),
-    }
-    if rng_seed is not None:
-        attrs["rng_seed"] = rng_seed if isinstance(rng_seed, int | str) else str(rng_seed)
-    return attrs
 
 
 def higher_is_better(cube: xr.Dataset | xr.DataArray) -> bool:
@@ -216,7 +197,7 @@ def from_arrays(
         cube = xr.Dataset(data_vars, coords=coords)
     except ValueError as err:  # wrong number of labels for a dim
         raise CubeError(f"coordinate labels do not match the array shape: {err}") from None
-    cube.attrs = _provenance("from_arrays", "arrays", metric=metric,
+    cube.attrs = provenance("from_arrays", "arrays", metric=metric,
                              higher_is_better=higher_is_better)
     return validate(cube)
 
@@ -315,7 +296,7 @@ def from_long(
             _pivot(boot, {**keys, BOOTSTRAP: bootstrap}, values[boot.index.to_numpy()], coords),
         )
     cube = xr.Dataset(data_vars, coords={d: _label_coord(v) for d, v in coords.items()})
-    cube.attrs = _provenance("from_long", source, metric=metric or score,
+    cube.attrs = provenance("from_long", source, metric=metric or score,
                              higher_is_better=higher_is_better)
     return validate(cube)
 
@@ -406,7 +387,7 @@ def from_summary(
         coords={**{d: _label_coord(v) for d, v in coords.items()},
                 SEED: np.asarray([SUMMARY_SEED_LABEL], dtype=object)},
     )
-    cube.attrs = _provenance("from_summary", source, metric=metric or mean,
+    cube.attrs = provenance("from_summary", source, metric=metric or mean,
                              higher_is_better=higher_is_better)
     return validate(cube)
 

@@ -45,6 +45,7 @@ import xarray as xr
 from scipy.special import betainc, digamma, expit, gammaln, xlogy
 
 from evaluq._dims import CLASS, ITEM, MODEL
+from evaluq._kernels import bootstrap_counts
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -60,7 +61,6 @@ from evaluq.metrics._soft import (
     js_divergence_items,
     kl_items,
 )
-from evaluq.predictions import bootstrap_counts
 
 __all__ = [
     "DEFAULT_BIN_EDGES",
@@ -1147,7 +1147,7 @@ def model_ranking(
 
     See Also
     --------
-    evaluq.predictions.bootstrap_counts
+    evaluq._kernels.bootstrap_counts
 
     Examples
     --------

@@ -2,27 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, LANGUAGE, MODEL, MODEL_B, RESAMPLE, SCORE
+from evaluq._dims import (
+    CI_BOUND,
+    CI_BOUND_COORDS,
+    LANGUAGE,
+    MODEL,
+    MODEL_B,
+    OBSERVED,
+    RESAMPLE,
+    SCORE,
+)
+from evaluq._draws import as_draws, orientation_of, sample_dims_label
+from evaluq._kernels import benjamini_hochberg, holm, percentile_interval
 from evaluq._validation import check_confidence_level
-from evaluq.aggregate import RESAMPLED, _percentile_ci
-from evaluq.cube import higher_is_better as _cube_higher_is_better
 from evaluq.errors import CubeError
-from evaluq.resampling import OBSERVED
 
 PAIR_STATS: Final = ("observed", "mean", "sd", "p_greater", "z", "p_value", "p_holm", "p_bh",
                      "verdict")
 
 
-# --- numpy kernels --------------------------------------------------------------------------------
+# --- numpy kernels (samples on the last axis) ---------------------------------------------------
 
 def _difference_stats(d_obs: np.ndarray, d_res: np.ndarray, level: float) -> dict[str, np.ndarray]:
-    """Statistics of differences; resamples on the last axis of ``d_res``.
+    """Statistics of differences; draws on the last axis of ``d_res``.
 
     p_value is the two-sided percentile-bootstrap p: 2 min(#(D* <= 0) + 1, #(D* >= 0) + 1)
     / (n + 1), capped at 1 (the smallest level at which the percentile interval excludes 0,
@@ -39,85 +48,70 @@ def _difference_stats(d_obs: np.ndarray, d_res: np.ndarray, level: float) -> dic
         "observed": d_obs,
         "mean": d_res.mean(axis=-1),
         "sd": sd,
-        "ci": _percentile_ci(d_res, level, axis=-1),
+        "ci": percentile_interval(d_res, level),
         "p_greater": (d_res > 0).mean(axis=-1),
         "z": z,
         "p_value": p,
     }
 
 
-def _holm(p: np.ndarray) -> np.ndarray:
-    """Holm step-down adjustment over the last axis."""
-    n = p.shape[-1]
-    order = np.argsort(p, axis=-1, kind="stable")
-    ranked = np.take_along_axis(p, order, axis=-1) * (n - np.arange(n))
-    adj = np.minimum(1.0, np.maximum.accumulate(ranked, axis=-1))
-    out = np.empty_like(adj)
-    np.put_along_axis(out, order, adj, axis=-1)
-    return out
+def _adjust_pairs(p: np.ndarray, adjust: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Adjust p (..., m, m) over the m(m-1)/2 unordered pairs; symmetric, NaN diagonal."""
+    n_m = p.shape[-1]
+    iu = np.triu_indices(n_m, k=1)
+    adj = np.full(p.shape, np.nan)
+    if len(iu[0]):
+        upper = adjust(p[..., iu[0], iu[1]])
+        adj[..., iu[0], iu[1]] = upper
+        adj[..., iu[1], iu[0]] = upper
+    return adj
 
 
-def _bh(p: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg step-up adjustment over the last axis."""
-    n = p.shape[-1]
-    order = np.argsort(p, axis=-1, kind="stable")
-    ranked = np.take_along_axis(p, order, axis=-1) * n / (np.arange(n) + 1)
-    adj = np.minimum(1.0, np.minimum.accumulate(ranked[..., ::-1], axis=-1)[..., ::-1])
-    out = np.empty_like(adj)
-    np.put_along_axis(out, order, adj, axis=-1)
-    return out
-
-
-def _pair_matrix(values: np.ndarray, agg_obs: np.ndarray, level: float,
+def _pair_matrix(values: np.ndarray, obs: np.ndarray, level: float,
                  orientation: int) -> dict[str, np.ndarray]:
-    """All ordered pairs: values (resample, model, *rest), agg_obs (model, *rest).
+    """All ordered pairs: values (*rest, model, sample), obs (*rest, model).
 
     Returns arrays (model, model_b, *rest[, ci_bound]); loops over rows (models), never over
-    resamples.
+    draws.
     """
-    n_m = values.shape[1]
-    rows = []
-    for i in range(n_m):
-        d_res = np.moveaxis(values[:, i:i + 1] - values, 0, -1)       # (model_b, *rest, r)
-        rows.append(_difference_stats(agg_obs[i] - agg_obs, d_res, level))
-    out = {key: np.stack([r[key] for r in rows]) for key in rows[0]}
-    iu = np.triu_indices(n_m, k=1)
-    for key, adjust in (("p_holm", _holm), ("p_bh", _bh)):
-        p = np.moveaxis(out["p_value"], (0, 1), (-2, -1))              # (*rest, m, m)
-        adj = np.full(p.shape, np.nan)
-        if len(iu[0]):
-            upper = adjust(p[..., iu[0], iu[1]])
-            adj[..., iu[0], iu[1]] = upper
-            adj[..., iu[1], iu[0]] = upper
-        out[key] = np.moveaxis(adj, (-2, -1), (0, 1))
-    diag = np.eye(n_m, dtype=bool).reshape((n_m, n_m) + (1,) * (out["p_value"].ndim - 2))
+    n_m = values.shape[-2]
+    rows = [_difference_stats(obs[..., i:i + 1] - obs, values[..., i:i + 1, :] - values, level)
+            for i in range(n_m)]
+    out = {key: np.stack([r[key] for r in rows], axis=-2 if key != "ci" else -3)
+           for key in rows[0]}                                         # (*rest, m, m_b[, 2])
+    out["p_holm"] = _adjust_pairs(out["p_value"], holm)
+    out["p_bh"] = _adjust_pairs(out["p_value"], benjamini_hochberg)
+    diag = np.eye(n_m, dtype=bool)
     for key in ("z", "p_value", "p_greater"):
         out[key] = np.where(diag, np.nan, out[key])
     lower, upper = out["ci"][..., 0], out["ci"][..., 1]
     verdict = np.where(lower > 0, 1, np.where(upper < 0, -1, 0)) * orientation
     out["verdict"] = np.where(diag, 0, verdict)
-    return out
+    n_rest = obs.ndim - 1
+    return {key: np.moveaxis(value, (n_rest, n_rest + 1), (0, 1)) for key, value in out.items()}
 
 
-def _pair_dataset(stats: dict[str, np.ndarray], models: np.ndarray, extra_dims: tuple[str, ...],
-                  extra_coords: dict[str, Any], level: float, attrs: dict[str, Any]) -> xr.Dataset:
+def _pair_dataset(stats: dict[str, np.ndarray], models: np.ndarray, extra_dims: tuple[Any, ...],
+                  extra_coords: dict[Any, Any], level: float, attrs: dict[Any, Any],
+                  sample_label: str) -> xr.Dataset:
     dims = (MODEL, MODEL_B, *extra_dims)
     data_vars = {key: (dims, value) for key, value in stats.items() if key != "ci"}
     data_vars["ci"] = ((*dims, CI_BOUND), stats["ci"])
     out = xr.Dataset(data_vars, coords={MODEL: models, MODEL_B: models,
                                         CI_BOUND: list(CI_BOUND_COORDS), **extra_coords})
     out.attrs = {**attrs, "confidence_level": level, "ci_kind": "percentile",
+                 "sample_dims": sample_label,
                  "difference": "model minus model_b (row minus column)",
-                 "p_value": "two-sided percentile-bootstrap p: 2 min(#(D*<=0)+1, #(D*>=0)+1)"
-                            "/(n+1), capped at 1",
+                 "p_value": "two-sided percentile p over the draws: 2 min(#(D*<=0)+1, "
+                            "#(D*>=0)+1)/(n+1), capped at 1",
                  "adjustment": "Holm and Benjamini-Hochberg over the m(m-1)/2 unordered pairs"}
     descriptions = {
-        "observed": "observed difference of aggregates, model minus model_b",
-        "mean": "mean over resamples of the difference",
-        "sd": "SD over resamples of the difference (ddof=1)",
-        "p_greater": "share of resamples with difference > 0",
+        "observed": "observed difference, model minus model_b",
+        "mean": "mean over the draws of the difference",
+        "sd": "SD over the draws of the difference (ddof=1)",
+        "p_greater": "share of draws with difference > 0",
         "z": "observed / sd (the multilingual paper's 'effect size')",
-        "p_value": "two-sided percentile-bootstrap p-value, unadjusted",
+        "p_value": "two-sided percentile p-value, unadjusted",
         "p_holm": "Holm-adjusted p-value over the unordered pairs",
         "p_bh": "Benjamini-Hochberg-adjusted p-value over the unordered pairs",
         "verdict": "+1: model better than model_b (interval excludes 0), -1: worse, 0: unclear",
@@ -128,37 +122,17 @@ def _pair_dataset(stats: dict[str, np.ndarray], models: np.ndarray, extra_dims: 
     return out
 
 
-def _orientation(data: xr.Dataset, higher_is_better: bool | None) -> int:
-    if higher_is_better is None:
-        higher_is_better = _cube_higher_is_better(data)
-    if not isinstance(higher_is_better, bool | np.bool_):
-        raise TypeError(f"`higher_is_better` must be True, False or None; got "
-                        f"{higher_is_better!r}")
-    return 1 if higher_is_better else -1
-
-
-def _check_aggregated(aggregated: Any) -> None:
-    if not isinstance(aggregated, xr.Dataset) or RESAMPLED not in aggregated \
-            or OBSERVED not in aggregated:
-        raise CubeError(f"`aggregated` must be the result of eq.aggregate (a Dataset with "
-                        f"{OBSERVED!r} and {RESAMPLED!r}); got {type(aggregated).__name__}"
-                        + (f" with variables {sorted(map(str, aggregated.data_vars))}"
-                           if isinstance(aggregated, xr.Dataset) else ""))
-    values = aggregated[RESAMPLED].values
-    if np.isnan(values).any() or np.isnan(aggregated[OBSERVED].values).any():
-        raise CubeError("`aggregated` holds NaN aggregates (a model with no languages?); "
-                        "pairwise differences and ranks need every aggregate")
-
-
 # --- public functions -----------------------------------------------------------------------------
 
 def pairwise_differences(
-    aggregated: xr.Dataset,
+    draws: xr.Dataset | xr.DataArray,
     *,
+    sample_dims: str | Sequence[Hashable] = (RESAMPLE,),
+    observed: xr.DataArray | None = None,
     confidence_level: float = 0.95,
     higher_is_better: bool | None = None,
 ) -> xr.Dataset:
-    r"""Differences of aggregates between every pair of models, over the same resamples.
+    r"""Differences between every pair of models, within each draw (resample or posterior).
 
     :math:`D_{m,m'} = A_m - A_{m'}`: **row minus column** (``model`` minus ``model_b``),
     computed within each resample, so that everything the resample shares (the drawn
@@ -181,21 +155,46 @@ def pairwise_differences(
     ``verdict`` is +1 where the interval says ``model`` is better than ``model_b`` (given the
     orientation), -1 where worse, 0 where the interval contains 0 (unadjusted).
 
+    The same kernel serves resamples and posterior draws: pass the result of
+    :func:`evaluq.aggregate`, or any DataArray of draws with a ``model`` dim and the
+    ``sample_dims`` (posterior draws: ``sample_dims=("chain", "draw")``). The numbers do not
+    depend on how the draws are arranged over the sample dims: ``(chain, draw)`` draws give
+    the same result as the same draws stacked into one ``resample`` dim. Any further dim of
+    the draws (a language, a metric) is kept, and the tests are adjusted within each of its
+    cells. For posterior draws, ``p_greater`` is the posterior probability that ``model`` is
+    larger and ``ci`` the equal-tailed credible interval.
+
     Parameters
     ----------
-    aggregated
-        The result of :func:`evaluq.aggregate`.
+    draws
+        The result of :func:`evaluq.aggregate`, or a DataArray of draws with a ``model`` dim
+        (with coordinates) and the ``sample_dims``.
+    sample_dims
+        The dims that index the draws: ``("resample",)`` (the default, and the only choice for
+        an aggregate), or ``("chain", "draw")`` for posterior draws.
+    observed
+        For a DataArray of draws: the observed (or point) value of each model, a DataArray
+        over ``model`` (and any extra dim of the draws); default the mean of the draws. An
+        aggregate brings its own ``observed`` variable.
     confidence_level
-        Level of the percentile intervals.
+        Level of the percentile intervals, in (0, 1).
     higher_is_better
-        Orientation for ``verdict``; default the ``higher_is_better`` attribute.
+        Orientation for ``verdict``; default the ``higher_is_better`` attribute of ``draws``
+        (True when absent).
 
     Returns
     -------
     xarray.Dataset
-        Dims (model, model_b[, ci_bound]): ``observed``, ``mean``, ``sd``, ``ci``,
-        ``p_greater``, ``z``, ``p_value``, ``p_holm``, ``p_bh``, ``verdict``. The diagonal has
-        difference 0 and NaN tests. :func:`pairwise_table` gives a tidy DataFrame.
+        Dims (model, model_b[, extra dims][, ci_bound]): ``observed``, ``mean``, ``sd``,
+        ``ci``, ``p_greater``, ``z``, ``p_value``, ``p_holm``, ``p_bh``, ``verdict``. The
+        diagonal has difference 0 and NaN tests. :func:`pairwise_table` gives a tidy
+        DataFrame.
+
+    Raises
+    ------
+    CubeError
+        When a model's draws or observed value hold NaN or inf (naming the model), or the
+        draws lack a ``model`` dim or a sample dim.
 
     References
     ----------
@@ -208,22 +207,31 @@ def pairwise_differences(
 
     Examples
     --------
-    >>> import numpy as np, evaluq as eq
+    >>> import numpy as np, xarray as xr, evaluq as eq
     >>> cube = eq.simulate_cube(n_models=3, model_means=[0.0, 0.0, 3.0], n_languages=6,
     ...                         sigma_between=0.5, rng=0)
     >>> agg = eq.aggregate(eq.resample(cube, n_resamples=2000, rng=1))
     >>> pw = eq.pairwise_differences(agg)
     >>> int(pw.verdict.sel(model="m2", model_b="m0")), pw.attrs["difference"]
     (1, 'model minus model_b (row minus column)')
+
+    Posterior-style draws with (chain, draw) dims give the numbers of the same draws stacked:
+
+    >>> posterior = agg.resampled.data.reshape(4, 500, 3)
+    >>> da = xr.DataArray(posterior, dims=("chain", "draw", "model"),
+    ...                   coords={"model": agg.model.values})
+    >>> pw2 = eq.pairwise_differences(da, sample_dims=("chain", "draw"), observed=agg.observed)
+    >>> bool((pw2.p_value.fillna(-1) == pw.p_value.fillna(-1)).all())
+    True
     """
-    _check_aggregated(aggregated)
     level = check_confidence_level(confidence_level)
-    orientation = _orientation(aggregated, higher_is_better)
-    values = aggregated[RESAMPLED].transpose(RESAMPLE, MODEL).values
-    obs = aggregated[OBSERVED].values
-    stats = _pair_matrix(values, obs, level, orientation)
-    return _pair_dataset(stats, aggregated[MODEL].values, (), {}, level,
-                         {**aggregated.attrs, "higher_is_better": int(orientation == 1)})
+    laid_out = as_draws(draws, sample_dims=sample_dims, observed=observed,
+                        higher_is_better=higher_is_better)
+    stats = _pair_matrix(laid_out.values, laid_out.observed, level, laid_out.orientation)
+    return _pair_dataset(stats, laid_out.models, laid_out.extra_dims, laid_out.extra_coords,
+                         level, {**laid_out.attrs,
+                                 "higher_is_better": int(laid_out.orientation == 1)},
+                         sample_dims_label(laid_out.sample_dims))
 
 
 def pairwise_by_language(
@@ -276,17 +284,13 @@ def pairwise_by_language(
     if resampled.attrs.get("replication") == "none":
         raise ValueError("the per-language view needs replication noise; got "
                          "replication='none' (every resample is the same)")
-    level = check_confidence_level(confidence_level)
-    orientation = _orientation(resampled, higher_is_better)
-    values = resampled[SCORE].transpose(RESAMPLE, MODEL, LANGUAGE).values
-    obs = resampled[OBSERVED].transpose(MODEL, LANGUAGE).values
-    if np.isnan(values).any() or np.isnan(obs).any():
+    if np.isnan(resampled[SCORE].values).any() or np.isnan(resampled[OBSERVED].values).any():
         raise CubeError("the resamples hold NaN scores (missing cells); the per-language "
                         "view needs every (model, language)")
-    stats = _pair_matrix(values, obs, level, orientation)
-    return _pair_dataset(stats, resampled[MODEL].values, (LANGUAGE,),
-                         {LANGUAGE: resampled[LANGUAGE].values}, level,
-                         {**resampled.attrs, "higher_is_better": int(orientation == 1)})
+    score = resampled[SCORE].assign_attrs(resampled.attrs)
+    return pairwise_differences(score, observed=resampled[OBSERVED],
+                                confidence_level=confidence_level,
+                                higher_is_better=higher_is_better)
 
 
 def pairwise_table(pairwise: xr.Dataset, *, unique: bool = False) -> pd.DataFrame:
@@ -341,7 +345,7 @@ def pairwise_table(pairwise: xr.Dataset, *, unique: bool = False) -> pd.DataFram
         return frame.loc[keep, columns]
     position = {m: i for i, m in enumerate(pairwise[MODEL].values.tolist())}
     before = np.array([position[a] < position[b] for a, b in zip(first, second, strict=True)])
-    advantage = _orientation(pairwise, None) * frame["observed"].to_numpy(dtype=np.float64)
+    advantage = orientation_of(pairwise.attrs, None) * frame["observed"].to_numpy(dtype=np.float64)
     # the better model first; a tie or an undefined difference keeps the models' order
     better_first = (advantage > 0) | (~(advantage < 0) & ~(advantage > 0) & before)
     out = frame.loc[keep & better_first, columns]

@@ -9,27 +9,15 @@ import numpy as np
 import xarray as xr
 
 from evaluq._dims import BOOT_SCORE, BOOTSTRAP, CLASS, ITEM, LANGUAGE, MODEL, SCORE, SEED
+from evaluq._kernels import bootstrap_counts
+from evaluq._provenance import provenance
 from evaluq._validation import RNGLike, check_int, check_rng
-from evaluq.cube import _provenance, validate
+from evaluq.cube import validate
 from evaluq.errors import CubeError
 from evaluq.metrics._base import Metric, get_metric
 from evaluq.metrics._inputs import prepare_inputs
 
 _CHUNK_BYTES = 64 * 2**20
-
-
-def bootstrap_counts(rng: np.random.Generator, n_items: int, n_resamples: int) -> np.ndarray:
-    """Bootstrap item counts: row b says how often each of ``n_items`` items is drawn.
-
-    Equivalent to drawing ``n_items`` indices with replacement per row, but returned as a
-    ``(n_resamples, n_items)`` count matrix so that any additive statistic of a replicate is
-    one matrix product.
-    """
-    idx = rng.integers(0, n_items, size=(n_resamples, n_items))
-    flat = idx + (np.arange(n_resamples) * n_items)[:, None]
-    return np.bincount(flat.ravel(), minlength=n_resamples * n_items).reshape(
-        n_resamples, n_items
-    ).astype(np.float64)
 
 
 def _as_model_seed_item(language: Hashable, preds: Any, soft: bool) -> xr.DataArray:
@@ -198,7 +186,7 @@ def from_predictions(
     cube = xr.concat(per_lang, dim=LANGUAGE, data_vars="all", coords="minimal",
                      compat="override", join="outer", fill_value=np.nan)
     cube = cube.assign_coords({LANGUAGE: languages}).sortby([MODEL, SEED])
-    cube.attrs = _provenance(
+    cube.attrs = provenance(
         "from_predictions", "predictions", metric=metric_obj.name,
         higher_is_better=metric_obj.higher_is_better,
         rng_seed=int(rng) if isinstance(rng, int) else type(rng).__name__,

@@ -2,53 +2,79 @@
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Hashable, Sequence
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq._dims import CI_BOUND, MODEL, MODEL_B, RANK, RESAMPLE
-from evaluq._validation import check_choice, check_real
-from evaluq.aggregate import RESAMPLED
-from evaluq.pairwise import _check_aggregated, _orientation, pairwise_differences
-from evaluq.resampling import OBSERVED
+from evaluq._dims import MODEL, MODEL_B, RANK, RESAMPLE
+from evaluq._draws import Draws, as_draws, sample_dims_label
+from evaluq._kernels import percentile_interval
+from evaluq._validation import check_choice, check_confidence_level, check_real
+from evaluq.errors import CubeError
+from evaluq.pairwise import pairwise_differences
 
 TIE_RULE: Final = ("models tied in a resample share the ranks they span evenly: k models tied "
                    "for ranks r..r+k-1 each get probability 1/k at each of those ranks")
 ADJUSTMENTS: Final = ("holm", "bh", "none")
-_RANK_CHUNK: Final = 2**24          # pairwise comparisons held at once
+_RANK_CHUNK: Final = 2**21          # values ranked at once (bounds the memory)
 
 
 # --- numpy kernels (models on the last axis) ------------------------------------------------------
 
 def _rank_span(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Best rank and tie count of each model; values (..., m) oriented so larger is better."""
-    better = (values[..., None, :] > values[..., :, None]).sum(axis=-1)    # (..., m)
-    ties = (values[..., None, :] == values[..., :, None]).sum(axis=-1)     # includes itself
-    return better + 1, ties
+    """Best rank and tie count of each model; values (..., m) oriented so larger is better.
+
+    One sort per row, O(m log m): in the row sorted from best to worst, a run of equal values
+    is a tie group; its first position + 1 is the best rank of each member and its length the
+    tie count. (Comparing every pair of models would cost O(m^2) per row.)
+    """
+    n_m = values.shape[-1]
+    order = np.argsort(-values, axis=-1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=-1)
+    position = np.broadcast_to(np.arange(n_m), ordered.shape)
+    starts = np.ones(ordered.shape, dtype=bool)
+    starts[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    ends = np.ones(ordered.shape, dtype=bool)
+    ends[..., :-1] = starts[..., 1:]
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, position, n_m), axis=-1),
+                                         axis=-1), axis=-1)
+    lo = np.empty(ordered.shape, dtype=np.int64)
+    ties = np.empty(ordered.shape, dtype=np.int64)
+    np.put_along_axis(lo, order, first + 1, axis=-1)
+    np.put_along_axis(ties, order, last - first + 1, axis=-1)
+    return lo, ties
 
 
 def _rank_probabilities(values: np.ndarray) -> np.ndarray:
-    """P(rank = q) (model, rank) over the first axis (resamples); ties split evenly.
+    """P(rank = q) (..., model, rank) over the last axis (draws) of ``values`` (..., model, n).
 
     A model whose best rank is ``lo`` with ``k`` tied models puts 1/k on ranks lo..lo+k-1:
     added as +1/k at lo and -1/k at lo+k on a difference array, then summed cumulatively.
-    The pairwise comparisons take O(models^2) memory per resample, so the resamples are
-    processed in chunks.
+    Every positive count is at least 1/m, so the rounding residue of the cumulative sum
+    (far below 1/m) is set to exactly 0: probabilities are exact in [0, 1], never ``-0.0``.
+    The draws are processed in chunks to bound memory.
     """
-    n_r, n_m = values.shape
+    *rest, n_m, n_r = values.shape
+    batch = int(np.prod(rest, dtype=np.int64))
+    flat = values.reshape(batch, n_m, n_r)
     width = n_m + 1
-    offset = np.arange(n_m) * width
-    total = np.zeros(n_m * width)
-    step = max(1, _RANK_CHUNK // (n_m * n_m))
+    offset = (np.arange(batch)[:, None, None] * n_m + np.arange(n_m)[None, None, :]) * width
+    total = np.zeros(batch * n_m * width)
+    step = max(1, _RANK_CHUNK // max(1, batch * n_m))
     for start in range(0, n_r, step):
-        lo, ties = _rank_span(values[start:start + step])
-        weight = 1.0 / ties
-        total += np.bincount((offset + lo - 1).ravel(), weight.ravel(), minlength=n_m * width)
-        total -= np.bincount((offset + lo - 1 + ties).ravel(), weight.ravel(),
-                             minlength=n_m * width)
-    return np.cumsum(total.reshape(n_m, width), axis=1)[:, :n_m] / n_r
+        chunk = np.swapaxes(flat[:, :, start:start + step], 1, 2)          # (batch, r, m)
+        lo, ties = _rank_span(chunk)
+        weight = (1.0 / ties).ravel()
+        index = np.broadcast_to(offset, lo.shape)
+        total += np.bincount((index + lo - 1).ravel(), weight, minlength=total.size)
+        total -= np.bincount((index + lo - 1 + ties).ravel(), weight, minlength=total.size)
+    counts = np.cumsum(total.reshape(batch, n_m, width), axis=-1)[..., :n_m]
+    counts = np.where(counts < 0.5 / n_m, 0.0, np.minimum(counts, n_r))
+    return (counts / n_r).reshape(*rest, n_m, n_m)
 
 
 def _average_rank(values: np.ndarray) -> np.ndarray:
@@ -58,29 +84,51 @@ def _average_rank(values: np.ndarray) -> np.ndarray:
 
 # --- public functions -----------------------------------------------------------------------------
 
-def rank_distribution(aggregated: xr.Dataset, *,
+def rank_distribution(draws: xr.Dataset | xr.DataArray, *,
+                      sample_dims: str | Sequence[Hashable] = (RESAMPLE,),
+                      observed: xr.DataArray | None = None,
                       higher_is_better: bool | None = None) -> xr.Dataset:
-    """Distribution of each model's rank over the resamples; rank 1 is the best.
+    """Distribution of each model's rank over the draws; rank 1 is the best.
 
-    In every resample the models are ranked by their aggregate (largest first when
-    ``higher_is_better``). Tie rule: models tied in a resample share the ranks they span
-    evenly (k models tied for ranks r..r+k-1 each get probability 1/k at each of those ranks),
-    so the probabilities sum to 1 over ranks for each model and over models for each rank;
-    the expected rank is then the mean of the average ranks.
+    In every draw (a resample, or a posterior draw) the models are ranked by their value
+    (largest first when ``higher_is_better``). Tie rule: models tied in a draw share the
+    ranks they span evenly (k models tied for ranks r..r+k-1 each get probability 1/k at each
+    of those ranks), so the probabilities sum to 1 over ranks for each model and over models
+    for each rank; the expected rank is then the mean of the average ranks. One sort per
+    draw: the cost grows as m log m in the number of models m.
+
+    The same kernel serves resamples and posterior draws (``sample_dims=("chain",
+    "draw")``): the result does not depend on how the draws are arranged over the sample
+    dims. Any further dim of the draws (a language, a metric) is kept: the models are ranked
+    within each of its cells.
 
     Parameters
     ----------
-    aggregated
-        The result of :func:`evaluq.aggregate`.
+    draws
+        The result of :func:`evaluq.aggregate`, or a DataArray of draws with a ``model`` dim
+        (with coordinates) and the ``sample_dims``.
+    sample_dims
+        The dims that index the draws: ``("resample",)`` (the default, and the only choice for
+        an aggregate), or ``("chain", "draw")`` for posterior draws.
+    observed
+        For a DataArray of draws: the observed (or point) value of each model, for
+        ``observed_rank``; default the mean of the draws. An aggregate brings its own.
     higher_is_better
-        Orientation; default the ``higher_is_better`` attribute carried from the cube.
+        Orientation; default the ``higher_is_better`` attribute of ``draws`` (True when
+        absent).
 
     Returns
     -------
     xarray.Dataset
-        ``probability`` (model, rank): P(rank = r); ``expected_rank`` (model); ``p_best``
-        (model): P(rank = 1); ``observed_rank`` (model): rank of the observed aggregate
-        (average rank on ties).
+        ``probability`` (model, rank): P(rank = r), exact in [0, 1]; ``expected_rank``
+        (model); ``p_best`` (model): P(rank = 1); ``observed_rank`` (model): rank of the
+        observed value (average rank on ties); any extra dim of the draws is kept.
+
+    Raises
+    ------
+    CubeError
+        When a model's draws or observed value hold NaN or inf (naming the model), or the
+        draws lack a ``model`` dim or a sample dim.
 
     References
     ----------
@@ -92,46 +140,83 @@ def rank_distribution(aggregated: xr.Dataset, *,
 
     Examples
     --------
-    >>> import evaluq as eq
+    >>> import evaluq as eq, xarray as xr
     >>> cube = eq.simulate_cube(n_models=3, model_means=[0.0, 1.0, 5.0], rng=0)
-    >>> rd = eq.rank_distribution(eq.aggregate(eq.resample(cube, n_resamples=1000, rng=0)))
+    >>> agg = eq.aggregate(eq.resample(cube, n_resamples=1000, rng=0))
+    >>> rd = eq.rank_distribution(agg)
     >>> rd.probability.sum("rank").values
     array([1., 1., 1.])
     >>> float(rd.p_best.sel(model="m2"))
     1.0
+
+    Posterior draws (chain, draw) give the numbers of the same draws stacked:
+
+    >>> da = xr.DataArray(agg.resampled.data.reshape(2, 500, 3), dims=("chain", "draw", "model"),
+    ...                   coords={"model": agg.model.values})
+    >>> post = eq.rank_distribution(da, sample_dims=("chain", "draw"), observed=agg.observed)
+    >>> bool((post.probability == rd.probability).all())
+    True
     """
-    _check_aggregated(aggregated)
-    orientation = _orientation(aggregated, higher_is_better)
-    values = orientation * aggregated[RESAMPLED].transpose(RESAMPLE, MODEL).values
-    observed = orientation * aggregated[OBSERVED].values
-    n_m = values.shape[1]
-    prob = _rank_probabilities(values)
+    laid_out = as_draws(draws, sample_dims=sample_dims, observed=observed,
+                        higher_is_better=higher_is_better)
+    orientation = laid_out.orientation
+    prob = _rank_probabilities(orientation * laid_out.values)          # (*rest, model, rank)
+    n_m = prob.shape[-1]
     ranks = np.arange(1, n_m + 1)
+    dims = (*laid_out.extra_dims, MODEL)
     out = xr.Dataset(
         {
-            "probability": ((MODEL, RANK), prob),
-            "expected_rank": (MODEL, prob @ ranks),
-            "p_best": (MODEL, prob[:, 0]),
-            "observed_rank": (MODEL, _average_rank(observed)),
+            "probability": ((*dims, RANK), prob),
+            "expected_rank": (dims, prob @ ranks),
+            "p_best": (dims, prob[..., 0]),
+            "observed_rank": (dims, _average_rank(orientation * laid_out.observed)),
         },
-        coords={MODEL: aggregated[MODEL].values, RANK: ranks},
+        coords={MODEL: laid_out.models, RANK: ranks, **laid_out.extra_coords},
     )
-    out.attrs = {**aggregated.attrs, "higher_is_better": int(orientation > 0),
-                 "tie_rule": TIE_RULE}
-    out["probability"].attrs["description"] = "P(rank = r) over resamples; rank 1 is the best"
+    out = out.transpose(MODEL, ..., RANK)
+    out.attrs = {**laid_out.attrs, "higher_is_better": int(orientation > 0),
+                 "tie_rule": TIE_RULE, "sample_dims": sample_dims_label(laid_out.sample_dims)}
+    out["probability"].attrs["description"] = "P(rank = r) over the draws; rank 1 is the best"
     return out
 
 
+def _one_level(draws: Any, sample_dims: Any, observed: Any, higher_is_better: Any,
+               alpha: Any, adjustment: Any) -> tuple[Draws, float, str]:
+    laid_out = as_draws(draws, sample_dims=sample_dims, observed=observed,
+                        higher_is_better=higher_is_better)
+    if laid_out.extra_dims:
+        raise CubeError(f"tiers and the leaderboard rank models over one set of draws; the "
+                        f"draws have the extra dim(s) {list(laid_out.extra_dims)}: select one "
+                        f"cell (e.g. `.sel(language=...)`) or aggregate them first")
+    alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_inclusive=False,
+                       high_inclusive=False)
+    adjustment = check_choice("adjustment", adjustment, ADJUSTMENTS)
+    return laid_out, alpha, adjustment
+
+
+def _draws_array(laid_out: Draws) -> xr.DataArray:
+    """The validated draws as a DataArray (model, resample), for the pairwise kernel."""
+    return xr.DataArray(laid_out.values, dims=(MODEL, RESAMPLE),
+                        coords={MODEL: laid_out.models},
+                        attrs={"higher_is_better": int(laid_out.orientation > 0)})
+
+
+def _observed_array(laid_out: Draws) -> xr.DataArray:
+    return xr.DataArray(laid_out.observed, dims=(MODEL,), coords={MODEL: laid_out.models})
+
+
 def significance_groups(
-    aggregated: xr.Dataset,
+    draws: xr.Dataset | xr.DataArray,
     *,
     alpha: float = 0.05,
     adjustment: str = "holm",
+    sample_dims: str | Sequence[Hashable] = (RESAMPLE,),
+    observed: xr.DataArray | None = None,
     higher_is_better: bool | None = None,
 ) -> xr.DataArray:
     """Tiers of models that the data cannot separate, for a leaderboard.
 
-    Rule: sort the models by their observed aggregate, best first (equal aggregates keep the
+    Rule: sort the models by their observed value, best first (equal values keep the
     cube's model order). The best model opens tier 1. Walk down the list: a model joins the
     current tier unless the adjusted pairwise test (:func:`evaluq.pairwise_differences`)
     between the **tier's top model** and it rejects at ``alpha``, in which case it opens the
@@ -140,15 +225,19 @@ def significance_groups(
 
     Parameters
     ----------
-    aggregated
-        The result of :func:`evaluq.aggregate`.
+    draws
+        The result of :func:`evaluq.aggregate`, or a DataArray of draws with a ``model`` dim
+        and the ``sample_dims`` (see :func:`rank_distribution`).
     alpha
-        Level of the tests, in (0, 1).
+        Significance level of the pairwise tests, in (0, 1).
     adjustment
-        ``"holm"`` (family-wise error over the m(m-1)/2 pairs), ``"bh"`` (false discovery
-        rate) or ``"none"``.
+        Multiple-testing adjustment of the pairwise p-values: ``"holm"`` (family-wise error
+        over the m(m-1)/2 pairs), ``"bh"`` (Benjamini-Hochberg false discovery rate) or
+        ``"none"``.
+    sample_dims, observed
+        As in :func:`rank_distribution`.
     higher_is_better
-        Orientation; default the attribute.
+        Orientation; default the ``higher_is_better`` attribute (True when absent).
 
     Returns
     -------
@@ -168,46 +257,69 @@ def significance_groups(
     >>> tiers.to_series().to_dict()
     {'m0': 2, 'm1': 2, 'm2': 1}
     """
-    _check_aggregated(aggregated)
-    alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_inclusive=False,
-                       high_inclusive=False)
-    adjustment = check_choice("adjustment", adjustment, ADJUSTMENTS)
-    orientation = _orientation(aggregated, higher_is_better)
-    pw = pairwise_differences(aggregated, higher_is_better=orientation > 0)
-    return _tiers(aggregated, pw, alpha, adjustment, orientation)
+    laid_out, alpha, adjustment = _one_level(draws, sample_dims, observed, higher_is_better,
+                                             alpha, adjustment)
+    pw = pairwise_differences(_draws_array(laid_out), observed=_observed_array(laid_out))
+    return _tiers(laid_out, pw, alpha, adjustment)
 
 
-def _tiers(aggregated: xr.Dataset, pw: xr.Dataset, alpha: float, adjustment: str,
-           orientation: int) -> xr.DataArray:
+def _tiers(laid_out: Draws, pw: xr.Dataset, alpha: float, adjustment: str) -> xr.DataArray:
     key = {"holm": "p_holm", "bh": "p_bh", "none": "p_value"}[adjustment]
     p = pw[key].transpose(MODEL, MODEL_B).values
-    order = np.argsort(-orientation * aggregated[OBSERVED].values, kind="stable")
+    order = np.argsort(-laid_out.orientation * laid_out.observed, kind="stable")
     tier = np.zeros(len(order), dtype=np.int64)
     current, top = 1, order[0]
     for m in order:
         if m != top and p[top, m] < alpha:
             current, top = current + 1, m
         tier[m] = current
-    out = xr.DataArray(tier, dims=(MODEL,), coords={MODEL: aggregated[MODEL].values},
-                       name="tier")
+    out = xr.DataArray(tier, dims=(MODEL,), coords={MODEL: laid_out.models}, name="tier")
     out.attrs = {"alpha": alpha, "adjustment": adjustment,
-                 "rule": "sorted by observed aggregate; a new tier starts when the adjusted "
+                 "rule": "sorted by observed value; a new tier starts when the adjusted "
                          "test against the current tier's top model rejects"}
     return out
 
 
 def leaderboard(
-    aggregated: xr.Dataset,
+    draws: xr.Dataset | xr.DataArray,
     *,
     alpha: float = 0.05,
     adjustment: str = "holm",
+    confidence_level: float | None = None,
+    sample_dims: str | Sequence[Hashable] = (RESAMPLE,),
+    observed: xr.DataArray | None = None,
     higher_is_better: bool | None = None,
 ) -> pd.DataFrame:
     """The leaderboard as a tidy DataFrame, best model first.
 
-    Columns: ``observed`` (the aggregate), ``sd``, ``lower``, ``upper`` (the percentile
-    interval of :func:`evaluq.aggregate`), ``observed_rank``, ``expected_rank``, ``p_best``
-    (:func:`rank_distribution`) and ``tier`` (:func:`significance_groups`).
+    Columns: ``observed`` (the aggregate), ``sd`` (SD of the draws, ddof=1), ``lower``,
+    ``upper`` (the equal-tailed percentile interval of the draws), ``observed_rank``,
+    ``expected_rank``, ``p_best`` (:func:`rank_distribution`) and ``tier``
+    (:func:`significance_groups`). This is a reporting function: it returns a DataFrame whose
+    ``attrs`` say which uncertainty it shows.
+
+    Parameters
+    ----------
+    draws
+        The result of :func:`evaluq.aggregate`, or a DataArray of draws with a ``model`` dim
+        and the ``sample_dims`` (posterior draws: ``("chain", "draw")``).
+    alpha
+        Significance level of the pairwise tests that separate the tiers, in (0, 1).
+    adjustment
+        Multiple-testing adjustment of those tests: ``"holm"`` (family-wise error),
+        ``"bh"`` (false discovery rate) or ``"none"``.
+    confidence_level
+        Level of the ``lower`` / ``upper`` interval; default the aggregate's
+        ``confidence_level`` attribute, or 0.95.
+    sample_dims, observed
+        As in :func:`rank_distribution`.
+    higher_is_better
+        Orientation; default the ``higher_is_better`` attribute (True when absent).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``model``, best first.
 
     Examples
     --------
@@ -221,26 +333,32 @@ def leaderboard(
     ['observed', 'sd', 'lower', 'upper', 'observed_rank', 'expected_rank', 'p_best',
      'tier']
     """
-    _check_aggregated(aggregated)
-    alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_inclusive=False,
-                       high_inclusive=False)
-    adjustment = check_choice("adjustment", adjustment, ADJUSTMENTS)
-    orientation = _orientation(aggregated, higher_is_better)
-    ranks = rank_distribution(aggregated, higher_is_better=orientation > 0)
-    pw = pairwise_differences(aggregated, higher_is_better=orientation > 0)
-    tiers = _tiers(aggregated, pw, alpha, adjustment, orientation)
+    laid_out, alpha, adjustment = _one_level(draws, sample_dims, observed, higher_is_better,
+                                             alpha, adjustment)
+    level = check_confidence_level(
+        laid_out.attrs.get("confidence_level", 0.95) if confidence_level is None
+        else confidence_level)
+    as_array, obs = _draws_array(laid_out), _observed_array(laid_out)
+    ranks = rank_distribution(as_array, observed=obs)
+    tiers = _tiers(laid_out, pairwise_differences(as_array, observed=obs), alpha, adjustment)
+    n = laid_out.n_samples
+    interval = percentile_interval(laid_out.values, level)
     table = pd.DataFrame(
         {
-            "observed": aggregated[OBSERVED].values,
-            "sd": aggregated["sd"].values,
-            "lower": aggregated["ci"].sel({CI_BOUND: "lower"}).values,
-            "upper": aggregated["ci"].sel({CI_BOUND: "upper"}).values,
+            "observed": laid_out.observed,
+            "sd": laid_out.values.std(axis=-1, ddof=1) if n > 1 else np.nan,
+            "lower": interval[:, 0],
+            "upper": interval[:, 1],
             "observed_rank": ranks["observed_rank"].values,
             "expected_rank": ranks["expected_rank"].values,
             "p_best": ranks["p_best"].values,
             "tier": tiers.values,
         },
-        index=pd.Index(aggregated[MODEL].values, name=MODEL),
+        index=pd.Index(laid_out.models, name=MODEL),
     )
-    order = np.argsort(-orientation * table["observed"].to_numpy(), kind="stable")
+    table.attrs = {"uncertainty": f"sd: SD of the {n} draws; lower/upper: "
+                                  f"{level:.0%} equal-tailed percentile interval",
+                   "confidence_level": level, "alpha": alpha, "adjustment": adjustment,
+                   "higher_is_better": int(laid_out.orientation > 0)}
+    order = np.argsort(-laid_out.orientation * table["observed"].to_numpy(), kind="stable")
     return table.iloc[order]

@@ -32,16 +32,17 @@ from evaluq._dims import (
     LANGUAGE,
     MODEL,
     N_SEEDS,
+    OBSERVED,
     RESAMPLE,
     SCORE,
     SD_BOOT,
     SD_SEED,
     SEED,
 )
+from evaluq._kernels import count_valid, nanmean, nanstd
 from evaluq._validation import RNGLike, check_choice, check_int, check_rng
 from evaluq.cube import is_summary, validate
 from evaluq.errors import CubeError
-from evaluq.variance import _count, _nanmean, _nanstd
 
 # --- names this module adds (candidates for evaluq._dims) ---------------------------------------
 LANGUAGE_SLOT: Final = "language_slot"
@@ -54,7 +55,6 @@ DRAWN_BOOTSTRAP: Final = "drawn_bootstrap"
 DRAWN_SEED_COUNT: Final = "drawn_seed_count"
 """How often each seed was drawn for a (resample, language slot) with ``seeds="bootstrap"`` /
 ``"rescaled"`` (dims resample, language | language_slot, seed; sums to S)."""
-OBSERVED: Final = "observed"
 
 REPLICATIONS: Final = ("parametric", "nonparametric", "none")
 LANGUAGE_MODES: Final = ("fixed", "bootstrap", "subsample")
@@ -339,9 +339,9 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
                 f"with `sd_boot`)")
         score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
         boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
-        n_seeds = _count(score).astype(np.float64)
-        sd_seed = _nanstd(score, 1)
-        sd_boot = _nanmean(_nanstd(boot, 1))
+        n_seeds = count_valid(score).astype(np.float64)
+        sd_seed = nanstd(score, 1)
+        sd_boot = nanmean(nanstd(boot, 1))
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = np.sqrt(sd_seed**2 / n_seeds + sd_boot**2)
     bad = ~np.isnan(observed) & np.isnan(scale)
@@ -357,7 +357,7 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
 
 def _inputs(cube: xr.Dataset, replication: str, seeds: str | None = None) -> _Inputs:
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
-    observed = _nanmean(score)
+    observed = nanmean(score)
     if replication == "parametric":
         return _Inputs(observed, _parametric_scale(cube, observed), None)
     if replication == "nonparametric":
@@ -623,7 +623,7 @@ def _is_dask(cube: xr.Dataset) -> bool:
 
 def _lazy_fixed(cube: xr.Dataset, n_resamples: int, entropy: int) -> xr.Dataset:
     """replication="none", languages="fixed" on a dask cube: stays lazy (seed: one chunk)."""
-    observed = xr.apply_ufunc(_nanmean, cube[SCORE], input_core_dims=[[SEED]],
+    observed = xr.apply_ufunc(nanmean, cube[SCORE], input_core_dims=[[SEED]],
                               dask="parallelized", output_dtypes=[np.float64])
     observed = observed.transpose(MODEL, LANGUAGE)
     score = observed.expand_dims({RESAMPLE: np.arange(n_resamples)})

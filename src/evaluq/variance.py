@@ -1,7 +1,7 @@
 """Variance components of an evaluation cube (formulas.md section 6; Sälevä et al.).
 
-The numpy kernels work on the last axes and never import xarray; :func:`variance_components`
-maps the cube's named dims onto them.
+The numpy kernels (:mod:`evaluq._kernels`) work on the last axes and never import xarray;
+:func:`variance_components` maps the cube's named dims onto them.
 """
 
 from __future__ import annotations
@@ -22,64 +22,12 @@ from evaluq._dims import (
     SEED,
     SUMMARY,
 )
+from evaluq._kernels import count_valid, nan_reduce, nanmean, nanstd
 from evaluq._validation import check_int
 from evaluq.cube import is_summary, validate
 
 SUMMARY_STATS = ("mean", "sd", "min", "max")
 WITHIN_COMPONENTS = ("sigma_seed", "sigma_boot", "sigma_within")
-
-
-# --- numpy kernels (axis=-1) --------------------------------------------------------------------
-
-def _count(x: np.ndarray) -> np.ndarray:
-    return np.sum(~np.isnan(x), axis=-1)
-
-
-def _nanmean(x: np.ndarray) -> np.ndarray:
-    """Mean over the last axis ignoring NaN; NaN (no warning) where every value is NaN."""
-    n = _count(x)
-    total = np.where(np.isnan(x), 0.0, x).sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, total / n, np.nan)
-
-
-def _nanstd(x: np.ndarray, ddof: int, axis: int = -1) -> np.ndarray:
-    """SD over ``axis`` ignoring NaN; NaN where fewer than ``ddof + 1`` values remain.
-
-    The values are shifted by one of them first: identical values then give exactly 0, and
-    the two-pass sum of squares does not lose digits to a large common offset.
-    """
-    nan = np.isnan(x)
-    if not nan.any():  # fast path, no masks: the shifted-data algorithm
-        n = x.shape[axis]
-        dev = x - np.take(x, [0], axis=axis)
-        total = dev.sum(axis=axis)
-        subscripts = "...i,...i->..." if axis in (-1, x.ndim - 1) else None
-        squares = (np.einsum(subscripts, dev, dev) if subscripts
-                   else np.einsum(dev, [*range(x.ndim)], dev, [*range(x.ndim)],
-                                  [d for d in range(x.ndim) if d != axis % x.ndim]))
-        ss = np.maximum(squares - total * total / n, 0.0)
-        if n <= ddof:
-            return np.full(ss.shape, np.nan)
-        return np.sqrt(ss / (n - ddof))
-    x = np.moveaxis(x, axis, -1)
-    nan = np.moveaxis(nan, axis, -1)
-    n = np.sum(~nan, axis=-1)
-    shifted = x - _nan_reduce(x, "min")[..., None]
-    mean = _nanmean(shifted)
-    dev = np.where(nan, 0.0, shifted - mean[..., None])
-    ss = (dev * dev).sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > ddof, np.sqrt(ss / (n - ddof)), np.nan)
-
-
-def _nan_reduce(x: np.ndarray, how: str) -> np.ndarray:
-    n = _count(x)
-    if how == "min":
-        filled = np.where(np.isnan(x), np.inf, x).min(axis=-1)
-    else:
-        filled = np.where(np.isnan(x), -np.inf, x).max(axis=-1)
-    return np.where(n > 0, filled, np.nan)
 
 
 # --- public function ----------------------------------------------------------------------------
@@ -157,7 +105,7 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
     cube = validate(cube)
     ddof = check_int("ddof", ddof, minimum=0)
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
-    ybar = _nanmean(score)                                       # (m, l)
+    ybar = nanmean(score)                                       # (m, l)
     nan_ml = np.full(ybar.shape, np.nan)
     if is_summary(cube):
         sigma_seed = cube[SD_SEED].values if SD_SEED in cube else nan_ml
@@ -165,28 +113,28 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
         n_seeds = cube[N_SEEDS].values if N_SEEDS in cube else np.ones_like(ybar)
         se_seed = se_boot = nan_ml
     else:
-        n_seeds = _count(score).astype(np.float64)
-        sigma_seed = _nanstd(score, ddof)
+        n_seeds = count_valid(score).astype(np.float64)
+        sigma_seed = nanstd(score, ddof)
         if BOOT_SCORE in cube:
             boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
-            v = _nanstd(boot, ddof)                              # (m, l, s)
-            sigma_boot = _nanmean(v)
+            v = nanstd(boot, ddof)                              # (m, l, s)
+            sigma_boot = nanmean(v)
             with np.errstate(invalid="ignore", divide="ignore"):
-                se_boot = _nanstd(v, ddof) / np.sqrt(_count(v))
-            u = _nanstd(boot, ddof, axis=2)                      # (m, l, b)
-            se_seed = _nanstd(u, ddof)
+                se_boot = nanstd(v, ddof) / np.sqrt(count_valid(v))
+            u = nanstd(boot, ddof, axis=2)                      # (m, l, b)
+            se_seed = nanstd(u, ddof)
         else:
             sigma_boot = se_boot = se_seed = nan_ml
     sigma_within = np.sqrt(sigma_seed**2 + sigma_boot**2)
-    n_lang = _count(ybar)
-    sigma_between = _nanstd(ybar, ddof)
+    n_lang = count_valid(ybar)
+    sigma_between = nanstd(ybar, ddof)
     per_lang_var = sigma_seed**2 / n_seeds + sigma_boot**2
     observed = np.where(np.isnan(ybar), np.nan, per_lang_var)
     with np.errstate(invalid="ignore", divide="ignore"):
         se_fixed = np.sqrt(np.where(np.isnan(observed), 0.0, observed).sum(-1)) / n_lang
         # the observed between-language variance also holds the within-language noise of the
         # means: subtract its average (method of moments) so that it is not counted twice
-        tau_between = np.sqrt(np.maximum(sigma_between**2 - _nanmean(observed), 0.0))
+        tau_between = np.sqrt(np.maximum(sigma_between**2 - nanmean(observed), 0.0))
         se_population = np.sqrt(se_fixed**2 + tau_between**2 / n_lang)
 
     ml = (MODEL, LANGUAGE)
@@ -194,7 +142,7 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
         {
             "sigma_between": (MODEL, sigma_between),
             "tau_between": (MODEL, tau_between),
-            "mean_score": (MODEL, _nanmean(ybar)),
+            "mean_score": (MODEL, nanmean(ybar)),
             "se_mean_fixed": (MODEL, se_fixed),
             "se_mean_population": (MODEL, se_population),
             "n_languages": (MODEL, n_lang),
@@ -212,8 +160,8 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
         x = out[name].values
         out[f"{name}_summary"] = (
             (MODEL, SUMMARY),
-            np.stack([_nanmean(x), _nanstd(x, ddof), _nan_reduce(x, "min"),
-                      _nan_reduce(x, "max")], axis=-1),
+            np.stack([nanmean(x), nanstd(x, ddof), nan_reduce(x, "min"),
+                      nan_reduce(x, "max")], axis=-1),
         )
     out.attrs = {
         "metric": cube.attrs.get("metric", ""),

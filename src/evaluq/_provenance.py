@@ -1,0 +1,27 @@
+"""Provenance attributes that every cube constructor writes (loader, source, version, rng)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def evaluq_version() -> str:
+    """The installed evaluq version (imported late: the package imports this module)."""
+    from evaluq import __version__
+
+    return __version__
+
+
+def provenance(loader: str, source: str, *, metric: str, higher_is_better: bool,
+               rng_seed: Any = None) -> dict[str, Any]:
+    """The cube attributes naming the metric, its orientation and where the cube came from."""
+    attrs: dict[str, Any] = {
+        "metric": str(metric),
+        "higher_is_better": int(bool(higher_is_better)),
+        "loader": loader,
+        "source": source,
+        "evaluq_version": evaluq_version(),
+    }
+    if rng_seed is not None:
+        attrs["rng_seed"] = rng_seed if isinstance(rng_seed, int | str) else str(rng_seed)
+    return attrs
