@@ -19,6 +19,7 @@ from evaluq.cube import (
 )
 from evaluq.errors import CubeError, NotFittedError
 from evaluq.experiment import Experiment, ExperimentResult
+from evaluq.hierarchical import HierarchicalFit, fit_hierarchical, load_fit
 from evaluq.io import read_table
 from evaluq.pairwise import pairwise_by_language, pairwise_differences, pairwise_table
 from evaluq.predictions import from_predictions
@@ -33,6 +34,7 @@ __all__ = [
     "CubeError",
     "Experiment",
     "ExperimentResult",
+    "HierarchicalFit",
     "NotFittedError",
     "ResamplePlan",
     "__version__",
@@ -40,6 +42,7 @@ __all__ = [
     "agreement",
     "bootstrap_test",
     "dirichlet",
+    "fit_hierarchical",
     "from_arrays",
     "from_long",
     "from_predictions",
@@ -48,6 +51,7 @@ __all__ = [
     "intervals",
     "is_summary",
     "leaderboard",
+    "load_fit",
     "measurement_error",
     "metrics",
     "open_cube",

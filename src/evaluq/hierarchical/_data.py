@@ -72,7 +72,7 @@ class HierarchicalData:
     @property
     def shape(self) -> tuple[int, int]:
         """(n_models, n_languages)."""
-        return self.ybar.shape  # type: ignore[return-value]
+        return self.ybar.shape
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays the model reads (``pm.Data``), missing cells neutralised (weight 0)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,7 @@ def _reported(fit: HierarchicalFit) -> xr.Dataset:
     ds = post[[v for v in REPORTED if v in post]]
     identified = fit.data.seed_identified
     if not identified.all():     # unidentified seed SDs are NaN: not reported, not diagnosed
-        ds = ds.drop_vars("sigma_seed")
+        ds = ds.drop_vars(["sigma_seed"])
         if identified.any():
             ds["sigma_seed"] = post["sigma_seed"].isel({MODEL: np.flatnonzero(identified)})
     return ds
@@ -56,7 +56,7 @@ def _problems(table: pd.DataFrame, divergences: int, bfmi: np.ndarray) -> list[s
     out = []
     worst = table["r_hat"].max()
     if worst > RHAT_MAX:
-        where = table["r_hat"].idxmax()
+        where: Any = table["r_hat"].idxmax()
         out.append(f"R-hat up to {worst:.3f} ({where[0]} {where[1]}) > {RHAT_MAX}: the chains "
                    "disagree; refit with more tuning and draws (tune=2000, draws=2000) and "
                    "chains=4")

@@ -78,10 +78,12 @@ def resolve_priors(data: HierarchicalData, priors: dict[str, float] | None) -> d
     return out
 
 
-def model_inputs(data: HierarchicalData, priors: dict[str, float]) -> dict[str, np.ndarray]:
+def model_inputs(data: HierarchicalData, priors: dict[str, float],
+                 model: str = "crossed") -> dict[str, np.ndarray]:
     """Every ``pm.Data`` array of the model, by name (for ``set_data`` / ``with_data``)."""
     out = data.arrays()
-    out.update({f"prior_{key}": np.asarray(priors[key], dtype=np.float64) for key in PRIOR_KEYS})
+    out.update({f"prior_{key}": np.asarray(priors[key], dtype=np.float64) for key in PRIOR_KEYS
+                if model == "crossed" or key != "tau_lang_sigma"})
     return out
 
 
@@ -144,7 +146,7 @@ def build_model(data: HierarchicalData, model: str = "crossed",
     import pytensor.tensor as pt
 
     model = check_choice("model", model, MODELS)
-    inputs = model_inputs(data, resolve_priors(data, priors))
+    inputs = model_inputs(data, resolve_priors(data, priors), model)
     n_models = data.shape[0]
     coords = {MODEL: list(map(str, data.models)), LANGUAGE: list(map(str, data.languages))}
     with pm.Model(coords=coords) as pm_model:

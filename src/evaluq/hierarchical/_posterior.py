@@ -74,7 +74,7 @@ def conditional_draws(data: HierarchicalData, post: dict[str, np.ndarray],
     step = max(1, CHUNK_CELLS // (n_models * n_lang))
     a_all = np.empty((total, n_lang))
     bench = np.empty((total, n_models))
-    theta_all = np.empty((total, n_models, n_lang)) if keep_cells else None
+    theta_all: np.ndarray | None = np.empty((total, n_models, n_lang)) if keep_cells else None
     for start in range(0, total, step):
         sl = slice(start, start + step)
         tl = flat["tau_lang"]
@@ -84,7 +84,7 @@ def conditional_draws(data: HierarchicalData, post: dict[str, np.ndarray],
         bench[sl] = theta.mean(axis=-1)
         if theta_all is not None:
             theta_all[sl] = theta
-    out = {"a": a_all.reshape(n_chain, n_draw, n_lang),
+    out: dict[str, np.ndarray] = {"a": a_all.reshape(n_chain, n_draw, n_lang),
            "benchmark_mean": bench.reshape(n_chain, n_draw, n_models)}
     if theta_all is not None:
         out["theta"] = theta_all.reshape(n_chain, n_draw, n_models, n_lang)
