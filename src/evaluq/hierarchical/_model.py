@@ -129,8 +129,10 @@ def build_model(data: HierarchicalData, model: str = "crossed",
     Returns
     -------
     pymc.Model
-        Free variables ``alpha``, ``dev`` (model; absent with one model), ``tau_m`` (model),
-        ``sigma_seed`` (model) and, for ``"crossed"``, ``tau_lang``; every array is a
+        Free variables ``alpha``, ``dev`` (model; absent with one model), ``tau_m_raw``
+        (model), ``sigma_seed`` (model) and, for ``"crossed"``, ``tau_lang_raw``, with
+        ``tau_m = |tau_m_raw|`` and ``tau_lang = |tau_lang_raw|`` (half-normal; sampled on the
+        real line, which avoids the log transform's long tail near 0); every array is a
         ``pm.Data`` so a compiled model can be refitted on new data of the same number of
         models.
 
@@ -140,7 +142,7 @@ def build_model(data: HierarchicalData, model: str = "crossed",
     >>> from evaluq.hierarchical import build_model, cube_statistics
     >>> data = cube_statistics(eq.simulate_cube(n_models=3, n_languages=5, n_boot=20, rng=0))
     >>> sorted(v.name for v in build_model(data).free_RVs)
-    ['alpha', 'dev', 'sigma_seed', 'tau_lang', 'tau_m']
+    ['alpha', 'dev', 'sigma_seed', 'tau_lang_raw', 'tau_m_raw']
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -157,10 +159,15 @@ def build_model(data: HierarchicalData, model: str = "crossed",
             mu = pm.Deterministic("mu", alpha + dev, dims=MODEL)
         else:
             mu = pm.Deterministic("mu", pt.stack([alpha]), dims=MODEL)
-        tau_m = pm.HalfNormal("tau_m", x["prior_tau_m_sigma"], dims=MODEL)
+        # |Normal| = HalfNormal: the density depends on tau only through tau^2, so the raw
+        # variable is sampled on the real line, with no log transform whose long left tail
+        # (a variance near 0) NUTS explores slowly
+        tau_m_raw = pm.Normal("tau_m_raw", 0.0, x["prior_tau_m_sigma"], dims=MODEL)
+        tau_m = pm.Deterministic("tau_m", pt.abs(tau_m_raw), dims=MODEL)
         sigma_seed = pm.HalfNormal("sigma_seed", x["prior_sigma_seed_sigma"], dims=MODEL)
         if model == "crossed":
-            tau_lang = pm.HalfNormal("tau_lang", x["prior_tau_lang_sigma"])
+            tau_lang_raw = pm.Normal("tau_lang_raw", 0.0, x["prior_tau_lang_sigma"])
+            tau_lang = pm.Deterministic("tau_lang", pt.abs(tau_lang_raw))
             tau_lang_sq = tau_lang**2
         else:
             tau_lang_sq = pt.as_tensor_variable(0.0)
