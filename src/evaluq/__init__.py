@@ -136,6 +136,7 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq import agreement as agreement
     from evaluq import dirichlet as dirichlet
     from evaluq import experiment as experiment
+    from evaluq import hierarchical as hierarchical
     from evaluq import intervals as intervals
     from evaluq import measurement_error as measurement_error
     from evaluq import metrics as metrics
@@ -153,6 +154,9 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.cube import validate as validate
     from evaluq.errors import CubeError as CubeError
     from evaluq.errors import NotFittedError as NotFittedError
+    from evaluq.hierarchical import HierarchicalFit as HierarchicalFit
+    from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
+    from evaluq.hierarchical import load_fit as load_fit
     from evaluq.io import read_table as read_table
     from evaluq.pairwise import pairwise_by_language as pairwise_by_language
     from evaluq.pairwise import pairwise_differences as pairwise_differences

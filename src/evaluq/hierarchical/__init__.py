@@ -1,0 +1,28 @@
+"""The hierarchical Bayesian model of an evaluation cube (design.md section 3).
+
+PyMC, PyTensor, nutpie and arviz-stats are imported lazily, inside the functions that use
+them, so ``import evaluq`` does not pay for them.
+"""
+
+from evaluq.hierarchical._data import HierarchicalData, cube_statistics
+from evaluq.hierarchical._fit import (
+    ConvergenceWarning,
+    HierarchicalFit,
+    fit_hierarchical,
+    load_fit,
+    nutpie_available,
+)
+from evaluq.hierarchical._model import PRIOR_KEYS, build_model, default_priors
+
+__all__ = [
+    "PRIOR_KEYS",
+    "ConvergenceWarning",
+    "HierarchicalData",
+    "HierarchicalFit",
+    "build_model",
+    "cube_statistics",
+    "default_priors",
+    "fit_hierarchical",
+    "load_fit",
+    "nutpie_available",
+]

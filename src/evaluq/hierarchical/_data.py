@@ -1,0 +1,195 @@
+"""From an evaluation cube to the sufficient statistics of the hierarchical model.
+
+Per cell (m, l): the seed mean ``ybar``, the seed count ``S``, the within-cell sum of squares
+over seeds and the pooled bootstrap variance; per model the pooled seed sum of squares. The
+cost of the model then does not depend on the number of seeds or bootstrap replicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from evaluq._dims import (
+    BOOT_SCORE,
+    BOOTSTRAP,
+    LANGUAGE,
+    MODEL,
+    N_SEEDS,
+    SCORE,
+    SD_BOOT,
+    SD_SEED,
+    SEED,
+)
+from evaluq.cube import higher_is_better, is_summary, validate
+from evaluq.errors import CubeError
+
+REASON_NO_BOOT = ("sigma_boot is not identified: the cube has no bootstrap replicates "
+                  "(boot_score / sd_boot), so the test-set error cannot be told apart from the "
+                  "model-by-language deviation; it is absorbed by tau_m (and sigma_between)")
+REASON_ONE_SEED = ("sigma_seed is not identified for {models}: one seed per cell (and no "
+                   "sd_seed with n_seeds > 1), so seed noise cannot be told apart from the "
+                   "model-by-language deviation; it is absorbed by tau_m (and sigma_between)")
+
+
+@dataclass(frozen=True, eq=False)
+class HierarchicalData:
+    """Sufficient statistics of a cube for the hierarchical model.
+
+    Arrays are (model, language) unless noted; missing cells have ``observed`` False and NaN
+    in ``ybar``.
+    """
+
+    models: np.ndarray
+    languages: np.ndarray
+    ybar: np.ndarray
+    observed: np.ndarray
+    n_seeds: np.ndarray
+    """Seeds behind each cell mean (S_ml)."""
+    v_fixed: np.ndarray
+    """Known (plugged-in) variance of each cell mean: the bootstrap variance, plus
+    ``sd_seed**2 / S`` where a summary cube gives an SD without seed replicates."""
+    vbar: np.ndarray
+    """Pooled bootstrap variance of each cell (NaN without bootstrap information)."""
+    boot_dof: np.ndarray
+    """Degrees of freedom of ``vbar``: sum over seeds of (B - 1); inf for a given ``sd_boot``."""
+    seed_ss: np.ndarray
+    """(model,) pooled within-cell sum of squares over seeds."""
+    seed_dof: np.ndarray
+    """(model,) its degrees of freedom, sum over cells of (S_ml - 1)."""
+    seed_identified: np.ndarray
+    """(model,) whether ``sigma_seed`` is identified."""
+    boot_identified: bool
+    summary_only: bool
+    higher_is_better: bool
+    reasons: dict[str, str] = field(default_factory=dict)
+    digest: str = ""
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(n_models, n_languages)."""
+        return self.ybar.shape
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays the model reads (``pm.Data``), missing cells neutralised (weight 0)."""
+        obs = self.observed
+        return {
+            "ybar": np.where(obs, self.ybar, 0.0),
+            "weight": obs.astype(np.float64),
+            "inv_s": np.where(obs, 1.0 / np.maximum(self.n_seeds, 1.0), 0.0),
+            "v_fixed": np.where(obs, self.v_fixed, 1.0),
+            "seed_ss": self.seed_ss.astype(np.float64),
+            "seed_dof": self.seed_dof.astype(np.float64),
+            "seed_weight": self.seed_identified.astype(np.float64),
+        }
+
+
+def _cell_stats(score: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Seed count, mean and within-cell sum of squares over the last axis (NaN skipped)."""
+    ok = ~np.isnan(score)
+    n = ok.sum(axis=-1).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, np.where(ok, score, 0.0).sum(-1) / n, np.nan)
+    dev = np.where(ok, score - np.nan_to_num(mean)[..., None], 0.0)
+    return n, mean, (dev * dev).sum(-1)
+
+
+def _boot_stats(boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pooled variance over bootstrap replicates and seeds: (m, l, s, b) -> (m, l) and dof."""
+    n_b, _, ss_b = _cell_stats(boot)                      # (m, l, s)
+    dof = np.maximum(n_b - 1.0, 0.0)
+    total_dof = dof.sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        vbar = np.where(total_dof > 0, (ss_b * (dof > 0)).sum(-1) / total_dof, np.nan)
+    return vbar, total_dof
+
+
+def _digest(cube: xr.Dataset) -> str:
+    h = hashlib.sha256()
+    for name in sorted(map(str, cube.data_vars)):
+        var = cube[name]
+        dims = [d for d in (MODEL, LANGUAGE, SEED, BOOTSTRAP) if d in var.dims]
+        h.update(name.encode())
+        h.update(np.ascontiguousarray(var.transpose(*dims).values, dtype=np.float64).tobytes())
+    for dim in (MODEL, LANGUAGE):
+        h.update("\x1f".join(map(str, cube[dim].values)).encode())
+    return h.hexdigest()
+
+
+def cube_statistics(cube: Any) -> HierarchicalData:
+    """Reduce a validated cube to the sufficient statistics of the hierarchical model.
+
+    Parameters
+    ----------
+    cube
+        An evaluation cube (raw or summary-only).
+
+    Returns
+    -------
+    HierarchicalData
+        The statistics, which components are identified and why not.
+    """
+    cube = validate(cube)
+    score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values.astype(np.float64)
+    summary = is_summary(cube)
+    n_cell, ybar, ss_cell = _cell_stats(score)
+    observed = n_cell > 0
+    shape = ybar.shape
+    reasons: dict[str, str] = {}
+    if summary:
+        n_seeds = np.where(observed, cube[N_SEEDS].transpose(MODEL, LANGUAGE).values, 0.0) \
+            if N_SEEDS in cube else observed.astype(np.float64)
+        sd_seed = (cube[SD_SEED].transpose(MODEL, LANGUAGE).values if SD_SEED in cube
+                   else np.full(shape, np.nan))
+        sd_boot = (cube[SD_BOOT].transpose(MODEL, LANGUAGE).values if SD_BOOT in cube
+                   else np.full(shape, np.nan))
+        has_sd = observed & ~np.isnan(sd_seed)
+        estimable = has_sd & (n_seeds > 1)
+        ss_cell = np.where(estimable, (n_seeds - 1) * np.nan_to_num(sd_seed) ** 2, 0.0)
+        dof_cell = np.where(estimable, n_seeds - 1, 0.0)
+        # an SD without replicate count behind it is plugged in as known
+        plug_seed = np.where(has_sd & ~estimable,
+                             np.nan_to_num(sd_seed) ** 2 / np.maximum(n_seeds, 1), 0.0)
+        vbar = np.where(observed, sd_boot, np.nan)
+        boot_dof = np.where(np.isnan(vbar), 0.0, np.inf)
+        vbar = vbar**2
+    else:
+        n_seeds = n_cell
+        dof_cell = np.maximum(n_cell - 1, 0.0)
+        plug_seed = np.zeros(shape)
+        if BOOT_SCORE in cube:
+            boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
+            vbar, boot_dof = _boot_stats(boot.astype(np.float64))
+            vbar = np.where(observed, vbar, np.nan)
+        else:
+            vbar, boot_dof = np.full(shape, np.nan), np.zeros(shape)
+    boot_identified = bool(np.any(observed & ~np.isnan(vbar)))
+    if not boot_identified:
+        reasons["sigma_boot"] = REASON_NO_BOOT
+    elif np.any(observed & np.isnan(vbar)):
+        raise CubeError("`cube` has bootstrap information for some observed cells but not for "
+                        f"others ({int(np.sum(observed & np.isnan(vbar)))} cells); give it for "
+                        "every observed cell or for none")
+    seed_ss = np.where(observed, ss_cell, 0.0).sum(-1)
+    seed_dof = np.where(observed, dof_cell, 0.0).sum(-1)
+    seed_identified = seed_dof > 0
+    models = cube[MODEL].values
+    if not seed_identified.all():
+        names = ", ".join(map(str, models[~seed_identified]))
+        reasons["sigma_seed"] = REASON_ONE_SEED.format(models=names)
+    if not observed.any(axis=1).all():
+        empty = ", ".join(map(str, models[~observed.any(axis=1)]))
+        raise CubeError(f"`cube` has models with no observed language: {empty}")
+    v_fixed = np.where(observed, np.nan_to_num(vbar) + plug_seed, np.nan)
+    return HierarchicalData(
+        models=models, languages=cube[LANGUAGE].values, ybar=ybar, observed=observed,
+        n_seeds=n_seeds.astype(np.float64), v_fixed=v_fixed, vbar=vbar,
+        boot_dof=boot_dof.astype(np.float64), seed_ss=seed_ss, seed_dof=seed_dof,
+        seed_identified=seed_identified, boot_identified=boot_identified,
+        summary_only=summary, higher_is_better=higher_is_better(cube), reasons=reasons,
+        digest=_digest(cube),
+    )

@@ -1,0 +1,94 @@
+"""Convergence diagnostics of a hierarchical fit, through arviz-stats."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evaluq._dims import MODEL
+
+if TYPE_CHECKING:
+    from evaluq.hierarchical._fit import HierarchicalFit
+
+REPORTED: Final = ("mu", "benchmark_mean", "sigma_between", "sigma_seed", "tau_m", "tau_lang")
+SAMPLE_DIMS: Final = ("chain", "draw")
+RHAT_MAX: Final = 1.01
+ESS_MIN: Final = 400
+BFMI_MIN: Final = 0.3
+
+
+def _reported(fit: HierarchicalFit) -> xr.Dataset:
+    post = fit.idata["posterior"].to_dataset()
+    ds = post[[v for v in REPORTED if v in post]]
+    identified = fit.data.seed_identified
+    if not identified.all():     # unidentified seed SDs are NaN: not reported, not diagnosed
+        ds = ds.drop_vars(["sigma_seed"])
+        if identified.any():
+            ds["sigma_seed"] = post["sigma_seed"].isel({MODEL: np.flatnonzero(identified)})
+    return ds
+
+
+def _table(ds: xr.Dataset) -> pd.DataFrame:
+    import arviz_stats as azs
+
+    stats = {"r_hat": azs.rhat(ds, sample_dims=SAMPLE_DIMS),
+             "ess_bulk": azs.ess(ds, sample_dims=SAMPLE_DIMS, method="bulk"),
+             "ess_tail": azs.ess(ds, sample_dims=SAMPLE_DIMS, method="tail"),
+             "mcse_mean": azs.mcse(ds, sample_dims=SAMPLE_DIMS, method="mean")}
+    rows = []
+    for name in ds.data_vars:
+        for key, result in stats.items():
+            values = result[name]
+            models = values[MODEL].values if MODEL in values.dims else [""]
+            for model, value in zip(models, np.atleast_1d(values.values), strict=True):
+                rows.append({"quantity": str(name), MODEL: str(model), "stat": key,
+                             "value": float(value)})
+    table = pd.DataFrame(rows).pivot_table(index=["quantity", MODEL], columns="stat",
+                                           values="value", sort=False)
+    table.columns.name = None
+    return table[list(stats)]
+
+
+def _problems(table: pd.DataFrame, divergences: int, bfmi: np.ndarray) -> list[str]:
+    out = []
+    worst = table["r_hat"].max()
+    if worst > RHAT_MAX:
+        where: Any = table["r_hat"].idxmax()
+        out.append(f"R-hat up to {worst:.3f} ({where[0]} {where[1]}) > {RHAT_MAX}: the chains "
+                   "disagree; refit with more tuning and draws (tune=2000, draws=2000) and "
+                   "chains=4")
+    ess = table[["ess_bulk", "ess_tail"]].min(axis=1)
+    if ess.min() < ESS_MIN:
+        where = ess.idxmin()
+        out.append(f"ESS down to {ess.min():.0f} ({where[0]} {where[1]}) < {ESS_MIN}: too few "
+                   "effective draws for stable intervals; increase draws (ESS grows with "
+                   "draws x chains)")
+    if divergences > 0:
+        out.append(f"{divergences} divergent transitions: the sampler could not follow the "
+                   "posterior (often a variance near 0 with few languages or models); refit "
+                   "with tune=2000, or give tighter prior scales (priors={'tau_m_sigma': ..., "
+                   "'tau_lang_sigma': ...})")
+    low = np.flatnonzero(bfmi < BFMI_MIN)
+    if low.size:
+        out.append(f"E-BFMI below {BFMI_MIN} in chains {low.tolist()}: the momentum "
+                   "resampling explores the energy poorly; refit with more tuning (tune=2000)")
+    return out
+
+
+def diagnostics(fit: HierarchicalFit) -> pd.DataFrame:
+    """See :meth:`HierarchicalFit.diagnostics`."""
+    import arviz_stats as azs
+
+    table = _table(_reported(fit))
+    stats = fit.idata["sample_stats"].to_dataset()
+    divergences = int(stats["diverging"].sum()) if "diverging" in stats else 0
+    if "energy" in stats and stats.sizes.get("draw", 0) > 1:
+        bfmi = np.atleast_1d(np.asarray(azs.bfmi(stats["energy"], sample_dims=list(SAMPLE_DIMS))))
+    else:
+        bfmi = np.full(stats.sizes.get("chain", 1), np.nan)
+    table.attrs = {"divergences": divergences, "bfmi": bfmi.tolist(),
+                   "problems": _problems(table, divergences, bfmi)}
+    return table

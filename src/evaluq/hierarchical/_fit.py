@@ -1,0 +1,436 @@
+"""``fit_hierarchical``: sample the marginal model and wrap the posterior in a fit object."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evaluq._dims import LANGUAGE, MODEL, MODEL_B
+from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
+from evaluq.hierarchical._data import HierarchicalData, cube_statistics
+from evaluq.hierarchical._model import MODELS, build_model, model_inputs, resolve_priors
+from evaluq.hierarchical._posterior import conditional_draws, sigma_boot_draws
+
+SAMPLERS: Final = ("auto", "nutpie", "pymc")
+LEVELS: Final = ("population", "benchmark")
+SAMPLE_DIMS: Final = ("chain", "draw")
+KEEP_CELLS_MAX: Final = 10_000_000   # theta (chain, draw, model, language) kept up to this size
+RHAT_MAX: Final = 1.01
+ESS_MIN: Final = 400
+_STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
+                 "mean_tree_accept", "acceptance_rate", "logp", "lp")
+_COMPILED: dict[tuple[str, int], Any] = {}
+"""nutpie models compiled in this process, by (model, number of models): refits reuse them."""
+
+
+class ConvergenceWarning(UserWarning):
+    """The sampler's diagnostics (R-hat, ESS, divergences, E-BFMI) are not good enough."""
+
+
+def nutpie_available() -> bool:
+    """Whether nutpie is installed (then ``sampler="auto"`` uses it)."""
+    return importlib.util.find_spec("nutpie") is not None
+
+
+# --- sampling -------------------------------------------------------------------------------------
+
+def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float]:
+    """The nutpie model for (model, number of models), compiled on first use; compile seconds."""
+    import nutpie
+
+    key = (model, data.shape[0])
+    if key in _COMPILED:
+        return _COMPILED[key], 0.0
+    start = time.perf_counter()
+    _COMPILED[key] = nutpie.compile_pymc_model(build_model(data, model), backend="numba")
+    return _COMPILED[key], time.perf_counter() - start
+
+
+def _sample_nutpie(compiled: Any, inputs: dict[str, np.ndarray], draws: int, tune: int,
+                   chains: int, seed: int, progressbar: bool) -> xr.DataTree:
+    import nutpie
+
+    return nutpie.sample(compiled.with_data(**inputs), draws=draws, tune=tune, chains=chains,
+                         cores=chains, seed=seed, progress_bar=progressbar, save_warmup=False)
+
+
+def _sample_pymc(data: HierarchicalData, model: str, priors: dict[str, float], draws: int,
+                 tune: int, chains: int, seed: int, progressbar: bool) -> xr.DataTree:
+    import pymc as pm
+
+    with build_model(data, model, priors):
+        return pm.sample(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed,
+                         nuts_sampler="pymc", progressbar=progressbar,
+                         compute_convergence_checks=False)
+
+
+def _posterior_arrays(post: xr.Dataset, model: str) -> dict[str, Any]:
+    get: dict[str, Any] = {name: post[name].transpose(*SAMPLE_DIMS, ...).values
+           for name in ("mu", "tau_m", "sigma_seed")}
+    get["tau_lang"] = (post["tau_lang"].transpose(*SAMPLE_DIMS).values if model == "crossed"
+                       else None)
+    return get
+
+
+def _build_tree(data: HierarchicalData, model: str, raw: xr.DataTree, post_seed: int,
+                priors: dict[str, float], config: dict[str, Any]) -> xr.DataTree:
+    models, languages = data.models, data.languages
+    post = raw["posterior"].to_dataset().drop_vars(MODEL, errors="ignore")
+    keep = [v for v in ("alpha", "dev", "mu", "tau_m", "sigma_seed", "tau_lang") if v in post]
+    post = post[keep].assign_coords({MODEL: models})
+    arrays = _posterior_arrays(post, model)
+    n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
+    keep_cells = n_chain * n_draw * data.ybar.size <= KEEP_CELLS_MAX
+    cond = conditional_draws(data, arrays, np.random.default_rng(post_seed),
+                             keep_cells=keep_cells)
+    cd = (*SAMPLE_DIMS, MODEL)
+    tau2 = post["tau_m"] ** 2 + (post["tau_lang"] ** 2 if model == "crossed" else 0.0)
+    post = post.assign(
+        sigma_between=np.sqrt(tau2),
+        benchmark_mean=(cd, cond["benchmark_mean"]),
+        a=((*SAMPLE_DIMS, LANGUAGE), cond["a"]),
+    ).assign_coords({LANGUAGE: languages})
+    if "theta" in cond:
+        post["theta"] = ((*cd, LANGUAGE), cond["theta"])
+    if model == "independent":
+        post = post.drop_vars("a")
+    post["sigma_seed"] = post["sigma_seed"].where(xr.DataArray(data.seed_identified, dims=MODEL))
+    post.attrs = {"sampler": config["sampler"]}
+    stats = raw["sample_stats"].to_dataset()
+    stats = stats[[v for v in _STATS if v in stats]]
+    observed = xr.Dataset(
+        {"ybar": ((MODEL, LANGUAGE), data.ybar), "n_seeds": ((MODEL, LANGUAGE), data.n_seeds),
+         "vbar": ((MODEL, LANGUAGE), data.vbar), "boot_dof": ((MODEL, LANGUAGE), data.boot_dof),
+         "seed_ss": (MODEL, data.seed_ss), "seed_dof": (MODEL, data.seed_dof)},
+        coords={MODEL: models, LANGUAGE: languages})
+    constant = xr.Dataset({f"prior_{k}": v for k, v in priors.items()})
+    tree = xr.DataTree.from_dict({"posterior": post, "sample_stats": stats,
+                                  "observed_data": observed, "constant_data": constant})
+    tree.attrs = {"evaluq_config": json.dumps(config), "data_digest": data.digest,
+                  "identifiability": json.dumps(data.reasons)}
+    return tree
+
+
+# --- the fit object -------------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class HierarchicalFit:
+    """A fitted hierarchical model (see :func:`fit_hierarchical`).
+
+    Attributes
+    ----------
+    idata
+        ArviZ data (``xarray.DataTree``): ``posterior`` (chain, draw, model[, language]) with
+        the sampled hyperparameters and the exact conditional draws ``a``, ``theta``
+        (when small enough) and ``benchmark_mean``; ``sample_stats``; ``observed_data``
+        (the sufficient statistics); ``constant_data`` (the prior scales).
+    sampler
+        ``"nutpie"`` or ``"pymc"``.
+    config
+        The arguments of the fit, the priors and the seeds.
+    data
+        The cube's sufficient statistics and which components are identified.
+    """
+
+    idata: xr.DataTree
+    sampler: str
+    config: dict[str, Any]
+    data: HierarchicalData = field(repr=False)
+    cube: xr.Dataset = field(repr=False)
+
+    # -- draws ----------------------------------------------------------------------------------
+    @property
+    def posterior(self) -> xr.Dataset:
+        """The posterior group as a Dataset."""
+        return self.idata["posterior"].to_dataset()
+
+    def _level(self, level: str) -> xr.DataArray:
+        level = check_choice("level", level, LEVELS)
+        return self.posterior["mu" if level == "population" else "benchmark_mean"]
+
+    def variance_components(self) -> xr.Dataset:
+        """Posterior draws of the variance components (names of :func:`evaluq.variance_components`).
+
+        Returns
+        -------
+        xarray.Dataset
+            ``sigma_between`` (chain, draw, model): :math:`\\sqrt{\\tau_{lang}^2 + \\tau_m^2}`
+            (crossed) or :math:`\\tau_m` (independent); ``sigma_seed`` (chain, draw, model;
+            NaN where not identified); ``sigma_boot`` (chain, draw, model, language; NaN
+            without bootstrap information); ``tau_m`` and, crossed, ``tau_lang``. The attrs
+            say which components the cube cannot identify and why.
+        """
+        post = self.posterior
+        shape = (post.sizes["chain"], post.sizes["draw"])
+        boot = sigma_boot_draws(self.data, shape, np.random.default_rng(self.config["boot_seed"]))
+        out = post[[v for v in ("sigma_between", "sigma_seed", "tau_m", "tau_lang") if v in post]]
+        out = out.assign(sigma_boot=((*SAMPLE_DIMS, MODEL, LANGUAGE), boot))
+        out = out.assign_coords({LANGUAGE: self.data.languages})
+        out.attrs = {"model": self.config["model"], **self.data.reasons}
+        return out
+
+    def pairwise_differences(self, level: str = "population", *, rope: float | None = None,
+                             confidence_level: float = 0.95) -> xr.Dataset:
+        """Posterior differences between every pair of models (``model`` minus ``model_b``).
+
+        Computed by :func:`evaluq.pairwise_differences` on the posterior draws (one kernel for
+        the frequentist and the Bayesian side); ``ci`` is then the equal-tailed credible
+        interval and ``p_greater`` is :math:`P(D > 0 \\mid data)`. Added, as in baycomp:
+        ``p_below`` = P(D < -rope), ``p_rope`` = P(|D| <= rope), ``p_above`` = P(D > rope).
+
+        Parameters
+        ----------
+        level
+            ``"population"``: differences of ``mu`` (on a new language);
+            ``"benchmark"``: differences of the mean of theta over the cube's languages.
+        rope
+            Half-width of the region of practical equivalence (>= 0, in score units);
+            default 0.
+        confidence_level
+            Level of the credible intervals.
+        """
+        import evaluq as eq
+
+        level = check_choice("level", level, LEVELS)
+        width = 0.0 if rope is None else _check_rope(rope)
+        draws = self._level(level)
+        out = eq.pairwise_differences(draws, sample_dims=SAMPLE_DIMS,
+                                      confidence_level=check_confidence_level(confidence_level),
+                                      higher_is_better=self.data.higher_is_better)
+        diff = draws - draws.rename({MODEL: MODEL_B})
+        out["p_below"] = (diff < -width).mean(SAMPLE_DIMS)
+        out["p_rope"] = (abs(diff) <= width).mean(SAMPLE_DIMS)
+        out["p_above"] = (diff > width).mean(SAMPLE_DIMS)
+        out.attrs.update(level=level, rope=width, ci_kind="equal-tailed credible interval")
+        return out
+
+    def rank_probabilities(self, level: str = "population") -> xr.Dataset:
+        """P(rank = r), expected rank and P(best) of every model (:func:`evaluq.rank_distribution`).
+
+        Parameters
+        ----------
+        level
+            ``"population"`` (ranks of ``mu``) or ``"benchmark"`` (ranks of the mean of
+            theta over the cube's languages).
+        """
+        import evaluq as eq
+
+        out = eq.rank_distribution(self._level(level), sample_dims=SAMPLE_DIMS,
+                                   higher_is_better=self.data.higher_is_better)
+        out.attrs["level"] = level
+        return out
+
+    # -- comparison with the frequentist side --------------------------------------------------
+    def compare_frequentist(self, resampled: xr.Dataset | None = None, *,
+                            confidence_level: float = 0.95, rng: RNGLike = 0) -> pd.DataFrame:
+        """The posterior beside the frequentist estimates, one row per quantity.
+
+        Frequentist side: :func:`evaluq.variance_components` (``tau_between``, the RMS over
+        languages of ``sigma_seed`` and ``sigma_boot``), :func:`evaluq.aggregate` of
+        ``resampled`` (default ``eq.resample(cube, languages="fixed")`` with parametric
+        replication noise when the cube has it), :func:`evaluq.pairwise_differences` and
+        :func:`evaluq.rank_distribution`; Bayesian side: the benchmark-level means,
+        differences and P(best) and the posterior variance components.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``quantity``, ``model``, ``model_b``, ``frequentist``, ``freq_lower``,
+            ``freq_upper``, ``posterior_mean``, ``post_lower``, ``post_upper``, ``agree``
+            and ``driver`` (the assumption that explains a disagreement; empty when they
+            agree).
+        """
+        from evaluq.hierarchical._compare import compare
+
+        level = check_confidence_level(confidence_level)
+        return compare(self, resampled, level, check_rng(rng))
+
+    # -- diagnostics ---------------------------------------------------------------------------
+    def diagnostics(self) -> pd.DataFrame:
+        """R-hat, bulk and tail ESS of every reported quantity; divergences and E-BFMI.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (quantity, model): ``r_hat``, ``ess_bulk``, ``ess_tail``,
+            ``mcse_mean``. ``attrs`` holds ``divergences`` (count), ``bfmi`` (per chain) and
+            ``problems`` (the advice that :func:`fit_hierarchical` warns with).
+        """
+        from evaluq.hierarchical._diagnostics import diagnostics
+
+        return diagnostics(self)
+
+    # -- persistence ---------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the fit (posterior, statistics, configuration, data hash) to a NetCDF file."""
+        self.idata.to_netcdf(path)
+
+    # -- display -------------------------------------------------------------------------------
+    def _summary(self) -> pd.DataFrame:
+        mu = self.posterior["mu"]
+        lo, hi = mu.quantile([0.025, 0.975], SAMPLE_DIMS).values
+        sb = self.posterior["sigma_between"].mean(SAMPLE_DIMS).values
+        return pd.DataFrame({"mu_mean": mu.mean(SAMPLE_DIMS).values, "mu_2.5%": lo,
+                             "mu_97.5%": hi, "sigma_between_mean": sb},
+                            index=pd.Index(self.data.models, name=MODEL))
+
+    def _header(self) -> str:
+        n_m, n_l = self.data.shape
+        post = self.posterior
+        div = int(self.idata["sample_stats"]["diverging"].sum()) \
+            if "diverging" in self.idata["sample_stats"] else 0
+        return (f"HierarchicalFit(model={self.config['model']!r}, sampler={self.sampler!r}, "
+                f"{n_m} models x {n_l} languages, {post.sizes['chain']} chains x "
+                f"{post.sizes['draw']} draws, divergences={div})")
+
+    def __repr__(self) -> str:
+        lines = [self._header(), self._summary().round(4).to_string()]
+        lines += [f"note: {text}" for text in self.data.reasons.values()]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        notes = "".join(f"<p><em>{text}</em></p>" for text in self.data.reasons.values())
+        return (f"<p><strong>{self._header()}</strong></p>"
+                + self._summary().round(4).to_html() + notes)
+
+
+def _check_rope(rope: Any) -> float:
+    if isinstance(rope, bool) or not isinstance(rope, int | float | np.integer | np.floating) \
+            or not np.isfinite(rope) or rope < 0:
+        raise ValueError(f"`rope` must be a finite number >= 0 or None; got {rope!r}")
+    return float(rope)
+
+
+# --- public functions -----------------------------------------------------------------------------
+
+def _fit_iv(model: Any, draws: Any, tune: Any, chains: Any, sampler: Any,
+            progressbar: Any) -> tuple[int, int, int, str]:
+    check_choice("model", model, MODELS)
+    draws = check_int("draws", draws, minimum=1)
+    tune = check_int("tune", tune, minimum=0)
+    chains = check_int("chains", chains, minimum=1)
+    check_choice("sampler", sampler, SAMPLERS)
+    if sampler == "auto":
+        sampler = "nutpie" if nutpie_available() else "pymc"
+    elif sampler == "nutpie" and not nutpie_available():
+        raise ValueError("`sampler` is 'nutpie' but nutpie is not installed; "
+                         "pip install nutpie, or use sampler='pymc'")
+    if not isinstance(progressbar, bool):
+        raise TypeError(f"`progressbar` must be True or False; got {progressbar!r}")
+    return draws, tune, chains, sampler
+
+
+def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1000,
+                     tune: int = 1000, chains: int = 2, rng: RNGLike = None,
+                     sampler: str = "auto", priors: dict[str, float] | None = None,
+                     progressbar: bool = False) -> HierarchicalFit:
+    """Fit the hierarchical model to an evaluation cube.
+
+    The model (design.md section 3; ``models/hierarchical_model.md``), crossed:
+
+    .. math::
+
+        \\theta_{ml} = \\mu_m + a_l + g_{ml}, \\quad a_l \\sim N(0, \\tau_{lang}^2), \\quad
+        g_{ml} \\sim N(0, \\tau_m^2), \\quad
+        \\bar y_{ml} \\sim N(\\theta_{ml}, \\sigma_{boot,ml}^2 + \\sigma_{seed,m}^2 / S_{ml})
+
+    with the within-cell seed sum of squares :math:`\\sim \\sigma_{seed,m}^2 \\chi^2(S-1)` and
+    the pooled bootstrap variance a scaled chi-square. ``"independent"`` drops :math:`a_l`.
+    It is sampled in its marginal form (a and g integrated out: per language a multivariate
+    normal with diagonal-plus-rank-one covariance, O(M L)); a, theta and the benchmark means
+    are then exact conditional Gaussian draws. The bootstrap variance of a cell is plugged
+    in (its degrees of freedom S(B-1) are large); its posterior draws are scaled inverse
+    chi-square.
+
+    Parameters
+    ----------
+    cube
+        An evaluation cube (raw, with or without bootstrap replicates, or summary-only).
+    model
+        ``"crossed"`` or ``"independent"``.
+    draws, tune, chains
+        Posterior draws and tuning steps per chain; number of chains.
+    rng
+        Seed or Generator (the sampler's seed and the conditional draws come from it).
+    sampler
+        ``"auto"`` (nutpie when installed, else PyMC's NUTS), ``"nutpie"`` or ``"pymc"``.
+        nutpie models are compiled once per process and number of models, then refitted
+        with new data.
+    priors
+        Overrides of the prior scales: ``alpha_mu``, ``alpha_sigma``, ``dev_sigma``,
+        ``tau_lang_sigma``, ``tau_m_sigma``, ``sigma_seed_sigma``.
+    progressbar
+        Show the sampler's progress bar.
+
+    Returns
+    -------
+    HierarchicalFit
+        Warns :class:`ConvergenceWarning` with advice when R-hat > 1.01, an ESS < 400 or
+        there are divergences.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=3, n_languages=8, n_boot=50, sigma_language=1.0, rng=0)
+    >>> fit = eq.fit_hierarchical(cube, draws=500, tune=500, rng=0)  # doctest: +SKIP
+    >>> fit.rank_probabilities().p_best.sum().item()                  # doctest: +SKIP
+    1.0
+    """
+    draws, tune, chains, sampler = _fit_iv(model, draws, tune, chains, sampler, progressbar)
+    gen = check_rng(rng)
+    data = cube_statistics(cube)
+    resolved = resolve_priors(data, priors)
+    seed, post_seed, boot_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=3))
+    config = {"model": model, "draws": draws, "tune": tune, "chains": chains,
+              "sampler": sampler, "priors": resolved, "seed": seed, "post_seed": post_seed,
+              "boot_seed": boot_seed}
+    config["compile_seconds"] = 0.0
+    if sampler == "nutpie":
+        compiled, config["compile_seconds"] = compiled_nutpie(data, model)
+        start = time.perf_counter()
+        raw = _sample_nutpie(compiled, model_inputs(data, resolved, model), draws, tune,
+                             chains, seed, progressbar)
+    else:
+        start = time.perf_counter()
+        raw = _sample_pymc(data, model, resolved, draws, tune, chains, seed, progressbar)
+    config["sampling_seconds"] = time.perf_counter() - start
+    tree = _build_tree(data, model, raw, post_seed, resolved, config)
+    fit = HierarchicalFit(idata=tree, sampler=sampler, config=config, data=data,
+                          cube=cube)
+    problems = fit.diagnostics().attrs["problems"]
+    if problems:
+        warnings.warn("; ".join(problems), ConvergenceWarning, stacklevel=2)
+    return fit
+
+
+def load_fit(path: str | os.PathLike[str], cube: xr.Dataset) -> HierarchicalFit:
+    """Load a fit written by :meth:`HierarchicalFit.save`, for the cube it was fitted to.
+
+    Parameters
+    ----------
+    path
+        The file.
+    cube
+        The cube of the fit; a different cube (by a hash of its values and labels) raises
+        ``ValueError``.
+    """
+    tree = xr.open_datatree(path).load()
+    tree.close()
+    data = cube_statistics(cube)
+    if tree.attrs.get("data_digest") != data.digest:
+        raise ValueError(f"`cube` is not the cube this fit was made from (data hash "
+                         f"{data.digest[:12]} vs {str(tree.attrs.get('data_digest'))[:12]} in "
+                         f"{os.fspath(path)!r})")
+    config = json.loads(tree.attrs["evaluq_config"])
+    return HierarchicalFit(idata=tree, sampler=config["sampler"], config=config, data=data,
+                           cube=cube)
+
