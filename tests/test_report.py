@@ -203,11 +203,14 @@ def test_progress_line_goes_to_stderr(cube, capsys):
 
 def test_auto_modes_without_bootstrap_replicates(cube):
     a = eq.reporting.analyse(cube.drop_vars("boot_score"), n_resamples=100)
-    assert (a.settings["replication"], a.settings["languages"]) == ("none", "bootstrap")
+    assert (a.settings["replication"], a.settings["languages"]) == ("nonparametric", "bootstrap")
+    one = eq.reporting.analyse(cube.drop_vars("boot_score").isel(seed=[0]), n_resamples=100)
+    assert (one.settings["replication"], one.settings["languages"]) == ("none", "bootstrap")
     summary = eq.from_summary(pd.DataFrame({"model": ["a", "a", "b", "b"],
                                             "language": ["x", "y"] * 2,
                                             "mean": [1.0, 2.0, 1.5, 2.5],
-                                            "sd_seed": [0.1] * 4, "sd_boot": [0.2] * 4}))
+                                            "sd_seed": [0.1] * 4, "sd_boot": [0.2] * 4}),
+                             n_seeds=3)
     b = eq.reporting.analyse(summary, n_resamples=100)
     assert (b.settings["replication"], b.settings["languages"]) == ("parametric", "fixed")
 

@@ -35,14 +35,15 @@ NOT_CALLABLE = (BaseException,)
 def public_names() -> list[str]:
     """Functions and classes in ``evaluq.__all__`` and the public submodules' ``__all__``
     (exceptions, warnings, constants and modules are not called)."""
-    names = []
+    names, seen = [], set()
     modules = {"evaluq": eq, **{f"evaluq.{m}": getattr(eq, m) for m in PUBLIC_MODULES}}
     for prefix, module in modules.items():
         for name in module.__all__:
             obj = getattr(module, name)
             if inspect.isclass(obj) and issubclass(obj, BaseException | Warning):
                 continue
-            if inspect.isfunction(obj) or inspect.isclass(obj):
+            if (inspect.isfunction(obj) or inspect.isclass(obj)) and id(obj) not in seen:
+                seen.add(id(obj))            # a re-export is the same object: one set of cases
                 names.append(f"{prefix}.{name}")
     return names
 

@@ -170,10 +170,12 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
         An evaluation cube.
     n_resamples, replication, languages, rng
         Passed to :func:`evaluq.resample`. ``replication="auto"`` is ``"parametric"`` when
-        the cube has bootstrap replicates or summary SDs and ``"none"`` otherwise;
-        ``languages="auto"`` is ``"fixed"``, or ``"bootstrap"`` when the replication is
-        ``"none"`` (the languages are then the only source of spread). The resolved values are
-        in ``Analysis.settings``.
+        the cube has bootstrap replicates or summary SDs, ``"nonparametric"`` (the seeds
+        redrawn, paired across models; the test-set noise is not seen) for raw scores with
+        several seeds, and ``"none"`` otherwise; ``languages="auto"`` is ``"fixed"`` with
+        parametric replication and ``"bootstrap"`` otherwise (the languages then carry the
+        spread the replicates cannot show). The resolved values are in
+        ``Analysis.settings``.
     how, confidence_level
         Passed to :func:`evaluq.aggregate`.
     alpha, adjustment
@@ -246,14 +248,19 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
 
 
 def _resolve_modes(cube: xr.Dataset, replication: str, languages: str) -> tuple[str, str]:
-    from evaluq._dims import BOOT_SCORE, SD_BOOT, SD_SEED
+    from evaluq._dims import BOOT_SCORE, SD_BOOT, SD_SEED, SEED
     from evaluq.cube import is_summary
 
     if replication == "auto":
         has_sd = is_summary(cube) and SD_SEED in cube and SD_BOOT in cube
-        replication = "parametric" if BOOT_SCORE in cube or has_sd else "none"
+        if BOOT_SCORE in cube or has_sd:
+            replication = "parametric"
+        elif not is_summary(cube) and cube.sizes.get(SEED, 1) > 1:
+            replication = "nonparametric"      # the seeds, redrawn paired across models
+        else:
+            replication = "none"
     if languages == "auto":
-        languages = "bootstrap" if replication == "none" else "fixed"
+        languages = "fixed" if replication == "parametric" else "bootstrap"
     return replication, languages
 
 
