@@ -423,7 +423,11 @@ def variance_bars(components: xr.Dataset, *,
     >>> [ax.get_ylabel() for ax in fig.axes]
     ['seed SD', 'bootstrap SD']
     """
-    _require(components, "components", "eq.variance_components", tuple(variables))
+    _require(components, "components", "eq.variance_components", ("sigma_between",))
+    unknown = [v for v in variables if v not in components.data_vars]
+    if unknown:
+        raise ValueError(f"`variables` names {unknown}, which the components do not hold; "
+                         f"they hold {sorted(map(str, components.data_vars))}")
     shown = [v for v in variables if np.isfinite(components[v].values).any()]
     if not shown:
         raise CubeError(f"every value of {', '.join(variables)} is missing: nothing to draw")
@@ -764,6 +768,9 @@ def scarce_intervals(results: TIntervalResult | ARFIntervalResult
     from evaluq.intervals import ARFIntervalResult, TIntervalResult
 
     kinds = (TIntervalResult, ARFIntervalResult)
+    if not isinstance(results, (*kinds, Mapping)):
+        raise TypeError(f"`results` must be a t_interval / arf_interval result or a mapping of "
+                        f"them; got {type(results).__name__}")
     named = {"interval": results} if isinstance(results, kinds) else dict(results)
     if not named:
         raise ValueError("`results` is empty")
