@@ -76,7 +76,7 @@ def test_long_table_several_metrics(tmp_path, long_table, capsys):
     assert set(payload["metrics"]) == {"BLEU", "chrF"}
     rows = payload["metrics"]["BLEU"]["tables"]["leaderboard"]["rows"]
     assert [r["model"] for r in rows] == list(board.index)
-    assert payload["metrics"]["BLEU"]["settings"]["replication"] == "none"
+    assert payload["metrics"]["BLEU"]["settings"]["replication"] == "nonparametric"
 
 
 def test_summary_table_with_n_seeds_column_and_formats(tmp_path, capsys):
