@@ -46,7 +46,7 @@ def test_expected_jsd_matches_the_previous_rule(rng, alpha, max_count, weighted)
         q = rng.dirichlet(np.full(k, 0.7), size=300)
         q[::7, 0] = 0.0
         q /= q.sum(axis=1, keepdims=True)
-        new = dr.expected_jsd(counts, q, alpha=alpha).values
+        new = dr.expected_jsd(counts, q, prior=alpha).values
         old = reference.reference_expected_jsd(counts + alpha, q)
         np.testing.assert_allclose(new, old, rtol=0, atol=1e-10)
 

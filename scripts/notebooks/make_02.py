@@ -94,12 +94,12 @@ paper uses the rounded table values k = 1.8 (75%) and k = 2.31 (80%) and clips t
 rows = {
     "k = 1.8 (paper, 75%)": eq.intervals.arf_interval(85.2, 96.3, k=1.8, bounds=(0, 100)),
     "k = 2.31 (paper, 80%)": eq.intervals.arf_interval(85.2, 96.3, k=2.31, bounds=(0, 100)),
-    "alpha = 0.25 (computed k)": eq.intervals.arf_interval(85.2, 96.3, alpha=0.25,
+    "alpha = 0.25 (computed k)": eq.intervals.arf_interval(85.2, 96.3, arf_alpha=0.25,
                                                           bounds=(0, 100)),
-    "alpha = 0.2 (computed k)": eq.intervals.arf_interval(85.2, 96.3, alpha=0.2,
+    "alpha = 0.2 (computed k)": eq.intervals.arf_interval(85.2, 96.3, arf_alpha=0.2,
                                                          bounds=(0, 100)),
     "alpha = 0.2, unknown errors": eq.intervals.arf_interval(
-        85.2, 96.3, alpha=0.2, distribution="unknown", bounds=(0, 100)),
+        85.2, 96.3, arf_alpha=0.2, distribution="unknown", bounds=(0, 100)),
 }
 columns = ["estimate", "half_width", "k", "confidence_level", "lower", "upper"]
 frame = pd.DataFrame({name: r.to_dataframe().iloc[0] for name, r in rows.items()}).T
@@ -116,7 +116,7 @@ interval [71.5, 87.3] straddles 80 with its centre 79.4 below: a borderline fail
 `P(mu > 80) = 0.43`. The single-score ARF interval is so wide that it decides almost nothing:"""),
     ("code", """\
 t_res = eq.intervals.t_interval([76.85, 81.99], confidence_level=0.8)
-arf_res = eq.intervals.arf_interval(85.2, 96.3, alpha=0.2, bounds=(0, 100))
+arf_res = eq.intervals.arf_interval(85.2, 96.3, arf_alpha=0.2, bounds=(0, 100))
 pd.DataFrame({
     "t interval, 2 scores": [str(t_res.verdict(t).item()) for t in (60, 75, 80, 95)],
     "ARF, 1 score": [str(arf_res.verdict(t).item()) for t in (60, 75, 80, 95)],

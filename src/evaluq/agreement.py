@@ -28,7 +28,7 @@ import xarray as xr
 
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ICC_FORM, RATER, RESAMPLE
 from evaluq._kernels import bootstrap_counts
-from evaluq._results import IntervalBoundsMixin
+from evaluq._results import N_RESAMPLES_INTERVAL, IntervalBoundsMixin
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -252,7 +252,8 @@ def _as_labels(x: Any, name: str) -> np.ndarray:
 
 def cohen_kappa(rater1: Any, rater2: Any, *, labels: Sequence[Any] | None = None,
                 weights: Weights = None, confidence_level: float = 0.95,
-                n_resamples: int = 9999, rng: RNGLike = None) -> AgreementResult:
+                n_resamples: int = N_RESAMPLES_INTERVAL,
+                rng: RNGLike = None) -> AgreementResult:
     r"""Cohen's kappa between two raters, optionally weighted, with a bootstrap interval.
 
     .. math::
@@ -274,6 +275,7 @@ def cohen_kappa(rater1: Any, rater2: Any, *, labels: Sequence[Any] | None = None
     weights : {None, "linear", "quadratic"}
     confidence_level : float
     n_resamples : int
+        Bootstrap resamples (default 9999, the default of every bootstrap interval in evaluq).
     rng : int, Generator, SeedSequence or None
 
     Returns
@@ -427,7 +429,8 @@ def _as_ratings(ratings: Any, rater_dim: Hashable, *, allow_nan: bool) -> np.nda
 
 def krippendorff_alpha(ratings: Any, *, level_of_measurement: Level = "nominal",
                        value_domain: Sequence[float] | None = None,
-                       confidence_level: float = 0.95, n_resamples: int = 9999,
+                       confidence_level: float = 0.95,
+                       n_resamples: int = N_RESAMPLES_INTERVAL,
                        rng: RNGLike = None, rater_dim: Hashable = RATER) -> AgreementResult:
     r"""Krippendorff's alpha for any number of raters, with missing ratings, and a bootstrap.
 
@@ -577,7 +580,8 @@ def _icc_item_stats(x: np.ndarray) -> np.ndarray:
     return np.column_stack([r, r**2, (x**2).sum(axis=-1), x])
 
 
-def icc(ratings: Any, *, confidence_level: float = 0.95, n_resamples: int = 9999,
+def icc(ratings: Any, *, confidence_level: float = 0.95,
+        n_resamples: int = N_RESAMPLES_INTERVAL,
         rng: RNGLike = None, rater_dim: Hashable = RATER) -> AgreementResult:
     r"""The six intraclass correlations of Shrout & Fleiss (1979), with a bootstrap over items.
 

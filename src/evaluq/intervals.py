@@ -27,6 +27,7 @@ import xarray as xr
 from scipy import special, stats
 from scipy.optimize import elementwise
 
+from evaluq._deprecation import renamed_argument
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS
 from evaluq._results import IntervalBoundsMixin
 from evaluq._validation import check_choice, check_confidence_level, check_finite
@@ -159,10 +160,10 @@ def _arf_k_normal_cached(alpha: float) -> float:
 def _check_alpha(alpha: ArrayLike) -> np.ndarray:
     a = np.asarray(alpha, dtype=np.float64) if not isinstance(alpha, xr.DataArray) else (
         alpha.values.astype(np.float64))
-    check_finite("alpha", a)
+    check_finite("arf_alpha", a)
     bad = (a <= 0) | (a > 0.5)
     if bad.any():
-        raise ValueError(f"`alpha` must be in (0, 0.5] for an ARF interval; got "
+        raise ValueError(f"`arf_alpha` must be in (0, 0.5] for an ARF interval; got "
                          f"{a[bad].ravel()[0]:g}")
     return a
 
@@ -503,8 +504,10 @@ def prob_above(x: ArrayLike, threshold: float, *, dim: Hashable | None = None,
 
 # --- ARF ----------------------------------------------------------------------------------------
 
-def arf_k(alpha: ArrayLike, distribution: Distribution = "normal") -> Any:
-    r"""Multiplier k of the ARF interval with coverage at least ``1 - alpha`` for every mu, sigma.
+@renamed_argument("alpha", "arf_alpha", meaning="the ARF worst-case non-coverage")
+def arf_k(arf_alpha: ArrayLike, distribution: Distribution = "normal") -> Any:
+    r"""Multiplier k of the ARF interval with coverage at least ``1 - arf_alpha`` for every mu,
+    sigma.
 
     ``distribution="unknown"`` (any symmetric unimodal error, worst case uniform):
 
@@ -559,6 +562,7 @@ def arf_k(alpha: ArrayLike, distribution: Distribution = "normal") -> Any:
     3.94
     """
     check_choice("distribution", distribution, DISTRIBUTIONS)
+    alpha = arf_alpha
     a = _check_alpha(alpha)
     if distribution == "unknown":
         k = _arf_k_unknown(a)
@@ -659,7 +663,11 @@ class ARFIntervalResult(IntervalBoundsMixin, _ResultMixin):
                 "distribution": self.distribution, "bounds": self.bounds}
 
 
-def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = None,
+_worst_non_coverage = arf_alpha  # arf_interval's argument of that name shadows it
+
+
+@renamed_argument("alpha", "arf_alpha", meaning="the ARF worst-case non-coverage")
+def arf_interval(y: ArrayLike, guess: ArrayLike, *, arf_alpha: ArrayLike | None = None,
                  k: ArrayLike | None = None, distribution: Distribution = "normal",
                  bounds: tuple[float, float] | None = None) -> ARFIntervalResult:
     r"""ARF confidence interval for mu from ONE observation y and a fixed prior guess g.
@@ -669,7 +677,7 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
         \frac{y + g}{2} \pm k\,|y - g|
 
     covers mu with probability >= 1 - alpha for every mu and sigma, provided g is fixed before
-    y is observed (independent of it). k comes from :func:`arf_k` (``alpha`` given) or is passed
+    y is observed (independent of it). k comes from :func:`arf_k` (``arf_alpha`` given) or is passed
     directly (``k`` given; the guaranteed level is then ``1 - arf_alpha(k)``).
 
     Parameters
@@ -677,11 +685,12 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
     y : float or array_like or DataArray
         The observation(s); any shape (items, raters, ...), broadcast against ``guess``
         (numpy broadcasting for arrays, by dim name for DataArrays; when any of ``y``,
-        ``guess``, ``alpha`` / ``k`` is a DataArray, the others must be DataArrays or scalars).
+        ``guess``, ``arf_alpha`` / ``k`` is a DataArray, the others must be DataArrays or scalars).
     guess : float or array_like or DataArray
         The prior guess g (e.g. a historical average).
-    alpha : float or array_like, optional
-        1 - confidence level, in (0, 0.5]. Exactly one of ``alpha`` and ``k``.
+    arf_alpha : float or array_like, optional
+        The worst-case non-coverage, 1 - confidence level, in (0, 0.5]. Exactly one of
+        ``arf_alpha`` and ``k``. (``alpha=`` is its deprecated spelling.)
     k : float or array_like, optional
         The multiplier, >= 0.5.
     distribution : {"normal", "unknown"}
@@ -716,14 +725,15 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
 
     With k computed from alpha = 0.2 rather than the rounded table value:
 
-    >>> res = eq.intervals.arf_interval(85.2, 96.3, alpha=0.2, bounds=(0, 100))
+    >>> res = eq.intervals.arf_interval(85.2, 96.3, arf_alpha=0.2, bounds=(0, 100))
     >>> round(float(res.k), 3), round(float(res.half_width), 2), res.confidence_level
     (2.312, 25.67, 0.8)
     """
     check_choice("distribution", distribution, DISTRIBUTIONS)
+    alpha = arf_alpha
     if (alpha is None) == (k is None):
-        raise ValueError("pass exactly one of `alpha` and `k` to arf_interval")
-    given = {"y": y, "guess": guess, "alpha" if k is None else "k": alpha if k is None else k}
+        raise ValueError("pass exactly one of `arf_alpha` and `k` to arf_interval")
+    given = {"y": y, "guess": guess, "arf_alpha" if k is None else "k": alpha if k is None else k}
     labelled = [n for n, v in given.items() if isinstance(v, xr.DataArray)]
     unlabelled = [n for n, v in given.items()
                   if not isinstance(v, xr.DataArray) and np.ndim(v) > 0]
@@ -741,7 +751,7 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
             level_raw = alpha.copy(data=level_raw)
     else:
         kk = _check_k(k.values if isinstance(k, xr.DataArray) else k)
-        level_raw = 1 - arf_alpha(kk, distribution)
+        level_raw = 1 - _worst_non_coverage(kk, distribution)
         k_raw = k if isinstance(k, xr.DataArray) else kk
         if isinstance(k, xr.DataArray):
             level_raw = k.copy(data=np.asarray(level_raw))
