@@ -28,7 +28,7 @@ import xarray as xr
 
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ICC_FORM, RATER, RESAMPLE
 from evaluq._kernels import bootstrap_counts
-from evaluq._results import N_RESAMPLES_INTERVAL, IntervalBoundsMixin
+from evaluq._results import N_RESAMPLES_INTERVAL, ResultBase
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -59,7 +59,7 @@ Level = Literal["nominal", "ordinal", "interval"]
 # --- result -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, repr=False)
-class AgreementResult(IntervalBoundsMixin):
+class AgreementResult(ResultBase):
     """An agreement coefficient, its bootstrap distribution over items and intervals from it.
 
     Attributes
@@ -117,8 +117,10 @@ class AgreementResult(IntervalBoundsMixin):
         return ci
 
     @property
-    def interval(self) -> xr.DataArray:
-        return self.confidence_interval()
+    def distribution(self) -> xr.DataArray:
+        """:attr:`bootstrap_distribution` with the ``resample`` dim last (the common layout
+        of every result's distribution)."""
+        return self.bootstrap_distribution.transpose(..., RESAMPLE)
 
     def to_dataset(self) -> xr.Dataset:
         """estimate, standard_error, lower, upper (and the bootstrap distribution)."""

@@ -22,14 +22,13 @@ from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 from scipy import special, stats
 from scipy.optimize import elementwise
 
 from evaluq._deprecation import renamed_argument
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS
-from evaluq._results import IntervalBoundsMixin
+from evaluq._results import ResultBase
 from evaluq._validation import check_choice, check_confidence_level, check_finite
 
 __all__ = [
@@ -232,45 +231,10 @@ def _verdict(estimate: xr.DataArray, lower: xr.DataArray, upper: xr.DataArray,
     return xr.DataArray(labels, dims=code.dims, coords=code.coords, name="verdict")
 
 
-def _scalar_or_array(da: xr.DataArray, digits: int = 4) -> str:
-    if da.ndim == 0:
-        return f"{float(da):.{digits}g}"
-    return f"<{' x '.join(f'{d}: {n}' for d, n in da.sizes.items())}>"
-
-
-class _ResultMixin:
-    """to_dataframe / repr / _repr_html_ on top of ``to_dataset``."""
-
-    def to_dataset(self) -> xr.Dataset:  # pragma: no cover - every subclass defines it
-        raise TypeError(f"{type(self).__name__} must define to_dataset")
-
-    def to_dataframe(self) -> pd.DataFrame:
-        """The result as a table: one row per item (no ``ci_bound`` dim: lower/upper columns)."""
-        ds = self.to_dataset()
-        if ds.sizes:
-            return ds.to_dataframe()
-        return pd.DataFrame({k: [v.item()] for k, v in ds.data_vars.items()})
-
-    def _fields(self) -> dict[str, xr.DataArray]:  # pragma: no cover - every subclass defines it
-        raise TypeError(f"{type(self).__name__} must define _fields")
-
-    def __repr__(self) -> str:
-        lines = [f"{type(self).__name__}("]
-        for name, value in self._fields().items():
-            shown = _scalar_or_array(value) if isinstance(value, xr.DataArray) else repr(value)
-            lines.append(f"    {name}={shown},")
-        lines.append(")")
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        table = self.to_dataframe().head(20).to_html(float_format=lambda v: f"{v:.4g}")
-        return f"<div><b>{type(self).__name__}</b>{table}</div>"
-
-
 # --- Student-t ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True, repr=False)
-class TIntervalResult(IntervalBoundsMixin, _ResultMixin):
+class TIntervalResult(ResultBase):
     """Student-t interval for the mean of a few scores per item.
 
     Attributes
@@ -324,11 +288,6 @@ class TIntervalResult(IntervalBoundsMixin, _ResultMixin):
         if self.bounds is not None:
             ci = ci.clip(*self.bounds)
         return ci
-
-    @property
-    def interval(self) -> xr.DataArray:
-        """The interval at :attr:`confidence_level`, with a ``ci_bound`` dim."""
-        return self.confidence_interval()
 
     def prob_above(self, threshold: float) -> xr.DataArray:
         """``P(mu > threshold)``; see :func:`prob_above`."""
@@ -596,7 +555,7 @@ def arf_alpha(k: ArrayLike, distribution: Distribution = "normal") -> Any:
 
 
 @dataclass(frozen=True, repr=False)
-class ARFIntervalResult(IntervalBoundsMixin, _ResultMixin):
+class ARFIntervalResult(ResultBase):
     """ARF interval ``(y + g)/2 +- k |y - g|`` from one observation y and a prior guess g.
 
     Attributes
@@ -616,7 +575,7 @@ class ARFIntervalResult(IntervalBoundsMixin, _ResultMixin):
     guess: xr.DataArray
     k: xr.DataArray
     confidence_level: Any
-    distribution: str
+    distribution: Distribution
     bounds: tuple[float, float] | None
 
     @property
@@ -629,13 +588,18 @@ class ARFIntervalResult(IntervalBoundsMixin, _ResultMixin):
         """``k |y - g|`` (before clipping)."""
         return (self.k * np.abs(self.observation - self.guess)).rename("half_width")
 
-    @property
-    def interval(self) -> xr.DataArray:
-        """The (clipped) interval with a ``ci_bound`` dim."""
-        lo, hi = self.estimate - self.half_width, self.estimate + self.half_width
+    def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
+        """The (clipped) interval with a ``ci_bound`` dim: at the stored level by default, or
+        at ``confidence_level`` with the multiplier ``arf_k(1 - confidence_level)`` for the same
+        ``distribution``."""
+        half = self.half_width
+        level = self.confidence_level
+        if confidence_level is not None:
+            level = check_confidence_level(confidence_level)
+            half = arf_k(1.0 - level, self.distribution) * np.abs(self.observation - self.guess)
+        lo, hi = self.estimate - half, self.estimate + half
         if self.bounds is not None:
             lo, hi = lo.clip(*self.bounds), hi.clip(*self.bounds)
-        level = self.confidence_level
         level = float(level) if np.ndim(level) == 0 else None
         return _ci(lo, hi, f"arf_{self.distribution}", level)
 
