@@ -159,25 +159,28 @@ def _expected_m_log_m(a: np.ndarray, b: np.ndarray, q: np.ndarray,
     for n, first, last in zip(np.unique(sizes), pair_start, pair_stop, strict=True):
         n = int(n)
         pairs = np.flatnonzero(sizes == n)
-        x, w = _logit_beta_nodes(ua[pairs], ub[pairs], n, lo[pairs], hi[pairs])
         cells = order[first:last]
+        bounds = np.append(np.searchsorted(cell_pair[first:last], pairs, side="left"),
+                           cells.size)  # cells[bounds[j]:bounds[j + 1]] share marginal j
         step = max(1, _CHUNK * 64 // n)
         if cells.size >= 32 * pairs.size:  # one matrix-vector product per marginal
-            bounds = np.searchsorted(cell_pair[first:last], pairs, side="left")
-            bounds = np.append(bounds, cells.size)
+            x, w = _logit_beta_nodes(ua[pairs], ub[pairs], n, lo[pairs], hi[pairs])
             for j in range(pairs.size):
                 run = cells[bounds[j]:bounds[j + 1]]
-                for lo_i in range(0, run.size, step):
-                    idx = run[lo_i:lo_i + step]
+                for start in range(0, run.size, step):
+                    idx = run[start:start + step]
                     m = np.add.outer(flat_q[idx], x[j])
                     m *= 0.5
                     flat_out[idx] = _m_log_m(m) @ w[j]
-        else:  # many distinct marginals: gather each cell's nodes
-            local = np.empty(ua.size, dtype=np.intp)
-            local[pairs] = np.arange(pairs.size)
-            for lo_i in range(0, cells.size, step):
-                idx = cells[lo_i:lo_i + step]
-                row = local[inverse[idx]]
+            continue
+        # many distinct marginals: nodes built for a block of marginals at a time, gathered
+        for p0 in range(0, pairs.size, step):
+            block = pairs[p0:p0 + step]
+            x, w = _logit_beta_nodes(ua[block], ub[block], n, lo[block], hi[block])
+            run = cells[bounds[p0]:bounds[min(p0 + step, pairs.size)]]
+            for start in range(0, run.size, step):
+                idx = run[start:start + step]
+                row = inverse[idx] - block[0]  # marginals are numbered consecutively
                 m = x[row]
                 m += flat_q[idx, None]
                 m *= 0.5
