@@ -37,6 +37,16 @@ _LAZY: dict[str, str] = {
     "reporting": "evaluq.reporting",
     "significance": "evaluq.significance",
     "tables": "evaluq.tables",
+    # submodules that were loaded (so reachable as attributes) before the lazy loading
+    "cube": "evaluq.cube",
+    "errors": "evaluq.errors",
+    "io": "evaluq.io",
+    "pairwise": "evaluq.pairwise",
+    "predictions": "evaluq.predictions",
+    "ranks": "evaluq.ranks",
+    "resampling": "evaluq.resampling",
+    "simulate": "evaluq.simulate",
+    "variance": "evaluq.variance",
     # functions and classes
     "BootstrapTestResult": "evaluq.significance",
     "CubeError": "evaluq.errors",
@@ -72,7 +82,8 @@ _LAZY: dict[str, str] = {
 }
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
-_NOT_IN_ALL = frozenset({"experiment", "significance"})
+_NOT_IN_ALL = frozenset({"cube", "errors", "experiment", "io", "pairwise", "predictions",
+                         "ranks", "resampling", "significance", "simulate", "variance"})
 
 
 # Functions whose module has the same name: ``evaluq.aggregate`` is the function.
