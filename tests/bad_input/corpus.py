@@ -228,14 +228,14 @@ def _cases() -> list[Case]:
              lambda: intervals.t_interval([1.0, 2.0, 4.0], confidence_level=1.0),
              "`confidence_level`"))
     add(Case("evaluq.intervals.arf_interval", "guess and alpha NaN",
-             lambda: intervals.arf_interval([0.5], [0.5], alpha=NAN), "`alpha`"))
+             lambda: intervals.arf_interval([0.5], [0.5], arf_alpha=NAN), "`arf_alpha`"))
     add(Case("evaluq.intervals.ARFIntervalResult", "no alpha nor k",
-             lambda: intervals.arf_interval([0.5], [0.5]), "`alpha`|`k`"))
+             lambda: intervals.arf_interval([0.5], [0.5]), "`arf_alpha`|`k`"))
     add(Case("evaluq.intervals.arf_alpha", "negative k", lambda: intervals.arf_alpha(-1.0),
              "`k`"))
     add(Case("evaluq.intervals.arf_alpha", "unknown distribution",
              lambda: intervals.arf_alpha(1.0, distribution="cauchy"), "`distribution`"))
-    add(Case("evaluq.intervals.arf_k", "alpha 1.5", lambda: intervals.arf_k(1.5), "`alpha`"))
+    add(Case("evaluq.intervals.arf_k", "alpha 1.5", lambda: intervals.arf_k(1.5), "`arf_alpha`"))
     add(Case("evaluq.intervals.prob_above", "NaN threshold",
              lambda: intervals.prob_above([1.0, 2.0], NAN), "`threshold`"))
     add(Case("evaluq.intervals.prob_above", "empty", lambda: intervals.prob_above([], 0.0),
@@ -346,9 +346,9 @@ def _cases() -> list[Case]:
     # --- dirichlet -------------------------------------------------------------------------------
     add(Case("evaluq.dirichlet.posterior", "negative counts",
              lambda: dirichlet.posterior(-COUNTS), "`counts`"))
-    add(Case("evaluq.dirichlet.posterior", "alpha 0", lambda: dirichlet.posterior(COUNTS,
-                                                                                  alpha=0.0),
-             "`alpha`"))
+    add(Case("evaluq.dirichlet.posterior", "prior 0", lambda: dirichlet.posterior(COUNTS,
+                                                                                  prior=0.0),
+             "`prior`"))
     add(Case("evaluq.dirichlet.posterior", "counts near the int64 range",
              lambda: dirichlet.expected_entropy(np.array([[2**62, 2**62]]))))
     add(Case("evaluq.dirichlet.DirichletPosterior", "expected probabilities",
@@ -364,7 +364,7 @@ def _cases() -> list[Case]:
              lambda: dirichlet.expected_entropy(COUNTS > 0), "`counts`",
              xfail="dirichlet accepts bool counts (dirichlet.py is owned by another helper)"))
     add(Case("evaluq.dirichlet.expected_probs", "negative alpha",
-             lambda: dirichlet.expected_probs(COUNTS, alpha=-1.0), "`alpha`"))
+             lambda: dirichlet.expected_probs(COUNTS, prior=-1.0), "`prior`"))
     add(Case("evaluq.dirichlet.empirical_metric", "unknown metric",
              lambda: dirichlet.empirical_metric(COUNTS, Q3, metric="bleu"), "`metric`"))
     add(Case("evaluq.dirichlet.monte_carlo_expectation", "n_draws 0",
