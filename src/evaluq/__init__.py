@@ -17,7 +17,7 @@ from evaluq.cube import (
     open_cube,
     validate,
 )
-from evaluq.errors import CubeError, NotFittedError
+from evaluq.errors import CubeError, EvaluqWarning, NotFittedError, ScaleWarning
 from evaluq.experiment import Experiment, ExperimentResult
 from evaluq.io import read_table
 from evaluq.pairwise import pairwise_by_language, pairwise_differences, pairwise_table
@@ -31,10 +31,12 @@ from evaluq.variance import variance_components, variance_table
 __all__ = [
     "BootstrapTestResult",
     "CubeError",
+    "EvaluqWarning",
     "Experiment",
     "ExperimentResult",
     "NotFittedError",
     "ResamplePlan",
+    "ScaleWarning",
     "__version__",
     "aggregate",
     "agreement",
