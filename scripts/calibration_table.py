@@ -54,7 +54,7 @@ def table(rows: list[list[str]], silent: list[str], paths: list[str]) -> str:
             "at least nominal where the method promises to be conservative, and, for rows",
             "marked *documented*, the shortfall the documentation states).", "",
             "Regenerate with:", "", "```",
-            "python scripts/calibration_table.py " + " ".join(paths), "```", "",
+            " ".join(["python scripts/calibration_table.py", *paths]), "```", "",
             f"Generated {datetime.date.today().isoformat()}.", "",
             "| study | quantity | nominal | measured | simulations |",
             "|---|---|---|---|---|"]

@@ -84,3 +84,20 @@ def test_mse_distribution_interval_holds_its_probability(route, sigma):
     report(f"measurement_error.mse_distribution interval, {route} route", hits / n, 0.9, n,
            "probability content")
     assert within(hits, n, 0.9), hits
+
+
+@pytest.mark.slow
+def test_rank_probability_is_uniform_for_equal_models():
+    """Two models with equal true scores: P(rank 1) of the first is (about) uniform over
+    replications of the benchmark (like a p-value), so it falls outside [0.05, 0.95] 10% of
+    the time. Parametric resampling, fixed languages, independent test sets."""
+    n, outside = 400, 0
+    for i in range(n):
+        cube = eq.simulate_cube(n_models=2, n_languages=8, n_seeds=4, n_boot=30,
+                                model_means=[0.0, 0.0], sigma_between=0.0, rng=1000 + i)
+        rd = eq.rank_distribution(eq.aggregate(eq.resample(cube, n_resamples=1000, rng=i)))
+        p = float(rd.probability.isel(model=0).sel(rank=1))
+        outside += int(p < 0.05 or p > 0.95)
+    report("rank_distribution P(rank 1), two equal models (parametric, fixed languages)",
+           outside / n, 0.10, n, "share outside [0.05, 0.95]")
+    assert within(outside, n, 0.10), outside
