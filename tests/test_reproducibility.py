@@ -66,7 +66,9 @@ def test_bounded_parametric_is_reproducible():
 
 
 @pytest.mark.parametrize("kind", ["cube", "bounded cube", "variance_components", "resample",
-                                  "aggregate", "seeds-only variance_components"])
+                                  "aggregate", "seeds-only variance_components",
+                                  "pairwise_differences", "rank_distribution",
+                                  "bounded parametric resample", "mse_distribution"])
 def test_results_round_trip_netcdf(tmp_path, kind):
     cube = eq.simulate_cube(n_models=2, n_languages=3, n_seeds=3, n_boot=10, rng=0)
     result = {
@@ -78,6 +80,16 @@ def test_results_round_trip_netcdf(tmp_path, kind):
         "resample": lambda: eq.resample(cube, n_resamples=20, replication="nonparametric",
                                         rng=0),
         "aggregate": lambda: eq.aggregate(eq.resample(cube, n_resamples=20, rng=0)),
+        "pairwise_differences": lambda: eq.pairwise_differences(
+            eq.aggregate(eq.resample(cube, n_resamples=20, rng=0))),
+        "rank_distribution": lambda: eq.rank_distribution(
+            eq.aggregate(eq.resample(cube, n_resamples=20, rng=0))),
+        "bounded parametric resample": lambda: eq.resample(
+            eq.from_arrays(np.full((2, 2, 3), 0.5) + np.arange(3) * 0.01,
+                           np.full((2, 2, 3, 4), 0.5) + np.arange(4) * 0.01, bounds=(0, 1)),
+            n_resamples=20, rng=0),
+        "mse_distribution": lambda: eq.measurement_error.mse_distribution(
+            [1.0, 2.0, 3.0], [1.5, 2.0, 2.0], [0.3, 0.5, 0.7]).to_dataset(),
     }[kind]()
     path = tmp_path / "r.nc"
     result.to_netcdf(path)

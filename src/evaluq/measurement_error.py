@@ -504,6 +504,10 @@ def _mse_method(method: str, sv: np.ndarray) -> str:
     return method
 
 
+_NEGLIGIBLE = 1e-10
+"""An item whose SD is below this share of its cell's SD is treated as a constant."""
+
+
 def _mse_cells(dv: np.ndarray, sv: np.ndarray, equal: bool
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per cell: the generalized chi-square's weights ``lam`` and noncentralities ``delta^2``
@@ -511,13 +515,18 @@ def _mse_cells(dv: np.ndarray, sv: np.ndarray, equal: bool
     ``shift`` of the items with sigma = 0, the route and the moments (mean, sd, skewness,
     excess kurtosis)."""
     cells, m = dv.shape
-    positive = sv > 0
+    # an item whose own SD is below 1e-10 of its cell's SD is a constant to that accuracy:
+    # it joins the shift with its mean (a weight ~1e-10 of the largest defeats the inversion)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        item_sd = sv * np.sqrt(2.0 * sv * sv + 4.0 * dv * dv)
+        cell_sd = np.sqrt(np.sum(item_sd**2, axis=1, keepdims=True))
+        positive = (sv > 0) & ~(item_sd < _NEGLIGIBLE * cell_sd)
     lam = np.zeros((cells, m))
     delta2 = np.zeros((cells, m))
     with np.errstate(over="ignore", under="ignore"):   # such cells take the normal route
         lam[positive] = sv[positive] ** 2 / m
         delta2[positive] = (dv[positive] / sv[positive]) ** 2
-    shift = np.where(positive, 0.0, dv**2).sum(axis=1) / m
+    shift = np.where(positive, 0.0, dv**2 + sv**2).sum(axis=1) / m
     lam_list = np.empty(cells, dtype=object)
     d2_list = np.empty(cells, dtype=object)
     routes = np.empty(cells, dtype=object)
