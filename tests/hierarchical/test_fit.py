@@ -146,6 +146,13 @@ def test_summary_cube_and_missing_cells() -> None:
     assert np.isfinite(fit.posterior["theta"]).all()      # drawn for the missing cell too
 
 
+def test_one_model_cube_fits_and_says_what_is_not_separable() -> None:
+    fit = eq.fit_hierarchical(eq.simulate_cube(n_models=1, n_languages=5, rng=0), rng=0, **FEW)
+    assert "not separately identified" in fit.data.reasons["tau_lang"]
+    assert fit.posterior["mu"].sizes["model"] == 1
+    np.testing.assert_allclose(fit.posterior["mu"].isel(model=0), fit.posterior["alpha"])
+
+
 def test_independent_model_has_no_language_effect(cube: xr.Dataset) -> None:
     fit = eq.fit_hierarchical(cube, model="independent", rng=0, **FEW)
     post = fit.posterior
