@@ -24,8 +24,6 @@ SAMPLERS: Final = ("auto", "nutpie", "pymc")
 LEVELS: Final = ("population", "benchmark")
 SAMPLE_DIMS: Final = ("chain", "draw")
 KEEP_CELLS_MAX: Final = 10_000_000   # theta (chain, draw, model, language) kept up to this size
-RHAT_MAX: Final = 1.01
-ESS_MIN: Final = 400
 _STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
                  "mean_tree_accept", "acceptance_rate", "logp", "lp")
 _COMPILED: dict[tuple[str, int], Any] = {}
