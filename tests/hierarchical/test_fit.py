@@ -102,6 +102,14 @@ def test_save_load_round_trip_and_hash_guard(fit: HierarchicalFit, cube: xr.Data
     xr.testing.assert_equal(loaded.variance_components(), fit.variance_components())
     with pytest.raises(ValueError, match="`cube` is not the cube this fit was made from"):
         eq.load_fit(path, _cube(rng=5))
+    alone = eq.load_fit(path)                    # from the statistics saved with the fit
+    for name in ("ybar", "v_fixed", "vbar", "boot_dof", "seed_ss", "observed"):
+        np.testing.assert_array_equal(getattr(alone.data, name), getattr(fit.data, name))
+    assert alone.data.digest == fit.data.digest
+    xr.testing.assert_equal(alone.variance_components(), fit.variance_components())
+    xr.testing.assert_allclose(alone.pairwise_differences(), fit.pairwise_differences())
+    with pytest.raises(ValueError, match="compare_frequentist needs the cube"):
+        alone.compare_frequentist()
 
 
 def test_same_rng_same_fit(cube: xr.Dataset, fit: HierarchicalFit) -> None:
