@@ -1,6 +1,7 @@
 """Benchmark of eq.agreement's vectorised bootstraps against the obvious loops.
 
-Run from the repository root: ``PYTHONPATH=src python benchmarks/bench_agreement.py``.
+Run from the repository root: ``PYTHONPATH=src python benchmarks/bench_agreement.py``
+(``--quick``: a smoke run with 50 resamples).
 Prints wall time and peak traced memory for each statistic, next to a baseline that
 resamples items explicitly and calls the reference implementation once per resample
 (scikit-learn for kappa, the ``krippendorff`` package for alpha, a numpy ANOVA for ICC);
@@ -113,4 +114,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: few resamples")
+    if parser.parse_args().quick:
+        N_RESAMPLES, N_BASELINE = 50, 3
     main()

@@ -2,7 +2,7 @@
 
 Run from the repository root (about 40 s on one core)::
 
-    PYTHONPATH=src python benchmarks/bench_bk_null_rates.py
+    PYTHONPATH=src python benchmarks/bench_bk_null_rates.py [--quick]
 
 The test (BooStSa's, Berg-Kirkpatrick et al. 2012): ``B`` times draw ``s = round(f N)``
 items with replacement, compute ``delta*_b`` (accuracy of h1 minus accuracy of h0 on them) and
@@ -75,6 +75,7 @@ NULL_MODELS = {
 # (null model, number of items N, number of simulated data sets)
 DESIGNS = (("independent", 500, 100_000), ("correlated", 500, 100_000),
            ("independent", 100, 100_000), ("independent", 2000, 20_000))
+N_CHECK = 300  # data sets per fraction in the cross-check through evaluq
 
 
 def _upper(alpha: float, f: float) -> float:
@@ -211,9 +212,10 @@ def main() -> None:
         print("  (in brackets: the normal approximation, e.g. 1 - Phi(1.645 / sqrt(f)))")
         print()
 
-    print("Cross-check through evaluq: 300 null data sets of 500 items per f, B = 1000")
+    print(f"Cross-check through evaluq: {N_CHECK} null data sets of 500 items per f, "
+          f"B = {B}")
     for j, f in enumerate(FRACTIONS):
-        c = check_with_evaluq(f, 300, 500, seed=100 + j)
+        c = check_with_evaluq(f, N_CHECK, 500, seed=100 + j)
         print(f"  f={f:g}: count identical to the re-implementation in "
               f"{c['identical']}/{c['n']} data sets, between #{{>}} and #{{>=}} in "
               f"{c['within_ties']}/{c['n']}")
@@ -228,4 +230,11 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: few data sets")
+    if parser.parse_args().quick:
+        DESIGNS = (("independent", 500, 2_000), ("correlated", 100, 2_000))
+        N_CHECK = 20
     main()

@@ -3,7 +3,7 @@
 Parametric replication noise plus a language bootstrap (the multilingual paper's NER setting:
 61 data sets). Target: <= 3 s and < 2 GiB peak on 2 cores.
 
-Run from the repository root:  PYTHONPATH=src python benchmarks/bench_resample.py
+Run from the repository root:  PYTHONPATH=src python benchmarks/bench_resample.py [--quick]
 
 It times
   * the chunked path  ``aggregate(resample(..., lazy=True))`` (only the aggregates are kept),
@@ -143,4 +143,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: 2,000 resamples")
+    if parser.parse_args().quick:
+        N_RESAMPLES, LOOP_RESAMPLES, SD_RESAMPLES = 2_000, 100, 1_000
     main()

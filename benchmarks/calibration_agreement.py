@@ -2,9 +2,10 @@
 
 Run from the repository root: ``PYTHONPATH=src python benchmarks/calibration_agreement.py``
 (2-3 minutes; ``--only icc`` / ``--only kappa`` / ``--only alpha`` for one family,
-``--seed S`` for other simulated data sets). For each coefficient, 1000 simulated data
-sets with a known population value, at 30 and at 150 items; each fit draws 999 item
-resamples and reports its 90% percentile interval. Printed per design: the coverage (with
+``--seed S`` for other simulated data sets, ``--quick`` for a smoke run). For each
+coefficient, 1000 simulated data sets with a known population value, at 30 and at 150
+items; each fit draws 999 item resamples and reports its 90% percentile interval.
+Printed per design: the coverage (with
 its binomial SE), the mean bootstrap SE next to the SD of the estimate across data sets,
 and the mean estimate next to the population value.
 
@@ -103,7 +104,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2026, help="data seed (default 2026)")
     parser.add_argument("--only", choices=["kappa", "alpha", "icc"], default=None,
                         help="run one family of designs")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: 20 data sets, 99 resamples (rates not meaningful)")
     args = parser.parse_args()
+    global N_SETS, N_RESAMPLES
+    if args.quick:
+        N_SETS, N_RESAMPLES = 20, 99
     run = {"kappa", "alpha", "icc"} if args.only is None else {args.only}
     print(f"{N_SETS} data sets per row, {N_RESAMPLES} item resamples per fit, "
           f"{LEVEL:.0%} percentile intervals, data seed {args.seed}\n")

@@ -1,9 +1,10 @@
 """Coverage of eq.intervals' Student-t and ARF intervals (models/scarce_observation_intervals.md).
 
 Run from the repository root: ``PYTHONPATH=src python benchmarks/calibration_intervals.py``
-(about 20 s). The simulations use the settings and seeds of the slow tests in
-``tests/test_intervals.py`` (which assert binomial bounds on the same counts); this script
-prints the rates those tests only check. Each rate is followed by its binomial standard error.
+(about 20 s; ``--quick``: the Student-t part and Table 1 only). The simulations use the
+settings and seeds of the slow tests in ``tests/test_intervals.py`` (which assert binomial
+bounds on the same counts); this script prints the rates those tests only check.
+Each rate is followed by its binomial standard error.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def arf_coverage(errors: np.ndarray, mus: np.ndarray, sigmas: np.ndarray, guesse
     sigma = sigmas[None, :, None, None]
     g = guesses[None, None, :, None]
     y, g = np.broadcast_arrays(mu + sigma * errors, g)
-    res = eq.intervals.arf_interval(y, g, alpha=alpha, distribution=distribution)
+    res = eq.intervals.arf_interval(y, g, arf_alpha=alpha, distribution=distribution)
     return ((res.lower.values <= mu) & (mu <= res.upper.values)).sum(axis=-1)
 
 
@@ -128,12 +129,18 @@ def arf_unknown() -> None:
           f"{rate(half, 20_000)} = P(y < mu) = {stats.expon.cdf(1.0):.4f}, not 1/2")
 
 
-def main() -> None:
+def main(quick: bool = False) -> None:
     student_t()
     table1()
-    arf_normal()
-    arf_unknown()
+    if not quick:
+        arf_normal()
+        arf_unknown()
 
 
 if __name__ == "__main__":
-    main()
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: the Student-t rates and Table 1 only")
+    main(quick=parser.parse_args().quick)

@@ -48,3 +48,15 @@ def _write_model_card_pages() -> None:
 
 
 _write_model_card_pages()
+
+
+def _write_plot_gallery() -> None:
+    """The plot gallery's figures, drawn by the current evaluq.plots (scripts/plot_gallery.py)."""
+    root = Path(__file__).resolve().parent
+    sys.path.insert(0, str(root.parent / "scripts"))
+    from plot_gallery import write_gallery
+
+    write_gallery(root / "guides" / "gallery")
+
+
+_write_plot_gallery()

@@ -135,13 +135,13 @@ def test_from_summary():
 def test_from_summary_errors():
     df = summary_table()
     with pytest.raises(CubeError, match="negative standard deviation -0.1"):
-        eq.from_summary(df.assign(sd_seed=[0.5, -0.1, 0.3, 0.2]))
+        eq.from_summary(df.assign(sd_seed=[0.5, -0.1, 0.3, 0.2]), n_seeds=3)
     with pytest.raises(CubeError, match="`n_seeds` must be a whole number >= 1; got 0"):
         eq.from_summary(df, n_seeds=0)
     with pytest.raises(CubeError, match="`n_seeds` must be a whole number >= 1; got 2.5"):
         eq.from_summary(df.assign(n=[2.5, 3, 3, 3]), n_seeds="n")
     with pytest.raises(CubeError, match="column 'sd' \\(given as `sd_boot`\\)"):
-        eq.from_summary(df, sd_boot="sd")
+        eq.from_summary(df, sd_boot="sd", n_seeds=3)
     with pytest.raises(TypeError, match="`n_seeds` must be an integer or a column name"):
         eq.from_summary(df, n_seeds=2.0)  # type: ignore[arg-type]
 
@@ -181,7 +181,7 @@ def test_validate_errors():
         eq.validate(cube.assign_attrs(metric=None).drop_attrs())
     with pytest.raises(CubeError, match="'higher_is_better' must be 1 or 0"):
         eq.validate(cube.assign_attrs(higher_is_better="yes"))
-    summary = eq.from_summary(summary_table())
+    summary = eq.from_summary(summary_table(), n_seeds="n")
     with pytest.raises(CubeError, match="variable 'sd_seed' has negative"):
         eq.validate(summary.assign(sd_seed=-summary.sd_seed))
     with pytest.raises(CubeError, match="'n_seeds' must hold whole numbers >= 1"):

@@ -15,6 +15,7 @@ from scipy.integrate import simpson
 from scipy.special import erf, erfc
 
 import evaluq as eq
+from evaluq import _imhof as imhof
 from evaluq import measurement_error as me
 from evaluq._dims import CI_BOUND, ITEM, MODEL
 
@@ -217,8 +218,8 @@ def test_imhof_tiny_x_small_x_form(k) -> None:
     for x in (1e-10, 1e-8, 1e-6, 1e-4, 1.9e-4, 2.1e-4, 1e-3):
         f_exact = stats.ncx2.pdf(x / 0.2, k, d2.sum()) / 0.2
         cdf_exact = stats.ncx2.cdf(x / 0.2, k, d2.sum())
-        assert me._imhof_pdf(x, lam, d2) == pytest.approx(f_exact, rel=1e-7, abs=1e-14)
-        assert me._imhof_cdf(x, lam, d2) == pytest.approx(cdf_exact, rel=1e-7, abs=1e-15)
+        assert imhof.imhof_pdf(x, lam, d2) == pytest.approx(f_exact, rel=1e-7, abs=1e-14)
+        assert imhof.imhof_cdf(x, lam, d2) == pytest.approx(cdf_exact, rel=1e-7, abs=1e-15)
 
 
 @pytest.mark.parametrize("m", [2, 40])  # 3 items: see the ncx2 and tiny-x density tests

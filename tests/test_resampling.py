@@ -8,6 +8,7 @@ import pytest
 import xarray as xr
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 import evaluq as eq
 from evaluq.errors import CubeError
@@ -289,9 +290,10 @@ def test_not_a_cube():
         eq.resample(np.zeros((2, 3, 4)))
 
 
-def test_nonparametric_needs_boot_score():
-    cube = eq.simulate_cube(n_models=2, n_languages=3, n_boot=None, rng=0)
-    with pytest.raises(CubeError, match=r"`replication='nonparametric'`.*needs 'boot_score'"):
+def test_nonparametric_needs_boot_score_or_two_seeds():
+    cube = eq.simulate_cube(n_models=2, n_languages=3, n_seeds=1, n_boot=None, rng=0)
+    with pytest.raises(CubeError, match=r"`replication='nonparametric'` needs 'boot_score' or "
+                                        r"at least 2 seeds"):
         eq.resample(cube, replication="nonparametric")
 
 
@@ -311,10 +313,10 @@ def test_parametric_needs_two_seeds():
 def test_summary_cube_needs_both_sds():
     df = pd.DataFrame({"model": ["a", "b"], "language": ["x", "x"], "mean": [1.0, 2.0],
                        "sd_seed": [0.1, 0.1]})
-    cube = eq.from_summary(df, sd_boot=None)
+    cube = eq.from_summary(df, sd_boot=None, n_seeds=3)
     with pytest.raises(CubeError, match="needs 'sd_boot' in a summary-only cube"):
         eq.resample(cube)
-    with pytest.raises(CubeError, match="a summary-only cube has none"):
+    with pytest.raises(CubeError, match="a summary-only cube has neither"):
         eq.resample(cube, replication="nonparametric")
 
 
@@ -341,3 +343,48 @@ def test_dask_cube_other_modes_are_loaded(small_cube):
 
 def test_block_size_constant():
     assert RNG_BLOCK == 1000
+
+
+def test_one_resample_is_refused(small_cube):
+    """Issue 10: a 95% interval of width zero came back from one resample."""
+    with pytest.raises(ValueError, match="`n_resamples` must be >= 2"):
+        eq.resample(small_cube, n_resamples=1)
+    agg = eq.aggregate(eq.resample(small_cube, n_resamples=2, rng=0))
+    assert np.isfinite(agg.ci).all()
+
+
+# --- bounded metrics (issue 10, finding 5) --------------------------------------------------------
+
+def _near_zero_summary(bounds=(0.0, 100.0)):
+    df = pd.DataFrame({"model": ["a", "b", "c"], "language": ["x"] * 3,
+                       "mean": [0.6, 5.0, 40.0], "sd_seed": [0.5, 0.5, 0.5],
+                       "sd_boot": [0.4, 0.8, 1.0]})
+    return eq.from_summary(df, n_seeds=3, bounds=bounds, outlier_threshold=None)
+
+
+def test_parametric_draws_respect_declared_bounds():
+    cube = _near_zero_summary()
+    rs = eq.resample(cube, n_resamples=100_000, rng=0)
+    assert float(rs.score.min()) > 0.0
+    assert float(rs.score.max()) <= 100.0
+    assert "truncated to the metric's bounds 0..100" in rs.attrs["test_set_noise"]
+    agg = eq.aggregate(rs, how="gmean")                     # used to raise on draws <= 0
+    assert np.isfinite(agg.ci).all()
+    # unbounded: the same cube meets scores <= 0 and gmean refuses them
+    free = eq.resample(_near_zero_summary(None), n_resamples=100_000, rng=0)
+    assert float(free.score.min()) < 0.0
+    with pytest.raises(ValueError, match="needs positive scores"):
+        eq.aggregate(free, how="gmean")
+
+
+def test_truncated_draws_follow_the_truncated_normal():
+    cube = _near_zero_summary()
+    rs = eq.resample(cube, n_resamples=20_000, rng=3)
+    scale = np.sqrt(0.5**2 / 3 + 0.4**2)
+    a = (0.0 - 0.6) / scale
+    draws = rs.score.sel(model="a", language="x").values
+    ks = stats.kstest(draws, stats.truncnorm(a, (100 - 0.6) / scale, loc=0.6, scale=scale).cdf)
+    assert ks.pvalue > 1e-3
+    # far from a bound the draws are the plain normal ones in distribution
+    far = rs.score.sel(model="c", language="x").values
+    assert np.mean(far) == pytest.approx(40.0, abs=0.05)

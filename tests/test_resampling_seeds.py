@@ -321,3 +321,59 @@ def test_null_rejection_rate_paired_two_level():
     assert abs(hits["bootstrap"] - n * alpha) <= bound, hits
     assert abs(hits["rescaled"] - n * alpha) <= bound, hits
     assert hits["one"] < n * alpha - bound, hits
+
+
+# --- a cube of seeds without bootstrap replicates (issue 10, finding 2) ------------------------
+
+def _seeds_only(rng_seed=0, n_seeds=5):
+    r = np.random.default_rng(rng_seed)
+    base = r.normal(30, 2, size=(1, 3, n_seeds))
+    # model b = model a + 1 on every seed, so a paired difference is exactly 1 in every resample
+    return eq.from_arrays(np.concatenate([base, base + 1.0]), models=["a", "b"])
+
+
+@pytest.mark.parametrize("seeds", ["one", "bootstrap", "rescaled"])
+def test_seeds_only_cube_resamples_seeds_paired(seeds):
+    cube = _seeds_only()
+    rs = eq.resample(cube, n_resamples=200, replication="nonparametric", seeds=seeds, rng=0)
+    assert "NOT included" in rs.attrs["test_set_noise"]
+    assert "drawn_bootstrap" not in rs
+    diff = rs.score.sel(model="b") - rs.score.sel(model="a")
+    np.testing.assert_allclose(diff, 1.0, atol=1e-12)
+    assert float(rs.score.sel(model="a").std("resample").min()) > 0
+    agg = eq.aggregate(rs)
+    assert agg.attrs["test_set_noise"] == rs.attrs["test_set_noise"]
+
+
+def test_seeds_only_variance_is_that_of_the_seed_mean():
+    """Exact variances given the cube: (S-1)/S * s^2/S (bootstrap), s^2/S (rescaled)."""
+    cube = _seeds_only(3)
+    s2 = cube.score.var("seed", ddof=1).values
+    n = 20_000
+    for seeds, factor in (("bootstrap", 4 / 5), ("rescaled", 1.0)):
+        rs = eq.resample(cube, n_resamples=n, replication="nonparametric", seeds=seeds, rng=4)
+        var = rs.score.var("resample", ddof=1).values
+        expected = factor * s2 / 5
+        # SE of a sample variance of n draws is about var * sqrt(2 / n) (3% here; kurtosis)
+        np.testing.assert_allclose(var, expected, rtol=0.08)
+
+
+def test_seeds_only_one_seed_raises():
+    cube = eq.from_arrays(np.ones((2, 3, 1)))
+    with pytest.raises(eq.CubeError, match="at least 2 seeds"):
+        eq.resample(cube, replication="nonparametric")
+
+
+def test_parametric_advice_is_not_circular():
+    cube = _seeds_only()
+    with pytest.raises(eq.CubeError, match="replication='nonparametric' redraws the seeds"):
+        eq.resample(cube, replication="parametric")
+    eq.resample(cube, n_resamples=10, replication="nonparametric", rng=0)   # and that one runs
+
+
+def test_test_set_noise_attr_for_every_mode():
+    cube = eq.simulate_cube(n_models=2, n_languages=3, n_seeds=3, n_boot=20, rng=0)
+    for rep, word in (("parametric", "included"), ("nonparametric", "included: a bootstrap"),
+                      ("none", "not included")):
+        rs = eq.resample(cube, n_resamples=5, replication=rep, rng=0)
+        assert rs.attrs["test_set_noise"].startswith(word)

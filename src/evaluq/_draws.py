@@ -24,11 +24,15 @@ class Draws:
     """Draws laid out for the kernels.
 
     ``values`` has shape ``(*extra, model, sample)`` (the sample dims flattened, last), and
-    ``observed`` shape ``(*extra, model)``.
+    ``observed`` shape ``(*extra, model)``. Laid out lazily (``as_draws(..., lazy=True)`` on
+    dask-backed draws), ``values`` is a dask array ``(*extra, model, *sample_dims)`` whose
+    leading axes are one chunk each (the sample dims keep their chunks), and ``observed`` a
+    dask array; nothing has been computed and the draws have not been checked for NaN yet
+    (:func:`check_block` does it chunk by chunk).
     """
 
-    values: np.ndarray
-    observed: np.ndarray
+    values: Any
+    observed: Any
     models: np.ndarray
     extra_dims: tuple[Hashable, ...]
     extra_coords: dict[Hashable, Any]
@@ -39,7 +43,12 @@ class Draws:
     @property
     def n_samples(self) -> int:
         """How many draws each statistic has."""
-        return int(self.values.shape[-1])
+        return int(np.prod(self.values.shape[len(self.extra_dims) + 1:], dtype=np.int64))
+
+    @property
+    def is_lazy(self) -> bool:
+        """Whether the draws are a dask array still to be computed chunk by chunk."""
+        return not isinstance(self.values, np.ndarray)
 
 
 def _sample_dims(sample_dims: Any) -> tuple[Hashable, ...]:
@@ -102,9 +111,18 @@ def _check_complete(values: np.ndarray, observed: np.ndarray, models: np.ndarray
                         f"finite draws")
 
 
+def check_block(values: np.ndarray, models: np.ndarray, name: str = "draws") -> None:
+    """NaN / inf check of one chunk of draws laid out ``(batch, model, samples)``."""
+    _check_complete(values, np.zeros(values.shape[:-1]), models, name)
+
+
 def as_draws(data: Any, *, sample_dims: Any = (RESAMPLE,), observed: Any = None,
-             higher_is_better: Any = None, name: str = "draws") -> Draws:
-    """Validate ``data`` and lay it out as :class:`Draws` (see the module docstring)."""
+             higher_is_better: Any = None, name: str = "draws", lazy: bool = False) -> Draws:
+    """Validate ``data`` and lay it out as :class:`Draws` (see the module docstring).
+
+    With ``lazy=True`` dask-backed draws stay lazy (the caller streams them chunk by chunk);
+    otherwise they are computed.
+    """
     dims = _sample_dims(sample_dims)
     if isinstance(data, xr.Dataset) and RESAMPLED in data and OBSERVED in data:
         draws, obs = _from_aggregate(data, dims, observed)
@@ -138,10 +156,17 @@ def as_draws(data: Any, *, sample_dims: Any = (RESAMPLE,), observed: Any = None,
     models = np.asarray(draws[MODEL].values)
     if not np.array_equal(np.asarray(obs[MODEL].values), models):
         obs = obs.sel({MODEL: models})
-    values = np.asarray(draws.transpose(*extra_dims, MODEL, *dims).values, dtype=np.float64)
-    values = values.reshape(*values.shape[:len(extra_dims) + 1], -1)
-    obs_values = np.asarray(obs.transpose(*extra_dims, MODEL).values, dtype=np.float64)
-    _check_complete(values, obs_values, models, name)
+    ordered = draws.transpose(*extra_dims, MODEL, *dims)
+    obs = obs.transpose(*extra_dims, MODEL)
+    if lazy and ordered.chunks is not None:
+        n_lead = len(extra_dims) + 1
+        values = ordered.data.rechunk({axis: -1 for axis in range(n_lead)})
+        obs_values = obs.data
+    else:
+        values = np.asarray(ordered.values, dtype=np.float64)
+        values = values.reshape(*values.shape[:len(extra_dims) + 1], -1)
+        obs_values = np.asarray(obs.values, dtype=np.float64)
+        _check_complete(values, obs_values, models, name)
     return Draws(values=values, observed=obs_values, models=models, extra_dims=extra_dims,
                  extra_coords={d: draws[d].values for d in extra_dims if d in draws.coords},
                  sample_dims=dims, attrs=attrs,

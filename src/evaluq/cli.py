@@ -10,6 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _add_demo_parser(sub: argparse._SubParsersAction) -> None:
@@ -18,13 +22,16 @@ def _add_demo_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n-resamples", type=int, default=10_000,
                    help="resamples for the leaderboard intervals and ranks")
     p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--bayes", action=argparse.BooleanOptionalAction, default=True,
+                   help="fit the hierarchical Bayesian model and print its posterior rank "
+                        "report beside the resampling's (default: on)")
     p.set_defaults(func=_run_demo)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
     from evaluq.demo import run_demo
 
-    run_demo(n_boot=args.n_boot, n_resamples=args.n_resamples, rng=args.seed)
+    run_demo(n_boot=args.n_boot, n_resamples=args.n_resamples, rng=args.seed, bayes=args.bayes)
     return 0
 
 
@@ -51,6 +58,11 @@ def _add_test_parser(sub: argparse._SubParsersAction) -> None:
                    help="hard labels: the label set, in order (default: the labels seen)")
     p.add_argument("--h0-name", default="h0")
     p.add_argument("--h1-name", default="h1")
+    p.add_argument("--json", action="store_true",
+                   help="print the result as JSON (settings, one record per metric, p-values, "
+                        "intervals) instead of the text summary")
+    p.add_argument("--out", default=None,
+                   help="write the output (text or JSON) to this file instead of stdout")
     p.set_defaults(func=_run_test)
 
 
@@ -63,8 +75,26 @@ def _run_test(args: argparse.Namespace) -> int:
                          rng=args.seed, kind=args.kind, labels=_parse_labels(args.labels),
                          h0_name=args.h0_name,
                          h1_name=args.h1_name)
-    print(res.summary())
+    if args.json:
+        import json
+
+        frame = res.to_dataframe().reset_index()
+        text = json.dumps({"settings": res.to_dataset().attrs,
+                           "results": json.loads(frame.to_json(orient="records"))}, indent=2)
+    else:
+        text = res.summary()
+    _emit(text, args.out)
     return 0
+
+
+def _emit(text: str, out: str | None) -> None:
+    """Print ``text``, or write it to the file ``out``."""
+    if out is None:
+        print(text)
+        return
+    from pathlib import Path
+
+    Path(out).write_text(text + "\n", encoding="utf-8")
 
 
 def _parse_labels(labels: list[str] | None) -> list[int] | list[str] | None:
@@ -75,6 +105,163 @@ def _parse_labels(labels: list[str] | None) -> list[int] | list[str] | None:
         return [int(v) for v in labels]
     except ValueError:
         return labels
+
+
+REPORT_FORMATS = ("html", "md", "tex", "csv", "json")
+
+
+def _add_report_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report", help="analyse a results file: HTML report, tables, cube",
+        description="Analyse results files (CSV, TSV, JSON lines, parquet) with one score per "
+                    "row (--score, long format) or one mean and SDs per model and language "
+                    "(--mean, summary format). Writes to --out: report.html, the cube as "
+                    "NetCDF, and every table as CSV, Markdown and LaTeX.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="results files (rows concatenated)")
+    cols = p.add_argument_group("columns of the long format")
+    cols.add_argument("--model", default="model", help="model column (default 'model')")
+    cols.add_argument("--language", default="language",
+                      help="language / task / data set column (default 'language')")
+    cols.add_argument("--score", action="append", default=None, metavar="COL",
+                      help="score column; repeat for several metrics (one section each)")
+    cols.add_argument("--seed", default=None, metavar="COL", help="seed column")
+    cols.add_argument("--bootstrap", default=None, metavar="COL",
+                      help="bootstrap replicate column (empty on full-test-set rows)")
+    summ = p.add_argument_group("columns of the summary format")
+    summ.add_argument("--mean", default=None, metavar="COL", help="mean score over seeds")
+    summ.add_argument("--sd-seed", default=None, metavar="COL", help="seed-to-seed SD")
+    summ.add_argument("--sd-boot", default=None, metavar="COL", help="boot-to-boot SD")
+    summ.add_argument("--n-seeds", default="1", metavar="N|COL",
+                      help="number of seeds: an integer or a column (default 1)")
+    summ.add_argument("--metric", default=None, help="metric name (default: the mean column)")
+    orient = p.add_mutually_exclusive_group()
+    orient.add_argument("--higher-is-better", dest="higher_is_better", action="store_true",
+                        default=True, help="larger scores are better (default)")
+    orient.add_argument("--lower-is-better", dest="higher_is_better", action="store_false",
+                        help="smaller scores are better (error rates, losses)")
+    p.add_argument("--bounds", nargs=2, type=float, default=None, metavar=("LO", "HI"),
+                   help="the metric's range, e.g. 0 100: scores outside it are flagged")
+    p.add_argument("--bayes", action=argparse.BooleanOptionalAction, default=False,
+                   help="also fit the hierarchical model and add the posterior sections")
+    p.add_argument("--n-resamples", type=int, default=2000, help="resamples (default 2000)")
+    p.add_argument("--replication", default="auto",
+                   help="auto (default: parametric with bootstrap replicates or summary SDs, "
+                        "else none), parametric, nonparametric or none")
+    p.add_argument("--resample-languages", default="auto",
+                   help="auto (default: fixed, or bootstrap when the replication is none), "
+                        "fixed, bootstrap or subsample")
+    p.add_argument("--how", default="mean",
+                   help="aggregate over languages: mean (default), median, gmean, trimmed")
+    p.add_argument("--rng", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--out", default="evaluq-report", metavar="DIR",
+                   help="output folder (default ./evaluq-report)")
+    p.add_argument("--format", default=",".join(REPORT_FORMATS),
+                   help="comma-separated outputs among html,md,tex,csv,json (default: all)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=_run_report)
+
+
+def _parse_formats(text: str) -> list[str]:
+    chosen = [f.strip().lower() for f in text.split(",") if f.strip()]
+    bad = [f for f in chosen if f not in REPORT_FORMATS]
+    if bad or not chosen:
+        raise ValueError(f"--format must list some of {','.join(REPORT_FORMATS)}; got {text!r}")
+    return chosen
+
+
+def _read_files(files: Sequence[str], needed: dict[str, str | None]) -> pd.DataFrame:
+    """Read and concatenate the files; every named column must be in every file."""
+    import pandas as pd
+
+    from evaluq.io import read_table
+
+    frames = []
+    for path in files:
+        df = read_table(path)
+        if len(df) == 0:
+            raise ValueError(f"{path} has no rows")
+        present = [str(c) for c in df.columns]
+        for option, column in needed.items():
+            if column is not None and column not in df.columns:
+                raise ValueError(f"column {column!r} (given as {option}) is not in {path}; "
+                                 f"its columns are: {', '.join(present)}")
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _slug(name: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "metric"
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from evaluq import tables
+    from evaluq.cube import from_long, from_summary
+    from evaluq.reporting import report
+
+    formats = _parse_formats(args.format)
+    if (args.score is None) == (args.mean is None):
+        raise ValueError("give either --score COL (long format, repeatable) or --mean COL "
+                         "(summary format), not both and not neither")
+    if args.mean is None and (args.sd_seed or args.sd_boot):
+        raise ValueError("--sd-seed / --sd-boot belong to the summary format: give --mean too")
+    n_seeds: int | str = int(args.n_seeds) if args.n_seeds.isdigit() else args.n_seeds
+    needed: dict[str, str | None] = {"--model": args.model, "--language": args.language}
+    if args.score is not None:
+        needed |= {"--seed": args.seed, "--bootstrap": args.bootstrap}
+        needed |= {f"--score ({i + 1})": c for i, c in enumerate(args.score)}
+    else:
+        needed |= {"--mean": args.mean, "--sd-seed": args.sd_seed, "--sd-boot": args.sd_boot,
+                   "--n-seeds": n_seeds if isinstance(n_seeds, str) else None}
+    data = _read_files(args.files, needed)
+    cubes = {}
+    if args.score is not None:
+        for col in args.score:
+            if data[col].isna().all():
+                raise ValueError(f"column {col!r} (given as --score) has no values: no rows "
+                                 "left to analyse")
+            cubes[col] = from_long(data, model=args.model, language=args.language,
+                                   seed=args.seed, bootstrap=args.bootstrap, score=col,
+                                   higher_is_better=args.higher_is_better)
+    else:
+        name = args.metric or args.mean
+        cubes[name] = from_summary(data, model=args.model, language=args.language,
+                                   mean=args.mean, sd_seed=args.sd_seed, sd_boot=args.sd_boot,
+                                   n_seeds=n_seeds, metric=name,
+                                   higher_is_better=args.higher_is_better)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    import shlex
+
+    command = "evaluq " + shlex.join(args.argv)
+    rep = report(cubes, out / "report.html" if "html" in formats else None,
+                 n_resamples=args.n_resamples, replication=args.replication,
+                 languages=args.resample_languages, how=args.how, rng=args.rng,
+                 bayes=args.bayes, bounds=tuple(args.bounds) if args.bounds else None,
+                 command=command, progress=not args.quiet)
+    written = [] if rep.path is None else [rep.path]
+    table_formats = [f for f in formats if f in tables.FORMATS]
+    for name, analysis in rep.analyses.items():
+        stem = _slug(name)
+        path = out / f"{stem}_cube.nc"
+        analysis.cube.to_netcdf(path)
+        written.append(path)
+        for table_name, table in analysis.tables().items():
+            written += tables.write(table, out / f"{stem}_{table_name}", formats=table_formats)
+    if "json" in formats:
+        path = out / "analysis.json"
+        payload = {"command": command, "metrics": {n: a.to_dict()
+                                                   for n, a in rep.analyses.items()}}
+        path.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
+        written.append(path)
+    print(f"evaluq report: wrote {len(written)} files to {out}/")
+    for path in written:
+        print(f"  {path.name}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _add_demo_parser(sub)
     _add_test_parser(sub)
+    _add_report_parser(sub)
     return parser
 
 
@@ -96,9 +284,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evaluq`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return int(args.func(args))
-    except (ValueError, TypeError, FileNotFoundError, KeyError) as err:
+    except (ValueError, TypeError, FileNotFoundError, KeyError, ImportError) as err:
         print(f"evaluq {args.command}: error: {err}", file=sys.stderr)
         return 2
 

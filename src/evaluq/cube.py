@@ -21,7 +21,9 @@ Coordinates are sorted, so a cube never depends on the order of the input rows.
 
 from __future__ import annotations
 
+import numbers
 import os
+import warnings
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -43,7 +45,7 @@ from evaluq._dims import (
 )
 from evaluq._provenance import provenance
 from evaluq._validation import check_columns
-from evaluq.errors import CubeError
+from evaluq.errors import CubeError, ScaleWarning
 from evaluq.io import TableLike, as_table
 
 _ALLOWED_DIMS: dict[str, tuple[str, ...]] = {
@@ -57,13 +59,138 @@ _ALLOWED_DIMS: dict[str, tuple[str, ...]] = {
 
 def higher_is_better(cube: xr.Dataset | xr.DataArray) -> bool:
     """Read the cube's ``higher_is_better`` attribute (default True when absent)."""
+    if not isinstance(cube, xr.Dataset | xr.DataArray):
+        raise TypeError(f"`cube` must be an xarray Dataset or DataArray; got "
+                        f"{type(cube).__name__}")
     value = cube.attrs.get("higher_is_better", 1)
-    return bool(int(value))
+    if str(value) not in {"0", "1", "True", "False"}:
+        raise CubeError(f"attribute 'higher_is_better' of `cube` must be 1 or 0; got {value!r}")
+    return str(value) in {"1", "True"}
 
 
 def is_summary(cube: xr.Dataset) -> bool:
     """True for a summary-only cube (``sd_seed`` / ``sd_boot`` instead of raw replicates)."""
+    if not isinstance(cube, xr.Dataset):
+        raise TypeError(f"`cube` must be an xarray.Dataset; got {type(cube).__name__}")
     return SD_SEED in cube.data_vars or SD_BOOT in cube.data_vars
+
+
+OUTLIER_THRESHOLD: float = 10.0
+"""Default of the loaders' ``outlier_threshold``: robust SDs from the language median."""
+MAD_TO_SD: float = 1.482602218505602
+"""1 / Phi^-1(3/4): the median absolute deviation of a normal sample times this is its SD."""
+
+
+def bounds(cube: xr.Dataset) -> tuple[float, float] | None:
+    """The declared range ``(lower, upper)`` of the cube's metric, or None when undeclared.
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> from evaluq.cube import bounds
+    >>> bounds(eq.from_arrays(np.full((1, 1, 2), 0.5), bounds=(0, 1)))
+    (0.0, 1.0)
+    """
+    value = cube.attrs.get("bounds")
+    if value is None:
+        return None
+    lo, hi = np.asarray(value, dtype=np.float64).ravel()
+    return float(lo), float(hi)
+
+
+def _check_options(metric: Any, higher_is_better: Any, bounds_: Any,
+                   outlier_threshold: Any) -> tuple[tuple[float, float] | None, float | None]:
+    """Validate the loaders' shared options; return the bounds and the threshold."""
+    if metric is not None and not isinstance(metric, str):
+        raise TypeError(f"`metric` must be a string; got {metric!r}")
+    if not isinstance(higher_is_better, bool | np.bool_):
+        raise TypeError(f"`higher_is_better` must be True or False; got {higher_is_better!r}")
+    out_bounds = None
+    if bounds_ is not None:
+        if (not isinstance(bounds_, tuple | list) or len(bounds_) != 2
+                or not all(isinstance(b, numbers.Real) and not isinstance(b, bool)
+                           for b in bounds_)):
+            raise TypeError(f"`bounds` must be a pair of numbers (lower, upper); got {bounds_!r}")
+        lo, hi = float(bounds_[0]), float(bounds_[1])
+        if np.isnan(lo) or np.isnan(hi) or not lo < hi:
+            raise ValueError(f"`bounds` must satisfy lower < upper (either may be infinite); "
+                             f"got {bounds_!r}")
+        out_bounds = (lo, hi)
+    threshold = None
+    if outlier_threshold is not None:
+        if isinstance(outlier_threshold, bool) or not isinstance(outlier_threshold,
+                                                                 numbers.Real):
+            raise TypeError(f"`outlier_threshold` must be a positive number or None; got "
+                            f"{outlier_threshold!r}")
+        threshold = float(outlier_threshold)
+        if not (np.isfinite(threshold) and threshold > 0):
+            raise ValueError(f"`outlier_threshold` must be a positive finite number or None; "
+                             f"got {outlier_threshold!r}")
+    return out_bounds, threshold
+
+
+def _describe(cells: np.ndarray, labels: dict[str, np.ndarray], rows: np.ndarray | None,
+              values: np.ndarray) -> str:
+    """Up to five offending cells, by table row when there is one."""
+    shown = []
+    for i, cell in enumerate(cells[:5]):
+        where = ", ".join(f"{d}={_plain(labels[d][j])!r}"
+                          for d, j in zip(labels, cell, strict=False))
+        row = f"row {int(rows[i])}: " if rows is not None else ""
+        shown.append(f"{row}{where}, score {values[i]:g}")
+    more = f" (and {len(cells) - 5} more)" if len(cells) > 5 else ""
+    return "; ".join(shown) + more
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _check_scores(values: np.ndarray, labels: dict[str, np.ndarray],
+                  rows: np.ndarray | None, bounds_: tuple[float, float] | None,
+                  threshold: float | None, name: str = SCORE) -> None:
+    """Declared bounds (an error) and scores far from their language (a warning).
+
+    ``values`` has dims (model, language, seed[, bootstrap]) named by ``labels``; ``rows`` (same
+    shape, or None) holds the table row of each cell.
+    """
+    def rows_of(mask: np.ndarray) -> np.ndarray | None:
+        return None if rows is None else rows[mask]
+
+    if bounds_ is not None:
+        lo, hi = bounds_
+        bad = ~np.isnan(values) & ((values < lo) | (values > hi))
+        if bad.any():
+            cells = _describe(np.argwhere(bad), labels, rows_of(bad), values[bad])
+            raise CubeError(
+                f"{int(bad.sum())} value(s) of {name!r} are outside the declared `bounds` "
+                f"({lo:g}, {hi:g}): {cells}. Check the metric's scale (0-1 or 0-100?)")
+    if threshold is None or name != SCORE:
+        return
+    # deviations from each language's median (over models and seeds), judged on the robust
+    # SD of all scores: a within-language MAD of 2-3 models is far too noisy to judge by (two
+    # nearly tied models would make any third an "outlier")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # a language with no score: NaN
+        lang_median = np.nanmedian(np.moveaxis(values, 1, 0).reshape(values.shape[1], -1),
+                                   axis=1)
+    dev = values - lang_median[None, :, None]
+    finite = values[~np.isnan(values)]
+    if finite.size < 5:
+        return
+    scale = MAD_TO_SD * float(np.median(np.abs(finite - np.median(finite))))
+    if scale == 0.0:
+        return
+    far = ~np.isnan(dev) & (np.abs(dev) > threshold * scale)
+    if far.any():
+        warnings.warn(
+            f"{int(far.sum())} score(s) are more than {threshold:g} robust SDs "
+            f"({scale:.3g} = 1.4826 x the median absolute deviation of all scores) from "
+            f"their language's median: "
+            f"{_describe(np.argwhere(far), labels, rows_of(far), values[far])}. "
+            f"A wrong scale or a broken run? Pass `bounds=` to check the range, or "
+            f"`outlier_threshold=None` to silence this check",
+            ScaleWarning, stacklevel=3)
 
 
 # --- labels and pivoting ------------------------------------------------------------------------
@@ -144,6 +271,8 @@ def from_arrays(
     seeds: Sequence[Hashable] | None = None,
     metric: str = "score",
     higher_is_better: bool = True,
+    bounds: tuple[float, float] | None = None,
+    outlier_threshold: float | None = OUTLIER_THRESHOLD,
 ) -> xr.Dataset:
     """Build a cube from arrays.
 
@@ -159,6 +288,16 @@ def from_arrays(
         order given (the table loaders sort them).
     metric, higher_is_better
         Stored as attributes.
+    bounds
+        The metric's range ``(lower, upper)``, for example ``(0, 100)`` for BLEU or chrF and
+        ``(0, 1)`` for accuracy. A score outside raises :class:`~evaluq.errors.CubeError`; the
+        bounds are stored (attribute ``bounds``) and parametric resampling keeps its draws
+        inside them.
+    outlier_threshold
+        Warn (:class:`~evaluq.errors.ScaleWarning`, naming the cells) about scores more than
+        this many robust SDs from their language's median; None switches the check off. The
+        robust SD is 1.4826 times the median absolute deviation of all scores (at least 5
+        scores; per-language spreads of 2-3 models are too noisy to judge by).
 
     Returns
     -------
@@ -173,7 +312,8 @@ def from_arrays(
     >>> cube.score.sizes
     Frozen({'model': 2, 'language': 1, 'seed': 2})
     """
-    score_arr = np.asarray(score, dtype=np.float64)
+    bounds_, threshold = _check_options(metric, higher_is_better, bounds, outlier_threshold)
+    score_arr = _numeric_array("score", score)
     if score_arr.ndim != 3:
         raise CubeError(f"`score` must have 3 dims (model, language, seed); got shape "
                         f"{score_arr.shape}")
@@ -185,7 +325,7 @@ def from_arrays(
     }
     data_vars: dict[str, Any] = {SCORE: ((MODEL, LANGUAGE, SEED), score_arr)}
     if boot_score is not None:
-        boot_arr = np.asarray(boot_score, dtype=np.float64)
+        boot_arr = _numeric_array("boot_score", boot_score)
         if boot_arr.ndim != 4 or boot_arr.shape[:3] != score_arr.shape:
             raise CubeError(
                 f"`boot_score` must have shape (model, language, seed, bootstrap) = "
@@ -199,7 +339,29 @@ def from_arrays(
         raise CubeError(f"coordinate labels do not match the array shape: {err}") from None
     cube.attrs = provenance("from_arrays", "arrays", metric=metric,
                              higher_is_better=higher_is_better)
-    return validate(cube)
+    cube = validate(cube)
+    labels = {d: cube[d].values for d in (MODEL, LANGUAGE, SEED)}
+    _check_scores(score_arr, labels, None, bounds_, threshold)
+    if boot_score is not None:
+        _check_scores(boot_arr, {**labels, BOOTSTRAP: cube[BOOTSTRAP].values}, None, bounds_,
+                      None, BOOT_SCORE)
+    return _with_bounds(cube, bounds_)
+
+
+def _with_bounds(cube: xr.Dataset, bounds_: tuple[float, float] | None) -> xr.Dataset:
+    if bounds_ is not None:
+        cube.attrs["bounds"] = np.asarray(bounds_, dtype=np.float64)
+    return cube
+
+
+def _numeric_array(name: str, values: Any) -> np.ndarray:
+    """A float64 copy of a real numeric array; bool, object, complex and strings raise."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must be a real numeric array (int or float); got dtype "
+                        f"{arr.dtype}" + (" (booleans are not scores)" if arr.dtype == bool
+                                          else ""))
+    return arr.astype(np.float64)
 
 
 def from_long(
@@ -212,6 +374,8 @@ def from_long(
     score: str = "score",
     metric: str | None = None,
     higher_is_better: bool = True,
+    bounds: tuple[float, float] | None = None,
+    outlier_threshold: float | None = OUTLIER_THRESHOLD,
 ) -> xr.Dataset:
     """Build a cube from a tidy (long) table with one score per row.
 
@@ -234,6 +398,10 @@ def from_long(
         Metric name stored in the attributes (default: the score column's name).
     higher_is_better
         Orientation of the metric.
+    bounds, outlier_threshold
+        The metric's declared range (a score outside raises) and the robust-SD distance from
+        a language's median beyond which a :class:`~evaluq.errors.ScaleWarning` names the rows
+        (None: no check); see :func:`from_arrays`.
 
     Returns
     -------
@@ -259,6 +427,7 @@ def from_long(
     a         25.0  30.0
     b         26.0  28.0
     """
+    bounds_, threshold = _check_options(metric, higher_is_better, bounds, outlier_threshold)
     df, source = as_table(data)
     check_columns("the table", df.columns, {"model": model, "language": language,
                                            "seed": seed, "bootstrap": bootstrap, "score": score})
@@ -298,7 +467,15 @@ def from_long(
     cube = xr.Dataset(data_vars, coords={d: _label_coord(v) for d, v in coords.items()})
     cube.attrs = provenance("from_long", source, metric=metric or score,
                              higher_is_better=higher_is_better)
-    return validate(cube)
+    cube = validate(cube)
+    full_rows = _pivot(full, keys, full.index.to_numpy(dtype=np.float64), coords)
+    _check_scores(data_vars[SCORE][1], coords, full_rows, bounds_, threshold)
+    if bootstrap is not None:
+        boot_keys = {**keys, BOOTSTRAP: bootstrap}
+        _check_scores(data_vars[BOOT_SCORE][1], coords,
+                      _pivot(boot, boot_keys, boot.index.to_numpy(dtype=np.float64), coords),
+                      bounds_, None, BOOT_SCORE)
+    return _with_bounds(cube, bounds_)
 
 
 def from_summary(
@@ -309,9 +486,11 @@ def from_summary(
     mean: str = "mean",
     sd_seed: str | None = "sd_seed",
     sd_boot: str | None = "sd_boot",
-    n_seeds: int | str = 1,
+    n_seeds: int | str | None = None,
     metric: str | None = None,
     higher_is_better: bool = True,
+    bounds: tuple[float, float] | None = None,
+    outlier_threshold: float | None = OUTLIER_THRESHOLD,
 ) -> xr.Dataset:
     """Build a summary-only cube from per-(model, language) means and SDs.
 
@@ -331,9 +510,16 @@ def from_summary(
         Columns with the seed-to-seed and boot-to-boot standard deviations (``None`` when
         that component is unknown).
     n_seeds
-        Number of seeds behind each mean: a number, or the name of a column.
+        Number of seeds behind each mean: a number, or the name of a column. **Required**: the
+        seed part of the noise of a mean is ``sd_seed**2 / n_seeds``, and no default is safe
+        (a silent 1 overstates it S-fold, a guess understates it). Give 1 when every mean is
+        a single run.
     metric, higher_is_better
         Stored as attributes.
+    bounds, outlier_threshold
+        The metric's declared range (a score outside raises) and the robust-SD distance from
+        a language's median beyond which a :class:`~evaluq.errors.ScaleWarning` names the rows
+        (None: no check); see :func:`from_arrays`.
 
     Returns
     -------
@@ -350,6 +536,10 @@ def from_summary(
     >>> float(cube.sd_boot.sel(model="a", language="en"))
     1.1
     """
+    bounds_, threshold = _check_options(metric, higher_is_better, bounds, outlier_threshold)
+    if n_seeds is None:
+        raise TypeError("`n_seeds` is required: the number of seeds behind each mean (an "
+                        "integer, or the name of a column); give 1 if each mean is one run")
     df, source = as_table(data)
     n_seeds_col = n_seeds if isinstance(n_seeds, str) else None
     check_columns("the table", df.columns, {"model": model, "language": language, "mean": mean,
@@ -389,7 +579,11 @@ def from_summary(
     )
     cube.attrs = provenance("from_summary", source, metric=metric or mean,
                              higher_is_better=higher_is_better)
-    return validate(cube)
+    cube = validate(cube)
+    rows = _pivot(df, keys, df.index.to_numpy(dtype=np.float64), coords)
+    _check_scores(means[..., None], {**coords, SEED: np.asarray([SUMMARY_SEED_LABEL])},
+                  rows[..., None], bounds_, threshold)
+    return _with_bounds(cube, bounds_)
 
 
 # --- validation ---------------------------------------------------------------------------------
@@ -423,7 +617,7 @@ def validate(cube: Any) -> xr.Dataset:
     evaluq.errors.CubeError: variable 'score' has unknown dim(s) ['task']; its dims ...
     """
     if not isinstance(cube, xr.Dataset):
-        raise CubeError(f"a cube must be an xarray.Dataset; got {type(cube).__name__}")
+        raise CubeError(f"`cube`: a cube must be an xarray.Dataset; got {type(cube).__name__}")
     if SCORE not in cube.data_vars:
         raise CubeError(f"the cube has no {SCORE!r} variable; its variables are "
                         f"{sorted(map(str, cube.data_vars))}")
@@ -495,6 +689,8 @@ def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
     >>> eq.open_cube(path).identical(cube)
     True
     """
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"`path` must be a str or a path; got {type(path).__name__}")
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {str(path)!r}")
     with xr.open_dataset(path) as ds:

@@ -13,3 +13,13 @@ class CubeError(ValueError):
 
 class NotFittedError(RuntimeError):
     """A fitted object was used before it was fitted; the message says which method to call."""
+
+
+class EvaluqWarning(UserWarning):
+    """Base class of evaluq's warnings: something in the input looks wrong but may be right."""
+
+
+class ScaleWarning(EvaluqWarning):
+    """Scores far from the others of their language (robust SDs from the median): a wrong
+    scale (a 0-1 metric given as 0-100, a sum instead of a mean) or a broken run. The
+    message names the rows."""

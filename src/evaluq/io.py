@@ -41,6 +41,8 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
       model lang  bleu
     0     a   en  30.1
     """
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"`path` must be a str or a path; got {type(path).__name__}")
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in _READERS:
@@ -48,7 +50,15 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
         raise CubeError(f"cannot read {str(p)!r}: unknown suffix {suffix!r}; use one of {shown}")
     if not p.exists():
         raise FileNotFoundError(f"no such file: {str(p)!r}")
-    return _READERS[suffix](p, kwargs)
+    if p.is_file() and p.stat().st_size < 4096 and not p.read_bytes().strip():
+        raise CubeError(f"{str(p)!r} is empty (no header and no rows)")
+    try:
+        table = _READERS[suffix](p, kwargs)
+    except pd.errors.EmptyDataError:
+        raise CubeError(f"{str(p)!r} is empty (no header and no rows)") from None
+    if table.shape[1] == 0:
+        raise CubeError(f"{str(p)!r} is empty (no header and no rows)")
+    return table
 
 
 def as_table(data: TableLike, name: str = "data") -> tuple[pd.DataFrame, str]:

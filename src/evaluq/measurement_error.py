@@ -29,7 +29,6 @@ errors on the labels (metric formulas with measurement errors). Errata in ``form
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -37,10 +36,13 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import integrate, optimize, stats
+from scipy import optimize, stats
 from scipy.special import ndtr
 
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ITEM
+from evaluq._imhof import cornish_fisher, edgeworth_cdf, edgeworth_pdf, imhof_cdf, imhof_pdf
+from evaluq._imhof import moments as mse_moments
+from evaluq._imhof import route as mse_route
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -208,6 +210,23 @@ class MSEDistribution:
     _delta2: np.ndarray = field(repr=False)  # (cells, items)
     _shift: np.ndarray = field(repr=False)  # (cells,)
     _draws: np.ndarray | None = field(repr=False, default=None)  # (cells, n_draws)
+    _routes: np.ndarray | None = field(repr=False, default=None)  # (cells,) str
+    _moments: np.ndarray | None = field(repr=False, default=None)  # (cells, 4)
+
+    @property
+    def routes(self) -> xr.DataArray:
+        """How each cell is evaluated: ``"ncx2"`` or ``"imhof"`` (exact), ``"normal"`` (the
+        Edgeworth limit where the skewness is below 1e-2: huge |d| / sigma, or very many
+        items; CDF error below ~1e-6), ``"point"`` (SD 0, or below float64's range) or
+        ``"monte_carlo"``."""
+        values = (np.full(self._cells(), self.method, dtype=object) if self._routes is None
+                  else self._routes)
+        return self._wrap(values.astype(str)).rename("route")
+
+    def _route(self, cell: int) -> str:
+        if self._draws is not None:
+            return "monte_carlo"
+        return self.method if self._routes is None else str(self._routes[cell])
 
     def _cells(self) -> int:
         return self._shift.shape[0]
@@ -222,21 +241,34 @@ class MSEDistribution:
         coords.update(extra)
         return xr.DataArray(values.reshape(shape), dims=dims, coords=coords)
 
+    def _cell_moments(self, cell: int) -> tuple[float, float, float, float]:
+        assert self._moments is not None
+        mean, sd, g1, g2 = (float(v) for v in self._moments[cell])
+        return mean, sd, g1, g2
+
+    def _point(self, cell: int) -> float:
+        """Where a cell without representable spread sits: its mean."""
+        return float(self._shift[cell]) if self._moments is None else \
+            float(self._moments[cell, 0])
+
     def _cdf_cell(self, cell: int, x: np.ndarray) -> np.ndarray:
         """``P(MSE <= x)`` for a 1-D array ``x`` in one cell."""
         lam, d2, shift = self._lam[cell], self._delta2[cell], self._shift[cell]
         if self._draws is not None:
             draws = np.sort(self._draws[cell])
             return np.searchsorted(draws, x, side="right") / draws.size
-        if lam.size == 0:
-            return (x >= shift).astype(np.float64)
-        if self.method == "ncx2":
+        route = self._route(cell)
+        if lam.size == 0 or route == "point":
+            return (x >= self._point(cell)).astype(np.float64)
+        if route == "normal":
+            return np.where(x < shift, 0.0, edgeworth_cdf(x, *self._cell_moments(cell)))
+        if route == "ncx2":
             scale = lam[0]
             return stats.ncx2.cdf((x - shift) / scale, df=lam.size, nc=d2.sum())
         # Imhof: one numerical inversion per distinct x (the Fourier weight of the tail
         # integral depends on x, so the QUADPACK calls cannot share work)
         values, inverse = np.unique(x, return_inverse=True)
-        out = np.array([_imhof_cdf(float(v) - shift, lam, d2) for v in values])
+        out = np.array([imhof_cdf(float(v) - shift, lam, d2) for v in values])
         return out[inverse].reshape(x.shape)
 
     def _pdf_cell(self, cell: int, x: np.ndarray) -> np.ndarray:
@@ -247,13 +279,16 @@ class MSEDistribution:
             if np.ptp(draws) == 0:
                 return np.where(x == draws[0], np.inf, 0.0)
             return stats.gaussian_kde(draws)(x)
-        if lam.size == 0:
-            return np.where(x == shift, np.inf, 0.0)
-        if self.method == "ncx2":
+        route = self._route(cell)
+        if lam.size == 0 or route == "point":
+            return np.where(x == self._point(cell), np.inf, 0.0)
+        if route == "normal":
+            return np.where(x < shift, 0.0, edgeworth_pdf(x, *self._cell_moments(cell)))
+        if route == "ncx2":
             scale = lam[0]
             return stats.ncx2.pdf((x - shift) / scale, df=lam.size, nc=d2.sum()) / scale
         values, inverse = np.unique(x, return_inverse=True)
-        out = np.array([_imhof_pdf(float(v) - shift, lam, d2) for v in values])
+        out = np.array([imhof_pdf(float(v) - shift, lam, d2) for v in values])
         return out[inverse].reshape(x.shape)
 
     def _evaluate(self, x: Any, kernel: Any, name: str) -> xr.DataArray:
@@ -322,16 +357,19 @@ class MSEDistribution:
         lam, d2, shift = self._lam[cell], self._delta2[cell], self._shift[cell]
         if self._draws is not None:
             return float(np.quantile(self._draws[cell], prob))
-        if lam.size == 0:
-            return float(shift)
-        if self.method == "ncx2":
+        route = self._route(cell)
+        if lam.size == 0 or route == "point":
+            return self._point(cell)
+        if route == "normal":
+            return max(float(shift), cornish_fisher(prob, *self._cell_moments(cell)))
+        if route == "ncx2":
             return float(shift + lam[0] * stats.ncx2.ppf(prob, df=lam.size, nc=d2.sum()))
         mean = shift + float(np.sum(lam * (1.0 + d2)))
         sd = math.sqrt(float(np.sum(lam**2 * (2.0 + 4.0 * d2))))
         lo, hi = shift, mean + 10.0 * sd
-        while _imhof_cdf(hi - shift, lam, d2) < prob:
+        while imhof_cdf(hi - shift, lam, d2) < prob:
             hi += 10.0 * sd
-        return float(optimize.brentq(lambda x: _imhof_cdf(x - shift, lam, d2) - prob, lo, hi,
+        return float(optimize.brentq(lambda x: imhof_cdf(x - shift, lam, d2) - prob, lo, hi,
                                      xtol=1e-10 * max(1e-300, mean), rtol=1e-10))
 
     def quantile(self, q: float | list[float] | np.ndarray) -> xr.DataArray:
@@ -351,7 +389,8 @@ class MSEDistribution:
                          for c in range(self._cells())])
         out = self._wrap(vals, {CI_BOUND: list(CI_BOUND_COORDS)}).rename("mse_interval")
         out.attrs = {"kind": "equal-tailed probability interval", "confidence_level": level,
-                     "method": self.method}
+                     "method": self.method,
+                     "routes": ", ".join(sorted(set(self.routes.values.ravel().tolist())))}
         return out
 
     def to_dataset(self, confidence_level: float = 0.95) -> xr.Dataset:
@@ -382,160 +421,6 @@ class MSEDistribution:
         return f"MSEDistribution(method={self.method!r}, dims={dict(self.mean.sizes)})"
 
 
-def _imhof_cdf(x: float, lam: np.ndarray, delta2: np.ndarray) -> float:
-    """``P(sum_j lam_j (Z_j + delta_j)^2 <= x)`` for ``lam_j > 0`` (Imhof 1961).
-
-    ``P(Q > x) = 1/2 + (1/pi) int_0^inf sin(theta(u)) / (u rho(u)) du`` with
-    ``theta(u) = g(u) - x u / 2``,
-    ``g(u) = (1/2) sum_j [atan(lam_j u) + delta_j^2 lam_j u / (1 + lam_j^2 u^2)]`` and
-    ``rho(u) = prod_j (1 + lam_j^2 u^2)^(1/4) exp((1/2) sum_j delta_j^2 lam_j^2 u^2 /
-    (1 + lam_j^2 u^2))``, on the scaled variable ``v = u max(lam)``. The integrand decays only
-    like ``u^-(1 + k/2)`` for k terms while oscillating, so the integral is split: adaptive
-    quadrature (QUADPACK QAGS) on ``[0, v1]`` and, beyond ``v1``, the Fourier-integral rule
-    QAWF on ``sin(g)/(u rho) cos(x u/2) - cos(g)/(u rho) sin(x u/2)``, which handles slow
-    algebraic decay (CDF errors ~1e-15 against ``ncx2``, even for one or two items).
-    """
-    if x <= 0:
-        return 0.0
-    scale = float(lam.max())
-    if 2 <= lam.size <= _SMALL_X_MAX_K and x < _SMALL_X * scale:
-        # tiny x: QAWF's cycles become too long (wrong by O(0.1) at x ~ 1e-8); integrate
-        # the small-x form of the density (see _small_x_density)
-        h0, slope = _small_x_density(lam, delta2)
-        a = 0.5 * lam.size
-        return float(x**a * (h0 / a + slope * x / (a + 1.0)))
-    lam_s = lam / scale
-    x_s = x / scale
-    omega = 0.5 * x_s
-
-    def g_and_rho(v: float) -> tuple[float, float]:
-        lv = lam_s * v
-        den = 1.0 + lv * lv
-        g = 0.5 * float(np.sum(np.arctan(lv) + delta2 * lv / den))
-        log_rho = 0.25 * float(np.sum(np.log1p(lv * lv))) + 0.5 * float(
-            np.sum(delta2 * lv * lv / den))
-        return g, math.exp(-log_rho) / v
-
-    def integrand(v: float) -> float:
-        if v == 0.0:
-            return 0.5 * float(np.sum(lam_s * (1.0 + delta2))) - omega
-        g, w = g_and_rho(v)
-        return math.sin(g - omega * v) * w
-
-    def f_cos(v: float) -> float:
-        g, w = g_and_rho(v)
-        return math.sin(g) * w
-
-    def f_sin(v: float) -> float:
-        g, w = g_and_rho(v)
-        return math.cos(g) * w
-
-    v1 = 1.0  # QAWF from here on: cycles of length pi / omega, Wynn-accelerated
-    head, _ = integrate.quad(integrand, 0.0, v1, limit=500, epsabs=1e-12, epsrel=1e-11)
-    tail_c, _ = integrate.quad(f_cos, v1, np.inf, weight="cos", wvar=omega, limlst=200,
-                               epsabs=1e-12)
-    tail_s, _ = integrate.quad(f_sin, v1, np.inf, weight="sin", wvar=omega, limlst=200,
-                               epsabs=1e-12)
-    survival = 0.5 + (head + tail_c - tail_s) / math.pi
-    return float(min(1.0, max(0.0, 1.0 - survival)))
-
-
-_SMALL_X = 1e-3  # below this multiple of max(lam), inversions use the small-x form
-_SMALL_X_MAX_K = 40  # ... for up to this many items (beyond, F and f are ~0 there)
-_SMALL_X_SLOPE_MAX_K = 4  # ... with a first-order correction for up to this many items
-
-
-def _small_x_density(lam: np.ndarray, delta2: np.ndarray) -> tuple[float, float]:
-    """``h0`` and ``slope`` of ``f(x) ~ x^(k/2 - 1) (h0 + slope x)`` for small x.
-
-    ``f(x) / x^(k/2-1)`` is smooth at 0 with the exact limit
-    ``h0 = exp(-sum delta^2 / 2) / (2^(k/2) Gamma(k/2) sqrt(prod lam))`` (the normal density
-    at ``Z = -delta`` times the volume of the ellipsoid ``sum lam_j w_j^2 <= x``); ``slope``
-    joins it linearly to the density computed by inversion at ``x1 = 1e-3 max(lam)``, where
-    QAWF is still accurate. Error ~ ``h'' x1^2 / 8``: relative ~1e-7.
-    """
-    k = lam.size
-    a = 0.5 * k
-    h0 = math.exp(-0.5 * float(delta2.sum()) - a * math.log(2.0) - math.lgamma(a)
-                  - 0.5 * float(np.sum(np.log(lam))))
-    if k > _SMALL_X_SLOPE_MAX_K:
-        # f(x1) ~ x1^(k/2-1) is below the inversion's absolute accuracy: leading order only
-        # (absolute error ~ h0 x^(k/2) x / max(lam), below 1e-13 for x < x1)
-        return h0, 0.0
-    x1 = _SMALL_X * float(lam.max())
-    h1 = _imhof_pdf_inversion(x1, lam, delta2) / x1 ** (a - 1.0)
-    return h0, (h1 - h0) / x1
-
-
-def _imhof_pdf(x: float, lam: np.ndarray, delta2: np.ndarray) -> float:
-    """Density of ``sum_j lam_j (Z_j + delta_j)^2`` at ``x`` for ``lam_j > 0``.
-
-    Inverting the characteristic function ``phi(u / 2) = exp(i g(u)) / rho(u)`` (notation of
-    :func:`_imhof_cdf`): ``f(x) = (1 / 2 pi) int_0^inf cos(g(u) - x u / 2) / rho(u) du``; on
-    the scaled variable ``v = u max(lam)`` the density of ``Q / max(lam)`` is computed and
-    divided by ``max(lam)``. The integrand decays like ``u^(-k/2)`` (only conditionally
-    integrable for two items), hence QAGS on ``[0, 1]`` and the Fourier rule QAWF on
-    ``cos(g)/rho cos(x u/2) + sin(g)/rho sin(x u/2)`` beyond. One item is a scaled
-    ``ncx2(1, delta^2)``, evaluated exactly (its integrand, ``u^(-1/2)``, defeats QAWF).
-    """
-    k = lam.size
-    if x < 0:
-        return 0.0
-    if x == 0:
-        if k == 1:
-            return math.inf
-        if k == 2:
-            return math.exp(-0.5 * float(delta2.sum())) / (2.0 * math.sqrt(float(np.prod(lam))))
-        return 0.0
-    if k == 1:  # lam (Z + delta)^2: a scaled ncx2(1, delta^2), whose CF decays only as u^-1/2
-        return float(stats.ncx2.pdf(x / lam[0], df=1, nc=delta2[0]) / lam[0])
-    if k <= _SMALL_X_MAX_K and x < _SMALL_X * float(lam.max()):
-        # the Fourier tail's cycles are too long for QAWF here: the small-x form
-        h0, slope = _small_x_density(lam, delta2)
-        return float(x ** (0.5 * k - 1.0) * (h0 + slope * x))
-    return _imhof_pdf_inversion(x, lam, delta2)
-
-
-def _imhof_pdf_inversion(x: float, lam: np.ndarray, delta2: np.ndarray) -> float:
-    """The inversion integral of :func:`_imhof_pdf` for ``x > 0`` and two or more items."""
-    scale = float(lam.max())
-    lam_s = lam / scale
-    omega = 0.5 * x / scale
-
-    def g_and_w(v: float) -> tuple[float, float]:
-        lv = lam_s * v
-        den = 1.0 + lv * lv
-        g = 0.5 * float(np.sum(np.arctan(lv) + delta2 * lv / den))
-        log_rho = 0.25 * float(np.sum(np.log1p(lv * lv))) + 0.5 * float(
-            np.sum(delta2 * lv * lv / den))
-        return g, math.exp(-log_rho)
-
-    def integrand(v: float) -> float:
-        g, w = g_and_w(v)
-        return math.cos(g - omega * v) * w
-
-    def f_cos(v: float) -> float:
-        g, w = g_and_w(v)
-        return math.cos(g) * w
-
-    def f_sin(v: float) -> float:
-        g, w = g_and_w(v)
-        return math.sin(g) * w
-
-    v1 = 1.0
-    head, _ = integrate.quad(integrand, 0.0, v1, limit=500, epsabs=1e-13, epsrel=1e-11)
-    # For two items (integrand ~ 1/u) QAWF reports "bad integrand behaviour" in some cycles
-    # although the result agrees with the exact ncx2 density to ~1e-15 (tests check this
-    # over a grid of x and noncentralities), so that warning is not passed on.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", integrate.IntegrationWarning)
-        tail_c, _ = integrate.quad(f_cos, v1, np.inf, weight="cos", wvar=omega, limlst=200,
-                                   epsabs=1e-13)
-        tail_s, _ = integrate.quad(f_sin, v1, np.inf, weight="sin", wvar=omega, limlst=200,
-                                   epsabs=1e-13)
-    return float(max(0.0, (head + tail_c + tail_s) / (2.0 * math.pi) / scale))
-
-
 def mse_distribution(
     targets: Any,
     predictions: Any,
@@ -556,6 +441,13 @@ def mse_distribution(
       adaptive and Fourier-integral rules; agrees with ``ncx2`` to ~1e-14 when the sigmas are
       equal, from 1 to 3000 items) and quantiles by root finding (Brent);
     - ``method="monte_carlo"``: ``n_draws`` simulated MSE values with ``rng`` (a cross-check).
+
+    Where the exact routes are ill-posed, a cell switches route (see
+    :attr:`MSEDistribution.routes`): with skewness below 1e-2 (|d| / sigma above ~300, or
+    ~80,000 items) to the normal limit, an Edgeworth expansion to second order (CDF error
+    below 5e-9 at the switch against the exact ncx2; there QUADPACK's integrand oscillates
+    ~|d|/sigma times and scipy's ncx2 returns NaN); with no representable spread (sigma 0, or
+    skewed with every sigma^2 / M below 1e-290) to a point mass at the mean.
 
     Parameters
     ----------
@@ -602,17 +494,21 @@ def mse_distribution(
     cells = dv.shape[0]
     lam = np.zeros((cells, m))
     delta2 = np.zeros((cells, m))
-    shift = np.zeros(cells)
     positive = sv > 0
-    lam[positive] = sv[positive] ** 2 / m
-    delta2[positive] = (dv[positive] / sv[positive]) ** 2
-    shift[:] = np.where(positive, 0.0, dv**2).sum(axis=1) / m
+    with np.errstate(over="ignore", under="ignore"):   # such cells take the normal route
+        lam[positive] = sv[positive] ** 2 / m
+        delta2[positive] = (dv[positive] / sv[positive]) ** 2
+    shift = np.where(positive, 0.0, dv**2).sum(axis=1) / m
     # keep only items with sigma > 0 in the generalized chi-square (ragged -> per cell lists)
     lam_list = np.empty(cells, dtype=object)
     d2_list = np.empty(cells, dtype=object)
+    routes = np.empty(cells, dtype=object)
+    cell_moments = np.zeros((cells, 4))
     for c in range(cells):
         lam_list[c] = lam[c, positive[c]]
         d2_list[c] = delta2[c, positive[c]]
+        cell_moments[c] = mse_moments(dv[c], sv[c], m)
+        routes[c] = mse_route(dv[c], sv[c], m, method == "ncx2")
     draws = None
     if method == "monte_carlo":
         n = check_int("n_draws", n_draws, minimum=100)
@@ -624,7 +520,8 @@ def mse_distribution(
             z = gen.standard_normal((cells, k, m))
             draws[:, start:start + k] = ((dv[:, None, :] + sv[:, None, :] * z) ** 2).mean(-1)
     return MSEDistribution(mean=mean, variance=variance, method=method, _lam=lam_list,
-                           _delta2=d2_list, _shift=shift, _draws=draws)
+                           _delta2=d2_list, _shift=shift, _draws=draws, _routes=routes,
+                           _moments=cell_moments)
 
 
 # --- MAE ----------------------------------------------------------------------------------------

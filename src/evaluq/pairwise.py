@@ -341,6 +341,12 @@ def pairwise_table(pairwise: xr.Dataset, *, unique: bool = False) -> pd.DataFram
     keep = first != second
     columns = ["observed", "mean", "sd", "lower", "upper", "p_greater", "z", "p_value",
                "p_holm", "p_bh", "verdict"]
+    at = pairwise.attrs
+    spread = (f"sd is the SD over {at.get('n_resamples', '?')} resamples; lower/upper the "
+              f"{at.get('confidence_level', 0.95):.0%} {at.get('ci_kind', 'percentile')} interval")
+    frame.attrs = {"uncertainty": spread, "caption": (
+        f"Pairwise differences in {at.get('how', 'mean')} {at.get('metric', 'score')}, model "
+        f"minus model_b: {spread}; p-values two-sided, Holm- and BH-adjusted over the pairs.")}
     if not unique:
         return frame.loc[keep, columns]
     position = {m: i for i, m in enumerate(pairwise[MODEL].values.tolist())}

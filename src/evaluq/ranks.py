@@ -10,7 +10,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import MODEL, MODEL_B, RANK, RESAMPLE
-from evaluq._draws import Draws, as_draws, sample_dims_label
+from evaluq._draws import Draws, as_draws, check_block, sample_dims_label
 from evaluq._kernels import percentile_interval
 from evaluq._validation import check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
@@ -20,6 +20,7 @@ TIE_RULE: Final = ("models tied in a resample share the ranks they span evenly: 
                    "for ranks r..r+k-1 each get probability 1/k at each of those ranks")
 ADJUSTMENTS: Final = ("holm", "bh", "none")
 _RANK_CHUNK: Final = 2**21          # values ranked at once (bounds the memory)
+_PAIRWISE_MODELS: Final = 10        # up to this many models, pairwise comparison beats a sort
 
 
 # --- numpy kernels (models on the last axis) ------------------------------------------------------
@@ -27,10 +28,20 @@ _RANK_CHUNK: Final = 2**21          # values ranked at once (bounds the memory)
 def _rank_span(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Best rank and tie count of each model; values (..., m) oriented so larger is better.
 
-    One sort per row, O(m log m): in the row sorted from best to worst, a run of equal values
-    is a tie group; its first position + 1 is the best rank of each member and its length the
-    tie count. (Comparing every pair of models would cost O(m^2) per row.)
+    Up to ``_PAIRWISE_MODELS`` models, every pair is compared (O(m^2) per row, but a few
+    vectorised comparisons); beyond, one sort per row, O(m log m). Both are exact.
     """
+    if values.shape[-1] <= _PAIRWISE_MODELS:
+        better = (values[..., None, :] > values[..., :, None]).sum(axis=-1)
+        ties = (values[..., None, :] == values[..., :, None]).sum(axis=-1)   # includes itself
+        return better + 1, ties
+    return _sorted_rank_span(values)
+
+
+def _sorted_rank_span(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_rank_span` by one sort per row: in the row sorted from best to worst, a run of
+    equal values is a tie group; its first position + 1 is the best rank of each member and
+    its length the tie count."""
     n_m = values.shape[-1]
     order = np.argsort(-values, axis=-1, kind="stable")
     ordered = np.take_along_axis(values, order, axis=-1)
@@ -49,32 +60,99 @@ def _rank_span(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo, ties
 
 
+RankCounts = dict[int, np.ndarray]
+"""Per tie size k, an int64 difference array (batch, model, rank + 1) of tie-group spans."""
+
+
+def _rank_counts(values: np.ndarray) -> RankCounts:
+    """Integer rank counts of ``values`` (batch, model, n) over its last axis (draws).
+
+    A model whose best rank is ``lo`` with ``k`` tied models (itself included) spans ranks
+    lo..lo+k-1: +1 at lo and -1 at lo+k on the difference array of tie size k. Counts are
+    integers, so adding the counts of any split of the draws gives the same numbers: the
+    result does not depend on chunking or summation order. The draws are ranked in chunks of
+    ``_RANK_CHUNK`` values to bound memory.
+    """
+    batch, n_m, n_r = values.shape
+    width = n_m + 1
+    offset = (np.arange(batch)[:, None, None] * n_m + np.arange(n_m)[None, None, :]) * width
+    counts: RankCounts = {}
+    step = max(1, _RANK_CHUNK // max(1, batch * n_m))
+    for start in range(0, n_r, step):
+        chunk = np.swapaxes(values[:, :, start:start + step], 1, 2)          # (batch, r, m)
+        lo, ties = _rank_span(chunk)
+        index = np.broadcast_to(offset, lo.shape) + lo - 1
+        for k in np.unique(ties).tolist():
+            where = ties == k
+            spans = (np.bincount(index[where], minlength=batch * n_m * width)
+                     - np.bincount(index[where] + k, minlength=batch * n_m * width))
+            previous = counts.get(k)
+            counts[k] = spans if previous is None else previous + spans
+    return {k: v.reshape(batch, n_m, width) for k, v in counts.items()}
+
+
+def _add_counts(parts: Sequence[RankCounts]) -> RankCounts:
+    """Add the rank counts of several splits of the draws (exact: integers)."""
+    total: RankCounts = {}
+    for part in parts:
+        for k, spans in part.items():
+            total[k] = spans if k not in total else total[k] + spans
+    return total
+
+
+def _probabilities_from_counts(counts: RankCounts, n_draws: int, n_models: int,
+                               batch: int) -> np.ndarray:
+    """P(rank = q) (batch, model, rank): each span's draws share 1/k per rank; exact in [0, 1]."""
+    prob = np.zeros((batch, n_models, n_models))
+    for k in sorted(counts):                     # a fixed order: the same float sums every time
+        prob += np.cumsum(counts[k], axis=-1)[..., :n_models] / k
+    return prob / n_draws
+
+
 def _rank_probabilities(values: np.ndarray) -> np.ndarray:
     """P(rank = q) (..., model, rank) over the last axis (draws) of ``values`` (..., model, n).
 
-    A model whose best rank is ``lo`` with ``k`` tied models puts 1/k on ranks lo..lo+k-1:
-    added as +1/k at lo and -1/k at lo+k on a difference array, then summed cumulatively.
-    Every positive count is at least 1/m, so the rounding residue of the cumulative sum
-    (far below 1/m) is set to exactly 0: probabilities are exact in [0, 1], never ``-0.0``.
-    The draws are processed in chunks to bound memory.
+    Tie rule: k models tied for ranks lo..lo+k-1 each get 1/k at each of those ranks. The
+    probabilities come from integer counts (:func:`_rank_counts`), so they are exact in
+    [0, 1] (never ``-0.0``) and identical for any split of the draws.
     """
     *rest, n_m, n_r = values.shape
     batch = int(np.prod(rest, dtype=np.int64))
-    flat = values.reshape(batch, n_m, n_r)
-    width = n_m + 1
-    offset = (np.arange(batch)[:, None, None] * n_m + np.arange(n_m)[None, None, :]) * width
-    total = np.zeros(batch * n_m * width)
-    step = max(1, _RANK_CHUNK // max(1, batch * n_m))
-    for start in range(0, n_r, step):
-        chunk = np.swapaxes(flat[:, :, start:start + step], 1, 2)          # (batch, r, m)
-        lo, ties = _rank_span(chunk)
-        weight = (1.0 / ties).ravel()
-        index = np.broadcast_to(offset, lo.shape)
-        total += np.bincount((index + lo - 1).ravel(), weight, minlength=total.size)
-        total -= np.bincount((index + lo - 1 + ties).ravel(), weight, minlength=total.size)
-    counts = np.cumsum(total.reshape(batch, n_m, width), axis=-1)[..., :n_m]
-    counts = np.where(counts < 0.5 / n_m, 0.0, np.minimum(counts, n_r))
-    return (counts / n_r).reshape(*rest, n_m, n_m)
+    counts = _rank_counts(values.reshape(batch, n_m, n_r))
+    return _probabilities_from_counts(counts, n_r, n_m, batch).reshape(*rest, n_m, n_m)
+
+
+def _block_counts(block: np.ndarray, n_lead: int, orientation: int, models: np.ndarray,
+                  name: str) -> RankCounts:
+    """Rank counts of one chunk of draws ``(*extra, model, *samples)`` (the dask path)."""
+    values = np.asarray(block, dtype=np.float64)
+    batch = int(np.prod(values.shape[:n_lead - 1], dtype=np.int64))
+    values = values.reshape(batch, values.shape[n_lead - 1], -1)
+    check_block(values, models, name)
+    return _rank_counts(orientation * values)
+
+
+def _streamed_probabilities(laid_out: Draws) -> tuple[np.ndarray, np.ndarray]:
+    """Rank probabilities and observed values of dask-backed draws, chunk by chunk.
+
+    Each chunk of draws becomes integer rank counts in its own task (on a dask.distributed
+    cluster, on the workers); only the counts, (batch, model, model + 1) per tie size, travel
+    and are added. The draws are read once, with the observed values (by default their mean)
+    in the same graph. The numbers equal the in-memory ones for any chunking.
+    """
+    import dask
+
+    n_lead = len(laid_out.extra_dims) + 1
+    parts = [dask.delayed(_block_counts)(block, n_lead, laid_out.orientation, laid_out.models,
+                                         "draws")
+             for block in laid_out.values.to_delayed().ravel()]
+    counts, observed = dask.compute(dask.delayed(_add_counts)(parts), laid_out.observed)
+    observed = np.asarray(observed, dtype=np.float64)
+    check_block(observed[..., None], laid_out.models, "observed")
+    *rest, n_m = observed.shape
+    batch = int(np.prod(rest, dtype=np.int64))
+    prob = _probabilities_from_counts(counts, laid_out.n_samples, n_m, batch)
+    return prob.reshape(*rest, n_m, n_m), observed
 
 
 def _average_rank(values: np.ndarray) -> np.ndarray:
@@ -158,9 +236,13 @@ def rank_distribution(draws: xr.Dataset | xr.DataArray, *,
     True
     """
     laid_out = as_draws(draws, sample_dims=sample_dims, observed=observed,
-                        higher_is_better=higher_is_better)
+                        higher_is_better=higher_is_better, lazy=True)
     orientation = laid_out.orientation
-    prob = _rank_probabilities(orientation * laid_out.values)          # (*rest, model, rank)
+    if laid_out.is_lazy:
+        prob, observed_values = _streamed_probabilities(laid_out)
+    else:
+        prob = _rank_probabilities(orientation * laid_out.values)     # (*rest, model, rank)
+        observed_values = laid_out.observed
     n_m = prob.shape[-1]
     ranks = np.arange(1, n_m + 1)
     dims = (*laid_out.extra_dims, MODEL)
@@ -169,7 +251,7 @@ def rank_distribution(draws: xr.Dataset | xr.DataArray, *,
             "probability": ((*dims, RANK), prob),
             "expected_rank": (dims, prob @ ranks),
             "p_best": (dims, prob[..., 0]),
-            "observed_rank": (dims, _average_rank(orientation * laid_out.observed)),
+            "observed_rank": (dims, _average_rank(orientation * observed_values)),
         },
         coords={MODEL: laid_out.models, RANK: ranks, **laid_out.extra_coords},
     )
@@ -356,9 +438,18 @@ def leaderboard(
         },
         index=pd.Index(laid_out.models, name=MODEL),
     )
-    table.attrs = {"uncertainty": f"sd: SD of the {n} draws; lower/upper: "
-                                  f"{level:.0%} equal-tailed percentile interval",
-                   "confidence_level": level, "alpha": alpha, "adjustment": adjustment,
-                   "higher_is_better": int(laid_out.orientation > 0)}
+    at = laid_out.attrs
+    source = (f"{at.get('n_resamples', n)} resamples ({at.get('replication', '?')} replication, "
+              f"{at.get('languages', '?')} languages)" if RESAMPLE in laid_out.sample_dims
+              else f"{n} draws ({sample_dims_label(laid_out.sample_dims)})")
+    spread = (f"sd is the SD over {source}; lower/upper the {level:.0%} percentile interval "
+              f"(equal-tailed)")
+    table.attrs = {
+        "uncertainty": spread, "confidence_level": level, "alpha": alpha,
+        "adjustment": adjustment, "higher_is_better": int(laid_out.orientation > 0),
+        "caption": (f"Leaderboard of the {at.get('how', 'mean')} {at.get('metric', 'score')}"
+                    + (f" over {at['n_languages']} languages" if "n_languages" in at else "")
+                    + f", best first: {spread}; tiers from {adjustment}-adjusted pairwise tests at "
+                    f"alpha = {alpha:g}.")}
     order = np.argsort(-laid_out.orientation * table["observed"].to_numpy(), kind="stable")
     return table.iloc[order]

@@ -24,6 +24,7 @@ from typing import Any, Final, Literal, overload
 
 import numpy as np
 import xarray as xr
+from scipy import special
 
 from evaluq._dims import (
     BOOT_SCORE,
@@ -41,6 +42,7 @@ from evaluq._dims import (
 )
 from evaluq._kernels import count_valid, nanmean, nanstd
 from evaluq._validation import RNGLike, check_choice, check_int, check_rng
+from evaluq.cube import bounds as cube_bounds
 from evaluq.cube import is_summary, validate
 from evaluq.errors import CubeError
 
@@ -147,6 +149,8 @@ def _draw_block(inputs: _Inputs, replication: str, lang_idx: np.ndarray | None,
                   else np.take(obs, lang_idx, axis=1))
         return values, None, None
     assert inputs.scale is not None
+    if inputs.bounds is not None:
+        return _truncated_normal(inputs, lang_idx, gen, n), None, None
     noise = gen.standard_normal((n_m, n, k))                  # independent across models
     if lang_idx is None:
         noise *= inputs.scale[:, None, :]
@@ -157,12 +161,38 @@ def _draw_block(inputs: _Inputs, replication: str, lang_idx: np.ndarray | None,
     return noise, None, None
 
 
+def _truncated_normal(inputs: _Inputs, lang_idx: np.ndarray | None, gen: np.random.Generator,
+                      n: int) -> np.ndarray:
+    """Parametric scores (model, n, k) from N(observed, scale^2) truncated to the bounds.
+
+    Inverse-CDF draws: u ~ U(0, 1), z = Phi^-1(Phi(a) + u (Phi(b) - Phi(a))) with a, b the
+    standardised bounds; every draw lies in [lower, upper]. A cell with scale 0 stays at its
+    observed score.
+    """
+    assert inputs.scale is not None
+    assert inputs.bounds is not None
+    lo, hi = inputs.bounds
+    obs, scale = inputs.observed, inputs.scale
+    if lang_idx is not None:
+        obs, scale = np.take(obs, lang_idx, axis=1), np.take(scale, lang_idx, axis=1)
+    else:
+        obs, scale = obs[:, None, :], scale[:, None, :]
+    u = gen.random((obs.shape[0], n, obs.shape[-1]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_lo = special.ndtr((lo - obs) / scale)
+        p_hi = special.ndtr((hi - obs) / scale)
+        values = obs + scale * special.ndtri(p_lo + u * (p_hi - p_lo))
+    values = np.where(scale > 0, values, obs)
+    return np.clip(values, lo, hi)
+
+
 @dataclass(frozen=True)
 class _Inputs:
     observed: np.ndarray                 # (model, language) seed means
     scale: np.ndarray | None             # (model, language) parametric SD
     boot: np.ndarray | None              # (model, language, seed, bootstrap)
     boot_mean: np.ndarray | None = None  # (model, language, bootstrap) mean over seeds
+    bounds: tuple[float, float] | None = None  # the metric's range (parametric draws)
 
 
 # --- the plan -------------------------------------------------------------------------------------
@@ -277,7 +307,8 @@ class ResamplePlan:
             else:
                 data_vars[DRAWN_SEED_COUNT] = ((RESAMPLE, slot, SEED), s_idx)
                 coords[SEED] = cube[SEED].values
-            data_vars[DRAWN_BOOTSTRAP] = ((RESAMPLE, slot), cube[BOOTSTRAP].values[b_idx])
+            if BOOTSTRAP in cube.dims:
+                data_vars[DRAWN_BOOTSTRAP] = ((RESAMPLE, slot), cube[BOOTSTRAP].values[b_idx])
         out = xr.Dataset(data_vars, coords=coords)
         if self._restore:
             out = out.isel(self._restore)
@@ -296,7 +327,26 @@ class ResamplePlan:
             "n_languages": self.n_languages,
             "n_resamples": self.n_resamples,
             "rng_entropy": str(self.entropy),
+            "test_set_noise": self._test_set_noise(),
+            **({"bounds": np.asarray(self._inputs.bounds)}
+               if self._inputs.bounds is not None else {}),
         }
+
+    def _test_set_noise(self) -> str:
+        """How the test-set sampling noise enters the resamples (recorded in the attrs)."""
+        if self.replication == "none":
+            return "not included: replication='none' keeps every score fixed"
+        if self.replication == "parametric":
+            shape = ("normal" if self._inputs.bounds is None else
+                     "normal truncated to the metric's bounds {:g}..{:g}".format(
+                         *self._inputs.bounds))
+            return (f"included: {shape} noise with variance sd_seed^2/n_seeds + sd_boot^2 "
+                    "(before truncation), independent across models")
+        if BOOT_SCORE in self.cube:
+            return "included: a bootstrap replicate of the test set, shared by all models"
+        return ("NOT included: the cube has no bootstrap replicates, so only the seeds are "
+                "redrawn (paired across models); intervals cover seed noise alone and are too "
+                "narrow by the unseen test-set sampling error")
 
     def __repr__(self) -> str:
         sizes = dict(self.cube[SCORE].sizes)
@@ -326,7 +376,8 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
             if var not in cube:
                 raise CubeError(
                     f"`replication='parametric'` needs {var!r} in a summary-only cube; it has "
-                    f"none (add the column, or a column of zeros if that component is absent)")
+                    f"none (add the column; a column of zeros claims the component is absent "
+                    f"and narrows every interval)")
         sd_seed = cube[SD_SEED].transpose(MODEL, LANGUAGE).values
         sd_boot = cube[SD_BOOT].transpose(MODEL, LANGUAGE).values
         n_seeds = (cube[N_SEEDS].transpose(MODEL, LANGUAGE).values if N_SEEDS in cube
@@ -336,7 +387,8 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
             raise CubeError(
                 f"`replication='parametric'` needs the boot-to-boot SD: the cube has no "
                 f"{BOOT_SCORE!r} (build it with bootstrap replicates, or use eq.from_summary "
-                f"with `sd_boot`)")
+                f"with `sd_boot`; replication='nonparametric' redraws the seeds alone and "
+                f"says that the test-set noise is not included)")
         score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
         boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
         n_seeds = count_valid(score).astype(np.float64)
@@ -359,19 +411,35 @@ def _inputs(cube: xr.Dataset, replication: str, seeds: str | None = None) -> _In
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
     observed = nanmean(score)
     if replication == "parametric":
-        return _Inputs(observed, _parametric_scale(cube, observed), None)
+        return _Inputs(observed, _parametric_scale(cube, observed), None,
+                       bounds=cube_bounds(cube))
     if replication == "nonparametric":
-        if BOOT_SCORE not in cube:
-            kind = "a summary-only cube" if is_summary(cube) else "the cube"
-            raise CubeError(
-                f"`replication='nonparametric'` draws (seed, bootstrap replicate) pairs and "
-                f"needs {BOOT_SCORE!r}; {kind} has none (use replication='parametric')")
-        boot = np.ascontiguousarray(
-            cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values, dtype=np.float64)
+        if BOOT_SCORE in cube:
+            boot = np.ascontiguousarray(
+                cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values,
+                dtype=np.float64)
+        else:
+            boot = np.ascontiguousarray(_seeds_only_replicates(cube, score))
         # plain mean over seeds: a missing seed makes the centre NaN (never dropped silently)
         boot_mean = np.ascontiguousarray(boot.mean(axis=2)) if seeds == "rescaled" else None
         return _Inputs(observed, None, boot, boot_mean)
     return _Inputs(observed, None, None)
+
+
+def _seeds_only_replicates(cube: xr.Dataset, score: np.ndarray) -> np.ndarray:
+    """The seeds' scores as a single "replicate" (model, language, seed, 1), for the
+    nonparametric seed bootstrap of a cube without ``boot_score``."""
+    if is_summary(cube):
+        raise CubeError(
+            "`replication='nonparametric'` redraws the cube's own seeds or bootstrap "
+            "replicates; a summary-only cube has neither (use replication='parametric', which "
+            "draws from its 'sd_seed' and 'sd_boot')")
+    if cube.sizes[SEED] < 2:
+        raise CubeError(
+            f"`replication='nonparametric'` needs {BOOT_SCORE!r} or at least 2 seeds to redraw; "
+            f"the cube has one seed and no bootstrap replicates, so it holds no information "
+            f"about the replication noise (an interval from it would have width zero)")
+    return score[..., None]
 
 
 def _resample_iv(cube: Any, n_resamples: Any, replication: Any, languages: Any,
@@ -379,6 +447,9 @@ def _resample_iv(cube: Any, n_resamples: Any, replication: Any, languages: Any,
                  ) -> tuple[xr.Dataset, int, str, str, int, int, int, str | None]:
     cube = validate(cube)
     n_resamples = check_int("n_resamples", n_resamples, minimum=1)
+    if n_resamples < 2:
+        raise ValueError(f"`n_resamples` must be >= 2 (one resample says nothing about a "
+                         f"spread: its interval would have width zero); got {n_resamples}")
     replication = check_choice("replication", replication, REPLICATIONS)
     if replication == "nonparametric":
         seeds = "bootstrap" if seeds is None else check_choice("seeds", seeds, SEED_MODES)
@@ -448,10 +519,22 @@ def resample(
       how models' test-set errors correlate, so none is assumed. When models share test sets
       and their errors are positively correlated this overstates the SD of differences
       (conservative); use ``"nonparametric"`` for paired differences.
-    * ``"nonparametric"``: the cube's own bootstrap replicates :math:`y^*_{mlsb}` (needs
-      ``boot_score``). For every resample and language one replicate b is drawn uniformly and
-      used by **every** model (the same resampled test set: differences stay paired). How
-      seeds enter is set by ``seeds`` (below).
+      A cube with declared ``bounds`` (the loaders' ``bounds=(lower, upper)``) draws from
+      this normal **truncated** to the bounds, so that no draw leaves the metric's range
+      (and ``how="gmean"`` never meets a score <= 0 on a metric bounded below by 0); near a
+      bound the draws then lean inward and the interval is narrower on that side than the
+      normal one. The attribute ``test_set_noise`` records it.
+    * ``"nonparametric"``: the cube's own bootstrap replicates :math:`y^*_{mlsb}`. For every
+      resample and language one replicate b is drawn uniformly and used by **every** model
+      (the same resampled test set: differences stay paired). How seeds enter is set by
+      ``seeds`` (below). A cube **without** ``boot_score`` (seeds only, S >= 2) has its seeds
+      redrawn the same way, paired across models, with the full-test-set scores in place of
+      the replicates: the test-set sampling noise is then **not included** (nothing in the
+      cube measures it) and the intervals are too narrow by it. The attribute
+      ``test_set_noise`` of the result (and of :func:`evaluq.aggregate`'s) says so; add
+      bootstrap replicates (:func:`evaluq.from_predictions`) or the boot SDs
+      (:func:`evaluq.from_summary` with ``replication="parametric"``) to include it. One seed
+      and no replicates raise (no noise to redraw).
     * ``"none"``: :math:`y^{(r)}_{ml} = \bar y_{ml}` (only the languages vary).
 
     Seeds with ``replication="nonparametric"`` (``seeds``), the same draw for every model;
@@ -509,7 +592,7 @@ def resample(
     cube
         An evaluation cube (see :func:`evaluq.validate`).
     n_resamples
-        Number of resamples.
+        Number of resamples (at least 2; thousands for a 95% interval).
     replication
         ``"parametric"``, ``"nonparametric"`` or ``"none"``.
     languages
@@ -541,7 +624,8 @@ def resample(
         (same dims; ``seeds="one"``) or ``drawn_seed_count`` (resample, language |
         language_slot, seed): how often each seed was drawn (small unsigned integers, summing
         to S). Attributes carry the cube's ``metric`` and ``higher_is_better`` and the options
-        (``seeds`` only for ``"nonparametric"``).
+        (``seeds`` only for ``"nonparametric"``), and ``test_set_noise``: whether and how the
+        test-set sampling noise enters the resamples.
 
     Notes
     -----
@@ -632,5 +716,6 @@ def _lazy_fixed(cube: xr.Dataset, n_resamples: int, entropy: int) -> xr.Dataset:
                  "higher_is_better": int(cube.attrs.get("higher_is_better", 1)),
                  "replication": "none", "languages": "fixed",
                  "n_languages": cube.sizes[LANGUAGE], "n_resamples": n_resamples,
-                 "rng_entropy": str(entropy)}
+                 "rng_entropy": str(entropy),
+                 "test_set_noise": "not included: replication='none' keeps every score fixed"}
     return out

@@ -22,12 +22,28 @@ from evaluq._dims import (
     SEED,
     SUMMARY,
 )
-from evaluq._kernels import count_valid, nan_reduce, nanmean, nanstd
+from evaluq._kernels import count_valid, nan_reduce, nanmean
+from evaluq._kernels import nanstd as _nanstd
 from evaluq._validation import check_int
 from evaluq.cube import is_summary, validate
 
 SUMMARY_STATS = ("mean", "sd", "min", "max")
 WITHIN_COMPONENTS = ("sigma_seed", "sigma_boot", "sigma_within")
+ESTIMATES = ("sigma_between", "tau_between", "sigma_seed", "sigma_boot", "sigma_within",
+             "se_sigma_seed", "se_sigma_boot", "se_mean_fixed", "se_mean_population")
+"""The estimates of :func:`variance_components` that can be NaN for want of data."""
+
+
+def _sd(x: np.ndarray, ddof: int, axis: int = -1) -> np.ndarray:
+    """SD over ``axis`` ignoring NaN; NaN (never 0) where fewer than ``max(2, ddof + 1)``
+    values remain: one value says nothing about a spread, whatever ``ddof``."""
+    # one power-of-two scale for the whole array (exact): squares of values near 1e300 or
+    # 1e-300 neither overflow nor underflow
+    finite = np.abs(x[np.isfinite(x)])
+    top = float(finite.max()) if finite.size else 0.0
+    unit = 2.0 ** np.floor(np.log2(top)) if top > 0 and not 1e-100 < top < 1e100 else 1.0
+    sd = _nanstd(x / unit, ddof, axis=axis) * unit
+    return np.where(np.sum(~np.isnan(x), axis=axis) >= 2, sd, np.nan)
 
 
 # --- public function ----------------------------------------------------------------------------
@@ -107,35 +123,50 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
     ybar = nanmean(score)                                       # (m, l)
     nan_ml = np.full(ybar.shape, np.nan)
+    reasons: dict[str, str] = {}
     if is_summary(cube):
-        sigma_seed = cube[SD_SEED].values if SD_SEED in cube else nan_ml
-        sigma_boot = cube[SD_BOOT].values if SD_BOOT in cube else nan_ml
-        n_seeds = cube[N_SEEDS].values if N_SEEDS in cube else np.ones_like(ybar)
+        sigma_seed, sigma_boot, n_seeds = _summary_components(cube, nan_ml, reasons)
         se_seed = se_boot = nan_ml
+        reasons["se_sigma_seed"] = reasons["se_sigma_boot"] = (
+            "a summary-only cube has no replicates to estimate the SE of an SD from")
     else:
         n_seeds = count_valid(score).astype(np.float64)
-        sigma_seed = nanstd(score, ddof)
+        sigma_seed = _sd(score, ddof)
+        few = ~np.isnan(ybar) & np.isnan(sigma_seed)
+        if few.any():
+            reasons["sigma_seed"] = (
+                f"{int(few.sum())} observed (model, language) cell(s) have fewer than "
+                f"{max(2, ddof + 1)} seeds: the seed-to-seed noise is unknown (ddof={ddof})")
         if BOOT_SCORE in cube:
             boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
-            v = nanstd(boot, ddof)                              # (m, l, s)
+            v = _sd(boot, ddof)                              # (m, l, s)
             sigma_boot = nanmean(v)
             with np.errstate(invalid="ignore", divide="ignore"):
-                se_boot = nanstd(v, ddof) / np.sqrt(count_valid(v))
-            u = nanstd(boot, ddof, axis=2)                      # (m, l, b)
-            se_seed = nanstd(u, ddof)
+                se_boot = _sd(v, ddof) / np.sqrt(count_valid(v))
+            u = _sd(boot, ddof, axis=2)                      # (m, l, b)
+            se_seed = _sd(u, ddof)
+            gap = ~np.isnan(ybar) & np.isnan(sigma_boot)
+            if gap.any():
+                reasons["sigma_boot"] = (
+                    f"{int(gap.sum())} observed (model, language) cell(s) have too few "
+                    f"bootstrap replicates (boot_score missing)")
+            if np.isnan(se_seed[~np.isnan(ybar)]).any():
+                reasons["se_sigma_seed"] = (
+                    f"needs at least {max(2, ddof + 1)} seeds with replicates in the cell")
+            if np.isnan(se_boot[~np.isnan(ybar)]).any():
+                reasons["se_sigma_boot"] = (
+                    f"needs at least {max(2, ddof + 1)} seeds with replicates in the cell")
         else:
             sigma_boot = se_boot = se_seed = nan_ml
-    sigma_within = np.sqrt(sigma_seed**2 + sigma_boot**2)
+            reasons["sigma_boot"] = reasons["se_sigma_boot"] = reasons["se_sigma_seed"] = (
+                f"the cube has no {BOOT_SCORE!r} (no bootstrap replicates): the test-set "
+                "sampling noise is unknown")
+    sigma_within = np.hypot(sigma_seed, sigma_boot)          # no overflow near 1e300
     n_lang = count_valid(ybar)
-    sigma_between = nanstd(ybar, ddof)
-    per_lang_var = sigma_seed**2 / n_seeds + sigma_boot**2
-    observed = np.where(np.isnan(ybar), np.nan, per_lang_var)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        se_fixed = np.sqrt(np.where(np.isnan(observed), 0.0, observed).sum(-1)) / n_lang
-        # the observed between-language variance also holds the within-language noise of the
-        # means: subtract its average (method of moments) so that it is not counted twice
-        tau_between = np.sqrt(np.maximum(sigma_between**2 - nanmean(observed), 0.0))
-        se_population = np.sqrt(se_fixed**2 + tau_between**2 / n_lang)
+    sigma_between = _sd(ybar, ddof)
+    se_fixed, tau_between, se_population = _mean_errors(
+        ybar, sigma_seed, sigma_boot, n_seeds, sigma_between, n_lang)
+    _explain_model_level(reasons, ybar, sigma_seed, sigma_boot, n_seeds, n_lang, ddof)
 
     ml = (MODEL, LANGUAGE)
     out = xr.Dataset(
@@ -160,7 +191,7 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
         x = out[name].values
         out[f"{name}_summary"] = (
             (MODEL, SUMMARY),
-            np.stack([nanmean(x), nanstd(x, ddof), nan_reduce(x, "min"),
+            np.stack([nanmean(x), _sd(x, ddof), nan_reduce(x, "min"),
                       nan_reduce(x, "max")], axis=-1),
         )
     out.attrs = {
@@ -182,7 +213,93 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
     }
     for name, text in descriptions.items():
         out[name].attrs["description"] = text
+    reasons["sigma_within"] = "; ".join(
+        r for r in (reasons.get("sigma_seed"), reasons.get("sigma_boot")) if r)
+    for name in WITHIN_COMPONENTS:
+        reasons.setdefault(f"{name}_summary", "; ".join(
+            r for r in (reasons.get(name), "the 'sd' over languages needs 2 languages with a "
+                        "value") if r))
+    for name, reason in reasons.items():
+        if reason and bool(np.isnan(out[name].values).any()):
+            out[name].attrs["nan_reason"] = reason
+    out.attrs["estimable"] = ", ".join(
+        name for name in ESTIMATES if not bool(np.isnan(out[name].values).all()))
+    out.attrs["not_estimable"] = ", ".join(
+        name for name in ESTIMATES if bool(np.isnan(out[name].values).all()))
     return out
+
+
+def _summary_components(cube: xr.Dataset, nan_ml: np.ndarray, reasons: dict[str, str]
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """sigma_seed, sigma_boot and n_seeds of a summary-only cube, with the reasons for NaN."""
+    observed = ~np.isnan(cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values[..., 0])
+    out = []
+    for name, var in (("sigma_seed", SD_SEED), ("sigma_boot", SD_BOOT), ("n_seeds", N_SEEDS)):
+        values = cube[var].transpose(MODEL, LANGUAGE).values if var in cube else nan_ml
+        if var not in cube:
+            reasons[name] = f"the summary-only cube has no {var!r}"
+        elif (gap := observed & np.isnan(values)).any():
+            reasons[name] = (f"{var!r} is missing for {int(gap.sum())} observed "
+                             "(model, language) cell(s)")
+        out.append(values)
+    return out[0], out[1], out[2]
+
+
+def _mean_errors(ybar: np.ndarray, sigma_seed: np.ndarray, sigma_boot: np.ndarray,
+                 n_seeds: np.ndarray, sigma_between: np.ndarray, n_lang: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """se_mean_fixed, tau_between and se_mean_population per model.
+
+    A model whose observed languages lack a within-language noise component gets NaN for the
+    first two (never a sum that treats the unknown part as 0). The population SE is then
+    ``sigma_between / sqrt(L)``: the observed means already carry their within-language noise,
+    and with known noise it equals ``sqrt(max(sigma_between^2, mean_l w) / L)``.
+    """
+    observed = ~np.isnan(ybar)
+    # in units of a power of two near the largest SD (exact): no square overflows
+    sds = np.concatenate([np.ravel(sigma_seed), np.ravel(sigma_boot), np.ravel(sigma_between)])
+    sds = sds[np.isfinite(sds) & (sds > 0)]
+    unit = 2.0 ** np.floor(np.log2(sds.max())) if sds.size else 1.0
+    sigma_seed, sigma_boot, sigma_between = (sigma_seed / unit, sigma_boot / unit,
+                                             sigma_between / unit)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = sigma_seed**2 / n_seeds + sigma_boot**2
+        w_known = np.where(observed, ~np.isnan(w), True).all(axis=-1) & (n_lang > 0)
+        w_obs = np.where(observed, w, 0.0)
+        se_fixed = np.where(w_known, np.sqrt(w_obs.sum(-1)) / n_lang, np.nan)
+        mean_w = np.where(w_known, w_obs.sum(-1) / n_lang, np.nan)
+        # the observed between-language variance also holds the within-language noise of the
+        # means: subtract its average (method of moments) so that it is not counted twice
+        tau_between = np.sqrt(np.maximum(sigma_between**2 - mean_w, 0.0))
+        tau_between = np.where(np.isnan(mean_w) | np.isnan(sigma_between), np.nan,
+                               tau_between)
+        se_population = np.where(
+            w_known, np.sqrt(se_fixed**2 + tau_between**2 / n_lang),
+            sigma_between / np.sqrt(n_lang))
+    return se_fixed * unit, tau_between * unit, se_population * unit
+
+
+def _explain_model_level(reasons: dict[str, str], ybar: np.ndarray, sigma_seed: np.ndarray,
+                         sigma_boot: np.ndarray, n_seeds: np.ndarray, n_lang: np.ndarray,
+                         ddof: int) -> None:
+    """Reasons for NaN in the per-model estimates."""
+    observed = ~np.isnan(ybar)
+    unknown = [name for name, x in (("sigma_seed", sigma_seed), ("sigma_boot", sigma_boot),
+                                    ("n_seeds", n_seeds))
+               if np.isnan(np.where(observed, x, 0.0)).any()]
+    if unknown:
+        parts = "; ".join(f"{u}: {reasons[u]}" if u in reasons else u for u in unknown)
+        reasons["se_mean_fixed"] = (
+            "the within-language noise w = sigma_seed^2/n_seeds + sigma_boot^2 of an observed "
+            f"language is unknown ({parts}); an unknown part is never counted as 0")
+    few = f"sigma_between needs at least {max(2, ddof + 1)} languages with a score"
+    reasons["sigma_between"] = few
+    reasons["tau_between"] = "; ".join(
+        r for r in (reasons.get("se_mean_fixed"), few if (n_lang < max(2, ddof + 1)).any()
+                    else None) if r)
+    reasons["se_mean_population"] = few + " (and at least 1 language)"
+    if (n_lang == 0).any():
+        reasons["mean_score"] = "a model has no score in any language"
 
 
 def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.DataFrame:
@@ -192,14 +309,30 @@ def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.D
     ``sigma_seed``, ``sigma_boot`` and ``sigma_within``, then the standard errors of the mean
     aggregate.
 
+    A NaN is never a 0: ``table.attrs["not_estimable"]`` lists the components the cube's shape
+    cannot estimate and ``table.attrs["nan_reasons"]`` says why for each column with NaN
+    (for example a cube without bootstrap replicates has no ``sigma_boot`` and hence no
+    ``se_mean_fixed``; see ``models/variance_components.md`` for every shape).
+
     Examples
     --------
     >>> import numpy as np, evaluq as eq
+    >>> seeds_only = eq.from_arrays(np.arange(12.0).reshape(1, 3, 4))
+    >>> eq.variance_table(eq.variance_components(seeds_only)).attrs["not_estimable"]
+    'tau_between, sigma_boot, sigma_within, se_sigma_seed, se_sigma_boot, se_mean_fixed'
     >>> rng = np.random.default_rng(0)
     >>> cube = eq.from_arrays(rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4, 50)))
     >>> list(eq.variance_table(eq.variance_components(cube)).columns[:4])
     ['mean_score', 'sigma_between', 'tau_between', 'sigma_seed mean']
     """
+    if not isinstance(components, xr.Dataset) or "mean_score" not in components \
+            or "sigma_seed_summary" not in components:
+        raise TypeError("`components` must be the result of eq.variance_components(cube); got "
+                        + (f"a Dataset with variables {sorted(map(str, components.data_vars))}"
+                           if isinstance(components, xr.Dataset)
+                           else type(components).__name__))
+    if digits is not None:
+        digits = check_int("digits", digits, minimum=0)
     table = pd.DataFrame(index=pd.Index(components[MODEL].values, name=MODEL))
     table["mean_score"] = components["mean_score"].values
     table["sigma_between"] = components["sigma_between"].values
@@ -210,4 +343,17 @@ def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.D
             table[f"{name} {stat}"] = summary.sel({SUMMARY: stat}).values
     table["se_mean_fixed"] = components["se_mean_fixed"].values
     table["se_mean_population"] = components["se_mean_population"].values
-    return table.round(digits) if digits is not None else table
+    table = table.round(digits) if digits is not None else table
+    table.attrs["estimable"] = components.attrs.get("estimable", "")
+    table.attrs["not_estimable"] = components.attrs.get("not_estimable", "")
+    table.attrs["nan_reasons"] = {
+        str(name): components[name].attrs["nan_reason"] for name in components.data_vars
+        if "nan_reason" in components[name].attrs}
+    table.attrs["uncertainty"] = ("se_* are standard errors of the mean over languages; SDs "
+                                  "are summarised (mean, sd, min, max) over languages")
+    table.attrs["caption"] = (
+        f"Variance components of {components.attrs.get('metric', 'the score')} per model "
+        f"(ddof = {components.attrs.get('ddof', 1)}): sigma_between is the SD over languages of "
+        "the seed-mean score; the seed, bootstrap and within SDs are summarised (mean, sd, min, "
+        "max) over languages; se_* are standard errors of the mean over languages.")
+    return table

@@ -229,6 +229,32 @@ def test_cell_engine_equals_index_engine_on_same_draws(rng):
             assert v1[j, b] == pytest.approx(float(m(y[idx[b]], h1[idx[b]], 3)), abs=1e-12)
 
 
+def test_distinct_column_sums_equal_the_plain_product(rng):
+    """Shared statistics (the confusion matrix behind F1, precision and recall) are
+    multiplied once; the sums, the permutation sums and the whole test do not change."""
+    y, h0, h1 = _hard(rng, n=3000, k=10)
+    metrics = [get_metric(m) for m in ("f1", "accuracy", "precision", "recall")]
+    unit, _ = _engine.make_unit(metrics, y, h0, h1, 10, hard=True)
+    cols, inverse = unit.distinct01
+    assert cols.shape[1] < unit.stats01.shape[1] / 2
+    np.testing.assert_array_equal(cols[:, inverse], unit.stats01)
+    counts = _engine.draw_counts(np.random.default_rng(3), unit, 1500, 50)
+    np.testing.assert_array_equal(unit.sums01(counts), counts @ unit.stats01)
+    # permutation sums against the plain product of the same swap draws
+    swaps = np.random.default_rng(4).binomial(unit.counts, 0.5, size=(7, unit.n_cells))
+    p0, p1, _ = _engine.permutation_sums(np.random.default_rng(4), unit, 7)
+    moved = swaps.astype(float) @ (unit.stats1 - unit.stats0)
+    t0, t1 = unit.totals()
+    np.testing.assert_array_equal(p0, t0 + moved)
+    np.testing.assert_array_equal(p1, t1 - moved)
+    # chunked bootstrap sums: the plain products of one draw of all resamples' counts
+    s0, s1, tot = _engine.bootstrap_sums(np.random.default_rng(6), [unit], 3000, None, False)
+    counts = _engine.draw_counts(np.random.default_rng(6), unit, 3000, 3000)
+    np.testing.assert_array_equal(s0, counts @ unit.stats0)
+    np.testing.assert_array_equal(s1, counts @ unit.stats1)
+    np.testing.assert_array_equal(tot, 3000)
+
+
 def test_cell_and_item_engines_agree_in_distribution(rng):
     y, h0, h1 = _hard(rng, n=500, k=2, acc0=0.7, acc1=0.75)
     metrics = [get_metric("accuracy")]

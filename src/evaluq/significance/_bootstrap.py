@@ -7,22 +7,25 @@ from typing import Any, Literal
 
 import numpy as np
 
+from evaluq._results import N_RESAMPLES_TEST
 from evaluq._validation import (
     RNGLike,
     check_choice,
     check_confidence_level,
     check_int,
-    check_real,
     check_rng,
 )
 from evaluq.metrics._base import Metric, get_metric
 from evaluq.metrics._inputs import prepare_inputs
 from evaluq.significance import _engine
+from evaluq.significance._methods import BK_SAMPLE_SIZE_RANGE as BK_SAMPLE_SIZE_RANGE
+from evaluq.significance._methods import METHODS as _METHOD_TABLE
+from evaluq.significance._methods import get_method
 from evaluq.significance._result import BootstrapTestResult
 
 Method = Literal["berg-kirkpatrick", "paired", "permutation"]
 Kind = Literal["hard", "soft", "regression"]
-METHODS: tuple[str, ...] = ("berg-kirkpatrick", "paired", "permutation")
+METHODS: tuple[str, ...] = tuple(_METHOD_TABLE)
 RUNS: tuple[str, ...] = ("pooled", "two-level", "crossed")
 KINDS: tuple[str, ...] = ("hard", "soft", "regression")
 
@@ -32,8 +35,6 @@ DEFAULT_METRICS: dict[str, tuple[str, ...]] = {
     "regression": ("mse", "mae"),
 }
 """Metrics tested when ``metrics=None``: BooStSa's four per kind of label."""
-
-BK_SAMPLE_SIZE_RANGE = (0.05, 0.5)
 
 
 # --- inputs -------------------------------------------------------------------------------------
@@ -133,29 +134,12 @@ def _check_shared_test_set(targets: Sequence[np.ndarray], names: Sequence[Any]) 
                              "use 'two-level' for runs on different test sets")
 
 
-def _check_sample_size(method: str, sample_size: float | None) -> float:
-    if method == "berg-kirkpatrick":
-        if sample_size is None:
-            return 0.1
-        f = check_real("sample_size", sample_size)
-        lo, hi = BK_SAMPLE_SIZE_RANGE
-        if not lo <= f <= hi:
-            raise ValueError(f"`sample_size` must be in [{lo}, {hi}] for the "
-                             f"Berg-Kirkpatrick test; got {sample_size:g}")
-        return f
-    if sample_size is not None and sample_size != 1:
-        raise ValueError(f"`sample_size` applies to the Berg-Kirkpatrick test only: the "
-                         f"{method} test uses every item (leave it None or 1); "
-                         f"got {sample_size:g}")
-    return 1.0
-
-
 # --- the test -----------------------------------------------------------------------------------
 
 def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *,
                  metrics: Sequence[str | Metric] | str | Metric | None = None,
                  method: str = "berg-kirkpatrick", runs: str = "pooled",
-                 n_resamples: int = 1000, sample_size: float | None = None,
+                 n_resamples: int = N_RESAMPLES_TEST, sample_size: float | None = None,
                  confidence_level: float = 0.95, rng: RNGLike = None,
                  kind: str | None = None, labels: Sequence[Any] | None = None,
                  h0_name: str = "h0", h1_name: str = "h1",
@@ -182,11 +166,11 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
     The observed values are those of the pooled items in every case. ``run_names`` (default
     the run indices) name the runs in error messages.
     """
-    check_choice("method", method, METHODS)
+    spec = get_method(method)
     check_choice("runs", runs, RUNS)
     n_resamples = check_int("n_resamples", n_resamples, minimum=1)
     level = check_confidence_level(confidence_level)
-    fraction = _check_sample_size(method, sample_size)
+    fraction = spec.check_sample_size(sample_size)
     gen = check_rng(rng)
     if not (len(targets) == len(h0) == len(h1)) or len(targets) == 0:
         raise ValueError(f"`targets`, `h0` and `h1` must hold the same positive number of "
@@ -198,7 +182,7 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
                          f"{len(run_names)} names")
     two_level = runs == "two-level" and len(targets) > 1
     crossed = runs == "crossed" and len(targets) > 1
-    if runs != "pooled" and method == "permutation":
+    if runs != "pooled" and not spec.resamples_runs:
         raise ValueError(f"`runs` {runs!r} is a bootstrap: use method 'paired' or "
                          "'berg-kirkpatrick' (or pool the runs for the permutation test)")
     encoded, kind, n_classes, label_set = encode_runs(
@@ -250,14 +234,14 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
     with np.errstate(invalid="ignore"):
         scale = np.nan_to_num(np.maximum(np.abs(v0), np.abs(v1)), nan=1.0, posinf=1.0)
     accel = np.full(len(metric_objs), np.nan)
-    if method == "permutation":
+    if spec.permutation_null:
         dist = _engine.collect(_engine.iter_permutation_sums(gen, units[0], n_resamples),
                                deltas)
         pvalue, count = _engine.pvalue_permutation(dist, delta, scale)
         boot = _engine.collect(
             _engine.iter_bootstrap_sums(gen, units, n_resamples, None, False), deltas)
     else:
-        f_draw = fraction if method == "berg-kirkpatrick" else None
+        f_draw = fraction if spec.subsample else None
         chunks = (_engine.iter_crossed_sums(gen, units, n_resamples, f_draw) if crossed
                   else _engine.iter_bootstrap_sums(gen, units, n_resamples, f_draw, two_level))
         dist = _engine.collect(chunks, deltas)
@@ -268,11 +252,8 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
             dist[scaled] = delta[scaled, None] + k[scaled, None] * (dist[scaled]
                                                                   - delta[scaled, None])
         boot = dist
-        if method == "berg-kirkpatrick":
-            pvalue, count = _engine.pvalue_berg_kirkpatrick(dist, delta, scale)
-        else:
-            pvalue, count = _engine.pvalue_paired(dist, delta, scale)
-    if method != "berg-kirkpatrick":
+        pvalue, count = spec.pvalue(dist, delta, scale)
+    if spec.needs_acceleration:
         jack, weights = (_engine.jackknife_crossed(metric_objs, slices, units, n_classes)
                          if crossed else
                          _engine.jackknife_deltas(metric_objs, slices, units, n_classes,
@@ -291,7 +272,7 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
 
 def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
                    metrics: Sequence[str | Metric] | str | Metric | None = None,
-                   method: Method = "berg-kirkpatrick", n_resamples: int = 1000,
+                   method: Method = "berg-kirkpatrick", n_resamples: int = N_RESAMPLES_TEST,
                    sample_size: float | None = None, confidence_level: float = 0.95,
                    rng: RNGLike = None, kind: Kind | None = None,
                    labels: Sequence[Any] | None = None, h0_name: str = "h0",
@@ -360,7 +341,7 @@ def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
     method
         ``"berg-kirkpatrick"`` (default, BooStSa's), ``"paired"`` or ``"permutation"``.
     n_resamples
-        ``B`` (>= 1).
+        ``B`` (>= 1; default 1000, the default of every significance test in evaluq).
     sample_size
         Sub-sample fraction ``f`` of the Berg-Kirkpatrick test (default 0.1, in [0.05, 0.5]);
         must be None (or 1) for the other methods.

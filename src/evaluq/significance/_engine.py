@@ -54,6 +54,28 @@ class Unit:
         """``[stats0 | stats1]`` side by side: one pass over the counts gives both sums."""
         return np.hstack([self.stats0, self.stats1])
 
+    @cached_property
+    def distinct01(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct columns of :attr:`stats01` and, per column, its index among them.
+
+        Metrics share statistics: F1, precision and recall all carry the confusion matrix,
+        so with 10 classes 602 columns hold only 202 distinct ones."""
+        return distinct_columns(self.stats01)
+
+    def sums01(self, weights: np.ndarray) -> np.ndarray:
+        """``weights (m, C) @ stats01`` with each distinct column multiplied once.
+
+        Cells only (hard labels, finite statistics; per-item units keep the plain product).
+        The result is the same array: a column of a matrix product depends only on that
+        column, and with integer statistics (every hard-label metric: counts of confusion
+        cells) every sum is an exact integer whatever the summation order."""
+        if not (self.compressed and self.finite):
+            return self.sums(weights, self.stats01)
+        cols, inverse = self.distinct01
+        if cols.shape[1] == inverse.size:
+            return weights @ self.stats01
+        return (weights @ cols)[:, inverse]
+
     @property
     def n_items(self) -> int:
         return int(self.counts.sum())
@@ -70,6 +92,12 @@ class Unit:
         """``weights (m, C) @ stats (C, S)``; an infinite statistic (a cross-entropy of
         ``+inf``) with weight 0 contributes nothing instead of ``0 * inf = nan``."""
         return weights @ stats if self.finite else weighted_sums(weights, stats)
+
+
+def distinct_columns(stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(cols, inverse)`` with ``cols[:, inverse] == stats``: the distinct columns once."""
+    cols, inverse = np.unique(stats, axis=1, return_inverse=True)
+    return cols, np.asarray(inverse).ravel()
 
 
 def metric_slices(metrics: Sequence[Metric], widths: Sequence[int]) -> list[slice]:
@@ -251,7 +279,7 @@ def iter_bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resam
         for r, unit in enumerate(units):  # loop over runs (a handful), not resamples
             size: int | np.ndarray = sizes[r] if not two_level else run_counts[:, r] * sizes[r]
             counts = draw_counts(rng, unit, size, m)
-            both = unit.sums(counts, unit.stats01)
+            both = unit.sums01(counts)
             s0 += both[:, :width]
             s1 += both[:, width:]
             t += counts.sum(axis=1)
@@ -305,13 +333,16 @@ def iter_permutation_sums(rng: np.random.Generator, unit: Unit, n_resamples: int
     width = unit.stats0.shape[1]
     t0, t1 = unit.totals()
     diff = unit.stats1 - unit.stats0
+    # cells: each distinct column of ``diff`` multiplied once (see Unit.sums01)
+    cols, inverse = (distinct_columns(diff) if unit.compressed and unit.finite
+                     else (diff, np.arange(width)))
     chunk = chunk_size(n_resamples, unit.n_cells + 2 * width)
     for start in range(0, n_resamples, chunk):
         m = min(chunk, n_resamples - start)
         swaps = rng.binomial(unit.counts, 0.5, size=(m, unit.n_cells)).astype(np.float64)
         total = np.full(m, float(unit.n_items))
         if unit.finite:
-            moved = swaps @ diff
+            moved = swaps @ diff if cols is diff else (swaps @ cols)[:, inverse]
             yield t0 + moved, t1 - moved, total
         else:
             kept = unit.counts - swaps

@@ -11,8 +11,10 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, METRIC, RESAMPLE
-from evaluq._validation import check_choice, check_confidence_level
+from evaluq._results import ResultBase
+from evaluq._validation import check_confidence_level
 from evaluq.significance import _engine
+from evaluq.significance._methods import METHODS
 
 IntervalKind = Literal["percentile", "bca"]
 
@@ -25,7 +27,7 @@ def significance_mark(p: float) -> str:
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class BootstrapTestResult:
+class BootstrapTestResult(ResultBase):
     """Outcome of a two-system significance test (one entry per metric).
 
     Every difference is oriented so that a positive value means *h1 is better*:
@@ -90,19 +92,19 @@ class BootstrapTestResult:
     @property
     def resamples(self) -> xr.DataArray:
         """The resample distribution the p-value comes from, dims ``(metric, resample)``."""
-        what = {"berg-kirkpatrick": "sub-sample deltas", "paired": "bootstrap deltas",
-                "permutation": "permutation (null) deltas"}[self.method]
+        what = METHODS[self.method].distribution
         return xr.DataArray(self.distribution, dims=(METRIC, RESAMPLE),
                             coords={METRIC: list(self.metrics)},
                             attrs={"description": what, **self._settings()})
 
     @property
-    def interval(self) -> xr.DataArray:
-        """Confidence interval for delta at the level given in the call (default kind)."""
-        return self.confidence_interval(self.confidence_level)
+    def estimate(self) -> xr.DataArray:
+        """The oriented difference delta per metric (positive: h1 better)."""
+        return xr.DataArray(self.delta, dims=(METRIC,), coords={METRIC: list(self.metrics)},
+                            name="delta")
 
     def _default_kind(self) -> IntervalKind:
-        return "percentile" if self.method == "berg-kirkpatrick" else "bca"
+        return METHODS[self.method].intervals[0]  # type: ignore[return-value]
 
     def confidence_interval(self, confidence_level: float | None = None,
                             kind: IntervalKind | None = None) -> xr.DataArray:
@@ -126,26 +128,23 @@ class BootstrapTestResult:
         """
         level = (self.confidence_level if confidence_level is None
                  else check_confidence_level(confidence_level))
-        kind = self._default_kind() if kind is None else kind
-        check_choice("kind", kind, ("percentile", "bca"))
-        key = (level, kind)
+        spec = METHODS[self.method]
+        chosen = spec.check_interval_kind(self._default_kind() if kind is None else kind)
+        key = (level, chosen)
         if key not in self._cache:
             dist = self.bootstrap_distribution
-            if self.method == "berg-kirkpatrick":
-                if kind == "bca":
-                    raise ValueError("`kind` 'bca' is not available for the Berg-Kirkpatrick "
-                                     "test (sub-samples); use 'percentile' or method='paired'")
+            if spec.subsample:  # m-out-of-n: rescale the sub-sample deltas to N items
                 scale = np.sqrt(self.sample_n / self.n_items)
                 dist = self.delta[:, None] + scale * (dist - self.delta[:, None])
                 bounds = _engine.percentile_interval(dist, level)
-            elif kind == "percentile":
+            elif chosen == "percentile":
                 bounds = _engine.percentile_interval(dist, level)
             else:
                 bounds = _engine.bca_interval(dist, self.delta, self.acceleration, level)
             self._cache[key] = xr.DataArray(
                 bounds, dims=(METRIC, CI_BOUND),
                 coords={METRIC: list(self.metrics), CI_BOUND: list(CI_BOUND_COORDS)},
-                attrs={"kind": kind, "confidence_level": level,
+                attrs={"kind": chosen, "confidence_level": level,
                        "description": "interval for delta (positive: h1 better)"},
             )
         return self._cache[key]
@@ -169,7 +168,7 @@ class BootstrapTestResult:
             },
             coords=coords,
         )
-        if self.method == "permutation":
+        if METHODS[self.method].permutation_null:
             ds["bootstrap_distribution"] = ((METRIC, RESAMPLE), self.bootstrap_distribution)
         ds.attrs = self._settings()
         return ds
@@ -203,7 +202,7 @@ class BootstrapTestResult:
 
     def summary(self) -> str:
         """A printout in the style of BooStSa's ``test`` output."""
-        pct = "" if self.method != "berg-kirkpatrick" else f" ({self.sample_size:.0%})"
+        pct = f" ({self.sample_size:.0%})" if METHODS[self.method].subsample else ""
         lines = [
             f"Bootstrap significance test: method {self.method!r}, "
             f"h0 = {self.h0_name!r}, h1 = {self.h1_name!r}",
@@ -221,12 +220,7 @@ class BootstrapTestResult:
             lines.append(
                 f"{name + ' ':.<{width}} h0: {self.h0_value[i]:.4f}  h1: {self.h1_value[i]:.4f}"
                 f"  delta: {self.delta[i]:+.4f}  {level}: [{lo:+.4f}, {hi:+.4f}]")
-        if self.method == "berg-kirkpatrick":
-            what = "count sample delta > 2 delta"
-        elif self.method == "paired":
-            what = "count |delta* - delta| >= |delta|"
-        else:
-            what = "count |delta perm| >= |delta|"
+        what = METHODS[self.method].count_rule
         labels = [f"{what} ({name}) " for name in self.metrics]
         col = max(50, *(len(label) + 3 for label in labels))
         for i, label in enumerate(labels):

@@ -1,0 +1,377 @@
+"""The Dirichlet posterior of each item's label distribution, and the input plumbing shared by
+the expectations (counts, predictions ``q``, the xarray wrapper of the numpy kernels)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evaluq._deprecation import renamed_argument
+from evaluq._dims import CLASS, ITEM
+from evaluq._validation import (
+    check_int,
+)
+
+Metric = Literal["cross_entropy", "kl", "entropy", "jsd", "emd"]
+METRICS: tuple[str, ...] = ("cross_entropy", "kl", "entropy", "jsd", "emd")
+_SHORT = {"cross_entropy": "CE", "kl": "KL", "entropy": "H", "jsd": "JSD", "emd": "EMD"}
+
+_PROB_ATOL = 1e-6
+_CHUNK = 65_536  # (item x class) cells per chunk of the quadrature / Monte Carlo kernels
+
+
+
+# --- the posterior ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DirichletPosterior:
+    """Dirichlet posteriors ``Dir(alpha + n_i)`` of the label distributions of many items.
+
+    Attributes
+    ----------
+    concentration
+        DataArray ``(item, class)`` of posterior parameters ``a_ik = alpha_k + n_ik``.
+    alpha
+        The prior concentration, shape ``(K,)``.
+    single
+        True when built from the counts of ONE item (a 1-D ``(K,)`` vector): results then drop
+        the ``item`` dim (:meth:`expected_probs` and the ``expected_*`` functions alike), while
+        :attr:`concentration` keeps it.
+    """
+
+    concentration: xr.DataArray
+    alpha: np.ndarray
+    single: bool = False
+
+    @property
+    def prior(self) -> np.ndarray:
+        """The prior concentration (the ``prior=`` argument), shape ``(K,)``; same as
+        :attr:`alpha`."""
+        return self.alpha
+
+    @property
+    def n_items(self) -> int:
+        return int(self.concentration.sizes[ITEM])
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.concentration.sizes[CLASS])
+
+    @property
+    def counts(self) -> xr.DataArray:
+        """The annotation counts ``n_ik`` (posterior minus prior)."""
+        return (self.concentration - self.alpha).rename("counts")
+
+    @property
+    def n_annotations(self) -> xr.DataArray:
+        """Annotations per item ``n_i = sum_k n_ik`` (``item`` dim)."""
+        return self.counts.sum(CLASS).rename("n_annotations")
+
+    def expected_probs(self) -> xr.DataArray:
+        """Posterior mean ``E[p_ik] = a_ik / a_i0``: ``(item, class)``, or ``(class,)`` when the
+        posterior was built from 1-D counts (as :func:`expected_probs`)."""
+        a = self.concentration
+        out = (a / a.sum(CLASS)).rename("expected_probs")
+        return out.squeeze(ITEM, drop=True) if self.single else out
+
+    def __repr__(self) -> str:
+        n = self.n_annotations.values
+        return (
+            f"DirichletPosterior(n_items={self.n_items}, n_classes={self.n_classes}, "
+            f"alpha={np.array2string(self.alpha, precision=3)}, "
+            f"annotations per item {n.min():g}..{n.max():g})"
+        )
+
+
+def _check_prior(alpha: Any, n_classes: int | None) -> np.ndarray:
+    if isinstance(alpha, bool):
+        raise TypeError(f"`prior` must be a positive number or a vector of them; got {alpha!r}")
+    arr = np.asarray(alpha, dtype=np.float64)
+    if arr.ndim > 1:
+        raise ValueError(f"`prior` must be a scalar or a 1-D vector; got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"`prior` must be positive and finite (prior > 0); got {alpha!r}")
+    if arr.ndim == 1:
+        if n_classes is not None and arr.shape[0] != n_classes:
+            raise ValueError(
+                f"`prior` has {arr.shape[0]} entries but there are {n_classes} classes"
+            )
+        if arr.shape[0] < 2:
+            raise ValueError(f"`prior` needs at least 2 classes; got {arr.shape[0]}")
+        return arr
+    if n_classes is None:
+        raise ValueError("`n_classes` is needed when `prior` is a scalar")
+    return np.full(n_classes, float(arr))
+
+
+def _counts_array(counts: Any) -> tuple[xr.DataArray, bool]:
+    """Counts as a DataArray (item, class); the flag says the input was one item (1-D)."""
+    if isinstance(counts, xr.DataArray):
+        missing = {ITEM, CLASS} - set(counts.dims)
+        if counts.ndim == 1 and counts.dims == (CLASS,):
+            return counts.expand_dims(ITEM).astype(np.float64), True
+        if missing or counts.ndim != 2:
+            raise ValueError(
+                f"`counts` must have dims ({ITEM!r}, {CLASS!r}); got {counts.dims}"
+            )
+        da = counts.transpose(ITEM, CLASS).astype(np.float64)
+        single = False
+    else:
+        arr = np.asarray(counts)
+        if arr.dtype.kind not in "iuf" and arr.dtype != bool:
+            raise TypeError(f"`counts` must be numeric; got dtype {arr.dtype}")
+        arr = arr.astype(np.float64)
+        single = arr.ndim == 1
+        if single:
+            arr = arr[None, :]
+        if arr.ndim != 2:
+            raise ValueError(f"`counts` must be 2-D (items x classes); got shape {arr.shape}")
+        da = xr.DataArray(arr, dims=(ITEM, CLASS))
+    values = da.values
+    if values.shape[0] == 0:
+        raise ValueError("`counts` is empty (no items)")
+    if values.shape[1] < 2:
+        raise ValueError(f"`counts` needs at least 2 classes; got {values.shape[1]}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("`counts` contains NaN or infinite values")
+    if np.any(values < 0):
+        n_bad = int((values < 0).sum())
+        raise ValueError(f"`counts` must be non-negative; got {n_bad} negative count(s)")
+    return da, single
+
+
+@renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
+def posterior(counts: Any, *, prior: float | Sequence[float] | np.ndarray = 1.0
+              ) -> DirichletPosterior:
+    r"""Dirichlet posterior of each item's label distribution from annotation counts.
+
+    .. math:: p_i \mid n_i \sim \mathrm{Dir}(\alpha + n_i)
+
+    Parameters
+    ----------
+    counts
+        Annotation counts, shape ``(n_items, K)`` (or ``(K,)``), or a DataArray with ``item``
+        and ``class`` dims. Non-negative; need not be integers (weighted annotations).
+    prior
+        Prior concentration: a positive scalar (the same for every class; 1 is the uniform
+        prior, 0.5 Jeffreys') or a vector of ``K`` positive values.
+
+    Returns
+    -------
+    DirichletPosterior
+
+    See Also
+    --------
+    posterior_from_annotations : the same from raw labels (a variable number per item).
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> post = eq.dirichlet.posterior([[1, 2, 4, 2, 1], [0, 0, 0, 0, 2]])
+    >>> post.concentration.values.tolist()
+    [[2.0, 3.0, 5.0, 3.0, 2.0], [1.0, 1.0, 1.0, 1.0, 3.0]]
+    >>> post.n_annotations.values.tolist()
+    [10.0, 2.0]
+    """
+    da, single = _counts_array(counts)
+    return _posterior_from_counts(da, prior, single)
+
+
+def _posterior_from_counts(da: xr.DataArray, alpha: Any,
+                           single: bool = False) -> DirichletPosterior:
+    """The posterior from counts already validated by :func:`_counts_array`."""
+    prior = _check_prior(alpha, da.sizes[CLASS])
+    conc = (da + xr.DataArray(prior, dims=(CLASS,))).rename("concentration")
+    conc.attrs = {"kind": "dirichlet posterior concentration"}
+    return DirichletPosterior(concentration=conc, alpha=prior, single=single)
+
+
+def counts_from_annotations(
+    annotations: Sequence[Sequence[int]] | pd.DataFrame,
+    *,
+    n_classes: int,
+    item: str | None = None,
+    label: str | None = None,
+) -> xr.DataArray:
+    """Annotation counts ``(item, class)`` from raw ordinal labels ``0..K-1``.
+
+    Parameters
+    ----------
+    annotations
+        Either a sequence with one sequence of labels per item (a variable number per item,
+        possibly none), or a long table with one row per annotation (columns ``item`` and
+        ``label``).
+    n_classes
+        ``K``; labels must be integers in ``[0, K)``. Always given explicitly, so that a class
+        nobody chose is not silently left out.
+    item, label
+        Column names for a long table.
+
+    Returns
+    -------
+    xarray.DataArray
+        Counts with dims ``(item, class)``. For a table the ``item`` coordinate holds the sorted
+        unique item ids (the result does not depend on the row order).
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> eq.dirichlet.counts_from_annotations([[2, 1, 2], [4, 4]], n_classes=5).values.tolist()
+    [[0, 1, 2, 0, 0], [0, 0, 0, 0, 2]]
+    """
+    k = check_int("n_classes", n_classes, minimum=2)
+    if isinstance(annotations, pd.DataFrame):
+        if item is None or label is None:
+            raise ValueError("a long table needs `item=` and `label=` column names")
+        for arg, col in (("item", item), ("label", label)):
+            if col not in annotations.columns:
+                raise ValueError(f"column {col!r} (given as `{arg}`) is not in the table")
+        if len(annotations) == 0:
+            raise ValueError("`annotations` is empty")
+        if annotations[item].isna().any():
+            raise ValueError(f"column {item!r} contains missing item ids")
+        codes, uniques = pd.factorize(annotations[item], sort=True)
+        labels = _check_labels(annotations[label].to_numpy(), k)
+        out = np.zeros((len(uniques), k), dtype=np.int64)
+        np.add.at(out, (codes, labels), 1)
+        return xr.DataArray(out, dims=(ITEM, CLASS), coords={ITEM: np.asarray(uniques)},
+                            name="counts")
+    if isinstance(annotations, str | bytes) or not isinstance(annotations, Sequence):
+        raise TypeError(
+            "`annotations` must be a sequence of label sequences or a DataFrame; "
+            f"got {type(annotations).__name__}"
+        )
+    if len(annotations) == 0:
+        raise ValueError("`annotations` is empty")
+    lengths = np.array([len(row) for row in annotations])
+    flat = (np.concatenate([np.asarray(row).ravel() for row in annotations])
+            if lengths.sum() else np.zeros(0, dtype=np.int64))
+    labels = _check_labels(flat, k)
+    rows = np.repeat(np.arange(len(annotations)), lengths)
+    out = np.zeros((len(annotations), k), dtype=np.int64)
+    np.add.at(out, (rows, labels), 1)
+    return xr.DataArray(out, dims=(ITEM, CLASS), name="counts")
+
+
+def _check_labels(values: np.ndarray, n_classes: int) -> np.ndarray:
+    values = np.asarray(values)
+    if values.size == 0:
+        return values.astype(np.int64)
+    if values.dtype.kind == "f":
+        if np.isnan(values).any():
+            raise ValueError("annotation labels contain NaN")
+        if np.any(values != np.round(values)):
+            raise ValueError("annotation labels must be integers 0..K-1")
+    elif values.dtype.kind not in "iu":
+        raise TypeError(f"annotation labels must be integers 0..K-1; got dtype {values.dtype}")
+    labels = values.astype(np.int64)
+    bad = (labels < 0) | (labels >= n_classes)
+    if bad.any():
+        raise ValueError(
+            f"annotation labels must be in [0, {n_classes - 1}] (n_classes={n_classes}); "
+            f"got {labels[bad][0]}"
+        )
+    return labels
+
+
+@renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
+def posterior_from_annotations(
+    annotations: Sequence[Sequence[int]] | pd.DataFrame,
+    *,
+    n_classes: int,
+    prior: float | Sequence[float] | np.ndarray = 1.0,
+    item: str | None = None,
+    label: str | None = None,
+) -> DirichletPosterior:
+    """Dirichlet posterior from raw ordinal labels (see :func:`counts_from_annotations`).
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> post = eq.dirichlet.posterior_from_annotations([[0, 1, 1, 2], [4, 4]], n_classes=5)
+    >>> post.expected_probs().round(3).values.tolist()
+    [[0.222, 0.333, 0.222, 0.111, 0.111], [0.143, 0.143, 0.143, 0.143, 0.429]]
+    """
+    counts = counts_from_annotations(annotations, n_classes=n_classes, item=item, label=label)
+    return posterior(counts, prior=prior)
+
+
+# --- input plumbing -----------------------------------------------------------------------------
+
+def _as_posterior(counts: Any, prior: Any) -> tuple[DirichletPosterior, bool]:
+    if isinstance(counts, DirichletPosterior):
+        if prior is not None:
+            raise ValueError("`prior` is already part of the DirichletPosterior; do not pass it")
+        return counts, counts.single
+    da, single = _counts_array(counts)
+    return _posterior_from_counts(da, 1.0 if prior is None else prior, single), single
+
+
+def _as_q(q: Any, post: DirichletPosterior, name: str = "q") -> xr.DataArray:
+    n_items, k = post.n_items, post.n_classes
+    if isinstance(q, xr.DataArray):
+        if CLASS not in q.dims:
+            raise ValueError(f"`{name}` must have a {CLASS!r} dim; got {q.dims}")
+        da = q.astype(np.float64)
+        if ITEM in da.dims:
+            if da.sizes[ITEM] != n_items:
+                raise ValueError(
+                    f"`{name}` has {da.sizes[ITEM]} items but the counts have {n_items}"
+                )
+            try:
+                xr.align(da, post.concentration, join="exact")
+            except ValueError as err:
+                raise ValueError(
+                    f"the {ITEM!r} coordinates of `{name}` and of the counts differ"
+                ) from err
+    else:
+        arr = np.asarray(q, dtype=np.float64)
+        if arr.ndim == 1:
+            da = xr.DataArray(arr, dims=(CLASS,))
+        elif arr.ndim == 2:
+            if arr.shape[0] != n_items:
+                raise ValueError(
+                    f"`{name}` has shape {arr.shape} but the counts have {n_items} items"
+                )
+            da = xr.DataArray(arr, dims=(ITEM, CLASS),
+                              coords={ITEM: post.concentration[ITEM]}
+                              if ITEM in post.concentration.coords else None)
+        else:
+            raise ValueError(
+                f"`{name}` must be 1-D (classes) or 2-D (items x classes) or a DataArray; "
+                f"got shape {arr.shape}"
+            )
+    if da.sizes[CLASS] != k:
+        raise ValueError(f"`{name}` has {da.sizes[CLASS]} classes but the counts have {k}")
+    values = da.values
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"`{name}` contains NaN or infinite values")
+    if np.any(values < 0):
+        raise ValueError(f"`{name}` must be a probability distribution: it has negative entries")
+    sums = values.sum(axis=da.get_axis_num(CLASS))
+    if np.any(np.abs(sums - 1.0) > _PROB_ATOL):
+        worst = float(sums.ravel()[np.argmax(np.abs(sums - 1.0).ravel())])
+        raise ValueError(
+            f"`{name}` must be a probability distribution over classes (rows summing to 1); "
+            f"a row sums to {worst:g}"
+        )
+    return da
+
+
+def _apply(kernel: Callable[..., np.ndarray], post: DirichletPosterior, q: xr.DataArray | None,
+           single: bool, name: str, attrs: Mapping[str, Any]) -> xr.DataArray:
+    args = [post.concentration] if q is None else [post.concentration, q]
+    out = xr.apply_ufunc(kernel, *args, input_core_dims=[[CLASS]] * len(args),
+                         keep_attrs=False)
+    if ITEM in out.dims:
+        out = out.transpose(..., ITEM)
+    if single:
+        out = out.squeeze(ITEM, drop=True)
+    out.name = name
+    out.attrs = dict(attrs)
+    return out

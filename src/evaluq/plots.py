@@ -1,0 +1,817 @@
+"""Figures of the analysis results, ready for a paper.
+
+Every function takes the result of one analysis and returns a :class:`matplotlib.figure.Figure`
+built without pyplot (no global figure state, no backend needed: save it with
+``fig.savefig(path)``, or let a notebook display it). matplotlib is imported inside the
+functions, so ``import evaluq`` does not need it. The figures are sized for a column of a
+two-column paper (3.4 inches wide, 8 pt text) and grow with the number of models, pairs or
+languages; every axis is labelled with the metric's name.
+
+=============================  =======================================================
+function                       draws
+=============================  =======================================================
+:func:`forest_plot`            pairwise differences with their intervals
+:func:`rank_heatmap`           P(rank = r) per model
+:func:`tier_diagram`           the significance groups, critical-difference style
+:func:`variance_bars`          seed and bootstrap SDs per language and model
+:func:`posterior_differences`  posterior densities of differences with a ROPE band
+:func:`annotation_bins`        a metric against bins of the annotation count
+:func:`resample_histogram`     the resample / null distribution of a significance test
+:func:`scarce_intervals`       t and ARF intervals for scarce observations
+=============================  =======================================================
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evaluq._dims import CI_BOUND, LANGUAGE, MODEL, MODEL_B, RANK
+from evaluq.errors import CubeError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from evaluq.intervals import ARFIntervalResult, TIntervalResult
+    from evaluq.significance import BootstrapTestResult
+
+__all__ = [
+    "COLUMN_WIDTH",
+    "annotation_bins",
+    "forest_plot",
+    "posterior_differences",
+    "rank_heatmap",
+    "resample_histogram",
+    "scarce_intervals",
+    "tier_diagram",
+    "variance_bars",
+]
+
+COLUMN_WIDTH = 3.4
+"""Width in inches of one column of a two-column paper: the default figure width."""
+_WIDE = 7.0
+_STYLE: dict[str, Any] = {
+    "font.size": 8, "axes.titlesize": 8.5, "axes.labelsize": 8, "xtick.labelsize": 7,
+    "ytick.labelsize": 7, "legend.fontsize": 7, "legend.frameon": False,
+    "axes.spines.top": False, "axes.spines.right": False, "savefig.dpi": 200,
+}
+_GOOD = "#1b6ca8"   # a verdict, a model better than another
+_NEUTRAL = "#8c8c8c"
+_ACCENT = "#c0392b"
+_SD_LABELS = {"sigma_seed": "seed SD", "sigma_boot": "bootstrap SD", "sigma_within": "within SD"}
+
+
+def _styled[**P](func: Callable[P, Figure]) -> Callable[P, Figure]:
+    """Run a plotting function under evaluq's rc settings (font sizes for a paper column)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> Figure:
+        import matplotlib as mpl
+        from cycler import cycler
+
+        style: dict[Any, Any] = {**_STYLE, "axes.prop_cycle": cycler(color=[
+            "#1b6ca8", "#e07b39", "#3a9d5d", "#c0392b", "#7d5ba6", "#8c564b", "#d4a017",
+            "#17becf", "#7f7f7f", "#bcbd22"])}
+        with mpl.rc_context(style):
+            fig = func(*args, **kwargs)
+            for ax in fig.axes:
+                ax.tick_params(labelsize=7)
+        return fig
+
+    return wrapper
+
+
+def _figure(width: float, height: float, nrows: int = 1, ncols: int = 1,
+            **kwargs: Any) -> tuple[Figure, np.ndarray]:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
+    return fig, axes
+
+
+def _metric(attrs: Mapping[str, Any]) -> str:
+    metric = str(attrs.get("metric", "") or "score")
+    return metric
+
+
+def _orientation_text(attrs: Mapping[str, Any]) -> str:
+    hib = attrs.get("higher_is_better", 1)
+    return "higher is better" if bool(int(hib)) else "lower is better"
+
+
+def _require(obj: Any, name: str, what: str, variables: Sequence[str]) -> None:
+    if not isinstance(obj, xr.Dataset) or any(v not in obj for v in variables):
+        shown = ", ".join(variables)
+        raise CubeError(f"`{name}` must be the result of {what} (a Dataset with {shown}); "
+                        f"got {type(obj).__name__}")
+
+
+# --- pairwise differences -------------------------------------------------------------------
+
+@_styled
+def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
+                title: str | None = None) -> Figure:
+    """Forest plot of pairwise differences: one row per pair, its interval and estimate.
+
+    Parameters
+    ----------
+    pairwise
+        The result of :func:`evaluq.pairwise_differences` (or the posterior differences of a
+        hierarchical fit, the same Dataset). A ``language`` dim is not drawn: select one
+        language first.
+    unique
+        Draw each unordered pair once, better model first (as
+        ``pairwise_table(unique=True)``); ``False`` draws every ordered pair.
+    title
+        Axes title; default names the interval level and kind.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes: a line segment per pair from ``lower`` to ``upper`` (a ``LineCollection``,
+        first of ``ax.collections``) and the observed difference as a point (the second
+        collection), filled blue when the interval excludes 0 and grey otherwise; a dashed
+        line at 0. The top row is the pair with the largest advantage.
+
+    See Also
+    --------
+    evaluq.pairwise_table, rank_heatmap
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=3, model_means=[0.0, 2.0, 1.0], rng=0)
+    >>> pw = eq.pairwise_differences(eq.aggregate(eq.resample(cube, n_resamples=200, rng=0)))
+    >>> fig = eq.plots.forest_plot(pw)
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['m2 − m0', 'm2 − m1', 'm1 − m0']
+    """
+    _require(pairwise, "pairwise", "eq.pairwise_differences", ("ci",))
+    if MODEL_B not in pairwise.dims:
+        raise CubeError(f"`pairwise` must be the result of eq.pairwise_differences (a Dataset "
+                        f"with a {MODEL_B!r} dim); its dims are {tuple(pairwise.dims)}")
+    if LANGUAGE in pairwise.dims:
+        raise CubeError("`pairwise` has a language dim (eq.pairwise_by_language): select one "
+                        "language first, e.g. pairwise.sel(language='de')")
+    table = _pair_rows(pairwise, unique)
+    n = len(table)
+    if n == 0:
+        raise CubeError("`pairwise` has fewer than two models: nothing to draw")
+    fig, axes = _figure(COLUMN_WIDTH, 0.7 + 0.22 * n)
+    ax = axes[0, 0]
+    y = np.arange(n)[::-1].astype(float)
+    labels = [f"{a} − {b}" for a, b in table.index]
+    lower, upper = table["lower"].to_numpy(float), table["upper"].to_numpy(float)
+    observed = table["observed"].to_numpy(float)
+    clear = table["verdict"].to_numpy() != 0
+    colors = np.where(clear, _GOOD, _NEUTRAL)
+    ax.hlines(y, lower, upper, colors=colors, linewidth=1.4)
+    ax.scatter(observed, y, c=colors, s=14, zorder=3, edgecolors="none")
+    ax.axvline(0.0, color="black", linewidth=0.7, linestyle="--")
+    ax.set_yticks(y, labels)
+    ax.set_ylim(-0.7, n - 0.3)
+    attrs = pairwise.attrs
+    how = attrs.get("how", "")
+    ax.set_xlabel(f"difference in {how + ' ' if how else ''}{_metric(attrs)}")
+    level = attrs.get("confidence_level", pairwise["ci"].attrs.get("confidence_level", 0.95))
+    kind = pairwise["ci"].attrs.get("kind", attrs.get("ci_kind", ""))
+    ax.set_title(title if title is not None else
+                 f"{float(level):.0%} {kind} intervals ({_orientation_text(attrs)})".strip())
+    return fig
+
+
+def _pair_rows(pairwise: xr.Dataset, unique: bool) -> pd.DataFrame:
+    """observed / lower / upper / verdict per pair, as ``pairwise_table`` orders them.
+
+    Works on any Dataset with ``ci`` (model, model_b, ci_bound) and ``observed`` (or, for
+    posterior differences without it, ``mean``); ``verdict`` defaults to whether the interval
+    excludes 0.
+    """
+    from evaluq.pairwise import pairwise_table
+
+    needed = ("observed", "verdict", "mean", "sd", "p_greater", "z", "p_value", "p_holm", "p_bh")
+    if all(v in pairwise for v in needed):
+        return pairwise_table(pairwise, unique=unique)
+    point = "observed" if "observed" in pairwise else "mean"
+    if point not in pairwise:
+        raise CubeError("`pairwise` needs an 'observed' or 'mean' variable besides 'ci'")
+    models = pairwise[MODEL].values.tolist()
+    est = pairwise[point].transpose(MODEL, MODEL_B).values.astype(float)
+    ci = pairwise["ci"].transpose(MODEL, MODEL_B, CI_BOUND)
+    lo = ci.sel({CI_BOUND: "lower"}).values.astype(float)
+    hi = ci.sel({CI_BOUND: "upper"}).values.astype(float)
+    if "verdict" in pairwise:
+        verdict = pairwise["verdict"].transpose(MODEL, MODEL_B).values
+    else:
+        verdict = np.where(lo > 0, 1, np.where(hi < 0, -1, 0))
+    sign = 1 if bool(int(pairwise.attrs.get("higher_is_better", 1))) else -1
+    rows = []
+    for i, a in enumerate(models):
+        for j, b in enumerate(models):
+            if i == j:
+                continue
+            adv = sign * est[i, j]
+            if unique and not (adv > 0 or (not adv < 0 and i < j)):
+                continue
+            rows.append((a, b, est[i, j], lo[i, j], hi[i, j], verdict[i, j], adv))
+    table = pd.DataFrame(rows, columns=[MODEL, MODEL_B, "observed", "lower", "upper",
+                                        "verdict", "advantage"]).set_index([MODEL, MODEL_B])
+    if unique:
+        table = table.iloc[np.argsort(-table["advantage"].to_numpy(), kind="stable")]
+    return table
+
+
+# --- ranks ----------------------------------------------------------------------------------------
+
+@_styled
+def rank_heatmap(ranks: xr.Dataset, *, title: str | None = None,
+                 annotate: bool | None = None) -> Figure:
+    """Heatmap of P(rank = r): models (best expected rank on top) by rank.
+
+    Parameters
+    ----------
+    ranks
+        The result of :func:`evaluq.rank_distribution` (or a hierarchical fit's
+        ``rank_probabilities()``): ``probability`` (model, rank) and ``expected_rank``.
+    title
+        Axes title (default "P(rank)").
+    annotate
+        Write each probability in its cell; default when there are at most 12 models.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The heatmap axes (an image whose array is the probability matrix, rows sorted by
+        expected rank) and a colour bar.
+
+    See Also
+    --------
+    evaluq.rank_distribution
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=3, model_means=[0.0, 2.0, 1.0], rng=0)
+    >>> rd = eq.rank_distribution(eq.aggregate(eq.resample(cube, n_resamples=200, rng=0)))
+    >>> fig = eq.plots.rank_heatmap(rd)
+    >>> fig.axes[0].images[0].get_array().shape
+    (3, 3)
+    """
+    _require(ranks, "ranks", "eq.rank_distribution", ("probability", "expected_rank"))
+    order = np.argsort(ranks["expected_rank"].values, kind="stable")
+    prob = ranks["probability"].transpose(MODEL, RANK).values[order]
+    models = ranks[MODEL].values[order]
+    n_m, n_r = prob.shape
+    fig, axes = _figure(COLUMN_WIDTH, 0.9 + 0.24 * n_m)
+    ax = axes[0, 0]
+    image = ax.imshow(prob, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto",
+                      interpolation="nearest")
+    ax.set_xticks(np.arange(n_r), [str(r) for r in ranks[RANK].values])
+    ax.set_yticks(np.arange(n_m), [str(m) for m in models])
+    ax.set_xlabel("rank (1 = best)")
+    ax.set_ylabel("model")
+    ax.set_title(title if title is not None else "P(rank)")
+    ax.spines[:].set_visible(False)
+    if annotate is None:
+        annotate = n_m <= 12
+    if annotate:
+        for (i, j), p in np.ndenumerate(prob):
+            if p >= 0.005:
+                ax.text(j, i, f"{p:.2f}", ha="center", va="center", fontsize=6,
+                        color="white" if p > 0.55 else "black")
+    fig.colorbar(image, ax=ax, label="probability", shrink=0.9)
+    return fig
+
+
+@_styled
+def tier_diagram(aggregated: xr.Dataset, tiers: xr.DataArray | None = None, *,
+                 alpha: float = 0.05, adjustment: str = "holm",
+                 title: str | None = None) -> Figure:
+    """Critical-difference-style diagram of the significance groups.
+
+    The models sit on an axis of their observed aggregate; each hangs from the axis by an elbow
+    line to its label. A thick bar under the axis joins the models of one tier (models the
+    adjusted tests cannot separate from the tier's top model, :func:`evaluq.significance_groups`).
+
+    Parameters
+    ----------
+    aggregated
+        The result of :func:`evaluq.aggregate`.
+    tiers
+        The result of :func:`evaluq.significance_groups`; computed from ``aggregated`` with
+        ``alpha`` and ``adjustment`` when omitted.
+    alpha, adjustment
+        Level and p-value adjustment of the tests (used when ``tiers`` is omitted, and in the
+        title).
+    title
+        Axes title (default: the test settings).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes. The tier bars are the lines with label ``"tier k"`` (one per tier with two
+        or more models), spanning the tier's smallest to largest aggregate.
+
+    See Also
+    --------
+    evaluq.significance_groups, evaluq.leaderboard
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=3, model_means=[0.0, 0.05, 5.0], sigma_between=0.5,
+    ...                         rng=0)
+    >>> agg = eq.aggregate(eq.resample(cube, n_resamples=500, rng=0))
+    >>> fig = eq.plots.tier_diagram(agg)
+    >>> [line.get_label() for line in fig.axes[0].lines if line.get_label().startswith("tier")]
+    ['tier 2']
+    """
+    from evaluq.aggregate import RESAMPLED
+    from evaluq.ranks import significance_groups
+    from evaluq.resampling import OBSERVED
+
+    _require(aggregated, "aggregated", "eq.aggregate", (OBSERVED, RESAMPLED))
+    if tiers is None:
+        tiers = significance_groups(aggregated, alpha=alpha, adjustment=adjustment)
+    if not isinstance(tiers, xr.DataArray) or MODEL not in tiers.dims:
+        raise CubeError("`tiers` must be the result of eq.significance_groups")
+    alpha = float(tiers.attrs.get("alpha", alpha))
+    adjustment = str(tiers.attrs.get("adjustment", adjustment))
+    tiers = tiers.sel({MODEL: aggregated[MODEL].values})
+    x = aggregated[OBSERVED].values.astype(float)
+    models = [str(m) for m in aggregated[MODEL].values]
+    tier = tiers.values.astype(int)
+    n = len(models)
+    order = np.argsort(x, kind="stable")        # left to right on the axis
+    fig, axes = _figure(COLUMN_WIDTH, 1.0 + 0.2 * ((n + 1) // 2) + 0.12 * tier.max())
+    ax = axes[0, 0]
+    span = float(np.nanmax(x) - np.nanmin(x)) or 1.0
+    lo, hi = float(np.nanmin(x)) - 0.08 * span, float(np.nanmax(x)) + 0.08 * span
+    ax.set_xlim(lo - 0.25 * span, hi + 0.25 * span)
+    ax.hlines(0.0, lo, hi, color="black", linewidth=0.9)
+    ax.plot(x, np.zeros(n), "|", color="black", markersize=6)
+    n_left = (n + 1) // 2
+    step = 1.0
+    for k, i in enumerate(order):
+        left = k < n_left
+        depth = -(k + 1) * step if left else -(n - k) * step
+        edge = lo - 0.02 * span if left else hi + 0.02 * span
+        ax.plot([x[i], x[i], edge], [0.0, depth, depth], color=_NEUTRAL, linewidth=0.7)
+        ax.text(edge, depth, f" {models[i]} " if not left else f"{models[i]} ",
+                ha="right" if left else "left", va="center", fontsize=7)
+    tier_ids = np.unique(tier)
+    for j, t in enumerate(tier_ids):
+        members = x[tier == t]
+        if members.size < 2:
+            continue
+        y = -0.35 - 0.3 * (j % 3)
+        ax.plot([members.min(), members.max()], [y, y], color=_ACCENT, linewidth=2.6,
+                solid_capstyle="round", label=f"tier {t}")
+    depth_max = (n_left + 0.5) * step
+    ax.set_ylim(-depth_max, 0.6)
+    ax.set_yticks([])
+    ax.spines[["left", "bottom"]].set_visible(False)
+    ax.tick_params(axis="x", bottom=False, labelbottom=False, top=True, labeltop=True)
+    ax.xaxis.set_label_position("top")
+    attrs = aggregated.attrs
+    how = attrs.get("how", "")
+    ax.set_xlabel(f"{how + ' ' if how else ''}{_metric(attrs)} ({_orientation_text(attrs)})")
+    ax.set_title(title if title is not None else
+                 f"tiers joined by a bar: {adjustment}-adjusted tests at α = {alpha:g}",
+                 pad=2, y=-0.02 - 0.02 * n, loc="left", fontsize=7)
+    return fig
+
+
+# --- variance components ----------------------------------------------------------------------
+
+@_styled
+def variance_bars(components: xr.Dataset, *,
+                  variables: Sequence[str] = ("sigma_seed", "sigma_boot")) -> Figure:
+    """Bars of the within-language SDs per language, one bar per model, one panel per SD.
+
+    Parameters
+    ----------
+    components
+        The result of :func:`evaluq.variance_components`.
+    variables
+        Which (model, language) SDs to draw, each in its own panel; a panel whose values are
+        all missing (``sigma_boot`` of a cube without bootstrap replicates) is left out. The
+        standard errors ``se_<name>`` are drawn as error bars when present.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per drawn variable; bar ``k`` of model ``m`` has the height of
+        ``components[name].sel(model=m)`` at language ``k``.
+
+    See Also
+    --------
+    evaluq.variance_components, evaluq.variance_table
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=2, n_languages=3, rng=0)
+    >>> fig = eq.plots.variance_bars(eq.variance_components(cube))
+    >>> [ax.get_ylabel() for ax in fig.axes]
+    ['seed SD', 'bootstrap SD']
+    """
+    _require(components, "components", "eq.variance_components", ("sigma_between",))
+    unknown = [v for v in variables if v not in components.data_vars]
+    if unknown:
+        raise ValueError(f"`variables` names {unknown}, which the components do not hold; "
+                         f"they hold {sorted(map(str, components.data_vars))}")
+    shown = [v for v in variables if np.isfinite(components[v].values).any()]
+    if not shown:
+        raise CubeError(f"every value of {', '.join(variables)} is missing: nothing to draw")
+    models = components[MODEL].values
+    languages = components[LANGUAGE].values
+    n_m, n_l = len(models), len(languages)
+    width = COLUMN_WIDTH if n_l * n_m <= 24 else _WIDE
+    fig, axes = _figure(width, 0.5 + 1.35 * len(shown), nrows=len(shown), sharex=True)
+    pos = np.arange(n_l, dtype=float)
+    bar = 0.8 / n_m
+    metric = _metric(components.attrs)
+    for ax, name in zip(axes[:, 0], shown, strict=True):
+        values = components[name].transpose(MODEL, LANGUAGE).values
+        se_name = f"se_{name}"
+        se = (components[se_name].transpose(MODEL, LANGUAGE).values
+              if se_name in components else None)
+        for k, model in enumerate(models):
+            err = None if se is None else np.where(np.isfinite(se[k]), se[k], 0.0)
+            ax.bar(pos - 0.4 + bar * (k + 0.5), values[k], width=bar, label=str(model),
+                   yerr=err, error_kw={"elinewidth": 0.5, "capsize": 0, "ecolor": "#555555"})
+        ax.set_ylabel(_SD_LABELS.get(name, name))
+    last = axes[-1, 0]
+    last.set_xticks(pos, [str(lang) for lang in languages],
+                    rotation=45 if n_l > 6 else 0, ha="right" if n_l > 6 else "center")
+    last.set_xlabel("language")
+    fig.suptitle(f"within-language SDs of {metric} (bars: ± standard error)", fontsize=8)
+    axes[0, 0].legend(ncols=min(n_m, 5), loc="lower left", bbox_to_anchor=(0, 1.0),
+                      handlelength=1.0, columnspacing=0.8)
+    return fig
+
+
+# --- posterior differences ------------------------------------------------------------------------
+
+def _difference_series(draws: xr.DataArray, sample_dims: Sequence[str],
+                       pairs: Sequence[tuple[Any, Any]] | None) -> list[tuple[str, np.ndarray]]:
+    other = [d for d in draws.dims if d not in sample_dims]
+    if MODEL in other and MODEL_B in other:
+        models = draws[MODEL].values.tolist()
+        if pairs is None:
+            pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1:]]
+        out = []
+        for a, b in pairs:
+            sel = draws.sel({MODEL: a, MODEL_B: b})
+            rest = [d for d in sel.dims if d not in sample_dims]
+            if rest:
+                raise CubeError(f"`draws` has dims {rest} besides the pair and the sample dims")
+            out.append((f"{a} − {b}", sel.values.ravel()))
+        return out
+    if len(other) > 1:
+        raise CubeError(f"`draws` must have (model, model_b) or at most one dim besides "
+                        f"{tuple(sample_dims)}; got {draws.dims}")
+    if not other:
+        return [(str(draws.name or "difference"), draws.values.ravel())]
+    dim = other[0]
+    return [(str(c), draws.sel({dim: c}).values.ravel()) for c in draws[dim].values]
+
+
+@_styled
+def posterior_differences(draws: xr.DataArray, *, rope: float | tuple[float, float] | None = None,
+                          pairs: Sequence[tuple[Any, Any]] | None = None,
+                          sample_dims: Sequence[str] = ("chain", "draw"),
+                          bins: int = 50) -> Figure:
+    """Posterior densities of differences, one panel per pair, with a ROPE band.
+
+    Parameters
+    ----------
+    draws
+        Draws of the differences with the ``sample_dims`` and either ``(model, model_b)``
+        (differences ``model`` minus ``model_b``) or at most one other dim (one panel per
+        coordinate).
+    rope
+        Region of practical equivalence: a half-width ``r`` (the band ``[-r, r]``) or
+        ``(low, high)``. Each panel states P(difference in the ROPE) and the probability above
+        it.
+    pairs
+        ``(model, model_b)`` pairs to draw; default every pair once, in the models' order.
+    sample_dims
+        The dims holding the draws (pooled: chains are not told apart).
+    bins
+        Histogram bins of each density.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per pair, sharing the x axis; each holds the density as a step line (the
+        ``np.histogram(..., density=True)`` of the draws) and, with ``rope``, a shaded band.
+
+    See Also
+    --------
+    forest_plot, evaluq.pairwise_differences
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr, evaluq as eq
+    >>> d = xr.DataArray(np.random.default_rng(0).normal(0.3, 0.2, (2, 500)),
+    ...                  dims=("chain", "draw"), name="A − B")
+    >>> fig = eq.plots.posterior_differences(d, rope=0.1)
+    >>> fig.axes[0].get_title(loc="left")
+    'A − B: P(ROPE) = 0.15, P(> ROPE) = 0.83'
+    """
+    if not isinstance(draws, xr.DataArray):
+        raise TypeError(f"`draws` must be an xarray DataArray; got {type(draws).__name__}")
+    missing = [d for d in sample_dims if d not in draws.dims]
+    if missing:
+        raise CubeError(f"`draws` lacks the sample dims {missing}; its dims are {draws.dims}")
+    band: tuple[float, float] | None
+    if rope is None:
+        band = None
+    elif isinstance(rope, tuple):
+        band = (float(rope[0]), float(rope[1]))
+        if not band[0] < band[1]:
+            raise ValueError(f"`rope` must be (low, high) with low < high; got {rope!r}")
+    else:
+        if not float(rope) > 0:
+            raise ValueError(f"`rope` must be a positive half-width or (low, high); got {rope!r}")
+        band = (-float(rope), float(rope))
+    series = _difference_series(draws, sample_dims, pairs)
+    n = len(series)
+    fig, axes = _figure(COLUMN_WIDTH, 0.5 + 0.85 * n, nrows=n, sharex=True)
+    for ax, (label, values) in zip(axes[:, 0], series, strict=True):
+        values = values[np.isfinite(values)]
+        dens, edges = np.histogram(values, bins=bins, density=True)
+        ax.stairs(dens, edges, color=_GOOD, fill=True, alpha=0.35, linewidth=0)
+        ax.stairs(dens, edges, color=_GOOD, linewidth=1.0)
+        ax.axvline(0.0, color="black", linewidth=0.6, linestyle="--")
+        ax.set_yticks([])
+        ax.spines["left"].set_visible(False)
+        if band is not None:
+            ax.axvspan(band[0], band[1], color=_NEUTRAL, alpha=0.25, linewidth=0, label="ROPE")
+            inside = float(np.mean((values >= band[0]) & (values <= band[1])))
+            above = float(np.mean(values > band[1]))
+            ax.set_title(f"{label}: P(ROPE) = {inside:.2f}, P(> ROPE) = {above:.2f}",
+                         loc="left")
+        else:
+            ax.set_title(f"{label}: P(> 0) = {float(np.mean(values > 0)):.2f}", loc="left")
+    metric = _metric(draws.attrs)
+    axes[-1, 0].set_xlabel(f"posterior difference in {metric}")
+    return fig
+
+
+# --- label uncertainty ----------------------------------------------------------------------
+
+@_styled
+def annotation_bins(table: pd.DataFrame, *, columns: Sequence[Any] | None = None,
+                    ylabel: str = "mean per item") -> Figure:
+    """A metric against bins of the annotation count (from ``dirichlet.by_annotation_count``).
+
+    Parameters
+    ----------
+    table
+        The result of :func:`evaluq.dirichlet.by_annotation_count`: index ``n_bin``, a
+        ``count`` column and one column per value (a MultiIndex ``(name, model)`` when the
+        values had a model dim).
+    columns
+        Columns to draw (default: all but ``count``).
+    ylabel
+        Label of the value axis.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes with a line per column (markers at the bins, y data equal to the column) and
+        a grey bar per bin on a twin axis for the number of items.
+
+    See Also
+    --------
+    evaluq.dirichlet.by_annotation_count
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> post = eq.dirichlet.posterior([[1, 1, 0], [2, 1, 0], [0, 5, 1], [3, 3, 3]])
+    >>> ece = eq.dirichlet.expected_cross_entropy(post, [.2, .6, .2])
+    >>> table = eq.dirichlet.by_annotation_count({"E[CE]": ece}, post.n_annotations, bins=[2, 4])
+    >>> fig = eq.plots.annotation_bins(table)
+    >>> [line.get_label() for line in fig.axes[0].lines]
+    ['E[CE]']
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"`table` must be a DataFrame; got {type(table).__name__}")
+    count_col: Any = ("count", "") if isinstance(table.columns, pd.MultiIndex) else "count"
+    if count_col not in table.columns:
+        raise ValueError("`table` must be the result of eq.dirichlet.by_annotation_count "
+                         f"(a {count_col!r} column); got columns {list(table.columns)}")
+    if columns is None:
+        columns = [c for c in table.columns if c != count_col]
+    for c in columns:
+        if c not in table.columns:
+            raise ValueError(f"`columns` names {c!r}, which is not in the table; its columns "
+                             f"are {list(table.columns)}")
+    fig, axes = _figure(COLUMN_WIDTH, 2.2)
+    ax = axes[0, 0]
+    pos = np.arange(len(table), dtype=float)
+    twin = ax.twinx()
+    twin.bar(pos, table[count_col].to_numpy(float), color="#d9d9d9", width=0.6, zorder=0)
+    twin.set_ylabel("items")
+    twin.spines["right"].set_visible(True)
+    ax.set_zorder(twin.get_zorder() + 1)
+    ax.patch.set_visible(False)
+    for c in columns:
+        label = f"{c[0]} ({c[1]})" if isinstance(c, tuple) else str(c)
+        ax.plot(pos, table[c].to_numpy(float), marker="o", markersize=3.5, linewidth=1.2,
+                label=label)
+    ax.set_xticks(pos, [str(i) for i in table.index])
+    ax.set_xlabel("annotations per item")
+    ax.set_ylabel(ylabel)
+    ax.legend(loc="best")
+    return fig
+
+
+# --- significance tests ---------------------------------------------------------------------------
+
+@_styled
+def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | None = None,
+                      bins: int = 40) -> Figure:
+    """Histogram of the resample (or null) distribution of a two-system test, per metric.
+
+    The observed difference ``delta`` is a solid line. For the Berg-Kirkpatrick test the
+    p-value counts the sub-sample deltas above ``2 delta`` (dotted line); for the permutation
+    test the histogram is the null distribution and the p-value counts ``|delta*| >= |delta|``
+    (dotted lines at +-delta); for the paired bootstrap the interval is shaded.
+
+    Parameters
+    ----------
+    result
+        The result of :func:`evaluq.bootstrap_test`.
+    metrics
+        Metrics to draw (default: all).
+    bins
+        Histogram bins.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per metric; its bars are the ``np.histogram(distribution, bins)`` counts.
+
+    See Also
+    --------
+    evaluq.bootstrap_test
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 200)
+    >>> h0 = np.where(rng.random(200) < 0.7, y, 1 - y)
+    >>> h1 = np.where(rng.random(200) < 0.8, y, 1 - y)
+    >>> res = eq.bootstrap_test(y, h0, h1, metrics=["accuracy"], n_resamples=300, rng=0)
+    >>> fig = eq.plots.resample_histogram(res)
+    >>> len(fig.axes[0].patches)
+    40
+    """
+    from evaluq.significance import BootstrapTestResult
+
+    if not isinstance(result, BootstrapTestResult):
+        raise TypeError(f"`result` must be the result of eq.bootstrap_test; "
+                        f"got {type(result).__name__}")
+    names = list(result.metrics)
+    chosen = names if metrics is None else list(metrics)
+    for m in chosen:
+        if m not in names:
+            raise ValueError(f"`metrics` names {m!r}, which the test did not compute; it has "
+                             f"{names}")
+    n = len(chosen)
+    ncols = 1 if n == 1 else 2
+    nrows = (n + ncols - 1) // ncols
+    fig, axes = _figure(COLUMN_WIDTH if ncols == 1 else _WIDE, 0.4 + 1.7 * nrows,
+                        nrows=nrows, ncols=ncols)
+    what = {"berg-kirkpatrick": "sub-sample deltas", "paired": "bootstrap deltas",
+            "permutation": "permutation (null) deltas"}[result.method]
+    ci = result.interval
+    for ax, m in zip(axes.ravel(), chosen, strict=False):
+        i = names.index(m)
+        dist = result.distribution[i]
+        dist = dist[np.isfinite(dist)]
+        ax.hist(dist, bins=bins, color="#9ecae1", edgecolor="white", linewidth=0.3)
+        delta = float(result.delta[i])
+        ax.axvline(delta, color=_ACCENT, linewidth=1.2, label=f"δ = {delta:.4g}")
+        if result.method == "berg-kirkpatrick":
+            ax.axvline(2 * delta, color=_ACCENT, linewidth=1.0, linestyle=":", label="2δ")
+        elif result.method == "permutation":
+            ax.axvline(-delta, color=_ACCENT, linewidth=1.0, linestyle=":", label="−δ")
+        else:
+            lo, hi = ci.sel({"metric": m}).values
+            ax.axvspan(lo, hi, color=_NEUTRAL, alpha=0.2, linewidth=0,
+                       label=f"{result.confidence_level:.0%} CI")
+        ax.set_title(f"{m}: p = {float(result.pvalue[i]):.3g}", loc="left")
+        ax.set_xlabel(f"Δ {m} ({result.h1_name} − {result.h0_name}; > 0: "
+                      f"{result.h1_name} better)")
+        ax.set_ylabel(what)
+        ax.legend(loc="upper left", handlelength=1.2)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return fig
+
+
+# --- scarce observations ----------------------------------------------------------------------
+
+@_styled
+def scarce_intervals(results: TIntervalResult | ARFIntervalResult
+                     | Mapping[str, TIntervalResult | ARFIntervalResult], *,
+                     threshold: float | None = None, labels: Sequence[str] | None = None,
+                     xlabel: str = "score") -> Figure:
+    """t and ARF intervals for scarce observations, one row per item, one colour per method.
+
+    Parameters
+    ----------
+    results
+        A result of :func:`evaluq.intervals.t_interval` or
+        :func:`evaluq.intervals.arf_interval`, or a mapping of method name -> result (the
+        same items in each, e.g. ``{"t, 2 raters": ..., "ARF": ...}``).
+    threshold
+        A pass mark drawn as a dashed vertical line.
+    labels
+        Item labels (default: the item coordinate, or 0, 1, ...).
+    xlabel
+        Label of the score axis.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes; per method a ``LineCollection`` of the intervals (segments from lower to
+        upper) and the estimates as points.
+
+    See Also
+    --------
+    evaluq.intervals.t_interval, evaluq.intervals.arf_interval
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> res = {"t (2 scores)": eq.intervals.t_interval([[76.85, 81.99]], confidence_level=0.8),
+    ...        "ARF": eq.intervals.arf_interval([85.2], 96.3, alpha=0.2)}
+    >>> fig = eq.plots.scarce_intervals(res, threshold=80)
+    >>> len(fig.axes[0].collections)
+    4
+    """
+    from evaluq.intervals import ARFIntervalResult, TIntervalResult
+
+    kinds = (TIntervalResult, ARFIntervalResult)
+    if not isinstance(results, (*kinds, Mapping)):
+        raise TypeError(f"`results` must be a t_interval / arf_interval result or a mapping of "
+                        f"them; got {type(results).__name__}")
+    named = {"interval": results} if isinstance(results, kinds) else dict(results)
+    if not named:
+        raise ValueError("`results` is empty")
+    rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    n_items = None
+    for name, res in named.items():
+        if not isinstance(res, kinds):
+            raise TypeError(f"`results[{name!r}]` must be a t_interval or arf_interval result; "
+                            f"got {type(res).__name__}")
+        est = np.atleast_1d(np.asarray(res.estimate, dtype=float)).ravel()
+        lo = np.atleast_1d(np.asarray(res.lower, dtype=float)).ravel()
+        hi = np.atleast_1d(np.asarray(res.upper, dtype=float)).ravel()
+        if n_items is not None and est.size != n_items:
+            raise ValueError(f"every result needs the same number of items; {name!r} has "
+                             f"{est.size}, the first had {n_items}")
+        n_items = est.size
+        rows[name] = (est, lo, hi)
+    assert n_items is not None
+    if labels is None:
+        first = next(iter(named.values())).interval
+        other = [d for d in first.dims if d != CI_BOUND]
+        labels = ([str(v) for v in first[other[0]].values] if len(other) == 1
+                  and other[0] in first.coords else [str(i) for i in range(n_items)])
+    if len(labels) != n_items:
+        raise ValueError(f"`labels` needs {n_items} entries; got {len(labels)}")
+    n_methods = len(rows)
+    fig, axes = _figure(COLUMN_WIDTH, 0.8 + 0.18 * n_items * n_methods + 0.1 * n_methods)
+    ax = axes[0, 0]
+    base = np.arange(n_items)[::-1].astype(float)
+    offsets = (np.arange(n_methods) - (n_methods - 1) / 2) * (0.7 / max(n_methods, 1))
+    ax_any: Axes = ax
+    for k, (name, (est, lo, hi)) in enumerate(rows.items()):
+        color = f"C{k}"
+        y = base - offsets[k]
+        ax_any.hlines(y, lo, hi, colors=color, linewidth=1.4, label=name)
+        ax_any.scatter(est, y, color=color, s=12, zorder=3)
+    if threshold is not None:
+        ax.axvline(float(threshold), color="black", linewidth=0.7, linestyle="--",
+                   label=f"threshold {threshold:g}")
+    ax.set_yticks(base, list(labels))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("item")
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=min(n_methods + 1, 3))
+    return fig

@@ -1,0 +1,434 @@
+"""``eq.report``: run the analysis of a cube and write it as one self-contained HTML page."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+import xarray as xr
+
+from evaluq._dims import MODEL, RANK
+from evaluq._validation import RNGLike, check_confidence_level, check_int
+from evaluq.errors import CubeError
+from evaluq.reporting.sections import (
+    HierarchicalFitLike,
+    Section,
+    data_summary,
+    leaderboard_section,
+    posterior_section,
+    ranks_section,
+    render_page,
+    reproducibility_section,
+    tiers_section,
+    variance_section,
+)
+
+__all__ = ["Analysis", "Report", "analyse", "report"]
+
+
+class _Progress:
+    """A one-line progress display on stderr: ``[evaluq report] 3/8 leaderboard``."""
+
+    def __init__(self, total: int, enabled: bool, stream: TextIO | None = None) -> None:
+        self.total, self.done, self.enabled = total, 0, enabled
+        self.stream = stream if stream is not None else sys.stderr
+
+    def step(self, what: str) -> None:
+        self.done += 1
+        if self.enabled:
+            end = "\n" if self.done >= self.total else ""
+            self.stream.write(f"\r[evaluq report] {self.done}/{self.total} {what:<40}{end}")
+            self.stream.flush()
+
+
+@dataclass
+class Analysis:
+    """The results behind one metric's sections of the report.
+
+    Attributes
+    ----------
+    cube, components, aggregated, pairwise, ranks, tiers, leaderboard
+        The cube and the results of :func:`evaluq.variance_components`,
+        :func:`evaluq.aggregate` (on :func:`evaluq.resample`), :func:`evaluq.pairwise_differences`,
+        :func:`evaluq.rank_distribution`, :func:`evaluq.significance_groups` and
+        :func:`evaluq.leaderboard`.
+    fit
+        The hierarchical fit, or None.
+    settings
+        The options used.
+    """
+
+    cube: xr.Dataset
+    components: xr.Dataset
+    aggregated: xr.Dataset
+    pairwise: xr.Dataset
+    ranks: xr.Dataset
+    tiers: xr.DataArray
+    leaderboard: pd.DataFrame
+    settings: dict[str, Any]
+    fit: HierarchicalFitLike | None = None
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table of the analysis, by file stem, each with a caption in ``attrs``.
+
+        Returns
+        -------
+        dict of str to pandas.DataFrame
+            ``leaderboard``, ``pairwise`` (each pair once), ``variance``, ``ranks``
+            (P(rank = r), one column per rank), and with a fit ``posterior_vs_frequentist``
+            and ``diagnostics``.
+        """
+        from evaluq.pairwise import pairwise_table
+        from evaluq.reporting.sections import _as_frame
+        from evaluq.variance import variance_table
+
+        ranks = pd.DataFrame(self.ranks["probability"].transpose(MODEL, RANK).to_pandas())
+        ranks.columns = [f"P(rank={r})" for r in ranks.columns]
+        ranks["expected_rank"] = self.ranks["expected_rank"].to_series()
+        ranks = ranks.sort_values("expected_rank")
+        ranks.attrs = {"caption": (
+            f"Rank distribution: share of {self.aggregated.attrs.get('n_resamples', '?')} "
+            "resamples in which each model takes each rank (rank 1 is the best); ties share "
+            "the ranks they span."), "uncertainty": "probabilities over resamples"}
+        out = {"leaderboard": self.leaderboard,
+               "pairwise": pairwise_table(self.pairwise, unique=True),
+               "variance": variance_table(self.components), "ranks": ranks}
+        if self.fit is not None:
+            out["posterior_vs_frequentist"] = _as_frame(self.fit.compare_frequentist(),
+                                                        "compare_frequentist")
+            out["diagnostics"] = _as_frame(self.fit.diagnostics(), "diagnostics")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The tables and settings as plain JSON-ready data (records per table)."""
+        tables = {}
+        for name, table in self.tables().items():
+            flat = table.reset_index()
+            flat.columns = [" ".join(map(str, c)).strip() if isinstance(c, tuple) else str(c)
+                            for c in flat.columns]
+            tables[name] = {"caption": str(table.attrs.get("caption", "")),
+                            "rows": json.loads(flat.to_json(orient="records"))}
+        return {"metric": self.cube.attrs.get("metric", ""),
+                "settings": {k: repr(v) if not isinstance(v, int | float | str | bool | None)
+                             else v for k, v in self.settings.items()},
+                "tables": tables}
+
+
+@dataclass
+class Report:
+    """A written report.
+
+    Attributes
+    ----------
+    path
+        The HTML file (None when ``out=None``).
+    html
+        The HTML document.
+    analyses
+        Metric name -> :class:`Analysis`.
+    sections
+        Metric name -> the :class:`~evaluq.reporting.sections.Section` objects rendered.
+    """
+
+    path: Path | None
+    html: str
+    analyses: dict[str, Analysis]
+    sections: dict[str, list[Section]] = field(default_factory=dict)
+
+    def _repr_html_(self) -> str:  # pragma: no cover - notebook display
+        where = f" written to <code>{self.path}</code>" if self.path else ""
+        return f"<p>evaluq report of {', '.join(self.analyses)}{where}.</p>"
+
+
+def _fit(cube: xr.Dataset, rng: RNGLike, options: Mapping[str, Any]) -> HierarchicalFitLike:
+    try:
+        from evaluq.hierarchical import fit_hierarchical
+    except ImportError as err:
+        raise ImportError("bayes=True needs evaluq.hierarchical.fit_hierarchical, which this "
+                          f"installation lacks ({err}); use bayes=False") from err
+    kwargs = {"model": "crossed", "draws": 1000, "chains": 2, "rng": rng, **options}
+    fit: Any = fit_hierarchical(cube, **kwargs)
+    return fit
+
+
+def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "auto",
+            languages: str = "auto", how: str = "mean", confidence_level: float = 0.95,
+            alpha: float = 0.05, adjustment: str = "holm", rng: RNGLike = 0,
+            bayes: bool = False, bayes_options: Mapping[str, Any] | None = None,
+            fit: HierarchicalFitLike | None = None) -> Analysis:
+    """Run the frequentist analysis of a cube (and the hierarchical model when asked).
+
+    Parameters
+    ----------
+    cube
+        An evaluation cube.
+    n_resamples, replication, languages, rng
+        Passed to :func:`evaluq.resample`. ``replication="auto"`` is ``"parametric"`` when
+        the cube has bootstrap replicates or summary SDs, ``"nonparametric"`` (the seeds
+        redrawn, paired across models; the test-set noise is not seen) for raw scores with
+        several seeds, and ``"none"`` otherwise; ``languages="auto"`` is ``"fixed"`` with
+        parametric replication and ``"bootstrap"`` otherwise (the languages then carry the
+        spread the replicates cannot show). The resolved values are in
+        ``Analysis.settings``.
+    how, confidence_level
+        Passed to :func:`evaluq.aggregate`.
+    alpha, adjustment
+        Passed to :func:`evaluq.leaderboard` / :func:`evaluq.significance_groups`.
+    bayes
+        Fit the hierarchical model (``evaluq.hierarchical.fit_hierarchical``, imported only
+        then) with ``bayes_options`` (default ``model="crossed", draws=1000, chains=2`` and
+        the same ``rng``).
+    bayes_options
+        Keyword arguments of ``fit_hierarchical``.
+    fit
+        An already fitted hierarchical model to report instead of fitting one.
+
+    Returns
+    -------
+    Analysis
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> res = eq.reporting.analyse(eq.simulate_cube(n_models=3, rng=0), n_resamples=200)
+    >>> sorted(res.tables())
+    ['leaderboard', 'pairwise', 'ranks', 'variance']
+    """
+    return _analyse(cube, n_resamples=n_resamples, replication=replication, languages=languages,
+                    how=how, confidence_level=confidence_level, alpha=alpha,
+                    adjustment=adjustment, rng=rng, bayes=bayes, bayes_options=bayes_options,
+                    fit=fit, progress=_Progress(0, False))
+
+
+def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages: str, how: str,
+             confidence_level: float, alpha: float, adjustment: str, rng: RNGLike, bayes: bool,
+             bayes_options: Mapping[str, Any] | None, fit: HierarchicalFitLike | None,
+             progress: _Progress) -> Analysis:
+    from evaluq.aggregate import aggregate
+    from evaluq.cube import validate
+    from evaluq.pairwise import pairwise_differences
+    from evaluq.ranks import leaderboard, rank_distribution, significance_groups
+    from evaluq.resampling import resample
+    from evaluq.variance import variance_components
+
+    cube = validate(cube)
+    n_resamples = check_int("n_resamples", n_resamples, minimum=10)
+    confidence_level = check_confidence_level(confidence_level)
+    if not isinstance(bayes, bool):
+        raise TypeError(f"`bayes` must be True or False; got {bayes!r}")
+    replication, languages = _resolve_modes(cube, replication, languages)
+    components = variance_components(cube)
+    progress.step("variance components")
+    options: dict[str, Any] = {"replication": replication, "languages": languages}
+    resampled = resample(cube, n_resamples=n_resamples, rng=rng, **options)
+    aggregated = aggregate(resampled, how=how, confidence_level=confidence_level)
+    progress.step("resampling")
+    pairwise = pairwise_differences(aggregated)
+    ranks = rank_distribution(aggregated)
+    tiers = significance_groups(aggregated, alpha=alpha, adjustment=adjustment)
+    board = leaderboard(aggregated, alpha=alpha, adjustment=adjustment)
+    progress.step("pairwise differences and ranks")
+    if fit is None and bayes:
+        fit = _fit(cube, rng, bayes_options or {})
+        progress.step("hierarchical model")
+    settings: dict[str, Any] = {
+        "rng": rng, "n_resamples": n_resamples, "replication": replication,
+        "languages": languages, "how": how, "confidence_level": confidence_level,
+        "alpha": alpha, "adjustment": adjustment, "bayes": bayes or fit is not None}
+    if bayes:
+        settings["bayes_options"] = dict(bayes_options or {})
+    return Analysis(cube=cube, components=components, aggregated=aggregated, pairwise=pairwise,
+                    ranks=ranks, tiers=tiers, leaderboard=board, settings=settings, fit=fit)
+
+
+def _resolve_modes(cube: xr.Dataset, replication: str, languages: str) -> tuple[str, str]:
+    from evaluq._dims import BOOT_SCORE, SD_BOOT, SD_SEED, SEED
+    from evaluq.cube import is_summary
+
+    if replication == "auto":
+        has_sd = is_summary(cube) and SD_SEED in cube and SD_BOOT in cube
+        if BOOT_SCORE in cube or has_sd:
+            replication = "parametric"
+        elif not is_summary(cube) and cube.sizes.get(SEED, 1) > 1:
+            replication = "nonparametric"      # the seeds, redrawn paired across models
+        else:
+            replication = "none"
+    if languages == "auto":
+        languages = "fixed" if replication == "parametric" else "bootstrap"
+    return replication, languages
+
+
+def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: str | None,
+              progress: _Progress) -> list[Section]:
+    out = [data_summary(analysis.cube, bounds=bounds)]
+    progress.step("data summary")
+    out.append(variance_section(analysis.components))
+    progress.step("variance section")
+    out.append(leaderboard_section(analysis.aggregated, analysis.pairwise,
+                                   analysis.leaderboard))
+    progress.step("leaderboard section")
+    posterior = (analysis.fit.rank_probabilities(level="benchmark")
+                 if analysis.fit is not None else None)
+    out.append(ranks_section(analysis.ranks, posterior))
+    out.append(tiers_section(analysis.aggregated, analysis.tiers))
+    progress.step("ranks and tiers")
+    if analysis.fit is not None:
+        out.append(posterior_section(analysis.fit))
+        progress.step("posterior section")
+    out.append(reproducibility_section(analysis.settings, command=command))
+    return out
+
+
+def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
+           out: str | os.PathLike[str] | None = "report.html", *,
+           n_resamples: int = 2000, replication: str = "auto", languages: str = "auto",
+           how: str = "mean", confidence_level: float = 0.95, alpha: float = 0.05,
+           adjustment: str = "holm", rng: RNGLike = 0, bayes: bool = False,
+           bayes_options: Mapping[str, Any] | None = None,
+           fit: HierarchicalFitLike | Mapping[str, HierarchicalFitLike] | None = None,
+           bounds: tuple[float, float] | None = None, title: str | None = None,
+           command: str | None = None, progress: bool = True) -> Report:
+    """The whole analysis as ONE self-contained HTML page (figures inline, no network).
+
+    Sections, each one function of :mod:`evaluq.reporting.sections`: data summary (sizes,
+    missing cells, scale warnings), variance components (table and bars per language),
+    leaderboard with intervals and a forest plot of the pairwise differences, rank heatmaps
+    (frequentist, and posterior beside it), the significance groups as a tier diagram, with a
+    hierarchical fit the posterior-versus-frequentist table and the sampler diagnostics, and
+    the settings that reproduce it (rng, versions, options, command).
+
+    Parameters
+    ----------
+    cube
+        An evaluation cube, or a mapping metric name -> cube for one block of sections per
+        metric (e.g. BLEU, chrF and COMET of the same systems).
+    out
+        Path of the HTML file; None writes nothing (the page is in ``Report.html``).
+    n_resamples, replication, languages, rng
+        Passed to :func:`evaluq.resample` (the same ``rng`` for every metric, so the
+        resamples of the metrics are paired); ``"auto"`` as in :func:`analyse`.
+    how, confidence_level
+        Passed to :func:`evaluq.aggregate`.
+    alpha, adjustment
+        Level and p-value adjustment of the tiers (:func:`evaluq.significance_groups`).
+    bayes
+        Fit ``evaluq.hierarchical.fit_hierarchical`` per metric and add the posterior
+        sections (its sampler shows its own progress bar).
+    bayes_options
+        Keyword arguments of ``fit_hierarchical`` (default ``model="crossed", draws=1000,
+        chains=2``).
+    fit
+        Already fitted hierarchical model(s) to report (one, or metric name -> fit).
+    bounds
+        The metric's range, for the scale warnings (e.g. ``(0, 100)``).
+    title
+        Page title (default "evaluq report: <metrics>").
+    command
+        The command line or call to show in the reproducibility section.
+    progress
+        Show a progress line over the steps on stderr.
+
+    Returns
+    -------
+    Report
+        The path, the HTML and the :class:`Analysis` of each metric.
+
+    See Also
+    --------
+    evaluq.plots, evaluq.tables
+
+    Examples
+    --------
+    >>> import os, tempfile, evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=3, rng=0)
+    >>> path = os.path.join(tempfile.mkdtemp(), "report.html")
+    >>> rep = eq.report(cube, path, n_resamples=200, progress=False)
+    >>> rep.path.name, "Leaderboard" in rep.html
+    ('report.html', True)
+    """
+    cubes = _cubes(cube)
+    fits = _fits(fit, list(cubes))
+    if not isinstance(bayes, bool):
+        raise TypeError(f"`bayes` must be True or False; got {bayes!r}")
+    _check_out(out)
+    steps = sum(7 + int(bayes and name not in fits) + int(bayes or name in fits)
+                for name in cubes) + 1
+    bar = _Progress(steps, progress)
+    analyses, blocks, sections = {}, [], {}
+    for name, c in cubes.items():
+        a = _analyse(c, n_resamples=n_resamples, replication=replication, languages=languages,
+                     how=how, confidence_level=confidence_level, alpha=alpha,
+                     adjustment=adjustment, rng=rng, bayes=bayes, bayes_options=bayes_options,
+                     fit=fits.get(name), progress=bar)
+        secs = _sections(a, bounds, command, bar)
+        analyses[name], sections[name] = a, secs
+        blocks.append((name if len(cubes) > 1 else None, secs))
+    names = ", ".join(cubes)
+    page = render_page(title or f"evaluq report: {names}", blocks,
+                       subtitle=_subtitle(next(iter(analyses.values()))))
+    path = None
+    if out is not None:
+        path = Path(out)
+        path.write_text(page, encoding="utf-8")
+    bar.step("written" if path else "done")
+    return Report(path=path, html=page, analyses=analyses, sections=sections)
+
+
+def _check_out(out: Any) -> None:
+    """The report's path, checked before any work: a file in an existing folder."""
+    if out is None:
+        return
+    if not isinstance(out, str | os.PathLike):
+        raise TypeError(f"`out` must be a path or None; got {type(out).__name__}")
+    path = Path(out)
+    if path.is_dir():
+        raise ValueError(f"`out` must be the path of the HTML file to write; {str(path)!r} is a "
+                         f"directory (e.g. pass {str(path / 'report.html')!r})")
+    if not path.parent.is_dir():
+        raise ValueError(f"`out`: the folder {str(path.parent)!r} does not exist")
+
+
+def _subtitle(a: Analysis) -> str:
+    c = a.cube
+    return (f"{c.sizes.get(MODEL, 0)} models × {c.sizes.get('language', 0)} languages × "
+            f"{c.sizes.get('seed', 0)} seeds; {a.settings['n_resamples']} resamples "
+            f"({a.settings['replication']} replication, {a.settings['languages']} languages), "
+            f"{a.settings['how']} over languages")
+
+
+def _cubes(cube: Any) -> dict[str, xr.Dataset]:
+    if isinstance(cube, xr.Dataset):
+        return {str(cube.attrs.get("metric", "score") or "score"): cube}
+    if isinstance(cube, Mapping):
+        if not cube:
+            raise ValueError("`cube` is an empty mapping: give at least one metric's cube")
+        for k, v in cube.items():
+            if not isinstance(v, xr.Dataset):
+                raise TypeError(f"`cube[{k!r}]` must be an xarray Dataset (a cube); "
+                                f"got {type(v).__name__}")
+        return {str(k): v for k, v in cube.items()}
+    raise TypeError(f"`cube` must be a cube (xarray Dataset) or a mapping of metric name -> "
+                    f"cube; got {type(cube).__name__}")
+
+
+def _fits(fit: Any, names: list[str]) -> dict[str, Any]:
+    if fit is None:
+        return {}
+    if isinstance(fit, Mapping):
+        unknown = [k for k in fit if k not in names]
+        if unknown:
+            raise CubeError(f"`fit` names metrics {unknown} that are not in the report "
+                            f"({names})")
+        return dict(fit)
+    if len(names) != 1:
+        raise ValueError(f"`fit` must map metric name -> fit when the report has several "
+                         f"metrics ({names})")
+    return {names[0]: fit}
+
+

@@ -1,0 +1,655 @@
+"""The sections of the HTML report: each is one function of the analysis results.
+
+A section function takes results (a cube, :func:`evaluq.variance_components`,
+:func:`evaluq.aggregate`, ... or a hierarchical fit) and returns a :class:`Section`: an id, a
+title and a self-contained HTML body (tables as HTML, figures as base64 PNG). Compose your own
+report from them with :func:`render_page`.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evaluq._dims import BOOT_SCORE, BOOTSTRAP, LANGUAGE, MODEL, SCORE, SEED
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "HierarchicalFitLike",
+    "Section",
+    "data_summary",
+    "figure_html",
+    "leaderboard_section",
+    "posterior_section",
+    "ranks_section",
+    "render_page",
+    "reproducibility_section",
+    "scale_warnings",
+    "table_html",
+    "tiers_section",
+    "variance_section",
+]
+
+
+class HierarchicalFitLike(Protocol):
+    """What the report needs of a fitted hierarchical model (``evaluq.fit_hierarchical``)."""
+
+    def rank_probabilities(self, level: str = ...) -> xr.Dataset:
+        """P(rank = r) per model, the Dataset of :func:`evaluq.rank_distribution`."""
+
+    def pairwise_differences(self, level: str = ..., rope: Any = ...) -> xr.Dataset:
+        """Posterior differences, the Dataset of :func:`evaluq.pairwise_differences`."""
+
+    def compare_frequentist(self) -> Any:
+        """The posterior next to the resampling results (a table)."""
+
+    def diagnostics(self) -> Any:
+        """Sampler diagnostics (a table)."""
+
+
+@dataclass
+class Section:
+    """One section of the report.
+
+    Attributes
+    ----------
+    id
+        HTML id (the anchor of the table of contents).
+    title
+        Heading.
+    body
+        HTML of the section's content.
+    figures
+        Number of figures in ``body`` (each an ``<img class="figure">``).
+    notes
+        Warnings the section raised (the data summary's scale warnings), as plain text.
+    """
+
+    id: str
+    title: str
+    body: str
+    figures: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def html(self) -> str:
+        """The section as an HTML ``<section>`` element."""
+        return (f'<section id="{html.escape(self.id)}" class="report-section">\n'
+                f"<h2>{html.escape(self.title)}</h2>\n{self.body}\n</section>")
+
+
+# --- HTML helpers -------------------------------------------------------------------------------
+
+def figure_html(fig: Figure, *, alt: str, caption: str | None = None, dpi: int = 150) -> str:
+    """A figure as an ``<img>`` with the PNG inline (base64), the figure closed afterwards.
+
+    Parameters
+    ----------
+    fig
+        A matplotlib figure (e.g. from :mod:`evaluq.plots`).
+    alt
+        Alternative text.
+    caption
+        Text under the figure.
+    dpi
+        Resolution of the PNG.
+
+    Returns
+    -------
+    str
+        A ``<figure>`` element that needs no file and no network.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> from evaluq.reporting.sections import figure_html
+    >>> fig = Figure(figsize=(1, 1))
+    >>> _ = fig.subplots().plot([0, 1])
+    >>> figure_html(fig, alt="a line").startswith('<figure><img class="figure" alt="a line" '
+    ...                                           'src="data:image/png;base64,')
+    True
+    """
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return (f'<figure><img class="figure" alt="{html.escape(alt)}" '
+            f'src="data:image/png;base64,{data}">{cap}</figure>')
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float | np.floating):
+        if np.isnan(v):
+            return ""
+        return f"{v:.4g}"
+    return str(v)
+
+
+def table_html(table: pd.DataFrame, *, caption: str | None = None) -> str:
+    """A DataFrame as an HTML table, numbers to 4 significant figures, with its caption.
+
+    Parameters
+    ----------
+    table
+        The DataFrame.
+    caption
+        Caption; default ``table.attrs["caption"]`` when present.
+
+    Returns
+    -------
+    str
+        A ``<div class="table-wrap">`` holding the ``<table>`` and the caption.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evaluq.reporting.sections import table_html
+    >>> "<td>0.1235</td>" in table_html(pd.DataFrame({"p": [0.123456]}))
+    True
+    """
+    text = caption if caption is not None else str(table.attrs.get("caption", ""))
+    body = table.to_html(classes="data", border=0, float_format=_fmt, na_rep="",
+                         escape=True)
+    cap = f'<p class="caption">{html.escape(text)}</p>' if text else ""
+    return f'<div class="table-wrap">{body}{cap}</div>'
+
+
+def _close(fig: Figure) -> None:
+    fig.clear()
+
+
+def _figure(fig: Figure, alt: str, caption: str | None = None) -> str:
+    try:
+        return figure_html(fig, alt=alt, caption=caption)
+    finally:
+        _close(fig)
+
+
+def _p(text: str) -> str:
+    return f"<p>{html.escape(text)}</p>"
+
+
+# --- sections -------------------------------------------------------------------------------
+
+def scale_warnings(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None) -> list[str]:
+    """Warnings about the scale of the scores: values out of bounds, mixed scales, no spread.
+
+    Parameters
+    ----------
+    cube
+        An evaluation cube.
+    bounds
+        The metric's range ``(low, high)``, e.g. ``(0, 100)`` for BLEU; scores outside it are
+        reported.
+
+    Returns
+    -------
+    list of str
+        One sentence per problem found (empty when none).
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> from evaluq.reporting.sections import scale_warnings
+    >>> scores = np.array([[[0.31, 0.33], [35.0, 36.0]]])   # one language on a 0-100 scale
+    >>> print(scale_warnings(eq.from_arrays(scores))[0])  # doctest: +ELLIPSIS
+    the languages look like different scales: ...
+    """
+    out: list[str] = []
+    score = cube[SCORE]
+    values = score.values[np.isfinite(score.values)]
+    if values.size == 0:
+        return ["every score is missing"]
+    if bounds is not None:
+        lo, hi = float(bounds[0]), float(bounds[1])
+        outside = int(((values < lo) | (values > hi)).sum())
+        if outside:
+            out.append(f"{outside} of {values.size} scores lie outside the bounds [{lo:g}, "
+                       f"{hi:g}] (min {values.min():.4g}, max {values.max():.4g})")
+    top = abs(score).max([d for d in score.dims if d != LANGUAGE]).to_series().dropna()
+    small = top[top <= 1.0]
+    large = top[top > 1.5]
+    if len(small) and len(large) and large.min() > 10 * max(float(small.max()), 1e-12):
+        out.append(f"the languages look like different scales: max |score| <= 1 in "
+                   f"{', '.join(map(str, small.index[:5]))} but > 1.5 in "
+                   f"{', '.join(map(str, large.index[:5]))} (fractions and percentages mixed?)")
+    if cube.sizes.get(SEED, 1) > 1:
+        spread = score.std(SEED)
+        flat = int((spread == 0).sum())
+        if flat:
+            out.append(f"{flat} (model, language) cells have identical scores for every seed")
+    return out
+
+
+def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None) -> Section:
+    """Section: what the cube holds (sizes, variables), its missing cells and scale warnings.
+
+    Parameters
+    ----------
+    cube
+        The evaluation cube.
+    bounds
+        The metric's range, for :func:`scale_warnings`.
+
+    Returns
+    -------
+    Section
+        Id ``data``.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> from evaluq.reporting.sections import data_summary
+    >>> s = data_summary(eq.simulate_cube(n_models=2, rng=0))
+    >>> s.id, "no warnings" in s.body
+    ('data', True)
+    """
+    from evaluq.cube import is_summary
+
+    attrs = cube.attrs
+    rows = {
+        "metric": attrs.get("metric", ""),
+        "orientation": "higher is better" if int(attrs.get("higher_is_better", 1))
+        else "lower is better",
+        "source": f"{attrs.get('source', '')} ({attrs.get('loader', '')})",
+        "kind": "summary-only (means and SDs)" if is_summary(cube) else "scores per seed"
+        + (" and bootstrap replicate" if BOOT_SCORE in cube else ""),
+    }
+    for dim in (MODEL, LANGUAGE, SEED, BOOTSTRAP):
+        if dim in cube.sizes:
+            labels = [str(v) for v in cube[dim].values[:8]]
+            more = ", ..." if cube.sizes[dim] > 8 else ""
+            rows[f"{dim}s"] = f"{cube.sizes[dim]} ({', '.join(labels)}{more})"
+    facts = pd.DataFrame({"value": pd.Series(rows)})
+    missing = []
+    for name, da in cube.data_vars.items():
+        n_nan = int(np.isnan(da.values).sum()) if np.issubdtype(da.dtype, np.floating) else 0
+        missing.append({"variable": name, "dims": " × ".join(map(str, da.dims)),
+                        "cells": int(da.size), "missing": n_nan,
+                        "share missing": n_nan / da.size if da.size else 0.0})
+    miss = pd.DataFrame(missing).set_index("variable")
+    body = [table_html(facts, caption=""),
+            table_html(miss, caption="Missing cells are NaN: never filled, never dropped "
+                                     "silently.")]
+    empty = cube[SCORE].isnull().all(SEED) if SEED in cube[SCORE].dims else cube[SCORE].isnull()
+    if bool(empty.any()):
+        pairs = [f"{m}/{lang}" for m, lang in
+                 zip(*[empty[d].values[idx] for d, idx in
+                       zip(empty.dims, np.nonzero(empty.values), strict=True)], strict=True)]
+        body.append(_p(f"No score at all for {len(pairs)} (model, language) cells: "
+                       f"{', '.join(pairs[:10])}{', ...' if len(pairs) > 10 else ''}."))
+    warnings = scale_warnings(cube, bounds=bounds)
+    if warnings:
+        items = "".join(f"<li>{html.escape(w)}</li>" for w in warnings)
+        body.append(f'<div class="warning"><strong>Scale warnings</strong><ul>{items}</ul></div>')
+    else:
+        body.append('<p class="ok">Scale checks: no warnings.</p>')
+    return Section("data", "Data summary", "\n".join(body), notes=warnings)
+
+
+def variance_section(components: xr.Dataset) -> Section:
+    """Section: the variance components as a table and as bars per language.
+
+    Parameters
+    ----------
+    components
+        The result of :func:`evaluq.variance_components`.
+
+    Returns
+    -------
+    Section
+        Id ``variance``; one figure (:func:`evaluq.plots.variance_bars`).
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> from evaluq.reporting.sections import variance_section
+    >>> variance_section(eq.variance_components(eq.simulate_cube(n_models=2, rng=0))).figures
+    1
+    """
+    from evaluq.plots import variance_bars
+    from evaluq.variance import variance_table
+
+    table = variance_table(components)
+    fig = variance_bars(components)
+    body = [_p("How much each score moves with the training seed (seed SD) and with the test "
+               "set (bootstrap SD), per language; the table summarises them over languages."),
+            table_html(table),
+            _figure(fig, alt="variance components per language",
+                    caption="Seed and bootstrap SDs per language and model.")]
+    return Section("variance", "Variance components", "\n".join(body), figures=1)
+
+
+def leaderboard_section(aggregated: xr.Dataset, pairwise: xr.Dataset,
+                        board: pd.DataFrame) -> Section:
+    """Section: the leaderboard with its intervals, the pairwise table and a forest plot.
+
+    Parameters
+    ----------
+    aggregated
+        The result of :func:`evaluq.aggregate`.
+    pairwise
+        The result of :func:`evaluq.pairwise_differences` on ``aggregated``.
+    board
+        The result of :func:`evaluq.leaderboard` on ``aggregated``.
+
+    Returns
+    -------
+    Section
+        Id ``leaderboard``; one figure (:func:`evaluq.plots.forest_plot`).
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> from evaluq.reporting.sections import leaderboard_section
+    >>> agg = eq.aggregate(eq.resample(eq.simulate_cube(n_models=3, rng=0), n_resamples=200,
+    ...                                rng=0))
+    >>> s = leaderboard_section(agg, eq.pairwise_differences(agg), eq.leaderboard(agg))
+    >>> s.id, s.figures
+    ('leaderboard', 1)
+    """
+    from evaluq.pairwise import pairwise_table
+    from evaluq.plots import forest_plot
+
+    del aggregated  # the board and the differences carry what is shown
+    body = [table_html(board),
+            _figure(forest_plot(pairwise), alt="forest plot of pairwise differences",
+                    caption="Each pair once, better model first; blue: the interval "
+                            "excludes 0."),
+            "<details><summary>All pairwise differences (table)</summary>",
+            table_html(pairwise_table(pairwise, unique=True)), "</details>"]
+    return Section("leaderboard", "Leaderboard and pairwise differences", "\n".join(body),
+                   figures=1)
+
+
+def ranks_section(ranks: xr.Dataset, posterior: xr.Dataset | None = None) -> Section:
+    """Section: rank-distribution heatmaps, frequentist and (when given) posterior side by side.
+
+    Parameters
+    ----------
+    ranks
+        The result of :func:`evaluq.rank_distribution`.
+    posterior
+        A hierarchical fit's ``rank_probabilities()`` (same Dataset layout), or None.
+
+    Returns
+    -------
+    Section
+        Id ``ranks``; one or two figures (:func:`evaluq.plots.rank_heatmap`).
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> from evaluq.reporting.sections import ranks_section
+    >>> agg = eq.aggregate(eq.resample(eq.simulate_cube(n_models=3, rng=0), n_resamples=200,
+    ...                                rng=0))
+    >>> ranks_section(eq.rank_distribution(agg)).figures
+    1
+    """
+    from evaluq.plots import rank_heatmap
+
+    n = ranks.attrs.get("n_resamples", "?")
+    figs = [_figure(rank_heatmap(ranks, title=f"resampling ({n} resamples)"),
+                    alt="rank heatmap, resampling")]
+    if posterior is not None:
+        figs.append(_figure(rank_heatmap(posterior, title="posterior"),
+                            alt="rank heatmap, posterior"))
+    table = pd.DataFrame({"expected rank": ranks["expected_rank"].to_series(),
+                          "P(best)": ranks["p_best"].to_series()})
+    if posterior is not None:
+        table["posterior expected rank"] = posterior["expected_rank"].to_series()
+        table["posterior P(best)"] = posterior["p_best"].to_series()
+    table = table.sort_values("expected rank")
+    body = [_p("P(rank = r): the share of resamples (or posterior draws) in which each model "
+               "takes rank r; rank 1 is the best."),
+            f'<div class="figure-row">{"".join(figs)}</div>',
+            table_html(table, caption="Expected rank and P(best).")]
+    return Section("ranks", "Rank distributions", "\n".join(body), figures=len(figs))
+
+
+def tiers_section(aggregated: xr.Dataset, tiers: xr.DataArray) -> Section:
+    """Section: the significance groups as a critical-difference-style diagram.
+
+    Parameters
+    ----------
+    aggregated
+        The result of :func:`evaluq.aggregate`.
+    tiers
+        The result of :func:`evaluq.significance_groups` on it.
+
+    Returns
+    -------
+    Section
+        Id ``tiers``; one figure (:func:`evaluq.plots.tier_diagram`).
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> from evaluq.reporting.sections import tiers_section
+    >>> agg = eq.aggregate(eq.resample(eq.simulate_cube(n_models=3, rng=0), n_resamples=200,
+    ...                                rng=0))
+    >>> tiers_section(agg, eq.significance_groups(agg)).figures
+    1
+    """
+    from evaluq.plots import tier_diagram
+
+    groups = pd.DataFrame({"tier": tiers.to_series()}).sort_values("tier")
+    body = [_p(str(tiers.attrs.get("rule", "")))]
+    floor = _p_value_floor(aggregated, tiers)
+    if floor is not None:
+        body.append(f'<div class="warning">{html.escape(floor)}</div>')
+    body += [
+            _figure(tier_diagram(aggregated, tiers), alt="tier diagram",
+                    caption="Models joined by a bar cannot be told apart from their tier's "
+                            "top model."),
+            table_html(groups, caption="")]
+    return Section("tiers", "Significance groups", "\n".join(body), figures=1,
+                   notes=[floor] if floor else [])
+
+
+def _p_value_floor(aggregated: xr.Dataset, tiers: xr.DataArray) -> str | None:
+    """A warning when too few resamples make every adjusted test unable to reject."""
+    n = aggregated.attrs.get("n_resamples")
+    alpha = tiers.attrs.get("alpha")
+    adjustment = tiers.attrs.get("adjustment")
+    if n is None or alpha is None or adjustment is None:
+        return None
+    n_pairs = aggregated.sizes[MODEL] * (aggregated.sizes[MODEL] - 1) // 2
+    floor = 2.0 / (int(n) + 1)                 # the smallest two-sided bootstrap p-value
+    smallest = floor * n_pairs if adjustment == "holm" else floor
+    if smallest <= float(alpha):
+        return None
+    needed = int(np.ceil(2.0 * (n_pairs if adjustment == "holm" else 1) / float(alpha)))
+    return (f"With {n} resamples the smallest p-value is 2/(n+1) = {floor:.3g}"
+            + (f", {smallest:.3g} after Holm's adjustment over {n_pairs} pairs"
+               if adjustment == "holm" else "")
+            + f": no test can reject at alpha = {float(alpha):g}, so every model stays in "
+            f"one tier. Use at least {needed} resamples.")
+
+
+def _as_frame(value: Any, name: str) -> pd.DataFrame:
+    if isinstance(value, pd.DataFrame):
+        return value
+    if isinstance(value, pd.Series):
+        return value.to_frame()
+    if isinstance(value, xr.Dataset | xr.DataArray):
+        return value.to_dataframe() if isinstance(value, xr.Dataset) else value.to_series(
+        ).to_frame()
+    if isinstance(value, Mapping):
+        return pd.DataFrame({"value": pd.Series({str(k): v for k, v in value.items()})})
+    raise TypeError(f"the fit's {name}() must return a DataFrame, Series, xarray object or "
+                    f"mapping; got {type(value).__name__}")
+
+
+def posterior_section(fit: HierarchicalFitLike, *, level: str = "benchmark") -> Section:
+    """Section: the posterior next to the resampling results, and the sampler diagnostics.
+
+    Parameters
+    ----------
+    fit
+        A fitted hierarchical model (``evaluq.hierarchical.fit_hierarchical``): anything with
+        ``pairwise_differences(level=...)``, ``compare_frequentist()`` and ``diagnostics()``.
+    level
+        ``"benchmark"`` (these languages) or ``"population"`` (languages sampled).
+
+    Returns
+    -------
+    Section
+        Id ``posterior``; one figure (a forest plot of the posterior differences).
+    """
+    from evaluq.plots import forest_plot
+
+    compare = _as_frame(fit.compare_frequentist(), "compare_frequentist")
+    diagnostics = _as_frame(fit.diagnostics(), "diagnostics")
+    pw = fit.pairwise_differences(level=level)
+    body = [_p("Posterior of the hierarchical model beside the resampling results."),
+            table_html(compare, caption=str(compare.attrs.get(
+                "caption", "Posterior versus frequentist (resampling) estimates."))),
+            _figure(forest_plot(pw, title=f"posterior differences ({level} level)"),
+                    alt="forest plot of posterior differences"),
+            "<h3>Sampler diagnostics</h3>",
+            table_html(diagnostics, caption=str(diagnostics.attrs.get(
+                "caption", "R-hat near 1 and large effective sample sizes mean the chains "
+                           "agree.")))]
+    return Section("posterior", "Posterior (hierarchical model)", "\n".join(body), figures=1)
+
+
+def reproducibility_section(settings: Mapping[str, Any], *, command: str | None = None,
+                            ) -> Section:
+    """Section: every setting needed to reproduce the report, versions and the command.
+
+    Parameters
+    ----------
+    settings
+        Option name -> value (``rng``, ``n_resamples``, ...), shown as given.
+    command
+        The exact command line (for ``evaluq report``) or call.
+
+    Returns
+    -------
+    Section
+        Id ``reproducibility``.
+
+    Examples
+    --------
+    >>> from evaluq.reporting.sections import reproducibility_section
+    >>> "n_resamples" in reproducibility_section({"n_resamples": 100, "rng": 0}).body
+    True
+    """
+    import importlib.metadata as md
+    import platform
+
+    versions = {"python": platform.python_version()}
+    for pkg in ("evaluq", "numpy", "scipy", "pandas", "xarray", "matplotlib", "pymc", "arviz"):
+        try:
+            versions[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            versions[pkg] = "not installed"
+    opts = pd.DataFrame({"value": pd.Series({str(k): repr(v) for k, v in settings.items()})})
+    opts.index.name = "option"
+    vers = pd.DataFrame({"version": pd.Series(versions)})
+    vers.index.name = "package"
+    body = []
+    if command:
+        body.append(f"<p>Command:</p><pre><code>{html.escape(command)}</code></pre>")
+    rng = settings.get("rng")
+    if rng is None or not isinstance(rng, int | np.integer):
+        body.append('<div class="warning">The random seed was not an integer '
+                    f"({html.escape(repr(rng))}): rerun with an integer <code>rng</code> to "
+                    "reproduce the resamples exactly.</div>")
+    body += [table_html(opts, caption=""), table_html(vers, caption="")]
+    return Section("reproducibility", "Reproducibility", "\n".join(body))
+
+
+# --- the page -------------------------------------------------------------------------------------
+
+_CSS = """
+:root { --ink: #1f2933; --muted: #52606d; --line: #d9e2ec; --accent: #1b6ca8; }
+* { box-sizing: border-box; }
+body { font-family: -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+       color: var(--ink); margin: 0; background: #f5f7fa; line-height: 1.45; }
+header { background: #102a43; color: white; padding: 1.4rem 2rem; }
+header h1 { margin: 0 0 .3rem 0; font-size: 1.6rem; }
+header p { margin: 0; color: #bcccdc; font-size: .9rem; }
+nav { padding: .6rem 2rem; background: white; border-bottom: 1px solid var(--line);
+      position: sticky; top: 0; z-index: 1; font-size: .9rem; }
+nav a { margin-right: 1.1rem; color: var(--accent); text-decoration: none; }
+main { max-width: 1100px; margin: 0 auto; padding: 1rem 2rem 3rem; }
+.metric-block > h2.metric { font-size: 1.35rem; border-bottom: 2px solid var(--accent);
+      padding-bottom: .2rem; margin-top: 2rem; }
+.report-section { background: white; border: 1px solid var(--line); border-radius: 6px;
+      padding: .6rem 1.4rem 1.2rem; margin: 1.2rem 0; }
+.report-section h2 { font-size: 1.15rem; color: #102a43; }
+.table-wrap { overflow-x: auto; margin: .8rem 0; }
+table.data { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
+table.data th, table.data td { padding: .25rem .6rem; border-bottom: 1px solid var(--line);
+      text-align: right; }
+table.data th { background: #f0f4f8; }
+table.data tbody th { text-align: left; }
+p.caption, figcaption { color: var(--muted); font-size: .8rem; max-width: 60rem; }
+figure { margin: .6rem 0; display: inline-block; vertical-align: top; }
+img.figure { max-width: 100%; height: auto; border: 1px solid #eef2f6; }
+.figure-row { display: flex; flex-wrap: wrap; gap: 1.2rem; align-items: flex-start; }
+.figure-row figure { flex: 1 1 0; min-width: 280px; max-width: 520px; }
+.figure-row figure img { width: 100%; }
+.warning { background: #fff8e1; border-left: 4px solid #f0b429; padding: .5rem 1rem;
+      margin: .8rem 0; font-size: .9rem; }
+.ok { color: #27ab83; }
+pre { background: #f0f4f8; padding: .6rem; overflow-x: auto; font-size: .85rem; }
+details summary { cursor: pointer; color: var(--accent); font-size: .9rem; }
+footer { color: var(--muted); font-size: .8rem; text-align: center; padding: 1rem; }
+"""
+
+
+def render_page(title: str, blocks: Sequence[tuple[str | None, Sequence[Section]]], *,
+                subtitle: str = "") -> str:
+    """The whole report as one HTML document: inline CSS, no script, no external URL.
+
+    Parameters
+    ----------
+    title
+        Page title.
+    blocks
+        ``(heading, sections)`` pairs: one block per metric (``heading`` None for a single
+        unnamed block); section ids are prefixed with the block number when there are several.
+    subtitle
+        Line under the title.
+
+    Returns
+    -------
+    str
+        The HTML document.
+
+    Examples
+    --------
+    >>> from evaluq.reporting.sections import Section, render_page
+    >>> page = render_page("Report", [(None, [Section("a", "A", "<p>hi</p>")])])
+    >>> page.startswith("<!DOCTYPE html>"), 'id="a"' in page
+    (True, True)
+    """
+    nav, parts = [], []
+    several = len(blocks) > 1
+    for k, (heading, sections) in enumerate(blocks):
+        inner = []
+        for s in sections:
+            sid = f"m{k}-{s.id}" if several else s.id
+            label = f"{heading}: {s.title}" if several and heading else s.title
+            nav.append(f'<a href="#{html.escape(sid)}">{html.escape(label)}</a>')
+            inner.append(Section(sid, s.title, s.body, s.figures).html())
+        head = f'<h2 class="metric">{html.escape(heading)}</h2>' if heading else ""
+        parts.append(f'<div class="metric-block">{head}{"".join(inner)}</div>')
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{html.escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+            f"<header><h1>{html.escape(title)}</h1><p>{html.escape(subtitle)}</p></header>\n"
+            f"<nav>{''.join(nav)}</nav>\n<main>\n{''.join(parts)}\n</main>\n"
+            "<footer>Made with evaluq.</footer>\n</body>\n</html>\n")

@@ -1,0 +1,427 @@
+"""Many systems and runs: BooStSa's feed / run / save / load pipeline on evaluq's tests.
+
+An :class:`Experiment` collects predictions while they are produced, per baseline (``h0``) and
+treatment (``h1``, always attached to one baseline) with a run index; it saves them to disk
+(BooStSa's ``outcomes.json`` layout, so a study can stop and resume, and BooStSa's own files
+load too), and :meth:`Experiment.run` tests every treatment against its baseline with
+:func:`evaluq.bootstrap_test`, writing ``results.tsv`` and ``outcomes.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluq._results import N_RESAMPLES_TEST
+from evaluq._validation import RNGLike, check_choice, check_rng
+from evaluq.metrics._base import Metric
+from evaluq.significance._bootstrap import METHODS, RUNS, compare_runs
+from evaluq.significance._result import BootstrapTestResult
+
+OUTCOMES_FILE = "outcomes.json"
+RESULTS_FILE = "results.tsv"
+_FIELDS = ("exp_idxs", "preds", "targs", "idxs", "epochs")
+
+
+def _empty_condition(with_h1: bool) -> dict[str, Any]:
+    cond: dict[str, Any] = {f: [] for f in _FIELDS}
+    if with_h1:
+        cond["h1"] = {}
+    return cond
+
+
+def _to_list(name: str, value: Any) -> list[Any]:
+    """JSON-ready list from a list, array, DataArray or file path."""
+    if isinstance(value, str | os.PathLike):
+        from evaluq.metrics import load_predictions
+
+        value = load_predictions(value)
+    if hasattr(value, "values") and not isinstance(value, dict | list):
+        value = value.values
+    arr = np.asarray(value)
+    if arr.ndim == 0 or arr.size == 0:
+        raise ValueError(f"`{name}` must be a non-empty array of per-item values")
+    return arr.tolist()
+
+
+class Experiment:
+    """A registry of baseline and treatment predictions, run by run.
+
+    Parameters
+    ----------
+    path
+        Where the registry lives: a directory (holding ``outcomes.json``) or a ``.json``
+        file. If it exists, it is loaded (the study resumes); with ``autosave`` every
+        :meth:`feed` writes it back.
+    autosave
+        Save after every :meth:`feed` (only when ``path`` is given).
+
+    Notes
+    -----
+    Storage is BooStSa's ``outcomes.json`` layout::
+
+        {h0: {"exp_idxs": [...], "preds": [[...], ...], "targs": [[...], ...],
+              "idxs": [[...], ...], "epochs": [...],
+              "h1": {h1: {"exp_idxs": ..., "preds": ..., "targs": ..., "idxs": ...,
+                          "epochs": ...}}}}
+
+    so files written by BooStSa load here and the other way round.
+
+    Runs of a treatment are paired with runs of its baseline by run index when both have the
+    same set of indices, otherwise by feeding order (as BooStSa does); paired runs must
+    have the same targets.
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> rng = np.random.default_rng(0)
+    >>> exp = eq.Experiment()
+    >>> for run in range(2):
+    ...     y = rng.integers(0, 2, 500)
+    ...     exp.feed("base", run=run, targets=y,
+    ...              predictions=np.where(rng.random(500) < 0.7, y, 1 - y))
+    ...     exp.feed("base", h1="new", run=run, targets=y,
+    ...              predictions=np.where(rng.random(500) < 0.8, y, 1 - y))
+    >>> res = exp.run(metrics=["accuracy"], method="paired", n_resamples=500, rng=0)
+    >>> res.comparisons
+    [('base', 'new')]
+    >>> res[("base", "new")].significance
+    ('**',)
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *,
+                 autosave: bool = True) -> None:
+        self.path = None if path is None else Path(path)
+        self.autosave = bool(autosave)
+        self.data: dict[str, dict[str, Any]] = {}
+        if self.path is not None:
+            file = self._file(self.path)
+            if file.exists():
+                self._load_into(file)
+
+    # --- storage --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _file(path: Path) -> Path:
+        return path if path.suffix == ".json" else path / OUTCOMES_FILE
+
+    def _load_into(self, file: Path) -> None:
+        try:
+            raw = json.loads(file.read_text())
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{str(file)!r} is not a valid outcomes JSON file: {err}") from None
+        if not isinstance(raw, dict):
+            raise ValueError(f"{str(file)!r} must hold a mapping baseline -> runs")
+        for h0, cond in raw.items():
+            missing = [f for f in (*_FIELDS, "h1") if f not in cond]
+            if missing:
+                raise ValueError(f"baseline {h0!r} in {str(file)!r} lacks {missing}")
+            self.data[h0] = {f: list(cond[f]) for f in _FIELDS}
+            self.data[h0]["h1"] = {h1: {f: list(c[f]) for f in _FIELDS}
+                                   for h1, c in cond["h1"].items()}
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, autosave: bool = True) -> Experiment:
+        """Load a registry (a directory with ``outcomes.json`` or a ``.json`` file)."""
+        file = cls._file(Path(path))
+        if not file.exists():
+            raise FileNotFoundError(f"no outcomes file at {str(file)!r}")
+        return cls(path, autosave=autosave)
+
+    def save(self, path: str | os.PathLike[str] | None = None) -> Path:
+        """Write the registry (``outcomes.json`` in a directory, or a ``.json`` file)."""
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise ValueError("`path` is required: this Experiment was created without one")
+        file = self._file(target)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = file.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(self.data))
+        tmp.replace(file)  # atomic: an interrupted save never leaves half a file
+        return file
+
+    # --- feeding --------------------------------------------------------------------------------
+
+    def feed(self, h0: str, *, h1: str | None = None, run: Hashable | None = None,
+             predictions: Any, targets: Any, idxs: Any = None,
+             epochs: float | None = None) -> None:
+        """Add one run of a baseline (``h1=None``) or of a treatment of baseline ``h0``.
+
+        Parameters
+        ----------
+        h0
+            Baseline (control) name; treatments name the baseline they are compared with.
+        h1
+            Treatment name, or None to feed the baseline itself.
+        run
+            Run index (seed, fold); default: the next integer of that condition.
+        predictions, targets
+            Per-item predictions and targets (lists, arrays, DataArrays or file paths).
+        idxs
+            Optional item ids (kept, e.g. to link shuffled items back to the data set).
+        epochs
+            Optional number of training epochs (reported as ``mean_epochs``).
+        """
+        _check_condition_names(h0, h1)
+        preds, targs, ids = _validated_run(predictions, targets, idxs)
+        cond = self._condition(h0, h1)
+        run_id = len(cond["exp_idxs"]) if run is None else run
+        if run_id in cond["exp_idxs"]:
+            who = h0 if h1 is None else f"{h1} (baseline {h0})"
+            raise ValueError(f"run {run_id!r} of {who!r} was already fed")
+        for key, value in zip(_FIELDS, (run_id, preds, targs, ids, epochs), strict=True):
+            cond[key].append(value)
+        if self.path is not None and self.autosave:
+            self.save()
+
+    def _condition(self, h0: str, h1: str | None) -> dict[str, Any]:
+        """The registry entry of baseline ``h0`` or of its treatment ``h1`` (created empty)."""
+        base = self.data.setdefault(h0, _empty_condition(True))
+        return base if h1 is None else base["h1"].setdefault(h1, _empty_condition(False))
+
+    # --- inspection -----------------------------------------------------------------------------
+
+    @property
+    def comparisons(self) -> list[tuple[str, str]]:
+        """Every (baseline, treatment) pair, in feeding order."""
+        return [(h0, h1) for h0, c in self.data.items() for h1 in c["h1"]]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self.comparisons)
+
+    def __repr__(self) -> str:
+        lines = [f"Experiment ({len(self.data)} baseline(s), {len(self.comparisons)} "
+                 f"comparison(s){'' if self.path is None else ', at ' + str(self.path)})"]
+        for h0, c in self.data.items():
+            lines.append(f"  h0 {h0!r}: {len(c['exp_idxs'])} run(s)")
+            for h1, t in c["h1"].items():
+                lines.append(f"    h1 {h1!r}: {len(t['exp_idxs'])} run(s)")
+        return "\n".join(lines)
+
+    def _paired_runs(self, h0: str, h1: str) -> tuple[list[Any], list[Any], list[Any]]:
+        """Targets and the predictions of h0 and h1, run by run (runs paired by id)."""
+        base, treat = self.data[h0], self.data[h0]["h1"][h1]
+        if not base["exp_idxs"]:
+            raise ValueError(f"baseline {h0!r} has no runs: feed it before running")
+        order = _run_order(base["exp_idxs"], treat["exp_idxs"], h0, h1)
+        targets, p0, p1 = [], [], []
+        for i, j in enumerate(order):
+            t0, t1 = base["targs"][i], treat["targs"][j]
+            if t0 != t1:
+                raise ValueError(f"run {base['exp_idxs'][i]!r} of {h0!r} and run "
+                                 f"{treat['exp_idxs'][j]!r} of {h1!r} have different targets: "
+                                 "paired runs must score the same items in the same order")
+            targets.append(t0)
+            p0.append(base["preds"][i])
+            p1.append(treat["preds"][j])
+        return targets, p0, p1
+
+    # --- running --------------------------------------------------------------------------------
+
+    def run(self, *, metrics: Sequence[str | Metric] | str | Metric | None = None,
+            method: str = "berg-kirkpatrick", runs: str = "pooled",
+            n_resamples: int = N_RESAMPLES_TEST, sample_size: float | None = None,
+            confidence_level: float = 0.95, rng: RNGLike = None, kind: str | None = None,
+            labels: Sequence[Any] | None = None,
+            out_dir: str | os.PathLike[str] | None = None) -> ExperimentResult:
+        """Test every treatment against its baseline.
+
+        Parameters
+        ----------
+        runs
+            ``"pooled"``: concatenate the runs of h0 and of h1 against the repeated targets
+            (BooStSa). ``"two-level"``: resample runs, then items within each drawn run
+            (``berg-kirkpatrick`` and ``paired``), so that run-to-run variation widens the
+            resample distribution. ``"crossed"``: the runs (seeds) all score one test set
+            (checked: the same targets in the same order); each resample draws the items
+            once for every run of both systems and, crossed with them, the runs (the same
+            run draw for h0 and h1: runs are paired by run id). See the significance
+            guide for choosing between the three.
+        out_dir
+            If given, write ``results.tsv`` and ``outcomes.json`` there.
+        metrics, method, n_resamples, sample_size, confidence_level, kind, labels
+            As in :func:`evaluq.bootstrap_test`.
+        rng
+            Seed or Generator. Each comparison gets its own stream, spawned in sorted
+            (h0, h1) order, so results do not depend on the feeding order.
+
+        Returns
+        -------
+        ExperimentResult
+        """
+        check_choice("method", method, METHODS)
+        check_choice("runs", runs, RUNS)
+        if not self.comparisons:
+            raise ValueError("the experiment has no treatment to compare: feed runs with `h1`")
+        options: dict[str, Any] = {
+            "metrics": metrics, "method": method, "runs": runs, "n_resamples": n_resamples,
+            "sample_size": sample_size, "confidence_level": confidence_level, "kind": kind,
+            "labels": labels}
+        results = {pair: self._test_pair(*pair, rng=stream, **options)
+                   for pair, stream in _comparison_streams(rng, sorted(self.comparisons))}
+        ordered = {pair: results[pair] for pair in self.comparisons}
+        out = ExperimentResult(ordered, self._mean_epochs_by_condition())
+        if out_dir is not None:
+            out.save(out_dir)
+            self.save(out_dir)
+        return out
+
+    def _test_pair(self, h0: str, h1: str, *, rng: np.random.Generator,
+                   **options: Any) -> BootstrapTestResult:
+        """One treatment against its baseline (errors name the pair)."""
+        targets, p0, p1 = self._paired_runs(h0, h1)
+        try:
+            return compare_runs(targets, p0, p1, rng=rng, h0_name=h0, h1_name=h1,
+                                run_names=list(self.data[h0]["exp_idxs"]), **options)
+        except ValueError as err:
+            raise ValueError(f"{h0!r} vs {h1!r}: {err}") from None
+
+    def _mean_epochs_by_condition(self) -> dict[str, float]:
+        """Mean epochs per baseline and per treatment (named as in ``results.tsv``)."""
+        epochs = {h0: c["epochs"] for h0, c in self.data.items()}
+        names = _condition_names(self.comparisons)
+        epochs.update({names[(h0, h1)]: t["epochs"] for h0, c in self.data.items()
+                       for h1, t in c["h1"].items()})
+        return {k: _mean_epochs(v) for k, v in epochs.items()}
+
+
+# --- steps --------------------------------------------------------------------------------------
+
+def _check_condition_names(h0: Any, h1: Any) -> None:
+    if not isinstance(h0, str) or not h0:
+        raise TypeError(f"`h0` must be a non-empty string; got {h0!r}")
+    if h1 is not None and (not isinstance(h1, str) or not h1):
+        raise TypeError(f"`h1` must be a non-empty string or None; got {h1!r}")
+    if h1 == h0:
+        raise ValueError(f"`h1` must differ from `h0`; both are {h0!r}")
+
+
+def _validated_run(predictions: Any, targets: Any, idxs: Any
+                   ) -> tuple[list[Any], list[Any], list[Any]]:
+    """Predictions, targets and item ids of one run as JSON-ready lists of one length."""
+    preds = _to_list("predictions", predictions)
+    targs = _to_list("targets", targets)
+    if len(preds) != len(targs):
+        raise ValueError(f"`predictions` has {len(preds)} items but `targets` has "
+                         f"{len(targs)}")
+    ids = list(range(len(preds))) if idxs is None else _to_list("idxs", idxs)
+    if len(ids) != len(preds):
+        raise ValueError(f"`idxs` has {len(ids)} items but `predictions` has {len(preds)}")
+    return preds, targs, ids
+
+
+def _run_order(ids0: list[Any], ids1: list[Any], h0: str, h1: str) -> list[int]:
+    """For each run of h0, the index of its partner run of h1: by run id when both have the
+    same ids, else by position (same number of runs)."""
+    if sorted(map(str, ids0)) == sorted(map(str, ids1)):
+        where = {str(r): i for i, r in enumerate(ids1)}
+        return [where[str(r)] for r in ids0]
+    if len(ids0) == len(ids1):
+        return list(range(len(ids1)))
+    raise ValueError(f"baseline {h0!r} has {len(ids0)} run(s) but treatment {h1!r} "
+                     f"has {len(ids1)}: runs are paired one to one")
+
+
+def _comparison_streams(rng: RNGLike, pairs: list[tuple[str, str]]
+                        ) -> Iterator[tuple[tuple[str, str], np.random.Generator]]:
+    """One independent Generator per comparison, spawned in the given (sorted) order."""
+    root = check_rng(rng)
+    streams = np.random.SeedSequence(
+        int(root.integers(0, 2**63 - 1, dtype=np.int64))).spawn(len(pairs))
+    for pair, stream in zip(pairs, streams, strict=True):
+        yield pair, np.random.default_rng(stream)
+
+
+def _condition_names(pairs: Any) -> dict[tuple[str, str], str]:
+    """Row name of each treatment: its own name, or ``"h1 (vs h0)"`` when the same treatment
+    (or a baseline's name) appears under several baselines."""
+    pairs = list(pairs)
+    baselines = {h0 for h0, _ in pairs}
+    counts: dict[str, int] = {}
+    for _, h1 in pairs:
+        counts[h1] = counts.get(h1, 0) + 1
+    return {(h0, h1): h1 if counts[h1] == 1 and h1 not in baselines else f"{h1} (vs {h0})"
+            for h0, h1 in pairs}
+
+
+def _mean_epochs(values: list[Any]) -> float:
+    vals = [v for v in values if v is not None]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """The tests of an :class:`Experiment`: one :class:`BootstrapTestResult` per comparison."""
+
+    results: dict[tuple[str, str], BootstrapTestResult]
+    mean_epochs: dict[str, float]
+
+    @property
+    def comparisons(self) -> list[tuple[str, str]]:
+        return list(self.results)
+
+    def __getitem__(self, pair: tuple[str, str]) -> BootstrapTestResult:
+        return self.results[pair]
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """Long table: one row per (h0, h1, metric) with values, delta, p, interval, marks."""
+        frames = []
+        for (h0, h1), res in self.results.items():
+            df = res.to_dataframe().reset_index()
+            df.insert(0, "h1_name", h1)
+            df.insert(0, "h0_name", h0)
+            df["method"] = res.method
+            df["runs"] = res.runs
+            df["n_runs"] = res.n_runs
+            frames.append(df)
+        return pd.concat(frames, ignore_index=True)
+
+    def results_table(self) -> pd.DataFrame:
+        """BooStSa's ``results.tsv``: one row per condition.
+
+        Columns: ``role`` (h0 / h1), ``baseline``, ``mean_epochs``, and per metric its value,
+        ``diff_<metric>`` (oriented: positive = h1 better), ``p_<metric>`` and
+        ``sign_<metric>`` (``*`` / ``**``). Values are not rounded (BooStSa rounds to
+        percentages with 2 decimals).
+        """
+        rows: dict[str, dict[str, Any]] = {}
+        names = _condition_names(self.results)
+        for (h0, h1), res in self.results.items():
+            if h0 not in rows:
+                rows[h0] = {"role": "h0", "baseline": "", "mean_epochs": self.mean_epochs[h0]}
+                for i, m in enumerate(res.metrics):
+                    rows[h0].update({m: res.h0_value[i], f"diff_{m}": np.nan,
+                                     f"p_{m}": np.nan, f"sign_{m}": ""})
+            name = names[(h0, h1)]
+            row: dict[str, Any] = {"role": "h1", "baseline": h0,
+                                   "mean_epochs": self.mean_epochs[name]}
+            for i, m in enumerate(res.metrics):
+                row.update({m: res.h1_value[i], f"diff_{m}": res.delta[i],
+                            f"p_{m}": res.pvalue[i], f"sign_{m}": res.significance[i]})
+            rows[name] = row
+        table = pd.DataFrame.from_dict(rows, orient="index")
+        table.index.name = "condition"
+        return table
+
+    def save(self, out_dir: str | os.PathLike[str]) -> Path:
+        """Write ``results.tsv`` (tab-separated) into ``out_dir``; returns its path."""
+        path = Path(out_dir)
+        path.mkdir(parents=True, exist_ok=True)
+        file = path / RESULTS_FILE
+        self.results_table().to_csv(file, sep="\t")
+        return file
+
+    def summary(self) -> str:
+        parts = [res.summary() for res in self.results.values()]
+        parts.append(self.results_table().to_string())
+        return ("\n" + "#" * 80 + "\n").join(parts)
+
+    def __repr__(self) -> str:
+        return self.summary()

@@ -1,0 +1,272 @@
+"""Paper tables: Markdown and LaTeX export of evaluq's DataFrames, with captions.
+
+Every table evaluq returns (:func:`evaluq.leaderboard`, :func:`evaluq.pairwise_table`,
+:func:`evaluq.variance_table`) carries in ``DataFrame.attrs`` a ``caption`` that says what it
+shows and which uncertainty (SD over how many resamples, interval level and kind), and an
+``uncertainty`` entry with just that part. :func:`to_markdown` and :func:`to_latex` put the
+caption under / above the table, so a table pasted into a paper states its uncertainty.
+Numbers are written with ``digits`` significant figures; missing values are left blank.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evaluq._validation import check_choice, check_int
+
+__all__ = ["FORMATS", "caption", "to_latex", "to_markdown", "write"]
+
+FORMATS = ("csv", "md", "tex")
+"""File formats of :func:`write`: CSV, Markdown, LaTeX."""
+
+
+def caption(table: pd.DataFrame) -> str:
+    """The caption stored in ``table.attrs`` (empty when the table has none).
+
+    Parameters
+    ----------
+    table
+        A DataFrame, usually one of evaluq's ``*_table`` results or a leaderboard.
+
+    Returns
+    -------
+    str
+        ``table.attrs["caption"]``, or ``""``.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=2, rng=0)
+    >>> board = eq.leaderboard(eq.aggregate(eq.resample(cube, n_resamples=100, rng=0)))
+    >>> eq.tables.caption(board)[:50]
+    'Leaderboard of the mean simulated over 8 languages'
+    """
+    _check_table(table)
+    return str(table.attrs.get("caption", ""))
+
+
+def _check_table(table: Any) -> None:
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"`table` must be a pandas DataFrame; got {type(table).__name__}")
+
+
+def _cell(value: Any, digits: int) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        if math.isnan(v):
+            return ""
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if v == int(v) and abs(v) < 10 ** digits:
+            return str(int(v))
+        return f"{v:.{digits}g}"
+    return str(value)
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, tuple):
+        return " ".join(str(v) for v in value if str(v) != "")
+    return str(value)
+
+
+def to_markdown(table: pd.DataFrame, *, caption: str | None = None, digits: int = 4,
+                index: bool = True) -> str:
+    """A GitHub / pandoc pipe table with its caption.
+
+    Parameters
+    ----------
+    table
+        The DataFrame.
+    caption
+        Caption text; default the table's own (:func:`caption`). Written after the table as
+        ``Table: ...`` (pandoc's caption syntax); an empty caption writes no line.
+    digits
+        Significant figures of floating-point cells (integers and whole numbers are written
+        as they are).
+    index
+        Write the index levels as the first columns.
+
+    Returns
+    -------
+    str
+        The table, ending in a newline.
+
+    Examples
+    --------
+    >>> import pandas as pd, evaluq as eq
+    >>> t = pd.DataFrame({"mean": [0.81234, 0.7]}, index=pd.Index(["a", "b"], name="model"))
+    >>> print(eq.tables.to_markdown(t, caption="Accuracy (SD over 5 seeds)."))
+    | model | mean |
+    |---|---:|
+    | a | 0.8123 |
+    | b | 0.7 |
+    <BLANKLINE>
+    Table: Accuracy (SD over 5 seeds).
+    <BLANKLINE>
+    """
+    _check_table(table)
+    digits = check_int("digits", digits, minimum=1, maximum=17)
+    text = _caption_text(table, caption)
+    frame = table.reset_index() if index else table
+    header = [_label(c) for c in frame.columns]
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(
+        frame[c]) for c in frame.columns]
+    lines = ["| " + " | ".join(_escape_md(h) for h in header) + " |",
+             "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+    for row in frame.itertuples(index=False, name=None):
+        lines.append("| " + " | ".join(_escape_md(_cell(v, digits)) for v in row) + " |")
+    out = "\n".join(lines) + "\n"
+    if text:
+        out += f"\nTable: {text}\n"
+    return out
+
+
+def _escape_md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
+_LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIAL))
+_UNICODE = {"α": r"$\alpha$", "−": "-", "σ": r"$\sigma$", "τ": r"$\tau$", "±": r"$\pm$",
+            "≤": r"$\leq$", "≥": r"$\geq$"}
+
+
+def _escape_latex(text: str) -> str:
+    out = _LATEX_RE.sub(lambda m: _LATEX_SPECIAL[m.group(0)], text)
+    for k, v in _UNICODE.items():
+        out = out.replace(k, v)
+    return out
+
+
+def to_latex(table: pd.DataFrame, *, caption: str | None = None, label: str | None = None,
+             digits: int = 4, index: bool = True) -> str:
+    """A booktabs LaTeX ``table`` with its caption (pandas' ``Styler.to_latex``, via jinja2).
+
+    Parameters
+    ----------
+    table
+        The DataFrame.
+    caption
+        Caption text; default the table's own (:func:`caption`). LaTeX special characters in
+        it, in the labels and in the cells are escaped.
+    label
+        ``\\label{...}`` of the table.
+    digits
+        Significant figures of floating-point cells.
+    index
+        Write the index.
+
+    Returns
+    -------
+    str
+        A ``table`` environment with ``\\toprule`` / ``\\midrule`` / ``\\bottomrule`` (needs
+        ``\\usepackage{booktabs}``).
+
+    Examples
+    --------
+    >>> import pandas as pd, evaluq as eq
+    >>> t = pd.DataFrame({"p_best": [0.91, 0.09]}, index=pd.Index(["m_1", "m_2"], name="model"))
+    >>> print(eq.tables.to_latex(t, caption="P(best) over 1000 resamples", label="tab:best"))
+    \\begin{table}
+    \\centering
+    \\caption{P(best) over 1000 resamples}
+    \\label{tab:best}
+    \\begin{tabular}{lr}
+    \\toprule
+     & p\\_best \\\\
+    model &  \\\\
+    \\midrule
+    m\\_1 & 0.91 \\\\
+    m\\_2 & 0.09 \\\\
+    \\bottomrule
+    \\end{tabular}
+    \\end{table}
+    <BLANKLINE>
+    """
+    _check_table(table)
+    digits = check_int("digits", digits, minimum=1, maximum=17)
+    text = _caption_text(table, caption)
+    frame = table.copy()
+    frame.attrs = {}
+    frame.columns = pd.Index([_label(c) for c in frame.columns])
+    styler = frame.style.format(lambda v: _escape_latex(_cell(v, digits)))
+    styler = styler.format_index(lambda v: _escape_latex(str(v)), axis=0)
+    styler = styler.format_index(lambda v: _escape_latex(str(v)), axis=1)
+    if frame.index.names != [None]:
+        styler.index.names = [_escape_latex(str(n)) if n is not None else None
+                              for n in frame.index.names]
+    if not index:
+        styler = styler.hide(axis="index")
+    return styler.to_latex(caption=_escape_latex(text) if text else None,
+                           label=label, hrules=True, position_float="centering",
+                           column_format=None)
+
+
+def _caption_text(table: pd.DataFrame, given: str | None) -> str:
+    if given is None:
+        return str(table.attrs.get("caption", ""))
+    if not isinstance(given, str):
+        raise TypeError(f"`caption` must be a string or None; got {type(given).__name__}")
+    return given
+
+
+def write(table: pd.DataFrame, stem: str | os.PathLike[str], *,
+          formats: Iterable[str] = FORMATS, digits: int = 4) -> list[Path]:
+    """Write a table as CSV (full precision), Markdown and / or LaTeX beside each other.
+
+    Parameters
+    ----------
+    table
+        The DataFrame.
+    stem
+        Path without suffix: ``out/leaderboard`` writes ``out/leaderboard.csv``, ``.md``,
+        ``.tex``. The folder must exist.
+    formats
+        Any of ``"csv"``, ``"md"``, ``"tex"``.
+    digits
+        Significant figures in the Markdown and LaTeX files.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, os, evaluq as eq
+    >>> stem = os.path.join(tempfile.mkdtemp(), "scores")
+    >>> [p.name for p in eq.tables.write(pd.DataFrame({"a": [1.5]}), stem)]
+    ['scores.csv', 'scores.md', 'scores.tex']
+    """
+    _check_table(table)
+    chosen = list(formats)
+    for f in chosen:
+        check_choice("formats", f, FORMATS)
+    base = Path(stem)
+    written = []
+    for f in chosen:
+        path = base.with_name(base.name + "." + f)
+        if f == "csv":
+            table.to_csv(path)
+        elif f == "md":
+            path.write_text(to_markdown(table, digits=digits), encoding="utf-8")
+        else:
+            path.write_text(to_latex(table, digits=digits), encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,385 @@
+"""The bad-input corpus: malformed calls to every public function, and what each must do.
+
+Each :class:`Case` names the public object it exercises (``module.name``), builds the call
+lazily and says what must happen: raise a ``ValueError`` / ``TypeError`` subclass whose message
+matches ``match`` (naming the argument), or return finite numbers (``FINITE``), where any NaN
+must be explained by a ``nan_reason`` attribute. ``tests/bad_input/test_corpus.py`` runs them
+and fails when a public name has no case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+import evaluq as eq
+from evaluq import agreement, dirichlet, intervals, metrics, significance
+from evaluq import measurement_error as me
+
+FINITE = "finite"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str                       # the public object, e.g. "evaluq.resample"
+    label: str                      # what is malformed
+    call: Callable[[], Any]
+    match: str = FINITE             # regex on the message, or FINITE
+    xfail: str | None = None        # a known bug outside this work (strict xfail)
+    errors: tuple[type[BaseException], ...] = (ValueError, TypeError)
+
+
+def cube(**kw: Any) -> xr.Dataset:
+    return eq.simulate_cube(**{"n_models": 3, "n_languages": 4, "n_seeds": 3, "n_boot": 20,
+                               "rng": 0, **kw})
+
+
+def resampled(n: int = 200) -> xr.Dataset:
+    return eq.resample(cube(), n_resamples=n, rng=0)
+
+
+def agg() -> xr.Dataset:
+    return eq.aggregate(resampled())
+
+
+def summary_df() -> pd.DataFrame:
+    return pd.DataFrame({"model": ["a", "b"], "language": ["x", "x"], "mean": [1.0, 2.0],
+                         "sd_seed": [0.1, 0.2], "sd_boot": [0.1, 0.2]})
+
+
+Y = np.array([0, 1, 1, 0, 1, 0, 1, 1])
+P = np.array([0, 1, 0, 0, 1, 1, 1, 1])
+SOFT_T = np.array([[0.2, 0.8], [0.5, 0.5], [0.9, 0.1]])
+SOFT_P = np.array([[0.3, 0.7], [0.4, 0.6], [0.8, 0.2]])
+COUNTS = np.array([[3, 1, 0], [0, 2, 2], [1, 1, 1]])
+Q3 = np.array([[0.6, 0.3, 0.1], [0.1, 0.5, 0.4], [0.3, 0.3, 0.4]])
+RATINGS = np.array([[1, 2, 3], [2, 2, 3], [3, 3, 3], [1, 1, 2], [2, 3, 3]], dtype=float)
+NAN = float("nan")
+
+
+def _cases() -> list[Case]:
+    c: list[Case] = []
+    add = c.append
+    # --- cube ----------------------------------------------------------------------------------
+    add(Case("evaluq.from_arrays", "bool scores", lambda: eq.from_arrays(np.ones((1, 1, 2), bool)),
+             "`score`"))
+    add(Case("evaluq.from_arrays", "wrong ndim", lambda: eq.from_arrays(np.ones((2, 3))),
+             "`score` must have 3 dims"))
+    add(Case("evaluq.from_arrays", "inf score", lambda: eq.from_arrays(np.full((1, 1, 2), np.inf)),
+             "infinite"))
+    add(Case("evaluq.from_arrays", "duplicated labels",
+             lambda: eq.from_arrays(np.ones((2, 1, 2)), models=["a", "a"]), "duplicated"))
+    add(Case("evaluq.from_arrays", "higher_is_better='no'",
+             lambda: eq.from_arrays(np.ones((1, 1, 2)), higher_is_better="no"),
+             "`higher_is_better`"))
+    add(Case("evaluq.from_arrays", "empty", lambda: eq.from_arrays(np.ones((0, 1, 2))),
+             "empty"))
+    add(Case("evaluq.from_arrays", "extreme but valid",
+             lambda: eq.variance_components(eq.from_arrays(np.array([[[1e300, -1e300]]])))))
+    add(Case("evaluq.from_long", "not a table", lambda: eq.from_long(42), "`data`"))
+    add(Case("evaluq.from_long", "missing column",
+             lambda: eq.from_long(pd.DataFrame({"model": ["a"]})), "`language`"))
+    add(Case("evaluq.from_long", "duplicated keys",
+             lambda: eq.from_long(pd.DataFrame({"model": ["a", "a"], "language": ["x", "x"],
+                                                "score": [1.0, 2.0]})), "more than once"))
+    add(Case("evaluq.from_long", "object scores",
+             lambda: eq.from_long(pd.DataFrame({"model": ["a"], "language": ["x"],
+                                                "score": ["high"]})), "`score`"))
+    add(Case("evaluq.from_long", "empty table",
+             lambda: eq.from_long(pd.DataFrame({"model": [], "language": [], "score": []})),
+             "empty"))
+    add(Case("evaluq.from_summary", "no n_seeds", lambda: eq.from_summary(summary_df()),
+             "`n_seeds`"))
+    add(Case("evaluq.from_summary", "negative n_seeds",
+             lambda: eq.from_summary(summary_df(), n_seeds=-2), "`n_seeds`"))
+    add(Case("evaluq.from_summary", "negative sd",
+             lambda: eq.from_summary(summary_df().assign(sd_seed=[-1.0, 0.1]), n_seeds=2),
+             "`sd_seed`"))
+    add(Case("evaluq.from_summary", "bounds violated",
+             lambda: eq.from_summary(summary_df(), n_seeds=2, bounds=(0, 1.5)), "`bounds`"))
+    add(Case("evaluq.validate", "not a dataset", lambda: eq.validate([1, 2]), "xarray.Dataset"))
+    add(Case("evaluq.validate", "unknown dim",
+             lambda: eq.validate(xr.Dataset({"score": (("model", "task"), np.ones((1, 2)))})),
+             "unknown dim"))
+    add(Case("evaluq.open_cube", "no file", lambda: eq.open_cube("/nonexistent/x.nc"),
+             "no such file", errors=(FileNotFoundError,)))
+    add(Case("evaluq.open_cube", "wrong type", lambda: eq.open_cube(3.5), "path|str|`path`"))
+    add(Case("evaluq.read_table", "unknown suffix", lambda: eq.read_table("x.xlsx"), "suffix"))
+    add(Case("evaluq.read_table", "wrong type", lambda: eq.read_table(None), "`path`"))
+    add(Case("evaluq.higher_is_better", "not a cube", lambda: eq.higher_is_better("cube"),
+             "`cube`"))
+    add(Case("evaluq.higher_is_better", "bad attribute",
+             lambda: eq.higher_is_better(xr.Dataset(attrs={"higher_is_better": "no"})),
+             "higher_is_better"))
+    add(Case("evaluq.is_summary", "not a cube", lambda: eq.is_summary([1]), "`cube`"))
+    add(Case("evaluq.simulate_cube", "negative size", lambda: eq.simulate_cube(n_models=-1),
+             "`n_models`"))
+    add(Case("evaluq.simulate_cube", "NaN sigma", lambda: eq.simulate_cube(sigma_seed=NAN),
+             "`sigma_seed`"))
+    add(Case("evaluq.simulate_cube", "bool size", lambda: eq.simulate_cube(n_seeds=True),
+             "`n_seeds`"))
+    # --- variance --------------------------------------------------------------------------------
+    add(Case("evaluq.variance_components", "negative ddof",
+             lambda: eq.variance_components(cube(), ddof=-1), "`ddof`"))
+    add(Case("evaluq.variance_components", "not a cube",
+             lambda: eq.variance_components(np.ones((2, 2, 2))), "xarray.Dataset"))
+    add(Case("evaluq.variance_components", "seeds only: NaN explained",
+             lambda: eq.variance_components(cube(n_boot=None))))
+    add(Case("evaluq.variance_table", "not components", lambda: eq.variance_table("vc"),
+             "`components`"))
+    add(Case("evaluq.variance_table", "a cube instead", lambda: eq.variance_table(cube()),
+             "`components`"))
+    add(Case("evaluq.variance_table", "negative digits",
+             lambda: eq.variance_table(eq.variance_components(cube()), digits=-1), "`digits`"))
+    # --- resampling ------------------------------------------------------------------------------
+    add(Case("evaluq.resample", "one resample", lambda: eq.resample(cube(), n_resamples=1),
+             "`n_resamples`"))
+    add(Case("evaluq.resample", "unknown replication",
+             lambda: eq.resample(cube(), replication="magic"), "`replication`"))
+    add(Case("evaluq.resample", "negative rng", lambda: eq.resample(cube(), rng=-1), "`rng`"))
+    add(Case("evaluq.resample", "float n_resamples",
+             lambda: eq.resample(cube(), n_resamples=10.5), "`n_resamples`"))
+    add(Case("evaluq.resample", "subsample too many",
+             lambda: eq.resample(cube(), languages="subsample", n_languages=9), "`n_languages`"))
+    add(Case("evaluq.ResamplePlan", "chunks of a plan",
+             lambda: eq.aggregate(eq.resample(cube(), n_resamples=50, lazy=True, rng=0))))
+    add(Case("evaluq.aggregate", "a cube", lambda: eq.aggregate(cube()), "`resampled`"))
+    add(Case("evaluq.aggregate", "unknown how", lambda: eq.aggregate(resampled(), how="max"),
+             "`how`"))
+    add(Case("evaluq.aggregate", "level 1.5",
+             lambda: eq.aggregate(resampled(), confidence_level=1.5), "`confidence_level`"))
+    add(Case("evaluq.aggregate", "NaN trim", lambda: eq.aggregate(resampled(), trim=NAN),
+             "`trim`"))
+    add(Case("evaluq.aggregate", "skipna not bool", lambda: eq.aggregate(resampled(), skipna=1),
+             "`skipna`"))
+    # --- pairwise and ranks ----------------------------------------------------------------------
+    add(Case("evaluq.pairwise_differences", "a list", lambda: eq.pairwise_differences([1, 2]),
+             "`draws`"))
+    add(Case("evaluq.pairwise_differences", "level 0",
+             lambda: eq.pairwise_differences(agg(), confidence_level=0), "`confidence_level`"))
+    add(Case("evaluq.pairwise_table", "not pairwise", lambda: eq.pairwise_table("x"),
+             "`pairwise`"))
+    add(Case("evaluq.pairwise_table", "unique not bool",
+             lambda: eq.pairwise_table(eq.pairwise_differences(agg()), unique="yes"), "`unique`"))
+    add(Case("evaluq.pairwise_by_language", "not resampled",
+             lambda: eq.pairwise_by_language(cube()), "`resampled`"))
+    add(Case("evaluq.rank_distribution", "a number", lambda: eq.rank_distribution(3.0),
+             "`draws`"))
+    add(Case("evaluq.rank_distribution", "one model",
+             lambda: eq.rank_distribution(eq.aggregate(eq.resample(
+                 eq.simulate_cube(n_models=1, n_languages=3, rng=0), n_resamples=50, rng=0)))))
+    add(Case("evaluq.significance_groups", "alpha 2",
+             lambda: eq.significance_groups(agg(), alpha=2.0), "`alpha`"))
+    add(Case("evaluq.leaderboard", "unknown adjustment",
+             lambda: eq.leaderboard(agg(), adjustment="bonferroni-ish"), "`adjustment`"))
+    add(Case("evaluq.leaderboard", "one NaN cell, languages bootstrap",
+             lambda: eq.leaderboard(eq.aggregate(eq.resample(
+                 cube().assign(score=cube().score.where(
+                     ~((cube().model == "m0") & (cube().language == "l00")))),
+                 n_resamples=100, replication="none", languages="bootstrap", rng=0),
+                 skipna=True))))
+    # --- predictions, tests, experiment ----------------------------------------------------------
+    add(Case("evaluq.from_predictions", "length mismatch",
+             lambda: eq.from_predictions(Y, {"a": P[:-1]}), "predictions|length|shape"))
+    add(Case("evaluq.from_predictions", "negative n_boot",
+             lambda: eq.from_predictions(Y, {"a": P}, n_boot=-5), "`n_boot`"))
+    add(Case("evaluq.bootstrap_test", "unknown method",
+             lambda: significance.bootstrap_test(Y, P, 1 - P, method="magic"), "`method`"))
+    add(Case("evaluq.bootstrap_test", "one resample",
+             lambda: significance.bootstrap_test(Y, P, 1 - P, n_resamples=0), "`n_resamples`"))
+    add(Case("evaluq.significance.bootstrap_test", "NaN targets",
+             lambda: significance.bootstrap_test(np.array([0.0, NAN, 1.0]), P[:3], P[:3]),
+             "NaN|`targets`"))
+    add(Case("evaluq.significance.significance_mark", "p = 2",
+             lambda: significance.significance_mark(2.0), "`p`",
+             xfail="significance_mark accepts p outside [0, 1] (significance/ is owned by "
+                   "another helper)"))
+    add(Case("evaluq.significance.significance_mark", "p NaN",
+             lambda: significance.significance_mark(NAN), "`p`",
+             xfail="significance_mark accepts NaN (significance/ is owned by another helper)"))
+    add(Case("evaluq.BootstrapTestResult", "a result's table",
+             lambda: significance.bootstrap_test(Y, P, 1 - P, n_resamples=200, rng=0)
+             .to_dataframe()))
+    add(Case("evaluq.significance.BootstrapTestResult", "a result's table",
+             lambda: significance.bootstrap_test(Y, P, 1 - P, n_resamples=200, rng=0)
+             .to_dataframe()))
+    add(Case("evaluq.Experiment", "path of a wrong type", lambda: eq.Experiment(path=3),
+             "`path`",
+             xfail="Experiment(path=3) raises os.fspath's message without naming `path` "
+                   "(experiment.py is owned by another helper)"))
+    add(Case("evaluq.ExperimentResult", "autosave not bool",
+             lambda: eq.Experiment(autosave="yes"), "`autosave`",
+             xfail="Experiment accepts autosave='yes' (experiment.py is owned by another "
+                   "helper)"))
+    # --- intervals -------------------------------------------------------------------------------
+    add(Case("evaluq.intervals.t_interval", "one value", lambda: intervals.t_interval([1.0]),
+             "`x`|at least 2"))
+    add(Case("evaluq.intervals.t_interval", "NaN", lambda: intervals.t_interval([1.0, NAN, 2]),
+             "NaN|`x`"))
+    add(Case("evaluq.intervals.t_interval", "bool", lambda: intervals.t_interval([True, False]),
+             "`x`",
+             xfail="t_interval accepts a bool array (intervals.py is owned by another helper)"))
+    add(Case("evaluq.intervals.TIntervalResult", "level of a result",
+             lambda: intervals.t_interval([1.0, 2.0, 4.0], confidence_level=1.0),
+             "`confidence_level`"))
+    add(Case("evaluq.intervals.arf_interval", "guess and alpha NaN",
+             lambda: intervals.arf_interval([0.5], [0.5], arf_alpha=NAN), "`arf_alpha`"))
+    add(Case("evaluq.intervals.ARFIntervalResult", "no alpha nor k",
+             lambda: intervals.arf_interval([0.5], [0.5]), "`arf_alpha`|`k`"))
+    add(Case("evaluq.intervals.arf_alpha", "negative k", lambda: intervals.arf_alpha(-1.0),
+             "`k`"))
+    add(Case("evaluq.intervals.arf_alpha", "unknown distribution",
+             lambda: intervals.arf_alpha(1.0, distribution="cauchy"), "`distribution`"))
+    add(Case("evaluq.intervals.arf_k", "alpha 1.5", lambda: intervals.arf_k(1.5), "`arf_alpha`"))
+    add(Case("evaluq.intervals.prob_above", "NaN threshold",
+             lambda: intervals.prob_above([1.0, 2.0], NAN), "`threshold`"))
+    add(Case("evaluq.intervals.prob_above", "empty", lambda: intervals.prob_above([], 0.0),
+             "`x`|empty"))
+    # --- measurement error -----------------------------------------------------------------------
+    t, p = [1.0, 2.0, 3.0], [1.5, 2.0, 2.0]
+    add(Case("evaluq.measurement_error.expected_mse", "negative sigma",
+             lambda: me.expected_mse(t, p, -1.0), "`sigma`"))
+    add(Case("evaluq.measurement_error.var_mse", "length mismatch",
+             lambda: me.var_mse(t, p[:2], 0.5), "`predictions`|`targets`|item"))
+    add(Case("evaluq.measurement_error.expected_mae", "NaN target",
+             lambda: me.expected_mae([1.0, NAN], [1.0, 2.0], 0.5), "`targets`|NaN"))
+    add(Case("evaluq.measurement_error.var_mae", "string sigma",
+             lambda: me.var_mae(t, p, "big"), "`sigma`"))
+    add(Case("evaluq.measurement_error.mse_distribution", "tiny unequal sigma",
+             lambda: me.mse_distribution(t, p, [1e-160, 2e-160, 3e-160]).interval()))
+    add(Case("evaluq.measurement_error.mse_distribution", "sigma/|d| 1e-5",
+             lambda: me.mse_distribution(t, p, [1e-5, 2e-5, 3e-5]).interval()))
+    add(Case("evaluq.measurement_error.mse_distribution", "ncx2 at sigma 1e-6",
+             lambda: me.mse_distribution(t, p, 1e-6).interval()))
+    add(Case("evaluq.measurement_error.mse_distribution", "unknown method",
+             lambda: me.mse_distribution(t, p, 0.5, method="exact"), "`method`"))
+    add(Case("evaluq.measurement_error.MSEDistribution", "quantile 1.5",
+             lambda: me.mse_distribution(t, p, 0.5).quantile(1.5), "quantile"))
+    add(Case("evaluq.measurement_error.MSEDistribution", "cdf at NaN",
+             lambda: me.mse_distribution(t, p, 0.5).cdf(NAN), "`x`"))
+    add(Case("evaluq.measurement_error.accuracy_distribution", "q = 1.5",
+             lambda: me.accuracy_distribution(Y, P, q=1.5), "`q`"))
+    add(Case("evaluq.measurement_error.AccuracyDistribution", "transition not stochastic",
+             lambda: me.accuracy_distribution(Y, P, transition=np.array([[0.5, 0.6],
+                                                                         [0.5, 0.5]])),
+             "`transition`"))
+    add(Case("evaluq.measurement_error.expected_accuracy", "q and transition",
+             lambda: me.expected_accuracy(Y, P, q=0.1, transition=np.eye(2)),
+             "`q`|`transition`"))
+    add(Case("evaluq.measurement_error.var_accuracy", "negative q",
+             lambda: me.var_accuracy(Y, P, q=-0.1), "`q`"))
+    # --- metrics ---------------------------------------------------------------------------------
+    for fn in ("accuracy", "f1", "precision", "recall"):
+        add(Case(f"evaluq.metrics.{fn}", "length mismatch",
+                 lambda fn=fn: getattr(metrics, fn)(Y, P[:-1]), "length|shape|`predictions`"))
+    for fn in ("f1", "precision", "recall"):
+        add(Case(f"evaluq.metrics.{fn}", "unknown average",
+                 lambda fn=fn: getattr(metrics, fn)(Y, P, average="median"), "`average`"))
+        add(Case(f"evaluq.metrics.{fn}_metric", "duplicated labels",
+                 lambda fn=fn: getattr(metrics, f"{fn}_metric")(labels=[0, 0, 1]), "`labels`",
+                 xfail=f"{fn}_metric accepts duplicated labels (metrics/ is not this helper's)"))
+    add(Case("evaluq.metrics.accuracy", "duplicated labels",
+             lambda: metrics.accuracy(Y, P, labels=[0, 1, 1]), "`labels`"))
+    for fn in ("cross_entropy", "kl"):
+        add(Case(f"evaluq.metrics.{fn}", "negative eps",
+                 lambda fn=fn: getattr(metrics, fn)(SOFT_T, SOFT_P, eps=-0.1), "`eps`"))
+        add(Case(f"evaluq.metrics.{fn}", "NaN eps",
+                 lambda fn=fn: getattr(metrics, fn)(SOFT_T, SOFT_P, eps=NAN), "`eps`"))
+        add(Case(f"evaluq.metrics.{fn}_metric", "negative eps",
+                 lambda fn=fn: getattr(metrics, f"{fn}_metric")(eps=-1.0), "`eps`"))
+    for fn in ("emd", "js_distance", "js_divergence", "entropy_correlation",
+               "entropy_similarity"):
+        add(Case(f"evaluq.metrics.{fn}", "rows do not sum to 1",
+                 lambda fn=fn: getattr(metrics, fn)(SOFT_T * 2, SOFT_P), "sum to 1|`targets`"))
+    for fn in ("mae", "mse"):
+        add(Case(f"evaluq.metrics.{fn}", "inf", lambda fn=fn: getattr(metrics, fn)(
+            [1.0, np.inf], [1.0, 2.0]), "`targets`|infinite|finite"))
+    add(Case("evaluq.metrics.get_metric", "unknown name", lambda: metrics.get_metric("bleuu"),
+             "bleuu"))
+    add(Case("evaluq.metrics.get_metric", "wrong type", lambda: metrics.get_metric(3),
+             "`metric`"))
+    add(Case("evaluq.metrics.available_metrics", "call", lambda: len(metrics.available_metrics())))
+    add(Case("evaluq.metrics.register_metric", "not a Metric",
+             lambda: metrics.register_metric("accuracy"), "`metric`",
+             xfail="register_metric('accuracy') raises AttributeError (metrics/ is not this "
+                   "helper's)"))
+    add(Case("evaluq.metrics.Metric", "a registered metric on soft targets",
+             lambda: metrics.get_metric("accuracy")(SOFT_T, SOFT_P), "accuracy|hard|soft|kind",
+             xfail="calling a Metric: check the message (metrics/ is not this helper's)"))
+    add(Case("evaluq.metrics.confusion_matrix", "label beyond n_classes",
+             lambda: metrics.confusion_matrix(np.array([0, 5]), np.array([0, 1]), 2),
+             "`targets`|n_classes",
+             xfail="confusion_matrix: numpy's reshape message (metrics/ is not this helper's)"))
+    add(Case("evaluq.metrics.confusion_matrix", "negative n_classes",
+             lambda: metrics.confusion_matrix(np.array([0]), np.array([0]), -1), "`n_classes`",
+             xfail="confusion_matrix: numpy's reshape message (metrics/ is not this helper's)"))
+    add(Case("evaluq.metrics.prepare_inputs", "unknown kind",
+             lambda: metrics.prepare_inputs(Y, P, kind="fuzzy"), "`kind`"))
+    add(Case("evaluq.metrics.PreparedInputs", "object targets",
+             lambda: metrics.prepare_inputs(np.array([None, 1], dtype=object), P[:2]),
+             "`targets`"))
+    add(Case("evaluq.metrics.load_predictions", "no file",
+             lambda: metrics.load_predictions("/nonexistent/p.npy"), "does not exist",
+             errors=(FileNotFoundError,)))
+    # --- agreement -------------------------------------------------------------------------------
+    add(Case("evaluq.agreement.cohen_kappa", "duplicated labels",
+             lambda: agreement.cohen_kappa(Y, P, labels=[0, 0, 1], n_resamples=10),
+             "`labels`"))
+    add(Case("evaluq.agreement.cohen_kappa", "length mismatch",
+             lambda: agreement.cohen_kappa(Y, P[:-1], n_resamples=10), "rater|length|shape"))
+    add(Case("evaluq.agreement.icc", "one rater",
+             lambda: agreement.icc(RATINGS[:, :1], n_resamples=10), "rater|`ratings`"))
+    add(Case("evaluq.agreement.icc", "one resample",
+             lambda: agreement.icc(RATINGS, n_resamples=1), "`n_resamples`",
+             xfail="agreement accepts n_resamples=1 (a zero-width bootstrap interval); "
+                   "agreement.py is owned by another helper"))
+    add(Case("evaluq.agreement.krippendorff_alpha", "unknown level",
+             lambda: agreement.krippendorff_alpha(RATINGS, level_of_measurement="fuzzy",
+                                                  n_resamples=10), "`level_of_measurement`"))
+    add(Case("evaluq.agreement.AgreementResult", "a result",
+             lambda: agreement.icc(RATINGS, n_resamples=200, rng=0).to_dataframe()))
+    # --- dirichlet -------------------------------------------------------------------------------
+    add(Case("evaluq.dirichlet.posterior", "negative counts",
+             lambda: dirichlet.posterior(-COUNTS), "`counts`"))
+    add(Case("evaluq.dirichlet.posterior", "prior 0", lambda: dirichlet.posterior(COUNTS,
+                                                                                  prior=0.0),
+             "`prior`"))
+    add(Case("evaluq.dirichlet.posterior", "counts near the int64 range",
+             lambda: dirichlet.expected_entropy(np.array([[2**62, 2**62]]))))
+    add(Case("evaluq.dirichlet.DirichletPosterior", "expected probabilities",
+             lambda: dirichlet.posterior(COUNTS).expected_probs()))
+    for fn in ("expected_cross_entropy", "expected_emd", "expected_jsd", "expected_kl"):
+        add(Case(f"evaluq.dirichlet.{fn}", "q rows do not sum to 1",
+                 lambda fn=fn: getattr(dirichlet, fn)(COUNTS, Q3 * 2), "`q`"))
+    for fn in ("expected_cross_entropy", "expected_kl"):
+        add(Case(f"evaluq.dirichlet.{fn}", "NaN eps",
+                 lambda fn=fn: getattr(dirichlet, fn)(COUNTS, Q3, eps=NAN), "`eps`",
+             xfail="dirichlet accepts eps=NaN (dirichlet.py is owned by another helper)"))
+    add(Case("evaluq.dirichlet.expected_entropy", "bool counts",
+             lambda: dirichlet.expected_entropy(COUNTS > 0), "`counts`",
+             xfail="dirichlet accepts bool counts (dirichlet.py is owned by another helper)"))
+    add(Case("evaluq.dirichlet.expected_probs", "negative alpha",
+             lambda: dirichlet.expected_probs(COUNTS, prior=-1.0), "`prior`"))
+    add(Case("evaluq.dirichlet.empirical_metric", "unknown metric",
+             lambda: dirichlet.empirical_metric(COUNTS, Q3, metric="bleu"), "`metric`"))
+    add(Case("evaluq.dirichlet.monte_carlo_expectation", "n_draws 0",
+             lambda: dirichlet.monte_carlo_expectation(COUNTS, Q3, metric="kl", n_draws=0),
+             "`n_draws`"))
+    add(Case("evaluq.dirichlet.model_ranking", "one model",
+             lambda: dirichlet.model_ranking(COUNTS, {"a": Q3}, n_resamples=0)))
+    add(Case("evaluq.dirichlet.counts_from_annotations", "label >= n_classes",
+             lambda: dirichlet.counts_from_annotations([[0, 5]], n_classes=3), "n_classes|label"))
+    add(Case("evaluq.dirichlet.posterior_from_annotations", "n_classes 0",
+             lambda: dirichlet.posterior_from_annotations([[0]], n_classes=0), "`n_classes`"))
+    add(Case("evaluq.dirichlet.by_annotation_count", "unsorted bins",
+             lambda: dirichlet.by_annotation_count(
+                 dirichlet.expected_entropy(COUNTS), COUNTS.sum(1), bins=(5, 2, 9)), "`bins`"))
+    return c
+
+
+CASES = _cases()

@@ -1,0 +1,105 @@
+"""Run the bad-input corpus (issue 10): every public function, malformed inputs.
+
+Each case raises a ValueError / TypeError subclass whose message names the argument, or
+returns finite numbers (a NaN only where a ``nan_reason`` attribute explains it). A public
+function without a case fails :func:`test_every_public_name_has_a_case`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import evaluq as eq
+
+from .corpus import CASES as CUBE_CASES
+from .corpus import FINITE
+from .corpus_reporting import reporting_cases
+
+CASES = [*CUBE_CASES, *reporting_cases()]
+
+PUBLIC_MODULES = ("agreement", "dirichlet", "intervals", "measurement_error", "metrics",
+                  "significance", "plots", "tables", "reporting")
+PENDING: set[str] = {
+    # public names that parallel work adds; the lead fills this set as they land, and each
+    # brings its own corpus entries here
+    "evaluq.fit_hierarchical", "evaluq.load_fit", "evaluq.HierarchicalFit",
+}
+NOT_CALLABLE = (BaseException,)
+
+
+def public_names(*, once: bool = True) -> list[str]:
+    """Functions and classes in ``evaluq.__all__`` and the public submodules' ``__all__``
+    (exceptions, warnings, constants and modules are not called). With ``once``, an object
+    re-exported under several names is listed under its first name only."""
+    names, seen = [], set()
+    modules = {"evaluq": eq, **{f"evaluq.{m}": getattr(eq, m) for m in PUBLIC_MODULES}}
+    for prefix, module in modules.items():
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and issubclass(obj, BaseException | Warning):
+                continue
+            callable_ = inspect.isfunction(obj) or inspect.isclass(obj)
+            if callable_ and (id(obj) not in seen or not once):
+                seen.add(id(obj))            # a re-export is the same object: one set of cases
+                names.append(f"{prefix}.{name}")
+    return names
+
+
+def test_every_public_name_has_a_case():
+    covered = {case.name for case in CASES}
+    missing = sorted(set(public_names()) - covered - PENDING)
+    assert not missing, f"public names without a bad-input corpus entry: {missing}"
+
+
+def test_corpus_names_are_public():
+    unknown = sorted({case.name for case in CASES} - set(public_names(once=False)))
+    assert not unknown, f"corpus entries for names that are not public: {unknown}"
+
+
+def unexplained_nan(result: Any) -> list[str]:
+    """Names of the parts of ``result`` holding a NaN (or inf) that no attribute explains."""
+    bad: list[str] = []
+    if isinstance(result, xr.Dataset):
+        for name, var in result.data_vars.items():
+            if var.dtype.kind in "fc" and not np.isfinite(var.values).all() \
+                    and "nan_reason" not in var.attrs:
+                bad.append(str(name))
+    elif isinstance(result, xr.DataArray):
+        if result.dtype.kind in "fc" and not np.isfinite(result.values).all() \
+                and "nan_reason" not in result.attrs:
+            bad.append(str(result.name))
+    elif isinstance(result, pd.DataFrame):
+        numeric = result.select_dtypes("number")
+        reasons = result.attrs.get("nan_reasons", {})
+        bad += [str(c) for c in numeric if not np.isfinite(numeric[c]).all()
+                and c not in reasons]
+    elif isinstance(result, float | int | np.number | np.ndarray) \
+            and not np.isfinite(np.asarray(result, dtype=np.float64)).all():
+        bad.append("value")
+    return bad
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(case, id=f"{case.name}:{case.label}",
+                 marks=[pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail else [])
+    for case in CASES])
+def test_case(case):
+    if case.match == FINITE:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", eq.metrics.UndefinedMetricWarning)
+            result = case.call()
+        assert not unexplained_nan(result), f"unexplained NaN in {unexplained_nan(result)}"
+        return
+    with pytest.raises(case.errors) as info:
+        case.call()
+    assert re.search(case.match, str(info.value)), (
+        f"{type(info.value).__name__}: {info.value}  (expected a message matching "
+        f"{case.match!r})")

@@ -1,0 +1,216 @@
+"""``evaluq report`` on results files it has never seen, and ``evaluq test --json/--out``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import evaluq as eq
+from evaluq.cli import main
+
+
+@pytest.fixture(scope="module")
+def long_table():
+    """Three systems x four languages x three seeds, BLEU and chrF, with odd column names."""
+    cube = eq.simulate_cube(n_models=3, n_languages=4, n_seeds=3, model_means=[20, 22, 27],
+                            sigma_between=3.0, rng=4)
+    df = cube.score.to_dataframe().reset_index()
+    df = df.rename(columns={"model": "system", "language": "lp", "seed": "run",
+                            "score": "BLEU"})
+    df["chrF"] = 2 * df["BLEU"] + 10
+    return df
+
+
+def _run(args, capsys):
+    code = main(args)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_long_table_several_metrics(tmp_path, long_table, capsys):
+    path = tmp_path / "results.tsv"
+    long_table.to_csv(path, sep="\t", index=False)
+    out = tmp_path / "out"
+    code, stdout, _ = _run(["report", str(path), "--model", "system", "--language", "lp",
+                            "--score", "BLEU", "--score", "chrF", "--seed", "run",
+                            "--n-resamples", "200", "--rng", "7", "--out", str(out),
+                            "--quiet"], capsys)
+    assert code == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert "report.html" in names
+    assert "analysis.json" in names
+    for metric in ("BLEU", "chrF"):
+        assert f"{metric}_cube.nc" in names
+        for table in ("leaderboard", "pairwise", "variance", "ranks"):
+            for ext in ("csv", "md", "tex"):
+                assert f"{metric}_{table}.{ext}" in names
+    assert f"wrote {len(names)} files" in stdout
+    page = (out / "report.html").read_text()
+    assert '<h2 class="metric">BLEU</h2>' in page
+    assert '<h2 class="metric">chrF</h2>' in page
+    assert "evaluq report " in page
+    assert "--score BLEU --score chrF" in page
+    # the written cube and tables are the library's results on the same data
+    cube = eq.from_long(long_table, model="system", language="lp", seed="run", score="BLEU")
+    back = eq.open_cube(out / "BLEU_cube.nc")
+    xr.testing.assert_allclose(back.score, cube.score)
+    agg = eq.aggregate(eq.resample(cube, n_resamples=200, replication="nonparametric",
+                                   languages="bootstrap", rng=7))
+    board = pd.read_csv(out / "BLEU_leaderboard.csv", index_col=0)
+    pd.testing.assert_frame_equal(board, eq.leaderboard(agg), check_names=False,
+                                  check_dtype=False)
+    md = (out / "BLEU_leaderboard.md").read_text()
+    assert "Table: Leaderboard of the mean BLEU over 4 languages" in md
+    assert "\\caption{Leaderboard" in (out / "chrF_leaderboard.tex").read_text()
+    payload = json.loads((out / "analysis.json").read_text())
+    assert set(payload["metrics"]) == {"BLEU", "chrF"}
+    rows = payload["metrics"]["BLEU"]["tables"]["leaderboard"]["rows"]
+    assert [r["model"] for r in rows] == list(board.index)
+    assert payload["metrics"]["BLEU"]["settings"]["replication"] == "nonparametric"
+
+
+def test_summary_table_with_n_seeds_column_and_formats(tmp_path, capsys):
+    df = pd.DataFrame({"sys": ["a", "a", "b", "b", "c", "c"], "task": ["x", "y"] * 3,
+                       "acc": [0.71, 0.64, 0.75, 0.66, 0.60, 0.58],
+                       "sd_s": [0.01, 0.02, 0.015, 0.01, 0.02, 0.01],
+                       "sd_b": [0.012] * 6, "n": [5] * 6})
+    path = tmp_path / "summary.jsonl"
+    df.to_json(path, orient="records", lines=True)
+    out = tmp_path / "o"
+    code, _, _ = _run(["report", str(path), "--model", "sys", "--language", "task",
+                       "--mean", "acc", "--sd-seed", "sd_s", "--sd-boot", "sd_b",
+                       "--n-seeds", "n", "--n-resamples", "100", "--out", str(out),
+                       "--format", "html,csv", "--bounds", "0", "1", "--quiet"], capsys)
+    assert code == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["acc_cube.nc", "acc_leaderboard.csv", "acc_pairwise.csv", "acc_ranks.csv",
+                     "acc_variance.csv", "report.html"]
+    cube = eq.open_cube(out / "acc_cube.nc")
+    assert eq.is_summary(cube)
+    assert "parametric" in (out / "report.html").read_text()
+
+
+def test_lower_is_better_and_parquet(tmp_path, long_table, capsys):
+    path = tmp_path / "r.parquet"
+    long_table.rename(columns={"BLEU": "ter"}).to_parquet(path)
+    out = tmp_path / "p"
+    code, _, _ = _run(["report", str(path), "--model", "system", "--language", "lp",
+                       "--score", "ter", "--seed", "run", "--lower-is-better",
+                       "--n-resamples", "100", "--out", str(out), "--format", "csv",
+                       "--quiet"], capsys)
+    assert code == 0
+    board = pd.read_csv(out / "ter_leaderboard.csv", index_col=0)
+    assert board["observed"].is_monotonic_increasing   # lower is better: smallest first
+    assert eq.open_cube(out / "ter_cube.nc").attrs["higher_is_better"] == 0
+
+
+def test_several_files_are_concatenated(tmp_path, long_table, capsys):
+    half = len(long_table) // 2
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    long_table.iloc[:half].to_csv(a, index=False)
+    long_table.iloc[half:].to_csv(b, index=False)
+    out = tmp_path / "c"
+    assert _run(["report", str(a), str(b), "--model", "system", "--language", "lp",
+                 "--score", "BLEU", "--seed", "run", "--n-resamples", "50", "--out", str(out),
+                 "--format", "csv", "--quiet"], capsys)[0] == 0
+    assert eq.open_cube(out / "BLEU_cube.nc").score.notnull().all()
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--score", "bleu"], "column 'bleu' \\(given as --score \\(1\\)\\) is not in .*a.csv; "
+                              "its columns are: system, lp, run, BLEU, chrF"),
+        (["--score", "BLEU", "--language", "lang"], "column 'lang' \\(given as --language\\)"),
+        (["--score", "BLEU", "--seed", "s"], "column 's' \\(given as --seed\\)"),
+        ([], "give either --score COL .* or --mean COL"),
+        (["--score", "BLEU", "--mean", "BLEU"], "give either --score"),
+        (["--score", "BLEU", "--sd-seed", "x"], "--sd-seed / --sd-boot belong to the summary"),
+        (["--score", "BLEU", "--format", "html,docx"], "--format must list some of"),
+        (["--score", "empty"], "column 'empty' \\(given as --score\\) has no values"),
+    ],
+)
+def test_report_errors_name_the_problem(tmp_path, long_table, capsys, extra, match):
+    path = tmp_path / "a.csv"
+    table = long_table.assign(empty=np.nan) if "empty" in extra else long_table
+    table.to_csv(path, index=False)
+    code, _, err = _run(["report", str(path), "--model", "system", "--language", "lp",
+                         "--out", str(tmp_path / "o"), "--quiet", *extra], capsys)
+    assert code == 2
+    assert re.search(match, err), err
+    if "empty" not in extra:
+        assert not (tmp_path / "o" / "report.html").exists()
+
+
+def test_empty_file_is_a_clear_error(tmp_path, capsys):
+    path = tmp_path / "empty.csv"
+    path.write_text("model,language,score\n")
+    code, _, err = _run(["report", str(path), "--score", "score", "--quiet"], capsys)
+    assert code == 2
+    assert f"{path} has no rows" in err
+
+
+def test_cli_test_json_and_out(tmp_path, rng, capsys):
+    y = rng.integers(0, 2, 300)
+    h0 = np.where(rng.random(300) < 0.65, y, 1 - y)
+    h1 = np.where(rng.random(300) < 0.80, y, 1 - y)
+    paths = []
+    for name, arr in (("t", y), ("h0", h0), ("h1", h1)):
+        f = tmp_path / f"{name}.txt"
+        f.write_text("\n".join(map(str, arr)) + "\n")
+        paths.append(str(f))
+    code, stdout, _ = _run(["test", *paths, "--metrics", "accuracy", "--n-resamples", "200",
+                            "--json"], capsys)
+    assert code == 0
+    data = json.loads(stdout)
+    res = eq.bootstrap_test(y, h0, h1, metrics=["accuracy"], n_resamples=200, rng=0)
+    assert data["settings"]["method"] == "berg-kirkpatrick"
+    assert data["results"][0]["metric"] == "accuracy"
+    assert data["results"][0]["pvalue"] == pytest.approx(float(res.pvalue[0]))
+    assert data["results"][0]["ci_lower"] == pytest.approx(float(res.interval.values[0, 0]))
+    target = tmp_path / "res.txt"
+    code, stdout, _ = _run(["test", *paths, "--metrics", "accuracy", "--n-resamples", "200",
+                            "--out", str(target)], capsys)
+    assert code == 0
+    assert stdout == ""
+    assert target.read_text() == res.summary() + "\n"
+
+
+def test_help_is_fast_and_lists_report():
+    # the evaluq under test (this checkout's src), not whichever one is installed
+    env = {**os.environ, "PYTHONPATH": str(Path(eq.__file__).parents[1])}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "evaluq.cli", "report", "--help"],
+                          capture_output=True, text=True, check=True, env=env)
+    elapsed = time.perf_counter() - start
+    assert "--higher-is-better" in proc.stdout
+    assert "--sd-boot" in proc.stdout
+    assert "--bayes, --no-bayes" in proc.stdout
+    # the subcommands import matplotlib and the report only when they run
+    probe = subprocess.run([sys.executable, "-c", "import sys, evaluq.cli as c; "
+                            "c.build_parser(); print('matplotlib' in sys.modules)"],
+                           capture_output=True, text=True, check=True, env=env)
+    assert probe.stdout.strip() == "False"
+    assert elapsed < 30
+
+
+def test_bayes_without_the_hierarchical_model_is_a_clear_error(tmp_path, long_table, capsys,
+                                                               monkeypatch):
+    monkeypatch.setitem(sys.modules, "evaluq.hierarchical", None)
+    path = tmp_path / "a.csv"
+    long_table.to_csv(path, index=False)
+    code, _, err = _run(["report", str(path), "--model", "system", "--language", "lp",
+                         "--score", "BLEU", "--seed", "run", "--n-resamples", "50", "--bayes",
+                         "--out", str(tmp_path / "o"), "--quiet"], capsys)
+    assert code == 2
+    assert "bayes=True needs evaluq.hierarchical.fit_hierarchical" in err

@@ -1,0 +1,131 @@
+"""The loaders' checks of scale and options (issue 10, findings 3, 4 and 8)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import evaluq as eq
+from evaluq.cube import bounds
+from evaluq.errors import CubeError, EvaluqWarning, ScaleWarning
+
+
+def long_table(bad=None):
+    r = np.random.default_rng(0)
+    df = pd.DataFrame([dict(model=m, language=lang, seed=s, score=r.normal(50, 2))
+                       for m in "abcd" for lang in ["en", "de", "fr"] for s in range(3)])
+    if bad is not None:
+        df.loc[5, "score"] = bad
+    return df
+
+
+def test_far_score_warns_naming_the_row():
+    with pytest.warns(ScaleWarning, match=r"row 5: model='a', language='de', seed=2, "
+                                          r"score 4800"):
+        eq.from_long(long_table(4800.0), seed="seed")
+    assert issubclass(ScaleWarning, EvaluqWarning)
+
+
+def test_ordinary_scores_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eq.from_long(long_table(), seed="seed")
+        eq.from_long(long_table(4800.0), seed="seed", outlier_threshold=None)
+        # three models, two nearly tied: a per-language MAD would call the third an outlier
+        eq.from_arrays(np.array([[[30.0]], [[30.01]], [[35.0]]]))
+
+
+def test_declared_bounds_are_checked():
+    with pytest.raises(CubeError, match=r"outside the declared `bounds` \(0, 100\): row 5"):
+        eq.from_long(long_table(4800.0), seed="seed", bounds=(0, 100),
+                     outlier_threshold=None)
+    cube = eq.from_long(long_table(), seed="seed", bounds=(0, 100))
+    assert bounds(cube) == (0.0, 100.0)
+    with pytest.raises(CubeError, match="outside the declared `bounds`"):
+        eq.from_arrays(np.full((1, 1, 2), 1.5), bounds=(0, 1))
+    with pytest.raises(CubeError, match="'boot_score' are outside"):
+        eq.from_arrays(np.full((1, 1, 2), 0.5), np.full((1, 1, 2, 3), -0.1), bounds=(0, 1))
+
+
+def test_summary_bounds_and_warning():
+    df = pd.DataFrame({"model": list("abcdef"), "language": ["x"] * 6,
+                       "mean": [30.0, 31, 29, 30.5, 29.5, 4400], "sd_seed": [0.5] * 6,
+                       "sd_boot": [1.0] * 6})
+    with pytest.warns(ScaleWarning, match="row 5: model='f', language='x', seed='mean'"):
+        eq.from_summary(df, n_seeds=3)
+    with pytest.raises(CubeError, match="outside the declared"):
+        eq.from_summary(df, n_seeds=3, bounds=(0, 100))
+
+
+def test_bounds_round_trip_netcdf(tmp_path):
+    cube = eq.from_arrays(np.full((1, 2, 2), 0.5), bounds=(0, 1))
+    cube.to_netcdf(tmp_path / "c.nc")
+    back = eq.open_cube(tmp_path / "c.nc")
+    assert bounds(back) == (0.0, 1.0)
+    xr.testing.assert_identical(back, cube)
+
+
+def test_from_summary_requires_n_seeds():
+    """Finding 3: n_seeds=1 was used silently."""
+    df = pd.DataFrame({"model": ["a"], "language": ["x"], "mean": [1.0], "sd_seed": [0.1],
+                       "sd_boot": [0.2]})
+    with pytest.raises(TypeError, match="`n_seeds` is required"):
+        eq.from_summary(df)
+    assert eq.from_summary(df, n_seeds=1).n_seeds.item() == 1
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"higher_is_better": "no"}, TypeError, "`higher_is_better` must be True or False"),
+    ({"higher_is_better": 1}, TypeError, "`higher_is_better`"),
+    ({"metric": 3}, TypeError, "`metric` must be a string"),
+    ({"bounds": (1, 0)}, ValueError, "`bounds` must satisfy lower < upper"),
+    ({"bounds": (0, float("nan"))}, ValueError, "`bounds`"),
+    ({"bounds": 5}, TypeError, "`bounds` must be a pair"),
+    ({"bounds": ("a", "b")}, TypeError, "`bounds` must be a pair"),
+    ({"outlier_threshold": -1.0}, ValueError, "`outlier_threshold`"),
+    ({"outlier_threshold": float("nan")}, ValueError, "`outlier_threshold`"),
+    ({"outlier_threshold": True}, TypeError, "`outlier_threshold`"),
+])
+def test_nonsense_options_raise(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        eq.from_arrays(np.ones((1, 1, 2)), **kwargs)
+    with pytest.raises(error, match=match):
+        eq.from_long(long_table(), seed="seed", **kwargs)
+
+
+@pytest.mark.parametrize("score", [np.ones((1, 1, 2), dtype=bool),
+                                   np.array([[["a", "b"]]], dtype=object),
+                                   np.ones((1, 1, 2), dtype=complex)])
+def test_non_numeric_score_arrays_raise(score):
+    with pytest.raises(TypeError, match="`score` must be a real numeric array"):
+        eq.from_arrays(score)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".tsv"])
+def test_empty_files_have_clear_errors(tmp_path, suffix):
+    """Finding 7: pandas' EmptyDataError, and 'its columns are: ' with a blank list."""
+    path = tmp_path / f"empty{suffix}"
+    path.write_text("")
+    with pytest.raises(CubeError, match=r"is empty \(no header and no rows\)"):
+        eq.from_long(path)
+    with pytest.raises(CubeError, match="is empty"):
+        eq.read_table(path)
+
+
+def test_header_only_csv_says_no_rows(tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text("model,language,score\n")
+    with pytest.raises(CubeError, match="the table is empty"):
+        eq.from_long(path)
+
+
+def test_two_models_few_languages_do_not_warn():
+    """Per-language MADs of two models made ordinary spreads look like outliers."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for seed in range(50):
+            eq.simulate_cube(n_models=2, n_languages=3, n_seeds=1, n_boot=None, rng=seed)

@@ -1,0 +1,100 @@
+"""The MSE distribution's routes at extreme sigmas (issue 10, finding 8).
+
+The Imhof inversion used to segfault at unequal sigmas ~1e-160, hang at sigma/|d| ~1e-5 and
+disagree with Monte Carlo at ~1e-4; the ncx2 route returned NaN at sigma 1e-4..1e-6. Where the
+skewness is below 1e-2 the distribution now takes the normal (Edgeworth) limit, whose error
+against the exact ncx2 is checked here at the switch.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from evaluq import _imhof
+from evaluq import measurement_error as me
+
+TARGETS = [1.0, 2.0, 3.0]
+PREDICTIONS = [1.5, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("scale", [1e-160, 1e-200, 1e-300])
+def test_tiny_unequal_sigmas_do_not_crash(scale):
+    dist = me.mse_distribution(TARGETS, PREDICTIONS, np.array([1.0, 2.0, 3.0]) * scale)
+    iv = dist.interval(0.95).values
+    assert np.isfinite(iv).all()
+    assert iv[0] <= float(dist.mean) <= iv[1]
+    assert float(dist.mean) == pytest.approx(1.25 / 3)
+
+
+@pytest.mark.parametrize("scale", [1e-5, 1e-4, 3e-4])
+def test_small_sigma_over_d_is_fast_and_agrees_with_monte_carlo(scale):
+    sigma = np.array([1.0, 2.0, 3.0]) * scale
+    start = time.perf_counter()
+    dist = me.mse_distribution(TARGETS, PREDICTIONS, sigma)
+    q = dist.quantile([0.025, 0.5, 0.975]).values
+    assert time.perf_counter() - start < 5.0
+    assert set(dist.routes.values.ravel()) == {"normal"}
+    n = 200_000
+    mc = me.mse_distribution(TARGETS, PREDICTIONS, sigma, method="monte_carlo", n_draws=n,
+                             rng=0)
+    # the exact probabilities of the quantiles, read off the Monte Carlo CDF (binomial SE)
+    probs = mc.cdf(q).values
+    se = np.sqrt(np.array([0.025, 0.5, 0.975]) * (1 - np.array([0.025, 0.5, 0.975])) / n)
+    np.testing.assert_allclose(probs, [0.025, 0.5, 0.975], atol=float(5 * se.max()))
+
+
+@pytest.mark.parametrize("sigma", [1e-4, 1e-5, 1e-6])
+def test_equal_small_sigma_no_nan(sigma):
+    dist = me.mse_distribution(TARGETS, PREDICTIONS, sigma)
+    iv = dist.interval(0.95).values
+    assert np.isfinite(iv).all()
+    assert np.isfinite(dist.cdf(float(dist.mean)).values).all()
+    assert np.isfinite(dist.pdf(float(dist.mean)).values).all()
+    width = iv[1] - iv[0]
+    assert width == pytest.approx(2 * 1.959964 * float(dist.variance) ** 0.5, rel=1e-2)
+
+
+def test_edgeworth_error_at_the_switch_against_exact_ncx2():
+    """Equal sigma, 3 items, noncentrality 1.1e5: skewness 0.009, just below the switch."""
+    k, nc = 3, 1.1e5
+    mean, sd = k + nc, np.sqrt(2 * k + 4 * nc)
+    g1 = 8 * (k + 3 * nc) / (2 * k + 4 * nc) ** 1.5
+    g2 = 48 * (k + 4 * nc) / (2 * k + 4 * nc) ** 2
+    assert g1 < _imhof.NORMAL_LIMIT_SKEWNESS
+    x = mean + sd * np.linspace(-6, 6, 801)
+    assert np.abs(_imhof.edgeworth_cdf(x, mean, sd, g1, g2)
+                  - stats.ncx2.cdf(x, k, nc)).max() < 5e-9
+    assert (np.abs(_imhof.edgeworth_pdf(x, mean, sd, g1, g2)
+                   - stats.ncx2.pdf(x, k, nc)).max() * sd) < 1.5e-8
+    probs = [0.025, 0.5, 0.975]
+    cf = np.array([_imhof.cornish_fisher(p, mean, sd, g1, g2) for p in probs])
+    assert np.abs(cf - stats.ncx2.ppf(probs, k, nc)).max() / sd < 1e-8
+
+
+def test_moments_are_stable_and_match_the_plain_formulas():
+    rng = np.random.default_rng(0)
+    d, s = rng.normal(size=7), rng.uniform(0.5, 2.0, size=7)
+    mean, sd, g1, g2 = _imhof.moments(d, s, 7)
+    lam, delta2 = s**2 / 7, (d / s) ** 2
+    kappa = [2 ** (r - 1) * np.prod(range(1, r)) * np.sum(lam**r * (1 + r * delta2))
+             for r in (1, 2, 3, 4)]
+    assert mean == pytest.approx(kappa[0])
+    assert sd == pytest.approx(np.sqrt(kappa[1]))
+    assert g1 == pytest.approx(kappa[2] / kappa[1] ** 1.5)
+    assert g2 == pytest.approx(kappa[3] / kappa[1] ** 2)
+    # the same numbers scaled by 1e-150: no under- or overflow
+    _, sd2, g1b, _ = _imhof.moments(d * 1e-150, s * 1e-150, 7)
+    assert sd2 == pytest.approx(sd * 1e-300)
+    assert g1b == pytest.approx(g1)
+
+
+def test_routes_are_reported():
+    assert me.mse_distribution(TARGETS, PREDICTIONS, 0.5).routes.item() == "ncx2"
+    assert me.mse_distribution(TARGETS, PREDICTIONS, [0.5, 0.6, 0.7]).routes.item() == "imhof"
+    assert me.mse_distribution(TARGETS, PREDICTIONS, 0.0).routes.item() == "point"
+    iv = me.mse_distribution(TARGETS, PREDICTIONS, 1e-6).interval()
+    assert iv.attrs["routes"] == "normal"

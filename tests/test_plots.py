@@ -1,0 +1,247 @@
+"""Structure tests of eq.plots: axes, labels, number of artists, and values drawn equal the data."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib as mpl
+import numpy as np
+import pytest
+import xarray as xr
+
+import evaluq as eq
+from evaluq.errors import CubeError
+
+mpl.use("Agg")
+
+
+@pytest.fixture(scope="module")
+def agg():
+    cube = eq.simulate_cube(n_models=4, model_means=[0.0, 0.2, 1.5, 3.0], sigma_between=0.5,
+                            rng=1)
+    return eq.aggregate(eq.resample(cube, n_resamples=400, rng=1))
+
+
+def _png_ok(fig) -> None:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    assert buf.getvalue()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_forest_plot_draws_every_pair_once_with_its_interval(agg):
+    pw = eq.pairwise_differences(agg)
+    table = eq.pairwise_table(pw, unique=True)
+    fig = eq.plots.forest_plot(pw)
+    (ax,) = fig.axes
+    segments, points = ax.collections[0], ax.collections[1]
+    assert len(segments.get_segments()) == len(table) == 6
+    # from the top row down, the table's rows
+    segs = sorted(segments.get_segments(), key=lambda s: -s[0, 1])
+    np.testing.assert_allclose([s[0, 0] for s in segs], table["lower"])
+    np.testing.assert_allclose([s[1, 0] for s in segs], table["upper"])
+    offsets = points.get_offsets()
+    np.testing.assert_allclose(offsets[np.argsort(-offsets[:, 1]), 0], table["observed"])
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == [f"{a} − {b}" for a, b in table.index]
+    assert ax.get_xlabel() == "difference in mean simulated"
+    assert "95% percentile intervals" in ax.get_title()
+    # the interval excluding 0 is coloured, the others grey
+    colors = points.get_facecolors()
+    clear = table["verdict"].to_numpy() != 0
+    order = np.argsort(-offsets[:, 1])
+    blue = mpl.colors.to_rgba("#1b6ca8")
+    assert [tuple(c) == blue for c in colors[order]] == list(clear)
+    _png_ok(fig)
+
+
+def test_forest_plot_all_ordered_pairs_and_errors(agg):
+    pw = eq.pairwise_differences(agg)
+    fig = eq.plots.forest_plot(pw, unique=False, title="t")
+    assert len(fig.axes[0].collections[0].get_segments()) == 12
+    assert fig.axes[0].get_title() == "t"
+    with pytest.raises(CubeError, match="must be the result of eq.pairwise_differences"):
+        eq.plots.forest_plot(agg)
+    by_lang = pw.expand_dims(language=["de", "en"])
+    with pytest.raises(CubeError, match="select one language"):
+        eq.plots.forest_plot(by_lang)
+
+
+def test_rank_heatmap_image_is_the_probability_matrix(agg):
+    rd = eq.rank_distribution(agg)
+    fig = eq.plots.rank_heatmap(rd)
+    ax, cbar = fig.axes
+    order = np.argsort(rd["expected_rank"].values, kind="stable")
+    np.testing.assert_allclose(ax.images[0].get_array(), rd["probability"].values[order])
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(rd.model.values[order])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "3", "4"]
+    assert ax.get_xlabel() == "rank (1 = best)"
+    assert cbar.get_ylabel() == "probability"
+    shown = [float(t.get_text()) for t in ax.texts]
+    assert len(shown) == int((rd["probability"].values >= 0.005).sum())
+    fig = eq.plots.rank_heatmap(rd, annotate=False)
+    assert len(fig.axes[0].texts) == 0
+    with pytest.raises(CubeError, match="eq.rank_distribution"):
+        eq.plots.rank_heatmap(agg)
+
+
+def test_tier_diagram_bars_span_each_tier(agg):
+    tiers = eq.significance_groups(agg)
+    fig = eq.plots.tier_diagram(agg, tiers)
+    (ax,) = fig.axes
+    x = agg["observed"].values
+    bars = {line.get_label(): line for line in ax.lines if line.get_label().startswith("tier")}
+    expected = {f"tier {t}": x[tiers.values == t] for t in np.unique(tiers.values)
+                if (tiers.values == t).sum() > 1}
+    assert set(bars) == set(expected)
+    for name, members in expected.items():
+        np.testing.assert_allclose(sorted(bars[name].get_xdata()),
+                                   [members.min(), members.max()])
+    # one label per model
+    assert sorted(t.get_text().strip() for t in ax.texts) == sorted(agg.model.values)
+    assert ax.get_xlabel() == "mean simulated (higher is better)"
+    # computed from the aggregate when omitted: the same bars
+    fig2 = eq.plots.tier_diagram(agg)
+    assert ([line.get_label() for line in fig2.axes[0].lines]
+            == [line.get_label() for line in ax.lines])
+    with pytest.raises(CubeError, match="eq.significance_groups"):
+        eq.plots.tier_diagram(agg, tiers.values)
+
+
+def test_variance_bars_heights_are_the_components():
+    cube = eq.simulate_cube(n_models=2, n_languages=3, rng=0)
+    vc = eq.variance_components(cube)
+    fig = eq.plots.variance_bars(vc)
+    assert len(fig.axes) == 2
+    for ax, name in zip(fig.axes, ("sigma_seed", "sigma_boot"), strict=True):
+        heights = np.array([p.get_height() for p in ax.patches])
+        assert heights.size == 6
+        np.testing.assert_allclose(heights, vc[name].transpose("model", "language").values.ravel())
+    assert [t.get_text() for t in fig.axes[1].get_xticklabels()] == list(vc.language.values)
+    assert fig.axes[1].get_xlabel() == "language"
+    # without bootstrap replicates the boot panel is left out
+    vc2 = eq.variance_components(cube.drop_vars("boot_score"))
+    assert [ax.get_ylabel() for ax in eq.plots.variance_bars(vc2).axes] == ["seed SD"]
+    with pytest.raises(CubeError, match="eq.variance_components"):
+        eq.plots.variance_bars(cube)
+
+
+def test_posterior_differences_density_and_rope(rng):
+    draws = xr.DataArray(rng.normal(0.3, 0.2, (2, 300, 3, 3)),
+                         dims=("chain", "draw", "model", "model_b"),
+                         coords={"model": ["a", "b", "c"], "model_b": ["a", "b", "c"]})
+    fig = eq.plots.posterior_differences(draws, rope=0.1, bins=30)
+    assert len(fig.axes) == 3   # a-b, a-c, b-c
+    ax = fig.axes[0]
+    values = draws.sel(model="a", model_b="b").values.ravel()
+    dens, edges = np.histogram(values, bins=30, density=True)
+    stairs = ax.patches[1]
+    np.testing.assert_allclose(stairs.get_data().values, dens)
+    np.testing.assert_allclose(stairs.get_data().edges, edges)
+    band = [p for p in ax.patches if p.get_label() == "ROPE"]
+    assert len(band) == 1
+    assert band[0].get_x() == pytest.approx(-0.1)
+    assert band[0].get_x() + band[0].get_width() == pytest.approx(0.1)
+    inside = np.mean(np.abs(values) <= 0.1)
+    assert f"P(ROPE) = {inside:.2f}" in ax.get_title(loc="left")
+    assert fig.axes[-1].get_xlabel() == "posterior difference in score"
+    one = eq.plots.posterior_differences(draws.sel(model="a", model_b="c"), rope=(-0.2, 0.05))
+    assert len(one.axes) == 1
+    with pytest.raises(CubeError, match="lacks the sample dims"):
+        eq.plots.posterior_differences(draws.rename(chain="c"))
+    with pytest.raises(ValueError, match="`rope` must be"):
+        eq.plots.posterior_differences(draws, rope=-1.0)
+    with pytest.raises(TypeError, match="`draws` must be an xarray DataArray"):
+        eq.plots.posterior_differences(values)
+
+
+def test_annotation_bins_lines_equal_the_table():
+    post = eq.dirichlet.posterior([[1, 1, 0], [2, 1, 0], [0, 5, 1], [3, 3, 3], [0, 2, 0]])
+    q = xr.DataArray([[.2, .6, .2]] * 5, dims=("item", "class"))
+    ece = eq.dirichlet.expected_cross_entropy(post, q)
+    emp = eq.dirichlet.empirical_metric(post, q, metric="cross_entropy")
+    table = eq.dirichlet.by_annotation_count({"E[CE]": ece, "CE": emp}, post.n_annotations,
+                                             bins=[2, 4, 6])
+    fig = eq.plots.annotation_bins(table)
+    ax, twin = fig.axes
+    assert [line.get_label() for line in ax.lines] == ["E[CE]", "CE"]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), table["E[CE]"])
+    np.testing.assert_allclose([p.get_height() for p in twin.patches], table["count"])
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(table.index)
+    assert ax.get_xlabel() == "annotations per item"
+    assert twin.get_ylabel() == "items"
+    with pytest.raises(ValueError, match="`columns` names 'nope'"):
+        eq.plots.annotation_bins(table, columns=["nope"])
+    with pytest.raises(ValueError, match="by_annotation_count"):
+        eq.plots.annotation_bins(table.drop(columns="count"))
+
+
+@pytest.mark.parametrize("method", ["berg-kirkpatrick", "paired", "permutation"])
+def test_resample_histogram_counts_the_distribution(rng, method):
+    y = rng.integers(0, 2, 300)
+    h0 = np.where(rng.random(300) < 0.7, y, 1 - y)
+    h1 = np.where(rng.random(300) < 0.8, y, 1 - y)
+    res = eq.bootstrap_test(y, h0, h1, metrics=["accuracy", "f1"], method=method,
+                            n_resamples=200, rng=0)
+    fig = eq.plots.resample_histogram(res, bins=25)
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 2
+    ax = fig.axes[0]
+    counts, _ = np.histogram(res.distribution[0], bins=25)
+    np.testing.assert_allclose([p.get_height() for p in ax.patches[:25]], counts)
+    assert ax.lines[0].get_xdata()[0] == pytest.approx(res.delta[0])
+    assert ax.get_title(loc="left") == f"accuracy: p = {res.pvalue[0]:.3g}"
+    assert ax.get_xlabel().startswith("Δ accuracy (h1 − h0")
+    one = eq.plots.resample_histogram(res, metrics=["f1"])
+    assert len(one.axes) == 1
+    with pytest.raises(ValueError, match="`metrics` names 'bleu'"):
+        eq.plots.resample_histogram(res, metrics=["bleu"])
+    with pytest.raises(TypeError, match="eq.bootstrap_test"):
+        eq.plots.resample_histogram(res.to_dataset())
+
+
+def test_scarce_intervals_segments_are_the_intervals():
+    scores = np.array([[76.85, 81.99], [90.0, 92.0], [60.0, 64.0]])
+    t = eq.intervals.t_interval(scores, confidence_level=0.8)
+    arf = eq.intervals.arf_interval(scores[:, 0], 80.0, alpha=0.2)
+    fig = eq.plots.scarce_intervals({"t": t, "ARF": arf}, threshold=80)
+    (ax,) = fig.axes
+    assert len(ax.collections) == 4
+    for coll, res in ((ax.collections[0], t), (ax.collections[2], arf)):
+        segs = coll.get_segments()
+        np.testing.assert_allclose([s[0, 0] for s in segs], res.lower.values)
+        np.testing.assert_allclose([s[1, 0] for s in segs], res.upper.values)
+    np.testing.assert_allclose(ax.collections[1].get_offsets()[:, 0], t.estimate.values)
+    assert [line.get_xdata()[0] for line in ax.lines] == [80]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["0", "1", "2"]
+    with pytest.raises(ValueError, match="same number of items"):
+        eq.plots.scarce_intervals({"t": t, "one": eq.intervals.arf_interval(85.0, 80.0, k=2)})
+    with pytest.raises(TypeError, match="must be a t_interval or arf_interval result"):
+        eq.plots.scarce_intervals({"x": scores})
+    with pytest.raises(ValueError, match="`labels` needs 3 entries"):
+        eq.plots.scarce_intervals(t, labels=["a"])
+
+
+def test_figures_fit_a_paper_column(agg):
+    for fig in (eq.plots.forest_plot(eq.pairwise_differences(agg)),
+                eq.plots.rank_heatmap(eq.rank_distribution(agg)),
+                eq.plots.tier_diagram(agg)):
+        assert fig.get_figwidth() == pytest.approx(eq.plots.COLUMN_WIDTH)
+        for ax in fig.axes:
+            for label in ax.get_xticklabels():
+                assert label.get_fontsize() <= 8
+
+
+def test_forest_plot_of_posterior_differences_without_frequentist_columns(agg):
+    """A posterior Dataset may carry only mean and ci: the same rows, verdict from the ci."""
+    pw = eq.pairwise_differences(agg)
+    post = pw[["mean", "ci"]].assign_attrs(pw.attrs)
+    fig = eq.plots.forest_plot(post)
+    ax = fig.axes[0]
+    table = eq.pairwise_table(pw, unique=True)
+    segs = sorted(ax.collections[0].get_segments(), key=lambda s: -s[0, 1])
+    lower = [s[0, 0] for s in segs]
+    # the rows are ordered by the posterior mean, so compare as sets of intervals
+    assert sorted(lower) == pytest.approx(sorted(table["lower"]))
+    offsets = ax.collections[1].get_offsets()
+    assert sorted(offsets[:, 0]) == pytest.approx(sorted(table["mean"]))
+    with pytest.raises(CubeError, match="needs an 'observed' or 'mean'"):
+        eq.plots.forest_plot(pw[["ci"]])

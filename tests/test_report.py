@@ -1,0 +1,297 @@
+"""eq.report: one self-contained HTML page whose sections are functions of the results."""
+
+from __future__ import annotations
+
+import base64
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import evaluq as eq
+from evaluq.errors import CubeError
+from evaluq.reporting import sections
+
+FREQUENTIST_IDS = ["data", "variance", "leaderboard", "ranks", "tiers", "reproducibility"]
+
+
+class FakeFit:
+    """The hierarchical fit's contract, from real numbers: resamples reshaped to (chain, draw).
+
+    ``rank_probabilities`` and ``pairwise_differences`` return the Datasets of
+    ``eq.rank_distribution`` / ``eq.pairwise_differences`` on the draws; ``compare_frequentist``
+    and ``diagnostics`` are tables computed from the (chain, draw) array.
+    """
+
+    def __init__(self, aggregated: xr.Dataset, n_chains: int = 2) -> None:
+        self.aggregated = aggregated
+        n = aggregated.sizes["resample"] // n_chains * n_chains
+        res = aggregated["resampled"].isel(resample=slice(0, n)).transpose("resample", "model")
+        self.draws = xr.DataArray(res.values.reshape(n_chains, -1, res.shape[1]),
+                                  dims=("chain", "draw", "model"),
+                                  coords={"model": res.model.values})
+        self.calls: list[tuple[str, str]] = []
+
+    def rank_probabilities(self, level: str = "benchmark") -> xr.Dataset:
+        self.calls.append(("rank_probabilities", level))
+        return eq.rank_distribution(self.aggregated)
+
+    def pairwise_differences(self, level: str = "benchmark", rope=None) -> xr.Dataset:
+        self.calls.append(("pairwise_differences", level))
+        return eq.pairwise_differences(self.aggregated)
+
+    def compare_frequentist(self) -> pd.DataFrame:
+        post = self.draws.mean(("chain", "draw")).to_series()
+        table = pd.DataFrame({"posterior mean": post,
+                              "resampling observed": self.aggregated["observed"].to_series()})
+        table.attrs["caption"] = "posterior mean versus observed aggregate"
+        return table
+
+    def diagnostics(self) -> pd.DataFrame:
+        x = self.draws.values                       # (chain, draw, model)
+        n = x.shape[1]
+        within = x.var(axis=1, ddof=1).mean(axis=0)
+        between = n * x.mean(axis=1).var(axis=0, ddof=1)
+        rhat = np.sqrt(((n - 1) / n * within + between / n) / within)
+        return pd.DataFrame({"r_hat": rhat}, index=pd.Index(self.draws.model.values,
+                                                            name="model"))
+
+
+@pytest.fixture(scope="module")
+def cube():
+    return eq.simulate_cube(n_models=4, model_means=[0.0, 0.3, 1.5, 2.0], sigma_between=0.5,
+                            rng=3)
+
+
+@pytest.fixture(scope="module")
+def rep(cube, tmp_path_factory):
+    out = tmp_path_factory.mktemp("rep") / "report.html"
+    return eq.report(cube, out, n_resamples=300, rng=5, progress=False, command="pytest")
+
+
+class _Tables(HTMLParser):
+    """The cells of every <table> (stdlib parser: no lxml needed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[str]]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _frames(page: str) -> list[pd.DataFrame]:
+    """Every HTML table as a DataFrame: first row the header, first column the index."""
+    parser = _Tables()
+    parser.feed(page)
+    out = []
+    for rows in parser.tables:
+        header = rows[0]
+        body = [r for r in rows[1:] if len(r) == len(header) and r[0] and any(r[1:])]
+        out.append(pd.DataFrame([r[1:] for r in body], index=[r[0] for r in body],
+                                columns=header[1:]))
+    return out
+
+
+def _ids(page: str) -> list[str]:
+    return re.findall(r'<section id="([^"]+)"', page)
+
+
+def _images(page: str) -> list[bytes]:
+    return [base64.b64decode(m) for m in re.findall(r'src="data:image/png;base64,([^"]+)"', page)]
+
+
+def test_report_is_one_self_contained_file(rep):
+    page = rep.path.read_text(encoding="utf-8")
+    assert page == rep.html
+    assert _ids(page) == FREQUENTIST_IDS
+    # no network: no script, no external URL of any kind
+    assert "<script" not in page.lower()
+    assert not re.search(r'(src|href)="(?!data:|#)', page)
+    assert "http://" not in page
+    assert "https://" not in page
+    images = _images(page)
+    assert len(images) == sum(s.figures for s in rep.sections["simulated"]) == 4
+    assert all(img[:8] == b"\x89PNG\r\n\x1a\n" for img in images)
+    # the table of contents links every section
+    assert re.findall(r'<a href="#([^"]+)"', page) == FREQUENTIST_IDS
+
+
+def test_report_numbers_are_the_analysis_numbers(rep, cube):
+    a = rep.analyses["simulated"]
+    agg = eq.aggregate(eq.resample(cube, n_resamples=300, rng=5))
+    pd.testing.assert_frame_equal(a.leaderboard, eq.leaderboard(agg))
+    shown = next(t for t in _frames(rep.html) if "p_best" in t.columns)
+    np.testing.assert_allclose(shown["observed"].astype(float), a.leaderboard["observed"],
+                               rtol=1e-3)
+    assert list(shown.index) == list(a.leaderboard.index)
+    assert a.leaderboard.attrs["caption"] in rep.html.replace("&#x27;", "'")
+
+
+def test_reproducibility_section_lists_settings_and_command(rep):
+    a = rep.analyses["simulated"]
+    assert a.settings["rng"] == 5
+    assert a.settings["replication"] == "parametric"
+    body = next(s for s in rep.sections["simulated"] if s.id == "reproducibility").body
+    assert "<pre><code>pytest</code></pre>" in body
+    for key in ("rng", "n_resamples", "replication", "languages", "alpha", "adjustment"):
+        assert f"<th>{key}</th>" in body
+    assert "<th>numpy</th>" in body
+    assert "<th>evaluq</th>" in body
+    assert "not an integer" not in body
+    gen = sections.reproducibility_section({"rng": np.random.default_rng(0)})
+    assert "not an integer" in gen.body
+
+
+def test_posterior_sections_from_a_fit(cube):
+    agg = eq.aggregate(eq.resample(cube, n_resamples=300, rng=5))
+    fit = FakeFit(agg)
+    rep = eq.report(cube, None, n_resamples=300, rng=5, fit=fit, progress=False)
+    assert rep.path is None
+    assert _ids(rep.html) == [*FREQUENTIST_IDS[:-1], "posterior", "reproducibility"]
+    ranks = next(s for s in rep.sections["simulated"] if s.id == "ranks")
+    assert ranks.figures == 2
+    assert "posterior" in ranks.body
+    post = next(s for s in rep.sections["simulated"] if s.id == "posterior")
+    assert "posterior mean versus observed aggregate" in post.body
+    assert "r_hat" in post.body
+    assert "Sampler diagnostics" in post.body
+    assert ("rank_probabilities", "benchmark") in fit.calls
+    assert ("pairwise_differences", "benchmark") in fit.calls
+    assert len(_images(rep.html)) == 6
+    tables = rep.analyses["simulated"].tables()
+    assert set(tables) == {"leaderboard", "pairwise", "variance", "ranks",
+                           "posterior_vs_frequentist", "diagnostics"}
+    np.testing.assert_allclose(tables["diagnostics"]["r_hat"], 1.0, atol=0.05)
+
+
+def test_several_metrics_give_one_block_each(cube):
+    other = cube.assign_attrs(metric="chrF")
+    rep = eq.report({"BLEU": cube, "chrF": other}, None, n_resamples=100, progress=False)
+    ids = _ids(rep.html)
+    assert ids == [f"m0-{i}" for i in FREQUENTIST_IDS] + [f"m1-{i}" for i in FREQUENTIST_IDS]
+    assert '<h2 class="metric">BLEU</h2>' in rep.html
+    # same rng: the two metrics' resamples are paired (identical cubes, identical results)
+    pd.testing.assert_frame_equal(rep.analyses["BLEU"].leaderboard,
+                                  rep.analyses["chrF"].leaderboard, check_exact=False)
+
+
+def test_progress_line_goes_to_stderr(cube, capsys):
+    eq.report(cube, None, n_resamples=50, progress=True)
+    err = capsys.readouterr().err
+    assert "[evaluq report] 1/8 variance components" in err
+    assert err.rstrip().endswith("8/8 done")
+
+
+def test_auto_modes_without_bootstrap_replicates(cube):
+    a = eq.reporting.analyse(cube.drop_vars("boot_score"), n_resamples=100)
+    assert (a.settings["replication"], a.settings["languages"]) == ("nonparametric", "bootstrap")
+    one = eq.reporting.analyse(cube.drop_vars("boot_score").isel(seed=[0]), n_resamples=100)
+    assert (one.settings["replication"], one.settings["languages"]) == ("none", "bootstrap")
+    summary = eq.from_summary(pd.DataFrame({"model": ["a", "a", "b", "b"],
+                                            "language": ["x", "y"] * 2,
+                                            "mean": [1.0, 2.0, 1.5, 2.5],
+                                            "sd_seed": [0.1] * 4, "sd_boot": [0.2] * 4}),
+                             n_seeds=3)
+    b = eq.reporting.analyse(summary, n_resamples=100)
+    assert (b.settings["replication"], b.settings["languages"]) == ("parametric", "fixed")
+
+
+def test_data_summary_counts_missing_cells_and_warns_on_scale(cube):
+    score = cube.score.copy()
+    score[0, 0, :] = np.nan
+    score[1, 2, 0] = np.nan
+    broken = cube.assign(score=score)
+    s = sections.data_summary(broken)
+    table = _frames(s.body)[1]
+    assert table.loc["score", "missing"] == "6"
+    assert table.loc["boot_score", "missing"] == "0"
+    assert "No score at all for 1 (model, language) cells: m0/l00." in s.body
+    warned = sections.data_summary(cube, bounds=(0.0, 1.0))
+    assert "lie outside the bounds [0, 1]" in warned.body
+    outside = int(((cube.score < 0) | (cube.score > 1)).sum())
+    assert warned.notes[0].startswith(f"{outside} of {cube.score.size} scores")
+    flat = cube.assign(score=cube.score.isel(seed=[0] * 5).assign_coords(seed=range(5)))
+    assert any("identical scores for every seed" in w for w in sections.scale_warnings(flat))
+
+
+def test_sections_compose_into_a_page(cube):
+    agg = eq.aggregate(eq.resample(cube, n_resamples=100, rng=0))
+    page = sections.render_page("Mine", [(None, [
+        sections.tiers_section(agg, eq.significance_groups(agg)),
+        sections.ranks_section(eq.rank_distribution(agg))])])
+    assert _ids(page) == ["tiers", "ranks"]
+    assert "<title>Mine</title>" in page
+
+
+def test_report_validation(cube, tmp_path):
+    with pytest.raises(TypeError, match="`cube` must be a cube"):
+        eq.report(cube.score, None)
+    with pytest.raises(ValueError, match="`cube` is an empty mapping"):
+        eq.report({}, None)
+    with pytest.raises(TypeError, match=r"`cube\['x'\]` must be an xarray Dataset"):
+        eq.report({"x": 1}, None)
+    with pytest.raises(ValueError, match="`n_resamples` must be >= 10"):
+        eq.report(cube, None, n_resamples=5, progress=False)
+    with pytest.raises(TypeError, match="`bayes` must be True or False"):
+        eq.report(cube, None, bayes="yes", progress=False)
+    with pytest.raises(CubeError, match=r"`fit` names metrics \['nope'\]"):
+        eq.report(cube, None, fit={"nope": object()}, progress=False)
+    with pytest.raises(ValueError, match="`fit` must map metric name"):
+        eq.report({"a": cube, "b": cube}, None, fit=object(), progress=False)
+
+
+def test_bayes_fits_the_hierarchical_model_lazily(cube, monkeypatch):
+    import sys
+    import types
+
+    calls = []
+
+    def fit_hierarchical(c, **kwargs):
+        calls.append(kwargs)
+        return FakeFit(eq.aggregate(eq.resample(c, n_resamples=100, rng=0)))
+
+    fake = types.ModuleType("evaluq.hierarchical")
+    fake.fit_hierarchical = fit_hierarchical
+    monkeypatch.setitem(sys.modules, "evaluq.hierarchical", fake)
+    rep = eq.report(cube, None, n_resamples=100, rng=9, bayes=True,
+                    bayes_options={"draws": 50}, progress=False)
+    assert calls == [{"model": "crossed", "draws": 50, "chains": 2, "rng": 9}]
+    assert "posterior" in _ids(rep.html)
+    assert rep.analyses["simulated"].settings["bayes_options"] == {"draws": 50}
+    # without the module: a clear error, and nothing is imported when bayes=False
+    monkeypatch.setitem(sys.modules, "evaluq.hierarchical", None)
+    with pytest.raises(ImportError, match="bayes=True needs evaluq.hierarchical"):
+        eq.report(cube, None, n_resamples=100, bayes=True, progress=False)
+    eq.report(cube, None, n_resamples=100, bayes=False, progress=False)
+
+
+def test_tiers_section_warns_when_too_few_resamples_can_reject(cube):
+    few = eq.aggregate(eq.resample(cube, n_resamples=100, rng=0))   # floor 2/101, 6 pairs
+    s = sections.tiers_section(few, eq.significance_groups(few))
+    assert s.notes == ["With 100 resamples the smallest p-value is 2/(n+1) = 0.0198, 0.119 "
+                       "after Holm's adjustment over 6 pairs: no test can reject at alpha = "
+                       "0.05, so every model stays in one tier. Use at least 240 resamples."]
+    assert (eq.significance_groups(few).values == 1).all()
+    enough = eq.aggregate(eq.resample(cube, n_resamples=300, rng=0))
+    assert sections.tiers_section(enough, eq.significance_groups(enough)).notes == []
+    bh = sections.tiers_section(few, eq.significance_groups(few, adjustment="bh"))
+    assert bh.notes == []
