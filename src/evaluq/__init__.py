@@ -50,11 +50,13 @@ _LAZY: dict[str, str] = {
     # functions and classes
     "BootstrapTestResult": "evaluq.significance",
     "CubeError": "evaluq.errors",
+    "EvaluqWarning": "evaluq.errors",
     "Experiment": "evaluq.significance.experiment",
     "ExperimentResult": "evaluq.significance.experiment",
     "HierarchicalFit": "evaluq.hierarchical",
     "NotFittedError": "evaluq.errors",
     "ResamplePlan": "evaluq.resampling",
+    "ScaleWarning": "evaluq.errors",
     "aggregate": "evaluq.aggregate",
     "bootstrap_test": "evaluq.significance",
     "fit_hierarchical": "evaluq.hierarchical",
@@ -164,7 +166,9 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.cube import open_cube as open_cube
     from evaluq.cube import validate as validate
     from evaluq.errors import CubeError as CubeError
+    from evaluq.errors import EvaluqWarning as EvaluqWarning
     from evaluq.errors import NotFittedError as NotFittedError
+    from evaluq.errors import ScaleWarning as ScaleWarning
     from evaluq.hierarchical import HierarchicalFit as HierarchicalFit
     from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
     from evaluq.hierarchical import load_fit as load_fit

@@ -760,7 +760,7 @@ def scarce_intervals(results: TIntervalResult | ARFIntervalResult
     --------
     >>> import evaluq as eq
     >>> res = {"t (2 scores)": eq.intervals.t_interval([[76.85, 81.99]], confidence_level=0.8),
-    ...        "ARF": eq.intervals.arf_interval([85.2], 96.3, alpha=0.2)}
+    ...        "ARF": eq.intervals.arf_interval([85.2], 96.3, arf_alpha=0.2)}
     >>> fig = eq.plots.scarce_intervals(res, threshold=80)
     >>> len(fig.axes[0].collections)
     4
