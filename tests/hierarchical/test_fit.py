@@ -102,6 +102,14 @@ def test_save_load_round_trip_and_hash_guard(fit: HierarchicalFit, cube: xr.Data
     xr.testing.assert_equal(loaded.variance_components(), fit.variance_components())
     with pytest.raises(ValueError, match="`cube` is not the cube this fit was made from"):
         eq.load_fit(path, _cube(rng=5))
+    alone = eq.load_fit(path)                    # from the statistics saved with the fit
+    for name in ("ybar", "v_fixed", "vbar", "boot_dof", "seed_ss", "observed"):
+        np.testing.assert_array_equal(getattr(alone.data, name), getattr(fit.data, name))
+    assert alone.data.digest == fit.data.digest
+    xr.testing.assert_equal(alone.variance_components(), fit.variance_components())
+    xr.testing.assert_allclose(alone.pairwise_differences(), fit.pairwise_differences())
+    with pytest.raises(ValueError, match="compare_frequentist needs the cube"):
+        alone.compare_frequentist()
 
 
 def test_same_rng_same_fit(cube: xr.Dataset, fit: HierarchicalFit) -> None:
@@ -144,6 +152,13 @@ def test_summary_cube_and_missing_cells() -> None:
     assert not fit.data.observed[0, 4]
     assert np.isnan(fit.variance_components()["sigma_boot"].sel(model="m0", language="l04")).all()
     assert np.isfinite(fit.posterior["theta"]).all()      # drawn for the missing cell too
+
+
+def test_one_model_cube_fits_and_says_what_is_not_separable() -> None:
+    fit = eq.fit_hierarchical(eq.simulate_cube(n_models=1, n_languages=5, rng=0), rng=0, **FEW)
+    assert "not separately identified" in fit.data.reasons["tau_lang"]
+    assert fit.posterior["mu"].sizes["model"] == 1
+    np.testing.assert_allclose(fit.posterior["mu"].isel(model=0), fit.posterior["alpha"])
 
 
 def test_independent_model_has_no_language_effect(cube: xr.Dataset) -> None:

@@ -21,7 +21,7 @@ from evaluq.hierarchical import ConvergenceWarning
 
 pytestmark = pytest.mark.slow
 N_SIM, N_MODELS, N_LANG, N_SEEDS = 200, 3, 10, 5
-DRAWS, THIN, BINS = 400, 8, 10
+DRAWS, THIN, BINS = 300, 6, 10
 PRIORS = {"alpha_mu": 0.0, "alpha_sigma": 1.0, "dev_sigma": 1.0, "tau_lang_sigma": 1.0,
           "tau_m_sigma": 1.0, "sigma_seed_sigma": 1.0}
 
@@ -59,7 +59,7 @@ def test_simulation_based_calibration() -> None:
         cube = eq.from_summary(table, n_seeds=N_SEEDS)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)   # counted below instead
-            fit = eq.fit_hierarchical(cube, priors=PRIORS, draws=DRAWS, tune=400, rng=i)
+            fit = eq.fit_hierarchical(cube, priors=PRIORS, draws=DRAWS, tune=300, rng=i)
         post = fit.posterior
         for name, value in truth.items():
             draws = post[name].transpose("chain", "draw", ...).values.reshape(2 * DRAWS, -1)

@@ -37,6 +37,7 @@ DRIVERS: Final = {
 def _resampled(fit: HierarchicalFit, gen: np.random.Generator) -> xr.Dataset:
     import evaluq as eq
 
+    assert fit.cube is not None
     try:
         return eq.resample(fit.cube, n_resamples=4000, replication="parametric",
                            languages="fixed", rng=gen)
@@ -79,6 +80,7 @@ def compare(fit: HierarchicalFit, resampled: xr.Dataset | None, level: float,
     """See :meth:`HierarchicalFit.compare_frequentist`."""
     import evaluq as eq
 
+    assert fit.cube is not None
     models = fit.data.models
     nan = np.full(models.size, np.nan)
     none = [""] * models.size

@@ -35,6 +35,9 @@ REASON_ONE_SEED = ("sigma_seed is not identified for {models}: one seed per cell
                    "sd_seed with n_seeds > 1), so seed noise cannot be told apart from the "
                    "model-by-language deviation; it is absorbed by tau_m (and sigma_between)")
 
+REASON_ONE_MODEL = ("tau_lang and tau_m are not separately identified with one model (crossed "
+                    "model): only their sum of squares, sigma_between, is")
+
 
 @dataclass(frozen=True, eq=False)
 class HierarchicalData:
@@ -181,6 +184,8 @@ def cube_statistics(cube: Any) -> HierarchicalData:
     if not seed_identified.all():
         names = ", ".join(map(str, models[~seed_identified]))
         reasons["sigma_seed"] = REASON_ONE_SEED.format(models=names)
+    if len(models) == 1:
+        reasons["tau_lang"] = REASON_ONE_MODEL
     if not observed.any(axis=1).all():
         empty = ", ".join(map(str, models[~observed.any(axis=1)]))
         raise CubeError(f"`cube` has models with no observed language: {empty}")

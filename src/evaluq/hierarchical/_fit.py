@@ -24,8 +24,6 @@ SAMPLERS: Final = ("auto", "nutpie", "pymc")
 LEVELS: Final = ("population", "benchmark")
 SAMPLE_DIMS: Final = ("chain", "draw")
 KEEP_CELLS_MAX: Final = 10_000_000   # theta (chain, draw, model, language) kept up to this size
-RHAT_MAX: Final = 1.01
-ESS_MIN: Final = 400
 _STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
                  "mean_tree_accept", "acceptance_rate", "logp", "lp")
 _COMPILED: dict[tuple[str, int], Any] = {}
@@ -110,8 +108,14 @@ def _build_tree(data: HierarchicalData, model: str, raw: xr.DataTree, post_seed:
     observed = xr.Dataset(
         {"ybar": ((MODEL, LANGUAGE), data.ybar), "n_seeds": ((MODEL, LANGUAGE), data.n_seeds),
          "vbar": ((MODEL, LANGUAGE), data.vbar), "boot_dof": ((MODEL, LANGUAGE), data.boot_dof),
-         "seed_ss": (MODEL, data.seed_ss), "seed_dof": (MODEL, data.seed_dof)},
-        coords={MODEL: models, LANGUAGE: languages})
+         "seed_ss": (MODEL, data.seed_ss), "seed_dof": (MODEL, data.seed_dof),
+         "observed": ((MODEL, LANGUAGE), data.observed.astype(np.int8)),
+         "v_fixed": ((MODEL, LANGUAGE), data.v_fixed),
+         "seed_identified": (MODEL, data.seed_identified.astype(np.int8))},
+        coords={MODEL: models, LANGUAGE: languages},
+        attrs={"boot_identified": int(data.boot_identified),
+               "summary_only": int(data.summary_only),
+               "higher_is_better": int(data.higher_is_better)})
     constant = xr.Dataset({f"prior_{k}": v for k, v in priors.items()})
     tree = xr.DataTree.from_dict({"posterior": post, "sample_stats": stats,
                                   "observed_data": observed, "constant_data": constant})
@@ -145,7 +149,7 @@ class HierarchicalFit:
     sampler: str
     config: dict[str, Any]
     data: HierarchicalData = field(repr=False)
-    cube: xr.Dataset = field(repr=False)
+    cube: xr.Dataset | None = field(repr=False)
 
     # -- draws ----------------------------------------------------------------------------------
     @property
@@ -252,6 +256,9 @@ class HierarchicalFit:
         from evaluq.hierarchical._compare import compare
 
         level = check_confidence_level(confidence_level)
+        if self.cube is None:
+            raise ValueError("compare_frequentist needs the cube: load the fit with "
+                             "eq.load_fit(path, cube)")
         return compare(self, resampled, level, check_rng(rng))
 
     # -- diagnostics ---------------------------------------------------------------------------
@@ -412,19 +419,39 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     return fit
 
 
-def load_fit(path: str | os.PathLike[str], cube: xr.Dataset) -> HierarchicalFit:
-    """Load a fit written by :meth:`HierarchicalFit.save`, for the cube it was fitted to.
+def _stored_data(tree: xr.DataTree) -> HierarchicalData:
+    """The sufficient statistics as saved with a fit (when the cube is not given)."""
+    obs = tree["observed_data"].to_dataset()
+    return HierarchicalData(
+        models=obs[MODEL].values, languages=obs[LANGUAGE].values, ybar=obs["ybar"].values,
+        observed=obs["observed"].values.astype(bool), n_seeds=obs["n_seeds"].values,
+        v_fixed=obs["v_fixed"].values, vbar=obs["vbar"].values, boot_dof=obs["boot_dof"].values,
+        seed_ss=obs["seed_ss"].values, seed_dof=obs["seed_dof"].values,
+        seed_identified=obs["seed_identified"].values.astype(bool),
+        boot_identified=bool(obs.attrs["boot_identified"]),
+        summary_only=bool(obs.attrs["summary_only"]),
+        higher_is_better=bool(obs.attrs["higher_is_better"]),
+        reasons=json.loads(tree.attrs["identifiability"]), digest=tree.attrs["data_digest"])
+
+
+def load_fit(path: str | os.PathLike[str], cube: xr.Dataset | None = None) -> HierarchicalFit:
+    """Load a fit written by :meth:`HierarchicalFit.save`.
 
     Parameters
     ----------
     path
         The file.
     cube
-        The cube of the fit; a different cube (by a hash of its values and labels) raises
-        ``ValueError``.
+        The cube of the fit, checked by a hash of its values and labels (a different cube
+        raises ``ValueError``). Without it, the fit is rebuilt from the sufficient statistics
+        saved with it, and :meth:`HierarchicalFit.compare_frequentist` is unavailable.
     """
     tree = xr.open_datatree(path).load()
     tree.close()
+    if cube is None:
+        config = json.loads(tree.attrs["evaluq_config"])
+        return HierarchicalFit(idata=tree, sampler=config["sampler"], config=config,
+                               data=_stored_data(tree), cube=None)
     data = cube_statistics(cube)
     if tree.attrs.get("data_digest") != data.digest:
         raise ValueError(f"`cube` is not the cube this fit was made from (data hash "

@@ -82,8 +82,11 @@ def model_inputs(data: HierarchicalData, priors: dict[str, float],
                  model: str = "crossed") -> dict[str, np.ndarray]:
     """Every ``pm.Data`` array of the model, by name (for ``set_data`` / ``with_data``)."""
     out = data.arrays()
+    unused = {"tau_lang_sigma"} if model == "independent" else set()
+    if data.shape[0] == 1:
+        unused.add("dev_sigma")              # one model: mu = alpha
     out.update({f"prior_{key}": np.asarray(priors[key], dtype=np.float64) for key in PRIOR_KEYS
-                if model == "crossed" or key != "tau_lang_sigma"})
+                if key not in unused})
     return out
 
 
