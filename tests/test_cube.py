@@ -213,7 +213,7 @@ def test_netcdf_round_trip(tmp_path_factory, models, languages, n_seeds, n_boot,
         score.flat[0] = np.nan
     boot = rng.normal(size=(*score.shape, n_boot))
     cube = eq.from_arrays(score, boot, models=models, languages=languages, metric="m é",
-                          higher_is_better=False)
+                          higher_is_better=False, outlier_threshold=None)
     path = tmp_path_factory.mktemp("nc") / "cube.nc"
     cube.to_netcdf(path)
     back = eq.open_cube(path)
