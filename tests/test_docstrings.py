@@ -122,7 +122,27 @@ def test_every_parameter_is_documented(
     assert not missing, f"{qualname} does not document {missing}"
 
 
-@pytest.mark.parametrize(("qualname", "func"), PUBLIC_FUNCTIONS, ids=[q for q, _ in PUBLIC_FUNCTIONS])
+def _parameters_section(qualname: str, func: Callable) -> set[str]:
+    """Names in the ``Parameters`` section that documents ``func`` (the class's, for __init__)."""
+    if qualname.endswith(".__init__"):
+        owner = dict(_public_objects())[qualname.removesuffix(".__init__")]
+        return _names(NumpyDocString(inspect.getdoc(owner) or "")["Parameters"])
+    return _names(NumpyDocString(inspect.getdoc(func) or "")["Parameters"])
+
+
+@pytest.mark.parametrize(("qualname", "func", "documented"), TARGETS, ids=[t[0] for t in TARGETS])
+def test_no_documented_parameter_is_missing_from_the_signature(
+    qualname: str, func: Callable, documented: set[str]
+) -> None:
+    # The docs claim only what exists: a renamed argument must not linger in its docstring.
+    names = set(inspect.signature(func).parameters)
+    stale = sorted(_parameters_section(qualname, func) - names)
+    assert not stale, f"{qualname} documents {stale}, which it does not take"
+
+
+@pytest.mark.parametrize(
+    ("qualname", "func"), PUBLIC_FUNCTIONS, ids=[q for q, _ in PUBLIC_FUNCTIONS]
+)
 def test_every_public_function_has_an_example(qualname: str, func: Callable) -> None:
     if qualname in NO_EXAMPLE:
         pytest.skip(NO_EXAMPLE[qualname])

@@ -355,8 +355,8 @@ def expected_emd(counts: Any, q: Any, *, prior: Any = None) -> xr.DataArray:
         Counts ``(n_items, K)``, ``(K,)``, a DataArray ``(item, class)``, or a
         :class:`DirichletPosterior`.
     q : array_like or DataArray
-        Predicted distributions, classes in ordinal order: ``(K,)``, ``(n_items, K)`` or a DataArray with a ``class`` dim
-        (and optional ``item``, ``model``, ... dims).
+        Predicted distributions, classes in ordinal order: ``(K,)``, ``(n_items, K)`` or a
+        DataArray with a ``class`` dim (and optional ``item``, ``model``, ... dims).
     prior : float or array_like, optional
         Prior concentration: a positive scalar or ``K`` positive values (default None: 1, the
         uniform prior); not allowed with a posterior.

@@ -72,7 +72,8 @@ class BootstrapTestResult(ResultBase):
     h0_name, h1_name
         Names of the two systems (default ``"h0"`` and ``"h1"``).
     method, n_resamples, sample_size, sample_n, n_items, n_runs, runs, confidence_level
-        The settings (defaults: ``confidence_level`` 0.95, ``n_runs`` 1, ``runs`` ``"pooled"``): ``sample_n`` is the number of items drawn per resample (summed over runs
+        The settings (default ``confidence_level`` 0.95, ``n_runs`` 1, ``runs`` "pooled").
+        ``sample_n`` is the number of items drawn per resample (summed over runs
         for two-level resampling, where it is the expected number; for crossed runs, ``R s``
         (run, item) pairs from ``s`` items drawn once for all runs). ``runs`` is
         ``"pooled"``, ``"two-level"`` or ``"crossed"``.
