@@ -231,7 +231,7 @@ class MSEDistribution:
     @property
     def routes(self) -> xr.DataArray:
         """How each cell is evaluated: ``"ncx2"`` or ``"imhof"`` (exact), ``"normal"`` (the
-        Edgeworth limit where the skewness is below 1e-2: huge |d| / sigma, or very many
+        Edgeworth limit where the skewness is below 1e-2: huge ``|d| / sigma``, or very many
         items; CDF error below ~1e-6), ``"point"`` (SD 0, or below float64's range) or
         ``"monte_carlo"``."""
         values = (np.full(self._cells(), self.method, dtype=object) if self._routes is None
@@ -516,10 +516,10 @@ def mse_distribution(
     - ``method="monte_carlo"``: ``n_draws`` simulated MSE values with ``rng`` (a cross-check).
 
     Where the exact routes are ill-posed, a cell switches route (see
-    :attr:`MSEDistribution.routes`): with skewness below 1e-2 (|d| / sigma above ~300, or
+    :attr:`MSEDistribution.routes`): with skewness below 1e-2 (``|d| / sigma`` above ~300, or
     ~80,000 items) to the normal limit, an Edgeworth expansion to second order (CDF error
     below 5e-9 at the switch against the exact ncx2; there QUADPACK's integrand oscillates
-    ~|d|/sigma times and scipy's ncx2 returns NaN); with no representable spread (sigma 0, or
+    ~``|d| / sigma`` times and scipy's ncx2 returns NaN); with no representable spread (sigma 0, or
     skewed with every sigma^2 / M below 1e-290) to a point mass at the mean.
 
     Parameters

@@ -94,8 +94,8 @@ class HierarchicalData:
     n_seeds: np.ndarray
     """Seeds behind each cell mean (S_ml)."""
     v_fixed: np.ndarray
-    """Known (plugged-in) variance of each cell mean: the bootstrap variance, plus
-    ``sd_seed**2 / S`` where a summary cube gives an SD without seed replicates."""
+    """Known (plugged-in) variance of each cell mean (the bootstrap variance, plus
+    ``sd_seed**2 / S`` where a summary cube gives an SD without seed replicates)."""
     vbar: np.ndarray
     """Pooled bootstrap variance of each cell (NaN without bootstrap information)."""
     boot_dof: np.ndarray

@@ -200,7 +200,7 @@ class HierarchicalFit:
         Computed by :func:`evaluq.pairwise_differences` on the posterior draws (one kernel for
         the frequentist and the Bayesian side); ``ci`` is then the equal-tailed credible
         interval and ``p_greater`` is :math:`P(D > 0 \\mid data)`. Added, as in baycomp:
-        ``p_below`` = P(D < -rope), ``p_rope`` = P(|D| <= rope), ``p_above`` = P(D > rope).
+        ``p_below`` = P(D < -rope), ``p_rope`` = ``P(|D| <= rope)``, ``p_above`` = P(D > rope).
 
         Parameters
         ----------
