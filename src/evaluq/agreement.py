@@ -102,7 +102,19 @@ class AgreementResult(ResultBase):
         return self.bootstrap_distribution.std(RESAMPLE, ddof=1, skipna=True)
 
     def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
-        """Percentile bootstrap interval at ``confidence_level`` (default: the stored level)."""
+        """Percentile bootstrap interval at ``confidence_level`` (default: the stored level).
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level in (0, 1); default None: the level given to the agreement function.
+
+        Returns
+        -------
+        xarray.DataArray
+            The estimate's dims plus ``ci_bound`` (lower, upper); quantiles of
+            :attr:`bootstrap_distribution` over ``resample`` (NaN resamples skipped).
+        """
         level = self.confidence_level if confidence_level is None else check_confidence_level(
             confidence_level)
         tail = (1 - level) / 2

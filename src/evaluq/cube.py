@@ -58,7 +58,27 @@ _ALLOWED_DIMS: dict[str, tuple[str, ...]] = {
 
 
 def higher_is_better(cube: xr.Dataset | xr.DataArray) -> bool:
-    """Read the cube's ``higher_is_better`` attribute (default True when absent)."""
+    """Read the cube's ``higher_is_better`` attribute (default True when absent).
+
+    Parameters
+    ----------
+    cube : xarray.Dataset or xarray.DataArray
+        An evaluation cube, or any object whose ``attrs`` may hold ``higher_is_better``
+        (1 / 0, or True / False, possibly as strings). Another value raises ``CubeError``.
+
+    Returns
+    -------
+    bool
+        True when a larger score is better (also when the attribute is absent).
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> eq.higher_is_better(eq.from_arrays(np.ones((1, 2, 3))))
+    True
+    >>> eq.higher_is_better(eq.from_arrays(np.ones((1, 2, 3)), higher_is_better=False))
+    False
+    """
     if not isinstance(cube, xr.Dataset | xr.DataArray):
         raise TypeError(f"`cube` must be an xarray Dataset or DataArray; got "
                         f"{type(cube).__name__}")
@@ -69,7 +89,24 @@ def higher_is_better(cube: xr.Dataset | xr.DataArray) -> bool:
 
 
 def is_summary(cube: xr.Dataset) -> bool:
-    """True for a summary-only cube (``sd_seed`` / ``sd_boot`` instead of raw replicates)."""
+    """True for a summary-only cube (``sd_seed`` / ``sd_boot`` instead of raw replicates).
+
+    Parameters
+    ----------
+    cube : xarray.Dataset
+        An evaluation cube. It is summary-only when it holds an ``sd_seed`` or ``sd_boot``
+        variable (as made by :func:`evaluq.from_summary`).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> eq.is_summary(eq.from_arrays(np.ones((1, 2, 3))))
+    False
+    """
     if not isinstance(cube, xr.Dataset):
         raise TypeError(f"`cube` must be an xarray.Dataset; got {type(cube).__name__}")
     return SD_SEED in cube.data_vars or SD_BOOT in cube.data_vars
@@ -604,6 +641,14 @@ def validate(cube: Any) -> xr.Dataset:
     are non-negative and ``n_seeds`` are whole numbers >= 1; the attributes ``metric`` and
     ``higher_is_better`` are present.
 
+    Parameters
+    ----------
+    cube : xarray.Dataset
+        The cube to check: ``score`` over (model, language, seed), optional ``boot_score``
+        over (model, language, seed, bootstrap), or the summary variables ``sd_seed``,
+        ``sd_boot``, ``n_seeds`` over (model, language). Variables with other names are left
+        alone. Anything but a Dataset raises ``CubeError``.
+
     Returns
     -------
     xarray.Dataset
@@ -686,6 +731,17 @@ def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
     """Open a cube saved with ``cube.to_netcdf(path)`` and validate it.
 
     The data are loaded into memory and the file is closed, so the file can be overwritten.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A NetCDF file written by ``cube.to_netcdf``; a missing file raises
+        ``FileNotFoundError``.
+
+    Returns
+    -------
+    xarray.Dataset
+        The cube, checked by :func:`validate`.
 
     Examples
     --------

@@ -269,13 +269,35 @@ class TIntervalResult(ResultBase):
         return self.sd / np.sqrt(self.n)
 
     def margin(self, confidence_level: float | None = None) -> xr.DataArray:
-        """Margin of error ``E = t_{1 - alpha/2, n-1} s / sqrt(n)`` (never clipped)."""
+        """Margin of error ``E = t_{1 - alpha/2, n-1} s / sqrt(n)`` (never clipped).
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level in (0, 1); default None: the level given at construction.
+
+        Returns
+        -------
+        DataArray
+            E per item (the dims of :attr:`sd`).
+        """
         level = self.confidence_level if confidence_level is None else check_confidence_level(
             confidence_level)
         return xr.apply_ufunc(_t_margin, self.sd, kwargs={"n": self.n, "confidence_level": level})
 
     def unclipped_interval(self, confidence_level: float | None = None) -> xr.DataArray:
-        """``estimate -+ margin`` at ``confidence_level``, ignoring :attr:`bounds`."""
+        """``estimate -+ margin`` at ``confidence_level``, ignoring :attr:`bounds`.
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level in (0, 1); default None: the level given at construction.
+
+        Returns
+        -------
+        DataArray
+            The items' dims plus ``ci_bound`` (lower, upper).
+        """
         level = self.confidence_level if confidence_level is None else check_confidence_level(
             confidence_level)
         e = self.margin(level)
@@ -283,21 +305,56 @@ class TIntervalResult(ResultBase):
 
     def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
         """The interval at ``confidence_level`` (default: the level given at construction),
-        clipped to :attr:`bounds` when they are set."""
+        clipped to :attr:`bounds` when they are set.
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level in (0, 1); default None: the level given at construction.
+
+        Returns
+        -------
+        DataArray
+            The items' dims plus ``ci_bound`` (lower, upper).
+        """
         ci = self.unclipped_interval(confidence_level)
         if self.bounds is not None:
             ci = ci.clip(*self.bounds)
         return ci
 
     def prob_above(self, threshold: float) -> xr.DataArray:
-        """``P(mu > threshold)``; see :func:`prob_above`."""
+        """``P(mu > threshold)``; see :func:`prob_above`.
+
+        Parameters
+        ----------
+        threshold : float or DataArray
+            The pass mark, in score units (finite; a DataArray broadcasts against the
+            items).
+
+        Returns
+        -------
+        DataArray
+            Named ``prob_above``, one value in [0, 1] per item.
+        """
         t = _check_threshold(threshold)
         return xr.apply_ufunc(_t_prob_above, self.estimate, self.sd,
                               kwargs={"n": self.n, "threshold": t}).rename("prob_above")
 
     def verdict(self, threshold: float) -> xr.DataArray:
         """"pass" / "fail" when the interval lies above / below ``threshold``, else "borderline
-        pass" or "borderline fail" by the side of the mean (the paper's "borderline FAIL")."""
+        pass" or "borderline fail" by the side of the mean (the paper's "borderline FAIL").
+
+        Parameters
+        ----------
+        threshold : float or DataArray
+            The pass mark, in score units (finite; a DataArray broadcasts against the
+            items).
+
+        Returns
+        -------
+        DataArray
+            One string per item.
+        """
         t = _check_threshold(threshold)
         return _verdict(self.estimate, self.lower, self.upper, t)
 
@@ -489,15 +546,16 @@ def arf_k(arf_alpha: ArrayLike, distribution: Distribution = "normal") -> Any:
 
     Parameters
     ----------
-    alpha : float or array_like
-        1 - confidence level, in (0, 0.5].
-    distribution : {"normal", "unknown"}
-        What is assumed about the error of the single observation.
+    arf_alpha : float, array_like or DataArray
+        The worst-case non-coverage, 1 - confidence level, in (0, 0.5].
+    distribution : {"normal", "unknown"}, optional
+        What is assumed about the error of the single observation; default ``"normal"``.
 
     Returns
     -------
     float, ndarray or DataArray
-        k, with the shape of ``alpha`` (a DataArray named "k" for a DataArray ``alpha``).
+        k, with the shape of ``arf_alpha`` (a DataArray named "k" for a DataArray
+        ``arf_alpha``).
 
     References
     ----------
@@ -539,6 +597,18 @@ def arf_alpha(k: ArrayLike, distribution: Distribution = "normal") -> Any:
 
     ``"unknown"``: ``alpha = 4k / (2k + 1)^2``; ``"normal"``: ``Phi(d a) - Phi(d/a)`` at the
     worst d (see :func:`arf_k`).
+
+    Parameters
+    ----------
+    k : float or array_like
+        The multiplier, finite and >= 0.5 (k = 0.5 gives alpha = 0.5).
+    distribution : {"normal", "unknown"}, optional
+        What is assumed about the error of the single observation; default ``"normal"``.
+
+    Returns
+    -------
+    float or ndarray
+        alpha in (0, 0.5], with the shape of ``k``.
 
     Examples
     --------
@@ -591,7 +661,19 @@ class ARFIntervalResult(ResultBase):
     def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
         """The (clipped) interval with a ``ci_bound`` dim: at the stored level by default, or
         at ``confidence_level`` with the multiplier ``arf_k(1 - confidence_level)`` for the same
-        ``distribution``."""
+        ``distribution``.
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level in [0.5, 1) (an ARF interval needs ``arf_alpha <= 0.5``); default None: the
+            stored level and multiplier.
+
+        Returns
+        -------
+        DataArray
+            The items' dims plus ``ci_bound`` (lower, upper).
+        """
         half = self.half_width
         level = self.confidence_level
         if confidence_level is not None:
@@ -605,7 +687,19 @@ class ARFIntervalResult(ResultBase):
 
     def verdict(self, threshold: float) -> xr.DataArray:
         """"pass" / "fail" when the interval lies above / below ``threshold``, else
-        "borderline pass" / "borderline fail" by the side of the centre."""
+        "borderline pass" / "borderline fail" by the side of the centre.
+
+        Parameters
+        ----------
+        threshold : float or DataArray
+            The pass mark, in score units (finite; a DataArray broadcasts against the
+            items).
+
+        Returns
+        -------
+        DataArray
+            One string per item.
+        """
         t = _check_threshold(threshold)
         return _verdict(self.estimate, self.lower, self.upper, t)
 

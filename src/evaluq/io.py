@@ -30,6 +30,19 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     The format follows the suffix: ``.csv``; ``.tsv`` / ``.tab``; ``.jsonl`` / ``.ndjson``;
     ``.parquet`` / ``.pq``. Extra keyword arguments go to the pandas reader.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file. Its suffix (case-insensitive) picks the reader; another suffix raises
+        ``CubeError``, a missing file ``FileNotFoundError``, an empty file ``CubeError``.
+    **kwargs
+        Passed to :func:`pandas.read_csv` (``sep`` is set for ``.tsv``),
+        :func:`pandas.read_json` (``lines=True``) or :func:`pandas.read_parquet`.
+
+    Returns
+    -------
+    pandas.DataFrame
+
     Examples
     --------
     >>> import pandas as pd, tempfile, os

@@ -172,7 +172,22 @@ def var_mse(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
     .. math:: \mathrm{Var}[\mathrm{MSE}] = \frac{1}{M^2}\sum_i (2\sigma_i^4 + 4 d_i^2 \sigma_i^2)
 
     (for equal sigma: ``2 sigma^4 / M + 4 sigma^2 sum d_i^2 / M^2``, the variance of the scaled
-    noncentral chi-square). Parameters as in :func:`expected_mse`.
+    noncentral chi-square).
+
+    Parameters
+    ----------
+    targets : array_like or DataArray
+        Mean measured targets ``ybar_i`` (1-D over items, or a DataArray with an ``item``
+        dim).
+    predictions : array_like or DataArray
+        Predictions ``yhat_i`` (same items; a DataArray may add dims such as ``model``).
+    sigma : float, array_like or DataArray
+        Measurement SDs ``sigma_i >= 0``: a scalar, 1-D over items, or a DataArray.
+
+    Returns
+    -------
+    xarray.DataArray
+        Reduced over ``item`` (0-d for 1-D inputs).
 
     Examples
     --------
@@ -216,7 +231,7 @@ class MSEDistribution:
     @property
     def routes(self) -> xr.DataArray:
         """How each cell is evaluated: ``"ncx2"`` or ``"imhof"`` (exact), ``"normal"`` (the
-        Edgeworth limit where the skewness is below 1e-2: huge |d| / sigma, or very many
+        Edgeworth limit where the skewness is below 1e-2: huge ``|d| / sigma``, or very many
         items; CDF error below ~1e-6), ``"point"`` (SD 0, or below float64's range) or
         ``"monte_carlo"``."""
         values = (np.full(self._cells(), self.method, dtype=object) if self._routes is None
@@ -328,6 +343,17 @@ class MSEDistribution:
         vectorised call per cell. The Imhof route inverts the characteristic function once per
         distinct ``x`` (QUADPACK; about 1-5 ms per point and cell): no vectorised route keeps
         its accuracy, because the Fourier weight of the tail integral depends on ``x``.
+
+        Parameters
+        ----------
+        x : float, array_like (1-D) or DataArray
+            Where to evaluate, in MSE units (numeric, no NaN).
+
+        Returns
+        -------
+        xarray.DataArray
+            Named ``cdf``: the dims of :attr:`mean`, plus ``x`` for a 1-D array or the
+            DataArray's own dims.
         """
         return self._evaluate(x, self._cdf_cell, "cdf")
 
@@ -350,6 +376,16 @@ class MSEDistribution:
           bandwidth; smoothed, and biased near the lower end of the support).
 
         Points below the support (``x < s``) have density 0.
+
+        Parameters
+        ----------
+        x : float, array_like (1-D) or DataArray
+            Where to evaluate, in MSE units (as in :meth:`cdf`).
+
+        Returns
+        -------
+        xarray.DataArray
+            Named ``pdf``, dims as in :meth:`cdf`.
         """
         return self._evaluate(x, self._pdf_cell, "pdf")
 
@@ -373,7 +409,18 @@ class MSEDistribution:
                                      xtol=1e-10 * max(1e-300, mean), rtol=1e-10))
 
     def quantile(self, q: float | list[float] | np.ndarray) -> xr.DataArray:
-        """Quantiles of the MSE (a ``quantile`` dim)."""
+        """Quantiles of the MSE (a ``quantile`` dim).
+
+        Parameters
+        ----------
+        q : float or array_like
+            Probability levels, each in (0, 1).
+
+        Returns
+        -------
+        xarray.DataArray
+            Named ``mse_quantile``: the dims of :attr:`mean` plus ``quantile``.
+        """
         probs = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if np.any((probs <= 0) | (probs >= 1)):
             raise ValueError(f"quantile levels must be in (0, 1); got {q!r}")
@@ -382,7 +429,18 @@ class MSEDistribution:
         return self._wrap(vals, {"quantile": probs}).rename("mse_quantile")
 
     def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
-        """Equal-tailed interval holding the MSE with probability ``confidence_level``."""
+        """Equal-tailed interval holding the MSE with probability ``confidence_level``.
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level in (0, 1); default 0.95.
+
+        Returns
+        -------
+        xarray.DataArray
+            Named ``mse_interval``: the dims of :attr:`mean` plus ``ci_bound``.
+        """
         level = check_confidence_level(confidence_level)
         tail = (1.0 - level) / 2.0
         vals = np.array([[self._quantile_cell(c, tail), self._quantile_cell(c, 1.0 - tail)]
@@ -394,13 +452,28 @@ class MSEDistribution:
         return out
 
     def to_dataset(self, confidence_level: float = 0.95) -> xr.Dataset:
-        """Mean, variance, SD and the interval as one Dataset."""
+        """Mean, variance, SD and the interval as one Dataset.
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level in (0, 1); default 0.95.
+            Level of ``interval``.
+        """
         return xr.Dataset({
             "mean": self.mean, "variance": self.variance, "sd": self.variance ** 0.5,
             "interval": self.interval(confidence_level),
         }, attrs={"method": self.method})
 
     def to_dataframe(self, confidence_level: float = 0.95) -> pd.DataFrame:
+        """Mean, variance, SD and interval bounds (one row per cell of the other dims).
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level in (0, 1); default 0.95.
+            Level of ``lower`` / ``upper``.
+        """
         ds = self.to_dataset(confidence_level)
         frame = ds[["mean", "variance", "sd"]].to_dataframe() if ds["mean"].ndim else \
             pd.DataFrame({k: [float(ds[k])] for k in ("mean", "variance", "sd")})
@@ -443,10 +516,10 @@ def mse_distribution(
     - ``method="monte_carlo"``: ``n_draws`` simulated MSE values with ``rng`` (a cross-check).
 
     Where the exact routes are ill-posed, a cell switches route (see
-    :attr:`MSEDistribution.routes`): with skewness below 1e-2 (|d| / sigma above ~300, or
+    :attr:`MSEDistribution.routes`): with skewness below 1e-2 (``|d| / sigma`` above ~300, or
     ~80,000 items) to the normal limit, an Edgeworth expansion to second order (CDF error
     below 5e-9 at the switch against the exact ncx2; there QUADPACK's integrand oscillates
-    ~|d|/sigma times and scipy's ncx2 returns NaN); with no representable spread (sigma 0, or
+    ~``|d| / sigma`` times and scipy's ncx2 returns NaN); with no representable spread (sigma 0, or
     skewed with every sigma^2 / M below 1e-290) to a point mass at the mean.
 
     Parameters
@@ -582,6 +655,21 @@ def expected_mae(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
     ``sigma_i = 0`` gives ``mu_i = |d_i|`` exactly (no division by zero). (The paper's eq. 37 and
     Table 1 write ``erfc(|d|/(sqrt(2) d))``; the denominator is sigma.)
 
+    Parameters
+    ----------
+    targets : array_like or DataArray
+        Mean measured targets ``ybar_i`` (1-D over items, or a DataArray with an ``item``
+        dim).
+    predictions : array_like or DataArray
+        Predictions ``yhat_i`` (same items; a DataArray may add dims such as ``model``).
+    sigma : float, array_like or DataArray
+        Measurement SDs ``sigma_i >= 0``: a scalar, 1-D over items, or a DataArray.
+
+    Returns
+    -------
+    xarray.DataArray
+        Reduced over ``item`` (0-d for 1-D inputs).
+
     Examples
     --------
     >>> import evaluq as eq
@@ -600,6 +688,21 @@ def var_mae(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
 
     with ``mu_i`` the folded-normal mean of :func:`expected_mae`. (The paper's eqs. 41-42
     subtract ``d sqrt(2/pi) exp(.) + d erf(.)`` instead of ``mu_i^2``: wrong.)
+
+    Parameters
+    ----------
+    targets : array_like or DataArray
+        Mean measured targets ``ybar_i`` (1-D over items, or a DataArray with an ``item``
+        dim).
+    predictions : array_like or DataArray
+        Predictions ``yhat_i`` (same items; a DataArray may add dims such as ``model``).
+    sigma : float, array_like or DataArray
+        Measurement SDs ``sigma_i >= 0``: a scalar, 1-D over items, or a DataArray.
+
+    Returns
+    -------
+    xarray.DataArray
+        Reduced over ``item`` (0-d for 1-D inputs).
 
     Examples
     --------
@@ -703,8 +806,26 @@ def var_accuracy(targets: Any, predictions: Any, *, q: Any = None,
     .. math:: \mathrm{Var}[a_r] = \frac1{M^2}\sum_i \pi_i (1 - \pi_i)
               \;=\; \frac{q(1-q)}{M} \text{ for a constant flip probability}
 
-    (The paper's ``q (1 - q)`` is missing the ``1/M``.) Parameters as in
-    :func:`expected_accuracy`.
+    (The paper's ``q (1 - q)`` is missing the ``1/M``.)
+
+    Parameters
+    ----------
+    targets : array_like or DataArray
+        True labels (1-D or DataArray with ``item``): any two values with ``q``, integers
+        ``0..K-1`` with ``transition``.
+    predictions : array_like or DataArray
+        Predicted labels (same items; a DataArray may add dims such as ``model``).
+    q : float, array_like or DataArray, optional
+        Flip probability in [0, 1] (binary labels only): scalar, per item, or DataArray.
+        Exactly one of ``q`` and ``transition`` is given.
+    transition : array_like, optional
+        ``K x K`` row-stochastic matrix ``T[j, l] = P(observed l | true j)`` (instead of
+        ``q``).
+
+    Returns
+    -------
+    xarray.DataArray
+        Reduced over ``item`` (0-d for 1-D inputs).
 
     Examples
     --------
@@ -789,7 +910,18 @@ class AccuracyDistribution:
         return self.pmf.cumsum("n_correct").rename("cdf")
 
     def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
-        """Exact equal-tailed interval (each tail at most ``(1 - level)/2``; coverage >= level)."""
+        """Exact equal-tailed interval (each tail at most ``(1 - level)/2``; coverage >= level).
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level in (0, 1); default 0.95.
+
+        Returns
+        -------
+        xarray.DataArray
+            Accuracies (n_correct / M) over the inputs' other dims plus ``ci_bound``.
+        """
         level = check_confidence_level(confidence_level)
         tail = (1.0 - level) / 2.0
         cdf = self.cdf().transpose(..., "n_correct").values
@@ -805,7 +937,18 @@ class AccuracyDistribution:
         return out
 
     def coverage(self, confidence_level: float = 0.95) -> xr.DataArray:
-        """Exact probability that the accuracy falls inside :meth:`interval` (>= the level)."""
+        """Exact probability that the accuracy falls inside :meth:`interval` (>= the level).
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level in (0, 1); default 0.95.
+
+        Returns
+        -------
+        xarray.DataArray
+            Named ``coverage``, over the inputs' other dims.
+        """
         iv = self.interval(confidence_level)
         acc = self.pmf["accuracy"]
         inside = (acc >= iv.sel({CI_BOUND: "lower"}) - 1e-12) & (
@@ -813,13 +956,27 @@ class AccuracyDistribution:
         return self.pmf.where(inside, 0.0).sum("n_correct").rename("coverage")
 
     def to_dataset(self, confidence_level: float = 0.95) -> xr.Dataset:
-        """pmf, mean, variance, SD and the exact interval as one Dataset."""
+        """pmf, mean, variance, SD and the exact interval as one Dataset.
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level in (0, 1); default 0.95.
+            Level of ``interval``.
+        """
         return xr.Dataset({"pmf": self.pmf, "mean": self.mean, "variance": self.variance,
                            "sd": np.sqrt(self.variance),
                            "interval": self.interval(confidence_level)})
 
     def to_dataframe(self, confidence_level: float = 0.95) -> pd.DataFrame:
-        """Mean, variance, SD and interval bounds (one row per cell of the other dims)."""
+        """Mean, variance, SD and interval bounds (one row per cell of the other dims).
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level in (0, 1); default 0.95.
+            Level of ``lower`` / ``upper``.
+        """
         iv = self.interval(confidence_level)
         cols: dict[str, xr.DataArray] = {
                 "mean": self.mean, "variance": self.variance, "sd": self.variance ** 0.5,
@@ -848,7 +1005,25 @@ def accuracy_distribution(targets: Any, predictions: Any, *, q: Any = None,
     ``M a_r = sum_i B_i``, ``B_i ~ Bernoulli(pi_i)`` independent (see
     :func:`expected_accuracy` for ``pi_i``); for a constant ``q``,
     ``M a_r ~ Bin(M a, 1 - q) + Bin(M (1 - a), q)``. The pmf is computed exactly (grouped
-    characteristic function, FFT inversion). Parameters as in :func:`expected_accuracy`.
+    characteristic function, FFT inversion).
+
+    Parameters
+    ----------
+    targets : array_like or DataArray
+        True labels (1-D or DataArray with ``item``): any two values with ``q``, integers
+        ``0..K-1`` with ``transition``.
+    predictions : array_like or DataArray
+        Predicted labels (same items; a DataArray may add dims such as ``model``).
+    q : float, array_like or DataArray, optional
+        Flip probability in [0, 1] (binary labels only): scalar, per item, or DataArray.
+        Exactly one of ``q`` and ``transition`` is given.
+    transition : array_like, optional
+        ``K x K`` row-stochastic matrix ``T[j, l] = P(observed l | true j)`` (instead of
+        ``q``).
+
+    Returns
+    -------
+    AccuracyDistribution
 
     Examples
     --------

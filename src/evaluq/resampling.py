@@ -206,6 +206,36 @@ class ResamplePlan:
     Made by ``evaluq.resample(..., lazy=True)``. :func:`evaluq.aggregate` accepts it and then
     never holds more than one chunk of scores; :meth:`compute` materialises the same Dataset
     that ``lazy=False`` returns, and :meth:`chunks` yields it piece by piece.
+
+    Attributes
+    ----------
+    cube : xarray.Dataset
+        The validated cube with every dim's labels sorted (the result restores the
+        cube's order).
+    n_resamples : int
+        Number of resamples (>= 2).
+    replication : str
+        ``"parametric"``, ``"nonparametric"`` or ``"none"`` (see :func:`evaluq.resample`).
+    languages : str
+        ``"fixed"``, ``"bootstrap"`` or ``"subsample"``.
+    n_languages : int
+        Languages per resample (L for ``"fixed"``).
+    entropy : int
+        Root seed in [0, 2**63) drawn once from ``rng``; every block of resamples derives its
+        own stream from it, so the numbers do not depend on ``chunk_size``.
+    chunk_size : int
+        Resamples drawn at once (a multiple of 1000).
+    seeds : str or None
+        How seeds are drawn with ``replication="nonparametric"`` (``"one"``,
+        ``"bootstrap"`` or ``"rescaled"``); None otherwise.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=2, n_languages=4, n_boot=20, rng=0)
+    >>> plan = eq.resample(cube, n_resamples=1000, rng=0, lazy=True)
+    >>> plan.compute().identical(eq.resample(cube, n_resamples=1000, rng=0))
+    True
     """
 
     cube: xr.Dataset = field(repr=False)

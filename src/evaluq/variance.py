@@ -322,6 +322,18 @@ def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.D
     (for example a cube without bootstrap replicates has no ``sigma_boot`` and hence no
     ``se_mean_fixed``; see ``models/variance_components.md`` for every shape).
 
+    Parameters
+    ----------
+    components : xarray.Dataset
+        The result of :func:`variance_components`; another Dataset raises ``TypeError``.
+    digits : int, optional
+        Round every column to this many decimals (>= 0). Default None: no rounding.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model (index ``model``).
+
     Examples
     --------
     >>> import numpy as np, evaluq as eq

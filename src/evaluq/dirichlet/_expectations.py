@@ -201,6 +201,20 @@ def expected_entropy(counts: Any, *, prior: Any = None) -> xr.DataArray:
     ``(K - 1)/a_0`` and can go negative; its appendix calls ``E[p_k log p_k]`` the derivative
     of ``log B(a)``, which is ``E[log p_k]`` instead. The final formula above is right.)
 
+    Parameters
+    ----------
+    counts : array_like, DataArray or DirichletPosterior
+        Counts ``(n_items, K)``, ``(K,)``, a DataArray ``(item, class)``, or a
+        :class:`DirichletPosterior`.
+    prior : float or array_like, optional
+        Prior concentration: a positive scalar or ``K`` positive values (default None: 1, the
+        uniform prior); not allowed with a posterior.
+
+    Returns
+    -------
+    xarray.DataArray
+        Per-item values with dim ``item`` (0-d for 1-D counts).
+
     Examples
     --------
     >>> import evaluq as eq
@@ -225,8 +239,28 @@ def expected_kl(counts: Any, q: Any, *, prior: Any = None,
             \left(\psi(a_k + 1) - \psi(a_0 + 1) - \log q_k\right)
             = E[\mathrm{CE}(p, q)] - E[H(p)]
 
-    Vectorised: one digamma per (item, class). Parameters as in
-    :func:`expected_cross_entropy`.
+    Vectorised: one digamma per (item, class).
+
+    Parameters
+    ----------
+    counts : array_like, DataArray or DirichletPosterior
+        Counts ``(n_items, K)``, ``(K,)``, a DataArray ``(item, class)``, or a
+        :class:`DirichletPosterior`.
+    q : array_like or DataArray
+        Predicted distributions: ``(K,)``, ``(n_items, K)`` or a DataArray with a ``class`` dim
+        (and optional ``item``, ``model``, ... dims).
+    prior : float or array_like, optional
+        Prior concentration: a positive scalar or ``K`` positive values (default None: 1, the
+        uniform prior); not allowed with a posterior.
+    eps : float, optional
+        ``None`` (default): ``q_k = 0`` gives ``+inf`` (the exact value, since ``a_k > 0``).
+        A float clips ``q`` at ``eps`` and renormalises, as :mod:`evaluq.metrics` does.
+
+    Returns
+    -------
+    xarray.DataArray
+        Per-item values (dims: the prediction's other dims, then ``item``); ``.mean("item")``
+        is the data-set value.
 
     Examples
     --------
@@ -314,6 +348,24 @@ def expected_emd(counts: Any, q: Any, *, prior: Any = None) -> xr.DataArray:
     so ``E[EMD]`` costs ``K - 1`` incomplete beta functions per item. The paper estimates it by
     Monte Carlo with 1000 draws (standard error about 0.007); see
     :func:`monte_carlo_expectation` for that route.
+
+    Parameters
+    ----------
+    counts : array_like, DataArray or DirichletPosterior
+        Counts ``(n_items, K)``, ``(K,)``, a DataArray ``(item, class)``, or a
+        :class:`DirichletPosterior`.
+    q : array_like or DataArray
+        Predicted distributions, classes in ordinal order: ``(K,)``, ``(n_items, K)`` or a
+        DataArray with a ``class`` dim (and optional ``item``, ``model``, ... dims).
+    prior : float or array_like, optional
+        Prior concentration: a positive scalar or ``K`` positive values (default None: 1, the
+        uniform prior); not allowed with a posterior.
+
+    Returns
+    -------
+    xarray.DataArray
+        Per-item values (dims: the prediction's other dims, then ``item``); ``.mean("item")``
+        is the data-set value.
 
     Examples
     --------

@@ -290,6 +290,24 @@ def posterior_from_annotations(
 ) -> DirichletPosterior:
     """Dirichlet posterior from raw ordinal labels (see :func:`counts_from_annotations`).
 
+    Parameters
+    ----------
+    annotations : sequence of sequences of int, or pandas.DataFrame
+        One sequence of labels per item (a variable number per item, possibly none), or a
+        long table with one row per annotation.
+    n_classes : int
+        ``K`` (>= 2); labels must be integers in ``[0, K)``.
+    prior : float or array_like, optional
+        Prior concentration: a positive scalar (default 1, uniform; 0.5 Jeffreys') or ``K``
+        positive values.
+    item, label : str, optional
+        Column names of the item ids and of the labels, required for a long table.
+
+    Returns
+    -------
+    DirichletPosterior
+        ``Dir(prior + counts)`` for every item.
+
     Examples
     --------
     >>> import evaluq as eq

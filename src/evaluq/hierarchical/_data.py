@@ -44,7 +44,50 @@ class HierarchicalData:
     """Sufficient statistics of a cube for the hierarchical model.
 
     Arrays are (model, language) unless noted; missing cells have ``observed`` False and NaN
-    in ``ybar``.
+    in ``ybar``. Made by :func:`cube_statistics`; not meant to be built by hand.
+
+    Attributes
+    ----------
+    models, languages : numpy.ndarray
+        The cube's ``model`` and ``language`` labels, in the cube's order.
+    ybar : numpy.ndarray
+        Mean score of each cell over its seeds (NaN where the cell is missing).
+    observed : numpy.ndarray of bool
+        Whether the cell has at least one score.
+    n_seeds : numpy.ndarray
+        Seeds behind each cell mean (S_ml; 0 for a missing cell).
+    v_fixed : numpy.ndarray
+        Known (plugged-in) variance of each cell mean (NaN for a missing cell).
+    vbar : numpy.ndarray
+        Pooled bootstrap variance of each cell (NaN without bootstrap information).
+    boot_dof : numpy.ndarray
+        Degrees of freedom of ``vbar`` (inf for a given ``sd_boot``, 0 without bootstrap).
+    seed_ss : numpy.ndarray
+        (model,) pooled within-cell sum of squares over seeds.
+    seed_dof : numpy.ndarray
+        (model,) its degrees of freedom.
+    seed_identified : numpy.ndarray of bool
+        (model,) whether ``sigma_seed`` is identified (``seed_dof > 0``).
+    boot_identified : bool
+        Whether the cube carries bootstrap information (``boot_score`` or ``sd_boot``).
+    summary_only : bool
+        Whether the cube is summary-only (:func:`evaluq.is_summary`).
+    higher_is_better : bool
+        The cube's direction (:func:`evaluq.higher_is_better`).
+    reasons : dict of str to str
+        For each component the cube cannot identify (``"sigma_seed"``, ``"sigma_boot"``),
+        why not. Default empty.
+    digest : str
+        SHA-256 of the cube's values and model / language labels, which ties a saved fit to
+        its cube (:func:`evaluq.load_fit`). Default ``""``.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> from evaluq.hierarchical import cube_statistics
+    >>> data = cube_statistics(eq.simulate_cube(n_models=3, n_languages=5, n_boot=20, rng=0))
+    >>> data.shape, data.boot_identified, bool(data.seed_identified.all())
+    ((3, 5), True, True)
     """
 
     models: np.ndarray
@@ -54,8 +97,8 @@ class HierarchicalData:
     n_seeds: np.ndarray
     """Seeds behind each cell mean (S_ml)."""
     v_fixed: np.ndarray
-    """Known (plugged-in) variance of each cell mean: the bootstrap variance, plus
-    ``sd_seed**2 / S`` where a summary cube gives an SD without seed replicates."""
+    """Known (plugged-in) variance of each cell mean (the bootstrap variance, plus
+    ``sd_seed**2 / S`` where a summary cube gives an SD without seed replicates)."""
     vbar: np.ndarray
     """Pooled bootstrap variance of each cell (NaN without bootstrap information)."""
     boot_dof: np.ndarray
@@ -128,13 +171,24 @@ def cube_statistics(cube: Any) -> HierarchicalData:
 
     Parameters
     ----------
-    cube
-        An evaluation cube (raw or summary-only).
+    cube : xarray.Dataset
+        An evaluation cube (raw or summary-only), checked by :func:`evaluq.validate`. Every
+        model needs at least one observed language, and bootstrap information must be given
+        for every observed cell or for none (else ``CubeError``).
 
     Returns
     -------
     HierarchicalData
         The statistics, which components are identified and why not.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> from evaluq.hierarchical import cube_statistics
+    >>> cube = eq.simulate_cube(n_models=2, n_languages=4, n_seeds=1, n_boot=None, rng=0)
+    >>> data = cube_statistics(cube)
+    >>> data.shape, data.boot_identified, sorted(data.reasons)
+    ((2, 4), False, ['sigma_boot', 'sigma_seed'])
     """
     cube = validate(cube)
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values.astype(np.float64)

@@ -35,7 +35,18 @@ class ConvergenceWarning(UserWarning):
 
 
 def nutpie_available() -> bool:
-    """Whether nutpie is installed (then ``sampler="auto"`` uses it)."""
+    """Whether nutpie is installed (then ``sampler="auto"`` uses it).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from evaluq.hierarchical import nutpie_available
+    >>> isinstance(nutpie_available(), bool)
+    True
+    """
     return importlib.util.find_spec("nutpie") is not None
 
 
@@ -142,7 +153,11 @@ class HierarchicalFit:
     config
         The arguments of the fit, the priors and the seeds.
     data
-        The cube's sufficient statistics and which components are identified.
+        The cube's sufficient statistics and which components are identified
+        (:class:`HierarchicalData`).
+    cube
+        The cube the model was fitted to (the frequentist side of
+        :meth:`compare_frequentist`).
     """
 
     idata: xr.DataTree
@@ -189,7 +204,7 @@ class HierarchicalFit:
         Computed by :func:`evaluq.pairwise_differences` on the posterior draws (one kernel for
         the frequentist and the Bayesian side); ``ci`` is then the equal-tailed credible
         interval and ``p_greater`` is :math:`P(D > 0 \\mid data)`. Added, as in baycomp:
-        ``p_below`` = P(D < -rope), ``p_rope`` = P(|D| <= rope), ``p_above`` = P(D > rope).
+        ``p_below`` = P(D < -rope), ``p_rope`` = ``P(|D| <= rope)``, ``p_above`` = P(D > rope).
 
         Parameters
         ----------
@@ -200,7 +215,7 @@ class HierarchicalFit:
             Half-width of the region of practical equivalence (>= 0, in score units);
             default 0.
         confidence_level
-            Level of the credible intervals.
+            Level of the credible intervals, in (0, 1); default 0.95.
         """
         import evaluq as eq
 
@@ -252,6 +267,17 @@ class HierarchicalFit:
             ``freq_upper``, ``posterior_mean``, ``post_lower``, ``post_upper``, ``agree``
             and ``driver`` (the assumption that explains a disagreement; empty when they
             agree).
+
+        Parameters
+        ----------
+        resampled : xarray.Dataset, optional
+            A resampled cube (:func:`evaluq.resample`) of the fitted cube for the frequentist
+            intervals; default None draws ``eq.resample(cube, languages="fixed")``.
+        confidence_level : float, optional
+            Level of both sides' intervals, in (0, 1); default 0.95.
+        rng : int, numpy.random.Generator or None, optional
+            Seed or generator of the default resampling and of the frequentist rank
+            distribution; default 0 (reproducible).
         """
         from evaluq.hierarchical._compare import compare
 
@@ -278,7 +304,14 @@ class HierarchicalFit:
 
     # -- persistence ---------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the fit (posterior, statistics, configuration, data hash) to a NetCDF file."""
+        """Write the fit (posterior, statistics, configuration, data hash) to a NetCDF file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (overwritten). Read it back with :func:`evaluq.load_fit`, given
+            the same cube.
+        """
         self.idata.to_netcdf(path)
 
     # -- display -------------------------------------------------------------------------------
@@ -439,12 +472,27 @@ def load_fit(path: str | os.PathLike[str], cube: xr.Dataset | None = None) -> Hi
 
     Parameters
     ----------
-    path
-        The file.
-    cube
+    path : str or os.PathLike
+        The NetCDF file written by :meth:`HierarchicalFit.save`.
+    cube : xarray.Dataset, optional
         The cube of the fit, checked by a hash of its values and labels (a different cube
         raises ``ValueError``). Without it, the fit is rebuilt from the sufficient statistics
         saved with it, and :meth:`HierarchicalFit.compare_frequentist` is unavailable.
+
+    Returns
+    -------
+    HierarchicalFit
+
+    Examples
+    --------
+    Fitting takes some seconds, so the example does not run here:
+
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=3, n_languages=8, n_boot=50, rng=0)
+    >>> fit = eq.fit_hierarchical(cube, draws=500, tune=500, rng=0)  # doctest: +SKIP
+    >>> fit.save("fit.nc")                                            # doctest: +SKIP
+    >>> eq.load_fit("fit.nc", cube).posterior["mu"].sizes["model"]    # doctest: +SKIP
+    3
     """
     tree = xr.open_datatree(path).load()
     tree.close()

@@ -39,7 +39,32 @@ PRIOR_TEXT: Final = {
 
 
 def default_priors(data: HierarchicalData) -> dict[str, float]:
-    """Weakly informative prior scales computed from the data (see ``PRIOR_TEXT``)."""
+    """Weakly informative prior scales computed from the data (see ``PRIOR_TEXT``).
+
+    Parameters
+    ----------
+    data : HierarchicalData
+        The cube's sufficient statistics (:func:`cube_statistics`). The scales follow the
+        spread (SD) of the observed cell means, or the root mean known noise when the cells
+        do not vary, or 1; ``sigma_seed_sigma`` follows the pooled within-cell seed SD.
+
+    Returns
+    -------
+    dict of str to float
+        ``alpha_mu``, ``alpha_sigma``, ``dev_sigma``, ``tau_lang_sigma``, ``tau_m_sigma``,
+        ``sigma_seed_sigma`` (the keys that ``fit_hierarchical(priors=...)`` overrides).
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> from evaluq.hierarchical import cube_statistics, default_priors
+    >>> data = cube_statistics(eq.simulate_cube(n_models=3, n_languages=5, n_boot=20, rng=0))
+    >>> priors = default_priors(data)
+    >>> sorted(priors)
+    ['alpha_mu', 'alpha_sigma', 'dev_sigma', 'sigma_seed_sigma', 'tau_lang_sigma', 'tau_m_sigma']
+    >>> priors["alpha_sigma"] == 2 * priors["tau_m_sigma"]
+    True
+    """
     cells = data.ybar[data.observed]
     spread = float(np.std(cells, ddof=1)) if cells.size > 1 else 0.0
     if not np.isfinite(spread) or spread <= 0:

@@ -78,6 +78,16 @@ class Metric:
         a copy whose statistics use that class's code, and raises if the label is not in
         ``label_set``; a metric with fixed ``labels`` checks that ``label_set`` is that set.
         Call it with ``PreparedInputs.labels`` before :meth:`weighted` on hard inputs.
+
+        Parameters
+        ----------
+        label_set : sequence, numpy.ndarray or None
+            The labels the inputs were encoded against, in code order (``labels[code]``);
+            None when the inputs carry no label set (soft and regression inputs).
+
+        Returns
+        -------
+        Metric
         """
         if self.labels is not None and (
             label_set is None or list(np.asarray(label_set).tolist()) != list(self.labels)
@@ -105,6 +115,32 @@ class Metric:
 
         ``weights`` has shape ``(B, N)`` (for example bootstrap counts); the result has shape
         ``(..., B)`` where ``...`` are the leading axes of ``predictions``.
+
+        Parameters
+        ----------
+        targets : numpy.ndarray
+            ``(N,)`` class codes or real values, or ``(N, K)`` probability rows (soft).
+        predictions : numpy.ndarray
+            ``(..., N)`` or ``(..., N, K)``, as ``targets`` with leading axes.
+        weights : numpy.ndarray
+            ``(B, N)`` non-negative item weights (bootstrap counts, 0/1 masks).
+        n_classes : int, optional
+            K for hard metrics (the confusion statistics need it); default 0 (unused by
+            soft and regression metrics).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(..., B)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from evaluq.metrics import get_metric
+        >>> acc = get_metric("accuracy")
+        >>> y, yhat = np.array([0, 1, 1, 0]), np.array([0, 1, 0, 0])
+        >>> acc.weighted(y, yhat, np.array([[1.0, 1, 1, 1], [2, 0, 0, 2]]), 2)
+        array([0.75, 1.  ])
         """
         stats = self.item_stats(targets, predictions, n_classes)  # (..., N, S)
         return self.from_sums(weighted_sums(weights, stats), weights.sum(axis=-1), n_classes)
@@ -133,13 +169,61 @@ _REGISTRY: dict[str, Metric] = {}
 
 
 def register_metric(metric: Metric) -> Metric:
-    """Add a metric to the registry used by ``metric="name"`` arguments."""
+    """Add a metric to the registry used by ``metric="name"`` arguments.
+
+    Parameters
+    ----------
+    metric : Metric
+        The metric; it is registered under ``metric.name`` and replaces a metric of that
+        name.
+
+    Returns
+    -------
+    Metric
+        ``metric`` itself (so the call can wrap a definition).
+
+    Examples
+    --------
+    A new metric is a :class:`Metric` (per-item statistics and a finaliser); registering it
+    makes its name valid wherever a ``metric=`` name is accepted. The registry is global, so
+    this example re-registers a built-in metric rather than adding one:
+
+    >>> import numpy as np
+    >>> from evaluq.metrics import Metric, get_metric, register_metric
+    >>> error_rate = Metric(
+    ...     "error_rate", higher_is_better=False, kind="hard",
+    ...     item_stats=lambda t, p, k: (np.asarray(p) != np.asarray(t)).astype(float)[..., None],
+    ...     from_sums=lambda sums, total, k: sums[..., 0] / total)
+    >>> float(error_rate(np.array([0, 1, 1]), np.array([0, 0, 1])))
+    0.3333333333333333
+    >>> accuracy = get_metric("accuracy")
+    >>> register_metric(accuracy) is accuracy
+    True
+    """
     _REGISTRY[metric.name] = metric
     return metric
 
 
 def get_metric(metric: str | Metric) -> Metric:
-    """Look a metric up by name (or return it unchanged)."""
+    """Look a metric up by name (or return it unchanged).
+
+    Parameters
+    ----------
+    metric : str or Metric
+        A registered name (see :func:`available_metrics`; another name raises
+        ``ValueError``) or a :class:`Metric`.
+
+    Returns
+    -------
+    Metric
+
+    Examples
+    --------
+    >>> from evaluq.metrics import get_metric
+    >>> m = get_metric("accuracy")
+    >>> m.name, m.kind, m.higher_is_better
+    ('accuracy', 'hard', True)
+    """
     if isinstance(metric, Metric):
         return metric
     try:
@@ -150,7 +234,19 @@ def get_metric(metric: str | Metric) -> Metric:
 
 
 def available_metrics() -> list[str]:
-    """Names of the registered metrics."""
+    """Names of the registered metrics.
+
+    Returns
+    -------
+    list of str
+        Sorted.
+
+    Examples
+    --------
+    >>> from evaluq.metrics import available_metrics
+    >>> {"accuracy", "f1", "cross_entropy", "kl"} <= set(available_metrics())
+    True
+    """
     return sorted(_REGISTRY)
 
 

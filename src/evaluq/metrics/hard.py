@@ -47,7 +47,31 @@ def _confusion_stats(targets: np.ndarray, predictions: np.ndarray, n_classes: in
 
 
 def confusion_matrix(targets: np.ndarray, predictions: np.ndarray, n_classes: int) -> np.ndarray:
-    """Confusion counts ``(..., K, K)`` (rows targets, columns predictions) of class codes."""
+    """Confusion counts ``(..., K, K)`` (rows targets, columns predictions) of class codes.
+
+    Parameters
+    ----------
+    targets : numpy.ndarray
+        Integer class codes in ``0..n_classes-1``, shape ``(N,)`` (or broadcastable to
+        ``predictions``).
+    predictions : numpy.ndarray
+        Integer class codes, shape ``(..., N)``; the leading axes are kept.
+    n_classes : int
+        K, the number of classes (> every code).
+
+    Returns
+    -------
+    numpy.ndarray
+        Float counts of shape ``(..., K, K)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from evaluq.metrics import confusion_matrix
+    >>> confusion_matrix(np.array([0, 1, 1, 0]), np.array([0, 1, 0, 0]), 2)
+    array([[2., 0.],
+           [1., 1.]])
+    """
     predictions = np.asarray(predictions)
     lead = predictions.shape[:-1]
     n_items = predictions.shape[-1]
@@ -159,12 +183,56 @@ def precision_metric(*, target_class: Any = None,
 
 
 def recall_metric(*, target_class: Any = None, labels: Sequence[Any] | None = None) -> Metric:
-    """Recall as a :class:`Metric` (see :func:`precision_metric` for the parameters)."""
+    """Recall as a :class:`Metric`: macro-averaged, or of one class selected by label value.
+
+    Parameters
+    ----------
+    target_class : optional
+        Label value of the class (default None: macro average over the label set).
+    labels : sequence, optional
+        A fixed label set (default None: the union of the labels in the inputs).
+
+    Returns
+    -------
+    Metric
+        Named ``"recall"`` or ``"recall[<target_class>]"``. With ``target_class``, call
+        :meth:`Metric.for_labels` on the inputs' label set before evaluating it.
+
+    Examples
+    --------
+    >>> from evaluq.metrics import prepare_inputs, recall_metric
+    >>> x = prepare_inputs(["a", "b", "b", "a"], ["a", "b", "a", "a"])
+    >>> m = recall_metric(target_class="b").for_labels(x.labels)
+    >>> float(m(x.targets, x.predictions[0], x.n_classes))
+    0.5
+    """
     return _make("recall", target_class, labels)
 
 
 def f1_metric(*, target_class: Any = None, labels: Sequence[Any] | None = None) -> Metric:
-    """F1 as a :class:`Metric` (see :func:`precision_metric` for the parameters)."""
+    """F1 as a :class:`Metric`: macro-averaged, or of one class selected by label value.
+
+    Parameters
+    ----------
+    target_class : optional
+        Label value of the class (default None: macro average over the label set).
+    labels : sequence, optional
+        A fixed label set (default None: the union of the labels in the inputs).
+
+    Returns
+    -------
+    Metric
+        Named ``"f1"`` or ``"f1[<target_class>]"``. With ``target_class``, call
+        :meth:`Metric.for_labels` on the inputs' label set before evaluating it.
+
+    Examples
+    --------
+    >>> from evaluq.metrics import f1_metric, prepare_inputs
+    >>> x = prepare_inputs(["a", "b", "b", "a"], ["a", "b", "a", "a"])
+    >>> m = f1_metric(target_class="a").for_labels(x.labels)
+    >>> round(float(m(x.targets, x.predictions[0], x.n_classes)), 4)
+    0.8
+    """
     return _make("f1", target_class, labels)
 
 

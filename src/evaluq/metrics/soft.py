@@ -121,6 +121,19 @@ ENTROPY_CORRELATION = register_metric(Metric(
 def cross_entropy_metric(*, eps: float | None = None) -> Metric:
     """Cross-entropy as a :class:`Metric`, optionally with predictions clipped at ``eps``.
 
+    Parameters
+    ----------
+    eps : float, optional
+        Clip every predicted probability from below at ``eps`` (in (0, 1]) and renormalise
+        the rows, so that a zero prediction gives a finite value. Default None: no clipping
+        (a zero prediction where the target is positive gives ``+inf``).
+
+    Returns
+    -------
+    Metric
+        The registered ``"cross_entropy"`` metric without ``eps``, else a new one named
+        ``"cross_entropy[eps=<eps>]"``.
+
     Examples
     --------
     >>> from evaluq.metrics import cross_entropy_metric
@@ -135,7 +148,30 @@ def cross_entropy_metric(*, eps: float | None = None) -> Metric:
 
 
 def kl_metric(*, eps: float | None = None) -> Metric:
-    """KL divergence as a :class:`Metric`, optionally with predictions clipped at ``eps``."""
+    """KL divergence as a :class:`Metric`, optionally with predictions clipped at ``eps``.
+
+    Parameters
+    ----------
+    eps : float, optional
+        Clip every predicted probability from below at ``eps`` (in (0, 1]) and renormalise
+        the rows, so that a zero prediction gives a finite value. Default None: no clipping
+        (a zero prediction where the target is positive gives ``+inf``).
+
+    Returns
+    -------
+    Metric
+        The registered ``"kl"`` metric without ``eps``, else a new one named
+        ``"kl[eps=<eps>]"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from evaluq.metrics import kl_metric
+    >>> m = kl_metric(eps=1e-6)
+    >>> targets, predictions = np.array([[0.5, 0.5]]), np.array([[1.0, 0.0]])
+    >>> m.name, bool(np.isfinite(m(targets, predictions, 2)))
+    ('kl[eps=1e-06]', True)
+    """
     eps = _check_eps(eps)
     if eps is None:
         return KL

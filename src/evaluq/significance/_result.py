@@ -20,7 +20,24 @@ IntervalKind = Literal["percentile", "bca"]
 
 
 def significance_mark(p: float) -> str:
-    """BooStSa's marks: ``**`` for p <= .01, ``*`` for p <= .05, else empty."""
+    """BooStSa's marks: ``**`` for p <= .01, ``*`` for p <= .05, else empty.
+
+    Parameters
+    ----------
+    p : float
+        A p-value in [0, 1]; NaN (or another non-finite value) gives ``""``.
+
+    Returns
+    -------
+    str
+        ``"**"``, ``"*"`` or ``""``.
+
+    Examples
+    --------
+    >>> from evaluq.significance import significance_mark
+    >>> significance_mark(0.003), significance_mark(0.03), significance_mark(0.2)
+    ('**', '*', '')
+    """
     if not np.isfinite(p):
         return ""
     return "**" if p <= 0.01 else "*" if p <= 0.05 else ""
@@ -52,9 +69,11 @@ class BootstrapTestResult(ResultBase):
         ``distribution`` except for ``permutation``, which draws a paired bootstrap for them).
     acceleration
         ``(M,)`` jackknife acceleration of the BCa interval (NaN for ``berg-kirkpatrick``).
-    method, n_resamples, sample_size, sample_n, n_items, n_runs, runs, confidence_level,
     h0_name, h1_name
-        The settings: ``sample_n`` is the number of items drawn per resample (summed over runs
+        Names of the two systems (default ``"h0"`` and ``"h1"``).
+    method, n_resamples, sample_size, sample_n, n_items, n_runs, runs, confidence_level
+        The settings (default ``confidence_level`` 0.95, ``n_runs`` 1, ``runs`` "pooled").
+        ``sample_n`` is the number of items drawn per resample (summed over runs
         for two-level resampling, where it is the expected number; for crossed runs, ``R s``
         (run, item) pairs from ``s`` items drawn once for all runs). ``runs`` is
         ``"pooled"``, ``"two-level"`` or ``"crossed"``.

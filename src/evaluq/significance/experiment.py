@@ -129,14 +129,40 @@ class Experiment:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, autosave: bool = True) -> Experiment:
-        """Load a registry (a directory with ``outcomes.json`` or a ``.json`` file)."""
+        """Load a registry (a directory with ``outcomes.json`` or a ``.json`` file).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A directory holding ``outcomes.json`` or a ``.json`` file, which must exist
+            (else ``FileNotFoundError``).
+        autosave : bool, optional
+            Save after every :meth:`feed`; default True.
+
+        Returns
+        -------
+        Experiment
+        """
         file = cls._file(Path(path))
         if not file.exists():
             raise FileNotFoundError(f"no outcomes file at {str(file)!r}")
         return cls(path, autosave=autosave)
 
     def save(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write the registry (``outcomes.json`` in a directory, or a ``.json`` file)."""
+        """Write the registry (``outcomes.json`` in a directory, or a ``.json`` file).
+
+        Parameters
+        ----------
+        path : str or os.PathLike, optional
+            A directory (created if needed; the file is ``outcomes.json`` in it) or a
+            ``.json`` file. Default None: the experiment's own ``path`` (``ValueError`` when
+            it was created without one).
+
+        Returns
+        -------
+        pathlib.Path
+            The file written (atomically: through a temporary file).
+        """
         target = Path(path) if path is not None else self.path
         if target is None:
             raise ValueError("`path` is required: this Experiment was created without one")
@@ -358,7 +384,18 @@ def _mean_epochs(values: list[Any]) -> float:
 
 @dataclass(frozen=True)
 class ExperimentResult:
-    """The tests of an :class:`Experiment`: one :class:`BootstrapTestResult` per comparison."""
+    """The tests of an :class:`Experiment`: one :class:`BootstrapTestResult` per comparison.
+
+    Made by :meth:`Experiment.run`.
+
+    Attributes
+    ----------
+    results : dict
+        ``(h0, h1)`` -> :class:`BootstrapTestResult`, in feeding order.
+    mean_epochs : dict of str to float
+        Mean ``epochs`` fed per condition (baseline name, or the treatment's row name in
+        :meth:`results_table`); NaN when no epochs were fed.
+    """
 
     results: dict[tuple[str, str], BootstrapTestResult]
     mean_epochs: dict[str, float]
@@ -411,7 +448,18 @@ class ExperimentResult:
         return table
 
     def save(self, out_dir: str | os.PathLike[str]) -> Path:
-        """Write ``results.tsv`` (tab-separated) into ``out_dir``; returns its path."""
+        """Write ``results.tsv`` (tab-separated) into ``out_dir``; returns its path.
+
+        Parameters
+        ----------
+        out_dir : str or os.PathLike
+            The directory (created if needed); an existing ``results.tsv`` is overwritten.
+
+        Returns
+        -------
+        pathlib.Path
+            The file written: :meth:`results_table` as tab-separated values.
+        """
         path = Path(out_dir)
         path.mkdir(parents=True, exist_ok=True)
         file = path / RESULTS_FILE
