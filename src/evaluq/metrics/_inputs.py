@@ -263,6 +263,24 @@ def _label_values(raw: _Raw) -> np.ndarray:
     return values
 
 
+def check_label_set(labels: Any) -> np.ndarray:
+    """``labels`` as a non-empty 1-D array of distinct labels; raises naming ``labels``."""
+    if isinstance(labels, str | bytes):
+        raise TypeError(f"`labels` must be a sequence of labels, not a single string; "
+                        f"got {labels!r}")
+    label_set = np.asarray(labels)
+    if label_set.ndim != 1 or label_set.size == 0:
+        raise ValueError(f"`labels` must be a non-empty 1-D sequence; got {labels!r}")
+    try:
+        uniq, counts = np.unique(label_set, return_counts=True)
+    except TypeError:
+        raise TypeError(f"`labels` must be all strings or all numbers; got {labels!r}") from None
+    if (counts > 1).any():
+        raise ValueError(f"`labels` holds duplicates: {uniq[counts > 1].tolist()} in "
+                         f"{label_set.tolist()}")
+    return label_set
+
+
 def _encode(raws: Sequence[_Raw], values: Sequence[np.ndarray],
             labels: Sequence[Any] | np.ndarray | None) -> tuple[list[np.ndarray], np.ndarray]:
     text = {r.name: v.dtype.kind in "USO" for r, v in zip(raws, values, strict=True)}
@@ -280,12 +298,7 @@ def _encode(raws: Sequence[_Raw], values: Sequence[np.ndarray],
             raise TypeError(f"labels must be all strings or all numbers across inputs; got "
                             f"dtypes {kinds}") from None
     else:
-        label_set = np.asarray(labels)
-        if label_set.ndim != 1 or label_set.size == 0:
-            raise ValueError(f"`labels` must be a non-empty 1-D sequence; got {labels!r}")
-        uniq, counts = np.unique(label_set, return_counts=True)
-        if (counts > 1).any():
-            raise ValueError(f"`labels` holds duplicates: {uniq[counts > 1].tolist()}")
+        label_set = check_label_set(labels)
     sorter = np.argsort(label_set, kind="stable")
     sorted_set = label_set[sorter]
     codes = []

@@ -29,10 +29,10 @@ import numpy as np
 import xarray as xr
 
 from evaluq._dims import CLASS
-from evaluq._validation import check_choice
+from evaluq._validation import check_choice, check_int
 from evaluq.metrics._base import ACCURACY, Metric, register_metric
 from evaluq.metrics._common import UndefinedMetricWarning, wrap
-from evaluq.metrics._inputs import PreparedInputs, prepare_inputs
+from evaluq.metrics._inputs import PreparedInputs, check_label_set, prepare_inputs
 
 Average = Literal["macro"] | None
 _WHICH = ("precision", "recall", "f1")
@@ -47,8 +47,27 @@ def _confusion_stats(targets: np.ndarray, predictions: np.ndarray, n_classes: in
 
 
 def confusion_matrix(targets: np.ndarray, predictions: np.ndarray, n_classes: int) -> np.ndarray:
-    """Confusion counts ``(..., K, K)`` (rows targets, columns predictions) of class codes."""
-    predictions = np.asarray(predictions)
+    """Confusion counts ``(..., K, K)`` (rows targets, columns predictions) of class codes.
+
+    Parameters
+    ----------
+    targets
+        Class codes ``(N,)``, integers in ``[0, n_classes)``.
+    predictions
+        Class codes ``(..., N)``, integers in ``[0, n_classes)``.
+    n_classes
+        The number of classes K, >= 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from evaluq.metrics import confusion_matrix
+    >>> confusion_matrix(np.array([0, 1, 1]), np.array([0, 0, 1]), 2).tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
+    n_classes = check_int("n_classes", n_classes, minimum=1)
+    targets, predictions = ACCURACY.check_encoded(targets, predictions, n_classes,
+                                                  caller="confusion_matrix")
     lead = predictions.shape[:-1]
     n_items = predictions.shape[-1]
     n_lead = int(np.prod(lead, dtype=np.int64))
@@ -98,7 +117,7 @@ def _unbound(name: str) -> Callable[..., np.ndarray]:
 def _make(which: str, target_class: Any = None,
           labels: Sequence[Any] | None = None) -> Metric:
     name = which if target_class is None else f"{which}[{target_class}]"
-    label_tuple = None if labels is None else tuple(np.asarray(labels).tolist())
+    label_tuple = None if labels is None else tuple(check_label_set(labels).tolist())
     if target_class is None:
         return Metric(name, higher_is_better=True, kind="hard", item_stats=_confusion_stats,
                       from_sums=_from_sums_factory(which, None), labels=label_tuple)
