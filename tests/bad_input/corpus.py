@@ -255,6 +255,15 @@ def _cases() -> list[Case]:
              "`path`"))
     add(Case("evaluq.ExperimentResult", "autosave not bool",
              lambda: eq.Experiment(autosave="yes"), "`autosave`"))
+    # siblings of the cases above (issue 10): every p, path, n_resamples
+    add(Case("evaluq.significance.significance_mark", "p negative",
+             lambda: significance.significance_mark(-0.01), "`p`"))
+    add(Case("evaluq.bootstrap_test", "exactly one resample",
+             lambda: significance.bootstrap_test(Y, P, 1 - P, n_resamples=1), "`n_resamples`"))
+    add(Case("evaluq.Experiment", "load from a path of a wrong type",
+             lambda: eq.Experiment.load(3), "`path`"))
+    add(Case("evaluq.Experiment", "save to a path of a wrong type",
+             lambda: eq.Experiment().save(["dir"]), "`path`"))
     # --- intervals -------------------------------------------------------------------------------
     add(Case("evaluq.intervals.t_interval", "one value", lambda: intervals.t_interval([1.0]),
              "`x`|at least 2"))
@@ -278,6 +287,14 @@ def _cases() -> list[Case]:
              lambda: intervals.prob_above([1.0, 2.0], NAN), "`threshold`"))
     add(Case("evaluq.intervals.prob_above", "empty", lambda: intervals.prob_above([], 0.0),
              "`x`|empty"))
+    add(Case("evaluq.intervals.prob_above", "bool x",
+             lambda: intervals.prob_above([True, False, True], 0.5), "`x`"))
+    add(Case("evaluq.intervals.arf_interval", "bool y",
+             lambda: intervals.arf_interval(np.array([True]), 0.5, k=1.0), "`y`"))
+    add(Case("evaluq.intervals.arf_k", "bool alpha", lambda: intervals.arf_k(True),
+             "`arf_alpha`"))
+    add(Case("evaluq.intervals.arf_interval", "string bounds",
+             lambda: intervals.arf_interval(0.5, 0.4, k=1.0, bounds=("0", "1")), "`bounds`"))
     # --- measurement error -----------------------------------------------------------------------
     t, p = [1.0, 2.0, 3.0], [1.5, 2.0, 2.0]
     add(Case("evaluq.measurement_error.expected_mse", "negative sigma",
@@ -350,6 +367,21 @@ def _cases() -> list[Case]:
              "`targets`|n_classes"))
     add(Case("evaluq.metrics.confusion_matrix", "negative n_classes",
              lambda: metrics.confusion_matrix(np.array([0]), np.array([0]), -1), "`n_classes`"))
+    add(Case("evaluq.metrics.confusion_matrix", "float codes",
+             lambda: metrics.confusion_matrix(np.array([0.0, 1.0]), np.array([0, 1]), 2),
+             "`targets`"))
+    add(Case("evaluq.metrics.Metric", "weighted on soft targets",
+             lambda: metrics.get_metric("f1").weighted(SOFT_T, SOFT_P, np.ones((2, 3))),
+             "`targets`"))
+    add(Case("evaluq.metrics.get_metric", "unhashable", lambda: metrics.get_metric(["f1"]),
+             "`metric`"))
+    for fn in ("mse", "mae"):
+        add(Case(f"evaluq.metrics.{fn}", "bool targets", lambda fn=fn: getattr(metrics, fn)(
+            np.array([True, False]), [1.0, 0.0]), "`targets`"))
+    add(Case("evaluq.metrics.cross_entropy", "bool one-hot targets",
+             lambda: metrics.cross_entropy(SOFT_T > 0.5, SOFT_P), "`targets`"))
+    add(Case("evaluq.metrics.f1_metric", "labels a single string",
+             lambda: metrics.f1_metric(labels="ab"), "`labels`"))
     add(Case("evaluq.metrics.prepare_inputs", "unknown kind",
              lambda: metrics.prepare_inputs(Y, P, kind="fuzzy"), "`kind`"))
     add(Case("evaluq.metrics.PreparedInputs", "object targets",
@@ -368,6 +400,14 @@ def _cases() -> list[Case]:
              lambda: agreement.icc(RATINGS[:, :1], n_resamples=10), "rater|`ratings`"))
     add(Case("evaluq.agreement.icc", "one resample",
              lambda: agreement.icc(RATINGS, n_resamples=1), "`n_resamples`"))
+    add(Case("evaluq.agreement.krippendorff_alpha", "one resample",
+             lambda: agreement.krippendorff_alpha(RATINGS, n_resamples=1), "`n_resamples`"))
+    add(Case("evaluq.agreement.cohen_kappa", "one resample",
+             lambda: agreement.cohen_kappa(Y, P, n_resamples=1), "`n_resamples`"))
+    add(Case("evaluq.agreement.icc", "bool ratings",
+             lambda: agreement.icc(RATINGS > 1.5, n_resamples=10), "`ratings`"))
+    add(Case("evaluq.agreement.cohen_kappa", "2-D labels",
+             lambda: agreement.cohen_kappa(Y, P, labels=[[0, 1]], n_resamples=10), "`labels`"))
     add(Case("evaluq.agreement.krippendorff_alpha", "unknown level",
              lambda: agreement.krippendorff_alpha(RATINGS, level_of_measurement="fuzzy",
                                                   n_resamples=10), "`level_of_measurement`"))
@@ -391,6 +431,26 @@ def _cases() -> list[Case]:
                  lambda fn=fn: getattr(dirichlet, fn)(COUNTS, Q3, eps=NAN), "`eps`"))
     add(Case("evaluq.dirichlet.expected_entropy", "bool counts",
              lambda: dirichlet.expected_entropy(COUNTS > 0), "`counts`"))
+    for fn, eps in (("expected_cross_entropy", 0.0), ("expected_kl", np.inf)):
+        add(Case(f"evaluq.dirichlet.{fn}", f"eps {eps}",
+                 lambda fn=fn, eps=eps: getattr(dirichlet, fn)(COUNTS, Q3, eps=eps), "`eps`"))
+    add(Case("evaluq.dirichlet.expected_kl", "bool q",
+             lambda: dirichlet.expected_kl(COUNTS, Q3 > 0.35), "`q`"))
+    add(Case("evaluq.dirichlet.posterior", "bool prior vector",
+             lambda: dirichlet.posterior(COUNTS, prior=np.ones(3, bool)), "`prior`"))
+    add(Case("evaluq.dirichlet.posterior", "bool DataArray counts",
+             lambda: dirichlet.posterior(xr.DataArray(COUNTS > 0, dims=("item", "class"))),
+             "`counts`"))
+    add(Case("evaluq.dirichlet.expected_entropy", "negative 1-D DataArray counts",
+             lambda: dirichlet.expected_entropy(xr.DataArray([-1.0, 2.0], dims="class")),
+             "`counts`"))
+    add(Case("evaluq.dirichlet.empirical_metric", "bool counts",
+             lambda: dirichlet.empirical_metric(COUNTS > 0, Q3, metric="kl"), "`counts`"))
+    add(Case("evaluq.dirichlet.model_ranking", "one resample",
+             lambda: dirichlet.model_ranking(COUNTS, {"a": Q3}, n_resamples=1), "`n_resamples`"))
+    add(Case("evaluq.dirichlet.model_ranking", "bool predictions",
+             lambda: dirichlet.model_ranking(COUNTS, {"a": Q3 > 0.35}, n_resamples=0),
+             "`predictions"))
     add(Case("evaluq.dirichlet.expected_probs", "negative alpha",
              lambda: dirichlet.expected_probs(COUNTS, prior=-1.0), "`prior`"))
     add(Case("evaluq.dirichlet.empirical_metric", "unknown metric",

@@ -231,8 +231,13 @@ def _check_shapes(kind: MetricKind, targets: _Raw, preds: Sequence[_Raw]) -> Non
 
 
 def _as_float(raw: _Raw) -> np.ndarray:
-    if raw.values.dtype.kind not in "biuf":
-        raise TypeError(f"`{raw.name}` must hold numbers; got dtype {raw.values.dtype}")
+    # bool refused: True/False are neither real values nor probabilities (hard labels, where
+    # two classes may well be spelled True/False, do not come through here)
+    if raw.values.dtype.kind not in "iuf":
+        what = "bool" if raw.values.dtype.kind == "b" else str(raw.values.dtype)
+        raise TypeError(f"`{raw.name}` must hold numbers; got dtype {what}"
+                        + (" (cast explicitly, e.g. .astype(float), if 0/1 is meant)"
+                           if raw.values.dtype.kind == "b" else ""))
     return raw.values.astype(np.float64)
 
 
