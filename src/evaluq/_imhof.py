@@ -190,7 +190,8 @@ lower end of the support, where the CDF is off by up to 7e-5 (within its bound; 
 quantile off by 1.2e-5 in probability), and are ~1e-12 to 1e-5 elsewhere, where the CDF is
 within 2e-8; against an exact reference (the small item integrated out by 200-node
 Gauss-Hermite quadrature over the other items' exact ncx2 CDF; ``tests/test_imhof.py``
-checks that every error is within its bound and every bound within this tolerance)."""
+checks, at ratios 1e-3 and 1e-4, that every error is within its bound and every bound within
+this tolerance)."""
 
 
 class ImhofAccuracyWarning(RuntimeWarning):
