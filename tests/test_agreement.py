@@ -405,3 +405,44 @@ def test_kappa_bootstrap_roughly_calibrated() -> None:
         lo, hi = res.interval.values
         covered += lo <= kappa_true <= hi
     assert abs(covered - n_sets * level) <= 4 * np.sqrt(n_sets * level * (1 - level)) + 6
+
+
+# --- bad input found by the corpus (issue 10) ---------------------------------------------------
+
+_RATINGS = np.array([[1, 2, 3], [2, 2, 3], [3, 3, 3], [1, 1, 2], [2, 3, 3]], dtype=float)
+
+
+@pytest.mark.parametrize("call", [
+    lambda n: eq.agreement.icc(_RATINGS, n_resamples=n),
+    lambda n: eq.agreement.krippendorff_alpha(_RATINGS, n_resamples=n),
+    lambda n: eq.agreement.krippendorff_alpha(_RATINGS, level_of_measurement="interval",
+                                              n_resamples=n),
+    lambda n: eq.agreement.cohen_kappa(_RATINGS[:, 0], _RATINGS[:, 1], n_resamples=n),
+])
+def test_one_resample_is_refused(call):
+    with pytest.raises(ValueError, match=r"`n_resamples` must be >= 2 .*width zero.*got 1"):
+        call(1)
+    with pytest.raises(ValueError, match=r"`n_resamples` must be >= 1; got 0"):
+        call(0)
+    res = call(2)
+    assert res.n_resamples == 2
+
+
+def test_bool_ratings_are_refused():
+    with pytest.raises(TypeError, match=r"`ratings` must be numeric .*got dtype bool"):
+        eq.agreement.icc(_RATINGS > 1.5, n_resamples=10)
+    with pytest.raises(TypeError, match=r"`ratings` must be numeric .*got dtype bool"):
+        eq.agreement.krippendorff_alpha(_RATINGS > 1.5, n_resamples=10)
+
+
+def test_kappa_label_set_checks():
+    a, b = [0, 1, 1, 0], [0, 1, 0, 0]
+    with pytest.raises(ValueError,
+                       match=r"`labels` must be a non-empty 1-D sequence.*\[\[0, 1\]\]"):
+        eq.agreement.cohen_kappa(a, b, labels=[[0, 1]], n_resamples=10)
+    with pytest.raises(ValueError, match=r"`labels` must be a non-empty 1-D sequence"):
+        eq.agreement.cohen_kappa(a, b, labels=[], n_resamples=10)
+    with pytest.raises(ValueError, match=r"`labels` must be a non-empty 1-D sequence.*'01'"):
+        eq.agreement.cohen_kappa(["0", "1"], ["0", "1"], labels="01", n_resamples=10)
+    with pytest.raises(ValueError, match=r"`labels` must not repeat a label; got \[0, 0, 1\]"):
+        eq.agreement.cohen_kappa(a, b, labels=[0, 0, 1], n_resamples=10)

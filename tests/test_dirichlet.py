@@ -564,3 +564,62 @@ def test_alpha_is_a_deprecated_spelling_of_prior(func) -> None:
         xr.testing.assert_identical(old, new)
     with pytest.raises(TypeError, match="both `alpha` and `prior`"):
         f([COUNTS], alpha=0.5, prior=0.5)
+
+
+# --- bad input found by the corpus (issue 10) ---------------------------------------------------
+
+_C = np.array([[3, 1, 0], [0, 2, 2], [1, 1, 1]])
+_Q = np.array([[0.6, 0.3, 0.1], [0.1, 0.5, 0.4], [0.3, 0.3, 0.4]])
+
+
+@pytest.mark.parametrize("fn", [eq.dirichlet.expected_cross_entropy, eq.dirichlet.expected_kl])
+@pytest.mark.parametrize("eps", [float("nan"), float("inf"), -0.1, 0.0, 1.5])
+def test_eps_out_of_range(fn, eps):
+    with pytest.raises(ValueError, match=r"`eps` must be (finite|in \(0, 1\])"):
+        fn(_C, _Q, eps=eps)
+
+
+@pytest.mark.parametrize("fn", [eq.dirichlet.expected_cross_entropy, eq.dirichlet.expected_kl])
+def test_eps_wrong_type(fn):
+    with pytest.raises(TypeError, match=r"`eps` must be a real number; got 'small'"):
+        fn(_C, _Q, eps="small")
+
+
+def test_eps_clips_as_the_metrics_do():
+    q = np.array([[0.0, 0.5, 0.5]])
+    out = float(eq.dirichlet.expected_cross_entropy([[1, 1, 1]], q, eps=1e-3)[0])
+    clipped = np.clip(q, 1e-3, None) / np.clip(q, 1e-3, None).sum()
+    assert out == pytest.approx(-(np.log(clipped) * (2 / 6)).sum(), rel=1e-12)
+
+
+def test_bool_inputs_are_refused():
+    with pytest.raises(TypeError, match=r"`counts` must be numeric \(int or float\); got dtype "
+                                        r"bool"):
+        eq.dirichlet.expected_entropy(_C > 0)
+    with pytest.raises(TypeError, match=r"`counts` must be numeric.*dtype bool"):
+        eq.dirichlet.posterior(xr.DataArray(_C > 0, dims=("item", "class")))
+    with pytest.raises(TypeError, match=r"`counts` must be numeric.*dtype bool"):
+        eq.dirichlet.empirical_metric(_C > 0, _Q, metric="kl")
+    with pytest.raises(TypeError, match=r"`q` must be numeric.*dtype bool"):
+        eq.dirichlet.expected_kl(_C, _Q > 0.35)
+    with pytest.raises(TypeError, match=r"`predictions\['a'\]` must be numeric.*dtype bool"):
+        eq.dirichlet.model_ranking(_C, {"a": _Q > 0.35}, n_resamples=0)
+    with pytest.raises(TypeError, match=r"`prior` must be numeric.*dtype bool"):
+        eq.dirichlet.posterior(_C, prior=np.array([True, True, True]))
+    with pytest.raises(TypeError, match=r"`prior` must be numeric.*dtype <U"):
+        eq.dirichlet.posterior(_C, prior=["a", "b", "c"])
+
+
+def test_one_dimensional_dataarray_counts_are_checked():
+    """A single item given as a DataArray over ``class`` passes the same checks as an array."""
+    with pytest.raises(ValueError, match=r"`counts` must be non-negative"):
+        eq.dirichlet.expected_entropy(xr.DataArray([-1.0, 2.0], dims="class"))
+    with pytest.raises(ValueError, match=r"`counts` contains NaN"):
+        eq.dirichlet.expected_entropy(xr.DataArray([np.nan, 2.0], dims="class"))
+    da = float(eq.dirichlet.expected_entropy(xr.DataArray([1.0, 2.0], dims="class")))
+    assert da == float(eq.dirichlet.expected_entropy([1.0, 2.0]))
+
+
+def test_model_ranking_one_resample_is_refused():
+    with pytest.raises(ValueError, match=r"`n_resamples` must be 0 \(no bootstrap\) or >= 2"):
+        eq.dirichlet.model_ranking(_C, {"a": _Q, "b": _Q[::-1]}, n_resamples=1)

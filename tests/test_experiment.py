@@ -187,3 +187,31 @@ def test_same_treatment_under_two_baselines_keeps_both_epochs(tmp_path):
     table = exp.run(metrics=["accuracy"], n_resamples=50, rng=0).results_table()
     assert table.loc["t (vs a)", "mean_epochs"] == 3
     assert table.loc["t (vs b)", "mean_epochs"] == 7
+
+
+# --- bad input found by the corpus (issue 10) ---------------------------------------------------
+
+@pytest.mark.parametrize("path", [3, 2.5, ["a"], b"dir"])
+def test_experiment_path_of_a_wrong_type(path):
+    with pytest.raises(TypeError, match=r"`path` must be a str or os.PathLike.*got"):
+        eq.Experiment(path=path)
+    with pytest.raises(TypeError, match=r"`path` must be a str or os.PathLike"):
+        eq.Experiment.load(path)
+    with pytest.raises(TypeError, match=r"`path` must be a str or os.PathLike"):
+        eq.Experiment().save(path)
+
+
+@pytest.mark.parametrize("autosave", ["yes", 1, None])
+def test_experiment_autosave_must_be_bool(autosave, tmp_path):
+    with pytest.raises(TypeError, match=r"`autosave` must be True or False"):
+        eq.Experiment(tmp_path, autosave=autosave)
+    assert eq.Experiment(tmp_path, autosave=np.bool_(False)).autosave is False
+
+
+def test_experiment_run_checks_out_dir_first(rng):
+    exp = eq.Experiment()
+    y = rng.integers(0, 2, 50)
+    exp.feed("a", targets=y, predictions=y)
+    exp.feed("a", h1="b", targets=y, predictions=1 - y)
+    with pytest.raises(TypeError, match=r"`out_dir` must be a str or os.PathLike"):
+        exp.run(metrics="accuracy", n_resamples=10, out_dir=5)

@@ -574,3 +574,32 @@ def test_alpha_is_a_deprecated_spelling_of_arf_alpha() -> None:
         eq.intervals.arf_interval(85.2, 96.3, alpha=0.2, arf_alpha=0.2)
     with pytest.raises(ValueError, match="`arf_alpha` must be in"):
         eq.intervals.arf_k(0.7)
+
+
+# --- bad input found by the corpus (issue 10) ---------------------------------------------------
+
+def test_bool_arrays_are_refused():
+    """True/False are not scores: each entry point names the argument."""
+    b = np.array([True, False, True])
+    with pytest.raises(TypeError, match=r"`x` must be numeric \(int or float\); got dtype bool"):
+        eq.intervals.t_interval(b)
+    with pytest.raises(TypeError, match=r"`x` must be numeric.*dtype bool"):
+        eq.intervals.t_interval(xr.DataArray(b, dims="seed"))
+    with pytest.raises(TypeError, match=r"`x` must be numeric.*dtype bool"):
+        eq.intervals.prob_above(b, 0.5)
+    with pytest.raises(TypeError, match=r"`y` must be numeric.*dtype bool"):
+        eq.intervals.arf_interval(True, 0.5, k=1.0)
+    with pytest.raises(TypeError, match=r"`guess` must be numeric.*dtype bool"):
+        eq.intervals.arf_interval(0.5, np.array([True]), k=1.0)
+    with pytest.raises(TypeError, match=r"`arf_alpha` must be numeric.*dtype bool"):
+        eq.intervals.arf_k(True)
+    with pytest.raises(TypeError, match=r"`k` must be numeric.*dtype bool"):
+        eq.intervals.arf_alpha(np.array([True]))
+    with pytest.raises(TypeError, match=r"`threshold` must be a real number"):
+        eq.intervals.prob_above([1.0, 2.0], True)
+    with pytest.raises(TypeError, match=r"`bounds` must be a real number"):
+        eq.intervals.arf_interval(85.2, 96.3, k=1.8, bounds=("0", 100))
+    # integers are numbers: same interval as the floats
+    as_int = eq.intervals.t_interval(np.array([1, 2, 4]))
+    as_float = eq.intervals.t_interval(np.array([1.0, 2.0, 4.0]))
+    np.testing.assert_array_equal(as_int.interval, as_float.interval)

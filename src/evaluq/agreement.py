@@ -186,8 +186,11 @@ def _result(statistic: str, estimate: np.ndarray, boot: np.ndarray, level: float
 
 def _check_bootstrap(n_resamples: int, confidence_level: float,
                      rng: RNGLike) -> tuple[int, float, np.random.Generator]:
-    return (check_int("n_resamples", n_resamples, minimum=1),
-            check_confidence_level(confidence_level), check_rng(rng))
+    n_resamples = check_int("n_resamples", n_resamples, minimum=1)
+    if n_resamples < 2:
+        raise ValueError(f"`n_resamples` must be >= 2 (one resample says nothing about a "
+                         f"spread: its interval would have width zero); got {n_resamples}")
+    return n_resamples, check_confidence_level(confidence_level), check_rng(rng)
 
 
 def _weighted_item_sums(item_stats: np.ndarray, n_resamples: int,
@@ -234,7 +237,15 @@ def _encode_labels(a: np.ndarray, b: np.ndarray,
                    labels: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     domain = np.unique(np.concatenate([a, b])) if labels is None else np.asarray(labels)
     if labels is not None:
-        if len(np.unique(domain)) != len(domain):
+        if isinstance(labels, str | bytes) or domain.ndim != 1 or domain.size == 0:
+            raise ValueError(f"`labels` must be a non-empty 1-D sequence of labels; got "
+                             f"{labels!r}")
+        try:
+            distinct = len(np.unique(domain))
+        except TypeError:
+            raise TypeError(f"`labels` must be all strings or all numbers; got "
+                            f"{list(labels)}") from None
+        if distinct != len(domain):
             raise ValueError(f"`labels` must not repeat a label; got {list(labels)}")
         for name, x in (("rater1", a), ("rater2", b)):
             unknown = ~np.isin(x, domain)
@@ -424,9 +435,9 @@ def _as_ratings(ratings: Any, rater_dim: Hashable, *, allow_nan: bool) -> np.nda
         arr = np.asarray(ratings)
         if arr.ndim != 2:
             raise ValueError(f"`ratings` must be 2-D (items x raters); got shape {arr.shape}")
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "iuf":  # bool refused: True/False are not ratings on a scale
         raise TypeError(f"`ratings` must be numeric (NaN for missing); got dtype {arr.dtype}; "
-                        "encode categories as integers first")
+                        "encode categories as integers first (e.g. .astype(int) for bool)")
     arr = arr.astype(np.float64)
     if np.isinf(arr).any():
         raise ValueError("`ratings` contains infinite values")

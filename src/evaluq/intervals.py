@@ -29,7 +29,7 @@ from scipy.optimize import elementwise
 from evaluq._deprecation import renamed_argument
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS
 from evaluq._results import ResultBase
-from evaluq._validation import check_choice, check_confidence_level, check_finite
+from evaluq._validation import check_choice, check_confidence_level, check_finite, check_real
 
 __all__ = [
     "ARFIntervalResult",
@@ -156,9 +156,23 @@ def _arf_k_normal_cached(alpha: float) -> float:
 
 # --- validation ---------------------------------------------------------------------------------
 
+def _real_values(name: str, x: Any) -> np.ndarray:
+    """The values of ``x`` (array_like or DataArray) as float64; integers and reals only.
+
+    A bool array is refused (True/False are not scores: ``t_interval([True, False])`` would
+    silently be an interval for a proportion), and so are object and string arrays.
+    """
+    arr = np.asarray(x.values if isinstance(x, xr.DataArray) else x)
+    if arr.dtype.kind not in "iuf":
+        what = "bool" if arr.dtype.kind == "b" else str(arr.dtype)
+        raise TypeError(f"`{name}` must be numeric (int or float); got dtype {what}"
+                        + (" (cast explicitly, e.g. .astype(float), if 0/1 is meant)"
+                           if arr.dtype.kind == "b" else ""))
+    return arr.astype(np.float64)
+
+
 def _check_alpha(alpha: ArrayLike) -> np.ndarray:
-    a = np.asarray(alpha, dtype=np.float64) if not isinstance(alpha, xr.DataArray) else (
-        alpha.values.astype(np.float64))
+    a = _real_values("arf_alpha", alpha)
     check_finite("arf_alpha", a)
     bad = (a <= 0) | (a > 0.5)
     if bad.any():
@@ -168,7 +182,7 @@ def _check_alpha(alpha: ArrayLike) -> np.ndarray:
 
 
 def _check_k(k: ArrayLike) -> np.ndarray:
-    kk = np.asarray(k, dtype=np.float64)
+    kk = _real_values("k", k)
     check_finite("k", kk)
     if (kk < 0.5).any():
         raise ValueError(f"`k` must be >= 0.5 for an ARF interval (smaller k cover mu with "
@@ -181,22 +195,16 @@ def _check_bounds(bounds: tuple[float, float] | None) -> tuple[float, float] | N
         return None
     if not (isinstance(bounds, tuple | list) and len(bounds) == 2):
         raise TypeError(f"`bounds` must be a (low, high) pair or None; got {bounds!r}")
-    low, high = (float(b) for b in bounds)
+    low, high = (check_real("bounds", b) for b in bounds)
     if not low < high:
         raise ValueError(f"`bounds` must satisfy low < high; got {bounds!r}")
     return low, high
 
 
 def _as_dataarray(x: ArrayLike, name: str) -> xr.DataArray:
-    if isinstance(x, xr.DataArray):
-        da = x
-    else:
-        arr = np.asarray(x)
-        if arr.dtype.kind not in "biuf":
-            raise TypeError(f"`{name}` must be numeric; got dtype {arr.dtype}")
-        da = xr.DataArray(arr.astype(np.float64))
-    check_finite(name, np.asarray(da.values, dtype=np.float64))
-    return da.astype(np.float64)
+    values = _real_values(name, x)
+    check_finite(name, values)
+    return x.copy(data=values) if isinstance(x, xr.DataArray) else xr.DataArray(values)
 
 
 def _reduce_dim(da: xr.DataArray, dim: Hashable | None, axis: int, name: str) -> Hashable:
@@ -377,7 +385,7 @@ class TIntervalResult(ResultBase):
 
 def _check_threshold(threshold: Any) -> Any:
     t = np.asarray(threshold.values if isinstance(threshold, xr.DataArray) else threshold)
-    if t.dtype.kind not in "biuf":
+    if t.dtype.kind not in "iuf":  # bool, str and object refused
         raise TypeError(f"`threshold` must be a real number; got {threshold!r}")
     check_finite("threshold", t.astype(np.float64))
     return threshold

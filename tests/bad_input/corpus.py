@@ -242,12 +242,9 @@ def _cases() -> list[Case]:
              lambda: significance.bootstrap_test(np.array([0.0, NAN, 1.0]), P[:3], P[:3]),
              "NaN|`targets`"))
     add(Case("evaluq.significance.significance_mark", "p = 2",
-             lambda: significance.significance_mark(2.0), "`p`",
-             xfail="significance_mark accepts p outside [0, 1] (significance/ is owned by "
-                   "another helper)"))
+             lambda: significance.significance_mark(2.0), "`p`"))
     add(Case("evaluq.significance.significance_mark", "p NaN",
-             lambda: significance.significance_mark(NAN), "`p`",
-             xfail="significance_mark accepts NaN (significance/ is owned by another helper)"))
+             lambda: significance.significance_mark(NAN), "`p`"))
     add(Case("evaluq.BootstrapTestResult", "a result's table",
              lambda: significance.bootstrap_test(Y, P, 1 - P, n_resamples=200, rng=0)
              .to_dataframe()))
@@ -255,21 +252,25 @@ def _cases() -> list[Case]:
              lambda: significance.bootstrap_test(Y, P, 1 - P, n_resamples=200, rng=0)
              .to_dataframe()))
     add(Case("evaluq.Experiment", "path of a wrong type", lambda: eq.Experiment(path=3),
-             "`path`",
-             xfail="Experiment(path=3) raises os.fspath's message without naming `path` "
-                   "(experiment.py is owned by another helper)"))
+             "`path`"))
     add(Case("evaluq.ExperimentResult", "autosave not bool",
-             lambda: eq.Experiment(autosave="yes"), "`autosave`",
-             xfail="Experiment accepts autosave='yes' (experiment.py is owned by another "
-                   "helper)"))
+             lambda: eq.Experiment(autosave="yes"), "`autosave`"))
+    # siblings of the cases above (issue 10): every p, path, n_resamples
+    add(Case("evaluq.significance.significance_mark", "p negative",
+             lambda: significance.significance_mark(-0.01), "`p`"))
+    add(Case("evaluq.bootstrap_test", "exactly one resample",
+             lambda: significance.bootstrap_test(Y, P, 1 - P, n_resamples=1), "`n_resamples`"))
+    add(Case("evaluq.Experiment", "load from a path of a wrong type",
+             lambda: eq.Experiment.load(3), "`path`"))
+    add(Case("evaluq.Experiment", "save to a path of a wrong type",
+             lambda: eq.Experiment().save(["dir"]), "`path`"))
     # --- intervals -------------------------------------------------------------------------------
     add(Case("evaluq.intervals.t_interval", "one value", lambda: intervals.t_interval([1.0]),
              "`x`|at least 2"))
     add(Case("evaluq.intervals.t_interval", "NaN", lambda: intervals.t_interval([1.0, NAN, 2]),
              "NaN|`x`"))
     add(Case("evaluq.intervals.t_interval", "bool", lambda: intervals.t_interval([True, False]),
-             "`x`",
-             xfail="t_interval accepts a bool array (intervals.py is owned by another helper)"))
+             "`x`"))
     add(Case("evaluq.intervals.TIntervalResult", "level of a result",
              lambda: intervals.t_interval([1.0, 2.0, 4.0], confidence_level=1.0),
              "`confidence_level`"))
@@ -286,6 +287,14 @@ def _cases() -> list[Case]:
              lambda: intervals.prob_above([1.0, 2.0], NAN), "`threshold`"))
     add(Case("evaluq.intervals.prob_above", "empty", lambda: intervals.prob_above([], 0.0),
              "`x`|empty"))
+    add(Case("evaluq.intervals.prob_above", "bool x",
+             lambda: intervals.prob_above([True, False, True], 0.5), "`x`"))
+    add(Case("evaluq.intervals.arf_interval", "bool y",
+             lambda: intervals.arf_interval(np.array([True]), 0.5, k=1.0), "`y`"))
+    add(Case("evaluq.intervals.arf_k", "bool alpha", lambda: intervals.arf_k(True),
+             "`arf_alpha`"))
+    add(Case("evaluq.intervals.arf_interval", "string bounds",
+             lambda: intervals.arf_interval(0.5, 0.4, k=1.0, bounds=("0", "1")), "`bounds`"))
     # --- measurement error -----------------------------------------------------------------------
     t, p = [1.0, 2.0, 3.0], [1.5, 2.0, 2.0]
     add(Case("evaluq.measurement_error.expected_mse", "negative sigma",
@@ -327,8 +336,7 @@ def _cases() -> list[Case]:
         add(Case(f"evaluq.metrics.{fn}", "unknown average",
                  lambda fn=fn: getattr(metrics, fn)(Y, P, average="median"), "`average`"))
         add(Case(f"evaluq.metrics.{fn}_metric", "duplicated labels",
-                 lambda fn=fn: getattr(metrics, f"{fn}_metric")(labels=[0, 0, 1]), "`labels`",
-                 xfail=f"{fn}_metric accepts duplicated labels (metrics/ is not this helper's)"))
+                 lambda fn=fn: getattr(metrics, f"{fn}_metric")(labels=[0, 0, 1]), "`labels`"))
     add(Case("evaluq.metrics.accuracy", "duplicated labels",
              lambda: metrics.accuracy(Y, P, labels=[0, 1, 1]), "`labels`"))
     for fn in ("cross_entropy", "kl"):
@@ -351,19 +359,29 @@ def _cases() -> list[Case]:
              "`metric`"))
     add(Case("evaluq.metrics.available_metrics", "call", lambda: len(metrics.available_metrics())))
     add(Case("evaluq.metrics.register_metric", "not a Metric",
-             lambda: metrics.register_metric("accuracy"), "`metric`",
-             xfail="register_metric('accuracy') raises AttributeError (metrics/ is not this "
-                   "helper's)"))
+             lambda: metrics.register_metric("accuracy"), "`metric`"))
     add(Case("evaluq.metrics.Metric", "a registered metric on soft targets",
-             lambda: metrics.get_metric("accuracy")(SOFT_T, SOFT_P), "accuracy|hard|soft|kind",
-             xfail="calling a Metric: check the message (metrics/ is not this helper's)"))
+             lambda: metrics.get_metric("accuracy")(SOFT_T, SOFT_P), "accuracy|hard|soft|kind"))
     add(Case("evaluq.metrics.confusion_matrix", "label beyond n_classes",
              lambda: metrics.confusion_matrix(np.array([0, 5]), np.array([0, 1]), 2),
-             "`targets`|n_classes",
-             xfail="confusion_matrix: numpy's reshape message (metrics/ is not this helper's)"))
+             "`targets`|n_classes"))
     add(Case("evaluq.metrics.confusion_matrix", "negative n_classes",
-             lambda: metrics.confusion_matrix(np.array([0]), np.array([0]), -1), "`n_classes`",
-             xfail="confusion_matrix: numpy's reshape message (metrics/ is not this helper's)"))
+             lambda: metrics.confusion_matrix(np.array([0]), np.array([0]), -1), "`n_classes`"))
+    add(Case("evaluq.metrics.confusion_matrix", "float codes",
+             lambda: metrics.confusion_matrix(np.array([0.0, 1.0]), np.array([0, 1]), 2),
+             "`targets`"))
+    add(Case("evaluq.metrics.Metric", "weighted on soft targets",
+             lambda: metrics.get_metric("f1").weighted(SOFT_T, SOFT_P, np.ones((2, 3))),
+             "`targets`"))
+    add(Case("evaluq.metrics.get_metric", "unhashable", lambda: metrics.get_metric(["f1"]),
+             "`metric`"))
+    for fn in ("mse", "mae"):
+        add(Case(f"evaluq.metrics.{fn}", "bool targets", lambda fn=fn: getattr(metrics, fn)(
+            np.array([True, False]), [1.0, 0.0]), "`targets`"))
+    add(Case("evaluq.metrics.cross_entropy", "bool one-hot targets",
+             lambda: metrics.cross_entropy(SOFT_T > 0.5, SOFT_P), "`targets`"))
+    add(Case("evaluq.metrics.f1_metric", "labels a single string",
+             lambda: metrics.f1_metric(labels="ab"), "`labels`"))
     add(Case("evaluq.metrics.prepare_inputs", "unknown kind",
              lambda: metrics.prepare_inputs(Y, P, kind="fuzzy"), "`kind`"))
     add(Case("evaluq.metrics.PreparedInputs", "object targets",
@@ -381,9 +399,15 @@ def _cases() -> list[Case]:
     add(Case("evaluq.agreement.icc", "one rater",
              lambda: agreement.icc(RATINGS[:, :1], n_resamples=10), "rater|`ratings`"))
     add(Case("evaluq.agreement.icc", "one resample",
-             lambda: agreement.icc(RATINGS, n_resamples=1), "`n_resamples`",
-             xfail="agreement accepts n_resamples=1 (a zero-width bootstrap interval); "
-                   "agreement.py is owned by another helper"))
+             lambda: agreement.icc(RATINGS, n_resamples=1), "`n_resamples`"))
+    add(Case("evaluq.agreement.krippendorff_alpha", "one resample",
+             lambda: agreement.krippendorff_alpha(RATINGS, n_resamples=1), "`n_resamples`"))
+    add(Case("evaluq.agreement.cohen_kappa", "one resample",
+             lambda: agreement.cohen_kappa(Y, P, n_resamples=1), "`n_resamples`"))
+    add(Case("evaluq.agreement.icc", "bool ratings",
+             lambda: agreement.icc(RATINGS > 1.5, n_resamples=10), "`ratings`"))
+    add(Case("evaluq.agreement.cohen_kappa", "2-D labels",
+             lambda: agreement.cohen_kappa(Y, P, labels=[[0, 1]], n_resamples=10), "`labels`"))
     add(Case("evaluq.agreement.krippendorff_alpha", "unknown level",
              lambda: agreement.krippendorff_alpha(RATINGS, level_of_measurement="fuzzy",
                                                   n_resamples=10), "`level_of_measurement`"))
@@ -404,11 +428,29 @@ def _cases() -> list[Case]:
                  lambda fn=fn: getattr(dirichlet, fn)(COUNTS, Q3 * 2), "`q`"))
     for fn in ("expected_cross_entropy", "expected_kl"):
         add(Case(f"evaluq.dirichlet.{fn}", "NaN eps",
-                 lambda fn=fn: getattr(dirichlet, fn)(COUNTS, Q3, eps=NAN), "`eps`",
-             xfail="dirichlet accepts eps=NaN (dirichlet.py is owned by another helper)"))
+                 lambda fn=fn: getattr(dirichlet, fn)(COUNTS, Q3, eps=NAN), "`eps`"))
     add(Case("evaluq.dirichlet.expected_entropy", "bool counts",
-             lambda: dirichlet.expected_entropy(COUNTS > 0), "`counts`",
-             xfail="dirichlet accepts bool counts (dirichlet.py is owned by another helper)"))
+             lambda: dirichlet.expected_entropy(COUNTS > 0), "`counts`"))
+    for fn, eps in (("expected_cross_entropy", 0.0), ("expected_kl", np.inf)):
+        add(Case(f"evaluq.dirichlet.{fn}", f"eps {eps}",
+                 lambda fn=fn, eps=eps: getattr(dirichlet, fn)(COUNTS, Q3, eps=eps), "`eps`"))
+    add(Case("evaluq.dirichlet.expected_kl", "bool q",
+             lambda: dirichlet.expected_kl(COUNTS, Q3 > 0.35), "`q`"))
+    add(Case("evaluq.dirichlet.posterior", "bool prior vector",
+             lambda: dirichlet.posterior(COUNTS, prior=np.ones(3, bool)), "`prior`"))
+    add(Case("evaluq.dirichlet.posterior", "bool DataArray counts",
+             lambda: dirichlet.posterior(xr.DataArray(COUNTS > 0, dims=("item", "class"))),
+             "`counts`"))
+    add(Case("evaluq.dirichlet.expected_entropy", "negative 1-D DataArray counts",
+             lambda: dirichlet.expected_entropy(xr.DataArray([-1.0, 2.0], dims="class")),
+             "`counts`"))
+    add(Case("evaluq.dirichlet.empirical_metric", "bool counts",
+             lambda: dirichlet.empirical_metric(COUNTS > 0, Q3, metric="kl"), "`counts`"))
+    add(Case("evaluq.dirichlet.model_ranking", "one resample",
+             lambda: dirichlet.model_ranking(COUNTS, {"a": Q3}, n_resamples=1), "`n_resamples`"))
+    add(Case("evaluq.dirichlet.model_ranking", "bool predictions",
+             lambda: dirichlet.model_ranking(COUNTS, {"a": Q3 > 0.35}, n_resamples=0),
+             "`predictions"))
     add(Case("evaluq.dirichlet.expected_probs", "negative alpha",
              lambda: dirichlet.expected_probs(COUNTS, prior=-1.0), "`prior`"))
     add(Case("evaluq.dirichlet.empirical_metric", "unknown metric",

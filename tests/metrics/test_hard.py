@@ -182,3 +182,42 @@ def test_metric_with_fixed_labels_checks_encoding():
         m.for_labels(np.array(["a", "b"]))
     with pytest.raises(ValueError, match=r"`target_class` 'z' is not in `labels`"):
         eq.metrics.f1_metric(target_class="z", labels=["a", "b"])
+
+
+# --- bad input found by the corpus (issue 10) ---------------------------------------------------
+
+@pytest.mark.parametrize("factory", [eq.metrics.f1_metric, eq.metrics.precision_metric,
+                                     eq.metrics.recall_metric])
+def test_metric_constructors_refuse_bad_label_sets(factory):
+    with pytest.raises(ValueError, match=r"`labels` holds duplicates: \[0\] in \[0, 0, 1\]"):
+        factory(labels=[0, 0, 1])
+    with pytest.raises(ValueError, match=r"`labels` holds duplicates: \['a'\]"):
+        factory(labels=["a", "b", "a"], target_class="b")
+    with pytest.raises(ValueError, match=r"`labels` must be a non-empty 1-D sequence"):
+        factory(labels=[])
+    with pytest.raises(TypeError, match=r"`labels` must be a sequence of labels, not a single "
+                                        r"string"):
+        factory(labels="abc")
+    assert factory(labels=[2, 0, 1]).labels == (2, 0, 1)
+
+
+def test_confusion_matrix_checks_codes_and_n_classes():
+    cm = eq.metrics.confusion_matrix
+    with pytest.raises(ValueError, match=r"`targets` holds class code 5, outside \[0, n_classes\)"
+                                         r" with n_classes=2"):
+        cm(np.array([0, 5]), np.array([0, 1]), 2)
+    with pytest.raises(ValueError, match=r"`predictions` holds class code -1"):
+        cm(np.array([0, 1]), np.array([0, -1]), 2)
+    with pytest.raises(ValueError, match=r"`n_classes` must be >= 1; got -1"):
+        cm(np.array([0]), np.array([0]), -1)
+    with pytest.raises(TypeError, match=r"`n_classes` must be an integer; got 2.0"):
+        cm(np.array([0]), np.array([0]), 2.0)
+    with pytest.raises(TypeError, match=r"confusion_matrix: `targets` must hold integer class "
+                                        r"codes"):
+        cm(np.array([0.0, 1.0]), np.array([0, 1]), 2)
+    with pytest.raises(ValueError, match=r"`predictions` of shape \(3,\) do not end in the "
+                                         r"shape of `targets` \(2,\)"):
+        cm(np.array([0, 1]), np.array([0, 1, 1]), 2)
+    # a hand count, with leading axes
+    out = cm(np.array([0, 1, 1]), np.array([[0, 0, 1], [1, 1, 1]]), 2)
+    np.testing.assert_array_equal(out, [[[1, 0], [1, 1]], [[0, 1], [0, 2]]])

@@ -209,3 +209,18 @@ def test_public_functions_validate_too():
         eq.metrics.emd([0, 1], [0, 1])
     with pytest.raises(ValueError, match=r"`predictions` has 1 items but `targets` has 2"):
         eq.metrics.mse([0.5, 1.0], [0.5])
+
+
+# --- bad input found by the corpus (issue 10) ---------------------------------------------------
+
+def test_bool_arrays_are_not_values_or_probabilities():
+    b = np.array([True, False, True])
+    with pytest.raises(TypeError, match=r"`targets` must hold numbers; got dtype bool \(cast"):
+        eq.metrics.mse(b, [1.0, 0.0, 1.0])
+    with pytest.raises(TypeError, match=r"`predictions` must hold numbers; got dtype bool"):
+        eq.metrics.mae([1.0, 0.5, 1.0], b)
+    onehot = np.array([[True, False], [False, True]])
+    with pytest.raises(TypeError, match=r"`targets` must hold numbers; got dtype bool"):
+        eq.metrics.cross_entropy(onehot, np.array([[0.5, 0.5], [0.5, 0.5]]))
+    # hard labels may be spelled True / False (two classes)
+    assert eq.metrics.accuracy(b, np.array([True, True, True])) == pytest.approx(2 / 3)

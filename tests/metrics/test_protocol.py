@@ -146,3 +146,46 @@ def test_property_macro_does_not_depend_on_label_order(seed, name):
         a = func(y, yhat, labels=["z", "x", "y"])
         b = func(y, yhat)
     assert a == pytest.approx(b, abs=1e-15)
+
+
+# --- bad input found by the corpus (issue 10) ---------------------------------------------------
+
+def test_register_metric_needs_a_metric():
+    with pytest.raises(TypeError, match=r"`metric` must be a Metric instance.*'accuracy'"):
+        eq.metrics.register_metric("accuracy")
+    before = eq.metrics.available_metrics()
+    with pytest.raises(TypeError, match=r"`metric` must be a Metric instance"):
+        eq.metrics.register_metric(None)
+    assert eq.metrics.available_metrics() == before
+
+
+@pytest.mark.parametrize("name", [3, None, ["f1"]])
+def test_get_metric_wrong_type(name):
+    with pytest.raises(TypeError, match=r"`metric` must be a metric name or a Metric"):
+        get_metric(name)
+
+
+def test_metric_call_checks_the_inputs_against_its_kind():
+    soft_t = np.array([[0.2, 0.8], [0.5, 0.5], [0.9, 0.1]])
+    soft_p = np.array([[0.3, 0.7], [0.4, 0.6], [0.8, 0.2]])
+    with pytest.raises(TypeError, match=r"metric 'accuracy' is a hard metric: `targets` must "
+                                        r"hold integer class codes"):
+        get_metric("accuracy")(soft_t, soft_p)
+    with pytest.raises(TypeError, match=r"metric 'kl' is a soft metric: `targets`"):
+        get_metric("kl")(np.array([0, 1, 1]), np.array([0, 1, 0]))
+    with pytest.raises(TypeError, match=r"metric 'mse' is a regression metric: `predictions`"):
+        get_metric("mse")(np.array([1.0, 2.0]), np.array(["a", "b"]))
+    with pytest.raises(ValueError, match=r"`predictions` of shape \(2,\) do not end in the "
+                                         r"shape of `targets` \(3,\)"):
+        get_metric("accuracy")(np.array([0, 1, 1]), np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"`predictions` holds class code 2, outside "
+                                         r"\[0, n_classes\) with n_classes=2"):
+        get_metric("f1")(np.array([0, 1, 1]), np.array([0, 1, 2]), 2)
+    with pytest.raises(ValueError, match=r"`targets` holds class code -1"):
+        get_metric("accuracy")(np.array([0, -1]), np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"`n_classes` must be a non-negative integer"):
+        get_metric("f1")(np.array([0, 1]), np.array([0, 1]), -2)
+    with pytest.raises(TypeError, match=r"metric 'accuracy' is a hard metric: `targets`"):
+        get_metric("accuracy").weighted(soft_t, soft_p, np.ones((2, 3)))
+    # well-formed encoded inputs still evaluate (against a hand count)
+    assert float(get_metric("accuracy")(np.array([0, 1, 1]), np.array([0, 1, 0]))) == 2 / 3

@@ -548,3 +548,24 @@ def test_exact_ties_count_as_ties_for_tiny_differences():
     exact = 1 + np.sum(np.abs(k - 1) >= 1)
     assert res.pvalue[0] == exact / 2001
     assert abs(d - 1 / n) < 1e-15
+
+
+# --- bad input found by the corpus (issue 10) ---------------------------------------------------
+
+@pytest.mark.parametrize("p", [2.0, -0.1, float("nan"), float("inf")])
+def test_significance_mark_refuses_p_outside_unit_interval(p):
+    with pytest.raises(ValueError, match=r"`p` must be (finite|in \[0, 1\])"):
+        eq.significance.significance_mark(p)
+
+
+def test_significance_mark_values():
+    mark = eq.significance.significance_mark
+    assert [mark(p) for p in (0.0, 0.01, 0.010001, 0.05, 0.0500001, 1.0)] == \
+        ["**", "**", "*", "*", "", ""]
+
+
+def test_one_resample_is_refused(rng):
+    y = rng.integers(0, 2, 100)
+    for method in ("paired", "permutation", "berg-kirkpatrick"):
+        with pytest.raises(ValueError, match=r"`n_resamples` must be >= 2.*got 1"):
+            eq.bootstrap_test(y, y, 1 - y, n_resamples=1, method=method)

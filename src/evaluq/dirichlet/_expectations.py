@@ -17,6 +17,7 @@ from evaluq.dirichlet._posterior import (
     _apply,
     _as_posterior,
     _as_q,
+    _check_eps,
 )
 from evaluq.dirichlet._quadrature import _expected_m_log_m, _special
 from evaluq.metrics._soft import (
@@ -178,6 +179,7 @@ def expected_cross_entropy(counts: Any, q: Any, *, prior: Any = None,
     --------
     expected_kl, monte_carlo_expectation
     """
+    eps = _check_eps(eps)
     post, single = _as_posterior(counts, prior)
     qa = _as_q(q, post)
 
@@ -272,6 +274,7 @@ def expected_kl(counts: Any, q: Any, *, prior: Any = None,
     >>> round(float(eq.dirichlet.expected_kl([0, 0, 0, 0, 2], [.2, .2, .2, .2, .2])), 5)
     0.37372
     """
+    eps = _check_eps(eps)
     post, single = _as_posterior(counts, prior)
     qa = _as_q(q, post)
 

@@ -13,9 +13,7 @@ import xarray as xr
 
 from evaluq._deprecation import renamed_argument
 from evaluq._dims import CLASS, ITEM
-from evaluq._validation import (
-    check_int,
-)
+from evaluq._validation import check_int, check_real
 
 Metric = Literal["cross_entropy", "kl", "entropy", "jsd", "emd"]
 METRICS: tuple[str, ...] = ("cross_entropy", "kl", "entropy", "jsd", "emd")
@@ -91,7 +89,9 @@ class DirichletPosterior:
 def _check_prior(alpha: Any, n_classes: int | None) -> np.ndarray:
     if isinstance(alpha, bool):
         raise TypeError(f"`prior` must be a positive number or a vector of them; got {alpha!r}")
-    arr = np.asarray(alpha, dtype=np.float64)
+    raw = np.asarray(alpha.values if isinstance(alpha, xr.DataArray) else alpha)
+    _check_numeric("prior", raw.dtype)
+    arr = raw.astype(np.float64)
     if arr.ndim > 1:
         raise ValueError(f"`prior` must be a scalar or a 1-D vector; got shape {arr.shape}")
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
@@ -109,22 +109,33 @@ def _check_prior(alpha: Any, n_classes: int | None) -> np.ndarray:
     return np.full(n_classes, float(arr))
 
 
+def _check_numeric(name: str, dtype: np.dtype[Any]) -> None:
+    """Integers and reals only: bool (a mask, not a count or a probability), str, object
+    and complex arrays raise ``TypeError`` naming the argument."""
+    if dtype.kind not in "iuf":
+        what = "bool" if dtype.kind == "b" else str(dtype)
+        raise TypeError(f"`{name}` must be numeric (int or float); got dtype {what}"
+                        + (" (cast explicitly, e.g. .astype(int), if 0/1 is meant)"
+                           if dtype.kind == "b" else ""))
+
+
 def _counts_array(counts: Any) -> tuple[xr.DataArray, bool]:
     """Counts as a DataArray (item, class); the flag says the input was one item (1-D)."""
     if isinstance(counts, xr.DataArray):
         missing = {ITEM, CLASS} - set(counts.dims)
         if counts.ndim == 1 and counts.dims == (CLASS,):
-            return counts.expand_dims(ITEM).astype(np.float64), True
+            _check_numeric("counts", counts.dtype)
+            return _counts_array(counts.expand_dims(ITEM))[0], True
         if missing or counts.ndim != 2:
             raise ValueError(
                 f"`counts` must have dims ({ITEM!r}, {CLASS!r}); got {counts.dims}"
             )
+        _check_numeric("counts", counts.dtype)
         da = counts.transpose(ITEM, CLASS).astype(np.float64)
         single = False
     else:
         arr = np.asarray(counts)
-        if arr.dtype.kind not in "iuf" and arr.dtype != bool:
-            raise TypeError(f"`counts` must be numeric; got dtype {arr.dtype}")
+        _check_numeric("counts", arr.dtype)
         arr = arr.astype(np.float64)
         single = arr.ndim == 1
         if single:
@@ -321,6 +332,12 @@ def posterior_from_annotations(
 
 # --- input plumbing -----------------------------------------------------------------------------
 
+def _check_eps(eps: Any) -> float | None:
+    """``None`` or a clipping floor in (0, 1] (as :mod:`evaluq.metrics` takes it)."""
+    return None if eps is None else check_real("eps", eps, low=0.0, high=1.0,
+                                                 low_inclusive=False)
+
+
 def _as_posterior(counts: Any, prior: Any) -> tuple[DirichletPosterior, bool]:
     if isinstance(counts, DirichletPosterior):
         if prior is not None:
@@ -335,6 +352,7 @@ def _as_q(q: Any, post: DirichletPosterior, name: str = "q") -> xr.DataArray:
     if isinstance(q, xr.DataArray):
         if CLASS not in q.dims:
             raise ValueError(f"`{name}` must have a {CLASS!r} dim; got {q.dims}")
+        _check_numeric(name, q.dtype)
         da = q.astype(np.float64)
         if ITEM in da.dims:
             if da.sizes[ITEM] != n_items:
@@ -348,7 +366,9 @@ def _as_q(q: Any, post: DirichletPosterior, name: str = "q") -> xr.DataArray:
                     f"the {ITEM!r} coordinates of `{name}` and of the counts differ"
                 ) from err
     else:
-        arr = np.asarray(q, dtype=np.float64)
+        raw = np.asarray(q)
+        _check_numeric(name, raw.dtype)
+        arr = raw.astype(np.float64)
         if arr.ndim == 1:
             da = xr.DataArray(arr, dims=(CLASS,))
         elif arr.ndim == 2:

@@ -27,7 +27,14 @@ from evaluq.dirichlet._expectations import (
     expected_jsd,
     expected_kl,
 )
-from evaluq.dirichlet._posterior import _SHORT, DirichletPosterior, Metric, _as_posterior, _as_q
+from evaluq.dirichlet._posterior import (
+    _SHORT,
+    DirichletPosterior,
+    Metric,
+    _as_posterior,
+    _as_q,
+    _check_numeric,
+)
 
 
 @renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
@@ -108,6 +115,9 @@ def model_ranking(
     if post.single:  # keep the item dim: the ranking averages over items
         post = DirichletPosterior(concentration=post.concentration, alpha=post.alpha)
     n_boot = check_int("n_resamples", n_resamples, minimum=0)
+    if n_boot == 1:
+        raise ValueError("`n_resamples` must be 0 (no bootstrap) or >= 2 (one resample says "
+                         "nothing about a spread: its interval would have width zero); got 1")
     level = check_confidence_level(confidence_level)
     gen = check_rng(rng)
     if isinstance(predictions, xr.DataArray):
@@ -118,7 +128,10 @@ def model_ranking(
         if not predictions:
             raise ValueError("`predictions` is empty")
         names = list(predictions)
-        arrays = [np.asarray(predictions[m], dtype=np.float64) for m in names]
+        arrays = [np.asarray(predictions[m]) for m in names]
+        for m, a in zip(names, arrays, strict=True):
+            _check_numeric(f"predictions[{m!r}]", a.dtype)
+        arrays = [a.astype(np.float64) for a in arrays]
         shapes = {a.shape for a in arrays}
         if len(shapes) != 1:
             raise ValueError(f"every model's predictions need the same shape; got {shapes}")

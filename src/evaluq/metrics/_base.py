@@ -18,6 +18,7 @@ objects serve :func:`evaluq.from_predictions` and :func:`evaluq.bootstrap_test`.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -102,9 +103,76 @@ class Metric:
             raise ValueError(f"metric {self.name!r} needs the label set of the inputs")
         return self.bind(np.asarray(label_set))
 
+    def check_encoded(self, targets: Any, predictions: Any, n_classes: int = 0, *,
+                      caller: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Check encoded inputs against :attr:`kind` (what :func:`prepare_inputs` returns).
+
+        Hard: integer class codes, targets ``(N,)``, predictions ``(..., N)``, codes in
+        ``[0, n_classes)`` when ``n_classes > 0``. Soft: float probability rows, targets
+        ``(N, K)``, predictions ``(..., N, K)``. Regression: real numbers, targets ``(N,)``,
+        predictions ``(..., N)``. Raises ``TypeError`` / ``ValueError`` naming the argument
+        (and ``caller``, default: the metric).
+
+        Parameters
+        ----------
+        targets
+            The encoded targets: codes ``(N,)`` (hard), probability rows ``(N, K)`` (soft) or
+            values ``(N,)`` (regression).
+        predictions
+            The encoded predictions, with any leading axes: ``(..., N)`` or ``(..., N, K)``.
+        n_classes
+            K for hard metrics: every code must lie in ``[0, n_classes)``; 0 skips the range
+            check.
+        caller
+            The name used in error messages (default: the metric).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(targets, predictions)`` as arrays.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from evaluq.metrics import get_metric
+        >>> t, p = get_metric("accuracy").check_encoded([0, 1, 1], [0, 0, 1], 2)
+        >>> t.tolist(), p.tolist()
+        ([0, 1, 1], [0, 0, 1])
+        """
+        who = f"metric {self.name!r} is a {self.kind} metric" if caller is None else caller
+        t, p = np.asarray(targets), np.asarray(predictions)
+        if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral) \
+                or n_classes < 0:
+            raise ValueError(f"`n_classes` must be a non-negative integer; got {n_classes!r}")
+        core = 2 if self.kind == "soft" else 1
+        allowed = {"hard": "iu", "soft": "iuf", "regression": "iuf"}[self.kind]
+        what = {"hard": "integer class codes (see `prepare_inputs`)",
+                "soft": "probability rows of shape (N, K) (see `prepare_inputs`)",
+                "regression": "real numbers"}[self.kind]
+        for name, arr, ndim_ok in (("targets", t, t.ndim == core),
+                                   ("predictions", p, p.ndim >= core)):
+            if arr.dtype.kind not in allowed or not ndim_ok:
+                raise TypeError(f"{who}: `{name}` must "
+                                f"hold {what}; got dtype {arr.dtype} with shape {arr.shape}")
+        if p.shape[p.ndim - core:] != t.shape:
+            raise ValueError(f"`predictions` of shape {p.shape} do not end in the shape of "
+                             f"`targets` {t.shape} ({who})")
+        if self.kind == "hard" and t.size:
+            for name, arr in (("targets", t), ("predictions", p)):
+                low, high = int(arr.min()), int(arr.max())
+                if low < 0 or (n_classes > 0 and high >= n_classes):
+                    raise ValueError(f"`{name}` holds class code {low if low < 0 else high}, "
+                                     f"outside [0, n_classes) with n_classes={n_classes}")
+        return t, p
+
     def __call__(self, targets: np.ndarray, predictions: np.ndarray,
                  n_classes: int = 0) -> np.ndarray:
-        """Value of the metric on the full set of items (every weight 1)."""
+        """Value of the metric on the full set of items (every weight 1).
+
+        The inputs are encoded as :func:`prepare_inputs` returns them and are checked against
+        the metric's :attr:`kind` (see :meth:`check_encoded`).
+        """
+        targets, predictions = self.check_encoded(targets, predictions, n_classes)
         stats = self.item_stats(targets, predictions, n_classes)
         n_items = stats.shape[-2]
         return self.from_sums(stats.sum(axis=-2), np.asarray(float(n_items)), n_classes)
@@ -142,6 +210,7 @@ class Metric:
         >>> acc.weighted(y, yhat, np.array([[1.0, 1, 1, 1], [2, 0, 0, 2]]), 2)
         array([0.75, 1.  ])
         """
+        targets, predictions = self.check_encoded(targets, predictions, n_classes)
         stats = self.item_stats(targets, predictions, n_classes)  # (..., N, S)
         return self.from_sums(weighted_sums(weights, stats), weights.sum(axis=-1), n_classes)
 
@@ -200,6 +269,9 @@ def register_metric(metric: Metric) -> Metric:
     >>> register_metric(accuracy) is accuracy
     True
     """
+    if not isinstance(metric, Metric):
+        raise TypeError(f"`metric` must be a Metric instance (see evaluq.metrics.Metric); got "
+                        f"{metric!r} of type {type(metric).__name__}")
     _REGISTRY[metric.name] = metric
     return metric
 
@@ -226,6 +298,8 @@ def get_metric(metric: str | Metric) -> Metric:
     """
     if isinstance(metric, Metric):
         return metric
+    if not isinstance(metric, str):
+        raise TypeError(f"`metric` must be a metric name or a Metric; got {metric!r}")
     try:
         return _REGISTRY[metric]
     except KeyError:

@@ -231,8 +231,13 @@ def _check_shapes(kind: MetricKind, targets: _Raw, preds: Sequence[_Raw]) -> Non
 
 
 def _as_float(raw: _Raw) -> np.ndarray:
-    if raw.values.dtype.kind not in "biuf":
-        raise TypeError(f"`{raw.name}` must hold numbers; got dtype {raw.values.dtype}")
+    # bool refused: True/False are neither real values nor probabilities (hard labels, where
+    # two classes may well be spelled True/False, do not come through here)
+    if raw.values.dtype.kind not in "iuf":
+        what = "bool" if raw.values.dtype.kind == "b" else str(raw.values.dtype)
+        raise TypeError(f"`{raw.name}` must hold numbers; got dtype {what}"
+                        + (" (cast explicitly, e.g. .astype(float), if 0/1 is meant)"
+                           if raw.values.dtype.kind == "b" else ""))
     return raw.values.astype(np.float64)
 
 
@@ -263,6 +268,24 @@ def _label_values(raw: _Raw) -> np.ndarray:
     return values
 
 
+def check_label_set(labels: Any) -> np.ndarray:
+    """``labels`` as a non-empty 1-D array of distinct labels; raises naming ``labels``."""
+    if isinstance(labels, str | bytes):
+        raise TypeError(f"`labels` must be a sequence of labels, not a single string; "
+                        f"got {labels!r}")
+    label_set = np.asarray(labels)
+    if label_set.ndim != 1 or label_set.size == 0:
+        raise ValueError(f"`labels` must be a non-empty 1-D sequence; got {labels!r}")
+    try:
+        uniq, counts = np.unique(label_set, return_counts=True)
+    except TypeError:
+        raise TypeError(f"`labels` must be all strings or all numbers; got {labels!r}") from None
+    if (counts > 1).any():
+        raise ValueError(f"`labels` holds duplicates: {uniq[counts > 1].tolist()} in "
+                         f"{label_set.tolist()}")
+    return label_set
+
+
 def _encode(raws: Sequence[_Raw], values: Sequence[np.ndarray],
             labels: Sequence[Any] | np.ndarray | None) -> tuple[list[np.ndarray], np.ndarray]:
     text = {r.name: v.dtype.kind in "USO" for r, v in zip(raws, values, strict=True)}
@@ -280,12 +303,7 @@ def _encode(raws: Sequence[_Raw], values: Sequence[np.ndarray],
             raise TypeError(f"labels must be all strings or all numbers across inputs; got "
                             f"dtypes {kinds}") from None
     else:
-        label_set = np.asarray(labels)
-        if label_set.ndim != 1 or label_set.size == 0:
-            raise ValueError(f"`labels` must be a non-empty 1-D sequence; got {labels!r}")
-        uniq, counts = np.unique(label_set, return_counts=True)
-        if (counts > 1).any():
-            raise ValueError(f"`labels` holds duplicates: {uniq[counts > 1].tolist()}")
+        label_set = check_label_set(labels)
     sorter = np.argsort(label_set, kind="stable")
     sorted_set = label_set[sorter]
     codes = []

@@ -29,10 +29,10 @@ import numpy as np
 import xarray as xr
 
 from evaluq._dims import CLASS
-from evaluq._validation import check_choice
+from evaluq._validation import check_choice, check_int
 from evaluq.metrics._base import ACCURACY, Metric, register_metric
 from evaluq.metrics._common import UndefinedMetricWarning, wrap
-from evaluq.metrics._inputs import PreparedInputs, prepare_inputs
+from evaluq.metrics._inputs import PreparedInputs, check_label_set, prepare_inputs
 
 Average = Literal["macro"] | None
 _WHICH = ("precision", "recall", "f1")
@@ -72,7 +72,9 @@ def confusion_matrix(targets: np.ndarray, predictions: np.ndarray, n_classes: in
     array([[2., 0.],
            [1., 1.]])
     """
-    predictions = np.asarray(predictions)
+    n_classes = check_int("n_classes", n_classes, minimum=1)
+    targets, predictions = ACCURACY.check_encoded(targets, predictions, n_classes,
+                                                  caller="confusion_matrix")
     lead = predictions.shape[:-1]
     n_items = predictions.shape[-1]
     n_lead = int(np.prod(lead, dtype=np.int64))
@@ -122,7 +124,7 @@ def _unbound(name: str) -> Callable[..., np.ndarray]:
 def _make(which: str, target_class: Any = None,
           labels: Sequence[Any] | None = None) -> Metric:
     name = which if target_class is None else f"{which}[{target_class}]"
-    label_tuple = None if labels is None else tuple(np.asarray(labels).tolist())
+    label_tuple = None if labels is None else tuple(check_label_set(labels).tolist())
     if target_class is None:
         return Metric(name, higher_is_better=True, kind="hard", item_stats=_confusion_stats,
                       from_sums=_from_sums_factory(which, None), labels=label_tuple)

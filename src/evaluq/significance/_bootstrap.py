@@ -169,6 +169,9 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
     spec = get_method(method)
     check_choice("runs", runs, RUNS)
     n_resamples = check_int("n_resamples", n_resamples, minimum=1)
+    if n_resamples < 2:
+        raise ValueError(f"`n_resamples` must be >= 2 (one resample gives a p-value of 0.5 or 1 "
+                         f"and an interval of width zero); got {n_resamples}")
     level = check_confidence_level(confidence_level)
     fraction = spec.check_sample_size(sample_size)
     gen = check_rng(rng)

@@ -12,7 +12,7 @@ import xarray as xr
 
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, METRIC, RESAMPLE
 from evaluq._results import ResultBase
-from evaluq._validation import check_confidence_level
+from evaluq._validation import check_confidence_level, check_real
 from evaluq.significance import _engine
 from evaluq.significance._methods import METHODS
 
@@ -25,7 +25,7 @@ def significance_mark(p: float) -> str:
     Parameters
     ----------
     p : float
-        A p-value in [0, 1]; NaN (or another non-finite value) gives ``""``.
+        A p-value in [0, 1]; NaN, infinity or a value outside [0, 1] raises ``ValueError``.
 
     Returns
     -------
@@ -38,8 +38,7 @@ def significance_mark(p: float) -> str:
     >>> significance_mark(0.003), significance_mark(0.03), significance_mark(0.2)
     ('**', '*', '')
     """
-    if not np.isfinite(p):
-        return ""
+    p = check_real("p", p, low=0.0, high=1.0)
     return "**" if p <= 0.01 else "*" if p <= 0.05 else ""
 
 
@@ -106,7 +105,7 @@ class BootstrapTestResult(ResultBase):
     @property
     def significance(self) -> tuple[str, ...]:
         """``**`` (p <= .01), ``*`` (p <= .05) or ``""`` per metric."""
-        return tuple(significance_mark(float(p)) for p in self.pvalue)
+        return tuple("" if np.isnan(p) else significance_mark(float(p)) for p in self.pvalue)
 
     @property
     def resamples(self) -> xr.DataArray:

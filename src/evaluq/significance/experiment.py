@@ -37,6 +37,21 @@ def _empty_condition(with_h1: bool) -> dict[str, Any]:
     return cond
 
 
+def _check_path(name: str, value: Any) -> Path:
+    """A path from a ``str`` or ``os.PathLike``; any other type raises ``TypeError``."""
+    if not isinstance(value, str | os.PathLike):
+        raise TypeError(f"`{name}` must be a str or os.PathLike (a file or directory path); "
+                        f"got {value!r} of type {type(value).__name__}")
+    return Path(value)
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    """``value`` itself if it is a bool (numpy's included); anything else raises ``TypeError``."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"`{name}` must be True or False; got {value!r}")
+    return bool(value)
+
+
 def _to_list(name: str, value: Any) -> list[Any]:
     """JSON-ready list from a list, array, DataArray or file path."""
     if isinstance(value, str | os.PathLike):
@@ -98,8 +113,8 @@ class Experiment:
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *,
                  autosave: bool = True) -> None:
-        self.path = None if path is None else Path(path)
-        self.autosave = bool(autosave)
+        self.path = None if path is None else _check_path("path", path)
+        self.autosave = _check_bool("autosave", autosave)
         self.data: dict[str, dict[str, Any]] = {}
         if self.path is not None:
             file = self._file(self.path)
@@ -143,7 +158,7 @@ class Experiment:
         -------
         Experiment
         """
-        file = cls._file(Path(path))
+        file = cls._file(_check_path("path", path))
         if not file.exists():
             raise FileNotFoundError(f"no outcomes file at {str(file)!r}")
         return cls(path, autosave=autosave)
@@ -163,7 +178,7 @@ class Experiment:
         pathlib.Path
             The file written (atomically: through a temporary file).
         """
-        target = Path(path) if path is not None else self.path
+        target = _check_path("path", path) if path is not None else self.path
         if target is None:
             raise ValueError("`path` is required: this Experiment was created without one")
         file = self._file(target)
@@ -284,6 +299,8 @@ class Experiment:
         """
         check_choice("method", method, METHODS)
         check_choice("runs", runs, RUNS)
+        if out_dir is not None:
+            _check_path("out_dir", out_dir)
         if not self.comparisons:
             raise ValueError("the experiment has no treatment to compare: feed runs with `h1`")
         options: dict[str, Any] = {
@@ -460,7 +477,7 @@ class ExperimentResult:
         pathlib.Path
             The file written: :meth:`results_table` as tab-separated values.
         """
-        path = Path(out_dir)
+        path = _check_path("out_dir", out_dir)
         path.mkdir(parents=True, exist_ok=True)
         file = path / RESULTS_FILE
         self.results_table().to_csv(file, sep="\t")
