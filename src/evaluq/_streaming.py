@@ -24,6 +24,8 @@ dask is imported inside the functions: ``import evaluq`` never loads it.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -57,6 +59,26 @@ def is_dask(cube: Any) -> bool:
     """True for a Dataset with at least one dask-backed data variable."""
     return isinstance(cube, xr.Dataset) and any(
         var.chunks is not None for var in cube.data_vars.values())
+
+
+def open_zarr(path: str | os.PathLike[str]) -> xr.Dataset:
+    """A zarr store as a lazy Dataset chunked as stored (consolidated metadata or not)."""
+    try:
+        return xr.open_zarr(path, chunks={}, consolidated=_has_consolidated(path))
+    except (ValueError, OSError, KeyError) as err:
+        raise CubeError(f"cannot open {str(path)!r} as a zarr store: {err}") from None
+
+
+def _has_consolidated(path: str | os.PathLike[str]) -> bool:
+    """Whether a store has consolidated metadata (zarr 2: ``.zmetadata``; zarr 3: a
+    ``consolidated_metadata`` entry in ``zarr.json``), so that opening it never warns."""
+    if os.path.exists(os.path.join(path, ".zmetadata")):
+        return True
+    meta = os.path.join(path, "zarr.json")
+    if not os.path.exists(meta):
+        return False
+    with open(meta, encoding="utf-8") as handle:
+        return json.load(handle).get("consolidated_metadata") is not None
 
 
 def _finite_block(block: np.ndarray) -> np.ndarray:

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq import _streaming
 from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
@@ -676,9 +677,14 @@ def validate(cube: Any) -> xr.Dataset:
 # --- storage ------------------------------------------------------------------------------------
 
 def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
-    """Open a cube saved with ``cube.to_netcdf(path)`` and validate it.
+    """Open a cube saved with ``cube.to_netcdf(path)`` or ``cube.to_zarr(path)`` and validate it.
 
-    The data are loaded into memory and the file is closed, so the file can be overwritten.
+    A NetCDF file is loaded into memory and closed, so the file can be overwritten. A zarr
+    store (a directory, e.g. ``cube.zarr``) is opened **lazily**: ``boot_score`` stays a dask
+    array chunked as stored, its structure is checked now and its values (no infinities)
+    chunk by chunk when an analysis reads them; the small variables (``score``, summary SDs)
+    are loaded. :func:`evaluq.variance_components`, :func:`evaluq.resample` and
+    :func:`evaluq.aggregate` then stream it (see the cluster guide).
 
     Examples
     --------
@@ -693,6 +699,8 @@ def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
         raise TypeError(f"`path` must be a str or a path; got {type(path).__name__}")
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {str(path)!r}")
+    if os.path.isdir(path):
+        return _streaming.prepare(_streaming.open_zarr(path))
     with xr.open_dataset(path) as ds:
         cube = ds.load()
     return validate(cube)
