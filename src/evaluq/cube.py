@@ -514,6 +514,7 @@ def from_long(
     higher_is_better: bool = True,
     bounds: tuple[float, float] | None = None,
     outlier_threshold: float | None = OUTLIER_THRESHOLD,
+    out: str | os.PathLike[str] | None = None,
 ) -> xr.Dataset:
     """Build a cube from a tidy (long) table with one score per row.
 
@@ -540,6 +541,16 @@ def from_long(
         The metric's declared range (a score outside raises) and the robust-SD distance from
         a language's median beyond which a :class:`~evaluq.errors.ScaleWarning` names the rows
         (None: no check); see :func:`from_arrays`.
+    out
+        A new zarr store (a directory, e.g. ``"cube.zarr"``) to write the cube to; the cube
+        is then returned opened lazily from it (:func:`open_cube`). A parquet file is read
+        **one row group at a time** (twice: the labels, then the values), so the table is
+        never held whole: the store is filled piece by piece and ``boot_score`` is stored in
+        chunks of one model, several languages and all seeds and replicates (about 64 MiB).
+        Other inputs are built in memory and then written. On an error the store is removed.
+        In the streamed case a duplicated key or an out-of-bounds replicate is reported for
+        the first row group where it is found (the counts in the message are that row
+        group's).
 
     Returns
     -------
@@ -566,6 +577,9 @@ def from_long(
     b         26.0  28.0
     """
     bounds_, threshold = _check_options(metric, higher_is_better, bounds, outlier_threshold)
+    if out is not None:
+        return _long_to_zarr(data, out, {MODEL: model, LANGUAGE: language, SEED: seed},
+                             bootstrap, score, metric, higher_is_better, bounds_, threshold)
     df, source = as_table(data)
     check_columns("the table", df.columns, {"model": model, "language": language,
                                            "seed": seed, "bootstrap": bootstrap, "score": score})
@@ -820,3 +834,244 @@ def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
     with xr.open_dataset(path) as ds:
         cube = ds.load()
     return validate(cube)
+
+
+# --- long table to zarr, piece by piece -----------------------------------------------------------
+
+_ZARR_CHUNK_BYTES = 2**26
+"""Target size of one stored ``boot_score`` chunk (64 MiB)."""
+
+
+def _zarr_chunks(sizes: tuple[int, ...]) -> dict[str, int]:
+    """One model, as many languages as fit in about 64 MiB, all seeds and replicates."""
+    n_l, n_s, n_b = sizes[1], sizes[2], sizes[3] if len(sizes) > 3 else 1
+    per_language = max(1, n_s * n_b * 8)
+    return {MODEL: 1, LANGUAGE: max(1, min(n_l, _ZARR_CHUNK_BYTES // per_language)),
+            SEED: n_s, BOOTSTRAP: n_b}
+
+
+def _long_to_zarr(data: TableLike, out: str | os.PathLike[str], keys: dict[str, str | None],
+                  bootstrap: str | None, score: str, metric: str | None,
+                  higher_is_better: bool, bounds_: tuple[float, float] | None,
+                  threshold: float | None) -> xr.Dataset:
+    """``from_long(..., out=store)``: write the cube to a new zarr store and open it lazily."""
+    import shutil
+
+    if not isinstance(out, str | os.PathLike):
+        raise TypeError(f"`out` must be a str or a path (a zarr store); got {type(out).__name__}")
+    if os.path.exists(out):
+        raise FileExistsError(f"`out` already exists: {str(out)!r}; remove it or name a new "
+                              "zarr store")
+    try:
+        if isinstance(data, str | os.PathLike) and str(data).lower().endswith((".parquet",
+                                                                               ".pq")):
+            _parquet_to_zarr(str(data), out, keys, bootstrap, score, metric, higher_is_better,
+                             bounds_, threshold)
+        else:
+            cube = from_long(data, model=str(keys[MODEL]), language=str(keys[LANGUAGE]),
+                             seed=keys[SEED], bootstrap=bootstrap, score=score, metric=metric,
+                             higher_is_better=higher_is_better, bounds=bounds_,
+                             outlier_threshold=threshold)
+            sizes = tuple(cube[BOOT_SCORE].shape) if BOOT_SCORE in cube else ()
+            chunks = _zarr_chunks(sizes) if sizes else {}
+            cube.chunk({d: c for d, c in chunks.items() if d in cube.dims}).to_zarr(
+                out, consolidated=False)
+        return open_cube(out)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _row_groups(path: str, columns: list[str], seed_column: str | None
+                ) -> Any:
+    """The row groups of a parquet file as DataFrames indexed by their table rows."""
+    import pyarrow.parquet as pq
+
+    file = pq.ParquetFile(path)
+    start = 0
+    for i in range(file.num_row_groups):
+        piece = file.read_row_group(i, columns=columns).to_pandas()
+        piece.index = pd.RangeIndex(start, start + len(piece))
+        start += len(piece)
+        if seed_column is None:
+            piece["__seed__"] = 0
+        yield piece
+
+
+def _piece_codes(series: pd.Series, column: str, index: pd.Index | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and sorted labels of a key column of one row group (positions in ``index``,
+    the table's labels, when given); missing values and mixed types raise as in from_long."""
+    coded = _codes(series)
+    if coded is None:
+        _sorted_labels(series, column)          # raises the missing / mixed-type error
+        coded = pd.factorize(series, sort=True)
+        coded = (coded[0], np.asarray(coded[1]))
+    codes, labels = coded
+    if index is not None:
+        codes = index.get_indexer(labels)[codes]
+    return codes, labels
+
+
+def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str | None],
+                     bootstrap: str | None, score: str, metric: str | None,
+                     higher_is_better: bool, bounds_: tuple[float, float] | None,
+                     threshold: float | None) -> None:
+    import shutil
+    import tempfile
+
+    import dask.array as da
+    import pyarrow.parquet as pq
+    import zarr
+
+    meta = pq.ParquetFile(path)
+    seed_column = keys[SEED]
+    check_columns("the table", meta.schema_arrow.names,
+                  {"model": keys[MODEL], "language": keys[LANGUAGE], "seed": seed_column,
+                   "bootstrap": bootstrap, "score": score})
+    if meta.metadata.num_rows == 0:
+        raise CubeError("the table is empty")
+    cols = {dim: str(col) if col is not None else "__seed__" for dim, col in keys.items()}
+    read = [c for c in (keys[MODEL], keys[LANGUAGE], seed_column, bootstrap) if c is not None]
+    # pass 1: the labels of every key column
+    parts: dict[str, list[np.ndarray]] = {dim: [] for dim in (*cols, BOOTSTRAP)}
+    for piece in _row_groups(path, read, seed_column):
+        for dim, col in cols.items():
+            parts[dim].append(_piece_codes(piece[col], col)[1])
+        if bootstrap is not None:
+            replicates = piece[bootstrap][piece[bootstrap].notna()]
+            if len(replicates):
+                parts[BOOTSTRAP].append(_piece_codes(replicates, bootstrap)[1])
+    coords = {dim: _sorted_labels(pd.Series(np.concatenate(parts[dim])), col)
+              for dim, col in cols.items()}
+    if bootstrap is not None:
+        coords[BOOTSTRAP] = (_sorted_labels(pd.Series(np.concatenate(parts[BOOTSTRAP])),
+                                            bootstrap) if parts[BOOTSTRAP]
+                             else np.asarray([], dtype=np.float64))
+    index = {dim: pd.Index(labels) for dim, labels in coords.items()}
+    shape = tuple(len(coords[d]) for d in cols)
+    score_arr, full_rows = np.full(shape, np.nan), np.full(shape, np.nan)
+    attrs = provenance("from_long", path, metric=metric or score,
+                       higher_is_better=higher_is_better)
+    if bounds_ is not None:
+        attrs["bounds"] = np.asarray(bounds_, dtype=np.float64)
+    template = xr.Dataset({SCORE: ((MODEL, LANGUAGE, SEED), score_arr)},
+                          coords={d: _label_coord(v) for d, v in coords.items()}, attrs=attrs)
+    boot_z = seen = None
+    scratch = None
+    if bootstrap is not None:
+        shape4 = (*shape, len(coords[BOOTSTRAP]))
+        chunks = _zarr_chunks(shape4)
+        chunk_tuple = tuple(chunks[d] for d in (MODEL, LANGUAGE, SEED, BOOTSTRAP))
+        template[BOOT_SCORE] = ((MODEL, LANGUAGE, SEED, BOOTSTRAP),
+                                da.full(shape4, np.nan, chunks=chunk_tuple))
+        template.to_zarr(out, compute=False, consolidated=False)
+        boot_z = zarr.open_array(os.path.join(out, BOOT_SCORE), mode="r+")
+        scratch = tempfile.mkdtemp(prefix=".seen-", dir=os.path.dirname(os.path.abspath(out)))
+        seen = zarr.create_array(scratch, shape=shape4, chunks=chunk_tuple, dtype="u1",
+                                 fill_value=0)
+    else:
+        template.to_zarr(out, consolidated=False)
+    try:
+        # pass 2: the values, row group by row group
+        for piece in _row_groups(path, [*read, score], seed_column):
+            values = _numeric_column(piece, score, "score")
+            codes = [_piece_codes(piece[col], col, index[dim])[0] for dim, col in cols.items()]
+            is_boot = (piece[bootstrap].notna().to_numpy() if bootstrap is not None
+                       else np.zeros(len(piece), dtype=bool))
+            full = ~is_boot
+            flat = np.ravel_multi_index(tuple(c[full] for c in codes), shape)
+            if _repeats(flat) or (~np.isnan(full_rows.flat[flat])).any():
+                _duplicate(piece.loc[full], cols, bootstrap, flat, full_rows.flat[flat])
+            score_arr.flat[flat] = values[full]
+            full_rows.flat[flat] = piece.index.to_numpy()[full]
+            if bootstrap is None or not is_boot.any():
+                continue
+            assert boot_z is not None and seen is not None
+            b_codes = _piece_codes(piece[bootstrap][is_boot], bootstrap, index[BOOTSTRAP])[0]
+            where = (*(c[is_boot] for c in codes), b_codes)
+            vals = values[is_boot]
+            rows = piece.index.to_numpy()[is_boot]
+            _check_replicate_bounds(vals, where, rows, coords, bounds_)
+            flat4 = np.ravel_multi_index(where, boot_z.shape)
+            before = _scatter(boot_z, seen, where, vals) if not _repeats(flat4) else None
+            if before is None or before.any():
+                _duplicate(piece.loc[is_boot], cols, bootstrap, flat4,
+                           np.full(len(flat4), np.nan) if before is None
+                           else np.where(before, 0.0, np.nan))
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    if np.isnan(full_rows).all():
+        raise CubeError(
+            f"column {bootstrap!r} (given as `bootstrap`) has no empty rows: give the score "
+            "on the full test set of each (model, language, seed) in a row whose "
+            "bootstrap value is empty")
+    zarr.open_array(os.path.join(out, SCORE), mode="r+")[...] = score_arr
+    _check_scores(score_arr, coords, full_rows, bounds_, threshold)
+
+
+def _scatter(store: Any, seen: Any, where: tuple[np.ndarray, ...], values: np.ndarray
+             ) -> np.ndarray:
+    """Write ``values`` at the cells ``where`` of a zarr array, one stored chunk at a time
+    (read, fill, write back), marking them in ``seen``; return, per value, whether its cell
+    was already written (a duplicated key: nothing of that chunk is written then)."""
+    chunks = store.chunks
+    chunk_of = np.ravel_multi_index(tuple(w // c for w, c in zip(where, chunks, strict=True)),
+                                    tuple(-(-n // c) for n, c in zip(store.shape, chunks,
+                                                                     strict=True)))
+    order = np.argsort(chunk_of, kind="stable")
+    bounds = np.flatnonzero(np.diff(chunk_of[order])) + 1
+    before = np.zeros(len(values), dtype=bool)
+    for group in np.split(order, bounds):
+        corner = tuple(int(w[group[0]]) // c * c for w, c in zip(where, chunks, strict=True))
+        region = tuple(slice(lo, min(lo + c, n))
+                       for lo, c, n in zip(corner, chunks, store.shape, strict=True))
+        local = tuple(w[group] - lo for w, lo in zip(where, corner, strict=True))
+        marks = np.asarray(seen[region])
+        before[group] = marks[local] > 0
+        if before[group].any():
+            return before
+        block = np.asarray(store[region])
+        block[local] = values[group]
+        marks[local] = 1
+        store[region] = block
+        seen[region] = marks
+    return before
+
+
+def _repeats(flat: np.ndarray) -> bool:
+    ordered = np.sort(flat)                  # (a sort: np.unique hashes, 10x slower here)
+    return bool((ordered[1:] == ordered[:-1]).any())
+
+
+def _duplicate(piece: pd.DataFrame, cols: dict[str, str], bootstrap: str | None,
+               flat: np.ndarray, earlier: np.ndarray) -> None:
+    """Raise for the first row of ``piece`` whose key occurred before (in this row group or
+    an earlier one)."""
+    _, first_seen = np.unique(flat, return_index=True)
+    repeated = np.ones(len(flat), dtype=bool)
+    repeated[first_seen] = False
+    repeated |= ~np.isnan(earlier)
+    row = int(np.flatnonzero(repeated)[0])
+    names = [*cols.values(), *([bootstrap] if bootstrap is not None else [])]
+    key = piece.iloc[row][names].to_dict()
+    if bootstrap is not None and pd.isna(key[bootstrap]):
+        key[bootstrap] = -np.inf
+    raise CubeError(f"a key appears more than once in the table; first duplicated key found "
+                    f"(row {int(piece.index[row])}): {key}. Each combination of the key "
+                    "columns must occur once")
+
+
+def _check_replicate_bounds(values: np.ndarray, where: tuple[np.ndarray, ...], rows: np.ndarray,
+                            coords: dict[str, np.ndarray],
+                            bounds_: tuple[float, float] | None) -> None:
+    if bounds_ is None:
+        return
+    lo, hi = bounds_
+    bad = ~np.isnan(values) & ((values < lo) | (values > hi))
+    if bad.any():
+        cells = _describe(np.stack(where, axis=1)[bad], coords, rows[bad], values[bad])
+        raise CubeError(
+            f"{int(bad.sum())} value(s) of {BOOT_SCORE!r} are outside the declared `bounds` "
+            f"({lo:g}, {hi:g}): {cells}. Check the metric's scale (0-1 or 0-100?)")
