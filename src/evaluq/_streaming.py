@@ -138,10 +138,14 @@ def prepare(cube: xr.Dataset) -> xr.Dataset:
 def _sd(x: np.ndarray, ddof: int, axis: int = -1) -> np.ndarray:
     """SD over ``axis`` ignoring NaN, NaN where fewer than ``max(2, ddof + 1)`` values remain
     (``evaluq.variance``'s rule), in units of a power of two for values beyond 1e+-100."""
-    finite = np.abs(x[np.isfinite(x)])
-    top = float(finite.max()) if finite.size else 0.0
+    # no copies of the chunk where they change nothing: the chunk has no infinity (checked),
+    # a unit of 1 leaves every value as it is, and ddof >= 1 already gives NaN below 2 values
+    top = max(abs(float(np.fmax.reduce(x, axis=None))), abs(float(np.fmin.reduce(x, axis=None))))
+    top = 0.0 if np.isnan(top) else top
     unit = 2.0 ** np.floor(np.log2(top)) if top > 0 and not 1e-100 < top < 1e100 else 1.0
-    sd = nanstd(x / unit, ddof, axis=axis) * unit
+    sd = nanstd(x / unit, ddof, axis=axis) * unit if unit != 1.0 else nanstd(x, ddof, axis=axis)
+    if ddof >= 1:
+        return sd
     return np.where(np.sum(~np.isnan(x), axis=axis) >= 2, sd, np.nan)
 
 
