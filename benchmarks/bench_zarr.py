@@ -109,7 +109,11 @@ def _variance(path: str) -> object:
 
 def _leaderboard(path: str, n_resamples: int) -> object:
     import evaluq as eq
-    rs = eq.resample(eq.open_cube(path), n_resamples=n_resamples, chunk_size=2000, rng=0)
+    cube = eq.open_cube(path)
+    # 2000 resamples per task, 1000 (one random-number block) once that exceeds 250 MB
+    size = N_MODELS * cube.sizes["language"] * 8
+    rs = eq.resample(cube, n_resamples=n_resamples, rng=0,
+                     chunk_size=2000 if 2000 * size <= 2.5e8 else 1000)
     return eq.leaderboard(eq.aggregate(rs))
 
 

@@ -173,10 +173,12 @@ def boot_spreads(boot: xr.DataArray, score: np.ndarray, ddof: int
 
     Returns
     -------
-    v, u
-        ``v`` (model, language, seed): SD over the bootstrap replicates; ``u`` (model,
-        language, bootstrap): SD over the seeds. NaN where
-        fewer than ``max(2, ddof + 1)`` values remain.
+    v, se_seed
+        ``v`` (model, language, seed): SD over the bootstrap replicates; ``se_seed`` (model,
+        language): the SD over the bootstrap replicates of ``u`` (model, language,
+        bootstrap), the SD over the seeds. NaN where fewer than ``max(2, ddof + 1)`` values
+        remain. With ``bootstrap`` in one chunk ``u`` never leaves its chunk's task; when
+        ``bootstrap`` is split, ``u`` is gathered whole (models x languages x replicates).
 
     Notes
     -----
@@ -192,9 +194,9 @@ def boot_spreads(boot: xr.DataArray, score: np.ndarray, ddof: int
     result agrees with the in-memory one to about 1e-15 relative (the sums are grouped
     differently, and the in-memory kernel shifts by the first value instead).
     """
-    v, u = _spreads(boot, score, ddof, across_seeds=True)
-    assert u is not None
-    return v, u
+    v, se_seed = _spreads(boot, score, ddof, across_seeds=True)
+    assert se_seed is not None
+    return v, se_seed
 
 
 def boot_sd(boot: xr.DataArray, score: np.ndarray, ddof: int) -> np.ndarray:
@@ -210,8 +212,8 @@ def _spreads(boot: xr.DataArray, score: np.ndarray, ddof: int, *,
     whole = len(x.chunks[2]) == 1 and len(x.chunks[3]) == 1
     if whole:
         v = x.map_blocks(lambda b: _sd(b, ddof), drop_axis=3, dtype=np.float64)
-        u = (x.map_blocks(lambda b: _sd(b, ddof, axis=2), drop_axis=2, dtype=np.float64)
-             if across_seeds else None)
+        u = (x.map_blocks(lambda b: _sd(_sd(b, ddof, axis=2), ddof), drop_axis=(2, 3),
+                          dtype=np.float64) if across_seeds else None)
         v_out, u_out = dask.compute(v, u)
         return np.asarray(v_out), None if u_out is None else np.asarray(u_out)
     import dask.array as da
@@ -232,7 +234,7 @@ def _spreads(boot: xr.DataArray, score: np.ndarray, ddof: int, *,
     moments = dask.compute(*parts)
     v = _sd_from_moments(*moments[:3], ddof)
     u = _sd_from_moments(*moments[3:], ddof) if across_seeds else None
-    return v, u
+    return v, None if u is None else _sd(u, ddof)
 
 
 # --- lazy resamples -------------------------------------------------------------------------------

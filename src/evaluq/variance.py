@@ -140,16 +140,16 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
                 f"{int(few.sum())} observed (model, language) cell(s) have fewer than "
                 f"{max(2, ddof + 1)} seeds: the seed-to-seed noise is unknown (ddof={ddof})")
         if BOOT_SCORE in cube and cube[BOOT_SCORE].chunks is not None:
-            v, u = _streaming.boot_spreads(cube[BOOT_SCORE], score, ddof)   # chunk by chunk
+            v, se_seed = _streaming.boot_spreads(cube[BOOT_SCORE], score, ddof)   # by chunk
         elif BOOT_SCORE in cube:
             boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
             v = _sd(boot, ddof)                              # (m, l, s)
             u = _sd(boot, ddof, axis=2)                      # (m, l, b)
+            se_seed = _sd(u, ddof)
         if BOOT_SCORE in cube:
             sigma_boot = nanmean(v)
             with np.errstate(invalid="ignore", divide="ignore"):
                 se_boot = _sd(v, ddof) / np.sqrt(count_valid(v))
-            se_seed = _sd(u, ddof)
             gap = ~np.isnan(ybar) & np.isnan(sigma_boot)
             if gap.any():
                 reasons["sigma_boot"] = (
