@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import machine_line  # noqa: E402
+from _common import machine_line
 
 N_MODELS, N_SEEDS, N_BOOT = 6, 10, 3000
 CHUNK_BYTES = 2**25
@@ -97,8 +97,8 @@ def build(path: str, n_languages: int) -> float:
 
 
 def _import_evaluq() -> None:
-    import evaluq._streaming  # noqa: F401
-    import evaluq.aggregate  # noqa: F401
+    import evaluq._streaming
+    import evaluq.aggregate
     import evaluq.variance  # noqa: F401
 
 

@@ -232,8 +232,8 @@ def _spreads(boot: xr.DataArray, score: np.ndarray, ddof: int, *,
         z = da.where(ok, d, 0.0)
         parts += [ok.sum(axis=axis, dtype=np.float64), z.sum(axis=axis), (z * z).sum(axis=axis)]
     moments = dask.compute(*parts)
-    v = _sd_from_moments(*moments[:3], ddof)
-    u = _sd_from_moments(*moments[3:], ddof) if across_seeds else None
+    v = _sd_from_moments(moments[0], moments[1], moments[2], ddof)
+    u = _sd_from_moments(moments[3], moments[4], moments[5], ddof) if across_seeds else None
     return v, None if u is None else _sd(u, ddof)
 
 

@@ -904,12 +904,12 @@ def _piece_codes(series: pd.Series, column: str, index: pd.Index | None = None
     the table's labels, when given); missing values and mixed types raise as in from_long."""
     coded = _codes(series)
     if coded is None:
-        _sorted_labels(series, column)          # raises the missing / mixed-type error
-        coded = pd.factorize(series, sort=True)
-        coded = (coded[0], np.asarray(coded[1]))
+        labels = _sorted_labels(series, column)  # raises the missing / mixed-type error
+        assert len(series) == 0
+        return np.zeros(0, dtype=np.intp), labels
     codes, labels = coded
     if index is not None:
-        codes = index.get_indexer(labels)[codes]
+        codes = index.get_indexer(pd.Index(labels))[codes]
     return codes, labels
 
 
@@ -987,7 +987,8 @@ def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str
             full_rows.flat[flat] = piece.index.to_numpy()[full]
             if bootstrap is None or not is_boot.any():
                 continue
-            assert boot_z is not None and seen is not None
+            assert boot_z is not None
+            assert seen is not None
             b_codes = _piece_codes(piece[bootstrap][is_boot], bootstrap, index[BOOTSTRAP])[0]
             where = (*(c[is_boot] for c in codes), b_codes)
             vals = values[is_boot]
