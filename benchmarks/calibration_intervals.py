@@ -32,7 +32,7 @@ def arf_coverage(errors: np.ndarray, mus: np.ndarray, sigmas: np.ndarray, guesse
     sigma = sigmas[None, :, None, None]
     g = guesses[None, None, :, None]
     y, g = np.broadcast_arrays(mu + sigma * errors, g)
-    res = eq.intervals.arf_interval(y, g, alpha=alpha, distribution=distribution)
+    res = eq.intervals.arf_interval(y, g, arf_alpha=alpha, distribution=distribution)
     return ((res.lower.values <= mu) & (mu <= res.upper.values)).sum(axis=-1)
 
 

@@ -82,7 +82,7 @@ def scarce_intervals() -> Figure:
     results = {"t (2 raters)": eq.intervals.t_interval(scores, confidence_level=0.8,
                                                        bounds=(0, 100)),
                "ARF (1 rater, guess 85)": eq.intervals.arf_interval(scores[:, 0], 85.0,
-                                                                    alpha=0.2, bounds=(0, 100))}
+                                                                    arf_alpha=0.2, bounds=(0, 100))}
     return eq.plots.scarce_intervals(results, threshold=80, xlabel="quality score (0-100)")
 
 

@@ -206,6 +206,8 @@ def test_coverage_fixed_languages_parametric():
     cube = _stacked_cube(gen, n, 8, 4, 30, theta, sigma_seed=1.0, sigma_boot=1.0)
     plan = eq.resample(cube, n_resamples=2000, rng=5, lazy=True)
     hits = _coverage(eq.aggregate(plan, confidence_level=level), theta.mean(axis=1))
+    print(f"\nCALIBRATION | aggregate, resample parametric, languages fixed | coverage | "
+          f"nominal {level:.3f} | measured {hits / n:.4f} | n {n}")
     assert abs(hits - n * level) <= 4 * np.sqrt(n * level * (1 - level))
 
 
@@ -220,8 +222,12 @@ def test_coverage_language_bootstrap_population_mean():
     plan = eq.resample(cube, n_resamples=2000, replication="none", languages="bootstrap",
                        rng=6, lazy=True)
     hits = _coverage(eq.aggregate(plan, confidence_level=level), np.zeros(n))
+    print(f"\nCALIBRATION | aggregate, resample none, languages bootstrap (population mean) | "
+          f"coverage | nominal {level:.3f} | measured {hits / n:.4f} | n {n}")
     assert abs(hits - n * level) <= bound
     # with replication noise on top the interval is a little wider: at least nominal
     plan = eq.resample(cube, n_resamples=2000, languages="bootstrap", rng=6, lazy=True)
     hits = _coverage(eq.aggregate(plan, confidence_level=level), np.zeros(n))
+    print(f"\nCALIBRATION | aggregate, resample parametric, languages bootstrap (conservative) "
+          f"| coverage | nominal {level:.3f} | measured {hits / n:.4f} | n {n}")
     assert hits >= n * level - bound

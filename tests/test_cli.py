@@ -9,7 +9,7 @@ from evaluq.cli import main
 
 
 def test_demo_prints_the_whole_analysis(capsys):
-    assert main(["demo", "--n-boot", "50", "--n-resamples", "500"]) == 0
+    assert main(["demo", "--n-boot", "50", "--n-resamples", "500", "--no-bayes"]) == 0
     out = capsys.readouterr().out
     assert "Variance components" in out
     assert "sigma_between" in out
@@ -22,6 +22,18 @@ def test_demo_prints_the_whole_analysis(capsys):
     assert "cross_entropy[eps=1e-06]" in out
     for model in ("knn", "logreg", "mlp", "naive_bayes", "random_forest"):
         assert model in out
+
+
+@pytest.mark.slow
+def test_demo_prints_the_posterior_rank_report(capsys):
+    assert main(["demo", "--n-boot", "50", "--n-resamples", "500"]) == 0
+    out = capsys.readouterr().out
+    assert "Hierarchical Bayesian model" in out
+    assert "Posterior P(rank = r) on THESE data sets" in out
+    assert "Posterior P(rank = r) on a NEW data set" in out
+    assert "P(best) resampling" in out
+    assert "Posterior beside frequentist" in out
+    assert "divergences 0" in out
 
 
 def test_version(capsys):

@@ -64,7 +64,7 @@ def test_long_table_several_metrics(tmp_path, long_table, capsys):
     cube = eq.from_long(long_table, model="system", language="lp", seed="run", score="BLEU")
     back = eq.open_cube(out / "BLEU_cube.nc")
     xr.testing.assert_allclose(back.score, cube.score)
-    agg = eq.aggregate(eq.resample(cube, n_resamples=200, replication="none",
+    agg = eq.aggregate(eq.resample(cube, n_resamples=200, replication="nonparametric",
                                    languages="bootstrap", rng=7))
     board = pd.read_csv(out / "BLEU_leaderboard.csv", index_col=0)
     pd.testing.assert_frame_equal(board, eq.leaderboard(agg), check_names=False,
@@ -76,7 +76,7 @@ def test_long_table_several_metrics(tmp_path, long_table, capsys):
     assert set(payload["metrics"]) == {"BLEU", "chrF"}
     rows = payload["metrics"]["BLEU"]["tables"]["leaderboard"]["rows"]
     assert [r["model"] for r in rows] == list(board.index)
-    assert payload["metrics"]["BLEU"]["settings"]["replication"] == "none"
+    assert payload["metrics"]["BLEU"]["settings"]["replication"] == "nonparametric"
 
 
 def test_summary_table_with_n_seeds_column_and_formats(tmp_path, capsys):

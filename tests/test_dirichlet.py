@@ -142,9 +142,9 @@ def test_closed_forms_match_monte_carlo(metric, alpha, rng) -> None:
     q = np.array([Q_MATCH, UNIFORM, Q_MISMATCH, [0.6, 0.1, 0.05, 0.05, 0.2]])
     funcs = {"cross_entropy": dr.expected_cross_entropy, "kl": dr.expected_kl,
              "jsd": dr.expected_jsd, "emd": dr.expected_emd}
-    exact = (dr.expected_entropy(counts, alpha=alpha) if metric == "entropy"
-             else funcs[metric](counts, q, alpha=alpha))
-    mc = dr.monte_carlo_expectation(counts, q, metric=metric, alpha=alpha, n_draws=20_000,
+    exact = (dr.expected_entropy(counts, prior=alpha) if metric == "entropy"
+             else funcs[metric](counts, q, prior=alpha))
+    mc = dr.monte_carlo_expectation(counts, q, metric=metric, prior=alpha, n_draws=20_000,
                                     rng=rng)
     # (the floor covers items whose metric does not depend on p, e.g. CE against uniform q)
     z = np.abs(mc.estimate - exact) / (mc.standard_error + 1e-12)
@@ -244,15 +244,15 @@ def test_posterior_from_ragged_annotations_and_table() -> None:
     assert from_table.values.tolist() == [[1, 2, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 2]]
     shuffled = dr.counts_from_annotations(table.iloc[::-1], n_classes=5, item="it", label="lab")
     xr.testing.assert_identical(from_table, shuffled)
-    post = dr.posterior_from_annotations(table, n_classes=5, item="it", label="lab", alpha=0.5)
+    post = dr.posterior_from_annotations(table, n_classes=5, item="it", label="lab", prior=0.5)
     assert post.n_annotations.values.tolist() == [3.0, 1.0, 2.0]
     np.testing.assert_allclose(post.concentration.values, from_table.values + 0.5)
     assert "DirichletPosterior(n_items=3" in repr(post)
 
 
 def test_posterior_object_and_counts_agree() -> None:
-    post = dr.posterior([COUNTS, ONLY_TOP], alpha=[1, 1, 2, 1, 1])
-    direct = dr.expected_kl([COUNTS, ONLY_TOP], Q_MATCH, alpha=[1, 1, 2, 1, 1])
+    post = dr.posterior([COUNTS, ONLY_TOP], prior=[1, 1, 2, 1, 1])
+    direct = dr.expected_kl([COUNTS, ONLY_TOP], Q_MATCH, prior=[1, 1, 2, 1, 1])
     xr.testing.assert_identical(dr.expected_kl(post, Q_MATCH), direct)
     np.testing.assert_allclose(post.counts.values, [COUNTS, ONLY_TOP])
 
@@ -281,10 +281,10 @@ def test_dims_broadcast_over_models_and_keep_item_coords(rng) -> None:
         ({"counts": [[1, 2, 0]], "q": [-0.2, 0.7, 0.5]}, "negative entries"),
         ({"counts": [[1, 2, 0]], "q": [0.5, 0.5]}, "2 classes but the counts have 3"),
         ({"counts": [[1, 2, 0], [0, 1, 1]], "q": [[0.2, 0.3, 0.5]] * 3}, "shape"),
-        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.5], "alpha": 0}, "alpha"),
-        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.5], "alpha": -1.0}, "alpha"),
-        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.5], "alpha": [1, 1]}, "`alpha` has 2"),
-        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.5], "alpha": np.inf}, "alpha"),
+        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.5], "prior": 0}, "prior"),
+        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.5], "prior": -1.0}, "prior"),
+        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.5], "prior": [1, 1]}, "`prior` has 2"),
+        ({"counts": [[1, 2, 0]], "q": [0.2, 0.3, 0.5], "prior": np.inf}, "prior"),
         ({"counts": [1], "q": [1.0]}, "at least 2 classes"),
         ({"counts": np.ones((2, 2, 2)), "q": [0.5, 0.5]}, "2-D"),
         ({"counts": np.zeros((0, 3)), "q": [0.2, 0.3, 0.5]}, "empty"),
@@ -298,7 +298,7 @@ def test_bad_input_raises(kwargs, match) -> None:
 def test_bad_input_misc() -> None:
     post = dr.posterior([COUNTS])
     with pytest.raises(ValueError, match="already part of the DirichletPosterior"):
-        dr.expected_kl(post, Q_MATCH, alpha=1.0)
+        dr.expected_kl(post, Q_MATCH, prior=1.0)
     with pytest.raises(ValueError, match=r"labels must be in \[0, 4\]"):
         dr.counts_from_annotations([[0, 5]], n_classes=5)
     with pytest.raises(ValueError, match="integers"):
@@ -343,7 +343,7 @@ rows = st.lists(st.integers(0, 40), min_size=3, max_size=6)
 def test_properties(counts, seed, alpha) -> None:
     k = len(counts)
     q = np.random.default_rng(seed).dirichlet(np.ones(k))
-    post = dr.posterior(counts, alpha=alpha)
+    post = dr.posterior(counts, prior=alpha)
     mean = post.expected_probs().values
     e_kl = float(dr.expected_kl(post, q).squeeze())
     e_jsd = float(dr.expected_jsd(post, q).squeeze())
@@ -549,3 +549,18 @@ def test_expected_probs_drops_item_for_one_item_like_the_expected_functions() ->
 def test_top_level_access() -> None:
     assert eq.dirichlet.expected_emd is dr.expected_emd
     assert "dirichlet" in eq.__all__
+
+
+@pytest.mark.parametrize("func", ["posterior", "expected_probs", "expected_entropy"])
+def test_alpha_is_a_deprecated_spelling_of_prior(func) -> None:
+    f = getattr(dr, func)
+    with pytest.warns(DeprecationWarning, match="`alpha` is deprecated; use `prior`"):
+        old = f([COUNTS], alpha=0.5)
+    new = f([COUNTS], prior=0.5)
+    if func == "posterior":
+        xr.testing.assert_identical(old.concentration, new.concentration)
+        np.testing.assert_array_equal(new.prior, np.full(5, 0.5))
+    else:
+        xr.testing.assert_identical(old, new)
+    with pytest.raises(TypeError, match="both `alpha` and `prior`"):
+        f([COUNTS], alpha=0.5, prior=0.5)

@@ -46,7 +46,7 @@ def test_expected_jsd_matches_the_previous_rule(rng, alpha, max_count, weighted)
         q = rng.dirichlet(np.full(k, 0.7), size=300)
         q[::7, 0] = 0.0
         q /= q.sum(axis=1, keepdims=True)
-        new = dr.expected_jsd(counts, q, alpha=alpha).values
+        new = dr.expected_jsd(counts, q, prior=alpha).values
         old = reference.reference_expected_jsd(counts + alpha, q)
         np.testing.assert_allclose(new, old, rtol=0, atol=1e-10)
 
@@ -82,3 +82,16 @@ def test_both_evaluation_paths_agree(rng) -> None:
     assert np.unique(distinct_a).size == a.size
     distinct = dq._expected_m_log_m(distinct_a, b, q)
     np.testing.assert_allclose(shared, distinct, rtol=0, atol=1e-12)
+
+
+def test_grid_and_sorted_marginal_lookups_agree(rng) -> None:
+    """Half-integer (a, b) are counted on their grid, other values sorted: same marginals."""
+    a = rng.integers(1, 40, 5000) / 2.0
+    b = rng.integers(1, 300, 5000) / 2.0
+    grid = dq._unique_pairs(a, b)
+    shifted = dq._unique_pairs(a + 1e-3, b)  # off the grid: the sorting route
+    np.testing.assert_array_equal(grid[0] + 1e-3, shifted[0])
+    np.testing.assert_array_equal(grid[1], shifted[1])
+    np.testing.assert_array_equal(grid[2], shifted[2])
+    np.testing.assert_array_equal(grid[0][grid[2]], a)
+    np.testing.assert_array_equal(grid[1][grid[2]], b)

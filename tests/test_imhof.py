@@ -98,3 +98,12 @@ def test_routes_are_reported():
     assert me.mse_distribution(TARGETS, PREDICTIONS, 0.0).routes.item() == "point"
     iv = me.mse_distribution(TARGETS, PREDICTIONS, 1e-6).interval()
     assert iv.attrs["routes"] == "normal"
+
+
+def test_negligible_item_joins_the_shift():
+    """An item whose SD is below 1e-10 of the cell's is a constant: no QUADPACK trouble from a
+    weight 1e-24 of the largest, and the quantiles equal those with its sigma set to 0."""
+    tiny = me.mse_distribution(TARGETS, PREDICTIONS, [1e-12, 0.5, 0.7])
+    zero = me.mse_distribution(TARGETS, PREDICTIONS, [0.0, 0.5, 0.7])
+    np.testing.assert_allclose(tiny.quantile([0.05, 0.5, 0.95]).values,
+                               zero.quantile([0.05, 0.5, 0.95]).values, rtol=1e-9)

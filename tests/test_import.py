@@ -118,3 +118,11 @@ def test_experiment_moved_next_to_significance_and_old_paths_work():
     assert old_module.ExperimentResult is ExperimentResult
     assert from_significance is Experiment
     assert Experiment.__module__ == "evaluq.significance.experiment"
+
+
+def test_submodules_stay_reachable_as_attributes():
+    for name in ("cube", "io", "pairwise", "ranks", "resampling", "variance", "significance"):
+        module = getattr(evaluq, name)
+        assert isinstance(module, types.ModuleType)
+        assert module.__name__ == f"evaluq.{name}"
+        assert name not in evaluq.__all__

@@ -321,7 +321,8 @@ def test_arf_alpha_normal_below_half() -> None:
 
 @pytest.mark.parametrize("alpha", [0.0, -0.1, 0.51, 1.0, np.nan])
 def test_arf_k_alpha_out_of_range(alpha: float) -> None:
-    match = r"`alpha` contains 1 NaN" if np.isnan(alpha) else r"`alpha` must be in \(0, 0.5\]"
+    match = (r"`arf_alpha` contains 1 NaN" if np.isnan(alpha)
+             else r"`arf_alpha` must be in \(0, 0.5\]")
     with pytest.raises(ValueError, match=match):
         eq.intervals.arf_k(alpha)
 
@@ -348,7 +349,7 @@ def test_arf_interval_bounds_clip_like_the_paper() -> None:
     assert float(res.lower) == pytest.approx(70.77)
     assert float(res.upper) == 100.0
     assert float(res.half_width) == pytest.approx(19.98)  # unclipped
-    res = eq.intervals.arf_interval(85.2, 96.3, alpha=0.25, bounds=(0, 100))
+    res = eq.intervals.arf_interval(85.2, 96.3, arf_alpha=0.25, bounds=(0, 100))
     assert float(res.k) == pytest.approx(1.799, abs=5e-4)
     assert res.confidence_level == 0.75
     assert res.interval.attrs == {"kind": "arf_normal", "confidence_level": 0.75}
@@ -357,14 +358,14 @@ def test_arf_interval_bounds_clip_like_the_paper() -> None:
 def test_arf_interval_vectorised(rng: np.random.Generator) -> None:
     y = rng.normal(80, 5, size=(30, 4))
     g = rng.normal(80, 5, size=(4,))
-    res = eq.intervals.arf_interval(y, g, alpha=0.1, distribution="unknown")
+    res = eq.intervals.arf_interval(y, g, arf_alpha=0.1, distribution="unknown")
     k = eq.intervals.arf_k(0.1, "unknown")
     np.testing.assert_allclose(res.lower, (y + g) / 2 - k * np.abs(y - g))
     np.testing.assert_allclose(res.upper, (y + g) / 2 + k * np.abs(y - g))
     assert res.interval.shape == (30, 4, 2)
     # one alpha per rater column (numpy broadcasting of trailing axes)
     alphas = np.array([0.5, 0.25, 0.1, 0.05])
-    res = eq.intervals.arf_interval(y, g, alpha=alphas)
+    res = eq.intervals.arf_interval(y, g, arf_alpha=alphas)
     np.testing.assert_allclose(res.k.values[0], eq.intervals.arf_k(alphas))
     assert res.confidence_level.shape == (30, 4)
     np.testing.assert_allclose(res.confidence_level[0], 1 - alphas)
@@ -374,7 +375,7 @@ def test_arf_interval_vectorised(rng: np.random.Generator) -> None:
 def test_arf_interval_dataarrays() -> None:
     y = xr.DataArray([85.2, 70.0, 99.0], dims="item", coords={"item": ["a", "b", "c"]})
     g = xr.DataArray([96.3, 96.3, 90.0], dims="item", coords={"item": ["a", "b", "c"]})
-    res = eq.intervals.arf_interval(y, g, alpha=0.2, bounds=(0, 100))
+    res = eq.intervals.arf_interval(y, g, arf_alpha=0.2, bounds=(0, 100))
     assert res.interval.dims == ("item", CI_BOUND)
     assert res.verdict(60).values.tolist() == ["pass", "borderline pass", "pass"]
     assert res.verdict(94).values.tolist() == ["borderline fail"] * 2 + ["borderline pass"]
@@ -392,11 +393,11 @@ def test_arf_interval_refuses_unlabelled_arrays_next_to_dataarrays() -> None:
         eq.intervals.arf_interval(y, [96.3, 96.3, 90.0], k=1.8)
     with pytest.raises(TypeError, match=r"`k` must be a scalar or a DataArray when `y`"):
         eq.intervals.arf_interval(y, 96.3, k=[1.8, 2.31, 1.8])
-    with pytest.raises(TypeError, match=r"`y` must be a scalar or a DataArray when `alpha`"):
+    with pytest.raises(TypeError, match=r"`y` must be a scalar or a DataArray when `arf_alpha`"):
         eq.intervals.arf_interval([85.2, 70.0], 96.3,
-                                  alpha=xr.DataArray([0.2, 0.1], dims="item"))
+                                  arf_alpha=xr.DataArray([0.2, 0.1], dims="item"))
     # scalars next to DataArrays are fine
-    res = eq.intervals.arf_interval(y, 96.3, alpha=0.2)
+    res = eq.intervals.arf_interval(y, 96.3, arf_alpha=0.2)
     assert res.interval.dims == ("item", CI_BOUND)
 
 
@@ -416,21 +417,21 @@ def test_arf_result_reporting() -> None:
 @settings(max_examples=25, deadline=None)
 @given(st.floats(0, 100), st.floats(0, 100), st.floats(0.001, 0.5))
 def test_arf_interval_properties(y: float, g: float, alpha: float) -> None:
-    res = eq.intervals.arf_interval(y, g, alpha=alpha)
+    res = eq.intervals.arf_interval(y, g, arf_alpha=alpha)
     lo, hi = float(res.lower), float(res.upper)
     assert lo <= (y + g) / 2 <= hi
     assert lo <= min(y, g) + 1e-9
     assert hi >= max(y, g) - 1e-9  # k >= 1/2: the interval always holds y and g
-    wider = eq.intervals.arf_interval(y, g, alpha=alpha / 2)
+    wider = eq.intervals.arf_interval(y, g, arf_alpha=alpha / 2)
     assert float(wider.upper - wider.lower) >= hi - lo
 
 
 @pytest.mark.parametrize(
     ("kwargs", "err", "match"),
     [
-        ({"alpha": 0.2, "k": 2.0}, ValueError, r"exactly one of `alpha` and `k`"),
-        ({}, ValueError, r"exactly one of `alpha` and `k`"),
-        ({"alpha": 0.7}, ValueError, r"`alpha` must be in \(0, 0.5\]"),
+        ({"arf_alpha": 0.2, "k": 2.0}, ValueError, r"exactly one of `arf_alpha` and `k`"),
+        ({}, ValueError, r"exactly one of `arf_alpha` and `k`"),
+        ({"arf_alpha": 0.7}, ValueError, r"`arf_alpha` must be in \(0, 0.5\]"),
         ({"k": 0.3}, ValueError, r"`k` must be >= 0.5"),
         ({"k": 2.0, "bounds": (100, 0)}, ValueError, r"`bounds` must satisfy low < high"),
         ({"k": 2.0, "bounds": 100}, TypeError, r"`bounds` must be a \(low, high\) pair"),
@@ -478,7 +479,7 @@ def _arf_coverage(errors: np.ndarray, mus: np.ndarray, sigmas: np.ndarray, guess
     sigma = sigmas[None, :, None, None]
     g = guesses[None, None, :, None]
     y, g = np.broadcast_arrays(mu + sigma * errors, g)
-    res = eq.intervals.arf_interval(y, g, alpha=alpha, distribution=distribution)
+    res = eq.intervals.arf_interval(y, g, arf_alpha=alpha, distribution=distribution)
     return ((res.lower.values <= mu) & (mu <= res.upper.values)).sum(axis=-1)
 
 
@@ -559,3 +560,17 @@ def test_arf_unknown_assumes_symmetry() -> None:
     counts = _arf_coverage(errors, np.array([0.0]), np.array([1.0]), np.array([0.5]), 0.5,
                            "unknown")
     assert abs(counts.item() - draws * stats.expon.cdf(1.0)) <= _binomial_slack(draws, 0.37)
+
+
+def test_alpha_is_a_deprecated_spelling_of_arf_alpha() -> None:
+    with pytest.warns(DeprecationWarning, match="`alpha` is deprecated; use `arf_alpha`"):
+        old = eq.intervals.arf_interval(85.2, 96.3, alpha=0.2, bounds=(0, 100))
+    new = eq.intervals.arf_interval(85.2, 96.3, arf_alpha=0.2, bounds=(0, 100))
+    assert float(old.k) == float(new.k)
+    assert old.confidence_level == new.confidence_level
+    with pytest.warns(DeprecationWarning, match="use `arf_alpha`"):
+        assert eq.intervals.arf_k(alpha=0.2) == eq.intervals.arf_k(arf_alpha=0.2)
+    with pytest.raises(TypeError, match="both `alpha` and `arf_alpha`"):
+        eq.intervals.arf_interval(85.2, 96.3, alpha=0.2, arf_alpha=0.2)
+    with pytest.raises(ValueError, match="`arf_alpha` must be in"):
+        eq.intervals.arf_k(0.7)

@@ -201,7 +201,7 @@ def test_resample_histogram_counts_the_distribution(rng, method):
 def test_scarce_intervals_segments_are_the_intervals():
     scores = np.array([[76.85, 81.99], [90.0, 92.0], [60.0, 64.0]])
     t = eq.intervals.t_interval(scores, confidence_level=0.8)
-    arf = eq.intervals.arf_interval(scores[:, 0], 80.0, alpha=0.2)
+    arf = eq.intervals.arf_interval(scores[:, 0], 80.0, arf_alpha=0.2)
     fig = eq.plots.scarce_intervals({"t": t, "ARF": arf}, threshold=80)
     (ax,) = fig.axes
     assert len(ax.collections) == 4

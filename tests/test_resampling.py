@@ -386,3 +386,18 @@ def test_truncated_draws_follow_the_truncated_normal():
     # far from a bound the draws are the plain normal ones in distribution
     far = rs.score.sel(model="c", language="x").values
     assert np.mean(far) == pytest.approx(40.0, abs=0.05)
+
+
+def test_rescaled_draws_stay_within_declared_bounds():
+    score = np.array([[[0.0, 0.02, 0.9]], [[0.5, 0.6, 0.7]]])          # 2 models, 3 seeds
+    boot = score[..., None] + np.array([0.0, 0.01, 0.02])
+    cube = eq.from_arrays(np.clip(score, 0, 1), np.clip(boot, 0, 1), bounds=(0, 1),
+                          outlier_threshold=None)
+    rs = eq.resample(cube, n_resamples=2000, replication="nonparametric", seeds="rescaled",
+                     rng=0)
+    assert float(rs.score.min()) >= 0.0
+    assert float(rs.score.max()) <= 1.0
+    free = eq.resample(eq.from_arrays(np.clip(score, 0, 1), np.clip(boot, 0, 1),
+                                      outlier_threshold=None),
+                       n_resamples=2000, replication="nonparametric", seeds="rescaled", rng=0)
+    assert float(free.score.min()) < 0.0            # without bounds the stretch leaves [0, 1]

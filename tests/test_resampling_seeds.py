@@ -284,7 +284,9 @@ def test_coverage_fixed_languages_matches_theory():
         p = _predicted_coverage(np.random.default_rng(1), level, n_l, n_s, n_b, s_seed,
                                 s_boot, c)
         rates[seeds] = (hits / n, p)
-        print("COVERAGE", seeds, hits / n, round(p, 4))
+        print(f"\nCALIBRATION | resample nonparametric seeds={seeds!r}, languages fixed "
+              f"(theory {p:.3f}) | coverage | nominal {level:.3f} | measured {hits / n:.4f} "
+              f"| n {n}")
         assert abs(hits - n * p) <= 4 * np.sqrt(n * p * (1 - p)), (seeds, hits, p)
     assert rates["one"][1] > 0.95 > level > rates["rescaled"][1] > rates["bootstrap"][1]
     assert rates["rescaled"][1] > level - 0.03           # estimation noise of the variance
@@ -317,7 +319,9 @@ def test_null_rejection_rate_paired_two_level():
         d_res = (values[:, 0::2] - values[:, 1::2]).T
         d_obs = agg.observed.values[0::2] - agg.observed.values[1::2]
         hits[seeds] = int((_difference_stats(d_obs, d_res, 0.95)["p_value"] <= alpha).sum())
-    print("REJECTIONS", hits)
+    for seeds, h in hits.items():
+        print(f"\nCALIBRATION | pairwise test, resample nonparametric seeds={seeds!r} | "
+              f"null rejection rate | nominal {alpha:.3f} | measured {h / n:.4f} | n {n}")
     assert abs(hits["bootstrap"] - n * alpha) <= bound, hits
     assert abs(hits["rescaled"] - n * alpha) <= bound, hits
     assert hits["one"] < n * alpha - bound, hits

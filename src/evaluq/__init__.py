@@ -37,14 +37,26 @@ _LAZY: dict[str, str] = {
     "reporting": "evaluq.reporting",
     "significance": "evaluq.significance",
     "tables": "evaluq.tables",
+    # submodules that were loaded (so reachable as attributes) before the lazy loading
+    "cube": "evaluq.cube",
+    "errors": "evaluq.errors",
+    "io": "evaluq.io",
+    "pairwise": "evaluq.pairwise",
+    "predictions": "evaluq.predictions",
+    "ranks": "evaluq.ranks",
+    "resampling": "evaluq.resampling",
+    "simulate": "evaluq.simulate",
+    "variance": "evaluq.variance",
     # functions and classes
     "BootstrapTestResult": "evaluq.significance",
     "CubeError": "evaluq.errors",
+    "EvaluqWarning": "evaluq.errors",
     "Experiment": "evaluq.significance.experiment",
     "ExperimentResult": "evaluq.significance.experiment",
     "HierarchicalFit": "evaluq.hierarchical",
     "NotFittedError": "evaluq.errors",
     "ResamplePlan": "evaluq.resampling",
+    "ScaleWarning": "evaluq.errors",
     "aggregate": "evaluq.aggregate",
     "bootstrap_test": "evaluq.significance",
     "fit_hierarchical": "evaluq.hierarchical",
@@ -72,7 +84,8 @@ _LAZY: dict[str, str] = {
 }
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
-_NOT_IN_ALL = frozenset({"experiment", "significance"})
+_NOT_IN_ALL = frozenset({"cube", "errors", "experiment", "io", "pairwise", "predictions",
+                         "ranks", "resampling", "significance", "simulate", "variance"})
 
 
 # Functions whose module has the same name: ``evaluq.aggregate`` is the function.
@@ -153,7 +166,9 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.cube import open_cube as open_cube
     from evaluq.cube import validate as validate
     from evaluq.errors import CubeError as CubeError
+    from evaluq.errors import EvaluqWarning as EvaluqWarning
     from evaluq.errors import NotFittedError as NotFittedError
+    from evaluq.errors import ScaleWarning as ScaleWarning
     from evaluq.hierarchical import HierarchicalFit as HierarchicalFit
     from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
     from evaluq.hierarchical import load_fit as load_fit

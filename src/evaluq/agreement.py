@@ -28,7 +28,7 @@ import xarray as xr
 
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ICC_FORM, RATER, RESAMPLE
 from evaluq._kernels import bootstrap_counts
-from evaluq._results import IntervalBoundsMixin
+from evaluq._results import N_RESAMPLES_INTERVAL, ResultBase
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -59,7 +59,7 @@ Level = Literal["nominal", "ordinal", "interval"]
 # --- result -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, repr=False)
-class AgreementResult(IntervalBoundsMixin):
+class AgreementResult(ResultBase):
     """An agreement coefficient, its bootstrap distribution over items and intervals from it.
 
     Attributes
@@ -117,8 +117,10 @@ class AgreementResult(IntervalBoundsMixin):
         return ci
 
     @property
-    def interval(self) -> xr.DataArray:
-        return self.confidence_interval()
+    def distribution(self) -> xr.DataArray:
+        """:attr:`bootstrap_distribution` with the ``resample`` dim last (the common layout
+        of every result's distribution)."""
+        return self.bootstrap_distribution.transpose(..., RESAMPLE)
 
     def to_dataset(self) -> xr.Dataset:
         """estimate, standard_error, lower, upper (and the bootstrap distribution)."""
@@ -252,7 +254,8 @@ def _as_labels(x: Any, name: str) -> np.ndarray:
 
 def cohen_kappa(rater1: Any, rater2: Any, *, labels: Sequence[Any] | None = None,
                 weights: Weights = None, confidence_level: float = 0.95,
-                n_resamples: int = 9999, rng: RNGLike = None) -> AgreementResult:
+                n_resamples: int = N_RESAMPLES_INTERVAL,
+                rng: RNGLike = None) -> AgreementResult:
     r"""Cohen's kappa between two raters, optionally weighted, with a bootstrap interval.
 
     .. math::
@@ -274,6 +277,7 @@ def cohen_kappa(rater1: Any, rater2: Any, *, labels: Sequence[Any] | None = None
     weights : {None, "linear", "quadratic"}
     confidence_level : float
     n_resamples : int
+        Bootstrap resamples (default 9999, the default of every bootstrap interval in evaluq).
     rng : int, Generator, SeedSequence or None
 
     Returns
@@ -427,7 +431,8 @@ def _as_ratings(ratings: Any, rater_dim: Hashable, *, allow_nan: bool) -> np.nda
 
 def krippendorff_alpha(ratings: Any, *, level_of_measurement: Level = "nominal",
                        value_domain: Sequence[float] | None = None,
-                       confidence_level: float = 0.95, n_resamples: int = 9999,
+                       confidence_level: float = 0.95,
+                       n_resamples: int = N_RESAMPLES_INTERVAL,
                        rng: RNGLike = None, rater_dim: Hashable = RATER) -> AgreementResult:
     r"""Krippendorff's alpha for any number of raters, with missing ratings, and a bootstrap.
 
@@ -577,7 +582,8 @@ def _icc_item_stats(x: np.ndarray) -> np.ndarray:
     return np.column_stack([r, r**2, (x**2).sum(axis=-1), x])
 
 
-def icc(ratings: Any, *, confidence_level: float = 0.95, n_resamples: int = 9999,
+def icc(ratings: Any, *, confidence_level: float = 0.95,
+        n_resamples: int = N_RESAMPLES_INTERVAL,
         rng: RNGLike = None, rater_dim: Hashable = RATER) -> AgreementResult:
     r"""The six intraclass correlations of Shrout & Fleiss (1979), with a bootstrap over items.
 

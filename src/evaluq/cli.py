@@ -22,13 +22,16 @@ def _add_demo_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n-resamples", type=int, default=10_000,
                    help="resamples for the leaderboard intervals and ranks")
     p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--bayes", action=argparse.BooleanOptionalAction, default=True,
+                   help="fit the hierarchical Bayesian model and print its posterior rank "
+                        "report beside the resampling's (default: on)")
     p.set_defaults(func=_run_demo)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
     from evaluq.demo import run_demo
 
-    run_demo(n_boot=args.n_boot, n_resamples=args.n_resamples, rng=args.seed)
+    run_demo(n_boot=args.n_boot, n_resamples=args.n_resamples, rng=args.seed, bayes=args.bayes)
     return 0
 
 

@@ -748,7 +748,7 @@ def validate(cube: Any) -> xr.Dataset:
     evaluq.errors.CubeError: variable 'score' has unknown dim(s) ['task']; its dims ...
     """
     if not isinstance(cube, xr.Dataset):
-        raise CubeError(f"a cube must be an xarray.Dataset; got {type(cube).__name__}")
+        raise CubeError(f"`cube`: a cube must be an xarray.Dataset; got {type(cube).__name__}")
     if SCORE not in cube.data_vars:
         raise CubeError(f"the cube has no {SCORE!r} variable; its variables are "
                         f"{sorted(map(str, cube.data_vars))}")

@@ -22,13 +22,13 @@ from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 from scipy import special, stats
 from scipy.optimize import elementwise
 
+from evaluq._deprecation import renamed_argument
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS
-from evaluq._results import IntervalBoundsMixin
+from evaluq._results import ResultBase
 from evaluq._validation import check_choice, check_confidence_level, check_finite
 
 __all__ = [
@@ -159,10 +159,10 @@ def _arf_k_normal_cached(alpha: float) -> float:
 def _check_alpha(alpha: ArrayLike) -> np.ndarray:
     a = np.asarray(alpha, dtype=np.float64) if not isinstance(alpha, xr.DataArray) else (
         alpha.values.astype(np.float64))
-    check_finite("alpha", a)
+    check_finite("arf_alpha", a)
     bad = (a <= 0) | (a > 0.5)
     if bad.any():
-        raise ValueError(f"`alpha` must be in (0, 0.5] for an ARF interval; got "
+        raise ValueError(f"`arf_alpha` must be in (0, 0.5] for an ARF interval; got "
                          f"{a[bad].ravel()[0]:g}")
     return a
 
@@ -231,45 +231,10 @@ def _verdict(estimate: xr.DataArray, lower: xr.DataArray, upper: xr.DataArray,
     return xr.DataArray(labels, dims=code.dims, coords=code.coords, name="verdict")
 
 
-def _scalar_or_array(da: xr.DataArray, digits: int = 4) -> str:
-    if da.ndim == 0:
-        return f"{float(da):.{digits}g}"
-    return f"<{' x '.join(f'{d}: {n}' for d, n in da.sizes.items())}>"
-
-
-class _ResultMixin:
-    """to_dataframe / repr / _repr_html_ on top of ``to_dataset``."""
-
-    def to_dataset(self) -> xr.Dataset:  # pragma: no cover - every subclass defines it
-        raise TypeError(f"{type(self).__name__} must define to_dataset")
-
-    def to_dataframe(self) -> pd.DataFrame:
-        """The result as a table: one row per item (no ``ci_bound`` dim: lower/upper columns)."""
-        ds = self.to_dataset()
-        if ds.sizes:
-            return ds.to_dataframe()
-        return pd.DataFrame({k: [v.item()] for k, v in ds.data_vars.items()})
-
-    def _fields(self) -> dict[str, xr.DataArray]:  # pragma: no cover - every subclass defines it
-        raise TypeError(f"{type(self).__name__} must define _fields")
-
-    def __repr__(self) -> str:
-        lines = [f"{type(self).__name__}("]
-        for name, value in self._fields().items():
-            shown = _scalar_or_array(value) if isinstance(value, xr.DataArray) else repr(value)
-            lines.append(f"    {name}={shown},")
-        lines.append(")")
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        table = self.to_dataframe().head(20).to_html(float_format=lambda v: f"{v:.4g}")
-        return f"<div><b>{type(self).__name__}</b>{table}</div>"
-
-
 # --- Student-t ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True, repr=False)
-class TIntervalResult(IntervalBoundsMixin, _ResultMixin):
+class TIntervalResult(ResultBase):
     """Student-t interval for the mean of a few scores per item.
 
     Attributes
@@ -323,11 +288,6 @@ class TIntervalResult(IntervalBoundsMixin, _ResultMixin):
         if self.bounds is not None:
             ci = ci.clip(*self.bounds)
         return ci
-
-    @property
-    def interval(self) -> xr.DataArray:
-        """The interval at :attr:`confidence_level`, with a ``ci_bound`` dim."""
-        return self.confidence_interval()
 
     def prob_above(self, threshold: float) -> xr.DataArray:
         """``P(mu > threshold)``; see :func:`prob_above`."""
@@ -503,8 +463,10 @@ def prob_above(x: ArrayLike, threshold: float, *, dim: Hashable | None = None,
 
 # --- ARF ----------------------------------------------------------------------------------------
 
-def arf_k(alpha: ArrayLike, distribution: Distribution = "normal") -> Any:
-    r"""Multiplier k of the ARF interval with coverage at least ``1 - alpha`` for every mu, sigma.
+@renamed_argument("alpha", "arf_alpha", meaning="the ARF worst-case non-coverage")
+def arf_k(arf_alpha: ArrayLike, distribution: Distribution = "normal") -> Any:
+    r"""Multiplier k of the ARF interval with coverage at least ``1 - arf_alpha`` for every mu,
+    sigma.
 
     ``distribution="unknown"`` (any symmetric unimodal error, worst case uniform):
 
@@ -559,6 +521,7 @@ def arf_k(alpha: ArrayLike, distribution: Distribution = "normal") -> Any:
     3.94
     """
     check_choice("distribution", distribution, DISTRIBUTIONS)
+    alpha = arf_alpha
     a = _check_alpha(alpha)
     if distribution == "unknown":
         k = _arf_k_unknown(a)
@@ -592,7 +555,7 @@ def arf_alpha(k: ArrayLike, distribution: Distribution = "normal") -> Any:
 
 
 @dataclass(frozen=True, repr=False)
-class ARFIntervalResult(IntervalBoundsMixin, _ResultMixin):
+class ARFIntervalResult(ResultBase):
     """ARF interval ``(y + g)/2 +- k |y - g|`` from one observation y and a prior guess g.
 
     Attributes
@@ -612,7 +575,7 @@ class ARFIntervalResult(IntervalBoundsMixin, _ResultMixin):
     guess: xr.DataArray
     k: xr.DataArray
     confidence_level: Any
-    distribution: str
+    distribution: Distribution
     bounds: tuple[float, float] | None
 
     @property
@@ -625,13 +588,18 @@ class ARFIntervalResult(IntervalBoundsMixin, _ResultMixin):
         """``k |y - g|`` (before clipping)."""
         return (self.k * np.abs(self.observation - self.guess)).rename("half_width")
 
-    @property
-    def interval(self) -> xr.DataArray:
-        """The (clipped) interval with a ``ci_bound`` dim."""
-        lo, hi = self.estimate - self.half_width, self.estimate + self.half_width
+    def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
+        """The (clipped) interval with a ``ci_bound`` dim: at the stored level by default, or
+        at ``confidence_level`` with the multiplier ``arf_k(1 - confidence_level)`` for the same
+        ``distribution``."""
+        half = self.half_width
+        level = self.confidence_level
+        if confidence_level is not None:
+            level = check_confidence_level(confidence_level)
+            half = arf_k(1.0 - level, self.distribution) * np.abs(self.observation - self.guess)
+        lo, hi = self.estimate - half, self.estimate + half
         if self.bounds is not None:
             lo, hi = lo.clip(*self.bounds), hi.clip(*self.bounds)
-        level = self.confidence_level
         level = float(level) if np.ndim(level) == 0 else None
         return _ci(lo, hi, f"arf_{self.distribution}", level)
 
@@ -659,7 +627,11 @@ class ARFIntervalResult(IntervalBoundsMixin, _ResultMixin):
                 "distribution": self.distribution, "bounds": self.bounds}
 
 
-def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = None,
+_worst_non_coverage = arf_alpha  # arf_interval's argument of that name shadows it
+
+
+@renamed_argument("alpha", "arf_alpha", meaning="the ARF worst-case non-coverage")
+def arf_interval(y: ArrayLike, guess: ArrayLike, *, arf_alpha: ArrayLike | None = None,
                  k: ArrayLike | None = None, distribution: Distribution = "normal",
                  bounds: tuple[float, float] | None = None) -> ARFIntervalResult:
     r"""ARF confidence interval for mu from ONE observation y and a fixed prior guess g.
@@ -669,7 +641,7 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
         \frac{y + g}{2} \pm k\,|y - g|
 
     covers mu with probability >= 1 - alpha for every mu and sigma, provided g is fixed before
-    y is observed (independent of it). k comes from :func:`arf_k` (``alpha`` given) or is passed
+    y is observed (independent of it). k comes from :func:`arf_k` (``arf_alpha`` given) or is passed
     directly (``k`` given; the guaranteed level is then ``1 - arf_alpha(k)``).
 
     Parameters
@@ -677,11 +649,12 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
     y : float or array_like or DataArray
         The observation(s); any shape (items, raters, ...), broadcast against ``guess``
         (numpy broadcasting for arrays, by dim name for DataArrays; when any of ``y``,
-        ``guess``, ``alpha`` / ``k`` is a DataArray, the others must be DataArrays or scalars).
+        ``guess``, ``arf_alpha`` / ``k`` is a DataArray, the others must be DataArrays or scalars).
     guess : float or array_like or DataArray
         The prior guess g (e.g. a historical average).
-    alpha : float or array_like, optional
-        1 - confidence level, in (0, 0.5]. Exactly one of ``alpha`` and ``k``.
+    arf_alpha : float or array_like, optional
+        The worst-case non-coverage, 1 - confidence level, in (0, 0.5]. Exactly one of
+        ``arf_alpha`` and ``k``. (``alpha=`` is its deprecated spelling.)
     k : float or array_like, optional
         The multiplier, >= 0.5.
     distribution : {"normal", "unknown"}
@@ -716,14 +689,15 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
 
     With k computed from alpha = 0.2 rather than the rounded table value:
 
-    >>> res = eq.intervals.arf_interval(85.2, 96.3, alpha=0.2, bounds=(0, 100))
+    >>> res = eq.intervals.arf_interval(85.2, 96.3, arf_alpha=0.2, bounds=(0, 100))
     >>> round(float(res.k), 3), round(float(res.half_width), 2), res.confidence_level
     (2.312, 25.67, 0.8)
     """
     check_choice("distribution", distribution, DISTRIBUTIONS)
+    alpha = arf_alpha
     if (alpha is None) == (k is None):
-        raise ValueError("pass exactly one of `alpha` and `k` to arf_interval")
-    given = {"y": y, "guess": guess, "alpha" if k is None else "k": alpha if k is None else k}
+        raise ValueError("pass exactly one of `arf_alpha` and `k` to arf_interval")
+    given = {"y": y, "guess": guess, "arf_alpha" if k is None else "k": alpha if k is None else k}
     labelled = [n for n, v in given.items() if isinstance(v, xr.DataArray)]
     unlabelled = [n for n, v in given.items()
                   if not isinstance(v, xr.DataArray) and np.ndim(v) > 0]
@@ -741,7 +715,7 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, alpha: ArrayLike | None = No
             level_raw = alpha.copy(data=level_raw)
     else:
         kk = _check_k(k.values if isinstance(k, xr.DataArray) else k)
-        level_raw = 1 - arf_alpha(kk, distribution)
+        level_raw = 1 - _worst_non_coverage(kk, distribution)
         k_raw = k if isinstance(k, xr.DataArray) else kk
         if isinstance(k, xr.DataArray):
             level_raw = k.copy(data=np.asarray(level_raw))

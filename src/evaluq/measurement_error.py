@@ -486,20 +486,47 @@ def mse_distribution(
     other = [dim for dim in d.dims if dim != ITEM]
     dv = d.transpose(*other, ITEM).values.reshape(-1, m)
     sv = s.transpose(*other, ITEM).values.reshape(-1, m)
+    route = _mse_method(method, sv)
+    lam, delta2, shift, routes, cell_moments = _mse_cells(dv, sv, route == "ncx2")
+    draws = _mse_draws(dv, sv, n_draws, rng) if route == "monte_carlo" else None
+    return MSEDistribution(mean=mean, variance=variance, method=route, _lam=lam,
+                           _delta2=delta2, _shift=shift, _draws=draws, _routes=routes,
+                           _moments=cell_moments)
+
+
+def _mse_method(method: str, sv: np.ndarray) -> str:
+    """The method "auto" stands for, checked against the sigmas (cells, items)."""
     equal = bool(np.all(sv == sv[:, :1]))
     if method == "auto":
-        method = "ncx2" if equal else "imhof"
+        return "ncx2" if equal else "imhof"
     if method == "ncx2" and not equal:
         raise ValueError("`method='ncx2'` needs the same sigma for every item; use 'imhof'")
-    cells = dv.shape[0]
+    return method
+
+
+_NEGLIGIBLE = 1e-10
+"""An item whose SD is below this share of its cell's SD is treated as a constant."""
+
+
+def _mse_cells(dv: np.ndarray, sv: np.ndarray, equal: bool
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell: the generalized chi-square's weights ``lam`` and noncentralities ``delta^2``
+    over the items with sigma > 0 (ragged: object arrays of 1-D arrays), the constant
+    ``shift`` of the items with sigma = 0, the route and the moments (mean, sd, skewness,
+    excess kurtosis)."""
+    cells, m = dv.shape
+    # an item whose own SD is below 1e-10 of its cell's SD is a constant to that accuracy:
+    # it joins the shift with its mean (a weight ~1e-10 of the largest defeats the inversion)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        item_sd = sv * np.sqrt(2.0 * sv * sv + 4.0 * dv * dv)
+        cell_sd = np.sqrt(np.sum(item_sd**2, axis=1, keepdims=True))
+        positive = (sv > 0) & ~(item_sd < _NEGLIGIBLE * cell_sd)
     lam = np.zeros((cells, m))
     delta2 = np.zeros((cells, m))
-    positive = sv > 0
     with np.errstate(over="ignore", under="ignore"):   # such cells take the normal route
         lam[positive] = sv[positive] ** 2 / m
         delta2[positive] = (dv[positive] / sv[positive]) ** 2
-    shift = np.where(positive, 0.0, dv**2).sum(axis=1) / m
-    # keep only items with sigma > 0 in the generalized chi-square (ragged -> per cell lists)
+    shift = np.where(positive, 0.0, dv**2 + sv**2).sum(axis=1) / m
     lam_list = np.empty(cells, dtype=object)
     d2_list = np.empty(cells, dtype=object)
     routes = np.empty(cells, dtype=object)
@@ -508,20 +535,22 @@ def mse_distribution(
         lam_list[c] = lam[c, positive[c]]
         d2_list[c] = delta2[c, positive[c]]
         cell_moments[c] = mse_moments(dv[c], sv[c], m)
-        routes[c] = mse_route(dv[c], sv[c], m, method == "ncx2")
-    draws = None
-    if method == "monte_carlo":
-        n = check_int("n_draws", n_draws, minimum=100)
-        gen = check_rng(rng)
-        draws = np.empty((cells, n))
-        step = max(1, 2_000_000 // m)
-        for start in range(0, n, step):
-            k = min(step, n - start)
-            z = gen.standard_normal((cells, k, m))
-            draws[:, start:start + k] = ((dv[:, None, :] + sv[:, None, :] * z) ** 2).mean(-1)
-    return MSEDistribution(mean=mean, variance=variance, method=method, _lam=lam_list,
-                           _delta2=d2_list, _shift=shift, _draws=draws, _routes=routes,
-                           _moments=cell_moments)
+        routes[c] = mse_route(dv[c], sv[c], m, equal)
+    return lam_list, d2_list, shift, routes, cell_moments
+
+
+def _mse_draws(dv: np.ndarray, sv: np.ndarray, n_draws: Any, rng: RNGLike) -> np.ndarray:
+    """Monte Carlo MSE values (cells, n_draws), in blocks of about 2e6 normal draws."""
+    n = check_int("n_draws", n_draws, minimum=100)
+    gen = check_rng(rng)
+    cells, m = dv.shape
+    draws = np.empty((cells, n))
+    step = max(1, 2_000_000 // m)
+    for start in range(0, n, step):
+        k = min(step, n - start)
+        z = gen.standard_normal((cells, k, m))
+        draws[:, start:start + k] = ((dv[:, None, :] + sv[:, None, :] * z) ** 2).mean(-1)
+    return draws
 
 
 # --- MAE ----------------------------------------------------------------------------------------

@@ -423,7 +423,11 @@ def variance_bars(components: xr.Dataset, *,
     >>> [ax.get_ylabel() for ax in fig.axes]
     ['seed SD', 'bootstrap SD']
     """
-    _require(components, "components", "eq.variance_components", tuple(variables))
+    _require(components, "components", "eq.variance_components", ("sigma_between",))
+    unknown = [v for v in variables if v not in components.data_vars]
+    if unknown:
+        raise ValueError(f"`variables` names {unknown}, which the components do not hold; "
+                         f"they hold {sorted(map(str, components.data_vars))}")
     shown = [v for v in variables if np.isfinite(components[v].values).any()]
     if not shown:
         raise CubeError(f"every value of {', '.join(variables)} is missing: nothing to draw")
@@ -756,7 +760,7 @@ def scarce_intervals(results: TIntervalResult | ARFIntervalResult
     --------
     >>> import evaluq as eq
     >>> res = {"t (2 scores)": eq.intervals.t_interval([[76.85, 81.99]], confidence_level=0.8),
-    ...        "ARF": eq.intervals.arf_interval([85.2], 96.3, alpha=0.2)}
+    ...        "ARF": eq.intervals.arf_interval([85.2], 96.3, arf_alpha=0.2)}
     >>> fig = eq.plots.scarce_intervals(res, threshold=80)
     >>> len(fig.axes[0].collections)
     4
@@ -764,6 +768,9 @@ def scarce_intervals(results: TIntervalResult | ARFIntervalResult
     from evaluq.intervals import ARFIntervalResult, TIntervalResult
 
     kinds = (TIntervalResult, ARFIntervalResult)
+    if not isinstance(results, (*kinds, Mapping)):
+        raise TypeError(f"`results` must be a t_interval / arf_interval result or a mapping of "
+                        f"them; got {type(results).__name__}")
     named = {"interval": results} if isinstance(results, kinds) else dict(results)
     if not named:
         raise ValueError("`results` is empty")

@@ -127,6 +127,8 @@ def _draw_nonparametric(inputs: _Inputs, seeds: str, lang: np.ndarray,
         total -= centre
         total *= np.sqrt(n_s / (n_s - 1))
         total += centre
+        if inputs.bounds is not None:            # the stretch may leave the metric's range
+            np.clip(total, *inputs.bounds, out=total)
     counts = _seed_counts(s_all, n_s) if want_draws else None
     return total, counts, b_idx
 
@@ -424,7 +426,7 @@ def _inputs(cube: xr.Dataset, replication: str, seeds: str | None = None) -> _In
             boot = np.ascontiguousarray(_seeds_only_replicates(cube, score))
         # plain mean over seeds: a missing seed makes the centre NaN (never dropped silently)
         boot_mean = np.ascontiguousarray(boot.mean(axis=2)) if seeds == "rescaled" else None
-        return _Inputs(observed, None, boot, boot_mean)
+        return _Inputs(observed, None, boot, boot_mean, bounds=cube_bounds(cube))
     return _Inputs(observed, None, None)
 
 
@@ -563,7 +565,8 @@ def resample(
       :math:`\operatorname{Var}_b \bar y^*_{mlb} + V_{ml} / S`, about
       :math:`\sigma_{boot}^2 + \sigma_{seed}^2/S`: the parametric variance (formulas.md
       section 6) without its bias, but keeping the pairing and the replicates' shape. A draw
-      can fall slightly outside the range of the observed scores. With S = 1 it equals
+      can fall slightly outside the range of the observed scores. With declared
+      ``bounds`` such draws are clipped to them. With S = 1 it equals
       ``"bootstrap"``.
 
     "About" assumes what :func:`evaluq.from_predictions` produces: replicate b is one resampled

@@ -218,6 +218,11 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
     }
     for name, text in descriptions.items():
         out[name].attrs["description"] = text
+    if (n_missing := int(np.isnan(ybar).sum())) > 0:
+        for name in ("sigma_seed", "sigma_boot", "se_sigma_seed", "se_sigma_boot"):
+            reasons[name] = "; ".join(r for r in (
+                reasons.get(name), f"{n_missing} (model, language) cell(s) have no score "
+                "(missing cells are NaN, never filled)") if r)
     reasons["sigma_within"] = "; ".join(
         r for r in (reasons.get("sigma_seed"), reasons.get("sigma_boot")) if r)
     for name in WITHIN_COMPONENTS:
@@ -304,7 +309,10 @@ def _explain_model_level(reasons: dict[str, str], ybar: np.ndarray, sigma_seed: 
                     else None) if r)
     reasons["se_mean_population"] = few + " (and at least 1 language)"
     if (n_lang == 0).any():
-        reasons["mean_score"] = "a model has no score in any language"
+        empty = f"{int((n_lang == 0).sum())} model(s) have no score in any language"
+        for name in ("sigma_between", "tau_between", "se_mean_fixed", "se_mean_population"):
+            reasons[name] = "; ".join(r for r in (reasons.get(name), empty) if r)
+        reasons["mean_score"] = empty
 
 
 def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.DataFrame:
@@ -351,9 +359,13 @@ def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.D
     table = table.round(digits) if digits is not None else table
     table.attrs["estimable"] = components.attrs.get("estimable", "")
     table.attrs["not_estimable"] = components.attrs.get("not_estimable", "")
-    table.attrs["nan_reasons"] = {
-        str(name): components[name].attrs["nan_reason"] for name in components.data_vars
-        if "nan_reason" in components[name].attrs}
+    reasons = {str(name): components[name].attrs["nan_reason"]
+               for name in components.data_vars if "nan_reason" in components[name].attrs}
+    for name in WITHIN_COMPONENTS:
+        if f"{name}_summary" in reasons:
+            reasons.update({f"{name} {stat}": reasons[f"{name}_summary"]
+                            for stat in SUMMARY_STATS})
+    table.attrs["nan_reasons"] = {col: reasons[col] for col in table.columns if col in reasons}
     table.attrs["uncertainty"] = ("se_* are standard errors of the mean over languages; SDs "
                                   "are summarised (mean, sd, min, max) over languages")
     table.attrs["caption"] = (

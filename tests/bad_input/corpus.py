@@ -123,6 +123,32 @@ def _cases() -> list[Case]:
              "`sigma_seed`"))
     add(Case("evaluq.simulate_cube", "bool size", lambda: eq.simulate_cube(n_seeds=True),
              "`n_seeds`"))
+    add(Case("evaluq.from_arrays", "boot_score wrong shape",
+             lambda: eq.from_arrays(np.ones((1, 2, 2)), np.ones((1, 2, 3, 4))), "`boot_score`"))
+    add(Case("evaluq.from_arrays", "one bootstrap replicate",
+             lambda: eq.from_arrays(np.ones((1, 2, 2)), np.ones((1, 2, 2, 1))), "replicates"))
+    add(Case("evaluq.from_arrays", "labels of the wrong length",
+             lambda: eq.from_arrays(np.ones((2, 1, 2)), models=["a"]), "labels|shape"))
+    add(Case("evaluq.from_arrays", "all NaN", lambda: eq.from_arrays(np.full((1, 1, 2), np.nan)),
+             "no values"))
+    add(Case("evaluq.from_long", "bool scores",
+             lambda: eq.from_long(pd.DataFrame({"model": ["a"], "language": ["x"],
+                                                "score": [True]})), "`score`"))
+    add(Case("evaluq.from_long", "inf score",
+             lambda: eq.from_long(pd.DataFrame({"model": ["a"], "language": ["x"],
+                                                "score": [np.inf]})), "infinite"))
+    add(Case("evaluq.from_long", "NaN key",
+             lambda: eq.from_long(pd.DataFrame({"model": ["a", None], "language": ["x", "x"],
+                                                "score": [1.0, 2.0]})), "missing values"))
+    add(Case("evaluq.from_long", "unknown option",
+             lambda: eq.from_long(pd.DataFrame({"model": ["a"], "language": ["x"],
+                                                "score": [1.0]}), outlier_threshold=-3),
+             "`outlier_threshold`"))
+    add(Case("evaluq.from_summary", "fractional n_seeds",
+             lambda: eq.from_summary(summary_df(), n_seeds=2.5), "`n_seeds`"))
+    add(Case("evaluq.from_summary", "duplicated keys",
+             lambda: eq.from_summary(pd.concat([summary_df(), summary_df()]), n_seeds=2),
+             "more than once"))
     # --- variance --------------------------------------------------------------------------------
     add(Case("evaluq.variance_components", "negative ddof",
              lambda: eq.variance_components(cube(), ddof=-1), "`ddof`"))
@@ -157,6 +183,26 @@ def _cases() -> list[Case]:
              "`trim`"))
     add(Case("evaluq.aggregate", "skipna not bool", lambda: eq.aggregate(resampled(), skipna=1),
              "`skipna`"))
+    add(Case("evaluq.resample", "NaN cell, parametric",
+             lambda: eq.resample(cube().assign(score=cube().score.where(
+                 cube().seed != cube().seed[0])), n_resamples=10, rng=0)))
+    add(Case("evaluq.resample", "seeds without nonparametric",
+             lambda: eq.resample(cube(), seeds="one"), "`seeds`"))
+    add(Case("evaluq.resample", "chunk_size 0", lambda: eq.resample(cube(), chunk_size=0),
+             "`chunk_size`"))
+    add(Case("evaluq.resample", "n_languages with fixed",
+             lambda: eq.resample(cube(), n_languages=2), "`n_languages`"))
+    add(Case("evaluq.resample", "extreme scores",
+             lambda: eq.aggregate(eq.resample(eq.from_arrays(
+                 np.array([[[1e150, 1.1e150]], [[1e150, 1.2e150]]]),
+                 outlier_threshold=None), n_resamples=20, replication="nonparametric",
+                 rng=0))))
+    add(Case("evaluq.aggregate", "gmean of non-positive scores",
+             lambda: eq.aggregate(eq.resample(eq.from_arrays(
+                 np.array([[[-1.0, 1.0]], [[1.0, 2.0]]]), outlier_threshold=None),
+                 n_resamples=20, replication="none", rng=0), how="gmean"), "`how='gmean'`"))
+    add(Case("evaluq.aggregate", "callable of the wrong shape",
+             lambda: eq.aggregate(resampled(), how=lambda x: x), "callable `how`"))
     # --- pairwise and ranks ----------------------------------------------------------------------
     add(Case("evaluq.pairwise_differences", "a list", lambda: eq.pairwise_differences([1, 2]),
              "`draws`"))
@@ -228,14 +274,14 @@ def _cases() -> list[Case]:
              lambda: intervals.t_interval([1.0, 2.0, 4.0], confidence_level=1.0),
              "`confidence_level`"))
     add(Case("evaluq.intervals.arf_interval", "guess and alpha NaN",
-             lambda: intervals.arf_interval([0.5], [0.5], alpha=NAN), "`alpha`"))
+             lambda: intervals.arf_interval([0.5], [0.5], arf_alpha=NAN), "`arf_alpha`"))
     add(Case("evaluq.intervals.ARFIntervalResult", "no alpha nor k",
-             lambda: intervals.arf_interval([0.5], [0.5]), "`alpha`|`k`"))
+             lambda: intervals.arf_interval([0.5], [0.5]), "`arf_alpha`|`k`"))
     add(Case("evaluq.intervals.arf_alpha", "negative k", lambda: intervals.arf_alpha(-1.0),
              "`k`"))
     add(Case("evaluq.intervals.arf_alpha", "unknown distribution",
              lambda: intervals.arf_alpha(1.0, distribution="cauchy"), "`distribution`"))
-    add(Case("evaluq.intervals.arf_k", "alpha 1.5", lambda: intervals.arf_k(1.5), "`alpha`"))
+    add(Case("evaluq.intervals.arf_k", "alpha 1.5", lambda: intervals.arf_k(1.5), "`arf_alpha`"))
     add(Case("evaluq.intervals.prob_above", "NaN threshold",
              lambda: intervals.prob_above([1.0, 2.0], NAN), "`threshold`"))
     add(Case("evaluq.intervals.prob_above", "empty", lambda: intervals.prob_above([], 0.0),
@@ -346,9 +392,9 @@ def _cases() -> list[Case]:
     # --- dirichlet -------------------------------------------------------------------------------
     add(Case("evaluq.dirichlet.posterior", "negative counts",
              lambda: dirichlet.posterior(-COUNTS), "`counts`"))
-    add(Case("evaluq.dirichlet.posterior", "alpha 0", lambda: dirichlet.posterior(COUNTS,
-                                                                                  alpha=0.0),
-             "`alpha`"))
+    add(Case("evaluq.dirichlet.posterior", "prior 0", lambda: dirichlet.posterior(COUNTS,
+                                                                                  prior=0.0),
+             "`prior`"))
     add(Case("evaluq.dirichlet.posterior", "counts near the int64 range",
              lambda: dirichlet.expected_entropy(np.array([[2**62, 2**62]]))))
     add(Case("evaluq.dirichlet.DirichletPosterior", "expected probabilities",
@@ -364,7 +410,7 @@ def _cases() -> list[Case]:
              lambda: dirichlet.expected_entropy(COUNTS > 0), "`counts`",
              xfail="dirichlet accepts bool counts (dirichlet.py is owned by another helper)"))
     add(Case("evaluq.dirichlet.expected_probs", "negative alpha",
-             lambda: dirichlet.expected_probs(COUNTS, alpha=-1.0), "`alpha`"))
+             lambda: dirichlet.expected_probs(COUNTS, prior=-1.0), "`prior`"))
     add(Case("evaluq.dirichlet.empirical_metric", "unknown metric",
              lambda: dirichlet.empirical_metric(COUNTS, Q3, metric="bleu"), "`metric`"))
     add(Case("evaluq.dirichlet.monte_carlo_expectation", "n_draws 0",

@@ -1,11 +1,11 @@
 r"""Soft metrics under label uncertainty: a Dirichlet posterior per item (formulas.md section 3).
 
 Each item ``i`` has annotation counts ``n_i`` over ``K`` ordered classes. With a Dirichlet
-prior ``alpha`` the posterior of the item's label distribution is ``p_i ~ Dir(a_i)``,
-``a_i = alpha + n_i``, ``a_{i0} = sum_k a_{ik}``. The expected metrics average a soft metric
-``M(p_i, q_i)`` between the (uncertain) target distribution and a model's prediction ``q_i``
-over that posterior, so items with two annotations count as uncertain and items with two hundred
-as nearly known (Magnani 2025).
+prior ``alpha`` (the ``prior=`` argument) the posterior of the item's label distribution is
+``p_i ~ Dir(a_i)``, ``a_i = alpha + n_i``, ``a_{i0} = sum_k a_{ik}``. The expected metrics
+average a soft metric ``M(p_i, q_i)`` between the (uncertain) target distribution and a model's
+prediction ``q_i`` over that posterior, so items with two annotations count as uncertain and
+items with two hundred as nearly known (Magnani 2025).
 
 Every expectation here is exact: closed forms with digamma functions (CE, KL, entropy), a closed
 form with regularized incomplete beta functions (EMD) and, for the Jensen-Shannon divergence,
@@ -16,7 +16,7 @@ cross-check.
 Conventions
 -----------
 - ``counts`` is an array of shape ``(n_items, K)`` (or ``(K,)`` for one item), a DataArray with
-  ``item`` and ``class`` dims, or a :class:`DirichletPosterior` (then ``alpha`` is not given
+  ``item`` and ``class`` dims, or a :class:`DirichletPosterior` (then ``prior`` is not given
   again). Raw annotations go through :func:`posterior_from_annotations`.
 - ``q`` holds probability rows over the ``class`` axis: shape ``(K,)`` (one prediction for every
   item), ``(n_items, K)``, or a DataArray with a ``class`` dim and optional ``item`` and other

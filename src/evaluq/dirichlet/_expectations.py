@@ -9,6 +9,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import betainc, digamma, gammaln
 
+from evaluq._deprecation import renamed_argument
 from evaluq._validation import (
     check_int,
 )
@@ -101,7 +102,8 @@ def _expected_jsd(a: np.ndarray, q: np.ndarray, n_nodes: int | None = None) -> n
 
 # --- public expectations ------------------------------------------------------------------------
 
-def expected_probs(counts: Any, *, alpha: Any = None) -> xr.DataArray:
+@renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
+def expected_probs(counts: Any, *, prior: Any = None) -> xr.DataArray:
     r"""Posterior mean of each item's label distribution.
 
     .. math:: E[p_{ik}] = \frac{\alpha_k + n_{ik}}{\alpha_0 + n_{i0}}
@@ -111,7 +113,7 @@ def expected_probs(counts: Any, *, alpha: Any = None) -> xr.DataArray:
     counts
         Counts ``(n_items, K)``, ``(K,)``, a DataArray ``(item, class)``, or a
         :class:`DirichletPosterior`.
-    alpha
+    prior
         Prior concentration (default 1, the uniform prior); not allowed with a posterior.
 
     Returns
@@ -129,11 +131,12 @@ def expected_probs(counts: Any, *, alpha: Any = None) -> xr.DataArray:
     >>> (eq.dirichlet.expected_probs([1, 2, 4, 2, 1]) * 15).round(6).values.tolist()
     [2.0, 3.0, 5.0, 3.0, 2.0]
     """
-    post, _ = _as_posterior(counts, alpha)
+    post, _ = _as_posterior(counts, prior)
     return post.expected_probs()  # drops ``item`` for a posterior of 1-D counts
 
 
-def expected_cross_entropy(counts: Any, q: Any, *, alpha: Any = None,
+@renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
+def expected_cross_entropy(counts: Any, q: Any, *, prior: Any = None,
                            eps: float | None = None) -> xr.DataArray:
     r"""Expected cross-entropy ``E[-sum_k p_k log q_k]`` under the Dirichlet posterior (nats).
 
@@ -149,7 +152,7 @@ def expected_cross_entropy(counts: Any, q: Any, *, alpha: Any = None,
     q
         Predicted distributions: ``(K,)``, ``(n_items, K)`` or a DataArray with a ``class`` dim
         (and optional ``item``, ``model``, ... dims).
-    alpha
+    prior
         Prior concentration (default 1); not allowed with a posterior.
     eps
         ``None`` (default): ``q_k = 0`` gives ``+inf`` (the exact value, since ``a_k > 0``).
@@ -175,7 +178,7 @@ def expected_cross_entropy(counts: Any, q: Any, *, alpha: Any = None,
     --------
     expected_kl, monte_carlo_expectation
     """
-    post, single = _as_posterior(counts, alpha)
+    post, single = _as_posterior(counts, prior)
     qa = _as_q(q, post)
 
     def kernel(a: np.ndarray, qq: np.ndarray) -> np.ndarray:
@@ -185,7 +188,8 @@ def expected_cross_entropy(counts: Any, q: Any, *, alpha: Any = None,
                   {"metric": "E[CE]", "units": "nats", "method": "exact"})
 
 
-def expected_entropy(counts: Any, *, alpha: Any = None) -> xr.DataArray:
+@renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
+def expected_entropy(counts: Any, *, prior: Any = None) -> xr.DataArray:
     r"""Expected Shannon entropy of the label distribution under ``Dir(a)`` (nats).
 
     .. math::
@@ -205,12 +209,13 @@ def expected_entropy(counts: Any, *, alpha: Any = None) -> xr.DataArray:
     >>> round(float(eq.dirichlet.expected_entropy([0, 0, 0, 0, 2])), 5)
     1.23571
     """
-    post, single = _as_posterior(counts, alpha)
+    post, single = _as_posterior(counts, prior)
     return _apply(_expected_entropy, post, None, single, "expected_entropy",
                   {"metric": "E[H]", "units": "nats", "method": "exact"})
 
 
-def expected_kl(counts: Any, q: Any, *, alpha: Any = None,
+@renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
+def expected_kl(counts: Any, q: Any, *, prior: Any = None,
                 eps: float | None = None) -> xr.DataArray:
     r"""Expected KL divergence ``E[KL(p || q)]`` under the Dirichlet posterior (nats).
 
@@ -233,7 +238,7 @@ def expected_kl(counts: Any, q: Any, *, alpha: Any = None,
     >>> round(float(eq.dirichlet.expected_kl([0, 0, 0, 0, 2], [.2, .2, .2, .2, .2])), 5)
     0.37372
     """
-    post, single = _as_posterior(counts, alpha)
+    post, single = _as_posterior(counts, prior)
     qa = _as_q(q, post)
 
     def kernel(a: np.ndarray, qq: np.ndarray) -> np.ndarray:
@@ -243,7 +248,8 @@ def expected_kl(counts: Any, q: Any, *, alpha: Any = None,
                   {"metric": "E[KL]", "units": "nats", "method": "exact"})
 
 
-def expected_jsd(counts: Any, q: Any, *, alpha: Any = None, n_nodes: int | None = None
+@renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
+def expected_jsd(counts: Any, q: Any, *, prior: Any = None, n_nodes: int | None = None
                  ) -> xr.DataArray:
     r"""Expected Jensen-Shannon divergence ``E[JSD(p, q)]`` under the Dirichlet posterior (nats).
 
@@ -263,7 +269,7 @@ def expected_jsd(counts: Any, q: Any, *, alpha: Any = None, n_nodes: int | None 
 
     Parameters
     ----------
-    counts, q, alpha
+    counts, q, prior
         As in :func:`expected_cross_entropy`.
     n_nodes
         Minimum quadrature nodes per (item, class) (default None: the rule's own size, at
@@ -280,7 +286,7 @@ def expected_jsd(counts: Any, q: Any, *, alpha: Any = None, n_nodes: int | None 
     0.09746
     """
     n = None if n_nodes is None else check_int("n_nodes", n_nodes, minimum=16)
-    post, single = _as_posterior(counts, alpha)
+    post, single = _as_posterior(counts, prior)
     qa = _as_q(q, post)
 
     def kernel(a: np.ndarray, qq: np.ndarray) -> np.ndarray:
@@ -291,7 +297,8 @@ def expected_jsd(counts: Any, q: Any, *, alpha: Any = None, n_nodes: int | None 
                    "method": "quadrature (trapezoid in logit, sized per marginal)"})
 
 
-def expected_emd(counts: Any, q: Any, *, alpha: Any = None) -> xr.DataArray:
+@renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
+def expected_emd(counts: Any, q: Any, *, prior: Any = None) -> xr.DataArray:
     r"""Expected ordinal Earth Mover's Distance ``E[EMD(p, q)]``: exact, in closed form.
 
     With ground distance ``|i - j| / (K - 1)``,
@@ -318,7 +325,7 @@ def expected_emd(counts: Any, q: Any, *, alpha: Any = None) -> xr.DataArray:
     >>> round(float(eq.dirichlet.expected_emd([0, 0, 0, 0, 2], [.2, .2, .2, .2, .2])), 5)
     0.18225
     """
-    post, single = _as_posterior(counts, alpha)
+    post, single = _as_posterior(counts, prior)
     qa = _as_q(q, post)
     return _apply(_expected_emd, post, qa, single, "expected_emd",
                   {"metric": "E[EMD]", "method": "exact"})

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from evaluq._deprecation import renamed_argument
 from evaluq._dims import CLASS, ITEM
 from evaluq._validation import (
     RNGLike,
@@ -65,12 +66,13 @@ def _mc_kernel(a: np.ndarray, q: np.ndarray, metric: str, n_draws: int,
     return out.reshape((*shape, 2))
 
 
+@renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
 def monte_carlo_expectation(
     counts: Any,
     q: Any = None,
     *,
     metric: Metric,
-    alpha: Any = None,
+    prior: Any = None,
     n_draws: int = 1000,
     rng: RNGLike = None,
 ) -> xr.Dataset:
@@ -81,7 +83,7 @@ def monte_carlo_expectation(
 
     Parameters
     ----------
-    counts, q, alpha
+    counts, q, prior
         As in :func:`expected_cross_entropy` (``q`` is ignored for ``metric="entropy"``).
     metric
         ``"cross_entropy"``, ``"kl"``, ``"entropy"``, ``"jsd"`` or ``"emd"``.
@@ -108,7 +110,7 @@ def monte_carlo_expectation(
     check_choice("metric", metric, METRICS)
     n = check_int("n_draws", n_draws, minimum=2)
     gen = check_rng(rng)
-    post, single = _as_posterior(counts, alpha)
+    post, single = _as_posterior(counts, prior)
     if metric == "entropy":
         q = np.full(post.n_classes, 1.0 / post.n_classes) if q is None else q
     elif q is None:

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._deprecation import renamed_argument
 from evaluq._dims import CLASS, ITEM
 from evaluq._validation import (
     check_int,
@@ -48,6 +49,12 @@ class DirichletPosterior:
     single: bool = False
 
     @property
+    def prior(self) -> np.ndarray:
+        """The prior concentration (the ``prior=`` argument), shape ``(K,)``; same as
+        :attr:`alpha`."""
+        return self.alpha
+
+    @property
     def n_items(self) -> int:
         return int(self.concentration.sizes[ITEM])
 
@@ -81,24 +88,24 @@ class DirichletPosterior:
         )
 
 
-def _check_alpha(alpha: Any, n_classes: int | None) -> np.ndarray:
+def _check_prior(alpha: Any, n_classes: int | None) -> np.ndarray:
     if isinstance(alpha, bool):
-        raise TypeError(f"`alpha` must be a positive number or a vector of them; got {alpha!r}")
+        raise TypeError(f"`prior` must be a positive number or a vector of them; got {alpha!r}")
     arr = np.asarray(alpha, dtype=np.float64)
     if arr.ndim > 1:
-        raise ValueError(f"`alpha` must be a scalar or a 1-D vector; got shape {arr.shape}")
+        raise ValueError(f"`prior` must be a scalar or a 1-D vector; got shape {arr.shape}")
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"`alpha` must be positive and finite (alpha > 0); got {alpha!r}")
+        raise ValueError(f"`prior` must be positive and finite (prior > 0); got {alpha!r}")
     if arr.ndim == 1:
         if n_classes is not None and arr.shape[0] != n_classes:
             raise ValueError(
-                f"`alpha` has {arr.shape[0]} entries but there are {n_classes} classes"
+                f"`prior` has {arr.shape[0]} entries but there are {n_classes} classes"
             )
         if arr.shape[0] < 2:
-            raise ValueError(f"`alpha` needs at least 2 classes; got {arr.shape[0]}")
+            raise ValueError(f"`prior` needs at least 2 classes; got {arr.shape[0]}")
         return arr
     if n_classes is None:
-        raise ValueError("`n_classes` is needed when `alpha` is a scalar")
+        raise ValueError("`n_classes` is needed when `prior` is a scalar")
     return np.full(n_classes, float(arr))
 
 
@@ -138,7 +145,8 @@ def _counts_array(counts: Any) -> tuple[xr.DataArray, bool]:
     return da, single
 
 
-def posterior(counts: Any, *, alpha: float | Sequence[float] | np.ndarray = 1.0
+@renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
+def posterior(counts: Any, *, prior: float | Sequence[float] | np.ndarray = 1.0
               ) -> DirichletPosterior:
     r"""Dirichlet posterior of each item's label distribution from annotation counts.
 
@@ -149,7 +157,7 @@ def posterior(counts: Any, *, alpha: float | Sequence[float] | np.ndarray = 1.0
     counts
         Annotation counts, shape ``(n_items, K)`` (or ``(K,)``), or a DataArray with ``item``
         and ``class`` dims. Non-negative; need not be integers (weighted annotations).
-    alpha
+    prior
         Prior concentration: a positive scalar (the same for every class; 1 is the uniform
         prior, 0.5 Jeffreys') or a vector of ``K`` positive values.
 
@@ -171,13 +179,13 @@ def posterior(counts: Any, *, alpha: float | Sequence[float] | np.ndarray = 1.0
     [10.0, 2.0]
     """
     da, single = _counts_array(counts)
-    return _posterior_from_counts(da, alpha, single)
+    return _posterior_from_counts(da, prior, single)
 
 
 def _posterior_from_counts(da: xr.DataArray, alpha: Any,
                            single: bool = False) -> DirichletPosterior:
     """The posterior from counts already validated by :func:`_counts_array`."""
-    prior = _check_alpha(alpha, da.sizes[CLASS])
+    prior = _check_prior(alpha, da.sizes[CLASS])
     conc = (da + xr.DataArray(prior, dims=(CLASS,))).rename("concentration")
     conc.attrs = {"kind": "dirichlet posterior concentration"}
     return DirichletPosterior(concentration=conc, alpha=prior, single=single)
@@ -271,11 +279,12 @@ def _check_labels(values: np.ndarray, n_classes: int) -> np.ndarray:
     return labels
 
 
+@renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
 def posterior_from_annotations(
     annotations: Sequence[Sequence[int]] | pd.DataFrame,
     *,
     n_classes: int,
-    alpha: float | Sequence[float] | np.ndarray = 1.0,
+    prior: float | Sequence[float] | np.ndarray = 1.0,
     item: str | None = None,
     label: str | None = None,
 ) -> DirichletPosterior:
@@ -289,18 +298,18 @@ def posterior_from_annotations(
     [[0.222, 0.333, 0.222, 0.111, 0.111], [0.143, 0.143, 0.143, 0.143, 0.429]]
     """
     counts = counts_from_annotations(annotations, n_classes=n_classes, item=item, label=label)
-    return posterior(counts, alpha=alpha)
+    return posterior(counts, prior=prior)
 
 
 # --- input plumbing -----------------------------------------------------------------------------
 
-def _as_posterior(counts: Any, alpha: Any) -> tuple[DirichletPosterior, bool]:
+def _as_posterior(counts: Any, prior: Any) -> tuple[DirichletPosterior, bool]:
     if isinstance(counts, DirichletPosterior):
-        if alpha is not None:
-            raise ValueError("`alpha` is already part of the DirichletPosterior; do not pass it")
+        if prior is not None:
+            raise ValueError("`prior` is already part of the DirichletPosterior; do not pass it")
         return counts, counts.single
     da, single = _counts_array(counts)
-    return _posterior_from_counts(da, 1.0 if alpha is None else alpha, single), single
+    return _posterior_from_counts(da, 1.0 if prior is None else prior, single), single
 
 
 def _as_q(q: Any, post: DirichletPosterior, name: str = "q") -> xr.DataArray:

@@ -9,8 +9,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._deprecation import renamed_argument
 from evaluq._dims import CLASS, ITEM, MODEL
 from evaluq._kernels import bootstrap_counts
+from evaluq._results import N_RESAMPLES_INTERVAL
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -28,13 +30,14 @@ from evaluq.dirichlet._expectations import (
 from evaluq.dirichlet._posterior import _SHORT, DirichletPosterior, Metric, _as_posterior, _as_q
 
 
+@renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
 def model_ranking(
     counts: Any,
     predictions: xr.DataArray | Mapping[Hashable, Any],
     *,
-    alpha: Any = None,
+    prior: Any = None,
     metrics: Sequence[Metric] = ("cross_entropy", "emd"),
-    n_resamples: int = 1000,
+    n_resamples: int = N_RESAMPLES_INTERVAL,
     confidence_level: float = 0.95,
     rng: RNGLike = None,
 ) -> pd.DataFrame:
@@ -66,12 +69,13 @@ def model_ranking(
     predictions
         A DataArray with ``model``, ``item`` and ``class`` dims, or a mapping of model name ->
         ``(n_items, K)`` array.
-    alpha
+    prior
         Prior concentration (default 1).
     metrics
         Any of ``"cross_entropy"``, ``"kl"``, ``"jsd"``, ``"emd"``.
     n_resamples
-        Bootstrap resamples of the items; 0 skips the bootstrap (only the first columns).
+        Bootstrap resamples of the items (default 9999, the default of every bootstrap interval
+        in evaluq); 0 skips the bootstrap (only the first columns).
     confidence_level
         Level of the percentile intervals.
     rng
@@ -100,7 +104,7 @@ def model_ranking(
     >>> table.columns.tolist()
     ['A', 'B', 'best', 'p_best', 'A se', 'A lower', 'A upper', 'B se', 'B lower', 'B upper']
     """
-    post, _ = _as_posterior(counts, alpha)
+    post, _ = _as_posterior(counts, prior)
     if post.single:  # keep the item dim: the ranking averages over items
         post = DirichletPosterior(concentration=post.concentration, alpha=post.alpha)
     n_boot = check_int("n_resamples", n_resamples, minimum=0)

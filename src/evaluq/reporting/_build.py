@@ -356,6 +356,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     fits = _fits(fit, list(cubes))
     if not isinstance(bayes, bool):
         raise TypeError(f"`bayes` must be True or False; got {bayes!r}")
+    _check_out(out)
     steps = sum(7 + int(bayes and name not in fits) + int(bayes or name in fits)
                 for name in cubes) + 1
     bar = _Progress(steps, progress)
@@ -377,6 +378,20 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
         path.write_text(page, encoding="utf-8")
     bar.step("written" if path else "done")
     return Report(path=path, html=page, analyses=analyses, sections=sections)
+
+
+def _check_out(out: Any) -> None:
+    """The report's path, checked before any work: a file in an existing folder."""
+    if out is None:
+        return
+    if not isinstance(out, str | os.PathLike):
+        raise TypeError(f"`out` must be a path or None; got {type(out).__name__}")
+    path = Path(out)
+    if path.is_dir():
+        raise ValueError(f"`out` must be the path of the HTML file to write; {str(path)!r} is a "
+                         f"directory (e.g. pass {str(path / 'report.html')!r})")
+    if not path.parent.is_dir():
+        raise ValueError(f"`out`: the folder {str(path.parent)!r} does not exist")
 
 
 def _subtitle(a: Analysis) -> str:

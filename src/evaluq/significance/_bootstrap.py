@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from evaluq._results import N_RESAMPLES_TEST
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -138,7 +139,7 @@ def _check_shared_test_set(targets: Sequence[np.ndarray], names: Sequence[Any]) 
 def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *,
                  metrics: Sequence[str | Metric] | str | Metric | None = None,
                  method: str = "berg-kirkpatrick", runs: str = "pooled",
-                 n_resamples: int = 1000, sample_size: float | None = None,
+                 n_resamples: int = N_RESAMPLES_TEST, sample_size: float | None = None,
                  confidence_level: float = 0.95, rng: RNGLike = None,
                  kind: str | None = None, labels: Sequence[Any] | None = None,
                  h0_name: str = "h0", h1_name: str = "h1",
@@ -271,7 +272,7 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
 
 def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
                    metrics: Sequence[str | Metric] | str | Metric | None = None,
-                   method: Method = "berg-kirkpatrick", n_resamples: int = 1000,
+                   method: Method = "berg-kirkpatrick", n_resamples: int = N_RESAMPLES_TEST,
                    sample_size: float | None = None, confidence_level: float = 0.95,
                    rng: RNGLike = None, kind: Kind | None = None,
                    labels: Sequence[Any] | None = None, h0_name: str = "h0",
@@ -340,7 +341,7 @@ def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
     method
         ``"berg-kirkpatrick"`` (default, BooStSa's), ``"paired"`` or ``"permutation"``.
     n_resamples
-        ``B`` (>= 1).
+        ``B`` (>= 1; default 1000, the default of every significance test in evaluq).
     sample_size
         Sub-sample fraction ``f`` of the Berg-Kirkpatrick test (default 0.1, in [0.05, 0.5]);
         must be None (or 1) for the other methods.

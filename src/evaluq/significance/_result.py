@@ -11,6 +11,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, METRIC, RESAMPLE
+from evaluq._results import ResultBase
 from evaluq._validation import check_confidence_level
 from evaluq.significance import _engine
 from evaluq.significance._methods import METHODS
@@ -26,7 +27,7 @@ def significance_mark(p: float) -> str:
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class BootstrapTestResult:
+class BootstrapTestResult(ResultBase):
     """Outcome of a two-system significance test (one entry per metric).
 
     Every difference is oriented so that a positive value means *h1 is better*:
@@ -97,9 +98,10 @@ class BootstrapTestResult:
                             attrs={"description": what, **self._settings()})
 
     @property
-    def interval(self) -> xr.DataArray:
-        """Confidence interval for delta at the level given in the call (default kind)."""
-        return self.confidence_interval(self.confidence_level)
+    def estimate(self) -> xr.DataArray:
+        """The oriented difference delta per metric (positive: h1 better)."""
+        return xr.DataArray(self.delta, dims=(METRIC,), coords={METRIC: list(self.metrics)},
+                            name="delta")
 
     def _default_kind(self) -> IntervalKind:
         return METHODS[self.method].intervals[0]  # type: ignore[return-value]

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluq._results import N_RESAMPLES_TEST
 from evaluq._validation import RNGLike, check_choice, check_rng
 from evaluq.metrics._base import Metric
 from evaluq.significance._bootstrap import METHODS, RUNS, compare_runs
@@ -226,7 +227,7 @@ class Experiment:
 
     def run(self, *, metrics: Sequence[str | Metric] | str | Metric | None = None,
             method: str = "berg-kirkpatrick", runs: str = "pooled",
-            n_resamples: int = 1000, sample_size: float | None = None,
+            n_resamples: int = N_RESAMPLES_TEST, sample_size: float | None = None,
             confidence_level: float = 0.95, rng: RNGLike = None, kind: str | None = None,
             labels: Sequence[Any] | None = None,
             out_dir: str | os.PathLike[str] | None = None) -> ExperimentResult:

@@ -1,0 +1,97 @@
+"""Reproducibility (issue 10): the same rng gives identical results across runs, chunkings
+and input row orders, and result Datasets round-trip through NetCDF."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evaluq as eq
+
+
+def long_table(seed: int) -> pd.DataFrame:
+    r = np.random.default_rng(seed)
+    rows = [dict(model=m, language=lang, seed=s, bootstrap=b,
+                 score=30 + r.normal() + (0 if b is None else r.normal()))
+            for m in "abc" for lang in ("en", "de", "fr", "sw") for s in range(3)
+            for b in (None, 0, 1, 2, 3)]
+    return pd.DataFrame(rows)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**16), order=st.integers(0, 2**16),
+       replication=st.sampled_from(["parametric", "nonparametric"]),
+       languages=st.sampled_from(["fixed", "bootstrap"]))
+def test_row_order_does_not_matter(seed, order, replication, languages):
+    df = long_table(seed)
+    shuffled = df.sample(frac=1.0, random_state=order).reset_index(drop=True)
+    kw = {"seed": "seed", "bootstrap": "bootstrap"}
+    a, b = eq.from_long(df, **kw), eq.from_long(shuffled, **kw)
+    xr.testing.assert_identical(a, b)
+    xr.testing.assert_identical(eq.variance_components(a), eq.variance_components(b))
+    ra = eq.resample(a, n_resamples=30, replication=replication, languages=languages, rng=4)
+    rb = eq.resample(b, n_resamples=30, replication=replication, languages=languages, rng=4)
+    xr.testing.assert_identical(ra, rb)
+
+
+@settings(max_examples=10, deadline=None)
+@given(rng=st.integers(0, 2**32 - 1), chunk=st.sampled_from([1000, 2000, 5000]),
+       replication=st.sampled_from(["parametric", "nonparametric", "none"]))
+def test_same_rng_same_numbers_any_chunking(rng, chunk, replication):
+    cube = eq.simulate_cube(n_models=3, n_languages=4, n_seeds=3, n_boot=10, rng=1)
+    kw = {"n_resamples": 2500, "replication": replication, "languages": "bootstrap", "rng": rng}
+    first = eq.aggregate(eq.resample(cube, chunk_size=chunk, **kw))
+    again = eq.aggregate(eq.resample(cube, chunk_size=10_000, **kw))
+    lazy = eq.aggregate(eq.resample(cube, chunk_size=chunk, lazy=True, **kw))
+    xr.testing.assert_identical(first, again)
+    xr.testing.assert_identical(first, lazy)
+
+
+def test_seeds_only_resampling_is_reproducible():
+    cube = eq.simulate_cube(n_models=2, n_languages=3, n_seeds=4, n_boot=None, rng=0)
+    kw = {"n_resamples": 100, "replication": "nonparametric", "rng": 7}
+    xr.testing.assert_identical(eq.resample(cube, **kw), eq.resample(cube, **kw))
+
+
+def test_bounded_parametric_is_reproducible():
+    cube = eq.from_arrays(np.full((2, 3, 3), 0.5) + np.arange(3) * 0.01,
+                          np.full((2, 3, 3, 5), 0.5) + np.arange(5) * 0.01, bounds=(0, 1))
+    a = eq.resample(cube, n_resamples=2000, rng=3, chunk_size=1000)
+    b = eq.resample(cube, n_resamples=2000, rng=3, chunk_size=2000)
+    xr.testing.assert_identical(a, b)
+
+
+@pytest.mark.parametrize("kind", ["cube", "bounded cube", "variance_components", "resample",
+                                  "aggregate", "seeds-only variance_components",
+                                  "pairwise_differences", "rank_distribution",
+                                  "bounded parametric resample", "mse_distribution"])
+def test_results_round_trip_netcdf(tmp_path, kind):
+    cube = eq.simulate_cube(n_models=2, n_languages=3, n_seeds=3, n_boot=10, rng=0)
+    result = {
+        "cube": lambda: cube,
+        "bounded cube": lambda: eq.from_arrays(np.full((1, 2, 2), 0.5), bounds=(0, 1)),
+        "variance_components": lambda: eq.variance_components(cube),
+        "seeds-only variance_components": lambda: eq.variance_components(
+            eq.simulate_cube(n_models=2, n_languages=3, n_seeds=3, n_boot=None, rng=0)),
+        "resample": lambda: eq.resample(cube, n_resamples=20, replication="nonparametric",
+                                        rng=0),
+        "aggregate": lambda: eq.aggregate(eq.resample(cube, n_resamples=20, rng=0)),
+        "pairwise_differences": lambda: eq.pairwise_differences(
+            eq.aggregate(eq.resample(cube, n_resamples=20, rng=0))),
+        "rank_distribution": lambda: eq.rank_distribution(
+            eq.aggregate(eq.resample(cube, n_resamples=20, rng=0))),
+        "bounded parametric resample": lambda: eq.resample(
+            eq.from_arrays(np.full((2, 2, 3), 0.5) + np.arange(3) * 0.01,
+                           np.full((2, 2, 3, 4), 0.5) + np.arange(4) * 0.01, bounds=(0, 1)),
+            n_resamples=20, rng=0),
+        "mse_distribution": lambda: eq.measurement_error.mse_distribution(
+            [1.0, 2.0, 3.0], [1.5, 2.0, 2.0], [0.3, 0.5, 0.7]).to_dataset(),
+    }[kind]()
+    path = tmp_path / "r.nc"
+    result.to_netcdf(path)
+    with xr.open_dataset(path) as back:
+        xr.testing.assert_identical(back.load(), result)
