@@ -123,8 +123,14 @@ def _dask_std(path: str) -> object:
     return ds.boot_score.std("bootstrap", ddof=1).mean("seed").compute()
 
 
-def run_on_cluster(path: str, n_workers: int, n_resamples: int, repeat: int
-                   ) -> dict[str, tuple]:
+def _row(name: str, n_workers: int, measured: tuple) -> None:
+    seconds, client_peak, worker_peak, _ = measured
+    print(f"{name:<42} {n_workers:>7} {seconds:>8.2f}s {client_peak:>9.0f} MiB "
+          f"{worker_peak:>8.0f} MiB", flush=True)
+
+
+def run_on_cluster(path: str, n_workers: int, n_resamples: int, repeat: int,
+                   only: tuple[str, ...] = ()) -> dict[str, tuple]:
     from distributed import Client, LocalCluster
 
     out: dict[str, tuple] = {}
@@ -136,11 +142,14 @@ def run_on_cluster(path: str, n_workers: int, n_resamples: int, repeat: int
         client.run(_import_evaluq)
         out["workers import evaluq (once)"] = (time.perf_counter() - start, _peak_mib(),
                                                max(client.run(_peak_mib).values()), None)
+        _row("workers import evaluq (once)", n_workers, out["workers import evaluq (once)"])
         steps = {"evaluq variance_components": lambda: _variance(path),
                  f"evaluq leaderboard, {n_resamples:,} resamples":
                      lambda: _leaderboard(path, n_resamples),
                  "dask .std() baseline": lambda: _dask_std(path)}
         for name, step in steps.items():
+            if only and name not in only:
+                continue
             client.run(_reset_peak)
             _reset_peak()
             seconds = np.inf
@@ -150,6 +159,7 @@ def run_on_cluster(path: str, n_workers: int, n_resamples: int, repeat: int
                 seconds = min(seconds, time.perf_counter() - start)
             workers = max(client.run(_peak_mib).values())
             out[name] = (seconds, _peak_mib(), workers, result)
+            _row(name, n_workers, out[name])
     return out
 
 
@@ -163,9 +173,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the store")
     parser.add_argument("--repeat", type=int, default=None, help="best of N runs per step "
                         "(default 2 below 2 GB, else 1)")
+    parser.add_argument("--store", default=None, help="an existing store built by this "
+                        "script (--keep) to run on instead of building one")
+    parser.add_argument("--workers", default="1,2", help="worker counts, e.g. 1,2 or 2")
     args = parser.parse_args(argv)
     gb = 0.3 if args.quick else args.gb
     n_languages = max(2, round(gb * 1e9 / (N_MODELS * N_SEEDS * N_BOOT * 8)))
+    if args.store is not None:
+        import zarr
+        n_languages = zarr.open_array(os.path.join(args.store, "boot_score"), mode="r").shape[1]
     nbytes = N_MODELS * n_languages * N_SEEDS * N_BOOT * 8
     parent = args.dir or tempfile.gettempdir()
     free = shutil.disk_usage(parent).free
@@ -173,30 +189,34 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cube: {N_MODELS} models x {n_languages:,} languages x {N_SEEDS} seeds x {N_BOOT} "
           f"replicates = {nbytes / 1e9:.2f} GB of boot_score; {free / 1e9:.0f} GB free at "
           f"{parent}")
-    if nbytes * 1.1 > free:
+    if args.store is None and nbytes * 1.1 > free:
         print(f"refused: the store needs about {nbytes * 1.1 / 1e9:.1f} GB and {parent} has "
               f"{free / 1e9:.1f} GB free")
         return 1
-    work = tempfile.mkdtemp(prefix="bench_zarr-", dir=parent)
-    path = os.path.join(work, "cube.zarr")
+    work = tempfile.mkdtemp(prefix="bench_zarr-", dir=parent) if args.store is None else ""
+    path = args.store or os.path.join(work, "cube.zarr")
+    counts = tuple(int(w) for w in args.workers.split(","))
     try:
-        seconds = build(path, n_languages)
-        print(f"built {path} in {seconds:.1f} s (chunks of "
-              f"{min(n_languages, CHUNK_BYTES // (N_SEEDS * N_BOOT * 8))} languages)")
+        if args.store is None:
+            seconds = build(path, n_languages)
+            print(f"built {path} in {seconds:.1f} s (chunks of "
+                  f"{min(n_languages, CHUNK_BYTES // (N_SEEDS * N_BOOT * 8))} languages)")
+        else:
+            print(f"running on the existing store {path}")
         print()
         repeat = args.repeat or (2 if nbytes < 2e9 else 1)
         print(f"times: best of {repeat} run(s) per step; peaks over all of them")
-        runs = {w: run_on_cluster(path, w, args.resamples, repeat) for w in (1, 2)}
         print(f"{'step':<42} {'workers':>7} {'time':>9} {'client peak':>12} "
-              f"{'worker peak':>12}")
-        for name in runs[1]:
-            for w, run in runs.items():
-                t, client_peak, worker_peak, _ = run[name]
-                print(f"{name:<42} {w:>7} {t:>8.2f}s {client_peak:>9.0f} MiB "
-                      f"{worker_peak:>8.0f} MiB")
-            print(f"{'':<42} speedup 1 -> 2 workers: {runs[1][name][0] / runs[2][name][0]:.2f}x")
-        vc = runs[2]["evaluq variance_components"][3]
-        std = runs[2]["dask .std() baseline"][3]
+              f"{'worker peak':>12}", flush=True)
+        runs = {w: run_on_cluster(path, w, args.resamples, repeat) for w in counts}
+        if len(counts) == 2:
+            a, b = counts
+            for name in runs[a]:
+                print(f"speedup {a} -> {b} workers, {name}: "
+                      f"{runs[a][name][0] / runs[b][name][0]:.2f}x")
+        last = runs[counts[-1]]
+        vc = last["evaluq variance_components"][3]
+        std = last["dask .std() baseline"][3]
         rel = float(np.max(np.abs(vc.sigma_boot.values - std.values) / std.values))
         print()
         print(f"sigma_boot: evaluq vs dask .std() max relative difference {rel:.1e}")
@@ -207,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             print("evaluq and dask disagree")
             return 1
     finally:
-        if args.keep:
+        if args.keep or args.store is not None:
             print(f"kept {path}")
         else:
             shutil.rmtree(work, ignore_errors=True)
