@@ -824,6 +824,12 @@ def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
     >>> cube.to_netcdf(path)
     >>> eq.open_cube(path).identical(cube)
     True
+    >>> store = os.path.join(tempfile.mkdtemp(), "cube.zarr")
+    >>> _ = eq.simulate_cube(n_boot=50, rng=0).chunk({"model": 1}).to_zarr(
+    ...     store, consolidated=False)
+    >>> lazy = eq.open_cube(store)
+    >>> lazy.boot_score.chunks[0], type(lazy.score.data).__name__
+    ((1, 1, 1), 'ndarray')
     """
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"`path` must be a str or a path; got {type(path).__name__}")
