@@ -135,7 +135,7 @@ def run_on_cluster(path: str, n_workers: int, n_resamples: int, repeat: int,
 
     out: dict[str, tuple] = {}
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=40) as cluster, \
+                      dashboard_address=":0", silence_logs=40) as cluster, \
             Client(cluster) as client:
         # the workers import evaluq once (a fixed start-up cost, printed apart from the steps)
         start = time.perf_counter()
