@@ -25,6 +25,7 @@ QUICK = {
     "bench_bootstrap_test.py": ["--skip-anchor"],
     "bench_leaderboard.py": [],
     "bench_variance.py": [],
+    "bench_zarr.py": [],            # the 0.3 GB zarr cube on 1 and 2 workers (~1 min)
     "bench_resample.py": [],
     "bench_agreement.py": [],
     "bench_bk_null_rates.py": [],

@@ -29,3 +29,38 @@ def test_rank_distribution_on_a_local_cluster(client):
     assert client.run(lambda: 1)                      # the work ran with the workers up
     for name in in_memory.data_vars:
         np.testing.assert_array_equal(in_memory[name].values, on_cluster[name].values)
+
+
+# --- streamed cubes (issue 13): the same numbers as in memory, computed on the workers ----------
+
+@pytest.fixture(scope="module")
+def cube():
+    return eq.simulate_cube(n_models=4, n_languages=9, n_seeds=3, n_boot=80, rng=3)
+
+
+@pytest.mark.parametrize("chunks", [{"model": 1, "language": 3}, {"bootstrap": 25}])
+def test_variance_components_on_a_local_cluster(client, cube, chunks):
+    in_memory = eq.variance_components(cube)
+    on_cluster = eq.variance_components(cube.chunk(chunks))
+    for name in in_memory.data_vars:
+        if "bootstrap" in chunks:        # replicates split: shifted sums added over chunks
+            np.testing.assert_allclose(on_cluster[name].values, in_memory[name].values,
+                                       rtol=1e-12, atol=0)
+        else:
+            np.testing.assert_array_equal(on_cluster[name].values, in_memory[name].values)
+
+
+def test_zarr_cube_resample_aggregate_leaderboard_on_a_local_cluster(client, cube, tmp_path):
+    path = tmp_path / "cube.zarr"
+    cube.chunk({"model": 1, "language": 3}).to_zarr(path, consolidated=False)
+    lazy = eq.open_cube(path)
+    xr.testing.assert_identical(
+        eq.variance_components(lazy), eq.variance_components(cube))
+    for languages in ("fixed", "bootstrap"):
+        streamed = eq.aggregate(eq.resample(lazy, n_resamples=3000, languages=languages,
+                                            chunk_size=1000, rng=9))
+        eager = eq.aggregate(eq.resample(cube, n_resamples=3000, languages=languages, rng=9))
+        xr.testing.assert_identical(streamed, eager)
+        xr.testing.assert_identical(eq.rank_distribution(streamed),
+                                    eq.rank_distribution(eager))
+    assert len(client.scheduler_info()["workers"]) == 2

@@ -182,8 +182,9 @@ def aggregate(
 
     Notes
     -----
-    A Dataset whose ``score`` is dask-backed is reduced with ``dask="parallelized"``: the
-    language dim must be one chunk; the resample dim may be chunked.
+    A Dataset whose ``score`` is dask-backed is reduced chunk by chunk of resamples
+    (``dask="parallelized"``; the language dim is gathered into one chunk); only the
+    ``n_resamples x models`` aggregates are computed into memory.
 
     References
     ----------
@@ -264,12 +265,11 @@ def _aggregate_dask(score: xr.DataArray, lang_dim: str, how: str | Aggregator, t
                       (RESAMPLE, MODEL, lang_dim))
         return _aggregate_kernel(x, how, trim, skipna)
 
-    if len(score.chunks[score.get_axis_num(lang_dim)]) != 1:  # type: ignore[index]
-        raise ValueError(f"the {lang_dim!r} dim of a dask-backed `score` must be one chunk; "
-                         f"rechunk with `.chunk({{{lang_dim!r}: -1}})`")
+    score = score.chunk({lang_dim: -1})       # the kernel reduces languages: one chunk each
     reduced = xr.apply_ufunc(kernel, score, input_core_dims=[[lang_dim]],
                              dask="parallelized", output_dtypes=[np.float64])
-    return np.asarray(reduced.transpose(RESAMPLE, MODEL).values)
+    # resample-major in memory, as the in-memory resamples give it: the same sums in mean / sd
+    return np.asfortranarray(reduced.transpose(RESAMPLE, MODEL).values)
 
 
 def _aggregate_dataset(obs: np.ndarray, dist: np.ndarray, models: np.ndarray, level: float,

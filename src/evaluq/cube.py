@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq import _streaming
 from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
@@ -302,6 +303,143 @@ def _pivot(df: pd.DataFrame, keys: dict[str, str], values: np.ndarray,
     return out
 
 
+_Pivoted = tuple[dict[str, np.ndarray], np.ndarray, np.ndarray | None, np.ndarray,
+                 np.ndarray | None]
+"""coords, score (model, language, seed), boot_score or None, and the table row of each
+score / boot_score cell (NaN where absent; boot rows None when not needed)."""
+
+
+def _pivot_reference(df: pd.DataFrame, keys: dict[str, str], bootstrap: str | None,
+                     score: str) -> _Pivoted:
+    """``from_long``'s pivot by label lookup: slow on large tables, but every check in order
+    with its documented message (the fast :func:`_pivot_codes` defers to it on any problem)."""
+    if bootstrap is not None:
+        keys_all = {**keys, BOOTSTRAP: bootstrap}
+        _check_unique_keys(df.fillna({bootstrap: -np.inf}), keys_all)
+        is_boot = df[bootstrap].notna()
+        full, boot = df[~is_boot], df[is_boot]
+        if len(full) == 0:
+            raise CubeError(
+                f"column {bootstrap!r} (given as `bootstrap`) has no empty rows: give the score "
+                "on the full test set of each (model, language, seed) in a row whose "
+                "bootstrap value is empty"
+            )
+    else:
+        _check_unique_keys(df, keys)
+        full, boot = df, df.iloc[:0]
+    values = _numeric_column(df, score, "score")
+    coords = {d: _sorted_labels(df[c], c) for d, c in keys.items()}
+    score_arr = _pivot(full, keys, values[full.index.to_numpy()], coords)
+    full_rows = _pivot(full, keys, full.index.to_numpy(dtype=np.float64), coords)
+    if bootstrap is None:
+        return coords, score_arr, None, full_rows, None
+    coords[BOOTSTRAP] = _sorted_labels(boot[bootstrap], bootstrap)
+    boot_keys = {**keys, BOOTSTRAP: bootstrap}
+    boot_arr = _pivot(boot, boot_keys, values[boot.index.to_numpy()], coords)
+    boot_rows = _pivot(boot, boot_keys, boot.index.to_numpy(dtype=np.float64), coords)
+    return coords, score_arr, boot_arr, full_rows, boot_rows
+
+
+def _codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """Integer codes (positions in the sorted labels) and the sorted labels of a key column,
+    as :func:`_sorted_labels` sorts them; None for missing values or mixed types."""
+    if len(series) == 0 or series.isna().any():
+        return None
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iuf":
+        values = series.to_numpy()
+        lo, hi = values.min(), values.max()
+        if (hi - lo) <= 4 * len(values) + 1024 and (dtype.kind != "f"
+                                                    or (values == np.round(values)).all()):
+            offset = (values - lo).astype(np.intp)           # integral: a presence table
+            present = np.bincount(offset, minlength=int(hi - lo) + 1) > 0
+            rank = np.cumsum(present) - 1
+            return rank[offset], (np.flatnonzero(present) + lo).astype(dtype)
+    if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        import pyarrow as pa
+
+        arrow = pa.array(series.array)
+        if isinstance(arrow, pa.ChunkedArray):
+            arrow = arrow.combine_chunks()
+        arrow = arrow.dictionary_encode()                     # no Python string per row
+        codes = arrow.indices.to_numpy(zero_copy_only=False).astype(np.intp)
+        unique = np.asarray(arrow.dictionary.to_pylist(), dtype=object)
+    else:
+        codes, uniques = pd.factorize(series)
+        unique = np.asarray(uniques.to_numpy())
+    listed = unique.tolist()
+    try:
+        order = sorted(range(len(listed)), key=listed.__getitem__)
+    except TypeError:
+        return None
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order))
+    labels = np.asarray([listed[i] for i in order],
+                        dtype=object if unique.dtype == object else unique.dtype)
+    return rank[codes], labels
+
+
+def _pivot_codes(df: pd.DataFrame, keys: dict[str, str], bootstrap: str | None, score: str,
+                 *, boot_rows: bool) -> _Pivoted | None:
+    """``from_long``'s pivot from integer codes of the key columns (each factorised once);
+    None on anything irregular, for :func:`_pivot_reference` to report."""
+    series = df[score]
+    if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        return None
+    values = series.to_numpy(dtype=np.float64)
+    if np.isinf(values).any():
+        return None
+    full_idx: np.ndarray | slice = slice(None)
+    boot_idx = None
+    if bootstrap is not None:
+        is_boot = df[bootstrap].notna().to_numpy()
+        if is_boot.all():
+            return None
+        full_idx, boot_idx = np.flatnonzero(~is_boot), np.flatnonzero(is_boot)
+    coords, flat = {}, None
+    for dim, col in keys.items():
+        coded = _codes(df[col])
+        if coded is None:
+            return None
+        codes, coords[dim] = coded
+        flat = codes if flat is None else flat * len(coords[dim]) + codes
+    assert flat is not None
+    shape = tuple(len(coords[d]) for d in keys)
+    score_arr, full_rows = _place(flat[full_idx], values[full_idx], shape,
+                                  np.arange(len(df))[full_idx])
+    if score_arr is None or full_rows is None:
+        return None
+    if boot_idx is None or bootstrap is None:
+        return coords, score_arr, None, full_rows, None
+    coded = _codes(df[bootstrap].iloc[boot_idx])
+    if coded is None:
+        return None
+    codes, coords[BOOTSTRAP] = coded
+    boot_flat = flat[boot_idx] * len(coords[BOOTSTRAP]) + codes
+    boot_arr, rows = _place(boot_flat, values[boot_idx], (*shape, len(coords[BOOTSTRAP])),
+                            boot_idx if boot_rows else None)
+    if boot_arr is None:
+        return None
+    return coords, score_arr, boot_arr, full_rows, rows
+
+
+def _place(flat: np.ndarray, values: np.ndarray, shape: tuple[int, ...],
+           rows: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``values`` at the flat positions of an array of ``shape`` (NaN elsewhere), and the row
+    of each cell; (None, None) when a position occurs twice (a duplicated key)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    if flat.size and np.bincount(flat, minlength=size).max() > 1:
+        return None, None
+    out = np.full(size, np.nan)
+    out[flat] = values
+    where = None
+    if rows is not None:
+        where = np.full(size, np.nan)
+        where[flat] = rows
+        where = where.reshape(shape)
+    return out.reshape(shape), where
+
+
 # --- constructors -------------------------------------------------------------------------------
 
 def from_arrays(
@@ -420,6 +558,7 @@ def from_long(
     higher_is_better: bool = True,
     bounds: tuple[float, float] | None = None,
     outlier_threshold: float | None = OUTLIER_THRESHOLD,
+    out: str | os.PathLike[str] | None = None,
 ) -> xr.Dataset:
     """Build a cube from a tidy (long) table with one score per row.
 
@@ -446,6 +585,16 @@ def from_long(
         The metric's declared range (a score outside raises) and the robust-SD distance from
         a language's median beyond which a :class:`~evaluq.errors.ScaleWarning` names the rows
         (None: no check); see :func:`from_arrays`.
+    out
+        A new zarr store (a directory, e.g. ``"cube.zarr"``) to write the cube to; the cube
+        is then returned opened lazily from it (:func:`open_cube`). A parquet file is read
+        **one row group at a time** (twice: the labels, then the values), so the table is
+        never held whole: the store is filled piece by piece and ``boot_score`` is stored in
+        chunks of one model, several languages and all seeds and replicates (about 64 MiB).
+        Other inputs are built in memory and then written. On an error the store is removed.
+        In the streamed case a duplicated key or an out-of-bounds replicate is reported for
+        the first row group where it is found (the counts in the message are that row
+        group's).
 
     Returns
     -------
@@ -472,6 +621,9 @@ def from_long(
     b         26.0  28.0
     """
     bounds_, threshold = _check_options(metric, higher_is_better, bounds, outlier_threshold)
+    if out is not None:
+        return _long_to_zarr(data, out, {MODEL: model, LANGUAGE: language, SEED: seed},
+                             bootstrap, score, metric, higher_is_better, bounds_, threshold)
     df, source = as_table(data)
     check_columns("the table", df.columns, {"model": model, "language": language,
                                            "seed": seed, "bootstrap": bootstrap, "score": score})
@@ -482,43 +634,22 @@ def from_long(
         df = df.assign(__seed__=0)
         seed = "__seed__"
     keys = {MODEL: model, LANGUAGE: language, SEED: seed}
-    if bootstrap is not None:
-        keys_all = {**keys, BOOTSTRAP: bootstrap}
-        _check_unique_keys(df.fillna({bootstrap: -np.inf}), keys_all)
-        is_boot = df[bootstrap].notna()
-        full, boot = df[~is_boot], df[is_boot]
-        if len(full) == 0:
-            raise CubeError(
-                f"column {bootstrap!r} (given as `bootstrap`) has no empty rows: give the score "
-                "on the full test set of each (model, language, seed) in a row whose "
-                "bootstrap value is empty"
-            )
-    else:
-        _check_unique_keys(df, keys)
-        full, boot = df, df.iloc[:0]
-    values = _numeric_column(df, score, "score")
-    coords = {d: _sorted_labels(df[c], c) for d, c in keys.items()}
-    data_vars: dict[str, Any] = {
-        SCORE: ((MODEL, LANGUAGE, SEED),
-                _pivot(full, keys, values[full.index.to_numpy()], coords)),
-    }
-    if bootstrap is not None:
-        coords[BOOTSTRAP] = _sorted_labels(boot[bootstrap], bootstrap)
-        data_vars[BOOT_SCORE] = (
-            (MODEL, LANGUAGE, SEED, BOOTSTRAP),
-            _pivot(boot, {**keys, BOOTSTRAP: bootstrap}, values[boot.index.to_numpy()], coords),
-        )
+    # integer codes of the key columns, once; any irregular table (missing or mixed keys,
+    # duplicates, a bad score) goes the reference way, which raises the documented error
+    pivoted = _pivot_codes(df, keys, bootstrap, score, boot_rows=bounds_ is not None)
+    if pivoted is None:
+        pivoted = _pivot_reference(df, keys, bootstrap, score)
+    coords, score_arr, boot_arr, full_rows, boot_rows = pivoted
+    data_vars: dict[str, Any] = {SCORE: ((MODEL, LANGUAGE, SEED), score_arr)}
+    if boot_arr is not None:
+        data_vars[BOOT_SCORE] = ((MODEL, LANGUAGE, SEED, BOOTSTRAP), boot_arr)
     cube = xr.Dataset(data_vars, coords={d: _label_coord(v) for d, v in coords.items()})
     cube.attrs = provenance("from_long", source, metric=metric or score,
                              higher_is_better=higher_is_better)
     cube = validate(cube)
-    full_rows = _pivot(full, keys, full.index.to_numpy(dtype=np.float64), coords)
-    _check_scores(data_vars[SCORE][1], coords, full_rows, bounds_, threshold)
-    if bootstrap is not None:
-        boot_keys = {**keys, BOOTSTRAP: bootstrap}
-        _check_scores(data_vars[BOOT_SCORE][1], coords,
-                      _pivot(boot, boot_keys, boot.index.to_numpy(dtype=np.float64), coords),
-                      bounds_, None, BOOT_SCORE)
+    _check_scores(score_arr, coords, full_rows, bounds_, threshold)
+    if boot_arr is not None:
+        _check_scores(boot_arr, coords, boot_rows, bounds_, None, BOOT_SCORE)
     return _with_bounds(cube, bounds_)
 
 
@@ -728,9 +859,14 @@ def validate(cube: Any) -> xr.Dataset:
 # --- storage ------------------------------------------------------------------------------------
 
 def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
-    """Open a cube saved with ``cube.to_netcdf(path)`` and validate it.
+    """Open a cube saved with ``cube.to_netcdf(path)`` or ``cube.to_zarr(path)`` and validate it.
 
-    The data are loaded into memory and the file is closed, so the file can be overwritten.
+    A NetCDF file is loaded into memory and closed, so the file can be overwritten. A zarr
+    store (a directory, e.g. ``cube.zarr``) is opened **lazily**: ``boot_score`` stays a dask
+    array chunked as stored, its structure is checked now and its values (no infinities)
+    chunk by chunk when an analysis reads them; the small variables (``score``, summary SDs)
+    are loaded. :func:`evaluq.variance_components`, :func:`evaluq.resample` and
+    :func:`evaluq.aggregate` then stream it (see the cluster guide).
 
     Parameters
     ----------
@@ -751,11 +887,261 @@ def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
     >>> cube.to_netcdf(path)
     >>> eq.open_cube(path).identical(cube)
     True
+    >>> store = os.path.join(tempfile.mkdtemp(), "cube.zarr")
+    >>> _ = eq.simulate_cube(n_boot=50, rng=0).chunk({"model": 1}).to_zarr(
+    ...     store, consolidated=False)
+    >>> lazy = eq.open_cube(store)
+    >>> lazy.boot_score.chunks[0], type(lazy.score.data).__name__
+    ((1, 1, 1), 'ndarray')
     """
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"`path` must be a str or a path; got {type(path).__name__}")
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {str(path)!r}")
+    if os.path.isdir(path):
+        return _streaming.prepare(_streaming.open_zarr(path))
     with xr.open_dataset(path) as ds:
         cube = ds.load()
     return validate(cube)
+
+
+# --- long table to zarr, piece by piece -----------------------------------------------------------
+
+_ZARR_CHUNK_BYTES = 2**26
+"""Target size of one stored ``boot_score`` chunk (64 MiB)."""
+
+
+def _zarr_chunks(sizes: tuple[int, ...]) -> dict[str, int]:
+    """One model, as many languages as fit in about 64 MiB, all seeds and replicates."""
+    n_l, n_s, n_b = sizes[1], sizes[2], sizes[3] if len(sizes) > 3 else 1
+    per_language = max(1, n_s * n_b * 8)
+    return {MODEL: 1, LANGUAGE: max(1, min(n_l, _ZARR_CHUNK_BYTES // per_language)),
+            SEED: n_s, BOOTSTRAP: n_b}
+
+
+def _long_to_zarr(data: TableLike, out: str | os.PathLike[str], keys: dict[str, str | None],
+                  bootstrap: str | None, score: str, metric: str | None,
+                  higher_is_better: bool, bounds_: tuple[float, float] | None,
+                  threshold: float | None) -> xr.Dataset:
+    """``from_long(..., out=store)``: write the cube to a new zarr store and open it lazily."""
+    import shutil
+
+    if not isinstance(out, str | os.PathLike):
+        raise TypeError(f"`out` must be a str or a path (a zarr store); got {type(out).__name__}")
+    if os.path.exists(out):
+        raise FileExistsError(f"`out` already exists: {str(out)!r}; remove it or name a new "
+                              "zarr store")
+    try:
+        if isinstance(data, str | os.PathLike) and str(data).lower().endswith((".parquet",
+                                                                               ".pq")):
+            _parquet_to_zarr(str(data), out, keys, bootstrap, score, metric, higher_is_better,
+                             bounds_, threshold)
+        else:
+            cube = from_long(data, model=str(keys[MODEL]), language=str(keys[LANGUAGE]),
+                             seed=keys[SEED], bootstrap=bootstrap, score=score, metric=metric,
+                             higher_is_better=higher_is_better, bounds=bounds_,
+                             outlier_threshold=threshold)
+            sizes = tuple(cube[BOOT_SCORE].shape) if BOOT_SCORE in cube else ()
+            chunks = _zarr_chunks(sizes) if sizes else {}
+            cube.chunk({d: c for d, c in chunks.items() if d in cube.dims}).to_zarr(
+                out, consolidated=False)
+        return open_cube(out)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _row_groups(path: str, columns: list[str], seed_column: str | None
+                ) -> Any:
+    """The row groups of a parquet file as DataFrames indexed by their table rows."""
+    import pyarrow.parquet as pq
+
+    file = pq.ParquetFile(path)
+    start = 0
+    for i in range(file.num_row_groups):
+        piece = file.read_row_group(i, columns=columns).to_pandas()
+        piece.index = pd.RangeIndex(start, start + len(piece))
+        start += len(piece)
+        if seed_column is None:
+            piece["__seed__"] = 0
+        yield piece
+
+
+def _piece_codes(series: pd.Series, column: str, index: pd.Index | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and sorted labels of a key column of one row group (positions in ``index``,
+    the table's labels, when given); missing values and mixed types raise as in from_long."""
+    coded = _codes(series)
+    if coded is None:
+        labels = _sorted_labels(series, column)  # raises the missing / mixed-type error
+        assert len(series) == 0
+        return np.zeros(0, dtype=np.intp), labels
+    codes, labels = coded
+    if index is not None:
+        codes = index.get_indexer(pd.Index(labels))[codes]
+    return codes, labels
+
+
+def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str | None],
+                     bootstrap: str | None, score: str, metric: str | None,
+                     higher_is_better: bool, bounds_: tuple[float, float] | None,
+                     threshold: float | None) -> None:
+    import shutil
+    import tempfile
+
+    import dask.array as da
+    import pyarrow.parquet as pq
+    import zarr
+
+    meta = pq.ParquetFile(path)
+    seed_column = keys[SEED]
+    check_columns("the table", meta.schema_arrow.names,
+                  {"model": keys[MODEL], "language": keys[LANGUAGE], "seed": seed_column,
+                   "bootstrap": bootstrap, "score": score})
+    if meta.metadata.num_rows == 0:
+        raise CubeError("the table is empty")
+    cols = {dim: str(col) if col is not None else "__seed__" for dim, col in keys.items()}
+    read = [c for c in (keys[MODEL], keys[LANGUAGE], seed_column, bootstrap) if c is not None]
+    # pass 1: the labels of every key column
+    parts: dict[str, list[np.ndarray]] = {dim: [] for dim in (*cols, BOOTSTRAP)}
+    for piece in _row_groups(path, read, seed_column):
+        for dim, col in cols.items():
+            parts[dim].append(_piece_codes(piece[col], col)[1])
+        if bootstrap is not None:
+            replicates = piece[bootstrap][piece[bootstrap].notna()]
+            if len(replicates):
+                parts[BOOTSTRAP].append(_piece_codes(replicates, bootstrap)[1])
+    coords = {dim: _sorted_labels(pd.Series(np.concatenate(parts[dim])), col)
+              for dim, col in cols.items()}
+    if bootstrap is not None:
+        coords[BOOTSTRAP] = (_sorted_labels(pd.Series(np.concatenate(parts[BOOTSTRAP])),
+                                            bootstrap) if parts[BOOTSTRAP]
+                             else np.asarray([], dtype=np.float64))
+    index = {dim: pd.Index(labels) for dim, labels in coords.items()}
+    shape = tuple(len(coords[d]) for d in cols)
+    score_arr, full_rows = np.full(shape, np.nan), np.full(shape, np.nan)
+    attrs = provenance("from_long", path, metric=metric or score,
+                       higher_is_better=higher_is_better)
+    if bounds_ is not None:
+        attrs["bounds"] = np.asarray(bounds_, dtype=np.float64)
+    template = xr.Dataset({SCORE: ((MODEL, LANGUAGE, SEED), score_arr)},
+                          coords={d: _label_coord(v) for d, v in coords.items()}, attrs=attrs)
+    boot_z = seen = None
+    scratch = None
+    if bootstrap is not None:
+        shape4 = (*shape, len(coords[BOOTSTRAP]))
+        chunks = _zarr_chunks(shape4)
+        chunk_tuple = tuple(chunks[d] for d in (MODEL, LANGUAGE, SEED, BOOTSTRAP))
+        template[BOOT_SCORE] = ((MODEL, LANGUAGE, SEED, BOOTSTRAP),
+                                da.full(shape4, np.nan, chunks=chunk_tuple))
+        template.to_zarr(out, compute=False, consolidated=False)
+        boot_z = zarr.open_array(os.path.join(out, BOOT_SCORE), mode="r+")
+        scratch = tempfile.mkdtemp(prefix=".seen-", dir=os.path.dirname(os.path.abspath(out)))
+        seen = zarr.create_array(scratch, shape=shape4, chunks=chunk_tuple, dtype="u1",
+                                 fill_value=0)
+    else:
+        template.to_zarr(out, consolidated=False)
+    try:
+        # pass 2: the values, row group by row group
+        for piece in _row_groups(path, [*read, score], seed_column):
+            values = _numeric_column(piece, score, "score")
+            codes = [_piece_codes(piece[col], col, index[dim])[0] for dim, col in cols.items()]
+            is_boot = (piece[bootstrap].notna().to_numpy() if bootstrap is not None
+                       else np.zeros(len(piece), dtype=bool))
+            full = ~is_boot
+            flat = np.ravel_multi_index(tuple(c[full] for c in codes), shape)
+            if _repeats(flat) or (~np.isnan(full_rows.flat[flat])).any():
+                _duplicate(piece.loc[full], cols, bootstrap, flat, full_rows.flat[flat])
+            score_arr.flat[flat] = values[full]
+            full_rows.flat[flat] = piece.index.to_numpy()[full]
+            if bootstrap is None or not is_boot.any():
+                continue
+            assert boot_z is not None
+            assert seen is not None
+            b_codes = _piece_codes(piece[bootstrap][is_boot], bootstrap, index[BOOTSTRAP])[0]
+            where = (*(c[is_boot] for c in codes), b_codes)
+            vals = values[is_boot]
+            rows = piece.index.to_numpy()[is_boot]
+            _check_replicate_bounds(vals, where, rows, coords, bounds_)
+            flat4 = np.ravel_multi_index(where, boot_z.shape)
+            before = _scatter(boot_z, seen, where, vals) if not _repeats(flat4) else None
+            if before is None or before.any():
+                _duplicate(piece.loc[is_boot], cols, bootstrap, flat4,
+                           np.full(len(flat4), np.nan) if before is None
+                           else np.where(before, 0.0, np.nan))
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    if np.isnan(full_rows).all():
+        raise CubeError(
+            f"column {bootstrap!r} (given as `bootstrap`) has no empty rows: give the score "
+            "on the full test set of each (model, language, seed) in a row whose "
+            "bootstrap value is empty")
+    zarr.open_array(os.path.join(out, SCORE), mode="r+")[...] = score_arr
+    _check_scores(score_arr, coords, full_rows, bounds_, threshold)
+
+
+def _scatter(store: Any, seen: Any, where: tuple[np.ndarray, ...], values: np.ndarray
+             ) -> np.ndarray:
+    """Write ``values`` at the cells ``where`` of a zarr array, one stored chunk at a time
+    (read, fill, write back), marking them in ``seen``; return, per value, whether its cell
+    was already written (a duplicated key: nothing of that chunk is written then)."""
+    chunks = store.chunks
+    chunk_of = np.ravel_multi_index(tuple(w // c for w, c in zip(where, chunks, strict=True)),
+                                    tuple(-(-n // c) for n, c in zip(store.shape, chunks,
+                                                                     strict=True)))
+    order = np.argsort(chunk_of, kind="stable")
+    bounds = np.flatnonzero(np.diff(chunk_of[order])) + 1
+    before = np.zeros(len(values), dtype=bool)
+    for group in np.split(order, bounds):
+        corner = tuple(int(w[group[0]]) // c * c for w, c in zip(where, chunks, strict=True))
+        region = tuple(slice(lo, min(lo + c, n))
+                       for lo, c, n in zip(corner, chunks, store.shape, strict=True))
+        local = tuple(w[group] - lo for w, lo in zip(where, corner, strict=True))
+        marks = np.asarray(seen[region])
+        before[group] = marks[local] > 0
+        if before[group].any():
+            return before
+        block = np.asarray(store[region])
+        block[local] = values[group]
+        marks[local] = 1
+        store[region] = block
+        seen[region] = marks
+    return before
+
+
+def _repeats(flat: np.ndarray) -> bool:
+    ordered = np.sort(flat)                  # (a sort: np.unique hashes, 10x slower here)
+    return bool((ordered[1:] == ordered[:-1]).any())
+
+
+def _duplicate(piece: pd.DataFrame, cols: dict[str, str], bootstrap: str | None,
+               flat: np.ndarray, earlier: np.ndarray) -> None:
+    """Raise for the first row of ``piece`` whose key occurred before (in this row group or
+    an earlier one)."""
+    _, first_seen = np.unique(flat, return_index=True)
+    repeated = np.ones(len(flat), dtype=bool)
+    repeated[first_seen] = False
+    repeated |= ~np.isnan(earlier)
+    row = int(np.flatnonzero(repeated)[0])
+    names = [*cols.values(), *([bootstrap] if bootstrap is not None else [])]
+    key = piece.iloc[row][names].to_dict()
+    if bootstrap is not None and pd.isna(key[bootstrap]):
+        key[bootstrap] = -np.inf
+    raise CubeError(f"a key appears more than once in the table; first duplicated key found "
+                    f"(row {int(piece.index[row])}): {key}. Each combination of the key "
+                    "columns must occur once")
+
+
+def _check_replicate_bounds(values: np.ndarray, where: tuple[np.ndarray, ...], rows: np.ndarray,
+                            coords: dict[str, np.ndarray],
+                            bounds_: tuple[float, float] | None) -> None:
+    if bounds_ is None:
+        return
+    lo, hi = bounds_
+    bad = ~np.isnan(values) & ((values < lo) | (values > hi))
+    if bad.any():
+        cells = _describe(np.stack(where, axis=1)[bad], coords, rows[bad], values[bad])
+        raise CubeError(
+            f"{int(bad.sum())} value(s) of {BOOT_SCORE!r} are outside the declared `bounds` "
+            f"({lo:g}, {hi:g}): {cells}. Check the metric's scale (0-1 or 0-100?)")

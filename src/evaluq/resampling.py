@@ -26,6 +26,7 @@ import numpy as np
 import xarray as xr
 from scipy import special
 
+from evaluq import _streaming
 from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
@@ -422,10 +423,11 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
                 f"with `sd_boot`; replication='nonparametric' redraws the seeds alone and "
                 f"says that the test-set noise is not included)")
         score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
-        boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
+        boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP)
         n_seeds = count_valid(score).astype(np.float64)
         sd_seed = nanstd(score, 1)
-        sd_boot = nanmean(nanstd(boot, 1))
+        sd_boot = nanmean(_streaming.boot_sd(boot, score, 1) if boot.chunks is not None
+                          else nanstd(boot.values, 1))
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = np.sqrt(sd_seed**2 / n_seeds + sd_boot**2)
     bad = ~np.isnan(observed) & np.isnan(scale)
@@ -477,7 +479,7 @@ def _seeds_only_replicates(cube: xr.Dataset, score: np.ndarray) -> np.ndarray:
 def _resample_iv(cube: Any, n_resamples: Any, replication: Any, languages: Any,
                  n_languages: Any, rng: RNGLike, chunk_size: Any, seeds: Any
                  ) -> tuple[xr.Dataset, int, str, str, int, int, int, str | None]:
-    cube = validate(cube)
+    cube = _streaming.prepare(cube) if _streaming.is_dask(cube) else validate(cube)
     n_resamples = check_int("n_resamples", n_resamples, minimum=1)
     if n_resamples < 2:
         raise ValueError(f"`n_resamples` must be >= 2 (one resample says nothing about a "
@@ -668,9 +670,14 @@ def resample(
     ``seeds="bootstrap"`` every resample that draws the missing seed for that cell, with
     ``"rescaled"`` every resample of the cell (the centre is the mean over all seeds).
 
-    Dask-backed cubes are loaded into memory (the cube is small; the resamples are what is
-    large), except for ``replication="none"`` with ``languages="fixed"``, which stays lazy; it
-    needs the ``seed`` dim in one chunk. The resamples themselves are generated in chunks of
+    A dask-backed cube (``eq.open_cube("cube.zarr")``, ``cube.chunk(...)``) is validated
+    without reading ``boot_score``. With ``replication="parametric"`` or ``"none"`` its
+    ``boot_score`` is read once, chunk by chunk, into the per-cell SDs, and the result is a
+    lazy Dataset: one dask task per ``chunk_size`` resamples draws them from the (model,
+    language) means and scales (on a dask.distributed cluster, on the workers); the numbers
+    equal the in-memory ones (each block of 1000 resamples has its own stream).
+    ``"nonparametric"`` draws replicates of any cell in any resample, so it loads
+    ``boot_score`` into memory. The resamples themselves are generated in chunks of
     ``chunk_size``.
 
     References
@@ -699,13 +706,14 @@ def resample(
     >>> np_rs.drawn_seed_count.sum("seed").values.tolist()[0]
     [2, 2, 2]
     """
+    on_dask = _streaming.is_dask(cube)
     cube, n, rep, lang_mode, k, entropy, chunk, seed_mode = _resample_iv(
         cube, n_resamples, replication, languages, n_languages, rng, chunk_size, seeds)
-    if rep == "none" and lang_mode == "fixed" and _is_dask(cube):
-        return _lazy_fixed(cube, n, entropy)
     canon, restore = _canonical(cube)
     plan = ResamplePlan(canon, n, rep, lang_mode, k, entropy, chunk,
                         _inputs(canon, rep, seed_mode), restore, seed_mode)
+    if on_dask and rep != "nonparametric" and not lazy:
+        return _streaming.dask_resamples(plan, RNG_BLOCK)    # one task per chunk of resamples
     return plan if lazy else plan.compute()
 
 
@@ -732,23 +740,3 @@ def _canonical(cube: xr.Dataset) -> tuple[xr.Dataset, dict[str, np.ndarray]]:
     restore: dict[str, np.ndarray] = {
         dim: np.argsort(order[dim], kind="stable") for dim in (MODEL, LANGUAGE) if dim in order}
     return canon, restore
-
-
-def _is_dask(cube: xr.Dataset) -> bool:
-    return cube[SCORE].chunks is not None
-
-
-def _lazy_fixed(cube: xr.Dataset, n_resamples: int, entropy: int) -> xr.Dataset:
-    """replication="none", languages="fixed" on a dask cube: stays lazy (seed: one chunk)."""
-    observed = xr.apply_ufunc(nanmean, cube[SCORE], input_core_dims=[[SEED]],
-                              dask="parallelized", output_dtypes=[np.float64])
-    observed = observed.transpose(MODEL, LANGUAGE)
-    score = observed.expand_dims({RESAMPLE: np.arange(n_resamples)})
-    out = xr.Dataset({SCORE: score, OBSERVED: observed})
-    out.attrs = {"metric": cube.attrs.get("metric", ""),
-                 "higher_is_better": int(cube.attrs.get("higher_is_better", 1)),
-                 "replication": "none", "languages": "fixed",
-                 "n_languages": cube.sizes[LANGUAGE], "n_resamples": n_resamples,
-                 "rng_entropy": str(entropy),
-                 "test_set_noise": "not included: replication='none' keeps every score fixed"}
-    return out

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq import _streaming
 from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
@@ -118,7 +119,8 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
     >>> round(float(vc.sigma_seed[0, 0]), 4), round(float(vc.sigma_between[0]), 4)
     (1.4142, 2.1213)
     """
-    cube = validate(cube)
+    # a dask-backed cube: validated without reading boot_score, which is then read once
+    cube = _streaming.prepare(cube) if _streaming.is_dask(cube) else validate(cube)
     ddof = check_int("ddof", ddof, minimum=0)
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
     ybar = nanmean(score)                                       # (m, l)
@@ -137,14 +139,17 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
             reasons["sigma_seed"] = (
                 f"{int(few.sum())} observed (model, language) cell(s) have fewer than "
                 f"{max(2, ddof + 1)} seeds: the seed-to-seed noise is unknown (ddof={ddof})")
-        if BOOT_SCORE in cube:
+        if BOOT_SCORE in cube and cube[BOOT_SCORE].chunks is not None:
+            v, se_seed = _streaming.boot_spreads(cube[BOOT_SCORE], score, ddof)   # by chunk
+        elif BOOT_SCORE in cube:
             boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
             v = _sd(boot, ddof)                              # (m, l, s)
+            u = _sd(boot, ddof, axis=2)                      # (m, l, b)
+            se_seed = _sd(u, ddof)
+        if BOOT_SCORE in cube:
             sigma_boot = nanmean(v)
             with np.errstate(invalid="ignore", divide="ignore"):
                 se_boot = _sd(v, ddof) / np.sqrt(count_valid(v))
-            u = _sd(boot, ddof, axis=2)                      # (m, l, b)
-            se_seed = _sd(u, ddof)
             gap = ~np.isnan(ybar) & np.isnan(sigma_boot)
             if gap.any():
                 reasons["sigma_boot"] = (

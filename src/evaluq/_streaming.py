@@ -1,0 +1,294 @@
+"""Dask-backed cubes, chunk by chunk: lazy validation, per-cell spreads, lazy resamples.
+
+A cube opened from zarr (``eq.open_cube("cube.zarr")``) or chunked by the user
+(``cube.chunk(...)``) keeps its large variable, ``boot_score`` (model, language, seed,
+bootstrap), as a dask array. The small ones (``score``, the summary SDs) are at most
+models x languages x seeds and are loaded. This module holds what the public functions need
+to work on such a cube without ever loading ``boot_score`` whole:
+
+* :func:`prepare` validates the cube with ``boot_score`` read **zero** times: its structure
+  is checked at once, its values (no infinities) chunk by chunk inside the graph of the
+  analysis that reads it, so the input is read once.
+* :func:`boot_spreads` computes the per-cell SDs over bootstrap replicates and over seeds.
+  When ``seed`` and ``bootstrap`` are each one chunk, every chunk runs the in-memory kernel on
+  its own cells (bit-identical to the in-memory result for a cube without missing values; see
+  the function). Otherwise each chunk contributes shifted sufficient statistics (counts, sums
+  and sums of squares about a fixed per-cell shift) that are added over chunks.
+* :func:`dask_resamples` turns a resample plan into a lazy Dataset, one task per chunk of
+  resamples; each block of :data:`~evaluq.resampling.RNG_BLOCK` resamples has its own random
+  stream, so the numbers do not depend on the chunking.
+
+dask is imported inside the functions: ``import evaluq`` never loads it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import xarray as xr
+
+from evaluq._dims import (
+    BOOT_SCORE,
+    BOOTSTRAP,
+    LANGUAGE,
+    MODEL,
+    N_SEEDS,
+    OBSERVED,
+    RESAMPLE,
+    SCORE,
+    SD_BOOT,
+    SD_SEED,
+    SEED,
+)
+from evaluq._kernels import nanmean, nanstd
+from evaluq.errors import CubeError
+
+if TYPE_CHECKING:
+    from evaluq.resampling import ResamplePlan
+
+BOOT_DIMS = (MODEL, LANGUAGE, SEED, BOOTSTRAP)
+SMALL_VARIABLES = (SCORE, SD_SEED, SD_BOOT, N_SEEDS)
+"""Cube variables of at most models x languages x seeds values: loaded from a lazy cube."""
+
+
+def is_dask(cube: Any) -> bool:
+    """True for a Dataset with at least one dask-backed data variable."""
+    return isinstance(cube, xr.Dataset) and any(
+        var.chunks is not None for var in cube.data_vars.values())
+
+
+def open_zarr(path: str | os.PathLike[str]) -> xr.Dataset:
+    """A zarr store as a lazy Dataset chunked as stored (consolidated metadata or not)."""
+    try:
+        return xr.open_zarr(path, chunks={}, consolidated=_has_consolidated(path))
+    except (ValueError, OSError, KeyError) as err:
+        raise CubeError(f"cannot open {str(path)!r} as a zarr store: {err}") from None
+
+
+def _has_consolidated(path: str | os.PathLike[str]) -> bool:
+    """Whether a store has consolidated metadata (zarr 2: ``.zmetadata``; zarr 3: a
+    ``consolidated_metadata`` entry in ``zarr.json``), so that opening it never warns."""
+    if os.path.exists(os.path.join(path, ".zmetadata")):
+        return True
+    meta = os.path.join(path, "zarr.json")
+    if not os.path.exists(meta):
+        return False
+    with open(meta, encoding="utf-8") as handle:
+        return json.load(handle).get("consolidated_metadata") is not None
+
+
+def _finite_block(block: np.ndarray) -> np.ndarray:
+    """One chunk of ``boot_score``, checked: an infinity raises (the cube's validation,
+    chunk-wise)."""
+    if np.isinf(block).any():
+        raise CubeError(f"variable {BOOT_SCORE!r} has infinite values")
+    return block
+
+
+def prepare(cube: xr.Dataset) -> xr.Dataset:
+    """Validate a dask-backed cube without reading ``boot_score``.
+
+    The small variables (:data:`SMALL_VARIABLES`) are loaded and the cube without
+    ``boot_score`` goes through :func:`evaluq.validate`.
+    ``boot_score`` gets the same structural checks (dims, dtype, at least two replicates) at
+    once and its value check (no infinity) inside its graph, chunk by chunk: it raises the
+    same :class:`~evaluq.errors.CubeError` when the analysis reads the offending chunk.
+
+    Returns
+    -------
+    xarray.Dataset
+        The validated cube: small variables in memory, ``boot_score`` lazy (model, language,
+        seed, bootstrap), float64.
+    """
+    from evaluq.cube import validate
+
+    boot = cube[BOOT_SCORE] if BOOT_SCORE in cube.data_vars else None
+    small = cube.drop_vars([BOOT_SCORE]) if boot is not None else cube
+    small = small.assign({name: small[name].compute() for name in SMALL_VARIABLES
+                          if name in small.data_vars})
+    checked = validate(small)
+    if boot is None:
+        return checked
+    unknown = [d for d in boot.dims if d not in BOOT_DIMS]
+    if unknown:
+        raise CubeError(f"variable {BOOT_SCORE!r} has unknown dim(s) {unknown}; its dims must "
+                        f"be {BOOT_DIMS}")
+    if set(boot.dims) != set(BOOT_DIMS):
+        raise CubeError(f"variable {BOOT_SCORE!r} has dims {boot.dims}; they must be "
+                        f"{BOOT_DIMS}")
+    if not np.issubdtype(boot.dtype, np.number) or boot.dtype == bool:
+        raise CubeError(f"variable {BOOT_SCORE!r} must be numeric; it has dtype {boot.dtype}")
+    if boot.sizes[BOOTSTRAP] < 2:
+        raise CubeError(f"variable {BOOT_SCORE!r} needs at least 2 bootstrap replicates; got "
+                        f"{boot.sizes[BOOTSTRAP]}")
+    boot = boot.transpose(*BOOT_DIMS)
+    if boot.chunks is None:
+        boot = boot.chunk()
+    data = boot.data.astype(np.float64).map_blocks(_finite_block, dtype=np.float64)
+    checked[BOOT_SCORE] = boot.copy(data=data)
+    return checked
+
+
+# --- spreads over replicates and seeds ------------------------------------------------------------
+
+def _sd(x: np.ndarray, ddof: int, axis: int = -1) -> np.ndarray:
+    """SD over ``axis`` ignoring NaN, NaN where fewer than ``max(2, ddof + 1)`` values remain
+    (``evaluq.variance``'s rule), in units of a power of two for values beyond 1e+-100."""
+    # no copies of the chunk where they change nothing: the chunk has no infinity (checked),
+    # a unit of 1 leaves every value as it is, and ddof >= 1 already gives NaN below 2 values
+    top = max(abs(float(np.fmax.reduce(x, axis=None))), abs(float(np.fmin.reduce(x, axis=None))))
+    top = 0.0 if np.isnan(top) else top
+    unit = 2.0 ** np.floor(np.log2(top)) if top > 0 and not 1e-100 < top < 1e100 else 1.0
+    sd = nanstd(x / unit, ddof, axis=axis) * unit if unit != 1.0 else nanstd(x, ddof, axis=axis)
+    if ddof >= 1:
+        return sd
+    return np.where(np.sum(~np.isnan(x), axis=axis) >= 2, sd, np.nan)
+
+
+def _sd_from_moments(n: np.ndarray, total: np.ndarray, squares: np.ndarray,
+                     ddof: int) -> np.ndarray:
+    """SD from the count, sum and sum of squares of shifted values (the shift cancels)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ss = np.maximum(squares - total * total / n, 0.0)
+        sd = np.sqrt(ss / (n - ddof))
+    return np.where((n >= 2) & (n > ddof), sd, np.nan)
+
+
+def boot_spreads(boot: xr.DataArray, score: np.ndarray, ddof: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cell SDs of a dask-backed ``boot_score``, read once, chunk by chunk.
+
+    Parameters
+    ----------
+    boot
+        ``boot_score`` (model, language, seed, bootstrap), dask-backed (from :func:`prepare`).
+    score
+        ``score`` (model, language, seed) in memory: the shifts of the sufficient statistics.
+    ddof
+        Delta degrees of freedom.
+
+    Returns
+    -------
+    v, se_seed
+        ``v`` (model, language, seed): SD over the bootstrap replicates; ``se_seed`` (model,
+        language): the SD over the bootstrap replicates of ``u`` (model, language,
+        bootstrap), the SD over the seeds. NaN where fewer than ``max(2, ddof + 1)`` values
+        remain. With ``bootstrap`` in one chunk ``u`` never leaves its chunk's task; when
+        ``bootstrap`` is split, ``u`` is gathered whole (models x languages x replicates).
+
+    Notes
+    -----
+    With ``seed`` and ``bootstrap`` each in one chunk (chunks over models and languages,
+    what :func:`evaluq.open_cube` gets from a store written by evaluq), each chunk runs the
+    in-memory kernel on its cells: the result is bit-identical to the in-memory one whenever
+    the kernel takes the same branch, i.e. for a cube without missing values (the in-memory
+    kernel switches the whole array to its NaN-aware two-pass branch when any value is
+    missing; that branch differs in the last digit or so). Otherwise each chunk adds its
+    count, sum and sum of squares of ``x - shift`` with a shift fixed per cell (the cell's
+    full-test-set score for the SD over replicates, the cell's seed mean for the SD over
+    seeds; 0 where that is missing), so that the partial sums of any chunking add up; the
+    result agrees with the in-memory one to about 1e-15 relative (the sums are grouped
+    differently, and the in-memory kernel shifts by the first value instead).
+    """
+    v, se_seed = _spreads(boot, score, ddof, across_seeds=True)
+    assert se_seed is not None
+    return v, se_seed
+
+
+def boot_sd(boot: xr.DataArray, score: np.ndarray, ddof: int) -> np.ndarray:
+    """The SD over bootstrap replicates (model, language, seed) of :func:`boot_spreads`."""
+    return _spreads(boot, score, ddof, across_seeds=False)[0]
+
+
+def _spreads(boot: xr.DataArray, score: np.ndarray, ddof: int, *,
+             across_seeds: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    import dask
+
+    x = boot.data
+    whole = len(x.chunks[2]) == 1 and len(x.chunks[3]) == 1
+    if whole:
+        v = x.map_blocks(lambda b: _sd(b, ddof), drop_axis=3, dtype=np.float64)
+        u = (x.map_blocks(lambda b: _sd(_sd(b, ddof, axis=2), ddof), drop_axis=(2, 3),
+                          dtype=np.float64) if across_seeds else None)
+        v_out, u_out = dask.compute(v, u)
+        return np.asarray(v_out), None if u_out is None else np.asarray(u_out)
+    import dask.array as da
+
+    shift_v = np.where(np.isnan(score), 0.0, score)[..., None]
+    with np.errstate(invalid="ignore"):
+        ybar = nanmean(score)
+    shift_u = np.where(np.isnan(ybar), 0.0, ybar)[:, :, None, None]
+    parts: list[Any] = []
+    for shift, axis in ((shift_v, 3), (shift_u, 2)):
+        if axis == 2 and not across_seeds:
+            continue
+        d = x - da.from_array(shift, chunks=tuple(
+            c if size > 1 else (1,) for c, size in zip(x.chunks, shift.shape, strict=True)))
+        ok = ~da.isnan(d)
+        z = da.where(ok, d, 0.0)
+        parts += [ok.sum(axis=axis, dtype=np.float64), z.sum(axis=axis), (z * z).sum(axis=axis)]
+    moments = dask.compute(*parts)
+    v = _sd_from_moments(moments[0], moments[1], moments[2], ddof)
+    u = _sd_from_moments(moments[3], moments[4], moments[5], ddof) if across_seeds else None
+    return v, None if u is None else _sd(u, ddof)
+
+
+# --- lazy resamples -------------------------------------------------------------------------------
+
+def _chunk_scores(plan: ResamplePlan, start: int, stop: int, block_size: int
+                  ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Scores (n, model, k) and language positions (n, k) of resamples ``start:stop``."""
+    pieces = [plan._block(b // block_size, min(block_size, stop - b), want_draws=False)
+              for b in range(start, stop, block_size)]
+    values = np.concatenate([p[0] for p in pieces], axis=1)
+    lang = None if pieces[0][1] is None else np.concatenate([p[1] for p in pieces], axis=0)
+    return np.ascontiguousarray(np.moveaxis(values, 0, 1)), lang
+
+
+def dask_resamples(plan: ResamplePlan, block_size: int) -> xr.Dataset:
+    """The Dataset ``plan.compute()`` returns, lazy: one task per ``plan.chunk_size``
+    resamples, each drawing its blocks of ``block_size`` resamples from their own streams.
+
+    Only for ``replication="parametric"`` / ``"none"`` (the plan's inputs are then the
+    (model, language) means and scales, a few kilobytes shipped with every task).
+    """
+    import dask
+    import dask.array as da
+
+    from evaluq.resampling import DRAWN_LANGUAGE, LANGUAGE_SLOT
+
+    cube = plan.cube
+    lean = dataclasses.replace(plan, cube=xr.Dataset(coords=cube.coords, attrs=cube.attrs))
+    n_m = cube.sizes[MODEL]
+    k = plan.n_languages
+    fixed = plan.languages == "fixed"
+    scores, drawn = [], []
+    for start in range(0, plan.n_resamples, plan.chunk_size):
+        stop = min(start + plan.chunk_size, plan.n_resamples)
+        task = dask.delayed(_chunk_scores, pure=True)(lean, start, stop, block_size)
+        scores.append(da.from_delayed(task[0], shape=(stop - start, n_m, k), dtype=np.float64))
+        if not fixed:
+            drawn.append(da.from_delayed(task[1], shape=(stop - start, k), dtype=np.int64))
+    slot = LANGUAGE if fixed else LANGUAGE_SLOT
+    data_vars: dict[str, Any] = {
+        SCORE: ((RESAMPLE, MODEL, slot), da.concatenate(scores, axis=0)),
+        OBSERVED: ((MODEL, LANGUAGE), plan._inputs.observed),
+    }
+    if not fixed:
+        labels = cube[LANGUAGE].values
+        positions = da.concatenate(drawn, axis=0)
+        data_vars[DRAWN_LANGUAGE] = (
+            (RESAMPLE, slot), positions.map_blocks(lambda p: labels[p], dtype=labels.dtype))
+    out = xr.Dataset(data_vars, coords={RESAMPLE: np.arange(plan.n_resamples),
+                                        MODEL: cube[MODEL].values,
+                                        LANGUAGE: cube[LANGUAGE].values})
+    if plan._restore:
+        out = out.isel(plan._restore)
+    out.attrs = plan._attrs()
+    out[SCORE].attrs["description"] = "resampled score (seed mean plus replication noise)"
+    out[OBSERVED].attrs["description"] = "observed seed-mean score of each (model, language)"
+    return out
