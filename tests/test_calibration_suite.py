@@ -8,7 +8,8 @@ the interval is conservative by construction, ``hits >= n p - 4 sqrt(n p (1 - p)
 
 - resampling intervals for the (replication, languages) modes not studied elsewhere:
   nonparametric replication with bootstrapped languages, and the three replications with
-  subsampled languages (``replication="none"`` with fixed languages is a point, no interval);
+  subsampled languages; ``replication="none"`` with fixed languages is a point (width 0),
+  tabulated as documented;
 - Krippendorff's alpha and the six ICC forms (percentile bootstrap over items; Cohen's kappa is
   in ``test_agreement.py``);
 - ``eq.dirichlet.model_ranking``: the per-model percentile intervals and ``p_best``.
@@ -117,6 +118,25 @@ def test_language_subsample_with_noise_is_conservative(replication: str):
     report(f"resample {replication}, languages subsample ({k} of {n_lang}; true mean of a "
            "fresh subset, conservative)", hits, n, level)
     assert hits >= n * level - bound(n, level), hits
+
+
+@pytest.mark.slow
+def test_no_replication_fixed_languages_is_a_point():
+    """replication='none' with fixed languages redraws nothing: the 'interval' is the observed
+    mean (width 0), so it covers the true mean of these languages with probability 0. It is
+    documented by the ``test_set_noise`` attribute only (no warning); tabulated as such."""
+    gen = np.random.default_rng(9104)
+    n, n_lang, level = 1000, 8, 0.9
+    theta = gen.normal(0, 2.0, (n, n_lang))
+    cube = _paired_sets(gen, theta, 2, 10, sigma_seed=0.5, sigma_boot=0.5)
+    agg = eq.aggregate(eq.resample(cube, n_resamples=200, replication="none", rng=14),
+                       confidence_level=level)
+    hits = _covered(agg, theta.mean(axis=1))
+    report("resample none, languages fixed (documented: a point, no replication noise)",
+           hits, n, level)
+    assert "not included" in agg.attrs["test_set_noise"]
+    np.testing.assert_array_equal(agg.ci.sel(ci_bound="lower"), agg.ci.sel(ci_bound="upper"))
+    assert hits == 0
 
 
 # --- agreement ----------------------------------------------------------------------------------
