@@ -55,6 +55,9 @@ def test_berg_kirkpatrick_null_rejection_is_at_most_nominal():
     n = 3000
     rates = {f: _berg_kirkpatrick_null_rate(f, n, 500, 1000, seed=i)
              for i, f in enumerate((0.1, 0.5, 1.0))}
+    print("".join(f"\nCALIBRATION | bootstrap_test Berg-Kirkpatrick f={f} (conservative below f=1) "
+                  f"| null rejection rate | nominal {ALPHA:.3f} | measured {r:.4f} | n {n}"
+                  for f, r in rates.items()))
     # conservative below f = 1, about nominal (one-sided) at f = 1
     assert rates[0.1] * n <= 2
     assert rates[0.5] * n <= n * 0.010 + 4 * np.sqrt(n * 0.010)
@@ -74,6 +77,9 @@ def test_berg_kirkpatrick_public_function_null_rate():
         h1 = np.where(rng.random(300) < 0.7, y, 1 - y)
         res = eq.bootstrap_test(y, h0, h1, metrics="accuracy", n_resamples=200, rng=i)
         rejections += res.pvalue[0] <= ALPHA
+    print(f"\nCALIBRATION | bootstrap_test Berg-Kirkpatrick f=0.1, public function (conservative) "
+          f"| null rejection rate | nominal {ALPHA:.3f} | measured {rejections / n_sets:.4f} "
+          f"| n {n_sets}")
     assert rejections <= 5
 
 
@@ -92,6 +98,8 @@ def test_null_rejection_rate_is_nominal(method):
         res = eq.bootstrap_test(y, h0, h1, metrics="f1", method=method,
                                 n_resamples=199, rng=i)
         rejections += res.pvalue[0] <= ALPHA
+    print(f"\nCALIBRATION | bootstrap_test {method}, macro-F1 (3 classes, 1000 items) | null "
+          f"rejection rate | nominal {ALPHA:.3f} | measured {rejections / n_sets:.4f} | n {n_sets}")
     assert abs(rejections - n_sets * ALPHA) <= _bound(n_sets)
 
 
@@ -107,6 +115,8 @@ def test_permutation_null_rate_soft_labels():
         res = eq.bootstrap_test(p, q0, q1, metrics="cross_entropy", method="permutation",
                                 n_resamples=199, rng=i)
         rejections += res.pvalue[0] <= ALPHA
+    print(f"\nCALIBRATION | bootstrap_test permutation, cross-entropy on soft labels | null "
+          f"rejection rate | nominal {ALPHA:.3f} | measured {rejections / n_sets:.4f} | n {n_sets}")
     assert abs(rejections - n_sets * ALPHA) <= _bound(n_sets)
 
 
@@ -134,5 +144,8 @@ def test_interval_coverage():
                                n_resamples=400, rng=i)
         lo, hi = bk.confidence_interval(0.95).values[0]   # m-out-of-n rescaled percentile
         covered["bk"] += lo <= 0.05 <= hi
+    print("".join(f"\nCALIBRATION | bootstrap_test interval of delta, {kind} (accuracy, 300 items) "
+                  f"| coverage | nominal 0.950 | measured {c / n_sets:.4f} | n {n_sets}"
+                  for kind, c in covered.items()))
     for kind, count in covered.items():
         assert abs(count - n_sets * 0.95) <= 4 * np.sqrt(n_sets * 0.95 * 0.05), kind

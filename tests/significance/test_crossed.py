@@ -262,6 +262,8 @@ def test_crossed_null_rejection_rate_is_nominal_and_pooled_is_not():
                          for k in range(n_sets)])
     bound = 4 * np.sqrt(n_sets * ALPHA * (1 - ALPHA))
     rejections = int((p_crossed <= ALPHA).sum())
+    print(f"\nCALIBRATION | compare_runs runs='crossed', paired, shared test set | null rejection "
+          f"rate | nominal {ALPHA:.3f} | measured {rejections / n_sets:.4f} | n {n_sets}")
     assert abs(rejections - n_sets * ALPHA) <= bound, rejections
     assert (p_pooled <= ALPHA).sum() > n_sets * ALPHA + bound
 
