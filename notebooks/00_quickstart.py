@@ -70,9 +70,12 @@ cube.score.mean("seed").to_pandas().round(2)
 # standard errors of the mean over languages follow from them: `se_fixed` treats the eight
 # languages as the benchmark (only seed and test-set noise count), `se_random` treats them as
 # a sample from a population of languages (the between-language SD counts too). The true
-# values are 1.58 (= sqrt(1.5² + 0.5²): the shared difficulty plus the model's own spread),
-# 0.5 and 0.8; with only eight languages, `sigma_between` is itself uncertain (the eight
-# language difficulties drawn here happen to spread more widely than 1.5).
+# between-language SD is 1.58 (= sqrt(1.5² + 0.5²): the shared difficulty plus the model's
+# own spread); `sigma_between`, the SD of the seed means, also carries their seed and
+# test-set noise (expected about 1.79), which `tau_between` subtracts. With only eight
+# languages both are uncertain: the eight difficulties drawn in this cube spread widely
+# (a `sigma_between` above 2.5 happens in about 6% of cubes simulated with these settings).
+# The true seed and bootstrap SDs are 0.5 and 0.8.
 
 # %%
 components = eq.variance_components(cube)
