@@ -31,9 +31,9 @@
 # 6. the `Experiment` registry: several systems and runs, pooled and two-level.
 
 # %%
+# %matplotlib inline
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -148,29 +148,16 @@ pd.DataFrame({
 # centre on the observed delta with the spread of delta on 719 items; Berg-Kirkpatrick's
 # sub-sample deltas (72 items) are about `1/sqrt(0.1) = 3.2` times wider, so they rarely pass
 # `2 delta` even when the difference is real (on 72 items an accuracy difference moves in
-# steps of 1/72, hence the comb). `result.resamples` is the same array as an
+# steps of 1/72, hence the comb). The solid line is the observed delta; for the paired
+# bootstrap the shaded band is its 95% interval, for Berg-Kirkpatrick the dotted line is
+# `2 delta`, the threshold its p-value counts. `result.resamples` holds the draws as an
 # xarray object with dims `(metric, resample)`.
 
 # %%
-fig, axes = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
-metric = "accuracy"
-delta = float(results["paired"].to_dataframe().loc[metric, "delta"])
-for ax, method, color in zip(axes, ("paired", "berg-kirkpatrick"), ("C0", "C1")):
-    res = results[method]
-    dist = res.resamples.sel(metric=metric).values
-    step = 1 / res.sample_n               # accuracy differences move in steps of 1/s
-    width = step if method == "berg-kirkpatrick" else 2 * step
-    bins = np.arange(dist.min() - width / 2, dist.max() + width, width)
-    ax.hist(dist, bins=bins, color=color, alpha=0.7, rwidth=0.85,
-            label=f"{method}: s = {res.sample_n} items, SD {dist.std(ddof=1):.4f}")
-    ax.axvline(delta, color="k", lw=2, label=f"observed delta = {delta:+.4f}")
-    ax.axvline(2 * delta, color="C3", ls="--", label="2 delta")
-    ax.axvline(0, color="grey", lw=0.8)
-    ax.set_ylabel("resamples")
-    ax.legend(fontsize=8, loc="upper right")
-axes[0].set_title(f"{data}: resample distributions of delta ({h0} vs {h1}, 2000 resamples)")
-axes[1].set_xlabel(f"delta* = {metric}({h1}) - {metric}({h0}) on a resample")
-fig.tight_layout()
+eq.plots.resample_histogram(results["paired"], metrics=["accuracy"])
+
+# %%
+eq.plots.resample_histogram(results["berg-kirkpatrick"], metrics=["accuracy"])
 
 
 # %% [markdown]

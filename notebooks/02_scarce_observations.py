@@ -24,6 +24,7 @@
 # and errata: `formulas.md` §5.
 
 # %%
+# %matplotlib inline
 import time
 
 import matplotlib.pyplot as plt
@@ -145,6 +146,14 @@ pd.DataFrame({
 }, index=pd.Index([60, 75, 80, 95], name="threshold"))
 
 # %% [markdown]
+# The two intervals against the threshold 80 (dashed): the t interval straddles it, the ARF
+# interval of a single score spans most of the scale.
+
+# %%
+eq.plots.scarce_intervals({"t, 2 scores (80%)": t_res, "ARF, 1 score (alpha = 0.2)": arf_res},
+                          threshold=80, labels=["worked example"])
+
+# %% [markdown]
 # Verdicts are vectorised: items x raters in, one verdict per item out.
 
 # %%
@@ -154,6 +163,10 @@ pd.DataFrame({"mean": many.estimate.values, "lower": many.lower.values,
               "upper": many.upper.values,
               "P(mu > 80)": many.prob_above(80).values,
               "verdict at 80": many.verdict(80).values}).round(3)
+
+# %%
+eq.plots.scarce_intervals({"t, 2 raters (80%)": many}, threshold=80,
+                          labels=[f"item {i}" for i in range(len(scores))])
 
 # %% [markdown]
 # ## Coverage of the ARF interval over d

@@ -34,6 +34,7 @@
 # resampled too).
 
 # %%
+# %matplotlib inline
 import time
 
 import matplotlib.pyplot as plt
@@ -113,6 +114,9 @@ cube
 # %%
 components = eq.variance_components(cube)
 eq.variance_table(components, digits=3).T
+
+# %%
+eq.plots.variance_bars(components)
 
 # %% [markdown]
 # The within-language components recover the truth: boot 1.2, and seed
@@ -336,6 +340,15 @@ pd.concat({view: t.loc[upper, cols] for view, t in tables.items()}, axis=1
           ).sort_values(("these languages", "observed"))
 
 # %% [markdown]
+# The same pairs as forest plots (each unordered pair once, the better model first; blue
+# when the 95% interval excludes 0): the language bootstrap widens every interval, since a
+# model's advantage on these languages need not carry over to new ones.
+
+# %%
+for view, pw in pairs.items():
+    display(eq.plots.forest_plot(pw, title=f"95% percentile intervals, {view}"))
+
+# %% [markdown]
 # The paper's Table 5 gives these effect sizes with languages fixed (top) and with languages
 # subsampled without replacement (bottom); here with 10 of the 30 languages, next to the
 # language bootstrap:
@@ -360,24 +373,18 @@ with pd.option_context("display.float_format", "{:.1f}".format):
 # %%
 ranks = {view: eq.rank_distribution(views[(view, "mean")])
          for view in ("these languages", "new languages")}
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
-for ax, (view, rd) in zip(axes, ranks.items()):
-    prob = rd.probability.transpose("model", "rank")
-    im = ax.imshow(prob.values, cmap="Blues", vmin=0, vmax=1, aspect="auto")
-    for i in range(prob.sizes["model"]):
-        for j in range(prob.sizes["rank"]):
-            v = float(prob[i, j])
-            if v >= 0.005:
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
-                        color="white" if v > 0.6 else "black")
-    ax.set_xticks(range(prob.sizes["rank"]), prob["rank"].values)
-    ax.set_yticks(range(prob.sizes["model"]), prob.model.values)
-    ax.set_xlabel("rank (1 = best)")
-    ax.set_title(f"P(rank = r), {view}")
-_ = fig.colorbar(im, ax=axes, shrink=0.8)
+for view, rd in ranks.items():
+    display(eq.plots.rank_heatmap(rd, title=f"P(rank = r), {view}"))
 
 # %%
 eq.significance_groups(views[("these languages", "mean")]).to_pandas()
+
+# %% [markdown]
+# The tiers drawn critical-difference style: models on the axis of their observed mean, a
+# bar joining the models of one tier.
+
+# %%
+eq.plots.tier_diagram(views[("these languages", "mean")])
 
 # %%
 pd.concat({view: eq.leaderboard(views[(view, "mean")])

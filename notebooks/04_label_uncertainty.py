@@ -24,9 +24,9 @@
 # instead of by Monte Carlo. Formulas and errata: `formulas.md` §3.
 
 # %%
+# %matplotlib inline
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -195,25 +195,15 @@ values = {
 table = dr.by_annotation_count(values, post.n_annotations, bins=bins)
 table.round(3)
 
+# %% [markdown]
+# The same table drawn: one figure per metric and kind (empirical, expected, against the
+# truth), one line per model; the grey bars (right axis) count the items in each bin.
+
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-x = np.arange(len(table))
-styles = {"empirical": ":", "E[": "-", "truth": "--"}
-for ax, metric in zip(axes, ["CE", "EMD"]):
-    for j, model in enumerate(preds.model.values):
-        for kind, ls in styles.items():
-            col = [c for c in values if c.startswith((metric, f"E[{metric}"))
-                   and kind in c][0]
-            ax.plot(x, table[(col, model)], ls, marker="o", ms=3, color=f"C{j}")
-    ax.set(xticks=x, xticklabels=table.index, xlabel="annotations per item",
-           ylabel=metric, title=metric)
-from matplotlib.lines import Line2D
-handles = [Line2D([], [], color=f"C{j}", label=m) for j, m in enumerate(preds.model.values)]
-handles += [Line2D([], [], color="k", ls=ls, label=lab) for ls, lab in
-            [(":", "empirical"), ("-", "expected"), ("--", "vs truth")]]
-axes[1].legend(handles=handles, fontsize=8, loc="upper right")
-fig.tight_layout()
-plt.show()
+for metric in ("CE", "EMD"):
+    for kind in (f"{metric} empirical", f"E[{metric}]", f"{metric} vs truth"):
+        cols = [c for c in table.columns if c[0] == kind]
+        display(eq.plots.annotation_bins(table, columns=cols, ylabel=kind))
 
 # %% [markdown]
 # How to read it:

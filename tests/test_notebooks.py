@@ -47,3 +47,16 @@ def test_notebook_executes(path, monkeypatch):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_stored_figures_are_images(path):
+    # a matplotlib Figure built without pyplot (eq.plots) shows as "<Figure size ...>" text
+    # unless the inline backend is active (`%matplotlib inline`): the stored outputs must
+    # hold the image
+    stored = nbformat.read(path, as_version=4)
+    bare = [i for i, c in enumerate(stored.cells) if c.cell_type == "code"
+            for o in c.get("outputs", []) if "data" in o
+            and str(o["data"].get("text/plain", "")).startswith("<Figure size")
+            and "image/png" not in o["data"]]
+    assert not bare, f"{path.name}: cells {bare} show a figure as text, not as an image"
