@@ -26,6 +26,7 @@ import xarray as xr
 from scipy import special, stats
 from scipy.optimize import elementwise
 
+from evaluq._apply import apply_reduce
 from evaluq._deprecation import renamed_argument
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS
 from evaluq._results import ResultBase
@@ -483,9 +484,9 @@ def t_interval(x: ArrayLike, *, confidence_level: float = 0.95, dim: Hashable | 
     level = check_confidence_level(confidence_level)
     bounds = _check_bounds(bounds)
     da, rdim = _t_iv(x, dim, axis)
-    mean, sd = xr.apply_ufunc(lambda a: _t_summary(a)[:2], da, input_core_dims=[[rdim]],
-                              output_core_dims=[[], []])
-    return TIntervalResult(estimate=mean.rename("estimate"), sd=sd.rename("sd"),
+    mean = apply_reduce(lambda a: _t_summary(a)[0], da, (rdim,), name="estimate")
+    sd = apply_reduce(lambda a: _t_summary(a)[1], da, (rdim,), name="sd")
+    return TIntervalResult(estimate=mean, sd=sd,
                            n=int(da.sizes[rdim]), confidence_level=level, bounds=bounds)
 
 
