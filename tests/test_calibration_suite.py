@@ -120,23 +120,22 @@ def test_language_subsample_with_noise_is_conservative(replication: str):
     assert hits >= n * level - bound(n, level), hits
 
 
-@pytest.mark.slow
-def test_no_replication_fixed_languages_is_a_point():
-    """replication='none' with fixed languages redraws nothing: the 'interval' is the observed
-    mean (width 0), so it covers the true mean of these languages with probability 0. It is
-    documented by the ``test_set_noise`` attribute only (no warning); tabulated as such."""
+def test_no_replication_fixed_languages_is_no_interval():
+    """replication='none' with fixed languages redraws nothing: instead of an interval of width
+    0 (coverage 0 of the true mean of these languages), the SD and interval are NaN with a
+    reason, and pairwise differences and ranks refuse such resamples."""
     gen = np.random.default_rng(9104)
-    n, n_lang, level = 1000, 8, 0.9
-    theta = gen.normal(0, 2.0, (n, n_lang))
+    theta = gen.normal(0, 2.0, (3, 8))
     cube = _paired_sets(gen, theta, 2, 10, sigma_seed=0.5, sigma_boot=0.5)
-    agg = eq.aggregate(eq.resample(cube, n_resamples=200, replication="none", rng=14),
-                       confidence_level=level)
-    hits = _covered(agg, theta.mean(axis=1))
-    report("resample none, languages fixed (documented: a point, no replication noise)",
-           hits, n, level)
+    agg = eq.aggregate(eq.resample(cube, n_resamples=20, replication="none", rng=14))
     assert "not included" in agg.attrs["test_set_noise"]
-    np.testing.assert_array_equal(agg.ci.sel(ci_bound="lower"), agg.ci.sel(ci_bound="upper"))
-    assert hits == 0
+    for name in ("sd", "ci"):
+        assert np.isnan(agg[name].values).all()
+        assert "redraws nothing" in agg[name].attrs["nan_reason"]
+    with pytest.raises(eq.CubeError, match="redraws nothing"):
+        eq.rank_distribution(agg)
+    with pytest.raises(eq.CubeError, match="redraws nothing"):
+        eq.pairwise_differences(agg)
 
 
 # --- agreement ----------------------------------------------------------------------------------

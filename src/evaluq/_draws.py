@@ -8,7 +8,7 @@ come from one kernel for the frequentist and the Bayesian side.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,17 @@ import xarray as xr
 
 from evaluq._dims import MODEL, OBSERVED, RESAMPLE, RESAMPLED
 from evaluq.errors import CubeError
+
+NO_NOISE_REASON = (
+    "replication='none' with languages='fixed' redraws nothing: every resample is the observed "
+    "cube, so there is no spread to report (an interval of width 0 would claim certainty). "
+    "Resample with replication noise ('parametric' / 'nonparametric') or with "
+    "languages='bootstrap' / 'subsample'")
+
+
+def draws_no_noise(attrs: Mapping[Any, Any]) -> bool:
+    """Whether resamples with these attributes carry no noise at all (every draw identical)."""
+    return attrs.get("replication") == "none" and attrs.get("languages") == "fixed"
 
 
 @dataclass(frozen=True)
@@ -127,6 +138,8 @@ def as_draws(data: Any, *, sample_dims: Any = (RESAMPLE,), observed: Any = None,
     if isinstance(data, xr.Dataset) and RESAMPLED in data and OBSERVED in data:
         draws, obs = _from_aggregate(data, dims, observed)
         attrs = dict(data.attrs)
+        if draws_no_noise(attrs):
+            raise CubeError(f"`{name}`: {NO_NOISE_REASON}")
     elif isinstance(data, xr.DataArray):
         draws, attrs = data, dict(data.attrs)
         _check_layout(draws, dims, name)

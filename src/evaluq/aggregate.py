@@ -20,6 +20,7 @@ from evaluq._dims import (
     RESAMPLED,
     SCORE,
 )
+from evaluq._draws import NO_NOISE_REASON, draws_no_noise
 from evaluq._kernels import nanmean, percentile_interval
 from evaluq._validation import check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
@@ -294,4 +295,8 @@ def _aggregate_dataset(obs: np.ndarray, dist: np.ndarray, models: np.ndarray, le
     out[RESAMPLED].attrs["description"] = f"{name} over the languages of each resample"
     out["sd"].attrs["description"] = "SD over resamples (ddof=1)"
     out["ci"].attrs.update(kind="percentile", confidence_level=level)
+    if draws_no_noise(attrs):
+        for name in ("sd", "ci"):
+            out[name] = out[name].where(False)
+            out[name].attrs["nan_reason"] = NO_NOISE_REASON
     return out
