@@ -76,4 +76,18 @@ def reporting_cases() -> list[Case]:
              lambda: eq.report(cube(), out=mkdtemp()), "`out`"))
     add(Case("evaluq.reporting.Report", "bayes not bool",
              lambda: eq.report(cube(), out=_out(), bayes="yes"), "`bayes`"))
+    add(Case("evaluq.fit_hierarchical", "unknown model",
+             lambda: eq.fit_hierarchical(cube(), model="both"), "`model`"))
+    add(Case("evaluq.fit_hierarchical", "draws 0",
+             lambda: eq.fit_hierarchical(cube(), draws=0), "`draws`"))
+    add(Case("evaluq.fit_hierarchical", "unknown sampler",
+             lambda: eq.fit_hierarchical(cube(), sampler="stan"), "`sampler`"))
+    add(Case("evaluq.fit_hierarchical", "a DataFrame, not a cube",
+             lambda: eq.fit_hierarchical(pd.DataFrame({"a": [1]})), "`cube`"))
+    add(Case("evaluq.HierarchicalFit", "unknown prior key",
+             lambda: eq.fit_hierarchical(cube(), priors={"x": 1.0}), "`priors`"))
+    add(Case("evaluq.load_fit", "path of a wrong type", lambda: eq.load_fit(3), "`path`"))
+    add(Case("evaluq.load_fit", "no such file",
+             lambda: eq.load_fit(Path(mkdtemp()) / "fit.nc"), "`path`",
+             errors=(ValueError, TypeError, FileNotFoundError)))
     return c

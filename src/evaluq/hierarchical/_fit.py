@@ -8,6 +8,7 @@ import os
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
@@ -494,6 +495,11 @@ def load_fit(path: str | os.PathLike[str], cube: xr.Dataset | None = None) -> Hi
     >>> eq.load_fit("fit.nc", cube).posterior["mu"].sizes["model"]    # doctest: +SKIP
     3
     """
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"`path` must be a str or os.PathLike (a NetCDF file written by "
+                        f"HierarchicalFit.save); got {type(path).__name__}")
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"`path`: no fit file at {str(path)!r}")
     tree = xr.open_datatree(path).load()
     tree.close()
     if cube is None:
