@@ -276,7 +276,7 @@ def dask_resamples(plan: ResamplePlan, block_size: int) -> xr.Dataset:
     slot = LANGUAGE if fixed else LANGUAGE_SLOT
     data_vars: dict[str, Any] = {
         SCORE: ((RESAMPLE, MODEL, slot), da.concatenate(scores, axis=0)),
-        OBSERVED: ((MODEL, LANGUAGE), plan._inputs.observed),
+        OBSERVED: ((MODEL, LANGUAGE), plan.observed),
     }
     if not fixed:
         labels = cube[LANGUAGE].values
@@ -286,9 +286,8 @@ def dask_resamples(plan: ResamplePlan, block_size: int) -> xr.Dataset:
     out = xr.Dataset(data_vars, coords={RESAMPLE: np.arange(plan.n_resamples),
                                         MODEL: cube[MODEL].values,
                                         LANGUAGE: cube[LANGUAGE].values})
-    if plan._restore:
-        out = out.isel(plan._restore)
-    out.attrs = plan._attrs()
+    out = plan.restore_order(out)
+    out.attrs = plan.attrs
     out[SCORE].attrs["description"] = "resampled score (seed mean plus replication noise)"
     out[OBSERVED].attrs["description"] = "observed seed-mean score of each (model, language)"
     return out

@@ -210,9 +210,9 @@ def aggregate(
     """
     how, level, trim = _aggregate_iv(resampled, how, confidence_level, trim, skipna)
     if isinstance(resampled, ResamplePlan):
-        attrs = resampled._attrs()
+        attrs = resampled.attrs
         models = resampled.cube[MODEL].values
-        observed = resampled._inputs.observed
+        observed = resampled.observed
         languages = resampled.cube[LANGUAGE].values
         _check_values(observed, how, skipna, "observed", (models, languages), (MODEL, LANGUAGE))
         _check_plan_inputs(resampled, skipna)
@@ -224,7 +224,7 @@ def aggregate(
                               (RESAMPLE, MODEL, slot))
             return _aggregate_kernel(values, how, trim, skipna)
 
-        dist = resampled._map_blocks(reduce)
+        dist = resampled.map_blocks(reduce)
     else:
         attrs = dict(resampled.attrs)
         models = resampled[MODEL].values
@@ -244,17 +244,17 @@ def aggregate(
             dist = _aggregate_kernel(values, how, trim, skipna)
     obs = _aggregate_kernel(observed, how, trim, skipna)
     out = _aggregate_dataset(obs, dist, models, level, how, trim, attrs)
-    if isinstance(resampled, ResamplePlan) and MODEL in resampled._restore:
-        out = out.isel({MODEL: resampled._restore[MODEL]})   # back to the cube's model order
+    if isinstance(resampled, ResamplePlan):
+        out = resampled.restore_order(out)        # back to the cube's model order
     return out
 
 
 def _check_plan_inputs(plan: ResamplePlan, skipna: bool) -> None:
     """NaN in the plan's inputs (checked once, not per resample) raise unless ``skipna``."""
-    boot = plan._inputs.boot
-    if not skipna and boot is not None and np.isnan(boot).any():
+    missing = plan.n_missing_replicates
+    if not skipna and missing:
         raise CubeError(
-            f"`boot_score` has {int(np.isnan(boot).sum())} NaN value(s) (missing cells or "
+            f"`boot_score` has {missing} NaN value(s) (missing cells or "
             f"seeds) that resamples can draw; aggregates do not drop them silently: pass "
             f"`skipna=True`, or remove the cells from the cube")
 

@@ -342,13 +342,81 @@ class ResamplePlan:
                 coords[SEED] = cube[SEED].values
             if BOOTSTRAP in cube.dims:
                 data_vars[DRAWN_BOOTSTRAP] = ((RESAMPLE, slot), cube[BOOTSTRAP].values[b_idx])
-        out = xr.Dataset(data_vars, coords=coords)
-        if self._restore:
-            out = out.isel(self._restore)
+        out = self.restore_order(xr.Dataset(data_vars, coords=coords))
         out.attrs = self._attrs()
         out[SCORE].attrs["description"] = "resampled score (seed mean plus replication noise)"
         out[OBSERVED].attrs["description"] = "observed seed-mean score of each (model, language)"
         return out
+
+    # --- the protocol every consumer of a plan uses (aggregate, the dask path) -----------------
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """The attributes every resample Dataset of this plan carries."""
+        return self._attrs()
+
+    @property
+    def observed(self) -> np.ndarray:
+        """The observed seed means ``(model, language)``, in the plan's canonical model order."""
+        return self._inputs.observed
+
+    @property
+    def n_missing_replicates(self) -> int:
+        """How many NaN values the drawn replicates hold (0 without ``boot_score``)."""
+        boot = self._inputs.boot
+        return 0 if boot is None else int(np.isnan(boot).sum())
+
+    def map_blocks(self, func: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """``func`` applied to the scores ``(n, model, k)`` of every block of resamples, the
+        results concatenated on axis 0 (blocks in a thread pool; only the results are kept).
+
+        Parameters
+        ----------
+        func
+            Maps one block's scores ``(n, model, k)`` (k languages, or drawn language slots)
+            to an array whose first axis is the block's ``n`` resamples. The models are in
+            the plan's canonical order: put the result back with :meth:`restore_order`.
+
+        Returns
+        -------
+        numpy.ndarray
+            The blocks' results, concatenated on axis 0 (``n_resamples`` rows).
+
+        Examples
+        --------
+        >>> import evaluq as eq
+        >>> plan = eq.resample(eq.simulate_cube(n_models=2, rng=0), n_resamples=50, rng=0,
+        ...                    lazy=True)
+        >>> plan.map_blocks(lambda x: x.mean(axis=-1)).shape
+        (50, 2)
+        """
+        return self._map_blocks(func)
+
+    def restore_order(self, data: xr.Dataset) -> xr.Dataset:
+        """``data`` (with dims in the plan's canonical label order) back in the cube's order.
+
+        Parameters
+        ----------
+        data
+            A Dataset built from the plan's arrays (``model`` and possibly ``language`` in
+            the canonical, sorted order); only the dims it has are reordered.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``data`` in the cube's label order.
+
+        Examples
+        --------
+        >>> import numpy as np, xarray as xr, evaluq as eq
+        >>> plan = eq.resample(eq.simulate_cube(n_models=2, rng=0), n_resamples=5, rng=0,
+        ...                    lazy=True)
+        >>> ds = xr.Dataset({"x": ("model", np.arange(2.0))},
+        ...                 coords={"model": plan.cube.model.values})
+        >>> plan.restore_order(ds).x.values.tolist()
+        [0.0, 1.0]
+        """
+        order = {dim: index for dim, index in self._restore.items() if dim in data.dims}
+        return data.isel(order) if order else data
 
     def _attrs(self) -> dict[str, Any]:
         return {
