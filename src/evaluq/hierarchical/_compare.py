@@ -27,8 +27,10 @@ DRIVERS: Final = {
     "mean": "partial pooling: the posterior shrinks each cell mean toward mu_m + a_l by its "
             "noise, the resampling takes each cell mean as observed",
     "difference": "partial pooling and the shared language effect: the posterior shrinks "
-                  "noisy cells and pairs the models through a_l; the resampling treats the "
-                  "replication noise as independent across models",
+                  "noisy cells and pairs the models through a_l; unless both sides pair the "
+                  "test-set errors (fit_hierarchical(test_set_errors='paired') resamples the "
+                  "shared replicates), the replication noise counts as independent across "
+                  "models",
     "p_best": "partial pooling shrinks the posterior means toward each other, spreading P(best) "
               "more evenly than the resampling",
 }
@@ -38,6 +40,9 @@ def _resampled(fit: HierarchicalFit, gen: np.random.Generator) -> xr.Dataset:
     import evaluq as eq
 
     assert fit.cube is not None
+    if fit.data.paired:     # the same pairing on both sides: the shared replicates
+        return eq.resample(fit.cube, n_resamples=4000, replication="nonparametric",
+                           seeds="rescaled", languages="fixed", rng=gen)
     try:
         return eq.resample(fit.cube, n_resamples=4000, replication="parametric",
                            languages="fixed", rng=gen)

@@ -25,8 +25,11 @@ from evaluq._dims import (
     SD_SEED,
     SEED,
 )
+from evaluq._validation import check_choice
 from evaluq.cube import higher_is_better, is_summary, validate
 from evaluq.errors import CubeError
+
+TEST_SET_ERRORS = ("independent", "paired")
 
 REASON_NO_BOOT = ("sigma_boot is not identified: the cube has no bootstrap replicates "
                   "(boot_score / sd_boot), so the test-set error cannot be told apart from the "
@@ -80,6 +83,11 @@ class HierarchicalData:
     digest : str
         SHA-256 of the cube's values and model / language labels, which ties a saved fit to
         its cube (:func:`evaluq.load_fit`). Default ``""``.
+    boot_corr : numpy.ndarray or None
+        (language, model, model) correlation across models of the test-set errors, from
+        bootstrap replicates shared by all models (``test_set_errors="paired"``); None when
+        the errors are taken as independent. Rows of missing or constant cells are those of
+        the identity. Default None.
 
     Examples
     --------
@@ -114,16 +122,36 @@ class HierarchicalData:
     higher_is_better: bool
     reasons: dict[str, str] = field(default_factory=dict)
     digest: str = ""
+    boot_corr: np.ndarray | None = None
+    """(language, model, model) correlation of the test-set errors (paired replicates)."""
 
     @property
     def shape(self) -> tuple[int, int]:
         """(n_models, n_languages)."""
         return self.ybar.shape
 
+    @property
+    def paired(self) -> bool:
+        """Whether the test-set errors are correlated across models (paired replicates)."""
+        return self.boot_corr is not None
+
+    def boot_cov(self) -> np.ndarray:
+        """(language, model, model) covariance of the cells' test-set errors, zero on the
+        rows and columns of missing cells: ``sqrt(v) R sqrt(v)`` with ``v = v_fixed``."""
+        if self.boot_corr is None:
+            raise ValueError("boot_cov needs paired test-set errors (test_set_errors='paired')")
+        sd = np.where(self.observed, np.sqrt(np.nan_to_num(self.v_fixed)), 0.0).T  # (L, M)
+        return self.boot_corr * sd[:, :, None] * sd[:, None, :]
+
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays the model reads (``pm.Data``), missing cells neutralised (weight 0)."""
         obs = self.observed
+        # the identity travels as data: a symbolic eye() * v is rewritten to a batched
+        # AllocDiag, which numba runs in object mode
+        paired = {} if self.boot_corr is None else {"boot_cov": self.boot_cov(),
+                                                    "eye": np.eye(self.shape[0])}
         return {
+            **paired,
             "ybar": np.where(obs, self.ybar, 0.0),
             "weight": obs.astype(np.float64),
             "inv_s": np.where(obs, 1.0 / np.maximum(self.n_seeds, 1.0), 0.0),
@@ -154,6 +182,53 @@ def _boot_stats(boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return vbar, total_dof
 
 
+def error_correlation(boot: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """Correlation across models of the seed-mean bootstrap replicates, per language.
+
+    ``boot`` is (model, language, seed, bootstrap) with the replicate b shared by every model
+    (one resampled test set, as :func:`evaluq.from_predictions` makes them); the seed mean
+    of replicate b is the mean over the cell's seeds. Returns (language, model, model); the
+    rows and columns of missing cells and of cells whose replicates do not vary are those of
+    the identity (a cell with a replicate missing for every seed is not usable: the caller
+    checks there is none).
+    """
+    counts = (~np.isnan(boot)).sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, np.nansum(boot, axis=2) / np.maximum(counts, 1), np.nan)
+    usable = observed & np.isfinite(means).all(axis=-1)
+    means = np.where(usable[..., None], means, 0.0)                          # (M, L, B)
+    dev = means - means.mean(axis=-1, keepdims=True)
+    cov = np.einsum("mlb,nlb->lmn", dev, dev)
+    sd = np.sqrt(np.einsum("lmm->lm", cov))
+    ok = sd > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = np.where(ok[:, :, None] & ok[:, None, :],
+                        cov / (sd[:, :, None] * sd[:, None, :]), 0.0)
+    corr = np.clip(corr, -1.0, 1.0)
+    eye = np.broadcast_to(np.eye(corr.shape[1], dtype=bool), corr.shape)
+    return np.where(eye, 1.0, corr)
+
+
+def _paired_correlation(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
+    """``error_correlation`` of a raw cube's ``boot_score``; a clear error when it has none."""
+    if BOOT_SCORE not in cube:
+        raise CubeError("`test_set_errors` is 'paired' but `cube` has no boot_score: the "
+                        "correlation of the models' test-set errors is read from bootstrap "
+                        "replicates shared by all models (evaluq.from_predictions makes them)")
+    n_models, n_boot = cube.sizes[MODEL], cube.sizes[BOOTSTRAP]
+    if n_boot <= n_models:
+        raise CubeError(f"`test_set_errors` is 'paired' but `cube` has {n_boot} bootstrap "
+                        f"replicates for {n_models} models; the error correlation needs more "
+                        "replicates than models")
+    boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
+    gaps = observed & np.isnan(boot).all(axis=2).any(axis=-1)
+    if gaps.any():
+        raise CubeError(f"`test_set_errors` is 'paired' but {int(gaps.sum())} observed cells of "
+                        "`cube` miss a bootstrap replicate for every seed; the error "
+                        "correlation needs every replicate of every observed cell")
+    return error_correlation(boot.astype(np.float64), observed)
+
+
 def _digest(cube: xr.Dataset) -> str:
     h = hashlib.sha256()
     for name in sorted(map(str, cube.data_vars)):
@@ -166,7 +241,7 @@ def _digest(cube: xr.Dataset) -> str:
     return h.hexdigest()
 
 
-def cube_statistics(cube: Any) -> HierarchicalData:
+def cube_statistics(cube: Any, test_set_errors: str = "independent") -> HierarchicalData:
     """Reduce a validated cube to the sufficient statistics of the hierarchical model.
 
     Parameters
@@ -175,6 +250,10 @@ def cube_statistics(cube: Any) -> HierarchicalData:
         An evaluation cube (raw or summary-only), checked by :func:`evaluq.validate`. Every
         model needs at least one observed language, and bootstrap information must be given
         for every observed cell or for none (else ``CubeError``).
+    test_set_errors : {"independent", "paired"}, optional
+        ``"paired"`` also reads the correlation across models of the test-set errors from
+        ``boot_score`` (replicates shared by all models, more replicates than models);
+        default ``"independent"``.
 
     Returns
     -------
@@ -190,6 +269,7 @@ def cube_statistics(cube: Any) -> HierarchicalData:
     >>> data.shape, data.boot_identified, sorted(data.reasons)
     ((2, 4), False, ['sigma_boot', 'sigma_seed'])
     """
+    errors = check_choice("test_set_errors", test_set_errors, TEST_SET_ERRORS)
     cube = validate(cube)
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values.astype(np.float64)
     summary = is_summary(cube)
@@ -244,11 +324,12 @@ def cube_statistics(cube: Any) -> HierarchicalData:
         empty = ", ".join(map(str, models[~observed.any(axis=1)]))
         raise CubeError(f"`cube` has models with no observed language: {empty}")
     v_fixed = np.where(observed, np.nan_to_num(vbar) + plug_seed, np.nan)
+    corr = _paired_correlation(cube, observed) if errors == "paired" else None
     return HierarchicalData(
         models=models, languages=cube[LANGUAGE].values, ybar=ybar, observed=observed,
         n_seeds=n_seeds.astype(np.float64), v_fixed=v_fixed, vbar=vbar,
         boot_dof=boot_dof.astype(np.float64), seed_ss=seed_ss, seed_dof=seed_dof,
         seed_identified=seed_identified, boot_identified=boot_identified,
         summary_only=summary, higher_is_better=higher_is_better(cube), reasons=reasons,
-        digest=_digest(cube),
+        digest=_digest(cube), boot_corr=corr,
     )

@@ -17,7 +17,7 @@ import xarray as xr
 
 from evaluq._dims import LANGUAGE, MODEL, MODEL_B
 from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
-from evaluq.hierarchical._data import HierarchicalData, cube_statistics
+from evaluq.hierarchical._data import TEST_SET_ERRORS, HierarchicalData, cube_statistics
 from evaluq.hierarchical._model import MODELS, build_model, model_inputs, resolve_priors
 from evaluq.hierarchical._posterior import conditional_draws, sigma_boot_draws
 
@@ -27,8 +27,9 @@ SAMPLE_DIMS: Final = ("chain", "draw")
 KEEP_CELLS_MAX: Final = 10_000_000   # theta (chain, draw, model, language) kept up to this size
 _STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
                  "mean_tree_accept", "acceptance_rate", "logp", "lp")
-_COMPILED: dict[tuple[str, int], Any] = {}
-"""nutpie models compiled in this process, by (model, number of models): refits reuse them."""
+_COMPILED: dict[tuple[str, int, bool], Any] = {}
+"""nutpie models compiled in this process, by (model, number of models, paired errors): refits
+reuse them."""
 
 
 class ConvergenceWarning(UserWarning):
@@ -54,10 +55,11 @@ def nutpie_available() -> bool:
 # --- sampling -------------------------------------------------------------------------------------
 
 def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float]:
-    """The nutpie model for (model, number of models), compiled on first use; compile seconds."""
+    """The nutpie model for (model, number of models, paired errors), compiled on first use;
+    compile seconds."""
     import nutpie
 
-    key = (model, data.shape[0])
+    key = (model, data.shape[0], data.paired)
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()
@@ -66,11 +68,21 @@ def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float]:
 
 
 def _sample_nutpie(compiled: Any, inputs: dict[str, np.ndarray], draws: int, tune: int,
-                   chains: int, seed: int, progressbar: bool) -> xr.DataTree:
+                   chains: int, seed: int, progressbar: bool, *,
+                   parallel: bool = True) -> xr.DataTree:
+    """``parallel=False`` runs the chains one after the other in one worker thread.
+
+    The paired model needs it: its batched Cholesky factor and triangular solve, compiled
+    by numba (pytensor 3.3), are not safe to call from two threads at once. With two worker
+    threads the log-density failed at random (nuts-rs "Logp function returned error") or
+    gave about half the draws divergent; with one, none (``tests/hierarchical/test_paired.py``
+    checks the fit has no divergences).
+    """
     import nutpie
 
     return nutpie.sample(compiled.with_data(**inputs), draws=draws, tune=tune, chains=chains,
-                         cores=chains, seed=seed, progress_bar=progressbar, save_warmup=False)
+                         cores=chains if parallel else 1, seed=seed,
+                         progress_bar=progressbar, save_warmup=False)
 
 
 def _sample_pymc(data: HierarchicalData, model: str, priors: dict[str, float], draws: int,
@@ -126,8 +138,12 @@ def _build_tree(data: HierarchicalData, model: str, raw: xr.DataTree, post_seed:
          "seed_identified": (MODEL, data.seed_identified.astype(np.int8))},
         coords={MODEL: models, LANGUAGE: languages},
         attrs={"boot_identified": int(data.boot_identified),
+               "test_set_errors": "paired" if data.paired else "independent",
                "summary_only": int(data.summary_only),
                "higher_is_better": int(data.higher_is_better)})
+    if data.boot_corr is not None:
+        observed["boot_corr"] = ((LANGUAGE, MODEL, MODEL_B), data.boot_corr)
+        observed = observed.assign_coords({MODEL_B: models})
     constant = xr.Dataset({f"prior_{k}": v for k, v in priors.items()})
     tree = xr.DataTree.from_dict({"posterior": post, "sample_stats": stats,
                                   "observed_data": observed, "constant_data": constant})
@@ -257,7 +273,9 @@ class HierarchicalFit:
         Frequentist side: :func:`evaluq.variance_components` (``tau_between``, the RMS over
         languages of ``sigma_seed`` and ``sigma_boot``), :func:`evaluq.aggregate` of
         ``resampled`` (default ``eq.resample(cube, languages="fixed")`` with parametric
-        replication noise when the cube has it), :func:`evaluq.pairwise_differences` and
+        replication noise when the cube has it; for a fit with ``test_set_errors="paired"``
+        the shared replicates, ``replication="nonparametric", seeds="rescaled"``, so both
+        sides pair the models), :func:`evaluq.pairwise_differences` and
         :func:`evaluq.rank_distribution`; Bayesian side: the benchmark-level means,
         differences and P(best) and the posterior variance components.
 
@@ -329,7 +347,9 @@ class HierarchicalFit:
         post = self.posterior
         div = int(self.idata["sample_stats"]["diverging"].sum()) \
             if "diverging" in self.idata["sample_stats"] else 0
-        return (f"HierarchicalFit(model={self.config['model']!r}, sampler={self.sampler!r}, "
+        errors = ", test_set_errors='paired'" if self.data.paired else ""
+        return (f"HierarchicalFit(model={self.config['model']!r}{errors}, "
+                f"sampler={self.sampler!r}, "
                 f"{n_m} models x {n_l} languages, {post.sizes['chain']} chains x "
                 f"{post.sizes['draw']} draws, divergences={div})")
 
@@ -373,6 +393,7 @@ def _fit_iv(model: Any, draws: Any, tune: Any, chains: Any, sampler: Any,
 def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1000,
                      tune: int = 1000, chains: int = 2, rng: RNGLike = None,
                      sampler: str = "auto", priors: dict[str, float] | None = None,
+                     test_set_errors: str = "independent",
                      progressbar: bool = False) -> HierarchicalFit:
     """Fit the hierarchical model to an evaluation cube.
 
@@ -392,6 +413,17 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     in (its degrees of freedom S(B-1) are large); its posterior draws are scaled inverse
     chi-square.
 
+    When every model was scored on the same bootstrap replicates of each test set (as
+    :func:`evaluq.from_predictions` makes them), the test-set errors of the models on one
+    language are correlated: a hard test set is hard for all of them. With
+    ``test_set_errors="paired"`` the model reads that correlation :math:`R_l` from the
+    replicates and the errors :math:`e_{\\cdot l} \\sim N(0, C_l)`,
+    :math:`C_l = D_l^{1/2} R_l D_l^{1/2}` (:math:`D_l` the cells' bootstrap variances), are
+    no longer independent across models. Differences between models then lose the shared
+    error, as the paired bootstrap's do, and are sharper when the correlation is positive.
+    The per-language covariance is dense (a Cholesky factor per language and gradient,
+    O(M^3 L)): fine for tens of models, slow for hundreds.
+
     Parameters
     ----------
     cube
@@ -409,6 +441,10 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     priors
         Overrides of the prior scales: ``alpha_mu``, ``alpha_sigma``, ``dev_sigma``,
         ``tau_lang_sigma``, ``tau_m_sigma``, ``sigma_seed_sigma``.
+    test_set_errors
+        ``"independent"`` (default: each cell's test-set error on its own, which is all a
+        summary cube can say) or ``"paired"`` (correlated across models as in the cube's
+        shared bootstrap replicates; needs ``boot_score`` with more replicates than models).
     progressbar
         Show the sampler's progress bar.
 
@@ -427,11 +463,13 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     1.0
     """
     draws, tune, chains, sampler = _fit_iv(model, draws, tune, chains, sampler, progressbar)
+    check_choice("test_set_errors", test_set_errors, TEST_SET_ERRORS)
     gen = check_rng(rng)
-    data = cube_statistics(cube)
+    data = cube_statistics(cube, test_set_errors)
     resolved = resolve_priors(data, priors)
     seed, post_seed, boot_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=3))
-    config = {"model": model, "draws": draws, "tune": tune, "chains": chains,
+    config = {"model": model, "test_set_errors": test_set_errors, "draws": draws,
+              "tune": tune, "chains": chains,
               "sampler": sampler, "priors": resolved, "seed": seed, "post_seed": post_seed,
               "boot_seed": boot_seed}
     config["compile_seconds"] = 0.0
@@ -439,7 +477,7 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
         compiled, config["compile_seconds"] = compiled_nutpie(data, model)
         start = time.perf_counter()
         raw = _sample_nutpie(compiled, model_inputs(data, resolved, model), draws, tune,
-                             chains, seed, progressbar)
+                             chains, seed, progressbar, parallel=not data.paired)
     else:
         start = time.perf_counter()
         raw = _sample_pymc(data, model, resolved, draws, tune, chains, seed, progressbar)
@@ -465,7 +503,8 @@ def _stored_data(tree: xr.DataTree) -> HierarchicalData:
         boot_identified=bool(obs.attrs["boot_identified"]),
         summary_only=bool(obs.attrs["summary_only"]),
         higher_is_better=bool(obs.attrs["higher_is_better"]),
-        reasons=json.loads(tree.attrs["identifiability"]), digest=tree.attrs["data_digest"])
+        reasons=json.loads(tree.attrs["identifiability"]), digest=tree.attrs["data_digest"],
+        boot_corr=obs["boot_corr"].values if "boot_corr" in obs else None)
 
 
 def load_fit(path: str | os.PathLike[str], cube: xr.Dataset | None = None) -> HierarchicalFit:
@@ -506,12 +545,12 @@ def load_fit(path: str | os.PathLike[str], cube: xr.Dataset | None = None) -> Hi
         config = json.loads(tree.attrs["evaluq_config"])
         return HierarchicalFit(idata=tree, sampler=config["sampler"], config=config,
                                data=_stored_data(tree), cube=None)
-    data = cube_statistics(cube)
+    config = json.loads(tree.attrs["evaluq_config"])
+    data = cube_statistics(cube, config.get("test_set_errors", "independent"))
     if tree.attrs.get("data_digest") != data.digest:
         raise ValueError(f"`cube` is not the cube this fit was made from (data hash "
                          f"{data.digest[:12]} vs {str(tree.attrs.get('data_digest'))[:12]} in "
                          f"{os.fspath(path)!r})")
-    config = json.loads(tree.attrs["evaluq_config"])
     return HierarchicalFit(idata=tree, sampler=config["sampler"], config=config, data=data,
                            cube=cube)
 

@@ -8,6 +8,11 @@ Per language l the seed means of the observed models are multivariate normal,
 with the language effect a_l and the cell effects g_ml integrated out. The covariance is
 diagonal plus rank one, so the log-density is closed form in O(M L) (matrix determinant lemma
 and Sherman-Morrison). The pooled seed sum of squares enters as a scaled chi-square.
+
+With paired test-set errors (bootstrap replicates shared by all models) the errors of one
+language are correlated across models: v_fixed leaves d and enters as the known covariance
+C_l = sqrt(v) R_l sqrt(v), and the covariance tau_lang^2 11' + diag(d_l) + C_l is dense (one
+Cholesky factor per language, O(M^3 L)).
 """
 
 from __future__ import annotations
@@ -107,6 +112,8 @@ def model_inputs(data: HierarchicalData, priors: dict[str, float],
                  model: str = "crossed") -> dict[str, np.ndarray]:
     """Every ``pm.Data`` array of the model, by name (for ``set_data`` / ``with_data``)."""
     out = data.arrays()
+    if data.paired:
+        del out["v_fixed"]                   # it enters through boot_cov
     unused = {"tau_lang_sigma"} if model == "independent" else set()
     if data.shape[0] == 1:
         unused.add("dev_sigma")              # one model: mu = alpha
@@ -131,6 +138,31 @@ def marginal_loglik(ybar: Any, weight: Any, mu: Any, d: Any, tau_lang_sq: Any) -
     quad = q - tau_lang_sq * b * b / denom
     n_obs = weight.sum()
     return -0.5 * (n_obs * np.log(2 * np.pi) + (logdet + quad).sum())
+
+
+def paired_marginal_loglik(ybar: Any, weight: Any, mu: Any, d: Any, tau_lang_sq: Any,
+                           boot_cov: Any, eye: Any) -> Any:
+    """Sum over languages of log MvN(ybar[:, l] | mu, tau^2 11' + diag(d[:, l]) + C_l).
+
+    ``boot_cov`` (language, model, model) is the covariance of the cells' test-set errors,
+    zero on the rows and columns of missing cells; a missing cell's row of the covariance is
+    that of the identity and its residual 0, so it adds nothing. ``eye`` is the (model,
+    model) identity. NumPy or PyTensor alike.
+    """
+    lib = _lib(ybar, mu, d, boot_cov)
+    w = weight.T                                            # (L, M)
+    r = ((ybar - mu[:, None]) * weight).T
+    diag = w * d.T + (1.0 - w)
+    cov = tau_lang_sq * w[:, :, None] * w[:, None, :] + boot_cov + eye * diag[:, :, None]
+    if lib is np:
+        chol = np.linalg.cholesky(cov)
+        z = np.linalg.solve(chol, r[..., None])[..., 0]
+        logdet = 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum()
+    else:
+        chol = lib.linalg.cholesky(cov)
+        z = lib.linalg.solve_triangular(chol, r[..., None], lower=True)[..., 0]
+        logdet = 2.0 * lib.log(lib.diagonal(chol, axis1=-2, axis2=-1)).sum()
+    return -0.5 * (weight.sum() * np.log(2 * np.pi) + logdet + (z * z).sum())
 
 
 def _lib(*values: Any) -> Any:
@@ -162,7 +194,9 @@ def build_model(data: HierarchicalData, model: str = "crossed",
         ``tau_m = |tau_m_raw|`` and ``tau_lang = |tau_lang_raw|`` (half-normal; sampled on the
         real line, which avoids the log transform's long tail near 0); every array is a
         ``pm.Data`` so a compiled model can be refitted on new data of the same number of
-        models.
+        models. With ``data.paired`` (:func:`cube_statistics` with
+        ``test_set_errors="paired"``) the per-language covariance also holds the
+        correlation of the models' test-set errors (dense, a Cholesky factor per language).
 
     Examples
     --------
@@ -200,8 +234,13 @@ def build_model(data: HierarchicalData, model: str = "crossed",
         else:
             tau_lang_sq = pt.as_tensor_variable(0.0)
         seed_var = x["seed_weight"] * sigma_seed**2
-        d = (tau_m**2)[:, None] + x["v_fixed"] + seed_var[:, None] * x["inv_s"]
-        pm.Potential("ybar_loglik", marginal_loglik(x["ybar"], x["weight"], mu, d, tau_lang_sq))
+        d = (tau_m**2)[:, None] + seed_var[:, None] * x["inv_s"]
+        if data.paired:
+            loglik = paired_marginal_loglik(x["ybar"], x["weight"], mu, d, tau_lang_sq,
+                                            x["boot_cov"], x["eye"])
+        else:
+            loglik = marginal_loglik(x["ybar"], x["weight"], mu, d + x["v_fixed"], tau_lang_sq)
+        pm.Potential("ybar_loglik", loglik)
         # pooled within-cell sum of squares: SS_m / sigma_seed_m^2 ~ chi2(dof_m)
         pm.Potential("seed_ss_loglik", pt.sum(
             x["seed_weight"] * (-x["seed_dof"] * pt.log(sigma_seed)

@@ -11,6 +11,16 @@ Gaussian:
 with t2 = tau_lang^2 (0 in the independent model) and d_ml = tau_m^2 + s2_ml. Drawing a then
 g given a is an exact joint draw; theta_ml = mu_m + a_l + g_ml. Everything is vectorised over
 the sample axes (chain, draw), in chunks of draws to bound memory.
+
+With paired test-set errors (correlated across models, covariance C_l) the draws use
+pathwise conditioning (Matheron's rule), exact for any Gaussian model: draw a0, g0 and the
+errors e0 from their priors, then correct by the covariance with the data,
+
+    x_l = K_l^{-1} (r_l - W (a0_l 1 + g0_l + e0_l)),
+    K_l = t2 w w' + C_l + diag(w (tau^2 + sigma_seed^2 / S) + 1 - w),
+    a_l = a0_l + t2 w'x_l,   g_l = g0_l + tau^2 w x_l,
+
+with e0_l ~ N(0, C_l + diag(sigma_seed^2 / S)) on the observed cells.
 """
 
 from __future__ import annotations
@@ -57,6 +67,36 @@ def draw_effects(data: HierarchicalData, mu: np.ndarray, tau_m: np.ndarray,
     return a, mu[..., None] + a[:, None, :] + g
 
 
+def _paired_effects(data: HierarchicalData, mu: np.ndarray, tau_m: np.ndarray,
+                    sigma_seed: np.ndarray, tau_lang: np.ndarray | None,
+                    gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``draw_effects`` with test-set errors correlated across models (pathwise conditioning)."""
+    arr = data.arrays()
+    w = arr["weight"].T                                              # (L, M)
+    n, n_models = mu.shape
+    n_lang = w.shape[0]
+    boot_cov = arr["boot_cov"]                                       # (L, M, M)
+    vals, vecs = np.linalg.eigh(boot_cov)
+    root = vecs * np.sqrt(np.clip(vals, 0.0, None))[:, None, :]      # root root' = C
+    seed_var = np.swapaxes(cell_noise(data, sigma_seed), -1, -2) - arr["v_fixed"].T  # (n, L, M)
+    seed_var = np.where(w > 0, np.clip(seed_var, 0.0, None), 0.0)
+    tau2 = (tau_m**2)[:, None, :]                                    # (n, 1, M)
+    t2 = np.zeros((n, 1)) if tau_lang is None else (tau_lang**2)[:, None]      # (n, 1)
+    a0 = np.sqrt(t2) * gen.standard_normal((n, n_lang))              # (n, L)
+    g0 = np.sqrt(tau2) * gen.standard_normal((n, n_lang, n_models))
+    e0 = np.einsum("lmk,nlk->nlm", root, gen.standard_normal((n, n_lang, n_models))) \
+        + np.sqrt(seed_var) * gen.standard_normal((n, n_lang, n_models))
+    r = (arr["ybar"].T - mu[:, None, :]) * w
+    diag = w * (tau2 + seed_var) + (1.0 - w)
+    cov = (t2[:, :, None, None] * w[:, :, None] * w[:, None, :] + boot_cov
+           + np.eye(n_models) * diag[..., None])
+    x = np.linalg.solve(cov, (r - w * (a0[..., None] + g0 + e0))[..., None])[..., 0]
+    a = a0 + t2 * (w * x).sum(axis=-1)
+    g = g0 + tau2 * w * x
+    theta = mu[:, None, :] + a[..., None] + g                        # (n, L, M)
+    return a, np.swapaxes(theta, -1, -2)
+
+
 def conditional_draws(data: HierarchicalData, post: dict[str, np.ndarray],
                       gen: np.random.Generator, *, keep_cells: bool) -> dict[str, np.ndarray]:
     """``a`` (C, D, L), ``benchmark_mean`` (C, D, M) and, if ``keep_cells``, ``theta``.
@@ -71,14 +111,15 @@ def conditional_draws(data: HierarchicalData, post: dict[str, np.ndarray],
     flat = {k: (None if v is None else v.reshape(n_chain * n_draw, *v.shape[2:]))
             for k, v in post.items()}
     total = n_chain * n_draw
-    step = max(1, CHUNK_CELLS // (n_models * n_lang))
+    step = max(1, CHUNK_CELLS // (n_models * n_lang * (n_models if data.paired else 1)))
+    effects = _paired_effects if data.paired else draw_effects
     a_all = np.empty((total, n_lang))
     bench = np.empty((total, n_models))
     theta_all: np.ndarray | None = np.empty((total, n_models, n_lang)) if keep_cells else None
     for start in range(0, total, step):
         sl = slice(start, start + step)
         tl = flat["tau_lang"]
-        a, theta = draw_effects(data, flat["mu"][sl], flat["tau_m"][sl], flat["sigma_seed"][sl],
+        a, theta = effects(data, flat["mu"][sl], flat["tau_m"][sl], flat["sigma_seed"][sl],
                                 None if tl is None else tl[sl], gen)
         a_all[sl] = a
         bench[sl] = theta.mean(axis=-1)

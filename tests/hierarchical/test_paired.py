@@ -1,0 +1,216 @@
+"""Paired test-set errors: the error correlation, the dense marginal density, the pathwise
+conditional draws and, slow, fits whose posterior differences match the paired bootstrap."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+from scipy import stats
+
+import evaluq as eq
+from evaluq.errors import CubeError
+from evaluq.hierarchical import cube_statistics
+from evaluq.hierarchical._data import error_correlation
+from evaluq.hierarchical._model import marginal_loglik, model_inputs, paired_marginal_loglik
+from evaluq.hierarchical._posterior import _paired_effects, draw_effects
+
+
+def paired_cube(rng: np.random.Generator, *, n_models: int = 3, n_languages: int = 12,
+                n_seeds: int = 3, n_boot: int = 200, rho: float = 0.9, sigma_boot: float = 1.0,
+                sigma_seed: float = 0.3, tau_m: float = 0.2, tau_lang: float = 2.0,
+                means: tuple[float, ...] = (0.0, 0.3, 0.6)) -> tuple[xr.Dataset, np.ndarray]:
+    """A cube whose test-set errors are correlated (rho) across models, with replicates shared
+    by all models and seeds, as ``from_predictions`` makes them; and the true theta."""
+    corr = np.full((n_models, n_models), rho) + (1 - rho) * np.eye(n_models)
+    chol = np.linalg.cholesky(corr) * sigma_boot
+    theta = (np.asarray(means)[:n_models, None] + tau_lang * rng.standard_normal(n_languages)
+             + tau_m * rng.standard_normal((n_models, n_languages)))
+    err = np.einsum("mk,kl->ml", chol, rng.standard_normal((n_models, n_languages)))
+    score = (theta + err)[..., None] + sigma_seed * rng.standard_normal(
+        (n_models, n_languages, n_seeds))
+    shift = np.einsum("mk,klb->mlb", chol, rng.standard_normal((n_models, n_languages, n_boot)))
+    boot = score[..., None] + shift[:, :, None, :]
+    cube = eq.from_arrays(score, boot, metric="score", outlier_threshold=None)
+    return cube, theta
+
+
+def test_error_correlation_is_the_correlation_of_the_seed_mean_replicates(
+        rng: np.random.Generator) -> None:
+    cube, _ = paired_cube(rng, n_languages=4, n_boot=60)
+    boot = cube.boot_score.transpose("model", "language", "seed", "bootstrap").values.copy()
+    boot[1, 2, 0] = np.nan                          # a missing seed: the mean of the others
+    observed = np.ones((3, 4), dtype=bool)
+    observed[2, 3] = False                          # a missing cell: identity row
+    boot[2, 3] = np.nan
+    got = error_correlation(boot, observed)
+    for lang in range(4):
+        rows = observed[:, lang]
+        expected = np.corrcoef(np.nanmean(boot[rows, lang], axis=1))
+        np.testing.assert_allclose(got[lang][np.ix_(rows, rows)], expected, rtol=1e-12)
+    np.testing.assert_array_equal(got[3, 2], [0.0, 0.0, 1.0])
+
+
+def test_paired_loglik_equals_dense_multivariate_normal(rng: np.random.Generator) -> None:
+    n_m, n_l = 4, 5
+    ybar = rng.normal(size=(n_m, n_l))
+    weight = np.ones((n_m, n_l))
+    weight[1, 2] = weight[3, 2] = weight[0, 4] = 0.0
+    mu, t2 = rng.normal(size=n_m), 0.7
+    d = rng.uniform(0.2, 2.0, size=(n_m, n_l))
+    root = rng.normal(size=(n_l, n_m, n_m))
+    cov_err = root @ np.swapaxes(root, 1, 2) / n_m
+    boot_cov = cov_err * weight.T[:, :, None] * weight.T[:, None, :]
+    expected = 0.0
+    for lang in range(n_l):
+        rows = weight[:, lang] > 0
+        cov = t2 + np.diag(d[rows, lang]) + cov_err[lang][np.ix_(rows, rows)]
+        expected += stats.multivariate_normal(mu[rows], cov).logpdf(ybar[rows, lang])
+    got = paired_marginal_loglik(np.where(weight > 0, ybar, 0.0), weight, mu, d, t2, boot_cov,
+                                 np.eye(n_m))
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    # uncorrelated errors: the dense form is the diagonal-plus-rank-one form
+    v = np.einsum("lmm->ml", cov_err)
+    diag_cov = np.einsum("ml,mk->lmk", v, np.eye(n_m)) * weight.T[:, :, None]
+    np.testing.assert_allclose(
+        paired_marginal_loglik(np.where(weight > 0, ybar, 0.0), weight, mu, d, t2, diag_cov,
+                               np.eye(n_m)),
+        marginal_loglik(np.where(weight > 0, ybar, 0.0), weight, mu, d + v, t2), rtol=1e-12)
+
+
+def test_paired_statistics_and_model_inputs(rng: np.random.Generator) -> None:
+    cube, _ = paired_cube(rng, n_languages=4, n_boot=80)
+    independent, paired = cube_statistics(cube), cube_statistics(cube, "paired")
+    assert not independent.paired and paired.paired
+    assert paired.boot_corr is not None and paired.boot_corr.shape == (4, 3, 3)
+    assert paired.boot_corr[:, 0, 1].min() > 0.7      # rho = 0.9 with 80 replicates
+    cov = paired.boot_cov()
+    np.testing.assert_allclose(np.einsum("lmm->ml", cov), paired.v_fixed, rtol=1e-12)
+    inputs = model_inputs(paired, {k: 1.0 for k in (
+        "alpha_mu", "alpha_sigma", "dev_sigma", "tau_lang_sigma", "tau_m_sigma",
+        "sigma_seed_sigma")})
+    assert "boot_cov" in inputs and "v_fixed" not in inputs
+    assert paired.digest == independent.digest
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda rng: eq.simulate_cube(n_models=2, n_boot=None, rng=0), "has no boot_score"),
+    (lambda rng: paired_cube(rng, n_boot=3)[0], "has 3 bootstrap replicates for 3 models"),
+])
+def test_paired_needs_shared_replicates(make, message: str, rng: np.random.Generator) -> None:
+    with pytest.raises(CubeError, match=f"`test_set_errors` is 'paired' but `cube` {message}"):
+        cube_statistics(make(rng), "paired")
+
+
+def test_unknown_test_set_errors_is_named() -> None:
+    with pytest.raises(ValueError, match="`test_set_errors` must be one of"):
+        cube_statistics(eq.simulate_cube(rng=0), "shared")
+    with pytest.raises(ValueError, match="`test_set_errors` must be one of"):
+        eq.fit_hierarchical(eq.simulate_cube(rng=0), test_set_errors="shared")
+
+
+def _dense_conditional(data, mu, tau_m, sigma_seed, tau_lang):  # type: ignore[no-untyped-def]
+    """Mean and SD of theta given ybar, the joint Gaussian written out densely."""
+    n_m, n_l = data.shape
+    prior = np.diag(np.r_[np.full(n_l, tau_lang**2), np.repeat(tau_m**2, n_l)])
+    design = np.zeros((n_m * n_l, n_l + n_m * n_l))
+    for m in range(n_m):
+        for lang in range(n_l):
+            design[m * n_l + lang, [lang, n_l + m * n_l + lang]] = 1.0
+    noise = np.zeros((n_m * n_l, n_m * n_l))        # cell (m, l) at m * n_l + l
+    cov = data.boot_cov()
+    for lang in range(n_l):
+        idx = np.arange(n_m) * n_l + lang
+        noise[np.ix_(idx, idx)] = cov[lang]
+    noise += np.diag((sigma_seed[:, None] ** 2 / np.maximum(data.n_seeds, 1)).ravel())
+    obs = np.flatnonzero(data.observed.ravel())
+    h = design[obs]
+    gain = prior @ h.T @ np.linalg.inv(h @ prior @ h.T + noise[np.ix_(obs, obs)])
+    mean_z = gain @ (data.ybar.ravel()[obs] - np.repeat(mu, n_l)[obs])
+    cov_z = prior - gain @ h @ prior
+    return (np.repeat(mu, n_l) + design @ mean_z, np.sqrt(np.diag(design @ cov_z @ design.T)),
+            mean_z[:n_l], np.sqrt(np.diag(cov_z)[:n_l]))
+
+
+def test_pathwise_draws_match_dense_conditioning(rng: np.random.Generator) -> None:
+    cube, _ = paired_cube(rng, n_languages=4, n_boot=50, rho=0.7)
+    cube["score"][2, 3] = np.nan
+    cube["boot_score"][2, 3] = np.nan
+    data = cube_statistics(cube, "paired")
+    mu, tau_m, sigma_seed = np.array([0.1, -0.3, 0.5]), np.array([0.8, 1.2, 0.6]), \
+        np.array([0.5, 0.4, 0.7])
+    mean_theta, sd_theta, mean_a, sd_a = _dense_conditional(data, mu, tau_m, sigma_seed, 1.1)
+    n = 40_000
+    a, theta = _paired_effects(data, np.tile(mu, (n, 1)), np.tile(tau_m, (n, 1)),
+                               np.tile(sigma_seed, (n, 1)), np.full(n, 1.1), rng)
+    theta = theta.reshape(n, -1)
+    np.testing.assert_array_less(np.abs(theta.mean(0) - mean_theta), 5 * sd_theta / np.sqrt(n))
+    np.testing.assert_allclose(theta.std(0), sd_theta, rtol=0.03)
+    np.testing.assert_array_less(np.abs(a.mean(0) - mean_a), 5 * sd_a / np.sqrt(n))
+    np.testing.assert_allclose(a.std(0), sd_a, rtol=0.03)
+
+
+def test_pathwise_draws_with_uncorrelated_errors_match_the_sequential_draws(
+        rng: np.random.Generator) -> None:
+    cube, _ = paired_cube(rng, n_languages=5, n_boot=50, rho=0.0)
+    data = cube_statistics(cube, "paired")
+    v = np.einsum("lmm->lm", data.boot_cov())
+    object.__setattr__(data, "boot_corr", np.broadcast_to(np.eye(3), (5, 3, 3)).copy())
+    np.testing.assert_allclose(np.einsum("lmm->lm", data.boot_cov()), v)
+    args = (np.tile([0.0, 0.2, 0.4], (30_000, 1)), np.tile([0.5, 0.3, 0.8], (30_000, 1)),
+            np.tile([0.3, 0.3, 0.3], (30_000, 1)), np.full(30_000, 1.5))
+    _, theta_p = _paired_effects(data, *args, rng)
+    _, theta_s = draw_effects(data, *args, rng)
+    np.testing.assert_allclose(theta_p.mean(0), theta_s.mean(0), atol=0.03)
+    np.testing.assert_allclose(theta_p.std(0), theta_s.std(0), rtol=0.04)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::evaluq.hierarchical.ConvergenceWarning")
+def test_paired_fit_is_as_sharp_as_the_paired_bootstrap(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Strongly correlated test-set errors: the paired posterior SD of a benchmark difference
+    matches the paired bootstrap's; the independent model's is several times wider."""
+    cube, _ = paired_cube(np.random.default_rng(5), n_languages=20)
+    paired = eq.fit_hierarchical(cube, test_set_errors="paired", rng=1, draws=1000)
+    independent = eq.fit_hierarchical(cube, rng=1, draws=1000)
+    boot = eq.aggregate(eq.resample(cube, n_resamples=4000, replication="nonparametric",
+                                    seeds="rescaled", rng=2))
+    sd_boot = eq.pairwise_differences(boot)["sd"].isel(model=0, model_b=2).item()
+    sd_post = {name: (fit.posterior.benchmark_mean.isel(model=0)
+                      - fit.posterior.benchmark_mean.isel(model=2)).std().item()
+               for name, fit in (("paired", paired), ("independent", independent))}
+    assert sd_post["paired"] == pytest.approx(sd_boot, rel=0.25)
+    assert sd_post["independent"] > 2.0 * sd_post["paired"]
+    assert "test_set_errors='paired'" in repr(paired)
+    assert paired.diagnostics().attrs["problems"] == []      # no divergences, R-hat, ESS
+    table = paired.compare_frequentist()
+    diffs = table[table.quantity == "difference"]
+    assert diffs["agree"].all(), diffs
+    path = tmp_path / "fit.nc"
+    paired.save(path)
+    for loaded in (eq.load_fit(path, cube), eq.load_fit(path)):
+        assert loaded.data.paired
+        np.testing.assert_allclose(loaded.data.boot_corr, paired.data.boot_corr)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::evaluq.hierarchical.ConvergenceWarning")
+def test_paired_benchmark_differences_are_calibrated() -> None:
+    """90% credible intervals of benchmark-mean differences cover the truth at the nominal
+    rate over simulated cubes with correlated errors (one compiled model, refitted)."""
+    gen = np.random.default_rng(11)
+    n_cubes, hits, total = 40, 0, 0
+    for _ in range(n_cubes):
+        cube, theta = paired_cube(gen, n_languages=10, n_boot=100)
+        fit = eq.fit_hierarchical(cube, test_set_errors="paired", rng=gen, draws=400,
+                                  tune=400)
+        bench = fit.posterior.benchmark_mean
+        truth = theta.mean(axis=1)
+        for i, j in ((0, 1), (0, 2), (1, 2)):
+            diff = (bench.isel(model=i) - bench.isel(model=j)).values.ravel()
+            lo, hi = np.quantile(diff, [0.05, 0.95])
+            hits += int(lo <= truth[i] - truth[j] <= hi)
+            total += 1
+    rate = hits / total
+    band = 3 * np.sqrt(0.9 * 0.1 / n_cubes)   # the 3 pairs of a cube are dependent: per cube
+    assert abs(rate - 0.9) <= band, rate
