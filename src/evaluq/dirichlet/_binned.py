@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._apply import apply_items
 from evaluq._dims import CLASS, ITEM
 from evaluq._validation import (
     check_choice,
@@ -65,15 +66,10 @@ def empirical_metric(counts: Any, q: Any, *, metric: Metric) -> xr.DataArray:
     if bool((n_ann <= 0).any()):
         raise ValueError("an item has no annotations: the empirical metrics are undefined")
     freq = post.counts / n_ann
-    out = xr.apply_ufunc(_empirical_kernel(metric), freq, qa,
-                         input_core_dims=[[CLASS], [CLASS]], keep_attrs=False)
-    if ITEM in out.dims:
-        out = out.transpose(..., ITEM)
-    if single:
-        out = out.squeeze(ITEM, drop=True)
-    out.name = f"empirical_{metric}"
-    out.attrs = {"metric": f"{_SHORT[metric]} empirical", "method": "raw frequencies"}
-    return out
+    return apply_items(_empirical_kernel(metric), freq, qa, core_dims=(CLASS,),
+                       item_dims=post.item_dims, squeeze=single, name=f"empirical_{metric}",
+                       attrs={"metric": f"{_SHORT[metric]} empirical",
+                              "method": "raw frequencies"})
 
 
 def _bin_labels(edges: Sequence[int]) -> list[str]:
