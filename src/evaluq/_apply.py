@@ -170,7 +170,9 @@ def as_item_array(x: Any, name: str, *, dims: Sequence[Hashable], allow_scalar: 
         da = x
         held = [d for d in dims if d in da.dims]
         if len(held) != len(dims) and (held or not allow_scalar):
-            what = f"an {dims[0]!r} dim" if len(dims) == 1 else f"the item dims {list(dims)}"
+            article = "an" if str(dims[0])[:1].lower() in "aeiou" else "a"
+            what = (f"{article} {dims[0]!r} dim" if len(dims) == 1
+                    else f"the item dims {list(dims)}")
             raise ValueError(f"`{name}` must have {what} (the items, named by `dim`); got "
                              f"dims {da.dims}")
     else:
