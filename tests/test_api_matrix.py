@@ -218,7 +218,7 @@ def test_dirichlet_expectations(annotations, name, chunks):
 
 
 def test_dirichlet_dim_errors(annotations):
-    counts, q = annotations
+    counts, _ = annotations
     with pytest.raises(ValueError, match=r"`counts` must have dims \('doc', 'class'\)"):
         eq.dirichlet.expected_entropy(counts, dim="doc")
     with pytest.raises(ValueError, match="`dim` 'doc' differs from the posterior's item dims"):

@@ -26,7 +26,7 @@ import xarray as xr
 from scipy import special, stats
 from scipy.optimize import elementwise
 
-from evaluq._apply import apply_reduce
+from evaluq._apply import apply_reduce, check_values
 from evaluq._deprecation import renamed_argument
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS
 from evaluq._results import ResultBase
@@ -164,12 +164,16 @@ def _real_values(name: str, x: Any) -> np.ndarray:
     silently be an interval for a proportion), and so are object and string arrays.
     """
     arr = np.asarray(x.values if isinstance(x, xr.DataArray) else x)
-    if arr.dtype.kind not in "iuf":
-        what = "bool" if arr.dtype.kind == "b" else str(arr.dtype)
+    _check_real_dtype(name, arr.dtype)
+    return arr.astype(np.float64)
+
+
+def _check_real_dtype(name: str, dtype: np.dtype[Any]) -> None:
+    if dtype.kind not in "iuf":
+        what = "bool" if dtype.kind == "b" else str(dtype)
         raise TypeError(f"`{name}` must be numeric (int or float); got dtype {what}"
                         + (" (cast explicitly, e.g. .astype(float), if 0/1 is meant)"
-                           if arr.dtype.kind == "b" else ""))
-    return arr.astype(np.float64)
+                           if dtype.kind == "b" else ""))
 
 
 def _check_alpha(alpha: ArrayLike) -> np.ndarray:
@@ -203,6 +207,13 @@ def _check_bounds(bounds: tuple[float, float] | None) -> tuple[float, float] | N
 
 
 def _as_dataarray(x: ArrayLike, name: str) -> xr.DataArray:
+    if isinstance(x, xr.DataArray) and x.chunks is not None:  # dask: checked chunk by chunk
+        _check_real_dtype(name, x.dtype)
+
+        def finite(values: np.ndarray) -> None:
+            check_finite(name, values)
+
+        return check_values(x.astype(np.float64), finite)
     values = _real_values(name, x)
     check_finite(name, values)
     return x.copy(data=values) if isinstance(x, xr.DataArray) else xr.DataArray(values)
@@ -486,6 +497,11 @@ def t_interval(x: ArrayLike, *, confidence_level: float = 0.95, dim: Hashable | 
     da, rdim = _t_iv(x, dim, axis)
     mean = apply_reduce(lambda a: _t_summary(a)[0], da, (rdim,), name="estimate")
     sd = apply_reduce(lambda a: _t_summary(a)[1], da, (rdim,), name="sd")
+    # on dask the scores stream chunk by chunk (the scores dim whole); the result holds one
+    # value per item, computed here in one pass
+    if mean.chunks is not None:
+        both = xr.Dataset({"estimate": mean, "sd": sd}).compute()
+        mean, sd = both["estimate"], both["sd"]
     return TIntervalResult(estimate=mean, sd=sd,
                            n=int(da.sizes[rdim]), confidence_level=level, bounds=bounds)
 
