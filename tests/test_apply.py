@@ -58,7 +58,8 @@ def test_errors(cube_like):
     with pytest.raises(ValueError, match="at least one dim"):
         as_dims(())
     assert as_dims("seed") == ("seed",)
-    with pytest.raises(TypeError, match="must hold real numbers; got dtype bool"):
+    with pytest.raises(TypeError, match=r"`scores` must be numeric \(int or float\); got dtype "
+                                        r"bool"):
         as_dataarray(np.array([True, False]), "scores")
     with pytest.raises(TypeError, match="got a Dataset"):
         as_dataarray(cube_like.to_dataset(name="score"), "scores")

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._validation import check_finite
 from evaluq.errors import CubeError
 
 
@@ -40,10 +41,35 @@ def check_dims(data: xr.DataArray | xr.Dataset, dims: Sequence[Hashable], name: 
                         f"its dims are {list(data.dims)}")
 
 
+def reduce_dim(da: xr.DataArray, dim: Hashable | None, axis: int, name: str) -> Hashable:
+    """The dim to reduce, given by name (``dim``) or, when ``dim`` is None, by position
+    (``axis``, numpy style); the errors name the argument."""
+    if da.ndim == 0:
+        raise ValueError(f"`{name}` must hold at least one observation per item; got a scalar")
+    if dim is None:
+        if not -da.ndim <= axis < da.ndim:
+            raise ValueError(f"`axis` {axis} is out of range for `{name}` with {da.ndim} dims")
+        return da.dims[axis]
+    if dim not in da.dims:
+        raise ValueError(f"`dim` {dim!r} is not a dim of `{name}`; its dims are {list(da.dims)}")
+    return dim
+
+
+def check_real_dtype(name: str, dtype: np.dtype[Any], allow_bool: bool = False) -> None:
+    """Integers and reals only (and booleans with ``allow_bool``): a bool array is a mask,
+    not a score, and str, object and complex arrays are refused, naming the argument."""
+    if dtype.kind not in ("biuf" if allow_bool else "iuf"):
+        what = "bool" if dtype.kind == "b" else str(dtype)
+        raise TypeError(f"`{name}` must be numeric (int or float); got dtype {what}"
+                        + (" (cast explicitly, e.g. .astype(float), if 0/1 is meant)"
+                           if dtype.kind == "b" else ""))
+
+
 def as_dataarray(x: Any, name: str, *, dims: Sequence[Hashable] | None = None,
-                 allow_bool: bool = False) -> xr.DataArray:
+                 allow_bool: bool = False, finite: bool = False) -> xr.DataArray:
     """A float64 DataArray from a DataArray or an array-like, with a clear error for
-    non-numeric (and, unless allowed, boolean) values. ``dims`` names a plain array's dims."""
+    non-numeric (and, unless allowed, boolean) values. ``dims`` names a plain array's dims;
+    ``finite`` refuses NaN and infinities (at once in memory, chunk by chunk on dask)."""
     if isinstance(x, xr.Dataset):
         raise TypeError(f"`{name}` must be a DataArray or an array; got a Dataset (select a "
                         f"variable, e.g. `ds[{next(iter(x.data_vars), 'name')!r}]`)")
@@ -54,10 +80,14 @@ def as_dataarray(x: Any, name: str, *, dims: Sequence[Hashable] | None = None,
             raise ValueError(f"`{name}` must have {len(dims)} dim(s) {list(dims)}; got shape "
                              f"{arr.shape}")
         da = xr.DataArray(arr, dims=tuple(dims) if dims is not None else None)
-    kinds = "biuf" if allow_bool else "iuf"
-    if da.dtype.kind not in kinds:
-        raise TypeError(f"`{name}` must hold real numbers; got dtype {da.dtype}")
-    return da.astype(np.float64)
+    check_real_dtype(name, da.dtype, allow_bool)
+    da = da.astype(np.float64)
+    if finite:
+        def check(values: np.ndarray) -> None:
+            check_finite(name, values)
+
+        da = check_values(da, check)
+    return da
 
 
 def apply_reduce(
