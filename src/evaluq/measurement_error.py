@@ -40,7 +40,15 @@ from scipy import optimize, stats
 from scipy.special import ndtr
 
 from evaluq._apply import as_dims, as_item_array, check_values, is_lazy, sum_items
-from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ITEM
+from evaluq._dims import (
+    ACCURACY,
+    CI_BOUND,
+    CI_BOUND_COORDS,
+    EVAL_POINT,
+    ITEM,
+    N_CORRECT,
+    QUANTILE,
+)
 from evaluq._imhof import cornish_fisher, edgeworth_cdf, edgeworth_pdf, imhof_cdf, imhof_pdf
 from evaluq._imhof import moments as mse_moments
 from evaluq._imhof import route as mse_route
@@ -318,7 +326,7 @@ class MSEDistribution:
             if arr.ndim > 1:
                 raise ValueError(f"`x` must be a scalar, a 1-D array or a DataArray; got shape "
                                  f"{arr.shape}")
-            xa = xr.DataArray(arr, dims=("x",), coords={"x": arr}) if arr.ndim else \
+            xa = xr.DataArray(arr, dims=(EVAL_POINT,), coords={EVAL_POINT: arr}) if arr.ndim else \
                 xr.DataArray(arr)
         if xa.dtype.kind not in "biuf":
             raise TypeError(f"`x` must be numeric; got dtype {xa.dtype}")
@@ -429,7 +437,7 @@ class MSEDistribution:
             raise ValueError(f"quantile levels must be in (0, 1); got {q!r}")
         vals = np.array([[self._quantile_cell(c, float(p)) for p in probs]
                          for c in range(self._cells())])
-        return self._wrap(vals, {"quantile": probs}).rename("mse_quantile")
+        return self._wrap(vals, {QUANTILE: probs}).rename("mse_quantile")
 
     def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
         """Equal-tailed interval holding the MSE with probability ``confidence_level``.
@@ -958,7 +966,7 @@ class AccuracyDistribution:
     variance: xr.DataArray
 
     def cdf(self) -> xr.DataArray:
-        return self.pmf.cumsum("n_correct").rename("cdf")
+        return self.pmf.cumsum(N_CORRECT).rename("cdf")
 
     def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
         """Exact equal-tailed interval (each tail at most ``(1 - level)/2``; coverage >= level).
@@ -975,7 +983,7 @@ class AccuracyDistribution:
         """
         level = check_confidence_level(confidence_level)
         tail = (1.0 - level) / 2.0
-        cdf = self.cdf().transpose(..., "n_correct").values
+        cdf = self.cdf().transpose(..., N_CORRECT).values
         m = cdf.shape[-1] - 1
         lower = np.argmax(cdf >= tail - 1e-12, axis=-1) / m
         upper = np.argmax(cdf >= 1.0 - tail - 1e-12, axis=-1) / m
@@ -1001,10 +1009,10 @@ class AccuracyDistribution:
             Named ``coverage``, over the inputs' other dims.
         """
         iv = self.interval(confidence_level)
-        acc = self.pmf["accuracy"]
+        acc = self.pmf[ACCURACY]
         inside = (acc >= iv.sel({CI_BOUND: "lower"}) - 1e-12) & (
             acc <= iv.sel({CI_BOUND: "upper"}) + 1e-12)
-        return self.pmf.where(inside, 0.0).sum("n_correct").rename("coverage")
+        return self.pmf.where(inside, 0.0).sum(N_CORRECT).rename("coverage")
 
     def to_dataset(self, confidence_level: float = 0.95) -> xr.Dataset:
         """pmf, mean, variance, SD and the exact interval as one Dataset.
@@ -1043,7 +1051,7 @@ class AccuracyDistribution:
     def __repr__(self) -> str:
         if self.mean.ndim == 0:
             iv = self.interval().values
-            return (f"AccuracyDistribution(M={self.pmf.sizes['n_correct'] - 1}, "
+            return (f"AccuracyDistribution(M={self.pmf.sizes[N_CORRECT] - 1}, "
                     f"mean={float(self.mean):.6g}, sd={math.sqrt(float(self.variance)):.6g}, "
                     f"95% interval=[{iv[0]:.6g}, {iv[1]:.6g}])")
         return f"AccuracyDistribution(dims={dict(self.mean.sizes)})"
@@ -1099,10 +1107,10 @@ def accuracy_distribution(targets: Any, predictions: Any, *, q: Any = None,
     pmfs = np.stack([_poisson_binomial_pmf(row) for row in arr])
     template = pi.isel({x: 0 for x in dims}, drop=True)
     coords: dict[Hashable, Any] = dict(template.coords)
-    coords["n_correct"] = np.arange(m + 1)
-    coords["accuracy"] = ("n_correct", np.arange(m + 1) / m)
+    coords[N_CORRECT] = np.arange(m + 1)
+    coords[ACCURACY] = (N_CORRECT, np.arange(m + 1) / m)
     pmf = xr.DataArray(pmfs.reshape((*template.shape, m + 1)),
-                       dims=(*template.dims, "n_correct"), coords=coords, name="pmf")
+                       dims=(*template.dims, N_CORRECT), coords=coords, name="pmf")
     sums = sum_items(_pi_terms, pi, dims=dims, n_outputs=2)
     mean = _finish(sums[0] / m, "mean", {"metric": "E[accuracy]"})
     var = _finish(sums[1] / m**2, "variance", {"metric": "Var[accuracy]"})
