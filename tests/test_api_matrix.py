@@ -217,6 +217,23 @@ def test_dirichlet_expectations(annotations, name, chunks):
     same(ref.drop_vars("item"), back, SUM_RTOL if name == "expected_jsd" else 0.0)
 
 
+@pytest.mark.parametrize("chunks", [7, 25])
+def test_dirichlet_empirical_and_monte_carlo(annotations, chunks):
+    counts, q = annotations
+    counts = counts.where(counts.sum("class") > 0, 1)   # every item annotated
+    ref = eq.dirichlet.empirical_metric(counts, q, metric="kl")
+    lazy = eq.dirichlet.empirical_metric(counts.chunk(item=chunks), q, metric="kl")
+    assert is_lazy(lazy)
+    same(ref, lazy.compute())
+    same(ref.rename(item="doc"), eq.dirichlet.empirical_metric(
+        eq.dirichlet.posterior(counts.rename(item="doc"), dim="doc"), q.rename(item="doc"),
+        metric="kl"))
+    # the Monte Carlo cross-check draws over all items at once: dask input is loaded
+    kw = {"metric": "emd", "n_draws": 200, "rng": 0}
+    mc = eq.dirichlet.monte_carlo_expectation(counts, q, **kw)
+    same(mc, eq.dirichlet.monte_carlo_expectation(counts.chunk(item=chunks), q, **kw))
+
+
 def test_dirichlet_dim_errors(annotations):
     counts, _ = annotations
     with pytest.raises(ValueError, match=r"`counts` must have dims \('doc', 'class'\)"):
