@@ -18,7 +18,12 @@ Inputs
 ``targets`` (the means ``ybar_i``), ``predictions`` and ``sigma`` are 1-D arrays over items, or
 DataArrays with an ``item`` dim (other dims such as ``model`` are kept); ``sigma`` may also be a
 scalar or lack the ``item`` dim (the same SD for every item). Results are DataArrays without the
-``item`` dim (0-d for 1-D inputs: use ``float(result)``).
+``item`` dim (0-d for 1-D inputs: use ``float(result)``). ``dim=`` names the item dim(s) when
+they are not ``item`` (several dims are reduced together). On dask-backed inputs the means and
+variances are lazy: per-item terms chunk by chunk and per-chunk sums combined by dask, equal to
+the in-memory values up to the order of additions (~1e-16 relative); the values are checked
+inside the graph. The distributions (:func:`mse_distribution`, :func:`accuracy_distribution`)
+hold every item's terms and load their input.
 
 References
 ----------
