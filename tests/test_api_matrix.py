@@ -240,6 +240,9 @@ def test_dirichlet_dim_errors(annotations):
         eq.dirichlet.expected_entropy(counts, dim="doc")
     with pytest.raises(ValueError, match="`dim` 'doc' differs from the posterior's item dims"):
         eq.dirichlet.expected_entropy(eq.dirichlet.posterior(counts), dim="doc")
+    with pytest.raises(ValueError, match="model_ranking resamples items under the one dim"):
+        eq.dirichlet.model_ranking(eq.dirichlet.posterior(counts.rename(item="doc"), dim="doc"),
+                                   {"a": np.full((60, 4), 0.25)})
     with pytest.raises(ValueError, match="several item dims"):
         eq.dirichlet.expected_entropy(counts.values, dim=("doc", "sent"))
 
