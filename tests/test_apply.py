@@ -58,10 +58,107 @@ def test_errors(cube_like):
     with pytest.raises(ValueError, match="at least one dim"):
         as_dims(())
     assert as_dims("seed") == ("seed",)
-    with pytest.raises(TypeError, match="must hold real numbers; got dtype bool"):
+    with pytest.raises(TypeError, match=r"`scores` must be numeric \(int or float\); got dtype "
+                                        r"bool"):
         as_dataarray(np.array([True, False]), "scores")
     with pytest.raises(TypeError, match="got a Dataset"):
         as_dataarray(cube_like.to_dataset(name="score"), "scores")
     with pytest.raises(ValueError, match=r"must have 2 dim\(s\)"):
         as_dataarray([1.0, 2.0], "scores", dims=("model", "language"))
     assert as_dataarray([True, False], "flags", allow_bool=True).dtype == np.float64
+
+
+# --- item-wise helpers ------------------------------------------------------------------------
+
+from evaluq._apply import (  # noqa: E402
+    apply_items,
+    as_item_array,
+    check_values,
+    is_lazy,
+    sum_items,
+)
+
+
+def _nonnegative(values: np.ndarray) -> None:
+    if (values < 0).any():
+        raise ValueError("`x` must be >= 0")
+
+
+def test_check_values_eager_and_lazy():
+    good = xr.DataArray(np.arange(6.0), dims="item")
+    assert check_values(good, _nonnegative) is good
+    with pytest.raises(ValueError, match="must be >= 0"):
+        check_values(-good, _nonnegative)
+    pytest.importorskip("dask")
+    lazy = check_values((good - 3.0).chunk(item=2), _nonnegative)   # nothing read yet
+    assert is_lazy(lazy)
+    assert lazy.isel(item=slice(4, 6)).compute().values.tolist() == [1.0, 2.0]  # good chunk
+    with pytest.raises(ValueError, match="must be >= 0"):
+        lazy.compute()
+
+
+def test_as_item_array_layouts_and_errors():
+    da = as_item_array([1, 2, 3], "x", dims=("item",))
+    assert da.dims == ("item",)
+    assert da.dtype == np.float64
+    assert as_item_array(0.5, "s", dims=("item",), allow_scalar=True).ndim == 0
+    two = xr.DataArray(np.ones((2, 3)), dims=("doc", "sent"))
+    assert as_item_array(two, "x", dims=("doc", "sent")).dims == ("doc", "sent")
+    labels = as_item_array(np.array(["a", "b"], dtype=object), "y", dims=("item",),
+                           numeric=False)
+    assert labels.dtype == object
+    with pytest.raises(ValueError, match="`x` must have an 'item' dim"):
+        as_item_array(two, "x", dims=("item",))
+    with pytest.raises(ValueError, match=r"`x` must have the item dims \['doc', 'page'\]"):
+        as_item_array(two, "x", dims=("doc", "page"))
+    with pytest.raises(ValueError, match="`x` must have a 'doc' dim"):
+        as_item_array(xr.DataArray([1.0], dims="item"), "x", dims=("doc",))
+    with pytest.raises(ValueError, match=r"`x` must be a DataArray with the item dims"):
+        as_item_array([1.0, 2.0], "x", dims=("doc", "sent"))
+    with pytest.raises(ValueError, match=r"1-D over items .*got shape \(2, 2\)"):
+        as_item_array(np.ones((2, 2)), "x", dims=("item",))
+    with pytest.raises(ValueError, match="`x` is empty"):
+        as_item_array([], "x", dims=("item",))
+    with pytest.raises(TypeError, match="`x` must be numeric"):
+        as_item_array(["a", "b"], "x", dims=("item",))
+    with pytest.raises(ValueError, match="`x` contains NaN or infinite"):
+        as_item_array([1.0, np.inf], "x", dims=("item",))
+    with pytest.raises(ValueError, match="`y` contains missing values"):
+        as_item_array(np.array(["a", None], dtype=object), "y", dims=("item",), numeric=False)
+    with pytest.raises(ValueError, match="must be >= 0"):
+        as_item_array([1.0, -1.0], "x", dims=("item",), check=_nonnegative)
+
+
+def test_apply_items_moves_items_last_and_streams():
+    rng = np.random.default_rng(0)
+    p = xr.DataArray(rng.dirichlet(np.ones(3), size=(10, 2)), dims=("item", "model", "class"))
+    kernel = lambda a: -(a * np.log(a)).sum(axis=-1)  # noqa: E731
+    out = apply_items(kernel, p, core_dims=("class",), item_dims=("item",), name="h",
+                      attrs={"unit": "nats"})
+    assert out.dims == ("model", "item")
+    assert out.name == "h"
+    assert out.attrs == {"unit": "nats"}
+    np.testing.assert_array_equal(out.values, kernel(p.values).T)
+    one = apply_items(kernel, p.isel(item=[0]), core_dims=("class",), item_dims=("item",),
+                      squeeze=True)
+    assert one.dims == ("model",)
+    pytest.importorskip("dask")
+    for chunks in ({"item": 3, "class": 1}, {"item": 7, "model": 1}):
+        lazy = apply_items(kernel, p.chunk(chunks), core_dims=("class",), item_dims=("item",))
+        assert is_lazy(lazy)
+        np.testing.assert_array_equal(lazy.values, out.values)   # item-wise: to the last bit
+
+
+def test_sum_items_against_numpy_and_on_dask():
+    rng = np.random.default_rng(1)
+    x = xr.DataArray(rng.normal(size=(2, 50)), dims=("model", "item"))
+    s = xr.DataArray(rng.uniform(size=50), dims="item")
+    total, squares = sum_items(lambda a, b: (a * b, a * a), x, s, dims=("item",), n_outputs=2)
+    np.testing.assert_allclose(total.values, (x.values * s.values).sum(axis=1), rtol=1e-14)
+    np.testing.assert_allclose(squares.values, (x.values ** 2).sum(axis=1), rtol=1e-14)
+    pytest.importorskip("dask")
+    lazy = sum_items(lambda a, b: a * b, x.chunk(item=7), s.chunk(item=11), dims=("item",))[0]
+    assert is_lazy(lazy)
+    np.testing.assert_allclose(lazy.values, total.values, rtol=1e-12)
+    assert is_lazy(xr.Dataset({"a": x.chunk()}))
+    assert not is_lazy(xr.Dataset({"a": x}))

@@ -26,7 +26,7 @@ import xarray as xr
 from scipy import special, stats
 from scipy.optimize import elementwise
 
-from evaluq._apply import apply_reduce
+from evaluq._apply import apply_reduce, as_dataarray, check_real_dtype, reduce_dim
 from evaluq._deprecation import renamed_argument
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS
 from evaluq._results import ResultBase
@@ -164,11 +164,7 @@ def _real_values(name: str, x: Any) -> np.ndarray:
     silently be an interval for a proportion), and so are object and string arrays.
     """
     arr = np.asarray(x.values if isinstance(x, xr.DataArray) else x)
-    if arr.dtype.kind not in "iuf":
-        what = "bool" if arr.dtype.kind == "b" else str(arr.dtype)
-        raise TypeError(f"`{name}` must be numeric (int or float); got dtype {what}"
-                        + (" (cast explicitly, e.g. .astype(float), if 0/1 is meant)"
-                           if arr.dtype.kind == "b" else ""))
+    check_real_dtype(name, arr.dtype)
     return arr.astype(np.float64)
 
 
@@ -200,24 +196,6 @@ def _check_bounds(bounds: tuple[float, float] | None) -> tuple[float, float] | N
     if not low < high:
         raise ValueError(f"`bounds` must satisfy low < high; got {bounds!r}")
     return low, high
-
-
-def _as_dataarray(x: ArrayLike, name: str) -> xr.DataArray:
-    values = _real_values(name, x)
-    check_finite(name, values)
-    return x.copy(data=values) if isinstance(x, xr.DataArray) else xr.DataArray(values)
-
-
-def _reduce_dim(da: xr.DataArray, dim: Hashable | None, axis: int, name: str) -> Hashable:
-    if da.ndim == 0:
-        raise ValueError(f"`{name}` must hold at least one observation per item; got a scalar")
-    if dim is None:
-        if not -da.ndim <= axis < da.ndim:
-            raise ValueError(f"`axis` {axis} is out of range for `{name}` with {da.ndim} dims")
-        return da.dims[axis]
-    if dim not in da.dims:
-        raise ValueError(f"`dim` {dim!r} is not a dim of `{name}`; its dims are {list(da.dims)}")
-    return dim
 
 
 def _ci(lower: xr.DataArray, upper: xr.DataArray, kind: str,
@@ -393,8 +371,8 @@ def _check_threshold(threshold: Any) -> Any:
 
 
 def _t_iv(x: ArrayLike, dim: Hashable | None, axis: int) -> tuple[xr.DataArray, Hashable]:
-    da = _as_dataarray(x, "x")
-    rdim = _reduce_dim(da, dim, axis, "x")
+    da = as_dataarray(x, "x", finite=True)
+    rdim = reduce_dim(da, dim, axis, "x")
     n = da.sizes[rdim]
     if n < 2:
         raise ValueError(
@@ -486,6 +464,11 @@ def t_interval(x: ArrayLike, *, confidence_level: float = 0.95, dim: Hashable | 
     da, rdim = _t_iv(x, dim, axis)
     mean = apply_reduce(lambda a: _t_summary(a)[0], da, (rdim,), name="estimate")
     sd = apply_reduce(lambda a: _t_summary(a)[1], da, (rdim,), name="sd")
+    # on dask the scores stream chunk by chunk (the scores dim whole); the result holds one
+    # value per item, computed here in one pass
+    if mean.chunks is not None:
+        both = xr.Dataset({"estimate": mean, "sd": sd}).compute()
+        mean, sd = both["estimate"], both["sd"]
     return TIntervalResult(estimate=mean, sd=sd,
                            n=int(da.sizes[rdim]), confidence_level=level, bounds=bounds)
 
@@ -833,7 +816,7 @@ def arf_interval(y: ArrayLike, guess: ArrayLike, *, arf_alpha: ArrayLike | None 
             shapes = ", ".join(f"`{n}` {a.shape}" for n, a in zip(names, arrays, strict=True))
             raise ValueError(f"ARF inputs cannot be broadcast together: {shapes}") from err
         parts = [xr.DataArray(a) for a in broadcast]
-    das = [_as_dataarray(p, n) for p, n in zip(parts, names, strict=True)]
+    das = [as_dataarray(p, n, finite=True) for p, n in zip(parts, names, strict=True)]
     try:
         yy, gg, kd, lv = xr.broadcast(*das)
     except ValueError as err:

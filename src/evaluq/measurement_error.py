@@ -18,7 +18,12 @@ Inputs
 ``targets`` (the means ``ybar_i``), ``predictions`` and ``sigma`` are 1-D arrays over items, or
 DataArrays with an ``item`` dim (other dims such as ``model`` are kept); ``sigma`` may also be a
 scalar or lack the ``item`` dim (the same SD for every item). Results are DataArrays without the
-``item`` dim (0-d for 1-D inputs: use ``float(result)``).
+``item`` dim (0-d for 1-D inputs: use ``float(result)``). ``dim=`` names the item dim(s) when
+they are not ``item`` (several dims are reduced together). On dask-backed inputs the means and
+variances are lazy: per-item terms chunk by chunk and per-chunk sums combined by dask, equal to
+the in-memory values up to the order of additions (~1e-16 relative); the values are checked
+inside the graph. The distributions (:func:`mse_distribution`, :func:`accuracy_distribution`)
+hold every item's terms and load their input.
 
 References
 ----------
@@ -29,7 +34,7 @@ errors on the labels (metric formulas with measurement errors). Errata in ``form
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -39,7 +44,16 @@ import xarray as xr
 from scipy import optimize, stats
 from scipy.special import ndtr
 
-from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ITEM
+from evaluq._apply import as_dims, as_item_array, check_values, is_lazy, sum_items
+from evaluq._dims import (
+    ACCURACY,
+    CI_BOUND,
+    CI_BOUND_COORDS,
+    EVAL_POINT,
+    ITEM,
+    N_CORRECT,
+    QUANTILE,
+)
 from evaluq._imhof import cornish_fisher, edgeworth_cdf, edgeworth_pdf, imhof_cdf, imhof_pdf
 from evaluq._imhof import moments as mse_moments
 from evaluq._imhof import route as mse_route
@@ -69,42 +83,17 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 # --- input plumbing -----------------------------------------------------------------------------
 
-def _as_item_array(name: str, x: Any, *, allow_scalar: bool = False,
-                   numeric: bool = True) -> xr.DataArray:
-    if isinstance(x, xr.DataArray):
-        da = x
-        if ITEM not in da.dims and not allow_scalar:
-            raise ValueError(f"`{name}` must have an {ITEM!r} dim; got dims {da.dims}")
-    else:
-        arr = np.asarray(x)
-        if arr.ndim == 0 and allow_scalar:
-            da = xr.DataArray(arr)
-        elif arr.ndim == 1:
-            da = xr.DataArray(arr, dims=(ITEM,))
-        else:
-            raise ValueError(
-                f"`{name}` must be 1-D over items (or a DataArray with an {ITEM!r} dim); "
-                f"got shape {arr.shape}"
-            )
-    if ITEM in da.dims and da.sizes[ITEM] == 0:
-        raise ValueError(f"`{name}` is empty (no items)")
-    if not numeric and da.dtype.kind not in "biuf":  # labels of any type (binary flips)
-        if pd.isna(da.values).any():
-            raise ValueError(f"`{name}` contains missing values")
-        return da
-    if da.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must be numeric; got dtype {da.dtype}")
-    da = da.astype(np.float64)
-    if not np.all(np.isfinite(da.values)):
-        raise ValueError(f"`{name}` contains NaN or infinite values")
-    return da
+def _n_items(da: xr.DataArray, dims: tuple[Hashable, ...]) -> int:
+    return math.prod(int(da.sizes[d]) for d in dims)
 
 
-def _broadcast(**arrays: xr.DataArray) -> list[xr.DataArray]:
-    sizes = {name: da.sizes[ITEM] for name, da in arrays.items() if ITEM in da.dims}
-    if len(set(sizes.values())) > 1:
-        shown = ", ".join(f"`{k}` {v}" for k, v in sizes.items())
-        raise ValueError(f"shape mismatch: the inputs have different numbers of items ({shown})")
+def _broadcast(dims: tuple[Hashable, ...], **arrays: xr.DataArray) -> list[xr.DataArray]:
+    for d in dims:
+        sizes = {name: da.sizes[d] for name, da in arrays.items() if d in da.dims}
+        if len(set(sizes.values())) > 1:
+            shown = ", ".join(f"`{k}` {v}" for k, v in sizes.items())
+            raise ValueError(f"shape mismatch: the inputs have different numbers of items "
+                             f"along {d!r} ({shown})")
     try:
         aligned = xr.align(*arrays.values(), join="exact")
     except ValueError as err:
@@ -112,15 +101,19 @@ def _broadcast(**arrays: xr.DataArray) -> list[xr.DataArray]:
     return list(xr.broadcast(*aligned))
 
 
-def _regression_inputs(targets: Any, predictions: Any, sigma: Any
+def _check_sigma(values: np.ndarray) -> None:
+    if values.size and bool((values < 0).any()):
+        raise ValueError(f"`sigma` must be >= 0 (a standard deviation); got {values.min():g}")
+
+
+def _regression_inputs(targets: Any, predictions: Any, sigma: Any, dims: tuple[Hashable, ...]
                        ) -> tuple[xr.DataArray, xr.DataArray]:
-    """``d = targets - predictions`` and ``sigma`` broadcast against each other (with item)."""
-    t = _as_item_array("targets", targets)
-    p = _as_item_array("predictions", predictions)
-    s = _as_item_array("sigma", sigma, allow_scalar=True)
-    if bool((s < 0).any()):
-        raise ValueError(f"`sigma` must be >= 0 (a standard deviation); got {float(s.min()):g}")
-    t, p, s = _broadcast(targets=t, predictions=p, sigma=s)
+    """``d = targets - predictions`` and ``sigma`` broadcast against each other (with the item
+    dims); values checked at once, or chunk by chunk inside the graph on dask."""
+    t = as_item_array(targets, "targets", dims=dims)
+    p = as_item_array(predictions, "predictions", dims=dims)
+    s = as_item_array(sigma, "sigma", dims=dims, allow_scalar=True, check=_check_sigma)
+    t, p, s = _broadcast(dims, targets=t, predictions=p, sigma=s)
     return t - p, s
 
 
@@ -132,7 +125,8 @@ def _finish(da: xr.DataArray, name: str, attrs: dict[str, Any]) -> xr.DataArray:
 
 # --- MSE ----------------------------------------------------------------------------------------
 
-def expected_mse(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
+def expected_mse(targets: Any, predictions: Any, sigma: Any, *,
+                 dim: Hashable | Sequence[Hashable] = ITEM) -> xr.DataArray:
     r"""Expected MSE when each target is measured with Gaussian error ``sigma_i``.
 
     .. math:: E[\mathrm{MSE}] = \frac1M \sum_i (d_i^2 + \sigma_i^2),
@@ -146,11 +140,15 @@ def expected_mse(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
         Predictions ``yhat_i`` (same items; a DataArray may add dims such as ``model``).
     sigma
         Measurement SDs ``sigma_i >= 0``: a scalar, 1-D over items, or a DataArray.
+    dim
+        The item dim(s) reduced (default ``"item"``): items under another name, or several
+        dims reduced at once (e.g. ``("document", "sentence")``).
 
     Returns
     -------
     xarray.DataArray
-        The expectation, reduced over ``item``.
+        The expectation, reduced over the item dim(s). On dask-backed input: lazy, per-chunk
+        sums over items combined by dask (equal to the in-memory value to ~1e-15 relative).
 
     Examples
     --------
@@ -162,11 +160,26 @@ def expected_mse(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
     --------
     var_mse, mse_distribution
     """
-    d, s = _regression_inputs(targets, predictions, sigma)
-    return _finish((d**2 + s**2).mean(ITEM), "expected_mse", {"metric": "E[MSE]"})
+    dims = as_dims(dim)
+    d, s = _regression_inputs(targets, predictions, sigma, dims)
+    return _finish(_mse_sums(d, s, dims)[0] / _n_items(d, dims), "expected_mse",
+                   {"metric": "E[MSE]"})
 
 
-def var_mse(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
+def _mse_terms(d: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per item: ``E[(d + s Z)^2] = d^2 + s^2`` and ``Var = 2 s^4 + 4 d^2 s^2``."""
+    s2 = s * s
+    d2 = d * d
+    return d2 + s2, 2.0 * s2 * s2 + 4.0 * d2 * s2
+
+
+def _mse_sums(d: xr.DataArray, s: xr.DataArray, dims: tuple[Hashable, ...]
+              ) -> list[xr.DataArray]:
+    return sum_items(_mse_terms, d, s, dims=dims, n_outputs=2)
+
+
+def var_mse(targets: Any, predictions: Any, sigma: Any, *,
+            dim: Hashable | Sequence[Hashable] = ITEM) -> xr.DataArray:
     r"""Variance of the MSE under Gaussian measurement error (equal or unequal ``sigma_i``).
 
     .. math:: \mathrm{Var}[\mathrm{MSE}] = \frac{1}{M^2}\sum_i (2\sigma_i^4 + 4 d_i^2 \sigma_i^2)
@@ -183,11 +196,14 @@ def var_mse(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
         Predictions ``yhat_i`` (same items; a DataArray may add dims such as ``model``).
     sigma : float, array_like or DataArray
         Measurement SDs ``sigma_i >= 0``: a scalar, 1-D over items, or a DataArray.
+    dim : str or sequence of str, optional
+        The item dim(s) reduced (default ``"item"``): items under another name, or several
+        dims reduced at once (e.g. ``("document", "sentence")``).
 
     Returns
     -------
     xarray.DataArray
-        Reduced over ``item`` (0-d for 1-D inputs).
+        Reduced over the item dim(s) (0-d for 1-D inputs); lazy on dask-backed input.
 
     Examples
     --------
@@ -195,10 +211,10 @@ def var_mse(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
     >>> round(float(eq.measurement_error.var_mse([1.0, 2.0, 3.0], [1.5, 2.0, 2.0], 0.5)), 6)
     0.180556
     """
-    d, s = _regression_inputs(targets, predictions, sigma)
-    m = d.sizes[ITEM]
-    out = (2.0 * s**4 + 4.0 * d**2 * s**2).sum(ITEM) / m**2
-    return _finish(out, "var_mse", {"metric": "Var[MSE]"})
+    dims = as_dims(dim)
+    d, s = _regression_inputs(targets, predictions, sigma, dims)
+    m = _n_items(d, dims)
+    return _finish(_mse_sums(d, s, dims)[1] / m**2, "var_mse", {"metric": "Var[MSE]"})
 
 
 @dataclass(frozen=True)
@@ -315,7 +331,7 @@ class MSEDistribution:
             if arr.ndim > 1:
                 raise ValueError(f"`x` must be a scalar, a 1-D array or a DataArray; got shape "
                                  f"{arr.shape}")
-            xa = xr.DataArray(arr, dims=("x",), coords={"x": arr}) if arr.ndim else \
+            xa = xr.DataArray(arr, dims=(EVAL_POINT,), coords={EVAL_POINT: arr}) if arr.ndim else \
                 xr.DataArray(arr)
         if xa.dtype.kind not in "biuf":
             raise TypeError(f"`x` must be numeric; got dtype {xa.dtype}")
@@ -426,7 +442,7 @@ class MSEDistribution:
             raise ValueError(f"quantile levels must be in (0, 1); got {q!r}")
         vals = np.array([[self._quantile_cell(c, float(p)) for p in probs]
                          for c in range(self._cells())])
-        return self._wrap(vals, {"quantile": probs}).rename("mse_quantile")
+        return self._wrap(vals, {QUANTILE: probs}).rename("mse_quantile")
 
     def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
         """Equal-tailed interval holding the MSE with probability ``confidence_level``.
@@ -502,6 +518,7 @@ def mse_distribution(
     method: Literal["auto", "ncx2", "imhof", "monte_carlo"] = "auto",
     n_draws: int = 100_000,
     rng: RNGLike = None,
+    dim: Hashable | Sequence[Hashable] = ITEM,
 ) -> MSEDistribution:
     r"""Full distribution of the MSE when the targets carry Gaussian measurement error.
 
@@ -530,6 +547,10 @@ def mse_distribution(
         ``"auto"``, ``"ncx2"`` (requires equal sigma), ``"imhof"`` or ``"monte_carlo"``.
     n_draws, rng
         For ``method="monte_carlo"`` only.
+    dim
+        The item dim(s) (default ``"item"``), as in :func:`expected_mse`. A dask-backed
+        input is loaded (checked chunk by chunk on the way): the distribution keeps every
+        item's weight and noncentrality in memory.
 
     Returns
     -------
@@ -551,14 +572,16 @@ def mse_distribution(
     1.0464
     """
     check_choice("method", method, ("auto", "ncx2", "imhof", "monte_carlo"))
-    d, s = _regression_inputs(targets, predictions, sigma)
-    m = d.sizes[ITEM]
-    mean = _finish((d**2 + s**2).mean(ITEM), "mean", {"metric": "E[MSE]"})
-    variance = _finish((2.0 * s**4 + 4.0 * d**2 * s**2).sum(ITEM) / m**2, "variance",
-                       {"metric": "Var[MSE]"})
-    other = [dim for dim in d.dims if dim != ITEM]
-    dv = d.transpose(*other, ITEM).values.reshape(-1, m)
-    sv = s.transpose(*other, ITEM).values.reshape(-1, m)
+    dims = as_dims(dim)
+    d, s = _regression_inputs(targets, predictions, sigma, dims)
+    d, s = d.compute(), s.compute()  # the distribution holds every item's terms
+    m = _n_items(d, dims)
+    sums = _mse_sums(d, s, dims)
+    mean = _finish(sums[0] / m, "mean", {"metric": "E[MSE]"})
+    variance = _finish(sums[1] / m**2, "variance", {"metric": "Var[MSE]"})
+    other = [x for x in d.dims if x not in dims]
+    dv = d.transpose(*other, *dims).values.reshape(-1, m)
+    sv = s.transpose(*other, *dims).values.reshape(-1, m)
     route = _mse_method(method, sv)
     lam, delta2, shift, routes, cell_moments = _mse_cells(dv, sv, route == "ncx2")
     draws = _mse_draws(dv, sv, n_draws, rng) if route == "monte_carlo" else None
@@ -644,7 +667,8 @@ def _folded_normal_moments(d: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np
     return mu, var
 
 
-def expected_mae(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
+def expected_mae(targets: Any, predictions: Any, sigma: Any, *,
+                 dim: Hashable | Sequence[Hashable] = ITEM) -> xr.DataArray:
     r"""Expected MAE when each target is measured with Gaussian error (folded normal).
 
     .. math::
@@ -664,11 +688,14 @@ def expected_mae(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
         Predictions ``yhat_i`` (same items; a DataArray may add dims such as ``model``).
     sigma : float, array_like or DataArray
         Measurement SDs ``sigma_i >= 0``: a scalar, 1-D over items, or a DataArray.
+    dim : str or sequence of str, optional
+        The item dim(s) reduced (default ``"item"``): items under another name, or several
+        dims reduced at once (e.g. ``("document", "sentence")``).
 
     Returns
     -------
     xarray.DataArray
-        Reduced over ``item`` (0-d for 1-D inputs).
+        Reduced over the item dim(s) (0-d for 1-D inputs); lazy on dask-backed input.
 
     Examples
     --------
@@ -676,12 +703,14 @@ def expected_mae(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
     >>> round(float(eq.measurement_error.expected_mae([0.0, 1.0], [0.0, 0.0], [1.0, 0.0])), 6)
     0.898942
     """
-    d, s = _regression_inputs(targets, predictions, sigma)
-    mu, _ = xr.apply_ufunc(_folded_normal_moments, d, s, output_core_dims=[[], []])
-    return _finish(mu.mean(ITEM), "expected_mae", {"metric": "E[MAE]"})
+    dims = as_dims(dim)
+    d, s = _regression_inputs(targets, predictions, sigma, dims)
+    total = sum_items(_folded_normal_moments, d, s, dims=dims, n_outputs=2)[0]
+    return _finish(total / _n_items(d, dims), "expected_mae", {"metric": "E[MAE]"})
 
 
-def var_mae(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
+def var_mae(targets: Any, predictions: Any, sigma: Any, *,
+            dim: Hashable | Sequence[Hashable] = ITEM) -> xr.DataArray:
     r"""Variance of the MAE under Gaussian measurement error.
 
     .. math:: \mathrm{Var}[\mathrm{MAE}] = \frac1{M^2}\sum_i (d_i^2 + \sigma_i^2 - \mu_i^2)
@@ -698,11 +727,14 @@ def var_mae(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
         Predictions ``yhat_i`` (same items; a DataArray may add dims such as ``model``).
     sigma : float, array_like or DataArray
         Measurement SDs ``sigma_i >= 0``: a scalar, 1-D over items, or a DataArray.
+    dim : str or sequence of str, optional
+        The item dim(s) reduced (default ``"item"``): items under another name, or several
+        dims reduced at once (e.g. ``("document", "sentence")``).
 
     Returns
     -------
     xarray.DataArray
-        Reduced over ``item`` (0-d for 1-D inputs).
+        Reduced over the item dim(s) (0-d for 1-D inputs); lazy on dask-backed input.
 
     Examples
     --------
@@ -710,30 +742,41 @@ def var_mae(targets: Any, predictions: Any, sigma: Any) -> xr.DataArray:
     >>> round(float(eq.measurement_error.var_mae([0.0, 1.0], [0.0, 0.0], [1.0, 0.0])), 6)
     0.090845
     """
-    d, s = _regression_inputs(targets, predictions, sigma)
-    _, var = xr.apply_ufunc(_folded_normal_moments, d, s, output_core_dims=[[], []])
-    m = d.sizes[ITEM]
-    return _finish(var.sum(ITEM) / m**2, "var_mae", {"metric": "Var[MAE]"})
+    dims = as_dims(dim)
+    d, s = _regression_inputs(targets, predictions, sigma, dims)
+    var = sum_items(_folded_normal_moments, d, s, dims=dims, n_outputs=2)[1]
+    return _finish(var / _n_items(d, dims)**2, "var_mae", {"metric": "Var[MAE]"})
 
 
 # --- accuracy under label noise -----------------------------------------------------------------
 
-def _agreement_probs(targets: Any, predictions: Any, q: Any, transition: Any) -> xr.DataArray:
+def _check_flip(values: np.ndarray) -> None:
+    if values.size and bool(((values < 0) | (values > 1)).any()):
+        raise ValueError(f"`q` must be a probability in [0, 1]; got values in "
+                         f"[{values.min():g}, {values.max():g}]")
+
+
+def _distinct(da: xr.DataArray) -> np.ndarray:
+    """The distinct values of ``da`` (on dask: per-chunk uniques combined, then computed)."""
+    if is_lazy(da):
+        import dask.array as dsa
+
+        return np.asarray(dsa.unique(da.data.ravel()).compute())
+    return np.unique(da.values)
+
+
+def _agreement_probs(targets: Any, predictions: Any, q: Any, transition: Any,
+                     dims: tuple[Hashable, ...]) -> xr.DataArray:
     """``pi_i``: probability that the observed (noisy) label equals the prediction."""
     if (q is None) == (transition is None):
         raise ValueError("give exactly one of `q` (binary flip probability) or `transition`")
     labels_any = q is not None
-    t = _as_item_array("targets", targets, numeric=not labels_any)
-    p = _as_item_array("predictions", predictions, numeric=not labels_any)
+    t = as_item_array(targets, "targets", dims=dims, numeric=not labels_any)
+    p = as_item_array(predictions, "predictions", dims=dims, numeric=not labels_any)
     if q is not None:
-        qa = _as_item_array("q", q, allow_scalar=True)
-        if bool(((qa < 0) | (qa > 1)).any()):
-            raise ValueError(
-                f"`q` must be a probability in [0, 1]; got values in "
-                f"[{float(qa.min()):g}, {float(qa.max()):g}]"
-            )
-        t, p, qa = _broadcast(targets=t, predictions=p, q=qa)
-        labels = np.union1d(np.unique(t.values), np.unique(p.values))
+        qa = as_item_array(q, "q", dims=dims, allow_scalar=True, check=_check_flip)
+        t, p, qa = _broadcast(dims, targets=t, predictions=p, q=qa)
+        labels = np.union1d(_distinct(t), _distinct(p))
         if labels.size > 2:
             raise ValueError(
                 f"a flip probability `q` needs binary labels; got {labels.size} distinct labels "
@@ -749,18 +792,29 @@ def _agreement_probs(targets: Any, predictions: Any, q: Any, transition: Any) ->
             "`transition` must hold probability distributions: non-negative rows summing to 1 "
             f"(row sums {np.round(tm.sum(1), 6).tolist()})"
         )
-    t, p = _broadcast(targets=t, predictions=p)
     k = tm.shape[0]
-    for name, da in (("targets", t), ("predictions", p)):
-        v = da.values
-        if np.any(v != np.round(v)) or np.any((v < 0) | (v >= k)):
-            raise ValueError(f"`{name}` must hold integer labels in [0, {k - 1}] for a "
-                             f"{k} x {k} `transition` matrix")
-    return xr.apply_ufunc(lambda a, b: tm[a.astype(np.intp), b.astype(np.intp)], t, p)
+
+    def labels_check(name: str) -> Any:
+        def check(v: np.ndarray) -> None:
+            if np.any(v != np.round(v)) or np.any((v < 0) | (v >= k)):
+                raise ValueError(f"`{name}` must hold integer labels in [0, {k - 1}] for a "
+                                 f"{k} x {k} `transition` matrix")
+        return check
+
+    t, p = _broadcast(dims, targets=check_values(t, labels_check("targets")),
+                      predictions=check_values(p, labels_check("predictions")))
+    return xr.apply_ufunc(lambda a, b: tm[a.astype(np.intp), b.astype(np.intp)], t, p,
+                          dask="parallelized", output_dtypes=[np.float64])
+
+
+def _pi_terms(pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per item: the Bernoulli mean ``pi`` and variance ``pi (1 - pi)``."""
+    return pi + 0.0, pi * (1.0 - pi)
 
 
 def expected_accuracy(targets: Any, predictions: Any, *, q: Any = None,
-                      transition: Any = None) -> xr.DataArray:
+                      transition: Any = None, dim: Hashable | Sequence[Hashable] = ITEM
+                      ) -> xr.DataArray:
     r"""Expected accuracy measured against noisy labels.
 
     Item ``i``'s observed label agrees with the prediction with probability ``pi_i``:
@@ -784,6 +838,9 @@ def expected_accuracy(targets: Any, predictions: Any, *, q: Any = None,
         Flip probability in [0, 1] (binary labels only): scalar, per item, or DataArray.
     transition
         ``K x K`` row-stochastic matrix (instead of ``q``).
+    dim
+        The item dim(s) reduced (default ``"item"``); on dask-backed input the result is
+        lazy (per-chunk sums over items).
 
     Examples
     --------
@@ -795,12 +852,15 @@ def expected_accuracy(targets: Any, predictions: Any, *, q: Any = None,
     >>> round(float(eq.measurement_error.expected_accuracy(y, yhat, q=0.05)), 6)
     0.815
     """
-    pi = _agreement_probs(targets, predictions, q, transition)
-    return _finish(pi.mean(ITEM), "expected_accuracy", {"metric": "E[accuracy]"})
+    dims = as_dims(dim)
+    pi = _agreement_probs(targets, predictions, q, transition, dims)
+    total = sum_items(_pi_terms, pi, dims=dims, n_outputs=2)[0]
+    return _finish(total / _n_items(pi, dims), "expected_accuracy", {"metric": "E[accuracy]"})
 
 
 def var_accuracy(targets: Any, predictions: Any, *, q: Any = None,
-                 transition: Any = None) -> xr.DataArray:
+                 transition: Any = None, dim: Hashable | Sequence[Hashable] = ITEM
+                 ) -> xr.DataArray:
     r"""Variance of the accuracy measured against noisy labels.
 
     .. math:: \mathrm{Var}[a_r] = \frac1{M^2}\sum_i \pi_i (1 - \pi_i)
@@ -821,11 +881,14 @@ def var_accuracy(targets: Any, predictions: Any, *, q: Any = None,
     transition : array_like, optional
         ``K x K`` row-stochastic matrix ``T[j, l] = P(observed l | true j)`` (instead of
         ``q``).
+    dim : str or sequence of str, optional
+        The item dim(s) reduced (default ``"item"``): items under another name, or several
+        dims reduced at once.
 
     Returns
     -------
     xarray.DataArray
-        Reduced over ``item`` (0-d for 1-D inputs).
+        Reduced over the item dim(s) (0-d for 1-D inputs); lazy on dask-backed input.
 
     Examples
     --------
@@ -835,9 +898,10 @@ def var_accuracy(targets: Any, predictions: Any, *, q: Any = None,
     >>> round(float(eq.measurement_error.var_accuracy(y, yhat, q=0.05)), 8)
     0.0002375
     """
-    pi = _agreement_probs(targets, predictions, q, transition)
-    m = pi.sizes[ITEM]
-    return _finish((pi * (1.0 - pi)).sum(ITEM) / m**2, "var_accuracy",
+    dims = as_dims(dim)
+    pi = _agreement_probs(targets, predictions, q, transition, dims)
+    total = sum_items(_pi_terms, pi, dims=dims, n_outputs=2)[1]
+    return _finish(total / _n_items(pi, dims)**2, "var_accuracy",
                    {"metric": "Var[accuracy]"})
 
 
@@ -907,7 +971,7 @@ class AccuracyDistribution:
     variance: xr.DataArray
 
     def cdf(self) -> xr.DataArray:
-        return self.pmf.cumsum("n_correct").rename("cdf")
+        return self.pmf.cumsum(N_CORRECT).rename("cdf")
 
     def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
         """Exact equal-tailed interval (each tail at most ``(1 - level)/2``; coverage >= level).
@@ -924,7 +988,7 @@ class AccuracyDistribution:
         """
         level = check_confidence_level(confidence_level)
         tail = (1.0 - level) / 2.0
-        cdf = self.cdf().transpose(..., "n_correct").values
+        cdf = self.cdf().transpose(..., N_CORRECT).values
         m = cdf.shape[-1] - 1
         lower = np.argmax(cdf >= tail - 1e-12, axis=-1) / m
         upper = np.argmax(cdf >= 1.0 - tail - 1e-12, axis=-1) / m
@@ -950,10 +1014,10 @@ class AccuracyDistribution:
             Named ``coverage``, over the inputs' other dims.
         """
         iv = self.interval(confidence_level)
-        acc = self.pmf["accuracy"]
+        acc = self.pmf[ACCURACY]
         inside = (acc >= iv.sel({CI_BOUND: "lower"}) - 1e-12) & (
             acc <= iv.sel({CI_BOUND: "upper"}) + 1e-12)
-        return self.pmf.where(inside, 0.0).sum("n_correct").rename("coverage")
+        return self.pmf.where(inside, 0.0).sum(N_CORRECT).rename("coverage")
 
     def to_dataset(self, confidence_level: float = 0.95) -> xr.Dataset:
         """pmf, mean, variance, SD and the exact interval as one Dataset.
@@ -992,14 +1056,15 @@ class AccuracyDistribution:
     def __repr__(self) -> str:
         if self.mean.ndim == 0:
             iv = self.interval().values
-            return (f"AccuracyDistribution(M={self.pmf.sizes['n_correct'] - 1}, "
+            return (f"AccuracyDistribution(M={self.pmf.sizes[N_CORRECT] - 1}, "
                     f"mean={float(self.mean):.6g}, sd={math.sqrt(float(self.variance)):.6g}, "
                     f"95% interval=[{iv[0]:.6g}, {iv[1]:.6g}])")
         return f"AccuracyDistribution(dims={dict(self.mean.sizes)})"
 
 
 def accuracy_distribution(targets: Any, predictions: Any, *, q: Any = None,
-                          transition: Any = None) -> AccuracyDistribution:
+                          transition: Any = None, dim: Hashable | Sequence[Hashable] = ITEM
+                          ) -> AccuracyDistribution:
     r"""Exact distribution of the accuracy against noisy labels, with exact intervals.
 
     ``M a_r = sum_i B_i``, ``B_i ~ Bernoulli(pi_i)`` independent (see
@@ -1020,6 +1085,11 @@ def accuracy_distribution(targets: Any, predictions: Any, *, q: Any = None,
     transition : array_like, optional
         ``K x K`` row-stochastic matrix ``T[j, l] = P(observed l | true j)`` (instead of
         ``q``).
+    dim : str or sequence of str, optional
+        The item dim(s) reduced (default ``"item"``): items under another name, or several
+        dims reduced at once.
+        A dask-backed input is loaded (checked chunk by chunk on the way): the pmf needs
+        every item's ``pi_i`` at once.
 
     Returns
     -------
@@ -1034,17 +1104,19 @@ def accuracy_distribution(targets: Any, predictions: Any, *, q: Any = None,
     >>> dist.interval(0.95).values.tolist()
     [0.785, 0.845]
     """
-    pi = _agreement_probs(targets, predictions, q, transition)
-    m = pi.sizes[ITEM]
-    other = [dim for dim in pi.dims if dim != ITEM]
-    arr = pi.transpose(*other, ITEM).values.reshape(-1, m)
+    dims = as_dims(dim)
+    pi = _agreement_probs(targets, predictions, q, transition, dims).compute()
+    m = _n_items(pi, dims)
+    other = [x for x in pi.dims if x not in dims]
+    arr = pi.transpose(*other, *dims).values.reshape(-1, m)
     pmfs = np.stack([_poisson_binomial_pmf(row) for row in arr])
-    template = pi.isel({ITEM: 0}, drop=True)
+    template = pi.isel({x: 0 for x in dims}, drop=True)
     coords: dict[Hashable, Any] = dict(template.coords)
-    coords["n_correct"] = np.arange(m + 1)
-    coords["accuracy"] = ("n_correct", np.arange(m + 1) / m)
+    coords[N_CORRECT] = np.arange(m + 1)
+    coords[ACCURACY] = (N_CORRECT, np.arange(m + 1) / m)
     pmf = xr.DataArray(pmfs.reshape((*template.shape, m + 1)),
-                       dims=(*template.dims, "n_correct"), coords=coords, name="pmf")
-    mean = _finish(pi.mean(ITEM), "mean", {"metric": "E[accuracy]"})
-    var = _finish((pi * (1.0 - pi)).sum(ITEM) / m**2, "variance", {"metric": "Var[accuracy]"})
+                       dims=(*template.dims, N_CORRECT), coords=coords, name="pmf")
+    sums = sum_items(_pi_terms, pi, dims=dims, n_outputs=2)
+    mean = _finish(sums[0] / m, "mean", {"metric": "E[accuracy]"})
+    var = _finish(sums[1] / m**2, "variance", {"metric": "Var[accuracy]"})
     return AccuracyDistribution(pmf=pmf, mean=mean, variance=var)

@@ -6,11 +6,14 @@ The numpy kernels (:mod:`evaluq._kernels`) work on the last axes and never impor
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from evaluq import _streaming
+from evaluq._apply import check_dims
 from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
@@ -27,6 +30,7 @@ from evaluq._kernels import count_valid, nan_reduce, nanmean
 from evaluq._kernels import nanstd as _nanstd
 from evaluq._validation import check_int
 from evaluq.cube import is_summary, validate
+from evaluq.errors import CubeError
 
 SUMMARY_STATS = ("mean", "sd", "min", "max")
 WITHIN_COMPONENTS = ("sigma_seed", "sigma_boot", "sigma_within")
@@ -49,7 +53,8 @@ def _sd(x: np.ndarray, ddof: int, axis: int = -1) -> np.ndarray:
 
 # --- public function ----------------------------------------------------------------------------
 
-def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
+def variance_components(cube: xr.Dataset, *, ddof: int = 1,
+                        language_dim: str = LANGUAGE) -> xr.Dataset:
     r"""Between-language, seed-to-seed and boot-to-boot standard deviations.
 
     For scores :math:`y_{mls}` on the full test sets and bootstrap replicates
@@ -99,6 +104,13 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
     ddof
         Delta degrees of freedom of every SD. The multilingual paper's code uses ``ddof=1``;
         its FLORES table (Table 8) uses ``ddof=0`` for the between-language SDs.
+    language_dim
+        The name of the cube's language axis (default ``"language"``): a cube whose tasks or
+        data sets are under another name (``"task"``) is analysed as it is, and the result
+        keeps that name. The other dims keep their roles (``model``, ``seed``,
+        ``bootstrap``): the components are defined by the cube's design (seeds within a
+        language, replicates within a seed), so only the between-language axis can be renamed,
+        and it cannot be one of those dims.
 
     Returns
     -------
@@ -118,7 +130,13 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
     >>> vc = eq.variance_components(eq.from_arrays(score))
     >>> round(float(vc.sigma_seed[0, 0]), 4), round(float(vc.sigma_between[0]), 4)
     (1.4142, 2.1213)
+    >>> tasks = eq.from_arrays(score).rename(language="task")
+    >>> float(eq.variance_components(tasks, language_dim="task").sigma_between[0]) == float(
+    ...     vc.sigma_between[0])
+    True
     """
+    if language_dim != LANGUAGE:
+        return _renamed_language(cube, ddof, language_dim)
     # a dask-backed cube: validated without reading boot_score, which is then read once
     cube = _streaming.prepare(cube) if _streaming.is_dask(cube) else validate(cube)
     ddof = check_int("ddof", ddof, minimum=0)
@@ -237,6 +255,23 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1) -> xr.Dataset:
     out.attrs["not_estimable"] = ", ".join(
         name for name in ESTIMATES if bool(np.isnan(out[name].values).all()))
     return out
+
+
+def _renamed_language(cube: xr.Dataset, ddof: int, language_dim: Any) -> xr.Dataset:
+    """:func:`variance_components` of a cube whose language axis is named ``language_dim``."""
+    if not isinstance(cube, xr.Dataset):
+        raise TypeError(f"`cube` must be an xarray.Dataset; got {type(cube).__name__}")
+    if not isinstance(language_dim, str):
+        raise TypeError(f"`language_dim` must be a dim name (str); got {language_dim!r}")
+    if language_dim in (MODEL, SEED, BOOTSTRAP):
+        raise ValueError(f"`language_dim` must name the cube's language axis, not one of the "
+                         f"other design dims {[MODEL, SEED, BOOTSTRAP]}; got {language_dim!r}")
+    check_dims(cube, (language_dim,), "cube", argument="language_dim")
+    if LANGUAGE in cube.dims:
+        raise CubeError(f"`language_dim` is {language_dim!r} but the cube also has a "
+                        f"{LANGUAGE!r} dim: rename or drop one of them")
+    out = variance_components(cube.rename({language_dim: LANGUAGE}), ddof=ddof)
+    return out.rename({LANGUAGE: language_dim})
 
 
 def _summary_components(cube: xr.Dataset, nan_ml: np.ndarray, reasons: dict[str, str]

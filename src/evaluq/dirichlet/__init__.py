@@ -24,6 +24,12 @@ Conventions
 - Every ``expected_*`` function returns a DataArray of per-item values with an ``item`` dim
   (plus the prediction's other dims); ``result.mean("item")`` is the data-set metric. For a 1-D
   ``counts`` the ``item`` dim is dropped (a single value).
+- ``dim=`` names the item dim(s) of a DataArray ``counts`` when they are not ``item`` (for
+  example ``dim="doc"`` or ``dim=("doc", "sentence")``); results keep those dims.
+- Dask-backed ``counts`` / ``q`` give lazy results computed chunk by chunk over items (only
+  ``class`` is made one chunk); the values are checked inside the graph, so a bad value raises
+  when the result is computed. Each item's value equals the in-memory one to the last bit
+  (``expected_jsd``: to about 1e-13 relative, its rule batching the marginals of a chunk).
 
 References
 ----------

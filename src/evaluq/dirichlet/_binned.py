@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._apply import apply_items, check_values
 from evaluq._dims import CLASS, ITEM
 from evaluq._validation import (
     check_choice,
@@ -61,19 +62,17 @@ def empirical_metric(counts: Any, q: Any, *, metric: Metric) -> xr.DataArray:
     else:
         post, single = _as_posterior(counts, None)
     qa = _as_q(q, post)
-    n_ann = post.n_annotations
-    if bool((n_ann <= 0).any()):
-        raise ValueError("an item has no annotations: the empirical metrics are undefined")
+    n_ann = check_values(post.n_annotations, _check_annotated)  # by chunk on dask
     freq = post.counts / n_ann
-    out = xr.apply_ufunc(_empirical_kernel(metric), freq, qa,
-                         input_core_dims=[[CLASS], [CLASS]], keep_attrs=False)
-    if ITEM in out.dims:
-        out = out.transpose(..., ITEM)
-    if single:
-        out = out.squeeze(ITEM, drop=True)
-    out.name = f"empirical_{metric}"
-    out.attrs = {"metric": f"{_SHORT[metric]} empirical", "method": "raw frequencies"}
-    return out
+    return apply_items(_empirical_kernel(metric), freq, qa, core_dims=(CLASS,),
+                       item_dims=post.item_dims, squeeze=single, name=f"empirical_{metric}",
+                       attrs={"metric": f"{_SHORT[metric]} empirical",
+                              "method": "raw frequencies"})
+
+
+def _check_annotated(n_annotations: np.ndarray) -> None:
+    if np.any(n_annotations <= 0):
+        raise ValueError("an item has no annotations: the empirical metrics are undefined")
 
 
 def _bin_labels(edges: Sequence[int]) -> list[str]:

@@ -104,7 +104,7 @@ def _expected_jsd(a: np.ndarray, q: np.ndarray, n_nodes: int | None = None) -> n
 # --- public expectations ------------------------------------------------------------------------
 
 @renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
-def expected_probs(counts: Any, *, prior: Any = None) -> xr.DataArray:
+def expected_probs(counts: Any, *, prior: Any = None, dim: Any = None) -> xr.DataArray:
     r"""Posterior mean of each item's label distribution.
 
     .. math:: E[p_{ik}] = \frac{\alpha_k + n_{ik}}{\alpha_0 + n_{i0}}
@@ -116,6 +116,11 @@ def expected_probs(counts: Any, *, prior: Any = None) -> xr.DataArray:
         :class:`DirichletPosterior`.
     prior
         Prior concentration (default 1, the uniform prior); not allowed with a posterior.
+    dim : str or sequence of str, optional
+        The dim(s) of a DataArray ``counts`` that index the items (default None:
+        ``"item"``, or the posterior's item dims). The kernels work item by item, so
+        dask-backed inputs give a lazy result computed chunk by chunk over items, equal
+        to the in-memory one to the last bit.
 
     Returns
     -------
@@ -132,13 +137,13 @@ def expected_probs(counts: Any, *, prior: Any = None) -> xr.DataArray:
     >>> (eq.dirichlet.expected_probs([1, 2, 4, 2, 1]) * 15).round(6).values.tolist()
     [2.0, 3.0, 5.0, 3.0, 2.0]
     """
-    post, _ = _as_posterior(counts, prior)
+    post, _ = _as_posterior(counts, prior, dim)
     return post.expected_probs()  # drops ``item`` for a posterior of 1-D counts
 
 
 @renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
 def expected_cross_entropy(counts: Any, q: Any, *, prior: Any = None,
-                           eps: float | None = None) -> xr.DataArray:
+                           eps: float | None = None, dim: Any = None) -> xr.DataArray:
     r"""Expected cross-entropy ``E[-sum_k p_k log q_k]`` under the Dirichlet posterior (nats).
 
     Exact, because the cross-entropy is linear in ``p``:
@@ -158,6 +163,11 @@ def expected_cross_entropy(counts: Any, q: Any, *, prior: Any = None,
     eps
         ``None`` (default): ``q_k = 0`` gives ``+inf`` (the exact value, since ``a_k > 0``).
         A float clips ``q`` at ``eps`` and renormalises, as :mod:`evaluq.metrics` does.
+    dim : str or sequence of str, optional
+        The dim(s) of a DataArray ``counts`` that index the items (default None:
+        ``"item"``, or the posterior's item dims). The kernels work item by item, so
+        dask-backed inputs give a lazy result computed chunk by chunk over items, equal
+        to the in-memory one to the last bit.
 
     Returns
     -------
@@ -180,7 +190,7 @@ def expected_cross_entropy(counts: Any, q: Any, *, prior: Any = None,
     expected_kl, monte_carlo_expectation
     """
     eps = _check_eps(eps)
-    post, single = _as_posterior(counts, prior)
+    post, single = _as_posterior(counts, prior, dim)
     qa = _as_q(q, post)
 
     def kernel(a: np.ndarray, qq: np.ndarray) -> np.ndarray:
@@ -191,7 +201,7 @@ def expected_cross_entropy(counts: Any, q: Any, *, prior: Any = None,
 
 
 @renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
-def expected_entropy(counts: Any, *, prior: Any = None) -> xr.DataArray:
+def expected_entropy(counts: Any, *, prior: Any = None, dim: Any = None) -> xr.DataArray:
     r"""Expected Shannon entropy of the label distribution under ``Dir(a)`` (nats).
 
     .. math::
@@ -211,6 +221,11 @@ def expected_entropy(counts: Any, *, prior: Any = None) -> xr.DataArray:
     prior : float or array_like, optional
         Prior concentration: a positive scalar or ``K`` positive values (default None: 1, the
         uniform prior); not allowed with a posterior.
+    dim : str or sequence of str, optional
+        The dim(s) of a DataArray ``counts`` that index the items (default None:
+        ``"item"``, or the posterior's item dims). The kernels work item by item, so
+        dask-backed inputs give a lazy result computed chunk by chunk over items, equal
+        to the in-memory one to the last bit.
 
     Returns
     -------
@@ -225,14 +240,14 @@ def expected_entropy(counts: Any, *, prior: Any = None) -> xr.DataArray:
     >>> round(float(eq.dirichlet.expected_entropy([0, 0, 0, 0, 2])), 5)
     1.23571
     """
-    post, single = _as_posterior(counts, prior)
+    post, single = _as_posterior(counts, prior, dim)
     return _apply(_expected_entropy, post, None, single, "expected_entropy",
                   {"metric": "E[H]", "units": "nats", "method": "exact"})
 
 
 @renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
 def expected_kl(counts: Any, q: Any, *, prior: Any = None,
-                eps: float | None = None) -> xr.DataArray:
+                eps: float | None = None, dim: Any = None) -> xr.DataArray:
     r"""Expected KL divergence ``E[KL(p || q)]`` under the Dirichlet posterior (nats).
 
     .. math::
@@ -257,6 +272,11 @@ def expected_kl(counts: Any, q: Any, *, prior: Any = None,
     eps : float, optional
         ``None`` (default): ``q_k = 0`` gives ``+inf`` (the exact value, since ``a_k > 0``).
         A float clips ``q`` at ``eps`` and renormalises, as :mod:`evaluq.metrics` does.
+    dim : str or sequence of str, optional
+        The dim(s) of a DataArray ``counts`` that index the items (default None:
+        ``"item"``, or the posterior's item dims). The kernels work item by item, so
+        dask-backed inputs give a lazy result computed chunk by chunk over items, equal
+        to the in-memory one to the last bit.
 
     Returns
     -------
@@ -275,7 +295,7 @@ def expected_kl(counts: Any, q: Any, *, prior: Any = None,
     0.37372
     """
     eps = _check_eps(eps)
-    post, single = _as_posterior(counts, prior)
+    post, single = _as_posterior(counts, prior, dim)
     qa = _as_q(q, post)
 
     def kernel(a: np.ndarray, qq: np.ndarray) -> np.ndarray:
@@ -286,8 +306,8 @@ def expected_kl(counts: Any, q: Any, *, prior: Any = None,
 
 
 @renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
-def expected_jsd(counts: Any, q: Any, *, prior: Any = None, n_nodes: int | None = None
-                 ) -> xr.DataArray:
+def expected_jsd(counts: Any, q: Any, *, prior: Any = None, n_nodes: int | None = None,
+                 dim: Any = None) -> xr.DataArray:
     r"""Expected Jensen-Shannon divergence ``E[JSD(p, q)]`` under the Dirichlet posterior (nats).
 
     .. math::
@@ -311,6 +331,10 @@ def expected_jsd(counts: Any, q: Any, *, prior: Any = None, n_nodes: int | None 
     n_nodes
         Minimum quadrature nodes per (item, class) (default None: the rule's own size, at
         least 16); more are used automatically where a marginal needs them.
+    dim
+        As in :func:`expected_cross_entropy`; on dask the rule groups the marginals of each
+        chunk (its batched range search and products), so values agree with the in-memory
+        ones to about 1e-13 relative rather than to the last bit.
 
     Examples
     --------
@@ -323,7 +347,7 @@ def expected_jsd(counts: Any, q: Any, *, prior: Any = None, n_nodes: int | None 
     0.09746
     """
     n = None if n_nodes is None else check_int("n_nodes", n_nodes, minimum=16)
-    post, single = _as_posterior(counts, prior)
+    post, single = _as_posterior(counts, prior, dim)
     qa = _as_q(q, post)
 
     def kernel(a: np.ndarray, qq: np.ndarray) -> np.ndarray:
@@ -335,7 +359,7 @@ def expected_jsd(counts: Any, q: Any, *, prior: Any = None, n_nodes: int | None 
 
 
 @renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
-def expected_emd(counts: Any, q: Any, *, prior: Any = None) -> xr.DataArray:
+def expected_emd(counts: Any, q: Any, *, prior: Any = None, dim: Any = None) -> xr.DataArray:
     r"""Expected ordinal Earth Mover's Distance ``E[EMD(p, q)]``: exact, in closed form.
 
     With ground distance ``|i - j| / (K - 1)``,
@@ -363,6 +387,11 @@ def expected_emd(counts: Any, q: Any, *, prior: Any = None) -> xr.DataArray:
     prior : float or array_like, optional
         Prior concentration: a positive scalar or ``K`` positive values (default None: 1, the
         uniform prior); not allowed with a posterior.
+    dim : str or sequence of str, optional
+        The dim(s) of a DataArray ``counts`` that index the items (default None:
+        ``"item"``, or the posterior's item dims). The kernels work item by item, so
+        dask-backed inputs give a lazy result computed chunk by chunk over items, equal
+        to the in-memory one to the last bit.
 
     Returns
     -------
@@ -380,7 +409,7 @@ def expected_emd(counts: Any, q: Any, *, prior: Any = None) -> xr.DataArray:
     >>> round(float(eq.dirichlet.expected_emd([0, 0, 0, 0, 2], [.2, .2, .2, .2, .2])), 5)
     0.18225
     """
-    post, single = _as_posterior(counts, prior)
+    post, single = _as_posterior(counts, prior, dim)
     qa = _as_q(q, post)
     return _apply(_expected_emd, post, qa, single, "expected_emd",
                   {"metric": "E[EMD]", "method": "exact"})

@@ -4,13 +4,13 @@ cross-check of the exact ones."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from evaluq._deprecation import renamed_argument
-from evaluq._dims import CLASS, ITEM
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -22,6 +22,7 @@ from evaluq.dirichlet._posterior import (
     _SHORT,
     METRICS,
     Metric,
+    _apply,
     _as_posterior,
     _as_q,
 )
@@ -115,15 +116,11 @@ def monte_carlo_expectation(
         q = np.full(post.n_classes, 1.0 / post.n_classes) if q is None else q
     elif q is None:
         raise ValueError(f"`q` is needed for metric={metric!r}")
-    qa = _as_q(q, post)
-    out = xr.apply_ufunc(
-        lambda a, qq: _mc_kernel(a, qq, metric, n, gen), post.concentration, qa,
-        input_core_dims=[[CLASS], [CLASS]], output_core_dims=[["stat"]], keep_attrs=False,
-    )
-    if ITEM in out.dims:
-        out = out.transpose(..., ITEM, "stat")
-    if single:
-        out = out.squeeze(ITEM, drop=True)
+    # the draws are taken in one pass over the items: dask-backed input is loaded
+    post = replace(post, concentration=post.concentration.compute())
+    qa = _as_q(q, post).compute()
+    out = _apply(lambda a, qq: _mc_kernel(a, qq, metric, n, gen), post, qa, single, "mc", {},
+                 output_core_dims=("stat",), output_sizes={"stat": 2})
     ds = xr.Dataset({"estimate": out.isel(stat=0, drop=True),
                      "standard_error": out.isel(stat=1, drop=True)})
     ds.attrs = {"metric": f"E[{_SHORT[metric]}]", "method": "monte_carlo", "n_draws": n}

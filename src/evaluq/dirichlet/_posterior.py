@@ -3,7 +3,8 @@ the expectations (counts, predictions ``q``, the xarray wrapper of the numpy ker
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -11,6 +12,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._apply import apply_items, as_dims, check_values
 from evaluq._deprecation import renamed_argument
 from evaluq._dims import CLASS, ITEM
 from evaluq._validation import check_int, check_real
@@ -40,11 +42,15 @@ class DirichletPosterior:
         True when built from the counts of ONE item (a 1-D ``(K,)`` vector): results then drop
         the ``item`` dim (:meth:`expected_probs` and the ``expected_*`` functions alike), while
         :attr:`concentration` keeps it.
+    item_dims
+        The dims that index the items (default ``("item",)``; see ``dim=`` of
+        :func:`posterior`).
     """
 
     concentration: xr.DataArray
     alpha: np.ndarray
     single: bool = False
+    item_dims: tuple[Hashable, ...] = (ITEM,)
 
     @property
     def prior(self) -> np.ndarray:
@@ -54,7 +60,7 @@ class DirichletPosterior:
 
     @property
     def n_items(self) -> int:
-        return int(self.concentration.sizes[ITEM])
+        return math.prod(int(self.concentration.sizes[d]) for d in self.item_dims)
 
     @property
     def n_classes(self) -> int:
@@ -67,7 +73,7 @@ class DirichletPosterior:
 
     @property
     def n_annotations(self) -> xr.DataArray:
-        """Annotations per item ``n_i = sum_k n_ik`` (``item`` dim)."""
+        """Annotations per item ``n_i = sum_k n_ik`` (the item dims)."""
         return self.counts.sum(CLASS).rename("n_annotations")
 
     def expected_probs(self) -> xr.DataArray:
@@ -75,7 +81,7 @@ class DirichletPosterior:
         posterior was built from 1-D counts (as :func:`expected_probs`)."""
         a = self.concentration
         out = (a / a.sum(CLASS)).rename("expected_probs")
-        return out.squeeze(ITEM, drop=True) if self.single else out
+        return out.squeeze(self.item_dims, drop=True) if self.single else out
 
     def __repr__(self) -> str:
         n = self.n_annotations.values
@@ -119,19 +125,29 @@ def _check_numeric(name: str, dtype: np.dtype[Any]) -> None:
                            if dtype.kind == "b" else ""))
 
 
-def _counts_array(counts: Any) -> tuple[xr.DataArray, bool]:
-    """Counts as a DataArray (item, class); the flag says the input was one item (1-D)."""
+def _check_counts(values: np.ndarray) -> None:
+    if not np.all(np.isfinite(values)):
+        raise ValueError("`counts` contains NaN or infinite values")
+    if np.any(values < 0):
+        n_bad = int((values < 0).sum())
+        raise ValueError(f"`counts` must be non-negative; got {n_bad} negative count(s)")
+
+
+def _counts_array(counts: Any, dims: tuple[Hashable, ...] = (ITEM,)
+                  ) -> tuple[xr.DataArray, bool]:
+    """Counts as a DataArray (*item dims, class); the flag says the input was one item (1-D).
+    Values are checked at once, or chunk by chunk inside the graph on dask."""
     if isinstance(counts, xr.DataArray):
-        missing = {ITEM, CLASS} - set(counts.dims)
-        if counts.ndim == 1 and counts.dims == (CLASS,):
+        if counts.ndim == 1 and counts.dims == (CLASS,) and len(dims) == 1:
             _check_numeric("counts", counts.dtype)
-            return _counts_array(counts.expand_dims(ITEM))[0], True
-        if missing or counts.ndim != 2:
+            return _counts_array(counts.expand_dims(dims[0]), dims)[0], True
+        if set(counts.dims) != {*dims, CLASS} or counts.ndim != len(dims) + 1:
             raise ValueError(
-                f"`counts` must have dims ({ITEM!r}, {CLASS!r}); got {counts.dims}"
+                f"`counts` must have dims {(*dims, CLASS)!r} (the items named by `dim`); "
+                f"got {counts.dims}"
             )
         _check_numeric("counts", counts.dtype)
-        da = counts.transpose(ITEM, CLASS).astype(np.float64)
+        da = counts.transpose(*dims, CLASS).astype(np.float64)
         single = False
     else:
         arr = np.asarray(counts)
@@ -142,23 +158,20 @@ def _counts_array(counts: Any) -> tuple[xr.DataArray, bool]:
             arr = arr[None, :]
         if arr.ndim != 2:
             raise ValueError(f"`counts` must be 2-D (items x classes); got shape {arr.shape}")
-        da = xr.DataArray(arr, dims=(ITEM, CLASS))
-    values = da.values
-    if values.shape[0] == 0:
+        if len(dims) != 1:
+            raise ValueError(f"`counts` must be a DataArray to have several item dims "
+                             f"(`dim`={list(dims)}); got an array of shape {arr.shape}")
+        da = xr.DataArray(arr, dims=(dims[0], CLASS))
+    if any(da.sizes[d] == 0 for d in dims):
         raise ValueError("`counts` is empty (no items)")
-    if values.shape[1] < 2:
-        raise ValueError(f"`counts` needs at least 2 classes; got {values.shape[1]}")
-    if not np.all(np.isfinite(values)):
-        raise ValueError("`counts` contains NaN or infinite values")
-    if np.any(values < 0):
-        n_bad = int((values < 0).sum())
-        raise ValueError(f"`counts` must be non-negative; got {n_bad} negative count(s)")
-    return da, single
+    if da.sizes[CLASS] < 2:
+        raise ValueError(f"`counts` needs at least 2 classes; got {da.sizes[CLASS]}")
+    return check_values(da, _check_counts), single
 
 
 @renamed_argument("alpha", "prior", meaning="the Dirichlet prior concentration")
-def posterior(counts: Any, *, prior: float | Sequence[float] | np.ndarray = 1.0
-              ) -> DirichletPosterior:
+def posterior(counts: Any, *, prior: float | Sequence[float] | np.ndarray = 1.0,
+              dim: Hashable | Sequence[Hashable] = ITEM) -> DirichletPosterior:
     r"""Dirichlet posterior of each item's label distribution from annotation counts.
 
     .. math:: p_i \mid n_i \sim \mathrm{Dir}(\alpha + n_i)
@@ -171,6 +184,10 @@ def posterior(counts: Any, *, prior: float | Sequence[float] | np.ndarray = 1.0
     prior
         Prior concentration: a positive scalar (the same for every class; 1 is the uniform
         prior, 0.5 Jeffreys') or a vector of ``K`` positive values.
+    dim
+        The dim(s) of a DataArray ``counts`` that index the items (default ``"item"``):
+        items under another name, or several dims (e.g. ``("document", "sentence")``).
+        Dask-backed counts stay lazy (checked chunk by chunk when computed).
 
     Returns
     -------
@@ -189,17 +206,18 @@ def posterior(counts: Any, *, prior: float | Sequence[float] | np.ndarray = 1.0
     >>> post.n_annotations.values.tolist()
     [10.0, 2.0]
     """
-    da, single = _counts_array(counts)
-    return _posterior_from_counts(da, prior, single)
+    dims = as_dims(dim)
+    da, single = _counts_array(counts, dims)
+    return _posterior_from_counts(da, prior, single, dims)
 
 
-def _posterior_from_counts(da: xr.DataArray, alpha: Any,
-                           single: bool = False) -> DirichletPosterior:
+def _posterior_from_counts(da: xr.DataArray, alpha: Any, single: bool = False,
+                           dims: tuple[Hashable, ...] = (ITEM,)) -> DirichletPosterior:
     """The posterior from counts already validated by :func:`_counts_array`."""
     prior = _check_prior(alpha, da.sizes[CLASS])
     conc = (da + xr.DataArray(prior, dims=(CLASS,))).rename("concentration")
     conc.attrs = {"kind": "dirichlet posterior concentration"}
-    return DirichletPosterior(concentration=conc, alpha=prior, single=single)
+    return DirichletPosterior(concentration=conc, alpha=prior, single=single, item_dims=dims)
 
 
 def counts_from_annotations(
@@ -338,32 +356,58 @@ def _check_eps(eps: Any) -> float | None:
                                                  low_inclusive=False)
 
 
-def _as_posterior(counts: Any, prior: Any) -> tuple[DirichletPosterior, bool]:
+def _as_posterior(counts: Any, prior: Any, dim: Hashable | Sequence[Hashable] | None = None
+                  ) -> tuple[DirichletPosterior, bool]:
     if isinstance(counts, DirichletPosterior):
         if prior is not None:
             raise ValueError("`prior` is already part of the DirichletPosterior; do not pass it")
+        if dim is not None and as_dims(dim) != counts.item_dims:
+            raise ValueError(f"`dim` {dim!r} differs from the posterior's item dims "
+                             f"{list(counts.item_dims)}; give `dim` to `posterior` instead")
         return counts, counts.single
-    da, single = _counts_array(counts)
-    return _posterior_from_counts(da, 1.0 if prior is None else prior, single), single
+    dims = (ITEM,) if dim is None else as_dims(dim)
+    da, single = _counts_array(counts, dims)
+    return _posterior_from_counts(da, 1.0 if prior is None else prior, single, dims), single
+
+
+def _q_check(name: str, axis: int) -> Callable[[np.ndarray], None]:
+    def check(values: np.ndarray) -> None:
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"`{name}` contains NaN or infinite values")
+        if np.any(values < 0):
+            raise ValueError(
+                f"`{name}` must be a probability distribution: it has negative entries")
+        sums = values.sum(axis=axis)
+        if np.any(np.abs(sums - 1.0) > _PROB_ATOL):
+            worst = float(sums.ravel()[np.argmax(np.abs(sums - 1.0).ravel())])
+            raise ValueError(
+                f"`{name}` must be a probability distribution over classes (rows summing to "
+                f"1); a row sums to {worst:g}"
+            )
+    return check
 
 
 def _as_q(q: Any, post: DirichletPosterior, name: str = "q") -> xr.DataArray:
-    n_items, k = post.n_items, post.n_classes
+    n_items, k, dims = post.n_items, post.n_classes, post.item_dims
     if isinstance(q, xr.DataArray):
         if CLASS not in q.dims:
             raise ValueError(f"`{name}` must have a {CLASS!r} dim; got {q.dims}")
         _check_numeric(name, q.dtype)
         da = q.astype(np.float64)
-        if ITEM in da.dims:
-            if da.sizes[ITEM] != n_items:
+        for d in dims:
+            if d in da.dims and da.sizes[d] != post.concentration.sizes[d]:
+                what = "items" if dims == (ITEM,) else f"entries along {d!r}"
                 raise ValueError(
-                    f"`{name}` has {da.sizes[ITEM]} items but the counts have {n_items}"
+                    f"`{name}` has {da.sizes[d]} {what} but the counts have "
+                    f"{post.concentration.sizes[d]}"
                 )
+        if any(d in da.dims for d in dims):
             try:
                 xr.align(da, post.concentration, join="exact")
             except ValueError as err:
                 raise ValueError(
-                    f"the {ITEM!r} coordinates of `{name}` and of the counts differ"
+                    f"the {ITEM if dims == (ITEM,) else list(dims)!r} coordinates of "
+                    f"`{name}` and of the counts differ"
                 ) from err
     else:
         raw = np.asarray(q)
@@ -371,14 +415,15 @@ def _as_q(q: Any, post: DirichletPosterior, name: str = "q") -> xr.DataArray:
         arr = raw.astype(np.float64)
         if arr.ndim == 1:
             da = xr.DataArray(arr, dims=(CLASS,))
-        elif arr.ndim == 2:
+        elif arr.ndim == 2 and len(dims) == 1:
             if arr.shape[0] != n_items:
                 raise ValueError(
                     f"`{name}` has shape {arr.shape} but the counts have {n_items} items"
                 )
-            da = xr.DataArray(arr, dims=(ITEM, CLASS),
-                              coords={ITEM: post.concentration[ITEM]}
-                              if ITEM in post.concentration.coords else None)
+            item = dims[0]
+            da = xr.DataArray(arr, dims=(item, CLASS),
+                              coords={item: post.concentration[item]}
+                              if item in post.concentration.coords else None)
         else:
             raise ValueError(
                 f"`{name}` must be 1-D (classes) or 2-D (items x classes) or a DataArray; "
@@ -386,30 +431,12 @@ def _as_q(q: Any, post: DirichletPosterior, name: str = "q") -> xr.DataArray:
             )
     if da.sizes[CLASS] != k:
         raise ValueError(f"`{name}` has {da.sizes[CLASS]} classes but the counts have {k}")
-    values = da.values
-    if not np.all(np.isfinite(values)):
-        raise ValueError(f"`{name}` contains NaN or infinite values")
-    if np.any(values < 0):
-        raise ValueError(f"`{name}` must be a probability distribution: it has negative entries")
-    sums = values.sum(axis=da.get_axis_num(CLASS))
-    if np.any(np.abs(sums - 1.0) > _PROB_ATOL):
-        worst = float(sums.ravel()[np.argmax(np.abs(sums - 1.0).ravel())])
-        raise ValueError(
-            f"`{name}` must be a probability distribution over classes (rows summing to 1); "
-            f"a row sums to {worst:g}"
-        )
-    return da
+    return check_values(da, _q_check(name, da.get_axis_num(CLASS)), whole=(CLASS,))
 
 
 def _apply(kernel: Callable[..., np.ndarray], post: DirichletPosterior, q: xr.DataArray | None,
-           single: bool, name: str, attrs: Mapping[str, Any]) -> xr.DataArray:
+           single: bool, name: str, attrs: Mapping[str, Any], **kw: Any) -> xr.DataArray:
+    """A per-item kernel over ``class`` (:func:`evaluq._apply.apply_items`), items last."""
     args = [post.concentration] if q is None else [post.concentration, q]
-    out = xr.apply_ufunc(kernel, *args, input_core_dims=[[CLASS]] * len(args),
-                         keep_attrs=False)
-    if ITEM in out.dims:
-        out = out.transpose(..., ITEM)
-    if single:
-        out = out.squeeze(ITEM, drop=True)
-    out.name = name
-    out.attrs = dict(attrs)
-    return out
+    return apply_items(kernel, *args, core_dims=(CLASS,), item_dims=post.item_dims,
+                       squeeze=single, name=name, attrs=attrs, **kw)

@@ -112,6 +112,10 @@ def model_ranking(
     ['A', 'B', 'best', 'p_best', 'A se', 'A lower', 'A upper', 'B se', 'B lower', 'B upper']
     """
     post, _ = _as_posterior(counts, prior)
+    if post.item_dims != (ITEM,):
+        raise ValueError(f"`counts` is a posterior with the item dims {list(post.item_dims)}; "
+                         f"model_ranking resamples items under the one dim {ITEM!r} (rename "
+                         "them, e.g. counts.rename(doc='item'), or stack several into one)")
     if post.single:  # keep the item dim: the ranking averages over items
         post = DirichletPosterior(concentration=post.concentration, alpha=post.alpha)
     n_boot = check_int("n_resamples", n_resamples, minimum=0)
