@@ -122,18 +122,42 @@ def make_unit(metrics: Sequence[Metric], targets: np.ndarray, h0: np.ndarray, h1
     (target, h0, h1) triples; other inputs keep one cell per item.
     """
     if hard:
-        k = max(int(n_classes), 1)
-        code = (targets.astype(np.int64) * k + h0.astype(np.int64)) * k + h1.astype(np.int64)
-        cells, counts = np.unique(code, return_counts=True)
-        y, rest = np.divmod(cells, k * k)
-        a, b = np.divmod(rest, k)
-        stats, widths = _stack_stats(metrics, y, np.stack([a, b]), n_classes)
-        return Unit(counts.astype(np.int64), stats[0], stats[1], compressed=True,
-                    finite=bool(np.isfinite(stats).all())), widths
-    stats, widths = _stack_stats(metrics, targets, np.stack([h0, h1]), n_classes)
-    counts = np.ones(stats.shape[1], dtype=np.int64)
-    return Unit(counts, stats[0], stats[1], compressed=False,
+        cells, counts = np.unique(cell_codes(targets, h0, h1, n_classes), return_counts=True)
+        return cell_unit(metrics, cells, counts, n_classes)
+    stats, widths = item_stats(metrics, targets, h0, h1, n_classes)
+    return item_unit(stats), widths
+
+
+def cell_codes(targets: np.ndarray, h0: np.ndarray, h1: np.ndarray,
+               n_classes: int) -> np.ndarray:
+    """One int64 code per item for its (target, h0, h1) triple of class codes:
+    ``(y K + a) K + b``, so that sorted codes order cells by target, then h0, then h1."""
+    k = max(int(n_classes), 1)
+    return (targets.astype(np.int64) * k + h0.astype(np.int64)) * k + h1.astype(np.int64)
+
+
+def cell_unit(metrics: Sequence[Metric], cells: np.ndarray, counts: np.ndarray,
+              n_classes: int) -> tuple[Unit, list[int]]:
+    """The :class:`Unit` of hard labels from its distinct sorted cell codes
+    (:func:`cell_codes`) and their item counts: the statistics of one item per cell."""
+    k = max(int(n_classes), 1)
+    y, rest = np.divmod(cells, k * k)
+    a, b = np.divmod(rest, k)
+    stats, widths = _stack_stats(metrics, y, np.stack([a, b]), n_classes)
+    return Unit(counts.astype(np.int64), stats[0], stats[1], compressed=True,
                 finite=bool(np.isfinite(stats).all())), widths
+
+
+def item_unit(stats: np.ndarray) -> Unit:
+    """The per-item :class:`Unit` (one cell per item) of statistics ``(2, N, S)``."""
+    return Unit(np.ones(stats.shape[1], dtype=np.int64), stats[0], stats[1],
+                compressed=False, finite=bool(np.isfinite(stats).all()))
+
+
+def item_stats(metrics: Sequence[Metric], targets: np.ndarray, h0: np.ndarray,
+               h1: np.ndarray, n_classes: int) -> tuple[np.ndarray, list[int]]:
+    """Per-item statistics ``(2, N, S)`` of h0 and h1 for all metrics, and each width."""
+    return _stack_stats(metrics, targets, np.stack([h0, h1]), n_classes)
 
 
 def split_units(metrics: Sequence[Metric], targets: np.ndarray, h0: np.ndarray,
