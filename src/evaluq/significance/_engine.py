@@ -18,11 +18,15 @@ loop runs over resamples or items.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import queue
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -122,7 +126,13 @@ def make_unit(metrics: Sequence[Metric], targets: np.ndarray, h0: np.ndarray, h1
     (target, h0, h1) triples; other inputs keep one cell per item.
     """
     if hard:
-        cells, counts = np.unique(cell_codes(targets, h0, h1, n_classes), return_counts=True)
+        code = cell_codes(targets, h0, h1, n_classes)
+        if max(int(n_classes), 1) ** 3 <= 4 * code.size:  # a count per possible cell: no sort
+            per_cell = np.bincount(code, minlength=max(int(n_classes), 1) ** 3)
+            cells = np.flatnonzero(per_cell)
+            counts = per_cell[cells]
+        else:
+            cells, counts = np.unique(code, return_counts=True)
         return cell_unit(metrics, cells, counts, n_classes)
     stats, widths = item_stats(metrics, targets, h0, h1, n_classes)
     return item_unit(stats), widths
@@ -273,6 +283,56 @@ def draw_counts(rng: np.random.Generator, unit: Unit, size: int | np.ndarray,
         np.float64)
 
 
+def prefetched[T](chunks: Iterator[T], depth: int = 2) -> Iterator[T]:
+    """``chunks`` produced in a background thread, up to ``depth`` chunks ahead.
+
+    The random draws of a test (numpy's multinomial and binomial draws release the GIL) then
+    overlap with the sums and metric values of the chunks already drawn. The draws still
+    come from the one generator in the same order, so the numbers are those of a plain loop
+    for the same rng. With a single chunk there is nothing to overlap: no thread.
+    Exceptions of the producer are raised here; closing this iterator stops the producer
+    (and waits for it, so the generator is free again when this returns).
+    """
+    items: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in chunks:
+                while not stop.is_set():
+                    try:
+                        items.put(("item", item), timeout=0.05)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            items.put(("end", None))
+        except BaseException as err:  # handed to the consumer, raised there
+            items.put(("error", err))
+
+    worker = threading.Thread(target=produce, name="evaluq-draws", daemon=True)
+    worker.start()
+    try:
+        while True:
+            tag, item = items.get()
+            if tag == "end":
+                return
+            if tag == "error":
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # unblock a producer waiting on a full queue
+            with contextlib.suppress(queue.Empty):
+                items.get(timeout=0.05)
+        worker.join()
+
+
+def _chunk_bounds(n_resamples: int, chunk: int) -> list[tuple[int, int]]:
+    return [(start, min(chunk, n_resamples - start)) for start in range(0, n_resamples, chunk)]
+
+
 def iter_bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resamples: int,
                         fraction: float | None, two_level: bool
                         ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -286,23 +346,29 @@ def iter_bootstrap_sums(rng: np.random.Generator, units: Sequence[Unit], n_resam
 
     Yields ``(sums0, sums1, totals)`` of shapes ``(m, S)``, ``(m, S)``, ``(m,)`` for chunks
     of ``m`` resamples (so that the caller reduces them to metric values chunk by chunk and
-    the memory stays bounded whatever ``n_resamples``).
+    the memory stays bounded whatever ``n_resamples``). The draws of later chunks are made
+    in a background thread while a chunk's sums are computed (:func:`prefetched`).
     """
     width = units[0].stats0.shape[1]
     sizes = [round((fraction or 1.0) * u.n_items) for u in units]
     n_units = len(units)
     widest = max(max(u.n_cells for u in units), max(sizes) if not units[0].compressed else 0)
-    chunk = chunk_size(n_resamples, widest + 2 * width)
-    for start in range(0, n_resamples, chunk):
-        m = min(chunk, n_resamples - start)
+    bounds = _chunk_bounds(n_resamples, chunk_size(n_resamples, widest + 2 * width))
+
+    def draws() -> Iterator[list[np.ndarray]]:  # every use of rng, in the order of a loop
+        for _, m in bounds:
+            if two_level:
+                run_counts = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=m)
+            yield [draw_counts(rng, unit, sizes[r] if not two_level
+                               else run_counts[:, r] * sizes[r], m)
+                   for r, unit in enumerate(units)]  # loop over runs (a handful)
+
+    for drawn in (prefetched(draws()) if len(bounds) > 1 else draws()):
+        m = drawn[0].shape[0]
         s0 = np.zeros((m, width))
         s1 = np.zeros((m, width))
         t = np.zeros(m)
-        if two_level:
-            run_counts = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=m)
-        for r, unit in enumerate(units):  # loop over runs (a handful), not resamples
-            size: int | np.ndarray = sizes[r] if not two_level else run_counts[:, r] * sizes[r]
-            counts = draw_counts(rng, unit, size, m)
+        for unit, counts in zip(units, drawn, strict=True):  # runs (a handful)
             both = unit.sums01(counts)
             s0 += both[:, :width]
             s1 += both[:, width:]
@@ -352,7 +418,7 @@ def iter_permutation_sums(rng: np.random.Generator, unit: Unit, n_resamples: int
 
     Swapping ``k`` of the ``n_c`` items of a cell moves ``k * (s1_c - s0_c)`` from h1's sums
     to h0's, so a permutation is a vector of ``Binomial(n_c, 1/2)`` swap counts. Yields
-    chunks like :func:`iter_bootstrap_sums`.
+    chunks like :func:`iter_bootstrap_sums` (draws prefetched in a thread likewise).
     """
     width = unit.stats0.shape[1]
     t0, t1 = unit.totals()
@@ -360,10 +426,14 @@ def iter_permutation_sums(rng: np.random.Generator, unit: Unit, n_resamples: int
     # cells: each distinct column of ``diff`` multiplied once (see Unit.sums01)
     cols, inverse = (distinct_columns(diff) if unit.compressed and unit.finite
                      else (diff, np.arange(width)))
-    chunk = chunk_size(n_resamples, unit.n_cells + 2 * width)
-    for start in range(0, n_resamples, chunk):
-        m = min(chunk, n_resamples - start)
-        swaps = rng.binomial(unit.counts, 0.5, size=(m, unit.n_cells)).astype(np.float64)
+    bounds = _chunk_bounds(n_resamples, chunk_size(n_resamples, unit.n_cells + 2 * width))
+
+    def draws() -> Iterator[np.ndarray]:  # every use of rng, in the order of a loop
+        for _, m in bounds:
+            yield rng.binomial(unit.counts, 0.5, size=(m, unit.n_cells)).astype(np.float64)
+
+    for swaps in (prefetched(draws()) if len(bounds) > 1 else draws()):
+        m = swaps.shape[0]
         total = np.full(m, float(unit.n_items))
         if unit.finite:
             moved = swaps @ diff if cols is diff else (swaps @ cols)[:, inverse]
