@@ -58,3 +58,28 @@ def test_closing_stops_the_producer():
     it.close()
     assert threading.active_count() == before
     assert len(produced) <= 5                     # the producer stopped a few chunks ahead
+
+
+def test_one_blas_thread_while_drawing_and_restored_after(rng, monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    before = {i["filepath"]: i["num_threads"] for i in threadpool_info()}
+    seen = []
+    real = _engine.Unit.sums01
+
+    def spy(self, weights):
+        seen.append({i["filepath"]: i["num_threads"] for i in threadpool_info()
+                     if i["user_api"] == "blas"})
+        return real(self, weights)
+
+    monkeypatch.setattr(_engine.Unit, "sums01", spy)
+    monkeypatch.setattr(_engine, "CHUNK_BYTES", 2**16)
+    y = rng.integers(0, 3, 2000)
+    eq.bootstrap_test(y, rng.integers(0, 3, 2000), y, method="paired", n_resamples=500, rng=0)
+    assert len(seen) > 1
+    assert all(n == 1 for chunk in seen for n in chunk.values())
+    assert {i["filepath"]: i["num_threads"] for i in threadpool_info()} == before
+    # nested users (concurrent tests): the last one restores
+    with _engine.single_blas_thread(), _engine.single_blas_thread():
+        pass
+    assert {i["filepath"]: i["num_threads"] for i in threadpool_info()} == before
