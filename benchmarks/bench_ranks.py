@@ -1,11 +1,13 @@
 """Benchmark: rank distributions are linear in the number of models (issue 13).
 
-Ranking every draw by one sort costs O(m log m) per draw; the former kernel compared every
-pair of models, O(m^2). Both run here on the same draws (the pairwise one is kept in this
-script only, as the baseline), for 6, 60 and 600 models x 10,000 draws, and the script prints
-the wall times, the scaling exponent from 6 to 600 models (target <= 1.05), the speed ratio,
-and the whole leaderboard pipeline at 600 models x 61 languages x 10,000 resamples (target
-< 10 s): parametric resampling with a language bootstrap, the mean aggregate, ranks.
+Ranking every draw costs one sort (O(m log m) per draw), then linear counting; the former
+kernel compared every pair of models, O(m^2). Run here on the same draws, alternately, for
+6, 60 and 600 models x 10,000 draws: the kernel, its floor (numpy's argsort of the same draws
+alone: no ranking without it), the public call, and the pairwise kernel (kept in this script
+only, as the baseline). The script prints wall and CPU times, the scaling exponents from 6 to
+600 models (target <= 1.05) step by step, and the whole leaderboard pipeline at 600 models
+x 61 languages x 10,000 resamples (target < 10 s): parametric resampling with a language
+bootstrap, the mean aggregate, ranks.
 
 Run from the repository root:  PYTHONPATH=src python benchmarks/bench_ranks.py [--quick]
 """
@@ -13,6 +15,8 @@ Run from the repository root:  PYTHONPATH=src python benchmarks/bench_ranks.py [
 from __future__ import annotations
 
 import argparse
+import itertools
+import os
 import time
 
 import numpy as np
@@ -40,42 +44,69 @@ def pairwise_baseline(values: np.ndarray) -> np.ndarray:
     return np.cumsum(total.reshape(n_m, width), axis=1)[:, :n_m] / n_r
 
 
-def best_of(func, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def timings(funcs: dict[str, object], rounds: int) -> dict[str, tuple[float, float]]:
+    """Best wall and best CPU time of each function over ``rounds``, run alternately (the
+    machine is shared: CPU times are the steadier figures)."""
+    wall: dict[str, list[float]] = {name: [] for name in funcs}
+    cpu: dict[str, list[float]] = {name: [] for name in funcs}
+    for _ in range(rounds):
+        for name, func in funcs.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            func()
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
+    return {name: (min(wall[name]), min(cpu[name])) for name in funcs}
+
+
+def exponent(t_lo: float, t_hi: float, lo: int, hi: int) -> float:
+    return float(np.log(t_hi / t_lo) / np.log(hi / lo))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    parser.add_argument("--rounds", type=int, default=7, help="alternating rounds (best of)")
     args = parser.parse_args()
     n_draws = 1_000 if args.quick else 10_000
     sizes = (6, 60) if args.quick else (6, 60, 600)
+    rounds = 2 if args.quick else args.rounds
     rng = np.random.default_rng(0)
-    print(f"rank_distribution, {n_draws} draws (best of 3)")
-    print(f"{'models':>7} {'kernel (s)':>11} {'pairwise (s)':>13} {'ratio':>7} "
-          f"{'public call (s)':>16}")
-    timings = {}
+    print(f"load average {os.getloadavg()[0]:.2f}")
+    print(f"rank_distribution, {n_draws} draws of standard normals (no separation: the "
+          f"hardest case), best of {rounds} alternating rounds; seconds, wall / CPU")
+    print(f"{'models':>7} {'kernel':>15} {'floor: argsort':>17} {'public call':>15} "
+          f"{'pairwise kernel':>17}")
+    found: dict[int, dict[str, tuple[float, float]]] = {}
     for n_m in sizes:
         values = rng.normal(size=(n_m, n_draws))
+        rows = np.ascontiguousarray(values.T)
         da = xr.DataArray(values, dims=("model", "resample"),
                           coords={"model": [f"m{i}" for i in range(n_m)]})
-        ours = best_of(lambda v=values: _rank_probabilities(v), 3)
-        base = best_of(lambda v=values: pairwise_baseline(v), 1 if n_m > 100 else 3)
-        public = best_of(lambda da=da: eq.rank_distribution(da), 3)
         np.testing.assert_allclose(eq.rank_distribution(da).probability.values,
                                    pairwise_baseline(values), atol=1e-12)
-        timings[n_m] = (ours, base)
-        print(f"{n_m:>7} {ours:>11.3f} {base:>13.3f} {base / ours:>6.1f}x {public:>16.3f}")
+        found[n_m] = timings({
+            "kernel": lambda v=values: _rank_probabilities(v),
+            "argsort": lambda r=rows: np.argsort(r, axis=-1),
+            "public": lambda da=da: eq.rank_distribution(da),
+        }, rounds)
+        found[n_m]["pairwise"] = timings({"pairwise": lambda v=values: pairwise_baseline(v)},
+                                         1 if n_m > 100 else 3)["pairwise"]
+        row = found[n_m]
+        print(f"{n_m:>7} " + " ".join(f"{row[k][0]:>7.4f}/{row[k][1]:<7.4f}"
+                                       for k in ("kernel", "argsort", "public", "pairwise")))
     lo, hi = sizes[0], sizes[-1]
-    for name, column in (("evaluq kernel", 0), ("pairwise kernel", 1)):
-        exponent = np.log(timings[hi][column] / timings[lo][column]) / np.log(hi / lo)
-        print(f"scaling exponent {lo} -> {hi} models, {name}: {exponent:.2f}"
-              + (" (target <= 1.05)" if column == 0 else ""))
+    for name, label in (("kernel", "evaluq kernel (target <= 1.05)"),
+                        ("argsort", "floor: numpy argsort of the same draws"),
+                        ("public", "public call rank_distribution"),
+                        ("pairwise", "pairwise kernel (the former one)")):
+        steps = ", ".join(f"{a} -> {b}: {exponent(found[a][name][1], found[b][name][1], a, b):.2f}"
+                          for a, b in itertools.pairwise(sizes))
+        print(f"scaling exponent (CPU) {lo} -> {hi} models, {label}: "
+              f"{exponent(found[lo][name][1], found[hi][name][1], lo, hi):.2f}   ({steps}); "
+              f"wall {exponent(found[lo][name][0], found[hi][name][0], lo, hi):.2f}")
+    print(f"at {hi} models the kernel is {found[hi]['kernel'][1] / found[hi]['argsort'][1]:.2f}x "
+          f"the bare argsort (CPU) and {found[hi]['pairwise'][1] / found[hi]['kernel'][1]:.1f}x "
+          "faster than the pairwise kernel")
     n_models = 60 if args.quick else 600
     cube = eq.simulate_cube(n_models=n_models, n_languages=61, n_seeds=3, rng=1)
     start = time.perf_counter()

@@ -64,3 +64,29 @@ def test_zarr_cube_resample_aggregate_leaderboard_on_a_local_cluster(client, cub
         xr.testing.assert_identical(eq.rank_distribution(streamed),
                                     eq.rank_distribution(eager))
     assert len(client.scheduler_info()["workers"]) == 2
+
+
+# --- the significance test, items chunked (issue 13) --------------------------------------------
+
+def test_bootstrap_test_on_a_local_cluster(client):
+    import dask.array as da
+
+    rng = np.random.default_rng(11)
+    n = 4000
+    y = rng.integers(0, 3, n)
+    h0 = np.where(rng.random(n) < 0.6, y, rng.integers(0, 3, n))
+    h1 = np.where(rng.random(n) < 0.7, y, rng.integers(0, 3, n))
+    kw = dict(method="paired", n_resamples=300, rng=4)
+    eager = eq.bootstrap_test(y, h0, h1, **kw)
+    lazy = eq.bootstrap_test(da.from_array(y, chunks=900), da.from_array(h0, chunks=900),
+                             da.from_array(h1, chunks=900), **kw)
+    np.testing.assert_array_equal(eager.distribution, lazy.distribution)
+    np.testing.assert_array_equal(eager.pvalue, lazy.pvalue)
+    z = np.exp(rng.normal(size=(3, n, 4)))
+    p, q0, q1 = z / z.sum(-1, keepdims=True)
+    soft = dict(metrics=["cross_entropy", "js_divergence"], **kw)
+    eager = eq.bootstrap_test(p, q0, q1, **soft)
+    lazy = eq.bootstrap_test(*(da.from_array(x, chunks=(700, 4)) for x in (p, q0, q1)), **soft)
+    np.testing.assert_array_equal(eager.distribution, lazy.distribution)
+    np.testing.assert_array_equal(eager.acceleration, lazy.acceleration)
+    assert len(client.scheduler_info()["workers"]) == 2

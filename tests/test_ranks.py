@@ -164,3 +164,37 @@ def test_nan_aggregates_rejected():
         eq.rank_distribution(_aggregated(values, observed=np.zeros(3)))
     with pytest.raises(CubeError, match=r"must be the result of eq\.aggregate"):
         eq.rank_distribution(xr.Dataset())
+
+
+# --- the kernel: one sort per draw, counts by bincount (issue 13) ---------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(hnp.arrays(np.int64, st.tuples(st.integers(1, 40), st.integers(1, 25)),
+                  elements=st.integers(-3, 3)),
+       st.integers(1, 64))
+def test_rank_kernel_against_brute_force_with_ties_and_any_chunk(draws, chunk):
+    """Many models, heavy ties, rows with and without ties in one chunk, any chunk size."""
+    from evaluq import ranks
+
+    values = draws.astype(float)
+    values[::3] += np.arange(values.shape[1]) * 10.0    # every third draw has no tie
+    expected = _brute_force(values)
+    saved = ranks._RANK_CHUNK
+    try:
+        ranks._RANK_CHUNK = chunk * values.shape[1]        # ``chunk`` draws per pass
+        prob = ranks._rank_probabilities(values.T)
+    finally:
+        ranks._RANK_CHUNK = saved
+    np.testing.assert_allclose(prob, expected, atol=1e-12)
+    np.testing.assert_array_equal(prob, ranks._rank_probabilities(values.T))  # chunk-invariant
+
+
+def test_rank_kernel_signed_zeros_and_batches():
+    from evaluq import ranks
+
+    row = np.array([[0.0, -0.0, 1.0], [-0.0, 0.0, -1.0]])          # 0.0 == -0.0: a tie
+    prob = ranks._rank_probabilities(np.stack([row.T, -row.T]))     # (batch 2, model, draw)
+    np.testing.assert_allclose(prob[0], _brute_force(row), atol=1e-15)
+    np.testing.assert_allclose(prob[1], _brute_force(-row), atol=1e-15)
+    counts = ranks._rank_counts(np.stack([row.T, -row.T]))
+    assert all(v.dtype == np.int64 for v in counts.values())

@@ -17,10 +17,10 @@ from evaluq._validation import (
 )
 from evaluq.metrics._base import Metric, get_metric
 from evaluq.metrics._inputs import prepare_inputs
-from evaluq.significance import _engine
+from evaluq.significance import _engine, _stream
 from evaluq.significance._methods import BK_SAMPLE_SIZE_RANGE as BK_SAMPLE_SIZE_RANGE
 from evaluq.significance._methods import METHODS as _METHOD_TABLE
-from evaluq.significance._methods import get_method
+from evaluq.significance._methods import TestMethod, get_method
 from evaluq.significance._result import BootstrapTestResult
 
 Method = Literal["berg-kirkpatrick", "paired", "permutation"]
@@ -188,6 +188,24 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
     if runs != "pooled" and not spec.resamples_runs:
         raise ValueError(f"`runs` {runs!r} is a bootstrap: use method 'paired' or "
                          "'berg-kirkpatrick' (or pool the runs for the permutation test)")
+    if any(_stream.is_lazy(x) for x in (*targets, *h0, *h1)):
+        if len(targets) > 1:
+            raise ValueError("dask-backed inputs are streamed for one run (`bootstrap_test`); "
+                             f"got {len(targets)} runs")
+        if kind is not None:
+            check_choice("kind", kind, KINDS)
+
+        def resolve(kind: str, label_set: np.ndarray | None) -> list[Metric]:
+            objs = _resolve_metrics(metrics, kind)
+            return [m.for_labels(label_set) for m in objs] if kind == "hard" else objs
+
+        streamed = _stream.stream_unit(targets[0], h0[0], h1[0], kind=kind,
+                                       labels=_metric_labels(metrics, labels), resolve=resolve)
+        return _test_units([streamed[0]], streamed[1], streamed[2], streamed[4], spec=spec,
+                           gen=gen,
+                           n_resamples=n_resamples, fraction=fraction, level=level,
+                           two_level=False, crossed=False, method=method, runs="pooled",
+                           n_runs=1, h0_name=h0_name, h1_name=h1_name)
     encoded, kind, n_classes, label_set = encode_runs(
         targets, h0, h1, kind=kind, labels=_metric_labels(metrics, labels))
     hard = kind == "hard"
@@ -212,6 +230,18 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
             for y, a, b in encoded:
                 unit, widths = _engine.make_unit(metric_objs, y, a, b, n_classes, hard)
                 units.append(unit)
+    return _test_units(units, widths, metric_objs, n_classes, spec=spec, gen=gen,
+                       n_resamples=n_resamples, fraction=fraction, level=level,
+                       two_level=two_level, crossed=crossed, method=method,
+                       runs=runs if len(targets) > 1 else "pooled", n_runs=len(targets),
+                       h0_name=h0_name, h1_name=h1_name)
+
+
+def _test_units(units: list[_engine.Unit], widths: list[int], metric_objs: list[Metric],
+                n_classes: int, *, spec: TestMethod, gen: np.random.Generator, n_resamples: int,
+                fraction: float, level: float, two_level: bool, crossed: bool, method: str,
+                runs: str, n_runs: int, h0_name: str, h1_name: str) -> BootstrapTestResult:
+    """The test on items already reduced to units (cells or per-item statistics)."""
     slices = _engine.metric_slices(metric_objs, widths)
     n_items = sum(u.n_items for u in units)
     sample_n = sum(round(fraction * u.n_items) for u in units)
@@ -268,8 +298,8 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
         h0_value=v0, h1_value=v1, delta=delta, pvalue=pvalue, count=count,
         distribution=dist, bootstrap_distribution=boot, acceleration=accel,
         method=method, n_resamples=n_resamples, sample_size=fraction, sample_n=sample_n,
-        n_items=n_items, confidence_level=level, n_runs=len(targets),
-        runs=runs if len(targets) > 1 else "pooled", h0_name=h0_name, h1_name=h1_name,
+        n_items=n_items, confidence_level=level, n_runs=n_runs,
+        runs=runs, h0_name=h0_name, h1_name=h1_name,
     )
 
 
@@ -330,12 +360,26 @@ def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
     Soft labels and regression values resample per-item statistics; entropy correlation
     needs only the five running sums of x, y, x^2, y^2, xy.
 
+    **dask inputs are streamed, items chunked.** A dask array (or dask-backed DataArray) for
+    any of ``targets``, ``h0``, ``h1`` is read chunk by chunk of items (the others are cut to
+    the same chunks; on a ``dask.distributed`` client the chunks run on the workers), never
+    loaded whole: each chunk is validated (errors name the argument and the chunk's items)
+    and reduced to what the test needs. Hard labels: its (target, h0, h1) cell counts over
+    its own labels, which the client maps onto the label set and adds up. Soft labels and
+    regression: the per-item statistics of every metric (the ``(N, K)`` rows never sit in
+    memory at once; the ``(N, S)`` statistics do). The engine then runs unchanged, so the
+    numbers are identical to the in-memory ones for the same ``rng``, for any chunking. A
+    metric whose per-item statistics depend on all items (``entropy_correlation`` centres on
+    the items' mean) is refused on dask inputs. With ``kind=None``, float inputs are scanned
+    once more to tell hard labels from real values; pass ``kind`` to read them once.
+
     Parameters
     ----------
     targets, h0, h1
         Per-item targets and the two systems' outputs: lists, arrays, DataArrays, or paths of
         ``.txt`` (one label per line), ``.csv`` / ``.tsv`` (rows of probabilities) or ``.npy``
-        files. Hard labels ``(N,)``, soft labels ``(N, K)`` or real values ``(N,)``.
+        files; dask arrays and dask-backed DataArrays are streamed (see above). Hard labels
+        ``(N,)``, soft labels ``(N, K)`` or real values ``(N,)``.
     metrics
         Registered metric names or :class:`~evaluq.metrics.Metric` objects; default
         BooStSa's four for the kind of input (hard: f1, accuracy, precision, recall; soft:
@@ -394,6 +438,15 @@ def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
     (0.248, ('',))
     >>> res.to_dataframe().columns.tolist()
     ['h0', 'h1', 'delta', 'pvalue', 'ci_lower', 'ci_upper', 'significance', 'higher_is_better']
+
+    The same test on dask arrays (items in chunks of 500) gives the same numbers:
+
+    >>> import dask.array as da
+    >>> lazy = eq.bootstrap_test(da.from_array(y, chunks=500), da.from_array(h0, chunks=500),
+    ...                          da.from_array(h1, chunks=500), metrics=["accuracy"],
+    ...                          method="paired", rng=1)
+    >>> bool((lazy.distribution == res.distribution).all()), round(float(lazy.pvalue[0]), 3)
+    (True, 0.023)
     """
     return compare_runs([targets], [h0], [h1], metrics=metrics, method=method, runs="pooled",
                      n_resamples=n_resamples, sample_size=sample_size,
