@@ -220,5 +220,6 @@ def test_paired_benchmark_differences_are_calibrated() -> None:
             hits += int(lo <= truth[i] - truth[j] <= hi)
             total += 1
     rate = hits / total
+    print(f"90% interval coverage of benchmark differences: {rate:.3f} over {total}")
     band = 3 * np.sqrt(0.9 * 0.1 / n_cubes)   # the 3 pairs of a cube are dependent: per cube
     assert abs(rate - 0.9) <= band, rate
