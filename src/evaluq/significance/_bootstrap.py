@@ -189,9 +189,6 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
         raise ValueError(f"`runs` {runs!r} is a bootstrap: use method 'paired' or "
                          "'berg-kirkpatrick' (or pool the runs for the permutation test)")
     if any(_stream.is_lazy(x) for x in (*targets, *h0, *h1)):
-        if len(targets) > 1:
-            raise ValueError("dask-backed inputs are streamed for one run (`bootstrap_test`); "
-                             f"got {len(targets)} runs")
         if kind is not None:
             check_choice("kind", kind, KINDS)
 
@@ -199,13 +196,15 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
             objs = _resolve_metrics(metrics, kind)
             return [m.for_labels(label_set) for m in objs] if kind == "hard" else objs
 
-        streamed = _stream.stream_unit(targets[0], h0[0], h1[0], kind=kind,
-                                       labels=_metric_labels(metrics, labels), resolve=resolve)
-        return _test_units([streamed[0]], streamed[1], streamed[2], streamed[4], spec=spec,
-                           gen=gen,
-                           n_resamples=n_resamples, fraction=fraction, level=level,
-                           two_level=False, crossed=False, method=method, runs="pooled",
-                           n_runs=1, h0_name=h0_name, h1_name=h1_name)
+        mode = "two-level" if two_level else "crossed" if crossed else "pooled"
+        streamed = _stream.stream_runs(targets, h0, h1, kind=kind,
+                                       labels=_metric_labels(metrics, labels), resolve=resolve,
+                                       runs=mode, run_names=run_names)
+        return _test_units(streamed[0], streamed[1], streamed[2], streamed[4], spec=spec,
+                           gen=gen, n_resamples=n_resamples, fraction=fraction, level=level,
+                           two_level=two_level, crossed=crossed, method=method,
+                           runs=runs if len(targets) > 1 else "pooled",
+                           n_runs=len(targets), h0_name=h0_name, h1_name=h1_name)
     encoded, kind, n_classes, label_set = encode_runs(
         targets, h0, h1, kind=kind, labels=_metric_labels(metrics, labels))
     hard = kind == "hard"
