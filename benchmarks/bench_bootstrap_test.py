@@ -22,6 +22,9 @@ Case B2: 10^6 binary items x 10^4 resamples (paired and Berg-Kirkpatrick, target
 Case C: 100,000 soft items (3 classes), B = 1000 (the per-item engine).
 Case D: case B's items as dask arrays in chunks of 10^5 (cells counted per chunk), B = 1000,
 beside the same test in memory.
+Case E: soft labels (3 classes) on dask, BooStSa's four soft metrics (entropy correlation's
+centring is a global step run once on the chunks' entropies), one run and 3 crossed seeds,
+beside the same tests in memory.
 
 Where BooStSa is not installed the benchmark says so and prints no figure for it.
 ``--quick`` shrinks every case to a smoke run of a few seconds.
@@ -36,6 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from _common import ANCHORS, anchor_python, evaluq_env, machine_line, peak_mib, run_process, timed
@@ -268,6 +272,41 @@ def case_d(n: int, n_resamples: int, k: int, chunk: int) -> None:
     print()
 
 
+def case_e(n: int, n_resamples: int, chunk: int, n_runs: int = 3) -> None:
+    """dask soft inputs: per-chunk local statistics, the global step once; one run and
+    crossed runs (seeds on one test set)."""
+    import dask
+    import dask.array as da
+
+    from evaluq.significance._bootstrap import compare_runs
+
+    gen = np.random.default_rng(5)
+    z = np.exp(gen.normal(size=(1 + 2 * n_runs, n, 3)) * 2)
+    p, *q = z / z.sum(-1, keepdims=True)
+    h0, h1 = q[:n_runs], q[n_runs:]
+    print(f"Case E: paired test on dask soft labels, {n:,} items in chunks of {chunk:,}, "
+          f"B = {n_resamples}, metrics=None (entropy correlation included)")
+    for runs, r in (("pooled", 1), ("crossed", n_runs)):
+        def eager(runs: str = runs, r: int = r) -> Any:
+            return compare_runs([p] * r, h0[:r], h1[:r], method="paired", runs=runs,
+                                n_resamples=n_resamples, rng=0)
+
+        def streamed(runs: str = runs, r: int = r) -> Any:
+            lazy = [da.from_array(x, chunks=(chunk, 3)) for x in (p, *h0[:r], *h1[:r])]
+            with dask.config.set(scheduler="threads"):
+                return compare_runs([lazy[0]] * r, lazy[1:1 + r], lazy[1 + r:],
+                                    method="paired", runs=runs, n_resamples=n_resamples,
+                                    rng=0)
+
+        t_eager, r_eager = timed(eager, repeat=2)
+        t_lazy, r_lazy = timed(streamed, repeat=2)
+        same = bool(np.array_equal(r_eager.distribution, r_lazy.distribution)
+                    and np.array_equal(r_eager.pvalue, r_lazy.pvalue))
+        print(f"  {r} run(s) {runs:8s} in memory {t_eager * 1e3:8.1f} ms   dask (threads) "
+              f"{t_lazy * 1e3:8.1f} ms   identical numbers: {same}")
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: small sizes")
@@ -293,12 +332,14 @@ def main(argv: list[str] | None = None) -> int:
         case_b2(20_000, 200)
         case_c(2_000, 100)
         case_d(20_000, 100, 10, 5_000)
+        case_e(3_000, 100, 1_000)
     else:
         case_a(100_000, 1000, rounds, boostsa, why_not)
         case_b(1_000_000, 10_000, 10)
         case_b2(1_000_000, 10_000)
         case_c(100_000, 1000)
         case_d(1_000_000, 1000, 10, 100_000)
+        case_e(100_000, 1000, 25_000)
     return 0
 
 

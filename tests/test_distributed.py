@@ -84,9 +84,35 @@ def test_bootstrap_test_on_a_local_cluster(client):
     np.testing.assert_array_equal(eager.pvalue, lazy.pvalue)
     z = np.exp(rng.normal(size=(3, n, 4)))
     p, q0, q1 = z / z.sum(-1, keepdims=True)
-    soft = dict(metrics=["cross_entropy", "js_divergence"], **kw)
-    eager = eq.bootstrap_test(p, q0, q1, **soft)
-    lazy = eq.bootstrap_test(*(da.from_array(x, chunks=(700, 4)) for x in (p, q0, q1)), **soft)
+    eager = eq.bootstrap_test(p, q0, q1, **kw)      # BooStSa's four, entropy correlation too
+    lazy = eq.bootstrap_test(*(da.from_array(x, chunks=(700, 4)) for x in (p, q0, q1)), **kw)
+    assert "entropy_correlation" in lazy.metrics
     np.testing.assert_array_equal(eager.distribution, lazy.distribution)
     np.testing.assert_array_equal(eager.acceleration, lazy.acceleration)
     assert len(client.scheduler_info()["workers"]) == 2
+
+
+def test_crossed_runs_on_a_local_cluster(client):
+    """Three seeds per system on one test set (crossed), hard and soft, items chunked."""
+    import dask.array as da
+
+    from evaluq.significance._bootstrap import compare_runs
+
+    rng = np.random.default_rng(12)
+    n = 3000
+    y = rng.integers(0, 3, n)
+    h0 = [np.where(rng.random(n) < 0.6, y, rng.integers(0, 3, n)) for _ in range(3)]
+    h1 = [np.where(rng.random(n) < 0.7, y, rng.integers(0, 3, n)) for _ in range(3)]
+    kw = dict(method="paired", runs="crossed", n_resamples=200, rng=5)
+    eager = compare_runs([y] * 3, h0, h1, **kw)
+    lazy = compare_runs([da.from_array(y, chunks=800)] * 3,
+                        [da.from_array(h, chunks=800) for h in h0], h1, **kw)
+    np.testing.assert_array_equal(eager.distribution, lazy.distribution)
+    np.testing.assert_array_equal(eager.acceleration, lazy.acceleration)
+    z = np.exp(rng.normal(size=(7, n, 4)))
+    p, *q = z / z.sum(-1, keepdims=True)
+    eager = compare_runs([p] * 3, q[:3], q[3:6], **kw)
+    lazy = compare_runs([da.from_array(p, chunks=(700, 4))] * 3,
+                        [da.from_array(x, chunks=(700, 4)) for x in q[:3]], q[3:6], **kw)
+    np.testing.assert_array_equal(eager.distribution, lazy.distribution)
+    np.testing.assert_array_equal(eager.h1_value, lazy.h1_value)

@@ -189,3 +189,72 @@ def test_metric_call_checks_the_inputs_against_its_kind():
         get_metric("accuracy").weighted(soft_t, soft_p, np.ones((2, 3)))
     # well-formed encoded inputs still evaluate (against a hand count)
     assert float(get_metric("accuracy")(np.array([0, 1, 1]), np.array([0, 1, 0]))) == 2 / 3
+
+
+# --- metrics with a global step (local_stats / global_stats) ------------------------------------
+
+def _old_correlation_stats(t: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Entropy correlation's statistics as written before the local / global split (the
+    entropy kernel itself is unchanged)."""
+    from evaluq.metrics import _soft
+
+    x, y = _soft.normalized_entropy(t), _soft.normalized_entropy(q)
+    x = np.broadcast_to(x, y.shape)
+    x = x - x.mean(axis=-1, keepdims=True)
+    y = y - y.mean(axis=-1, keepdims=True)
+    return np.stack([x, y, x * x, y * y, x * y], axis=-1)
+
+
+@pytest.mark.parametrize("split", [[1], [7, 100], [250, 251, 499]])
+def test_global_step_on_joined_chunks_equals_item_stats(rng, split):
+    """Local statistics per chunk, joined, then the global step: the whole-array statistics,
+    bit for bit, with leading axes."""
+    m = get_metric("entropy_correlation")
+    assert not m.item_local
+    t = rng.dirichlet(np.ones(5), 500)
+    q = rng.dirichlet(np.ones(5), (2, 500))
+    parts = np.split(np.arange(500), split)
+    local = np.concatenate([m.chunk_stats(t[i], q[:, i], 5) for i in parts], axis=-2)
+    whole = m.item_stats(t, q, 5)
+    np.testing.assert_array_equal(m.finish_stats(local, 5), whole)
+    np.testing.assert_array_equal(whole, _old_correlation_stats(t, q))
+
+
+def test_item_local_metrics_finish_unchanged(rng):
+    m = get_metric("js_divergence")
+    assert m.item_local
+    t, q = _inputs(rng, "soft")
+    local = m.chunk_stats(t, q, N_CLASSES)
+    np.testing.assert_array_equal(m.finish_stats(local, N_CLASSES), m.item_stats(t, q, N_CLASSES))
+
+
+def test_entropy_correlation_unchanged_on_nearly_constant_entropies(rng):
+    """Adversarial data for sums of x, x^2: entropies all within 1e-7 of 0.97 (an offset
+    1e7 times the spread). The centred statistics give Pearson's r to 1e-9 (reference: the
+    same entropies in extended precision), as before the split."""
+    n, k = 2000, 3
+    base = np.array([0.5, 0.3, 0.2])
+    t = base + 1e-7 * rng.normal(size=(n, k)) * np.array([1, -1, 0])
+    q = base + 1e-7 * rng.normal(size=(n, k)) * np.array([1, 0, -1])
+    m = get_metric("entropy_correlation")
+    x, y = m.chunk_stats(t, q, k)[..., 0], m.chunk_stats(t, q, k)[..., 1]
+    assert np.ptp(x) < 1e-6
+    assert x.mean() > 0.9
+    xl, yl = x.astype(np.longdouble), y.astype(np.longdouble)
+    xl, yl = xl - xl.mean(), yl - yl.mean()
+    ref = float((xl * yl).sum() / np.sqrt((xl * xl).sum() * (yl * yl).sum()))
+    got = float(m(t, q, k))
+    assert abs(got - ref) < 1e-9
+    np.testing.assert_array_equal(m.item_stats(t, q, k), _old_correlation_stats(t, q))
+
+
+def test_metric_global_step_arguments_checked():
+    def local(t, p, k):
+        return np.asarray(p)[..., None]
+
+    kw = dict(higher_is_better=True, kind="regression", item_stats=local,
+              from_sums=lambda s, n, k: s[..., 0] / n)
+    with pytest.raises(ValueError, match="'m'.*`local_stats` and `global_stats` go together"):
+        Metric("m", local_stats=local, **kw)
+    with pytest.raises(TypeError, match="'m'.*`global_stats` must be callable"):
+        Metric("m", local_stats=local, global_stats=3, **kw)

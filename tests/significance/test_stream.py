@@ -87,9 +87,10 @@ def test_cells_equal_the_in_memory_cells(rng):
 
     y, h0, h1 = _hard(rng, k=5)
     metrics = [eq.metrics.get_metric("f1")]
-    unit, *_ = _stream.stream_unit(da.from_array(y, chunks=333), da.from_array(h0, chunks=333),
-                                   da.from_array(h1, chunks=333), kind=None, labels=None,
-                                   resolve=lambda kind, labels: metrics)
+    (unit,), *_ = _stream.stream_runs([da.from_array(y, chunks=333)],
+                                      [da.from_array(h0, chunks=333)],
+                                      [da.from_array(h1, chunks=333)], kind=None, labels=None,
+                                      resolve=lambda kind, labels: metrics)
     ref, _ = _engine.make_unit(metrics, y, h0, h1, 5, hard=True)
     np.testing.assert_array_equal(unit.counts, ref.counts)
     np.testing.assert_array_equal(unit.stats0, ref.stats0)
@@ -168,15 +169,169 @@ def test_shapes_checked_before_reading():
                           xr.DataArray(y, dims="item", coords=shifted), y)
 
 
-def test_centred_metric_refused_on_dask(rng):
-    p, q0, q1 = _soft(rng, n=100)
-    with pytest.raises(ValueError, match="'entropy_correlation'.*chunk by chunk"):
-        eq.bootstrap_test(da.from_array(p, chunks=50), q0, q1,
-                          metrics=["js_divergence", "entropy_correlation"])
+def test_undeclared_global_metric_refused_on_dask(rng):
+    """A metric centring its item statistics without declaring the global step is caught."""
+    from evaluq.metrics import Metric
+
+    def centred(t, q, k):
+        return (q - q.mean(axis=-1, keepdims=True))[..., None]
+
+    bad = Metric("centred", higher_is_better=False, kind="regression", item_stats=centred,
+                 from_sums=lambda s, n, k: s[..., 0] / n)
+    y = rng.normal(size=100)
+    with pytest.raises(ValueError, match="'centred'.*without declaring.*chunk by chunk"):
+        eq.bootstrap_test(da.from_array(y, chunks=50), y + 1, y - 1, metrics=[bad])
 
 
-def test_several_runs_refused_on_dask(rng):
+# --- entropy correlation: a metric with a global step -------------------------------------------
+
+@pytest.mark.parametrize("method", METHODS)
+def test_entropy_correlation_identical_for_any_chunking(rng, method):
+    """metrics=None on dask soft inputs (BooStSa's four, entropy correlation among them)."""
+    p, q0, q1 = _soft(rng, n=1200, k=4)
+    eager = eq.bootstrap_test(p, q0, q1, method=method, n_resamples=200, rng=6)
+    assert "entropy_correlation" in eager.metrics
+    for chunks in ((250, 4), (1, 2), (1199, 3)):
+        lazy = eq.bootstrap_test(da.from_array(p, chunks=chunks), da.from_array(q0, chunks=chunks),
+                                 q1, method=method, n_resamples=200, rng=6)
+        _same(eager, lazy)
+
+
+def test_entropy_correlation_value_is_pearson_r(rng):
+    """The streamed observed value is numpy's Pearson r of the normalized entropies."""
+    p, q0, q1 = _soft(rng, n=900, k=3)
+    res = eq.bootstrap_test(da.from_array(p, chunks=(200, 3)), q0, q1,
+                            metrics=["entropy_correlation"], method="paired", n_resamples=50,
+                            rng=0)
+
+    def h(r):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return -np.nansum(r * np.log(r), axis=1) / np.log(3)
+
+    ref0, ref1 = (np.corrcoef(h(p), h(q))[0, 1] for q in (q0, q1))
+    np.testing.assert_allclose([res.h0_value[0], res.h1_value[0]], [ref0, ref1], rtol=1e-12)
+
+
+# --- several runs -------------------------------------------------------------------------------
+
+def _runs_hard(rng, n_runs=3, n=800, k=3):
+    y = rng.integers(0, k, n)
+    h0 = [np.where(rng.random(n) < 0.6, y, rng.integers(0, k, n)) for _ in range(n_runs)]
+    h1 = [np.where(rng.random(n) < 0.7, y, rng.integers(0, k, n)) for _ in range(n_runs)]
+    return y, h0, h1
+
+
+def _lazy(xs, chunks):
+    return [da.from_array(x, chunks=chunks) for x in xs]
+
+
+@pytest.mark.parametrize("runs", ["pooled", "two-level", "crossed"])
+@pytest.mark.parametrize("method", ["paired", "berg-kirkpatrick"])
+def test_several_runs_hard_identical_for_any_chunking(rng, runs, method):
+    y, h0, h1 = _runs_hard(rng)
+    kw = dict(runs=runs, method=method, n_resamples=150, rng=7)
+    eager = compare_runs([y] * 3, h0, h1, **kw)
+    for chunks in (170, (400, 1, 399)):
+        _same(eager, compare_runs(_lazy([y] * 3, chunks), _lazy(h0, 300), h1, **kw))
+
+
+def test_crossed_many_runs_keep_one_cell_per_item(rng):
+    """Many runs and classes: more distinct rows than N / 8, so the units are per item (the
+    streamed per-item rows must come back in item order)."""
+    from evaluq.significance import _stream
+
+    y, h0, h1 = _runs_hard(rng, n_runs=5, n=400, k=6)
+    metrics = [eq.metrics.get_metric("accuracy")]
+    units, *_ = _stream.stream_runs(_lazy([y] * 5, 90), _lazy(h0, 90), h1, kind=None,
+                                    labels=None, resolve=lambda kind, labels: metrics,
+                                    runs="crossed")
+    ref, _ = _engine.make_crossed_units(metrics, y, h0, h1, 6, hard=True)
+    assert not ref[0].compressed
+    for u, r in zip(units, ref, strict=True):
+        assert not u.compressed
+        np.testing.assert_array_equal(u.counts, r.counts)
+        np.testing.assert_array_equal(u.stats0, r.stats0)
+        np.testing.assert_array_equal(u.stats1, r.stats1)
+    _same(compare_runs([y] * 5, h0, h1, runs="crossed", method="paired", n_resamples=100,
+                       rng=2),
+          compare_runs(_lazy([y] * 5, 90), _lazy(h0, 90), h1, runs="crossed",
+                       method="paired", n_resamples=100, rng=2))
+
+
+def test_several_runs_string_labels_of_one_run_only(rng):
+    y, h0, h1 = _runs_hard(rng, n_runs=2, n=600, k=3)
+    names = np.array(["neg", "neu", "pos", "zzz"])
+    y, h0, h1 = names[y], [names[h] for h in h0], [names[h] for h in h1]
+    h1[1][-2:] = "zzz"                               # in the last chunk of run 1 only
+    for runs in ("pooled", "two-level", "crossed"):
+        kw = dict(runs=runs, method="paired", n_resamples=100, rng=3)
+        _same(compare_runs([y, y], h0, h1, **kw),
+              compare_runs(_lazy([y, y], 250), h0, _lazy(h1, 250), **kw))
+
+
+@pytest.mark.parametrize("runs", ["pooled", "two-level", "crossed"])
+def test_several_runs_soft_identical_for_any_chunking(rng, runs):
+    """Entropy correlation centres on the mean of every run's items, in memory and here."""
+    p, _, _ = _soft(rng, n=500, k=3)
+    q0 = [_soft(rng, n=500, k=3)[1] for _ in range(3)]
+    q1 = [_soft(rng, n=500, k=3)[2] for _ in range(3)]
+    kw = dict(runs=runs, method="paired", n_resamples=150, rng=8)
+    eager = compare_runs([p] * 3, q0, q1, **kw)
+    for chunks in ((120, 3), (499, 2)):
+        _same(eager, compare_runs(_lazy([p] * 3, chunks), q0, _lazy(q1, (200, 3)), **kw))
+
+
+@pytest.mark.parametrize("runs", ["pooled", "two-level", "crossed"])
+def test_several_runs_regression_identical(rng, runs):
+    y = rng.normal(size=400)
+    a = [y + rng.normal(size=400) for _ in range(2)]
+    b = [y + 0.8 * rng.normal(size=400) for _ in range(2)]
+    kw = dict(runs=runs, method="paired", n_resamples=100, rng=9)
+    _same(compare_runs([y, y], a, b, **kw),
+          compare_runs(_lazy([y, y], 150), a, _lazy(b, 150), **kw))
+
+
+def test_runs_of_different_sizes_two_level(rng):
+    """Pooled and two-level runs may hold different test sets (and one run in memory)."""
+    y0, h00, h10 = _hard(rng, n=500)
+    y1, h01, h11 = _hard(rng, n=700)
+    for runs in ("pooled", "two-level"):
+        kw = dict(runs=runs, method="paired", n_resamples=100, rng=4)
+        _same(compare_runs([y0, y1], [h00, h01], [h10, h11], **kw),
+              compare_runs([y0, da.from_array(y1, chunks=300)], [h00, h01], [h10, h11], **kw))
+
+
+# --- several runs: validation, per chunk --------------------------------------------------------
+
+def test_crossed_runs_with_different_targets_name_the_item(rng):
+    y, h0, h1 = _runs_hard(rng, n_runs=2, n=600)
+    y2 = y.copy()
+    y2[437] = (y2[437] + 1) % 3
+    with pytest.raises(ValueError, match=r"runs 0 and 1 have different targets \(first at "
+                                         r"item 437\)"):
+        compare_runs([da.from_array(y, chunks=200), y2], h0, h1, runs="crossed",
+                     method="paired")
+    with pytest.raises(ValueError, match="run 'a' has 600 items but run 'b' has 599"):
+        compare_runs([da.from_array(y, chunks=200), y[:-1]], [h0[0], h0[1][:-1]],
+                     [h1[0], h1[1][:-1]],
+                     runs="crossed", method="paired", run_names=["a", "b"])
+
+
+def test_bad_value_in_a_run_names_the_run_and_the_chunk(rng):
+    y, h0, h1 = (x.astype(float) if isinstance(x, np.ndarray) else [v.astype(float) for v in x]
+                 for x in _runs_hard(rng, n_runs=2, n=600))
+    h1[1][512] = np.nan
+    for runs in ("pooled", "crossed"):
+        with pytest.raises(ValueError, match=r"run 1: `h1` contains 1 NaN.*items 500\.\.599"):
+            compare_runs([y, y], h0, _lazy(h1, 100), runs=runs, method="paired", kind="hard")
+
+
+def test_runs_of_different_kinds_refused(rng):
     y, h0, h1 = _hard(rng, n=100)
-    with pytest.raises(ValueError, match="one run"):
-        compare_runs([da.from_array(y), y], [h0, h0], [h1, h1], runs="two-level",
+    p, q0, q1 = _soft(rng, n=100)
+    with pytest.raises(ValueError, match="different kinds of labels"):
+        compare_runs([da.from_array(y, chunks=50), p], [h0, q0], [h1, q1], method="paired")
+    p4 = np.full((100, 4), 0.25)
+    with pytest.raises(ValueError, match="same number of classes; got \\[3, 4\\]"):
+        compare_runs([da.from_array(p, chunks=(50, 3)), p4], [q0, p4], [q1, p4],
                      method="paired")

@@ -29,6 +29,7 @@ MetricKind = Literal["hard", "soft", "regression"]
 
 ItemStats = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
 FromSums = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
+GlobalStats = Callable[[np.ndarray, int], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,37 @@ class Metric:
         For metrics that need the label set to be evaluated (``target_class``), a function
         ``bind(label_set) -> Metric`` returning the metric for class codes of that label set.
         Call :meth:`for_labels` rather than this.
+    local_stats, global_stats
+        For a metric whose per-item statistics depend on all the items (entropy correlation
+        centres them on the items' mean), the two steps of ``item_stats``:
+        ``local_stats(targets, predictions, n_classes) -> (..., N, P)`` depends on each item
+        alone, and ``global_stats(local, n_classes) -> (..., N, S)`` reads every item's
+        local statistics (items on axis -2), with
+        ``item_stats(t, p, k) == global_stats(local_stats(t, p, k), k)``. Data split in
+        chunks of items (dask) are then evaluated exactly: the local statistics chunk by
+        chunk, the global step once on all of them (:meth:`chunk_stats`,
+        :meth:`finish_stats`). Both None (default): ``item_stats`` is per item already.
+
+    Examples
+    --------
+    A metric with a global step: the per-item squared deviations from the items' mean, whose
+    local statistic is the value itself.
+
+    >>> import numpy as np
+    >>> from evaluq.metrics import Metric
+    >>> local = lambda t, p, k: (np.asarray(p) - np.asarray(t))[..., None]
+    >>> centre = lambda s, k: (s - s.mean(axis=-2, keepdims=True)) ** 2
+    >>> spread = Metric("spread", higher_is_better=False, kind="regression",
+    ...                 item_stats=lambda t, p, k: centre(local(t, p, k), k),
+    ...                 from_sums=lambda sums, total, k: sums[..., 0] / total,
+    ...                 local_stats=local, global_stats=centre)
+    >>> t, p = np.zeros(4), np.array([1.0, 2.0, 3.0, 4.0])
+    >>> spread.item_local
+    False
+    >>> parts = [spread.chunk_stats(t[:1], p[:1], 0), spread.chunk_stats(t[1:], p[1:], 0)]
+    >>> whole = spread.finish_stats(np.concatenate(parts, axis=-2), 0)
+    >>> bool(np.array_equal(whole, spread.item_stats(t, p, 0))), float(spread(t, p))
+    (True, 1.25)
     """
 
     name: str
@@ -71,6 +103,66 @@ class Metric:
     labels: tuple[Any, ...] | None = None
     target_class: Any = None
     bind: Callable[[np.ndarray], Metric] | None = field(default=None, repr=False, compare=False)
+    local_stats: ItemStats | None = field(default=None, repr=False, compare=False)
+    global_stats: GlobalStats | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if (self.local_stats is None) != (self.global_stats is None):
+            raise ValueError(f"metric {self.name!r}: `local_stats` and `global_stats` go "
+                             "together (both callables, or both None)")
+        for name in ("item_stats", "from_sums", "local_stats", "global_stats"):
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                raise TypeError(f"metric {self.name!r}: `{name}` must be callable; got "
+                                f"{value!r}")
+
+    @property
+    def item_local(self) -> bool:
+        """Whether :attr:`item_stats` of an item depends on that item alone (no global step)."""
+        return self.global_stats is None
+
+    def chunk_stats(self, targets: np.ndarray, predictions: np.ndarray,
+                    n_classes: int = 0) -> np.ndarray:
+        """The per-item statistics that depend on each item alone, for a chunk of items.
+
+        :attr:`item_stats` for an item-local metric, else :attr:`local_stats`. Concatenate
+        the chunks on axis -2 and pass them to :meth:`finish_stats`.
+
+        Parameters
+        ----------
+        targets, predictions : numpy.ndarray
+            Encoded items of one chunk, as for :attr:`item_stats`.
+        n_classes : int, optional
+            K (hard metrics).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(..., n, P)``.
+        """
+        fn = self.item_stats if self.local_stats is None else self.local_stats
+        return np.asarray(fn(targets, predictions, n_classes), dtype=np.float64)
+
+    def finish_stats(self, local: np.ndarray, n_classes: int = 0) -> np.ndarray:
+        """The per-item statistics :attr:`from_sums` adds up, from every item's
+        :meth:`chunk_stats` (items on axis -2, in item order): :attr:`global_stats` applied
+        once, or ``local`` unchanged for an item-local metric.
+
+        Parameters
+        ----------
+        local : numpy.ndarray
+            ``(..., N, P)``: the chunks' local statistics joined.
+        n_classes : int, optional
+            K (hard metrics).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(..., N, S)``, equal to :attr:`item_stats` on the same items.
+        """
+        if self.global_stats is None:
+            return local
+        return np.asarray(self.global_stats(local, n_classes), dtype=np.float64)
 
     def for_labels(self, label_set: Sequence[Any] | np.ndarray | None) -> Metric:
         """The metric ready for class codes ``0..K-1`` of ``label_set`` (``labels[code]``).

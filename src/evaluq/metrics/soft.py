@@ -85,14 +85,28 @@ def _similarity_from_sums(sums: np.ndarray, total: np.ndarray, n_classes: int) -
         return sums[..., 0] / np.sqrt(sums[..., 1] * sums[..., 2])
 
 
-def _correlation_stats(targets: np.ndarray, predictions: np.ndarray, n_classes: int
+def _correlation_local(targets: np.ndarray, predictions: np.ndarray, n_classes: int
                        ) -> np.ndarray:
+    """Per item, the normalized entropies ``(x, y)`` of target and prediction: ``(..., N, 2)``."""
     x, y = _entropies(targets, predictions)
+    return np.stack([x, y], axis=-1)
+
+
+def _correlation_global(local: np.ndarray, n_classes: int) -> np.ndarray:
+    """The five statistics ``(x, y, x^2, y^2, xy)`` centred on the items' means (axis -2)."""
     # Pearson's r is shift invariant: centring on these items' means keeps the running sums
-    # small and the finaliser free of cancellation, while weighted sums stay exact.
+    # small and the finaliser free of cancellation, while weighted sums stay exact. The
+    # centre reads every item, so this is the metric's global step (see Metric.global_stats).
+    x = np.ascontiguousarray(local[..., 0])
+    y = np.ascontiguousarray(local[..., 1])
     x = x - x.mean(axis=-1, keepdims=True)
     y = y - y.mean(axis=-1, keepdims=True)
     return np.stack([x, y, x * x, y * y, x * y], axis=-1)
+
+
+def _correlation_stats(targets: np.ndarray, predictions: np.ndarray, n_classes: int
+                       ) -> np.ndarray:
+    return _correlation_global(_correlation_local(targets, predictions, n_classes), n_classes)
 
 
 def _correlation_from_sums(sums: np.ndarray, total: np.ndarray, n_classes: int) -> np.ndarray:
@@ -115,7 +129,8 @@ ENTROPY_SIMILARITY = register_metric(Metric(
     from_sums=_similarity_from_sums))
 ENTROPY_CORRELATION = register_metric(Metric(
     "entropy_correlation", higher_is_better=True, kind="soft", item_stats=_correlation_stats,
-    from_sums=_correlation_from_sums))
+    from_sums=_correlation_from_sums, local_stats=_correlation_local,
+    global_stats=_correlation_global))
 
 
 def cross_entropy_metric(*, eps: float | None = None) -> Metric:

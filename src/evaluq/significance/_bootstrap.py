@@ -165,6 +165,32 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
 
     The observed values are those of the pooled items in every case. ``run_names`` (default
     the run indices) name the runs in error messages.
+
+    dask arrays (or dask-backed DataArrays) in any run are streamed, items chunked, as in
+    :func:`bootstrap_test`: hard labels become cell counts per chunk (per run, or for crossed
+    runs the distinct rows of every run's cells per chunk of the shared test set, whose
+    targets are compared chunk by chunk), soft labels and regression per-item statistics per
+    chunk (a global step such as entropy correlation's centring runs once over the items of
+    every run, as in memory). The numbers equal the in-memory ones for the same ``rng``, for
+    any chunking; errors name the run, the argument and the chunk's items.
+
+    Examples
+    --------
+    Three seeds of each system scored on one test set, the runs crossed; the same numbers
+    with the items in dask chunks of 300:
+
+    >>> import numpy as np, dask.array as da
+    >>> from evaluq.significance._bootstrap import compare_runs
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 1000)
+    >>> h0 = [np.where(rng.random(1000) < 0.70, y, 1 - y) for _ in range(3)]
+    >>> h1 = [np.where(rng.random(1000) < 0.75, y, 1 - y) for _ in range(3)]
+    >>> res = compare_runs([y] * 3, h0, h1, metrics="accuracy", method="paired",
+    ...                    runs="crossed", rng=1)
+    >>> lazy = compare_runs([da.from_array(y, chunks=300)] * 3, h0, h1, metrics="accuracy",
+    ...                     method="paired", runs="crossed", rng=1)
+    >>> bool((lazy.distribution == res.distribution).all()), res.n_runs
+    (True, 3)
     """
     spec = get_method(method)
     check_choice("runs", runs, RUNS)
@@ -189,9 +215,6 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
         raise ValueError(f"`runs` {runs!r} is a bootstrap: use method 'paired' or "
                          "'berg-kirkpatrick' (or pool the runs for the permutation test)")
     if any(_stream.is_lazy(x) for x in (*targets, *h0, *h1)):
-        if len(targets) > 1:
-            raise ValueError("dask-backed inputs are streamed for one run (`bootstrap_test`); "
-                             f"got {len(targets)} runs")
         if kind is not None:
             check_choice("kind", kind, KINDS)
 
@@ -199,13 +222,15 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
             objs = _resolve_metrics(metrics, kind)
             return [m.for_labels(label_set) for m in objs] if kind == "hard" else objs
 
-        streamed = _stream.stream_unit(targets[0], h0[0], h1[0], kind=kind,
-                                       labels=_metric_labels(metrics, labels), resolve=resolve)
-        return _test_units([streamed[0]], streamed[1], streamed[2], streamed[4], spec=spec,
-                           gen=gen,
-                           n_resamples=n_resamples, fraction=fraction, level=level,
-                           two_level=False, crossed=False, method=method, runs="pooled",
-                           n_runs=1, h0_name=h0_name, h1_name=h1_name)
+        mode = "two-level" if two_level else "crossed" if crossed else "pooled"
+        streamed = _stream.stream_runs(targets, h0, h1, kind=kind,
+                                       labels=_metric_labels(metrics, labels), resolve=resolve,
+                                       runs=mode, run_names=run_names)
+        return _test_units(streamed[0], streamed[1], streamed[2], streamed[4], spec=spec,
+                           gen=gen, n_resamples=n_resamples, fraction=fraction, level=level,
+                           two_level=two_level, crossed=crossed, method=method,
+                           runs=runs if len(targets) > 1 else "pooled",
+                           n_runs=len(targets), h0_name=h0_name, h1_name=h1_name)
     encoded, kind, n_classes, label_set = encode_runs(
         targets, h0, h1, kind=kind, labels=_metric_labels(metrics, labels))
     hard = kind == "hard"
@@ -367,11 +392,14 @@ def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
     and reduced to what the test needs. Hard labels: its (target, h0, h1) cell counts over
     its own labels, which the client maps onto the label set and adds up. Soft labels and
     regression: the per-item statistics of every metric (the ``(N, K)`` rows never sit in
-    memory at once; the ``(N, S)`` statistics do). The engine then runs unchanged, so the
-    numbers are identical to the in-memory ones for the same ``rng``, for any chunking. A
-    metric whose per-item statistics depend on all items (``entropy_correlation`` centres on
-    the items' mean) is refused on dask inputs. With ``kind=None``, float inputs are scanned
-    once more to tell hard labels from real values; pass ``kind`` to read them once.
+    memory at once; the ``(N, S)`` statistics do). A metric whose statistics read all items
+    declares that global step (``entropy_correlation`` centres on the items' mean; see
+    :class:`~evaluq.metrics.Metric`): its item-local part (the two normalized entropies) is
+    computed per chunk and the centring runs once on all of them. The engine then runs
+    unchanged, so the numbers are identical to the in-memory ones for the same ``rng``, bit
+    for bit, for any chunking. With ``kind=None``, float inputs are scanned once more to tell
+    hard labels from real values; pass ``kind`` to read them once. Several runs of
+    each system (``compare_runs``: pooled, two-level or crossed) are streamed the same way.
 
     Parameters
     ----------

@@ -223,9 +223,18 @@ def make_crossed_units(metrics: Sequence[Metric], targets: np.ndarray,
     else:
         rows, inverse, counts = np.unique(codes, axis=0, return_inverse=True,
                                           return_counts=True)
+    return crossed_units(metrics, rows, np.asarray(inverse).ravel(), counts, n_classes)
+
+
+def crossed_units(metrics: Sequence[Metric], rows: np.ndarray, inverse: np.ndarray,
+                  counts: np.ndarray, n_classes: int) -> tuple[list[Unit], list[int]]:
+    """The units of :func:`make_crossed_units` from the distinct rows ``(D, R)`` of per-run
+    cell codes (:func:`cell_codes`, sorted), their item counts ``(D,)`` and each item's row
+    ``inverse`` ``(N,)``."""
+    k = max(int(n_classes), 1)
     # few distinct rows: one multinomial over the cells; many (more than N / 8, e.g. many
     # runs): drawing item indices is cheaper, so keep one cell per item
-    compressed = 8 * rows.shape[0] <= codes.shape[0]
+    compressed = 8 * rows.shape[0] <= inverse.size
     units: list[Unit] = []
     widths: list[int] = []
     for r in range(rows.shape[1]):  # loop over runs (a handful)
@@ -233,9 +242,9 @@ def make_crossed_units(metrics: Sequence[Metric], targets: np.ndarray,
         a, b = np.divmod(rest, k)
         stats, widths = _stack_stats(metrics, yy, np.stack([a, b]), n_classes)
         if not compressed:
-            stats = stats[:, inverse.ravel()]
+            stats = stats[:, inverse]
         units.append(Unit(counts.astype(np.int64) if compressed
-                          else np.ones(codes.shape[0], dtype=np.int64),
+                          else np.ones(inverse.size, dtype=np.int64),
                           stats[0], stats[1], compressed=compressed,
                           finite=bool(np.isfinite(stats).all())))
     return units, widths

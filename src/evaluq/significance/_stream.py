@@ -1,23 +1,29 @@
 """The two-system test on dask-backed inputs: items read chunk by chunk, never whole.
 
 The test needs the items only through a small summary, which is built per chunk of items and
-combined on the client:
+combined on the client, for one run or several (``compare_runs``: pooled, two-level, crossed):
 
 * **hard labels**: the item count of every (target, h0, h1) cell. Each chunk is validated and
   encoded over its own label set and reduced to its cells and counts; the client maps the
-  chunks' labels onto the global label set (the user's ``labels`` or the sorted union) and adds
-  the counts. The cells and counts are those of the in-memory path, for any chunking.
-* **soft labels, regression**: the per-item statistics of every metric, ``(2, N, S)``, computed
-  per chunk (the ``(N, K)`` probability rows are never whole in memory; the statistics are).
-  A metric's per-item statistics must depend on that item only (checked on a probe), so the
-  rows are those of the in-memory path.
+  chunks' labels onto the global label set (the user's ``labels`` or the sorted union over
+  every run) and adds the counts, over all runs (pooled) or per run (two-level). Crossed runs
+  (one shared test set) are chunked together: each chunk gives its distinct rows of
+  (target, h0 and h1 of every run), their counts and each item's row, which the client merges.
+  The cells and counts are those of the in-memory path, for any chunking.
+* **soft labels, regression**: per chunk, every metric's item-local statistics
+  (:meth:`~evaluq.metrics.Metric.chunk_stats`); the ``(N, K)`` probability rows are never
+  whole in memory, the ``(2, N, S)`` statistics are. A metric with a global step (entropy
+  correlation centres on the mean of all items, of all runs) gets it once on the joined
+  local statistics (:meth:`~evaluq.metrics.Metric.finish_stats`), exactly as in memory. A
+  metric that does not declare a global step must be item-local (checked on a probe).
 
-Then the unchanged engine runs on the summary: the same numbers as in memory for the same rng.
-dask is imported inside the functions.
+Then the unchanged engine runs on the summary: the same numbers as in memory for the same rng,
+bit for bit. dask is imported inside the functions.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -111,29 +117,46 @@ def _detect_kind(arrays: Sequence[Any], has_class: bool) -> str:
     return "regression" if any(bool(f) for f in flags) else "hard"
 
 
-def _blocks(arrays: Sequence[Any]) -> list[tuple[Any, ...]]:
-    """The inputs as aligned chunks of items: ``[(targets_c, h0_c, h1_c), ...]`` (delayed)."""
+def _blocks(arrays: Sequence[Any], item_chunks: tuple[int, ...] | None = None
+            ) -> tuple[list[tuple[Any, ...]], np.ndarray]:
+    """The inputs as aligned chunks of items, ``[(a_c, b_c, ...), ...]`` (delayed), and the
+    first item of every chunk. ``item_chunks`` default: those of the first lazy input (one
+    chunk if none is lazy)."""
     import dask.array as da
 
-    lazy = [a for a in arrays if is_lazy(a)]
-    item_chunks = lazy[0].chunks[0]  # the first lazy input sets the chunks of items
+    if item_chunks is None:
+        lazy = [a for a in arrays if is_lazy(a)]
+        item_chunks = lazy[0].chunks[0] if lazy else (int(arrays[0].shape[0]),)
     aligned = []
     for a in arrays:
         chunks = (item_chunks, *((s,) for s in a.shape[1:]))
         aligned.append(a.rechunk(chunks) if is_lazy(a) else da.from_array(a, chunks=chunks))
     delayed = [a.to_delayed().ravel() for a in aligned]
-    return list(zip(*delayed, strict=True))
+    starts = np.concatenate([[0], np.cumsum(item_chunks)[:-1]]).astype(int)
+    return list(zip(*delayed, strict=True)), starts
 
 
-def _hard_chunk(t: np.ndarray, a: np.ndarray, b: np.ndarray, labels: Any, start: int
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _where(run: int | None, start: int, n: int) -> tuple[str, str]:
+    """Prefix and suffix of a chunk's error messages."""
+    pre = "" if run is None else f"run {run}: "
+    return pre, f" (in the chunk of items {start}..{start + n - 1})"
+
+
+def _prepare(t: np.ndarray, a: np.ndarray, b: np.ndarray, kind: str, labels: Any,
+             run: int | None, start: int) -> Any:
+    try:
+        return prepare_inputs(t, a, b, kind=kind, labels=labels,  # type: ignore[arg-type]
+                              names=("h0", "h1"))
+    except (ValueError, TypeError) as err:
+        pre, post = _where(run, start, len(t))
+        raise type(err)(f"{pre}{err}{post}") from None
+
+
+def _hard_chunk(t: np.ndarray, a: np.ndarray, b: np.ndarray, labels: Any, start: int,
+                run: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One chunk of hard labels: validated, encoded over its own label set (or ``labels``),
     reduced to ``(label set, cells (3, C) of codes, counts (C,))``."""
-    try:
-        p = prepare_inputs(t, a, b, kind="hard", labels=labels, names=("h0", "h1"))
-    except (ValueError, TypeError) as err:
-        raise type(err)(f"{err} (in the chunk of items {start}..{start + len(t) - 1})"
-                        ) from None
+    p = _prepare(t, a, b, "hard", labels, run, start)
     k = p.n_classes
     a_code, b_code = p.predictions
     cells, counts = np.unique(_engine.cell_codes(p.targets, a_code, b_code, k),
@@ -142,24 +165,101 @@ def _hard_chunk(t: np.ndarray, a: np.ndarray, b: np.ndarray, labels: Any, start:
     return np.asarray(p.labels), np.stack([y, *np.divmod(rest, k)]), counts
 
 
+def _union(sets: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The sorted union of label sets and each set's codes in it."""
+    if len({s.dtype.kind in "USO" for s in sets}) > 1:
+        raise TypeError("labels must be all strings or all numbers across inputs; the "
+                        "chunks of items (or the runs) mix strings and numbers")
+    label_set = np.unique(np.concatenate(sets))
+    return label_set, [np.searchsorted(label_set, s) for s in sets]
+
+
+def _shared_targets(targets: Sequence[np.ndarray], run_names: Sequence[Any], start: int
+                    ) -> None:
+    """Crossed runs: every run's targets of this chunk equal run 0's (the in-memory check)."""
+    first = targets[0]
+    for name, t in zip(run_names[1:], targets[1:], strict=True):
+        if t.shape != first.shape or not np.array_equal(t, first):
+            diff = np.flatnonzero(np.any((t != first).reshape(t.shape[0], -1), axis=1))
+            where = f" (first at item {start + int(diff[0])})" if diff.size else ""
+            raise ValueError(f"`runs` 'crossed' needs every run to score one shared test set: "
+                             f"runs {run_names[0]!r} and {name!r} have different "
+                             f"targets{where}; use 'two-level' for runs on different test "
+                             "sets")
+
+
+def _crossed_hard_chunk(block: Sequence[np.ndarray], labels: Any, start: int,
+                        run_names: Sequence[Any]
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One chunk of crossed runs of hard labels, ``block = (t_0, a_0, b_0, t_1, ...)``:
+    ``(label set, distinct rows (D, 1 + 2R) of label codes [y, a_0, b_0, a_1, b_1, ...],
+    their counts (D,), each item's row (n,))``, rows sorted as in memory."""
+    n_runs = len(block) // 3
+    prepared = [_prepare(block[3 * r], block[3 * r + 1], block[3 * r + 2], "hard", labels, r,
+                         start)
+                for r in range(n_runs)]
+    if labels is not None:
+        label_set = np.asarray(prepared[0].labels)
+        maps = [np.arange(label_set.size)] * n_runs
+    else:
+        label_set, maps = _union([np.asarray(p.labels) for p in prepared])
+    codes = [(mp[p.targets], mp[p.predictions[0]], mp[p.predictions[1]])
+             for mp, p in zip(maps, prepared, strict=True)]
+    _shared_targets([c[0] for c in codes], run_names, start)
+    columns = [codes[0][0]] + [x for _, a, b in codes for x in (a, b)]
+    rows, inverse, counts = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True,
+                                      return_counts=True)
+    return label_set, rows, counts, np.asarray(inverse).ravel()
+
+
+def _local_stats(metrics: Sequence[Metric], p: Any) -> np.ndarray:
+    """Item-local statistics ``(2, n, P)`` of h0 and h1 for every metric, side by side."""
+    q = np.stack(list(p.predictions))
+    return np.concatenate([m.chunk_stats(p.targets, q, p.n_classes) for m in metrics], axis=-1)
+
+
 def _item_chunk(t: np.ndarray, a: np.ndarray, b: np.ndarray, kind: str,
-                metrics: Sequence[Metric], start: int) -> np.ndarray:
-    """One chunk of soft / regression items: validated, per-item statistics ``(2, n, S)``."""
-    try:
-        p = prepare_inputs(t, a, b, kind=kind, names=("h0", "h1"))  # type: ignore[arg-type]
-    except (ValueError, TypeError) as err:
-        raise type(err)(f"{err} (in the chunk of items {start}..{start + len(t) - 1})"
-                        ) from None
-    q0, q1 = p.predictions
-    stats, _ = _engine.item_stats(metrics, p.targets, q0, q1, p.n_classes)
-    return stats
+                metrics: Sequence[Metric], start: int, run: int | None = None) -> np.ndarray:
+    """One chunk of soft / regression items: validated, local statistics ``(2, n, P)``."""
+    return _local_stats(metrics, _prepare(t, a, b, kind, None, run, start))
+
+
+def _crossed_item_chunk(block: Sequence[np.ndarray], kind: str, metrics: Sequence[Metric],
+                        start: int, run_names: Sequence[Any]) -> list[np.ndarray]:
+    """One chunk of crossed soft / regression runs: the targets checked shared, and per
+    run the local statistics ``(2, n, P)``."""
+    n_runs = len(block) // 3
+    prepared = [_prepare(block[3 * r], block[3 * r + 1], block[3 * r + 2], kind, None, r, start)
+                for r in range(n_runs)]
+    _shared_targets([p.targets for p in prepared], run_names, start)
+    return [_local_stats(metrics, p) for p in prepared]
+
+
+def _finish(metrics: Sequence[Metric], local: np.ndarray, n_classes: int
+            ) -> tuple[np.ndarray, list[int]]:
+    """The statistics ``(2, N, S)`` from the joined local ones: each metric's global step
+    once on all items (of every run), as :func:`_engine.item_stats` does in memory."""
+    t, q = _probe_items(local, n_classes)
+    edges = np.cumsum([0] + [m.chunk_stats(t, q, n_classes).shape[-1] for m in metrics])
+    blocks = [m.finish_stats(local[..., a:b], n_classes)
+              for m, a, b in zip(metrics, edges[:-1], edges[1:], strict=True)]
+    return np.concatenate(blocks, axis=-1), [blk.shape[-1] for blk in blocks]
+
+
+def _probe_items(local: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """One item of the kind (soft rows when ``n_classes``), for the local widths."""
+    if n_classes:
+        row = np.full((1, n_classes), 1.0 / n_classes)
+        return row, row[None]
+    return np.zeros(1), np.zeros((1, 1))
 
 
 def check_item_local(metric: Metric, kind: str, n_classes: int) -> None:
-    """Raise unless ``metric``'s per-item statistics depend on that item alone.
+    """Raise unless ``metric``'s item-local statistics depend on that item alone.
 
-    Probe: three items evaluated together and one at a time must give the same rows (a
-    statistic centred on the items' mean, as entropy correlation's, does not)."""
+    Probe: three items evaluated together and one at a time must give the same rows of
+    :meth:`~evaluq.metrics.Metric.chunk_stats` (a metric that centres its
+    ``item_stats`` on the items' mean without declaring that global step does not)."""
     rng = np.random.default_rng(0)  # a fixed probe, not a random draw of the test
     if kind == "soft":
         t = rng.dirichlet(np.ones(n_classes), size=3)
@@ -167,80 +267,155 @@ def check_item_local(metric: Metric, kind: str, n_classes: int) -> None:
     else:
         t, q = rng.normal(size=3), rng.normal(size=3)
     with np.errstate(all="ignore"):
-        together = np.asarray(metric.item_stats(t, q, n_classes), dtype=np.float64)
-        alone = np.concatenate([np.asarray(metric.item_stats(t[i:i + 1], q[i:i + 1], n_classes),
-                                           dtype=np.float64) for i in range(3)])
+        together = metric.chunk_stats(t, q, n_classes)
+        alone = np.concatenate([metric.chunk_stats(t[i:i + 1], q[i:i + 1], n_classes)
+                                for i in range(3)])
     if not np.array_equal(together, alone, equal_nan=True):
         raise ValueError(f"metric {metric.name!r} computes an item's statistics from all the "
-                         "items (e.g. centred on their mean), so it cannot be evaluated on "
-                         "dask inputs chunk by chunk; leave it out of `metrics` or pass "
-                         "in-memory arrays")
+                         "items (e.g. centred on their mean) without declaring that step "
+                         "(`Metric(local_stats=..., global_stats=...)`), so it cannot be "
+                         "evaluated on dask inputs chunk by chunk; declare the two steps, "
+                         "leave it out of `metrics` or pass in-memory arrays")
 
 
-def stream_unit(targets: Any, h0: Any, h1: Any, *, kind: str | None,
-                labels: Sequence[Any] | None, resolve: Any
-                ) -> tuple[_engine.Unit, list[int], list[Metric], str, int]:
-    """The :class:`~evaluq.significance._engine.Unit` of dask-backed inputs, chunk by chunk.
+def _run_arrays(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any],
+                kind: str | None) -> tuple[list[list[Any]], str]:
+    """Every run's three arrays (lazy ones stay lazy), layout-checked; and the kind."""
+    many = len(targets) > 1
+    arrays, has_class = [], []
+    for r, run in enumerate(zip(targets, h0, h1, strict=True)):
+        try:
+            raw = [_as_array(n, x) for n, x in zip(NAMES, run, strict=True)]
+            _check_index([x[1] for x in raw], ITEM)
+            _check_index([x[2] for x in raw], CLASS)
+        except ValueError as err:
+            raise ValueError(f"run {r}: {err}" if many else str(err)) from None
+        arrays.append([x[0] for x in raw])
+        has_class.append(raw[0][3])
+    if kind is None:
+        kinds = [_detect_kind(a, c) for a, c in zip(arrays, has_class, strict=True)]
+        if len(set(kinds)) > 1:
+            raise ValueError(f"the runs hold different kinds of labels: {sorted(set(kinds))}; "
+                             "pass `kind`")
+        kind = kinds[0]
+    for r, a in enumerate(arrays):
+        try:
+            _check_layout(a, kind)
+        except ValueError as err:
+            raise ValueError(f"run {r}: {err}" if many else str(err)) from None
+    if kind == "soft":
+        classes = [int(a[0].shape[1]) for a in arrays]
+        if len(set(classes)) > 1:
+            raise ValueError(f"every run must have the same number of classes; got {classes}")
+    return arrays, kind
 
-    ``resolve(kind, label_set)`` returns the metric objects (bound to the label set for hard
-    labels). Returns ``(unit, widths, metrics, kind, n_classes)``; the unit equals
-    :func:`~evaluq.significance._engine.make_unit`'s on the same items in memory.
+
+def stream_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *,
+                kind: str | None, labels: Sequence[Any] | None, resolve: Any,
+                runs: str = "pooled", run_names: Sequence[Any] | None = None
+                ) -> tuple[list[_engine.Unit], list[int], list[Metric], str, int]:
+    """The engine's units of runs with dask-backed inputs, chunk by chunk of items.
+
+    ``runs``: ``"pooled"`` (one unit of every run's items), ``"two-level"`` (one unit per
+    run) or ``"crossed"`` (one unit per run over the cells of the shared test set; the runs
+    must have equal item counts, and equal targets, checked per chunk). ``resolve(kind,
+    label_set)`` returns the metric objects (bound to the label set for hard labels).
+    Returns ``(units, widths, metrics, kind, n_classes)``, equal to what
+    :func:`~evaluq.significance._bootstrap.compare_runs` builds from the same items in memory.
     """
     import dask
 
-    raw = [_as_array(n, x) for n, x in zip(NAMES, (targets, h0, h1), strict=True)]
-    arrays = [r[0] for r in raw]
-    if kind is None:
-        kind = _detect_kind(arrays, raw[0][3])
+    n_runs = len(targets)
+    names = list(range(n_runs)) if run_names is None else list(run_names)
+    arrays, kind = _run_arrays(targets, h0, h1, kind)
     if labels is not None and kind != "hard":
         raise ValueError(f"`labels` applies to hard labels only; these inputs are {kind}")
-    _check_layout(arrays, kind)
-    _check_index([r[1] for r in raw], ITEM)
-    _check_index([r[2] for r in raw], CLASS)
-    blocks = _blocks(arrays)
-    sizes = next(a for a in arrays if is_lazy(a)).chunks[0]
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+    many = n_runs > 1
+    tag = (lambda r: r) if many else (lambda r: None)
+    crossed = runs == "crossed" and many
+    if crossed:
+        sizes = [int(a[0].shape[0]) for a in arrays]
+        for name, n in zip(names[1:], sizes[1:], strict=True):
+            if n != sizes[0]:
+                raise ValueError(f"`runs` 'crossed' needs every run to score one shared test "
+                                 f"set: run {names[0]!r} has {sizes[0]} items but run "
+                                 f"{name!r} has {n}; use 'two-level' for runs on different "
+                                 "test sets")
+        flat = [x for a in arrays for x in a]
+        blocks, starts = _blocks(flat)
+    else:
+        per_run = [_blocks(a) for a in arrays]
+    user_set = check_label_set(labels) if labels is not None else None
+
     if kind != "hard":
-        n_classes = int(arrays[0].shape[1]) if kind == "soft" else 0
+        n_classes = int(arrays[0][0].shape[1]) if kind == "soft" else 0
         metrics = resolve(kind, None)
         for m in metrics:
-            check_item_local(m, kind, max(n_classes, 2))
-        parts = dask.compute(*[dask.delayed(_item_chunk)(*blk, kind, metrics, int(s))
-                               for blk, s in zip(blocks, starts, strict=True)])
-        stats = np.concatenate(parts, axis=1)
-        t, q = _probe(kind, n_classes)
-        _, widths = _engine.item_stats(metrics, t, q, q, n_classes)
-        return _engine.item_unit(stats), widths, metrics, kind, n_classes
-    user_set = check_label_set(labels) if labels is not None else None
-    parts = dask.compute(*[dask.delayed(_hard_chunk)(*blk, user_set, int(s))
-                           for blk, s in zip(blocks, starts, strict=True)])
-    chunk_sets = [p[0] for p in parts]
-    if user_set is not None:
-        label_set = user_set
-        maps = [np.arange(user_set.size)] * len(parts)
-    else:
-        text = {s.dtype.kind in "USO" for s in chunk_sets}
-        if len(text) > 1:
-            raise TypeError("labels must be all strings or all numbers across inputs; the "
-                            "chunks of items mix strings and numbers")
-        label_set = np.unique(np.concatenate(chunk_sets))
-        maps = [np.searchsorted(label_set, s) for s in chunk_sets]
-    n_classes = int(label_set.size)
-    codes = np.concatenate([_engine.cell_codes(mp[c[0]], mp[c[1]], mp[c[2]], n_classes)
-                            for mp, (_, c, _) in zip(maps, parts, strict=True)])
-    counts = np.concatenate([p[2] for p in parts])
-    cells, inverse = np.unique(codes, return_inverse=True)
-    summed = np.zeros(cells.size, dtype=np.int64)
-    np.add.at(summed, inverse.ravel(), counts)  # over the chunks' cells (a small table)
+            if m.item_local:
+                check_item_local(m, kind, max(n_classes, 2))
+        if crossed:
+            parts = dask.compute(*[dask.delayed(_crossed_item_chunk)(blk, kind, metrics,
+                                                                     int(s), names)
+                                   for blk, s in zip(blocks, starts, strict=True)])
+            by_run = [np.concatenate([p[r] for p in parts], axis=1) for r in range(n_runs)]
+        else:
+            tasks = [[dask.delayed(_item_chunk)(*blk, kind, metrics, int(s), tag(r))
+                      for blk, s in zip(*per_run[r], strict=True)] for r in range(n_runs)]
+            done = dask.compute(*[t for run in tasks for t in run])
+            edges = np.cumsum([0] + [len(run) for run in tasks])
+            by_run = [np.concatenate(done[a:b], axis=1)
+                      for a, b in itertools.pairwise(edges)]
+        stats, widths = _finish(metrics, np.concatenate(by_run, axis=1), n_classes)
+        if runs == "pooled" or not many:
+            return [_engine.item_unit(stats)], widths, metrics, kind, n_classes
+        units = [_engine.item_unit(part) for part in
+                 np.split(stats, np.cumsum([b.shape[1] for b in by_run])[:-1], axis=1)]
+        return units, widths, metrics, kind, n_classes
+
+    if crossed:
+        xparts = dask.compute(*[dask.delayed(_crossed_hard_chunk)(blk, user_set, int(s), names)
+                                for blk, s in zip(blocks, starts, strict=True)])
+        label_set, maps = _global_labels([p[0] for p in xparts], user_set)
+        metrics = resolve(kind, label_set)
+        n_classes = int(label_set.size)
+        rows_all = np.concatenate([mp[p[1]] for mp, p in zip(maps, xparts, strict=True)])
+        rows, inv = np.unique(rows_all, axis=0, return_inverse=True)
+        inv = np.asarray(inv).ravel()
+        counts = np.zeros(rows.shape[0], dtype=np.int64)
+        np.add.at(counts, inv, np.concatenate([p[2] for p in xparts]))  # a small table
+        offsets = np.cumsum([0] + [p[1].shape[0] for p in xparts])
+        inverse = np.concatenate([inv[o + p[3]] for o, p in zip(offsets, xparts, strict=False)])
+        k = max(n_classes, 1)
+        cells = np.stack([(rows[:, 0] * k + rows[:, 1 + 2 * r]) * k + rows[:, 2 + 2 * r]
+                          for r in range(n_runs)], axis=1)
+        units, widths = _engine.crossed_units(metrics, cells, inverse, counts, n_classes)
+        return units, widths, metrics, kind, n_classes
+
+    tasks = [[dask.delayed(_hard_chunk)(*blk, user_set, int(s), tag(r))
+              for blk, s in zip(*per_run[r], strict=True)] for r in range(n_runs)]
+    done = dask.compute(*[t for run in tasks for t in run])
+    label_set, maps = _global_labels([p[0] for p in done], user_set)
     metrics = resolve(kind, label_set)
-    unit, widths = _engine.cell_unit(metrics, cells, summed, n_classes)
-    return unit, widths, metrics, kind, n_classes
+    n_classes = int(label_set.size)
+    codes = [_engine.cell_codes(mp[c[0]], mp[c[1]], mp[c[2]], n_classes)
+             for mp, (_, c, _) in zip(maps, done, strict=True)]
+    counts_all = [p[2] for p in done]
+    edges = np.cumsum([0] + [len(run) for run in tasks])
+    groups = ([(0, len(done))] if runs == "pooled" or not many
+              else list(itertools.pairwise(edges)))
+    units, widths = [], []
+    for a, b in groups:  # loop over runs (a handful)
+        cells, inverse = np.unique(np.concatenate(codes[a:b]), return_inverse=True)
+        summed = np.zeros(cells.size, dtype=np.int64)
+        np.add.at(summed, inverse.ravel(), np.concatenate(counts_all[a:b]))  # a small table
+        unit, widths = _engine.cell_unit(metrics, cells, summed, n_classes)
+        units.append(unit)
+    return units, widths, metrics, kind, n_classes
 
 
-def _probe(kind: str, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
-    """One item (target, prediction) of ``kind``: for the metrics' statistic widths."""
-    if kind == "soft":
-        row = np.full((1, n_classes), 1.0 / n_classes)
-        return row, row
-    return np.zeros(1), np.zeros(1)
-
+def _global_labels(chunk_sets: Sequence[np.ndarray], user_set: np.ndarray | None
+                   ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The label set of all chunks (the user's, or the union) and each chunk's code map."""
+    if user_set is not None:
+        return user_set, [np.arange(user_set.size)] * len(chunk_sets)
+    return _union(chunk_sets)
