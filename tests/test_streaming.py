@@ -241,10 +241,14 @@ def test_resample_in_reversed_label_order_on_dask(cube):
     xr.testing.assert_identical(lazy.compute(), eager)
 
 
-def test_nonparametric_on_dask_loads_and_matches(cube):
+def test_nonparametric_on_dask_streams_and_matches(cube):
     eager = eq.resample(cube, n_resamples=1500, replication="nonparametric", rng=4)
+    lazy = eq.resample(cube.chunk({"model": 1}), n_resamples=1500,
+                       replication="nonparametric", rng=4)
+    assert lazy.score.chunks is not None
+    xr.testing.assert_identical(lazy.compute(), eager)
     loaded = eq.resample(cube.chunk({"model": 1}), n_resamples=1500,
-                         replication="nonparametric", rng=4)
+                         replication="nonparametric", rng=4, lazy=False)
     assert loaded.score.chunks is None
     xr.testing.assert_identical(loaded, eager)
 
