@@ -289,7 +289,15 @@ def _reduce_resamples(score: xr.DataArray, dim: Hashable, how: str | Aggregator,
             _check_values(x, how, skipna, "resampled", (None,) * x.ndim, positions)
             return _aggregate_kernel(x, how, trim, skipna)
 
-        reduced = apply_reduce(kernel, score, (dim,))
+        # map_blocks keeping the reduced axis (length 1), not apply_ufunc / drop_axis: those
+        # concatenate the blocks of the core dim, which copies every chunk even when it is
+        # one block (a chunk's scores are a transposed view of the drawn block: a slow copy)
+        data = score.data
+        if len(data.chunks[-1]) > 1:
+            data = data.rechunk({data.ndim - 1: -1})   # the aggregated dim whole, per chunk
+        reduced = data.map_blocks(lambda x: kernel(x)[..., None], dtype=np.float64,
+                                  chunks=(*data.chunks[:-1], (1,)))
+        return np.asfortranarray(reduced.compute()[..., 0])
     return np.asfortranarray(reduced.values)
 
 

@@ -26,7 +26,7 @@ import os
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, NamedTuple
 
 import numpy as np
@@ -171,6 +171,7 @@ class _Inputs:
     bounds: tuple[float, float] | None = None  # the metric's range
     n_seeds: int = 1                     # S and B of the replicates (nonparametric)
     n_boot: int = 1
+    model_rows: np.ndarray | None = None  # the cube's position of each (canonical) model
 
 
 @dataclass(frozen=True)
@@ -200,34 +201,51 @@ class _Block(NamedTuple):
 
 def _draw_parametric(inputs: _Inputs, seeds: str, lang: np.ndarray | None,
                      gen: np.random.Generator, n: int, values: bool, draws: bool) -> _Block:
-    """N(observed, scale^2) scores, independent across models (truncated to declared bounds)."""
+    """N(observed, scale^2) scores, independent across models (truncated to declared bounds).
+
+    The draws fill the block model by model (one generator call per model, the same stream
+    as one call for the whole block), each model straight into its row of the cube's model
+    order, and each row is scaled and shifted while it is in cache.
+    """
     if not values:
         return _Block(None, lang, None, None)
     assert inputs.scale is not None
     obs, scale = inputs.observed, inputs.scale
     n_m = obs.shape[0]
     k = obs.shape[1] if lang is None else lang.shape[1]
+    out = np.empty((n_m, n, k))
+    rows = range(n_m) if inputs.model_rows is None else inputs.model_rows
     if inputs.bounds is not None:
+        for row in rows:
+            gen.random(out=out[row])
+        canon = out if inputs.model_rows is None else out[inputs.model_rows]
         if lang is None:
             obs_k, scale_k = obs[:, None, :], scale[:, None, :]
         else:
             obs_k, scale_k = np.take(obs, lang, axis=1), np.take(scale, lang, axis=1)
-        u = gen.random((n_m, n, k))
-        return _Block(_truncated_normal(obs_k, scale_k, inputs.bounds, u), lang, None, None)
-    noise = gen.standard_normal((n_m, n, k))                  # independent across models
-    _shift_scale(noise, obs, scale, lang)
-    return _Block(noise, lang, None, None)
+        values_ = _truncated_normal(obs_k, scale_k, inputs.bounds, canon)
+        return _Block(_in_cube_order(values_, inputs.model_rows), lang, None, None)
+    flat = None if lang is None else lang.reshape(-1)
+    for model, row in enumerate(rows):
+        block = out[row]
+        gen.standard_normal(out=block)
+        if flat is None:
+            block *= scale[model]
+            block += obs[model]
+        else:
+            line = block.reshape(-1)              # a view: the row is C-contiguous
+            line *= scale[model].take(flat)
+            line += obs[model].take(flat)
+    return _Block(out, lang, None, None)
 
 
-def _shift_scale(noise: np.ndarray, obs: np.ndarray, scale: np.ndarray,
-                 lang: np.ndarray | None) -> None:
-    """``noise`` (model, n, k) <- observed + scale * noise, in place."""
-    if lang is None:
-        noise *= scale[:, None, :]
-        noise += obs[:, None, :]
-    else:
-        noise *= np.take(scale, lang, axis=1)
-        noise += np.take(obs, lang, axis=1)
+def _in_cube_order(values: np.ndarray, model_rows: np.ndarray | None) -> np.ndarray:
+    """``values`` (model, ...) in the canonical model order, put in the cube's order."""
+    if model_rows is None:
+        return values
+    out = np.empty_like(values)
+    out[model_rows] = values
+    return out
 
 
 def _draw_none(inputs: _Inputs, seeds: str, lang: np.ndarray | None,
@@ -238,7 +256,7 @@ def _draw_none(inputs: _Inputs, seeds: str, lang: np.ndarray | None,
     obs = inputs.observed
     out = (np.repeat(obs[:, None, :], n, axis=1) if lang is None
            else np.take(obs, lang, axis=1))
-    return _Block(out, lang, None, None)
+    return _Block(_in_cube_order(out, inputs.model_rows), lang, None, None)
 
 
 def _draw_nonparametric(inputs: _Inputs, seeds: str, lang: np.ndarray | None,
@@ -250,7 +268,9 @@ def _draw_nonparametric(inputs: _Inputs, seeds: str, lang: np.ndarray | None,
     out = None
     if values:
         assert inputs.boot is not None
-        out = _gather_replicates(inputs.boot, seeds, inputs.bounds, slots, s_idx, b_idx)
+        out = _in_cube_order(
+            _gather_replicates(inputs.boot, seeds, inputs.bounds, slots, s_idx, b_idx),
+            inputs.model_rows)
     if draws and s_idx.ndim == 3:
         s_idx = _seed_counts(s_idx, inputs.n_seeds)
     return _Block(out, lang, s_idx if draws else None, b_idx if draws else None)
@@ -588,6 +608,8 @@ def _plan(cube: xr.Dataset, opts: _Options) -> tuple[_Recipe, Any]:
     """The recipe of the draws (canonical label order) and the streamed ``boot_score``."""
     canon, restore = _canonical(cube)
     inputs, streamed = _inputs(canon, opts.replication)
+    if MODEL in restore:         # the drawers write each model's scores in the cube's order
+        inputs = replace(inputs, model_rows=np.argsort(restore[MODEL]))
     coords = {dim: canon[dim].values for dim in (MODEL, LANGUAGE, SEED, BOOTSTRAP)
               if dim in canon.dims}
     return _Recipe(opts, inputs, coords, restore, _attrs(canon, opts, inputs)), streamed
@@ -646,23 +668,32 @@ def _check_n_languages(languages: str, n_languages: Any, n_l: int) -> int:
 
 # --- assemble -------------------------------------------------------------------------------------
 
-def _assemble(recipe: _Recipe, arrays: dict[str, Any]) -> xr.Dataset:
-    """The resamples as a Dataset in the cube's label order (numpy or dask arrays alike)."""
+def _assemble(recipe: _Recipe, arrays: dict[str, Any], streamed: bool = False) -> xr.Dataset:
+    """The resamples as a Dataset in the cube's label order (numpy or dask arrays alike).
+
+    The drawers give the scores in the cube's model order already; replicates streamed from
+    a dask ``boot_score`` come in the canonical order and are reordered here (lazily).
+    """
     opts, coords = recipe.options, recipe.coords
+    models = recipe.restore.get(MODEL)
+    score = arrays[SCORE]
+    if streamed and models is not None:
+        score = score[:, models]
+    observed = recipe.inputs.observed
     data_vars: dict[str, Any] = {
-        SCORE: ((RESAMPLE, MODEL, recipe.slot), arrays[SCORE]),
-        OBSERVED: ((MODEL, LANGUAGE), recipe.inputs.observed),
+        SCORE: ((RESAMPLE, MODEL, recipe.slot), score),
+        OBSERVED: ((MODEL, LANGUAGE), observed if models is None else observed[models]),
     }
     for name, (dims, _, _) in _draw_specs(recipe).items():
         data_vars[name] = (dims, arrays[name])
-    out_coords = {RESAMPLE: np.arange(opts.n_resamples), MODEL: coords[MODEL],
+    out_coords = {RESAMPLE: np.arange(opts.n_resamples),
+                  MODEL: coords[MODEL] if models is None else coords[MODEL][models],
                   LANGUAGE: coords[LANGUAGE]}
     if DRAWN_SEED_COUNT in data_vars:
         out_coords[SEED] = coords[SEED]
     out = xr.Dataset(data_vars, coords=out_coords)
-    if recipe.restore:
-        out = out.isel({dim: index for dim, index in recipe.restore.items()
-                        if dim in out.dims})
+    if LANGUAGE in recipe.restore:
+        out = out.isel({LANGUAGE: recipe.restore[LANGUAGE]})
     out.attrs = dict(recipe.attrs)
     out[SCORE].attrs["description"] = "resampled score (seed mean plus replication noise)"
     out[OBSERVED].attrs["description"] = "observed seed-mean score of each (model, language)"
@@ -869,7 +900,7 @@ def resample(
                            chunk_size, lazy, seeds)
     recipe, streamed = _plan(cube, opts)
     if opts.lazy or streamed is not None:
-        out = _assemble(recipe, _collect_lazy(recipe, streamed))
+        out = _assemble(recipe, _collect_lazy(recipe, streamed), streamed is not None)
         return out if opts.lazy else out.compute()
     return _assemble(recipe, _collect_eager(recipe))
 
