@@ -282,7 +282,8 @@ def from_boot_blocks(func: Callable[..., np.ndarray], payload: Any,
     languages) it returns the scores (n, block's models, block's languages), which tile the
     result; otherwise (n, block's models, n_slots) with 0 in the slots of other blocks'
     languages, and the blocks of one model chunk are added (a tree of sums). No task holds
-    more than a block of ``boot`` and a chunk of scores (or a few, while adding).
+    more than a block of ``boot`` and a chunk of scores (or a few, while adding); each block
+    is read once and shared by the tasks of every chunk of resamples.
     """
     import dask
     import dask.array as da

@@ -853,11 +853,12 @@ def resample(
     without reading ``boot_score`` and gives lazy resamples by default (one dask task per
     chunk of resamples; on a dask.distributed cluster they run on the workers). With
     ``replication="parametric"`` its ``boot_score`` is read once, chunk by chunk, into the
-    per-cell SDs. With ``"nonparametric"`` the replicates are streamed: every task reads one
+    per-cell SDs. With ``"nonparametric"`` the replicates are streamed: every task takes one
     block of ``boot_score`` (some models, some languages, every seed and replicate; the
     seed and bootstrap dims are gathered into one chunk) and draws that block's share of one
-    chunk of resamples, so ``boot_score`` is read once per chunk of resamples and no task
-    holds more than a block of it plus a chunk of scores. With fixed languages each block
+    chunk of resamples. Each block is read once and shared by the tasks of every chunk of
+    resamples (dask frees it when they are done); no task holds more than a block plus a
+    chunk of scores. With fixed languages each block
     gives its own languages' scores; with drawn languages each block fills the slots that
     drew one of its languages (the other slots are 0) and the blocks' results are added,
     which is exact since every slot is filled by one block. The numbers equal the in-memory
