@@ -279,26 +279,43 @@ def _reduce_resamples(score: xr.DataArray, dim: Hashable, how: str | Aggregator,
     ``mean`` / ``sd`` whatever the input's layout). Lazy scores are reduced chunk by chunk
     of resamples, the checks running inside each chunk's task."""
     if score.chunks is None:
-        _check_values(score.values, how, skipna, "resampled", _labels(score), score.dims)
-        reduced = apply_reduce(_aggregate_kernel, score, (dim,),
-                               kwargs={"how": how, "trim": trim, "skipna": skipna})
+        labels: tuple[np.ndarray | None, ...] = _labels(score)
+        dims: tuple[Hashable, ...] = score.dims
     else:
-        positions = tuple(f"{d} position in its chunk" for d in score.dims)
+        labels = (None,) * score.ndim
+        dims = tuple(f"{d} position in its chunk" for d in score.dims)
 
-        def kernel(x: np.ndarray) -> np.ndarray:
-            _check_values(x, how, skipna, "resampled", (None,) * x.ndim, positions)
-            return _aggregate_kernel(x, how, trim, skipna)
+    def kernel(x: np.ndarray) -> np.ndarray:
+        return _checked_aggregate(x, how, trim, skipna, labels, dims)
 
-        # map_blocks keeping the reduced axis (length 1), not apply_ufunc / drop_axis: those
-        # concatenate the blocks of the core dim, which copies every chunk even when it is
-        # one block (a chunk's scores are a transposed view of the drawn block: a slow copy)
-        data = score.data
-        if len(data.chunks[-1]) > 1:
-            data = data.rechunk({data.ndim - 1: -1})   # the aggregated dim whole, per chunk
-        reduced = data.map_blocks(lambda x: kernel(x)[..., None], dtype=np.float64,
-                                  chunks=(*data.chunks[:-1], (1,)))
-        return np.asfortranarray(reduced.compute()[..., 0])
-    return np.asfortranarray(reduced.values)
+    if score.chunks is None:
+        return np.asfortranarray(apply_reduce(kernel, score, (dim,)).values)
+    # map_blocks keeping the reduced axis (length 1), not apply_ufunc / drop_axis: those
+    # concatenate the blocks of the core dim, which copies every chunk even when it is
+    # one block (a chunk's scores are a transposed view of the drawn block: a slow copy)
+    data = score.data
+    if len(data.chunks[-1]) > 1:
+        data = data.rechunk({data.ndim - 1: -1})   # the aggregated dim whole, per chunk
+    reduced = data.map_blocks(lambda x: kernel(x)[..., None], dtype=np.float64,
+                              chunks=(*data.chunks[:-1], (1,)))
+    return np.asfortranarray(reduced.compute()[..., 0])
+
+
+def _checked_aggregate(x: np.ndarray, how: str | Aggregator, trim: float, skipna: bool,
+                       labels: tuple[np.ndarray | None, ...],
+                       dims: tuple[Hashable, ...]) -> np.ndarray:
+    """The aggregate of ``x``'s last axis, its values checked (:func:`_check_values`).
+
+    The mean and the median are NaN exactly where a reduced row holds a NaN, so for them
+    the (whole-array) NaN check runs only when the result has a NaN, to name the cell.
+    """
+    if how in ("mean", "median") and not skipna:
+        out = _aggregate_kernel(x, how, trim, skipna)
+        if np.isnan(out).any():
+            _check_values(x, how, skipna, "resampled", labels, dims)
+        return out
+    _check_values(x, how, skipna, "resampled", labels, dims)
+    return _aggregate_kernel(x, how, trim, skipna)
 
 
 def _aggregate_dataset(obs: xr.DataArray, dist: np.ndarray, level: float,
