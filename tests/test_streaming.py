@@ -436,3 +436,19 @@ def test_from_long_to_zarr_errors(rng, tmp_path, row_group_size):
         eq.from_long(path, seed="seed", bootstrap="bootstrap", out=store)
     with pytest.raises(TypeError, match="`out` must be a str or a path"):
         eq.from_long(path, seed="seed", bootstrap="bootstrap", out=3)
+
+
+@pytest.mark.slow
+def test_nonparametric_streams_on_a_local_cluster(cube):
+    distributed = pytest.importorskip("distributed")
+    chunked = cube.chunk({"model": 2, "language": 3})
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0", silence_logs=40) as cluster, \
+            distributed.Client(cluster) as client:
+        for languages in ("fixed", "bootstrap"):
+            options = dict(n_resamples=2500, replication="nonparametric", languages=languages,
+                           rng=6)
+            lazy = eq.resample(chunked, chunk_size=1000, **options)
+            xr.testing.assert_identical(eq.aggregate(lazy),
+                                        eq.aggregate(eq.resample(cube, **options)))
+        assert len(client.scheduler_info()["workers"]) == 2
