@@ -14,7 +14,8 @@ resamples of a longer run are the ``n`` resamples of a shorter one.
 
 :func:`resample` is a pipeline of short steps: :func:`_validate` (the options),
 :func:`_plan` (a private :class:`_Recipe`: the inputs every block is drawn from),
-:func:`_draw_block` (one block of scores, one function per replication in :data:`_DRAWERS`),
+:meth:`_Recipe.block` (one block of 1000 resamples, drawn by the function of its replication
+in :data:`_DRAWERS`),
 :func:`_collect_eager` / :func:`_collect_lazy` (the chunks, in memory or as dask tasks) and
 :func:`_assemble` (the Dataset, in the cube's label order). A new replication mode is one
 new drawer; a new language mode one branch of :func:`_draw_languages`.
@@ -213,18 +214,15 @@ def _draw_parametric(inputs: _Inputs, seeds: str, lang: np.ndarray | None,
     obs, scale = inputs.observed, inputs.scale
     n_m = obs.shape[0]
     k = obs.shape[1] if lang is None else lang.shape[1]
-    out = np.empty((n_m, n, k))
-    rows = range(n_m) if inputs.model_rows is None else inputs.model_rows
     if inputs.bounds is not None:
-        for row in rows:
-            gen.random(out=out[row])
-        canon = out if inputs.model_rows is None else out[inputs.model_rows]
         if lang is None:
             obs_k, scale_k = obs[:, None, :], scale[:, None, :]
         else:
             obs_k, scale_k = np.take(obs, lang, axis=1), np.take(scale, lang, axis=1)
-        values_ = _truncated_normal(obs_k, scale_k, inputs.bounds, canon)
-        return _Block(_in_cube_order(values_, inputs.model_rows), lang, None, None)
+        drawn = _truncated_normal(obs_k, scale_k, inputs.bounds, gen.random((n_m, n, k)))
+        return _Block(_in_cube_order(drawn, inputs.model_rows), lang, None, None)
+    out = np.empty((n_m, n, k))
+    rows = range(n_m) if inputs.model_rows is None else inputs.model_rows
     flat = None if lang is None else lang.reshape(-1)
     for model, row in enumerate(rows):
         block = out[row]
