@@ -851,18 +851,19 @@ def resample(
     without reading ``boot_score`` and gives lazy resamples by default (one dask task per
     chunk of resamples; on a dask.distributed cluster they run on the workers). With
     ``replication="parametric"`` its ``boot_score`` is read once, chunk by chunk, into the
-    per-cell SDs. With ``"nonparametric"`` the replicates are streamed: every task takes one
-    block of ``boot_score`` (some models, some languages, every seed and replicate; the
-    seed and bootstrap dims are gathered into one chunk) and draws that block's share of one
-    chunk of resamples. Each block is read once and shared by the tasks of every chunk of
-    resamples (dask frees it when they are done); no task holds more than a block plus a
-    chunk of scores. With fixed languages each block
-    gives its own languages' scores; with drawn languages each block fills the slots that
-    drew one of its languages (the other slots are 0) and the blocks' results are added,
-    which is exact since every slot is filled by one block. The numbers equal the in-memory
-    ones for any chunking of the cube and any ``chunk_size``: the random draws of a block of
-    1000 resamples come from its own stream and are made again, cheaply, by every task that
-    needs them.
+    per-cell SDs (bit-identical to the in-memory ones when ``seed`` and ``bootstrap`` are
+    each one chunk, to about 1e-15 otherwise; see :func:`evaluq.variance_components`).
+    With ``"nonparametric"`` the replicates are streamed: every task takes one block of
+    ``boot_score`` (some models, some languages, every seed and replicate: a cube chunked
+    along ``seed`` or ``bootstrap`` is rechunked to make them whole) and draws that block's
+    share of one chunk of resamples. Each block is read once and shared by the tasks of
+    every chunk of resamples (dask frees it when they are done); no task holds more than a
+    block plus a chunk of scores. With fixed languages each block gives its own languages'
+    scores; with drawn languages each block fills the slots that drew one of its languages
+    (the other slots are 0) and the blocks' results are added, which is exact since every
+    slot is filled by one block. The resamples equal the in-memory ones for any chunking of
+    the cube and any ``chunk_size``: the random draws of a block of 1000 resamples come from
+    its own stream and are made again, cheaply, by every task that needs them.
 
     References
     ----------
