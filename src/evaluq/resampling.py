@@ -391,21 +391,17 @@ def _draw_specs(recipe: _Recipe) -> dict[str, tuple[tuple[str, ...], tuple[int, 
 # --- collect: the chunks in memory, or as dask tasks ----------------------------------------------
 
 def _collect_eager(recipe: _Recipe) -> dict[str, np.ndarray]:
-    """Every variable of every chunk, in memory; the blocks of a chunk in a thread pool (numpy
-    releases the GIL while it fills arrays; every block has its own stream, so the numbers do
-    not depend on the number of threads)."""
-    opts = recipe.options
-    scores: list[np.ndarray] = []
-    draws: list[dict[str, np.ndarray]] = []
+    """Every variable in memory. The blocks are drawn in a thread pool (numpy releases the
+    GIL while it fills arrays; every block has its own stream, so the numbers do not depend
+    on the number of threads) and joined in their drawn, model-first layout (a contiguous
+    copy; the scores are a transposed view of it)."""
+    spans = _spans(0, recipe.options.n_resamples, RNG_BLOCK)
     with ThreadPoolExecutor(max_workers=_N_THREADS) as pool:
-        for start, stop in _spans(0, opts.n_resamples, opts.chunk_size):
-            scores.append(_chunk_scores(recipe, start, stop, pool))
-            draws.append(_chunk_draws(recipe, start, stop))
-    out = {SCORE: scores[0] if len(scores) == 1 else np.concatenate(scores, axis=0)}
-    for name in draws[0]:
-        parts = [d[name] for d in draws]
-        out[name] = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
-    return out
+        blocks = list(pool.map(lambda span: _chunk_scores(recipe, *span), spans))
+    drawn = [np.moveaxis(b, 0, 1) for b in blocks]            # (model, n, k) each
+    scores = drawn[0] if len(drawn) == 1 else np.concatenate(drawn, axis=1)
+    return {SCORE: np.moveaxis(scores, 0, 1),
+            **_chunk_draws(recipe, 0, recipe.options.n_resamples)}
 
 
 def _collect_lazy(recipe: _Recipe, boot: Any = None) -> dict[str, Any]:
