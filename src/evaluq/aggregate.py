@@ -275,9 +275,8 @@ def _labels(data: xr.DataArray) -> tuple[np.ndarray | None, ...]:
 
 def _reduce_resamples(score: xr.DataArray, dim: Hashable, how: str | Aggregator, trim: float,
                       skipna: bool) -> np.ndarray:
-    """The aggregates (resample, model, ...) in memory, resample-major (the same sums in
-    ``mean`` / ``sd`` whatever the input's layout). Lazy scores are reduced chunk by chunk
-    of resamples, the checks running inside each chunk's task."""
+    """The aggregates (resample, model, ...) in memory. Lazy scores are reduced chunk by
+    chunk of resamples, the checks running inside each chunk's task."""
     if score.chunks is None:
         labels: tuple[np.ndarray | None, ...] = _labels(score)
         dims: tuple[Hashable, ...] = score.dims
@@ -289,7 +288,7 @@ def _reduce_resamples(score: xr.DataArray, dim: Hashable, how: str | Aggregator,
         return _checked_aggregate(x, how, trim, skipna, labels, dims)
 
     if score.chunks is None:
-        return np.asfortranarray(apply_reduce(kernel, score, (dim,)).values)
+        return np.asarray(apply_reduce(kernel, score, (dim,)).values)
     # map_blocks keeping the reduced axis (length 1), not apply_ufunc / drop_axis: those
     # concatenate the blocks of the core dim, which copies every chunk even when it is
     # one block (a chunk's scores are a transposed view of the drawn block: a slow copy)
@@ -298,7 +297,7 @@ def _reduce_resamples(score: xr.DataArray, dim: Hashable, how: str | Aggregator,
         data = data.rechunk({data.ndim - 1: -1})   # the aggregated dim whole, per chunk
     reduced = data.map_blocks(lambda x: kernel(x)[..., None], dtype=np.float64,
                               chunks=(*data.chunks[:-1], (1,)))
-    return np.asfortranarray(reduced.compute()[..., 0])
+    return np.asarray(reduced.compute()[..., 0])
 
 
 def _checked_aggregate(x: np.ndarray, how: str | Aggregator, trim: float, skipna: bool,
@@ -323,15 +322,20 @@ def _aggregate_dataset(obs: xr.DataArray, dist: np.ndarray, level: float,
                        dim: Hashable) -> xr.Dataset:
     n = dist.shape[0]
     kept = obs.dims
-    sd = dist.std(axis=0, ddof=1) if n > 1 else np.full(dist.shape[1:], np.nan)
+    # the statistics over resamples on a resample-major copy (pairwise sums, the same
+    # numbers whatever layout the input had); the distribution is stored model-minor, one
+    # resample's models contiguous, the layout the rank and pairwise kernels read
+    by_resample = np.asfortranarray(dist)
+    dist = np.ascontiguousarray(dist)
+    sd = by_resample.std(axis=0, ddof=1) if n > 1 else np.full(dist.shape[1:], np.nan)
     coords: dict[Hashable, Any] = {d: obs[d].values for d in kept if d in obs.coords}
     out = xr.Dataset(
         {
             OBSERVED: (kept, obs.values),
             RESAMPLED: ((RESAMPLE, *kept), dist),
-            "mean": (kept, dist.mean(axis=0)),
+            "mean": (kept, by_resample.mean(axis=0)),
             "sd": (kept, sd),
-            "ci": ((*kept, CI_BOUND), percentile_interval(dist, level, axis=0)),
+            "ci": ((*kept, CI_BOUND), percentile_interval(by_resample, level, axis=0)),
         },
         coords={**coords, RESAMPLE: np.arange(n), CI_BOUND: list(CI_BOUND_COORDS)},
     )
