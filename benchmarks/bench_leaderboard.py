@@ -35,6 +35,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -153,17 +154,27 @@ def part2(sizes: list[int], n_resamples: int) -> None:
     times = []
     for n in sizes:
         cube = make_cube(n, seed=1)
+        pieces: dict[str, float] = {}
 
-        def run(cube=cube):
-            plan = eq.resample(cube, n_resamples=n_resamples, replication="parametric",
+        def run(cube=cube, pieces=pieces):
+            start = time.perf_counter()
+            lazy = eq.resample(cube, n_resamples=n_resamples, replication="parametric",
                                languages="bootstrap", rng=0, lazy=True)
-            return eq.rank_distribution(eq.aggregate(plan, how="mean"))
+            agg = eq.aggregate(lazy, how="mean")
+            middle = time.perf_counter()
+            out = eq.rank_distribution(agg)
+            pieces.update(draw=middle - start, ranks=time.perf_counter() - middle)
+            return out
 
         if n == sizes[0]:
             run()  # warm up
         t, _ = timed(run, repeat=2 if n < 600 else 1)  # keep the run to a few minutes
         times.append(t)
-        print(f"  {n:5d} models: {t:7.3f} s")
+        print(f"  {n:5d} models: {t:7.3f} s   (last run: resample + aggregate "
+              f"{pieces['draw']:.3f} s, ranks {pieces['ranks']:.3f} s)")
+    floor = normal_floor(sizes[-1] * N_LANGUAGES * n_resamples)
+    print(f"  floor: rng.standard_normal for {sizes[-1] * N_LANGUAGES * n_resamples:,} values "
+          f"(one thread, in blocks of {RNG_BLOCK_VALUES:,}): {floor:.2f} s")
     slope = np.polyfit(np.log(sizes), np.log(times), 1)[0]
     span = f"{sizes[0]} to {sizes[-1]} models"
     print(f"  exponent (log-log fit, {span}): {slope:.2f}   target <= 1.05: "
@@ -171,6 +182,20 @@ def part2(sizes: list[int], n_resamples: int) -> None:
     if sizes[-1] == 600:
         print(f"  600 models: {times[-1]:.2f} s   target < 10 s: "
               f"{'met' if times[-1] < 10 else 'NOT met'}")
+
+
+RNG_BLOCK_VALUES = 600 * N_LANGUAGES * 1000
+"""Values per call of the floor: one block of 1000 resamples of 600 models."""
+
+
+def normal_floor(n_values: int) -> float:
+    """Wall time of drawing ``n_values`` standard normals with numpy (the draw's floor)."""
+    gen = np.random.default_rng(0)
+    out = np.empty(min(n_values, RNG_BLOCK_VALUES))
+    start = time.perf_counter()
+    for done in range(0, n_values, out.size):
+        gen.standard_normal(out=out[:min(out.size, n_values - done)])
+    return time.perf_counter() - start
 
 
 def main(argv: list[str] | None = None) -> int:

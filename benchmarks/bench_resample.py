@@ -6,7 +6,8 @@ Parametric replication noise plus a language bootstrap (the multilingual paper's
 Run from the repository root:  PYTHONPATH=src python benchmarks/bench_resample.py [--quick]
 
 It times
-  * the chunked path  ``aggregate(resample(..., lazy=True))`` (only the aggregates are kept),
+  * the chunked path  ``aggregate(resample(..., lazy=True))`` (lazy, dask-backed resamples
+    reduced chunk by chunk: only the aggregates are kept),
   * the materialised path ``aggregate(resample(...))`` (all 100,000 x 6 x 61 scores in memory),
   * a plain per-resample Python loop (the same model, numpy inside the loop), run on 2,000
     resamples in the same process and extrapolated linearly to 100,000,
@@ -35,9 +36,9 @@ SD_RESAMPLES = 20_000
 
 
 def chunked(cube):
-    plan = eq.resample(cube, n_resamples=N_RESAMPLES, replication="parametric",
+    lazy = eq.resample(cube, n_resamples=N_RESAMPLES, replication="parametric",
                        languages="bootstrap", rng=0, lazy=True)
-    agg = eq.aggregate(plan, how="mean")
+    agg = eq.aggregate(lazy, how="mean")
     return agg, eq.rank_distribution(agg)
 
 
@@ -49,15 +50,15 @@ def materialised(cube):
 
 
 def nonparametric(cube, seeds: str):
-    plan = eq.resample(cube, n_resamples=N_RESAMPLES, replication="nonparametric", seeds=seeds,
+    lazy = eq.resample(cube, n_resamples=N_RESAMPLES, replication="nonparametric", seeds=seeds,
                        languages="bootstrap", rng=0, lazy=True)
-    agg = eq.aggregate(plan, how="mean")
+    agg = eq.aggregate(lazy, how="mean")
     return agg, eq.rank_distribution(agg)
 
 
 def nonparametric_fixed_sd(cube, seeds: str) -> tuple[np.ndarray, np.ndarray]:
     """Aggregate SD with fixed languages: resampled, and exact given the cube."""
-    plan = eq.resample(cube, n_resamples=SD_RESAMPLES, replication="nonparametric", seeds=seeds,
+    lazy = eq.resample(cube, n_resamples=SD_RESAMPLES, replication="nonparametric", seeds=seeds,
                        rng=0, lazy=True)
     boot = cube.boot_score.transpose("model", "language", "seed", "bootstrap").values
     n_s = boot.shape[2]
@@ -65,7 +66,7 @@ def nonparametric_fixed_sd(cube, seeds: str) -> tuple[np.ndarray, np.ndarray]:
     within = boot.var(axis=2, ddof=1).mean(axis=-1)
     c = {"one": (n_s - 1) / n_s, "bootstrap": (n_s - 1) / n_s**2, "rescaled": 1 / n_s}[seeds]
     exact = np.sqrt((between + c * within).sum(axis=-1)) / boot.shape[1]
-    return eq.aggregate(plan).sd.values, exact
+    return eq.aggregate(lazy).sd.values, exact
 
 
 def python_loop(cube, n_resamples: int) -> np.ndarray:

@@ -248,8 +248,8 @@ pd.DataFrame(rows).T
 # * A 10-language subsample is noisier still: it answers "how much could a smaller benchmark
 #   mislead?", not "what is the true difference?".
 #
-# `lazy=True` returns a `ResamplePlan` that `eq.aggregate` consumes chunk by chunk; eager
-# resampling returns the scores with what was drawn:
+# `lazy=True` returns the same Dataset backed by dask, which `eq.aggregate` consumes chunk by
+# chunk; eager resampling returns the scores with what was drawn:
 
 # %%
 eq.resample(cube, n_resamples=1000, replication="nonparametric", languages="bootstrap", rng=1)

@@ -190,18 +190,20 @@ def test_generator_and_seedsequence_rng(small_cube):
 
 
 @pytest.mark.parametrize(("rep", "lang"), ALL_MODES)
-def test_lazy_plan_matches(small_cube, rep, lang):
-    plan = eq.resample(small_cube, lazy=True, chunk_size=1000, **_kw(rep, lang, n=2100))
-    assert isinstance(plan, eq.ResamplePlan)
-    assert "n_resamples=2100" in repr(plan)
+def test_lazy_resamples_match(small_cube, rep, lang):
+    lazy = eq.resample(small_cube, lazy=True, chunk_size=1000, **_kw(rep, lang, n=2100))
+    assert isinstance(lazy, xr.Dataset)
+    assert lazy.score.chunks[0] == (1000, 1000, 100)
     full = eq.resample(small_cube, **_kw(rep, lang, n=2100))
-    xr.testing.assert_identical(plan.compute(), full)
-    parts = list(plan.chunks())
-    assert [p.sizes["resample"] for p in parts] == [1000, 1000, 100]
-    xr.testing.assert_identical(xr.concat(parts, "resample", data_vars="minimal",
-                                          coords="minimal", compat="override",
-                                          join="override"), full)
-    xr.testing.assert_identical(eq.aggregate(plan), eq.aggregate(full))
+    assert set(lazy.data_vars) == set(full.data_vars)
+    xr.testing.assert_identical(lazy.compute(), full)
+    xr.testing.assert_identical(eq.aggregate(lazy), eq.aggregate(full))
+
+
+def test_resample_plan_is_deprecated(small_cube):
+    with pytest.warns(DeprecationWarning, match="ResamplePlan is deprecated"):
+        assert eq.ResamplePlan is not None
+    assert "ResamplePlan" not in eq.__all__
 
 
 @pytest.mark.parametrize(("rep", "lang"), ALL_MODES)
@@ -225,8 +227,8 @@ def test_invariant_to_language_and_model_order(lang_order, model_order, mode):
     a = eq.aggregate(eq.resample(cube, **_kw(*mode, n=300)))
     b = eq.aggregate(eq.resample(perm, **_kw(*mode, n=300)))
     xr.testing.assert_allclose(a, b.sel(model=a.model), rtol=1e-12)
-    plan = eq.resample(perm, lazy=True, **_kw(*mode, n=300))
-    assert "ResamplePlan(" in plan._repr_html_()
+    lazy = eq.aggregate(eq.resample(perm, lazy=True, **_kw(*mode, n=300)))
+    xr.testing.assert_identical(lazy, b)
 
 
 def _long_table(cube: xr.Dataset) -> pd.DataFrame:

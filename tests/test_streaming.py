@@ -1,6 +1,6 @@
 """Dask-backed cubes stream chunk by chunk and give the in-memory numbers (issue 13).
 
-``variance_components``, ``resample`` (parametric / none) and ``aggregate`` on a chunked cube or
+``variance_components``, ``resample`` (every replication) and ``aggregate`` on a chunked cube or
 a zarr store; lazy validation (``boot_score`` read once); ``open_cube`` on zarr;
 ``from_long``'s integer-code pivot against its label-lookup reference, and its zarr output.
 """
@@ -145,6 +145,40 @@ def test_parametric_resample_reads_boot_score_once(cube):
     assert set(reads.values()) == {1}
 
 
+@pytest.mark.parametrize("languages", ["fixed", "bootstrap"])
+def test_nonparametric_reads_each_block_once_per_chunk_of_resamples(cube, languages):
+    counted, reads = _counted(cube, {"model": 1, "language": 3})
+    lazy = eq.resample(counted, n_resamples=2500, chunk_size=1000, rng=0,
+                       replication="nonparametric", languages=languages)
+    assert not reads                                        # nothing read yet
+    agg = eq.aggregate(lazy)
+    n_blocks = int(np.prod([len(c) for c in counted.boot_score.chunks]))
+    assert len(reads) == n_blocks
+    assert set(reads.values()) == {1}       # once, shared by the 3 chunks of resamples
+    xr.testing.assert_identical(agg, eq.aggregate(eq.resample(
+        cube, n_resamples=2500, rng=0, replication="nonparametric", languages=languages)))
+
+
+@pytest.mark.parametrize("languages", ["fixed", "bootstrap"])
+def test_nonparametric_memory_stays_bounded_on_a_lazy_cube(languages):
+    # 96 MB of replicates generated chunk by chunk: each task holds one 2.4 MB block and a
+    # chunk of 1000 x 4 x 60 scores (1.9 MB); the traced peak stays far under the cube
+    shape, chunks = (4, 60, 10, 5000), (1, 6, 10, 5000)
+    boot = da.random.default_rng(0).normal(size=shape, chunks=chunks)
+    score = np.random.default_rng(1).normal(size=shape[:3])
+    cube = eq.from_arrays(score, np.zeros((*shape[:3], 2)))
+    cube = cube.drop_vars("boot_score").drop_vars("bootstrap").assign(
+        boot_score=(("model", "language", "seed", "bootstrap"), boot))
+    tracemalloc.start()
+    with dask.config.set(scheduler="synchronous"):
+        agg = eq.aggregate(eq.resample(cube, n_resamples=2000, chunk_size=1000, rng=0,
+                                       replication="nonparametric", languages=languages))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 24e6
+    assert np.isfinite(agg.sd.values).all()
+
+
 def test_infinite_replicate_raises_when_read(cube):
     boot = cube.boot_score.values.copy()
     boot[2, 3, 1, 5] = -np.inf
@@ -241,10 +275,14 @@ def test_resample_in_reversed_label_order_on_dask(cube):
     xr.testing.assert_identical(lazy.compute(), eager)
 
 
-def test_nonparametric_on_dask_loads_and_matches(cube):
+def test_nonparametric_on_dask_streams_and_matches(cube):
     eager = eq.resample(cube, n_resamples=1500, replication="nonparametric", rng=4)
+    lazy = eq.resample(cube.chunk({"model": 1}), n_resamples=1500,
+                       replication="nonparametric", rng=4)
+    assert lazy.score.chunks is not None
+    xr.testing.assert_identical(lazy.compute(), eager)
     loaded = eq.resample(cube.chunk({"model": 1}), n_resamples=1500,
-                         replication="nonparametric", rng=4)
+                         replication="nonparametric", rng=4, lazy=False)
     assert loaded.score.chunks is None
     xr.testing.assert_identical(loaded, eager)
 
@@ -398,3 +436,19 @@ def test_from_long_to_zarr_errors(rng, tmp_path, row_group_size):
         eq.from_long(path, seed="seed", bootstrap="bootstrap", out=store)
     with pytest.raises(TypeError, match="`out` must be a str or a path"):
         eq.from_long(path, seed="seed", bootstrap="bootstrap", out=3)
+
+
+@pytest.mark.slow
+def test_nonparametric_streams_on_a_local_cluster(cube):
+    distributed = pytest.importorskip("distributed")
+    chunked = cube.chunk({"model": 2, "language": 3})
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0", silence_logs=40) as cluster, \
+            distributed.Client(cluster) as client:
+        for languages in ("fixed", "bootstrap"):
+            options = dict(n_resamples=2500, replication="nonparametric", languages=languages,
+                           rng=6)
+            lazy = eq.resample(chunked, chunk_size=1000, **options)
+            xr.testing.assert_identical(eq.aggregate(lazy),
+                                        eq.aggregate(eq.resample(cube, **options)))
+        assert len(client.scheduler_info()["workers"]) == 2

@@ -85,7 +85,11 @@ _LAZY: dict[str, str] = {
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
 _NOT_IN_ALL = frozenset({"cube", "errors", "experiment", "io", "pairwise", "predictions",
-                         "ranks", "resampling", "significance", "simulate", "variance"})
+                         "ranks", "resampling", "significance", "simulate", "variance",
+                         "ResamplePlan"})
+_DEPRECATED = frozenset({"ResamplePlan"})
+"""Importable with a DeprecationWarning on every access (never cached), not in ``__all__``:
+``ResamplePlan`` (``resample(lazy=True)`` returns a lazy Dataset)."""
 
 
 # Functions whose module has the same name: ``evaluq.aggregate`` is the function.
@@ -117,7 +121,8 @@ def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'evaluq' has no attribute {name!r}")
     value = _load(name)
-    globals()[name] = value  # cache: later look-ups do not come back here
+    if name not in _DEPRECATED:
+        globals()[name] = value  # cache: later look-ups do not come back here
     return value
 
 
@@ -181,7 +186,6 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.ranks import rank_distribution as rank_distribution
     from evaluq.ranks import significance_groups as significance_groups
     from evaluq.reporting import report as report
-    from evaluq.resampling import ResamplePlan as ResamplePlan
     from evaluq.resampling import resample as resample
     from evaluq.significance import BootstrapTestResult as BootstrapTestResult
     from evaluq.significance import bootstrap_test as bootstrap_test

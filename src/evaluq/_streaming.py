@@ -14,8 +14,9 @@ to work on such a cube without ever loading ``boot_score`` whole:
   its own cells (bit-identical to the in-memory result for a cube without missing values; see
   the function). Otherwise each chunk contributes shifted sufficient statistics (counts, sums
   and sums of squares about a fixed per-cell shift) that are added over chunks.
-* :func:`dask_resamples` turns a resample plan into a lazy Dataset, one task per chunk of
-  resamples; each block of :data:`~evaluq.resampling.RNG_BLOCK` resamples has its own random
+* :func:`from_chunks` / :func:`from_boot_blocks` build the dask arrays of lazy resamples: one
+  task per chunk of resamples (and, for replicates streamed from ``boot_score``, per block of
+  the cube); each block of :data:`~evaluq.resampling.RNG_BLOCK` resamples has its own random
   stream, so the numbers do not depend on the chunking.
 
 dask is imported inside the functions: ``import evaluq`` never loads it.
@@ -23,10 +24,10 @@ dask is imported inside the functions: ``import evaluq`` never loads it.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -37,8 +38,6 @@ from evaluq._dims import (
     LANGUAGE,
     MODEL,
     N_SEEDS,
-    OBSERVED,
-    RESAMPLE,
     SCORE,
     SD_BOOT,
     SD_SEED,
@@ -46,9 +45,6 @@ from evaluq._dims import (
 )
 from evaluq._kernels import nanmean, nanstd
 from evaluq.errors import CubeError
-
-if TYPE_CHECKING:
-    from evaluq.resampling import ResamplePlan
 
 BOOT_DIMS = (MODEL, LANGUAGE, SEED, BOOTSTRAP)
 SMALL_VARIABLES = (SCORE, SD_SEED, SD_BOOT, N_SEEDS)
@@ -239,55 +235,75 @@ def _spreads(boot: xr.DataArray, score: np.ndarray, ddof: int, *,
 
 # --- lazy resamples -------------------------------------------------------------------------------
 
-def _chunk_scores(plan: ResamplePlan, start: int, stop: int, block_size: int
-                  ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Scores (n, model, k) and language positions (n, k) of resamples ``start:stop``."""
-    pieces = [plan._block(b // block_size, min(block_size, stop - b), want_draws=False)
-              for b in range(start, stop, block_size)]
-    values = np.concatenate([p[0] for p in pieces], axis=1)
-    lang = None if pieces[0][1] is None else np.concatenate([p[1] for p in pieces], axis=0)
-    return np.ascontiguousarray(np.moveaxis(values, 0, 1)), lang
+def delayed_payload(payload: Any) -> Any:
+    """``payload`` as one dask graph node, shared by every task that takes it (shipped once
+    to each worker of a cluster; never hashed or traversed)."""
+    import dask
+
+    return dask.delayed(payload, pure=False, traverse=False)
 
 
-def dask_resamples(plan: ResamplePlan, block_size: int) -> xr.Dataset:
-    """The Dataset ``plan.compute()`` returns, lazy: one task per ``plan.chunk_size``
-    resamples, each drawing its blocks of ``block_size`` resamples from their own streams.
+def chunk_tasks(func: Callable[..., Any], payload: Any,
+                spans: Sequence[tuple[int, int]]) -> list[Any]:
+    """One task ``func(payload, start, stop)`` per span of resamples."""
+    import dask
 
-    Only for ``replication="parametric"`` / ``"none"`` (the plan's inputs are then the
-    (model, language) means and scales, a few kilobytes shipped with every task).
+    return [dask.delayed(func, pure=True)(payload, start, stop) for start, stop in spans]
+
+
+def from_chunks(func: Callable[..., np.ndarray], payload: Any,
+                spans: Sequence[tuple[int, int]], tail: tuple[int, ...], dtype: Any) -> Any:
+    """A dask array (resample, *tail): chunk i is ``func(payload, *spans[i])``."""
+    import dask.array as da
+
+    parts = [da.from_delayed(task, shape=(stop - start, *tail), dtype=dtype)
+             for task, (start, stop) in zip(chunk_tasks(func, payload, spans), spans,
+                                            strict=True)]
+    return parts[0] if len(parts) == 1 else da.concatenate(parts, axis=0)
+
+
+def concat_items(tasks: Sequence[Any], name: str, spans: Sequence[tuple[int, int]],
+                 tail: tuple[int, ...], dtype: Any) -> Any:
+    """A dask array (resample, *tail) of item ``name`` of every chunk task's dict."""
+    import dask.array as da
+
+    parts = [da.from_delayed(task[name], shape=(stop - start, *tail), dtype=dtype)
+             for task, (start, stop) in zip(tasks, spans, strict=True)]
+    return parts[0] if len(parts) == 1 else da.concatenate(parts, axis=0)
+
+
+def from_boot_blocks(func: Callable[..., np.ndarray], payload: Any,
+                     spans: Sequence[tuple[int, int]], boot: Any, n_slots: int | None) -> Any:
+    """Scores (resample, model, language | slot) drawn block by block of ``boot``.
+
+    ``boot`` is a dask array (model, language, seed, bootstrap) with seed and bootstrap in
+    one chunk. Every (chunk of resamples, block of boot) is one task
+    ``func(payload, start, stop, block, first_language)``: with ``n_slots`` None (fixed
+    languages) it returns the scores (n, block's models, block's languages), which tile the
+    result; otherwise (n, block's models, n_slots) with 0 in the slots of other blocks'
+    languages, and the blocks of one model chunk are added (a tree of sums). No task holds
+    more than a block of ``boot`` and a chunk of scores (or a few, while adding); each block
+    is read once and shared by the tasks of every chunk of resamples.
     """
     import dask
     import dask.array as da
 
-    from evaluq.resampling import DRAWN_LANGUAGE, LANGUAGE_SLOT
-
-    cube = plan.cube
-    lean = dataclasses.replace(plan, cube=xr.Dataset(coords=cube.coords, attrs=cube.attrs))
-    n_m = cube.sizes[MODEL]
-    k = plan.n_languages
-    fixed = plan.languages == "fixed"
-    scores, drawn = [], []
-    for start in range(0, plan.n_resamples, plan.chunk_size):
-        stop = min(start + plan.chunk_size, plan.n_resamples)
-        task = dask.delayed(_chunk_scores, pure=True)(lean, start, stop, block_size)
-        scores.append(da.from_delayed(task[0], shape=(stop - start, n_m, k), dtype=np.float64))
-        if not fixed:
-            drawn.append(da.from_delayed(task[1], shape=(stop - start, k), dtype=np.int64))
-    slot = LANGUAGE if fixed else LANGUAGE_SLOT
-    data_vars: dict[str, Any] = {
-        SCORE: ((RESAMPLE, MODEL, slot), da.concatenate(scores, axis=0)),
-        OBSERVED: ((MODEL, LANGUAGE), plan.observed),
-    }
-    if not fixed:
-        labels = cube[LANGUAGE].values
-        positions = da.concatenate(drawn, axis=0)
-        data_vars[DRAWN_LANGUAGE] = (
-            (RESAMPLE, slot), positions.map_blocks(lambda p: labels[p], dtype=labels.dtype))
-    out = xr.Dataset(data_vars, coords={RESAMPLE: np.arange(plan.n_resamples),
-                                        MODEL: cube[MODEL].values,
-                                        LANGUAGE: cube[LANGUAGE].values})
-    out = plan.restore_order(out)
-    out.attrs = plan.attrs
-    out[SCORE].attrs["description"] = "resampled score (seed mean plus replication noise)"
-    out[OBSERVED].attrs["description"] = "observed seed-mean score of each (model, language)"
-    return out
+    blocks = boot.to_delayed()[:, :, 0, 0]
+    lang_starts = np.cumsum((0, *boot.chunks[1]))
+    call = dask.delayed(func, pure=True)
+    rows = []
+    for start, stop in spans:
+        row = []
+        for i, n_m in enumerate(boot.chunks[0]):
+            parts = [da.from_delayed(call(payload, start, stop, blocks[i, j],
+                                          int(lang_starts[j])),
+                                     shape=(stop - start, n_m, n_l if n_slots is None
+                                            else n_slots), dtype=np.float64)
+                     for j, n_l in enumerate(boot.chunks[1])]
+            if n_slots is None:
+                row.append(parts)
+            else:
+                summed = parts[0] if len(parts) == 1 else da.stack(parts).sum(axis=0)
+                row.append([summed])
+        rows.append(row)
+    return da.block(rows)

@@ -1,15 +1,17 @@
-"""Aggregates over languages of resampled scores: the leaderboard number and its uncertainty."""
+"""Aggregates over languages (or another dim) of resampled scores: the leaderboard number and
+its uncertainty, in memory or chunk by chunk of resamples on dask-backed resamples."""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, Final
 
 import numpy as np
 import xarray as xr
 from scipy import stats
 
+from evaluq._apply import apply_reduce, check_dims
 from evaluq._dims import (
     CI_BOUND,
     CI_BOUND_COORDS,
@@ -24,14 +26,14 @@ from evaluq._draws import NO_NOISE_REASON, draws_no_noise
 from evaluq._kernels import nanmean, percentile_interval
 from evaluq._validation import check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
-from evaluq.resampling import LANGUAGE_SLOT, ResamplePlan
+from evaluq.resampling import LANGUAGE_SLOT
 
 AGGREGATES: Final = ("mean", "median", "gmean", "trimmed")
 
 Aggregator = Callable[[np.ndarray], np.ndarray]
 
 
-# --- numpy kernels (languages on axis=-1) ---------------------------------------------------------
+# --- numpy kernels (the aggregated dim on axis=-1) ------------------------------------------------
 
 def _trimmed(x: np.ndarray, trim: float) -> np.ndarray:
     return np.asarray(stats.trim_mean(x, trim, axis=-1))
@@ -44,7 +46,7 @@ def _aggregate_kernel(x: np.ndarray, how: str | Aggregator, trim: float,
         out = np.asarray(how(x), dtype=np.float64)
         if out.shape != x.shape[:-1]:
             raise ValueError(
-                f"the callable `how` must reduce the last (language) axis: given an array of "
+                f"the callable `how` must reduce the last (aggregated) axis: given an array of "
                 f"shape {x.shape} it must return shape {x.shape[:-1]}; got {out.shape}")
         return out
     if how == "mean":
@@ -61,7 +63,7 @@ def _aggregate_kernel(x: np.ndarray, how: str | Aggregator, trim: float,
 
 
 def _check_values(x: np.ndarray, how: str | Aggregator, skipna: bool, where: str,
-                  labels: tuple[np.ndarray | None, ...], dims: tuple[str, ...]) -> None:
+                  labels: tuple[np.ndarray | None, ...], dims: tuple[Hashable, ...]) -> None:
     """NaN and (for gmean) non-positive values raise, naming a cell."""
     nan = np.isnan(x)
     if nan.any() and not skipna:
@@ -81,7 +83,7 @@ def _check_values(x: np.ndarray, how: str | Aggregator, skipna: bool, where: str
 
 
 def _example(pos: np.ndarray, labels: tuple[np.ndarray | None, ...],
-             dims: tuple[str, ...]) -> str:
+             dims: tuple[Hashable, ...]) -> str:
     def show(lab: np.ndarray | None, i: int) -> str:
         if lab is None:
             return str(i)
@@ -92,17 +94,18 @@ def _example(pos: np.ndarray, labels: tuple[np.ndarray | None, ...],
                                                                          strict=True))
 
 
-# --- public function ------------------------------------------------------------------------------
+# --- validate -------------------------------------------------------------------------------------
 
 def _aggregate_iv(resampled: Any, how: Any, confidence_level: Any, trim: Any,
                   skipna: Any) -> tuple[str | Aggregator, float, float]:
-    if not isinstance(resampled, xr.Dataset | ResamplePlan):
-        raise TypeError(f"`resampled` must be the result of eq.resample (a Dataset or a "
-                        f"ResamplePlan); got {type(resampled).__name__}")
-    if isinstance(resampled, xr.Dataset) and (RESAMPLE not in resampled.dims
-                                              or OBSERVED not in resampled):
-        raise CubeError("`resampled` has no 'resample' dim or no 'observed' variable: pass "
-                        "the result of eq.resample(cube, ...), not the cube itself")
+    if not isinstance(resampled, xr.Dataset):
+        raise TypeError(f"`resampled` must be the result of eq.resample (an xarray Dataset, "
+                        f"in memory or lazy); got {type(resampled).__name__}")
+    if (RESAMPLE not in resampled.dims or OBSERVED not in resampled
+            or SCORE not in resampled):
+        raise CubeError("`resampled` has no 'resample' dim, or no 'score' or 'observed' "
+                        "variable: pass the result of eq.resample(cube, ...), not the cube "
+                        "itself")
     if not callable(how):
         check_choice("how", how, AGGREGATES)
     level = check_confidence_level(confidence_level)
@@ -115,13 +118,42 @@ def _aggregate_iv(resampled: Any, how: Any, confidence_level: Any, trim: Any,
     return how, level, trim
 
 
+def _reduced_dims(resampled: xr.Dataset, dim: Any) -> tuple[Hashable, Hashable]:
+    """The dim of ``score`` and of ``observed`` that ``dim`` reduces (``language`` stands for
+    the drawn ``language_slot`` of the scores), checked against what aggregating means."""
+    if not isinstance(dim, Hashable) or isinstance(dim, tuple):
+        raise TypeError(f"`dim` must be one dim name; got {dim!r}")
+    score, observed = resampled[SCORE], resampled[OBSERVED]
+    score_dim = dim
+    if dim in (LANGUAGE, LANGUAGE_SLOT) and LANGUAGE_SLOT in score.dims:
+        score_dim, dim = LANGUAGE_SLOT, LANGUAGE
+    if score_dim in (RESAMPLE, MODEL):
+        raise ValueError(f"`dim` must be a dim to aggregate each model's scores over (such as "
+                         f"'language', a task dim or 'seed'); got dim={dim!r}, which "
+                         f"{'indexes the resamples' if dim == RESAMPLE else 'is what is ranked'}")
+    check_dims(score, (score_dim,), "resampled.score")
+    check_dims(observed, (dim,), "resampled.observed")
+    kept_score = set(score.dims) - {RESAMPLE, score_dim}
+    kept_observed = set(observed.dims) - {dim}
+    if kept_score != kept_observed or MODEL not in kept_score:
+        raise CubeError(
+            f"aggregating over `dim`={dim!r} leaves `score` with dims "
+            f"{sorted(map(str, kept_score))} besides 'resample' and `observed` with "
+            f"{sorted(map(str, kept_observed))}; they "
+            f"must be the same and include 'model'")
+    return score_dim, dim
+
+
+# --- public function ------------------------------------------------------------------------------
+
 def aggregate(
-    resampled: xr.Dataset | ResamplePlan,
+    resampled: xr.Dataset,
     *,
     how: str | Aggregator = "mean",
     confidence_level: float = 0.95,
     trim: float = 0.1,
     skipna: bool = False,
+    dim: Hashable = LANGUAGE,
 ) -> xr.Dataset:
     r"""Aggregate resampled scores over languages: observed value, resample SD and interval.
 
@@ -136,10 +168,10 @@ def aggregate(
       (no silent NaN);
     * ``"trimmed"``: mean after cutting ``floor(trim * k)`` values from each end
       (:func:`scipy.stats.trim_mean`);
-    * a callable: given an array with languages on the **last** axis (shape ``(..., k)``) it
-      returns the reduced array (shape ``(...)``). It is called on the observed means and on
-      the resamples (for a :class:`~evaluq.resampling.ResamplePlan`, block by block, possibly
-      from several threads), so it must be a pure function of its input.
+    * a callable: given an array with the aggregated dim on the **last** axis (shape
+      ``(..., k)``) it returns the reduced array (shape ``(...)``). It is called on the
+      observed means and on the resamples (for lazy resamples, chunk by chunk, possibly from
+      several threads), so it must be a pure function of its input.
 
     The interval is the percentile interval of :math:`A^{(r)}_m` at ``confidence_level``.
     What it targets depends on the resampling: with ``languages="fixed"`` the aggregate of
@@ -151,9 +183,11 @@ def aggregate(
     Parameters
     ----------
     resampled
-        The result of :func:`evaluq.resample`: a Dataset, or a :class:`ResamplePlan`
-        (``lazy=True``), which is consumed chunk by chunk so that only the
-        ``n_resamples x models`` aggregates are kept.
+        The result of :func:`evaluq.resample`, in memory or lazy (dask-backed, e.g.
+        ``resample(..., lazy=True)``): a Dataset with ``score`` (resample, model, ...) and
+        ``observed`` (model, ...). Lazy resamples are reduced chunk by chunk of resamples
+        (one task per chunk; only the aggregates are computed into memory), with the same
+        numbers as in memory.
     how
         ``"mean"``, ``"median"``, ``"gmean"``, ``"trimmed"`` or a callable.
     confidence_level
@@ -162,30 +196,39 @@ def aggregate(
         Proportion cut from each end for ``how="trimmed"``, in [0, 0.5).
     skipna
         If False (default) a NaN (missing cell) raises, naming it. If True the built-in
-        aggregates use each model's available languages (then models may be aggregated over
+        aggregates use each model's available values (then models may be aggregated over
         different languages); a callable receives the NaN.
+    dim
+        The dim to aggregate over (default ``"language"``, which means the drawn
+        ``language_slot`` of resamples with drawn languages). Any other dim of ``score``
+        and ``observed`` works the same way, e.g. a task dim of resamples made per task, or
+        ``"seed"`` of per-seed resamples: the result keeps every other dim. ``"resample"``
+        and ``"model"`` cannot be aggregated over.
 
     Returns
     -------
     xarray.Dataset
-        ``observed`` (model): the aggregate of the observed seed means; ``resampled``
-        (resample, model): the resample distribution; ``mean``, ``sd`` (ddof=1) (model);
-        ``ci`` (model, ci_bound): the percentile interval. Attributes: ``metric``,
-        ``higher_is_better``, ``how``, ``confidence_level``, ``ci_kind`` and the resampling
-        options.
+        ``observed`` (model, ...): the aggregate of the observed seed means; ``resampled``
+        (resample, model, ...): the resample distribution; ``mean``, ``sd`` (ddof=1) (model,
+        ...); ``ci`` (model, ..., ci_bound): the percentile interval; "..." are the dims kept
+        besides ``model`` (none for the default ``dim``). Attributes: ``metric``,
+        ``higher_is_better``, ``how``, ``confidence_level``, ``ci_kind``, the resampling
+        options and, for another ``dim``, ``dim``.
 
     Raises
     ------
     CubeError
-        On NaN scores with ``skipna=False``, or when given a cube instead of resamples.
+        On NaN scores with ``skipna=False``; when given a cube instead of resamples; when
+        ``dim`` is not a dim of both ``score`` and ``observed``.
     ValueError
-        On non-positive scores with ``how="gmean"``, or an unknown ``how``.
+        On non-positive scores with ``how="gmean"``, an unknown ``how``, or ``dim`` naming
+        ``resample`` or ``model``.
 
     Notes
     -----
-    A Dataset whose ``score`` is dask-backed is reduced chunk by chunk of resamples
-    (``dask="parallelized"``; the language dim is gathered into one chunk); only the
-    ``n_resamples x models`` aggregates are computed into memory.
+    On lazy resamples the NaN and positivity checks run inside each chunk's task (the error
+    is raised when the chunk is computed and names how many values of that chunk fail);
+    in memory they name the first offending cell.
 
     References
     ----------
@@ -207,96 +250,108 @@ def aggregate(
     array([70.75, 68.  ])
     >>> agg.ci.sel(model="a").values.round(2)
     array([60.5, 81. ])
+
+    Lazy resamples give the same numbers:
+
+    >>> lazy = eq.resample(cube, n_resamples=1000, replication="none",
+    ...                    languages="bootstrap", rng=0, lazy=True)
+    >>> eq.aggregate(lazy, how="mean").identical(agg)
+    True
     """
     how, level, trim = _aggregate_iv(resampled, how, confidence_level, trim, skipna)
-    if isinstance(resampled, ResamplePlan):
-        attrs = resampled.attrs
-        models = resampled.cube[MODEL].values
-        observed = resampled.observed
-        languages = resampled.cube[LANGUAGE].values
-        _check_values(observed, how, skipna, "observed", (models, languages), (MODEL, LANGUAGE))
-        _check_plan_inputs(resampled, skipna)
-        slot = LANGUAGE if resampled.languages == "fixed" else LANGUAGE_SLOT
+    score_dim, obs_dim = _reduced_dims(resampled, dim)
+    observed = resampled[OBSERVED].transpose(MODEL, ..., obs_dim).compute()
+    score = resampled[SCORE].transpose(RESAMPLE, MODEL, ..., score_dim)
+    _check_values(observed.values, how, skipna, "observed", _labels(observed), observed.dims)
+    dist = _reduce_resamples(score, score_dim, how, trim, skipna)
+    obs = apply_reduce(_aggregate_kernel, observed, (obs_dim,),
+                       kwargs={"how": how, "trim": trim, "skipna": skipna})
+    return _aggregate_dataset(obs, dist, level, how, trim, dict(resampled.attrs), obs_dim)
 
-        def reduce(values: np.ndarray) -> np.ndarray:
-            if how == "gmean":
-                _check_values(values, how, skipna, "resampled", (None, models, None),
-                              (RESAMPLE, MODEL, slot))
-            return _aggregate_kernel(values, how, trim, skipna)
 
-        dist = resampled.map_blocks(reduce)
+def _labels(data: xr.DataArray) -> tuple[np.ndarray | None, ...]:
+    return tuple(data[d].values if d in data.coords else None for d in data.dims)
+
+
+def _reduce_resamples(score: xr.DataArray, dim: Hashable, how: str | Aggregator, trim: float,
+                      skipna: bool) -> np.ndarray:
+    """The aggregates (resample, model, ...) in memory. Lazy scores are reduced chunk by
+    chunk of resamples, the checks running inside each chunk's task."""
+    if score.chunks is None:
+        labels: tuple[np.ndarray | None, ...] = _labels(score)
+        dims: tuple[Hashable, ...] = score.dims
     else:
-        attrs = dict(resampled.attrs)
-        models = resampled[MODEL].values
-        observed = resampled[OBSERVED].transpose(MODEL, LANGUAGE).values
-        languages = resampled[LANGUAGE].values
-        _check_values(observed, how, skipna, "observed", (models, languages), (MODEL, LANGUAGE))
-        score = resampled[SCORE]
-        lang_dim = LANGUAGE if LANGUAGE in score.dims else LANGUAGE_SLOT
-        score = score.transpose(RESAMPLE, MODEL, lang_dim)
-        if score.chunks is not None:
-            dist = _aggregate_dask(score, lang_dim, how, trim, skipna, models)
-        else:
-            values = score.values
-            _check_values(values, how, skipna, "resampled",
-                          (None, models, languages if lang_dim == LANGUAGE else None),
-                          (RESAMPLE, MODEL, lang_dim))
-            dist = _aggregate_kernel(values, how, trim, skipna)
-    obs = _aggregate_kernel(observed, how, trim, skipna)
-    out = _aggregate_dataset(obs, dist, models, level, how, trim, attrs)
-    if isinstance(resampled, ResamplePlan):
-        out = resampled.restore_order(out)        # back to the cube's model order
-    return out
+        labels = (None,) * score.ndim
+        dims = tuple(f"{d} position in its chunk" for d in score.dims)
 
-
-def _check_plan_inputs(plan: ResamplePlan, skipna: bool) -> None:
-    """NaN in the plan's inputs (checked once, not per resample) raise unless ``skipna``."""
-    missing = plan.n_missing_replicates
-    if not skipna and missing:
-        raise CubeError(
-            f"`boot_score` has {missing} NaN value(s) (missing cells or "
-            f"seeds) that resamples can draw; aggregates do not drop them silently: pass "
-            f"`skipna=True`, or remove the cells from the cube")
-
-
-def _aggregate_dask(score: xr.DataArray, lang_dim: str, how: str | Aggregator, trim: float,
-                    skipna: bool, models: np.ndarray) -> np.ndarray:
     def kernel(x: np.ndarray) -> np.ndarray:
-        _check_values(x, how, skipna, "resampled", (None, models, None),
-                      (RESAMPLE, MODEL, lang_dim))
-        return _aggregate_kernel(x, how, trim, skipna)
+        return _checked_aggregate(x, how, trim, skipna, labels, dims)
 
-    score = score.chunk({lang_dim: -1})       # the kernel reduces languages: one chunk each
-    reduced = xr.apply_ufunc(kernel, score, input_core_dims=[[lang_dim]],
-                             dask="parallelized", output_dtypes=[np.float64])
-    # resample-major in memory, as the in-memory resamples give it: the same sums in mean / sd
-    return np.asfortranarray(reduced.transpose(RESAMPLE, MODEL).values)
+    if score.chunks is None:
+        return np.asarray(apply_reduce(kernel, score, (dim,)).values)
+    # map_blocks keeping the reduced axis (length 1), not apply_ufunc / drop_axis: those
+    # concatenate the blocks of the core dim, which copies every chunk even when it is
+    # one block (a chunk's scores are a transposed view of the drawn block: a slow copy)
+    data = score.data
+    if len(data.chunks[-1]) > 1:
+        data = data.rechunk({data.ndim - 1: -1})   # the aggregated dim whole, per chunk
+    reduced = data.map_blocks(lambda x: kernel(x)[..., None], dtype=np.float64,
+                              chunks=(*data.chunks[:-1], (1,)))
+    return np.asarray(reduced.compute()[..., 0])
 
 
-def _aggregate_dataset(obs: np.ndarray, dist: np.ndarray, models: np.ndarray, level: float,
-                       how: str | Aggregator, trim: float, attrs: dict[str, Any]) -> xr.Dataset:
+def _checked_aggregate(x: np.ndarray, how: str | Aggregator, trim: float, skipna: bool,
+                       labels: tuple[np.ndarray | None, ...],
+                       dims: tuple[Hashable, ...]) -> np.ndarray:
+    """The aggregate of ``x``'s last axis, its values checked (:func:`_check_values`).
+
+    The mean and the median are NaN exactly where a reduced row holds a NaN, so for them
+    the (whole-array) NaN check runs only when the result has a NaN, to name the cell.
+    """
+    if how in ("mean", "median") and not skipna:
+        out = _aggregate_kernel(x, how, trim, skipna)
+        if np.isnan(out).any():
+            _check_values(x, how, skipna, "resampled", labels, dims)
+        return out
+    _check_values(x, how, skipna, "resampled", labels, dims)
+    return _aggregate_kernel(x, how, trim, skipna)
+
+
+def _aggregate_dataset(obs: xr.DataArray, dist: np.ndarray, level: float,
+                       how: str | Aggregator, trim: float, attrs: dict[str, Any],
+                       dim: Hashable) -> xr.Dataset:
     n = dist.shape[0]
-    sd = dist.std(axis=0, ddof=1) if n > 1 else np.full(dist.shape[1], np.nan)
+    kept = obs.dims
+    # the statistics over resamples on a resample-major copy (pairwise sums, the same
+    # numbers whatever layout the input had); the distribution is stored model-minor, one
+    # resample's models contiguous, the layout the rank and pairwise kernels read
+    by_resample = np.asfortranarray(dist)
+    dist = np.ascontiguousarray(dist)
+    sd = by_resample.std(axis=0, ddof=1) if n > 1 else np.full(dist.shape[1:], np.nan)
+    coords: dict[Hashable, Any] = {d: obs[d].values for d in kept if d in obs.coords}
     out = xr.Dataset(
         {
-            OBSERVED: (MODEL, obs),
-            RESAMPLED: ((RESAMPLE, MODEL), dist),
-            "mean": (MODEL, dist.mean(axis=0)),
-            "sd": (MODEL, sd),
-            "ci": ((MODEL, CI_BOUND), percentile_interval(dist, level, axis=0)),
+            OBSERVED: (kept, obs.values),
+            RESAMPLED: ((RESAMPLE, *kept), dist),
+            "mean": (kept, by_resample.mean(axis=0)),
+            "sd": (kept, sd),
+            "ci": ((*kept, CI_BOUND), percentile_interval(by_resample, level, axis=0)),
         },
-        coords={MODEL: models, RESAMPLE: np.arange(n), CI_BOUND: list(CI_BOUND_COORDS)},
+        coords={**coords, RESAMPLE: np.arange(n), CI_BOUND: list(CI_BOUND_COORDS)},
     )
     name = how if isinstance(how, str) else getattr(how, "__name__", "callable")
+    over = "languages" if dim == LANGUAGE else f"'{dim}'"
     out.attrs = {**attrs, "how": name, "confidence_level": level, "ci_kind": "percentile"}
     if how == "trimmed":
         out.attrs["trim"] = trim
-    out[OBSERVED].attrs["description"] = f"{name} over languages of the observed seed means"
-    out[RESAMPLED].attrs["description"] = f"{name} over the languages of each resample"
+    if dim != LANGUAGE:
+        out.attrs["dim"] = str(dim)
+    out[OBSERVED].attrs["description"] = f"{name} over {over} of the observed seed means"
+    out[RESAMPLED].attrs["description"] = f"{name} over the {over} of each resample"
     out["sd"].attrs["description"] = "SD over resamples (ddof=1)"
     out["ci"].attrs.update(kind="percentile", confidence_level=level)
     if draws_no_noise(attrs):
-        for name in ("sd", "ci"):
-            out[name] = out[name].where(False)
-            out[name].attrs["nan_reason"] = NO_NOISE_REASON
+        for var in ("sd", "ci"):
+            out[var] = out[var].where(False)
+            out[var].attrs["nan_reason"] = NO_NOISE_REASON
     return out

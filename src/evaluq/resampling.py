@@ -2,25 +2,33 @@
 
 One resample is a hypothetical replication of the whole benchmark: every (model, language)
 score is redrawn with its replication noise, and the set of languages may be redrawn too.
-:func:`resample` returns the draws as a Dataset; :func:`evaluq.aggregate` reduces them over
-languages. For very many resamples, ``resample(..., lazy=True)`` returns a
-:class:`ResamplePlan` that :func:`evaluq.aggregate` consumes chunk by chunk, so that only the
-per-model aggregates (``n_resamples x n_models``) are ever held in memory.
+:func:`resample` returns the draws as an ordinary ``xarray.Dataset``; :func:`evaluq.aggregate`
+reduces them over languages. ``resample(..., lazy=True)`` (the default on a dask-backed cube)
+returns the same Dataset backed by dask, one chunk per ``chunk_size`` resamples, so that a
+consumer such as :func:`evaluq.aggregate` holds one chunk of scores at a time.
 
 Random numbers are drawn in blocks of :data:`RNG_BLOCK` resamples, each block from its own
 stream (``SeedSequence(entropy, spawn_key=(block, purpose))``). The numbers therefore depend
-only on ``rng`` (not on ``chunk_size``), and the first ``n`` resamples of a longer run are the
-``n`` resamples of a shorter one.
+only on ``rng`` (not on ``chunk_size``, laziness or the cube's chunking), and the first ``n``
+resamples of a longer run are the ``n`` resamples of a shorter one.
+
+:func:`resample` is a pipeline of short steps: :func:`_validate` (the options),
+:func:`_plan` (a private :class:`_Recipe`: the inputs every block is drawn from),
+:meth:`_Recipe.block` (one block of 1000 resamples, drawn by the function of its replication
+in :data:`_DRAWERS`),
+:func:`_collect_eager` / :func:`_collect_lazy` (the chunks, in memory or as dask tasks) and
+:func:`_assemble` (the Dataset, in the cube's label order). A new replication mode is one
+new drawer; a new language mode one branch of :func:`_draw_languages`.
 """
 
 from __future__ import annotations
 
-import html
 import os
-from collections.abc import Callable, Iterator
+import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal, overload
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Literal, NamedTuple
 
 import numpy as np
 import xarray as xr
@@ -64,6 +72,9 @@ LANGUAGE_MODES: Final = ("fixed", "bootstrap", "subsample")
 SEED_MODES: Final = ("one", "bootstrap", "rescaled")
 RNG_BLOCK: Final = 1000
 """Resamples per random-number block (each block has its own stream)."""
+CHUNK_BYTES: Final = 64 * 2**20
+"""Target size of one chunk of scores when ``chunk_size`` is left to :func:`resample`."""
+MAX_AUTO_CHUNK: Final = 10_000
 _N_THREADS: Final = max(1, min(4, os.cpu_count() or 1))
 
 Replication = Literal["parametric", "nonparametric", "none"]
@@ -98,89 +109,53 @@ def _seed_counts(s_idx: np.ndarray, n_seeds: int) -> np.ndarray:
     return counts.astype(np.min_scalar_type(n_seeds))
 
 
-def _draw_nonparametric(inputs: _Inputs, seeds: str, lang: np.ndarray,
-                        gen: np.random.Generator, want_draws: bool
-                        ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Nonparametric scores (model, n, k) and the draws: seed positions (n, k) for
-    ``seeds="one"``, seed counts (n, k, S) otherwise; replicate positions (n, k)."""
-    boot = inputs.boot
-    assert boot is not None
+def _replicate_positions(gen: np.random.Generator, seeds: str, shape: tuple[int, ...],
+                         n_s: int, n_b: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nonparametric draws for language slots of ``shape`` (n, k): the seed positions (n, k)
+    for ``seeds="one"`` or (n, k, S) drawn with replacement otherwise, and the replicate
+    positions (n, k). The same for every model (the differences stay paired)."""
+    if seeds == "one":
+        s_idx = gen.integers(0, n_s, size=shape)
+        return s_idx, gen.integers(0, n_b, size=shape)
+    # two levels: one replicate b and S seeds with replacement per (resample, language slot),
+    # b shared by every drawn seed (the same resampled test set)
+    b_idx = gen.integers(0, n_b, size=shape)
+    return gen.integers(0, n_s, size=(*shape, n_s)), b_idx
+
+
+def _gather_replicates(boot: np.ndarray, seeds: str, bounds: tuple[float, float] | None,
+                       lang: np.ndarray, s_idx: np.ndarray, b_idx: np.ndarray) -> np.ndarray:
+    """Scores (model, *lang.shape) of the drawn replicates of ``boot`` (model, language, seed,
+    bootstrap): element by element, so any slice of the cells gives the same numbers."""
     n_m, _, n_s, n_b = boot.shape
     if seeds == "one":
-        s_idx = gen.integers(0, n_s, size=lang.shape)
-        b_idx = gen.integers(0, n_b, size=lang.shape)
-        # one (seed, replicate) per (resample, language slot), the same for every model
-        return boot[:, lang, s_idx, b_idx], s_idx, b_idx
-    # two levels: one replicate b and S seeds with replacement per (resample, language slot),
-    # both shared by every model (and b by every drawn seed: the same resampled test set)
-    b_idx = gen.integers(0, n_b, size=lang.shape)
-    s_all = gen.integers(0, n_s, size=(*lang.shape, n_s))
+        return boot[:, lang, s_idx, b_idx]
     flat_boot = boot.reshape(n_m, -1)
     base = (lang * n_s) * n_b + b_idx                         # position of (l, seed 0, b)
-    total = np.take(flat_boot, base + s_all[..., 0] * n_b, axis=1)
+    total = np.take(flat_boot, base + s_idx[..., 0] * n_b, axis=1)
     for j in range(1, n_s):                                   # S gathers of (model, n, k)
-        total += np.take(flat_boot, base + s_all[..., j] * n_b, axis=1)
+        total += np.take(flat_boot, base + s_idx[..., j] * n_b, axis=1)
     total /= n_s
     if seeds == "rescaled" and n_s > 1:
-        assert inputs.boot_mean is not None
-        centre = np.take(inputs.boot_mean.reshape(n_m, -1), lang * n_b + b_idx, axis=1)
+        # plain mean over seeds: a missing seed makes the centre NaN (never dropped silently)
+        boot_mean = boot.mean(axis=2).reshape(n_m, -1)
+        centre = np.take(boot_mean, lang * n_b + b_idx, axis=1)
         total -= centre
         total *= np.sqrt(n_s / (n_s - 1))
         total += centre
-        if inputs.bounds is not None:            # the stretch may leave the metric's range
-            np.clip(total, *inputs.bounds, out=total)
-    counts = _seed_counts(s_all, n_s) if want_draws else None
-    return total, counts, b_idx
+        if bounds is not None:                   # the stretch may leave the metric's range
+            np.clip(total, *bounds, out=total)
+    return total
 
 
-def _draw_block(inputs: _Inputs, replication: str, lang_idx: np.ndarray | None,
-                gen: np.random.Generator, n: int, seeds: str = "one", want_draws: bool = True
-                ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Scores (model, n, k) of one block, and the drawn seeds and replicate positions.
+def _truncated_normal(obs: np.ndarray, scale: np.ndarray, bounds: tuple[float, float],
+                      u: np.ndarray) -> np.ndarray:
+    """Scores from N(obs, scale^2) truncated to ``bounds``, by inverse CDF of ``u`` ~ U(0, 1).
 
-    The scores are laid out model-first (the gathers and the noise are contiguous that
-    way); callers see them as (n, model, k) through a transposed view.
+    z = Phi^-1(Phi(a) + u (Phi(b) - Phi(a))) with a, b the standardised bounds; every draw
+    lies in [lower, upper]. A cell with scale 0 stays at its observed score.
     """
-    obs = inputs.observed                                     # (m, L)
-    n_m, n_l = obs.shape
-    if replication == "nonparametric":
-        lang = np.broadcast_to(np.arange(n_l), (n, n_l)) if lang_idx is None else lang_idx
-        return _draw_nonparametric(inputs, seeds, lang, gen, want_draws)
-    k = n_l if lang_idx is None else lang_idx.shape[1]
-    if replication == "none":
-        values = (np.repeat(obs[:, None, :], n, axis=1) if lang_idx is None
-                  else np.take(obs, lang_idx, axis=1))
-        return values, None, None
-    assert inputs.scale is not None
-    if inputs.bounds is not None:
-        return _truncated_normal(inputs, lang_idx, gen, n), None, None
-    noise = gen.standard_normal((n_m, n, k))                  # independent across models
-    if lang_idx is None:
-        noise *= inputs.scale[:, None, :]
-        noise += obs[:, None, :]
-    else:
-        noise *= np.take(inputs.scale, lang_idx, axis=1)
-        noise += np.take(obs, lang_idx, axis=1)
-    return noise, None, None
-
-
-def _truncated_normal(inputs: _Inputs, lang_idx: np.ndarray | None, gen: np.random.Generator,
-                      n: int) -> np.ndarray:
-    """Parametric scores (model, n, k) from N(observed, scale^2) truncated to the bounds.
-
-    Inverse-CDF draws: u ~ U(0, 1), z = Phi^-1(Phi(a) + u (Phi(b) - Phi(a))) with a, b the
-    standardised bounds; every draw lies in [lower, upper]. A cell with scale 0 stays at its
-    observed score.
-    """
-    assert inputs.scale is not None
-    assert inputs.bounds is not None
-    lo, hi = inputs.bounds
-    obs, scale = inputs.observed, inputs.scale
-    if lang_idx is not None:
-        obs, scale = np.take(obs, lang_idx, axis=1), np.take(scale, lang_idx, axis=1)
-    else:
-        obs, scale = obs[:, None, :], scale[:, None, :]
-    u = gen.random((obs.shape[0], n, obs.shape[-1]))
+    lo, hi = bounds
     with np.errstate(invalid="ignore", divide="ignore"):
         p_lo = special.ndtr((lo - obs) / scale)
         p_hi = special.ndtr((hi - obs) / scale)
@@ -193,282 +168,298 @@ def _truncated_normal(inputs: _Inputs, lang_idx: np.ndarray | None, gen: np.rand
 class _Inputs:
     observed: np.ndarray                 # (model, language) seed means
     scale: np.ndarray | None             # (model, language) parametric SD
-    boot: np.ndarray | None              # (model, language, seed, bootstrap)
-    boot_mean: np.ndarray | None = None  # (model, language, bootstrap) mean over seeds
-    bounds: tuple[float, float] | None = None  # the metric's range (parametric draws)
+    boot: np.ndarray | None              # (model, language, seed, bootstrap); None if streamed
+    bounds: tuple[float, float] | None = None  # the metric's range
+    n_seeds: int = 1                     # S and B of the replicates (nonparametric)
+    n_boot: int = 1
+    model_rows: np.ndarray | None = None  # the cube's position of each (canonical) model
 
 
-# --- the plan -------------------------------------------------------------------------------------
-
-@dataclass(frozen=True, repr=False, eq=False)
-class ResamplePlan:
-    """A recipe for resamples of a cube, drawn chunk by chunk on demand.
-
-    Made by ``evaluq.resample(..., lazy=True)``. :func:`evaluq.aggregate` accepts it and then
-    never holds more than one chunk of scores; :meth:`compute` materialises the same Dataset
-    that ``lazy=False`` returns, and :meth:`chunks` yields it piece by piece.
-
-    Attributes
-    ----------
-    cube : xarray.Dataset
-        The validated cube with every dim's labels sorted (the result restores the
-        cube's order).
-    n_resamples : int
-        Number of resamples (>= 2).
-    replication : str
-        ``"parametric"``, ``"nonparametric"`` or ``"none"`` (see :func:`evaluq.resample`).
-    languages : str
-        ``"fixed"``, ``"bootstrap"`` or ``"subsample"``.
-    n_languages : int
-        Languages per resample (L for ``"fixed"``).
-    entropy : int
-        Root seed in [0, 2**63) drawn once from ``rng``; every block of resamples derives its
-        own stream from it, so the numbers do not depend on ``chunk_size``.
-    chunk_size : int
-        Resamples drawn at once (a multiple of 1000).
-    seeds : str or None
-        How seeds are drawn with ``replication="nonparametric"`` (``"one"``,
-        ``"bootstrap"`` or ``"rescaled"``); None otherwise.
-
-    Examples
-    --------
-    >>> import evaluq as eq
-    >>> cube = eq.simulate_cube(n_models=2, n_languages=4, n_boot=20, rng=0)
-    >>> plan = eq.resample(cube, n_resamples=1000, rng=0, lazy=True)
-    >>> plan.compute().identical(eq.resample(cube, n_resamples=1000, rng=0))
-    True
-    """
-
-    cube: xr.Dataset = field(repr=False)
+@dataclass(frozen=True)
+class _Options:
     n_resamples: int
     replication: str
     languages: str
     n_languages: int
     entropy: int
     chunk_size: int
-    _inputs: _Inputs = field(repr=False)
-    _restore: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
-    """Positions that put the (sorted) model / language axes back in the cube's order."""
-    seeds: str | None = None
-    """How seeds are drawn with ``replication="nonparametric"`` (None otherwise)."""
+    seeds: str | None
+    lazy: bool
 
-    def _block(self, block: int, n: int, want_draws: bool = True
-               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
-        # a block always draws RNG_BLOCK resamples (a short last block keeps the first n), so
-        # that the first n resamples of a longer run are those of a run of n
-        g_lang, g_rep = _block_rngs(self.entropy, block)
-        n_l = self._inputs.observed.shape[1]
-        lang = _draw_languages(g_lang, self.languages, RNG_BLOCK, n_l, self.n_languages)
-        values, s_idx, b_idx = _draw_block(self._inputs, self.replication, lang, g_rep,
-                                           RNG_BLOCK, self.seeds or "one", want_draws)
+
+class _Block(NamedTuple):
+    """One block of resamples: scores (model, n, k) laid out model-first (None when only the
+    draws were asked for), language positions (n, k) or None, seed positions (n, k) or seed
+    counts (n, k, S), replicate positions (n, k) (None unless nonparametric)."""
+
+    values: np.ndarray | None
+    lang: np.ndarray | None
+    seeds: np.ndarray | None
+    boots: np.ndarray | None
+
+
+# --- draw: one block of resamples, one drawer per replication -------------------------------------
+
+def _draw_parametric(inputs: _Inputs, seeds: str, lang: np.ndarray | None,
+                     gen: np.random.Generator, n: int, values: bool, draws: bool) -> _Block:
+    """N(observed, scale^2) scores, independent across models (truncated to declared bounds).
+
+    The draws fill the block model by model (one generator call per model, the same stream
+    as one call for the whole block), each model straight into its row of the cube's model
+    order, and each row is scaled and shifted while it is in cache.
+    """
+    if not values:
+        return _Block(None, lang, None, None)
+    assert inputs.scale is not None
+    obs, scale = inputs.observed, inputs.scale
+    n_m = obs.shape[0]
+    k = obs.shape[1] if lang is None else lang.shape[1]
+    if inputs.bounds is not None:
+        if lang is None:
+            obs_k, scale_k = obs[:, None, :], scale[:, None, :]
+        else:
+            obs_k, scale_k = np.take(obs, lang, axis=1), np.take(scale, lang, axis=1)
+        drawn = _truncated_normal(obs_k, scale_k, inputs.bounds, gen.random((n_m, n, k)))
+        return _Block(_in_cube_order(drawn, inputs.model_rows), lang, None, None)
+    out = np.empty((n_m, n, k))
+    rows = range(n_m) if inputs.model_rows is None else inputs.model_rows
+    flat = None if lang is None else lang.reshape(-1)
+    for model, row in enumerate(rows):
+        block = out[row]
+        gen.standard_normal(out=block)
+        if flat is None:
+            block *= scale[model]
+            block += obs[model]
+        else:
+            line = block.reshape(-1)              # a view: the row is C-contiguous
+            line *= scale[model].take(flat)
+            line += obs[model].take(flat)
+    return _Block(out, lang, None, None)
+
+
+def _in_cube_order(values: np.ndarray, model_rows: np.ndarray | None) -> np.ndarray:
+    """``values`` (model, ...) in the canonical model order, put in the cube's order."""
+    if model_rows is None:
+        return values
+    out = np.empty_like(values)
+    out[model_rows] = values
+    return out
+
+
+def _draw_none(inputs: _Inputs, seeds: str, lang: np.ndarray | None,
+               gen: np.random.Generator, n: int, values: bool, draws: bool) -> _Block:
+    """The observed seed means, unchanged (only the languages vary)."""
+    if not values:
+        return _Block(None, lang, None, None)
+    obs = inputs.observed
+    out = (np.repeat(obs[:, None, :], n, axis=1) if lang is None
+           else np.take(obs, lang, axis=1))
+    return _Block(_in_cube_order(out, inputs.model_rows), lang, None, None)
+
+
+def _draw_nonparametric(inputs: _Inputs, seeds: str, lang: np.ndarray | None,
+                        gen: np.random.Generator, n: int, values: bool, draws: bool) -> _Block:
+    """The cube's own replicates, the same draw for every model (see :func:`resample`)."""
+    n_l = inputs.observed.shape[1]
+    slots = np.broadcast_to(np.arange(n_l), (n, n_l)) if lang is None else lang
+    s_idx, b_idx = _replicate_positions(gen, seeds, slots.shape, inputs.n_seeds, inputs.n_boot)
+    out = None
+    if values:
+        assert inputs.boot is not None
+        out = _in_cube_order(
+            _gather_replicates(inputs.boot, seeds, inputs.bounds, slots, s_idx, b_idx),
+            inputs.model_rows)
+    if draws and s_idx.ndim == 3:
+        s_idx = _seed_counts(s_idx, inputs.n_seeds)
+    return _Block(out, lang, s_idx if draws else None, b_idx if draws else None)
+
+
+Drawer = Callable[[_Inputs, str, "np.ndarray | None", np.random.Generator, int, bool, bool],
+                  _Block]
+_DRAWERS: Final[dict[str, Drawer]] = {
+    "parametric": _draw_parametric,
+    "nonparametric": _draw_nonparametric,
+    "none": _draw_none,
+}
+"""One drawer per replication mode: a new mode is one new entry (and its inputs in
+:func:`_inputs`)."""
+
+
+# --- the recipe every chunk is drawn from (private) -----------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class _Recipe:
+    """What every block of resamples is drawn from: the options, the (model, language) inputs
+    in the canonical (sorted) label order, the labels and the positions restoring the cube's
+    order. Shipped to every dask task (a few kilobytes, unless the replicates of an in-memory
+    cube are drawn nonparametrically)."""
+
+    options: _Options
+    inputs: _Inputs = field(repr=False)
+    coords: dict[str, np.ndarray] = field(repr=False)
+    restore: dict[str, np.ndarray] = field(repr=False)
+    attrs: dict[str, Any] = field(repr=False)
+
+    @property
+    def n_models(self) -> int:
+        return int(self.inputs.observed.shape[0])
+
+    @property
+    def slot(self) -> str:
+        return LANGUAGE if self.options.languages == "fixed" else LANGUAGE_SLOT
+
+    def block(self, block: int, n: int, *, values: bool = True, draws: bool = True) -> _Block:
+        """Resamples ``block * RNG_BLOCK`` to ``+ n`` (a block always draws RNG_BLOCK
+        resamples and keeps the first n, so a short run is the start of a long one)."""
+        opts = self.options
+        g_lang, g_rep = _block_rngs(opts.entropy, block)
+        n_l = self.inputs.observed.shape[1]
+        lang = _draw_languages(g_lang, opts.languages, RNG_BLOCK, n_l, opts.n_languages)
+        drawn = _DRAWERS[opts.replication](self.inputs, opts.seeds or "one", lang, g_rep,
+                                           RNG_BLOCK, values, draws)
         if n == RNG_BLOCK:
-            return values, lang, s_idx, b_idx
-        return (values[:, :n], *(None if a is None else a[:n]  # type: ignore[return-value]
-                                 for a in (lang, s_idx, b_idx)))
-
-    def _raw_chunks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray | None,
-                                            np.ndarray | None, np.ndarray | None]]:
-        """Yield (start, scores (n, m, k), language, seed, replicate positions (n, k)).
-
-        The blocks of a chunk are drawn in a thread pool (numpy releases the GIL while it
-        fills arrays); every block has its own stream, so the numbers do not depend on the
-        number of threads.
-        """
-        with ThreadPoolExecutor(max_workers=_N_THREADS) as pool:
-            for start in range(0, self.n_resamples, self.chunk_size):
-                stop = min(start + self.chunk_size, self.n_resamples)
-                blocks = [(b // RNG_BLOCK, min(RNG_BLOCK, stop - b))
-                          for b in range(start, stop, RNG_BLOCK)]
-                pieces = list(pool.map(lambda bn: self._block(*bn), blocks))
-                values = np.concatenate([p[0] for p in pieces], axis=1) if len(pieces) > 1 \
-                    else pieces[0][0]
-                yield (start, np.moveaxis(values, 0, 1),
-                       *(_concat([p[i] for p in pieces]) for i in range(1, 4)))  # type: ignore[misc]
-
-    def _map_blocks(self, func: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """``func`` applied to the scores (n, model, k) of every block, concatenated on axis 0.
-
-        Blocks run in a thread pool, ``chunk_size`` resamples at a time; only the (small)
-        results are kept.
-        """
-        blocks = [(b // RNG_BLOCK, min(RNG_BLOCK, self.n_resamples - b))
-                  for b in range(0, self.n_resamples, RNG_BLOCK)]
-        per_chunk = self.chunk_size // RNG_BLOCK
-
-        def run(bn: tuple[int, int]) -> np.ndarray:
-            return func(np.moveaxis(self._block(*bn, want_draws=False)[0], 0, 1))
-
-        out: list[np.ndarray] = []
-        with ThreadPoolExecutor(max_workers=_N_THREADS) as pool:
-            for i in range(0, len(blocks), per_chunk):
-                out.extend(pool.map(run, blocks[i:i + per_chunk]))
-        return np.concatenate(out, axis=0)
-
-    def chunks(self) -> Iterator[xr.Dataset]:
-        """Yield the resamples as Datasets of at most ``chunk_size`` resamples each."""
-        for start, values, lang, s_idx, b_idx in self._raw_chunks():
-            yield self._dataset(start, values, lang, s_idx, b_idx)
-
-    def compute(self) -> xr.Dataset:
-        """All resamples as one Dataset (what ``resample(..., lazy=False)`` returns)."""
-        parts = list(self._raw_chunks())
-        if len(parts) == 1:
-            return self._dataset(0, *parts[0][1:])
-        values = np.moveaxis(np.concatenate([np.moveaxis(p[1], 0, 1) for p in parts], axis=1),
-                             0, 1)
-        lang = _concat([p[2] for p in parts])
-        s_idx = _concat([p[3] for p in parts])
-        b_idx = _concat([p[4] for p in parts])
-        return self._dataset(0, values, lang, s_idx, b_idx)
-
-    def _dataset(self, start: int, values: np.ndarray, lang: np.ndarray | None,
-                 s_idx: np.ndarray | None, b_idx: np.ndarray | None) -> xr.Dataset:
-        cube = self.cube
-        n = values.shape[0]
-        slot = LANGUAGE if lang is None else LANGUAGE_SLOT
-        data_vars: dict[str, Any] = {
-            SCORE: ((RESAMPLE, MODEL, slot), values),
-            OBSERVED: ((MODEL, LANGUAGE), self._inputs.observed),
-        }
-        if lang is not None:
-            data_vars[DRAWN_LANGUAGE] = ((RESAMPLE, slot), cube[LANGUAGE].values[lang])
-        coords = {RESAMPLE: np.arange(start, start + n), MODEL: cube[MODEL].values,
-                  LANGUAGE: cube[LANGUAGE].values}
-        if s_idx is not None and b_idx is not None:
-            if s_idx.ndim == 2:
-                data_vars[DRAWN_SEED] = ((RESAMPLE, slot), cube[SEED].values[s_idx])
-            else:
-                data_vars[DRAWN_SEED_COUNT] = ((RESAMPLE, slot, SEED), s_idx)
-                coords[SEED] = cube[SEED].values
-            if BOOTSTRAP in cube.dims:
-                data_vars[DRAWN_BOOTSTRAP] = ((RESAMPLE, slot), cube[BOOTSTRAP].values[b_idx])
-        out = self.restore_order(xr.Dataset(data_vars, coords=coords))
-        out.attrs = self._attrs()
-        out[SCORE].attrs["description"] = "resampled score (seed mean plus replication noise)"
-        out[OBSERVED].attrs["description"] = "observed seed-mean score of each (model, language)"
-        return out
-
-    # --- the protocol every consumer of a plan uses (aggregate, the dask path) -----------------
-    @property
-    def attrs(self) -> dict[str, Any]:
-        """The attributes every resample Dataset of this plan carries."""
-        return self._attrs()
-
-    @property
-    def observed(self) -> np.ndarray:
-        """The observed seed means ``(model, language)``, in the plan's canonical model order."""
-        return self._inputs.observed
-
-    @property
-    def n_missing_replicates(self) -> int:
-        """How many NaN values the drawn replicates hold (0 without ``boot_score``)."""
-        boot = self._inputs.boot
-        return 0 if boot is None else int(np.isnan(boot).sum())
-
-    def map_blocks(self, func: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """``func`` applied to the scores ``(n, model, k)`` of every block of resamples, the
-        results concatenated on axis 0 (blocks in a thread pool; only the results are kept).
-
-        Parameters
-        ----------
-        func
-            Maps one block's scores ``(n, model, k)`` (k languages, or drawn language slots)
-            to an array whose first axis is the block's ``n`` resamples. The models are in
-            the plan's canonical order: put the result back with :meth:`restore_order`.
-
-        Returns
-        -------
-        numpy.ndarray
-            The blocks' results, concatenated on axis 0 (``n_resamples`` rows).
-
-        Examples
-        --------
-        >>> import evaluq as eq
-        >>> plan = eq.resample(eq.simulate_cube(n_models=2, rng=0), n_resamples=50, rng=0,
-        ...                    lazy=True)
-        >>> plan.map_blocks(lambda x: x.mean(axis=-1)).shape
-        (50, 2)
-        """
-        return self._map_blocks(func)
-
-    def restore_order(self, data: xr.Dataset) -> xr.Dataset:
-        """``data`` (with dims in the plan's canonical label order) back in the cube's order.
-
-        Parameters
-        ----------
-        data
-            A Dataset built from the plan's arrays (``model`` and possibly ``language`` in
-            the canonical, sorted order); only the dims it has are reordered.
-
-        Returns
-        -------
-        xarray.Dataset
-            ``data`` in the cube's label order.
-
-        Examples
-        --------
-        >>> import numpy as np, xarray as xr, evaluq as eq
-        >>> plan = eq.resample(eq.simulate_cube(n_models=2, rng=0), n_resamples=5, rng=0,
-        ...                    lazy=True)
-        >>> ds = xr.Dataset({"x": ("model", np.arange(2.0))},
-        ...                 coords={"model": plan.cube.model.values})
-        >>> plan.restore_order(ds).x.values.tolist()
-        [0.0, 1.0]
-        """
-        order = {dim: index for dim, index in self._restore.items() if dim in data.dims}
-        return data.isel(order) if order else data
-
-    def _attrs(self) -> dict[str, Any]:
-        return {
-            "metric": self.cube.attrs.get("metric", ""),
-            "higher_is_better": int(self.cube.attrs.get("higher_is_better", 1)),
-            "replication": self.replication,
-            **({"seeds": self.seeds} if self.seeds is not None else {}),
-            "languages": self.languages,
-            "n_languages": self.n_languages,
-            "n_resamples": self.n_resamples,
-            "rng_entropy": str(self.entropy),
-            "test_set_noise": self._test_set_noise(),
-            **({"bounds": np.asarray(self._inputs.bounds)}
-               if self._inputs.bounds is not None else {}),
-        }
-
-    def _test_set_noise(self) -> str:
-        """How the test-set sampling noise enters the resamples (recorded in the attrs)."""
-        if self.replication == "none":
-            return "not included: replication='none' keeps every score fixed"
-        if self.replication == "parametric":
-            shape = ("normal" if self._inputs.bounds is None else
-                     "normal truncated to the metric's bounds {:g}..{:g}".format(
-                         *self._inputs.bounds))
-            return (f"included: {shape} noise with variance sd_seed^2/n_seeds + sd_boot^2 "
-                    "(before truncation), independent across models")
-        if BOOT_SCORE in self.cube:
-            return "included: a bootstrap replicate of the test set, shared by all models"
-        return ("NOT included: the cube has no bootstrap replicates, so only the seeds are "
-                "redrawn (paired across models); intervals cover seed noise alone and are too "
-                "narrow by the unseen test-set sampling error")
-
-    def __repr__(self) -> str:
-        sizes = dict(self.cube[SCORE].sizes)
-        seeds = "" if self.seeds is None else f"seeds={self.seeds!r}, "
-        return (f"ResamplePlan(n_resamples={self.n_resamples}, replication={self.replication!r}, "
-                f"{seeds}languages={self.languages!r}, n_languages={self.n_languages}, "
-                f"chunk_size={self.chunk_size}, models={sizes[MODEL]}, "
-                f"cube_languages={sizes[LANGUAGE]})")
+            return drawn
+        return _Block(None if drawn.values is None else drawn.values[:, :n],
+                      *(None if a is None else a[:n] for a in drawn[1:]))
 
 
-    def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(repr(self))}</pre>"
+def _spans(start: int, stop: int, size: int) -> list[tuple[int, int]]:
+    return [(b, min(b + size, stop)) for b in range(start, stop, size)]
 
 
-def _concat(parts: list[np.ndarray | None]) -> np.ndarray | None:
-    if parts[0] is None:
-        return None
-    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)  # type: ignore[arg-type]
+def _chunk_blocks(recipe: _Recipe, start: int, stop: int, *, values: bool, draws: bool,
+                  pool: ThreadPoolExecutor | None = None) -> list[_Block]:
+    def one(span: tuple[int, int]) -> _Block:
+        return recipe.block(span[0] // RNG_BLOCK, span[1] - span[0], values=values,
+                            draws=draws)
+
+    spans = _spans(start, stop, RNG_BLOCK)
+    return list(pool.map(one, spans) if pool is not None and len(spans) > 1 else map(one, spans))
 
 
-# --- inputs from the cube -----------------------------------------------------------------------
+def _chunk_scores(recipe: _Recipe, start: int, stop: int,
+                  pool: ThreadPoolExecutor | None = None) -> np.ndarray:
+    """Scores (n, model, k) of resamples ``start:stop`` (canonical order)."""
+    blocks = _chunk_blocks(recipe, start, stop, values=True, draws=False, pool=pool)
+    parts = [b.values for b in blocks if b.values is not None]
+    values = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+    return np.moveaxis(values, 0, 1)
+
+
+def _chunk_draws(recipe: _Recipe, start: int, stop: int) -> dict[str, np.ndarray]:
+    """The drawn labels / seed counts of resamples ``start:stop`` (see :func:`_draw_specs`)."""
+    blocks = _chunk_blocks(recipe, start, stop, values=False, draws=True)
+    out: dict[str, np.ndarray] = {}
+    coords = recipe.coords
+
+    def cat(i: int) -> np.ndarray:
+        parts: list[np.ndarray] = [a for b in blocks if (a := b[i]) is not None]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+
+    if blocks[0].lang is not None:
+        out[DRAWN_LANGUAGE] = coords[LANGUAGE][cat(1)]
+    if blocks[0].seeds is not None:
+        seeds = cat(2)
+        if seeds.ndim == 2:
+            out[DRAWN_SEED] = coords[SEED][seeds]
+        else:
+            out[DRAWN_SEED_COUNT] = seeds
+        if BOOTSTRAP in coords:
+            out[DRAWN_BOOTSTRAP] = coords[BOOTSTRAP][cat(3)]
+    return out
+
+
+def _draw_specs(recipe: _Recipe) -> dict[str, tuple[tuple[str, ...], tuple[int, ...], Any]]:
+    """Dims, trailing shape (after ``resample``) and dtype of every drawn variable."""
+    opts, coords, slot = recipe.options, recipe.coords, recipe.slot
+    k = opts.n_languages
+    specs: dict[str, tuple[tuple[str, ...], tuple[int, ...], Any]] = {}
+    if opts.languages != "fixed":
+        specs[DRAWN_LANGUAGE] = ((RESAMPLE, slot), (k,), coords[LANGUAGE].dtype)
+    if opts.replication == "nonparametric":
+        n_s = recipe.inputs.n_seeds
+        if opts.seeds == "one":
+            specs[DRAWN_SEED] = ((RESAMPLE, slot), (k,), coords[SEED].dtype)
+        else:
+            specs[DRAWN_SEED_COUNT] = ((RESAMPLE, slot, SEED), (k, n_s),
+                                       np.min_scalar_type(n_s))
+        if BOOTSTRAP in coords:
+            specs[DRAWN_BOOTSTRAP] = ((RESAMPLE, slot), (k,), coords[BOOTSTRAP].dtype)
+    return specs
+
+
+# --- collect: the chunks in memory, or as dask tasks ----------------------------------------------
+
+def _collect_eager(recipe: _Recipe) -> dict[str, np.ndarray]:
+    """Every variable in memory. The blocks are drawn in a thread pool (numpy releases the
+    GIL while it fills arrays; every block has its own stream, so the numbers do not depend
+    on the number of threads) and joined in their drawn, model-first layout (a contiguous
+    copy; the scores are a transposed view of it)."""
+    spans = _spans(0, recipe.options.n_resamples, RNG_BLOCK)
+    with ThreadPoolExecutor(max_workers=_N_THREADS) as pool:
+        blocks = list(pool.map(lambda span: _chunk_scores(recipe, *span), spans))
+    drawn = [np.moveaxis(b, 0, 1) for b in blocks]            # (model, n, k) each
+    scores = drawn[0] if len(drawn) == 1 else np.concatenate(drawn, axis=1)
+    return {SCORE: np.moveaxis(scores, 0, 1),
+            **_chunk_draws(recipe, 0, recipe.options.n_resamples)}
+
+
+def _collect_lazy(recipe: _Recipe, boot: Any = None) -> dict[str, Any]:
+    """Every variable as a dask array, one task per chunk of resamples (and, for replicates
+    streamed from a dask-backed ``boot_score``, per chunk of the cube's models and languages)."""
+    opts = recipe.options
+    spans = _spans(0, opts.n_resamples, opts.chunk_size)
+    n_m, k = recipe.n_models, opts.n_languages
+    payload = _streaming.delayed_payload(recipe)
+    if boot is None:
+        score = _streaming.from_chunks(_chunk_scores, payload, spans, (n_m, k), np.float64)
+    else:
+        score = _streaming.from_boot_blocks(
+            _streamed_scores, payload, spans, boot, None if opts.languages == "fixed" else k)
+    out: dict[str, Any] = {SCORE: score}
+    specs = _draw_specs(recipe)
+    if specs:
+        tasks = _streaming.chunk_tasks(_chunk_draws, payload, spans)
+        for name, (_, tail, dtype) in specs.items():
+            out[name] = _streaming.concat_items(tasks, name, spans, tail, dtype)
+    return out
+
+
+def _streamed_scores(recipe: _Recipe, start: int, stop: int, boot: np.ndarray,
+                     lang_lo: int) -> np.ndarray:
+    """Scores (n, models of ``boot``, k) of resamples ``start:stop`` drawn from one block of a
+    dask-backed ``boot_score``: ``boot`` holds some models, the languages ``lang_lo`` onwards
+    and every seed and replicate. The draws are those of the whole cube (drawn again here,
+    cheaply); with fixed languages the block's languages are the result's, with drawn
+    languages the slots holding another block's languages are 0 (the blocks' results add
+    up to the scores: each slot is filled by exactly one block)."""
+    opts, inputs = recipe.options, recipe.inputs
+    n_l = inputs.observed.shape[1]
+    lang_hi = lang_lo + boot.shape[1]
+    seeds = opts.seeds or "one"
+    out = []
+    for b0, b1 in _spans(start, stop, RNG_BLOCK):
+        g_lang, g_rep = _block_rngs(opts.entropy, b0 // RNG_BLOCK)
+        lang = _draw_languages(g_lang, opts.languages, RNG_BLOCK, n_l, opts.n_languages)
+        slots = np.broadcast_to(np.arange(n_l), (RNG_BLOCK, n_l)) if lang is None else lang
+        s_idx, b_idx = _replicate_positions(g_rep, seeds, slots.shape, inputs.n_seeds,
+                                            inputs.n_boot)
+        n = b1 - b0
+        slots, s_idx, b_idx = slots[:n], s_idx[:n], b_idx[:n]
+        if lang is None:
+            cols = slice(lang_lo, lang_hi)
+            values = _gather_replicates(boot, seeds, inputs.bounds, slots[:, cols] - lang_lo,
+                                        s_idx[:, cols], b_idx[:, cols])
+        else:
+            mine = (slots >= lang_lo) & (slots < lang_hi)
+            values = np.zeros((boot.shape[0], *slots.shape))
+            values[:, mine] = _gather_replicates(boot, seeds, inputs.bounds,
+                                                 slots[mine] - lang_lo, s_idx[mine], b_idx[mine])
+        out.append(values)
+    return np.moveaxis(out[0] if len(out) == 1 else np.concatenate(out, axis=1), 0, 1)
+
+
+# --- plan: the inputs of the draws ----------------------------------------------------------------
 
 def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
     """sqrt(sigma_seed^2 / S + sigma_boot^2) per (model, language)."""
@@ -509,23 +500,27 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
     return scale
 
 
-def _inputs(cube: xr.Dataset, replication: str, seeds: str | None = None) -> _Inputs:
+def _inputs(cube: xr.Dataset, replication: str) -> tuple[_Inputs, Any]:
+    """The inputs of the draws, and ``boot_score`` as a dask array (model, language, seed,
+    bootstrap; seed and bootstrap one chunk each) when its replicates are streamed."""
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
     observed = nanmean(score)
     if replication == "parametric":
         return _Inputs(observed, _parametric_scale(cube, observed), None,
-                       bounds=cube_bounds(cube))
-    if replication == "nonparametric":
-        if BOOT_SCORE in cube:
-            boot = np.ascontiguousarray(
-                cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values,
-                dtype=np.float64)
-        else:
-            boot = np.ascontiguousarray(_seeds_only_replicates(cube, score))
-        # plain mean over seeds: a missing seed makes the centre NaN (never dropped silently)
-        boot_mean = np.ascontiguousarray(boot.mean(axis=2)) if seeds == "rescaled" else None
-        return _Inputs(observed, None, boot, boot_mean, bounds=cube_bounds(cube))
-    return _Inputs(observed, None, None)
+                       bounds=cube_bounds(cube)), None
+    if replication != "nonparametric":
+        return _Inputs(observed, None, None), None
+    bounds = cube_bounds(cube)
+    if BOOT_SCORE not in cube:
+        boot = np.ascontiguousarray(_seeds_only_replicates(cube, score))
+        return _Inputs(observed, None, boot, bounds, boot.shape[2], 1), None
+    lazy = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP)
+    n_s, n_b = lazy.sizes[SEED], lazy.sizes[BOOTSTRAP]
+    if lazy.chunks is not None:
+        streamed = lazy.data.astype(np.float64).rechunk({2: -1, 3: -1})
+        return _Inputs(observed, None, None, bounds, n_s, n_b), streamed
+    boot = np.ascontiguousarray(lazy.values, dtype=np.float64)
+    return _Inputs(observed, None, boot, bounds, n_s, n_b), None
 
 
 def _seeds_only_replicates(cube: xr.Dataset, score: np.ndarray) -> np.ndarray:
@@ -544,10 +539,83 @@ def _seeds_only_replicates(cube: xr.Dataset, score: np.ndarray) -> np.ndarray:
     return score[..., None]
 
 
-def _resample_iv(cube: Any, n_resamples: Any, replication: Any, languages: Any,
-                 n_languages: Any, rng: RNGLike, chunk_size: Any, seeds: Any
-                 ) -> tuple[xr.Dataset, int, str, str, int, int, int, str | None]:
-    cube = _streaming.prepare(cube) if _streaming.is_dask(cube) else validate(cube)
+def _canonical(cube: xr.Dataset) -> tuple[xr.Dataset, dict[str, np.ndarray]]:
+    """The cube with every dim's labels sorted, and the positions that restore the order.
+
+    Random draws are made on the sorted cube, so the numbers do not depend on the order of
+    models, languages, seeds or replicates in the input (the multilingual paper's tool swapped
+    model labels when the input rows were reordered).
+    """
+    order: dict[str, np.ndarray] = {}
+    for dim in CUBE_DIMS:
+        if dim not in cube.dims:
+            continue
+        try:
+            positions = np.argsort(cube[dim].values, kind="stable")
+        except TypeError:           # labels of mixed types: keep the cube's order
+            continue
+        if not np.array_equal(positions, np.arange(len(positions))):
+            order[dim] = positions
+    if not order:
+        return cube, {}
+    canon = cube.isel(order)
+    restore: dict[str, np.ndarray] = {
+        dim: np.argsort(order[dim], kind="stable") for dim in (MODEL, LANGUAGE) if dim in order}
+    return canon, restore
+
+
+def _test_set_noise(cube: xr.Dataset, replication: str,
+                    bounds: tuple[float, float] | None) -> str:
+    """How the test-set sampling noise enters the resamples (recorded in the attrs)."""
+    if replication == "none":
+        return "not included: replication='none' keeps every score fixed"
+    if replication == "parametric":
+        shape = ("normal" if bounds is None else
+                 "normal truncated to the metric's bounds {:g}..{:g}".format(*bounds))
+        return (f"included: {shape} noise with variance sd_seed^2/n_seeds + sd_boot^2 "
+                "(before truncation), independent across models")
+    if BOOT_SCORE in cube:
+        return "included: a bootstrap replicate of the test set, shared by all models"
+    return ("NOT included: the cube has no bootstrap replicates, so only the seeds are "
+            "redrawn (paired across models); intervals cover seed noise alone and are too "
+            "narrow by the unseen test-set sampling error")
+
+
+def _attrs(cube: xr.Dataset, opts: _Options, inputs: _Inputs) -> dict[str, Any]:
+    """The attributes of the resamples (and of every aggregate of them)."""
+    bounds = inputs.bounds
+    return {
+        "metric": cube.attrs.get("metric", ""),
+        "higher_is_better": int(cube.attrs.get("higher_is_better", 1)),
+        "replication": opts.replication,
+        **({"seeds": opts.seeds} if opts.seeds is not None else {}),
+        "languages": opts.languages,
+        "n_languages": opts.n_languages,
+        "n_resamples": opts.n_resamples,
+        "rng_entropy": str(opts.entropy),
+        "test_set_noise": _test_set_noise(cube, opts.replication, bounds),
+        **({"bounds": np.asarray(bounds)} if bounds is not None else {}),
+    }
+
+
+def _plan(cube: xr.Dataset, opts: _Options) -> tuple[_Recipe, Any]:
+    """The recipe of the draws (canonical label order) and the streamed ``boot_score``."""
+    canon, restore = _canonical(cube)
+    inputs, streamed = _inputs(canon, opts.replication)
+    if MODEL in restore:         # the drawers write each model's scores in the cube's order
+        inputs = replace(inputs, model_rows=np.argsort(restore[MODEL]))
+    coords = {dim: canon[dim].values for dim in (MODEL, LANGUAGE, SEED, BOOTSTRAP)
+              if dim in canon.dims}
+    return _Recipe(opts, inputs, coords, restore, _attrs(canon, opts, inputs)), streamed
+
+
+# --- validate -------------------------------------------------------------------------------------
+
+def _validate(cube: Any, n_resamples: Any, replication: Any, languages: Any,
+              n_languages: Any, rng: RNGLike, chunk_size: Any, lazy: Any, seeds: Any
+              ) -> tuple[xr.Dataset, _Options]:
+    on_dask = _streaming.is_dask(cube)
+    cube = _streaming.prepare(cube) if on_dask else validate(cube)
     n_resamples = check_int("n_resamples", n_resamples, minimum=1)
     if n_resamples < 2:
         raise ValueError(f"`n_resamples` must be >= 2 (one resample says nothing about a "
@@ -560,41 +628,73 @@ def _resample_iv(cube: Any, n_resamples: Any, replication: Any, languages: Any,
                          f"the seeds' bootstrap replicates are drawn); got seeds={seeds!r} with "
                          f"replication={replication!r}")
     languages = check_choice("languages", languages, LANGUAGE_MODES)
+    k = _check_n_languages(languages, n_languages, cube.sizes[LANGUAGE])
+    if lazy is None:
+        lazy = on_dask
+    elif not isinstance(lazy, bool):
+        raise TypeError(f"`lazy` must be True, False or None; got {lazy!r}")
+    if chunk_size is None:
+        per_resample = 8 * cube.sizes[MODEL] * k
+        chunk_size = min(MAX_AUTO_CHUNK, max(1, CHUNK_BYTES // per_resample))
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
     chunk_size = -(-chunk_size // RNG_BLOCK) * RNG_BLOCK
-    n_l = cube.sizes[LANGUAGE]
+    entropy = int(check_rng(rng).integers(0, 2**63))
+    return cube, _Options(n_resamples, replication, languages, k, entropy, chunk_size, seeds,
+                          lazy)
+
+
+def _check_n_languages(languages: str, n_languages: Any, n_l: int) -> int:
+    """Languages per resample (L for fixed languages)."""
     if languages == "fixed":
         if n_languages is not None:
             raise ValueError(f"`n_languages` must be None with languages='fixed'; got "
                              f"{n_languages!r}")
-        k = n_l
-    elif languages == "bootstrap":
-        k = n_l if n_languages is None else check_int("n_languages", n_languages, minimum=1)
-    else:
-        if n_languages is None:
-            raise ValueError("`n_languages` is required with languages='subsample'")
-        if n_l < 2:
-            raise ValueError(f"languages='subsample' needs at least 2 languages; the cube "
-                             f"has {n_l}")
-        k = check_int("n_languages", n_languages, minimum=1, maximum=n_l - 1)
-    gen = check_rng(rng)
-    entropy = int(gen.integers(0, 2**63))
-    return cube, n_resamples, replication, languages, k, entropy, chunk_size, seeds
+        return n_l
+    if languages == "bootstrap":
+        return n_l if n_languages is None else check_int("n_languages", n_languages, minimum=1)
+    if n_languages is None:
+        raise ValueError("`n_languages` is required with languages='subsample'")
+    if n_l < 2:
+        raise ValueError(f"languages='subsample' needs at least 2 languages; the cube "
+                         f"has {n_l}")
+    return check_int("n_languages", n_languages, minimum=1, maximum=n_l - 1)
+
+
+# --- assemble -------------------------------------------------------------------------------------
+
+def _assemble(recipe: _Recipe, arrays: dict[str, Any], streamed: bool = False) -> xr.Dataset:
+    """The resamples as a Dataset in the cube's label order (numpy or dask arrays alike).
+
+    The drawers give the scores in the cube's model order already; replicates streamed from
+    a dask ``boot_score`` come in the canonical order and are reordered here (lazily).
+    """
+    opts, coords = recipe.options, recipe.coords
+    models = recipe.restore.get(MODEL)
+    score = arrays[SCORE]
+    if streamed and models is not None:
+        score = score[:, models]
+    observed = recipe.inputs.observed
+    data_vars: dict[str, Any] = {
+        SCORE: ((RESAMPLE, MODEL, recipe.slot), score),
+        OBSERVED: ((MODEL, LANGUAGE), observed if models is None else observed[models]),
+    }
+    for name, (dims, _, _) in _draw_specs(recipe).items():
+        data_vars[name] = (dims, arrays[name])
+    out_coords = {RESAMPLE: np.arange(opts.n_resamples),
+                  MODEL: coords[MODEL] if models is None else coords[MODEL][models],
+                  LANGUAGE: coords[LANGUAGE]}
+    if DRAWN_SEED_COUNT in data_vars:
+        out_coords[SEED] = coords[SEED]
+    out = xr.Dataset(data_vars, coords=out_coords)
+    if LANGUAGE in recipe.restore:
+        out = out.isel({LANGUAGE: recipe.restore[LANGUAGE]})
+    out.attrs = dict(recipe.attrs)
+    out[SCORE].attrs["description"] = "resampled score (seed mean plus replication noise)"
+    out[OBSERVED].attrs["description"] = "observed seed-mean score of each (model, language)"
+    return out
 
 
 # --- public function ------------------------------------------------------------------------------
-
-@overload
-def resample(cube: xr.Dataset, *, n_resamples: int = ..., replication: Replication = ...,
-             languages: LanguageMode = ..., n_languages: int | None = ..., rng: RNGLike = ...,
-             chunk_size: int = ..., lazy: Literal[False] = ...,
-             seeds: SeedMode | None = ...) -> xr.Dataset: ...
-@overload
-def resample(cube: xr.Dataset, *, n_resamples: int = ..., replication: Replication = ...,
-             languages: LanguageMode = ..., n_languages: int | None = ..., rng: RNGLike = ...,
-             chunk_size: int = ..., lazy: Literal[True],
-             seeds: SeedMode | None = ...) -> ResamplePlan: ...
-
 
 def resample(
     cube: xr.Dataset,
@@ -604,10 +704,10 @@ def resample(
     languages: LanguageMode = "fixed",
     n_languages: int | None = None,
     rng: RNGLike = 0,
-    chunk_size: int = 10_000,
-    lazy: bool = False,
+    chunk_size: int | None = None,
+    lazy: bool | None = None,
     seeds: SeedMode | None = None,
-) -> xr.Dataset | ResamplePlan:
+) -> xr.Dataset:
     r"""Replicate a benchmark: redraw every score with its noise, and optionally the languages.
 
     Replication noise (``replication``), with :math:`\bar y_{ml}` the mean over the S seeds:
@@ -705,20 +805,25 @@ def resample(
         required (1 <= n_languages < L) for ``"subsample"``.
     rng
         Seed, Generator or SeedSequence. The numbers depend only on ``rng`` and the options,
-        not on ``chunk_size``; the first n resamples of a longer run equal a run of n.
+        not on ``chunk_size``, ``lazy`` or the cube's chunks; the first n resamples of a
+        longer run equal a run of n.
     chunk_size
-        Resamples generated at once (rounded up to a multiple of 1000): bounds the working
-        memory at about ``chunk_size * models * n_languages * 8`` bytes times a small factor.
+        Resamples per chunk (rounded up to a multiple of 1000): bounds the working memory at
+        about ``chunk_size * models * n_languages * 8`` bytes times a small factor. Default:
+        chunks of about 64 MiB of scores (at most 10 000 resamples). The numbers do not
+        depend on it.
     lazy
-        If True, return a :class:`ResamplePlan` that :func:`evaluq.aggregate` consumes chunk by
-        chunk (memory: one chunk plus the ``n_resamples x models`` aggregates).
+        If True, the result is backed by dask: nothing is drawn until it is computed, one
+        chunk of ``chunk_size`` resamples per task, and :func:`evaluq.aggregate` holds one
+        chunk of scores at a time. ``.compute()`` gives exactly the ``lazy=False`` result.
+        Default (None): lazy for a dask-backed cube, in memory otherwise.
     seeds
         ``"one"``, ``"bootstrap"`` or ``"rescaled"``: how seeds are drawn with
         ``replication="nonparametric"`` (default ``"bootstrap"``); must be None otherwise.
 
     Returns
     -------
-    xarray.Dataset or ResamplePlan
+    xarray.Dataset
         ``score`` (resample, model, language | language_slot): the resampled scores;
         ``observed`` (model, language): the seed means :math:`\bar y_{ml}` (what
         :func:`evaluq.aggregate` reduces to the observed aggregate); ``drawn_language``
@@ -739,14 +844,22 @@ def resample(
     ``"rescaled"`` every resample of the cell (the centre is the mean over all seeds).
 
     A dask-backed cube (``eq.open_cube("cube.zarr")``, ``cube.chunk(...)``) is validated
-    without reading ``boot_score``. With ``replication="parametric"`` or ``"none"`` its
-    ``boot_score`` is read once, chunk by chunk, into the per-cell SDs, and the result is a
-    lazy Dataset: one dask task per ``chunk_size`` resamples draws them from the (model,
-    language) means and scales (on a dask.distributed cluster, on the workers); the numbers
-    equal the in-memory ones (each block of 1000 resamples has its own stream).
-    ``"nonparametric"`` draws replicates of any cell in any resample, so it loads
-    ``boot_score`` into memory. The resamples themselves are generated in chunks of
-    ``chunk_size``.
+    without reading ``boot_score`` and gives lazy resamples by default (one dask task per
+    chunk of resamples; on a dask.distributed cluster they run on the workers). With
+    ``replication="parametric"`` its ``boot_score`` is read once, chunk by chunk, into the
+    per-cell SDs (bit-identical to the in-memory ones when ``seed`` and ``bootstrap`` are
+    each one chunk, to about 1e-15 otherwise; see :func:`evaluq.variance_components`).
+    With ``"nonparametric"`` the replicates are streamed: every task takes one block of
+    ``boot_score`` (some models, some languages, every seed and replicate: a cube chunked
+    along ``seed`` or ``bootstrap`` is rechunked to make them whole) and draws that block's
+    share of one chunk of resamples. Each block is read once and shared by the tasks of
+    every chunk of resamples (dask frees it when they are done); no task holds more than a
+    block plus a chunk of scores. With fixed languages each block gives its own languages'
+    scores; with drawn languages each block fills the slots that drew one of its languages
+    (the other slots are 0) and the blocks' results are added, which is exact since every
+    slot is filled by one block. The resamples equal the in-memory ones for any chunking of
+    the cube and any ``chunk_size``: the random draws of a block of 1000 resamples come from
+    its own stream and are made again, cheaply, by every task that needs them.
 
     References
     ----------
@@ -773,38 +886,26 @@ def resample(
     ('bootstrap', {'resample': 4, 'language': 3, 'seed': 2})
     >>> np_rs.drawn_seed_count.sum("seed").values.tolist()[0]
     [2, 2, 2]
+    >>> lazy = eq.resample(cube, n_resamples=2500, rng=1, lazy=True, chunk_size=1000)
+    >>> lazy.score.chunks[0]
+    (1000, 1000, 500)
+    >>> lazy.compute().identical(eq.resample(cube, n_resamples=2500, rng=1))
+    True
     """
-    on_dask = _streaming.is_dask(cube)
-    cube, n, rep, lang_mode, k, entropy, chunk, seed_mode = _resample_iv(
-        cube, n_resamples, replication, languages, n_languages, rng, chunk_size, seeds)
-    canon, restore = _canonical(cube)
-    plan = ResamplePlan(canon, n, rep, lang_mode, k, entropy, chunk,
-                        _inputs(canon, rep, seed_mode), restore, seed_mode)
-    if on_dask and rep != "nonparametric" and not lazy:
-        return _streaming.dask_resamples(plan, RNG_BLOCK)    # one task per chunk of resamples
-    return plan if lazy else plan.compute()
+    cube, opts = _validate(cube, n_resamples, replication, languages, n_languages, rng,
+                           chunk_size, lazy, seeds)
+    recipe, streamed = _plan(cube, opts)
+    if opts.lazy or streamed is not None:
+        out = _assemble(recipe, _collect_lazy(recipe, streamed), streamed is not None)
+        return out if opts.lazy else out.compute()
+    return _assemble(recipe, _collect_eager(recipe))
 
 
-def _canonical(cube: xr.Dataset) -> tuple[xr.Dataset, dict[str, np.ndarray]]:
-    """The cube with every dim's labels sorted, and the positions that restore the order.
-
-    Random draws are made on the sorted cube, so the numbers do not depend on the order of
-    models, languages, seeds or replicates in the input (the multilingual paper's tool swapped
-    model labels when the input rows were reordered).
-    """
-    order: dict[str, np.ndarray] = {}
-    for dim in CUBE_DIMS:
-        if dim not in cube.dims:
-            continue
-        try:
-            positions = np.argsort(cube[dim].values, kind="stable")
-        except TypeError:           # labels of mixed types: keep the cube's order
-            continue
-        if not np.array_equal(positions, np.arange(len(positions))):
-            order[dim] = positions
-    if not order:
-        return cube, {}
-    canon = cube.isel(order)
-    restore: dict[str, np.ndarray] = {
-        dim: np.argsort(order[dim], kind="stable") for dim in (MODEL, LANGUAGE) if dim in order}
-    return canon, restore
+def __getattr__(name: str) -> Any:
+    if name == "ResamplePlan":
+        warnings.warn("evaluq.ResamplePlan is deprecated and no longer returned: "
+                      "resample(..., lazy=True) returns an ordinary dask-backed xarray.Dataset "
+                      "(chunks of `chunk_size` resamples) that evaluq.aggregate consumes chunk "
+                      "by chunk", DeprecationWarning, stacklevel=2)
+        return _Recipe
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -172,8 +172,10 @@ def _cases() -> list[Case]:
              lambda: eq.resample(cube(), n_resamples=10.5), "`n_resamples`"))
     add(Case("evaluq.resample", "subsample too many",
              lambda: eq.resample(cube(), languages="subsample", n_languages=9), "`n_languages`"))
-    add(Case("evaluq.ResamplePlan", "chunks of a plan",
+    add(Case("evaluq.resample", "lazy resamples, aggregated chunk by chunk",
              lambda: eq.aggregate(eq.resample(cube(), n_resamples=50, lazy=True, rng=0))))
+    add(Case("evaluq.resample", "lazy not a bool",
+             lambda: eq.resample(cube(), lazy="yes"), "`lazy`"))
     add(Case("evaluq.aggregate", "a cube", lambda: eq.aggregate(cube()), "`resampled`"))
     add(Case("evaluq.aggregate", "unknown how", lambda: eq.aggregate(resampled(), how="max"),
              "`how`"))
@@ -183,6 +185,12 @@ def _cases() -> list[Case]:
              "`trim`"))
     add(Case("evaluq.aggregate", "skipna not bool", lambda: eq.aggregate(resampled(), skipna=1),
              "`skipna`"))
+    add(Case("evaluq.aggregate", "dim model", lambda: eq.aggregate(resampled(), dim="model"),
+             "`dim`"))
+    add(Case("evaluq.aggregate", "dim unknown", lambda: eq.aggregate(resampled(), dim="task"),
+             "`dim`"))
+    add(Case("evaluq.aggregate", "dim a list", lambda: eq.aggregate(resampled(), dim=["seed"]),
+             "`dim`"))
     add(Case("evaluq.resample", "NaN cell, parametric",
              lambda: eq.resample(cube().assign(score=cube().score.where(
                  cube().seed != cube().seed[0])), n_resamples=10, rng=0)))
