@@ -12,6 +12,7 @@ from scipy import stats
 
 import evaluq as eq
 from evaluq.errors import CubeError
+from evaluq import resampling
 from evaluq.resampling import RNG_BLOCK
 
 MODES = [(rep, lang) for rep in ("parametric", "nonparametric", "none")
@@ -343,6 +344,32 @@ def test_dask_cube_other_modes_are_loaded(small_cube):
 
 def test_block_size_constant():
     assert RNG_BLOCK == 1000
+    assert resampling.block_size(6, 61) == 1000
+    assert resampling.block_size(6, 20_833) * 6 * 20_833 <= resampling.BLOCK_VALUES
+    assert resampling.block_size(10**6, 10**3) == 1
+
+
+@pytest.mark.parametrize("kw", [
+    {"replication": "parametric"},
+    {"replication": "nonparametric", "languages": "bootstrap"},
+    {"replication": "none", "languages": "subsample", "n_languages": 3},
+])
+def test_wide_cubes_draw_smaller_blocks_whatever_the_chunking(small_cube, monkeypatch, kw):
+    """A cube with many cells per resample draws fewer resamples per block (memory stays
+    bounded); the numbers still do not depend on chunk_size or laziness, and the first n
+    resamples of a longer run are a run of n."""
+    pytest.importorskip("dask")
+    cells = small_cube.sizes["model"] * (kw.get("n_languages") or small_cube.sizes["language"])
+    monkeypatch.setattr(resampling, "BLOCK_VALUES", 37 * cells)     # 37 resamples a block
+    assert resampling.block_size(small_cube.sizes["model"], cells // small_cube.sizes["model"]) \
+        == 37
+    eager = eq.resample(small_cube, n_resamples=200, rng=3, **kw)
+    for chunk in (37, 80, 1000):
+        lazy = eq.resample(small_cube, n_resamples=200, rng=3, lazy=True, chunk_size=chunk, **kw)
+        assert lazy.score.chunks[0][0] == min(-(-chunk // 37) * 37, 200)
+        xr.testing.assert_identical(lazy.compute(), eager)
+    short = eq.resample(small_cube, n_resamples=50, rng=3, **kw)
+    xr.testing.assert_identical(short.score, eager.score.isel(resample=slice(50)))
 
 
 def test_one_resample_is_refused(small_cube):

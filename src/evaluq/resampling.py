@@ -7,14 +7,15 @@ reduces them over languages. ``resample(..., lazy=True)`` (the default on a dask
 returns the same Dataset backed by dask, one chunk per ``chunk_size`` resamples, so that a
 consumer such as :func:`evaluq.aggregate` holds one chunk of scores at a time.
 
-Random numbers are drawn in blocks of :data:`RNG_BLOCK` resamples, each block from its own
+Random numbers are drawn in blocks of :func:`block_size` resamples (:data:`RNG_BLOCK`, 1000,
+unless a cube has more than 16 777 cells per resample), each block from its own
 stream (``SeedSequence(entropy, spawn_key=(block, purpose))``). The numbers therefore depend
 only on ``rng`` (not on ``chunk_size``, laziness or the cube's chunking), and the first ``n``
 resamples of a longer run are the ``n`` resamples of a shorter one.
 
 :func:`resample` is a pipeline of short steps: :func:`_validate` (the options),
 :func:`_plan` (a private :class:`_Recipe`: the inputs every block is drawn from),
-:meth:`_Recipe.block` (one block of 1000 resamples, drawn by the function of its replication
+:meth:`_Recipe.block` (one block of resamples, drawn by the function of its replication
 in :data:`_DRAWERS`),
 :func:`_collect_eager` / :func:`_collect_lazy` (the chunks, in memory or as dask tasks) and
 :func:`_assemble` (the Dataset, in the cube's label order). A new replication mode is one
@@ -71,7 +72,12 @@ REPLICATIONS: Final = ("parametric", "nonparametric", "none")
 LANGUAGE_MODES: Final = ("fixed", "bootstrap", "subsample")
 SEED_MODES: Final = ("one", "bootstrap", "rescaled")
 RNG_BLOCK: Final = 1000
-"""Resamples per random-number block (each block has its own stream)."""
+"""Resamples per random-number block (each block has its own stream), at most; see
+:func:`block_size`."""
+BLOCK_VALUES: Final = 2**24
+"""Scores one random-number block may hold (128 MiB of float64): a cube with more than
+``BLOCK_VALUES // RNG_BLOCK`` (16 777) model x language cells per resample draws fewer
+resamples per block, so that memory stays bounded however many languages it has."""
 CHUNK_BYTES: Final = 64 * 2**20
 """Target size of one chunk of scores when ``chunk_size`` is left to :func:`resample`."""
 MAX_AUTO_CHUNK: Final = 10_000
@@ -83,6 +89,19 @@ SeedMode = Literal["one", "bootstrap", "rescaled"]
 
 
 # --- numpy kernels --------------------------------------------------------------------------------
+
+def block_size(n_models: int, n_languages: int) -> int:
+    """Resamples per random-number block for ``n_models`` x ``n_languages`` scores per
+    resample: ``RNG_BLOCK`` (1000), fewer when a block would hold more than ``BLOCK_VALUES``
+    scores. It depends on the cube's shape only, never on ``chunk_size`` or on the chunks.
+
+    Examples
+    --------
+    >>> block_size(6, 61), block_size(6, 20_833), block_size(600, 61)
+    (1000, 134, 458)
+    """
+    return max(1, min(RNG_BLOCK, BLOCK_VALUES // max(1, n_models * n_languages)))
+
 
 def _block_rngs(entropy: int, block: int) -> tuple[np.random.Generator, np.random.Generator]:
     """The two streams of one block: language draws, replication draws."""
@@ -185,6 +204,8 @@ class _Options:
     chunk_size: int
     seeds: str | None
     lazy: bool
+    block: int = RNG_BLOCK
+    """Resamples per random-number block (:func:`block_size`)."""
 
 
 class _Block(NamedTuple):
@@ -309,15 +330,16 @@ class _Recipe:
         return LANGUAGE if self.options.languages == "fixed" else LANGUAGE_SLOT
 
     def block(self, block: int, n: int, *, values: bool = True, draws: bool = True) -> _Block:
-        """Resamples ``block * RNG_BLOCK`` to ``+ n`` (a block always draws RNG_BLOCK
-        resamples and keeps the first n, so a short run is the start of a long one)."""
+        """Resamples ``block * size`` to ``+ n``, ``size = options.block`` (a block always
+        draws ``size`` resamples and keeps the first n, so a short run is the start of a long
+        one)."""
         opts = self.options
         g_lang, g_rep = _block_rngs(opts.entropy, block)
         n_l = self.inputs.observed.shape[1]
-        lang = _draw_languages(g_lang, opts.languages, RNG_BLOCK, n_l, opts.n_languages)
+        lang = _draw_languages(g_lang, opts.languages, opts.block, n_l, opts.n_languages)
         drawn = _DRAWERS[opts.replication](self.inputs, opts.seeds or "one", lang, g_rep,
-                                           RNG_BLOCK, values, draws)
-        if n == RNG_BLOCK:
+                                           opts.block, values, draws)
+        if n == opts.block:
             return drawn
         return _Block(None if drawn.values is None else drawn.values[:, :n],
                       *(None if a is None else a[:n] for a in drawn[1:]))
@@ -329,11 +351,12 @@ def _spans(start: int, stop: int, size: int) -> list[tuple[int, int]]:
 
 def _chunk_blocks(recipe: _Recipe, start: int, stop: int, *, values: bool, draws: bool,
                   pool: ThreadPoolExecutor | None = None) -> list[_Block]:
-    def one(span: tuple[int, int]) -> _Block:
-        return recipe.block(span[0] // RNG_BLOCK, span[1] - span[0], values=values,
-                            draws=draws)
+    size = recipe.options.block
 
-    spans = _spans(start, stop, RNG_BLOCK)
+    def one(span: tuple[int, int]) -> _Block:
+        return recipe.block(span[0] // size, span[1] - span[0], values=values, draws=draws)
+
+    spans = _spans(start, stop, size)
     return list(pool.map(one, spans) if pool is not None and len(spans) > 1 else map(one, spans))
 
 
@@ -395,7 +418,7 @@ def _collect_eager(recipe: _Recipe) -> dict[str, np.ndarray]:
     GIL while it fills arrays; every block has its own stream, so the numbers do not depend
     on the number of threads) and joined in their drawn, model-first layout (a contiguous
     copy; the scores are a transposed view of it)."""
-    spans = _spans(0, recipe.options.n_resamples, RNG_BLOCK)
+    spans = _spans(0, recipe.options.n_resamples, recipe.options.block)
     with ThreadPoolExecutor(max_workers=_N_THREADS) as pool:
         blocks = list(pool.map(lambda span: _chunk_scores(recipe, *span), spans))
     drawn = [np.moveaxis(b, 0, 1) for b in blocks]            # (model, n, k) each
@@ -438,10 +461,11 @@ def _streamed_scores(recipe: _Recipe, start: int, stop: int, boot: np.ndarray,
     lang_hi = lang_lo + boot.shape[1]
     seeds = opts.seeds or "one"
     out = []
-    for b0, b1 in _spans(start, stop, RNG_BLOCK):
-        g_lang, g_rep = _block_rngs(opts.entropy, b0 // RNG_BLOCK)
-        lang = _draw_languages(g_lang, opts.languages, RNG_BLOCK, n_l, opts.n_languages)
-        slots = np.broadcast_to(np.arange(n_l), (RNG_BLOCK, n_l)) if lang is None else lang
+    size = opts.block
+    for b0, b1 in _spans(start, stop, size):
+        g_lang, g_rep = _block_rngs(opts.entropy, b0 // size)
+        lang = _draw_languages(g_lang, opts.languages, size, n_l, opts.n_languages)
+        slots = np.broadcast_to(np.arange(n_l), (size, n_l)) if lang is None else lang
         s_idx, b_idx = _replicate_positions(g_rep, seeds, slots.shape, inputs.n_seeds,
                                             inputs.n_boot)
         n = b1 - b0
@@ -637,10 +661,11 @@ def _validate(cube: Any, n_resamples: Any, replication: Any, languages: Any,
         per_resample = 8 * cube.sizes[MODEL] * k
         chunk_size = min(MAX_AUTO_CHUNK, max(1, CHUNK_BYTES // per_resample))
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
-    chunk_size = -(-chunk_size // RNG_BLOCK) * RNG_BLOCK
+    block = block_size(cube.sizes[MODEL], k)
+    chunk_size = -(-chunk_size // block) * block
     entropy = int(check_rng(rng).integers(0, 2**63))
     return cube, _Options(n_resamples, replication, languages, k, entropy, chunk_size, seeds,
-                          lazy)
+                          lazy, block)
 
 
 def _check_n_languages(languages: str, n_languages: Any, n_l: int) -> int:
@@ -808,7 +833,9 @@ def resample(
         not on ``chunk_size``, ``lazy`` or the cube's chunks; the first n resamples of a
         longer run equal a run of n.
     chunk_size
-        Resamples per chunk (rounded up to a multiple of 1000): bounds the working memory at
+        Resamples per chunk (rounded up to a multiple of the random-number block,
+        :func:`block_size`: 1000 unless the cube has more than 16 777 cells per resample):
+        bounds the working memory at
         about ``chunk_size * models * n_languages * 8`` bytes times a small factor. Default:
         chunks of about 64 MiB of scores (at most 10 000 resamples). The numbers do not
         depend on it.
@@ -858,8 +885,9 @@ def resample(
     scores; with drawn languages each block fills the slots that drew one of its languages
     (the other slots are 0) and the blocks' results are added, which is exact since every
     slot is filled by one block. The resamples equal the in-memory ones for any chunking of
-    the cube and any ``chunk_size``: the random draws of a block of 1000 resamples come from
-    its own stream and are made again, cheaply, by every task that needs them.
+    the cube and any ``chunk_size``: the random draws of a block of resamples (1000, fewer
+    for a cube of more than 16 777 cells per resample: :func:`block_size`) come from its own
+    stream and are made again, cheaply, by every task that needs them.
 
     References
     ----------
