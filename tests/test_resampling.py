@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import evaluq as eq
-from evaluq.errors import CubeError
 from evaluq import resampling
+from evaluq.errors import CubeError
 from evaluq.resampling import RNG_BLOCK
 
 MODES = [(rep, lang) for rep in ("parametric", "nonparametric", "none")

@@ -68,21 +68,11 @@ def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float]:
 
 
 def _sample_nutpie(compiled: Any, inputs: dict[str, np.ndarray], draws: int, tune: int,
-                   chains: int, seed: int, progressbar: bool, *,
-                   parallel: bool = True) -> xr.DataTree:
-    """``parallel=False`` runs the chains one after the other in one worker thread.
-
-    The paired model needs it: its batched Cholesky factor and triangular solve, compiled
-    by numba (pytensor 3.3), are not safe to call from two threads at once. With two worker
-    threads the log-density failed at random (nuts-rs "Logp function returned error") or
-    gave about half the draws divergent; with one, none (``tests/hierarchical/test_paired.py``
-    checks the fit has no divergences).
-    """
+                   chains: int, seed: int, progressbar: bool) -> xr.DataTree:
     import nutpie
 
     return nutpie.sample(compiled.with_data(**inputs), draws=draws, tune=tune, chains=chains,
-                         cores=chains if parallel else 1, seed=seed,
-                         progress_bar=progressbar, save_warmup=False)
+                         cores=chains, seed=seed, progress_bar=progressbar, save_warmup=False)
 
 
 def _sample_pymc(data: HierarchicalData, model: str, priors: dict[str, float], draws: int,
@@ -421,7 +411,7 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     :math:`C_l = D_l^{1/2} R_l D_l^{1/2}` (:math:`D_l` the cells' bootstrap variances), are
     no longer independent across models. Differences between models then lose the shared
     error, as the paired bootstrap's do, and are sharper when the correlation is positive.
-    The per-language covariance is dense (a Cholesky factor per language and gradient,
+    The per-language covariance is dense (an LU factorisation per language and gradient,
     O(M^3 L)): fine for tens of models, slow for hundreds.
 
     Parameters
@@ -477,7 +467,7 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
         compiled, config["compile_seconds"] = compiled_nutpie(data, model)
         start = time.perf_counter()
         raw = _sample_nutpie(compiled, model_inputs(data, resolved, model), draws, tune,
-                             chains, seed, progressbar, parallel=not data.paired)
+                             chains, seed, progressbar)
     else:
         start = time.perf_counter()
         raw = _sample_pymc(data, model, resolved, draws, tune, chains, seed, progressbar)

@@ -12,7 +12,7 @@ and Sherman-Morrison). The pooled seed sum of squares enters as a scaled chi-squ
 With paired test-set errors (bootstrap replicates shared by all models) the errors of one
 language are correlated across models: v_fixed leaves d and enters as the known covariance
 C_l = sqrt(v) R_l sqrt(v), and the covariance tau_lang^2 11' + diag(d_l) + C_l is dense (one
-Cholesky factor per language, O(M^3 L)).
+dense factorisation per language, O(M^3 L)).
 """
 
 from __future__ import annotations
@@ -158,13 +158,14 @@ def paired_marginal_loglik(ybar: Any, weight: Any, mu: Any, d: Any, tau_lang_sq:
         chol = np.linalg.cholesky(cov)
         z = np.linalg.solve(chol, r[..., None])[..., 0]
         logdet = 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum()
+        quad = (z * z).sum()
     else:
-        chol = lib.linalg.cholesky(cov)
-        z = lib.linalg.solve_triangular(chol, r[..., None], lower=True)[..., 0]
-        # the diagonal as (chol * I).sum(-1): the gradient of a batched diagonal() is a
-        # batched AllocDiag, which numba runs in object mode
-        logdet = 2.0 * lib.log((chol * eye).sum(axis=-1)).sum()
-    return -0.5 * (weight.sum() * np.log(2 * np.pi) + logdet + (z * z).sum())
+        # slogdet and a general (LU) solve, not a Cholesky factor: the gradient of a batched
+        # Cholesky holds a batched AllocDiag, which numba runs in object mode, and PyTensor's
+        # stabilize rewrites (nutpie applies them) turn a positive-definite solve into one
+        logdet = lib.linalg.slogdet(cov)[1].sum()
+        quad = (r * lib.linalg.solve(cov, r[..., None], assume_a="gen")[..., 0]).sum()
+    return -0.5 * (weight.sum() * np.log(2 * np.pi) + logdet + quad)
 
 
 def _lib(*values: Any) -> Any:
@@ -198,7 +199,7 @@ def build_model(data: HierarchicalData, model: str = "crossed",
         ``pm.Data`` so a compiled model can be refitted on new data of the same number of
         models. With ``data.paired`` (:func:`cube_statistics` with
         ``test_set_errors="paired"``) the per-language covariance also holds the
-        correlation of the models' test-set errors (dense, a Cholesky factor per language).
+        correlation of the models' test-set errors (dense: a factorisation per language).
 
     Examples
     --------
