@@ -207,6 +207,7 @@ def from_predictions(
         whose range is not known (:func:`metric_bounds`). A pair is checked against every
         score and replicate (a ValueError names the first outside) and stored; None stores
         none.
+
     Returns
     -------
     xarray.Dataset
