@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import matplotlib as mpl
 import numpy as np
@@ -339,8 +340,11 @@ def test_display_needs_no_pyplot():
         "assert data[:4] == b'\\x89PNG'\n"
         "print(sorted(m for m in sys.modules if m.startswith('matplotlib.pyplot')))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={**os.environ, "MPLBACKEND": ""})
+    src = str(Path(__file__).resolve().parents[1] / "src")        # this checkout's evaluq
+    env = {**os.environ, "MPLBACKEND": "",
+           "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 
 
