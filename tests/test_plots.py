@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import matplotlib as mpl
 import numpy as np
@@ -245,3 +249,198 @@ def test_forest_plot_of_posterior_differences_without_frequentist_columns(agg):
     assert sorted(offsets[:, 0]) == pytest.approx(sorted(table["mean"]))
     with pytest.raises(CubeError, match="needs an 'observed' or 'mean'"):
         eq.plots.forest_plot(pw[["ci"]])
+
+
+# --- notebook display -----------------------------------------------------------------------
+
+def _one_figure_of_each(agg, rng):
+    """One figure from each plotting function, on small inputs."""
+    pw = eq.pairwise_differences(agg)
+    comps = eq.variance_components(eq.simulate_cube(n_models=2, n_languages=3, rng=0))
+    draws = xr.DataArray(rng.normal(0.3, 0.2, (2, 200)), dims=("chain", "draw"), name="A − B")
+    post = eq.dirichlet.posterior([[1, 1, 0], [2, 1, 0], [0, 5, 1], [3, 3, 3]])
+    ece = eq.dirichlet.expected_cross_entropy(post, [.2, .6, .2])
+    table = eq.dirichlet.by_annotation_count({"E[CE]": ece}, post.n_annotations, bins=[2, 4])
+    y = rng.integers(0, 2, 100)
+    res = eq.bootstrap_test(y, np.where(rng.random(100) < 0.7, y, 1 - y),
+                            np.where(rng.random(100) < 0.8, y, 1 - y), metrics=["accuracy"],
+                            n_resamples=100, rng=0)
+    scarce = eq.intervals.t_interval([[76.85, 81.99]], confidence_level=0.8)
+    return {
+        "forest_plot": eq.plots.forest_plot(pw),
+        "rank_heatmap": eq.plots.rank_heatmap(eq.rank_distribution(agg)),
+        "tier_diagram": eq.plots.tier_diagram(agg),
+        "variance_bars": eq.plots.variance_bars(comps),
+        "posterior_differences": eq.plots.posterior_differences(draws, rope=0.1),
+        "annotation_bins": eq.plots.annotation_bins(table),
+        "resample_histogram": eq.plots.resample_histogram(res),
+        "scarce_intervals": eq.plots.scarce_intervals(scarce),
+    }
+
+
+def test_every_figure_displays_as_png_in_ipython(agg, rng):
+    from IPython.core.formatters import DisplayFormatter, PNGFormatter
+    from matplotlib.figure import Figure
+    from matplotlib.image import imread
+
+    figures = _one_figure_of_each(agg, rng)
+    assert set(figures) == {n for n in eq.plots.__all__ if n != "COLUMN_WIDTH"}
+    for name, fig in figures.items():
+        assert isinstance(fig, Figure), name
+        data, md = PNGFormatter()(fig)
+        assert data[:8] == b"\x89PNG\r\n\x1a\n", name
+        pixels = imread(io.BytesIO(data))
+        # rendered at twice the figure's dpi, shown at the 1x size
+        assert md == {"width": pixels.shape[1] // 2, "height": pixels.shape[0] // 2}, name
+        assert 0.8 * fig.get_figwidth() * fig.dpi <= md["width"] <= 1.2 * fig.get_figwidth() \
+            * fig.dpi, name
+        assert pixels[..., :3].std() > 0.05, name            # not a blank image
+        bundle, meta = DisplayFormatter().format(fig)
+        assert "image/png" in bundle, name
+        assert bundle["text/plain"].startswith("<Figure size"), name      # the text as before
+        assert meta["image/png"] == md
+
+
+def test_an_inline_backend_printer_still_wins_and_empty_figures_show_nothing(agg):
+    """With `%matplotlib inline` IPython registers a printer for Figure: it is used instead
+    (one image, not two); a figure without axes has no image, as IPython's own printer."""
+    from IPython.core.formatters import PNGFormatter
+    from matplotlib.figure import Figure
+
+    fig = eq.plots.tier_diagram(agg)
+    formatter = PNGFormatter()
+    formatter.for_type(Figure, lambda f: b"registered")
+    assert formatter(fig) == b"registered"
+    empty = type(fig)()
+    assert PNGFormatter()(empty) is None
+
+
+def test_figures_pickle_and_stay_displayable(agg):
+    import pickle
+
+    from IPython.core.formatters import PNGFormatter
+
+    fig = eq.plots.forest_plot(eq.pairwise_differences(agg))
+    back = pickle.loads(pickle.dumps(fig))
+    assert type(back) is type(fig)
+    assert [t.get_text() for t in back.axes[0].get_yticklabels()] == \
+        [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert PNGFormatter()(back)[0][:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        eq.plots.nope  # noqa: B018
+
+
+def test_display_needs_no_pyplot():
+    code = (
+        "import sys, evaluq as eq\n"
+        "from IPython.core.formatters import PNGFormatter\n"
+        "cube = eq.simulate_cube(n_models=3, rng=0)\n"
+        "rd = eq.rank_distribution(eq.aggregate(eq.resample(cube, n_resamples=50, rng=0)))\n"
+        "data, md = PNGFormatter()(eq.plots.rank_heatmap(rd))\n"
+        "assert data[:4] == b'\\x89PNG'\n"
+        "print(sorted(m for m in sys.modules if m.startswith('matplotlib.pyplot')))\n"
+    )
+    src = str(Path(__file__).resolve().parents[1] / "src")        # this checkout's evaluq
+    env = {**os.environ, "MPLBACKEND": "",
+           "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+# --- histogram bins -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def test_result():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 300)
+    h0 = np.where(rng.random(300) < 0.7, y, 1 - y)
+    h1 = np.where(rng.random(300) < 0.8, y, 1 - y)
+    return eq.bootstrap_test(y, h0, h1, metrics=["accuracy"], method="paired",
+                             n_resamples=500, rng=0)
+
+
+@pytest.mark.parametrize("bins", [7, np.int64(12), "auto", "fd", "sturges",
+                                  [0.05, 0.08, 0.1, 0.12], (0.09, 0.1, 0.11)])
+def test_resample_histogram_bins_as_numpy_takes_them(test_result, bins):
+    dist = test_result.distribution[0]
+    counts, edges = np.histogram(dist, bins=bins)
+    ax = eq.plots.resample_histogram(test_result, bins=bins).axes[0]
+    bars = ax.patches[:len(counts)]
+    np.testing.assert_allclose([p.get_height() for p in bars], counts)
+    np.testing.assert_allclose([p.get_x() for p in bars], edges[:-1])
+    outside = int(np.sum((dist < edges[0]) | (dist > edges[-1])))
+    title = ax.get_title(loc="left")
+    if isinstance(bins, list | tuple):
+        assert outside > 0
+        assert title.endswith(f"({outside} of {dist.size} outside the bins)")
+    else:
+        assert outside == 0
+        assert "outside" not in title
+
+
+def test_posterior_differences_bins_as_numpy_takes_them(rng):
+    d = xr.DataArray(rng.normal(0.3, 0.2, (2, 400)), dims=("chain", "draw"), name="A − B")
+    edges = [0.0, 0.2, 0.4, 0.6]
+    ax = eq.plots.posterior_differences(d, bins=edges).axes[0]
+    values = d.values.ravel()
+    dens, _ = np.histogram(values, bins=edges, density=True)
+    np.testing.assert_allclose(ax.patches[0].get_data().values, dens)
+    out = int(np.sum((values < 0) | (values > 0.6)))
+    assert ax.get_title(loc="left").endswith(f"({out} of 800 outside the bins)")
+    ax = eq.plots.posterior_differences(d, bins="scott").axes[0]
+    dens, _ = np.histogram(values, bins="scott", density=True)
+    np.testing.assert_allclose(ax.patches[0].get_data().values, dens)
+
+
+@pytest.mark.parametrize(("bins", "error", "match"), [
+    (0, ValueError, "`bins` must be at least 1; got 0"),
+    ("fast", ValueError, r"`bins` must be one of \['auto', 'fd'.*got 'fast'"),
+    (2.5, TypeError, r"`bins` must be a number of bins \(int\), a rule name .*got 2.5"),
+    (True, TypeError, r"`bins` must be a number of bins .*got True"),
+    ({"n": 3}, TypeError, r"`bins` must be a number of bins .*got \{'n': 3\}"),
+    ([0.1], ValueError, r"`bins` as edges must be 1-D with at least 2 edges; got shape \(1,\)"),
+    ([[0, 1], [1, 2]], ValueError, "`bins` as edges must be 1-D"),
+    ([0.0, 0.2, 0.1], ValueError, "`bins` as edges must be finite and strictly increasing"),
+    ([0.0, np.nan], ValueError, "`bins` as edges must be finite"),
+    (["a", "b"], TypeError, "`bins` as edges must hold numbers; got \\['a', 'b'\\]"),
+])
+def test_bad_bins(test_result, bins, error, match):
+    with pytest.raises(error, match=match):
+        eq.plots.resample_histogram(test_result, bins=bins)
+    d = xr.DataArray(np.zeros((1, 5)), dims=("chain", "draw"))
+    with pytest.raises(error, match=match):
+        eq.plots.posterior_differences(d, bins=bins)
+
+
+# --- annotation_bins legend -----------------------------------------------------------------
+
+def test_annotation_bins_legend_names_every_series_and_hides_no_data(rng):
+    counts = np.stack([rng.multinomial(k, [.2, .5, .3]) for k in rng.integers(1, 9, 120)])
+    post = eq.dirichlet.posterior(counts)
+    q = xr.DataArray(rng.dirichlet(np.ones(3) * 3, size=(2, 120)), dims=("model", "item",
+                     "class"), coords={"model": ["a", "b"]})
+    table = eq.dirichlet.by_annotation_count(
+        {"E[CE]": eq.dirichlet.expected_cross_entropy(post, q),
+         "CE": eq.dirichlet.empirical_metric(post, q, metric="cross_entropy")},
+        post.n_annotations, bins=[1, 3, 5, 7, 9])
+    fig = eq.plots.annotation_bins(table)
+    ax, twin = fig.axes
+    legend = ax.get_legend()
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert texts == ["E[CE] (a)", "E[CE] (b)", "CE (a)", "CE (b)", "items (right axis)"]
+    # each handle is the series it names: line handles share colour and style with the line
+    for line, handle in zip(ax.lines, legend.legend_handles[:4], strict=True):
+        assert handle.get_color() == line.get_color()
+        assert handle.get_linestyle() == line.get_linestyle()
+    np.testing.assert_allclose(ax.lines[3].get_ydata(), table[("CE", "b")])
+    assert [ln.get_color() for ln in ax.lines] == ["C0", "C1", "C0", "C1"]    # colour = model
+    assert ax.lines[0].get_linestyle() != ax.lines[2].get_linestyle()        # style = name
+    bar_handle = legend.legend_handles[4]
+    assert tuple(bar_handle.get_facecolor()) == tuple(twin.patches[0].get_facecolor())
+    # the legend sits above the axes: no overlap with the data area
+    fig.draw_without_rendering()                           # lay out (constrained layout)
+    box = legend.get_window_extent()
+    assert box.y0 >= ax.get_window_extent().y1 - 1e-6
+    assert fig.bbox.contains(*box.max)
+    assert fig.bbox.contains(*box.min)

@@ -8,7 +8,7 @@ import xarray as xr
 
 import evaluq as eq
 from evaluq import CubeError
-from evaluq.predictions import bootstrap_counts
+from evaluq.predictions import bootstrap_counts, metric_bounds
 
 
 def make_predictions(rng, n_items=300, n_models=3, n_seeds=2, accuracy=(0.6, 0.7, 0.8)):
@@ -128,3 +128,112 @@ def test_other_metrics_and_target_class(rng):
     assert not eq.higher_is_better(cube)
     assert cube.score.sel(model="q").item() == pytest.approx(
         eq.metrics.js_divergence(targets, proba[1, 0]))
+
+
+# --- bounds ------------------------------------------------------------------------------------
+
+LN2 = np.log(2.0)
+EXPECTED_BOUNDS = {
+    "accuracy": (0.0, 1.0), "precision": (0.0, 1.0), "recall": (0.0, 1.0), "f1": (0.0, 1.0),
+    "cross_entropy": (0.0, np.inf), "kl": (0.0, np.inf), "js_divergence": (0.0, LN2),
+    "js_distance": (0.0, np.sqrt(LN2)), "emd": (0.0, 1.0), "entropy_similarity": (0.0, 1.0),
+    "entropy_correlation": (-1.0, 1.0), "mse": (0.0, np.inf), "mae": (0.0, np.inf),
+}
+
+
+def _inputs_for(metric, rng, n_items=12, n_models=2, n_seeds=3):
+    """Small random targets / predictions of the metric's kind (few items: wide replicates)."""
+    kind = eq.metrics.get_metric(metric).kind
+    if kind == "hard":
+        y = rng.integers(0, 2, n_items)
+        p = np.where(rng.random((n_models, n_seeds, n_items)) < 0.9, y, 1 - y)
+        return y, xr.DataArray(p, dims=("model", "seed", "item"))
+    if kind == "soft":
+        y = rng.dirichlet(np.ones(3), size=n_items)
+        p = rng.dirichlet(np.ones(3), size=(n_models, n_seeds, n_items))
+        return y, xr.DataArray(p, dims=("model", "seed", "item", "class"))
+    y = rng.normal(size=n_items)
+    p = y + rng.normal(scale=0.3, size=(n_models, n_seeds, n_items))
+    return y, xr.DataArray(p, dims=("model", "seed", "item"))
+
+
+def test_every_builtin_metric_has_its_bounds_in_the_table():
+    assert set(EXPECTED_BOUNDS) == set(eq.metrics.available_metrics())
+    for name, expected in EXPECTED_BOUNDS.items():
+        assert metric_bounds(name) == expected
+        assert metric_bounds(eq.metrics.get_metric(name)) == expected
+    assert metric_bounds(eq.metrics.precision_metric(target_class=1)) == (0.0, 1.0)
+    assert metric_bounds(eq.metrics.cross_entropy_metric(eps=1e-12)) == (0.0, np.inf)
+    assert metric_bounds("my_bleu") is None
+    with pytest.raises(TypeError, match="`metric` must be a metric name or a Metric; got int"):
+        metric_bounds(3)
+
+
+def test_the_finite_bounds_are_attained_by_the_metrics():
+    """The table's finite ends are the metrics' own extremes, computed by the metrics."""
+    one_hot = np.eye(3)
+    worst = one_hot[[2, 2, 0]]                  # all mass at the opposite end of the classes
+    assert eq.metrics.js_divergence(one_hot[[0, 0, 2]], worst) == pytest.approx(LN2)
+    assert eq.metrics.js_distance(one_hot[[0, 0, 2]], worst) == pytest.approx(np.sqrt(LN2))
+    assert eq.metrics.emd(one_hot[[0, 0, 2]], worst) == pytest.approx(1.0)
+    assert eq.metrics.emd(worst, worst) == pytest.approx(0.0)
+    flat = np.full((3, 3), 1 / 3)
+    assert eq.metrics.entropy_similarity(flat, flat) == pytest.approx(1.0)
+    # a target as uncertain as possible where the prediction is certain, and vice versa
+    ramp = np.array([[1, 0, 0], [1 / 3, 1 / 3, 1 / 3], [0.5, 0.5, 0]])
+    assert eq.metrics.entropy_similarity(ramp[:2], ramp[1::-1]) == pytest.approx(0.0)
+    assert eq.metrics.entropy_correlation(ramp[:2], ramp[1::-1]) == pytest.approx(-1.0)
+    assert eq.metrics.entropy_correlation(ramp, ramp) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("metric", sorted(EXPECTED_BOUNDS))
+def test_from_predictions_records_the_bounds_and_parametric_draws_stay_inside(metric, rng):
+    y, preds = _inputs_for(metric, rng)
+    cube = eq.from_predictions(y, preds, metric=metric, n_boot=50, rng=0)
+    lo, hi = EXPECTED_BOUNDS[metric]
+    assert eq.cube.bounds(cube) == (lo, hi)
+    for values in (cube.score.values, cube.boot_score.values):
+        finite = values[np.isfinite(values)]
+        assert ((finite >= lo - 1e-12) & (finite <= hi + 1e-12)).all()
+    draws = eq.resample(cube, n_resamples=2000, replication="parametric", rng=0)
+    assert draws.attrs["replication"] == "parametric"
+    values = draws["score"].values
+    values = values[np.isfinite(values)]
+    assert values.size > 0
+    assert ((values >= lo) & (values <= hi)).all()
+
+
+def test_without_bounds_parametric_draws_leave_the_range(rng):
+    """The check above can fail: near a bound, untruncated draws cross it."""
+    y = np.zeros(10, dtype=int)
+    p = np.zeros((1, 3, 10), dtype=int)
+    p[0, 0, :1] = 1                                       # accuracies 0.9, 1, 1
+    preds = xr.DataArray(p, dims=("model", "seed", "item"))
+    free = eq.from_predictions(y, preds, n_boot=200, rng=0, bounds=None)
+    assert eq.cube.bounds(free) is None
+    above = eq.resample(free, n_resamples=2000, rng=0)
+    assert (above["score"].values > 1).mean() > 0.1
+    kept = eq.resample(eq.from_predictions(y, preds, n_boot=200, rng=0), n_resamples=2000, rng=0)
+    assert (kept["score"].values <= 1).all()
+    assert kept["score"].values.max() > 0.99
+
+
+def test_unknown_metric_records_no_bounds_and_explicit_bounds_are_checked(rng):
+    y, preds = _inputs_for("mae", rng)
+    spread = eq.metrics.Metric("spread", higher_is_better=False, kind="regression",
+                               item_stats=lambda t, p, k: np.abs(p - t)[..., None],
+                               from_sums=lambda s, n, k: s[..., 0] / n)
+    assert "bounds" not in eq.from_predictions(y, preds, metric=spread, n_boot=5).attrs
+    cube = eq.from_predictions(y, preds, metric=spread, n_boot=5, bounds=(0, 10))
+    assert eq.cube.bounds(cube) == (0.0, 10.0)
+    assert "bounds" not in eq.from_predictions(y, preds, metric="mae", n_boot=5,
+                                               bounds=None).attrs
+    with pytest.raises(ValueError, match=r"value\(s\) of 'score' are outside the declared "
+                                         r"`bounds` \(0, 0.01\)"):
+        eq.from_predictions(y, preds, metric="mae", n_boot=5, bounds=(0, 0.01))
+    with pytest.raises(ValueError, match="`bounds` must satisfy lower < upper.*got \\(1, 0\\)"):
+        eq.from_predictions(y, preds, metric="mae", n_boot=5, bounds=(1, 0))
+    with pytest.raises(TypeError, match="`bounds` must be a pair of numbers .*got 'fd'"):
+        eq.from_predictions(y, preds, metric="mae", n_boot=5, bounds="fd")
+    with pytest.raises(TypeError, match="`bounds` must be a pair of numbers .*got \\(0,\\)"):
+        eq.from_predictions(y, preds, metric="mae", n_boot=5, bounds=(0,))

@@ -2,10 +2,14 @@
 
 Every function takes the result of one analysis and returns a :class:`matplotlib.figure.Figure`
 built without pyplot (no global figure state, no backend needed: save it with
-``fig.savefig(path)``, or let a notebook display it). matplotlib is imported inside the
-functions, so ``import evaluq`` does not need it. The figures are sized for a column of a
-two-column paper (3.4 inches wide, 8 pt text) and grow with the number of models, pairs or
-languages; every axis is labelled with the metric's name.
+``fig.savefig(path)``). A pyplot-free figure has no image representation of its own
+(IPython shows it as ``<Figure size ...>`` text unless ``%matplotlib inline`` registered a
+printer for it), so evaluq's figures are of a thin subclass that adds ``_repr_png_``: the last
+expression of a notebook cell, or ``IPython.display.display(fig)``, shows the image with no
+magic and no pyplot; everything else is the plain :class:`~matplotlib.figure.Figure`.
+matplotlib is imported inside the functions, so ``import evaluq`` does not need it. The
+figures are sized for a column of a two-column paper (3.4 inches wide, 8 pt text) and grow
+with the number of models, pairs or languages; every axis is labelled with the metric's name.
 
 =============================  =======================================================
 function                       draws
@@ -24,6 +28,8 @@ function                       draws
 from __future__ import annotations
 
 import functools
+import io
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -87,11 +93,56 @@ def _styled[**P](func: Callable[P, Figure]) -> Callable[P, Figure]:
     return wrapper
 
 
-def _figure(width: float, height: float, nrows: int = 1, ncols: int = 1,
-            **kwargs: Any) -> tuple[Figure, np.ndarray]:
+_INLINE_FIGURE = "_InlineFigure"
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_RETINA = 2
+"""Notebook images are rendered at this multiple of the figure's dpi and shown at 1x size."""
+
+
+@functools.cache
+def _inline_figure_class() -> type[Figure]:
+    """The Figure subclass of every evaluq figure (built on first use: matplotlib is lazy)."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), layout="constrained")
+    class _InlineFigure(Figure):
+        """A :class:`matplotlib.figure.Figure` that IPython displays as a PNG without pyplot."""
+
+        def __repr__(self) -> str:
+            """The plain Figure's text: ``<Figure size 340x202 with 1 Axes>``."""
+            return super().__repr__().replace(type(self).__name__, "Figure", 1)
+
+        def _repr_png_(self) -> tuple[bytes, dict[str, int]] | None:
+            """PNG bytes at twice the figure's dpi, with the 1x width / height for display.
+
+            None for a figure without axes (as IPython's own printer), so an empty figure
+            leaves no blank image.
+            """
+            if not self.axes:
+                return None
+            buf = io.BytesIO()
+            self.savefig(buf, format="png", dpi=_RETINA * self.dpi, bbox_inches="tight",
+                         facecolor=self.get_facecolor(), edgecolor=self.get_edgecolor())
+            data = buf.getvalue()
+            width = int.from_bytes(data[16:20], "big")     # the IHDR chunk
+            height = int.from_bytes(data[20:24], "big")
+            return data, {"width": max(1, width // _RETINA), "height": max(1, height // _RETINA)}
+
+    _InlineFigure.__module__ = __name__          # pickled by reference: see __getattr__
+    _InlineFigure.__qualname__ = _INLINE_FIGURE
+    return _InlineFigure
+
+
+if not TYPE_CHECKING:   # hidden from type checkers: `eq.plots.<typo>` stays an error for them
+    def __getattr__(name: str) -> Any:
+        """Resolve the lazily built figure class by name (unpickling a figure needs it)."""
+        if name == _INLINE_FIGURE:
+            return _inline_figure_class()
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _figure(width: float, height: float, nrows: int = 1, ncols: int = 1,
+            **kwargs: Any) -> tuple[Figure, np.ndarray]:
+    fig = _inline_figure_class()(figsize=(width, height), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
     return fig, axes
 
@@ -111,6 +162,52 @@ def _require(obj: Any, name: str, what: str, variables: Sequence[str]) -> None:
         shown = ", ".join(variables)
         raise CubeError(f"`{name}` must be the result of {what} (a Dataset with {shown}); "
                         f"got {type(obj).__name__}")
+
+
+_BIN_RULES = ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")
+"""The bin-width rules of :func:`numpy.histogram_bin_edges`."""
+
+Bins = int | str | Sequence[float] | np.ndarray
+
+
+def _outside(values: np.ndarray, bins: int | str | np.ndarray) -> int:
+    """How many values fall outside explicit edges (np.histogram does not count them)."""
+    if not isinstance(bins, np.ndarray):
+        return 0
+    return int(np.count_nonzero((values < bins[0]) | (values > bins[-1])))
+
+
+def _check_bins(bins: Any) -> int | str | np.ndarray:
+    """What ``np.histogram`` accepts as ``bins``: a count >= 1, a rule name, or edges.
+
+    Edges must be a 1-D sequence of at least two finite, strictly increasing numbers.
+    """
+    what = (f"`bins` must be a number of bins (int), a rule name ({', '.join(_BIN_RULES)}) "
+            f"or a sequence of edges; got {bins!r}")
+    if isinstance(bins, bool | np.bool_):
+        raise TypeError(what)
+    if isinstance(bins, numbers.Integral):
+        if bins < 1:
+            raise ValueError(f"`bins` must be at least 1; got {bins!r}")
+        return int(bins)
+    if isinstance(bins, str):
+        if bins not in _BIN_RULES:
+            raise ValueError(f"`bins` must be one of {list(_BIN_RULES)} when a string; "
+                             f"got {bins!r}")
+        return bins
+    if isinstance(bins, numbers.Number) or not isinstance(bins, Sequence | np.ndarray):
+        raise TypeError(what)
+    try:
+        edges = np.asarray(bins, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"`bins` as edges must hold numbers; got {bins!r}") from None
+    if edges.ndim != 1 or edges.size < 2:
+        raise ValueError(f"`bins` as edges must be 1-D with at least 2 edges; got shape "
+                         f"{edges.shape}")
+    if not np.isfinite(edges).all() or not (np.diff(edges) > 0).all():
+        raise ValueError(f"`bins` as edges must be finite and strictly increasing; got "
+                         f"{edges.tolist()}")
+    return edges
 
 
 # --- pairwise differences -------------------------------------------------------------------
@@ -489,7 +586,7 @@ def _difference_series(draws: xr.DataArray, sample_dims: Sequence[str],
 def posterior_differences(draws: xr.DataArray, *, rope: float | tuple[float, float] | None = None,
                           pairs: Sequence[tuple[Any, Any]] | None = None,
                           sample_dims: Sequence[str] = ("chain", "draw"),
-                          bins: int = 50) -> Figure:
+                          bins: Bins = 50) -> Figure:
     """Posterior densities of differences, one panel per pair, with a ROPE band.
 
     Parameters
@@ -507,7 +604,10 @@ def posterior_differences(draws: xr.DataArray, *, rope: float | tuple[float, flo
     sample_dims
         The dims holding the draws (pooled: chains are not told apart).
     bins
-        Histogram bins of each density.
+        Histogram bins of each density, as :func:`numpy.histogram` takes them: a number of
+        bins, a rule name (``"auto"``, ``"fd"``, ``"doane"``, ``"scott"``, ``"stone"``,
+        ``"rice"``, ``"sturges"``, ``"sqrt"``) or a sequence of edges (the same for every
+        panel; draws outside them are not drawn, and the panel's title says how many).
 
     Returns
     -------
@@ -544,12 +644,13 @@ def posterior_differences(draws: xr.DataArray, *, rope: float | tuple[float, flo
         if not float(rope) > 0:
             raise ValueError(f"`rope` must be a positive half-width or (low, high); got {rope!r}")
         band = (-float(rope), float(rope))
+    bins_ = _check_bins(bins)
     series = _difference_series(draws, sample_dims, pairs)
     n = len(series)
     fig, axes = _figure(COLUMN_WIDTH, 0.5 + 0.85 * n, nrows=n, sharex=True)
     for ax, (label, values) in zip(axes[:, 0], series, strict=True):
         values = values[np.isfinite(values)]
-        dens, edges = np.histogram(values, bins=bins, density=True)
+        dens, edges = np.histogram(values, bins=bins_, density=True)
         ax.stairs(dens, edges, color=_GOOD, fill=True, alpha=0.35, linewidth=0)
         ax.stairs(dens, edges, color=_GOOD, linewidth=1.0)
         ax.axvline(0.0, color="black", linewidth=0.6, linestyle="--")
@@ -559,10 +660,12 @@ def posterior_differences(draws: xr.DataArray, *, rope: float | tuple[float, flo
             ax.axvspan(band[0], band[1], color=_NEUTRAL, alpha=0.25, linewidth=0, label="ROPE")
             inside = float(np.mean((values >= band[0]) & (values <= band[1])))
             above = float(np.mean(values > band[1]))
-            ax.set_title(f"{label}: P(ROPE) = {inside:.2f}, P(> ROPE) = {above:.2f}",
-                         loc="left")
+            title = f"{label}: P(ROPE) = {inside:.2f}, P(> ROPE) = {above:.2f}"
         else:
-            ax.set_title(f"{label}: P(> 0) = {float(np.mean(values > 0)):.2f}", loc="left")
+            title = f"{label}: P(> 0) = {float(np.mean(values > 0)):.2f}"
+        if out := _outside(values, bins_):
+            title += f" ({out} of {values.size} outside the bins)"
+        ax.set_title(title, loc="left")
     metric = _metric(draws.attrs)
     axes[-1, 0].set_xlabel(f"posterior difference in {metric}")
     return fig
@@ -589,8 +692,11 @@ def annotation_bins(table: pd.DataFrame, *, columns: Sequence[Any] | None = None
     Returns
     -------
     matplotlib.figure.Figure
-        One axes with a line per column (markers at the bins, y data equal to the column) and
-        a grey bar per bin on a twin axis for the number of items.
+        One axes with a line per column (markers at the bins, y data equal to the column;
+        with ``(name, model)`` columns a colour per model and a line style per name) and a
+        grey bar per bin on a twin axis for the number of items. The legend sits above the
+        axes, so it hides no data: one entry per line, labelled ``name (model)`` or the
+        column name, and one for the bars, ``"items (right axis)"``.
 
     See Also
     --------
@@ -622,19 +728,31 @@ def annotation_bins(table: pd.DataFrame, *, columns: Sequence[Any] | None = None
     ax = axes[0, 0]
     pos = np.arange(len(table), dtype=float)
     twin = ax.twinx()
-    twin.bar(pos, table[count_col].to_numpy(float), color="#d9d9d9", width=0.6, zorder=0)
+    bars = twin.bar(pos, table[count_col].to_numpy(float), color="#d9d9d9", width=0.6,
+                    zorder=0, label="items (right axis)")
     twin.set_ylabel("items")
     twin.spines["right"].set_visible(True)
     ax.set_zorder(twin.get_zorder() + 1)
     ax.patch.set_visible(False)
-    for c in columns:
-        label = f"{c[0]} ({c[1]})" if isinstance(c, tuple) else str(c)
-        ax.plot(pos, table[c].to_numpy(float), marker="o", markersize=3.5, linewidth=1.2,
-                label=label)
+    # (name, model) columns: a colour per model, a line style and marker per name
+    names = list(dict.fromkeys(c[0] if isinstance(c, tuple) else c for c in columns))
+    models = list(dict.fromkeys(c[1] for c in columns if isinstance(c, tuple)))
+    styles, markers = ["-", "--", ":", "-."], ["o", "s", "^", "D"]
+    for k, c in enumerate(columns):
+        if isinstance(c, tuple):
+            label = f"{c[0]} ({c[1]})"
+            j = names.index(c[0])
+            color = f"C{models.index(c[1]) % 10}"
+        else:
+            label, j, color = str(c), 0, f"C{k % 10}"
+        ax.plot(pos, table[c].to_numpy(float), marker=markers[j % 4], markersize=3.5,
+                linewidth=1.2, linestyle=styles[j % 4], color=color, label=label)
     ax.set_xticks(pos, [str(i) for i in table.index])
     ax.set_xlabel("annotations per item")
     ax.set_ylabel(ylabel)
-    ax.legend(loc="best")
+    handles = [*ax.lines, bars]
+    ax.legend(handles, [h.get_label() for h in handles], loc="lower left",
+              bbox_to_anchor=(0.0, 1.0), ncols=2 if len(handles) > 2 else len(handles))
     return fig
 
 
@@ -642,7 +760,7 @@ def annotation_bins(table: pd.DataFrame, *, columns: Sequence[Any] | None = None
 
 @_styled
 def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | None = None,
-                      bins: int = 40) -> Figure:
+                      bins: Bins = 40) -> Figure:
     """Histogram of the resample (or null) distribution of a two-system test, per metric.
 
     The observed difference ``delta`` is a solid line. For the Berg-Kirkpatrick test the
@@ -657,7 +775,10 @@ def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | 
     metrics
         Metrics to draw (default: all).
     bins
-        Histogram bins.
+        Histogram bins, as :func:`numpy.histogram` takes them: a number of bins, a rule name
+        (``"auto"``, ``"fd"``, ``"doane"``, ``"scott"``, ``"stone"``, ``"rice"``,
+        ``"sturges"``, ``"sqrt"``) or a sequence of edges (the same for every metric; values
+        outside them are not drawn, and the panel's title says how many).
 
     Returns
     -------
@@ -679,12 +800,17 @@ def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | 
     >>> fig = eq.plots.resample_histogram(res)
     >>> len(fig.axes[0].patches)
     40
+    >>> edges = np.linspace(-0.2, 0.3, 11)
+    >>> len(eq.plots.resample_histogram(res, bins=edges).axes[0].patches)
+    10
+    >>> fig = eq.plots.resample_histogram(res, bins="fd")     # numpy's Freedman-Diaconis rule
     """
     from evaluq.significance import BootstrapTestResult
 
     if not isinstance(result, BootstrapTestResult):
         raise TypeError(f"`result` must be the result of eq.bootstrap_test; "
                         f"got {type(result).__name__}")
+    bins_ = _check_bins(bins)
     names = list(result.metrics)
     chosen = names if metrics is None else list(metrics)
     for m in chosen:
@@ -703,7 +829,7 @@ def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | 
         i = names.index(m)
         dist = result.distribution[i]
         dist = dist[np.isfinite(dist)]
-        ax.hist(dist, bins=bins, color="#9ecae1", edgecolor="white", linewidth=0.3)
+        ax.hist(dist, bins=bins_, color="#9ecae1", edgecolor="white", linewidth=0.3)
         delta = float(result.delta[i])
         ax.axvline(delta, color=_ACCENT, linewidth=1.2, label=f"δ = {delta:.4g}")
         if result.method == "berg-kirkpatrick":
@@ -714,7 +840,10 @@ def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | 
             lo, hi = ci.sel({"metric": m}).values
             ax.axvspan(lo, hi, color=_NEUTRAL, alpha=0.2, linewidth=0,
                        label=f"{result.confidence_level:.0%} CI")
-        ax.set_title(f"{m}: p = {float(result.pvalue[i]):.3g}", loc="left")
+        title = f"{m}: p = {float(result.pvalue[i]):.3g}"
+        if out := _outside(dist, bins_):
+            title += f" ({out} of {dist.size} outside the bins)"
+        ax.set_title(title, loc="left")
         ax.set_xlabel(f"Δ {m} ({result.h1_name} − {result.h0_name}; > 0: "
                       f"{result.h1_name} better)")
         ax.set_ylabel(what)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import xarray as xr
@@ -18,6 +20,97 @@ from evaluq.metrics._base import Metric, get_metric
 from evaluq.metrics._inputs import prepare_inputs
 
 _CHUNK_BYTES = 64 * 2**20
+
+METRIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "accuracy": (0.0, 1.0),
+    "precision": (0.0, 1.0),
+    "recall": (0.0, 1.0),
+    "f1": (0.0, 1.0),
+    "cross_entropy": (0.0, math.inf),
+    "kl": (0.0, math.inf),
+    "js_divergence": (0.0, math.log(2.0)),
+    "js_distance": (0.0, math.sqrt(math.log(2.0))),
+    "emd": (0.0, 1.0),
+    "entropy_similarity": (0.0, 1.0),
+    "entropy_correlation": (-1.0, 1.0),
+    "mse": (0.0, math.inf),
+    "mae": (0.0, math.inf),
+}
+"""The range ``(lower, upper)`` of each built-in metric, keyed by its name (without the
+``[...]`` options some factories append, as ``precision[class=1]`` or
+``cross_entropy[eps=1e-12]``). Natural logarithms: the Jensen-Shannon divergence lies in
+``[0, log 2]`` and its square root, the distance, in ``[0, sqrt(log 2)]``; the EMD is
+normalised by ``K - 1`` and the entropy similarity is a cosine of non-negative vectors, both
+in ``[0, 1]``."""
+
+
+def metric_bounds(metric: str | Metric) -> tuple[float, float] | None:
+    """The range ``(lower, upper)`` of a built-in metric, or None when it is not known.
+
+    A :class:`evaluq.metrics.Metric` is looked up by its name, without the ``[...]`` options
+    that factories such as :func:`evaluq.metrics.precision_metric` or
+    :func:`evaluq.metrics.cross_entropy_metric` append (the options do not change the range).
+    A metric of your own under another name has no known range.
+
+    Parameters
+    ----------
+    metric
+        A metric name or a :class:`evaluq.metrics.Metric`.
+
+    Returns
+    -------
+    tuple of float or None
+        ``(lower, upper)`` (``upper`` may be ``inf``), or None.
+
+    See Also
+    --------
+    from_predictions, evaluq.cube.bounds
+
+    Examples
+    --------
+    >>> from evaluq.predictions import metric_bounds
+    >>> metric_bounds("f1"), metric_bounds("kl")
+    ((0.0, 1.0), (0.0, inf))
+    >>> metric_bounds("my_bleu") is None
+    True
+    """
+    if isinstance(metric, Metric):
+        name = metric.name
+    elif isinstance(metric, str):
+        name = metric
+    else:
+        raise TypeError(f"`metric` must be a metric name or a Metric; got {type(metric).__name__}")
+    return METRIC_BOUNDS.get(name.split("[", 1)[0])
+
+
+def _check_bounds(value: Any) -> tuple[float, float] | None:
+    """Validate ``from_predictions(bounds=...)``: a pair of numbers lower < upper, or None."""
+    if value is None:
+        return None
+    if (not isinstance(value, tuple | list) or len(value) != 2
+            or not all(isinstance(b, numbers.Real) and not isinstance(b, bool) for b in value)):
+        raise TypeError(f"`bounds` must be a pair of numbers (lower, upper), 'auto' or None; "
+                        f"got {value!r}")
+    lo, hi = float(value[0]), float(value[1])
+    if math.isnan(lo) or math.isnan(hi) or not lo < hi:
+        raise ValueError(f"`bounds` must satisfy lower < upper (either may be infinite); "
+                         f"got {value!r}")
+    return lo, hi
+
+
+def _check_inside(cube: xr.Dataset, bounds: tuple[float, float]) -> None:
+    """Every (non-NaN) score and replicate lies in the declared bounds, or a ValueError."""
+    lo, hi = bounds
+    for name in (SCORE, BOOT_SCORE):
+        values = cube[name].values
+        bad = (values < lo) | (values > hi)
+        if bad.any():
+            first = np.unravel_index(np.argmax(bad), bad.shape)
+            where = {d: cube[name][d].values[i].item() for d, i in zip(cube[name].dims, first,
+                                                                       strict=True)}
+            raise ValueError(
+                f"{int(bad.sum())} value(s) of {name!r} are outside the declared `bounds` "
+                f"({lo:g}, {hi:g}), e.g. {float(values[first]):g} at {where}")
 
 
 def _as_model_seed_item(language: Hashable, preds: Any, soft: bool) -> xr.DataArray:
@@ -71,6 +164,7 @@ def from_predictions(
     rng: RNGLike = 0,
     labels: Sequence[Any] | Mapping[Hashable, Sequence[Any]] | None = None,
     language: Hashable = "all",
+    bounds: tuple[float, float] | Literal["auto"] | None = "auto",
 ) -> xr.Dataset:
     """Score per-item predictions into a cube with paired bootstrap replicates.
 
@@ -102,12 +196,23 @@ def from_predictions(
         Default: the union of labels in that language's targets and predictions.
     language
         Name of the language when single arrays are given.
+    bounds
+        The metric's range ``(lower, upper)``, stored as the cube's ``bounds`` attribute (as
+        the loaders' ``bounds=``) so that parametric resampling (:func:`evaluq.resample` with
+        ``replication="parametric"``, its default) draws from a normal truncated to it.
+        ``"auto"`` (default) records the range of a built-in metric (``METRIC_BOUNDS``:
+        accuracy, precision, recall, F1, EMD and entropy similarity in [0, 1]; cross-entropy,
+        KL, MSE and MAE in [0, inf); the Jensen-Shannon divergence in [0, log 2] and its
+        distance in [0, sqrt(log 2)]; entropy correlation in [-1, 1]) and nothing for a metric
+        whose range is not known (:func:`metric_bounds`). A pair is checked against every
+        score and replicate (a ValueError names the first outside) and stored; None stores
+        none.
 
     Returns
     -------
     xarray.Dataset
         A cube with ``score`` (model, language, seed) and ``boot_score``
-        (model, language, seed, bootstrap).
+        (model, language, seed, bootstrap); attribute ``bounds`` as described above.
 
     Examples
     --------
@@ -120,8 +225,16 @@ def from_predictions(
     [0.833, 0.667]
     >>> cube.boot_score.sizes["bootstrap"]
     200
+    >>> eq.cube.bounds(cube)
+    (0.0, 1.0)
     """
     metric_obj = get_metric(metric)
+    if isinstance(bounds, str) and bounds == "auto":
+        bounds_ = metric_bounds(metric_obj)
+        declared = False
+    else:
+        bounds_ = _check_bounds(bounds)
+        declared = True
     n_boot = check_int("n_boot", n_boot, minimum=2)
     root = check_rng(rng)
     if not isinstance(targets, Mapping):
@@ -192,4 +305,8 @@ def from_predictions(
         rng_seed=int(rng) if isinstance(rng, int) else type(rng).__name__,
     )
     cube.attrs["n_boot"] = n_boot
+    if bounds_ is not None:
+        if declared:
+            _check_inside(cube, bounds_)
+        cube.attrs["bounds"] = np.asarray(bounds_, dtype=np.float64)
     return validate(cube)

@@ -242,6 +242,10 @@ def _cases() -> list[Case]:
              lambda: eq.from_predictions(Y, {"a": P[:-1]}), "predictions|length|shape"))
     add(Case("evaluq.from_predictions", "negative n_boot",
              lambda: eq.from_predictions(Y, {"a": P}, n_boot=-5), "`n_boot`"))
+    add(Case("evaluq.from_predictions", "bounds reversed",
+             lambda: eq.from_predictions(Y, {"a": P}, bounds=(1, 0)), "`bounds`"))
+    add(Case("evaluq.from_predictions", "bounds exclude the scores",
+             lambda: eq.from_predictions(Y, {"a": P}, bounds=(0.9, 1)), "`bounds`"))
     add(Case("evaluq.bootstrap_test", "unknown method",
              lambda: significance.bootstrap_test(Y, P, 1 - P, method="magic"), "`method`"))
     add(Case("evaluq.bootstrap_test", "one resample",

@@ -23,6 +23,11 @@ def _draws() -> xr.DataArray:
                         dims=("chain", "draw", "model"), coords={"model": ["a", "b", "c"]})
 
 
+def _test_result() -> eq.significance.BootstrapTestResult:
+    y = np.tile([0, 1, 1, 0, 1], 8)
+    return eq.bootstrap_test(y, np.roll(y, 1), y, metrics=["accuracy"], n_resamples=50, rng=0)
+
+
 def _out() -> Path:
     return Path(mkdtemp()) / "report.html"
 
@@ -50,6 +55,12 @@ def reporting_cases() -> list[Case]:
              lambda: plots.annotation_bins(np.ones(3)), "`table`"))
     add(Case("evaluq.plots.resample_histogram", "not a test result",
              lambda: plots.resample_histogram(agg()), "`result`"))
+    add(Case("evaluq.plots.resample_histogram", "bins an unknown rule",
+             lambda: plots.resample_histogram(_test_result(), bins="many"), "`bins`"))
+    add(Case("evaluq.plots.resample_histogram", "bins edges decreasing",
+             lambda: plots.resample_histogram(_test_result(), bins=[0.2, 0.1, 0.0]), "`bins`"))
+    add(Case("evaluq.plots.posterior_differences", "bins zero",
+             lambda: plots.posterior_differences(_draws(), bins=0), "`bins`"))
     add(Case("evaluq.plots.scarce_intervals", "not an interval result",
              lambda: plots.scarce_intervals(3.0), "`results`"))
     tables = eq.tables
