@@ -730,23 +730,10 @@ def from_summary(
     means = _pivot(df, keys, _numeric_column(df, mean, "mean"), coords)
     data_vars: dict[str, Any] = {SCORE: ((MODEL, LANGUAGE, SEED), means[..., None])}
     for var, col in ((SD_SEED, sd_seed), (SD_BOOT, sd_boot)):
-        if col is None:
-            continue
-        values = _numeric_column(df, col, var)
-        if (values < 0).any():
-            row = int(np.flatnonzero(values < 0)[0])
-            raise CubeError(f"column {col!r} (given as `{var}`) has a negative standard "
-                            f"deviation {values[row]:g} in row {row}")
-        data_vars[var] = ((MODEL, LANGUAGE), _pivot(df, keys, values, coords))
-    if n_seeds_col is not None:
-        counts = _numeric_column(df, n_seeds_col, "n_seeds")
-    else:
-        if isinstance(n_seeds, bool) or not isinstance(n_seeds, int | np.integer):
-            raise TypeError(f"`n_seeds` must be an integer or a column name; got {n_seeds!r}")
-        counts = np.full(len(df), float(n_seeds))
-    if (counts < 1).any() or (counts != np.round(counts)).any():
-        bad = counts[(counts < 1) | (counts != np.round(counts))][0]
-        raise CubeError(f"`n_seeds` must be a whole number >= 1; got {bad:g}")
+        if col is not None:
+            data_vars[var] = ((MODEL, LANGUAGE),
+                              _pivot(df, keys, _sd_column(df, col, var), coords))
+    counts = _seed_counts(df, n_seeds, n_seeds_col)
     data_vars[N_SEEDS] = ((MODEL, LANGUAGE), _pivot(df, keys, counts, coords))
     cube = xr.Dataset(
         data_vars,
@@ -760,6 +747,31 @@ def from_summary(
     _check_scores(means[..., None], {**coords, SEED: np.asarray([SUMMARY_SEED_LABEL])},
                   rows[..., None], bounds_, threshold)
     return _with_bounds(cube, bounds_)
+
+
+def _sd_column(df: pd.DataFrame, col: str, var: str) -> np.ndarray:
+    """A column of standard deviations (``sd_seed`` / ``sd_boot``), checked >= 0."""
+    values = _numeric_column(df, col, var)
+    if (values < 0).any():
+        row = int(np.flatnonzero(values < 0)[0])
+        raise CubeError(f"column {col!r} (given as `{var}`) has a negative standard "
+                        f"deviation {values[row]:g} in row {row}")
+    return values
+
+
+def _seed_counts(df: pd.DataFrame, n_seeds: Any, n_seeds_col: str | None) -> np.ndarray:
+    """The number of seeds behind each row's mean (a column, or one integer for all rows),
+    checked whole and >= 1."""
+    if n_seeds_col is not None:
+        counts = _numeric_column(df, n_seeds_col, "n_seeds")
+    else:
+        if isinstance(n_seeds, bool) or not isinstance(n_seeds, int | np.integer):
+            raise TypeError(f"`n_seeds` must be an integer or a column name; got {n_seeds!r}")
+        counts = np.full(len(df), float(n_seeds))
+    if (counts < 1).any() or (counts != np.round(counts)).any():
+        bad = counts[(counts < 1) | (counts != np.round(counts))][0]
+        raise CubeError(f"`n_seeds` must be a whole number >= 1; got {bad:g}")
+    return counts
 
 
 # --- validation ---------------------------------------------------------------------------------
