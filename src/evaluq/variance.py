@@ -254,12 +254,7 @@ def _assemble(cube: xr.Dataset, ybar: np.ndarray, cells: _CellSpreads, ddof: int
                 SUMMARY: list(SUMMARY_STATS)},
     )
     for name in WITHIN_COMPONENTS:
-        x = out[name].values
-        out[f"{name}_summary"] = (
-            (MODEL, SUMMARY),
-            np.stack([nanmean(x), _sd(x, ddof), nan_reduce(x, "min"),
-                      nan_reduce(x, "max")], axis=-1),
-        )
+        out[f"{name}_summary"] = ((MODEL, SUMMARY), _over_languages(out[name].values, ddof))
     out.attrs = {
         "metric": cube.attrs.get("metric", ""),
         "higher_is_better": cube.attrs.get("higher_is_better", 1),
@@ -269,6 +264,12 @@ def _assemble(cube: xr.Dataset, ybar: np.ndarray, cells: _CellSpreads, ddof: int
     for name, text in _DESCRIPTIONS.items():
         out[name].attrs["description"] = text
     return out
+
+
+def _over_languages(x: np.ndarray, ddof: int) -> np.ndarray:
+    """Mean, SD, min and max over languages (the last axis) of a per-cell SD."""
+    return np.stack([nanmean(x), _sd(x, ddof), nan_reduce(x, "min"), nan_reduce(x, "max")],
+                    axis=-1)
 
 
 def _explain_nan(out: xr.Dataset, reasons: dict[str, str], ybar: np.ndarray) -> None:
