@@ -50,6 +50,18 @@ QUANTILE: Final = "quantile"
 EVAL_POINT: Final = "x"
 """Points where a distribution's CDF or density is evaluated (a 1-D ``x``)."""
 
+# --- what a resample records about its draws (:func:`evaluq.resample`) -------------------------
+LANGUAGE_SLOT: Final = "language_slot"
+"""Dim of the languages drawn in one resample (``languages="bootstrap"`` / ``"subsample"``):
+slot j holds the j-th drawn language, named by ``drawn_language``; a language can fill several
+slots of a bootstrap resample."""
+DRAWN_LANGUAGE: Final = "drawn_language"
+DRAWN_SEED: Final = "drawn_seed"
+DRAWN_BOOTSTRAP: Final = "drawn_bootstrap"
+DRAWN_SEED_COUNT: Final = "drawn_seed_count"
+"""How often each seed was drawn for a (resample, language slot) with ``seeds="bootstrap"`` /
+``"rescaled"`` (dims resample, language | language_slot, seed; sums to S)."""
+
 # --- cube variables -----------------------------------------------------------------------------
 SCORE: Final = "score"
 BOOT_SCORE: Final = "boot_score"

@@ -16,6 +16,7 @@ from evaluq._dims import (
     CI_BOUND,
     CI_BOUND_COORDS,
     LANGUAGE,
+    LANGUAGE_SLOT,
     MODEL,
     OBSERVED,
     RESAMPLE,
@@ -26,7 +27,6 @@ from evaluq._draws import NO_NOISE_REASON, draws_no_noise
 from evaluq._kernels import nanmean, percentile_interval
 from evaluq._validation import check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
-from evaluq.resampling import LANGUAGE_SLOT
 
 AGGREGATES: Final = ("mean", "median", "gmean", "trimmed")
 

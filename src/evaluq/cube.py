@@ -25,6 +25,7 @@ import numbers
 import os
 import warnings
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -729,23 +730,10 @@ def from_summary(
     means = _pivot(df, keys, _numeric_column(df, mean, "mean"), coords)
     data_vars: dict[str, Any] = {SCORE: ((MODEL, LANGUAGE, SEED), means[..., None])}
     for var, col in ((SD_SEED, sd_seed), (SD_BOOT, sd_boot)):
-        if col is None:
-            continue
-        values = _numeric_column(df, col, var)
-        if (values < 0).any():
-            row = int(np.flatnonzero(values < 0)[0])
-            raise CubeError(f"column {col!r} (given as `{var}`) has a negative standard "
-                            f"deviation {values[row]:g} in row {row}")
-        data_vars[var] = ((MODEL, LANGUAGE), _pivot(df, keys, values, coords))
-    if n_seeds_col is not None:
-        counts = _numeric_column(df, n_seeds_col, "n_seeds")
-    else:
-        if isinstance(n_seeds, bool) or not isinstance(n_seeds, int | np.integer):
-            raise TypeError(f"`n_seeds` must be an integer or a column name; got {n_seeds!r}")
-        counts = np.full(len(df), float(n_seeds))
-    if (counts < 1).any() or (counts != np.round(counts)).any():
-        bad = counts[(counts < 1) | (counts != np.round(counts))][0]
-        raise CubeError(f"`n_seeds` must be a whole number >= 1; got {bad:g}")
+        if col is not None:
+            data_vars[var] = ((MODEL, LANGUAGE),
+                              _pivot(df, keys, _sd_column(df, col, var), coords))
+    counts = _seed_counts(df, n_seeds, n_seeds_col)
     data_vars[N_SEEDS] = ((MODEL, LANGUAGE), _pivot(df, keys, counts, coords))
     cube = xr.Dataset(
         data_vars,
@@ -759,6 +747,31 @@ def from_summary(
     _check_scores(means[..., None], {**coords, SEED: np.asarray([SUMMARY_SEED_LABEL])},
                   rows[..., None], bounds_, threshold)
     return _with_bounds(cube, bounds_)
+
+
+def _sd_column(df: pd.DataFrame, col: str, var: str) -> np.ndarray:
+    """A column of standard deviations (``sd_seed`` / ``sd_boot``), checked >= 0."""
+    values = _numeric_column(df, col, var)
+    if (values < 0).any():
+        row = int(np.flatnonzero(values < 0)[0])
+        raise CubeError(f"column {col!r} (given as `{var}`) has a negative standard "
+                        f"deviation {values[row]:g} in row {row}")
+    return values
+
+
+def _seed_counts(df: pd.DataFrame, n_seeds: Any, n_seeds_col: str | None) -> np.ndarray:
+    """The number of seeds behind each row's mean (a column, or one integer for all rows),
+    checked whole and >= 1."""
+    if n_seeds_col is not None:
+        counts = _numeric_column(df, n_seeds_col, "n_seeds")
+    else:
+        if isinstance(n_seeds, bool) or not isinstance(n_seeds, int | np.integer):
+            raise TypeError(f"`n_seeds` must be an integer or a column name; got {n_seeds!r}")
+        counts = np.full(len(df), float(n_seeds))
+    if (counts < 1).any() or (counts != np.round(counts)).any():
+        bad = counts[(counts < 1) | (counts != np.round(counts))][0]
+        raise CubeError(f"`n_seeds` must be a whole number >= 1; got {bad:g}")
+    return counts
 
 
 # --- validation ---------------------------------------------------------------------------------
@@ -986,12 +999,11 @@ def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str
                      bootstrap: str | None, score: str, metric: str | None,
                      higher_is_better: bool, bounds_: tuple[float, float] | None,
                      threshold: float | None) -> None:
+    """``from_long`` of a parquet file into a zarr store, in two passes over its row groups
+    (the labels, then the values), holding one row group and the ``score`` array at a time."""
     import shutil
-    import tempfile
 
-    import dask.array as da
     import pyarrow.parquet as pq
-    import zarr
 
     meta = pq.ParquetFile(path)
     seed_column = keys[SEED]
@@ -1002,7 +1014,31 @@ def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str
         raise CubeError("the table is empty")
     cols = {dim: str(col) if col is not None else "__seed__" for dim, col in keys.items()}
     read = [c for c in (keys[MODEL], keys[LANGUAGE], seed_column, bootstrap) if c is not None]
-    # pass 1: the labels of every key column
+    coords = _parquet_labels(path, read, seed_column, cols, bootstrap)    # pass 1
+    attrs = provenance("from_long", path, metric=metric or score,
+                       higher_is_better=higher_is_better)
+    if bounds_ is not None:
+        attrs["bounds"] = np.asarray(bounds_, dtype=np.float64)
+    fill = _ParquetFill.create(out, cols, bootstrap, coords, bounds_, attrs)
+    try:
+        for piece in _row_groups(path, [*read, score], seed_column):      # pass 2
+            fill.add(piece, _numeric_column(piece, score, "score"))
+    finally:
+        if fill.scratch is not None:
+            shutil.rmtree(fill.scratch, ignore_errors=True)
+    if np.isnan(fill.full_rows).all():
+        raise CubeError(
+            f"column {bootstrap!r} (given as `bootstrap`) has no empty rows: give the score "
+            "on the full test set of each (model, language, seed) in a row whose "
+            "bootstrap value is empty")
+    fill.write_score(out)
+    _check_scores(fill.score, coords, fill.full_rows, bounds_, threshold)
+
+
+def _parquet_labels(path: str, read: list[str], seed_column: str | None,
+                    cols: dict[str, str], bootstrap: str | None) -> dict[str, np.ndarray]:
+    """Pass 1 over a parquet file: the sorted labels of every key column (``bootstrap``'s
+    from its non-empty rows)."""
     parts: dict[str, list[np.ndarray]] = {dim: [] for dim in (*cols, BOOTSTRAP)}
     for piece in _row_groups(path, read, seed_column):
         for dim, col in cols.items():
@@ -1017,68 +1053,99 @@ def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str
         coords[BOOTSTRAP] = (_sorted_labels(pd.Series(np.concatenate(parts[BOOTSTRAP])),
                                             bootstrap) if parts[BOOTSTRAP]
                              else np.asarray([], dtype=np.float64))
-    index = {dim: pd.Index(labels) for dim, labels in coords.items()}
-    shape = tuple(len(coords[d]) for d in cols)
-    score_arr, full_rows = np.full(shape, np.nan), np.full(shape, np.nan)
-    attrs = provenance("from_long", path, metric=metric or score,
-                       higher_is_better=higher_is_better)
-    if bounds_ is not None:
-        attrs["bounds"] = np.asarray(bounds_, dtype=np.float64)
-    template = xr.Dataset({SCORE: ((MODEL, LANGUAGE, SEED), score_arr)},
-                          coords={d: _label_coord(v) for d, v in coords.items()}, attrs=attrs)
-    boot_z = seen = None
-    scratch = None
-    if bootstrap is not None:
+    return coords
+
+
+@dataclass
+class _ParquetFill:
+    """Pass 2 over a parquet file: ``score`` filled in memory (with the table row of each
+    cell, for duplicates and messages), ``boot_score`` written to the zarr store chunk by
+    chunk (with a scratch array ``seen`` marking the cells written)."""
+
+    cols: dict[str, str]
+    bootstrap: str | None
+    coords: dict[str, np.ndarray]
+    bounds: tuple[float, float] | None
+    score: np.ndarray
+    full_rows: np.ndarray
+    index: dict[str, pd.Index]
+    boot_z: Any = None
+    seen: Any = None
+    scratch: str | None = None
+
+    @classmethod
+    def create(cls, out: str | os.PathLike[str], cols: dict[str, str], bootstrap: str | None,
+               coords: dict[str, np.ndarray], bounds_: tuple[float, float] | None,
+               attrs: dict[str, Any]) -> _ParquetFill:
+        """Write the store's layout (``score`` empty, ``boot_score`` all NaN) and open it."""
+        import tempfile
+
+        import dask.array as da
+        import zarr
+
+        shape = tuple(len(coords[d]) for d in cols)
+        fill = cls(cols, bootstrap, coords, bounds_, np.full(shape, np.nan),
+                   np.full(shape, np.nan),
+                   {dim: pd.Index(labels) for dim, labels in coords.items()})
+        template = xr.Dataset({SCORE: ((MODEL, LANGUAGE, SEED), fill.score)},
+                              coords={d: _label_coord(v) for d, v in coords.items()},
+                              attrs=attrs)
+        if bootstrap is None:
+            template.to_zarr(out, consolidated=False)
+            return fill
         shape4 = (*shape, len(coords[BOOTSTRAP]))
         chunks = _zarr_chunks(shape4)
         chunk_tuple = tuple(chunks[d] for d in (MODEL, LANGUAGE, SEED, BOOTSTRAP))
         template[BOOT_SCORE] = ((MODEL, LANGUAGE, SEED, BOOTSTRAP),
                                 da.full(shape4, np.nan, chunks=chunk_tuple))
         template.to_zarr(out, compute=False, consolidated=False)
-        boot_z = zarr.open_array(os.path.join(out, BOOT_SCORE), mode="r+")
-        scratch = tempfile.mkdtemp(prefix=".seen-", dir=os.path.dirname(os.path.abspath(out)))
-        seen = zarr.create_array(scratch, shape=shape4, chunks=chunk_tuple, dtype="u1",
-                                 fill_value=0)
-    else:
-        template.to_zarr(out, consolidated=False)
-    try:
-        # pass 2: the values, row group by row group
-        for piece in _row_groups(path, [*read, score], seed_column):
-            values = _numeric_column(piece, score, "score")
-            codes = [_piece_codes(piece[col], col, index[dim])[0] for dim, col in cols.items()]
-            is_boot = (piece[bootstrap].notna().to_numpy() if bootstrap is not None
-                       else np.zeros(len(piece), dtype=bool))
-            full = ~is_boot
-            flat = np.ravel_multi_index(tuple(c[full] for c in codes), shape)
-            if _repeats(flat) or (~np.isnan(full_rows.flat[flat])).any():
-                _duplicate(piece.loc[full], cols, bootstrap, flat, full_rows.flat[flat])
-            score_arr.flat[flat] = values[full]
-            full_rows.flat[flat] = piece.index.to_numpy()[full]
-            if bootstrap is None or not is_boot.any():
-                continue
-            assert boot_z is not None
-            assert seen is not None
-            b_codes = _piece_codes(piece[bootstrap][is_boot], bootstrap, index[BOOTSTRAP])[0]
-            where = (*(c[is_boot] for c in codes), b_codes)
-            vals = values[is_boot]
-            rows = piece.index.to_numpy()[is_boot]
-            _check_replicate_bounds(vals, where, rows, coords, bounds_)
-            flat4 = np.ravel_multi_index(where, boot_z.shape)
-            before = _scatter(boot_z, seen, where, vals) if not _repeats(flat4) else None
-            if before is None or before.any():
-                _duplicate(piece.loc[is_boot], cols, bootstrap, flat4,
-                           np.full(len(flat4), np.nan) if before is None
-                           else np.where(before, 0.0, np.nan))
-    finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
-    if np.isnan(full_rows).all():
-        raise CubeError(
-            f"column {bootstrap!r} (given as `bootstrap`) has no empty rows: give the score "
-            "on the full test set of each (model, language, seed) in a row whose "
-            "bootstrap value is empty")
-    zarr.open_array(os.path.join(out, SCORE), mode="r+")[...] = score_arr
-    _check_scores(score_arr, coords, full_rows, bounds_, threshold)
+        fill.boot_z = zarr.open_array(os.path.join(out, BOOT_SCORE), mode="r+")
+        fill.scratch = tempfile.mkdtemp(prefix=".seen-",
+                                        dir=os.path.dirname(os.path.abspath(out)))
+        fill.seen = zarr.create_array(fill.scratch, shape=shape4, chunks=chunk_tuple,
+                                      dtype="u1", fill_value=0)
+        return fill
+
+    def add(self, piece: pd.DataFrame, values: np.ndarray) -> None:
+        """One row group: its full-test-set scores, then its replicates."""
+        codes = [_piece_codes(piece[col], col, self.index[dim])[0]
+                 for dim, col in self.cols.items()]
+        is_boot = (piece[self.bootstrap].notna().to_numpy() if self.bootstrap is not None
+                   else np.zeros(len(piece), dtype=bool))
+        full = ~is_boot
+        flat = np.ravel_multi_index(tuple(c[full] for c in codes), self.score.shape)
+        if _repeats(flat) or (~np.isnan(self.full_rows.flat[flat])).any():
+            _duplicate(piece.loc[full], self.cols, self.bootstrap, flat,
+                       self.full_rows.flat[flat])
+        self.score.flat[flat] = values[full]
+        self.full_rows.flat[flat] = piece.index.to_numpy()[full]
+        if self.bootstrap is not None and is_boot.any():
+            self._add_replicates(piece, values, codes, is_boot)
+
+    def _add_replicates(self, piece: pd.DataFrame, values: np.ndarray,
+                        codes: list[np.ndarray], is_boot: np.ndarray) -> None:
+        """The replicates of one row group, scattered into ``boot_score`` chunk by chunk."""
+        assert self.bootstrap is not None
+        assert self.boot_z is not None
+        assert self.seen is not None
+        b_codes = _piece_codes(piece[self.bootstrap][is_boot], self.bootstrap,
+                               self.index[BOOTSTRAP])[0]
+        where = (*(c[is_boot] for c in codes), b_codes)
+        vals = values[is_boot]
+        rows = piece.index.to_numpy()[is_boot]
+        _check_replicate_bounds(vals, where, rows, self.coords, self.bounds)
+        flat4 = np.ravel_multi_index(where, self.boot_z.shape)
+        before = _scatter(self.boot_z, self.seen, where, vals) if not _repeats(flat4) else None
+        if before is None or before.any():
+            _duplicate(piece.loc[is_boot], self.cols, self.bootstrap, flat4,
+                       np.full(len(flat4), np.nan) if before is None
+                       else np.where(before, 0.0, np.nan))
+
+    def write_score(self, out: str | os.PathLike[str]) -> None:
+        """The filled ``score`` into the store."""
+        import zarr
+
+        zarr.open_array(os.path.join(out, SCORE), mode="r+")[...] = self.score
 
 
 def _scatter(store: Any, seen: Any, where: tuple[np.ndarray, ...], values: np.ndarray

@@ -218,6 +218,159 @@ def var_mse(targets: Any, predictions: Any, sigma: Any, *,
 
 
 @dataclass(frozen=True)
+class _MSECells:
+    """The numerics of an :class:`MSEDistribution`, cell by cell (a cell is one combination
+    of the dims other than the items): the generalized chi-square's terms, each cell's route,
+    and the CDF, density and quantile on that route."""
+
+    method: str
+    lam: np.ndarray  # (cells,) object: 1-D weights of the items with sigma > 0
+    delta2: np.ndarray  # (cells,) object: their noncentralities
+    shift: np.ndarray  # (cells,)
+    draws: np.ndarray | None = None  # (cells, n_draws)
+    routes: np.ndarray | None = None  # (cells,) str
+    moments: np.ndarray | None = None  # (cells, 4): mean, sd, skewness, excess kurtosis
+
+    @property
+    def count(self) -> int:
+        return self.shift.shape[0]
+
+    def route_names(self) -> np.ndarray:
+        """The route of every cell (``method`` where no cell switched)."""
+        names = (np.full(self.count, self.method, dtype=object) if self.routes is None
+                 else self.routes)
+        return names.astype(str)
+
+    def route(self, cell: int) -> str:
+        if self.draws is not None:
+            return "monte_carlo"
+        return self.method if self.routes is None else str(self.routes[cell])
+
+    def cell_moments(self, cell: int) -> tuple[float, float, float, float]:
+        assert self.moments is not None
+        mean, sd, g1, g2 = (float(v) for v in self.moments[cell])
+        return mean, sd, g1, g2
+
+    def point(self, cell: int) -> float:
+        """Where a cell without representable spread sits: its mean."""
+        return float(self.shift[cell]) if self.moments is None else \
+            float(self.moments[cell, 0])
+
+    def cdf(self, cell: int, x: np.ndarray) -> np.ndarray:
+        """``P(MSE <= x)`` for a 1-D array ``x`` in one cell."""
+        lam, d2, shift = self.lam[cell], self.delta2[cell], self.shift[cell]
+        if self.draws is not None:
+            draws = np.sort(self.draws[cell])
+            return np.searchsorted(draws, x, side="right") / draws.size
+        route = self.route(cell)
+        if lam.size == 0 or route == "point":
+            return (x >= self.point(cell)).astype(np.float64)
+        if route == "normal":
+            return np.where(x < shift, 0.0, edgeworth_cdf(x, *self.cell_moments(cell)))
+        if route == "ncx2":
+            scale = lam[0]
+            return stats.ncx2.cdf((x - shift) / scale, df=lam.size, nc=d2.sum())
+        # Imhof: one numerical inversion per distinct x (the Fourier weight of the tail
+        # integral depends on x, so the QUADPACK calls cannot share work)
+        values, inverse = np.unique(x, return_inverse=True)
+        out = np.array([imhof_cdf(float(v) - shift, lam, d2) for v in values])
+        return out[inverse].reshape(x.shape)
+
+    def pdf(self, cell: int, x: np.ndarray) -> np.ndarray:
+        """Density of the MSE at a 1-D array ``x`` in one cell."""
+        lam, d2, shift = self.lam[cell], self.delta2[cell], self.shift[cell]
+        if self.draws is not None:
+            draws = self.draws[cell]
+            if np.ptp(draws) == 0:
+                return np.where(x == draws[0], np.inf, 0.0)
+            return stats.gaussian_kde(draws)(x)
+        route = self.route(cell)
+        if lam.size == 0 or route == "point":
+            return np.where(x == self.point(cell), np.inf, 0.0)
+        if route == "normal":
+            return np.where(x < shift, 0.0, edgeworth_pdf(x, *self.cell_moments(cell)))
+        if route == "ncx2":
+            scale = lam[0]
+            return stats.ncx2.pdf((x - shift) / scale, df=lam.size, nc=d2.sum()) / scale
+        values, inverse = np.unique(x, return_inverse=True)
+        out = np.array([imhof_pdf(float(v) - shift, lam, d2) for v in values])
+        return out[inverse].reshape(x.shape)
+
+    def quantile(self, cell: int, prob: float) -> float:
+        """The ``prob`` quantile of the MSE in one cell."""
+        lam, d2, shift = self.lam[cell], self.delta2[cell], self.shift[cell]
+        if self.draws is not None:
+            return float(np.quantile(self.draws[cell], prob))
+        route = self.route(cell)
+        if lam.size == 0 or route == "point":
+            return self.point(cell)
+        if route == "normal":
+            return max(float(shift), cornish_fisher(prob, *self.cell_moments(cell)))
+        if route == "ncx2":
+            return float(shift + lam[0] * stats.ncx2.ppf(prob, df=lam.size, nc=d2.sum()))
+        return _imhof_quantile(lam, d2, float(shift), prob)
+
+
+def _imhof_quantile(lam: np.ndarray, d2: np.ndarray, shift: float, prob: float) -> float:
+    """The ``prob`` quantile of ``shift + sum lam (Z + delta)^2`` by Brent's root finding on
+    the Imhof CDF, bracketed from the mean in steps of 10 SDs."""
+    mean = shift + float(np.sum(lam * (1.0 + d2)))
+    sd = math.sqrt(float(np.sum(lam**2 * (2.0 + 4.0 * d2))))
+    lo, hi = shift, mean + 10.0 * sd
+    while imhof_cdf(hi - shift, lam, d2) < prob:
+        hi += 10.0 * sd
+    return float(optimize.brentq(lambda x: imhof_cdf(x - shift, lam, d2) - prob, lo, hi,
+                                 xtol=1e-10 * max(1e-300, mean), rtol=1e-10))
+
+
+def _on_cells(template: xr.DataArray, values: np.ndarray,
+              extra: dict[str, Any] | None = None) -> xr.DataArray:
+    """Values of shape (cells, *extra) back onto the dims of ``template``."""
+    extra = extra or {}
+    shape = template.shape + tuple(len(v) for v in extra.values())
+    dims = template.dims + tuple(extra)
+    coords = dict(template.coords)
+    coords.update(extra)
+    return xr.DataArray(values.reshape(shape), dims=dims, coords=coords)
+
+
+def _as_points(x: Any) -> xr.DataArray:
+    """``x`` of :meth:`MSEDistribution.cdf` as a float DataArray (a 1-D array gets an ``x``
+    dim with its values as coordinate), checked numeric and free of NaN."""
+    if isinstance(x, xr.DataArray):
+        xa = x
+    else:
+        arr = np.asarray(x)
+        if arr.ndim > 1:
+            raise ValueError(f"`x` must be a scalar, a 1-D array or a DataArray; got shape "
+                             f"{arr.shape}")
+        xa = xr.DataArray(arr, dims=(EVAL_POINT,), coords={EVAL_POINT: arr}) if arr.ndim else \
+            xr.DataArray(arr)
+    if xa.dtype.kind not in "biuf":
+        raise TypeError(f"`x` must be numeric; got dtype {xa.dtype}")
+    xa = xa.astype(np.float64)
+    if np.isnan(xa.values).any():
+        raise ValueError("`x` contains NaN")
+    return xa
+
+
+def _evaluate(template: xr.DataArray, n_cells: int, x: Any, kernel: Any,
+              name: str) -> xr.DataArray:
+    """A per-cell kernel ``kernel(cell, x_1d)`` at ``x`` broadcast against ``template``."""
+    xa = _as_points(x)
+    try:
+        xb, _ = xr.broadcast(xa, template)
+    except ValueError as err:
+        raise ValueError(f"`x` cannot be broadcast against the result dims "
+                         f"{dict(template.sizes)}: {err}") from err
+    extra = [d for d in xb.dims if d not in template.dims]
+    xb = xb.transpose(*template.dims, *extra)
+    flat = xb.values.reshape(n_cells, -1)
+    vals = np.stack([kernel(c, flat[c]) for c in range(n_cells)])
+    return xb.copy(data=vals.reshape(xb.shape)).rename(name)
+
+
+@dataclass(frozen=True)
 class MSEDistribution:
     """Distribution of the MSE under Gaussian measurement error on the targets.
 
@@ -237,12 +390,7 @@ class MSEDistribution:
     mean: xr.DataArray
     variance: xr.DataArray
     method: str
-    _lam: np.ndarray = field(repr=False)  # (cells, items)
-    _delta2: np.ndarray = field(repr=False)  # (cells, items)
-    _shift: np.ndarray = field(repr=False)  # (cells,)
-    _draws: np.ndarray | None = field(repr=False, default=None)  # (cells, n_draws)
-    _routes: np.ndarray | None = field(repr=False, default=None)  # (cells,) str
-    _moments: np.ndarray | None = field(repr=False, default=None)  # (cells, 4)
+    _cells: _MSECells = field(repr=False)
 
     @property
     def routes(self) -> xr.DataArray:
@@ -250,105 +398,7 @@ class MSEDistribution:
         Edgeworth limit where the skewness is below 1e-2: huge ``|d| / sigma``, or very many
         items; CDF error below ~1e-6), ``"point"`` (SD 0, or below float64's range) or
         ``"monte_carlo"``."""
-        values = (np.full(self._cells(), self.method, dtype=object) if self._routes is None
-                  else self._routes)
-        return self._wrap(values.astype(str)).rename("route")
-
-    def _route(self, cell: int) -> str:
-        if self._draws is not None:
-            return "monte_carlo"
-        return self.method if self._routes is None else str(self._routes[cell])
-
-    def _cells(self) -> int:
-        return self._shift.shape[0]
-
-    def _wrap(self, values: np.ndarray, extra: dict[str, Any] | None = None) -> xr.DataArray:
-        """Values of shape (cells, *extra) back onto the result dims."""
-        template = self.mean
-        extra = extra or {}
-        shape = template.shape + tuple(len(v) for v in extra.values())
-        dims = template.dims + tuple(extra)
-        coords = dict(template.coords)
-        coords.update(extra)
-        return xr.DataArray(values.reshape(shape), dims=dims, coords=coords)
-
-    def _cell_moments(self, cell: int) -> tuple[float, float, float, float]:
-        assert self._moments is not None
-        mean, sd, g1, g2 = (float(v) for v in self._moments[cell])
-        return mean, sd, g1, g2
-
-    def _point(self, cell: int) -> float:
-        """Where a cell without representable spread sits: its mean."""
-        return float(self._shift[cell]) if self._moments is None else \
-            float(self._moments[cell, 0])
-
-    def _cdf_cell(self, cell: int, x: np.ndarray) -> np.ndarray:
-        """``P(MSE <= x)`` for a 1-D array ``x`` in one cell."""
-        lam, d2, shift = self._lam[cell], self._delta2[cell], self._shift[cell]
-        if self._draws is not None:
-            draws = np.sort(self._draws[cell])
-            return np.searchsorted(draws, x, side="right") / draws.size
-        route = self._route(cell)
-        if lam.size == 0 or route == "point":
-            return (x >= self._point(cell)).astype(np.float64)
-        if route == "normal":
-            return np.where(x < shift, 0.0, edgeworth_cdf(x, *self._cell_moments(cell)))
-        if route == "ncx2":
-            scale = lam[0]
-            return stats.ncx2.cdf((x - shift) / scale, df=lam.size, nc=d2.sum())
-        # Imhof: one numerical inversion per distinct x (the Fourier weight of the tail
-        # integral depends on x, so the QUADPACK calls cannot share work)
-        values, inverse = np.unique(x, return_inverse=True)
-        out = np.array([imhof_cdf(float(v) - shift, lam, d2) for v in values])
-        return out[inverse].reshape(x.shape)
-
-    def _pdf_cell(self, cell: int, x: np.ndarray) -> np.ndarray:
-        """Density of the MSE at a 1-D array ``x`` in one cell."""
-        lam, d2, shift = self._lam[cell], self._delta2[cell], self._shift[cell]
-        if self._draws is not None:
-            draws = self._draws[cell]
-            if np.ptp(draws) == 0:
-                return np.where(x == draws[0], np.inf, 0.0)
-            return stats.gaussian_kde(draws)(x)
-        route = self._route(cell)
-        if lam.size == 0 or route == "point":
-            return np.where(x == self._point(cell), np.inf, 0.0)
-        if route == "normal":
-            return np.where(x < shift, 0.0, edgeworth_pdf(x, *self._cell_moments(cell)))
-        if route == "ncx2":
-            scale = lam[0]
-            return stats.ncx2.pdf((x - shift) / scale, df=lam.size, nc=d2.sum()) / scale
-        values, inverse = np.unique(x, return_inverse=True)
-        out = np.array([imhof_pdf(float(v) - shift, lam, d2) for v in values])
-        return out[inverse].reshape(x.shape)
-
-    def _evaluate(self, x: Any, kernel: Any, name: str) -> xr.DataArray:
-        """Evaluate a per-cell kernel at ``x`` (scalar, 1-D array or DataArray)."""
-        if isinstance(x, xr.DataArray):
-            xa = x
-        else:
-            arr = np.asarray(x)
-            if arr.ndim > 1:
-                raise ValueError(f"`x` must be a scalar, a 1-D array or a DataArray; got shape "
-                                 f"{arr.shape}")
-            xa = xr.DataArray(arr, dims=(EVAL_POINT,), coords={EVAL_POINT: arr}) if arr.ndim else \
-                xr.DataArray(arr)
-        if xa.dtype.kind not in "biuf":
-            raise TypeError(f"`x` must be numeric; got dtype {xa.dtype}")
-        xa = xa.astype(np.float64)
-        if np.isnan(xa.values).any():
-            raise ValueError("`x` contains NaN")
-        template = self.mean
-        try:
-            xb, _ = xr.broadcast(xa, template)
-        except ValueError as err:
-            raise ValueError(f"`x` cannot be broadcast against the result dims "
-                             f"{dict(template.sizes)}: {err}") from err
-        extra = [d for d in xb.dims if d not in template.dims]
-        xb = xb.transpose(*template.dims, *extra)
-        flat = xb.values.reshape(self._cells(), -1)
-        vals = np.stack([kernel(c, flat[c]) for c in range(self._cells())])
-        return xb.copy(data=vals.reshape(xb.shape)).rename(name)
+        return _on_cells(self.mean, self._cells.route_names()).rename("route")
 
     def cdf(self, x: Any) -> xr.DataArray:
         """``P(MSE <= x)``.
@@ -371,7 +421,7 @@ class MSEDistribution:
             Named ``cdf``: the dims of :attr:`mean`, plus ``x`` for a 1-D array or the
             DataArray's own dims.
         """
-        return self._evaluate(x, self._cdf_cell, "cdf")
+        return _evaluate(self.mean, self._cells.count, x, self._cells.cdf, "cdf")
 
     def pdf(self, x: Any) -> xr.DataArray:
         r"""Density of the MSE at ``x`` (``x`` as in :meth:`cdf`).
@@ -403,26 +453,7 @@ class MSEDistribution:
         xarray.DataArray
             Named ``pdf``, dims as in :meth:`cdf`.
         """
-        return self._evaluate(x, self._pdf_cell, "pdf")
-
-    def _quantile_cell(self, cell: int, prob: float) -> float:
-        lam, d2, shift = self._lam[cell], self._delta2[cell], self._shift[cell]
-        if self._draws is not None:
-            return float(np.quantile(self._draws[cell], prob))
-        route = self._route(cell)
-        if lam.size == 0 or route == "point":
-            return self._point(cell)
-        if route == "normal":
-            return max(float(shift), cornish_fisher(prob, *self._cell_moments(cell)))
-        if route == "ncx2":
-            return float(shift + lam[0] * stats.ncx2.ppf(prob, df=lam.size, nc=d2.sum()))
-        mean = shift + float(np.sum(lam * (1.0 + d2)))
-        sd = math.sqrt(float(np.sum(lam**2 * (2.0 + 4.0 * d2))))
-        lo, hi = shift, mean + 10.0 * sd
-        while imhof_cdf(hi - shift, lam, d2) < prob:
-            hi += 10.0 * sd
-        return float(optimize.brentq(lambda x: imhof_cdf(x - shift, lam, d2) - prob, lo, hi,
-                                     xtol=1e-10 * max(1e-300, mean), rtol=1e-10))
+        return _evaluate(self.mean, self._cells.count, x, self._cells.pdf, "pdf")
 
     def quantile(self, q: float | list[float] | np.ndarray) -> xr.DataArray:
         """Quantiles of the MSE (a ``quantile`` dim).
@@ -440,9 +471,9 @@ class MSEDistribution:
         probs = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if np.any((probs <= 0) | (probs >= 1)):
             raise ValueError(f"quantile levels must be in (0, 1); got {q!r}")
-        vals = np.array([[self._quantile_cell(c, float(p)) for p in probs]
-                         for c in range(self._cells())])
-        return self._wrap(vals, {QUANTILE: probs}).rename("mse_quantile")
+        vals = np.array([[self._cells.quantile(c, float(p)) for p in probs]
+                         for c in range(self._cells.count)])
+        return _on_cells(self.mean, vals, {QUANTILE: probs}).rename("mse_quantile")
 
     def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
         """Equal-tailed interval holding the MSE with probability ``confidence_level``.
@@ -459,9 +490,10 @@ class MSEDistribution:
         """
         level = check_confidence_level(confidence_level)
         tail = (1.0 - level) / 2.0
-        vals = np.array([[self._quantile_cell(c, tail), self._quantile_cell(c, 1.0 - tail)]
-                         for c in range(self._cells())])
-        out = self._wrap(vals, {CI_BOUND: list(CI_BOUND_COORDS)}).rename("mse_interval")
+        vals = np.array([[self._cells.quantile(c, tail), self._cells.quantile(c, 1.0 - tail)]
+                         for c in range(self._cells.count)])
+        out = _on_cells(self.mean, vals, {CI_BOUND: list(CI_BOUND_COORDS)}).rename(
+            "mse_interval")
         out.attrs = {"kind": "equal-tailed probability interval", "confidence_level": level,
                      "method": self.method,
                      "routes": ", ".join(sorted(set(self.routes.values.ravel().tolist())))}
@@ -585,9 +617,8 @@ def mse_distribution(
     route = _mse_method(method, sv)
     lam, delta2, shift, routes, cell_moments = _mse_cells(dv, sv, route == "ncx2")
     draws = _mse_draws(dv, sv, n_draws, rng) if route == "monte_carlo" else None
-    return MSEDistribution(mean=mean, variance=variance, method=route, _lam=lam,
-                           _delta2=delta2, _shift=shift, _draws=draws, _routes=routes,
-                           _moments=cell_moments)
+    cells = _MSECells(route, lam, delta2, shift, draws, routes, cell_moments)
+    return MSEDistribution(mean=mean, variance=variance, method=route, _cells=cells)
 
 
 def _mse_method(method: str, sv: np.ndarray) -> str:

@@ -36,11 +36,16 @@ import xarray as xr
 from scipy import special
 
 from evaluq import _streaming
-from evaluq._dims import (
+from evaluq._dims import (  # the DRAWN_* names and LANGUAGE_SLOT are re-exported here
     BOOT_SCORE,
     BOOTSTRAP,
     CUBE_DIMS,
+    DRAWN_BOOTSTRAP,
+    DRAWN_LANGUAGE,
+    DRAWN_SEED,
+    DRAWN_SEED_COUNT,
     LANGUAGE,
+    LANGUAGE_SLOT,
     MODEL,
     N_SEEDS,
     OBSERVED,
@@ -55,18 +60,6 @@ from evaluq._validation import RNGLike, check_choice, check_int, check_rng
 from evaluq.cube import bounds as cube_bounds
 from evaluq.cube import is_summary, validate
 from evaluq.errors import CubeError
-
-# --- names this module adds (candidates for evaluq._dims) ---------------------------------------
-LANGUAGE_SLOT: Final = "language_slot"
-"""Dim of the languages drawn in one resample (``languages="bootstrap"`` / ``"subsample"``):
-slot j holds the j-th drawn language, named by ``drawn_language``; a language can fill several
-slots of a bootstrap resample."""
-DRAWN_LANGUAGE: Final = "drawn_language"
-DRAWN_SEED: Final = "drawn_seed"
-DRAWN_BOOTSTRAP: Final = "drawn_bootstrap"
-DRAWN_SEED_COUNT: Final = "drawn_seed_count"
-"""How often each seed was drawn for a (resample, language slot) with ``seeds="bootstrap"`` /
-``"rescaled"`` (dims resample, language | language_slot, seed; sums to S)."""
 
 REPLICATIONS: Final = ("parametric", "nonparametric", "none")
 LANGUAGE_MODES: Final = ("fixed", "bootstrap", "subsample")

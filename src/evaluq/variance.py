@@ -6,7 +6,7 @@ The numpy kernels (:mod:`evaluq._kernels`) work on the last axes and never impor
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -142,55 +142,98 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1,
     ddof = check_int("ddof", ddof, minimum=0)
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
     ybar = nanmean(score)                                       # (m, l)
-    nan_ml = np.full(ybar.shape, np.nan)
     reasons: dict[str, str] = {}
+    cells = _cell_spreads(cube, score, ybar, ddof, reasons)
+    out = _assemble(cube, ybar, cells, ddof, reasons)
+    _explain_nan(out, reasons, ybar)
+    return out
+
+
+class _CellSpreads(NamedTuple):
+    """The within-language components per (model, language) cell."""
+
+    sigma_seed: np.ndarray
+    sigma_boot: np.ndarray
+    se_seed: np.ndarray
+    se_boot: np.ndarray
+    n_seeds: np.ndarray
+
+
+def _cell_spreads(cube: xr.Dataset, score: np.ndarray, ybar: np.ndarray, ddof: int,
+                  reasons: dict[str, str]) -> _CellSpreads:
+    """The seed and bootstrap SDs of every cell (and their SEs), with the reasons for NaN."""
+    nan_ml = np.full(ybar.shape, np.nan)
     if is_summary(cube):
         sigma_seed, sigma_boot, n_seeds = _summary_components(cube, nan_ml, reasons)
-        se_seed = se_boot = nan_ml
         reasons["se_sigma_seed"] = reasons["se_sigma_boot"] = (
             "a summary-only cube has no replicates to estimate the SE of an SD from")
+        return _CellSpreads(sigma_seed, sigma_boot, nan_ml, nan_ml, n_seeds)
+    n_seeds = count_valid(score).astype(np.float64)
+    sigma_seed = _sd(score, ddof)
+    few = ~np.isnan(ybar) & np.isnan(sigma_seed)
+    if few.any():
+        reasons["sigma_seed"] = (
+            f"{int(few.sum())} observed (model, language) cell(s) have fewer than "
+            f"{max(2, ddof + 1)} seeds: the seed-to-seed noise is unknown (ddof={ddof})")
+    if BOOT_SCORE not in cube:
+        reasons["sigma_boot"] = reasons["se_sigma_boot"] = reasons["se_sigma_seed"] = (
+            f"the cube has no {BOOT_SCORE!r} (no bootstrap replicates): the test-set "
+            "sampling noise is unknown")
+        return _CellSpreads(sigma_seed, nan_ml, nan_ml, nan_ml, n_seeds)
+    sigma_boot, se_seed, se_boot = _boot_spreads(cube, score, ybar, ddof, reasons)
+    return _CellSpreads(sigma_seed, sigma_boot, se_seed, se_boot, n_seeds)
+
+
+def _boot_spreads(cube: xr.Dataset, score: np.ndarray, ybar: np.ndarray, ddof: int,
+                  reasons: dict[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """sigma_boot, se_sigma_seed and se_sigma_boot per cell from ``boot_score``."""
+    if cube[BOOT_SCORE].chunks is not None:
+        v, se_seed = _streaming.boot_spreads(cube[BOOT_SCORE], score, ddof)   # by chunk
     else:
-        n_seeds = count_valid(score).astype(np.float64)
-        sigma_seed = _sd(score, ddof)
-        few = ~np.isnan(ybar) & np.isnan(sigma_seed)
-        if few.any():
-            reasons["sigma_seed"] = (
-                f"{int(few.sum())} observed (model, language) cell(s) have fewer than "
-                f"{max(2, ddof + 1)} seeds: the seed-to-seed noise is unknown (ddof={ddof})")
-        if BOOT_SCORE in cube and cube[BOOT_SCORE].chunks is not None:
-            v, se_seed = _streaming.boot_spreads(cube[BOOT_SCORE], score, ddof)   # by chunk
-        elif BOOT_SCORE in cube:
-            boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
-            v = _sd(boot, ddof)                              # (m, l, s)
-            u = _sd(boot, ddof, axis=2)                      # (m, l, b)
-            se_seed = _sd(u, ddof)
-        if BOOT_SCORE in cube:
-            sigma_boot = nanmean(v)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                se_boot = _sd(v, ddof) / np.sqrt(count_valid(v))
-            gap = ~np.isnan(ybar) & np.isnan(sigma_boot)
-            if gap.any():
-                reasons["sigma_boot"] = (
-                    f"{int(gap.sum())} observed (model, language) cell(s) have too few "
-                    f"bootstrap replicates (boot_score missing)")
-            if np.isnan(se_seed[~np.isnan(ybar)]).any():
-                reasons["se_sigma_seed"] = (
-                    f"needs at least {max(2, ddof + 1)} seeds with replicates in the cell")
-            if np.isnan(se_boot[~np.isnan(ybar)]).any():
-                reasons["se_sigma_boot"] = (
-                    f"needs at least {max(2, ddof + 1)} seeds with replicates in the cell")
-        else:
-            sigma_boot = se_boot = se_seed = nan_ml
-            reasons["sigma_boot"] = reasons["se_sigma_boot"] = reasons["se_sigma_seed"] = (
-                f"the cube has no {BOOT_SCORE!r} (no bootstrap replicates): the test-set "
-                "sampling noise is unknown")
-    sigma_within = np.hypot(sigma_seed, sigma_boot)          # no overflow near 1e300
+        boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
+        v = _sd(boot, ddof)                              # (m, l, s)
+        u = _sd(boot, ddof, axis=2)                      # (m, l, b)
+        se_seed = _sd(u, ddof)
+    sigma_boot = nanmean(v)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se_boot = _sd(v, ddof) / np.sqrt(count_valid(v))
+    gap = ~np.isnan(ybar) & np.isnan(sigma_boot)
+    if gap.any():
+        reasons["sigma_boot"] = (
+            f"{int(gap.sum())} observed (model, language) cell(s) have too few "
+            f"bootstrap replicates (boot_score missing)")
+    if np.isnan(se_seed[~np.isnan(ybar)]).any():
+        reasons["se_sigma_seed"] = (
+            f"needs at least {max(2, ddof + 1)} seeds with replicates in the cell")
+    if np.isnan(se_boot[~np.isnan(ybar)]).any():
+        reasons["se_sigma_boot"] = (
+            f"needs at least {max(2, ddof + 1)} seeds with replicates in the cell")
+    return sigma_boot, se_seed, se_boot
+
+
+_DESCRIPTIONS = {
+    "sigma_between": "SD over languages of the seed-mean score",
+    "sigma_seed": "SD over seeds of the full-test-set score",
+    "sigma_boot": "mean over seeds of the SD over bootstrap replicates",
+    "sigma_within": "sqrt(sigma_seed^2 + sigma_boot^2)",
+    "se_sigma_seed": "SD over bootstrap replicates of the seed SD",
+    "se_sigma_boot": "SD over seeds of the bootstrap SD, over sqrt(n_seeds)",
+    "se_mean_fixed": "SE of the mean over languages, given these languages",
+    "tau_between": "between-language SD net of within-language noise (moments)",
+    "se_mean_population": "SE of the mean over languages, languages sampled",
+}
+
+
+def _assemble(cube: xr.Dataset, ybar: np.ndarray, cells: _CellSpreads, ddof: int,
+              reasons: dict[str, str]) -> xr.Dataset:
+    """The per-model components from the per-cell ones, as the result Dataset."""
+    sigma_within = np.hypot(cells.sigma_seed, cells.sigma_boot)   # no overflow near 1e300
     n_lang = count_valid(ybar)
     sigma_between = _sd(ybar, ddof)
     se_fixed, tau_between, se_population = _mean_errors(
-        ybar, sigma_seed, sigma_boot, n_seeds, sigma_between, n_lang)
-    _explain_model_level(reasons, ybar, sigma_seed, sigma_boot, n_seeds, n_lang, ddof)
-
+        ybar, cells.sigma_seed, cells.sigma_boot, cells.n_seeds, sigma_between, n_lang)
+    _explain_model_level(reasons, ybar, cells.sigma_seed, cells.sigma_boot, cells.n_seeds,
+                         n_lang, ddof)
     ml = (MODEL, LANGUAGE)
     out = xr.Dataset(
         {
@@ -200,42 +243,37 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1,
             "se_mean_fixed": (MODEL, se_fixed),
             "se_mean_population": (MODEL, se_population),
             "n_languages": (MODEL, n_lang),
-            "sigma_seed": (ml, sigma_seed),
-            "sigma_boot": (ml, sigma_boot),
+            "sigma_seed": (ml, cells.sigma_seed),
+            "sigma_boot": (ml, cells.sigma_boot),
             "sigma_within": (ml, sigma_within),
-            "se_sigma_seed": (ml, se_seed),
-            "se_sigma_boot": (ml, se_boot),
-            "n_seeds": (ml, n_seeds),
+            "se_sigma_seed": (ml, cells.se_seed),
+            "se_sigma_boot": (ml, cells.se_boot),
+            "n_seeds": (ml, cells.n_seeds),
         },
         coords={MODEL: cube[MODEL].values, LANGUAGE: cube[LANGUAGE].values,
                 SUMMARY: list(SUMMARY_STATS)},
     )
     for name in WITHIN_COMPONENTS:
-        x = out[name].values
-        out[f"{name}_summary"] = (
-            (MODEL, SUMMARY),
-            np.stack([nanmean(x), _sd(x, ddof), nan_reduce(x, "min"),
-                      nan_reduce(x, "max")], axis=-1),
-        )
+        out[f"{name}_summary"] = ((MODEL, SUMMARY), _over_languages(out[name].values, ddof))
     out.attrs = {
         "metric": cube.attrs.get("metric", ""),
         "higher_is_better": cube.attrs.get("higher_is_better", 1),
         "ddof": ddof,
         "summary_only": int(is_summary(cube)),
     }
-    descriptions = {
-        "sigma_between": "SD over languages of the seed-mean score",
-        "sigma_seed": "SD over seeds of the full-test-set score",
-        "sigma_boot": "mean over seeds of the SD over bootstrap replicates",
-        "sigma_within": "sqrt(sigma_seed^2 + sigma_boot^2)",
-        "se_sigma_seed": "SD over bootstrap replicates of the seed SD",
-        "se_sigma_boot": "SD over seeds of the bootstrap SD, over sqrt(n_seeds)",
-        "se_mean_fixed": "SE of the mean over languages, given these languages",
-        "tau_between": "between-language SD net of within-language noise (moments)",
-        "se_mean_population": "SE of the mean over languages, languages sampled",
-    }
-    for name, text in descriptions.items():
+    for name, text in _DESCRIPTIONS.items():
         out[name].attrs["description"] = text
+    return out
+
+
+def _over_languages(x: np.ndarray, ddof: int) -> np.ndarray:
+    """Mean, SD, min and max over languages (the last axis) of a per-cell SD."""
+    return np.stack([nanmean(x), _sd(x, ddof), nan_reduce(x, "min"), nan_reduce(x, "max")],
+                    axis=-1)
+
+
+def _explain_nan(out: xr.Dataset, reasons: dict[str, str], ybar: np.ndarray) -> None:
+    """Each variable with NaN gets its ``nan_reason``; the Dataset lists what is estimable."""
     if (n_missing := int(np.isnan(ybar).sum())) > 0:
         for name in ("sigma_seed", "sigma_boot", "se_sigma_seed", "se_sigma_boot"):
             reasons[name] = "; ".join(r for r in (
@@ -254,7 +292,6 @@ def variance_components(cube: xr.Dataset, *, ddof: int = 1,
         name for name in ESTIMATES if not bool(np.isnan(out[name].values).all()))
     out.attrs["not_estimable"] = ", ".join(
         name for name in ESTIMATES if bool(np.isnan(out[name].values).all()))
-    return out
 
 
 def _renamed_language(cube: xr.Dataset, ddof: int, language_dim: Any) -> xr.Dataset:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -310,6 +311,35 @@ def _run_arrays(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any],
     return arrays, kind
 
 
+@dataclass
+class _Runs:
+    """Runs with dask-backed inputs, laid out for chunk tasks: crossed runs chunked together
+    (``blocks``, ``starts`` over every run's three arrays), other runs each on its own
+    (``per_run``: each run's blocks and starts)."""
+
+    names: list[Any]
+    arrays: list[list[Any]]
+    kind: str
+    runs: str
+    crossed: bool
+    blocks: Any = None
+    starts: Any = None
+    per_run: list[Any] = field(default_factory=list)
+
+    @property
+    def many(self) -> bool:
+        return len(self.arrays) > 1
+
+    def tag(self, r: int) -> int | None:
+        """The run index that labels a chunk's messages (none for a single run)."""
+        return r if self.many else None
+
+    @property
+    def pooled(self) -> bool:
+        """One unit of every run's items."""
+        return self.runs == "pooled" or not self.many
+
+
 def stream_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *,
                 kind: str | None, labels: Sequence[Any] | None, resolve: Any,
                 runs: str = "pooled", run_names: Sequence[Any] | None = None
@@ -323,94 +353,117 @@ def stream_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *,
     Returns ``(units, widths, metrics, kind, n_classes)``, equal to what
     :func:`~evaluq.significance._bootstrap.compare_runs` builds from the same items in memory.
     """
-    import dask
-
-    n_runs = len(targets)
-    names = list(range(n_runs)) if run_names is None else list(run_names)
+    names = list(range(len(targets))) if run_names is None else list(run_names)
     arrays, kind = _run_arrays(targets, h0, h1, kind)
     if labels is not None and kind != "hard":
         raise ValueError(f"`labels` applies to hard labels only; these inputs are {kind}")
-    many = n_runs > 1
-    tag = (lambda r: r) if many else (lambda r: None)
-    crossed = runs == "crossed" and many
-    if crossed:
-        sizes = [int(a[0].shape[0]) for a in arrays]
-        for name, n in zip(names[1:], sizes[1:], strict=True):
-            if n != sizes[0]:
-                raise ValueError(f"`runs` 'crossed' needs every run to score one shared test "
-                                 f"set: run {names[0]!r} has {sizes[0]} items but run "
-                                 f"{name!r} has {n}; use 'two-level' for runs on different "
-                                 "test sets")
-        flat = [x for a in arrays for x in a]
-        blocks, starts = _blocks(flat)
-    else:
-        per_run = [_blocks(a) for a in arrays]
-    user_set = check_label_set(labels) if labels is not None else None
-
+    layout = _lay_out(names, arrays, kind, runs)
     if kind != "hard":
-        n_classes = int(arrays[0][0].shape[1]) if kind == "soft" else 0
-        metrics = resolve(kind, None)
-        for m in metrics:
-            if m.item_local:
-                check_item_local(m, kind, max(n_classes, 2))
-        if crossed:
-            parts = dask.compute(*[dask.delayed(_crossed_item_chunk)(blk, kind, metrics,
-                                                                     int(s), names)
-                                   for blk, s in zip(blocks, starts, strict=True)])
-            by_run = [np.concatenate([p[r] for p in parts], axis=1) for r in range(n_runs)]
-        else:
-            tasks = [[dask.delayed(_item_chunk)(*blk, kind, metrics, int(s), tag(r))
-                      for blk, s in zip(*per_run[r], strict=True)] for r in range(n_runs)]
-            done = dask.compute(*[t for run in tasks for t in run])
-            edges = np.cumsum([0] + [len(run) for run in tasks])
-            by_run = [np.concatenate(done[a:b], axis=1)
-                      for a, b in itertools.pairwise(edges)]
-        stats, widths = _finish(metrics, np.concatenate(by_run, axis=1), n_classes)
-        if runs == "pooled" or not many:
-            return [_engine.item_unit(stats)], widths, metrics, kind, n_classes
-        units = [_engine.item_unit(part) for part in
-                 np.split(stats, np.cumsum([b.shape[1] for b in by_run])[:-1], axis=1)]
-        return units, widths, metrics, kind, n_classes
+        return _item_units(layout, resolve)
+    user_set = check_label_set(labels) if labels is not None else None
+    if layout.crossed:
+        return _crossed_hard_units(layout, user_set, resolve)
+    return _hard_units(layout, user_set, resolve)
 
-    if crossed:
-        xparts = dask.compute(*[dask.delayed(_crossed_hard_chunk)(blk, user_set, int(s), names)
-                                for blk, s in zip(blocks, starts, strict=True)])
-        label_set, maps = _global_labels([p[0] for p in xparts], user_set)
-        metrics = resolve(kind, label_set)
-        n_classes = int(label_set.size)
-        rows_all = np.concatenate([mp[p[1]] for mp, p in zip(maps, xparts, strict=True)])
-        rows, inv = np.unique(rows_all, axis=0, return_inverse=True)
-        inv = np.asarray(inv).ravel()
-        counts = np.zeros(rows.shape[0], dtype=np.int64)
-        np.add.at(counts, inv, np.concatenate([p[2] for p in xparts]))  # a small table
-        offsets = np.cumsum([0] + [p[1].shape[0] for p in xparts])
-        inverse = np.concatenate([inv[o + p[3]] for o, p in zip(offsets, xparts, strict=False)])
-        k = max(n_classes, 1)
-        cells = np.stack([(rows[:, 0] * k + rows[:, 1 + 2 * r]) * k + rows[:, 2 + 2 * r]
-                          for r in range(n_runs)], axis=1)
-        units, widths = _engine.crossed_units(metrics, cells, inverse, counts, n_classes)
-        return units, widths, metrics, kind, n_classes
 
-    tasks = [[dask.delayed(_hard_chunk)(*blk, user_set, int(s), tag(r))
-              for blk, s in zip(*per_run[r], strict=True)] for r in range(n_runs)]
+def _lay_out(names: list[Any], arrays: list[list[Any]], kind: str, runs: str) -> _Runs:
+    """The runs' chunk blocks; crossed runs must have equal item counts."""
+    layout = _Runs(names, arrays, kind, runs, crossed=runs == "crossed" and len(arrays) > 1)
+    if not layout.crossed:
+        layout.per_run = [_blocks(a) for a in arrays]
+        return layout
+    sizes = [int(a[0].shape[0]) for a in arrays]
+    for name, n in zip(names[1:], sizes[1:], strict=True):
+        if n != sizes[0]:
+            raise ValueError(f"`runs` 'crossed' needs every run to score one shared test "
+                             f"set: run {names[0]!r} has {sizes[0]} items but run "
+                             f"{name!r} has {n}; use 'two-level' for runs on different "
+                             "test sets")
+    layout.blocks, layout.starts = _blocks([x for a in arrays for x in a])
+    return layout
+
+
+_Units = tuple[list[_engine.Unit], list[int], list[Metric], str, int]
+
+
+def _item_units(layout: _Runs, resolve: Any) -> _Units:
+    """Soft labels and regression: per-chunk item-local statistics, the global step once."""
+    import dask
+
+    kind, n_runs = layout.kind, len(layout.arrays)
+    n_classes = int(layout.arrays[0][0].shape[1]) if kind == "soft" else 0
+    metrics = resolve(kind, None)
+    for m in metrics:
+        if m.item_local:
+            check_item_local(m, kind, max(n_classes, 2))
+    if layout.crossed:
+        parts = dask.compute(*[dask.delayed(_crossed_item_chunk)(blk, kind, metrics,
+                                                                 int(s), layout.names)
+                               for blk, s in zip(layout.blocks, layout.starts, strict=True)])
+        by_run = [np.concatenate([p[r] for p in parts], axis=1) for r in range(n_runs)]
+    else:
+        tasks = [[dask.delayed(_item_chunk)(*blk, kind, metrics, int(s), layout.tag(r))
+                  for blk, s in zip(*layout.per_run[r], strict=True)] for r in range(n_runs)]
+        done = dask.compute(*[t for run in tasks for t in run])
+        edges = np.cumsum([0] + [len(run) for run in tasks])
+        by_run = [np.concatenate(done[a:b], axis=1) for a, b in itertools.pairwise(edges)]
+    stats, widths = _finish(metrics, np.concatenate(by_run, axis=1), n_classes)
+    if layout.pooled:
+        return [_engine.item_unit(stats)], widths, metrics, kind, n_classes
+    units = [_engine.item_unit(part) for part in
+             np.split(stats, np.cumsum([b.shape[1] for b in by_run])[:-1], axis=1)]
+    return units, widths, metrics, kind, n_classes
+
+
+def _crossed_hard_units(layout: _Runs, user_set: np.ndarray | None, resolve: Any) -> _Units:
+    """Hard labels of crossed runs: each chunk's distinct rows, merged on the client."""
+    import dask
+
+    xparts = dask.compute(*[dask.delayed(_crossed_hard_chunk)(blk, user_set, int(s),
+                                                              layout.names)
+                            for blk, s in zip(layout.blocks, layout.starts, strict=True)])
+    label_set, maps = _global_labels([p[0] for p in xparts], user_set)
+    metrics = resolve(layout.kind, label_set)
+    n_classes = int(label_set.size)
+    rows_all = np.concatenate([mp[p[1]] for mp, p in zip(maps, xparts, strict=True)])
+    rows, inv = np.unique(rows_all, axis=0, return_inverse=True)
+    inv = np.asarray(inv).ravel()
+    counts = np.zeros(rows.shape[0], dtype=np.int64)
+    np.add.at(counts, inv, np.concatenate([p[2] for p in xparts]))  # a small table
+    offsets = np.cumsum([0] + [p[1].shape[0] for p in xparts])
+    inverse = np.concatenate([inv[o + p[3]] for o, p in zip(offsets, xparts, strict=False)])
+    k = max(n_classes, 1)
+    cells = np.stack([(rows[:, 0] * k + rows[:, 1 + 2 * r]) * k + rows[:, 2 + 2 * r]
+                      for r in range(len(layout.arrays))], axis=1)
+    units, widths = _engine.crossed_units(metrics, cells, inverse, counts, n_classes)
+    return units, widths, metrics, layout.kind, n_classes
+
+
+def _hard_units(layout: _Runs, user_set: np.ndarray | None, resolve: Any) -> _Units:
+    """Hard labels, pooled or two-level: cell counts per chunk, added per unit."""
+    import dask
+
+    tasks = [[dask.delayed(_hard_chunk)(*blk, user_set, int(s), layout.tag(r))
+              for blk, s in zip(*layout.per_run[r], strict=True)]
+             for r in range(len(layout.arrays))]
     done = dask.compute(*[t for run in tasks for t in run])
     label_set, maps = _global_labels([p[0] for p in done], user_set)
-    metrics = resolve(kind, label_set)
+    metrics = resolve(layout.kind, label_set)
     n_classes = int(label_set.size)
     codes = [_engine.cell_codes(mp[c[0]], mp[c[1]], mp[c[2]], n_classes)
              for mp, (_, c, _) in zip(maps, done, strict=True)]
     counts_all = [p[2] for p in done]
     edges = np.cumsum([0] + [len(run) for run in tasks])
-    groups = ([(0, len(done))] if runs == "pooled" or not many
-              else list(itertools.pairwise(edges)))
-    units, widths = [], []
+    groups = [(0, len(done))] if layout.pooled else list(itertools.pairwise(edges))
+    units: list[_engine.Unit] = []
+    widths: list[int] = []
     for a, b in groups:  # loop over runs (a handful)
         cells, inverse = np.unique(np.concatenate(codes[a:b]), return_inverse=True)
         summed = np.zeros(cells.size, dtype=np.int64)
         np.add.at(summed, inverse.ravel(), np.concatenate(counts_all[a:b]))  # a small table
         unit, widths = _engine.cell_unit(metrics, cells, summed, n_classes)
         units.append(unit)
-    return units, widths, metrics, kind, n_classes
+    return units, widths, metrics, layout.kind, n_classes
 
 
 def _global_labels(chunk_sets: Sequence[np.ndarray], user_set: np.ndarray | None

@@ -28,6 +28,8 @@ from evaluq.significance._result import BootstrapTestResult
 OUTCOMES_FILE = "outcomes.json"
 RESULTS_FILE = "results.tsv"
 _FIELDS = ("exp_idxs", "preds", "targs", "idxs", "epochs")
+_Registry = dict[str, dict[str, Any]]
+"""baseline -> its runs and its treatments' runs (BooStSa's ``outcomes.json`` layout)."""
 
 
 def _empty_condition(with_h1: bool) -> dict[str, Any]:
@@ -115,32 +117,11 @@ class Experiment:
                  autosave: bool = True) -> None:
         self.path = None if path is None else _check_path("path", path)
         self.autosave = _check_bool("autosave", autosave)
-        self.data: dict[str, dict[str, Any]] = {}
-        if self.path is not None:
-            file = self._file(self.path)
-            if file.exists():
-                self._load_into(file)
+        self.data: _Registry = {}
+        if self.path is not None and (file := _outcomes_file(self.path)).exists():
+            self.data = _read_outcomes(file)
 
     # --- storage --------------------------------------------------------------------------------
-
-    @staticmethod
-    def _file(path: Path) -> Path:
-        return path if path.suffix == ".json" else path / OUTCOMES_FILE
-
-    def _load_into(self, file: Path) -> None:
-        try:
-            raw = json.loads(file.read_text())
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{str(file)!r} is not a valid outcomes JSON file: {err}") from None
-        if not isinstance(raw, dict):
-            raise ValueError(f"{str(file)!r} must hold a mapping baseline -> runs")
-        for h0, cond in raw.items():
-            missing = [f for f in (*_FIELDS, "h1") if f not in cond]
-            if missing:
-                raise ValueError(f"baseline {h0!r} in {str(file)!r} lacks {missing}")
-            self.data[h0] = {f: list(cond[f]) for f in _FIELDS}
-            self.data[h0]["h1"] = {h1: {f: list(c[f]) for f in _FIELDS}
-                                   for h1, c in cond["h1"].items()}
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, autosave: bool = True) -> Experiment:
@@ -158,7 +139,7 @@ class Experiment:
         -------
         Experiment
         """
-        file = cls._file(_check_path("path", path))
+        file = _outcomes_file(_check_path("path", path))
         if not file.exists():
             raise FileNotFoundError(f"no outcomes file at {str(file)!r}")
         return cls(path, autosave=autosave)
@@ -181,12 +162,7 @@ class Experiment:
         target = _check_path("path", path) if path is not None else self.path
         if target is None:
             raise ValueError("`path` is required: this Experiment was created without one")
-        file = self._file(target)
-        file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = file.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(self.data))
-        tmp.replace(file)  # atomic: an interrupted save never leaves half a file
-        return file
+        return _write_outcomes(_outcomes_file(target), self.data)
 
     # --- feeding --------------------------------------------------------------------------------
 
@@ -212,7 +188,7 @@ class Experiment:
         """
         _check_condition_names(h0, h1)
         preds, targs, ids = _validated_run(predictions, targets, idxs)
-        cond = self._condition(h0, h1)
+        cond = _condition(self.data, h0, h1)
         run_id = len(cond["exp_idxs"]) if run is None else run
         if run_id in cond["exp_idxs"]:
             who = h0 if h1 is None else f"{h1} (baseline {h0})"
@@ -221,11 +197,6 @@ class Experiment:
             cond[key].append(value)
         if self.path is not None and self.autosave:
             self.save()
-
-    def _condition(self, h0: str, h1: str | None) -> dict[str, Any]:
-        """The registry entry of baseline ``h0`` or of its treatment ``h1`` (created empty)."""
-        base = self.data.setdefault(h0, _empty_condition(True))
-        return base if h1 is None else base["h1"].setdefault(h1, _empty_condition(False))
 
     # --- inspection -----------------------------------------------------------------------------
 
@@ -245,24 +216,6 @@ class Experiment:
             for h1, t in c["h1"].items():
                 lines.append(f"    h1 {h1!r}: {len(t['exp_idxs'])} run(s)")
         return "\n".join(lines)
-
-    def _paired_runs(self, h0: str, h1: str) -> tuple[list[Any], list[Any], list[Any]]:
-        """Targets and the predictions of h0 and h1, run by run (runs paired by id)."""
-        base, treat = self.data[h0], self.data[h0]["h1"][h1]
-        if not base["exp_idxs"]:
-            raise ValueError(f"baseline {h0!r} has no runs: feed it before running")
-        order = _run_order(base["exp_idxs"], treat["exp_idxs"], h0, h1)
-        targets, p0, p1 = [], [], []
-        for i, j in enumerate(order):
-            t0, t1 = base["targs"][i], treat["targs"][j]
-            if t0 != t1:
-                raise ValueError(f"run {base['exp_idxs'][i]!r} of {h0!r} and run "
-                                 f"{treat['exp_idxs'][j]!r} of {h1!r} have different targets: "
-                                 "paired runs must score the same items in the same order")
-            targets.append(t0)
-            p0.append(base["preds"][i])
-            p1.append(treat["preds"][j])
-        return targets, p0, p1
 
     # --- running --------------------------------------------------------------------------------
 
@@ -307,32 +260,96 @@ class Experiment:
             "metrics": metrics, "method": method, "runs": runs, "n_resamples": n_resamples,
             "sample_size": sample_size, "confidence_level": confidence_level, "kind": kind,
             "labels": labels}
-        results = {pair: self._test_pair(*pair, rng=stream, **options)
+        results = {pair: _test_pair(self.data, *pair, rng=stream, **options)
                    for pair, stream in _comparison_streams(rng, sorted(self.comparisons))}
         ordered = {pair: results[pair] for pair in self.comparisons}
-        out = ExperimentResult(ordered, self._mean_epochs_by_condition())
+        out = ExperimentResult(ordered, _mean_epochs_by_condition(self.data))
         if out_dir is not None:
             out.save(out_dir)
             self.save(out_dir)
         return out
 
-    def _test_pair(self, h0: str, h1: str, *, rng: np.random.Generator,
-                   **options: Any) -> BootstrapTestResult:
-        """One treatment against its baseline (errors name the pair)."""
-        targets, p0, p1 = self._paired_runs(h0, h1)
-        try:
-            return compare_runs(targets, p0, p1, rng=rng, h0_name=h0, h1_name=h1,
-                                run_names=list(self.data[h0]["exp_idxs"]), **options)
-        except ValueError as err:
-            raise ValueError(f"{h0!r} vs {h1!r}: {err}") from None
 
-    def _mean_epochs_by_condition(self) -> dict[str, float]:
-        """Mean epochs per baseline and per treatment (named as in ``results.tsv``)."""
-        epochs = {h0: c["epochs"] for h0, c in self.data.items()}
-        names = _condition_names(self.comparisons)
-        epochs.update({names[(h0, h1)]: t["epochs"] for h0, c in self.data.items()
-                       for h1, t in c["h1"].items()})
-        return {k: _mean_epochs(v) for k, v in epochs.items()}
+# --- storage: BooStSa's outcomes.json -----------------------------------------------------------
+
+def _outcomes_file(path: Path) -> Path:
+    """The outcomes file of a registry path: the path itself if ``.json``, else in it."""
+    return path if path.suffix == ".json" else path / OUTCOMES_FILE
+
+
+def _read_outcomes(file: Path) -> _Registry:
+    """The registry held in an outcomes file, every field checked present."""
+    try:
+        raw = json.loads(file.read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{str(file)!r} is not a valid outcomes JSON file: {err}") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{str(file)!r} must hold a mapping baseline -> runs")
+    data: _Registry = {}
+    for h0, cond in raw.items():
+        missing = [f for f in (*_FIELDS, "h1") if f not in cond]
+        if missing:
+            raise ValueError(f"baseline {h0!r} in {str(file)!r} lacks {missing}")
+        data[h0] = {f: list(cond[f]) for f in _FIELDS}
+        data[h0]["h1"] = {h1: {f: list(c[f]) for f in _FIELDS}
+                          for h1, c in cond["h1"].items()}
+    return data
+
+
+def _write_outcomes(file: Path, data: _Registry) -> Path:
+    """Write the registry to ``file`` (its directory created), atomically."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data))
+    tmp.replace(file)  # atomic: an interrupted save never leaves half a file
+    return file
+
+
+def _condition(data: _Registry, h0: str, h1: str | None) -> dict[str, Any]:
+    """The registry entry of baseline ``h0`` or of its treatment ``h1`` (created empty)."""
+    base = data.setdefault(h0, _empty_condition(True))
+    return base if h1 is None else base["h1"].setdefault(h1, _empty_condition(False))
+
+
+# --- comparisons --------------------------------------------------------------------------------
+
+def _paired_runs(data: _Registry, h0: str, h1: str) -> tuple[list[Any], list[Any], list[Any]]:
+    """Targets and the predictions of h0 and h1, run by run (runs paired by id)."""
+    base, treat = data[h0], data[h0]["h1"][h1]
+    if not base["exp_idxs"]:
+        raise ValueError(f"baseline {h0!r} has no runs: feed it before running")
+    order = _run_order(base["exp_idxs"], treat["exp_idxs"], h0, h1)
+    targets, p0, p1 = [], [], []
+    for i, j in enumerate(order):
+        t0, t1 = base["targs"][i], treat["targs"][j]
+        if t0 != t1:
+            raise ValueError(f"run {base['exp_idxs'][i]!r} of {h0!r} and run "
+                             f"{treat['exp_idxs'][j]!r} of {h1!r} have different targets: "
+                             "paired runs must score the same items in the same order")
+        targets.append(t0)
+        p0.append(base["preds"][i])
+        p1.append(treat["preds"][j])
+    return targets, p0, p1
+
+
+def _test_pair(data: _Registry, h0: str, h1: str, *, rng: np.random.Generator,
+               **options: Any) -> BootstrapTestResult:
+    """One treatment against its baseline (errors name the pair)."""
+    targets, p0, p1 = _paired_runs(data, h0, h1)
+    try:
+        return compare_runs(targets, p0, p1, rng=rng, h0_name=h0, h1_name=h1,
+                            run_names=list(data[h0]["exp_idxs"]), **options)
+    except ValueError as err:
+        raise ValueError(f"{h0!r} vs {h1!r}: {err}") from None
+
+
+def _mean_epochs_by_condition(data: _Registry) -> dict[str, float]:
+    """Mean epochs per baseline and per treatment (named as in ``results.tsv``)."""
+    epochs = {h0: c["epochs"] for h0, c in data.items()}
+    names = _condition_names([(h0, h1) for h0, c in data.items() for h1 in c["h1"]])
+    epochs.update({names[(h0, h1)]: t["epochs"] for h0, c in data.items()
+                   for h1, t in c["h1"].items()})
+    return {k: _mean_epochs(v) for k, v in epochs.items()}
 
 
 # --- steps --------------------------------------------------------------------------------------
