@@ -165,6 +165,73 @@ def test_cohen_kappa(ratings, chunks):
                                        n_resamples=200, rng=0).to_dataset())
 
 
+@pytest.mark.parametrize(("level", "domain"), [("nominal", None), ("ordinal", None),
+                                             ("interval", None), ("interval", range(-1, 6))])
+@pytest.mark.parametrize("chunks", [{"item": 7}, {"item": 13, "rater": 1}])
+def test_krippendorff_alpha_levels_on_dask(ratings, level, domain, chunks):
+    """Every level, missing ratings included: the streamed coincidence counts (or the loaded
+    table for the interval moments) give identical numbers for any chunking."""
+    x = ratings.copy()
+    x[::5, 0] = np.nan
+    kw = {"level_of_measurement": level, "value_domain": domain, "n_resamples": 200, "rng": 0}
+    ref = eq.agreement.krippendorff_alpha(x.values, **kw).to_dataset()
+    same(ref, eq.agreement.krippendorff_alpha(x.chunk(chunks), **kw).to_dataset())
+    same(ref, eq.agreement.krippendorff_alpha(x.rename(item="doc").chunk(doc=11),
+                                              **kw).to_dataset())
+
+
+@pytest.mark.parametrize("chunks", [6, 25])
+def test_cohen_kappa_string_labels_on_dask(ratings, chunks):
+    names = np.array(["neg", "neu", "pos", "x", "y", "z", "w"])
+    r1 = xr.DataArray(names[ratings.values[:, 0].astype(int) + 1], dims="item")
+    r2 = xr.DataArray(names[ratings.values[:, 1].astype(int) + 1], dims="item")
+    for weights in (None, "linear"):
+        kw = {"weights": weights, "n_resamples": 200, "rng": 0}
+        ref = eq.agreement.cohen_kappa(r1.values, r2.values, **kw)
+        lazy = eq.agreement.cohen_kappa(r1.chunk(item=chunks), r2.chunk(item=chunks // 2 + 1),
+                                        **kw)
+        same(ref.to_dataset(), lazy.to_dataset())
+        assert lazy.details == ref.details
+
+
+@pytest.mark.parametrize("measure", ["krippendorff_alpha", "icc", "cohen_kappa"])
+def test_agreement_validates_dask_chunk_by_chunk(ratings, measure):
+    """A bad value in the last chunk is found when the graph runs, with the specific message."""
+    x = ratings.copy()
+    x[-1, 1] = np.inf if measure == "krippendorff_alpha" else np.nan
+    lazy = x.chunk(item=7)
+    match = {"krippendorff_alpha": "`ratings` contains infinite values",
+             "icc": r"`ratings` contains 1 NaN value\(s\); the ICC needs complete",
+             "cohen_kappa": r"`rater2` contains 1 NaN value\(s\)"}[measure]
+    args = (lazy.isel(rater=0), lazy.isel(rater=1)) if measure == "cohen_kappa" else (lazy,)
+    with pytest.raises(ValueError, match=match):
+        getattr(eq.agreement, measure)(*args, n_resamples=10)
+
+
+def test_agreement_reads_dask_input_once(ratings):
+    """The validation, the streamed counts and the bootstrap's table share one read of each
+    chunk (one compute)."""
+    import dask.array as dsa
+
+    reads: list[int] = []
+
+    def read(block: np.ndarray) -> np.ndarray:
+        reads.append(block.shape[0])
+        return block
+
+    data = dsa.from_array(ratings.values, chunks=(7, 3)).map_blocks(read, dtype=float)
+    lazy = xr.DataArray(data, dims=("item", "rater"))
+    for measure in ("krippendorff_alpha", "icc"):
+        reads.clear()
+        lazy_res = getattr(eq.agreement, measure)(lazy, n_resamples=50, rng=0)
+        assert sorted(reads) == sorted([7] * 5 + [5]), measure
+        same(getattr(eq.agreement, measure)(ratings, n_resamples=50, rng=0).to_dataset(),
+             lazy_res.to_dataset())
+    reads.clear()
+    eq.agreement.cohen_kappa(lazy.isel(rater=0), lazy.isel(rater=1), n_resamples=50, rng=0)
+    assert sorted(reads) == sorted([7] * 5 + [5])
+
+
 # --- Dirichlet expectations -----------------------------------------------------------------
 
 @pytest.fixture(scope="module")

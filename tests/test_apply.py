@@ -162,3 +162,56 @@ def test_sum_items_against_numpy_and_on_dask():
     np.testing.assert_allclose(lazy.values, total.values, rtol=1e-12)
     assert is_lazy(xr.Dataset({"a": x.chunk()}))
     assert not is_lazy(xr.Dataset({"a": x}))
+
+
+def test_map_item_chunks_pairs_by_position_and_keeps_the_chunks():
+    pytest.importorskip("dask")
+    from evaluq._apply import compute_once, map_item_chunks
+
+    x = xr.DataArray(np.arange(20.0).reshape(10, 2), dims=("item", "rater"))
+    y = xr.DataArray(np.arange(10.0) * 10, dims=("item",))
+
+    def kernel(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        assert a.shape[1] == 2  # the other dims whole
+        return np.array([a.shape[0], a.sum() + b.sum()])
+
+    (eager,) = compute_once(map_item_chunks(kernel, x, y, dim="item"))
+    assert len(eager) == 1
+    np.testing.assert_array_equal(eager[0], [10, x.sum() + y.sum()])
+    # dask: one result per chunk of items (the rater dim made whole), in item order; the
+    # in-memory partner is split the same way
+    lazy = map_item_chunks(kernel, x.chunk(item=4, rater=1), y, dim="item")
+    (parts,) = compute_once(lazy)
+    sizes = [int(p[0]) for p in parts]
+    assert sizes == [4, 4, 2]
+    expected = [x[s].sum() + y[s].sum()
+                for s in (slice(0, 4), slice(4, 8), slice(8, 10))]
+    np.testing.assert_array_equal([p[1] for p in parts], expected)
+    # the item dim need not come first, and must exist
+    (parts_t,) = compute_once(map_item_chunks(kernel, x.T.chunk(item=4), y, dim="item"))
+    np.testing.assert_array_equal([p[1] for p in parts_t], expected)
+    with pytest.raises(CubeError, match=r"`dim` names \['doc'\]"):
+        map_item_chunks(kernel, x, y, dim="doc")
+
+
+def test_compute_once_shares_the_input_tasks():
+    dask = pytest.importorskip("dask")
+    import dask.array as dsa
+
+    from evaluq._apply import compute_once, map_item_chunks
+
+    reads: list[int] = []
+
+    def read(block: np.ndarray) -> np.ndarray:
+        reads.append(block.shape[0])
+        return block
+
+    base = dsa.from_array(np.arange(12.0).reshape(6, 2), chunks=(2, 2))
+    data = xr.DataArray(base.map_blocks(read, dtype=float), dims=("item", "rater"))
+    reads.clear()  # dask's probe of the function on an empty block
+    parts, table = compute_once(map_item_chunks(np.sum, data, dim="item"), data.data)
+    assert sorted(reads) == [2, 2, 2]  # each chunk read once for both results
+    np.testing.assert_array_equal(table, np.arange(12.0).reshape(6, 2))
+    assert [float(p) for p in parts] == [0 + 1 + 2 + 3, 4 + 5 + 6 + 7, 8 + 9 + 10 + 11]
+    assert compute_once(1, [2]) == (1, [2])  # in memory: unchanged
+    assert dask is not None

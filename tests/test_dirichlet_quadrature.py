@@ -95,3 +95,60 @@ def test_grid_and_sorted_marginal_lookups_agree(rng) -> None:
     np.testing.assert_array_equal(grid[2], shifted[2])
     np.testing.assert_array_equal(grid[0][grid[2]], a)
     np.testing.assert_array_equal(grid[1][grid[2]], b)
+
+
+# --- the cache-blocked kernel against the kernel before blocking (kept in the benchmark) --------
+
+def _adversarial_items(rng, n_items: int, k: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """Concentrations from 1e-3 (long logit tails) to 1e6 (near point masses) per class,
+    continuous (every cell its own marginal), q with exact zeros and ones."""
+    a = np.exp(rng.uniform(np.log(1e-3), np.log(1e6), size=(n_items, k)))
+    a[::5] = rng.integers(0, 40, size=a[::5].shape) + 1.0  # integer-count rows among them
+    q = rng.dirichlet(np.full(k, 0.3), size=n_items)
+    q[::7, 0] = 0.0
+    q[::11] = np.eye(k)[rng.integers(0, k, size=q[::11].shape[0])]
+    q /= q.sum(axis=1, keepdims=True)
+    return a, q
+
+
+@pytest.mark.parametrize("chunk", [dq._CHUNK, 1000])
+def test_blocked_kernel_matches_the_kernel_before_blocking(rng, monkeypatch, chunk) -> None:
+    """8000 items x 5 classes (the per-cell route) and their first 1000 (the shared-marginal
+    route), at the default block size and with blocks of 1000 node evaluations."""
+    monkeypatch.setattr(dq, "_CHUNK", chunk)
+    a, q = _adversarial_items(rng, 8000)
+    assert dq._mostly_distinct(a.ravel(), (a.sum(1, keepdims=True) - a).ravel())
+    np.testing.assert_allclose(dr.expected_jsd(a, q, prior=1e-3).values,
+                               reference.baseline_expected_jsd(a + 1e-3, q), rtol=0, atol=1e-10)
+    small = a[:1000]  # fewer cells than the sample: always the shared-marginal route
+    np.testing.assert_allclose(dr.expected_jsd(small, q[:1000], prior=1e-3).values,
+                               reference.baseline_expected_jsd(small + 1e-3, q[:1000]),
+                               rtol=0, atol=1e-10)
+
+
+def test_integer_counts_match_the_kernel_before_blocking(rng) -> None:
+    counts = rng.poisson(rng.uniform(0, 6, size=(8000, 1)), size=(8000, 5)).astype(float)
+    q = rng.dirichlet(np.ones(5), size=8000)
+    assert not dq._mostly_distinct((counts + 1).ravel(), (counts.sum(1, keepdims=True)
+                                                          - counts + 4).ravel())
+    np.testing.assert_allclose(dr.expected_jsd(counts, q).values,
+                               reference.baseline_expected_jsd(counts + 1.0, q),
+                               rtol=0, atol=1e-10)
+
+
+def test_both_routes_agree_on_the_same_cells(rng, monkeypatch) -> None:
+    """The per-cell route and the shared-marginal route give the same values."""
+    a, q = _adversarial_items(rng, 7000)
+    b = a.sum(1, keepdims=True) - a
+    per_cell = dq._expected_m_log_m(a, b, q)
+    monkeypatch.setattr(dq, "_mostly_distinct", lambda a, b: False)
+    shared = dq._expected_m_log_m(a, b, q)
+    np.testing.assert_allclose(per_cell, shared, rtol=0, atol=1e-13)
+
+
+def test_softplus_expit_against_numpy_and_scipy() -> None:
+    from scipy.special import expit
+    t = np.concatenate([np.linspace(-800, 800, 4001), [0.0, -0.0, 1e-300, -1e-300, 36.0, -36.0]])
+    softplus, x = dq._softplus_expit(t)
+    np.testing.assert_allclose(softplus, np.logaddexp(0.0, t), rtol=1e-15, atol=0)
+    np.testing.assert_allclose(x, expit(t), rtol=1e-15, atol=1e-300)  # subnormals differ

@@ -329,3 +329,58 @@ def sum_items(kernel: Callable[..., np.ndarray | tuple[np.ndarray, ...]],
     )
     outs = [outs] if n_outputs == 1 else list(outs)
     return [o.sum(dims) for o in outs]
+
+
+def map_item_chunks(kernel: Callable[..., Any], *arrays: xr.DataArray,
+                    dim: Hashable) -> list[Any]:
+    """``kernel(*blocks)`` on each chunk of the item ``dim`` (every other dim whole), as a
+    list in item order: the results in memory, ``dask.delayed`` objects on dask-backed input
+    (pass them, with anything else the analysis needs, to :func:`compute_once`).
+
+    The ``arrays`` are paired by position along ``dim`` (not aligned by coordinate), each
+    block holds ``dim`` first; a kernel that validates its block validates the input chunk by
+    chunk, and one that returns counts lets the caller sum them (integers: identical sums for
+    any chunking). In memory there is one block, the whole input.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> x = xr.DataArray([1.0, 2.0, 3.0], dims="item")
+    >>> parts = map_item_chunks(lambda a: a.sum(), x.chunk(item=2), dim="item")
+    >>> [float(p) for p in compute_once(parts)[0]]
+    [3.0, 3.0]
+    """
+    for a in arrays:
+        check_dims(a, [dim], "data")
+    ordered = [a.transpose(dim, ...) for a in arrays]
+    if not any(a.chunks is not None for a in ordered):
+        return [kernel(*(a.values for a in ordered))]
+    import dask
+
+    lead = next(a for a in ordered if a.chunks is not None)
+    item_chunks = lead.chunks[0] if lead.chunks is not None else ()
+    blocks = []
+    for a in ordered:
+        data = a.chunk({d: -1 for d in a.dims if d != dim}).data.rechunk(
+            {0: item_chunks}) if a.chunks is not None else None
+        if data is None:  # in memory beside a dask input: split the same way
+            import dask.array as dsa
+            data = dsa.from_array(a.values, chunks=(item_chunks, *a.shape[1:]))
+        blocks.append(data.to_delayed(optimize_graph=False).reshape(-1))  # keys shared
+    return [dask.delayed(kernel)(*parts) for parts in zip(*blocks, strict=True)]
+
+
+def compute_once(*objs: Any) -> tuple[Any, ...]:
+    """Evaluate lazy objects (dask arrays, DataArrays, delayed objects, lists of them) in one
+    ``dask.compute`` call, so tasks they share (the reading and validation of the input) run
+    once; in-memory objects pass through unchanged."""
+    def lazy(o: Any) -> bool:
+        if isinstance(o, list | tuple):
+            return any(lazy(v) for v in o)
+        return hasattr(o, "__dask_graph__") and o.__dask_graph__() is not None
+
+    if not any(lazy(o) for o in objs):
+        return objs
+    import dask
+
+    return tuple(dask.compute(*objs))

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ICC_FORM, RATER, RESAMPLE
+from evaluq._apply import check_values, compute_once, map_item_chunks
+from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ICC_FORM, ITEM, RATER, RESAMPLE
 from evaluq._kernels import bootstrap_counts
 from evaluq._results import N_RESAMPLES_INTERVAL, ResultBase
 from evaluq._validation import (
@@ -259,12 +260,25 @@ def _encode_labels(a: np.ndarray, b: np.ndarray,
     return np.searchsorted(domain, a), np.searchsorted(domain, b), domain
 
 
-def _as_labels(x: Any, name: str) -> np.ndarray:
-    arr = np.asarray(x.values if isinstance(x, xr.DataArray) else x)
-    if arr.ndim != 1:
-        raise ValueError(f"`{name}` must be 1-D (one label per item); got shape {arr.shape}")
-    if arr.size == 0:
+def _as_labels(x: Any, name: str) -> xr.DataArray:
+    """One rater's labels as a 1-D DataArray over its items (any dim name; lazy stays lazy)."""
+    if isinstance(x, xr.DataArray):
+        if x.ndim != 1:
+            raise ValueError(f"`{name}` must be 1-D (one label per item); got shape {x.shape}")
+        da = x
+    else:
+        arr = np.asarray(x)
+        if arr.ndim != 1:
+            raise ValueError(f"`{name}` must be 1-D (one label per item); got shape "
+                             f"{arr.shape}")
+        da = xr.DataArray(arr, dims=(ITEM,))
+    if da.size == 0:
         raise ValueError(f"`{name}` is empty")
+    return da
+
+
+def _check_labels(arr: np.ndarray, name: str) -> None:
+    """No missing labels (a block of one rater's labels)."""
     if arr.dtype.kind == "f" and np.isnan(arr).any():
         raise ValueError(f"`{name}` contains {int(np.isnan(arr).sum())} NaN value(s); Cohen's "
                          "kappa needs both ratings of every item (use krippendorff_alpha for "
@@ -272,7 +286,13 @@ def _as_labels(x: Any, name: str) -> np.ndarray:
     if arr.dtype.kind == "O" and any(v is None for v in arr):
         raise ValueError(f"`{name}` contains None; Cohen's kappa needs both ratings of every "
                          "item (use krippendorff_alpha for missing ratings)")
-    return arr
+
+
+def _label_pair_counts(a: np.ndarray, b: np.ndarray) -> pd.Series:
+    """Validated block of both raters' labels -> count of each observed (label1, label2)."""
+    _check_labels(a, "rater1")
+    _check_labels(b, "rater2")
+    return pd.DataFrame({"a": a, "b": b}).value_counts(sort=False, dropna=False)
 
 
 def cohen_kappa(rater1: Any, rater2: Any, *, labels: Sequence[Any] | None = None,
@@ -292,8 +312,12 @@ def cohen_kappa(rater1: Any, rater2: Any, *, labels: Sequence[Any] | None = None
 
     Parameters
     ----------
-    rater1, rater2 : array_like
-        One label per item from each rater (numbers or strings; no missing values).
+    rater1, rater2 : array_like or DataArray
+        One label per item from each rater (numbers or strings; no missing values), paired
+        by position. A dask-backed DataArray is read chunk by chunk of items: each chunk is
+        validated and reduced to its counts of label pairs, which are summed (the confusion
+        matrix is the sufficient statistic of the estimate and of the bootstrap, so nothing
+        else is loaded).
     labels : sequence, optional
         The label set, in order (the order matters for weights). Default: the sorted labels
         present. Labels outside it raise.
@@ -329,13 +353,20 @@ def cohen_kappa(rater1: Any, rater2: Any, *, labels: Sequence[Any] | None = None
     check_choice("weights", weights, WEIGHTS)
     n_resamples, level, gen = _check_bootstrap(n_resamples, confidence_level, rng)
     a, b = _as_labels(rater1, "rater1"), _as_labels(rater2, "rater2")
-    if a.shape != b.shape:
+    if a.size != b.size:
         raise ValueError(f"`rater1` and `rater2` must rate the same items; got {a.size} and "
                          f"{b.size} labels")
-    codes_a, codes_b, domain = _encode_labels(a, b, labels)
+    b = b.rename({b.dims[0]: a.dims[0]})  # paired by position, as the labels are given
+    # the confusion counts, chunk by chunk of items (counts of label pairs, summed exactly)
+    (parts,) = compute_once(map_item_chunks(_label_pair_counts, a, b, dim=a.dims[0]))
+    pairs = parts[0] if len(parts) == 1 else pd.concat(parts).groupby(level=[0, 1]).sum()
+    n_pairs = pairs.to_numpy(dtype=np.float64)
+    codes_a, codes_b, domain = _encode_labels(pairs.index.get_level_values(0).to_numpy(),
+                                              pairs.index.get_level_values(1).to_numpy(),
+                                              labels)
     n_labels = len(domain)
-    confusion = np.bincount(codes_a * n_labels + codes_b,
-                            minlength=n_labels * n_labels).astype(np.float64)
+    confusion = np.bincount(codes_a * n_labels + codes_b, weights=n_pairs,
+                            minlength=n_labels * n_labels)
     w = _kappa_weights(n_labels, weights)
     estimate = _kappa_from_confusion(confusion.reshape(n_labels, n_labels), w)
     boot_counts = gen.multinomial(a.size, confusion / a.size, size=n_resamples)
@@ -424,32 +455,71 @@ def _alpha_interval_from_stats(sums: np.ndarray) -> np.ndarray:
         return np.where(ok, 1 - (m - 1) * within / np.where(ok, den, 1), np.nan)
 
 
-def _as_ratings(ratings: Any, rater_dim: Hashable, *, allow_nan: bool) -> np.ndarray:
-    """(items, raters) float array from an array or a DataArray with ``rater_dim``."""
+def _as_ratings(ratings: Any, rater_dim: Hashable, *, allow_nan: bool) -> xr.DataArray:
+    """(items, raters) float DataArray from an array or a DataArray with ``rater_dim``; shape
+    and dtype checked at once, values at once in memory and chunk by chunk on dask
+    (:func:`evaluq._apply.check_values`: the input is read once, by the analysis)."""
     if isinstance(ratings, xr.DataArray):
         if ratings.ndim != 2 or rater_dim not in ratings.dims:
             raise ValueError(f"`ratings` must be a 2-D DataArray with a {rater_dim!r} dim "
                              f"(items x raters); got dims {list(ratings.dims)}")
-        arr = ratings.transpose(..., rater_dim).values
+        da = ratings.transpose(..., rater_dim)
     else:
         arr = np.asarray(ratings)
         if arr.ndim != 2:
             raise ValueError(f"`ratings` must be 2-D (items x raters); got shape {arr.shape}")
-    if arr.dtype.kind not in "iuf":  # bool refused: True/False are not ratings on a scale
-        raise TypeError(f"`ratings` must be numeric (NaN for missing); got dtype {arr.dtype}; "
+        da = xr.DataArray(arr, dims=(ITEM, rater_dim))
+    if da.dtype.kind not in "iuf":  # bool refused: True/False are not ratings on a scale
+        raise TypeError(f"`ratings` must be numeric (NaN for missing); got dtype {da.dtype}; "
                         "encode categories as integers first (e.g. .astype(int) for bool)")
-    arr = arr.astype(np.float64)
-    if np.isinf(arr).any():
-        raise ValueError("`ratings` contains infinite values")
-    if not allow_nan and np.isnan(arr).any():
-        raise ValueError(f"`ratings` contains {int(np.isnan(arr).sum())} NaN value(s); the ICC "
-                         "needs complete items x raters data (use krippendorff_alpha for "
-                         "missing ratings, or drop the incomplete items explicitly)")
-    if arr.shape[1] < 2:
-        raise ValueError(f"`ratings` must have at least 2 raters (columns); got {arr.shape[1]}")
-    if arr.shape[0] < 2:
-        raise ValueError(f"`ratings` must have at least 2 items (rows); got {arr.shape[0]}")
-    return arr
+    if da.shape[1] < 2:
+        raise ValueError(f"`ratings` must have at least 2 raters (columns); got {da.shape[1]}")
+    if da.shape[0] < 2:
+        raise ValueError(f"`ratings` must have at least 2 items (rows); got {da.shape[0]}")
+
+    def check(arr: np.ndarray) -> None:
+        if np.isinf(arr).any():
+            raise ValueError("`ratings` contains infinite values")
+        if not allow_nan and np.isnan(arr).any():
+            raise ValueError(f"`ratings` contains {int(np.isnan(arr).sum())} NaN value(s); the "
+                             "ICC needs complete items x raters data (use krippendorff_alpha "
+                             "for missing ratings, or drop the incomplete items explicitly)")
+
+    return check_values(da.astype(np.float64), check)
+
+
+def _coincidence_counts(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One chunk of items (items x raters): the values present, and per number of ratings m
+    the summed integer coincidence counts ``sum_u (n_u n_u^T - diag(n_u))`` over the items
+    with m ratings (shape (raters + 1, V, V)); exact, so summing chunks gives identical
+    totals for any chunking."""
+    ok = ~np.isnan(block)
+    local = np.unique(block[ok])
+    codes = np.where(ok, np.searchsorted(local, np.where(ok, block, 0.0)), -1)
+    counts = _value_counts(codes, local.size)
+    m = counts.sum(axis=-1).astype(np.intp)
+    outer = counts[:, :, None] * counts[:, None, :]
+    idx = np.arange(local.size)
+    outer[:, idx, idx] -= counts
+    by_m = (m[:, None] == np.arange(block.shape[1] + 1)).astype(np.float64)
+    sums = (by_m.T @ outer.reshape(block.shape[0], -1)).reshape(-1, local.size, local.size)
+    return local, sums
+
+
+def _coincidence_matrix(parts: Sequence[tuple[np.ndarray, np.ndarray]],
+                        domain: np.ndarray) -> np.ndarray:
+    """The coincidence matrix ``o`` over ``domain`` from the chunks' counts:
+    ``sum_m S_m / (m - 1)`` over m >= 2 (the counts summed first, exactly)."""
+    n_v = domain.size
+    lookup = np.argsort(domain, kind="stable")
+    total = np.zeros((parts[0][1].shape[0], n_v, n_v))
+    for local, sums in parts:
+        at = lookup[np.searchsorted(domain, local, sorter=lookup)]
+        total[:, at[:, None], at[None, :]] += sums
+    o = np.zeros((n_v, n_v))
+    for m in range(2, total.shape[0]):
+        o += total[m] / (m - 1)
+    return o
 
 
 def krippendorff_alpha(ratings: Any, *, level_of_measurement: Level = "nominal",
@@ -476,7 +546,11 @@ def krippendorff_alpha(ratings: Any, *, level_of_measurement: Level = "nominal",
     Parameters
     ----------
     ratings : array_like or DataArray, shape (items, raters)
-        Numeric ratings; NaN marks a missing rating.
+        Numeric ratings; NaN marks a missing rating. On a dask-backed DataArray the values
+        are validated chunk by chunk of items and the coincidence counts of the estimate are
+        summed chunk by chunk (integer counts: identical for any chunking); the bootstrap
+        resamples items, so it loads the (items x raters) table, its sufficient statistic,
+        once (one ``compute`` for both).
     level_of_measurement : {"nominal", "ordinal", "interval"}
     value_domain : sequence, optional
         The ordered values (nominal / ordinal). Default: the sorted values present. Values
@@ -524,7 +598,12 @@ def krippendorff_alpha(ratings: Any, *, level_of_measurement: Level = "nominal",
     """
     check_choice("level_of_measurement", level_of_measurement, LEVELS)
     n_resamples, level, gen = _check_bootstrap(n_resamples, confidence_level, rng)
-    x = _as_ratings(ratings, rater_dim, allow_nan=True)
+    table = _as_ratings(ratings, rater_dim, allow_nan=True)
+    moments = level_of_measurement == "interval" and value_domain is None
+    parts = [] if moments else map_item_chunks(_coincidence_counts, table, dim=table.dims[0])
+    # one pass over the input: the chunks' coincidence counts and the table for the bootstrap
+    parts, x = compute_once(parts, table.data)
+    x = np.asarray(x)
     m = (~np.isnan(x)).sum(axis=1)
     if not (m >= 2).any():
         raise ValueError("`ratings` has no item rated by at least 2 raters; alpha is undefined")
@@ -558,7 +637,7 @@ def krippendorff_alpha(ratings: Any, *, level_of_measurement: Level = "nominal",
     codes = np.where(np.isnan(x), -1, codes)
     contrib = _coincidence_contributions(_value_counts(codes, len(domain)))
     n_v = len(domain)
-    estimate = _alpha_from_coincidence(contrib.sum(axis=0).reshape(n_v, n_v),
+    estimate = _alpha_from_coincidence(_coincidence_matrix(parts, domain),
                                        level_of_measurement, domain)
     boot_o = _weighted_item_sums(contrib, n_resamples, gen)[0].reshape(n_resamples, n_v, n_v)
     boot = _alpha_from_coincidence(boot_o, level_of_measurement, domain)
@@ -629,7 +708,9 @@ def icc(ratings: Any, *, confidence_level: float = 0.95,
     Parameters
     ----------
     ratings : array_like or DataArray, shape (items, raters)
-        Complete ratings (no NaN).
+        Complete ratings (no NaN). A dask-backed DataArray is validated chunk by chunk and
+        then loaded once: the bootstrap over items needs the whole (items x raters) table
+        (its sufficient statistic).
     confidence_level, n_resamples, rng
         The percentile bootstrap over items (rows).
     rater_dim : hashable
@@ -663,7 +744,8 @@ def icc(ratings: Any, *, confidence_level: float = 0.95,
     [0.17, 0.29, 0.71, 0.44, 0.62, 0.91]
     """
     n_resamples, level, gen = _check_bootstrap(n_resamples, confidence_level, rng)
-    x = _as_ratings(ratings, rater_dim, allow_nan=False)
+    (x,) = compute_once(_as_ratings(ratings, rater_dim, allow_nan=False).data)
+    x = np.asarray(x)
     n, k = x.shape
     x = x - x.mean()  # the ANOVA is shift invariant; centring keeps the sums accurate
     stats = _icc_item_stats(x)

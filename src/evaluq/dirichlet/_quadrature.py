@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import expit
 
-_CHUNK = 65_536  # (item x class) cells per chunk of the quadrature kernel
+_CHUNK = 2**16  # node evaluations per block of the quadrature kernel (tuned by the benchmark)
 
 _GRID_MAX = 2**21  # largest value served from a lookup table by _special
 
@@ -37,10 +36,24 @@ _MAX_NODES = 8192
 _NEWTON_TOL = 1e-12
 
 
+def _softplus_expit(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``log(1 + e^t)`` and ``expit(t)`` from one exponential, ``e = exp(-|t|)`` (no overflow
+    for any ``t``; ``np.logaddexp`` and ``expit`` would take one each)."""
+    e = np.exp(-np.abs(t))
+    r = 1.0 + e
+    softplus = np.log1p(e)
+    softplus += np.maximum(t, 0.0)
+    np.divide(1.0, r, out=r)
+    x = e * r
+    np.copyto(x, r, where=t >= 0.0)
+    return softplus, x
+
+
 def _logit_range(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Ends of the logit range where the log-density of ``Beta(a, b)`` is within
     ``_TAIL_DROP`` of its mode (Newton's method on the convex drop, from below the root, so
-    the iterates increase monotonically; stops once every step is below ``_NEWTON_TOL``)."""
+    the iterates increase monotonically; a marginal stops once its step is below
+    ``_NEWTON_TOL``, and only the marginals still moving are iterated)."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     a0 = a + b
@@ -50,14 +63,22 @@ def _logit_range(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ends = []
     for sign in (-1.0, 1.0):
         d = np.sqrt(2.0 * _TAIL_DROP / kappa)  # at or below the root: drop(d) <= kappa d^2 / 2
+        active = np.arange(d.size)
+        aa, bb, mm, pp, dd = a, a0, mode, peak, d.copy()
         for _ in range(60):
-            t = mode + sign * d
-            drop = peak - _logit_logdens(t, a, a0)
-            slope = sign * (a0 * expit(t) - a)  # d(drop)/dd > 0
+            t = mm + sign * dd
+            softplus, x = _softplus_expit(t)
+            drop = pp - (aa * t - bb * softplus)
+            slope = sign * (bb * x - aa)  # d(drop)/dd > 0
             step = (drop - _TAIL_DROP) / slope
-            d = d - step
-            if not np.any(np.abs(step) > _NEWTON_TOL * (1.0 + d)):
+            dd = dd - step
+            d[active] = dd
+            moving = np.abs(step) > _NEWTON_TOL * (1.0 + dd)
+            if not moving.any():
                 break
+            if moving.sum() < 0.5 * moving.size:  # iterate only the marginals still moving
+                active = active[moving]
+                aa, bb, mm, pp, dd = aa[moving], bb[moving], mm[moving], pp[moving], dd[moving]
         ends.append(mode + sign * d)
     return ends[0], ends[1]
 
@@ -97,14 +118,27 @@ def _logit_beta_nodes(a: np.ndarray, b: np.ndarray, n_nodes: int,
     with ``m = (x + q)/2`` is) once the step resolves both the strip (``h <= 0.3``) and the
     density's width (``h <= 0.5 / sqrt(kappa)``, for concentrated marginals).
     """
+    x, w = _unnormalised_nodes(a, b, n_nodes, lo, hi)
+    w /= w.sum(axis=-1, keepdims=True)
+    return x, w
+
+
+def _unnormalised_nodes(a: np.ndarray, b: np.ndarray, n_nodes: int,
+                        lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes ``x`` and trapezoid weights proportional to the density (largest 1), one
+    exponential, one ``log1p`` and one ``exp`` per node."""
     grid = np.linspace(0.0, 1.0, n_nodes)
-    t = lo[..., None] + (hi - lo)[..., None] * grid
-    logw = _logit_logdens(t, a[..., None], (a + b)[..., None])
-    w = np.exp(logw - logw.max(axis=-1, keepdims=True))
+    t = (hi - lo)[..., None] * grid
+    t += lo[..., None]
+    softplus, x = _softplus_expit(t)
+    softplus *= -(a + b)[..., None]
+    t *= a[..., None]
+    logw = np.add(t, softplus, out=t)  # a t - (a + b) log(1 + e^t)
+    logw -= logw.max(axis=-1, keepdims=True)
+    w = np.exp(logw, out=logw)
     w[..., 0] *= 0.5
     w[..., -1] *= 0.5
-    w /= w.sum(axis=-1, keepdims=True)
-    return expit(t), w
+    return x, w
 
 
 _DENSE_CODES = 2**24  # largest (a, b) grid counted densely by _unique_pairs
@@ -156,25 +190,73 @@ def _m_log_m(m: np.ndarray) -> np.ndarray:
     return m
 
 
+def _mostly_distinct(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether most cells carry their own marginal (continuous concentrations: weighted or
+    soft counts), judged on an evenly spaced sample of 4096 cells; then looking up the
+    distinct marginals (a sort of every cell) would save no node construction."""
+    if a.size < 8 * _SAMPLE:
+        return False
+    pick = np.linspace(0, a.size - 1, _SAMPLE).astype(np.intp)
+    pairs = np.unique(np.stack([a[pick], b[pick]], axis=1), axis=0)
+    return pairs.shape[0] > _SAMPLE // 2
+
+
+_SAMPLE = 4096
+
+
 def _expected_m_log_m(a: np.ndarray, b: np.ndarray, q: np.ndarray,
                       n_nodes: int | None = None) -> np.ndarray:
     """``E[m log m]`` with ``m = (X + q)/2``, ``X ~ Beta(a, b)``, elementwise.
 
-    The rule is sized per marginal (:func:`_n_nodes`; ``n_nodes`` raises the minimum) and its
-    nodes and weights are built once per distinct ``(a, b)``. Cells sharing a marginal (integer
-    counts: a few hundred marginals over millions of cells) are evaluated as one
-    matrix-vector product per marginal; otherwise the cells of one node count are evaluated
-    together with their gathered nodes. Chunks hold about four million node evaluations.
+    The rule is sized per marginal (:func:`_n_nodes`; ``n_nodes`` raises the minimum). When
+    cells share marginals (integer counts: a few hundred marginals over millions of cells),
+    nodes and weights are built once per distinct ``(a, b)`` and the cells of a marginal are
+    evaluated as matrix-vector products; when most cells carry their own marginal, each
+    cell's nodes are built in place, without the lookup. Either way cells are processed in
+    blocks of about ``_CHUNK`` node evaluations, so every temporary stays in cache.
     """
     a, b, q = np.broadcast_arrays(np.asarray(a, dtype=np.float64),
                                   np.asarray(b, dtype=np.float64),
                                   np.asarray(q, dtype=np.float64))
     out = np.empty(a.shape)
-    flat_out = out.reshape(-1)
+    flat_a, flat_b = a.reshape(-1), b.reshape(-1)
     half_q = 0.5 * np.ascontiguousarray(q).reshape(-1)
-    ua, ub, inverse = _unique_pairs(a.reshape(-1), b.reshape(-1))
+    n_min = _MIN_NODES if n_nodes is None else n_nodes
+    if _mostly_distinct(flat_a, flat_b):
+        _distinct_cells(flat_a, flat_b, half_q, n_min, out.reshape(-1))
+    else:
+        _shared_marginals(flat_a, flat_b, half_q, n_min, out.reshape(-1))
+    return out
+
+
+def _distinct_cells(a: np.ndarray, b: np.ndarray, half_q: np.ndarray, n_min: int,
+                    flat_out: np.ndarray) -> None:
+    """Every cell with its own nodes, cells grouped by node count, in cache-sized blocks."""
+    lo, hi = _logit_range(a, b)
+    sizes = _n_nodes(a, b, lo, hi, n_min)
+    order = np.argsort(sizes, kind="stable")
+    sorted_sizes = sizes[order]
+    values = np.unique(sorted_sizes)
+    starts = np.searchsorted(sorted_sizes, values, side="left")
+    stops = np.append(starts[1:], order.size)
+    for n, first, last in zip(values, starts, stops, strict=True):
+        n = int(n)
+        step = max(1, _CHUNK // n)
+        for s0 in range(first, last, step):
+            idx = order[s0:min(s0 + step, last)]
+            x, w = _unnormalised_nodes(a[idx], b[idx], n, lo[idx], hi[idx])
+            x *= 0.5
+            x += half_q[idx, None]  # m = (x + q) / 2
+            flat_out[idx] = np.einsum("ij,ij->i", _m_log_m(x), w) / w.sum(axis=-1)
+
+
+def _shared_marginals(a: np.ndarray, b: np.ndarray, half_q: np.ndarray, n_min: int,
+                      flat_out: np.ndarray) -> None:
+    """Nodes once per distinct marginal; cells of a marginal as matrix-vector products (or,
+    where few cells share a marginal, gathered), in cache-sized blocks."""
+    ua, ub, inverse = _unique_pairs(a, b)
     lo, hi = _logit_range(ua, ub)
-    sizes = _n_nodes(ua, ub, lo, hi, _MIN_NODES if n_nodes is None else n_nodes)
+    sizes = _n_nodes(ua, ub, lo, hi, n_min)
     by_size = np.argsort(sizes, kind="stable")  # renumber the marginals by node count
     ua, ub, lo, hi, sizes = ua[by_size], ub[by_size], lo[by_size], hi[by_size], sizes[by_size]
     rank = np.empty_like(by_size)
@@ -192,7 +274,7 @@ def _expected_m_log_m(a: np.ndarray, b: np.ndarray, q: np.ndarray,
         cells = order[first:last]
         bounds = np.append(np.searchsorted(cell_pair[first:last], pairs, side="left"),
                            cells.size)  # cells[bounds[j]:bounds[j + 1]] share marginal j
-        step = max(1, _CHUNK * 64 // n)
+        step = max(1, _CHUNK // n)
         if cells.size >= 32 * pairs.size:  # one matrix-vector product per marginal
             x, w = _logit_beta_nodes(ua[pairs], ub[pairs], n, lo[pairs], hi[pairs])
             x *= 0.5
@@ -215,4 +297,3 @@ def _expected_m_log_m(a: np.ndarray, b: np.ndarray, q: np.ndarray,
                 m = x[row]
                 m += half_q[idx, None]  # (q + x) / 2
                 flat_out[idx] = np.einsum("ij,ij->i", _m_log_m(m), w[row])
-    return out
