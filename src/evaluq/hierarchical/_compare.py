@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq._dims import LANGUAGE, MODEL, MODEL_B
+from evaluq._dims import LANGUAGE, MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
 
 if TYPE_CHECKING:
     from evaluq.hierarchical._fit import HierarchicalFit
 
-SAMPLE_DIMS: Final = ("chain", "draw")
+SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 P_BEST_TOLERANCE: Final = 0.1
 DRIVERS: Final = {
     "sigma_between": "the frequentist tau_between is a method-of-moments estimate truncated at "

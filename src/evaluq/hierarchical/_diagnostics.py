@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq._dims import MODEL
+from evaluq._dims import MODEL, POSTERIOR_SAMPLE_DIMS
 
 if TYPE_CHECKING:
     from evaluq.hierarchical._fit import HierarchicalFit
 
 REPORTED: Final = ("mu", "benchmark_mean", "sigma_between", "sigma_seed", "tau_m", "tau_lang")
-SAMPLE_DIMS: Final = ("chain", "draw")
+SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 RHAT_MAX: Final = 1.01
 ESS_MIN: Final = 400
 BFMI_MIN: Final = 0.3

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq._dims import LANGUAGE, MODEL, MODEL_B
+from evaluq._dims import LANGUAGE, MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
 from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
 from evaluq.hierarchical._data import TEST_SET_ERRORS, HierarchicalData, cube_statistics
 from evaluq.hierarchical._model import MODELS, build_model, model_inputs, resolve_priors
@@ -23,7 +23,7 @@ from evaluq.hierarchical._posterior import conditional_draws, sigma_boot_draws
 
 SAMPLERS: Final = ("auto", "nutpie", "pymc")
 LEVELS: Final = ("population", "benchmark")
-SAMPLE_DIMS: Final = ("chain", "draw")
+SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 KEEP_CELLS_MAX: Final = 10_000_000   # theta (chain, draw, model, language) kept up to this size
 _STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
                  "mean_tree_accept", "acceptance_rate", "logp", "lp")
