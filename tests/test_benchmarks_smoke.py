@@ -30,6 +30,8 @@ QUICK = {
     "bench_agreement.py": [],
     "bench_bk_null_rates.py": [],
     "bench_closed_forms.py": [],
+    "bench_expected_jsd.py": [],
+    "bench_ranks.py": [],
     "calibration_agreement.py": ["--only", "kappa"],
     "calibration_intervals.py": [],
 }
