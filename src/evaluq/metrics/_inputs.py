@@ -149,6 +149,14 @@ class _Raw:
     has_class_dim: bool = False
 
 
+def item_dims(name: str, obj: xr.DataArray) -> tuple[str, ...]:
+    """The ``(item[, class])`` dims of a DataArray of targets or predictions; an error naming
+    ``name`` when it has no ``item`` dim."""
+    if ITEM not in obj.dims:
+        raise ValueError(f"`{name}` must have an {ITEM!r} dim; got dims {list(obj.dims)}")
+    return (ITEM, CLASS) if CLASS in obj.dims else (ITEM,)
+
+
 def _to_raw(name: str, obj: Any, allow_leading: bool) -> _Raw:
     if isinstance(obj, str | os.PathLike):
         return _Raw(name, load_predictions(obj))
@@ -156,9 +164,7 @@ def _to_raw(name: str, obj: Any, allow_leading: bool) -> _Raw:
         raise TypeError(f"`{name}` must be an array, a DataArray or a file path; got a Dataset "
                         "(select one variable)")
     if isinstance(obj, xr.DataArray):
-        if ITEM not in obj.dims:
-            raise ValueError(f"`{name}` must have an {ITEM!r} dim; got dims {list(obj.dims)}")
-        tail = (ITEM, CLASS) if CLASS in obj.dims else (ITEM,)
+        tail = item_dims(name, obj)
         lead = tuple(d for d in obj.dims if d not in tail)
         if lead and not allow_leading:
             raise ValueError(f"`{name}` must have dims {list(tail)} only; got {list(obj.dims)}")

@@ -34,7 +34,12 @@ import xarray as xr
 
 from evaluq._dims import CLASS, ITEM
 from evaluq.metrics._base import Metric
-from evaluq.metrics._inputs import check_label_set, load_predictions, prepare_inputs
+from evaluq.metrics._inputs import (
+    check_label_set,
+    item_dims,
+    load_predictions,
+    prepare_inputs,
+)
 from evaluq.significance import _engine
 
 NAMES = ("targets", "h0", "h1")
@@ -55,9 +60,7 @@ def _as_array(name: str, obj: Any) -> tuple[Any, np.ndarray | None, np.ndarray |
         raise TypeError(f"`{name}` must be an array, a DataArray or a file path; got a Dataset "
                         "(select one variable)")
     if isinstance(obj, xr.DataArray):
-        if ITEM not in obj.dims:
-            raise ValueError(f"`{name}` must have an {ITEM!r} dim; got dims {list(obj.dims)}")
-        tail = (ITEM, CLASS) if CLASS in obj.dims else (ITEM,)
+        tail = item_dims(name, obj)
         if set(obj.dims) != set(tail):
             raise ValueError(f"`{name}` must have dims {list(tail)} only; got {list(obj.dims)}")
         da = obj.transpose(*tail)
