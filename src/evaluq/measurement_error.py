@@ -47,12 +47,32 @@ from scipy.special import ndtr
 from evaluq._apply import as_dims, as_item_array, check_values, is_lazy, sum_items
 from evaluq._dims import (
     ACCURACY,
+    ACCURACY_INTERVAL,
+    CDF,
     CI_BOUND,
     CI_BOUND_COORDS,
+    COVERAGE,
+    DIST_INTERVAL,
+    DIST_MEAN,
+    DIST_SD,
+    DIST_VARIANCE,
     EVAL_POINT,
+    EXPECTED_ACCURACY,
+    EXPECTED_MAE,
+    EXPECTED_MSE,
     ITEM,
+    LOWER,
+    MSE_INTERVAL,
+    MSE_QUANTILE,
     N_CORRECT,
+    PDF,
+    PMF,
     QUANTILE,
+    ROUTE,
+    UPPER,
+    VAR_ACCURACY,
+    VAR_MAE,
+    VAR_MSE,
 )
 from evaluq._imhof import cornish_fisher, edgeworth_cdf, edgeworth_pdf, imhof_cdf, imhof_pdf
 from evaluq._imhof import moments as mse_moments
@@ -162,7 +182,7 @@ def expected_mse(targets: Any, predictions: Any, sigma: Any, *,
     """
     dims = as_dims(dim)
     d, s = _regression_inputs(targets, predictions, sigma, dims)
-    return _finish(_mse_sums(d, s, dims)[0] / _n_items(d, dims), "expected_mse",
+    return _finish(_mse_sums(d, s, dims)[0] / _n_items(d, dims), EXPECTED_MSE,
                    {"metric": "E[MSE]"})
 
 
@@ -214,7 +234,7 @@ def var_mse(targets: Any, predictions: Any, sigma: Any, *,
     dims = as_dims(dim)
     d, s = _regression_inputs(targets, predictions, sigma, dims)
     m = _n_items(d, dims)
-    return _finish(_mse_sums(d, s, dims)[1] / m**2, "var_mse", {"metric": "Var[MSE]"})
+    return _finish(_mse_sums(d, s, dims)[1] / m**2, VAR_MSE, {"metric": "Var[MSE]"})
 
 
 @dataclass(frozen=True)
@@ -398,7 +418,7 @@ class MSEDistribution:
         Edgeworth limit where the skewness is below 1e-2: huge ``|d| / sigma``, or very many
         items; CDF error below ~1e-6), ``"point"`` (SD 0, or below float64's range) or
         ``"monte_carlo"``."""
-        return _on_cells(self.mean, self._cells.route_names()).rename("route")
+        return _on_cells(self.mean, self._cells.route_names()).rename(ROUTE)
 
     def cdf(self, x: Any) -> xr.DataArray:
         """``P(MSE <= x)``.
@@ -421,7 +441,7 @@ class MSEDistribution:
             Named ``cdf``: the dims of :attr:`mean`, plus ``x`` for a 1-D array or the
             DataArray's own dims.
         """
-        return _evaluate(self.mean, self._cells.count, x, self._cells.cdf, "cdf")
+        return _evaluate(self.mean, self._cells.count, x, self._cells.cdf, CDF)
 
     def pdf(self, x: Any) -> xr.DataArray:
         r"""Density of the MSE at ``x`` (``x`` as in :meth:`cdf`).
@@ -453,7 +473,7 @@ class MSEDistribution:
         xarray.DataArray
             Named ``pdf``, dims as in :meth:`cdf`.
         """
-        return _evaluate(self.mean, self._cells.count, x, self._cells.pdf, "pdf")
+        return _evaluate(self.mean, self._cells.count, x, self._cells.pdf, PDF)
 
     def quantile(self, q: float | list[float] | np.ndarray) -> xr.DataArray:
         """Quantiles of the MSE (a ``quantile`` dim).
@@ -473,7 +493,7 @@ class MSEDistribution:
             raise ValueError(f"quantile levels must be in (0, 1); got {q!r}")
         vals = np.array([[self._cells.quantile(c, float(p)) for p in probs]
                          for c in range(self._cells.count)])
-        return _on_cells(self.mean, vals, {QUANTILE: probs}).rename("mse_quantile")
+        return _on_cells(self.mean, vals, {QUANTILE: probs}).rename(MSE_QUANTILE)
 
     def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
         """Equal-tailed interval holding the MSE with probability ``confidence_level``.
@@ -493,7 +513,7 @@ class MSEDistribution:
         vals = np.array([[self._cells.quantile(c, tail), self._cells.quantile(c, 1.0 - tail)]
                          for c in range(self._cells.count)])
         out = _on_cells(self.mean, vals, {CI_BOUND: list(CI_BOUND_COORDS)}).rename(
-            "mse_interval")
+            MSE_INTERVAL)
         out.attrs = {"kind": "equal-tailed probability interval", "confidence_level": level,
                      "method": self.method,
                      "routes": ", ".join(sorted(set(self.routes.values.ravel().tolist())))}
@@ -509,8 +529,8 @@ class MSEDistribution:
             Level of ``interval``.
         """
         return xr.Dataset({
-            "mean": self.mean, "variance": self.variance, "sd": self.variance ** 0.5,
-            "interval": self.interval(confidence_level),
+            DIST_MEAN: self.mean, DIST_VARIANCE: self.variance, DIST_SD: self.variance ** 0.5,
+            DIST_INTERVAL: self.interval(confidence_level),
         }, attrs={"method": self.method})
 
     def to_dataframe(self, confidence_level: float = 0.95) -> pd.DataFrame:
@@ -523,11 +543,11 @@ class MSEDistribution:
             Level of ``lower`` / ``upper``.
         """
         ds = self.to_dataset(confidence_level)
-        frame = ds[["mean", "variance", "sd"]].to_dataframe() if ds["mean"].ndim else \
-            pd.DataFrame({k: [float(ds[k])] for k in ("mean", "variance", "sd")})
-        iv = ds["interval"]
-        frame["lower"] = iv.sel({CI_BOUND: "lower"}).values.reshape(-1)
-        frame["upper"] = iv.sel({CI_BOUND: "upper"}).values.reshape(-1)
+        frame = ds[[DIST_MEAN, DIST_VARIANCE, DIST_SD]].to_dataframe() if ds[DIST_MEAN].ndim else \
+            pd.DataFrame({k: [float(ds[k])] for k in (DIST_MEAN, DIST_VARIANCE, DIST_SD)})
+        iv = ds[DIST_INTERVAL]
+        frame[LOWER] = iv.sel({CI_BOUND: LOWER}).values.reshape(-1)
+        frame[UPPER] = iv.sel({CI_BOUND: UPPER}).values.reshape(-1)
         return frame
 
     def _repr_html_(self) -> str:
@@ -609,8 +629,8 @@ def mse_distribution(
     d, s = d.compute(), s.compute()  # the distribution holds every item's terms
     m = _n_items(d, dims)
     sums = _mse_sums(d, s, dims)
-    mean = _finish(sums[0] / m, "mean", {"metric": "E[MSE]"})
-    variance = _finish(sums[1] / m**2, "variance", {"metric": "Var[MSE]"})
+    mean = _finish(sums[0] / m, DIST_MEAN, {"metric": "E[MSE]"})
+    variance = _finish(sums[1] / m**2, DIST_VARIANCE, {"metric": "Var[MSE]"})
     other = [x for x in d.dims if x not in dims]
     dv = d.transpose(*other, *dims).values.reshape(-1, m)
     sv = s.transpose(*other, *dims).values.reshape(-1, m)
@@ -737,7 +757,7 @@ def expected_mae(targets: Any, predictions: Any, sigma: Any, *,
     dims = as_dims(dim)
     d, s = _regression_inputs(targets, predictions, sigma, dims)
     total = sum_items(_folded_normal_moments, d, s, dims=dims, n_outputs=2)[0]
-    return _finish(total / _n_items(d, dims), "expected_mae", {"metric": "E[MAE]"})
+    return _finish(total / _n_items(d, dims), EXPECTED_MAE, {"metric": "E[MAE]"})
 
 
 def var_mae(targets: Any, predictions: Any, sigma: Any, *,
@@ -776,7 +796,7 @@ def var_mae(targets: Any, predictions: Any, sigma: Any, *,
     dims = as_dims(dim)
     d, s = _regression_inputs(targets, predictions, sigma, dims)
     var = sum_items(_folded_normal_moments, d, s, dims=dims, n_outputs=2)[1]
-    return _finish(var / _n_items(d, dims)**2, "var_mae", {"metric": "Var[MAE]"})
+    return _finish(var / _n_items(d, dims)**2, VAR_MAE, {"metric": "Var[MAE]"})
 
 
 # --- accuracy under label noise -----------------------------------------------------------------
@@ -886,7 +906,7 @@ def expected_accuracy(targets: Any, predictions: Any, *, q: Any = None,
     dims = as_dims(dim)
     pi = _agreement_probs(targets, predictions, q, transition, dims)
     total = sum_items(_pi_terms, pi, dims=dims, n_outputs=2)[0]
-    return _finish(total / _n_items(pi, dims), "expected_accuracy", {"metric": "E[accuracy]"})
+    return _finish(total / _n_items(pi, dims), EXPECTED_ACCURACY, {"metric": "E[accuracy]"})
 
 
 def var_accuracy(targets: Any, predictions: Any, *, q: Any = None,
@@ -932,7 +952,7 @@ def var_accuracy(targets: Any, predictions: Any, *, q: Any = None,
     dims = as_dims(dim)
     pi = _agreement_probs(targets, predictions, q, transition, dims)
     total = sum_items(_pi_terms, pi, dims=dims, n_outputs=2)[1]
-    return _finish(total / _n_items(pi, dims)**2, "var_accuracy",
+    return _finish(total / _n_items(pi, dims)**2, VAR_ACCURACY,
                    {"metric": "Var[accuracy]"})
 
 
@@ -1002,7 +1022,7 @@ class AccuracyDistribution:
     variance: xr.DataArray
 
     def cdf(self) -> xr.DataArray:
-        return self.pmf.cumsum(N_CORRECT).rename("cdf")
+        return self.pmf.cumsum(N_CORRECT).rename(CDF)
 
     def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
         """Exact equal-tailed interval (each tail at most ``(1 - level)/2``; coverage >= level).
@@ -1027,7 +1047,7 @@ class AccuracyDistribution:
         out = xr.DataArray(np.stack([lower, upper], axis=-1).reshape((*template.shape, 2)),
                            dims=(*template.dims, CI_BOUND),
                            coords={**dict(template.coords), CI_BOUND: list(CI_BOUND_COORDS)},
-                           name="accuracy_interval")
+                           name=ACCURACY_INTERVAL)
         out.attrs = {"kind": "exact equal-tailed interval", "confidence_level": level}
         return out
 
@@ -1046,9 +1066,9 @@ class AccuracyDistribution:
         """
         iv = self.interval(confidence_level)
         acc = self.pmf[ACCURACY]
-        inside = (acc >= iv.sel({CI_BOUND: "lower"}) - 1e-12) & (
-            acc <= iv.sel({CI_BOUND: "upper"}) + 1e-12)
-        return self.pmf.where(inside, 0.0).sum(N_CORRECT).rename("coverage")
+        inside = (acc >= iv.sel({CI_BOUND: LOWER}) - 1e-12) & (
+            acc <= iv.sel({CI_BOUND: UPPER}) + 1e-12)
+        return self.pmf.where(inside, 0.0).sum(N_CORRECT).rename(COVERAGE)
 
     def to_dataset(self, confidence_level: float = 0.95) -> xr.Dataset:
         """pmf, mean, variance, SD and the exact interval as one Dataset.
@@ -1059,9 +1079,9 @@ class AccuracyDistribution:
             Level in (0, 1); default 0.95.
             Level of ``interval``.
         """
-        return xr.Dataset({"pmf": self.pmf, "mean": self.mean, "variance": self.variance,
-                           "sd": np.sqrt(self.variance),
-                           "interval": self.interval(confidence_level)})
+        return xr.Dataset({PMF: self.pmf, DIST_MEAN: self.mean, DIST_VARIANCE: self.variance,
+                           DIST_SD: np.sqrt(self.variance),
+                           DIST_INTERVAL: self.interval(confidence_level)})
 
     def to_dataframe(self, confidence_level: float = 0.95) -> pd.DataFrame:
         """Mean, variance, SD and interval bounds (one row per cell of the other dims).
@@ -1074,9 +1094,9 @@ class AccuracyDistribution:
         """
         iv = self.interval(confidence_level)
         cols: dict[str, xr.DataArray] = {
-                "mean": self.mean, "variance": self.variance, "sd": self.variance ** 0.5,
-                "lower": iv.sel({CI_BOUND: "lower"}, drop=True),
-                "upper": iv.sel({CI_BOUND: "upper"}, drop=True)}
+                DIST_MEAN: self.mean, DIST_VARIANCE: self.variance, DIST_SD: self.variance ** 0.5,
+                LOWER: iv.sel({CI_BOUND: LOWER}, drop=True),
+                UPPER: iv.sel({CI_BOUND: UPPER}, drop=True)}
         if self.mean.ndim == 0:
             return pd.DataFrame({k: [float(v)] for k, v in cols.items()})
         return xr.Dataset({k: v.rename(k) for k, v in cols.items()}).to_dataframe()
@@ -1146,8 +1166,8 @@ def accuracy_distribution(targets: Any, predictions: Any, *, q: Any = None,
     coords[N_CORRECT] = np.arange(m + 1)
     coords[ACCURACY] = (N_CORRECT, np.arange(m + 1) / m)
     pmf = xr.DataArray(pmfs.reshape((*template.shape, m + 1)),
-                       dims=(*template.dims, N_CORRECT), coords=coords, name="pmf")
+                       dims=(*template.dims, N_CORRECT), coords=coords, name=PMF)
     sums = sum_items(_pi_terms, pi, dims=dims, n_outputs=2)
-    mean = _finish(sums[0] / m, "mean", {"metric": "E[accuracy]"})
-    var = _finish(sums[1] / m**2, "variance", {"metric": "Var[accuracy]"})
+    mean = _finish(sums[0] / m, DIST_MEAN, {"metric": "E[accuracy]"})
+    var = _finish(sums[1] / m**2, DIST_VARIANCE, {"metric": "Var[accuracy]"})
     return AccuracyDistribution(pmf=pmf, mean=mean, variance=var)

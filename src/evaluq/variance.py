@@ -17,14 +17,29 @@ from evaluq._apply import check_dims
 from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
+    ESTIMABLE,
     LANGUAGE,
+    MEAN_SCORE,
     MODEL,
+    N_LANGUAGES,
     N_SEEDS,
+    NAN_REASON,
+    NAN_REASONS,
+    NOT_ESTIMABLE,
     SCORE,
     SD_BOOT,
     SD_SEED,
+    SE_MEAN_FIXED,
+    SE_MEAN_POPULATION,
+    SE_SIGMA_BOOT,
+    SE_SIGMA_SEED,
     SEED,
+    SIGMA_BETWEEN,
+    SIGMA_BOOT,
+    SIGMA_SEED,
+    SIGMA_WITHIN,
     SUMMARY,
+    TAU_BETWEEN,
 )
 from evaluq._kernels import count_valid, nan_reduce, nanmean
 from evaluq._kernels import nanstd as _nanstd
@@ -33,9 +48,9 @@ from evaluq.cube import is_summary, validate
 from evaluq.errors import CubeError
 
 SUMMARY_STATS = ("mean", "sd", "min", "max")
-WITHIN_COMPONENTS = ("sigma_seed", "sigma_boot", "sigma_within")
-ESTIMATES = ("sigma_between", "tau_between", "sigma_seed", "sigma_boot", "sigma_within",
-             "se_sigma_seed", "se_sigma_boot", "se_mean_fixed", "se_mean_population")
+WITHIN_COMPONENTS = (SIGMA_SEED, SIGMA_BOOT, SIGMA_WITHIN)
+ESTIMATES = (SIGMA_BETWEEN, TAU_BETWEEN, SIGMA_SEED, SIGMA_BOOT, SIGMA_WITHIN,
+             SE_SIGMA_SEED, SE_SIGMA_BOOT, SE_MEAN_FIXED, SE_MEAN_POPULATION)
 """The estimates of :func:`variance_components` that can be NaN for want of data."""
 
 
@@ -165,18 +180,18 @@ def _cell_spreads(cube: xr.Dataset, score: np.ndarray, ybar: np.ndarray, ddof: i
     nan_ml = np.full(ybar.shape, np.nan)
     if is_summary(cube):
         sigma_seed, sigma_boot, n_seeds = _summary_components(cube, nan_ml, reasons)
-        reasons["se_sigma_seed"] = reasons["se_sigma_boot"] = (
+        reasons[SE_SIGMA_SEED] = reasons[SE_SIGMA_BOOT] = (
             "a summary-only cube has no replicates to estimate the SE of an SD from")
         return _CellSpreads(sigma_seed, sigma_boot, nan_ml, nan_ml, n_seeds)
     n_seeds = count_valid(score).astype(np.float64)
     sigma_seed = _sd(score, ddof)
     few = ~np.isnan(ybar) & np.isnan(sigma_seed)
     if few.any():
-        reasons["sigma_seed"] = (
+        reasons[SIGMA_SEED] = (
             f"{int(few.sum())} observed (model, language) cell(s) have fewer than "
             f"{max(2, ddof + 1)} seeds: the seed-to-seed noise is unknown (ddof={ddof})")
     if BOOT_SCORE not in cube:
-        reasons["sigma_boot"] = reasons["se_sigma_boot"] = reasons["se_sigma_seed"] = (
+        reasons[SIGMA_BOOT] = reasons[SE_SIGMA_BOOT] = reasons[SE_SIGMA_SEED] = (
             f"the cube has no {BOOT_SCORE!r} (no bootstrap replicates): the test-set "
             "sampling noise is unknown")
         return _CellSpreads(sigma_seed, nan_ml, nan_ml, nan_ml, n_seeds)
@@ -199,28 +214,28 @@ def _boot_spreads(cube: xr.Dataset, score: np.ndarray, ybar: np.ndarray, ddof: i
         se_boot = _sd(v, ddof) / np.sqrt(count_valid(v))
     gap = ~np.isnan(ybar) & np.isnan(sigma_boot)
     if gap.any():
-        reasons["sigma_boot"] = (
+        reasons[SIGMA_BOOT] = (
             f"{int(gap.sum())} observed (model, language) cell(s) have too few "
             f"bootstrap replicates (boot_score missing)")
     if np.isnan(se_seed[~np.isnan(ybar)]).any():
-        reasons["se_sigma_seed"] = (
+        reasons[SE_SIGMA_SEED] = (
             f"needs at least {max(2, ddof + 1)} seeds with replicates in the cell")
     if np.isnan(se_boot[~np.isnan(ybar)]).any():
-        reasons["se_sigma_boot"] = (
+        reasons[SE_SIGMA_BOOT] = (
             f"needs at least {max(2, ddof + 1)} seeds with replicates in the cell")
     return sigma_boot, se_seed, se_boot
 
 
 _DESCRIPTIONS = {
-    "sigma_between": "SD over languages of the seed-mean score",
-    "sigma_seed": "SD over seeds of the full-test-set score",
-    "sigma_boot": "mean over seeds of the SD over bootstrap replicates",
-    "sigma_within": "sqrt(sigma_seed^2 + sigma_boot^2)",
-    "se_sigma_seed": "SD over bootstrap replicates of the seed SD",
-    "se_sigma_boot": "SD over seeds of the bootstrap SD, over sqrt(n_seeds)",
-    "se_mean_fixed": "SE of the mean over languages, given these languages",
-    "tau_between": "between-language SD net of within-language noise (moments)",
-    "se_mean_population": "SE of the mean over languages, languages sampled",
+    SIGMA_BETWEEN: "SD over languages of the seed-mean score",
+    SIGMA_SEED: "SD over seeds of the full-test-set score",
+    SIGMA_BOOT: "mean over seeds of the SD over bootstrap replicates",
+    SIGMA_WITHIN: "sqrt(sigma_seed^2 + sigma_boot^2)",
+    SE_SIGMA_SEED: "SD over bootstrap replicates of the seed SD",
+    SE_SIGMA_BOOT: "SD over seeds of the bootstrap SD, over sqrt(n_seeds)",
+    SE_MEAN_FIXED: "SE of the mean over languages, given these languages",
+    TAU_BETWEEN: "between-language SD net of within-language noise (moments)",
+    SE_MEAN_POPULATION: "SE of the mean over languages, languages sampled",
 }
 
 
@@ -237,18 +252,18 @@ def _assemble(cube: xr.Dataset, ybar: np.ndarray, cells: _CellSpreads, ddof: int
     ml = (MODEL, LANGUAGE)
     out = xr.Dataset(
         {
-            "sigma_between": (MODEL, sigma_between),
-            "tau_between": (MODEL, tau_between),
-            "mean_score": (MODEL, nanmean(ybar)),
-            "se_mean_fixed": (MODEL, se_fixed),
-            "se_mean_population": (MODEL, se_population),
-            "n_languages": (MODEL, n_lang),
-            "sigma_seed": (ml, cells.sigma_seed),
-            "sigma_boot": (ml, cells.sigma_boot),
-            "sigma_within": (ml, sigma_within),
-            "se_sigma_seed": (ml, cells.se_seed),
-            "se_sigma_boot": (ml, cells.se_boot),
-            "n_seeds": (ml, cells.n_seeds),
+            SIGMA_BETWEEN: (MODEL, sigma_between),
+            TAU_BETWEEN: (MODEL, tau_between),
+            MEAN_SCORE: (MODEL, nanmean(ybar)),
+            SE_MEAN_FIXED: (MODEL, se_fixed),
+            SE_MEAN_POPULATION: (MODEL, se_population),
+            N_LANGUAGES: (MODEL, n_lang),
+            SIGMA_SEED: (ml, cells.sigma_seed),
+            SIGMA_BOOT: (ml, cells.sigma_boot),
+            SIGMA_WITHIN: (ml, sigma_within),
+            SE_SIGMA_SEED: (ml, cells.se_seed),
+            SE_SIGMA_BOOT: (ml, cells.se_boot),
+            N_SEEDS: (ml, cells.n_seeds),
         },
         coords={MODEL: cube[MODEL].values, LANGUAGE: cube[LANGUAGE].values,
                 SUMMARY: list(SUMMARY_STATS)},
@@ -275,22 +290,22 @@ def _over_languages(x: np.ndarray, ddof: int) -> np.ndarray:
 def _explain_nan(out: xr.Dataset, reasons: dict[str, str], ybar: np.ndarray) -> None:
     """Each variable with NaN gets its ``nan_reason``; the Dataset lists what is estimable."""
     if (n_missing := int(np.isnan(ybar).sum())) > 0:
-        for name in ("sigma_seed", "sigma_boot", "se_sigma_seed", "se_sigma_boot"):
+        for name in (SIGMA_SEED, SIGMA_BOOT, SE_SIGMA_SEED, SE_SIGMA_BOOT):
             reasons[name] = "; ".join(r for r in (
                 reasons.get(name), f"{n_missing} (model, language) cell(s) have no score "
                 "(missing cells are NaN, never filled)") if r)
-    reasons["sigma_within"] = "; ".join(
-        r for r in (reasons.get("sigma_seed"), reasons.get("sigma_boot")) if r)
+    reasons[SIGMA_WITHIN] = "; ".join(
+        r for r in (reasons.get(SIGMA_SEED), reasons.get(SIGMA_BOOT)) if r)
     for name in WITHIN_COMPONENTS:
         reasons.setdefault(f"{name}_summary", "; ".join(
             r for r in (reasons.get(name), "the 'sd' over languages needs 2 languages with a "
                         "value") if r))
     for name, reason in reasons.items():
         if reason and bool(np.isnan(out[name].values).any()):
-            out[name].attrs["nan_reason"] = reason
-    out.attrs["estimable"] = ", ".join(
+            out[name].attrs[NAN_REASON] = reason
+    out.attrs[ESTIMABLE] = ", ".join(
         name for name in ESTIMATES if not bool(np.isnan(out[name].values).all()))
-    out.attrs["not_estimable"] = ", ".join(
+    out.attrs[NOT_ESTIMABLE] = ", ".join(
         name for name in ESTIMATES if bool(np.isnan(out[name].values).all()))
 
 
@@ -316,7 +331,7 @@ def _summary_components(cube: xr.Dataset, nan_ml: np.ndarray, reasons: dict[str,
     """sigma_seed, sigma_boot and n_seeds of a summary-only cube, with the reasons for NaN."""
     observed = ~np.isnan(cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values[..., 0])
     out = []
-    for name, var in (("sigma_seed", SD_SEED), ("sigma_boot", SD_BOOT), ("n_seeds", N_SEEDS)):
+    for name, var in ((SIGMA_SEED, SD_SEED), (SIGMA_BOOT, SD_BOOT), (N_SEEDS, N_SEEDS)):
         values = cube[var].transpose(MODEL, LANGUAGE).values if var in cube else nan_ml
         if var not in cube:
             reasons[name] = f"the summary-only cube has no {var!r}"
@@ -366,25 +381,25 @@ def _explain_model_level(reasons: dict[str, str], ybar: np.ndarray, sigma_seed: 
                          ddof: int) -> None:
     """Reasons for NaN in the per-model estimates."""
     observed = ~np.isnan(ybar)
-    unknown = [name for name, x in (("sigma_seed", sigma_seed), ("sigma_boot", sigma_boot),
-                                    ("n_seeds", n_seeds))
+    unknown = [name for name, x in ((SIGMA_SEED, sigma_seed), (SIGMA_BOOT, sigma_boot),
+                                    (N_SEEDS, n_seeds))
                if np.isnan(np.where(observed, x, 0.0)).any()]
     if unknown:
         parts = "; ".join(f"{u}: {reasons[u]}" if u in reasons else u for u in unknown)
-        reasons["se_mean_fixed"] = (
+        reasons[SE_MEAN_FIXED] = (
             "the within-language noise w = sigma_seed^2/n_seeds + sigma_boot^2 of an observed "
             f"language is unknown ({parts}); an unknown part is never counted as 0")
     few = f"sigma_between needs at least {max(2, ddof + 1)} languages with a score"
-    reasons["sigma_between"] = few
-    reasons["tau_between"] = "; ".join(
-        r for r in (reasons.get("se_mean_fixed"), few if (n_lang < max(2, ddof + 1)).any()
+    reasons[SIGMA_BETWEEN] = few
+    reasons[TAU_BETWEEN] = "; ".join(
+        r for r in (reasons.get(SE_MEAN_FIXED), few if (n_lang < max(2, ddof + 1)).any()
                     else None) if r)
-    reasons["se_mean_population"] = few + " (and at least 1 language)"
+    reasons[SE_MEAN_POPULATION] = few + " (and at least 1 language)"
     if (n_lang == 0).any():
         empty = f"{int((n_lang == 0).sum())} model(s) have no score in any language"
-        for name in ("sigma_between", "tau_between", "se_mean_fixed", "se_mean_population"):
+        for name in (SIGMA_BETWEEN, TAU_BETWEEN, SE_MEAN_FIXED, SE_MEAN_POPULATION):
             reasons[name] = "; ".join(r for r in (reasons.get(name), empty) if r)
-        reasons["mean_score"] = empty
+        reasons[MEAN_SCORE] = empty
 
 
 def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.DataFrame:
@@ -422,8 +437,8 @@ def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.D
     >>> list(eq.variance_table(eq.variance_components(cube)).columns[:4])
     ['mean_score', 'sigma_between', 'tau_between', 'sigma_seed mean']
     """
-    if not isinstance(components, xr.Dataset) or "mean_score" not in components \
-            or "sigma_seed_summary" not in components:
+    if not isinstance(components, xr.Dataset) or MEAN_SCORE not in components \
+            or f"{SIGMA_SEED}_summary" not in components:
         raise TypeError("`components` must be the result of eq.variance_components(cube); got "
                         + (f"a Dataset with variables {sorted(map(str, components.data_vars))}"
                            if isinstance(components, xr.Dataset)
@@ -431,25 +446,25 @@ def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.D
     if digits is not None:
         digits = check_int("digits", digits, minimum=0)
     table = pd.DataFrame(index=pd.Index(components[MODEL].values, name=MODEL))
-    table["mean_score"] = components["mean_score"].values
-    table["sigma_between"] = components["sigma_between"].values
-    table["tau_between"] = components["tau_between"].values
+    table[MEAN_SCORE] = components[MEAN_SCORE].values
+    table[SIGMA_BETWEEN] = components[SIGMA_BETWEEN].values
+    table[TAU_BETWEEN] = components[TAU_BETWEEN].values
     for name in WITHIN_COMPONENTS:
         summary = components[f"{name}_summary"]
         for stat in SUMMARY_STATS:
             table[f"{name} {stat}"] = summary.sel({SUMMARY: stat}).values
-    table["se_mean_fixed"] = components["se_mean_fixed"].values
-    table["se_mean_population"] = components["se_mean_population"].values
+    table[SE_MEAN_FIXED] = components[SE_MEAN_FIXED].values
+    table[SE_MEAN_POPULATION] = components[SE_MEAN_POPULATION].values
     table = table.round(digits) if digits is not None else table
-    table.attrs["estimable"] = components.attrs.get("estimable", "")
-    table.attrs["not_estimable"] = components.attrs.get("not_estimable", "")
-    reasons = {str(name): components[name].attrs["nan_reason"]
-               for name in components.data_vars if "nan_reason" in components[name].attrs}
+    table.attrs[ESTIMABLE] = components.attrs.get(ESTIMABLE, "")
+    table.attrs[NOT_ESTIMABLE] = components.attrs.get(NOT_ESTIMABLE, "")
+    reasons = {str(name): components[name].attrs[NAN_REASON]
+               for name in components.data_vars if NAN_REASON in components[name].attrs}
     for name in WITHIN_COMPONENTS:
         if f"{name}_summary" in reasons:
             reasons.update({f"{name} {stat}": reasons[f"{name}_summary"]
                             for stat in SUMMARY_STATS})
-    table.attrs["nan_reasons"] = {col: reasons[col] for col in table.columns if col in reasons}
+    table.attrs[NAN_REASONS] = {col: reasons[col] for col in table.columns if col in reasons}
     table.attrs["uncertainty"] = ("se_* are standard errors of the mean over languages; SDs "
                                   "are summarised (mean, sd, min, max) over languages")
     table.attrs["caption"] = (
