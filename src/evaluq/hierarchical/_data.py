@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import xarray as xr
@@ -241,6 +241,77 @@ def _digest(cube: xr.Dataset) -> str:
     return h.hexdigest()
 
 
+class _Cells(NamedTuple):
+    """Per-(model, language) cell inputs of :func:`cube_statistics`."""
+
+    n_seeds: np.ndarray
+    ss_cell: np.ndarray
+    dof_cell: np.ndarray
+    plug_seed: np.ndarray
+    vbar: np.ndarray
+    boot_dof: np.ndarray
+
+
+def _summary_cells(cube: xr.Dataset, observed: np.ndarray) -> _Cells:
+    """The cell inputs of a summary-only cube (``n_seeds``, ``sd_seed``, ``sd_boot``)."""
+    shape = observed.shape
+    n_seeds = np.where(observed, cube[N_SEEDS].transpose(MODEL, LANGUAGE).values, 0.0) \
+        if N_SEEDS in cube else observed.astype(np.float64)
+    sd_seed = (cube[SD_SEED].transpose(MODEL, LANGUAGE).values if SD_SEED in cube
+               else np.full(shape, np.nan))
+    sd_boot = (cube[SD_BOOT].transpose(MODEL, LANGUAGE).values if SD_BOOT in cube
+               else np.full(shape, np.nan))
+    has_sd = observed & ~np.isnan(sd_seed)
+    estimable = has_sd & (n_seeds > 1)
+    ss_cell = np.where(estimable, (n_seeds - 1) * np.nan_to_num(sd_seed) ** 2, 0.0)
+    dof_cell = np.where(estimable, n_seeds - 1, 0.0)
+    # an SD without replicate count behind it is plugged in as known
+    plug_seed = np.where(has_sd & ~estimable,
+                         np.nan_to_num(sd_seed) ** 2 / np.maximum(n_seeds, 1), 0.0)
+    vbar = np.where(observed, sd_boot, np.nan)
+    boot_dof = np.where(np.isnan(vbar), 0.0, np.inf)
+    return _Cells(n_seeds, ss_cell, dof_cell, plug_seed, vbar**2, boot_dof)
+
+
+def _raw_cells(cube: xr.Dataset, observed: np.ndarray, n_cell: np.ndarray,
+               ss_cell: np.ndarray) -> _Cells:
+    """The cell inputs of a raw cube (seed scores and, if present, ``boot_score``)."""
+    shape = observed.shape
+    dof_cell = np.maximum(n_cell - 1, 0.0)
+    if BOOT_SCORE in cube:
+        boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
+        vbar, boot_dof = _boot_stats(boot.astype(np.float64))
+        vbar = np.where(observed, vbar, np.nan)
+    else:
+        vbar, boot_dof = np.full(shape, np.nan), np.zeros(shape)
+    return _Cells(n_cell, ss_cell, dof_cell, np.zeros(shape), vbar, boot_dof)
+
+
+def _check_boot(observed: np.ndarray, vbar: np.ndarray, reasons: dict[str, str]) -> bool:
+    """Whether the bootstrap variance is identified; bootstrap info must be all or nothing."""
+    boot_identified = bool(np.any(observed & ~np.isnan(vbar)))
+    if not boot_identified:
+        reasons["sigma_boot"] = REASON_NO_BOOT
+    elif np.any(observed & np.isnan(vbar)):
+        raise CubeError("`cube` has bootstrap information for some observed cells but not for "
+                        f"others ({int(np.sum(observed & np.isnan(vbar)))} cells); give it for "
+                        "every observed cell or for none")
+    return boot_identified
+
+
+def _check_models(models: np.ndarray, observed: np.ndarray, seed_identified: np.ndarray,
+                  reasons: dict[str, str]) -> None:
+    """Reasons for an unidentified seed or language SD; every model needs a language."""
+    if not seed_identified.all():
+        names = ", ".join(map(str, models[~seed_identified]))
+        reasons["sigma_seed"] = REASON_ONE_SEED.format(models=names)
+    if len(models) == 1:
+        reasons["tau_lang"] = REASON_ONE_MODEL
+    if not observed.any(axis=1).all():
+        empty = ", ".join(map(str, models[~observed.any(axis=1)]))
+        raise CubeError(f"`cube` has models with no observed language: {empty}")
+
+
 def cube_statistics(cube: Any, test_set_errors: str = "independent") -> HierarchicalData:
     """Reduce a validated cube to the sufficient statistics of the hierarchical model.
 
@@ -275,54 +346,16 @@ def cube_statistics(cube: Any, test_set_errors: str = "independent") -> Hierarch
     summary = is_summary(cube)
     n_cell, ybar, ss_cell = _cell_stats(score)
     observed = n_cell > 0
-    shape = ybar.shape
+    cells = (_summary_cells(cube, observed) if summary
+             else _raw_cells(cube, observed, n_cell, ss_cell))
+    n_seeds, ss_cell, dof_cell, plug_seed, vbar, boot_dof = cells
     reasons: dict[str, str] = {}
-    if summary:
-        n_seeds = np.where(observed, cube[N_SEEDS].transpose(MODEL, LANGUAGE).values, 0.0) \
-            if N_SEEDS in cube else observed.astype(np.float64)
-        sd_seed = (cube[SD_SEED].transpose(MODEL, LANGUAGE).values if SD_SEED in cube
-                   else np.full(shape, np.nan))
-        sd_boot = (cube[SD_BOOT].transpose(MODEL, LANGUAGE).values if SD_BOOT in cube
-                   else np.full(shape, np.nan))
-        has_sd = observed & ~np.isnan(sd_seed)
-        estimable = has_sd & (n_seeds > 1)
-        ss_cell = np.where(estimable, (n_seeds - 1) * np.nan_to_num(sd_seed) ** 2, 0.0)
-        dof_cell = np.where(estimable, n_seeds - 1, 0.0)
-        # an SD without replicate count behind it is plugged in as known
-        plug_seed = np.where(has_sd & ~estimable,
-                             np.nan_to_num(sd_seed) ** 2 / np.maximum(n_seeds, 1), 0.0)
-        vbar = np.where(observed, sd_boot, np.nan)
-        boot_dof = np.where(np.isnan(vbar), 0.0, np.inf)
-        vbar = vbar**2
-    else:
-        n_seeds = n_cell
-        dof_cell = np.maximum(n_cell - 1, 0.0)
-        plug_seed = np.zeros(shape)
-        if BOOT_SCORE in cube:
-            boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
-            vbar, boot_dof = _boot_stats(boot.astype(np.float64))
-            vbar = np.where(observed, vbar, np.nan)
-        else:
-            vbar, boot_dof = np.full(shape, np.nan), np.zeros(shape)
-    boot_identified = bool(np.any(observed & ~np.isnan(vbar)))
-    if not boot_identified:
-        reasons["sigma_boot"] = REASON_NO_BOOT
-    elif np.any(observed & np.isnan(vbar)):
-        raise CubeError("`cube` has bootstrap information for some observed cells but not for "
-                        f"others ({int(np.sum(observed & np.isnan(vbar)))} cells); give it for "
-                        "every observed cell or for none")
+    boot_identified = _check_boot(observed, vbar, reasons)
     seed_ss = np.where(observed, ss_cell, 0.0).sum(-1)
     seed_dof = np.where(observed, dof_cell, 0.0).sum(-1)
     seed_identified = seed_dof > 0
     models = cube[MODEL].values
-    if not seed_identified.all():
-        names = ", ".join(map(str, models[~seed_identified]))
-        reasons["sigma_seed"] = REASON_ONE_SEED.format(models=names)
-    if len(models) == 1:
-        reasons["tau_lang"] = REASON_ONE_MODEL
-    if not observed.any(axis=1).all():
-        empty = ", ".join(map(str, models[~observed.any(axis=1)]))
-        raise CubeError(f"`cube` has models with no observed language: {empty}")
+    _check_models(models, observed, seed_identified, reasons)
     v_fixed = np.where(observed, np.nan_to_num(vbar) + plug_seed, np.nan)
     corr = _paired_correlation(cube, observed) if errors == "paired" else None
     return HierarchicalData(
