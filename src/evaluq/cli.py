@@ -13,7 +13,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
+    import xarray as xr
+
+    from evaluq.reporting import Report
 
 
 def _add_demo_parser(sub: argparse._SubParsersAction) -> None:
@@ -195,15 +200,10 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "metric"
 
 
-def _run_report(args: argparse.Namespace) -> int:
-    import json
-    from pathlib import Path
-
-    from evaluq import tables
+def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
+    """The cubes of ``evaluq report``: one per ``--score`` column, or the summary cube."""
     from evaluq.cube import from_long, from_summary
-    from evaluq.reporting import report
 
-    formats = _parse_formats(args.format)
     if (args.score is None) == (args.mean is None):
         raise ValueError("give either --score COL (long format, repeatable) or --mean COL "
                          "(summary format), not both and not neither")
@@ -233,16 +233,16 @@ def _run_report(args: argparse.Namespace) -> int:
                                    mean=args.mean, sd_seed=args.sd_seed, sd_boot=args.sd_boot,
                                    n_seeds=n_seeds, metric=name,
                                    higher_is_better=args.higher_is_better)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    import shlex
+    return cubes
 
-    command = "evaluq " + shlex.join(args.argv)
-    rep = report(cubes, out / "report.html" if "html" in formats else None,
-                 n_resamples=args.n_resamples, replication=args.replication,
-                 languages=args.resample_languages, how=args.how, rng=args.rng,
-                 bayes=args.bayes, bounds=tuple(args.bounds) if args.bounds else None,
-                 command=command, progress=not args.quiet)
+
+def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
+                        command: str) -> list[Path]:
+    """Write each metric's cube and tables (and ``analysis.json``); the paths written."""
+    import json
+
+    from evaluq import tables
+
     written = [] if rep.path is None else [rep.path]
     table_formats = [f for f in formats if f in tables.FORMATS]
     for name, analysis in rep.analyses.items():
@@ -258,6 +258,26 @@ def _run_report(args: argparse.Namespace) -> int:
                                                    for n, a in rep.analyses.items()}}
         path.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
         written.append(path)
+    return written
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    import shlex
+    from pathlib import Path
+
+    from evaluq.reporting import report
+
+    formats = _parse_formats(args.format)
+    cubes = _report_cubes(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    command = "evaluq " + shlex.join(args.argv)
+    rep = report(cubes, out / "report.html" if "html" in formats else None,
+                 n_resamples=args.n_resamples, replication=args.replication,
+                 languages=args.resample_languages, how=args.how, rng=args.rng,
+                 bayes=args.bayes, bounds=tuple(args.bounds) if args.bounds else None,
+                 command=command, progress=not args.quiet)
+    written = _write_report_files(rep, out, formats, command)
     print(f"evaluq report: wrote {len(written)} files to {out}/")
     for path in written:
         print(f"  {path.name}")
