@@ -24,6 +24,8 @@ from evaluq._dims import (
     SD_BOOT,
     SD_SEED,
     SEED,
+    SIGMA_BOOT,
+    SIGMA_SEED,
 )
 from evaluq._validation import check_choice
 from evaluq.cube import higher_is_better, is_summary, validate
@@ -291,7 +293,7 @@ def _check_boot(observed: np.ndarray, vbar: np.ndarray, reasons: dict[str, str])
     """Whether the bootstrap variance is identified; bootstrap info must be all or nothing."""
     boot_identified = bool(np.any(observed & ~np.isnan(vbar)))
     if not boot_identified:
-        reasons["sigma_boot"] = REASON_NO_BOOT
+        reasons[SIGMA_BOOT] = REASON_NO_BOOT
     elif np.any(observed & np.isnan(vbar)):
         raise CubeError("`cube` has bootstrap information for some observed cells but not for "
                         f"others ({int(np.sum(observed & np.isnan(vbar)))} cells); give it for "
@@ -304,7 +306,7 @@ def _check_models(models: np.ndarray, observed: np.ndarray, seed_identified: np.
     """Reasons for an unidentified seed or language SD; every model needs a language."""
     if not seed_identified.all():
         names = ", ".join(map(str, models[~seed_identified]))
-        reasons["sigma_seed"] = REASON_ONE_SEED.format(models=names)
+        reasons[SIGMA_SEED] = REASON_ONE_SEED.format(models=names)
     if len(models) == 1:
         reasons["tau_lang"] = REASON_ONE_MODEL
     if not observed.any(axis=1).all():
