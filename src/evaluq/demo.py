@@ -138,6 +138,19 @@ def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
     report and comparison table are printed beside the resampling's.
     """
     targets, labels, proba = load_demo()
+    cube = _cube_section(targets, labels, n_boot, rng)
+    results: dict[str, Any] = {"cube": cube, "variance_components": _variance_section(cube)}
+    _leaderboard_sections(cube, n_resamples, rng, results)
+    _pairwise_section(results)
+    if bayes:
+        _bayes_section(cube, results, rng)
+    _test_sections(targets, labels, proba, rng, results)
+    return results
+
+
+def _cube_section(targets: dict[str, np.ndarray], labels: dict[str, xr.DataArray],
+                  n_boot: int, rng: RNGLike) -> xr.Dataset:
+    """The demo cube, printed with its mean accuracy per model and data set."""
     print("evaluq demo: 5 classifiers x 4 data sets (in the role of languages) x 5 seeds")
     print("data sets: " + ", ".join(f"{k} ({len(v)} test items)" for k, v in targets.items()))
     cube = from_predictions(targets, labels, metric="accuracy", n_boot=n_boot, rng=rng)
@@ -149,6 +162,11 @@ def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
     with pd.option_context("display.width", 120, "display.precision", 4):
         print(means)
 
+    return cube
+
+
+def _variance_section(cube: xr.Dataset) -> xr.Dataset:
+    """The variance components, printed with which noise source dominates."""
     _section("Variance components (ddof=1): between data sets, seed-to-seed, boot-to-boot")
     components = variance_components(cube)
     table = variance_table(components)
@@ -161,9 +179,13 @@ def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
         "seed", "test-set sampling (boot)")
     print(f"\nAveraged over models and data sets, the {larger} SD ({max(seed_part, boot_part):.4f})"
           f" exceeds the {smaller} SD ({min(seed_part, boot_part):.4f}).")
+    return components
 
-    # --- leaderboards: on these data sets, and on new data sets ---------------------------------
-    results: dict[str, Any] = {"cube": cube, "variance_components": components}
+
+def _leaderboard_sections(cube: xr.Dataset, n_resamples: int, rng: RNGLike,
+                          results: dict[str, Any]) -> None:
+    """Leaderboards on these data sets and on new ones (``results`` gets the resamples,
+    aggregates and ranks)."""
     views: dict[str, tuple[str, LanguageMode]] = {
         "these": ("on THESE data sets (languages fixed; per data set one paired test-set "
                   "replicate and the seeds drawn with replacement)", "fixed"),
@@ -185,14 +207,19 @@ def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
         results[f"aggregate_{key}"] = agg
         results[f"ranks_{key}"] = ranks
 
+
+def _pairwise_section(results: dict[str, Any]) -> None:
+    """Pairwise differences on these data sets (``results["pairwise"]``)."""
     _section("Pairwise differences on these data sets (better model minus the other)")
     pairs = pairwise_table(pairwise_differences(results["aggregate_these"]), unique=True)
     _print_frame(pairs[["observed", "sd", "lower", "upper", "p_greater", "z", "p_holm"]])
     results["pairwise"] = pairs
-    if bayes:
-        _bayes_section(cube, results, rng)
 
-    # --- the two-system significance test on one data set -----------------------------------
+
+def _test_sections(targets: dict[str, np.ndarray], labels: dict[str, xr.DataArray],
+                   proba: dict[str, xr.DataArray], rng: RNGLike,
+                   results: dict[str, Any]) -> None:
+    """The two-system significance test on one data set, hard and soft labels."""
     h0, h1, data = "naive_bayes", "logreg", "digits"
     y = targets[data]
     hard = {name: labels[data].sel({MODEL: name}).isel({SEED: 0}).values for name in (h0, h1)}
@@ -217,4 +244,3 @@ def run_demo(*, n_boot: int = 1000, n_resamples: int = 10_000,
                             method="paired", rng=rng, h0_name=h0, h1_name=h1)
     print(result.summary())
     results["test_soft"] = result
-    return results
