@@ -192,6 +192,29 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
     >>> bool((lazy.distribution == res.distribution).all()), res.n_runs
     (True, 3)
     """
+    spec, n_resamples, level, fraction, gen, run_names = _check_options(
+        targets, h0, h1, method, runs, n_resamples, confidence_level, sample_size, rng,
+        run_names)
+    two_level = runs == "two-level" and len(targets) > 1
+    crossed = runs == "crossed" and len(targets) > 1
+    if any(_stream.is_lazy(x) for x in (*targets, *h0, *h1)):
+        units, widths, metric_objs, n_classes = _streamed_units(
+            targets, h0, h1, metrics, labels, kind, two_level, crossed, run_names)
+    else:
+        units, widths, metric_objs, n_classes = _in_memory_units(
+            targets, h0, h1, metrics, labels, kind, two_level, crossed, run_names)
+    return _test_units(units, widths, metric_objs, n_classes, spec=spec, gen=gen,
+                       n_resamples=n_resamples, fraction=fraction, level=level,
+                       two_level=two_level, crossed=crossed, method=method,
+                       runs=runs if len(targets) > 1 else "pooled", n_runs=len(targets),
+                       h0_name=h0_name, h1_name=h1_name)
+
+
+def _check_options(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], method: str,
+                   runs: str, n_resamples: Any, confidence_level: Any, sample_size: Any,
+                   rng: RNGLike, run_names: Sequence[Any] | None
+                   ) -> tuple[TestMethod, int, float, float, np.random.Generator, list[Any]]:
+    """The validated options of :func:`compare_runs`, in the order it has always checked them."""
     spec = get_method(method)
     check_choice("runs", runs, RUNS)
     n_resamples = check_int("n_resamples", n_resamples, minimum=1)
@@ -209,28 +232,37 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
     elif len(run_names) != len(targets):
         raise ValueError(f"`run_names` must name the {len(targets)} runs; got "
                          f"{len(run_names)} names")
-    two_level = runs == "two-level" and len(targets) > 1
-    crossed = runs == "crossed" and len(targets) > 1
     if runs != "pooled" and not spec.resamples_runs:
         raise ValueError(f"`runs` {runs!r} is a bootstrap: use method 'paired' or "
                          "'berg-kirkpatrick' (or pool the runs for the permutation test)")
-    if any(_stream.is_lazy(x) for x in (*targets, *h0, *h1)):
-        if kind is not None:
-            check_choice("kind", kind, KINDS)
+    return spec, n_resamples, level, fraction, gen, list(run_names)
 
-        def resolve(kind: str, label_set: np.ndarray | None) -> list[Metric]:
-            objs = _resolve_metrics(metrics, kind)
-            return [m.for_labels(label_set) for m in objs] if kind == "hard" else objs
 
-        mode = "two-level" if two_level else "crossed" if crossed else "pooled"
-        streamed = _stream.stream_runs(targets, h0, h1, kind=kind,
-                                       labels=_metric_labels(metrics, labels), resolve=resolve,
-                                       runs=mode, run_names=run_names)
-        return _test_units(streamed[0], streamed[1], streamed[2], streamed[4], spec=spec,
-                           gen=gen, n_resamples=n_resamples, fraction=fraction, level=level,
-                           two_level=two_level, crossed=crossed, method=method,
-                           runs=runs if len(targets) > 1 else "pooled",
-                           n_runs=len(targets), h0_name=h0_name, h1_name=h1_name)
+def _streamed_units(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any],
+                    metrics: Any, labels: Any, kind: Any, two_level: bool, crossed: bool,
+                    run_names: list[Any]
+                    ) -> tuple[list[_engine.Unit], list[int], list[Metric], int]:
+    """Units of dask-backed runs, chunk by chunk (:func:`_stream.stream_runs`)."""
+    if kind is not None:
+        check_choice("kind", kind, KINDS)
+
+    def resolve(kind: str, label_set: np.ndarray | None) -> list[Metric]:
+        objs = _resolve_metrics(metrics, kind)
+        return [m.for_labels(label_set) for m in objs] if kind == "hard" else objs
+
+    mode = "two-level" if two_level else "crossed" if crossed else "pooled"
+    streamed = _stream.stream_runs(targets, h0, h1, kind=kind,
+                                   labels=_metric_labels(metrics, labels), resolve=resolve,
+                                   runs=mode, run_names=run_names)
+    return streamed[0], streamed[1], streamed[2], streamed[4]
+
+
+def _in_memory_units(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any],
+                     metrics: Any, labels: Any, kind: Any, two_level: bool, crossed: bool,
+                     run_names: list[Any]
+                     ) -> tuple[list[_engine.Unit], list[int], list[Metric], int]:
+    """Units of in-memory runs: cells of identical (target, h0, h1) for hard labels, per-item
+    statistics otherwise; one unit per run for two-level designs."""
     encoded, kind, n_classes, label_set = encode_runs(
         targets, h0, h1, kind=kind, labels=_metric_labels(metrics, labels))
     hard = kind == "hard"
@@ -244,22 +276,18 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
         units, widths = _engine.make_crossed_units(
             metric_objs, encoded[0][0], [e[1] for e in encoded], [e[2] for e in encoded],
             n_classes, hard)
+        return units, widths, metric_objs, n_classes
+    y_all, a_all, b_all = (np.concatenate(parts) for parts in zip(*encoded, strict=True))
+    if not two_level:
+        encoded = [(y_all, a_all, b_all)]
+    if two_level and not hard:  # one call: statistics centred on one common mean
+        units, widths = _engine.split_units(metric_objs, y_all, a_all, b_all,
+                                            [e[0].shape[0] for e in encoded], n_classes)
     else:
-        y_all, a_all, b_all = (np.concatenate(parts) for parts in zip(*encoded, strict=True))
-        if not two_level:
-            encoded = [(y_all, a_all, b_all)]
-        if two_level and not hard:  # one call: statistics centred on one common mean
-            units, widths = _engine.split_units(metric_objs, y_all, a_all, b_all,
-                                                [e[0].shape[0] for e in encoded], n_classes)
-        else:
-            for y, a, b in encoded:
-                unit, widths = _engine.make_unit(metric_objs, y, a, b, n_classes, hard)
-                units.append(unit)
-    return _test_units(units, widths, metric_objs, n_classes, spec=spec, gen=gen,
-                       n_resamples=n_resamples, fraction=fraction, level=level,
-                       two_level=two_level, crossed=crossed, method=method,
-                       runs=runs if len(targets) > 1 else "pooled", n_runs=len(targets),
-                       h0_name=h0_name, h1_name=h1_name)
+        for y, a, b in encoded:
+            unit, widths = _engine.make_unit(metric_objs, y, a, b, n_classes, hard)
+            units.append(unit)
+    return units, widths, metric_objs, n_classes
 
 
 def _test_units(units: list[_engine.Unit], widths: list[int], metric_objs: list[Metric],
