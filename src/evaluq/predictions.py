@@ -237,6 +237,32 @@ def from_predictions(
         declared = True
     n_boot = check_int("n_boot", n_boot, minimum=2)
     root = check_rng(rng)
+    targets, predictions, languages = _languages(targets, predictions, language)
+    streams = np.random.SeedSequence(
+        root.integers(0, 2**63 - 1, dtype=np.int64)  # derived from rng: one stream a language
+    ).spawn(len(languages))
+    per_lang = [_score_language(lang, targets[lang], predictions[lang], metric_obj, labels,
+                                n_boot, np.random.default_rng(stream))
+                for lang, stream in zip(languages, streams, strict=True)]
+    cube = xr.concat(per_lang, dim=LANGUAGE, data_vars="all", coords="minimal",
+                     compat="override", join="outer", fill_value=np.nan)
+    cube = cube.assign_coords({LANGUAGE: languages}).sortby([MODEL, SEED])
+    cube.attrs = provenance(
+        "from_predictions", "predictions", metric=metric_obj.name,
+        higher_is_better=metric_obj.higher_is_better,
+        rng_seed=int(rng) if isinstance(rng, int) else type(rng).__name__,
+    )
+    cube.attrs["n_boot"] = n_boot
+    if bounds_ is not None:
+        if declared:
+            _check_inside(cube, bounds_)
+        cube.attrs["bounds"] = np.asarray(bounds_, dtype=np.float64)
+    return validate(cube)
+
+
+def _languages(targets: Any, predictions: Any, language: Any
+               ) -> tuple[Mapping[Any, Any], Mapping[Any, Any], list[Any]]:
+    """Targets and predictions as mappings language -> values, and the sorted languages."""
     if not isinstance(targets, Mapping):
         targets = {language: targets}
         predictions = {language: predictions}
@@ -253,60 +279,45 @@ def from_predictions(
         languages = sorted(targets)
     except TypeError:
         raise CubeError("language names must be all strings or all numbers") from None
-    soft = metric_obj.kind == "soft"
-    streams = np.random.SeedSequence(
-        root.integers(0, 2**63 - 1, dtype=np.int64)  # derived from rng: one stream a language
-    ).spawn(len(languages))
+    return targets, predictions, languages
 
-    per_lang = []
-    for lang, stream in zip(languages, streams, strict=True):
-        preds = _as_model_seed_item(lang, predictions[lang], soft)
-        y = np.asarray(targets[lang].values if isinstance(targets[lang], xr.DataArray)
-                       else targets[lang])
-        if y.shape != preds.shape[2:]:
-            raise CubeError(f"targets of language {lang!r} have shape {y.shape}, but its "
-                            f"predictions have (item{', class' if soft else ''}) shape "
-                            f"{preds.shape[2:]}")
-        if y.shape[0] == 0:
-            raise CubeError(f"language {lang!r} has no items")
-        lab = labels.get(lang) if isinstance(labels, Mapping) else labels
-        if lab is None and metric_obj.labels is not None:
-            lab = metric_obj.labels
-        try:
-            prepared = prepare_inputs(y, preds, kind=metric_obj.kind, labels=lab,
-                                      names=(f"predictions of language {lang!r}",),
-                                      allow_leading=True)
-        except (ValueError, TypeError) as err:
-            raise CubeError(f"language {lang!r}: {err}") from None
-        y, p, n_classes = prepared.targets, prepared.predictions[0], prepared.n_classes
-        metric_lang = metric_obj.for_labels(prepared.labels) if metric_obj.kind == "hard" \
-            else metric_obj
-        score = metric_lang(y, p, n_classes)                         # (model, seed)
-        gen = np.random.default_rng(stream)
-        n_items = y.shape[0]
-        chunk = max(1, min(n_boot, _CHUNK_BYTES // (8 * n_items)))
-        boot = np.concatenate(
-            [metric_lang.weighted(y, p, bootstrap_counts(gen, n_items, min(chunk, n_boot - i)),
-                                  n_classes)
-             for i in range(0, n_boot, chunk)],
-            axis=-1,
-        )                                                           # (model, seed, bootstrap)
-        per_lang.append(xr.Dataset(
-            {SCORE: ((MODEL, SEED), score), BOOT_SCORE: ((MODEL, SEED, BOOTSTRAP), boot)},
-            coords={MODEL: preds[MODEL].values, SEED: preds[SEED].values,
-                    BOOTSTRAP: np.arange(n_boot)},
-        ))
-    cube = xr.concat(per_lang, dim=LANGUAGE, data_vars="all", coords="minimal",
-                     compat="override", join="outer", fill_value=np.nan)
-    cube = cube.assign_coords({LANGUAGE: languages}).sortby([MODEL, SEED])
-    cube.attrs = provenance(
-        "from_predictions", "predictions", metric=metric_obj.name,
-        higher_is_better=metric_obj.higher_is_better,
-        rng_seed=int(rng) if isinstance(rng, int) else type(rng).__name__,
+
+def _score_language(lang: Any, targets: Any, predictions: Any, metric_obj: Metric,
+                    labels: Any, n_boot: int, gen: np.random.Generator) -> xr.Dataset:
+    """One language's ``score`` (model, seed) and paired ``boot_score`` (model, seed,
+    bootstrap): every model and seed scored on the same bootstrap count matrix."""
+    soft = metric_obj.kind == "soft"
+    preds = _as_model_seed_item(lang, predictions, soft)
+    y = np.asarray(targets.values if isinstance(targets, xr.DataArray) else targets)
+    if y.shape != preds.shape[2:]:
+        raise CubeError(f"targets of language {lang!r} have shape {y.shape}, but its "
+                        f"predictions have (item{', class' if soft else ''}) shape "
+                        f"{preds.shape[2:]}")
+    if y.shape[0] == 0:
+        raise CubeError(f"language {lang!r} has no items")
+    lab = labels.get(lang) if isinstance(labels, Mapping) else labels
+    if lab is None and metric_obj.labels is not None:
+        lab = metric_obj.labels
+    try:
+        prepared = prepare_inputs(y, preds, kind=metric_obj.kind, labels=lab,
+                                  names=(f"predictions of language {lang!r}",),
+                                  allow_leading=True)
+    except (ValueError, TypeError) as err:
+        raise CubeError(f"language {lang!r}: {err}") from None
+    y, p, n_classes = prepared.targets, prepared.predictions[0], prepared.n_classes
+    metric_lang = metric_obj.for_labels(prepared.labels) if metric_obj.kind == "hard" \
+        else metric_obj
+    score = metric_lang(y, p, n_classes)                         # (model, seed)
+    n_items = y.shape[0]
+    chunk = max(1, min(n_boot, _CHUNK_BYTES // (8 * n_items)))
+    boot = np.concatenate(
+        [metric_lang.weighted(y, p, bootstrap_counts(gen, n_items, min(chunk, n_boot - i)),
+                              n_classes)
+         for i in range(0, n_boot, chunk)],
+        axis=-1,
+    )                                                           # (model, seed, bootstrap)
+    return xr.Dataset(
+        {SCORE: ((MODEL, SEED), score), BOOT_SCORE: ((MODEL, SEED, BOOTSTRAP), boot)},
+        coords={MODEL: preds[MODEL].values, SEED: preds[SEED].values,
+                BOOTSTRAP: np.arange(n_boot)},
     )
-    cube.attrs["n_boot"] = n_boot
-    if bounds_ is not None:
-        if declared:
-            _check_inside(cube, bounds_)
-        cube.attrs["bounds"] = np.asarray(bounds_, dtype=np.float64)
-    return validate(cube)
