@@ -64,9 +64,7 @@ def test_every_module_is_in_the_architecture_map():
 FUNCTION_BUDGET = 60
 """Code lines (docstrings, comments and blank lines excluded) a function or method may have."""
 
-OVER_BUDGET = {
-    "dirichlet/_ranking.py::model_ranking": "dirichlet/ is another helper's file this round",
-}
+OVER_BUDGET: dict[str, str] = {}
 """Functions still over :data:`FUNCTION_BUDGET`, each with why it is not split yet."""
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)

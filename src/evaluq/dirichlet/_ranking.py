@@ -124,32 +124,10 @@ def model_ranking(
                          "nothing about a spread: its interval would have width zero); got 1")
     level = check_confidence_level(confidence_level)
     gen = check_rng(rng)
-    if isinstance(predictions, xr.DataArray):
-        if MODEL not in predictions.dims:
-            raise ValueError(f"`predictions` must have a {MODEL!r} dim; got {predictions.dims}")
-        preds = predictions
-    else:
-        if not predictions:
-            raise ValueError("`predictions` is empty")
-        names = list(predictions)
-        arrays = [np.asarray(predictions[m]) for m in names]
-        for m, a in zip(names, arrays, strict=True):
-            _check_numeric(f"predictions[{m!r}]", a.dtype)
-        arrays = [a.astype(np.float64) for a in arrays]
-        shapes = {a.shape for a in arrays}
-        if len(shapes) != 1:
-            raise ValueError(f"every model's predictions need the same shape; got {shapes}")
-        preds = xr.DataArray(np.stack(arrays), dims=(MODEL, ITEM, CLASS),
-                             coords={MODEL: names})
-    qa = _as_q(preds, post, name="predictions")
+    qa = _as_q(_model_predictions(predictions), post, name="predictions")
     for m in metrics:
         check_choice("metrics", m, ("cross_entropy", "kl", "jsd", "emd"))
-    exact = {"cross_entropy": expected_cross_entropy, "kl": expected_kl,
-             "jsd": expected_jsd, "emd": expected_emd}
-    per_item = {}
-    for m in metrics:
-        per_item[f"{_SHORT[m]} empirical"] = empirical_metric(post, qa, metric=m)
-        per_item[f"E[{_SHORT[m]}]"] = exact[m](post, qa)
+    per_item = _per_item_metrics(post, qa, metrics)
     rows = {name: da.mean(ITEM) for name, da in per_item.items()}
     df = pd.DataFrame({name: da.to_series() for name, da in rows.items()}).T
     df.columns.name = MODEL
@@ -157,8 +135,48 @@ def model_ranking(
     if n_boot == 0:
         return df
     models = list(df.columns[:-1])
-    # (rows, models, items) -> resample means (n_boot, rows, models), chunked over resamples
-    values = np.stack([per_item[name].transpose(MODEL, ITEM).values for name in rows])
+    means = _resampled_means(per_item, n_boot, gen)
+    _add_uncertainty(df, means, models, level)
+    df.attrs = {"n_resamples": n_boot, "confidence_level": level}
+    return df
+
+
+def _model_predictions(predictions: Any) -> xr.DataArray:
+    """The predictions as a DataArray with a ``model`` dim (a mapping model -> array is
+    stacked as (model, item, class))."""
+    if isinstance(predictions, xr.DataArray):
+        if MODEL not in predictions.dims:
+            raise ValueError(f"`predictions` must have a {MODEL!r} dim; got {predictions.dims}")
+        return predictions
+    if not predictions:
+        raise ValueError("`predictions` is empty")
+    names = list(predictions)
+    arrays = [np.asarray(predictions[m]) for m in names]
+    for m, a in zip(names, arrays, strict=True):
+        _check_numeric(f"predictions[{m!r}]", a.dtype)
+    arrays = [a.astype(np.float64) for a in arrays]
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError(f"every model's predictions need the same shape; got {shapes}")
+    return xr.DataArray(np.stack(arrays), dims=(MODEL, ITEM, CLASS), coords={MODEL: names})
+
+
+def _per_item_metrics(post: DirichletPosterior, qa: xr.DataArray,
+                      metrics: Sequence[Metric]) -> dict[str, xr.DataArray]:
+    """Per item and model: the empirical metric and its exact expectation, by row name."""
+    exact = {"cross_entropy": expected_cross_entropy, "kl": expected_kl,
+             "jsd": expected_jsd, "emd": expected_emd}
+    per_item = {}
+    for m in metrics:
+        per_item[f"{_SHORT[m]} empirical"] = empirical_metric(post, qa, metric=m)
+        per_item[f"E[{_SHORT[m]}]"] = exact[m](post, qa)
+    return per_item
+
+
+def _resampled_means(per_item: dict[str, xr.DataArray], n_boot: int,
+                     gen: np.random.Generator) -> np.ndarray:
+    """Bootstrap means over items (n_boot, rows, models), chunked over resamples."""
+    values = np.stack([da.transpose(MODEL, ITEM).values for da in per_item.values()])
     n_rows, n_models, n_items = values.shape
     flat = values.reshape(-1, n_items).T  # (items, rows * models)
     # a prediction of 0 where the truth has mass gives an infinite CE / KL for that item: a
@@ -174,7 +192,13 @@ def model_ranking(
         if infinite.any():
             block[(c @ infinite) > 0] = np.inf
         means[start:start + k] = block
-    means = means.reshape(n_boot, n_rows, n_models)
+    return means.reshape(n_boot, n_rows, n_models)
+
+
+def _add_uncertainty(df: pd.DataFrame, means: np.ndarray, models: list[Any],
+                     level: float) -> None:
+    """``p_best`` and each model's SE and percentile interval, as columns of ``df``."""
+    n_boot, n_rows, n_models = means.shape
     tail = (1.0 - level) / 2.0
     with np.errstate(invalid="ignore"):  # inf - inf where resample means are infinite
         se = means.std(axis=0, ddof=1) if n_boot > 1 else np.full((n_rows, n_models), np.nan)
@@ -189,5 +213,3 @@ def model_ranking(
         df[f"{model} se"] = se[:, j]
         df[f"{model} lower"] = lower[:, j]
         df[f"{model} upper"] = upper[:, j]
-    df.attrs = {"n_resamples": n_boot, "confidence_level": level}
-    return df
