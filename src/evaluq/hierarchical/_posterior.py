@@ -78,8 +78,8 @@ def _paired_effects(data: HierarchicalData, mu: np.ndarray, tau_m: np.ndarray,
     boot_cov = arr["boot_cov"]                                       # (L, M, M)
     vals, vecs = np.linalg.eigh(boot_cov)
     root = vecs * np.sqrt(np.clip(vals, 0.0, None))[:, None, :]      # root root' = C
-    seed_var = np.swapaxes(cell_noise(data, sigma_seed), -1, -2) - arr["v_fixed"].T  # (n, L, M)
-    seed_var = np.where(w > 0, np.clip(seed_var, 0.0, None), 0.0)
+    # sigma_seed^2 / S on observed cells (0 on missing ones), (n, L, M)
+    seed_var = (arr["seed_weight"] * sigma_seed**2)[:, None, :] * arr["inv_s"].T
     tau2 = (tau_m**2)[:, None, :]                                    # (n, 1, M)
     t2 = np.zeros((n, 1)) if tau_lang is None else (tau_lang**2)[:, None]      # (n, 1)
     a0 = np.sqrt(t2) * gen.standard_normal((n, n_lang))              # (n, L)
