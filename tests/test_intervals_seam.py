@@ -28,13 +28,15 @@ def test_from_ends_matches_from_bounds_and_moves_bound_last():
     lo = xr.DataArray([[1.0, 2.0]], dims=("x", "y"))
     hi = lo + 1
     ci = interval_array(lo, hi, kind="t", confidence_level=None, name="ci")
-    assert ci.dims == ("x", "y", "ci_bound") and ci.name == "ci"
+    assert ci.dims == ("x", "y", "ci_bound")
+    assert ci.name == "ci"
     assert CONFIDENCE_LEVEL not in ci.attrs
     same = interval_from_bounds(np.stack([lo.values, hi.values], -1), dims=("x", "y"),
                                 kind="t", confidence_level=None)
     xr.testing.assert_identical(ci.rename(None), same)
     moved = label_interval(ci.transpose("ci_bound", "x", "y"), kind="t", confidence_level=0.5)
-    assert moved.dims[-1] == "ci_bound" and moved.attrs[CONFIDENCE_LEVEL] == 0.5
+    assert moved.dims[-1] == "ci_bound"
+    assert moved.attrs[CONFIDENCE_LEVEL] == 0.5
 
 
 @pytest.mark.parametrize("bad", ["percentiles", "HDI", ""])
