@@ -81,6 +81,9 @@ _LAZY: dict[str, str] = {
     "validate": "evaluq.cube",
     "variance_components": "evaluq.variance",
     "variance_table": "evaluq.variance",
+    "proportions": "evaluq.proportions",
+    "proportion_interval": "evaluq.proportions",
+    "mcnemar_test": "evaluq.proportions",
 }
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
@@ -159,6 +162,7 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq import measurement_error as measurement_error
     from evaluq import metrics as metrics
     from evaluq import plots as plots
+    from evaluq import proportions as proportions
     from evaluq import reporting as reporting
     from evaluq import significance as significance
     from evaluq import tables as tables
@@ -182,6 +186,8 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.pairwise import pairwise_differences as pairwise_differences
     from evaluq.pairwise import pairwise_table as pairwise_table
     from evaluq.predictions import from_predictions as from_predictions
+    from evaluq.proportions import mcnemar_test as mcnemar_test
+    from evaluq.proportions import proportion_interval as proportion_interval
     from evaluq.ranks import leaderboard as leaderboard
     from evaluq.ranks import rank_distribution as rank_distribution
     from evaluq.ranks import significance_groups as significance_groups
