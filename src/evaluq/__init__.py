@@ -84,6 +84,7 @@ _LAZY: dict[str, str] = {
     "proportions": "evaluq.proportions",
     "proportion_interval": "evaluq.proportions",
     "mcnemar_test": "evaluq.proportions",
+    "bayes_paired_comparison": "evaluq.paired_bayes",
 }
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
@@ -182,6 +183,7 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
     from evaluq.hierarchical import load_fit as load_fit
     from evaluq.io import read_table as read_table
+    from evaluq.paired_bayes import bayes_paired_comparison as bayes_paired_comparison
     from evaluq.pairwise import pairwise_by_language as pairwise_by_language
     from evaluq.pairwise import pairwise_differences as pairwise_differences
     from evaluq.pairwise import pairwise_table as pairwise_table

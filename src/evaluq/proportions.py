@@ -41,7 +41,7 @@ from evaluq._intervals import interval_array
 from evaluq._validation import check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
 
-__all__ = ["PROPORTION_METHODS", "mcnemar_test", "proportion_interval"]
+__all__ = ["PROPORTION_METHODS", "mcnemar_test", "paired_counts", "proportion_interval"]
 
 ArrayLike = Any
 Method = Literal["wilson", "clopper-pearson", "jeffreys", "beta", "clt"]
@@ -404,6 +404,33 @@ def mcnemar_test(correct_a: ArrayLike, correct_b: ArrayLike | None = None, *,
     """
     if exact not in (True, False, "auto"):
         raise ValueError(f"`exact` must be True, False or 'auto'; got {exact!r}")
+    counts = paired_counts(correct_a, correct_b, item_dim=item_dim, model_dim=model_dim)
+    keep = correct_b is None
+    return _mcnemar_dataset(counts[ONLY_A_CORRECT], counts[ONLY_B_CORRECT],
+                            counts[BOTH_CORRECT] if keep else None,
+                            counts[BOTH_WRONG] if keep else None, exact, bool(correction))
+
+
+def paired_counts(correct_a: ArrayLike, correct_b: ArrayLike | None = None, *,
+                  item_dim: Hashable = ITEM, model_dim: Hashable = MODEL) -> xr.Dataset:
+    """The 2x2 right/wrong table of two models on the same items (or of every pair).
+
+    Parameters are those of :func:`mcnemar_test`: one ``(model, item)`` table gives every
+    ``(model, model_b)`` pair by one matrix product; two arrays give one table per cell of their
+    broadcast non-item dims. Inputs are validated (0/1, no NaN, the same items).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``both_correct``, ``only_a_correct``, ``only_b_correct``, ``both_wrong``.
+
+    Examples
+    --------
+    >>> from evaluq.proportions import paired_counts
+    >>> t = paired_counts([1, 1, 0, 0, 1], [1, 0, 1, 0, 0])
+    >>> [int(t[v]) for v in ("both_correct", "only_a_correct", "only_b_correct", "both_wrong")]
+    [1, 2, 1, 1]
+    """
     if correct_b is None and not isinstance(correct_a, xr.DataArray):
         arr = np.asarray(correct_a)
         if arr.ndim != 2:
@@ -413,11 +440,14 @@ def mcnemar_test(correct_a: ArrayLike, correct_b: ArrayLike | None = None, *,
     a = as_correctness(correct_a, "correct_a", item_dim)
     if correct_b is None:
         only_a, only_b, both, neither = _all_pairs(a, model_dim, item_dim)
-        return _mcnemar_dataset(only_a, only_b, both, neither, exact, bool(correction))
-    b = as_correctness(correct_b, "correct_b", item_dim)
-    a, b = align_items(a, b, item_dim, ("correct_a", "correct_b"))
-    b_values = b.drop_vars([item_dim], errors="ignore").assign_coords(
-        {item_dim: a[item_dim]} if item_dim in a.coords else {})
-    only_a = (a * (1.0 - b_values)).sum([item_dim])
-    only_b = ((1.0 - a) * b_values).sum([item_dim])
-    return _mcnemar_dataset(only_a, only_b, None, None, exact, bool(correction))
+    else:
+        b = as_correctness(correct_b, "correct_b", item_dim)
+        a, b = align_items(a, b, item_dim, ("correct_a", "correct_b"))
+        b = b.drop_vars([item_dim], errors="ignore").assign_coords(
+            {item_dim: a[item_dim]} if item_dim in a.coords else {})
+        only_a = (a * (1.0 - b)).sum([item_dim])
+        only_b = ((1.0 - a) * b).sum([item_dim])
+        both = (a * b).sum([item_dim])
+        neither = ((1.0 - a) * (1.0 - b)).sum([item_dim])
+    return xr.Dataset({BOTH_CORRECT: both, ONLY_A_CORRECT: only_a, ONLY_B_CORRECT: only_b,
+                       BOTH_WRONG: neither})
