@@ -85,6 +85,7 @@ _LAZY: dict[str, str] = {
     "proportion_interval": "evaluq.proportions",
     "mcnemar_test": "evaluq.proportions",
     "bayes_paired_comparison": "evaluq.paired_bayes",
+    "design_effect": "evaluq.clusters",
 }
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
@@ -168,6 +169,7 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq import significance as significance
     from evaluq import tables as tables
     from evaluq.aggregate import aggregate as aggregate
+    from evaluq.clusters import design_effect as design_effect
     from evaluq.cube import from_arrays as from_arrays
     from evaluq.cube import from_long as from_long
     from evaluq.cube import from_summary as from_summary
