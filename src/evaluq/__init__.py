@@ -86,6 +86,8 @@ _LAZY: dict[str, str] = {
     "mcnemar_test": "evaluq.proportions",
     "bayes_paired_comparison": "evaluq.paired_bayes",
     "design_effect": "evaluq.clusters",
+    "pass_at_k": "evaluq.pass_k",
+    "pass_hat_k": "evaluq.pass_k",
 }
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
@@ -189,6 +191,8 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.pairwise import pairwise_by_language as pairwise_by_language
     from evaluq.pairwise import pairwise_differences as pairwise_differences
     from evaluq.pairwise import pairwise_table as pairwise_table
+    from evaluq.pass_k import pass_at_k as pass_at_k
+    from evaluq.pass_k import pass_hat_k as pass_hat_k
     from evaluq.predictions import from_predictions as from_predictions
     from evaluq.proportions import mcnemar_test as mcnemar_test
     from evaluq.proportions import proportion_interval as proportion_interval
