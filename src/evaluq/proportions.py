@@ -27,6 +27,7 @@ from evaluq._apply import as_dataarray
 from evaluq._dims import (
     BOTH_CORRECT,
     BOTH_WRONG,
+    COVERAGE,
     EXACT,
     ITEM,
     MODEL,
@@ -41,7 +42,8 @@ from evaluq._intervals import interval_array
 from evaluq._validation import check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
 
-__all__ = ["PROPORTION_METHODS", "mcnemar_test", "paired_counts", "proportion_interval"]
+__all__ = ["PROPORTION_METHODS", "interval_coverage", "mcnemar_test", "paired_counts",
+           "proportion_interval"]
 
 ArrayLike = Any
 Method = Literal["wilson", "clopper-pearson", "jeffreys", "beta", "clt"]
@@ -299,6 +301,58 @@ def proportion_interval(successes: ArrayLike, trials: ArrayLike, *, method: Meth
     if method == "beta":
         ci.attrs["prior"] = list(a_b)
     return ci
+
+
+def interval_coverage(trials: Sequence[int] | int, p: Sequence[float] | float, *,
+                      method: Method = "wilson", confidence_level: float = 0.95,
+                      prior: tuple[float, float] = (1.0, 1.0)) -> xr.DataArray:
+    r"""Exact coverage of :func:`proportion_interval`: no simulation, a sum over the outcomes.
+
+    .. math::
+
+        C(n, p) = \sum_{x=0}^{n} \binom{n}{x} p^x (1-p)^{n-x}\,
+        \mathbb 1[L(x, n) \le p \le U(x, n)].
+
+    Parameters
+    ----------
+    trials : int or sequence of int
+        Numbers of trials n (each >= 1).
+    p : float or sequence of float
+        True proportions, in [0, 1].
+    method, confidence_level, prior
+        As :func:`proportion_interval`.
+
+    Returns
+    -------
+    xarray.DataArray
+        ``coverage`` over dims ``trials`` and ``p`` (with those coordinates).
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> from evaluq.proportions import interval_coverage
+    >>> interval_coverage([30], [0.95], method="clt").round(4).values.tolist()
+    [[0.7821]]
+    """
+    ns = np.atleast_1d(np.asarray(trials))
+    ps = np.atleast_1d(np.asarray(p, dtype=np.float64))
+    if ns.ndim != 1 or ps.ndim != 1:
+        raise ValueError("`trials` and `p` must be scalars or 1-D sequences")
+    _check_counts("trials", ns.astype(np.float64))
+    if (ns < 1).any():
+        raise ValueError(f"`trials` must be positive; got {ns[ns < 1][0]}")
+    if np.isnan(ps).any() or (ps < 0).any() or (ps > 1).any():
+        raise ValueError(f"`p` must hold proportions in [0, 1]; got {ps.tolist()}")
+    out = np.empty((len(ns), len(ps)))
+    for i, n in enumerate(ns.astype(int)):   # a loop over the few n, never over outcomes
+        x = np.arange(n + 1, dtype=np.float64)
+        ci = proportion_interval(x, np.full_like(x, n), method=method,
+                                 confidence_level=confidence_level, prior=prior).values
+        covered = (ci[:, :1] <= ps) & (ps <= ci[:, 1:])
+        out[i] = (stats.binom.pmf(x[:, None], n, ps) * covered).sum(axis=0)
+    return xr.DataArray(out, dims=("trials", "p"), coords={"trials": ns, "p": ps},
+                        name=COVERAGE, attrs={"method": method,
+                                              "confidence_level": float(confidence_level)})
 
 
 def _exact_mask(exact: bool | str, total: np.ndarray) -> np.ndarray:
