@@ -176,7 +176,24 @@ def pass_hat_k(correct: ArrayLike, k: int | Sequence[int], *, trials: ArrayLike 
     r"""Unbiased pass^k (every one of k attempts succeeds) per item, and its mean over items.
 
     :math:`\widehat{\text{pass}^k} = \prod_{j<k} (c - j) / (n - j) = \binom{c}{k} /
-    \binom{n}{k}` (Yao et al. 2024, tau-bench); parameters and result as :func:`pass_at_k`.
+    \binom{n}{k}` (Yao et al. 2024, tau-bench).
+
+    Parameters
+    ----------
+    correct : array-like or DataArray
+        0/1 scores with ``item_dim`` and ``epoch_dim``, or correct counts with ``trials``.
+    k : int or sequence of int
+        1 <= k <= the attempts of every item.
+    trials : array-like or DataArray, optional
+        Attempts per item (with counts in ``correct``).
+    item_dim, epoch_dim : hashable
+    confidence_level : float
+    interval : {"t", "normal"}
+
+    Returns
+    -------
+    xarray.Dataset
+        As :func:`pass_at_k`: ``per_item``, ``estimate``, ``se``, ``interval``.
 
     References
     ----------
