@@ -181,3 +181,14 @@ def test_mcnemar_mismatched_item_sets_and_options():
         eq.mcnemar_test(np.array([1, 0, 1]))
     with pytest.raises(eq.CubeError, match="`correct_a` has no item dim"):
         eq.mcnemar_test(a.rename(item="question"), a)
+
+
+def test_mcnemar_dtypes_agree_and_items_not_multiple_of_64():
+    table = _table(n_models=4, n_items=131, seed=5)
+    ref = eq.mcnemar_test(table)
+    for variant in (table.astype(bool), table.astype(float), table.astype(np.int64)):
+        other = eq.mcnemar_test(variant)
+        for name in ("only_a_correct", "only_b_correct", "both_correct", "pvalue"):
+            np.testing.assert_array_equal(other[name].values, ref[name].values)
+    direct = (table[:, None, :] & table[None, :, :]).sum(-1)
+    np.testing.assert_array_equal(ref.both_correct.values, direct)
