@@ -231,6 +231,13 @@ def bayes_paired_comparison(correct_a: ArrayLike, correct_b: ArrayLike | None = 
         ``(model, model_b)`` for the all-pairs form (diagonal NaN), else the broadcast non-item
         dims.
 
+    Notes
+    -----
+    The cost is one root solve per draw and distinct table: about 5 microseconds each on one
+    core, so 100 models (4,950 pairs) take about 25 s with ``n_draws=1000`` (Monte Carlo SE
+    below 0.016, effective sample size above 900) and a few minutes with the default 10,000
+    (SE below 0.005); pairs with the same 2x2 table share their draws.
+
     References
     ----------
     Bowyer, Aitchison & Ivanova (2025), Don't use the CLT in LLM evals with fewer than a few
