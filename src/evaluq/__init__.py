@@ -81,6 +81,13 @@ _LAZY: dict[str, str] = {
     "validate": "evaluq.cube",
     "variance_components": "evaluq.variance",
     "variance_table": "evaluq.variance",
+    "proportions": "evaluq.proportions",
+    "proportion_interval": "evaluq.proportions",
+    "mcnemar_test": "evaluq.proportions",
+    "bayes_paired_comparison": "evaluq.paired_bayes",
+    "design_effect": "evaluq.clusters",
+    "pass_at_k": "evaluq.pass_k",
+    "pass_hat_k": "evaluq.pass_k",
 }
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
@@ -159,10 +166,12 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq import measurement_error as measurement_error
     from evaluq import metrics as metrics
     from evaluq import plots as plots
+    from evaluq import proportions as proportions
     from evaluq import reporting as reporting
     from evaluq import significance as significance
     from evaluq import tables as tables
     from evaluq.aggregate import aggregate as aggregate
+    from evaluq.clusters import design_effect as design_effect
     from evaluq.cube import from_arrays as from_arrays
     from evaluq.cube import from_long as from_long
     from evaluq.cube import from_summary as from_summary
@@ -178,10 +187,15 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
     from evaluq.hierarchical import load_fit as load_fit
     from evaluq.io import read_table as read_table
+    from evaluq.paired_bayes import bayes_paired_comparison as bayes_paired_comparison
     from evaluq.pairwise import pairwise_by_language as pairwise_by_language
     from evaluq.pairwise import pairwise_differences as pairwise_differences
     from evaluq.pairwise import pairwise_table as pairwise_table
+    from evaluq.pass_k import pass_at_k as pass_at_k
+    from evaluq.pass_k import pass_hat_k as pass_hat_k
     from evaluq.predictions import from_predictions as from_predictions
+    from evaluq.proportions import mcnemar_test as mcnemar_test
+    from evaluq.proportions import proportion_interval as proportion_interval
     from evaluq.ranks import leaderboard as leaderboard
     from evaluq.ranks import rank_distribution as rank_distribution
     from evaluq.ranks import significance_groups as significance_groups

@@ -31,6 +31,7 @@ from evaluq._deprecation import renamed_argument
 from evaluq._dims import CI_BOUND, CI_BOUND_COORDS
 from evaluq._results import ResultBase
 from evaluq._validation import check_choice, check_confidence_level, check_finite, check_real
+from evaluq.proportions import proportion_interval as proportion_interval  # eq.intervals.*
 
 __all__ = [
     "ARFIntervalResult",
@@ -39,6 +40,7 @@ __all__ = [
     "arf_interval",
     "arf_k",
     "prob_above",
+    "proportion_interval",
     "t_interval",
 ]
 
