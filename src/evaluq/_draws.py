@@ -16,6 +16,7 @@ import numpy as np
 import xarray as xr
 
 from evaluq._dims import MODEL, OBSERVED, RESAMPLE, RESAMPLED
+from evaluq._schema import orientation
 from evaluq.errors import CubeError
 
 NO_NOISE_REASON = (
@@ -74,7 +75,7 @@ def _sample_dims(sample_dims: Any) -> tuple[Hashable, ...]:
 def orientation_of(attrs: dict[Hashable, Any], higher_is_better: Any) -> int:
     """+1 when larger is better, -1 when smaller is; from the argument or ``attrs``."""
     if higher_is_better is None:
-        higher_is_better = bool(int(attrs.get("higher_is_better", 1)))
+        higher_is_better = orientation(attrs)
     if not isinstance(higher_is_better, bool | np.bool_):
         raise TypeError(f"`higher_is_better` must be True, False or None; got "
                         f"{higher_is_better!r}")

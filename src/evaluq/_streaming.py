@@ -44,6 +44,7 @@ from evaluq._dims import (
     SEED,
 )
 from evaluq._kernels import nanmean, nanstd
+from evaluq._schema import validate
 from evaluq.errors import CubeError
 
 BOOT_DIMS = (MODEL, LANGUAGE, SEED, BOOTSTRAP)
@@ -100,8 +101,6 @@ def prepare(cube: xr.Dataset) -> xr.Dataset:
         The validated cube: small variables in memory, ``boot_score`` lazy (model, language,
         seed, bootstrap), float64.
     """
-    from evaluq.cube import validate
-
     boot = cube[BOOT_SCORE] if BOOT_SCORE in cube.data_vars else None
     small = cube.drop_vars([BOOT_SCORE]) if boot is not None else cube
     small = small.assign({name: small[name].compute() for name in SMALL_VARIABLES

@@ -46,73 +46,14 @@ from evaluq._dims import (
     SUMMARY_SEED_LABEL,
 )
 from evaluq._provenance import provenance
+from evaluq._schema import bounds as bounds
+from evaluq._schema import higher_is_better as higher_is_better
+from evaluq._schema import is_summary as is_summary
+from evaluq._schema import orientation as orientation
+from evaluq._schema import validate as validate
 from evaluq._validation import check_columns
 from evaluq.errors import CubeError, ScaleWarning
 from evaluq.io import TableLike, as_table
-
-_ALLOWED_DIMS: dict[str, tuple[str, ...]] = {
-    SCORE: (MODEL, LANGUAGE, SEED),
-    BOOT_SCORE: (MODEL, LANGUAGE, SEED, BOOTSTRAP),
-    SD_SEED: (MODEL, LANGUAGE),
-    SD_BOOT: (MODEL, LANGUAGE),
-    N_SEEDS: (MODEL, LANGUAGE),
-}
-
-
-def higher_is_better(cube: xr.Dataset | xr.DataArray) -> bool:
-    """Read the cube's ``higher_is_better`` attribute (default True when absent).
-
-    Parameters
-    ----------
-    cube : xarray.Dataset or xarray.DataArray
-        An evaluation cube, or any object whose ``attrs`` may hold ``higher_is_better``
-        (1 / 0, or True / False, possibly as strings). Another value raises ``CubeError``.
-
-    Returns
-    -------
-    bool
-        True when a larger score is better (also when the attribute is absent).
-
-    Examples
-    --------
-    >>> import numpy as np, evaluq as eq
-    >>> eq.higher_is_better(eq.from_arrays(np.ones((1, 2, 3))))
-    True
-    >>> eq.higher_is_better(eq.from_arrays(np.ones((1, 2, 3)), higher_is_better=False))
-    False
-    """
-    if not isinstance(cube, xr.Dataset | xr.DataArray):
-        raise TypeError(f"`cube` must be an xarray Dataset or DataArray; got "
-                        f"{type(cube).__name__}")
-    value = cube.attrs.get("higher_is_better", 1)
-    if str(value) not in {"0", "1", "True", "False"}:
-        raise CubeError(f"attribute 'higher_is_better' of `cube` must be 1 or 0; got {value!r}")
-    return str(value) in {"1", "True"}
-
-
-def is_summary(cube: xr.Dataset) -> bool:
-    """True for a summary-only cube (``sd_seed`` / ``sd_boot`` instead of raw replicates).
-
-    Parameters
-    ----------
-    cube : xarray.Dataset
-        An evaluation cube. It is summary-only when it holds an ``sd_seed`` or ``sd_boot``
-        variable (as made by :func:`evaluq.from_summary`).
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> import numpy as np, evaluq as eq
-    >>> eq.is_summary(eq.from_arrays(np.ones((1, 2, 3))))
-    False
-    """
-    if not isinstance(cube, xr.Dataset):
-        raise TypeError(f"`cube` must be an xarray.Dataset; got {type(cube).__name__}")
-    return SD_SEED in cube.data_vars or SD_BOOT in cube.data_vars
-
 
 OUTLIER_THRESHOLD: float = 10.0
 """Default of the loaders' ``outlier_threshold``: robust SDs from the language median."""
@@ -124,22 +65,6 @@ the price, measured on standard-normal scores at the default 10 robust SDs: 0.1-
 of 6 scores warn spuriously, 0.07% of 12, none of 3000 cubes of 24 or 48."""
 """1 / Phi^-1(3/4): the median absolute deviation of a normal sample times this is its SD."""
 
-
-def bounds(cube: xr.Dataset) -> tuple[float, float] | None:
-    """The declared range ``(lower, upper)`` of the cube's metric, or None when undeclared.
-
-    Examples
-    --------
-    >>> import numpy as np, evaluq as eq
-    >>> from evaluq.cube import bounds
-    >>> bounds(eq.from_arrays(np.full((1, 1, 2), 0.5), bounds=(0, 1)))
-    (0.0, 1.0)
-    """
-    value = cube.attrs.get("bounds")
-    if value is None:
-        return None
-    lo, hi = np.asarray(value, dtype=np.float64).ravel()
-    return float(lo), float(hi)
 
 
 def _check_options(metric: Any, higher_is_better: Any, bounds_: Any,
@@ -772,101 +697,6 @@ def _seed_counts(df: pd.DataFrame, n_seeds: Any, n_seeds_col: str | None) -> np.
         bad = counts[(counts < 1) | (counts != np.round(counts))][0]
         raise CubeError(f"`n_seeds` must be a whole number >= 1; got {bad:g}")
     return counts
-
-
-# --- validation ---------------------------------------------------------------------------------
-
-def validate(cube: Any) -> xr.Dataset:
-    """Check that ``cube`` is a well-formed evaluation cube.
-
-    Checks: it is a Dataset with a numeric ``score``; every variable has exactly its allowed
-    dims (no unknown dim); coordinates are unique; scores are finite or NaN (no infinities);
-    ``score`` has at least one value; ``boot_score`` has at least two replicates; summary SDs
-    are non-negative and ``n_seeds`` are whole numbers >= 1; the attributes ``metric`` and
-    ``higher_is_better`` are present.
-
-    Parameters
-    ----------
-    cube : xarray.Dataset
-        The cube to check: ``score`` over (model, language, seed), optional ``boot_score``
-        over (model, language, seed, bootstrap), or the summary variables ``sd_seed``,
-        ``sd_boot``, ``n_seeds`` over (model, language). Variables with other names are left
-        alone. Anything but a Dataset raises ``CubeError``.
-
-    Returns
-    -------
-    xarray.Dataset
-        The same cube, with each variable's dims in the canonical order.
-
-    Raises
-    ------
-    CubeError
-        Naming the variable, dim, coordinate or attribute that is wrong.
-
-    Examples
-    --------
-    >>> import numpy as np, xarray as xr, evaluq as eq
-    >>> bad = xr.Dataset({"score": (("model", "task"), np.zeros((2, 3)))})
-    >>> eq.validate(bad)
-    Traceback (most recent call last):
-    ...
-    evaluq.errors.CubeError: variable 'score' has unknown dim(s) ['task']; its dims ...
-    """
-    if not isinstance(cube, xr.Dataset):
-        raise CubeError(f"`cube`: a cube must be an xarray.Dataset; got {type(cube).__name__}")
-    if SCORE not in cube.data_vars:
-        raise CubeError(f"the cube has no {SCORE!r} variable; its variables are "
-                        f"{sorted(map(str, cube.data_vars))}")
-    for name, var in cube.data_vars.items():
-        allowed = _ALLOWED_DIMS.get(str(name))
-        if allowed is None:
-            continue  # extra variables are the user's business
-        unknown = [d for d in var.dims if d not in allowed]
-        if unknown:
-            raise CubeError(f"variable {name!r} has unknown dim(s) {unknown}; its dims must be "
-                            f"{allowed}")
-        if set(var.dims) != set(allowed):
-            raise CubeError(f"variable {name!r} has dims {var.dims}; they must be {allowed}")
-        if not np.issubdtype(var.dtype, np.number) or var.dtype == bool:
-            raise CubeError(f"variable {name!r} must be numeric; it has dtype {var.dtype}")
-        # ``.data`` keeps dask arrays lazy: the check is a chunked reduction, not a load
-        if bool(np.isinf(var.data).any()):
-            raise CubeError(f"variable {name!r} has infinite values")
-    for dim in cube.dims:
-        if dim in cube.coords:
-            index = cube.indexes.get(dim)
-            if index is not None and not index.is_unique:
-                dup = index[index.duplicated()].tolist()[:5]
-                raise CubeError(f"coordinate {dim!r} has duplicated labels {dup}")
-    if cube[SCORE].size == 0:
-        raise CubeError(f"variable {SCORE!r} is empty (a dim has length 0)")
-    if bool(np.isnan(cube[SCORE].data).all()):
-        raise CubeError(f"variable {SCORE!r} has no values (all NaN)")
-    if BOOT_SCORE in cube.data_vars and cube.sizes[BOOTSTRAP] < 2:
-        raise CubeError(f"variable {BOOT_SCORE!r} needs at least 2 bootstrap replicates; got "
-                        f"{cube.sizes[BOOTSTRAP]}")
-    for sd_name in (SD_SEED, SD_BOOT):
-        if sd_name in cube.data_vars and bool((cube[sd_name].data < 0).any()):
-            raise CubeError(f"variable {sd_name!r} has negative standard deviations")
-    if N_SEEDS in cube.data_vars:
-        n = cube[N_SEEDS].values
-        n = n[~np.isnan(n)]
-        if (n < 1).any() or (n != np.round(n)).any():
-            raise CubeError(f"variable {N_SEEDS!r} must hold whole numbers >= 1")
-    if is_summary(cube) and cube.sizes[SEED] != 1:
-        raise CubeError(f"a summary-only cube (with {SD_SEED!r} / {SD_BOOT!r}) must have one "
-                        f"seed holding the seed mean; got {cube.sizes[SEED]} seeds")
-    for attr in ("metric", "higher_is_better"):
-        if attr not in cube.attrs:
-            raise CubeError(f"the cube has no {attr!r} attribute")
-    if str(cube.attrs["higher_is_better"]) not in {"0", "1", "True", "False"}:
-        raise CubeError(f"attribute 'higher_is_better' must be 1 or 0; got "
-                        f"{cube.attrs['higher_is_better']!r}")
-    out = cube.copy()
-    for name in out.data_vars:
-        if str(name) in _ALLOWED_DIMS:
-            out[name] = out[name].transpose(*_ALLOWED_DIMS[str(name)])
-    return out
 
 
 # --- storage ------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import CI_BOUND, LANGUAGE, MODEL, MODEL_B, RANK
+from evaluq._schema import orientation
 from evaluq.errors import CubeError
 
 if TYPE_CHECKING:
@@ -153,8 +154,7 @@ def _metric(attrs: Mapping[str, Any]) -> str:
 
 
 def _orientation_text(attrs: Mapping[str, Any]) -> str:
-    hib = attrs.get("higher_is_better", 1)
-    return "higher is better" if bool(int(hib)) else "lower is better"
+    return "higher is better" if orientation(attrs) else "lower is better"
 
 
 def _require(obj: Any, name: str, what: str, variables: Sequence[str]) -> None:
@@ -308,7 +308,7 @@ def _pair_rows(pairwise: xr.Dataset, unique: bool) -> pd.DataFrame:
         verdict = pairwise["verdict"].transpose(MODEL, MODEL_B).values
     else:
         verdict = np.where(lo > 0, 1, np.where(hi < 0, -1, 0))
-    sign = 1 if bool(int(pairwise.attrs.get("higher_is_better", 1))) else -1
+    sign = 1 if orientation(pairwise.attrs) else -1
     rows = []
     for i, a in enumerate(models):
         for j, b in enumerate(models):

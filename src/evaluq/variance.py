@@ -43,8 +43,8 @@ from evaluq._dims import (
 )
 from evaluq._kernels import count_valid, nan_reduce, nanmean
 from evaluq._kernels import nanstd as _nanstd
+from evaluq._schema import is_summary, validate
 from evaluq._validation import check_int
-from evaluq.cube import is_summary, validate
 from evaluq.errors import CubeError
 
 SUMMARY_STATS = ("mean", "sd", "min", "max")

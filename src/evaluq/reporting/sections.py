@@ -20,6 +20,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import BOOT_SCORE, BOOTSTRAP, LANGUAGE, MODEL, SCORE, SEED
+from evaluq._schema import is_summary, orientation
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -253,13 +254,10 @@ def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None)
     >>> s.id, "no warnings" in s.body
     ('data', True)
     """
-    from evaluq.cube import is_summary
-
     attrs = cube.attrs
     rows = {
         "metric": attrs.get("metric", ""),
-        "orientation": "higher is better" if int(attrs.get("higher_is_better", 1))
-        else "lower is better",
+        "orientation": "higher is better" if orientation(attrs) else "lower is better",
         "source": f"{attrs.get('source', '')} ({attrs.get('loader', '')})",
         "kind": "summary-only (means and SDs)" if is_summary(cube) else "scores per seed"
         + (" and bootstrap replicate" if BOOT_SCORE in cube else ""),
