@@ -430,7 +430,7 @@ def tier_diagram(aggregated: xr.Dataset, tiers: xr.DataArray | None = None, *,
     >>> [line.get_label() for line in fig.axes[0].lines if line.get_label().startswith("tier")]
     ['tier 2']
     """
-    from evaluq.aggregate import RESAMPLED
+    from evaluq._dims import RESAMPLED
     from evaluq.ranks import significance_groups
     from evaluq.resampling import OBSERVED
 

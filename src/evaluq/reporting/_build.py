@@ -211,7 +211,7 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
              bayes_options: Mapping[str, Any] | None, fit: HierarchicalFitLike | None,
              progress: _Progress) -> Analysis:
     from evaluq._schema import validate
-    from evaluq.aggregate import aggregate
+    from evaluq.aggregation import aggregate
     from evaluq.pairwise import pairwise_differences
     from evaluq.ranks import leaderboard, rank_distribution, significance_groups
     from evaluq.resampling import resample
