@@ -20,6 +20,7 @@ from evaluq._dims import (
     SCORE,
 )
 from evaluq._draws import as_draws, orientation_of, sample_dims_label
+from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import benjamini_hochberg, holm, percentile_interval
 from evaluq._validation import check_confidence_level
 from evaluq.errors import CubeError
@@ -95,10 +96,11 @@ def _pair_dataset(stats: dict[str, np.ndarray], models: np.ndarray, extra_dims: 
                   extra_coords: dict[Any, Any], level: float, attrs: dict[Any, Any],
                   sample_label: str) -> xr.Dataset:
     dims = (MODEL, MODEL_B, *extra_dims)
-    data_vars = {key: (dims, value) for key, value in stats.items() if key != "ci"}
-    data_vars["ci"] = ((*dims, CI_BOUND), stats["ci"])
-    out = xr.Dataset(data_vars, coords={MODEL: models, MODEL_B: models,
-                                        CI_BOUND: list(CI_BOUND_COORDS), **extra_coords})
+    data_vars: dict[str, Any] = {key: (dims, value) for key, value in stats.items()
+                                 if key != "ci"}
+    data_vars["ci"] = interval_from_bounds(stats["ci"], dims=dims, kind="percentile",
+                                           confidence_level=level)
+    out = xr.Dataset(data_vars, coords={MODEL: models, MODEL_B: models, **extra_coords})
     out.attrs = {**attrs, "confidence_level": level, "ci_kind": "percentile",
                  "sample_dims": sample_label,
                  "difference": "model minus model_b (row minus column)",
@@ -118,7 +120,6 @@ def _pair_dataset(stats: dict[str, np.ndarray], models: np.ndarray, extra_dims: 
     }
     for key, text in descriptions.items():
         out[key].attrs["description"] = text
-    out["ci"].attrs.update(kind="percentile", confidence_level=level)
     return out
 
 

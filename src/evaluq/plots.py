@@ -38,6 +38,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import CI_BOUND, LANGUAGE, MODEL, MODEL_B, RANK
+from evaluq._intervals import CI_KIND
 from evaluq._schema import orientation
 from evaluq.errors import CubeError
 
@@ -278,7 +279,7 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
     how = attrs.get("how", "")
     ax.set_xlabel(f"difference in {how + ' ' if how else ''}{_metric(attrs)}")
     level = attrs.get("confidence_level", pairwise["ci"].attrs.get("confidence_level", 0.95))
-    kind = pairwise["ci"].attrs.get("kind", attrs.get("ci_kind", ""))
+    kind = pairwise["ci"].attrs.get(CI_KIND, attrs.get(CI_KIND, ""))
     ax.set_title(title if title is not None else
                  f"{float(level):.0%} {kind} intervals ({_orientation_text(attrs)})".strip())
     return fig
