@@ -41,6 +41,7 @@ from evaluq._dims import CI_BOUND, LANGUAGE, MODEL, MODEL_B, RANK
 from evaluq._intervals import CI_KIND
 from evaluq._schema import orientation
 from evaluq.errors import CubeError
+from evaluq.pairwise import pairwise_table
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -258,7 +259,7 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
     if LANGUAGE in pairwise.dims:
         raise CubeError("`pairwise` has a language dim (eq.pairwise_by_language): select one "
                         "language first, e.g. pairwise.sel(language='de')")
-    table = _pair_rows(pairwise, unique)
+    table = pairwise_table(pairwise, unique=unique)
     n = len(table)
     if n == 0:
         raise CubeError("`pairwise` has fewer than two models: nothing to draw")
@@ -267,7 +268,7 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
     y = np.arange(n)[::-1].astype(float)
     labels = [f"{a} − {b}" for a, b in table.index]
     lower, upper = table["lower"].to_numpy(float), table["upper"].to_numpy(float)
-    observed = table["observed"].to_numpy(float)
+    observed = table["observed" if "observed" in table else "mean"].to_numpy(float)
     clear = table["verdict"].to_numpy() != 0
     colors = np.where(clear, _GOOD, _NEUTRAL)
     ax.hlines(y, lower, upper, colors=colors, linewidth=1.4)
@@ -283,47 +284,6 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
     ax.set_title(title if title is not None else
                  f"{float(level):.0%} {kind} intervals ({_orientation_text(attrs)})".strip())
     return fig
-
-
-def _pair_rows(pairwise: xr.Dataset, unique: bool) -> pd.DataFrame:
-    """observed / lower / upper / verdict per pair, as ``pairwise_table`` orders them.
-
-    Works on any Dataset with ``ci`` (model, model_b, ci_bound) and ``observed`` (or, for
-    posterior differences without it, ``mean``); ``verdict`` defaults to whether the interval
-    excludes 0.
-    """
-    from evaluq.pairwise import pairwise_table
-
-    needed = ("observed", "verdict", "mean", "sd", "p_greater", "z", "p_value", "p_holm", "p_bh")
-    if all(v in pairwise for v in needed):
-        return pairwise_table(pairwise, unique=unique)
-    point = "observed" if "observed" in pairwise else "mean"
-    if point not in pairwise:
-        raise CubeError("`pairwise` needs an 'observed' or 'mean' variable besides 'ci'")
-    models = pairwise[MODEL].values.tolist()
-    est = pairwise[point].transpose(MODEL, MODEL_B).values.astype(float)
-    ci = pairwise["ci"].transpose(MODEL, MODEL_B, CI_BOUND)
-    lo = ci.sel({CI_BOUND: "lower"}).values.astype(float)
-    hi = ci.sel({CI_BOUND: "upper"}).values.astype(float)
-    if "verdict" in pairwise:
-        verdict = pairwise["verdict"].transpose(MODEL, MODEL_B).values
-    else:
-        verdict = np.where(lo > 0, 1, np.where(hi < 0, -1, 0))
-    sign = 1 if orientation(pairwise.attrs) else -1
-    rows = []
-    for i, a in enumerate(models):
-        for j, b in enumerate(models):
-            if i == j:
-                continue
-            adv = sign * est[i, j]
-            if unique and not (adv > 0 or (not adv < 0 and i < j)):
-                continue
-            rows.append((a, b, est[i, j], lo[i, j], hi[i, j], verdict[i, j], adv))
-    table = pd.DataFrame(rows, columns=[MODEL, MODEL_B, "observed", "lower", "upper",
-                                        "verdict", "advantage"]).set_index([MODEL, MODEL_B])
-    if unique:
-        table = table.iloc[np.argsort(-table["advantage"].to_numpy(), kind="stable")]
-    return table
 
 
 # --- ranks ----------------------------------------------------------------------------------------
