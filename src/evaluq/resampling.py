@@ -721,7 +721,7 @@ def resample(
     replication: Replication = "parametric",
     languages: LanguageMode = "fixed",
     n_languages: int | None = None,
-    rng: RNGLike = 0,
+    rng: RNGLike = None,
     chunk_size: int | None = None,
     lazy: bool | None = None,
     seeds: SeedMode | None = None,
@@ -822,7 +822,9 @@ def resample(
         Languages per resample: ``None`` for ``"fixed"``; default L for ``"bootstrap"``;
         required (1 <= n_languages < L) for ``"subsample"``.
     rng
-        Seed, Generator or SeedSequence. The numbers depend only on ``rng`` and the options,
+        Seed, Generator or SeedSequence; default None, fresh entropy (an analysis: scipy's
+        convention), recorded in the ``rng_entropy`` attribute so that any run can be
+        repeated. The numbers depend only on ``rng`` and the options,
         not on ``chunk_size``, ``lazy`` or the cube's chunks; the first n resamples of a
         longer run equal a run of n.
     chunk_size
