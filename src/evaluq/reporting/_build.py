@@ -273,7 +273,7 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
     out.append(leaderboard_section(analysis.aggregated, analysis.pairwise,
                                    analysis.leaderboard))
     progress.step("leaderboard section")
-    posterior = (analysis.fit.rank_probabilities(level="benchmark")
+    posterior = (analysis.fit.rank_probabilities("benchmark")
                  if analysis.fit is not None else None)
     out.append(ranks_section(analysis.ranks, posterior))
     out.append(tiers_section(analysis.aggregated, analysis.tiers))

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._deprecation import renamed_argument
 from evaluq._dims import BOOT_SCORE, BOOTSTRAP, LANGUAGE, MODEL, SCORE, SEED
 from evaluq._schema import is_summary, orientation
 
@@ -45,10 +46,12 @@ __all__ = [
 class HierarchicalFitLike(Protocol):
     """What the report needs of a fitted hierarchical model (``evaluq.fit_hierarchical``)."""
 
-    def rank_probabilities(self, level: str = ...) -> xr.Dataset:
+    # the scope (population / benchmark) is passed by position: the report does not depend on
+    # the name of the fit's argument
+    def rank_probabilities(self, scope: str = ..., /) -> xr.Dataset:
         """P(rank = r) per model, the Dataset of :func:`evaluq.rank_distribution`."""
 
-    def pairwise_differences(self, level: str = ..., rope: Any = ...) -> xr.Dataset:
+    def pairwise_differences(self, scope: str = ..., /, rope: Any = ...) -> xr.Dataset:
         """Posterior differences, the Dataset of :func:`evaluq.pairwise_differences`."""
 
     def compare_frequentist(self) -> Any:
@@ -488,16 +491,18 @@ def _as_frame(value: Any, name: str) -> pd.DataFrame:
                     f"mapping; got {type(value).__name__}")
 
 
-def posterior_section(fit: HierarchicalFitLike, *, level: str = "benchmark") -> Section:
+@renamed_argument("level", "scope", meaning="population or benchmark")
+def posterior_section(fit: HierarchicalFitLike, *, scope: str = "benchmark") -> Section:
     """Section: the posterior next to the resampling results, and the sampler diagnostics.
 
     Parameters
     ----------
     fit
         A fitted hierarchical model (``evaluq.hierarchical.fit_hierarchical``): anything with
-        ``pairwise_differences(level=...)``, ``compare_frequentist()`` and ``diagnostics()``.
-    level
-        ``"benchmark"`` (these languages) or ``"population"`` (languages sampled).
+        ``pairwise_differences(scope)``, ``compare_frequentist()`` and ``diagnostics()``.
+    scope
+        ``"benchmark"`` (these languages) or ``"population"`` (languages sampled); ``level``
+        is its deprecated name.
 
     Returns
     -------
@@ -508,11 +513,11 @@ def posterior_section(fit: HierarchicalFitLike, *, level: str = "benchmark") -> 
 
     compare = _as_frame(fit.compare_frequentist(), "compare_frequentist")
     diagnostics = _as_frame(fit.diagnostics(), "diagnostics")
-    pw = fit.pairwise_differences(level=level)
+    pw = fit.pairwise_differences(scope)
     body = [_p("Posterior of the hierarchical model beside the resampling results."),
             table_html(compare, caption=str(compare.attrs.get(
                 "caption", "Posterior versus frequentist (resampling) estimates."))),
-            _figure(forest_plot(pw, title=f"posterior differences ({level} level)"),
+            _figure(forest_plot(pw, title=f"posterior differences ({scope})"),
                     alt="forest plot of posterior differences"),
             "<h3>Sampler diagnostics</h3>",
             table_html(diagnostics, caption=str(diagnostics.attrs.get(
