@@ -24,6 +24,7 @@ def test_every_spelling_reads_the_same_everywhere(value, expected):
     cube = cube.assign_attrs(higher_is_better=value)
     assert orientation(cube.attrs) is expected
     assert eq.higher_is_better(eq.validate(cube)) is expected
+    assert eq.variance_components(cube).attrs["higher_is_better"] == int(expected)
     resampled = eq.resample(cube, n_resamples=20, rng=0)
     assert resampled.attrs["higher_is_better"] == int(expected)
     aggregated = eq.aggregate(resampled)

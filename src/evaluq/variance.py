@@ -42,7 +42,7 @@ from evaluq._dims import (
     TAU_BETWEEN,
 )
 from evaluq._kernels import count_valid, nan_reduce, nan_sd, nanmean
-from evaluq._schema import is_summary, validate
+from evaluq._schema import is_summary, orientation, validate
 from evaluq._validation import check_int
 from evaluq.errors import CubeError
 
@@ -259,7 +259,7 @@ def _assemble(cube: xr.Dataset, ybar: np.ndarray, cells: _CellSpreads, ddof: int
         out[f"{name}_summary"] = ((MODEL, SUMMARY), _over_languages(out[name].values, ddof))
     out.attrs = {
         "metric": cube.attrs.get("metric", ""),
-        "higher_is_better": cube.attrs.get("higher_is_better", 1),
+        "higher_is_better": int(orientation(cube.attrs)),
         "ddof": ddof,
         "summary_only": int(is_summary(cube)),
     }
