@@ -98,7 +98,7 @@ def build(path: str, n_languages: int) -> float:
 
 def _import_evaluq() -> None:
     import evaluq._streaming
-    import evaluq.aggregate
+    import evaluq.aggregation
     import evaluq.variance  # noqa: F401
 
 

@@ -130,8 +130,8 @@ ax.set(title="unequal sigma: CDF", xlabel="MSE")
 ax.legend()
 fig.tight_layout()
 plt.show()
-print("95% interval, Imhof:            ", dist_u.interval(0.95).values.round(4))
-print("95% interval, ncx2 at RMS sigma:", approx.interval(0.95).values.round(4))
+print("95% interval, Imhof:            ", dist_u.confidence_interval(0.95).values.round(4))
+print("95% interval, ncx2 at RMS sigma:", approx.confidence_interval(0.95).values.round(4))
 print("simulated 2.5% / 97.5% quantiles:", np.quantile(mse_sim_u, [0.025, 0.975]).round(4))
 
 # %% [markdown]
@@ -204,7 +204,7 @@ print(acc)
 flips = rng.random((N_SIM, m_acc)) < 0.05
 observed = np.where(flips, 1 - y_true, y_true)
 acc_sim = (observed == y_pred).mean(axis=1)
-iv_acc = acc.interval(0.95).values
+iv_acc = acc.confidence_interval(0.95).values
 pd.DataFrame({
     "evaluq": [float(acc.mean), float(acc.variance), *iv_acc,
                float(acc.coverage(0.95))],
@@ -230,7 +230,7 @@ q_i = np.where(np.arange(m_acc) % 4 == 0, 0.2, 0.02)  # a quarter of the items a
 acc_i = me.accuracy_distribution(y_true, y_pred, q=q_i)
 flips = rng.random((N_SIM, m_acc)) < q_i
 acc_sim_i = (np.where(flips, 1 - y_true, y_true) == y_pred).mean(axis=1)
-iv_i = acc_i.interval(0.95).values
+iv_i = acc_i.confidence_interval(0.95).values
 pmf_sim = np.bincount(np.rint(acc_sim_i * m_acc).astype(int), minlength=m_acc + 1) / N_SIM
 pd.DataFrame({
     "exact": [float(acc_i.mean), float(acc_i.variance), *iv_i, float(acc_i.coverage(0.95))],
@@ -263,7 +263,7 @@ acc3 = me.accuracy_distribution(y3, yhat3, transition=T)
 u = rng.random((N_SIM // 4, m3))
 noisy = (u[..., None] > np.cumsum(T[y3], axis=1)[None]).sum(-1)
 acc_sim3 = (noisy == yhat3).mean(axis=1)
-iv3 = acc3.interval(0.95).values
+iv3 = acc3.confidence_interval(0.95).values
 pd.DataFrame({
     "exact": [(yhat3 == y3).mean(), float(acc3.mean), float(acc3.variance), *iv3],
     "simulation": [np.nan, acc_sim3.mean(), acc_sim3.var(ddof=1),

@@ -52,7 +52,7 @@ def test_summary_statistics_and_interval(resampled):
     np.testing.assert_allclose(agg.ci.sel(ci_bound="lower"), np.quantile(dist, 0.05, axis=0))
     np.testing.assert_allclose(agg.ci.sel(ci_bound="upper"), np.quantile(dist, 0.95, axis=0))
     assert agg.ci.dims == ("model", "ci_bound")
-    assert agg.ci.attrs == {"kind": "percentile", "confidence_level": 0.9}
+    assert agg.ci.attrs == {"ci_kind": "percentile", "confidence_level": 0.9}
     for key in ("metric", "higher_is_better", "replication", "languages", "n_resamples"):
         assert agg.attrs[key] == resampled.attrs[key]
 

@@ -129,7 +129,7 @@ def test_kappa_result_and_intervals() -> None:
     assert res.bootstrap_distribution.dims == (RESAMPLE,)
     assert res.n_resamples == 500
     assert res.interval.dims == (CI_BOUND,)
-    assert res.interval.attrs == {"kind": "percentile_bootstrap", "confidence_level": 0.9}
+    assert res.interval.attrs == {"ci_kind": "percentile", "confidence_level": 0.9}
     lo, hi = res.interval.values
     assert lo < float(res.estimate) < hi
     wide = res.confidence_interval(0.99)

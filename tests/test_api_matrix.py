@@ -370,11 +370,11 @@ def test_mse_distribution_dims_and_dask(regression):
     ref = eq.measurement_error.mse_distribution(t, p, s)
     lazy = eq.measurement_error.mse_distribution(t.chunk(item=10), p.chunk(item=10), s)
     same(ref.mean, lazy.mean, SUM_RTOL)
-    same(ref.interval(), lazy.interval(), 1e-9)
+    same(ref.confidence_interval(), lazy.confidence_interval(), 1e-9)
     two = eq.measurement_error.mse_distribution(_two_dims(t), _two_dims(p), _two_dims(s),
                                                 dim=("doc", "sent"))
     same(ref.variance, two.variance, SUM_RTOL)
-    same(ref.interval(), two.interval(), 1e-9)
+    same(ref.confidence_interval(), two.confidence_interval(), 1e-9)
 
 
 @pytest.fixture(scope="module")

@@ -76,7 +76,7 @@ def test_mse_distribution_interval_holds_its_probability(route, sigma):
     predictions = np.array([1.5, 2.0, 2.0, 0.0, -0.4])
     dist = me.mse_distribution(targets, predictions, sigma)
     assert dist.routes.item() == route
-    lo, hi = dist.interval(0.9).values
+    lo, hi = dist.confidence_interval(0.9).values
     n = 200_000
     z = np.random.default_rng(11).standard_normal((n, 5))
     mse = ((targets - predictions + np.asarray(sigma) * z) ** 2).mean(axis=1)

@@ -24,7 +24,7 @@ PREDICTIONS = [1.5, 2.0, 2.0]
 @pytest.mark.parametrize("scale", [1e-160, 1e-200, 1e-300])
 def test_tiny_unequal_sigmas_do_not_crash(scale):
     dist = me.mse_distribution(TARGETS, PREDICTIONS, np.array([1.0, 2.0, 3.0]) * scale)
-    iv = dist.interval(0.95).values
+    iv = dist.confidence_interval(0.95).values
     assert np.isfinite(iv).all()
     assert iv[0] <= float(dist.mean) <= iv[1]
     assert float(dist.mean) == pytest.approx(1.25 / 3)
@@ -50,7 +50,7 @@ def test_small_sigma_over_d_is_fast_and_agrees_with_monte_carlo(scale):
 @pytest.mark.parametrize("sigma", [1e-4, 1e-5, 1e-6])
 def test_equal_small_sigma_no_nan(sigma):
     dist = me.mse_distribution(TARGETS, PREDICTIONS, sigma)
-    iv = dist.interval(0.95).values
+    iv = dist.confidence_interval(0.95).values
     assert np.isfinite(iv).all()
     assert np.isfinite(dist.cdf(float(dist.mean)).values).all()
     assert np.isfinite(dist.pdf(float(dist.mean)).values).all()
@@ -96,7 +96,7 @@ def test_routes_are_reported():
     assert me.mse_distribution(TARGETS, PREDICTIONS, 0.5).routes.item() == "ncx2"
     assert me.mse_distribution(TARGETS, PREDICTIONS, [0.5, 0.6, 0.7]).routes.item() == "imhof"
     assert me.mse_distribution(TARGETS, PREDICTIONS, 0.0).routes.item() == "point"
-    iv = me.mse_distribution(TARGETS, PREDICTIONS, 1e-6).interval()
+    iv = me.mse_distribution(TARGETS, PREDICTIONS, 1e-6).confidence_interval()
     assert iv.attrs["routes"] == "normal"
 
 
@@ -146,7 +146,7 @@ def test_imhof_with_one_tiny_sigma_is_silent_and_within_its_bound(ratio):
     dist = me.mse_distribution(TARGETS, PREDICTIONS, sigma)
     assert np.asarray(dist.routes).ravel().tolist() == ["imhof"]
     np.testing.assert_allclose(np.asarray(dist.cdf(x), dtype=float), got, rtol=0, atol=1e-15)
-    lo, hi = (float(v) for v in dist.interval())
+    lo, hi = (float(v) for v in dist.confidence_interval())
     np.testing.assert_allclose(_cdf_one_small_item(np.array([lo, hi]), d, sigma),
                                [0.025, 0.975], atol=1e-4)
 

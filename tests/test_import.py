@@ -89,7 +89,7 @@ def test_public_api_is_what_it_was_before_the_lazy_loading():
     # ResamplePlan is deprecated (resample(lazy=True) returns a Dataset): importable, not listed
     with pytest.warns(DeprecationWarning, match="ResamplePlan"):
         assert evaluq.ResamplePlan is not None
-    assert evaluq.aggregate.__module__ == "evaluq.aggregate"
+    assert evaluq.aggregate.__module__ == "evaluq.aggregation"
     assert evaluq.resample.__module__ == "evaluq.resampling"
 
 
@@ -99,9 +99,9 @@ def test_unknown_name_raises_attribute_error():
 
 
 def test_aggregate_stays_the_function_whatever_is_imported_first():
-    # ranks imports the module evaluq.aggregate; the import system would set it on the package
+    # the module is evaluq.aggregation: importing it never shadows the function
     code = (
-        "import evaluq.ranks, evaluq.aggregate as m\n"
+        "import evaluq.ranks, evaluq.aggregation as m\n"
         "import evaluq\n"
         "assert callable(evaluq.aggregate), evaluq.aggregate\n"
         "assert evaluq.aggregate.__name__ == 'aggregate'\n"

@@ -352,7 +352,8 @@ def test_arf_interval_bounds_clip_like_the_paper() -> None:
     res = eq.intervals.arf_interval(85.2, 96.3, arf_alpha=0.25, bounds=(0, 100))
     assert float(res.k) == pytest.approx(1.799, abs=5e-4)
     assert res.confidence_level == 0.75
-    assert res.interval.attrs == {"kind": "arf_normal", "confidence_level": 0.75}
+    assert res.interval.attrs == {"ci_kind": "arf", "confidence_level": 0.75,
+                                  "distribution": "normal"}
 
 
 def test_arf_interval_vectorised(rng: np.random.Generator) -> None:
@@ -409,7 +410,7 @@ def test_arf_result_reporting() -> None:
     assert "bounds=(0.0, 100.0)" in text
     ds = res.to_dataset()
     assert float(ds["upper"]) == 100.0
-    assert ds.attrs["kind"] == "arf_normal"
+    assert (ds.attrs["ci_kind"], ds.attrs["distribution"]) == ("arf", "normal")
     assert res.to_dataframe().loc[0, "half_width"] == pytest.approx(19.98)
     assert "<table" in res._repr_html_()
 

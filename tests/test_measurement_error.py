@@ -65,7 +65,7 @@ def test_mse_equal_sigma_formula_and_ncx2(regression_case) -> None:
     assert float(dist.variance) == pytest.approx(scaled.var(), rel=1e-12)
     np.testing.assert_allclose(dist.quantile([0.05, 0.5, 0.95]).values,
                                scaled.ppf([0.05, 0.5, 0.95]), rtol=1e-10)
-    iv = dist.interval(0.9)
+    iv = dist.confidence_interval(0.9)
     assert iv.dims == (CI_BOUND,)
     np.testing.assert_allclose(iv.values, scaled.ppf([0.05, 0.95]), rtol=1e-10)
     assert float(dist.cdf(scaled.ppf(0.3))) == pytest.approx(0.3, abs=1e-10)
@@ -88,8 +88,8 @@ def test_imhof_equals_ncx2_for_equal_sigma(regression_case) -> None:
     assert imhof.method == "imhof"
     for x in exact.quantile([0.01, 0.2, 0.5, 0.8, 0.99]).values:
         assert float(imhof.cdf(x)) == pytest.approx(float(exact.cdf(x)), abs=1e-8)
-    np.testing.assert_allclose(imhof.interval(0.95).values, exact.interval(0.95).values,
-                               rtol=1e-7)
+    np.testing.assert_allclose(imhof.confidence_interval(0.95).values,
+                               exact.confidence_interval(0.95).values, rtol=1e-7)
 
 
 @pytest.mark.parametrize("m", [1, 2, 5])
@@ -110,11 +110,11 @@ def test_imhof_unequal_sigma_against_monte_carlo(regression_case, rng) -> None:
     assert dist.method == "imhof"
     y = _simulate_targets(rng, ybar, sigma, 100_000)
     mse = ((y - yhat) ** 2).mean(1)
-    iv = dist.interval(0.95).values
+    iv = dist.confidence_interval(0.95).values
     for p, x in ((0.025, iv[0]), (0.975, iv[1])):
         assert abs(np.mean(mse <= x) - p) < 4 * np.sqrt(p * (1 - p) / mse.size)
     mc = me.mse_distribution(ybar, yhat, sigma, method="monte_carlo", n_draws=20_000, rng=1)
-    np.testing.assert_allclose(mc.interval(0.95).values, iv, rtol=0.03)
+    np.testing.assert_allclose(mc.confidence_interval(0.95).values, iv, rtol=0.03)
     assert "MSEDistribution(method='imhof'" in repr(dist)
     frame = dist.to_dataframe()
     assert list(frame.columns) == ["mean", "variance", "sd", "lower", "upper"]
@@ -136,7 +136,7 @@ def test_imhof_few_items_against_monte_carlo(rng, m) -> None:
 def test_mse_distribution_sigma_zero_is_a_point_mass() -> None:
     dist = me.mse_distribution([1.0, 2.0], [0.0, 0.0], 0.0)
     assert float(dist.variance) == 0.0
-    np.testing.assert_allclose(dist.interval(0.95).values, [2.5, 2.5])
+    np.testing.assert_allclose(dist.confidence_interval(0.95).values, [2.5, 2.5])
 
 
 def test_mse_distribution_over_models(regression_case) -> None:
@@ -145,9 +145,9 @@ def test_mse_distribution_over_models(regression_case) -> None:
     preds = xr.DataArray(np.stack([yhat, yhat + 0.3]), dims=(MODEL, ITEM),
                          coords={MODEL: ["a", "b"]})
     dist = me.mse_distribution(ybar, preds, sigma)
-    iv = dist.interval(0.95)
+    iv = dist.confidence_interval(0.95)
     assert iv.dims == (MODEL, CI_BOUND)
-    single = me.mse_distribution(ybar, yhat + 0.3, sigma).interval(0.95)
+    single = me.mse_distribution(ybar, yhat + 0.3, sigma).confidence_interval(0.95)
     np.testing.assert_allclose(iv.sel(model="b").values, single.values, rtol=1e-9)
     ds = dist.to_dataset()
     assert set(ds.data_vars) == {"mean", "variance", "sd", "interval"}
@@ -412,7 +412,7 @@ def test_accuracy_pmf_is_sum_of_two_binomials() -> None:
                       stats.binom.pmf(np.arange(31), 30, q))
     np.testing.assert_allclose(dist.pmf.values, ref, atol=1e-14)
     assert float(dist.mean) == pytest.approx(0.815)
-    lo, hi = dist.interval(0.95).values
+    lo, hi = dist.confidence_interval(0.95).values
     cdf = np.cumsum(ref)
     assert cdf[round(hi * m)] >= 0.975
     assert cdf[round(hi * m) - 1] < 0.975
@@ -433,7 +433,7 @@ def test_exact_accuracy_interval_coverage(rng, level) -> None:
     q = rng.uniform(0.0, 0.2, m)
     dist = me.accuracy_distribution(y, yhat, q=q)
     assert float(dist.coverage(level)) >= level
-    lo, hi = dist.interval(level).values
+    lo, hi = dist.confidence_interval(level).values
     n = 20_000
     acc = (np.where(rng.random((n, m)) < q, 1 - y, y) == yhat).mean(1)
     hits = int(((acc >= lo - 1e-12) & (acc <= hi + 1e-12)).sum())
@@ -500,7 +500,7 @@ def test_accuracy_over_models() -> None:
     np.testing.assert_allclose(e.values, [0.9, (0.9 * 2 + 0.1 * 2) / 4])
     dist = me.accuracy_distribution(y, preds, q=0.1)
     assert dist.pmf.dims == (MODEL, "n_correct")
-    assert dist.interval(0.9).dims == (MODEL, CI_BOUND)
+    assert dist.confidence_interval(0.9).dims == (MODEL, CI_BOUND)
     np.testing.assert_allclose(dist.pmf.sum("n_correct").values, 1.0)
 
 
@@ -524,7 +524,7 @@ def test_regression_validation() -> None:
     with pytest.raises(ValueError, match="quantile levels"):
         me.mse_distribution([1.0, 2.0], [0.0, 0.0], 0.1).quantile(1.5)
     with pytest.raises(ValueError, match="confidence_level"):
-        me.mse_distribution([1.0, 2.0], [0.0, 0.0], 0.1).interval(95)
+        me.mse_distribution([1.0, 2.0], [0.0, 0.0], 0.1).confidence_interval(95)
     with pytest.raises(ValueError, match="must have an 'item' dim"):
         me.expected_mse(xr.DataArray([1.0], dims=("x",)), [1.0], 0.1)
     with pytest.raises(ValueError, match="empty"):
@@ -577,3 +577,16 @@ def test_poisson_binomial_product_tree_matches_direct_convolution():
     k = np.arange(pi.size + 1)
     assert (k * pmf).sum() == pytest.approx(pi.sum(), rel=1e-12)
     assert ((k - pi.sum()) ** 2 * pmf).sum() == pytest.approx((pi * (1 - pi)).sum(), rel=1e-9)
+
+
+def test_interval_is_a_deprecated_spelling_of_confidence_interval():
+    """``.interval(level)`` -> ``.confidence_interval(confidence_level)`` (issue 23)."""
+    mse = me.mse_distribution([1.0, 2.0, 3.0], [1.5, 2.0, 2.0], 0.3)
+    acc = me.accuracy_distribution(np.array([0, 1, 1, 0]), np.array([0, 1, 0, 0]), q=0.1)
+    for dist in (mse, acc):
+        with pytest.warns(DeprecationWarning, match=r"\.interval\(\) is deprecated; use "
+                                                    r"\w+\.confidence_interval\(\)"):
+            old = dist.interval(0.9)
+        assert old.identical(dist.confidence_interval(0.9))
+        assert old.attrs["ci_kind"] == "equal-tailed"
+        assert old.attrs["confidence_level"] == 0.9

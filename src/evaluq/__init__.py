@@ -13,8 +13,6 @@ matplotlib, dask) are imported only by the functions that need them. ``from eval
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +21,8 @@ from evaluq._version import __version__ as __version__
 _HERE = Path(__file__).resolve().parent
 
 # Public name -> module that defines it. A name equal to the last part of its module is that
-# (sub)module itself; any other name is an attribute of the module. One line per new export.
+# (sub)module itself; any other name is an attribute of the module (so no module is named after
+# a function it exports: ``aggregate`` lives in ``aggregation``). One line per new export.
 _LAZY: dict[str, str] = {
     # submodules and subpackages
     "agreement": "evaluq.agreement",
@@ -57,7 +56,7 @@ _LAZY: dict[str, str] = {
     "NotFittedError": "evaluq.errors",
     "ResamplePlan": "evaluq.resampling",
     "ScaleWarning": "evaluq.errors",
-    "aggregate": "evaluq.aggregate",
+    "aggregate": "evaluq.aggregation",
     "bootstrap_test": "evaluq.significance",
     "fit_hierarchical": "evaluq.hierarchical",
     "from_arrays": "evaluq.cube",
@@ -99,10 +98,6 @@ _DEPRECATED = frozenset({"ResamplePlan"})
 ``ResamplePlan`` (``resample(lazy=True)`` returns a lazy Dataset)."""
 
 
-# Functions whose module has the same name: ``evaluq.aggregate`` is the function.
-_SAME_NAME_FUNCTIONS = frozenset({"aggregate", "report"})
-
-
 def _available(name: str) -> bool:
     """Whether the module behind ``name`` exists (entries for modules added later), looked up
     on disk: importing a subpackage to ask would defeat the lazy loading."""
@@ -119,7 +114,7 @@ __all__ = sorted(
 def _load(name: str) -> Any:
     module_name = _LAZY[name]
     module = importlib.import_module(module_name)
-    if module_name.rpartition(".")[2] == name and name not in _SAME_NAME_FUNCTIONS:
+    if module_name.rpartition(".")[2] == name:
         return module
     return getattr(module, name)
 
@@ -137,26 +132,6 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | {name for name in _LAZY if _available(name)})
 
 
-class _EvaluqModule(types.ModuleType):
-    """Keeps ``evaluq.aggregate`` (and ``evaluq.report``) the function of that name.
-
-    Importing a submodule makes the import system set it as an attribute of the package;
-    for a submodule that shares its name with the function it exports, that would replace the
-    function by the module, depending on which import ran first.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if (
-            name in _SAME_NAME_FUNCTIONS
-            and isinstance(value, types.ModuleType)
-            and value.__name__ == f"{__name__}.{name}"
-        ):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _EvaluqModule
-
 if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-exported)
     from evaluq import agreement as agreement
     from evaluq import dirichlet as dirichlet
@@ -170,7 +145,7 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq import reporting as reporting
     from evaluq import significance as significance
     from evaluq import tables as tables
-    from evaluq.aggregate import aggregate as aggregate
+    from evaluq.aggregation import aggregate as aggregate
     from evaluq.clusters import design_effect as design_effect
     from evaluq.cube import from_arrays as from_arrays
     from evaluq.cube import from_long as from_long

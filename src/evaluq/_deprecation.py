@@ -2,7 +2,8 @@
 
 ``@renamed_argument("alpha", "prior")`` lets a function whose argument is now ``prior`` accept
 ``alpha=`` too: it emits a :class:`DeprecationWarning` naming the new argument and passes the
-value on as ``prior``; giving both is a TypeError.
+value on as ``prior``; giving both is a TypeError. :func:`renamed_method` does the same for a
+method (``MSEDistribution.interval`` -> ``confidence_interval``).
 """
 
 from __future__ import annotations
@@ -34,3 +35,31 @@ def renamed_argument(old: str, new: str, *, meaning: str = "") -> Callable[[F], 
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def renamed_method(old: str, new: str) -> Callable[..., Any]:
+    """A deprecated method ``old`` that warns and calls the method ``new`` with its arguments.
+
+    Used as a class attribute: ``interval = renamed_method("interval", "confidence_interval")``.
+
+    >>> class Result:
+    ...     def confidence_interval(self, confidence_level=0.95):
+    ...         return confidence_level
+    ...     interval = renamed_method("interval", "confidence_interval")
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     value = Result().interval(0.9)
+    >>> value, str(caught[0].message)
+    (0.9, 'Result.interval() is deprecated; use Result.confidence_interval()')
+    """
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        owner = type(self).__name__
+        warnings.warn(f"{owner}.{old}() is deprecated; use {owner}.{new}()",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(self, new)(*args, **kwargs)
+
+    method.__name__ = old
+    method.__doc__ = f"Deprecated: use :meth:`{new}` (same arguments)."
+    return method

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from evaluq._apply import as_dims
 from evaluq._dims import MODEL, OBSERVED, RESAMPLE, RESAMPLED
+from evaluq._schema import orientation
 from evaluq.errors import CubeError
 
 NO_NOISE_REASON = (
@@ -62,19 +64,10 @@ class Draws:
         return not isinstance(self.values, np.ndarray)
 
 
-def _sample_dims(sample_dims: Any) -> tuple[Hashable, ...]:
-    dims = (sample_dims,) if isinstance(sample_dims, str) else tuple(sample_dims)
-    if not dims:
-        raise ValueError("`sample_dims` must name at least one dim; got an empty sequence")
-    if len(set(dims)) != len(dims):
-        raise ValueError(f"`sample_dims` names a dim twice: {dims!r}")
-    return dims
-
-
 def orientation_of(attrs: dict[Hashable, Any], higher_is_better: Any) -> int:
     """+1 when larger is better, -1 when smaller is; from the argument or ``attrs``."""
     if higher_is_better is None:
-        higher_is_better = bool(int(attrs.get("higher_is_better", 1)))
+        higher_is_better = orientation(attrs)
     if not isinstance(higher_is_better, bool | np.bool_):
         raise TypeError(f"`higher_is_better` must be True, False or None; got "
                         f"{higher_is_better!r}")
@@ -134,7 +127,7 @@ def as_draws(data: Any, *, sample_dims: Any = (RESAMPLE,), observed: Any = None,
     With ``lazy=True`` dask-backed draws stay lazy (the caller streams them chunk by chunk);
     otherwise they are computed.
     """
-    dims = _sample_dims(sample_dims)
+    dims = as_dims(sample_dims, "sample_dims")
     if isinstance(data, xr.Dataset) and RESAMPLED in data and OBSERVED in data:
         draws, obs = _from_aggregate(data, dims, observed)
         attrs = dict(data.attrs)

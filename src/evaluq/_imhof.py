@@ -15,6 +15,8 @@ import numpy as np
 from scipy import integrate, stats
 from scipy.special import ndtr, ndtri
 
+from evaluq.errors import EvaluqWarning
+
 NORMAL_LIMIT_SKEWNESS = 1e-2
 """Below this skewness of Q the normal limit (Edgeworth, to second order) replaces the
 inversion. Its error is of the order of the next Edgeworth terms (``gamma_1^3``,
@@ -194,8 +196,9 @@ checks, at ratios 1e-3 and 1e-4, that every error is within its bound and every 
 this tolerance)."""
 
 
-class ImhofAccuracyWarning(RuntimeWarning):
-    """The Imhof inversion's error bound exceeds :data:`IMHOF_CDF_TOLERANCE`."""
+class ImhofAccuracyWarning(EvaluqWarning, RuntimeWarning):
+    """The Imhof inversion's error bound exceeds :data:`IMHOF_CDF_TOLERANCE` (an
+    :class:`~evaluq.errors.EvaluqWarning`, and a ``RuntimeWarning`` as before)."""
 
 
 _SMALL_X = 1e-3  # below this multiple of max(lam), inversions use the small-x form

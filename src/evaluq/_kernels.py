@@ -66,20 +66,66 @@ def nanstd(x: np.ndarray, ddof: int, axis: int = -1) -> np.ndarray:
         return np.where(n > ddof, np.sqrt(ss / (n - ddof)), np.nan)
 
 
+def nan_sd(x: np.ndarray, ddof: int, axis: int = -1) -> np.ndarray:
+    """The SD of replicates: over ``axis`` ignoring NaN, NaN (never 0) where fewer than
+    ``max(2, ddof + 1)`` values remain (one value says nothing about a spread, whatever
+    ``ddof``), computed in units of a power of two for values beyond 1e+-100 (exact: squares
+    of values near 1e300 or 1e-300 neither overflow nor underflow).
+
+    >>> nan_sd(np.array([[1.0, 3.0, np.nan], [2.0, np.nan, np.nan]]), 1).tolist()
+    [1.4142135623730951, nan]
+    """
+    # no copies where they change nothing: a unit of 1 leaves every value as it is, and
+    # ddof >= 1 already gives NaN below 2 values
+    top = _largest_magnitude(x)
+    unit = 2.0 ** np.floor(np.log2(top)) if top > 0 and not 1e-100 < top < 1e100 else 1.0
+    sd = nanstd(x / unit, ddof, axis=axis) * unit if unit != 1.0 else nanstd(x, ddof, axis=axis)
+    if ddof >= 1:
+        return sd
+    return np.where(np.sum(~np.isnan(x), axis=axis) >= 2, sd, np.nan)
+
+
+def _largest_magnitude(x: np.ndarray) -> float:
+    """The largest finite ``|x|`` (0 for an array without finite values)."""
+    if x.size == 0:
+        return 0.0
+    top = max(abs(float(np.fmax.reduce(x, axis=None))), abs(float(np.fmin.reduce(x, axis=None))))
+    if np.isfinite(top):
+        return top
+    finite = np.abs(x[np.isfinite(x)])  # infinities present (or only NaN): the slow way
+    return float(finite.max()) if finite.size else 0.0
+
+
 # --- intervals ----------------------------------------------------------------------------------
 
 
-def percentile_interval(samples: np.ndarray, level: float, axis: int = -1) -> np.ndarray:
+def percentile_interval(samples: np.ndarray, level: float, axis: int = -1, *,
+                        skipna: bool = False) -> np.ndarray:
     """Equal-tailed percentile interval over ``axis``; bounds on a new last axis (lower, upper).
 
-    Fewer than two samples cannot say how wide the interval is: the bounds are NaN then,
-    never an interval of width zero.
+    The ``(1 - level) / 2`` and ``1 - (1 - level) / 2`` quantiles (linear interpolation), the
+    one percentile kernel of the package. Fewer than two samples cannot say how wide the
+    interval is: the bounds are NaN then, never an interval of width zero. With ``skipna``,
+    NaN samples are left out (bounds NaN where every sample is NaN, without a warning);
+    without it a NaN sample makes the bounds NaN. Infinite samples may give NaN bounds
+    (interpolating between two infinities), without a warning.
+
+    >>> percentile_interval(np.array([[1.0, 2.0, 3.0, np.nan]]), 0.5, skipna=True).tolist()
+    [[1.5, 2.5]]
     """
     tail = (1.0 - level) / 2.0
     if samples.shape[axis] < 2:
         shape = np.delete(np.asarray(samples.shape), axis % samples.ndim)
         return np.full((*shape, 2), np.nan)
-    q = np.quantile(samples, [tail, 1.0 - tail], axis=axis)
+    if skipna:
+        values = np.moveaxis(samples, axis, -1)
+        out = np.full((*values.shape[:-1], 2), np.nan)
+        ok = ~np.all(np.isnan(values), axis=-1)
+        if ok.any():
+            out[ok] = np.moveaxis(np.nanquantile(values[ok], [tail, 1 - tail], axis=-1), 0, -1)
+        return out
+    with np.errstate(invalid="ignore"):  # inf - inf between two infinite samples
+        q = np.quantile(samples, [tail, 1.0 - tail], axis=axis)
     return np.moveaxis(q, 0, -1)
 
 

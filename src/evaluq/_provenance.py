@@ -7,7 +7,7 @@ from typing import Any
 
 def evaluq_version() -> str:
     """The installed evaluq version (imported late: the package imports this module)."""
-    from evaluq import __version__
+    from evaluq._version import __version__
 
     return __version__
 

@@ -2,9 +2,9 @@
 
 Every result holds an ``estimate``, its ``distribution`` (the full resample or null
 distribution, sample dim last as in scipy; None for closed-form intervals), gives intervals at
-any level through the method ``confidence_interval(level)`` (``interval`` is that at the stored
-level, kept for compatibility), and converts with ``to_dataset()`` / ``to_dataframe()``; it
-prints with ``__repr__`` and ``_repr_html_`` (notebooks).
+any level through the method ``confidence_interval(confidence_level)`` (``interval`` is that
+at the stored level, kept for compatibility), and converts with ``to_dataset()`` /
+``to_dataframe()``; it prints with ``__repr__`` and ``_repr_html_`` (notebooks).
 """
 
 from __future__ import annotations

@@ -43,7 +43,8 @@ from evaluq._dims import (
     SD_SEED,
     SEED,
 )
-from evaluq._kernels import nanmean, nanstd
+from evaluq._kernels import nan_sd, nanmean
+from evaluq._schema import validate
 from evaluq.errors import CubeError
 
 BOOT_DIMS = (MODEL, LANGUAGE, SEED, BOOTSTRAP)
@@ -100,8 +101,6 @@ def prepare(cube: xr.Dataset) -> xr.Dataset:
         The validated cube: small variables in memory, ``boot_score`` lazy (model, language,
         seed, bootstrap), float64.
     """
-    from evaluq.cube import validate
-
     boot = cube[BOOT_SCORE] if BOOT_SCORE in cube.data_vars else None
     small = cube.drop_vars([BOOT_SCORE]) if boot is not None else cube
     small = small.assign({name: small[name].compute() for name in SMALL_VARIABLES
@@ -130,20 +129,6 @@ def prepare(cube: xr.Dataset) -> xr.Dataset:
 
 
 # --- spreads over replicates and seeds ------------------------------------------------------------
-
-def _sd(x: np.ndarray, ddof: int, axis: int = -1) -> np.ndarray:
-    """SD over ``axis`` ignoring NaN, NaN where fewer than ``max(2, ddof + 1)`` values remain
-    (``evaluq.variance``'s rule), in units of a power of two for values beyond 1e+-100."""
-    # no copies of the chunk where they change nothing: the chunk has no infinity (checked),
-    # a unit of 1 leaves every value as it is, and ddof >= 1 already gives NaN below 2 values
-    top = max(abs(float(np.fmax.reduce(x, axis=None))), abs(float(np.fmin.reduce(x, axis=None))))
-    top = 0.0 if np.isnan(top) else top
-    unit = 2.0 ** np.floor(np.log2(top)) if top > 0 and not 1e-100 < top < 1e100 else 1.0
-    sd = nanstd(x / unit, ddof, axis=axis) * unit if unit != 1.0 else nanstd(x, ddof, axis=axis)
-    if ddof >= 1:
-        return sd
-    return np.where(np.sum(~np.isnan(x), axis=axis) >= 2, sd, np.nan)
-
 
 def _sd_from_moments(n: np.ndarray, total: np.ndarray, squares: np.ndarray,
                      ddof: int) -> np.ndarray:
@@ -207,8 +192,8 @@ def _spreads(boot: xr.DataArray, score: np.ndarray, ddof: int, *,
     x = boot.data
     whole = len(x.chunks[2]) == 1 and len(x.chunks[3]) == 1
     if whole:
-        v = x.map_blocks(lambda b: _sd(b, ddof), drop_axis=3, dtype=np.float64)
-        u = (x.map_blocks(lambda b: _sd(_sd(b, ddof, axis=2), ddof), drop_axis=(2, 3),
+        v = x.map_blocks(lambda b: nan_sd(b, ddof), drop_axis=3, dtype=np.float64)
+        u = (x.map_blocks(lambda b: nan_sd(nan_sd(b, ddof, axis=2), ddof), drop_axis=(2, 3),
                           dtype=np.float64) if across_seeds else None)
         v_out, u_out = dask.compute(v, u)
         return np.asarray(v_out), None if u_out is None else np.asarray(u_out)
@@ -230,7 +215,7 @@ def _spreads(boot: xr.DataArray, score: np.ndarray, ddof: int, *,
     moments = dask.compute(*parts)
     v = _sd_from_moments(moments[0], moments[1], moments[2], ddof)
     u = _sd_from_moments(moments[3], moments[4], moments[5], ddof) if across_seeds else None
-    return v, None if u is None else _sd(u, ddof)
+    return v, None if u is None else nan_sd(u, ddof)
 
 
 # --- lazy resamples -------------------------------------------------------------------------------

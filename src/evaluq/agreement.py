@@ -27,8 +27,9 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._apply import check_values, compute_once, map_item_chunks
-from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, ICC_FORM, ITEM, RATER, RESAMPLE
-from evaluq._kernels import bootstrap_counts
+from evaluq._dims import ICC_FORM, ITEM, RATER, RESAMPLE
+from evaluq._intervals import interval_from_bounds
+from evaluq._kernels import bootstrap_counts, percentile_interval
 from evaluq._results import N_RESAMPLES_INTERVAL, ResultBase
 from evaluq._validation import (
     RNGLike,
@@ -118,16 +119,12 @@ class AgreementResult(ResultBase):
         """
         level = self.confidence_level if confidence_level is None else check_confidence_level(
             confidence_level)
-        tail = (1 - level) / 2
         boot = self.bootstrap_distribution
-        values = np.moveaxis(boot.values, boot.get_axis_num(RESAMPLE), -1)
-        q = _nanquantile(values, [tail, 1 - tail])
+        q = percentile_interval(boot.values, level, axis=boot.get_axis_num(RESAMPLE), skipna=True)
         other = [d for d in boot.dims if d != RESAMPLE]
-        ci = xr.DataArray(q, dims=[*other, CI_BOUND],
-                          coords={**{d: boot.coords[d] for d in other if d in boot.coords},
-                                  CI_BOUND: list(CI_BOUND_COORDS)})
-        ci.attrs = {"kind": "percentile_bootstrap", "confidence_level": level}
-        return ci
+        return interval_from_bounds(
+            q, dims=other, coords={d: boot.coords[d] for d in other if d in boot.coords},
+            kind="percentile", confidence_level=level)
 
     @property
     def distribution(self) -> xr.DataArray:
@@ -164,15 +161,6 @@ class AgreementResult(ResultBase):
     def _repr_html_(self) -> str:
         table = self.to_dataframe().to_html(float_format=lambda v: f"{v:.4f}")
         return f"<div><b>AgreementResult: {self.statistic}</b>{table}</div>"
-
-
-def _nanquantile(values: np.ndarray, q: Sequence[float]) -> np.ndarray:
-    """Quantiles over the last axis, ignoring NaN, without all-NaN warnings."""
-    out = np.full((*values.shape[:-1], len(q)), np.nan)
-    ok = ~np.all(np.isnan(values), axis=-1)
-    if ok.any():
-        out[ok] = np.moveaxis(np.nanquantile(values[ok], q, axis=-1), 0, -1)
-    return out
 
 
 def _result(statistic: str, estimate: np.ndarray, boot: np.ndarray, level: float,

@@ -286,7 +286,7 @@ def _run_report(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``evaluq`` command."""
-    from evaluq import __version__
+    from evaluq._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="evaluq",

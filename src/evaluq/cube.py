@@ -45,74 +45,25 @@ from evaluq._dims import (
     SEED,
     SUMMARY_SEED_LABEL,
 )
+from evaluq._pivot import (  # the pivot helpers (tests import two of them from here)
+    _check_unique_keys,
+    _codes,
+    _label_coord,
+    _numeric_column,
+    _pivot,
+    _pivot_codes,
+    _pivot_reference,
+    _sorted_labels,
+)
 from evaluq._provenance import provenance
+from evaluq._schema import bounds as bounds
+from evaluq._schema import higher_is_better as higher_is_better
+from evaluq._schema import is_summary as is_summary
+from evaluq._schema import orientation as orientation
+from evaluq._schema import validate as validate
 from evaluq._validation import check_columns
 from evaluq.errors import CubeError, ScaleWarning
 from evaluq.io import TableLike, as_table
-
-_ALLOWED_DIMS: dict[str, tuple[str, ...]] = {
-    SCORE: (MODEL, LANGUAGE, SEED),
-    BOOT_SCORE: (MODEL, LANGUAGE, SEED, BOOTSTRAP),
-    SD_SEED: (MODEL, LANGUAGE),
-    SD_BOOT: (MODEL, LANGUAGE),
-    N_SEEDS: (MODEL, LANGUAGE),
-}
-
-
-def higher_is_better(cube: xr.Dataset | xr.DataArray) -> bool:
-    """Read the cube's ``higher_is_better`` attribute (default True when absent).
-
-    Parameters
-    ----------
-    cube : xarray.Dataset or xarray.DataArray
-        An evaluation cube, or any object whose ``attrs`` may hold ``higher_is_better``
-        (1 / 0, or True / False, possibly as strings). Another value raises ``CubeError``.
-
-    Returns
-    -------
-    bool
-        True when a larger score is better (also when the attribute is absent).
-
-    Examples
-    --------
-    >>> import numpy as np, evaluq as eq
-    >>> eq.higher_is_better(eq.from_arrays(np.ones((1, 2, 3))))
-    True
-    >>> eq.higher_is_better(eq.from_arrays(np.ones((1, 2, 3)), higher_is_better=False))
-    False
-    """
-    if not isinstance(cube, xr.Dataset | xr.DataArray):
-        raise TypeError(f"`cube` must be an xarray Dataset or DataArray; got "
-                        f"{type(cube).__name__}")
-    value = cube.attrs.get("higher_is_better", 1)
-    if str(value) not in {"0", "1", "True", "False"}:
-        raise CubeError(f"attribute 'higher_is_better' of `cube` must be 1 or 0; got {value!r}")
-    return str(value) in {"1", "True"}
-
-
-def is_summary(cube: xr.Dataset) -> bool:
-    """True for a summary-only cube (``sd_seed`` / ``sd_boot`` instead of raw replicates).
-
-    Parameters
-    ----------
-    cube : xarray.Dataset
-        An evaluation cube. It is summary-only when it holds an ``sd_seed`` or ``sd_boot``
-        variable (as made by :func:`evaluq.from_summary`).
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> import numpy as np, evaluq as eq
-    >>> eq.is_summary(eq.from_arrays(np.ones((1, 2, 3))))
-    False
-    """
-    if not isinstance(cube, xr.Dataset):
-        raise TypeError(f"`cube` must be an xarray.Dataset; got {type(cube).__name__}")
-    return SD_SEED in cube.data_vars or SD_BOOT in cube.data_vars
-
 
 OUTLIER_THRESHOLD: float = 10.0
 """Default of the loaders' ``outlier_threshold``: robust SDs from the language median."""
@@ -124,22 +75,6 @@ the price, measured on standard-normal scores at the default 10 robust SDs: 0.1-
 of 6 scores warn spuriously, 0.07% of 12, none of 3000 cubes of 24 or 48."""
 """1 / Phi^-1(3/4): the median absolute deviation of a normal sample times this is its SD."""
 
-
-def bounds(cube: xr.Dataset) -> tuple[float, float] | None:
-    """The declared range ``(lower, upper)`` of the cube's metric, or None when undeclared.
-
-    Examples
-    --------
-    >>> import numpy as np, evaluq as eq
-    >>> from evaluq.cube import bounds
-    >>> bounds(eq.from_arrays(np.full((1, 1, 2), 0.5), bounds=(0, 1)))
-    (0.0, 1.0)
-    """
-    value = cube.attrs.get("bounds")
-    if value is None:
-        return None
-    lo, hi = np.asarray(value, dtype=np.float64).ravel()
-    return float(lo), float(hi)
 
 
 def _check_options(metric: Any, higher_is_better: Any, bounds_: Any,
@@ -235,210 +170,6 @@ def _check_scores(values: np.ndarray, labels: dict[str, np.ndarray],
             f"A wrong scale or a broken run? Pass `bounds=` to check the range, or "
             f"`outlier_threshold=None` to silence this check",
             ScaleWarning, stacklevel=3)
-
-
-# --- labels and pivoting ------------------------------------------------------------------------
-
-def _sorted_labels(values: pd.Series, column: str) -> np.ndarray:
-    """Sorted unique labels of a key column; a column of mixed types is an error."""
-    if values.isna().any():
-        rows = values.index[values.isna()].tolist()[:5]
-        raise CubeError(f"key column {column!r} has missing values (rows {rows})")
-    unique = pd.unique(values.to_numpy())
-    try:
-        return np.asarray(sorted(unique.tolist()), dtype=object if unique.dtype == object
-                          else unique.dtype)
-    except TypeError:
-        kinds = sorted({type(v).__name__ for v in unique})
-        raise CubeError(
-            f"key column {column!r} mixes value types ({', '.join(kinds)}); "
-            "make them all strings or all numbers"
-        ) from None
-
-
-def _label_coord(labels: np.ndarray) -> np.ndarray:
-    # strings as a plain object array of str (NetCDF stores them as variable-length strings)
-    if labels.dtype == object and all(isinstance(v, str) for v in labels):
-        return labels.astype(str).astype(object)
-    return labels
-
-
-def _numeric_column(df: pd.DataFrame, column: str, argument: str) -> np.ndarray:
-    series = df[column]
-    if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
-        bad = series[pd.to_numeric(series, errors="coerce").isna() & series.notna()]
-        example = f" (for example {bad.iloc[0]!r} in row {bad.index[0]})" if len(bad) else ""
-        raise CubeError(
-            f"column {column!r} (given as `{argument}`) must be numeric; "
-            f"it has dtype {series.dtype}{example}"
-        )
-    values = series.to_numpy(dtype=np.float64)
-    if np.isinf(values).any():
-        row = series.index[np.isinf(values)][0]
-        raise CubeError(f"column {column!r} (given as `{argument}`) has an infinite value "
-                        f"in row {row}")
-    return values
-
-
-def _check_unique_keys(df: pd.DataFrame, keys: dict[str, str]) -> None:
-    cols = list(keys.values())
-    dup = df.duplicated(subset=cols, keep=False)
-    if dup.any():
-        first = df.loc[dup, cols].iloc[0].to_dict()
-        n = int(df.loc[dup, cols].drop_duplicates().shape[0])
-        raise CubeError(
-            f"{n} key(s) appear more than once in the table; first duplicated key: {first}. "
-            "Each combination of the key columns must occur once"
-        )
-
-
-def _pivot(df: pd.DataFrame, keys: dict[str, str], values: np.ndarray,
-           coords: dict[str, np.ndarray]) -> np.ndarray:
-    """Place ``values`` in an array indexed by ``keys`` (dim -> column); absent cells are NaN."""
-    shape = tuple(len(coords[d]) for d in keys)
-    out = np.full(shape, np.nan)
-    index = tuple(
-        pd.Index(coords[d]).get_indexer(df[col].to_numpy()) for d, col in keys.items()
-    )
-    out[index] = values
-    return out
-
-
-_Pivoted = tuple[dict[str, np.ndarray], np.ndarray, np.ndarray | None, np.ndarray,
-                 np.ndarray | None]
-"""coords, score (model, language, seed), boot_score or None, and the table row of each
-score / boot_score cell (NaN where absent; boot rows None when not needed)."""
-
-
-def _pivot_reference(df: pd.DataFrame, keys: dict[str, str], bootstrap: str | None,
-                     score: str) -> _Pivoted:
-    """``from_long``'s pivot by label lookup: slow on large tables, but every check in order
-    with its documented message (the fast :func:`_pivot_codes` defers to it on any problem)."""
-    if bootstrap is not None:
-        keys_all = {**keys, BOOTSTRAP: bootstrap}
-        _check_unique_keys(df.fillna({bootstrap: -np.inf}), keys_all)
-        is_boot = df[bootstrap].notna()
-        full, boot = df[~is_boot], df[is_boot]
-        if len(full) == 0:
-            raise CubeError(
-                f"column {bootstrap!r} (given as `bootstrap`) has no empty rows: give the score "
-                "on the full test set of each (model, language, seed) in a row whose "
-                "bootstrap value is empty"
-            )
-    else:
-        _check_unique_keys(df, keys)
-        full, boot = df, df.iloc[:0]
-    values = _numeric_column(df, score, "score")
-    coords = {d: _sorted_labels(df[c], c) for d, c in keys.items()}
-    score_arr = _pivot(full, keys, values[full.index.to_numpy()], coords)
-    full_rows = _pivot(full, keys, full.index.to_numpy(dtype=np.float64), coords)
-    if bootstrap is None:
-        return coords, score_arr, None, full_rows, None
-    coords[BOOTSTRAP] = _sorted_labels(boot[bootstrap], bootstrap)
-    boot_keys = {**keys, BOOTSTRAP: bootstrap}
-    boot_arr = _pivot(boot, boot_keys, values[boot.index.to_numpy()], coords)
-    boot_rows = _pivot(boot, boot_keys, boot.index.to_numpy(dtype=np.float64), coords)
-    return coords, score_arr, boot_arr, full_rows, boot_rows
-
-
-def _codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
-    """Integer codes (positions in the sorted labels) and the sorted labels of a key column,
-    as :func:`_sorted_labels` sorts them; None for missing values or mixed types."""
-    if len(series) == 0 or series.isna().any():
-        return None
-    dtype = series.dtype
-    if isinstance(dtype, np.dtype) and dtype.kind in "iuf":
-        values = series.to_numpy()
-        lo, hi = values.min(), values.max()
-        if (hi - lo) <= 4 * len(values) + 1024 and (dtype.kind != "f"
-                                                    or (values == np.round(values)).all()):
-            offset = (values - lo).astype(np.intp)           # integral: a presence table
-            present = np.bincount(offset, minlength=int(hi - lo) + 1) > 0
-            rank = np.cumsum(present) - 1
-            return rank[offset], (np.flatnonzero(present) + lo).astype(dtype)
-    if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
-        import pyarrow as pa
-
-        arrow = pa.array(series.array)
-        if isinstance(arrow, pa.ChunkedArray):
-            arrow = arrow.combine_chunks()
-        arrow = arrow.dictionary_encode()                     # no Python string per row
-        codes = arrow.indices.to_numpy(zero_copy_only=False).astype(np.intp)
-        unique = np.asarray(arrow.dictionary.to_pylist(), dtype=object)
-    else:
-        codes, uniques = pd.factorize(series)
-        unique = np.asarray(uniques.to_numpy())
-    listed = unique.tolist()
-    try:
-        order = sorted(range(len(listed)), key=listed.__getitem__)
-    except TypeError:
-        return None
-    rank = np.empty(len(order), dtype=np.intp)
-    rank[order] = np.arange(len(order))
-    labels = np.asarray([listed[i] for i in order],
-                        dtype=object if unique.dtype == object else unique.dtype)
-    return rank[codes], labels
-
-
-def _pivot_codes(df: pd.DataFrame, keys: dict[str, str], bootstrap: str | None, score: str,
-                 *, boot_rows: bool) -> _Pivoted | None:
-    """``from_long``'s pivot from integer codes of the key columns (each factorised once);
-    None on anything irregular, for :func:`_pivot_reference` to report."""
-    series = df[score]
-    if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
-        return None
-    values = series.to_numpy(dtype=np.float64)
-    if np.isinf(values).any():
-        return None
-    full_idx: np.ndarray | slice = slice(None)
-    boot_idx = None
-    if bootstrap is not None:
-        is_boot = df[bootstrap].notna().to_numpy()
-        if is_boot.all():
-            return None
-        full_idx, boot_idx = np.flatnonzero(~is_boot), np.flatnonzero(is_boot)
-    coords, flat = {}, None
-    for dim, col in keys.items():
-        coded = _codes(df[col])
-        if coded is None:
-            return None
-        codes, coords[dim] = coded
-        flat = codes if flat is None else flat * len(coords[dim]) + codes
-    assert flat is not None
-    shape = tuple(len(coords[d]) for d in keys)
-    score_arr, full_rows = _place(flat[full_idx], values[full_idx], shape,
-                                  np.arange(len(df))[full_idx])
-    if score_arr is None or full_rows is None:
-        return None
-    if boot_idx is None or bootstrap is None:
-        return coords, score_arr, None, full_rows, None
-    coded = _codes(df[bootstrap].iloc[boot_idx])
-    if coded is None:
-        return None
-    codes, coords[BOOTSTRAP] = coded
-    boot_flat = flat[boot_idx] * len(coords[BOOTSTRAP]) + codes
-    boot_arr, rows = _place(boot_flat, values[boot_idx], (*shape, len(coords[BOOTSTRAP])),
-                            boot_idx if boot_rows else None)
-    if boot_arr is None:
-        return None
-    return coords, score_arr, boot_arr, full_rows, rows
-
-
-def _place(flat: np.ndarray, values: np.ndarray, shape: tuple[int, ...],
-           rows: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """``values`` at the flat positions of an array of ``shape`` (NaN elsewhere), and the row
-    of each cell; (None, None) when a position occurs twice (a duplicated key)."""
-    size = int(np.prod(shape, dtype=np.int64))
-    if flat.size and np.bincount(flat, minlength=size).max() > 1:
-        return None, None
-    out = np.full(size, np.nan)
-    out[flat] = values
-    where = None
-    if rows is not None:
-        where = np.full(size, np.nan)
-        where[flat] = rows
-        where = where.reshape(shape)
-    return out.reshape(shape), where
 
 
 # --- constructors -------------------------------------------------------------------------------
@@ -772,101 +503,6 @@ def _seed_counts(df: pd.DataFrame, n_seeds: Any, n_seeds_col: str | None) -> np.
         bad = counts[(counts < 1) | (counts != np.round(counts))][0]
         raise CubeError(f"`n_seeds` must be a whole number >= 1; got {bad:g}")
     return counts
-
-
-# --- validation ---------------------------------------------------------------------------------
-
-def validate(cube: Any) -> xr.Dataset:
-    """Check that ``cube`` is a well-formed evaluation cube.
-
-    Checks: it is a Dataset with a numeric ``score``; every variable has exactly its allowed
-    dims (no unknown dim); coordinates are unique; scores are finite or NaN (no infinities);
-    ``score`` has at least one value; ``boot_score`` has at least two replicates; summary SDs
-    are non-negative and ``n_seeds`` are whole numbers >= 1; the attributes ``metric`` and
-    ``higher_is_better`` are present.
-
-    Parameters
-    ----------
-    cube : xarray.Dataset
-        The cube to check: ``score`` over (model, language, seed), optional ``boot_score``
-        over (model, language, seed, bootstrap), or the summary variables ``sd_seed``,
-        ``sd_boot``, ``n_seeds`` over (model, language). Variables with other names are left
-        alone. Anything but a Dataset raises ``CubeError``.
-
-    Returns
-    -------
-    xarray.Dataset
-        The same cube, with each variable's dims in the canonical order.
-
-    Raises
-    ------
-    CubeError
-        Naming the variable, dim, coordinate or attribute that is wrong.
-
-    Examples
-    --------
-    >>> import numpy as np, xarray as xr, evaluq as eq
-    >>> bad = xr.Dataset({"score": (("model", "task"), np.zeros((2, 3)))})
-    >>> eq.validate(bad)
-    Traceback (most recent call last):
-    ...
-    evaluq.errors.CubeError: variable 'score' has unknown dim(s) ['task']; its dims ...
-    """
-    if not isinstance(cube, xr.Dataset):
-        raise CubeError(f"`cube`: a cube must be an xarray.Dataset; got {type(cube).__name__}")
-    if SCORE not in cube.data_vars:
-        raise CubeError(f"the cube has no {SCORE!r} variable; its variables are "
-                        f"{sorted(map(str, cube.data_vars))}")
-    for name, var in cube.data_vars.items():
-        allowed = _ALLOWED_DIMS.get(str(name))
-        if allowed is None:
-            continue  # extra variables are the user's business
-        unknown = [d for d in var.dims if d not in allowed]
-        if unknown:
-            raise CubeError(f"variable {name!r} has unknown dim(s) {unknown}; its dims must be "
-                            f"{allowed}")
-        if set(var.dims) != set(allowed):
-            raise CubeError(f"variable {name!r} has dims {var.dims}; they must be {allowed}")
-        if not np.issubdtype(var.dtype, np.number) or var.dtype == bool:
-            raise CubeError(f"variable {name!r} must be numeric; it has dtype {var.dtype}")
-        # ``.data`` keeps dask arrays lazy: the check is a chunked reduction, not a load
-        if bool(np.isinf(var.data).any()):
-            raise CubeError(f"variable {name!r} has infinite values")
-    for dim in cube.dims:
-        if dim in cube.coords:
-            index = cube.indexes.get(dim)
-            if index is not None and not index.is_unique:
-                dup = index[index.duplicated()].tolist()[:5]
-                raise CubeError(f"coordinate {dim!r} has duplicated labels {dup}")
-    if cube[SCORE].size == 0:
-        raise CubeError(f"variable {SCORE!r} is empty (a dim has length 0)")
-    if bool(np.isnan(cube[SCORE].data).all()):
-        raise CubeError(f"variable {SCORE!r} has no values (all NaN)")
-    if BOOT_SCORE in cube.data_vars and cube.sizes[BOOTSTRAP] < 2:
-        raise CubeError(f"variable {BOOT_SCORE!r} needs at least 2 bootstrap replicates; got "
-                        f"{cube.sizes[BOOTSTRAP]}")
-    for sd_name in (SD_SEED, SD_BOOT):
-        if sd_name in cube.data_vars and bool((cube[sd_name].data < 0).any()):
-            raise CubeError(f"variable {sd_name!r} has negative standard deviations")
-    if N_SEEDS in cube.data_vars:
-        n = cube[N_SEEDS].values
-        n = n[~np.isnan(n)]
-        if (n < 1).any() or (n != np.round(n)).any():
-            raise CubeError(f"variable {N_SEEDS!r} must hold whole numbers >= 1")
-    if is_summary(cube) and cube.sizes[SEED] != 1:
-        raise CubeError(f"a summary-only cube (with {SD_SEED!r} / {SD_BOOT!r}) must have one "
-                        f"seed holding the seed mean; got {cube.sizes[SEED]} seeds")
-    for attr in ("metric", "higher_is_better"):
-        if attr not in cube.attrs:
-            raise CubeError(f"the cube has no {attr!r} attribute")
-    if str(cube.attrs["higher_is_better"]) not in {"0", "1", "True", "False"}:
-        raise CubeError(f"attribute 'higher_is_better' must be 1 or 0; got "
-                        f"{cube.attrs['higher_is_better']!r}")
-    out = cube.copy()
-    for name in out.data_vars:
-        if str(name) in _ALLOWED_DIMS:
-            out[name] = out[name].transpose(*_ALLOWED_DIMS[str(name)])
-    return out
 
 
 # --- storage ------------------------------------------------------------------------------------

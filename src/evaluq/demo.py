@@ -16,7 +16,7 @@ import xarray as xr
 
 from evaluq._dims import CLASS, ITEM, MODEL, SEED
 from evaluq._validation import RNGLike
-from evaluq.aggregate import aggregate
+from evaluq.aggregation import aggregate
 from evaluq.metrics import cross_entropy_metric
 from evaluq.pairwise import pairwise_differences, pairwise_table
 from evaluq.predictions import from_predictions

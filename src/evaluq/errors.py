@@ -12,11 +12,20 @@ class CubeError(ValueError):
 
 
 class NotFittedError(RuntimeError):
-    """A fitted object was used before it was fitted; the message says which method to call."""
+    """A fitted object was used before it was fitted; the message says which method to call.
+
+    Raised by the hierarchical model (:class:`evaluq.HierarchicalFit`) when a result that
+    needs its posterior is asked of a fit without one.
+    """
 
 
 class EvaluqWarning(UserWarning):
-    """Base class of evaluq's warnings: something in the input looks wrong but may be right."""
+    """Base class of evaluq's warnings: something in the input looks wrong but may be right.
+
+    Every warning class of evaluq derives from it (a numerical one, such as
+    ``ImhofAccuracyWarning``, also from ``RuntimeWarning``), so
+    ``warnings.filterwarnings("ignore", category=evaluq.EvaluqWarning)`` silences them all.
+    """
 
 
 class ScaleWarning(EvaluqWarning):

@@ -28,7 +28,7 @@ from scipy.optimize import elementwise
 
 from evaluq._apply import apply_reduce, as_dataarray, check_real_dtype, reduce_dim
 from evaluq._deprecation import renamed_argument
-from evaluq._dims import CI_BOUND, CI_BOUND_COORDS
+from evaluq._intervals import interval_array
 from evaluq._results import ResultBase
 from evaluq._validation import check_choice, check_confidence_level, check_finite, check_real
 from evaluq.proportions import proportion_interval as proportion_interval  # eq.intervals.*
@@ -200,17 +200,6 @@ def _check_bounds(bounds: tuple[float, float] | None) -> tuple[float, float] | N
     return low, high
 
 
-def _ci(lower: xr.DataArray, upper: xr.DataArray, kind: str,
-        level: float | None) -> xr.DataArray:
-    ci = xr.concat([lower, upper], dim=CI_BOUND, coords="minimal", compat="override",
-                   join="exact")
-    ci = ci.assign_coords({CI_BOUND: list(CI_BOUND_COORDS)})
-    ci = ci.transpose(*[d for d in ci.dims if d != CI_BOUND], CI_BOUND)
-    # a level that varies over items lives in the result object, not in the attrs
-    ci.attrs = {"kind": kind} if level is None else {"kind": kind, "confidence_level": level}
-    return ci
-
-
 def _verdict(estimate: xr.DataArray, lower: xr.DataArray, upper: xr.DataArray,
              threshold: float) -> xr.DataArray:
     """Read an interval against a PASS/FAIL threshold, as in Gladkoff et al. §4."""
@@ -290,7 +279,8 @@ class TIntervalResult(ResultBase):
         level = self.confidence_level if confidence_level is None else check_confidence_level(
             confidence_level)
         e = self.margin(level)
-        return _ci(self.estimate - e, self.estimate + e, "student_t", level)
+        return interval_array(self.estimate - e, self.estimate + e, kind="t",
+                              confidence_level=level)
 
     def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
         """The interval at ``confidence_level`` (default: the level given at construction),
@@ -352,7 +342,7 @@ class TIntervalResult(ResultBase):
         Dataset (attrs: n, level, bounds)."""
         ds = xr.Dataset({"estimate": self.estimate, "sd": self.sd, "margin": self.margin(),
                          "lower": self.lower, "upper": self.upper})
-        ds.attrs = {"kind": "student_t", "n": self.n, "confidence_level": self.confidence_level,
+        ds.attrs = {"ci_kind": "t", "n": self.n, "confidence_level": self.confidence_level,
                     "bounds": "none" if self.bounds is None else list(self.bounds)}
         return ds
 
@@ -677,7 +667,10 @@ class ARFIntervalResult(ResultBase):
         if self.bounds is not None:
             lo, hi = lo.clip(*self.bounds), hi.clip(*self.bounds)
         level = float(level) if np.ndim(level) == 0 else None
-        return _ci(lo, hi, f"arf_{self.distribution}", level)
+        # a level that varies over items lives in the result object, not in the attrs
+        ci = interval_array(lo, hi, kind="arf", confidence_level=level)
+        ci.attrs["distribution"] = self.distribution
+        return ci
 
     def verdict(self, threshold: float) -> xr.DataArray:
         """"pass" / "fail" when the interval lies above / below ``threshold``, else
@@ -704,7 +697,7 @@ class ARFIntervalResult(ResultBase):
                          "k": self.k, "lower": self.lower, "upper": self.upper})
         ds["confidence_level"] = xr.DataArray(self.confidence_level) if np.ndim(
             self.confidence_level) == 0 else self.confidence_level
-        ds.attrs = {"kind": f"arf_{self.distribution}",
+        ds.attrs = {"ci_kind": "arf", "distribution": self.distribution,
                     "bounds": "none" if self.bounds is None else list(self.bounds)}
         return ds
 

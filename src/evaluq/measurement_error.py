@@ -45,12 +45,12 @@ from scipy import optimize, stats
 from scipy.special import ndtr
 
 from evaluq._apply import as_dims, as_item_array, check_values, is_lazy, sum_items
+from evaluq._deprecation import renamed_method
 from evaluq._dims import (
     ACCURACY,
     ACCURACY_INTERVAL,
     CDF,
     CI_BOUND,
-    CI_BOUND_COORDS,
     COVERAGE,
     DIST_INTERVAL,
     DIST_MEAN,
@@ -77,6 +77,7 @@ from evaluq._dims import (
 from evaluq._imhof import cornish_fisher, edgeworth_cdf, edgeworth_pdf, imhof_cdf, imhof_pdf
 from evaluq._imhof import moments as mse_moments
 from evaluq._imhof import route as mse_route
+from evaluq._intervals import interval_from_bounds
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -495,7 +496,7 @@ class MSEDistribution:
                          for c in range(self._cells.count)])
         return _on_cells(self.mean, vals, {QUANTILE: probs}).rename(MSE_QUANTILE)
 
-    def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
+    def confidence_interval(self, confidence_level: float = 0.95) -> xr.DataArray:
         """Equal-tailed interval holding the MSE with probability ``confidence_level``.
 
         Parameters
@@ -512,12 +513,15 @@ class MSEDistribution:
         tail = (1.0 - level) / 2.0
         vals = np.array([[self._cells.quantile(c, tail), self._cells.quantile(c, 1.0 - tail)]
                          for c in range(self._cells.count)])
-        out = _on_cells(self.mean, vals, {CI_BOUND: list(CI_BOUND_COORDS)}).rename(
-            MSE_INTERVAL)
-        out.attrs = {"kind": "equal-tailed probability interval", "confidence_level": level,
-                     "method": self.method,
-                     "routes": ", ".join(sorted(set(self.routes.values.ravel().tolist())))}
+        out = interval_from_bounds(
+            vals.reshape((*self.mean.shape, 2)), dims=self.mean.dims,
+            coords=dict(self.mean.coords), kind="equal-tailed", confidence_level=level,
+            name=MSE_INTERVAL)
+        out.attrs.update(method=self.method,
+                         routes=", ".join(sorted(set(self.routes.values.ravel().tolist()))))
         return out
+
+    interval = renamed_method("interval", "confidence_interval")
 
     def to_dataset(self, confidence_level: float = 0.95) -> xr.Dataset:
         """Mean, variance, SD and the interval as one Dataset.
@@ -530,7 +534,7 @@ class MSEDistribution:
         """
         return xr.Dataset({
             DIST_MEAN: self.mean, DIST_VARIANCE: self.variance, DIST_SD: self.variance ** 0.5,
-            DIST_INTERVAL: self.interval(confidence_level),
+            DIST_INTERVAL: self.confidence_interval(confidence_level),
         }, attrs={"method": self.method})
 
     def to_dataframe(self, confidence_level: float = 0.95) -> pd.DataFrame:
@@ -555,7 +559,7 @@ class MSEDistribution:
 
     def __repr__(self) -> str:
         if self.mean.ndim == 0:
-            iv = self.interval().values
+            iv = self.confidence_interval().values
             return (f"MSEDistribution(method={self.method!r}, mean={float(self.mean):.6g}, "
                     f"sd={math.sqrt(float(self.variance)):.6g}, "
                     f"95% interval=[{iv[0]:.6g}, {iv[1]:.6g}])")
@@ -607,8 +611,8 @@ def mse_distribution(
     Returns
     -------
     MSEDistribution
-        ``mean``, ``variance``, ``quantile(q)``, ``interval(confidence_level)``, ``cdf(x)``
-        and ``pdf(x)`` (``x`` a scalar, an array or a DataArray).
+        ``mean``, ``variance``, ``quantile(q)``, ``confidence_interval(confidence_level)``,
+        ``cdf(x)`` and ``pdf(x)`` (``x`` a scalar, an array or a DataArray).
 
     Examples
     --------
@@ -616,7 +620,7 @@ def mse_distribution(
     >>> dist = eq.measurement_error.mse_distribution([1.0, 2.0, 3.0], [1.5, 2.0, 2.0], 0.5)
     >>> dist.method, round(float(dist.mean), 6)
     ('ncx2', 0.666667)
-    >>> dist.interval(0.95).round(4).values.tolist()
+    >>> dist.confidence_interval(0.95).round(4).values.tolist()
     [0.0824, 1.6942]
     >>> dist.cdf([0.5, 1.0]).round(4).values.tolist()
     [0.4101, 0.8063]
@@ -1024,7 +1028,7 @@ class AccuracyDistribution:
     def cdf(self) -> xr.DataArray:
         return self.pmf.cumsum(N_CORRECT).rename(CDF)
 
-    def interval(self, confidence_level: float = 0.95) -> xr.DataArray:
+    def confidence_interval(self, confidence_level: float = 0.95) -> xr.DataArray:
         """Exact equal-tailed interval (each tail at most ``(1 - level)/2``; coverage >= level).
 
         Parameters
@@ -1044,15 +1048,16 @@ class AccuracyDistribution:
         lower = np.argmax(cdf >= tail - 1e-12, axis=-1) / m
         upper = np.argmax(cdf >= 1.0 - tail - 1e-12, axis=-1) / m
         template = self.mean
-        out = xr.DataArray(np.stack([lower, upper], axis=-1).reshape((*template.shape, 2)),
-                           dims=(*template.dims, CI_BOUND),
-                           coords={**dict(template.coords), CI_BOUND: list(CI_BOUND_COORDS)},
-                           name=ACCURACY_INTERVAL)
-        out.attrs = {"kind": "exact equal-tailed interval", "confidence_level": level}
-        return out
+        return interval_from_bounds(
+            np.stack([lower, upper], axis=-1).reshape((*template.shape, 2)), dims=template.dims,
+            coords=dict(template.coords), kind="equal-tailed", confidence_level=level,
+            name=ACCURACY_INTERVAL)
+
+    interval = renamed_method("interval", "confidence_interval")
 
     def coverage(self, confidence_level: float = 0.95) -> xr.DataArray:
-        """Exact probability that the accuracy falls inside :meth:`interval` (>= the level).
+        """Exact probability that the accuracy falls inside :meth:`confidence_interval`
+        (>= the level).
 
         Parameters
         ----------
@@ -1064,7 +1069,7 @@ class AccuracyDistribution:
         xarray.DataArray
             Named ``coverage``, over the inputs' other dims.
         """
-        iv = self.interval(confidence_level)
+        iv = self.confidence_interval(confidence_level)
         acc = self.pmf[ACCURACY]
         inside = (acc >= iv.sel({CI_BOUND: LOWER}) - 1e-12) & (
             acc <= iv.sel({CI_BOUND: UPPER}) + 1e-12)
@@ -1081,7 +1086,7 @@ class AccuracyDistribution:
         """
         return xr.Dataset({PMF: self.pmf, DIST_MEAN: self.mean, DIST_VARIANCE: self.variance,
                            DIST_SD: np.sqrt(self.variance),
-                           DIST_INTERVAL: self.interval(confidence_level)})
+                           DIST_INTERVAL: self.confidence_interval(confidence_level)})
 
     def to_dataframe(self, confidence_level: float = 0.95) -> pd.DataFrame:
         """Mean, variance, SD and interval bounds (one row per cell of the other dims).
@@ -1092,7 +1097,7 @@ class AccuracyDistribution:
             Level in (0, 1); default 0.95.
             Level of ``lower`` / ``upper``.
         """
-        iv = self.interval(confidence_level)
+        iv = self.confidence_interval(confidence_level)
         cols: dict[str, xr.DataArray] = {
                 DIST_MEAN: self.mean, DIST_VARIANCE: self.variance, DIST_SD: self.variance ** 0.5,
                 LOWER: iv.sel({CI_BOUND: LOWER}, drop=True),
@@ -1106,7 +1111,7 @@ class AccuracyDistribution:
 
     def __repr__(self) -> str:
         if self.mean.ndim == 0:
-            iv = self.interval().values
+            iv = self.confidence_interval().values
             return (f"AccuracyDistribution(M={self.pmf.sizes[N_CORRECT] - 1}, "
                     f"mean={float(self.mean):.6g}, sd={math.sqrt(float(self.variance)):.6g}, "
                     f"95% interval=[{iv[0]:.6g}, {iv[1]:.6g}])")
@@ -1152,7 +1157,7 @@ def accuracy_distribution(targets: Any, predictions: Any, *, q: Any = None,
     >>> dist = eq.measurement_error.accuracy_distribution([1] * 200, [1] * 170 + [0] * 30, q=0.05)
     >>> round(float(dist.mean), 4), round(float(dist.variance), 7)
     (0.815, 0.0002375)
-    >>> dist.interval(0.95).values.tolist()
+    >>> dist.confidence_interval(0.95).values.tolist()
     [0.785, 0.845]
     """
     dims = as_dims(dim)

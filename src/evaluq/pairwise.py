@@ -20,6 +20,7 @@ from evaluq._dims import (
     SCORE,
 )
 from evaluq._draws import as_draws, orientation_of, sample_dims_label
+from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import benjamini_hochberg, holm, percentile_interval
 from evaluq._validation import check_confidence_level
 from evaluq.errors import CubeError
@@ -95,10 +96,11 @@ def _pair_dataset(stats: dict[str, np.ndarray], models: np.ndarray, extra_dims: 
                   extra_coords: dict[Any, Any], level: float, attrs: dict[Any, Any],
                   sample_label: str) -> xr.Dataset:
     dims = (MODEL, MODEL_B, *extra_dims)
-    data_vars = {key: (dims, value) for key, value in stats.items() if key != "ci"}
-    data_vars["ci"] = ((*dims, CI_BOUND), stats["ci"])
-    out = xr.Dataset(data_vars, coords={MODEL: models, MODEL_B: models,
-                                        CI_BOUND: list(CI_BOUND_COORDS), **extra_coords})
+    data_vars: dict[str, Any] = {key: (dims, value) for key, value in stats.items()
+                                 if key != "ci"}
+    data_vars["ci"] = interval_from_bounds(stats["ci"], dims=dims, kind="percentile",
+                                           confidence_level=level)
+    out = xr.Dataset(data_vars, coords={MODEL: models, MODEL_B: models, **extra_coords})
     out.attrs = {**attrs, "confidence_level": level, "ci_kind": "percentile",
                  "sample_dims": sample_label,
                  "difference": "model minus model_b (row minus column)",
@@ -118,7 +120,6 @@ def _pair_dataset(stats: dict[str, np.ndarray], models: np.ndarray, extra_dims: 
     }
     for key, text in descriptions.items():
         out[key].attrs["description"] = text
-    out["ci"].attrs.update(kind="percentile", confidence_level=level)
     return out
 
 
@@ -293,17 +294,45 @@ def pairwise_by_language(
                                 higher_is_better=higher_is_better)
 
 
+TABLE_COLUMNS = ("observed", "mean", "sd", "lower", "upper", "p_greater", "z", "p_value",
+                 "p_holm", "p_bh", "verdict")
+"""The columns of :func:`pairwise_table` (those of them a Dataset of draws' differences has)."""
+
+
+def _pair_frame(pairwise: xr.Dataset) -> tuple[pd.DataFrame, str]:
+    """The per-pair statistics as a DataFrame with ``lower`` / ``upper`` and ``verdict``, and
+    the name of its point estimate (``observed``, or ``mean`` for posterior differences)."""
+    if "ci" not in pairwise:
+        raise CubeError("`pairwise` needs a 'ci' variable (model, model_b, ci_bound)")
+    point = "observed" if "observed" in pairwise else "mean"
+    if point not in pairwise:
+        raise CubeError("`pairwise` needs an 'observed' or 'mean' variable besides 'ci'")
+    per_pair = [v for v in TABLE_COLUMNS if v in pairwise and v not in ("lower", "upper")]
+    frame = pairwise[per_pair].to_dataframe()[per_pair]
+    for bound in CI_BOUND_COORDS:
+        frame[bound] = pairwise["ci"].sel({CI_BOUND: bound}, drop=True).to_series()
+    if "verdict" not in frame:  # draws' differences without one: does the interval exclude 0
+        lower, upper = frame["lower"].to_numpy(float), frame["upper"].to_numpy(float)
+        frame["verdict"] = np.where(lower > 0, 1, np.where(upper < 0, -1, 0)) * \
+            orientation_of(pairwise.attrs, None)
+    return frame, point
+
+
 def pairwise_table(pairwise: xr.Dataset, *, unique: bool = False) -> pd.DataFrame:
     """Tidy DataFrame of :func:`pairwise_differences` / :func:`pairwise_by_language`.
 
     One row per ordered pair of distinct models (and language), columns ``observed``,
     ``mean``, ``sd``, ``lower``, ``upper``, ``p_greater``, ``z``, ``p_value``, ``p_holm``,
-    ``p_bh``, ``verdict``.
+    ``p_bh``, ``verdict``. This is where the pairs' order and verdict are decided; the forest
+    plot (:func:`evaluq.plots.forest_plot`) draws the rows of this table.
 
     Parameters
     ----------
     pairwise
-        The result of :func:`pairwise_differences` or :func:`pairwise_by_language`.
+        The result of :func:`pairwise_differences` or :func:`pairwise_by_language`, or any
+        Dataset of differences with ``ci`` and ``observed`` or ``mean`` (the posterior
+        differences of a hierarchical fit): the columns it lacks are left out, ``mean`` then
+        orders the rows and ``verdict`` is +1 / -1 / 0 as the interval excludes 0 (oriented).
     unique
         Keep each unordered pair once (per language), oriented with the better model first:
         ``observed >= 0`` when higher is better, ``observed <= 0`` when lower is better (the
@@ -333,14 +362,11 @@ def pairwise_table(pairwise: xr.Dataset, *, unique: bool = False) -> pd.DataFram
                         "eq.pairwise_by_language")
     if not isinstance(unique, bool | np.bool_):
         raise TypeError(f"`unique` must be True or False; got {unique!r}")
-    frame = pairwise.drop_vars(["ci", CI_BOUND]).to_dataframe()
-    for bound in CI_BOUND_COORDS:
-        frame[bound] = pairwise["ci"].sel({CI_BOUND: bound}, drop=True).to_series()
+    frame, point = _pair_frame(pairwise)
     first = frame.index.get_level_values(MODEL)
     second = frame.index.get_level_values(MODEL_B)
     keep = first != second
-    columns = ["observed", "mean", "sd", "lower", "upper", "p_greater", "z", "p_value",
-               "p_holm", "p_bh", "verdict"]
+    columns = [c for c in TABLE_COLUMNS if c in frame]
     at = pairwise.attrs
     spread = (f"sd is the SD over {at.get('n_resamples', '?')} resamples; lower/upper the "
               f"{at.get('confidence_level', 0.95):.0%} {at.get('ci_kind', 'percentile')} interval")
@@ -351,7 +377,7 @@ def pairwise_table(pairwise: xr.Dataset, *, unique: bool = False) -> pd.DataFram
         return frame.loc[keep, columns]
     position = {m: i for i, m in enumerate(pairwise[MODEL].values.tolist())}
     before = np.array([position[a] < position[b] for a, b in zip(first, second, strict=True)])
-    advantage = orientation_of(pairwise.attrs, None) * frame["observed"].to_numpy(dtype=np.float64)
+    advantage = orientation_of(pairwise.attrs, None) * frame[point].to_numpy(dtype=np.float64)
     # the better model first; a tie or an undefined difference keeps the models' order
     better_first = (advantage > 0) | (~(advantage < 0) & ~(advantage > 0) & before)
     out = frame.loc[keep & better_first, columns]

@@ -38,7 +38,10 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import CI_BOUND, LANGUAGE, MODEL, MODEL_B, RANK
+from evaluq._intervals import CI_KIND
+from evaluq._schema import orientation
 from evaluq.errors import CubeError
+from evaluq.pairwise import pairwise_table
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -84,13 +87,24 @@ def _styled[**P](func: Callable[P, Figure]) -> Callable[P, Figure]:
         style: dict[Any, Any] = {**_STYLE, "axes.prop_cycle": cycler(color=[
             "#1b6ca8", "#e07b39", "#3a9d5d", "#c0392b", "#7d5ba6", "#8c564b", "#d4a017",
             "#17becf", "#7f7f7f", "#bcbd22"])}
+        before, keep = _users_axes(kwargs.get("ax", kwargs.get("axes")))
         with mpl.rc_context(style):
             fig = func(*args, **kwargs)
-            for ax in fig.axes:
-                ax.tick_params(labelsize=7)
+            for ax in fig.axes:  # the axes drawn, never another axes of the user's figure
+                if ax not in before or ax in keep:
+                    ax.tick_params(labelsize=7)
         return fig
 
     return wrapper
+
+
+def _users_axes(given: Any) -> tuple[set[Any], set[Any]]:
+    """The axes already on the figure of the given ``ax`` / ``axes``, and the given ones."""
+    if given is None:
+        return set(), set()
+    keep = set(np.ravel(np.asarray(given, dtype=object)))
+    figures = {getattr(a, "figure", None) for a in keep} - {None}
+    return {a for f in figures for a in getattr(f, "axes", [])}, keep
 
 
 _INLINE_FIGURE = "_InlineFigure"
@@ -147,14 +161,47 @@ def _figure(width: float, height: float, nrows: int = 1, ncols: int = 1,
     return fig, axes
 
 
+def _check_axes(ax: Any, name: str) -> Axes:
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        what = "a matplotlib Axes" if name == "ax" else "a sequence of matplotlib Axes"
+        raise TypeError(f"`{name}` must be {what} or None; got {type(ax).__name__}")
+    return ax
+
+
+def _axes(ax: Axes | None, width: float, height: float) -> tuple[Figure, Axes]:
+    """A new figure of ``width`` x ``height`` inches and its axes, or the given axes and the
+    figure that holds it (a figure function with ``ax=`` draws there: figures compose)."""
+    if ax is None:
+        fig, axes = _figure(width, height)
+        return fig, axes[0, 0]
+    ax = _check_axes(ax, "ax")
+    return ax.figure, ax  # type: ignore[return-value]
+
+
+def _panels(axes: Sequence[Axes] | np.ndarray | None, n: int, width: float, height: float,
+            ncols: int = 1, **kwargs: Any) -> tuple[Figure, np.ndarray, bool]:
+    """``n`` panels: new ones (a grid of ``ncols`` columns, whether the figure is new) or the
+    ``n`` given axes, in order, on their figure."""
+    if axes is None:
+        fig, grid = _figure(width, height, nrows=(n + ncols - 1) // ncols, ncols=ncols, **kwargs)
+        return fig, grid, True
+    given = [_check_axes(a, "axes") for a in np.ravel(np.asarray(axes, dtype=object))]
+    if len(given) != n:
+        raise ValueError(f"`axes` must hold {n} axes (one per panel); got {len(given)}")
+    grid = np.empty((n, 1), dtype=object)
+    grid[:, 0] = given
+    return given[0].figure, grid, False  # type: ignore[return-value]
+
+
 def _metric(attrs: Mapping[str, Any]) -> str:
     metric = str(attrs.get("metric", "") or "score")
     return metric
 
 
 def _orientation_text(attrs: Mapping[str, Any]) -> str:
-    hib = attrs.get("higher_is_better", 1)
-    return "higher is better" if bool(int(hib)) else "lower is better"
+    return "higher is better" if orientation(attrs) else "lower is better"
 
 
 def _require(obj: Any, name: str, what: str, variables: Sequence[str]) -> None:
@@ -214,7 +261,7 @@ def _check_bins(bins: Any) -> int | str | np.ndarray:
 
 @_styled
 def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
-                title: str | None = None) -> Figure:
+                title: str | None = None, ax: Axes | None = None) -> Figure:
     """Forest plot of pairwise differences: one row per pair, its interval and estimate.
 
     Parameters
@@ -228,6 +275,9 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
         ``pairwise_table(unique=True)``); ``False`` draws every ordered pair.
     title
         Axes title; default names the interval level and kind.
+    ax
+        A matplotlib Axes to draw into (its figure is returned, figures compose); default a
+        new figure.
 
     Returns
     -------
@@ -257,19 +307,18 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
     if LANGUAGE in pairwise.dims:
         raise CubeError("`pairwise` has a language dim (eq.pairwise_by_language): select one "
                         "language first, e.g. pairwise.sel(language='de')")
-    table = _pair_rows(pairwise, unique)
+    table = pairwise_table(pairwise, unique=unique)
     n = len(table)
     if n == 0:
         raise CubeError("`pairwise` has fewer than two models: nothing to draw")
-    fig, axes = _figure(COLUMN_WIDTH, 0.7 + 0.22 * n)
-    ax = axes[0, 0]
+    fig, ax = _axes(ax, COLUMN_WIDTH, 0.7 + 0.22 * n)
     y = np.arange(n)[::-1].astype(float)
     labels = [f"{a} − {b}" for a, b in table.index]
     lower, upper = table["lower"].to_numpy(float), table["upper"].to_numpy(float)
-    observed = table["observed"].to_numpy(float)
+    observed = table["observed" if "observed" in table else "mean"].to_numpy(float)
     clear = table["verdict"].to_numpy() != 0
     colors = np.where(clear, _GOOD, _NEUTRAL)
-    ax.hlines(y, lower, upper, colors=colors, linewidth=1.4)
+    ax.hlines(y, lower, upper, colors=colors.tolist(), linewidth=1.4)
     ax.scatter(observed, y, c=colors, s=14, zorder=3, edgecolors="none")
     ax.axvline(0.0, color="black", linewidth=0.7, linestyle="--")
     ax.set_yticks(y, labels)
@@ -278,58 +327,17 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
     how = attrs.get("how", "")
     ax.set_xlabel(f"difference in {how + ' ' if how else ''}{_metric(attrs)}")
     level = attrs.get("confidence_level", pairwise["ci"].attrs.get("confidence_level", 0.95))
-    kind = pairwise["ci"].attrs.get("kind", attrs.get("ci_kind", ""))
+    kind = pairwise["ci"].attrs.get(CI_KIND, attrs.get(CI_KIND, ""))
     ax.set_title(title if title is not None else
                  f"{float(level):.0%} {kind} intervals ({_orientation_text(attrs)})".strip())
     return fig
-
-
-def _pair_rows(pairwise: xr.Dataset, unique: bool) -> pd.DataFrame:
-    """observed / lower / upper / verdict per pair, as ``pairwise_table`` orders them.
-
-    Works on any Dataset with ``ci`` (model, model_b, ci_bound) and ``observed`` (or, for
-    posterior differences without it, ``mean``); ``verdict`` defaults to whether the interval
-    excludes 0.
-    """
-    from evaluq.pairwise import pairwise_table
-
-    needed = ("observed", "verdict", "mean", "sd", "p_greater", "z", "p_value", "p_holm", "p_bh")
-    if all(v in pairwise for v in needed):
-        return pairwise_table(pairwise, unique=unique)
-    point = "observed" if "observed" in pairwise else "mean"
-    if point not in pairwise:
-        raise CubeError("`pairwise` needs an 'observed' or 'mean' variable besides 'ci'")
-    models = pairwise[MODEL].values.tolist()
-    est = pairwise[point].transpose(MODEL, MODEL_B).values.astype(float)
-    ci = pairwise["ci"].transpose(MODEL, MODEL_B, CI_BOUND)
-    lo = ci.sel({CI_BOUND: "lower"}).values.astype(float)
-    hi = ci.sel({CI_BOUND: "upper"}).values.astype(float)
-    if "verdict" in pairwise:
-        verdict = pairwise["verdict"].transpose(MODEL, MODEL_B).values
-    else:
-        verdict = np.where(lo > 0, 1, np.where(hi < 0, -1, 0))
-    sign = 1 if bool(int(pairwise.attrs.get("higher_is_better", 1))) else -1
-    rows = []
-    for i, a in enumerate(models):
-        for j, b in enumerate(models):
-            if i == j:
-                continue
-            adv = sign * est[i, j]
-            if unique and not (adv > 0 or (not adv < 0 and i < j)):
-                continue
-            rows.append((a, b, est[i, j], lo[i, j], hi[i, j], verdict[i, j], adv))
-    table = pd.DataFrame(rows, columns=[MODEL, MODEL_B, "observed", "lower", "upper",
-                                        "verdict", "advantage"]).set_index([MODEL, MODEL_B])
-    if unique:
-        table = table.iloc[np.argsort(-table["advantage"].to_numpy(), kind="stable")]
-    return table
 
 
 # --- ranks ----------------------------------------------------------------------------------------
 
 @_styled
 def rank_heatmap(ranks: xr.Dataset, *, title: str | None = None,
-                 annotate: bool | None = None) -> Figure:
+                 annotate: bool | None = None, ax: Axes | None = None) -> Figure:
     """Heatmap of P(rank = r): models (best expected rank on top) by rank.
 
     Parameters
@@ -341,6 +349,9 @@ def rank_heatmap(ranks: xr.Dataset, *, title: str | None = None,
         Axes title (default "P(rank)").
     annotate
         Write each probability in its cell; default when there are at most 12 models.
+    ax
+        A matplotlib Axes to draw into (its figure is returned, figures compose); default a
+        new figure.
 
     Returns
     -------
@@ -366,8 +377,7 @@ def rank_heatmap(ranks: xr.Dataset, *, title: str | None = None,
     prob = ranks["probability"].transpose(MODEL, RANK).values[order]
     models = ranks[MODEL].values[order]
     n_m, n_r = prob.shape
-    fig, axes = _figure(COLUMN_WIDTH, 0.9 + 0.24 * n_m)
-    ax = axes[0, 0]
+    fig, ax = _axes(ax, COLUMN_WIDTH, 0.9 + 0.24 * n_m)
     image = ax.imshow(prob, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto",
                       interpolation="nearest")
     ax.set_xticks(np.arange(n_r), [str(r) for r in ranks[RANK].values])
@@ -390,7 +400,7 @@ def rank_heatmap(ranks: xr.Dataset, *, title: str | None = None,
 @_styled
 def tier_diagram(aggregated: xr.Dataset, tiers: xr.DataArray | None = None, *,
                  alpha: float = 0.05, adjustment: str = "holm",
-                 title: str | None = None) -> Figure:
+                 title: str | None = None, ax: Axes | None = None) -> Figure:
     """Critical-difference-style diagram of the significance groups.
 
     The models sit on an axis of their observed aggregate; each hangs from the axis by an elbow
@@ -409,6 +419,9 @@ def tier_diagram(aggregated: xr.Dataset, tiers: xr.DataArray | None = None, *,
         title).
     title
         Axes title (default: the test settings).
+    ax
+        A matplotlib Axes to draw into (its figure is returned, figures compose); default a
+        new figure.
 
     Returns
     -------
@@ -430,7 +443,7 @@ def tier_diagram(aggregated: xr.Dataset, tiers: xr.DataArray | None = None, *,
     >>> [line.get_label() for line in fig.axes[0].lines if line.get_label().startswith("tier")]
     ['tier 2']
     """
-    from evaluq.aggregate import RESAMPLED
+    from evaluq._dims import RESAMPLED
     from evaluq.ranks import significance_groups
     from evaluq.resampling import OBSERVED
 
@@ -447,8 +460,7 @@ def tier_diagram(aggregated: xr.Dataset, tiers: xr.DataArray | None = None, *,
     tier = tiers.values.astype(int)
     n = len(models)
     order = np.argsort(x, kind="stable")        # left to right on the axis
-    fig, axes = _figure(COLUMN_WIDTH, 1.0 + 0.2 * ((n + 1) // 2) + 0.12 * tier.max())
-    ax = axes[0, 0]
+    fig, ax = _axes(ax, COLUMN_WIDTH, 1.0 + 0.2 * ((n + 1) // 2) + 0.12 * tier.max())
     span = float(np.nanmax(x) - np.nanmin(x)) or 1.0
     lo, hi = float(np.nanmin(x)) - 0.08 * span, float(np.nanmax(x)) + 0.08 * span
     ax.set_xlim(lo - 0.25 * span, hi + 0.25 * span)
@@ -490,7 +502,8 @@ def tier_diagram(aggregated: xr.Dataset, tiers: xr.DataArray | None = None, *,
 
 @_styled
 def variance_bars(components: xr.Dataset, *,
-                  variables: Sequence[str] = ("sigma_seed", "sigma_boot")) -> Figure:
+                  variables: Sequence[str] = ("sigma_seed", "sigma_boot"),
+                  axes: Sequence[Axes] | None = None) -> Figure:
     """Bars of the within-language SDs per language, one bar per model, one panel per SD.
 
     Parameters
@@ -501,6 +514,9 @@ def variance_bars(components: xr.Dataset, *,
         Which (model, language) SDs to draw, each in its own panel; a panel whose values are
         all missing (``sigma_boot`` of a cube without bootstrap replicates) is left out. The
         standard errors ``se_<name>`` are drawn as error bars when present.
+    axes
+        Axes to draw into, one per drawn variable in order (their figure is returned; figures
+        compose); default a new figure.
 
     Returns
     -------
@@ -532,11 +548,11 @@ def variance_bars(components: xr.Dataset, *,
     languages = components[LANGUAGE].values
     n_m, n_l = len(models), len(languages)
     width = COLUMN_WIDTH if n_l * n_m <= 24 else _WIDE
-    fig, axes = _figure(width, 0.5 + 1.35 * len(shown), nrows=len(shown), sharex=True)
+    fig, panels, new = _panels(axes, len(shown), width, 0.5 + 1.35 * len(shown), sharex=True)
     pos = np.arange(n_l, dtype=float)
     bar = 0.8 / n_m
     metric = _metric(components.attrs)
-    for ax, name in zip(axes[:, 0], shown, strict=True):
+    for ax, name in zip(panels[:, 0], shown, strict=True):
         values = components[name].transpose(MODEL, LANGUAGE).values
         se_name = f"se_{name}"
         se = (components[se_name].transpose(MODEL, LANGUAGE).values
@@ -546,12 +562,16 @@ def variance_bars(components: xr.Dataset, *,
             ax.bar(pos - 0.4 + bar * (k + 0.5), values[k], width=bar, label=str(model),
                    yerr=err, error_kw={"elinewidth": 0.5, "capsize": 0, "ecolor": "#555555"})
         ax.set_ylabel(_SD_LABELS.get(name, name))
-    last = axes[-1, 0]
+    last = panels[-1, 0]
     last.set_xticks(pos, [str(lang) for lang in languages],
                     rotation=45 if n_l > 6 else 0, ha="right" if n_l > 6 else "center")
     last.set_xlabel("language")
-    fig.suptitle(f"within-language SDs of {metric} (bars: ± standard error)", fontsize=8)
-    axes[0, 0].legend(ncols=min(n_m, 5), loc="lower left", bbox_to_anchor=(0, 1.0),
+    heading = f"within-language SDs of {metric} (bars: ± standard error)"
+    if new:  # on the user's figure the heading goes on the first panel, not the figure
+        fig.suptitle(heading, fontsize=8)
+    else:
+        panels[0, 0].set_title(heading, fontsize=8)
+    panels[0, 0].legend(ncols=min(n_m, 5), loc="lower left", bbox_to_anchor=(0, 1.0),
                       handlelength=1.0, columnspacing=0.8)
     return fig
 
@@ -586,7 +606,8 @@ def _difference_series(draws: xr.DataArray, sample_dims: Sequence[str],
 def posterior_differences(draws: xr.DataArray, *, rope: float | tuple[float, float] | None = None,
                           pairs: Sequence[tuple[Any, Any]] | None = None,
                           sample_dims: Sequence[str] = ("chain", "draw"),
-                          bins: Bins = 50) -> Figure:
+                          bins: Bins = 50,
+                          axes: Sequence[Axes] | None = None) -> Figure:
     """Posterior densities of differences, one panel per pair, with a ROPE band.
 
     Parameters
@@ -608,6 +629,9 @@ def posterior_differences(draws: xr.DataArray, *, rope: float | tuple[float, flo
         bins, a rule name (``"auto"``, ``"fd"``, ``"doane"``, ``"scott"``, ``"stone"``,
         ``"rice"``, ``"sturges"``, ``"sqrt"``) or a sequence of edges (the same for every
         panel; draws outside them are not drawn, and the panel's title says how many).
+    axes
+        Axes to draw into, one per pair in order (their figure is returned; figures
+        compose); default a new figure.
 
     Returns
     -------
@@ -647,8 +671,8 @@ def posterior_differences(draws: xr.DataArray, *, rope: float | tuple[float, flo
     bins_ = _check_bins(bins)
     series = _difference_series(draws, sample_dims, pairs)
     n = len(series)
-    fig, axes = _figure(COLUMN_WIDTH, 0.5 + 0.85 * n, nrows=n, sharex=True)
-    for ax, (label, values) in zip(axes[:, 0], series, strict=True):
+    fig, panels, _ = _panels(axes, n, COLUMN_WIDTH, 0.5 + 0.85 * n, sharex=True)
+    for ax, (label, values) in zip(panels[:, 0], series, strict=True):
         values = values[np.isfinite(values)]
         dens, edges = np.histogram(values, bins=bins_, density=True)
         ax.stairs(dens, edges, color=_GOOD, fill=True, alpha=0.35, linewidth=0)
@@ -667,7 +691,7 @@ def posterior_differences(draws: xr.DataArray, *, rope: float | tuple[float, flo
             title += f" ({out} of {values.size} outside the bins)"
         ax.set_title(title, loc="left")
     metric = _metric(draws.attrs)
-    axes[-1, 0].set_xlabel(f"posterior difference in {metric}")
+    panels[-1, 0].set_xlabel(f"posterior difference in {metric}")
     return fig
 
 
@@ -675,7 +699,7 @@ def posterior_differences(draws: xr.DataArray, *, rope: float | tuple[float, flo
 
 @_styled
 def annotation_bins(table: pd.DataFrame, *, columns: Sequence[Any] | None = None,
-                    ylabel: str = "mean per item") -> Figure:
+                    ylabel: str = "mean per item", ax: Axes | None = None) -> Figure:
     """A metric against bins of the annotation count (from ``dirichlet.by_annotation_count``).
 
     Parameters
@@ -688,6 +712,9 @@ def annotation_bins(table: pd.DataFrame, *, columns: Sequence[Any] | None = None
         Columns to draw (default: all but ``count``).
     ylabel
         Label of the value axis.
+    ax
+        A matplotlib Axes to draw into (its figure is returned, figures compose); default a
+        new figure.
 
     Returns
     -------
@@ -724,8 +751,7 @@ def annotation_bins(table: pd.DataFrame, *, columns: Sequence[Any] | None = None
         if c not in table.columns:
             raise ValueError(f"`columns` names {c!r}, which is not in the table; its columns "
                              f"are {list(table.columns)}")
-    fig, axes = _figure(COLUMN_WIDTH, 2.2)
-    ax = axes[0, 0]
+    fig, ax = _axes(ax, COLUMN_WIDTH, 2.2)
     pos = np.arange(len(table), dtype=float)
     twin = ax.twinx()
     bars = twin.bar(pos, table[count_col].to_numpy(float), color="#d9d9d9", width=0.6,
@@ -750,8 +776,8 @@ def annotation_bins(table: pd.DataFrame, *, columns: Sequence[Any] | None = None
     ax.set_xticks(pos, [str(i) for i in table.index])
     ax.set_xlabel("annotations per item")
     ax.set_ylabel(ylabel)
-    handles = [*ax.lines, bars]
-    ax.legend(handles, [h.get_label() for h in handles], loc="lower left",
+    handles: list[Any] = [*ax.lines, bars]
+    ax.legend(handles, [str(h.get_label()) for h in handles], loc="lower left",
               bbox_to_anchor=(0.0, 1.0), ncols=2 if len(handles) > 2 else len(handles))
     return fig
 
@@ -760,7 +786,7 @@ def annotation_bins(table: pd.DataFrame, *, columns: Sequence[Any] | None = None
 
 @_styled
 def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | None = None,
-                      bins: Bins = 40) -> Figure:
+                       bins: Bins = 40, axes: Sequence[Axes] | None = None) -> Figure:
     """Histogram of the resample (or null) distribution of a two-system test, per metric.
 
     The observed difference ``delta`` is a solid line. For the Berg-Kirkpatrick test the
@@ -779,6 +805,9 @@ def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | 
         (``"auto"``, ``"fd"``, ``"doane"``, ``"scott"``, ``"stone"``, ``"rice"``,
         ``"sturges"``, ``"sqrt"``) or a sequence of edges (the same for every metric; values
         outside them are not drawn, and the panel's title says how many).
+    axes
+        Axes to draw into, one per metric in order (their figure is returned; figures
+        compose); default a new figure.
 
     Returns
     -------
@@ -820,12 +849,12 @@ def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | 
     n = len(chosen)
     ncols = 1 if n == 1 else 2
     nrows = (n + ncols - 1) // ncols
-    fig, axes = _figure(COLUMN_WIDTH if ncols == 1 else _WIDE, 0.4 + 1.7 * nrows,
-                        nrows=nrows, ncols=ncols)
+    fig, panels, _ = _panels(axes, n, COLUMN_WIDTH if ncols == 1 else _WIDE, 0.4 + 1.7 * nrows,
+                           ncols=ncols)
     what = {"berg-kirkpatrick": "sub-sample deltas", "paired": "bootstrap deltas",
             "permutation": "permutation (null) deltas"}[result.method]
     ci = result.interval
-    for ax, m in zip(axes.ravel(), chosen, strict=False):
+    for ax, m in zip(panels.ravel(), chosen, strict=False):
         i = names.index(m)
         dist = result.distribution[i]
         dist = dist[np.isfinite(dist)]
@@ -848,7 +877,7 @@ def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | 
                       f"{result.h1_name} better)")
         ax.set_ylabel(what)
         ax.legend(loc="upper left", handlelength=1.2)
-    for ax in axes.ravel()[n:]:
+    for ax in panels.ravel()[n:]:
         ax.set_visible(False)
     return fig
 
@@ -859,7 +888,7 @@ def resample_histogram(result: BootstrapTestResult, *, metrics: Sequence[str] | 
 def scarce_intervals(results: TIntervalResult | ARFIntervalResult
                      | Mapping[str, TIntervalResult | ARFIntervalResult], *,
                      threshold: float | None = None, labels: Sequence[str] | None = None,
-                     xlabel: str = "score") -> Figure:
+                     xlabel: str = "score", ax: Axes | None = None) -> Figure:
     """t and ARF intervals for scarce observations, one row per item, one colour per method.
 
     Parameters
@@ -874,6 +903,9 @@ def scarce_intervals(results: TIntervalResult | ARFIntervalResult
         Item labels (default: the item coordinate, or 0, 1, ...).
     xlabel
         Label of the score axis.
+    ax
+        A matplotlib Axes to draw into (its figure is returned, figures compose); default a
+        new figure.
 
     Returns
     -------
@@ -926,8 +958,7 @@ def scarce_intervals(results: TIntervalResult | ARFIntervalResult
     if len(labels) != n_items:
         raise ValueError(f"`labels` needs {n_items} entries; got {len(labels)}")
     n_methods = len(rows)
-    fig, axes = _figure(COLUMN_WIDTH, 0.8 + 0.18 * n_items * n_methods + 0.1 * n_methods)
-    ax = axes[0, 0]
+    fig, ax = _axes(ax, COLUMN_WIDTH, 0.8 + 0.18 * n_items * n_methods + 0.1 * n_methods)
     base = np.arange(n_items)[::-1].astype(float)
     offsets = (np.arange(n_methods) - (n_methods - 1) / 2) * (0.7 / max(n_methods, 1))
     ax_any: Axes = ax

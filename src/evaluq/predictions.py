@@ -13,8 +13,8 @@ import xarray as xr
 from evaluq._dims import BOOT_SCORE, BOOTSTRAP, CLASS, ITEM, LANGUAGE, MODEL, SCORE, SEED
 from evaluq._kernels import bootstrap_counts
 from evaluq._provenance import provenance
+from evaluq._schema import validate
 from evaluq._validation import RNGLike, check_int, check_rng
-from evaluq.cube import validate
 from evaluq.errors import CubeError
 from evaluq.metrics._base import Metric, get_metric
 from evaluq.metrics._inputs import prepare_inputs

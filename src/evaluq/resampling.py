@@ -56,9 +56,9 @@ from evaluq._dims import (  # the DRAWN_* names and LANGUAGE_SLOT are re-exporte
     SEED,
 )
 from evaluq._kernels import count_valid, nanmean, nanstd
+from evaluq._schema import bounds as cube_bounds
+from evaluq._schema import is_summary, orientation, validate
 from evaluq._validation import RNGLike, check_choice, check_int, check_rng
-from evaluq.cube import bounds as cube_bounds
-from evaluq.cube import is_summary, validate
 from evaluq.errors import CubeError
 
 REPLICATIONS: Final = ("parametric", "nonparametric", "none")
@@ -603,7 +603,7 @@ def _attrs(cube: xr.Dataset, opts: _Options, inputs: _Inputs) -> dict[str, Any]:
     bounds = inputs.bounds
     return {
         "metric": cube.attrs.get("metric", ""),
-        "higher_is_better": int(cube.attrs.get("higher_is_better", 1)),
+        "higher_is_better": int(orientation(cube.attrs)),
         "replication": opts.replication,
         **({"seeds": opts.seeds} if opts.seeds is not None else {}),
         "languages": opts.languages,
@@ -721,7 +721,7 @@ def resample(
     replication: Replication = "parametric",
     languages: LanguageMode = "fixed",
     n_languages: int | None = None,
-    rng: RNGLike = 0,
+    rng: RNGLike = None,
     chunk_size: int | None = None,
     lazy: bool | None = None,
     seeds: SeedMode | None = None,
@@ -822,7 +822,9 @@ def resample(
         Languages per resample: ``None`` for ``"fixed"``; default L for ``"bootstrap"``;
         required (1 <= n_languages < L) for ``"subsample"``.
     rng
-        Seed, Generator or SeedSequence. The numbers depend only on ``rng`` and the options,
+        Seed, Generator or SeedSequence; default None, fresh entropy (an analysis: scipy's
+        convention), recorded in the ``rng_entropy`` attribute so that any run can be
+        repeated. The numbers depend only on ``rng`` and the options,
         not on ``chunk_size``, ``lazy`` or the cube's chunks; the first n resamples of a
         longer run equal a run of n.
     chunk_size

@@ -41,10 +41,9 @@ from evaluq._dims import (
     SUMMARY,
     TAU_BETWEEN,
 )
-from evaluq._kernels import count_valid, nan_reduce, nanmean
-from evaluq._kernels import nanstd as _nanstd
+from evaluq._kernels import count_valid, nan_reduce, nan_sd, nanmean
+from evaluq._schema import is_summary, orientation, validate
 from evaluq._validation import check_int
-from evaluq.cube import is_summary, validate
 from evaluq.errors import CubeError
 
 SUMMARY_STATS = ("mean", "sd", "min", "max")
@@ -52,18 +51,6 @@ WITHIN_COMPONENTS = (SIGMA_SEED, SIGMA_BOOT, SIGMA_WITHIN)
 ESTIMATES = (SIGMA_BETWEEN, TAU_BETWEEN, SIGMA_SEED, SIGMA_BOOT, SIGMA_WITHIN,
              SE_SIGMA_SEED, SE_SIGMA_BOOT, SE_MEAN_FIXED, SE_MEAN_POPULATION)
 """The estimates of :func:`variance_components` that can be NaN for want of data."""
-
-
-def _sd(x: np.ndarray, ddof: int, axis: int = -1) -> np.ndarray:
-    """SD over ``axis`` ignoring NaN; NaN (never 0) where fewer than ``max(2, ddof + 1)``
-    values remain: one value says nothing about a spread, whatever ``ddof``."""
-    # one power-of-two scale for the whole array (exact): squares of values near 1e300 or
-    # 1e-300 neither overflow nor underflow
-    finite = np.abs(x[np.isfinite(x)])
-    top = float(finite.max()) if finite.size else 0.0
-    unit = 2.0 ** np.floor(np.log2(top)) if top > 0 and not 1e-100 < top < 1e100 else 1.0
-    sd = _nanstd(x / unit, ddof, axis=axis) * unit
-    return np.where(np.sum(~np.isnan(x), axis=axis) >= 2, sd, np.nan)
 
 
 # --- public function ----------------------------------------------------------------------------
@@ -184,7 +171,7 @@ def _cell_spreads(cube: xr.Dataset, score: np.ndarray, ybar: np.ndarray, ddof: i
             "a summary-only cube has no replicates to estimate the SE of an SD from")
         return _CellSpreads(sigma_seed, sigma_boot, nan_ml, nan_ml, n_seeds)
     n_seeds = count_valid(score).astype(np.float64)
-    sigma_seed = _sd(score, ddof)
+    sigma_seed = nan_sd(score, ddof)
     few = ~np.isnan(ybar) & np.isnan(sigma_seed)
     if few.any():
         reasons[SIGMA_SEED] = (
@@ -206,12 +193,12 @@ def _boot_spreads(cube: xr.Dataset, score: np.ndarray, ybar: np.ndarray, ddof: i
         v, se_seed = _streaming.boot_spreads(cube[BOOT_SCORE], score, ddof)   # by chunk
     else:
         boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
-        v = _sd(boot, ddof)                              # (m, l, s)
-        u = _sd(boot, ddof, axis=2)                      # (m, l, b)
-        se_seed = _sd(u, ddof)
+        v = nan_sd(boot, ddof)                              # (m, l, s)
+        u = nan_sd(boot, ddof, axis=2)                      # (m, l, b)
+        se_seed = nan_sd(u, ddof)
     sigma_boot = nanmean(v)
     with np.errstate(invalid="ignore", divide="ignore"):
-        se_boot = _sd(v, ddof) / np.sqrt(count_valid(v))
+        se_boot = nan_sd(v, ddof) / np.sqrt(count_valid(v))
     gap = ~np.isnan(ybar) & np.isnan(sigma_boot)
     if gap.any():
         reasons[SIGMA_BOOT] = (
@@ -244,7 +231,7 @@ def _assemble(cube: xr.Dataset, ybar: np.ndarray, cells: _CellSpreads, ddof: int
     """The per-model components from the per-cell ones, as the result Dataset."""
     sigma_within = np.hypot(cells.sigma_seed, cells.sigma_boot)   # no overflow near 1e300
     n_lang = count_valid(ybar)
-    sigma_between = _sd(ybar, ddof)
+    sigma_between = nan_sd(ybar, ddof)
     se_fixed, tau_between, se_population = _mean_errors(
         ybar, cells.sigma_seed, cells.sigma_boot, cells.n_seeds, sigma_between, n_lang)
     _explain_model_level(reasons, ybar, cells.sigma_seed, cells.sigma_boot, cells.n_seeds,
@@ -272,7 +259,7 @@ def _assemble(cube: xr.Dataset, ybar: np.ndarray, cells: _CellSpreads, ddof: int
         out[f"{name}_summary"] = ((MODEL, SUMMARY), _over_languages(out[name].values, ddof))
     out.attrs = {
         "metric": cube.attrs.get("metric", ""),
-        "higher_is_better": cube.attrs.get("higher_is_better", 1),
+        "higher_is_better": int(orientation(cube.attrs)),
         "ddof": ddof,
         "summary_only": int(is_summary(cube)),
     }
@@ -283,7 +270,7 @@ def _assemble(cube: xr.Dataset, ybar: np.ndarray, cells: _CellSpreads, ddof: int
 
 def _over_languages(x: np.ndarray, ddof: int) -> np.ndarray:
     """Mean, SD, min and max over languages (the last axis) of a per-cell SD."""
-    return np.stack([nanmean(x), _sd(x, ddof), nan_reduce(x, "min"), nan_reduce(x, "max")],
+    return np.stack([nanmean(x), nan_sd(x, ddof), nan_reduce(x, "min"), nan_reduce(x, "max")],
                     axis=-1)
 
 

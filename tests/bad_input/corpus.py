@@ -318,11 +318,11 @@ def _cases() -> list[Case]:
     add(Case("evaluq.measurement_error.var_mae", "string sigma",
              lambda: me.var_mae(t, p, "big"), "`sigma`"))
     add(Case("evaluq.measurement_error.mse_distribution", "tiny unequal sigma",
-             lambda: me.mse_distribution(t, p, [1e-160, 2e-160, 3e-160]).interval()))
+             lambda: me.mse_distribution(t, p, [1e-160, 2e-160, 3e-160]).confidence_interval()))
     add(Case("evaluq.measurement_error.mse_distribution", "sigma/|d| 1e-5",
-             lambda: me.mse_distribution(t, p, [1e-5, 2e-5, 3e-5]).interval()))
+             lambda: me.mse_distribution(t, p, [1e-5, 2e-5, 3e-5]).confidence_interval()))
     add(Case("evaluq.measurement_error.mse_distribution", "ncx2 at sigma 1e-6",
-             lambda: me.mse_distribution(t, p, 1e-6).interval()))
+             lambda: me.mse_distribution(t, p, 1e-6).confidence_interval()))
     add(Case("evaluq.measurement_error.mse_distribution", "unknown method",
              lambda: me.mse_distribution(t, p, 0.5, method="exact"), "`method`"))
     add(Case("evaluq.measurement_error.MSEDistribution", "quantile 1.5",

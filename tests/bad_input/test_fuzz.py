@@ -95,7 +95,7 @@ def test_mse_distribution_fuzz(exponent, spread, offset, n, equal, seed):
         # at 4e5 draws: 0.0498 / 0.9499 for a 90% interval), so the warning is tolerated here
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         dist = me.mse_distribution(targets, predictions, sigma)
-        iv = dist.interval(0.9).values
+        iv = dist.confidence_interval(0.9).values
     assert np.isfinite(iv).all()
     assert iv[0] <= iv[1]
     mean = float(dist.mean)

@@ -107,8 +107,8 @@ def test_result_outputs(rng, tmp_path):
     ci = res.confidence_interval(0.9, kind="percentile")
     expected = np.quantile(res.distribution, [0.05, 0.95], axis=-1).T
     np.testing.assert_allclose(ci.values, expected)
-    assert ci.attrs["kind"] == "percentile"
-    assert res.interval.attrs["kind"] == "bca"
+    assert ci.attrs["ci_kind"] == "percentile"
+    assert res.interval.attrs["ci_kind"] == "bca"
 
 
 def test_marks_and_zero_p_printout(rng):

@@ -48,13 +48,13 @@ def test_result_follows_its_method_row(name) -> None:
                             rng=0)
     method = METHODS[name]
     assert res.resamples.attrs["description"] == method.distribution
-    assert res.interval.attrs["kind"] == method.intervals[0]
+    assert res.interval.attrs["ci_kind"] == method.intervals[0]
     assert method.count_rule in res.summary()
     assert res.sample_size == (method.default_sample_size if method.subsample else 1.0)
     assert ("bootstrap_distribution" in res.to_dataset()) == method.permutation_null
     for kind in ("percentile", "bca"):
         if kind in method.intervals:
-            assert res.confidence_interval(0.9, kind=kind).attrs["kind"] == kind
+            assert res.confidence_interval(0.9, kind=kind).attrs["ci_kind"] == kind
         else:
             with pytest.raises(ValueError, match="not available"):
                 res.confidence_interval(0.9, kind=kind)

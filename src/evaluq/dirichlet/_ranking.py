@@ -11,7 +11,7 @@ import xarray as xr
 
 from evaluq._deprecation import renamed_argument
 from evaluq._dims import CLASS, ITEM, MODEL
-from evaluq._kernels import bootstrap_counts
+from evaluq._kernels import bootstrap_counts, percentile_interval
 from evaluq._results import N_RESAMPLES_INTERVAL
 from evaluq._validation import (
     RNGLike,
@@ -199,10 +199,10 @@ def _add_uncertainty(df: pd.DataFrame, means: np.ndarray, models: list[Any],
                      level: float) -> None:
     """``p_best`` and each model's SE and percentile interval, as columns of ``df``."""
     n_boot, n_rows, n_models = means.shape
-    tail = (1.0 - level) / 2.0
     with np.errstate(invalid="ignore"):  # inf - inf where resample means are infinite
         se = means.std(axis=0, ddof=1) if n_boot > 1 else np.full((n_rows, n_models), np.nan)
-        lower, upper = np.quantile(means, [tail, 1.0 - tail], axis=0)
+    bounds = percentile_interval(means, level, axis=0)
+    lower, upper = bounds[..., 0], bounds[..., 1]
     se = np.where(np.isinf(means).any(axis=0), np.inf, se)
     # the only NaN a percentile can get is from interpolating between two infinite means
     lower, upper = np.nan_to_num(lower, nan=np.inf), np.nan_to_num(upper, nan=np.inf)

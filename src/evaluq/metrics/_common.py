@@ -7,10 +7,11 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from evaluq.errors import EvaluqWarning
 from evaluq.metrics._inputs import PreparedInputs
 
 
-class UndefinedMetricWarning(UserWarning):
+class UndefinedMetricWarning(EvaluqWarning):
     """A metric is undefined on these inputs (a zero division) and was set to 0 or NaN.
 
     Raised like scikit-learn's ``UndefinedMetricWarning`` with ``zero_division="warn"``: the

@@ -210,8 +210,8 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
              confidence_level: float, alpha: float, adjustment: str, rng: RNGLike, bayes: bool,
              bayes_options: Mapping[str, Any] | None, fit: HierarchicalFitLike | None,
              progress: _Progress) -> Analysis:
-    from evaluq.aggregate import aggregate
-    from evaluq.cube import validate
+    from evaluq._schema import validate
+    from evaluq.aggregation import aggregate
     from evaluq.pairwise import pairwise_differences
     from evaluq.ranks import leaderboard, rank_distribution, significance_groups
     from evaluq.resampling import resample
@@ -249,7 +249,7 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
 
 def _resolve_modes(cube: xr.Dataset, replication: str, languages: str) -> tuple[str, str]:
     from evaluq._dims import BOOT_SCORE, SD_BOOT, SD_SEED, SEED
-    from evaluq.cube import is_summary
+    from evaluq._schema import is_summary
 
     if replication == "auto":
         has_sd = is_summary(cube) and SD_SEED in cube and SD_BOOT in cube
@@ -273,7 +273,7 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
     out.append(leaderboard_section(analysis.aggregated, analysis.pairwise,
                                    analysis.leaderboard))
     progress.step("leaderboard section")
-    posterior = (analysis.fit.rank_probabilities(level="benchmark")
+    posterior = (analysis.fit.rank_probabilities("benchmark")
                  if analysis.fit is not None else None)
     out.append(ranks_section(analysis.ranks, posterior))
     out.append(tiers_section(analysis.aggregated, analysis.tiers))

@@ -19,7 +19,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._deprecation import renamed_argument
 from evaluq._dims import BOOT_SCORE, BOOTSTRAP, LANGUAGE, MODEL, SCORE, SEED
+from evaluq._schema import is_summary, orientation
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -44,10 +46,12 @@ __all__ = [
 class HierarchicalFitLike(Protocol):
     """What the report needs of a fitted hierarchical model (``evaluq.fit_hierarchical``)."""
 
-    def rank_probabilities(self, level: str = ...) -> xr.Dataset:
+    # the scope (population / benchmark) is passed by position: the report does not depend on
+    # the name of the fit's argument
+    def rank_probabilities(self, scope: str = ..., /) -> xr.Dataset:
         """P(rank = r) per model, the Dataset of :func:`evaluq.rank_distribution`."""
 
-    def pairwise_differences(self, level: str = ..., rope: Any = ...) -> xr.Dataset:
+    def pairwise_differences(self, scope: str = ..., /, rope: Any = ...) -> xr.Dataset:
         """Posterior differences, the Dataset of :func:`evaluq.pairwise_differences`."""
 
     def compare_frequentist(self) -> Any:
@@ -253,13 +257,10 @@ def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None)
     >>> s.id, "no warnings" in s.body
     ('data', True)
     """
-    from evaluq.cube import is_summary
-
     attrs = cube.attrs
     rows = {
         "metric": attrs.get("metric", ""),
-        "orientation": "higher is better" if int(attrs.get("higher_is_better", 1))
-        else "lower is better",
+        "orientation": "higher is better" if orientation(attrs) else "lower is better",
         "source": f"{attrs.get('source', '')} ({attrs.get('loader', '')})",
         "kind": "summary-only (means and SDs)" if is_summary(cube) else "scores per seed"
         + (" and bootstrap replicate" if BOOT_SCORE in cube else ""),
@@ -490,16 +491,18 @@ def _as_frame(value: Any, name: str) -> pd.DataFrame:
                     f"mapping; got {type(value).__name__}")
 
 
-def posterior_section(fit: HierarchicalFitLike, *, level: str = "benchmark") -> Section:
+@renamed_argument("level", "scope", meaning="population or benchmark")
+def posterior_section(fit: HierarchicalFitLike, *, scope: str = "benchmark") -> Section:
     """Section: the posterior next to the resampling results, and the sampler diagnostics.
 
     Parameters
     ----------
     fit
         A fitted hierarchical model (``evaluq.hierarchical.fit_hierarchical``): anything with
-        ``pairwise_differences(level=...)``, ``compare_frequentist()`` and ``diagnostics()``.
-    level
-        ``"benchmark"`` (these languages) or ``"population"`` (languages sampled).
+        ``pairwise_differences(scope)``, ``compare_frequentist()`` and ``diagnostics()``.
+    scope
+        ``"benchmark"`` (these languages) or ``"population"`` (languages sampled); ``level``
+        is its deprecated name.
 
     Returns
     -------
@@ -510,11 +513,11 @@ def posterior_section(fit: HierarchicalFitLike, *, level: str = "benchmark") -> 
 
     compare = _as_frame(fit.compare_frequentist(), "compare_frequentist")
     diagnostics = _as_frame(fit.diagnostics(), "diagnostics")
-    pw = fit.pairwise_differences(level=level)
+    pw = fit.pairwise_differences(scope)
     body = [_p("Posterior of the hierarchical model beside the resampling results."),
             table_html(compare, caption=str(compare.attrs.get(
                 "caption", "Posterior versus frequentist (resampling) estimates."))),
-            _figure(forest_plot(pw, title=f"posterior differences ({level} level)"),
+            _figure(forest_plot(pw, title=f"posterior differences ({scope})"),
                     alt="forest plot of posterior differences"),
             "<h3>Sampler diagnostics</h3>",
             table_html(diagnostics, caption=str(diagnostics.attrs.get(

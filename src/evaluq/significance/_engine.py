@@ -724,13 +724,6 @@ def pvalue_permutation(dist: np.ndarray, delta: np.ndarray, scale: np.ndarray
     return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta)
 
 
-def percentile_interval(dist: np.ndarray, level: float) -> np.ndarray:
-    """Equal-tailed percentile interval ``(M, 2)`` (linear interpolation)."""
-    alpha = (1.0 - level) / 2.0
-    with np.errstate(invalid="ignore"):
-        return np.quantile(dist, [alpha, 1.0 - alpha], axis=-1).T
-
-
 def bca_interval(dist: np.ndarray, delta: np.ndarray, accel: np.ndarray,
                  level: float) -> np.ndarray:
     """Bias-corrected and accelerated interval ``(M, 2)`` (Efron & Tibshirani 1993, 14.3).

@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq._dims import CI_BOUND, CI_BOUND_COORDS, METRIC, RESAMPLE
+from evaluq._dims import METRIC, RESAMPLE
+from evaluq._intervals import interval_from_bounds
+from evaluq._kernels import percentile_interval
 from evaluq._results import ResultBase
 from evaluq._validation import check_confidence_level, check_real
 from evaluq.significance import _engine
@@ -154,17 +156,16 @@ class BootstrapTestResult(ResultBase):
             if spec.subsample:  # m-out-of-n: rescale the sub-sample deltas to N items
                 scale = np.sqrt(self.sample_n / self.n_items)
                 dist = self.delta[:, None] + scale * (dist - self.delta[:, None])
-                bounds = _engine.percentile_interval(dist, level)
+                bounds = percentile_interval(dist, level)
             elif chosen == "percentile":
-                bounds = _engine.percentile_interval(dist, level)
+                bounds = percentile_interval(dist, level)
             else:
                 bounds = _engine.bca_interval(dist, self.delta, self.acceleration, level)
-            self._cache[key] = xr.DataArray(
-                bounds, dims=(METRIC, CI_BOUND),
-                coords={METRIC: list(self.metrics), CI_BOUND: list(CI_BOUND_COORDS)},
-                attrs={"kind": chosen, "confidence_level": level,
-                       "description": "interval for delta (positive: h1 better)"},
-            )
+            ci = interval_from_bounds(bounds, dims=(METRIC,),
+                                      coords={METRIC: list(self.metrics)}, kind=chosen,
+                                      confidence_level=level)
+            ci.attrs["description"] = "interval for delta (positive: h1 better)"
+            self._cache[key] = ci
         return self._cache[key]
 
     # --- conversions ----------------------------------------------------------------------------
@@ -232,7 +233,7 @@ class BootstrapTestResult(ResultBase):
         ]
         ci = self.interval
         width = max(len(m) for m in self.metrics) + 3
-        level = f"{self.confidence_level:.0%} CI ({ci.attrs['kind']})"
+        level = f"{self.confidence_level:.0%} CI ({ci.attrs['ci_kind']})"
         for i, name in enumerate(self.metrics):
             lo, hi = ci.values[i]
             lines.append(

@@ -13,8 +13,6 @@ from scipy import stats
 
 from evaluq._apply import apply_reduce, check_dims
 from evaluq._dims import (
-    CI_BOUND,
-    CI_BOUND_COORDS,
     LANGUAGE,
     LANGUAGE_SLOT,
     MODEL,
@@ -24,6 +22,7 @@ from evaluq._dims import (
     SCORE,
 )
 from evaluq._draws import NO_NOISE_REASON, draws_no_noise
+from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import nanmean, percentile_interval
 from evaluq._validation import check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
@@ -335,9 +334,10 @@ def _aggregate_dataset(obs: xr.DataArray, dist: np.ndarray, level: float,
             RESAMPLED: ((RESAMPLE, *kept), dist),
             "mean": (kept, by_resample.mean(axis=0)),
             "sd": (kept, sd),
-            "ci": ((*kept, CI_BOUND), percentile_interval(by_resample, level, axis=0)),
+            "ci": interval_from_bounds(percentile_interval(by_resample, level, axis=0),
+                                       dims=kept, kind="percentile", confidence_level=level),
         },
-        coords={**coords, RESAMPLE: np.arange(n), CI_BOUND: list(CI_BOUND_COORDS)},
+        coords={**coords, RESAMPLE: np.arange(n)},
     )
     name = how if isinstance(how, str) else getattr(how, "__name__", "callable")
     over = "languages" if dim == LANGUAGE else f"'{dim}'"
@@ -349,7 +349,6 @@ def _aggregate_dataset(obs: xr.DataArray, dist: np.ndarray, level: float,
     out[OBSERVED].attrs["description"] = f"{name} over {over} of the observed seed means"
     out[RESAMPLED].attrs["description"] = f"{name} over the {over} of each resample"
     out["sd"].attrs["description"] = "SD over resamples (ddof=1)"
-    out["ci"].attrs.update(kind="percentile", confidence_level=level)
     if draws_no_noise(attrs):
         for var in ("sd", "ci"):
             out[var] = out[var].where(False)
