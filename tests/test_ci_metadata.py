@@ -48,6 +48,11 @@ RESULTS: dict[str, Callable[[], xr.DataArray]] = {
         [1.0, 2.0, 3.0], [1.5, 2.0, 2.0], 0.3).confidence_interval(0.9),
     "accuracy_distribution": lambda: me.accuracy_distribution(
         Y, 1 - Y, q=0.1).confidence_interval(0.9),
+    "proportion_interval": lambda: eq.proportion_interval([3, 28], [30, 30], method="wilson"),
+    "proportion_interval(beta)": lambda: eq.proportion_interval(
+        [3, 28], [30, 30], method="beta", confidence_level=0.9),
+    "pass_at_k": lambda: eq.pass_at_k(np.array([[1, 0, 0, 1], [0, 0, 0, 0], [1, 1, 0, 1]]),
+                                      2).interval,
 }
 
 
