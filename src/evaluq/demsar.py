@@ -114,9 +114,10 @@ def _wilcoxon_holm(scores: np.ndarray) -> np.ndarray:
     i, j = np.triu_indices(k, 1)
     d = scores[:, i] - scores[:, j]
     p = np.ones(i.size)                  # a pair with identical scores everywhere: no evidence
-    some = np.any(d != 0, axis=0)
-    if some.any():
-        p[some] = wilcoxon(d[:, some], zero_method="pratt", axis=0).pvalue
+    # one call per pair (k (k - 1) / 2 of them): scipy's `axis=` form picks the exact or the
+    # normal method once for all slices, so a slice without zeros would not get the exact p
+    for q in np.flatnonzero(np.any(d != 0, axis=0)):
+        p[q] = wilcoxon(d[:, q], zero_method="pratt").pvalue
     out = np.full((k, k), np.nan)
     out[i, j] = out[j, i] = holm(p)
     return out
