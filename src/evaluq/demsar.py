@@ -251,7 +251,7 @@ def friedman_test(cube: xr.Dataset) -> FriedmanResult:
     >>> score = np.array([[[0.9], [0.8], [0.7]], [[0.8], [0.7], [0.6]], [[0.7], [0.9], [0.5]]])
     >>> res = eq.friedman_test(eq.from_arrays(score, models=["a", "b", "c"]))
     >>> round(res.statistic, 4), res.mean_rank.values.tolist()
-    (0.6667, [1.6666666666666667, 2.0, 2.3333333333333335])
+    (2.0, [1.3333333333333333, 2.3333333333333335, 2.3333333333333335])
     """
     blocks = block_scores(cube)
     ranks = block_ranks(blocks.scores, blocks.higher_is_better)
