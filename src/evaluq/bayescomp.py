@@ -328,7 +328,8 @@ def _fold_scores(name: str, values: Any) -> np.ndarray:
 
 def correlated_t_test(scores_a: Any, scores_b: Any, *, rope: float = 0.0, runs: int = 1,
                       n_samples: int = 50_000, rng: RNGLike = None,
-                      higher_is_better: bool = True) -> BayesianComparison:
+                      higher_is_better: bool = True,
+                      names: tuple[str, str] = ("a", "b")) -> BayesianComparison:
     r"""Bayesian correlated t-test of two models on the folds of (repeated) cross validation.
 
     baycomp's ``CorrelatedTTest`` (Corani & Benavoli 2015): with the n = k x runs fold
@@ -353,6 +354,9 @@ def correlated_t_test(scores_a: Any, scores_b: Any, *, rope: float = 0.0, runs: 
     rng : int, Generator, SeedSequence or None
     higher_is_better : bool
         Orientation, only for :attr:`BayesianComparison.p_model_better`.
+    names : tuple of two str
+        The two models' names (``attrs["model"]``, ``attrs["model_b"]``), for printing and
+        plots.
 
     Returns
     -------
@@ -393,8 +397,9 @@ def correlated_t_test(scores_a: Any, scores_b: Any, *, rope: float = 0.0, runs: 
     return BayesianComparison(
         probabilities=_probabilities(t_probabilities(mean, var, df, rope)), distribution=dist,
         method="correlated-t", rope=rope,
-        attrs={MODEL: "a", MODEL_B: "b", "higher_is_better": int(bool(higher_is_better)),
-               "runs": runs, "mean": mean, "var": var, "df": df, "n_samples": n_samples})
+        attrs={MODEL: str(names[0]), MODEL_B: str(names[1]),
+               "higher_is_better": int(bool(higher_is_better)), "runs": runs, "mean": mean,
+               "var": var, "df": df, "n_samples": n_samples})
 
 
 
