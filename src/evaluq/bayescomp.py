@@ -199,7 +199,13 @@ class BayesianComparison(ResultBase):
 
     def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
         """Equal-tailed credible interval of the posterior samples (per region for the
-        signed-rank test; of the difference ``model_b - model`` for the t-test)."""
+        signed-rank test; of the difference ``model_b - model`` for the t-test).
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Default 0.95.
+        """
         level = check_confidence_level(0.95 if confidence_level is None else confidence_level)
         bounds = percentile_interval(self.distribution.values, level, axis=-1)
         dims = self.distribution.dims[:-1]
@@ -237,7 +243,7 @@ def _probabilities(values: np.ndarray) -> xr.DataArray:
 def _pair_scores(cube: xr.Dataset, model: Any, model_b: Any) -> tuple[np.ndarray, np.ndarray,
                                                                        bool]:
     blocks = block_scores(cube, min_models=2, min_blocks=1)
-    models = list(blocks.models)
+    models = blocks.models.tolist()
     for name, value in (("model", model), ("model_b", model_b)):
         if value not in models:
             raise CubeError(f"`{name}` must be a model of the cube ({models}); got {value!r}")

@@ -158,9 +158,14 @@ class FriedmanResult(ResultBase):
     f_statistic, f_pvalue : float
         Iman and Davenport's F and its p-value on ``f_df`` degrees of freedom (less
         conservative than the chi-square; Demšar recommends it).
+    f_df : tuple of int
+        The F's degrees of freedom, (k - 1, (k - 1)(N - 1)).
     mean_rank : xarray.DataArray
         The models' mean ranks (1 = best).
     n_blocks, n_models : int
+    attrs : dict
+        ``metric``, ``higher_is_better``, ``n_missing_runs`` and, for a NaN statistic,
+        ``nan_reason``.
     """
 
     statistic: float
@@ -179,14 +184,25 @@ class FriedmanResult(ResultBase):
         return self.statistic
 
     def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
-        """A test of equal mean ranks has no interval."""
+        """A test of equal mean ranks has no interval: raises TypeError.
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Ignored.
+        """
         raise TypeError("a Friedman test has no confidence interval; see `pvalue`")
 
     def to_dataset(self) -> xr.Dataset:
-        """The statistics as scalars plus ``mean_rank`` (model)."""
-        return xr.Dataset({"statistic": self.statistic, "pvalue": self.pvalue,
-                           "f_statistic": self.f_statistic, "f_pvalue": self.f_pvalue,
-                           MEAN_RANK: self.mean_rank}, attrs=dict(self.attrs))
+        """The statistics as scalars plus ``mean_rank`` (model); a NaN statistic carries the
+        ``nan_reason``."""
+        ds = xr.Dataset({"statistic": self.statistic, "pvalue": self.pvalue,
+                         "f_statistic": self.f_statistic, "f_pvalue": self.f_pvalue,
+                         MEAN_RANK: self.mean_rank}, attrs=dict(self.attrs))
+        for name in ("statistic", "pvalue", "f_statistic", "f_pvalue"):
+            if np.isnan(ds[name].values) and NAN_REASON in self.attrs:
+                ds[name].attrs[NAN_REASON] = self.attrs[NAN_REASON]
+        return ds
 
     def to_dataframe(self) -> pd.DataFrame:
         """One row of the test's statistics."""
@@ -270,8 +286,11 @@ def friedman_test(cube: xr.Dataset) -> FriedmanResult:
 
 
 def _pair_array(values: np.ndarray, models: np.ndarray, name: str) -> xr.DataArray:
-    return xr.DataArray(values, dims=(MODEL, MODEL_B),
-                        coords={MODEL: models, MODEL_B: models}, name=name)
+    out = xr.DataArray(values, dims=(MODEL, MODEL_B),
+                       coords={MODEL: models, MODEL_B: models}, name=name)
+    if values.dtype.kind == "f":
+        out.attrs[NAN_REASON] = "a model against itself (the diagonal) is not tested"
+    return out
 
 
 def _group_array(groups: list[tuple[int, ...]], models: np.ndarray) -> xr.DataArray:
