@@ -178,3 +178,107 @@ def test_result_conversions():
     assert list(res.to_dataframe().columns[:2]) == ["model", "model_b"]
     assert set(res.to_dataset().data_vars) == {"probability", "samples"}
     assert res.confidence_interval().dims == ("region", "ci_bound")
+
+
+# --- the hierarchical test (baycomp's Stan model, here in PyMC) --------------------------------
+
+HIER = json.loads((Path(__file__).parents[1] / "benchmarks" / "anchors"
+                   / "baycomp_hierarchical.json").read_text())
+
+
+def test_exchangeable_loglik_is_baycomps_stan_likelihood():
+    """Term for term the Stan program's logLik, with M^-1 built from its adjugate formula."""
+    pt = pytest.importorskip("pytensor.tensor")
+    from evaluq.bayescomp import exchangeable_loglik
+
+    gen = np.random.default_rng(0)
+    for n, rho in ((10, 0.1), (10, 0.2), (4, 0.25)):
+        d, s = gen.normal(size=(3, n)), np.array([0.5, 1.0, 2.0])
+        got = exchangeable_loglik(pt.as_tensor_variable(d), pt.as_tensor_variable(s), rho,
+                                  n).eval()
+        det_m = (1 + (n - 1) * rho) * (1 - rho) ** (n - 1)
+        inv_m = np.where(np.eye(n) == 1, (1 + (n - 2) * rho) * (1 - rho) ** (n - 2),
+                         -rho * (1 - rho) ** (n - 2)) / det_m
+        quad = np.einsum("ij,jk,ik->i", d, inv_m, d)
+        ref = -0.5 * (2 * n * np.log(s) + np.log(det_m)) - 0.5 * n * np.log(6.283) \
+            - 0.5 * quad / s ** 2
+        np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+def test_hierarchical_data_is_baycomps_scaling():
+    from evaluq.bayescomp import hierarchical_data
+
+    case = HIER["cases"][2]
+    diff = np.asarray(case["y"]) - np.asarray(case["x"])
+    scaled, rope, const = hierarchical_data(diff.copy(), case["rope"], case["runs"],
+                                            np.random.default_rng(0))
+    std_diff = np.mean(np.std(diff, axis=1))
+    np.testing.assert_allclose(rope, case["rope"] / std_diff, rtol=1e-12)
+    assert np.var(scaled[2]) > 0                  # the constant data set was filled
+    np.testing.assert_allclose(scaled[2, :5], -scaled[2, 5:], rtol=1e-12)
+    assert np.all(np.abs(scaled[2]) <= rope)
+    np.testing.assert_allclose(scaled[[0, 1, 3, 4, 5]], diff[[0, 1, 3, 4, 5]] / std_diff,
+                               rtol=1e-12)
+    assert const["rho"] == 1 / 5
+
+
+def _winner_ess(res) -> float:
+    """The smallest effective sample size of the three winner indicators (chains x draws)."""
+    az = pytest.importorskip("arviz")
+    samples = res.distribution.values.T
+    win = np.argmax(samples, axis=1)
+    shape = (res.attrs["chains"], res.attrs["draws"])
+    ess = [float(az.ess((win == k).astype(float).reshape(shape)))
+           for k in range(3) if 0 < np.mean(win == k) < 1]
+    return min(ess) if ess else float(win.size)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", [0, 2], ids=["rope0.01-runs1", "rope0.005-runs2-constant-row"])
+def test_hierarchical_matches_baycomp_within_mcmc_error(index, monkeypatch):
+    """baycomp's probabilities (Stan, 4 x 10 000 draws) against evaluq's (PyMC, 4 x 2000).
+
+    A data set of constant differences is filled with random draws (baycomp's device against a
+    zero variance): the test fills it with baycomp's own ``RandomState(0)`` stream, so that
+    both fit the same data.
+
+    Tolerance: 5 SDs of the difference of two MCMC estimates of the same p, the SD taken as
+    sqrt(p (1 - p) (1 / ESS + 1 / ESS)) with ESS the smallest effective sample size of evaluq's
+    three winner indicators (baycomp's run, with 5 times the draws of the same model, has at
+    least as many), p (1 - p) floored at 0.01."""
+    pytest.importorskip("pymc")
+    from evaluq import bayescomp
+
+    fill = bayescomp.hierarchical_data
+    monkeypatch.setattr(bayescomp, "hierarchical_data", lambda d, r, runs, gen, upper=1000.0:
+                        fill(d, r, runs, np.random.RandomState(0), upper))
+    case = HIER["cases"][index]
+    cube = eq.from_arrays(np.stack([np.asarray(case["x"]), np.asarray(case["y"])]),
+                          models=["x", "y"])
+    res = eq.hierarchical_t_test(cube, "x", "y", rope=case["rope"], runs=case["runs"],
+                                 draws=2000, tune=1000, chains=4, rng=0)
+    ess = _winner_ess(res)
+    got = [res.p_left, res.p_rope, res.p_right]
+    for g, ref in zip(got, case["probs"], strict=True):
+        tol = 5 * np.sqrt(max(ref * (1 - ref), 0.01) * 2 / ess)
+        print(f"hierarchical case {index}: evaluq {g:.4f} baycomp {ref:.4f} tol {tol:.4f} "
+              f"(ESS {ess:.0f}, divergences {res.attrs['divergences']})")
+        assert abs(g - ref) <= tol
+
+
+def test_hierarchical_bad_input():
+    score = np.random.default_rng(1).normal(size=(2, 4, 10))
+    cube = eq.from_arrays(score, models=["x", "y"])
+    with pytest.raises(ValueError, match="`runs` must divide the 10 folds"):
+        eq.hierarchical_t_test(cube, "x", "y", runs=3)
+    with pytest.raises(ValueError, match="`lower_alpha` < `upper_alpha`"):
+        eq.hierarchical_t_test(cube, "x", "y", lower_alpha=3.0)
+    with pytest.raises(CubeError, match="`model_b` must be a model of the cube"):
+        eq.hierarchical_t_test(cube, "x", "q")
+    with pytest.raises(ValueError, match="`model_b` must differ from `model`"):
+        eq.hierarchical_t_test(cube, "x", "x")
+    score[1, 0, 3] = np.nan
+    with pytest.raises(CubeError, match="1 NaN fold score"):
+        eq.hierarchical_t_test(eq.from_arrays(score, models=["x", "y"]), "x", "y")
+    with pytest.raises(CubeError, match="at least 2 folds"):
+        eq.hierarchical_t_test(eq.from_arrays(score[:, :, :1], models=["x", "y"]), "x", "y")

@@ -88,6 +88,7 @@ _LAZY: dict[str, str] = {
     "bayescomp": "evaluq.bayescomp",
     "bayesian_signed_rank": "evaluq.bayescomp",
     "correlated_t_test": "evaluq.bayescomp",
+    "hierarchical_t_test": "evaluq.bayescomp",
     "BayesianComparison": "evaluq.bayescomp",
 }
 
@@ -176,6 +177,7 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.bayescomp import BayesianComparison as BayesianComparison
     from evaluq.bayescomp import bayesian_signed_rank as bayesian_signed_rank
     from evaluq.bayescomp import correlated_t_test as correlated_t_test
+    from evaluq.bayescomp import hierarchical_t_test as hierarchical_t_test
     from evaluq.cube import from_arrays as from_arrays
     from evaluq.cube import from_long as from_long
     from evaluq.cube import from_summary as from_summary

@@ -4,7 +4,11 @@ r"""Bayesian tests of two models with a region of practical equivalence, as bayc
   test over languages (data sets), the scores being seed means: baycomp's ``SignedRankTest``;
 - :func:`correlated_t_test`: the Bayesian correlated t-test on the scores of k-fold cross
   validation (Corani & Benavoli 2015), with Nadeau and Bengio's correction: baycomp's
-  ``CorrelatedTTest``.
+  ``CorrelatedTTest``;
+- :func:`hierarchical_t_test`: baycomp's ``HierarchicalTest`` (Corani et al. 2017) over data
+  sets evaluated by cross validation, the same model in PyMC instead of Stan (PyMC imported
+  inside the function). evaluq's own hierarchical model (:func:`evaluq.fit_hierarchical` with
+  a ROPE) answers a related question on the cube (see the guide "which comparison to use").
 
 **Orientation, exactly as baycomp.** baycomp's tests take ``x`` (first model) and ``y``
 (second) and work on the differences ``y - x``; ``p_left`` is the posterior probability that
@@ -15,9 +19,6 @@ that ``model`` scores higher than ``model_b``. "Scores higher" is literal: for a
 lower is better (an error rate) ``p_left`` is the probability that ``model`` is worse;
 :attr:`BayesianComparison.p_model_better` reads the cube's ``higher_is_better`` for you.
 
-Not here: baycomp's ``HierarchicalTest`` (a Stan model over data sets x folds); evaluq's own
-hierarchical model (:func:`evaluq.fit_hierarchical` with :func:`evaluq.pairwise_differences`
-and a ROPE) answers that question on the cube (see the guide "which comparison to use").
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from evaluq._validation import (
 from evaluq.errors import CubeError
 
 __all__ = ["BayesianComparison", "bayesian_signed_rank", "correlated_t_test",
-           "signed_rank_samples"]
+           "hierarchical_t_test", "signed_rank_samples"]
 
 _BLOCK = 10_000
 """Posterior samples evaluated at once by the signed-rank kernel (bounds the memory to
@@ -409,3 +410,219 @@ def correlated_t_test(scores_a: Any, scores_b: Any, *, rope: float = 0.0, runs: 
 
 
 
+
+
+# --- baycomp's hierarchical test (PyMC in place of Stan) -----------------------------------------
+
+
+def hierarchical_data(diff: np.ndarray, rope: float, runs: int, gen: np.random.Generator,
+                      upper_sigma: float = 1000.0) -> tuple[np.ndarray, float, dict[str, float]]:
+    """baycomp's ``scaled_data`` and ``prepare_stan_data``: the differences (data sets x folds)
+    and the ROPE divided by the mean within-data-set SD, a data set of constant differences
+    replaced by symmetric uniform draws in (-rope, rope), and the bounds of the priors.
+
+    Returns the scaled differences, the scaled ROPE and the constants (``rho``, ``delta_hi``,
+    ``std_hi``, ``std0_hi``).
+    """
+    std_diff = float(np.mean(np.std(diff, axis=1)))
+    rope, diff = rope / std_diff, diff / std_diff
+    q, n = diff.shape
+    half = n // 2
+    for row in diff:                       # baycomp: "avoid numerical problems with zero variance"
+        if np.var(row) == 0:
+            row[:half] = gen.uniform(-rope, rope, half)
+            row[half:] = -row[:half]
+    std_within = float(np.mean(np.std(diff, axis=1)))
+    std_among = float(np.std(np.mean(diff, axis=1))) if q > 1 else std_within
+    return diff, rope, {"rho": 1 / (n / runs), "delta_hi": float(np.max(np.abs(diff))),
+                        "std_hi": std_within * upper_sigma, "std0_hi": std_among * upper_sigma}
+
+
+def _hierarchical_model(diff: np.ndarray, const: dict[str, float],
+                        gamma_bounds: tuple[float, float, float, float]) -> Any:
+    """baycomp's ``hierarchical-t-test.stan`` as a PyMC model (the per-data-set deltas
+    non-centred, which leaves the posterior unchanged)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    q = diff.shape[0]
+    rho = const["rho"]
+    lo_a, hi_a, lo_b, hi_b = gamma_bounds
+    with pm.Model() as model:
+        delta0 = pm.Uniform("delta0", -const["delta_hi"], const["delta_hi"])
+        std0 = pm.Uniform("std0", 0.0, const["std0_hi"])
+        gamma_alpha = pm.Uniform("gamma_alpha", lo_a, hi_a)
+        gamma_beta = pm.Uniform("gamma_beta", lo_b, hi_b)
+        nu = pm.Deterministic("nu", pm.Gamma("nu_minus_one", gamma_alpha, gamma_beta) + 1)
+        z = pm.StudentT("z", nu=nu, mu=0.0, sigma=1.0, shape=q)
+        delta = delta0 + std0 * z
+        sigma = pm.Uniform("sigma", 0.0, const["std_hi"], shape=q)
+        resid = pt.as_tensor_variable(diff) - delta[:, None]
+        pm.Potential("loglik", pt.sum(exchangeable_loglik(resid, sigma, rho, diff.shape[1])))
+    return model
+
+
+def exchangeable_loglik(resid: Any, sigma: Any, rho: float, n: int) -> Any:
+    r"""Log density of each row of ``resid`` under :math:`N(0, \sigma_i^2 M)`, with
+    :math:`M = (1 - \rho) I + \rho \mathbf 1 \mathbf 1^\top` (the folds of one cross
+    validation), term for term as baycomp's Stan program (its constant
+    :math:`\log 6.283` included), with :math:`d^\top M^{-1} d = (\lVert d \rVert^2 -
+    \rho (\sum d)^2 / (1 + (n-1)\rho)) / (1 - \rho)` and
+    :math:`\det M = (1 + (n-1)\rho)(1-\rho)^{n-1}` in closed form. ``resid`` and ``sigma``
+    are pytensor tensors (or arrays), ``n`` the number of folds (their last dim)."""
+    import pytensor.tensor as pt
+
+    log_det_m = np.log(1 + (n - 1) * rho) + (n - 1) * np.log(1 - rho)
+    quad = (pt.sum(resid ** 2, axis=-1)
+            - rho / (1 + (n - 1) * rho) * pt.sum(resid, axis=-1) ** 2) / (1 - rho)
+    return (-0.5 * (2 * n * pt.log(sigma) + log_det_m) - 0.5 * n * np.log(6.283)
+            - 0.5 * quad / sigma ** 2)
+
+
+def _check_gamma_bounds(lower_alpha: float, upper_alpha: float, lower_beta: float,
+                        upper_beta: float) -> tuple[float, float, float, float]:
+    bounds = [check_real(name, value, low=0, low_inclusive=False) for name, value in
+              (("lower_alpha", lower_alpha), ("upper_alpha", upper_alpha),
+               ("lower_beta", lower_beta), ("upper_beta", upper_beta))]
+    if bounds[0] >= bounds[1] or bounds[2] >= bounds[3]:
+        raise ValueError(f"`lower_alpha` < `upper_alpha` and `lower_beta` < `upper_beta` are "
+                         f"needed; got {bounds}")
+    return bounds[0], bounds[1], bounds[2], bounds[3]
+
+
+def _fold_table(cube: xr.Dataset, model: Any, model_b: Any) -> tuple[np.ndarray, bool]:
+    """``model_b - model`` per (language, seed = fold), complete."""
+    from evaluq._dims import LANGUAGE, SCORE, SEED
+    from evaluq.cube import higher_is_better, validate
+
+    cube = validate(cube)
+    models = cube[MODEL].values.tolist()
+    for name, value in (("model", model), ("model_b", model_b)):
+        if value not in models:
+            raise CubeError(f"`{name}` must be a model of the cube ({models}); got {value!r}")
+    if model == model_b:
+        raise ValueError(f"`model_b` must differ from `model`; got {model_b!r} for both")
+    score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED)
+    diff = np.asarray(score.sel({MODEL: model_b}).values - score.sel({MODEL: model}).values,
+                      dtype=float)
+    if np.isnan(diff).any():
+        raise CubeError(f"`cube` has {int(np.isnan(diff).sum())} NaN fold score(s) for "
+                        f"{model!r} or {model_b!r}: the hierarchical test needs every fold of "
+                        "every language")
+    if diff.shape[1] < 2:
+        raise CubeError(f"`cube` must hold at least 2 folds (seeds); got {diff.shape[1]}")
+    return diff, higher_is_better(cube)
+
+
+def hierarchical_t_test(cube: xr.Dataset, model: Any, model_b: Any, *, rope: float = 0.0,
+                        runs: int = 1, draws: int = 2500, tune: int = 1000, chains: int = 4,
+                        rng: RNGLike = None, lower_alpha: float = 1.0, upper_alpha: float = 2.0,
+                        lower_beta: float = 0.01, upper_beta: float = 0.1,
+                        upper_sigma: float = 1000.0) -> BayesianComparison:
+    r"""baycomp's hierarchical test of two models over data sets evaluated by cross validation.
+
+    Corani et al. (2017), baycomp's ``HierarchicalTest`` with PyMC in place of Stan. The
+    cube's ``seed`` dim holds the folds of each language (data set): k folds x ``runs``
+    repetitions. With :math:`x_{ij}` the difference ``model_b - model`` on fold j of data set
+    i, scaled (with the ROPE) by the mean within-data-set SD:
+
+    .. math::
+        x_{i\cdot} \sim \mathrm{MVN}(\delta_i \mathbf 1, \sigma_i^2 M), \quad
+        M = (1 - \rho) I + \rho \mathbf 1 \mathbf 1^\top, \quad \rho = 1 / k, \\
+        \delta_i \sim t_\nu(\delta_0, \sigma_0), \quad \nu - 1 \sim \Gamma(a, b), \quad
+        a \sim U(1, 2), \; b \sim U(0.01, 0.1),
+
+    with uniform priors on :math:`\delta_0` (within the largest |difference|), :math:`\sigma_0`
+    and :math:`\sigma_i` (up to ``upper_sigma`` times the among- and within-data-set SDs).
+    Each posterior draw gives the probabilities that the difference on a new data set,
+    :math:`t_\nu(\delta_0, \sigma_0)`, lies left of, inside or right of the ROPE; ``p_left``
+    etc. are the shares of draws in which each is the largest (as baycomp's ``probs``).
+
+    Parameters
+    ----------
+    cube : xarray.Dataset
+        Languages = data sets, seeds = folds; complete for both models.
+    model, model_b : label
+        ``p_left`` is the probability that ``model`` scores higher.
+    rope : float
+        Half-width of the ROPE in the metric's units (>= 0).
+    runs : int
+        Repetitions of the cross validation (the seeds are k x runs folds).
+    draws, tune, chains : int
+        NUTS settings (PyMC's sampler).
+    rng : int, Generator, SeedSequence or None
+    lower_alpha, upper_alpha, lower_beta, upper_beta, upper_sigma : float
+        baycomp's prior bounds.
+
+    Returns
+    -------
+    BayesianComparison
+        ``method="hierarchical"``; ``distribution`` (region, sample) of the per-draw
+        probabilities.
+
+    References
+    ----------
+    Corani, G., Benavoli, A., Demšar, J., Mangili, F. & Zaffalon, M. (2017). Statistical
+    comparison of classifiers through Bayesian hierarchical modelling. Machine Learning 106,
+    1817-1837.
+
+    Examples
+    --------
+    Eight data sets, 10-fold cross validation (the folds in the ``seed`` dim); sampling takes
+    about a minute, so the doctest is skipped:
+
+    >>> import numpy as np, evaluq as eq
+    >>> gen = np.random.default_rng(0)
+    >>> a = gen.normal(0.8, 0.02, (8, 10))
+    >>> b = a + gen.normal(0.01, 0.01, (8, 10)) + gen.normal(0, 0.01, (8, 1))
+    >>> cube = eq.from_arrays(np.stack([a, b]), models=["a", "b"])
+    >>> res = eq.hierarchical_t_test(cube, "a", "b", rope=0.01, rng=0)  # doctest: +SKIP
+    >>> round(res.p_right, 1)                                            # doctest: +SKIP
+    0.5
+    """
+    from scipy import stats
+
+    rope = check_real("rope", rope, low=0)
+    runs = check_int("runs", runs, minimum=1)
+    draws, tune = check_int("draws", draws, minimum=1), check_int("tune", tune, minimum=0)
+    chains = check_int("chains", chains, minimum=1)
+    gamma = _check_gamma_bounds(lower_alpha, upper_alpha, lower_beta, upper_beta)
+    upper_sigma = check_real("upper_sigma", upper_sigma, low=0, low_inclusive=False)
+    gen = check_rng(rng)
+    diff, hib = _fold_table(cube, model, model_b)
+    if diff.shape[1] % runs or diff.shape[1] // runs < 2:
+        raise ValueError(f"`runs` must divide the {diff.shape[1]} folds into runs of at least 2 "
+                         f"folds; got {runs}")
+    scaled, srope, const = hierarchical_data(diff.copy(), rope, runs, gen, upper_sigma)
+    post = _sample_hierarchical(scaled, const, gamma, draws, tune, chains, gen)
+    mu, std0, nu = (post[k] for k in ("delta0", "std0", "nu"))
+    samples = np.empty((mu.size, 3))
+    samples[:, 2] = 1 - stats.t.cdf(srope, nu, mu, std0)
+    samples[:, 0] = stats.t.cdf(-srope, nu, mu, std0)
+    samples[:, 1] = 1 - samples[:, 0] - samples[:, 2]
+    dist = xr.DataArray(samples.T, dims=(REGION, SAMPLE), coords={REGION: list(REGIONS)},
+                        name="posterior")
+    return BayesianComparison(
+        probabilities=_probabilities(winner_probabilities(samples)), distribution=dist,
+        method="hierarchical", rope=rope,
+        attrs={MODEL: str(model), MODEL_B: str(model_b), "higher_is_better": int(hib),
+               "runs": runs, "draws": draws, "tune": tune, "chains": chains,
+               "n_blocks": int(diff.shape[0]), "divergences": post["divergences"]})
+
+
+def _sample_hierarchical(diff: np.ndarray, const: dict[str, float],
+                         gamma: tuple[float, float, float, float], draws: int, tune: int,
+                         chains: int, gen: np.random.Generator) -> dict[str, Any]:
+    """NUTS draws of (delta0, std0, nu), chains x draws flattened, and the divergences."""
+    import pymc as pm
+
+    with _hierarchical_model(diff, const, gamma):
+        idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=1,
+                          random_seed=int(gen.integers(2 ** 31)), nuts_sampler="pymc",
+                          progressbar=False, compute_convergence_checks=False,
+                          target_accept=0.95)
+    post = idata["posterior"]
+    out: dict[str, Any] = {k: np.asarray(post[k].values).reshape(-1)
+                           for k in ("delta0", "std0", "nu")}
+    out["divergences"] = int(np.asarray(idata["sample_stats"]["diverging"].values).sum())
+    return out

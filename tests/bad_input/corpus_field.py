@@ -52,6 +52,10 @@ def field_cases() -> list[Case]:
              lambda: eq.correlated_t_test(np.ones(5), np.ones(5), runs=2), "`runs`"))
     add(Case("evaluq.correlated_t_test", "identical scores (zero variance)",
              lambda: eq.correlated_t_test(np.ones(5), np.ones(5), rope=0.1).to_dataset()))
+    add(Case("evaluq.hierarchical_t_test", "runs not dividing the folds",
+             lambda: eq.hierarchical_t_test(cube(), "m0", "m1", runs=2), "`runs`"))
+    add(Case("evaluq.hierarchical_t_test", "a model missing a language",
+             lambda: eq.hierarchical_t_test(_holes(), "m0", "m1"), "NaN fold"))
     add(Case("evaluq.plots.critical_difference_diagram", "a cube instead of a result",
              lambda: plots.critical_difference_diagram(cube()), "`result`"))
     add(Case("evaluq.plots.bayesian_comparison", "a Dataset instead of a result",
