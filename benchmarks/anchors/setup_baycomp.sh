@@ -5,6 +5,8 @@
 # Usage:  bash benchmarks/anchors/setup_baycomp.sh [VENV_DIR] [PYTHON]
 #   VENV_DIR  default: benchmarks/anchors/.venv-baycomp (git-ignored)
 #   PYTHON    default: python3.12 / the pyenv 3.12.1, else python3
+#   WITH_STAN=1 also installs PyStan 3 (for run_baycomp_hierarchical.py: baycomp's
+#             HierarchicalTest; Stan compiles the model on first use, a few minutes)
 # Prints the venv's python path on its last line.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,5 +22,8 @@ fi
 "$py" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet baycomp
+if [ "${WITH_STAN:-0}" = "1" ]; then
+    "$venv/bin/python" -m pip install --quiet pystan
+fi
 "$venv/bin/python" -c "import baycomp" >/dev/null
 echo "$venv/bin/python"
