@@ -282,3 +282,15 @@ def test_hierarchical_bad_input():
         eq.hierarchical_t_test(eq.from_arrays(score, models=["x", "y"]), "x", "y")
     with pytest.raises(CubeError, match="at least 2 folds"):
         eq.hierarchical_t_test(eq.from_arrays(score[:, :, :1], models=["x", "y"]), "x", "y")
+
+
+def test_signed_rank_ignores_other_models_missing_cells():
+    gen = np.random.default_rng(4)
+    score = gen.normal(size=(3, 6, 2))
+    score[2, 1, :] = np.nan                   # a third model misses a language
+    cube = eq.from_arrays(score, models=["x", "y", "z"])
+    res = eq.bayesian_signed_rank(cube, "x", "y", n_samples=2000, rng=0)
+    same = eq.bayesian_signed_rank(cube.sel(model=["x", "y"]), "x", "y", n_samples=2000, rng=0)
+    assert res.p_left == same.p_left
+    with pytest.raises(CubeError, match="no score for 1"):
+        eq.bayesian_signed_rank(cube, "x", "z")

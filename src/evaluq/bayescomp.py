@@ -241,18 +241,25 @@ def _probabilities(values: np.ndarray) -> xr.DataArray:
 # --- public tests ------------------------------------------------------------------------------
 
 
-def _pair_scores(cube: xr.Dataset, model: Any, model_b: Any) -> tuple[np.ndarray, np.ndarray,
-                                                                       bool]:
-    blocks = block_scores(cube, min_models=2, min_blocks=1)
-    models = blocks.models.tolist()
+def _check_pair(cube: xr.Dataset, model: Any, model_b: Any) -> xr.Dataset:
+    """The validated cube reduced to the two models (checked to be two models of it)."""
+    from evaluq.cube import validate
+
+    cube = validate(cube)
+    models = cube[MODEL].values.tolist()
     for name, value in (("model", model), ("model_b", model_b)):
         if value not in models:
             raise CubeError(f"`{name}` must be a model of the cube ({models}); got {value!r}")
     if model == model_b:
         raise ValueError(f"`model_b` must differ from `model`; got {model_b!r} for both")
-    x = blocks.scores[:, models.index(model)]
-    y = blocks.scores[:, models.index(model_b)]
-    return x, y, blocks.higher_is_better
+    return cube.sel({MODEL: [model, model_b]})
+
+
+def _pair_scores(cube: xr.Dataset, model: Any, model_b: Any) -> tuple[np.ndarray, np.ndarray,
+                                                                       bool]:
+    """Seed means of the two models per language (other models' missing cells ignored)."""
+    blocks = block_scores(_check_pair(cube, model, model_b), min_models=2, min_blocks=1)
+    return blocks.scores[:, 0], blocks.scores[:, 1], blocks.higher_is_better
 
 
 def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: float = 0.0,
@@ -493,15 +500,9 @@ def _check_gamma_bounds(lower_alpha: float, upper_alpha: float, lower_beta: floa
 def _fold_table(cube: xr.Dataset, model: Any, model_b: Any) -> tuple[np.ndarray, bool]:
     """``model_b - model`` per (language, seed = fold), complete."""
     from evaluq._dims import LANGUAGE, SCORE, SEED
-    from evaluq.cube import higher_is_better, validate
+    from evaluq.cube import higher_is_better
 
-    cube = validate(cube)
-    models = cube[MODEL].values.tolist()
-    for name, value in (("model", model), ("model_b", model_b)):
-        if value not in models:
-            raise CubeError(f"`{name}` must be a model of the cube ({models}); got {value!r}")
-    if model == model_b:
-        raise ValueError(f"`model_b` must differ from `model`; got {model_b!r} for both")
+    cube = _check_pair(cube, model, model_b)
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED)
     diff = np.asarray(score.sel({MODEL: model_b}).values - score.sel({MODEL: model}).values,
                       dtype=float)
