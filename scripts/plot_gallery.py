@@ -86,10 +86,21 @@ def scarce_intervals() -> Figure:
     return eq.plots.scarce_intervals(results, threshold=80, xlabel="quality score (0-100)")
 
 
+def critical_difference() -> Figure:
+    cube, _agg = _aggregated()
+    return eq.plots.critical_difference_diagram(eq.critical_difference(cube))
+
+
+def bayesian_comparison() -> Figure:
+    cube, _agg = _aggregated()
+    return eq.plots.bayesian_comparison(eq.bayesian_signed_rank(cube, "m3", "m4", rope=0.3,
+                                                                rng=0))
+
+
 FIGURES: dict[str, Callable[[], Figure]] = {
     f.__name__: f for f in (forest, rank_heatmap, tier_diagram, variance_bars,
                             posterior_differences, annotation_bins, resample_histogram,
-                            scarce_intervals)}
+                            scarce_intervals, critical_difference, bayesian_comparison)}
 
 
 def write_gallery(out: Path) -> list[Path]:

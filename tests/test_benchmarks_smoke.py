@@ -35,6 +35,7 @@ QUICK = {
     "bench_proportions.py": [],
     "calibration_agreement.py": ["--only", "kappa"],
     "calibration_intervals.py": [],
+    "bench_field_methods.py": ["--skip-anchor"],
 }
 
 

@@ -275,6 +275,11 @@ def _one_figure_of_each(agg, rng):
         "annotation_bins": eq.plots.annotation_bins(table),
         "resample_histogram": eq.plots.resample_histogram(res),
         "scarce_intervals": eq.plots.scarce_intervals(scarce),
+        "critical_difference_diagram": eq.plots.critical_difference_diagram(
+            eq.critical_difference(eq.simulate_cube(n_models=4, n_languages=8, rng=0))),
+        "bayesian_comparison": eq.plots.bayesian_comparison(eq.bayesian_signed_rank(
+            eq.simulate_cube(n_models=2, n_languages=8, rng=0), "m0", "m1", rope=0.5,
+            n_samples=1000, rng=0)),
     }
 
 

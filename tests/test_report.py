@@ -295,3 +295,16 @@ def test_tiers_section_warns_when_too_few_resamples_can_reject(cube):
     assert sections.tiers_section(enough, eq.significance_groups(enough)).notes == []
     bh = sections.tiers_section(few, eq.significance_groups(few, adjustment="bh"))
     assert bh.notes == []
+
+
+def test_tiers_section_draws_the_critical_difference_diagram():
+    """The tiers section's figure is Demšar's CD diagram of the cube (issue 19); the tier
+    diagram only where the CD does not apply (a model missing a language)."""
+    from evaluq.reporting.sections import tiers_section
+
+    cube = eq.simulate_cube(n_models=3, n_languages=6, rng=0)
+    agg = eq.aggregate(eq.resample(cube, n_resamples=200, rng=0))
+    tiers = eq.significance_groups(agg)
+    section = tiers_section(agg, tiers, cd=eq.critical_difference(cube))
+    assert 'alt="critical-difference diagram"' in section.body
+    assert 'alt="tier diagram"' in tiers_section(agg, tiers).body

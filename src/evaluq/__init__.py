@@ -87,6 +87,15 @@ _LAZY: dict[str, str] = {
     "design_effect": "evaluq.clusters",
     "pass_at_k": "evaluq.pass_k",
     "pass_hat_k": "evaluq.pass_k",
+    "demsar": "evaluq.demsar",
+    "friedman_test": "evaluq.demsar",
+    "critical_difference": "evaluq.demsar",
+    "FriedmanResult": "evaluq.demsar",
+    "bayescomp": "evaluq.bayescomp",
+    "bayesian_signed_rank": "evaluq.bayescomp",
+    "correlated_t_test": "evaluq.bayescomp",
+    "hierarchical_t_test": "evaluq.bayescomp",
+    "BayesianComparison": "evaluq.bayescomp",
 }
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
@@ -134,6 +143,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-exported)
     from evaluq import agreement as agreement
+    from evaluq import bayescomp as bayescomp
+    from evaluq import demsar as demsar
     from evaluq import dirichlet as dirichlet
     from evaluq import experiment as experiment
     from evaluq import hierarchical as hierarchical
@@ -146,6 +157,10 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq import significance as significance
     from evaluq import tables as tables
     from evaluq.aggregation import aggregate as aggregate
+    from evaluq.bayescomp import BayesianComparison as BayesianComparison
+    from evaluq.bayescomp import bayesian_signed_rank as bayesian_signed_rank
+    from evaluq.bayescomp import correlated_t_test as correlated_t_test
+    from evaluq.bayescomp import hierarchical_t_test as hierarchical_t_test
     from evaluq.clusters import design_effect as design_effect
     from evaluq.cube import from_arrays as from_arrays
     from evaluq.cube import from_long as from_long
@@ -154,6 +169,9 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.cube import is_summary as is_summary
     from evaluq.cube import open_cube as open_cube
     from evaluq.cube import validate as validate
+    from evaluq.demsar import FriedmanResult as FriedmanResult
+    from evaluq.demsar import critical_difference as critical_difference
+    from evaluq.demsar import friedman_test as friedman_test
     from evaluq.errors import CubeError as CubeError
     from evaluq.errors import EvaluqWarning as EvaluqWarning
     from evaluq.errors import NotFittedError as NotFittedError

@@ -197,3 +197,23 @@ PER_ITEM: Final = "per_item"
 ESTIMATE: Final = "estimate"
 SE: Final = "se"
 INTERVAL: Final = "interval"
+# --- results of the Demšar procedures (:mod:`evaluq.demsar`) -----------------------------------
+GROUP: Final = "group"
+"""Groups of a critical-difference analysis: maximal runs of models (in mean-rank order) that the
+post-hoc test cannot separate (the bars of a CD diagram)."""
+MEAN_RANK: Final = "mean_rank"
+"""Mean over blocks (languages / tasks) of a model's rank, rank 1 = best (ties averaged)."""
+IN_GROUP: Final = "in_group"
+"""Whether a model belongs to a group (group, model)."""
+SIGNIFICANT: Final = "significant"
+"""Whether the post-hoc test separates ``model`` from ``model_b`` at ``alpha``."""
+PVALUE: Final = "pvalue"
+"""A p-value (adjusted where the result says so)."""
+
+# --- results of the Bayesian tests of two models (:mod:`evaluq.bayescomp`) ----------------------
+REGION: Final = "region"
+"""The three regions of a Bayesian comparison: ``left`` (``model`` scores higher by more than the
+ROPE), ``rope``, ``right`` (``model_b`` scores higher), in baycomp's order."""
+REGIONS: Final = ("left", "rope", "right")
+SAMPLE: Final = "sample"
+"""Monte Carlo samples of a posterior (last dim)."""

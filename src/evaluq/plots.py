@@ -975,3 +975,224 @@ def scarce_intervals(results: TIntervalResult | ARFIntervalResult
     ax.set_ylabel("item")
     ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=min(n_methods + 1, 3))
     return fig
+
+
+# --- the field's comparison methods: Demšar's CD diagram, baycomp's posteriors (issue 19) ------
+
+__all__ += ["bayesian_comparison", "critical_difference_diagram"]
+
+_CD_ROW = 0.3
+"""Vertical distance between two model labels of a CD diagram (data units)."""
+_CD_GROUP_ROW = 0.16
+"""Vertical distance between two group bars of a CD diagram (data units)."""
+
+
+def _cd_axis(ax: Axes, lo: int, hi: int) -> None:
+    """The mean-rank axis of a CD diagram: a line, ticks at halves, labels at whole ranks."""
+    ax.hlines(0.0, lo, hi, color="black", linewidth=0.8)
+    for a in np.arange(lo, hi + 0.25, 0.5):
+        ax.vlines(a, 0.0, 0.1 if float(a).is_integer() else 0.05, color="black", linewidth=0.8)
+    for a in range(lo, hi + 1):
+        ax.text(a, 0.13, str(a), ha="center", va="bottom", fontsize=7)
+
+
+def _cd_bar(ax: Axes, lo: int, cd: float) -> None:
+    """The critical-difference bar above the axis (nothing when the test has none)."""
+    if not np.isfinite(cd):
+        return
+    y = 0.55
+    ax.plot([lo, lo + cd], [y, y], color="black", linewidth=0.8, label="CD")
+    ax.vlines([lo, lo + cd], y - 0.05, y + 0.05, color="black", linewidth=0.8)
+    ax.text(lo + cd / 2, y + 0.07, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=7)
+
+
+def _cd_labels(ax: Axes, ranks: np.ndarray, models: Sequence[str], top: float,
+               lo: int, hi: int) -> None:
+    """Elbow lines from each model's mean rank to its label, the better half on the left."""
+    order = np.argsort(ranks, kind="stable")
+    k = order.size
+    n_left = (k + 1) // 2
+    pad = 0.04 * (hi - lo)
+    for pos, i in enumerate(order):
+        left = pos < n_left
+        depth = top - _CD_ROW * (pos if left else k - 1 - pos)
+        edge = lo - pad if left else hi + pad
+        ax.plot([ranks[i], ranks[i], edge], [0.0, depth, depth], color=_NEUTRAL, linewidth=0.7)
+        text = f"{models[i]} ({ranks[i]:.2f})"
+        ax.text(edge - pad / 2 if left else edge + pad / 2, depth, text,
+                ha="right" if left else "left", va="center", fontsize=7)
+
+
+@_styled
+def critical_difference_diagram(result: xr.Dataset, *, ax: Axes | None = None,
+                                title: str | None = None) -> Figure:
+    """The critical-difference (CD) diagram of Demšar (2006), as autorank draws it.
+
+    The models sit on an axis of mean ranks (1 = best, on the left), each joined by an elbow
+    line to its label (the better half on the left, the worse on the right, with the mean
+    rank); a thick bar joins every group of models the post-hoc test cannot separate; for the
+    Nemenyi test a bar above the axis shows the critical difference.
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        The result of :func:`evaluq.critical_difference`.
+    ax : matplotlib.axes.Axes, optional
+        Draw into this axes (its figure is returned); default: a new evaluq figure.
+    title : str, optional
+        Default: the test, its level and the Friedman p-value.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The group bars are the lines labelled ``"group g"``; the CD bar is labelled ``"CD"``.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=4, n_languages=20, model_means=[0, 0, 2, 2],
+    ...                         sigma_between=1.0, rng=0)
+    >>> fig = eq.plots.critical_difference_diagram(eq.critical_difference(cube))
+    >>> sorted(line.get_label() for line in fig.axes[0].lines if line.get_label()[0] in "Cg")
+    ['CD', 'group 0', 'group 1']
+    """
+    from evaluq._dims import IN_GROUP, MEAN_RANK
+
+    _require(result, "result", "eq.critical_difference", (MEAN_RANK, IN_GROUP))
+    ranks = result[MEAN_RANK].values.astype(float)
+    models = [str(m) for m in result[MODEL].values]
+    member = result[IN_GROUP].values.astype(bool)
+    k, n_groups = ranks.size, member.shape[0]
+    lo, hi = min(1, int(np.floor(ranks.min()))), max(k, int(np.ceil(ranks.max())))
+    if ax is None:
+        fig, axes = _figure(COLUMN_WIDTH, 0.75 + 0.2 * ((k + 1) // 2) + 0.1 * n_groups)
+        ax = axes[0, 0]
+    else:
+        fig = ax.figure                             # type: ignore[assignment]
+    _cd_axis(ax, lo, hi)
+    _cd_bar(ax, lo, float(result.attrs.get("cd", np.nan)))
+    for g in range(n_groups):
+        y = -0.18 - _CD_GROUP_ROW * g
+        r = ranks[member[g]]
+        ax.plot([r.min() - 0.05, r.max() + 0.05], [y, y], color=_ACCENT, linewidth=2.4,
+                solid_capstyle="round", label=f"group {g}")
+    top = -0.18 - _CD_GROUP_ROW * max(n_groups, 1) - 0.12
+    _cd_labels(ax, ranks, models, top, lo, hi)
+    ax.set_xlim(lo - 0.55 * (hi - lo), hi + 0.55 * (hi - lo))
+    ax.set_ylim(top - _CD_ROW * ((k + 1) // 2) + 0.1, 0.85)
+    ax.set_axis_off()
+    at = result.attrs
+    test, alpha, p = at.get("test", ""), at.get("alpha", np.nan), at.get("friedman_pvalue")
+    ax.set_title(title if title is not None else
+                 f"{test} at α = {float(alpha):g}; Friedman p = {float(p):.3g}" if p is not None
+                 else f"{test} at α = {float(alpha):g}", fontsize=7, loc="left")
+    return fig
+
+
+def _simplex(ax: Axes, samples: np.ndarray, probs: Sequence[float],
+             names: Sequence[str]) -> None:
+    """baycomp's ``plot_simplex``: the samples (left, rope, right) in a triangle, left-bottom
+    vertex ``model``, right-bottom ``model_b``, top the ROPE."""
+    def project(points: np.ndarray) -> np.ndarray:
+        p1, p2, p3 = points.T / np.sqrt(3)
+        x = (p2 - p1) * np.cos(np.pi / 6) + 0.5
+        y = p3 - (p1 + p2) * np.sin(np.pi / 6) + 1 / (2 * np.sqrt(3))
+        return np.vstack((x, y)).T
+
+    ax.plot([0, 0.5, 1.0, 0], [0, np.sqrt(3) / 2, 0, 0], color="#e07b39", linewidth=0.9)
+    cx, cy = project(np.array([[1 / 3, 1 / 3, 1 / 3]]))[0]
+    for x, y in project(np.array([[.5, .5, 0], [.5, 0, .5], [0, .5, .5]])):
+        ax.plot([cx, x], [cy, y], color="#e07b39", linewidth=0.7)
+    pts = project(samples[:, [0, 2, 1]])
+    ax.hexbin(pts[:, 0], pts[:, 1], mincnt=1, cmap="Blues_r", gridsize=40, linewidths=0)
+    ax.text(0, -0.04, f"p({names[0]}) = {probs[0]:.3f}", ha="center", va="top", fontsize=7)
+    ax.text(0.5, np.sqrt(3) / 2 + 0.02, f"p(rope) = {probs[1]:.3f}", ha="center",
+            va="bottom", fontsize=7)
+    ax.text(1, -0.04, f"p({names[1]}) = {probs[2]:.3f}", ha="center", va="top", fontsize=7)
+    ax.set_xlim(-0.2, 1.2)
+    ax.set_ylim(-0.2, 1.0)
+    ax.set_aspect("equal", "box")
+    ax.set_axis_off()
+
+
+def _t_density(ax: Axes, attrs: Mapping[str, Any], rope: float, names: Sequence[str]) -> None:
+    """baycomp's single-data-set plot: the Student-t posterior of ``model_b - model`` with the
+    ROPE's ends."""
+    from scipy import stats
+
+    df, mean, scale = attrs["df"], attrs["mean"], np.sqrt(attrs["var"])
+    if scale > 0:
+        xs = np.linspace(min(stats.t.ppf(0.005, df, mean, scale), -1.05 * rope),
+                         max(stats.t.ppf(0.995, df, mean, scale), 1.05 * rope), 200)
+        ys = stats.t.pdf(xs, df, mean, scale)
+        ax.plot(xs, ys, color=_GOOD, linewidth=1.2, label="posterior density")
+        ax.fill_between(xs, ys, 0, color=_GOOD, alpha=0.25, linewidth=0)
+    else:
+        ax.axvline(mean, color=_GOOD, linewidth=1.2, label="posterior (a point)")
+    if rope > 0:
+        ax.axvspan(-rope, rope, color=_NEUTRAL, alpha=0.2, linewidth=0, label="ROPE")
+    ax.axvline(0.0, color="black", linewidth=0.6)
+    ax.set_yticks([])
+    ax.set_xlabel(f"difference {names[1]} − {names[0]}  (left: {names[0]} higher)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), ncols=2)
+
+
+@_styled
+def bayesian_comparison(result: Any, *, ax: Axes | None = None,
+                        title: str | None = None) -> Figure:
+    """The posterior of a Bayesian comparison of two models, as baycomp plots it.
+
+    A signed-rank test (:func:`evaluq.bayesian_signed_rank`) is shown in the probability
+    simplex (a hexbin of the posterior samples: bottom left ``model`` scores higher, bottom
+    right ``model_b``, top the ROPE), or, when no sample gives the ROPE 0.1 or more (as
+    without a ROPE), as baycomp does, a histogram of P(``model_b`` higher) with 0.5 marked. A
+    correlated t-test (:func:`evaluq.correlated_t_test`) is shown as the Student-t density of
+    the difference ``model_b - model`` with the ROPE shaded.
+
+    Parameters
+    ----------
+    result : evaluq.bayescomp.BayesianComparison
+    ax : matplotlib.axes.Axes, optional
+    title : str, optional
+        Default: p_left / p_rope / p_right.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> cube = eq.simulate_cube(n_models=2, n_languages=12, rng=0)
+    >>> res = eq.bayesian_signed_rank(cube, "m0", "m1", rope=0.5, n_samples=2000, rng=0)
+    >>> fig = eq.plots.bayesian_comparison(res)
+    >>> len(fig.axes)
+    1
+    """
+    from evaluq.bayescomp import BayesianComparison
+
+    if not isinstance(result, BayesianComparison):
+        raise TypeError(f"`result` must be the result of eq.bayesian_signed_rank or "
+                        f"eq.correlated_t_test; got {type(result).__name__}")
+    if ax is None:
+        fig, axes = _figure(COLUMN_WIDTH, 2.6 if result.method == "signed-rank" else 1.9)
+        ax = axes[0, 0]
+    else:
+        fig = ax.figure                             # type: ignore[assignment]
+    names = (str(result.attrs.get(MODEL, "model")), str(result.attrs.get(MODEL_B, "model_b")))
+    probs = [result.p_left, result.p_rope, result.p_right]
+    if result.method == "correlated-t":
+        _t_density(ax, result.attrs, result.rope, names)
+    elif float(result.distribution.sel(region="rope").max()) >= 0.1:
+        _simplex(ax, result.distribution.values.T, probs, names)
+    else:
+        right = result.distribution.sel(region="right").values
+        ax.hist(right, bins=50, color=_GOOD, alpha=0.7)
+        ax.axvline(0.5, color=_ACCENT, linewidth=1.0)
+        ax.set_xlim(0, 1)
+        ax.set_yticks([])
+        ax.set_xlabel(f"P({names[1]} scores higher)")
+    ax.set_title(title if title is not None else
+                 f"p({names[0]}) = {probs[0]:.3f}, p(rope) = {probs[1]:.3f}, "
+                 f"p({names[1]}) = {probs[2]:.3f}", fontsize=7, loc="left")
+    return fig

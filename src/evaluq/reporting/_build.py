@@ -264,6 +264,19 @@ def _resolve_modes(cube: xr.Dataset, replication: str, languages: str) -> tuple[
     return replication, languages
 
 
+def _critical_difference(analysis: Analysis) -> xr.Dataset | None:
+    """Demšar's critical difference on the cube at the report's alpha (the tiers section's
+    figure), or None where it does not apply (fewer than 2 models or languages, a model
+    missing a language): the tier diagram is drawn then."""
+    from evaluq.demsar import critical_difference
+    from evaluq.errors import CubeError
+
+    try:
+        return critical_difference(analysis.cube, alpha=float(analysis.settings["alpha"]))
+    except CubeError:
+        return None
+
+
 def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: str | None,
               progress: _Progress) -> list[Section]:
     out = [data_summary(analysis.cube, bounds=bounds)]
@@ -276,7 +289,8 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
     posterior = (analysis.fit.rank_probabilities("benchmark")
                  if analysis.fit is not None else None)
     out.append(ranks_section(analysis.ranks, posterior))
-    out.append(tiers_section(analysis.aggregated, analysis.tiers))
+    out.append(tiers_section(analysis.aggregated, analysis.tiers,
+                             cd=_critical_difference(analysis)))
     progress.step("ranks and tiers")
     if analysis.fit is not None:
         out.append(posterior_section(analysis.fit))
@@ -299,7 +313,8 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     Sections, each one function of :mod:`evaluq.reporting.sections`: data summary (sizes,
     missing cells, scale warnings), variance components (table and bars per language),
     leaderboard with intervals and a forest plot of the pairwise differences, rank heatmaps
-    (frequentist, and posterior beside it), the significance groups as a tier diagram, with a
+    (frequentist, and posterior beside it), the significance groups (Demšar's
+    critical-difference diagram, the tier diagram where it does not apply), with a
     hierarchical fit the posterior-versus-frequentist table and the sampler diagnostics, and
     the settings that reproduce it (rng, versions, options, command).
 

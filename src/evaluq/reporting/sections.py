@@ -417,7 +417,8 @@ def ranks_section(ranks: xr.Dataset, posterior: xr.Dataset | None = None) -> Sec
     return Section("ranks", "Rank distributions", "\n".join(body), figures=len(figs))
 
 
-def tiers_section(aggregated: xr.Dataset, tiers: xr.DataArray) -> Section:
+def tiers_section(aggregated: xr.Dataset, tiers: xr.DataArray,
+                  cd: xr.Dataset | None = None) -> Section:
     """Section: the significance groups as a critical-difference-style diagram.
 
     Parameters
@@ -426,11 +427,16 @@ def tiers_section(aggregated: xr.Dataset, tiers: xr.DataArray) -> Section:
         The result of :func:`evaluq.aggregate`.
     tiers
         The result of :func:`evaluq.significance_groups` on it.
+    cd
+        The result of :func:`evaluq.critical_difference` on the cube: when given, the figure
+        is its critical-difference diagram (Demšar's, readable with few models) instead of
+        the tier diagram; the table still lists the resampling tiers.
 
     Returns
     -------
     Section
-        Id ``tiers``; one figure (:func:`evaluq.plots.tier_diagram`).
+        Id ``tiers``; one figure (:func:`evaluq.plots.critical_difference_diagram` when ``cd``
+        is given, else :func:`evaluq.plots.tier_diagram`).
 
     Examples
     --------
@@ -448,13 +454,27 @@ def tiers_section(aggregated: xr.Dataset, tiers: xr.DataArray) -> Section:
     floor = _p_value_floor(aggregated, tiers)
     if floor is not None:
         body.append(f'<div class="warning">{html.escape(floor)}</div>')
-    body += [
-            _figure(tier_diagram(aggregated, tiers), alt="tier diagram",
-                    caption="Models joined by a bar cannot be told apart from their tier's "
-                            "top model."),
-            table_html(groups, caption="")]
+    figure = (_figure(tier_diagram(aggregated, tiers), alt="tier diagram",
+                      caption="Models joined by a bar cannot be told apart from their tier's "
+                              "top model.") if cd is None else _cd_figure(cd))
+    body += [figure, table_html(groups, caption="")]
     return Section("tiers", "Significance groups", "\n".join(body), figures=1,
                    notes=[floor] if floor else [])
+
+
+def _cd_figure(cd: xr.Dataset) -> str:
+    """The critical-difference diagram of :func:`evaluq.critical_difference`, with its
+    caption."""
+    from evaluq.plots import critical_difference_diagram
+
+    at = cd.attrs
+    return _figure(critical_difference_diagram(cd), alt="critical-difference diagram",
+                   caption=f"Critical-difference diagram (Demšar 2006): mean rank of each "
+                           f"model over the {at.get('n_blocks')} languages (seed means, 1 = "
+                           f"best); models joined by a bar are not separated by the "
+                           f"{at.get('test')} test at α = {at.get('alpha')} (Friedman p = "
+                           f"{float(at.get('friedman_pvalue', np.nan)):.3g}). The table lists "
+                           "the tiers of the resampling tests.")
 
 
 def _p_value_floor(aggregated: xr.Dataset, tiers: xr.DataArray) -> str | None:

@@ -1,0 +1,244 @@
+"""Tests of eq.friedman_test and eq.critical_difference (Demšar 2006, as autorank).
+
+The reference numbers come from autorank 1.3.0 (with scipy / statsmodels) run in its own env by
+``benchmarks/anchors/run_autorank.py``; evaluq never imports autorank.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import evaluq as eq
+from evaluq.demsar import block_ranks, friedman_kernel, nemenyi_q
+from evaluq.errors import CubeError
+
+ANCHORS = json.loads((Path(__file__).parents[1] / "benchmarks" / "anchors" / "autorank.json")
+                     .read_text())
+CASES = ANCHORS["cases"]
+
+
+def _cube(scores: np.ndarray, models: list[str], higher_is_better: bool = True) -> object:
+    """A cube with one run per cell from a (blocks, models) table."""
+    table = np.asarray(scores, dtype=float)
+    return eq.from_arrays(table.T[:, :, None], models=models,
+                          languages=[f"t{i:02d}" for i in range(table.shape[0])],
+                          higher_is_better=higher_is_better)
+
+
+def _case_cube(case: dict) -> object:
+    return _cube(np.asarray(case["scores"]), case["models"], case["order"] == "descending")
+
+
+# --- agreement with autorank / scipy / statsmodels ---------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_friedman_matches_autorank_and_scipy(name):
+    case = CASES[name]
+    res = eq.friedman_test(_case_cube(case))
+    assert case["omnibus"] == "friedman"
+    np.testing.assert_allclose(res.statistic, case["scipy_friedman_statistic"], rtol=1e-12)
+    np.testing.assert_allclose(res.pvalue, case["friedman_pvalue"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_mean_ranks_match_autorank(name):
+    case = CASES[name]
+    cd = eq.critical_difference(_case_cube(case))
+    got = cd["mean_rank"].to_series()
+    for model, value in case["mean_rank"].items():
+        np.testing.assert_allclose(got[model], value, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_critical_difference_beside_autorank(name):
+    """evaluq's CD uses the exact studentized-range quantile; autorank's statsmodels ``qsturng``
+    approximates it (Gleason 1999): the two agree to 1e-4 relative, and evaluq's equals the
+    closed form with scipy's quantile to 1e-12."""
+    case = CASES[name]
+    cd = eq.critical_difference(_case_cube(case))
+    k, n = len(case["models"]), len(case["scores"])
+    exact = stats.studentized_range.ppf(0.95, k, np.inf) * np.sqrt(k * (k + 1) / (12 * n))
+    np.testing.assert_allclose(cd.attrs["cd"], exact, rtol=1e-12)
+    np.testing.assert_allclose(cd.attrs["cd"], case["cd"], rtol=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_groups_match_autorank(name):
+    case = CASES[name]
+    cd = eq.critical_difference(_case_cube(case))
+    ranks = cd["mean_rank"].to_series()
+    groups = [sorted(cd["model"].values[row].tolist(), key=lambda m: (ranks[m],))
+              for row in cd["in_group"].values]
+    expected = [sorted(g, key=lambda m: (ranks[m],)) for g in case["groups"]]
+    assert groups == expected
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_wilcoxon_holm_matches_statsmodels(name):
+    case = CASES[name]
+    cd = eq.critical_difference(_case_cube(case), test="wilcoxon-holm")
+    ref = case["wilcoxon_holm"]
+    for (a, b), p in zip(ref["pairs"], ref["holm"], strict=True):
+        np.testing.assert_allclose(float(cd["pvalue"].sel(model=a, model_b=b)), p, rtol=1e-12)
+        np.testing.assert_allclose(float(cd["pvalue"].sel(model=b, model_b=a)), p, rtol=1e-12)
+        assert bool(cd["significant"].sel(model=a, model_b=b)) == (p <= 0.05)
+    assert np.isnan(cd.attrs["cd"])
+    assert "no critical difference" in cd.attrs["nan_reason"]
+
+
+def test_nemenyi_q_reproduces_demsar_table():
+    """Demšar (2006) Table 5(a), q_0.05 and q_0.10 for k = 2..10. The table divides Tukey-table
+    quantiles rounded to 3 decimals by sqrt(2) and rounds again: |exact - table| <= 0.001."""
+    q05 = [1.960, 2.343, 2.569, 2.728, 2.850, 2.949, 3.031, 3.102, 3.164]
+    q10 = [1.645, 2.052, 2.291, 2.459, 2.589, 2.693, 2.780, 2.855, 2.920]
+    for k, (a, b) in enumerate(zip(q05, q10, strict=True), start=2):
+        assert abs(nemenyi_q(k, 0.05) - a) <= 1e-3
+        assert abs(nemenyi_q(k, 0.10) - b) <= 1e-3
+
+
+def test_friedman_and_iman_davenport_closed_forms():
+    """Demšar's mean-rank formula of chi2_F (no ties) and F_F with scipy's F distribution."""
+    gen = np.random.default_rng(3)
+    table = gen.normal(size=(14, 4))
+    res = eq.friedman_test(_cube(table, list("abcd")))
+    n, k = table.shape
+    r = res.mean_rank.values
+    chi2 = 12 * n / (k * (k + 1)) * (np.sum(r ** 2) - k * (k + 1) ** 2 / 4)
+    np.testing.assert_allclose(res.statistic, chi2, rtol=1e-12)
+    f = (n - 1) * chi2 / (n * (k - 1) - chi2)
+    np.testing.assert_allclose(res.f_statistic, f, rtol=1e-12)
+    np.testing.assert_allclose(res.f_pvalue, stats.f.sf(f, k - 1, (k - 1) * (n - 1)), rtol=1e-12)
+    assert res.f_df == (3, 39)
+
+
+def test_nemenyi_pvalues_agree_with_cd():
+    gen = np.random.default_rng(4)
+    cd = eq.critical_difference(_cube(gen.normal([0, 0, 1, 2, 2], 1, (25, 5)), list("abcde")))
+    diff = np.abs(cd["mean_rank"].values[:, None] - cd["mean_rank"].values[None, :])
+    off = ~np.eye(5, dtype=bool)
+    assert np.array_equal((cd["pvalue"].values < 0.05)[off], (diff > cd.attrs["cd"])[off])
+
+
+def test_orientation_lower_is_better():
+    gen = np.random.default_rng(5)
+    table = gen.normal(size=(10, 4))
+    up = eq.critical_difference(_cube(table, list("abcd")))
+    down = eq.critical_difference(_cube(-table, list("abcd"), higher_is_better=False))
+    np.testing.assert_array_equal(up["mean_rank"].values, down["mean_rank"].values)
+    assert float(up["mean_rank"].sel(model="a")) == np.mean(
+        stats.rankdata(-table, axis=1)[:, 0])
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+
+def test_ties_get_average_ranks_and_scipy_tie_correction():
+    table = np.array([[1.0, 1.0, 1.0, 1.0], [0.9, 0.8, 0.8, 0.7], [0.5, 0.6, 0.6, 0.6],
+                      [0.3, 0.2, 0.1, 0.0], [0.4, 0.4, 0.3, 0.3]])
+    assert block_ranks(table, True)[0].tolist() == [2.5] * 4
+    res = eq.friedman_test(_cube(table, list("abcd")))
+    ref = stats.friedmanchisquare(*table.T)
+    np.testing.assert_allclose([res.statistic, res.pvalue], [ref.statistic, ref.pvalue],
+                               rtol=1e-12)
+
+
+def test_every_language_tied_is_nan_with_reason():
+    res = eq.friedman_test(_cube(np.ones((4, 3)), list("abc")))
+    assert np.isnan(res.statistic)
+    assert np.isnan(res.f_statistic)
+    assert "tie" in res.attrs["nan_reason"]
+    cd = eq.critical_difference(_cube(np.ones((4, 3)), list("abc")), test="wilcoxon-holm")
+    assert np.all(cd["pvalue"].values[~np.eye(3, dtype=bool)] == 1.0)
+    assert cd["in_group"].values.tolist() == [[True, True, True]]
+
+
+def test_same_order_everywhere_gives_infinite_f():
+    table = np.tile([3.0, 2.0, 1.0], (6, 1))
+    res = eq.friedman_test(_cube(table, list("abc")))
+    assert res.statistic == pytest.approx(12.0)
+    assert res.f_statistic == np.inf
+    assert res.f_pvalue == 0.0
+
+
+def test_single_run_and_nan_runs():
+    gen = np.random.default_rng(6)
+    score = gen.normal(size=(3, 8, 4))
+    score[0, 2, 1] = np.nan                  # one NaN run: the cell's mean of the other three
+    cube = eq.from_arrays(score, models=list("abc"))
+    res = eq.friedman_test(cube)
+    table = np.nanmean(score, axis=2).T
+    np.testing.assert_allclose(res.statistic, stats.friedmanchisquare(*table.T).statistic,
+                               rtol=1e-12)
+    assert res.attrs["n_missing_runs"] == 1
+    single = eq.friedman_test(eq.from_arrays(score[:, :, :1], models=list("abc")))
+    assert np.isfinite(single.statistic)
+
+
+def test_model_missing_a_language_raises():
+    score = np.random.default_rng(7).normal(size=(3, 5, 2))
+    score[1, 3, :] = np.nan
+    with pytest.raises(CubeError, match=r"no score for 1 \(model, language\) cell"):
+        eq.friedman_test(eq.from_arrays(score, models=list("abc")))
+    with pytest.raises(CubeError, match="select complete languages"):
+        eq.critical_difference(eq.from_arrays(score, models=list("abc")))
+
+
+def test_too_few_models_or_languages():
+    with pytest.raises(CubeError, match="at least 2 models; got 1"):
+        eq.friedman_test(eq.from_arrays(np.ones((1, 4, 1))))
+    with pytest.raises(CubeError, match=r"at least 2 languages \(blocks\); got 1"):
+        eq.friedman_test(eq.from_arrays(np.ones((3, 1, 1))))
+
+
+def test_argument_validation():
+    cube = _cube(np.random.default_rng(8).normal(size=(5, 3)), list("abc"))
+    with pytest.raises(ValueError, match="`test` must be one of 'nemenyi', 'wilcoxon-holm'"):
+        eq.critical_difference(cube, test="bonferroni-dunn")
+    with pytest.raises(ValueError, match=r"`alpha` must be in \(0, 1\); got 1.5"):
+        eq.critical_difference(cube, alpha=1.5)
+
+
+def test_result_object_conversions():
+    res = eq.friedman_test(_cube(np.random.default_rng(9).normal(size=(6, 3)), list("abc")))
+    assert "statistic=" in repr(res)
+    assert "<table" in res._repr_html_()
+    assert set(res.to_dataset().data_vars) >= {"statistic", "pvalue", "mean_rank"}
+    with pytest.raises(TypeError, match="no confidence interval"):
+        res.confidence_interval()
+
+
+# --- calibration (slow) ------------------------------------------------------------------------
+
+
+def _null_ranks(gen: np.random.Generator, n_sim: int, n: int, k: int) -> np.ndarray:
+    return np.argsort(np.argsort(gen.normal(size=(n_sim, n, k)), axis=-1), axis=-1) + 1.0
+
+
+@pytest.mark.slow
+def test_type_one_error_friedman_and_nemenyi():
+    """Under the null (exchangeable models), Friedman's chi-square and Iman-Davenport's F reject
+    at about alpha, and the Nemenyi test's family-wise error is at most alpha."""
+    gen = np.random.default_rng(19)
+    n_sim, n, k, alpha = 20000, 20, 5, 0.05
+    ranks = _null_ranks(gen, n_sim, n, k)
+    stat, p = friedman_kernel(ranks)
+    f = (n - 1) * stat / (n * (k - 1) - stat)
+    p_f = stats.f.sf(f, k - 1, (k - 1) * (n - 1))
+    mean = ranks.mean(axis=1)
+    cd = nemenyi_q(k, alpha) * np.sqrt(k * (k + 1) / (6 * n))
+    fwer = np.mean(mean.max(axis=1) - mean.min(axis=1) > cd)
+    sd = np.sqrt(alpha * (1 - alpha) / n_sim)
+    for label, rate in [("Friedman chi2", np.mean(p <= alpha)),
+                        ("Friedman Iman-Davenport F", np.mean(p_f <= alpha)),
+                        ("Nemenyi family-wise", fwer)]:
+        print(f"\nCALIBRATION | demsar {label} (N=20 languages, k=5 models) | null rejection rate "
+              f"| nominal {alpha:.3f} | measured {rate:.4f} | n {n_sim}")
+    assert abs(np.mean(p_f <= alpha) - alpha) <= 4 * sd
+    assert np.mean(p <= alpha) <= alpha + 4 * sd      # chi-square is conservative at small N
+    assert fwer <= alpha + 4 * sd
