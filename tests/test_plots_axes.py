@@ -39,6 +39,10 @@ def inputs() -> dict[str, Any]:
                                   np.where(rng.random(100) < 0.8, y, 1 - y),
                                   metrics=["accuracy", "f1"], n_resamples=100, rng=0),
         "scarce": eq.intervals.t_interval([[76.85, 81.99]], confidence_level=0.8),
+        "cd": eq.critical_difference(eq.simulate_cube(n_models=4, n_languages=8, rng=2)),
+        "signed_rank": eq.bayesian_signed_rank(
+            eq.simulate_cube(n_models=2, n_languages=8, rng=3), "m0", "m1", rope=0.1,
+            n_samples=2000, rng=0),
     }
 
 
@@ -48,6 +52,8 @@ SINGLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "tier_diagram": lambda d: (eq.plots.tier_diagram, d["agg"]),
     "annotation_bins": lambda d: (eq.plots.annotation_bins, d["table"]),
     "scarce_intervals": lambda d: (eq.plots.scarce_intervals, d["scarce"]),
+    "critical_difference_diagram": lambda d: (eq.plots.critical_difference_diagram, d["cd"]),
+    "bayesian_comparison": lambda d: (eq.plots.bayesian_comparison, d["signed_rank"]),
 }
 MULTI: dict[str, Callable[[dict[str, Any]], Any]] = {
     "variance_bars": lambda d: (eq.plots.variance_bars, d["components"], 2),

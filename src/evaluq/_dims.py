@@ -207,8 +207,6 @@ IN_GROUP: Final = "in_group"
 """Whether a model belongs to a group (group, model)."""
 SIGNIFICANT: Final = "significant"
 """Whether the post-hoc test separates ``model`` from ``model_b`` at ``alpha``."""
-PVALUE: Final = "pvalue"
-"""A p-value (adjusted where the result says so)."""
 
 # --- results of the Bayesian tests of two models (:mod:`evaluq.bayescomp`) ----------------------
 REGION: Final = "region"

@@ -1064,11 +1064,7 @@ def critical_difference_diagram(result: xr.Dataset, *, ax: Axes | None = None,
     member = result[IN_GROUP].values.astype(bool)
     k, n_groups = ranks.size, member.shape[0]
     lo, hi = min(1, int(np.floor(ranks.min()))), max(k, int(np.ceil(ranks.max())))
-    if ax is None:
-        fig, axes = _figure(COLUMN_WIDTH, 0.75 + 0.2 * ((k + 1) // 2) + 0.1 * n_groups)
-        ax = axes[0, 0]
-    else:
-        fig = ax.figure                             # type: ignore[assignment]
+    fig, ax = _axes(ax, COLUMN_WIDTH, 0.75 + 0.2 * ((k + 1) // 2) + 0.1 * n_groups)
     _cd_axis(ax, lo, hi)
     _cd_bar(ax, lo, float(result.attrs.get("cd", np.nan)))
     for g in range(n_groups):
@@ -1174,11 +1170,7 @@ def bayesian_comparison(result: Any, *, ax: Axes | None = None,
     if not isinstance(result, BayesianComparison):
         raise TypeError(f"`result` must be the result of eq.bayesian_signed_rank or "
                         f"eq.correlated_t_test; got {type(result).__name__}")
-    if ax is None:
-        fig, axes = _figure(COLUMN_WIDTH, 2.6 if result.method == "signed-rank" else 1.9)
-        ax = axes[0, 0]
-    else:
-        fig = ax.figure                             # type: ignore[assignment]
+    fig, ax = _axes(ax, COLUMN_WIDTH, 2.6 if result.method == "signed-rank" else 1.9)
     names = (str(result.attrs.get(MODEL, "model")), str(result.attrs.get(MODEL_B, "model_b")))
     probs = [result.p_left, result.p_rope, result.p_right]
     if result.method == "correlated-t":
