@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq import _streaming
+from evaluq import _atomic, _streaming
 from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
@@ -912,10 +912,21 @@ def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {str(path)!r}")
     if os.path.isdir(path):
+        _atomic.check_complete(path, "zarr cube store")
         return _streaming.prepare(_streaming.open_zarr(path))
-    with xr.open_dataset(path) as ds:
-        cube = ds.load()
-    return validate(cube)
+    return validate(_open_file(path))
+
+
+def _open_file(path: str | os.PathLike[str]) -> xr.Dataset:
+    """A NetCDF file loaded into memory; a file that is not one (or is truncated or
+    corrupted) raises ``CubeError`` naming it."""
+    try:
+        with xr.open_dataset(path) as ds:
+            return ds.load()
+    except (ValueError, OSError, RuntimeError, KeyError, IndexError, TypeError) as err:
+        raise CubeError(f"`path` {str(path)!r} cannot be read as a cube: it is not a NetCDF "
+                        f"file or a zarr store (a directory), or it is truncated or corrupted "
+                        f"({type(err).__name__}: {str(err)[:200]})") from err
 
 
 # --- long table to zarr, piece by piece -----------------------------------------------------------
@@ -936,19 +947,18 @@ def _long_to_zarr(data: TableLike, out: str | os.PathLike[str], keys: dict[str, 
                   bootstrap: str | None, score: str, metric: str | None,
                   higher_is_better: bool, bounds_: tuple[float, float] | None,
                   threshold: float | None) -> xr.Dataset:
-    """``from_long(..., out=store)``: write the cube to a new zarr store and open it lazily."""
-    import shutil
-
+    """``from_long(..., out=store)``: write the cube to a new zarr store and open it lazily.
+    The store is written beside ``out`` and renamed to it when complete (``_atomic``)."""
     if not isinstance(out, str | os.PathLike):
         raise TypeError(f"`out` must be a str or a path (a zarr store); got {type(out).__name__}")
     if os.path.exists(out):
         raise FileExistsError(f"`out` already exists: {str(out)!r}; remove it or name a new "
                               "zarr store")
-    try:
+    with _atomic.atomic_dir(out) as tmp:     # a killed write leaves no store at `out`
         if isinstance(data, str | os.PathLike) and str(data).lower().endswith((".parquet",
                                                                                ".pq")):
-            _parquet_to_zarr(str(data), out, keys, bootstrap, score, metric, higher_is_better,
-                             bounds_, threshold)
+            _parquet_to_zarr(str(data), str(tmp), keys, bootstrap, score, metric,
+                             higher_is_better, bounds_, threshold)
         else:
             cube = from_long(data, model=str(keys[MODEL]), language=str(keys[LANGUAGE]),
                              seed=keys[SEED], bootstrap=bootstrap, score=score, metric=metric,
@@ -957,11 +967,8 @@ def _long_to_zarr(data: TableLike, out: str | os.PathLike[str], keys: dict[str, 
             sizes = tuple(cube[BOOT_SCORE].shape) if BOOT_SCORE in cube else ()
             chunks = _zarr_chunks(sizes) if sizes else {}
             cube.chunk({d: c for d, c in chunks.items() if d in cube.dims}).to_zarr(
-                out, consolidated=False)
-        return open_cube(out)
-    except BaseException:
-        shutil.rmtree(out, ignore_errors=True)
-        raise
+                tmp, consolidated=False)
+    return open_cube(out)
 
 
 def _row_groups(path: str, columns: list[str], seed_column: str | None
