@@ -250,7 +250,8 @@ def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
         stem = _slug(name)
         path = out / f"{stem}_cube.nc"
         with atomic_file(path) as tmp:                # atomic: temp file, then rename
-            analysis.cube.to_netcdf(tmp)
+            analysis.cube.to_netcdf(tmp, encoding={str(v): {"fletcher32": True}  # checksums
+                                                   for v in analysis.cube.data_vars})
         written.append(path)
         for table_name, table in analysis.tables().items():
             written += tables.write(table, out / f"{stem}_{table_name}", formats=table_formats)

@@ -967,8 +967,17 @@ def _long_to_zarr(data: TableLike, out: str | os.PathLike[str], keys: dict[str, 
             sizes = tuple(cube[BOOT_SCORE].shape) if BOOT_SCORE in cube else ()
             chunks = _zarr_chunks(sizes) if sizes else {}
             cube.chunk({d: c for d, c in chunks.items() if d in cube.dims}).to_zarr(
-                tmp, consolidated=False)
+                tmp, consolidated=False, encoding=_checksummed(cube))
     return open_cube(out)
+
+
+def _checksummed(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
+    """zarr encoding with a checksum in every chunk (zstd's content checksum), so that a
+    corrupted chunk fails to decode instead of being read as numbers."""
+    from zarr.codecs import ZstdCodec
+
+    return {str(name): {"compressors": (ZstdCodec(level=0, checksum=True),)}
+            for name in ds.variables}
 
 
 def _row_groups(path: str, columns: list[str], seed_column: str | None
@@ -1098,14 +1107,15 @@ class _ParquetFill:
                               coords={d: _label_coord(v) for d, v in coords.items()},
                               attrs=attrs)
         if bootstrap is None:
-            template.to_zarr(out, consolidated=False)
+            template.to_zarr(out, consolidated=False, encoding=_checksummed(template))
             return fill
         shape4 = (*shape, len(coords[BOOTSTRAP]))
         chunks = _zarr_chunks(shape4)
         chunk_tuple = tuple(chunks[d] for d in (MODEL, LANGUAGE, SEED, BOOTSTRAP))
         template[BOOT_SCORE] = ((MODEL, LANGUAGE, SEED, BOOTSTRAP),
                                 da.full(shape4, np.nan, chunks=chunk_tuple))
-        template.to_zarr(out, compute=False, consolidated=False)
+        template.to_zarr(out, compute=False, consolidated=False,
+                         encoding=_checksummed(template))
         fill.boot_z = zarr.open_array(os.path.join(out, BOOT_SCORE), mode="r+")
         fill.scratch = tempfile.mkdtemp(prefix=".seen-",
                                         dir=os.path.dirname(os.path.abspath(out)))
