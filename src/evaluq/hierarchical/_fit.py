@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._atomic import atomic_file
 from evaluq._dims import LANGUAGE, MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
 from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
 from evaluq.hierarchical._data import TEST_SET_ERRORS, HierarchicalData, cube_statistics
@@ -321,7 +322,8 @@ class HierarchicalFit:
             The file to write (overwritten). Read it back with :func:`evaluq.load_fit`, given
             the same cube.
         """
-        self.idata.to_netcdf(path)
+        with atomic_file(path) as tmp:     # atomic: a killed save leaves the old file whole
+            self.idata.to_netcdf(tmp)
 
     # -- display -------------------------------------------------------------------------------
     def _summary(self) -> pd.DataFrame:
