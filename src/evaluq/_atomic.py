@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from evaluq.errors import CubeError
 
@@ -76,6 +77,16 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
         raise
     _fsync_dir(target.parent)
+
+
+def netcdf_checksums(data: Any) -> dict[str, Any]:
+    """``to_netcdf`` encoding with an HDF5 Fletcher-32 checksum on every data variable of a
+    Dataset, or of every node of a DataTree (keyed by node path), so that a corrupted
+    chunk fails to read instead of being read as numbers."""
+    if hasattr(data, "subtree"):                       # a DataTree: one encoding per node
+        return {node.path: {str(v): {"fletcher32": True} for v in node.data_vars}
+                for node in data.subtree if node.data_vars}
+    return {str(v): {"fletcher32": True} for v in data.data_vars}
 
 
 def write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> Path:
