@@ -215,3 +215,13 @@ def test_experiment_load_names_the_malformed_entry(tmp_path, entry):
     file.write_text(json.dumps({"base": entry}))
     with pytest.raises(ValueError, match=r"baseline 'base' in .*outcomes\.json"):
         eq.Experiment.load(file)
+
+
+@SETTINGS
+@given(data=st.binary(min_size=0, max_size=2000), suffix=st.sampled_from([".nc", ".txt", ""]))
+def test_open_cube_on_any_bytes_names_the_file(tmp_path_factory, data, suffix):
+    """Random bytes (an empty file, text, a truncated header) are never read as a cube."""
+    path = tmp_path_factory.mktemp("bytes") / f"file{suffix}"
+    path.write_bytes(data)
+    with pytest.raises(CubeError, match=rf"`path` '{path}' cannot be read as a cube"):
+        eq.open_cube(path)
