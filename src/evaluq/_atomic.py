@@ -59,11 +59,11 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> target = os.path.join(tempfile.mkdtemp(), "a.txt")
+    >>> import pathlib, tempfile
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
     >>> with atomic_file(target) as tmp:
     ...     _ = tmp.write_text("done")
-    >>> open(target).read(), os.listdir(os.path.dirname(target))
+    >>> target.read_text(), [p.name for p in target.parent.iterdir()]
     ('done', ['a.txt'])
     """
     target = Path(path)
