@@ -305,6 +305,7 @@ np.savez(sys.argv[2], sigma_seed=vc.sigma_seed.values, sigma_boot=vc.sigma_boot.
 """
 
 
+@pytest.mark.slow
 def test_two_processes_reading_one_zarr_cube_get_the_same_numbers(tmp_path):
     out, c = _zarr_cube(tmp_path)
     env = {**os.environ, "PYTHONPATH": SRC, "PYTHONWARNINGS": "ignore"}

@@ -45,6 +45,7 @@ def test_a_lazy_graph_beyond_the_limit_is_refused_before_it_is_built(small_cube,
         eq.resample(small_cube, n_resamples=n, chunk_size=chunk, lazy=True)
 
 
+@pytest.mark.slow
 def test_the_suggested_chunk_size_fits_and_the_numbers_do_not_change(small_cube):
     n = (MAX_LAZY_CHUNKS + 1) * 1000
     with pytest.raises(ValueError, match=r"pass chunk_size >= (\d+)") as info:
