@@ -81,10 +81,10 @@ def flip(path: Path, fraction: float) -> None:
     path.write_bytes(bytes(data))
 
 
-def outcome(func, *args, exc=CubeError):
+def outcome(func, *args, exc=CubeError, **kwargs):
     """``(result, None)``, or ``(None, the error raised)``."""
     try:
-        return func(*args), None
+        return func(*args, **kwargs), None
     except exc as err:
         return None, err
 
@@ -291,6 +291,23 @@ def test_damaged_table_is_refused_naming_it(tmp_path, suffix, damage):
         assert str(path) in str(err)
         return
     pd.testing.assert_frame_equal(got, original)       # readable only if unchanged
+
+
+@pytest.mark.parametrize("damage", ["truncate", *FRACTIONS])
+def test_damaged_parquet_streamed_into_zarr_is_refused_naming_it(tmp_path, damage):
+    """from_long(parquet, out=) reads row group by row group, page checksums verified; a
+    flip in bytes it does not use (column statistics) changes nothing."""
+    c = cube()
+    path = tmp_path / "t.parquet"
+    long_table(c).to_parquet(path, write_page_checksum=True, row_group_size=60)
+    truncate(path) if damage == "truncate" else flip(path, damage)
+    got, err = outcome(eq.from_long, path, out=tmp_path / "cube.zarr", **LONG)
+    if err is not None:
+        assert str(path) in str(err)
+        assert not (tmp_path / "cube.zarr").exists()
+        assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+        return
+    xr.testing.assert_identical(eq.variance_components(got), eq.variance_components(c))
 
 
 # --- concurrent readers -------------------------------------------------------------------------

@@ -980,15 +980,31 @@ def _checksummed(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
             for name in ds.variables}
 
 
+def _damaged_parquet(path: str, err: Exception) -> CubeError:
+    return CubeError(f"cannot read {path!r} as a parquet table (truncated or corrupted?): "
+                     f"{type(err).__name__}: {str(err)[:300]}")
+
+
+def _parquet_file(path: str) -> Any:
+    """A parquet file opened with page-checksum verification; a damaged one names itself."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path, page_checksum_verification=True)
+    except (ValueError, OSError) as err:                 # ArrowInvalid is a ValueError
+        raise _damaged_parquet(path, err) from err
+
+
 def _row_groups(path: str, columns: list[str], seed_column: str | None
                 ) -> Any:
     """The row groups of a parquet file as DataFrames indexed by their table rows."""
-    import pyarrow.parquet as pq
-
-    file = pq.ParquetFile(path)
+    file = _parquet_file(path)
     start = 0
     for i in range(file.num_row_groups):
-        piece = file.read_row_group(i, columns=columns).to_pandas()
+        try:
+            piece = file.read_row_group(i, columns=columns).to_pandas()
+        except (ValueError, OSError) as err:             # ArrowInvalid is a ValueError
+            raise _damaged_parquet(path, err) from err
         piece.index = pd.RangeIndex(start, start + len(piece))
         start += len(piece)
         if seed_column is None:
@@ -1019,9 +1035,7 @@ def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str
     (the labels, then the values), holding one row group and the ``score`` array at a time."""
     import shutil
 
-    import pyarrow.parquet as pq
-
-    meta = pq.ParquetFile(path)
+    meta = _parquet_file(path)
     seed_column = keys[SEED]
     check_columns("the table", meta.schema_arrow.names,
                   {"model": keys[MODEL], "language": keys[LANGUAGE], "seed": seed_column,
