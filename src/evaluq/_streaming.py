@@ -60,10 +60,29 @@ def is_dask(cube: Any) -> bool:
 
 def open_zarr(path: str | os.PathLike[str]) -> xr.Dataset:
     """A zarr store as a lazy Dataset chunked as stored (consolidated metadata or not)."""
+    import functools
+
+    getitem = functools.partial(_read_chunk, path=os.fspath(path))
     try:
-        return xr.open_zarr(path, chunks={}, consolidated=_has_consolidated(path))
-    except (ValueError, OSError, KeyError) as err:
-        raise CubeError(f"cannot open {str(path)!r} as a zarr store: {err}") from None
+        return xr.open_zarr(path, chunks={}, consolidated=_has_consolidated(path),
+                            from_array_kwargs={"getitem": getitem})
+    except (ValueError, OSError, KeyError, TypeError, RuntimeError) as err:
+        raise CubeError(f"cannot open {str(path)!r} as a zarr store (not one, or truncated "
+                        f"or corrupted): {type(err).__name__}: {err}") from None
+
+
+def _read_chunk(array: Any, key: Any, asarray: bool = True, lock: Any = None, *,
+                path: str) -> Any:
+    """dask's ``getter`` for one chunk of a zarr store; a chunk that cannot be read or
+    decoded (truncated, corrupted: a failed checksum) raises ``CubeError`` naming the store,
+    so an analysis never returns a result from it."""
+    from dask.array.core import getter
+
+    try:
+        return getter(array, key, asarray=asarray, lock=lock)
+    except Exception as err:                          # any decoding failure of the chunk
+        raise CubeError(f"cannot read a chunk of the zarr store {path!r} (truncated or "
+                        f"corrupted): {type(err).__name__}: {err}") from err
 
 
 def _has_consolidated(path: str | os.PathLike[str]) -> bool:

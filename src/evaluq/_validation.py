@@ -108,3 +108,18 @@ def check_columns(name: str, available: Iterable[str], required: dict[str, str |
             raise CubeError(
                 f"column {column!r} (given as `{arg}`) is not in {name}; its columns are: {shown}"
             )
+
+
+def check_result_dims(name: str, result: Any, required: Sequence[str], producer: str) -> None:
+    """Check that ``result`` (a Dataset / DataArray made by ``producer``) still has the dims
+    ``required``: a result whose dims were renamed is refused naming the missing dim, the
+    dims it has, and the rename that restores it (when one unknown dim is left)."""
+    dims = [str(d) for d in getattr(result, "dims", ())]
+    missing = [d for d in required if d not in dims]
+    if not missing:
+        return
+    unknown = [d for d in dims if d not in required]
+    hint = (f"; rename it back: {name}.rename({unknown[0]}={missing[0]!r})"
+            if len(missing) == 1 and len(unknown) == 1 else "")
+    raise CubeError(f"`{name}` has no {missing[0]!r} dim (its dims: {dims}); the result of "
+                    f"{producer} keeps the dims it was given ({list(required)}){hint}")

@@ -224,7 +224,16 @@ def _kappa_from_confusion(confusion: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 def _encode_labels(a: np.ndarray, b: np.ndarray,
                    labels: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    domain = np.unique(np.concatenate([a, b])) if labels is None else np.asarray(labels)
+    if labels is None:
+        try:
+            domain = np.unique(np.concatenate([a, b]))
+        except TypeError:
+            kinds = {name: sorted({type(v).__name__ for v in x.tolist()})
+                     for name, x in (("rater1", a), ("rater2", b))}
+            raise TypeError(f"`rater1` and `rater2` must use labels of one kind (all strings "
+                            f"or all numbers); got types {kinds}") from None
+    else:
+        domain = np.asarray(labels)
     if labels is not None:
         if isinstance(labels, str | bytes) or domain.ndim != 1 or domain.size == 0:
             raise ValueError(f"`labels` must be a non-empty 1-D sequence of labels; got "
@@ -248,6 +257,15 @@ def _encode_labels(a: np.ndarray, b: np.ndarray,
     return np.searchsorted(domain, a), np.searchsorted(domain, b), domain
 
 
+def _check_label_kinds(x: Any, name: str) -> None:
+    """Refuse a list mixing strings and numbers (numpy would turn 1 into '1' silently)."""
+    if isinstance(x, list | tuple) or (isinstance(x, np.ndarray) and x.dtype.kind == "O"):
+        kinds = {type(v).__name__ for v in x if v is not None}
+        if any(k in ("str", "bytes") for k in kinds) and len(kinds) > 1:
+            raise TypeError(f"`{name}` mixes label types {sorted(kinds)}: labels must be all "
+                            f"strings or all numbers")
+
+
 def _as_labels(x: Any, name: str) -> xr.DataArray:
     """One rater's labels as a 1-D DataArray over its items (any dim name; lazy stays lazy)."""
     if isinstance(x, xr.DataArray):
@@ -255,6 +273,7 @@ def _as_labels(x: Any, name: str) -> xr.DataArray:
             raise ValueError(f"`{name}` must be 1-D (one label per item); got shape {x.shape}")
         da = x
     else:
+        _check_label_kinds(x, name)
         arr = np.asarray(x)
         if arr.ndim != 1:
             raise ValueError(f"`{name}` must be 1-D (one label per item); got shape "
@@ -483,6 +502,8 @@ def _coincidence_counts(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     totals for any chunking."""
     ok = ~np.isnan(block)
     local = np.unique(block[ok])
+    if not local.size:                 # a chunk without ratings adds nothing
+        return local, np.zeros((block.shape[1] + 1, 0, 0))
     codes = np.where(ok, np.searchsorted(local, np.where(ok, block, 0.0)), -1)
     counts = _value_counts(codes, local.size)
     m = counts.sum(axis=-1).astype(np.intp)

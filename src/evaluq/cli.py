@@ -97,9 +97,9 @@ def _emit(text: str, out: str | None) -> None:
     if out is None:
         print(text)
         return
-    from pathlib import Path
+    from evaluq._atomic import write_text
 
-    Path(out).write_text(text + "\n", encoding="utf-8")
+    write_text(out, text + "\n")                  # atomic: temp file, then rename
 
 
 def _parse_labels(labels: list[str] | None) -> list[int] | list[str] | None:
@@ -242,13 +242,16 @@ def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
     import json
 
     from evaluq import tables
+    from evaluq._atomic import atomic_file, write_text
 
     written = [] if rep.path is None else [rep.path]
     table_formats = [f for f in formats if f in tables.FORMATS]
     for name, analysis in rep.analyses.items():
         stem = _slug(name)
         path = out / f"{stem}_cube.nc"
-        analysis.cube.to_netcdf(path)
+        with atomic_file(path) as tmp:                # atomic: temp file, then rename
+            analysis.cube.to_netcdf(tmp, encoding={str(v): {"fletcher32": True}  # checksums
+                                                   for v in analysis.cube.data_vars})
         written.append(path)
         for table_name, table in analysis.tables().items():
             written += tables.write(table, out / f"{stem}_{table_name}", formats=table_formats)
@@ -256,7 +259,7 @@ def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
         path = out / "analysis.json"
         payload = {"command": command, "metrics": {n: a.to_dict()
                                                    for n, a in rep.analyses.items()}}
-        path.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
+        write_text(path, json.dumps(payload, indent=2, default=str))
         written.append(path)
     return written
 

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq import _streaming
+from evaluq import _atomic, _streaming
 from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
@@ -548,10 +548,21 @@ def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {str(path)!r}")
     if os.path.isdir(path):
+        _atomic.check_complete(path, "zarr cube store")
         return _streaming.prepare(_streaming.open_zarr(path))
-    with xr.open_dataset(path) as ds:
-        cube = ds.load()
-    return validate(cube)
+    return validate(_open_file(path))
+
+
+def _open_file(path: str | os.PathLike[str]) -> xr.Dataset:
+    """A NetCDF file loaded into memory; a file that is not one (or is truncated or
+    corrupted) raises ``CubeError`` naming it."""
+    try:
+        with xr.open_dataset(path) as ds:
+            return ds.load()
+    except (ValueError, OSError, RuntimeError, KeyError, IndexError, TypeError) as err:
+        raise CubeError(f"`path` {str(path)!r} cannot be read as a cube: it is not a NetCDF "
+                        f"file or a zarr store (a directory), or it is truncated or corrupted "
+                        f"({type(err).__name__}: {str(err)[:200]})") from err
 
 
 # --- long table to zarr, piece by piece -----------------------------------------------------------
@@ -572,19 +583,18 @@ def _long_to_zarr(data: TableLike, out: str | os.PathLike[str], keys: dict[str, 
                   bootstrap: str | None, score: str, metric: str | None,
                   higher_is_better: bool, bounds_: tuple[float, float] | None,
                   threshold: float | None) -> xr.Dataset:
-    """``from_long(..., out=store)``: write the cube to a new zarr store and open it lazily."""
-    import shutil
-
+    """``from_long(..., out=store)``: write the cube to a new zarr store and open it lazily.
+    The store is written beside ``out`` and renamed to it when complete (``_atomic``)."""
     if not isinstance(out, str | os.PathLike):
         raise TypeError(f"`out` must be a str or a path (a zarr store); got {type(out).__name__}")
     if os.path.exists(out):
         raise FileExistsError(f"`out` already exists: {str(out)!r}; remove it or name a new "
                               "zarr store")
-    try:
+    with _atomic.atomic_dir(out) as tmp:     # a killed write leaves no store at `out`
         if isinstance(data, str | os.PathLike) and str(data).lower().endswith((".parquet",
                                                                                ".pq")):
-            _parquet_to_zarr(str(data), out, keys, bootstrap, score, metric, higher_is_better,
-                             bounds_, threshold)
+            _parquet_to_zarr(str(data), str(tmp), keys, bootstrap, score, metric,
+                             higher_is_better, bounds_, threshold)
         else:
             cube = from_long(data, model=str(keys[MODEL]), language=str(keys[LANGUAGE]),
                              seed=keys[SEED], bootstrap=bootstrap, score=score, metric=metric,
@@ -593,22 +603,44 @@ def _long_to_zarr(data: TableLike, out: str | os.PathLike[str], keys: dict[str, 
             sizes = tuple(cube[BOOT_SCORE].shape) if BOOT_SCORE in cube else ()
             chunks = _zarr_chunks(sizes) if sizes else {}
             cube.chunk({d: c for d, c in chunks.items() if d in cube.dims}).to_zarr(
-                out, consolidated=False)
-        return open_cube(out)
-    except BaseException:
-        shutil.rmtree(out, ignore_errors=True)
-        raise
+                tmp, consolidated=False, encoding=_checksummed(cube))
+    return open_cube(out)
+
+
+def _checksummed(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
+    """zarr encoding with a checksum in every chunk (zstd's content checksum), so that a
+    corrupted chunk fails to decode instead of being read as numbers."""
+    from zarr.codecs import ZstdCodec
+
+    return {str(name): {"compressors": (ZstdCodec(level=0, checksum=True),)}
+            for name in ds.variables}
+
+
+def _damaged_parquet(path: str, err: Exception) -> CubeError:
+    return CubeError(f"cannot read {path!r} as a parquet table (truncated or corrupted?): "
+                     f"{type(err).__name__}: {str(err)[:300]}")
+
+
+def _parquet_file(path: str) -> Any:
+    """A parquet file opened with page-checksum verification; a damaged one names itself."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path, page_checksum_verification=True)
+    except (ValueError, OSError) as err:                 # ArrowInvalid is a ValueError
+        raise _damaged_parquet(path, err) from err
 
 
 def _row_groups(path: str, columns: list[str], seed_column: str | None
                 ) -> Any:
     """The row groups of a parquet file as DataFrames indexed by their table rows."""
-    import pyarrow.parquet as pq
-
-    file = pq.ParquetFile(path)
+    file = _parquet_file(path)
     start = 0
     for i in range(file.num_row_groups):
-        piece = file.read_row_group(i, columns=columns).to_pandas()
+        try:
+            piece = file.read_row_group(i, columns=columns).to_pandas()
+        except (ValueError, OSError) as err:             # ArrowInvalid is a ValueError
+            raise _damaged_parquet(path, err) from err
         piece.index = pd.RangeIndex(start, start + len(piece))
         start += len(piece)
         if seed_column is None:
@@ -639,9 +671,7 @@ def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str
     (the labels, then the values), holding one row group and the ``score`` array at a time."""
     import shutil
 
-    import pyarrow.parquet as pq
-
-    meta = pq.ParquetFile(path)
+    meta = _parquet_file(path)
     seed_column = keys[SEED]
     check_columns("the table", meta.schema_arrow.names,
                   {"model": keys[MODEL], "language": keys[LANGUAGE], "seed": seed_column,
@@ -727,14 +757,15 @@ class _ParquetFill:
                               coords={d: _label_coord(v) for d, v in coords.items()},
                               attrs=attrs)
         if bootstrap is None:
-            template.to_zarr(out, consolidated=False)
+            template.to_zarr(out, consolidated=False, encoding=_checksummed(template))
             return fill
         shape4 = (*shape, len(coords[BOOTSTRAP]))
         chunks = _zarr_chunks(shape4)
         chunk_tuple = tuple(chunks[d] for d in (MODEL, LANGUAGE, SEED, BOOTSTRAP))
         template[BOOT_SCORE] = ((MODEL, LANGUAGE, SEED, BOOTSTRAP),
                                 da.full(shape4, np.nan, chunks=chunk_tuple))
-        template.to_zarr(out, compute=False, consolidated=False)
+        template.to_zarr(out, compute=False, consolidated=False,
+                         encoding=_checksummed(template))
         fill.boot_z = zarr.open_array(os.path.join(out, BOOT_SCORE), mode="r+")
         fill.scratch = tempfile.mkdtemp(prefix=".seen-",
                                         dir=os.path.dirname(os.path.abspath(out)))

@@ -17,8 +17,8 @@ _READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {
     ".tab": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
     ".jsonl": lambda p, kw: pd.read_json(p, lines=True, precise_float=True, **kw),
     ".ndjson": lambda p, kw: pd.read_json(p, lines=True, precise_float=True, **kw),
-    ".parquet": lambda p, kw: pd.read_parquet(p, **kw),
-    ".pq": lambda p, kw: pd.read_parquet(p, **kw),
+    ".parquet": lambda p, kw: pd.read_parquet(p, **{"page_checksum_verification": True, **kw}),
+    ".pq": lambda p, kw: pd.read_parquet(p, **{"page_checksum_verification": True, **kw}),
 }
 
 TableLike = pd.DataFrame | str | os.PathLike[str]
@@ -69,9 +69,25 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
         table = _READERS[suffix](p, kwargs)
     except pd.errors.EmptyDataError:
         raise CubeError(f"{str(p)!r} is empty (no header and no rows)") from None
+    except (ValueError, OSError, UnicodeDecodeError) as err:   # ArrowInvalid is a ValueError
+        raise CubeError(f"cannot read {str(p)!r} as a {suffix} table (truncated or corrupted?"
+                        f"): {type(err).__name__}: {str(err)[:300]}") from err
     if table.shape[1] == 0:
         raise CubeError(f"{str(p)!r} is empty (no header and no rows)")
+    if suffix in (".csv", ".tsv", ".tab") and len(table) and table.iloc[-1].isna().any():
+        _check_last_line(p)
     return table
+
+
+def _check_last_line(p: Path) -> None:
+    """A text table whose last row has missing fields and no final newline was cut in the
+    middle of a line (a truncated file): refused, never read as a shorter table."""
+    with open(p, "rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        last = handle.read(1)
+    if last not in (b"\n", b"\r"):
+        raise CubeError(f"{str(p)!r} ends in the middle of a line (its last row has missing "
+                        f"fields and no line end): the file looks truncated")
 
 
 def as_table(data: TableLike, name: str = "data") -> tuple[pd.DataFrame, str]:

@@ -22,7 +22,7 @@ from evaluq._dims import (
 from evaluq._draws import as_draws, orientation_of, sample_dims_label
 from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import benjamini_hochberg, holm, percentile_interval
-from evaluq._validation import check_confidence_level
+from evaluq._validation import check_confidence_level, check_result_dims
 from evaluq.errors import CubeError
 
 PAIR_STATS: Final = ("observed", "mean", "sd", "p_greater", "z", "p_value", "p_holm", "p_bh",
@@ -279,9 +279,12 @@ def pairwise_by_language(
             or RESAMPLE not in resampled.dims:
         raise CubeError("`resampled` must be the result of eq.resample (a Dataset with a "
                         "'resample' dim)")
-    if LANGUAGE not in resampled[SCORE].dims:
+    languages = resampled.attrs.get("languages")
+    if languages not in (None, "fixed"):
         raise ValueError("the per-language view needs resamples with languages='fixed'; got "
-                         f"languages={resampled.attrs.get('languages')!r}")
+                         f"`resampled` with languages={languages!r}")
+    check_result_dims("resampled", resampled[SCORE], (RESAMPLE, MODEL, LANGUAGE),
+                      "eq.resample(..., languages='fixed')")
     if resampled.attrs.get("replication") == "none":
         raise ValueError("the per-language view needs replication noise; got "
                          "replication='none' (every resample is the same)")
@@ -357,9 +360,11 @@ def pairwise_table(pairwise: xr.Dataset, *, unique: bool = False) -> pd.DataFram
     >>> eq.pairwise_table(pw, unique=True).index.tolist()
     [('m2', 'm0'), ('m2', 'm1'), ('m1', 'm0')]
     """
-    if not isinstance(pairwise, xr.Dataset) or MODEL_B not in pairwise.dims:
+    if not isinstance(pairwise, xr.Dataset) or "ci" not in pairwise or "p_value" not in pairwise:
         raise CubeError("`pairwise` must be the result of eq.pairwise_differences or "
                         "eq.pairwise_by_language")
+    check_result_dims("pairwise", pairwise["ci"], (MODEL, MODEL_B, CI_BOUND),
+                      "eq.pairwise_differences")
     if not isinstance(unique, bool | np.bool_):
         raise TypeError(f"`unique` must be True or False; got {unique!r}")
     frame, point = _pair_frame(pairwise)

@@ -74,6 +74,10 @@ resamples per block, so that memory stays bounded however many languages it has.
 CHUNK_BYTES: Final = 64 * 2**20
 """Target size of one chunk of scores when ``chunk_size`` is left to :func:`resample`."""
 MAX_AUTO_CHUNK: Final = 10_000
+MAX_LAZY_CHUNKS: Final = 10_000
+"""Chunks of resamples a lazy :func:`resample` may have: its dask graph (one task per chunk
+and variable, built in memory at about a millisecond a chunk, more for what reduces it) grows
+with the number of chunks, so more are refused, naming the ``chunk_size`` that fits."""
 _N_THREADS: Final = max(1, min(4, os.cpu_count() or 1))
 
 Replication = Literal["parametric", "nonparametric", "none"]
@@ -656,9 +660,33 @@ def _validate(cube: Any, n_resamples: Any, replication: Any, languages: Any,
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
     block = block_size(cube.sizes[MODEL], k)
     chunk_size = -(-chunk_size // block) * block
+    _check_size(n_resamples, chunk_size if lazy else block, lazy, cube.sizes[MODEL] * k)
     entropy = int(check_rng(rng).integers(0, 2**63))
     return cube, _Options(n_resamples, replication, languages, k, entropy, chunk_size, seeds,
                           lazy, block)
+
+
+def _check_size(n_resamples: int, chunk: int, lazy: bool, cells: int) -> None:
+    """Refuse, before anything is built, a lazy graph of more than :data:`MAX_LAZY_CHUNKS`
+    tasks per variable, or an in-memory result larger than the machine's memory."""
+    n_chunks = -(-n_resamples // chunk)
+    if lazy and n_chunks > MAX_LAZY_CHUNKS:
+        need = -(-n_resamples // MAX_LAZY_CHUNKS)
+        raise ValueError(
+            f"`n_resamples`={n_resamples} in chunks of `chunk_size`={chunk} would make "
+            f"{n_chunks} dask tasks per variable; a lazy resample holds at most "
+            f"MAX_LAZY_CHUNKS={MAX_LAZY_CHUNKS} chunks (its graph is built in memory): "
+            f"pass chunk_size >= {need} or fewer resamples")
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):     # not a POSIX system: no check
+        return
+    if not lazy and 8 * n_resamples * cells > memory:
+        raise ValueError(
+            f"`n_resamples`={n_resamples} resamples of {cells} scores need "
+            f"{8 * n_resamples * cells / 2**30:.3g} GiB in memory, more than this machine's "
+            f"{memory / 2**30:.3g} GiB: pass lazy=True (chunks of `chunk_size`) or fewer "
+            f"resamples")
 
 
 def _check_n_languages(languages: str, n_languages: Any, n_l: int) -> int:
@@ -838,7 +866,10 @@ def resample(
         If True, the result is backed by dask: nothing is drawn until it is computed, one
         chunk of ``chunk_size`` resamples per task, and :func:`evaluq.aggregate` holds one
         chunk of scores at a time. ``.compute()`` gives exactly the ``lazy=False`` result.
-        Default (None): lazy for a dask-backed cube, in memory otherwise.
+        Default (None): lazy for a dask-backed cube, in memory otherwise. A lazy result
+        has at most :data:`MAX_LAZY_CHUNKS` (10 000) chunks (its dask graph is built in
+        memory); more are refused with the ``chunk_size`` that fits. An in-memory result
+        larger than the machine's memory is refused too.
     seeds
         ``"one"``, ``"bootstrap"`` or ``"rescaled"``: how seeds are drawn with
         ``replication="nonparametric"`` (default ``"bootstrap"``); must be None otherwise.

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from evaluq._atomic import atomic_file, write_text
 from evaluq._validation import check_choice, check_int
 
 __all__ = ["FORMATS", "caption", "to_latex", "to_markdown", "write"]
@@ -263,10 +264,11 @@ def write(table: pd.DataFrame, stem: str | os.PathLike[str], *,
     for f in chosen:
         path = base.with_name(base.name + "." + f)
         if f == "csv":
-            table.to_csv(path)
+            with atomic_file(path) as tmp:             # atomic: temp file, then rename
+                table.to_csv(tmp)
         elif f == "md":
-            path.write_text(to_markdown(table, digits=digits), encoding="utf-8")
+            write_text(path, to_markdown(table, digits=digits))
         else:
-            path.write_text(to_latex(table, digits=digits), encoding="utf-8")
+            write_text(path, to_latex(table, digits=digits))
         written.append(path)
     return written

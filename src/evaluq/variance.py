@@ -43,7 +43,7 @@ from evaluq._dims import (
 )
 from evaluq._kernels import count_valid, nan_reduce, nan_sd, nanmean
 from evaluq._schema import is_summary, orientation, validate
-from evaluq._validation import check_int
+from evaluq._validation import check_int, check_result_dims
 from evaluq.errors import CubeError
 
 SUMMARY_STATS = ("mean", "sd", "min", "max")
@@ -430,6 +430,8 @@ def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.D
                         + (f"a Dataset with variables {sorted(map(str, components.data_vars))}"
                            if isinstance(components, xr.Dataset)
                            else type(components).__name__))
+    check_result_dims("components", components[f"{SIGMA_SEED}_summary"], (MODEL, SUMMARY),
+                      "eq.variance_components")
     if digits is not None:
         digits = check_int("digits", digits, minimum=0)
     table = pd.DataFrame(index=pd.Index(components[MODEL].values, name=MODEL))

@@ -9,6 +9,7 @@ and fails when a public name has no case.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -479,6 +480,80 @@ def _cases() -> list[Case]:
     add(Case("evaluq.dirichlet.by_annotation_count", "unsorted bins",
              lambda: dirichlet.by_annotation_count(
                  dirichlet.expected_entropy(COUNTS), COUNTS.sum(1), bins=(5, 2, 9)), "`bins`"))
+    c += _issue_20_cases()
+    return c
+
+
+def _not_a_cube_file() -> Any:
+    import tempfile
+    path = os.path.join(tempfile.mkdtemp(), "notes.txt")
+    with open(path, "w") as handle:
+        handle.write("not a cube")
+    return eq.open_cube(path)
+
+
+def _malformed_outcomes(entry: Any) -> Any:
+    import json
+    import tempfile
+    path = os.path.join(tempfile.mkdtemp(), "outcomes.json")
+    with open(path, "w") as handle:
+        json.dump({"base": entry}, handle)
+    return eq.Experiment.load(path)
+
+
+def _issue_20_cases() -> list[Case]:
+    """Issue 20: extreme sizes, renamed dims, silently dropped values, messages naming the
+    argument (one case per class; tests/bad_input/test_classes.py generates more)."""
+    c: list[Case] = []
+    add = c.append
+    big = np.array([[2**62, 1, 1]], dtype=float)
+    add(Case("evaluq.resample", "lazy 10^12 resamples",
+             lambda: eq.resample(cube(), n_resamples=10**12, lazy=True), "MAX_LAZY_CHUNKS"))
+    add(Case("evaluq.resample", "10^12 resamples in memory",
+             lambda: eq.resample(cube(), n_resamples=10**12), "lazy=True"))
+    add(Case("evaluq.dirichlet.expected_jsd", "counts of 2^62",
+             lambda: dirichlet.expected_jsd(big, Q3[:1])))
+    add(Case("evaluq.dirichlet.expected_kl", "counts of 2^62",
+             lambda: dirichlet.expected_kl(big, Q3[:1])))
+    add(Case("evaluq.variance_table", "model dim renamed",
+             lambda: eq.variance_table(eq.variance_components(cube()).rename(model="system")),
+             r"no 'model' dim.*rename\(system='model'\)"))
+    add(Case("evaluq.pairwise_table", "model_b dim renamed",
+             lambda: eq.pairwise_table(eq.pairwise_differences(agg()).rename(model_b="other")),
+             r"no 'model_b' dim"))
+    add(Case("evaluq.dirichlet.by_annotation_count", "NaN annotation count",
+             lambda: dirichlet.by_annotation_count(
+                 dirichlet.expected_entropy(COUNTS), np.array([4.0, NAN, 3.0]), bins=(0, 2)),
+             r"`n_annotations`.*nan at item 1"))
+    add(Case("evaluq.dirichlet.by_annotation_count", "NaN value",
+             lambda: dirichlet.by_annotation_count(
+                 xr.DataArray([0.1, NAN, 0.3], dims="item", name="v"), COUNTS.sum(1),
+                 bins=(0, 2)), r"`values` 'v' is NaN at item 1"))
+    add(Case("evaluq.open_cube", "neither NetCDF nor zarr", _not_a_cube_file,
+             r"`path` .*notes\.txt.*not a NetCDF file or a zarr store"))
+    add(Case("evaluq.pairwise_by_language", "languages attr 'fixed', dim renamed",
+             lambda: eq.pairwise_by_language(resampled().rename(language="lang")),
+             r"`resampled` has no 'language' dim"))
+    add(Case("evaluq.Experiment", "malformed baseline entry",
+             lambda: _malformed_outcomes(3), r"baseline 'base' in .*must be a mapping"))
+    add(Case("evaluq.dirichlet.counts_from_annotations", "an item that is no sequence",
+             lambda: dirichlet.counts_from_annotations([[0, 1], 5], n_classes=2),
+             r"`annotations`.*item 1 is int"))
+    add(Case("evaluq.dirichlet.model_ranking", "metrics=[]",
+             lambda: dirichlet.model_ranking(COUNTS, {"a": Q3, "b": Q3}, metrics=[]),
+             r"`metrics` must be a non-empty"))
+    add(Case("evaluq.agreement.cohen_kappa", "mixed str / int labels",
+             lambda: agreement.cohen_kappa(["a", 1, 2], [1, "b", 2], n_resamples=10),
+             r"`rater1` mixes label types"))
+    add(Case("evaluq.agreement.cohen_kappa", "str labels against int labels",
+             lambda: agreement.cohen_kappa([1, 2, 1], ["a", "b", "a"], n_resamples=10),
+             r"`rater1` and `rater2` must use labels of one kind"))
+    add(Case("evaluq.agreement.cohen_kappa", "None label",
+             lambda: agreement.cohen_kappa([None, 1, 2], [1, 2, 1], n_resamples=10),
+             r"`rater1` contains None"))
+    add(Case("evaluq.agreement.krippendorff_alpha", "all-NaN ratings",
+             lambda: agreement.krippendorff_alpha(np.full((3, 4), NAN), n_resamples=10),
+             r"`ratings` has no item rated by at least 2 raters"))
     return c
 
 

@@ -100,6 +100,30 @@ def _check_edges(edges: Sequence[int]) -> list[int]:
     return out
 
 
+def _check_counts(n: np.ndarray) -> None:
+    """Annotation counts: 1-D, non-empty, finite, >= 0 (a NaN count has no bin: refused)."""
+    if n.ndim != 1:
+        raise ValueError(f"`n_annotations` must be 1-D; got shape {n.shape}")
+    if not n.size:
+        raise ValueError("`n_annotations` is empty")
+    bad = np.flatnonzero(~np.isfinite(n) | (n < 0))
+    if bad.size:
+        raise ValueError(f"`n_annotations` must be finite counts >= 0; got {float(n[bad[0]])} at "
+                         f"item {bad[0]} ({bad.size} such items): an item without a count "
+                         f"would fall in no bin, and no item is dropped")
+
+
+def _no_nan(column: Any, row: np.ndarray) -> np.ndarray:
+    """The values of one column; a NaN is refused (a bin's mean would silently leave it out)."""
+    bad = np.flatnonzero(np.isnan(row)) if row.dtype.kind in "fc" else np.array([], int)
+    if bad.size:
+        raise ValueError(f"`values` {column!r} is NaN at item {bad[0]} ({bad.size} of "
+                         f"{row.size} items): by_annotation_count averages every item of a "
+                         f"bin and drops none; select the items with values (and their "
+                         f"`n_annotations`) first")
+    return row
+
+
 def by_annotation_count(
     values: xr.DataArray | xr.Dataset | Mapping[Hashable, xr.DataArray],
     n_annotations: Any,
@@ -119,7 +143,8 @@ def by_annotation_count(
     bins
         Lower edges of the bins: ``(0, 2, 4, 6, 11, ...)`` gives 0-1, 2-3, 4-5, 6-10, 11+.
         Every item must fall in a bin (nothing is dropped): the first edge must not exceed the
-        smallest count.
+        smallest count. A NaN (or negative) annotation count, and a NaN value, are refused
+        with the item they are at: no item silently leaves its bin's mean.
 
     Returns
     -------
@@ -147,8 +172,7 @@ def by_annotation_count(
     items = dict(values.data_vars.items()) if isinstance(values, xr.Dataset) else dict(values)
     if not items:
         raise ValueError("`values` is empty")
-    if n.ndim != 1:
-        raise ValueError(f"`n_annotations` must be 1-D; got shape {n.shape}")
+    _check_counts(n)
     if n.min() < edges[0]:
         raise ValueError(
             f"an item has {n.min():g} annotations, below the first bin edge {edges[0]}; "
@@ -168,7 +192,7 @@ def by_annotation_count(
         arr = da.transpose(*other, ITEM).values.reshape(-1, n.size)
         cols = [name] if not other else [(name, c) for c in da[other[0]].values.tolist()]
         for col, row in zip(cols, arr, strict=True):
-            frame[col] = row
+            frame[col] = _no_nan(col, row)
     count_col: Any = "count"
     if any(isinstance(col, tuple) for col in frame):
         frame = {(col if isinstance(col, tuple) else (col, "")): v for col, v in frame.items()}

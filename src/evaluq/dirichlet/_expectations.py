@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
-from scipy.special import betainc, digamma, gammaln
+from scipy.special import betainc, digamma, gammaln, rel_entr
 
 from evaluq._deprecation import renamed_argument
 from evaluq._validation import (
@@ -31,22 +31,71 @@ def _posterior_mean(a: np.ndarray) -> np.ndarray:
     return a / a.sum(axis=-1, keepdims=True)
 
 
-def _e_plogp(a: np.ndarray) -> np.ndarray:
-    """``E[p_k log p_k]`` under ``Dir(a)``: ``(a_k/a0)(psi(a_k + 1) - psi(a0 + 1))``."""
+def _digamma_excess(x: np.ndarray) -> np.ndarray:
+    """``r(x) = psi(x + 1) - log x`` (about ``1/(2x)``), without the cancellation of the two
+    terms for large ``x``: the asymptotic series
+    ``1/(2x) - 1/(12x^2) + 1/(120x^4) - 1/(252x^6) + 1/(240x^8)`` from ``x = 100`` (its
+    remainder, below ``1/(132 x^10)``, is under 1e-22 of ``1/(2x)`` there), ``digamma``
+    below."""
+    x = np.asarray(x, dtype=np.float64)
+    big = x >= 100.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv2 = 1.0 / np.where(big, x, 1.0) ** 2
+        series = (0.5 / np.where(big, x, 1.0)
+                  - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 / 240))))
+        small = np.where(big, 1.0, x)
+        direct = _special(digamma, small + 1.0) - np.log(small)
+    return np.where(big, series, direct)
+
+
+def _posterior_excess(a: np.ndarray) -> np.ndarray:
+    """``sum_k m_k r(a_k) - r(a0)`` (``m = a / a0``): ``E[H(p)] = H(m) - excess`` and
+    ``E[KL(p || q)] = KL(m || q) + excess``, since
+    ``E[p_k log p_k] = m_k (psi(a_k + 1) - psi(a0 + 1))``; about ``(K - 1) / (2 a0)`` for a
+    concentrated posterior, where the digamma differences would cancel to rounding."""
     a0 = a.sum(axis=-1, keepdims=True)
-    return a / a0 * (_special(digamma, a + 1.0) - _special(digamma, a0 + 1.0))
+    m = a / a0
+    terms = np.where(a > 0, m * _digamma_excess(np.where(a > 0, a, 1.0)), 0.0)
+    return terms.sum(axis=-1) - _digamma_excess(a0[..., 0])
 
 
 def _expected_entropy(a: np.ndarray) -> np.ndarray:
-    return -_e_plogp(a).sum(axis=-1)
+    """``E[H(p)] = H(m) - excess`` (:func:`_posterior_excess`): the closed form
+    ``-sum_k m_k (psi(a_k + 1) - psi(a0 + 1))`` rearranged so that huge counts keep every
+    digit."""
+    return entropy(_posterior_mean(a)) - _posterior_excess(a)
 
 
 def _expected_cross_entropy(a: np.ndarray, q: np.ndarray) -> np.ndarray:
     return cross_entropy_items(_posterior_mean(a), q)
 
 
+def _kl_terms(m: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``KL(m || q)`` as a sum of nonnegative terms ``q ((1 + t) log1p(t) - t)``,
+    ``t = (m - q) / q`` (``sum m = sum q``), by its series ``sum_n (-t)^n / (n (n - 1))`` for
+    ``|t| < 0.1``, so a KL near 0 keeps its digits (``sum m log(m / q)`` would cancel)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (m - q) / q
+        direct = rel_entr(m, q) - m + q
+        near = np.abs(t) < 0.1
+        tn = np.where(near, t, 0.0)
+        series = np.zeros_like(tn)
+        power = tn * tn
+        for n in range(2, 18):
+            series += power / (n * (n - 1))
+            power = power * -tn
+        terms = np.where(near, q * series, direct)
+    # the terms add sum(q) - sum(m): 0 for distributions; a q off 1 by more than rounding
+    # (accepted within the inputs' tolerance) gets it back, so the value is sum m log(m/q)
+    excess = q.sum(axis=-1) - m.sum(axis=-1)
+    return terms.sum(axis=-1) - np.where(np.abs(excess) > 1e-12, excess, 0.0)
+
+
 def _expected_kl(a: np.ndarray, q: np.ndarray) -> np.ndarray:
-    return _expected_cross_entropy(a, q) - _expected_entropy(a)
+    """``E[KL(p || q)] = KL(m || q) + excess`` (:func:`_posterior_excess`), each part without
+    cancellation (the value is ``CE(m, q) - E[H(p)]``)."""
+    a, q = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(q, dtype=np.float64))
+    return _kl_terms(_posterior_mean(a), q) + _posterior_excess(a)
 
 
 def _expected_abs_dev(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -277,6 +277,10 @@ def counts_from_annotations(
         )
     if len(annotations) == 0:
         raise ValueError("`annotations` is empty")
+    for i, row in enumerate(annotations):
+        if isinstance(row, str | bytes) or not hasattr(row, "__len__"):
+            raise TypeError(f"`annotations` must hold one sequence of labels per item; item "
+                            f"{i} is {type(row).__name__} {row!r}")
     lengths = np.array([len(row) for row in annotations])
     flat = (np.concatenate([np.asarray(row).ravel() for row in annotations])
             if lengths.sum() else np.zeros(0, dtype=np.int64))

@@ -125,6 +125,9 @@ def model_ranking(
     level = check_confidence_level(confidence_level)
     gen = check_rng(rng)
     qa = _as_q(_model_predictions(predictions), post, name="predictions")
+    if isinstance(metrics, str) or len(metrics) == 0:
+        raise ValueError(f"`metrics` must be a non-empty sequence of 'cross_entropy', 'kl', "
+                         f"'jsd', 'emd'; got {metrics!r}")
     for m in metrics:
         check_choice("metrics", m, ("cross_entropy", "kl", "jsd", "emd"))
     per_item = _per_item_metrics(post, qa, metrics)

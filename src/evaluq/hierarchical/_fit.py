@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._atomic import atomic_file, netcdf_checksums
 from evaluq._dims import LANGUAGE, MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
 from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
 from evaluq.hierarchical._data import TEST_SET_ERRORS, HierarchicalData, cube_statistics
@@ -321,7 +322,8 @@ class HierarchicalFit:
             The file to write (overwritten). Read it back with :func:`evaluq.load_fit`, given
             the same cube.
         """
-        self.idata.to_netcdf(path)
+        with atomic_file(path) as tmp:     # atomic: a killed save leaves the old file whole
+            self.idata.to_netcdf(tmp, encoding=netcdf_checksums(self.idata))
 
     # -- display -------------------------------------------------------------------------------
     def _summary(self) -> pd.DataFrame:
@@ -529,13 +531,17 @@ def load_fit(path: str | os.PathLike[str], cube: xr.Dataset | None = None) -> Hi
                         f"HierarchicalFit.save); got {type(path).__name__}")
     if not Path(path).is_file():
         raise FileNotFoundError(f"`path`: no fit file at {str(path)!r}")
-    tree = xr.open_datatree(path).load()
-    tree.close()
-    if cube is None:
+    try:                                   # a truncated or corrupted file: named, never read
+        tree = xr.open_datatree(path).load()
+        tree.close()
         config = json.loads(tree.attrs["evaluq_config"])
+    except (OSError, ValueError, RuntimeError, KeyError) as err:
+        raise ValueError(f"`path` {os.fspath(path)!r} cannot be read as a saved fit (not one "
+                         f"written by HierarchicalFit.save, or truncated or corrupted): "
+                         f"{type(err).__name__}: {err}") from err
+    if cube is None:
         return HierarchicalFit(idata=tree, sampler=config["sampler"], config=config,
                                data=_stored_data(tree), cube=None)
-    config = json.loads(tree.attrs["evaluq_config"])
     data = cube_statistics(cube, config.get("test_set_errors", "independent"))
     if tree.attrs.get("data_digest") != data.digest:
         raise ValueError(f"`cube` is not the cube this fit was made from (data hash "

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 import pandas as pd
 import xarray as xr
 
+from evaluq._atomic import write_text
 from evaluq._dims import MODEL, RANK
 from evaluq._validation import RNGLike, check_confidence_level, check_int
 from evaluq.errors import CubeError
@@ -390,7 +391,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     path = None
     if out is not None:
         path = Path(out)
-        path.write_text(page, encoding="utf-8")
+        write_text(path, page)                         # atomic: temp file, then rename
     bar.step("written" if path else "done")
     return Report(path=path, html=page, analyses=analyses, sections=sections)
 

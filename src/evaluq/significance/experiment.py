@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluq._atomic import atomic_file, write_text
 from evaluq._results import N_RESAMPLES_TEST
 from evaluq._validation import RNGLike, check_choice, check_rng
 from evaluq.metrics._base import Metric
@@ -278,31 +279,48 @@ def _outcomes_file(path: Path) -> Path:
 
 
 def _read_outcomes(file: Path) -> _Registry:
-    """The registry held in an outcomes file, every field checked present."""
+    """The registry held in an outcomes file, every field checked present and a list (a
+    truncated or corrupted file raises ``ValueError`` naming it)."""
     try:
-        raw = json.loads(file.read_text())
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{str(file)!r} is not a valid outcomes JSON file: {err}") from None
+        raw = json.loads(file.read_bytes().decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{str(file)!r} is not a valid outcomes JSON file (truncated or "
+                         f"corrupted?): {err}") from None
     if not isinstance(raw, dict):
         raise ValueError(f"{str(file)!r} must hold a mapping baseline -> runs")
     data: _Registry = {}
     for h0, cond in raw.items():
-        missing = [f for f in (*_FIELDS, "h1") if f not in cond]
-        if missing:
-            raise ValueError(f"baseline {h0!r} in {str(file)!r} lacks {missing}")
-        data[h0] = {f: list(cond[f]) for f in _FIELDS}
-        data[h0]["h1"] = {h1: {f: list(c[f]) for f in _FIELDS}
-                          for h1, c in cond["h1"].items()}
+        entry = _outcome_entry(file, f"baseline {h0!r}", cond, (*_FIELDS, "h1"))
+        if not isinstance(cond["h1"], dict):
+            raise ValueError(f"baseline {h0!r} in {str(file)!r}: 'h1' must be a mapping "
+                             f"treatment -> runs; got {type(cond['h1']).__name__}")
+        data[h0] = entry
+        data[h0]["h1"] = {h1: _outcome_entry(file, f"treatment {h1!r} of baseline {h0!r}", c,
+                                             _FIELDS) for h1, c in cond["h1"].items()}
     return data
 
 
+def _outcome_entry(file: Path, who: str, cond: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """One condition of an outcomes file: a mapping with a list per field."""
+    if not isinstance(cond, dict):
+        raise ValueError(f"{who} in {str(file)!r} must be a mapping of {list(fields)}; got "
+                         f"{type(cond).__name__} {cond!r:.60}")
+    missing = [f for f in fields if f not in cond]
+    if missing:
+        raise ValueError(f"{who} in {str(file)!r} lacks {missing}")
+    bad = [f for f in _FIELDS if not isinstance(cond[f], list)]
+    if bad:
+        raise ValueError(f"{who} in {str(file)!r}: {bad} must be lists (one entry per run); "
+                         f"got {[type(cond[f]).__name__ for f in bad]}")
+    return {f: list(cond[f]) for f in _FIELDS}
+
+
 def _write_outcomes(file: Path, data: _Registry) -> Path:
-    """Write the registry to ``file`` (its directory created), atomically."""
+    """Write the registry to ``file`` (its directory created), atomically: a temporary file
+    flushed to disk, then renamed over ``file`` (an interrupted save leaves the previous
+    file whole)."""
     file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = file.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data))
-    tmp.replace(file)  # atomic: an interrupted save never leaves half a file
-    return file
+    return write_text(file, json.dumps(data))
 
 
 def _condition(data: _Registry, h0: str, h1: str | None) -> dict[str, Any]:
@@ -497,7 +515,8 @@ class ExperimentResult:
         path = _check_path("out_dir", out_dir)
         path.mkdir(parents=True, exist_ok=True)
         file = path / RESULTS_FILE
-        self.results_table().to_csv(file, sep="\t")
+        with atomic_file(file) as tmp:
+            self.results_table().to_csv(tmp, sep="\t")
         return file
 
     def summary(self) -> str:
