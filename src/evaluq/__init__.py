@@ -81,6 +81,12 @@ _LAZY: dict[str, str] = {
     "validate": "evaluq.cube",
     "variance_components": "evaluq.variance",
     "variance_table": "evaluq.variance",
+    "interval_estimates": "evaluq.rliable_methods",
+    "performance_profile": "evaluq.rliable_methods",
+    "probability_of_improvement": "evaluq.rliable_methods",
+    "aso": "evaluq.almost_stochastic_order",
+    "multi_aso": "evaluq.almost_stochastic_order",
+    "ASOResult": "evaluq.almost_stochastic_order",
 }
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
@@ -163,6 +169,9 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq import significance as significance
     from evaluq import tables as tables
     from evaluq.aggregate import aggregate as aggregate
+    from evaluq.almost_stochastic_order import ASOResult as ASOResult
+    from evaluq.almost_stochastic_order import aso as aso
+    from evaluq.almost_stochastic_order import multi_aso as multi_aso
     from evaluq.cube import from_arrays as from_arrays
     from evaluq.cube import from_long as from_long
     from evaluq.cube import from_summary as from_summary
@@ -187,6 +196,9 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.ranks import significance_groups as significance_groups
     from evaluq.reporting import report as report
     from evaluq.resampling import resample as resample
+    from evaluq.rliable_methods import interval_estimates as interval_estimates
+    from evaluq.rliable_methods import performance_profile as performance_profile
+    from evaluq.rliable_methods import probability_of_improvement as probability_of_improvement
     from evaluq.significance import BootstrapTestResult as BootstrapTestResult
     from evaluq.significance import bootstrap_test as bootstrap_test
     from evaluq.significance.experiment import Experiment as Experiment

@@ -155,3 +155,14 @@ ACCURACY_INTERVAL: Final = "accuracy_interval"
 """Exact equal-tailed interval of the accuracy distribution."""
 COVERAGE: Final = "coverage"
 """Exact probability that an accuracy interval covers the accuracy."""
+
+# --- rliable's analyses and ASO (issue 19) ---------------------------------------------------
+AGGREGATE: Final = "aggregate"
+"""The aggregates of :func:`evaluq.interval_estimates` (``median``, ``iqm``, ``mean``,
+``optimality_gap``)."""
+THRESHOLD: Final = "threshold"
+"""The score thresholds of a performance profile (:func:`evaluq.performance_profile`)."""
+ESTIMATE: Final = "estimate"
+"""A point estimate beside its ``ci`` (rliable-style Datasets)."""
+CI: Final = "ci"
+"""An interval variable (dims of the estimate plus ``ci_bound``)."""
