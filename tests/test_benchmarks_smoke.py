@@ -34,6 +34,7 @@ QUICK = {
     "bench_ranks.py": [],
     "calibration_agreement.py": ["--only", "kappa"],
     "calibration_intervals.py": [],
+    "bench_field_rliable.py": ["--skip-anchor"],
 }
 
 

@@ -83,10 +83,12 @@ def violation_ratio(f: np.ndarray, g: np.ndarray, dt: float) -> np.ndarray:
 
 def bootstrap_quantiles(scores: np.ndarray, t: np.ndarray, n_boot: int,
                         rng: np.random.Generator) -> np.ndarray:
-    """Quantile functions of ``n_boot`` resamples of ``scores`` on the grid: (n_boot, grid)."""
+    """Quantile functions of ``n_boot`` resamples of ``scores`` (..., n) on the grid:
+    (..., n_boot, grid); leading dims (e.g. simulated data sets) are resampled independently."""
     n = scores.shape[-1]
-    drawn = np.sort(scores[rng.integers(0, n, size=(n_boot, n))], axis=-1)
-    return drawn[:, quantile_index(n, t)]
+    idx = rng.integers(0, n, size=(*scores.shape[:-1], n_boot, n))
+    drawn = np.sort(np.take_along_axis(scores[..., None, :], idx, axis=-1), axis=-1)
+    return drawn[..., quantile_index(n, t)]
 
 
 def eps_min_from(ratio: Any, boot: np.ndarray, n_a: int, n_b: int,
