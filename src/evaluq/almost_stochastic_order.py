@@ -121,6 +121,19 @@ class ASOResult(ResultBase):
     violation ratios (``resample`` last); ``confidence_interval(level)`` the one-sided
     interval ``[0, eps_min(level)]`` (``ci_kind`` ``"normal"``: the bound is the estimate
     plus a normal quantile times the bootstrap SE).
+
+    Parameters
+    ----------
+    ratio
+        The violation ratio of the observed scores.
+    boot
+        The bootstrap violation ratios.
+    n_a, n_b
+        The numbers of scores of A and B.
+    level
+        The confidence level of ``eps_min`` (Bonferroni-corrected where asked).
+    dt
+        The grid step.
     """
 
     def __init__(self, ratio: float, boot: np.ndarray, n_a: int, n_b: int, level: float,
@@ -137,7 +150,13 @@ class ASOResult(ResultBase):
         return self.eps_min
 
     def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
-        """``[0, eps_min]`` at ``confidence_level`` (default: the level given)."""
+        """``[0, eps_min]`` at ``confidence_level``.
+
+        Parameters
+        ----------
+        confidence_level
+            Level of the bound (default: the level the result was built with).
+        """
         level = self.confidence_level if confidence_level is None else check_confidence_level(
             confidence_level)
         eps, _ = eps_min_from(float(self.estimate), self.distribution.values, self.n_a,
