@@ -10,8 +10,8 @@ Each study prints one ``CALIBRATION | study | kind | nominal | measured | n | SE
   gamma), and the task-averaged P(X > Y). Tasks: normal runs with task means spread over
   [0, 1], SD 0.3, 10 runs (closed-form truths). The percentile bootstrap of 10 runs per task
   undercovers a little (its variance has the factor (N - 1) / N, and the percentile
-  interval of a mean of 5 x 10 runs is short of the t quantile): documented, measured about
-  0.92-0.93 for the IQM and the gap, asserted >= 0.90; the probability of improvement is
+  interval of a mean of 5 x 10 runs is short of the t quantile): documented, measured
+  0.91-0.93 for the IQM and the gap, asserted >= 0.90; the probability of improvement is
   asserted within 4 binomial SEs of nominal or above.
 - ASO: the Type I error of the rules "A is better when eps_min < tau" (tau = 0.5, deepsig's
   rule, and 0.2, deepsig's recommendation; confidence 0.95) when the true violation ratio is
