@@ -259,7 +259,9 @@ def interval_estimates(
     tasks fixed (rliable's default, ``task_bootstrap=False``). It answers "how much would
     the aggregate move if the runs (seeds) were repeated on these tasks", not "on other
     tasks". These aggregates pool runs x tasks; ``eq.aggregate(how="iqm")`` on resamples is
-    evaluq's own pipeline (over languages, of seed means), a different quantity.
+    evaluq's own pipeline (over languages, of seed means), a different quantity. With few
+    runs the percentile interval is a little short: 93 % (IQM) and 91 % (optimality gap)
+    coverage for a nominal 95 % with 5 tasks x 10 runs (``docs/calibration.md``).
 
     Parameters
     ----------
