@@ -74,8 +74,9 @@ from evaluq.errors import CubeError
 AGGREGATES: Final = ("median", "iqm", "mean", "optimality_gap")
 """rliable's four aggregates, in the order of its figures."""
 PROFILE_KINDS: Final = ("run", "average")
-BLOCK_CELLS: Final = 1 << 22
-"""Run counts held at once (resamples x models x tasks x runs): the block of resamples."""
+BLOCK_CELLS: Final = 1 << 18
+"""Run counts held at once (resamples x models x tasks x runs): the block of resamples, sized
+to stay in the CPU cache (larger blocks are several times slower: memory-bound)."""
 ONE_RUN_REASON: Final = ("one run per task: the stratified bootstrap over runs has no "
                          "variation, so it gives no interval")
 SELF_REASON: Final = "a model against itself"
@@ -129,8 +130,8 @@ def _resample_args(n_resamples: Any, confidence_level: Any, rng: RNGLike
 
 # --- kernels (runs on the last axis) ------------------------------------------------------------
 
-def run_counts(rng: np.random.Generator, n_resamples: int, shape: tuple[int, ...]
-               ) -> np.ndarray:
+def run_counts(rng: np.random.Generator, n_resamples: int, shape: tuple[int, ...],
+               dtype: Any = np.float64) -> np.ndarray:
     """Stratified-bootstrap run counts: (n_resamples, *shape), the last axis the runs.
 
     Each (resample, cell) draws ``shape[-1]`` runs with replacement from its own runs (a
@@ -138,10 +139,11 @@ def run_counts(rng: np.random.Generator, n_resamples: int, shape: tuple[int, ...
     """
     n_runs = shape[-1]
     cells = n_resamples * int(np.prod(shape[:-1]))
-    idx = rng.integers(0, n_runs, size=(cells, n_runs))
-    flat = idx + (np.arange(cells) * n_runs)[:, None]
+    small = np.uint8 if n_runs <= 256 else np.int64
+    flat = rng.integers(0, n_runs, size=(cells, n_runs), dtype=small).astype(np.intp)
+    flat += (np.arange(cells) * n_runs)[:, None]
     counts = np.bincount(flat.ravel(), minlength=cells * n_runs)
-    return counts.reshape(n_resamples, *shape).astype(np.float64)
+    return counts.reshape(n_resamples, *shape).astype(dtype)
 
 
 def _blocks(n_resamples: int, cells_per_resample: int) -> list[int]:
@@ -163,19 +165,31 @@ def point_aggregates(x: np.ndarray, gamma: float) -> dict[str, np.ndarray]:
     }
 
 
+def _count_dtype(n: int) -> type[np.signedinteger[Any]]:
+    """The smallest signed integer type holding cumulative counts up to ``n``."""
+    return np.int16 if n < 2**15 else np.int64
+
+
 def _iqm_resampled(x: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """IQM of every resample without sorting it: each model's pooled scores are sorted once,
     a resample is a weight (count) per sorted score, and the kept weight of each score is its
-    share of the cumulative-count window ``[k, n - k)``, ``k = floor(n / 4)``."""
+    share of the cumulative-count window ``[k, n - k)``, ``k = floor(n / 4)`` (integer
+    arithmetic, then one weighted sum)."""
     n_models = x.shape[0]
     flat = x.reshape(n_models, -1)
-    order = np.argsort(flat, axis=-1, kind="stable")
-    sorted_x = np.take_along_axis(flat, order, axis=-1)
     n = flat.shape[-1]
     k = int(0.25 * n)
-    w = np.take_along_axis(counts.reshape(counts.shape[0], n_models, -1), order[None], axis=-1)
-    upto = np.cumsum(w, axis=-1)
-    kept = np.clip(np.minimum(upto, n - k) - np.maximum(upto - w, k), 0.0, None)
+    order = np.argsort(flat, axis=-1, kind="stable")
+    sorted_x = np.take_along_axis(flat, order, axis=-1)
+    perm = (order + (np.arange(n_models) * n)[:, None]).ravel()
+    dtype = _count_dtype(n)
+    w = np.take(counts.reshape(counts.shape[0], -1), perm, axis=1).astype(dtype, copy=False)
+    w = w.reshape(counts.shape[0], n_models, n)
+    upto = np.cumsum(w, axis=-1, dtype=dtype)
+    low = np.maximum(upto - w, k)
+    kept = np.minimum(upto, n - k)
+    kept -= low
+    np.maximum(kept, 0, out=kept)
     return np.einsum("bkn,kn->bk", kept, sorted_x) / (n - 2 * k)
 
 
@@ -203,9 +217,9 @@ def resampled_aggregates(x: np.ndarray, counts: np.ndarray, gamma: float,
 
 
 def stratified_distribution(x: np.ndarray, statistic: Any, n_resamples: int,
-                            rng: np.random.Generator) -> np.ndarray:
+                            rng: np.random.Generator, dtype: Any = np.float64) -> np.ndarray:
     """``statistic(counts)`` over all resamples, in blocks; the resample axis moved last."""
-    parts = [statistic(run_counts(rng, b, x.shape))
+    parts = [statistic(run_counts(rng, b, x.shape, dtype))
              for b in _blocks(n_resamples, x.size)]
     return np.moveaxis(np.concatenate(parts, axis=0), 0, -1)
 
@@ -312,7 +326,8 @@ def interval_estimates(
     points = point_aggregates(x, gamma)
     estimate = np.stack([points[a] for a in names], axis=-1)
     dist = stratified_distribution(
-        x, lambda c: resampled_aggregates(x, c, gamma, names), n, gen)
+        x, lambda c: resampled_aggregates(x, c, gamma, names), n, gen,
+        _count_dtype(x[0].size))
     coords: dict[Hashable, Any] = {MODEL: score[MODEL].values, AGGREGATE: list(names)}
     return _result(estimate, _ci(dist, level, x.shape[-1]), (MODEL, AGGREGATE), coords,
                    level, x.shape[-1], {"gamma": gamma, "n_resamples": n})
