@@ -105,20 +105,25 @@ def score_matrices(cube: Any, name: str = "cube") -> xr.DataArray:
     return score
 
 
+def _label(coord: xr.DataArray, i: int) -> Any:
+    value = coord.values[i]
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _raise_nan(score: xr.DataArray, values: np.ndarray, name: str) -> None:
     whole = np.isnan(values).all(axis=-1)
     if whole.any():
         k, m = np.argwhere(whole)[0]
         raise CubeError(
-            f"model {score[MODEL].values[k]!r} has no score on language (task) "
-            f"{score[LANGUAGE].values[m]!r} in `{name}`: rliable's aggregates pool every "
+            f"model {_label(score[MODEL], k)!r} has no score on language (task) "
+            f"{_label(score[LANGUAGE], m)!r} in `{name}`: rliable's aggregates pool every "
             f"task, so a model missing a task cannot be compared; drop the task "
             f"(cube.drop_sel(language=...)) or the model")
     k, m, s = np.argwhere(np.isnan(values))[0]
     raise CubeError(
         f"`{name}` has {int(np.isnan(values).sum())} NaN run(s), for example model "
-        f"{score[MODEL].values[k]!r}, language {score[LANGUAGE].values[m]!r}, seed "
-        f"{score[SEED].values[s]!r}: the stratified bootstrap needs every run on every task; "
+        f"{_label(score[MODEL], k)!r}, language {_label(score[LANGUAGE], m)!r}, seed "
+        f"{_label(score[SEED], s)!r}: the stratified bootstrap needs every run on every task; "
         f"drop the seed (cube.drop_sel(seed=...)) or fill it explicitly")
 
 
