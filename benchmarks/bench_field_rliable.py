@@ -97,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         np.save(path, x)
         path_runs = Path(tmp) / "runs.npy"
         np.save(path_runs, x.mean(axis=1))        # multi-ASO: seeds averaged over tasks
-        t = {key: [] for key in ("ie", "poi", "aso", "rl_ie", "rl_poi", "ds_aso")}
-        out: dict = {}
+        t: dict = {key: [] for key in ("ie", "poi", "aso", "rl_ie", "rl_poi", "ds_aso")}
+        out: dict = {"runs": x.mean(axis=1)}
         for _ in range(rounds):
             sec, out["ie"] = timed(lambda: eq.interval_estimates(cube, n_resamples=n_res, rng=0))
             t["ie"].append(sec)
@@ -151,9 +151,18 @@ def report(t: dict, out: dict, n_res: int, peer_reps: dict, peer_pairs: dict, as
               f"target >= {TARGET:.0f}x")
         for key, eps in out["ds_aso"]["eps_min"].items():
             i, j = map(int, key.split(","))
-            print(f"    eps_min m{i} vs m{j}: evaluq {float(out['aso'].values[i, j]):.4f} "
-                  f"(Bonferroni over {n_pairs})  deepsig aso {eps:.4f} (uncorrected, "
-                  f"{peer_aso_iter} iterations)")
+            runs = out["runs"]
+            mine = eq.aso(runs[i], runs[j], num_bootstrap_iterations=aso_iter, rng=0)
+            # eps_min = eps + z sigma / c; an SD from B draws of kurtosis kappa has SE
+            # sigma sqrt((kappa - 1) / (4 B)) (bootstrap ratios near 0 are very skewed)
+            boot = mine.distribution.values
+            kappa = float(np.mean((boot - boot.mean()) ** 4) / max(boot.var() ** 2, 1e-300))
+            mc_sd = (1.645 * mine.sigma_hat / np.sqrt(len(runs[i]) / 2)
+                     * np.sqrt(max(kappa - 1, 0) / (4 * peer_aso_iter)))
+            print(f"    eps_min m{i} over m{j}: evaluq aso {mine.eps_min:.4f} ({aso_iter} "
+                  f"iterations), deepsig aso {eps:.4f} ({peer_aso_iter} iterations; its "
+                  f"Monte Carlo SD about {mc_sd:.4f}); evaluq multi_aso (Bonferroni over "
+                  f"{n_pairs} pairs) {float(out['aso'].values[i, j]):.4f}")
 
 
 def compare_intervals(ours, theirs: dict, reps: int, n_res: int) -> None:
