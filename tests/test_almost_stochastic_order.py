@@ -217,3 +217,10 @@ def test_multi_aso_bad_input():
 def test_bonferroni_level():
     assert bonferroni_level(0.95, 1) == 0.95
     assert bonferroni_level(0.95, 10) == pytest.approx(0.995)
+
+
+def test_multi_aso_follows_the_orientation():
+    x = np.random.default_rng(0).normal(size=(2, 3, 8)) + np.array([1.0, 0.0])[:, None, None]
+    up = eq.multi_aso(eq.from_arrays(x, models=["a", "b"]), rng=0)
+    down = eq.multi_aso(eq.from_arrays(-x, models=["a", "b"], higher_is_better=False), rng=0)
+    np.testing.assert_allclose(up.values, down.values)

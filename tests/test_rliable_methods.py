@@ -283,3 +283,12 @@ def test_profile_and_cube_validation():
         eq.probability_of_improvement(cube.score)
     with pytest.raises(CubeError, match=r"`cube.score` must have dims \(model, language, seed"):
         eq.interval_estimates(cube.mean("seed"))
+
+
+def test_probability_of_improvement_follows_the_orientation():
+    x = np.random.default_rng(1).normal(size=(2, 3, 4))
+    up = eq.probability_of_improvement(cube_of(x), n_resamples=20, rng=0)
+    down_cube = eq.from_arrays(x, models=["0", "1"], higher_is_better=False)
+    down = eq.probability_of_improvement(down_cube, n_resamples=20, rng=0)
+    assert down.estimate.values[0, 1] == pytest.approx(up.estimate.values[1, 0])
+    assert down.attrs["higher_is_better"] == 0

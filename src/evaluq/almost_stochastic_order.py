@@ -45,6 +45,7 @@ from evaluq._validation import (
     check_real,
     check_rng,
 )
+from evaluq.cube import higher_is_better
 from evaluq.errors import CubeError, EvaluqWarning
 
 N_BOOTSTRAP: Final = 1000
@@ -319,6 +320,8 @@ def _model_scores(cube: Any, language: Hashable | None) -> xr.DataArray:
                         f"languages; drop the seed, the language, or select one `language`")
     if language is None:
         score = score.mean(LANGUAGE)
+    if not higher_is_better(cube):
+        score = -score        # ASO reads higher as better: orient an error rate
     return score.transpose(MODEL, SEED)
 
 
@@ -329,7 +332,8 @@ def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
     r""":math:`\varepsilon_{\min}` of every model over every other (deepsig's ``multi_aso``).
 
     Each model's scores are its runs (``seed``): the seed's score averaged over languages,
-    or on ``language`` if one is selected. Entry (``model``, ``model_b``) is
+    or on ``language`` if one is selected (negated for a cube with
+    ``higher_is_better=False``, so "better" follows the cube). Entry (``model``, ``model_b``) is
     :math:`\varepsilon_{\min}` of ``model`` over ``model_b`` (below 0.5: ``model`` is
     better, see :func:`aso` for what this does and does not mean). As in deepsig, each
     unordered pair is bootstrapped once, its reverse entry uses :math:`1 - \varepsilon`

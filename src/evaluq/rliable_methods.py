@@ -69,6 +69,7 @@ from evaluq._validation import (
     check_real,
     check_rng,
 )
+from evaluq.cube import higher_is_better
 from evaluq.errors import CubeError
 
 AGGREGATES: Final = ("median", "iqm", "mean", "optimality_gap")
@@ -489,7 +490,9 @@ def probability_of_improvement(
               \left(1[x_{im} > y_{jm}] + \tfrac12 1[x_{im} = y_{jm}]\right),
 
     the Mann-Whitney U of each task over :math:`N_X N_Y`, averaged over tasks (a task where
-    the two models' runs are equal gives 1/2). The interval is the percentile interval over
+    the two models' runs are equal gives 1/2); "X > Y" means X scores better, so for a cube
+    with ``higher_is_better=False`` (an error rate) it counts :math:`x_{im} < y_{jm}`
+    (rliable assumes higher is better). The interval is the percentile interval over
     the stratified bootstrap in which both models' runs are redrawn, independently, within
     each task (rliable's ``StratifiedIndependentBootstrap``). rliable's paper reads
     ``P(X > Y) > 0.5`` with an interval above 0.5 as a statistically meaningful improvement.
@@ -523,7 +526,8 @@ def probability_of_improvement(
     """
     n, level, gen = _resample_args(n_resamples, confidence_level, rng)
     score = score_matrices(cube)
-    x = np.ascontiguousarray(score.values)
+    sign = 1.0 if higher_is_better(cube) else -1.0
+    x = np.ascontiguousarray(sign * score.values)
     g = improvement_matrix(x)
     dist = stratified_distribution(x, lambda c: improvement_resampled(g, c), n, gen)
     diag = np.eye(x.shape[0], dtype=bool)
@@ -532,7 +536,7 @@ def probability_of_improvement(
     bounds[diag] = np.nan
     models = score[MODEL].values
     out = _result(estimate, bounds, (MODEL, MODEL_B), {MODEL: models, MODEL_B: models},
-                  level, x.shape[-1], {"n_resamples": n})
+                  level, x.shape[-1], {"n_resamples": n, "higher_is_better": int(sign > 0)})
     out[ESTIMATE].attrs[NAN_REASON] = SELF_REASON
     return out
 
