@@ -1115,3 +1115,7 @@ def probability_of_improvement_plot(poi: xr.Dataset, *,
     if title is not None:
         axis.set_title(title)
     return fig
+
+
+__all__ += ["interval_estimates_panel", "performance_profile_plot",
+            "probability_of_improvement_plot"]

@@ -538,6 +538,8 @@ def probability_of_improvement(
     out = _result(estimate, bounds, (MODEL, MODEL_B), {MODEL: models, MODEL_B: models},
                   level, x.shape[-1], {"n_resamples": n, "higher_is_better": int(sign > 0)})
     out[ESTIMATE].attrs[NAN_REASON] = SELF_REASON
+    if NAN_REASON not in out[CI].attrs:
+        out[CI].attrs[NAN_REASON] = SELF_REASON
     return out
 
 

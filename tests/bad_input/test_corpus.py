@@ -21,9 +21,11 @@ import evaluq as eq
 
 from .corpus import CASES as CUBE_CASES
 from .corpus import FINITE
+from .corpus_field import field_cases
 from .corpus_reporting import reporting_cases
 
 CASES = [*CUBE_CASES, *reporting_cases()]
+CASES += field_cases()      # rliable's analyses and ASO (issue 19)
 
 PUBLIC_MODULES = ("agreement", "dirichlet", "intervals", "measurement_error", "metrics",
                   "significance", "plots", "tables", "reporting")
