@@ -36,6 +36,7 @@ QUICK = {
     "calibration_agreement.py": ["--only", "kappa"],
     "calibration_intervals.py": [],
     "bench_field_methods.py": ["--skip-anchor"],
+    "bench_field_rliable.py": ["--skip-anchor"],
 }
 
 
@@ -83,3 +84,15 @@ def test_reuben_anchor_quick():
     out = _run("bench_leaderboard.py", "--reuben", checkout)
     assert "reuben pipeline" in out
     assert out.count("agrees within") == 2
+
+
+@pytest.mark.slow
+def test_rliable_deepsig_anchors_quick():
+    rliable = Path(os.environ.get("EVALUQ_RLIABLE_PYTHON", "/work/peers/rliable/bin/python"))
+    deepsig = Path(os.environ.get("EVALUQ_DEEPSIG_PYTHON", "/work/peers/deepsig/bin/python"))
+    if not (rliable.exists() and deepsig.exists()):
+        pytest.skip("rliable / deepsig are not installed: run `bash benchmarks/anchors/"
+                    "setup_rliable.sh` and `bash benchmarks/anchors/setup_deepsig.sh`")
+    out = _run("bench_field_rliable.py")
+    assert "rliable 1.2.0 get_interval_estimates" in out
+    assert "deepsig 1.2.8 aso" in out

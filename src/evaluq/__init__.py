@@ -96,6 +96,12 @@ _LAZY: dict[str, str] = {
     "correlated_t_test": "evaluq.bayescomp",
     "hierarchical_t_test": "evaluq.bayescomp",
     "BayesianComparison": "evaluq.bayescomp",
+    "interval_estimates": "evaluq.rliable_methods",
+    "performance_profile": "evaluq.rliable_methods",
+    "probability_of_improvement": "evaluq.rliable_methods",
+    "aso": "evaluq.almost_stochastic_order",
+    "multi_aso": "evaluq.almost_stochastic_order",
+    "ASOResult": "evaluq.almost_stochastic_order",
 }
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
@@ -157,6 +163,9 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq import significance as significance
     from evaluq import tables as tables
     from evaluq.aggregation import aggregate as aggregate
+    from evaluq.almost_stochastic_order import ASOResult as ASOResult
+    from evaluq.almost_stochastic_order import aso as aso
+    from evaluq.almost_stochastic_order import multi_aso as multi_aso
     from evaluq.bayescomp import BayesianComparison as BayesianComparison
     from evaluq.bayescomp import bayesian_signed_rank as bayesian_signed_rank
     from evaluq.bayescomp import correlated_t_test as correlated_t_test
@@ -194,6 +203,9 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.ranks import significance_groups as significance_groups
     from evaluq.reporting import report as report
     from evaluq.resampling import resample as resample
+    from evaluq.rliable_methods import interval_estimates as interval_estimates
+    from evaluq.rliable_methods import performance_profile as performance_profile
+    from evaluq.rliable_methods import probability_of_improvement as probability_of_improvement
     from evaluq.significance import BootstrapTestResult as BootstrapTestResult
     from evaluq.significance import bootstrap_test as bootstrap_test
     from evaluq.significance.experiment import Experiment as Experiment

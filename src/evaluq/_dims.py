@@ -215,3 +215,11 @@ ROPE), ``rope``, ``right`` (``model_b`` scores higher), in baycomp's order."""
 REGIONS: Final = ("left", "rope", "right")
 SAMPLE: Final = "sample"
 """Monte Carlo samples of a posterior (last dim)."""
+# --- rliable's analyses and ASO (issue 19) ---------------------------------------------------
+AGGREGATE: Final = "aggregate"
+"""The aggregates of :func:`evaluq.interval_estimates` (``median``, ``iqm``, ``mean``,
+``optimality_gap``)."""
+THRESHOLD: Final = "threshold"
+"""The score thresholds of a performance profile (:func:`evaluq.performance_profile`)."""
+CI: Final = "ci"
+"""An interval variable (dims of the estimate plus ``ci_bound``)."""

@@ -26,8 +26,9 @@ from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import nanmean, percentile_interval
 from evaluq._validation import check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
+from evaluq.rliable_methods import field_aggregate
 
-AGGREGATES: Final = ("mean", "median", "gmean", "trimmed")
+AGGREGATES: Final = ("mean", "median", "gmean", "trimmed", "iqm", "optimality_gap")
 
 Aggregator = Callable[[np.ndarray], np.ndarray]
 
@@ -153,6 +154,7 @@ def aggregate(
     trim: float = 0.1,
     skipna: bool = False,
     dim: Hashable = LANGUAGE,
+    gamma: float = 1.0,
 ) -> xr.Dataset:
     r"""Aggregate resampled scores over languages: observed value, resample SD and interval.
 
@@ -167,6 +169,10 @@ def aggregate(
       (no silent NaN);
     * ``"trimmed"``: mean after cutting ``floor(trim * k)`` values from each end
       (:func:`scipy.stats.trim_mean`);
+    * ``"iqm"``: the interquartile mean, the 25 % trimmed mean over languages;
+    * ``"optimality_gap"``: :math:`\gamma - \mathrm{mean}\,\min(y, \gamma)` (``gamma``).
+      These two reduce the languages of each resample (seed means); rliable's IQM and
+      optimality gap pool all runs x tasks (:func:`evaluq.interval_estimates`);
     * a callable: given an array with the aggregated dim on the **last** axis (shape
       ``(..., k)``) it returns the reduced array (shape ``(...)``). It is called on the
       observed means and on the resamples (for lazy resamples, chunk by chunk, possibly from
@@ -203,6 +209,8 @@ def aggregate(
         and ``observed`` works the same way, e.g. a task dim of resamples made per task, or
         ``"seed"`` of per-seed resamples: the result keeps every other dim. ``"resample"``
         and ``"model"`` cannot be aggregated over.
+    gamma
+        The target of ``how="optimality_gap"`` (unused otherwise).
 
     Returns
     -------
@@ -258,6 +266,7 @@ def aggregate(
     True
     """
     how, level, trim = _aggregate_iv(resampled, how, confidence_level, trim, skipna)
+    how = field_aggregate(how, gamma, skipna)   # "iqm", "optimality_gap" (rliable_methods)
     score_dim, obs_dim = _reduced_dims(resampled, dim)
     observed = resampled[OBSERVED].transpose(MODEL, ..., obs_dim).compute()
     score = resampled[SCORE].transpose(RESAMPLE, MODEL, ..., score_dim)

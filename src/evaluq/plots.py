@@ -1188,3 +1188,178 @@ def bayesian_comparison(result: Any, *, ax: Axes | None = None,
                  f"p({names[0]}) = {probs[0]:.3f}, p(rope) = {probs[1]:.3f}, "
                  f"p({names[1]}) = {probs[2]:.3f}", fontsize=7, loc="left")
     return fig
+
+
+# --- rliable's figures (issue 19): interval estimates, performance profiles, P(X > Y) -----
+
+_AGGREGATE_TITLES = {"median": "Median", "iqm": "IQM", "mean": "Mean",
+                     "optimality_gap": "Optimality gap"}
+
+
+def _panel_axes(ax: Any, n: int, width: float, height: float) -> tuple[Figure, list[Any]]:
+    """The figure and ``n`` axes: new ones, or the given axes (one or a sequence of ``n``)."""
+    if ax is None:
+        fig, axes = _figure(width, height, ncols=n)
+        return fig, list(axes[0])
+    axes_list = list(np.atleast_1d(np.asarray(ax, dtype=object)).ravel())
+    if len(axes_list) != n:
+        raise ValueError(f"`axes` must hold {n} axes (one per panel); got {len(axes_list)}")
+    return axes_list[0].figure, axes_list
+
+
+@_styled
+def interval_estimates_panel(estimates: xr.Dataset, *, axes: Any = None,
+                             title: str | None = None) -> Figure:
+    """rliable's interval-estimates figure: one panel per aggregate, a bar per model from
+    the interval's lower to its upper end with a tick at the estimate.
+
+    Parameters
+    ----------
+    estimates
+        The result of :func:`evaluq.interval_estimates`.
+    axes
+        Axes to draw into, one per aggregate (default: a new figure).
+    title
+        Figure title (default none).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> cube = eq.from_arrays(np.random.default_rng(0).normal(0.8, 0.2, (3, 5, 4)))
+    >>> fig = eq.plots.interval_estimates_panel(eq.interval_estimates(cube, n_resamples=200,
+    ...                                                               rng=0))
+    >>> [ax.get_title() for ax in fig.axes]
+    ['Median', 'IQM', 'Mean', 'Optimality gap']
+    """
+    _require(estimates, "estimates", "eq.interval_estimates", ("estimate", "ci"))
+    names = [str(a) for a in estimates["aggregate"].values]
+    models = [str(m) for m in estimates[MODEL].values]
+    fig, axes_list = _panel_axes(axes, len(names), max(COLUMN_WIDTH, 1.7 * len(names)),
+                                 0.6 + 0.25 * len(models))
+    y = np.arange(len(models))[::-1].astype(float)
+    for ax, name in zip(axes_list, names, strict=True):
+        est = estimates["estimate"].sel(aggregate=name).values
+        ci = estimates["ci"].sel(aggregate=name).values
+        for k in range(len(models)):
+            ax.barh(y[k], ci[k, 1] - ci[k, 0], left=ci[k, 0], height=0.6, color=f"C{k}",
+                    alpha=0.75)
+            ax.vlines(est[k], y[k] - 0.3, y[k] + 0.3, colors="black", linewidth=1.2)
+        ax.set_title(_AGGREGATE_TITLES.get(name, name))
+        ax.set_yticks(y, models if ax is axes_list[0] else [""] * len(models))
+    level = float(estimates.attrs.get("confidence_level", 0.95))
+    axes_list[0].figure.supxlabel(f"{_metric(estimates.attrs)} ({level:.0%} stratified "
+                                  f"bootstrap intervals)", fontsize=8)
+    if title is not None:
+        fig.suptitle(title)
+    return fig
+
+
+@_styled
+def performance_profile_plot(profile: xr.Dataset, *, ax: Any = None,
+                             title: str | None = None) -> Figure:
+    r"""rliable's performance profile: the fraction of scores above :math:`\tau` against
+    :math:`\tau`, one line per model with its interval as a band.
+
+    Parameters
+    ----------
+    profile
+        The result of :func:`evaluq.performance_profile`.
+    ax
+        Axes to draw into (default: a new figure).
+    title
+        Axes title (default none).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> cube = eq.from_arrays(np.random.default_rng(0).normal(0.8, 0.2, (2, 5, 4)))
+    >>> prof = eq.performance_profile(cube, np.linspace(0, 1.5, 16), n_resamples=200, rng=0)
+    >>> fig = eq.plots.performance_profile_plot(prof)
+    >>> len(fig.axes[0].get_lines())
+    2
+    """
+    _require(profile, "profile", "eq.performance_profile", ("estimate", "ci"))
+    fig, (axis,) = _panel_axes(ax, 1, COLUMN_WIDTH, 2.3)
+    tau = profile["threshold"].values
+    for k, model in enumerate(profile[MODEL].values):
+        est = profile["estimate"].sel({MODEL: model}).values
+        ci = profile["ci"].sel({MODEL: model}).values
+        axis.plot(tau, est, color=f"C{k}", linewidth=1.3, label=str(model))
+        axis.fill_between(tau, ci[:, 0], ci[:, 1], color=f"C{k}", alpha=0.2, linewidth=0)
+    kind = profile.attrs.get("kind", "run")
+    what = "runs" if kind == "run" else "tasks (mean over runs)"
+    axis.set_xlabel(rf"{_metric(profile.attrs)} threshold $\tau$")
+    axis.set_ylabel(rf"fraction of {what} > $\tau$")
+    axis.set_ylim(-0.02, 1.02)
+    axis.legend(loc="upper right")
+    if title is not None:
+        axis.set_title(title)
+    return fig
+
+
+@_styled
+def probability_of_improvement_plot(poi: xr.Dataset, *,
+                                    pairs: Sequence[tuple[Any, Any]] | None = None,
+                                    ax: Any = None, title: str | None = None) -> Figure:
+    """rliable's probability-of-improvement figure: one row per pair "X vs Y", the
+    interval of P(X > Y) as a bar with a tick at the estimate, and a dashed line at 1/2.
+
+    Parameters
+    ----------
+    poi
+        The result of :func:`evaluq.probability_of_improvement`.
+    pairs
+        The (model, model_b) pairs to draw, top first (default: every pair with the model
+        listed first before the other).
+    ax
+        Axes to draw into (default: a new figure).
+    title
+        Axes title (default none).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> cube = eq.from_arrays(np.random.default_rng(0).normal(0.8, 0.2, (3, 5, 4)))
+    >>> poi = eq.probability_of_improvement(cube, n_resamples=200, rng=0)
+    >>> fig = eq.plots.probability_of_improvement_plot(poi)
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['0 vs 1', '0 vs 2', '1 vs 2']
+    """
+    _require(poi, "poi", "eq.probability_of_improvement", ("estimate", "ci"))
+    models = list(poi[MODEL].values)
+    if pairs is None:
+        pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1:]]
+    if not pairs:
+        raise CubeError("`poi` has fewer than two models: nothing to draw")
+    fig, (axis,) = _panel_axes(ax, 1, COLUMN_WIDTH, 0.7 + 0.25 * len(pairs))
+    y = np.arange(len(pairs))[::-1].astype(float)
+    for row, (a, b) in zip(y, pairs, strict=True):
+        sel = {MODEL: a, MODEL_B: b}
+        lo, hi = poi["ci"].sel(sel).values
+        axis.barh(row, hi - lo, left=lo, height=0.6, color=_GOOD, alpha=0.6)
+        axis.vlines(float(poi["estimate"].sel(sel)), row - 0.3, row + 0.3, colors="black",
+                    linewidth=1.2)
+    axis.axvline(0.5, color="black", linewidth=0.7, linestyle="--")
+    axis.set_yticks(y, [f"{a} vs {b}" for a, b in pairs])
+    axis.set_xlim(0, 1)
+    level = float(poi.attrs.get("confidence_level", 0.95))
+    axis.set_xlabel(f"P(X > Y) ({level:.0%} stratified bootstrap intervals)")
+    if title is not None:
+        axis.set_title(title)
+    return fig
+
+
+__all__ += ["interval_estimates_panel", "performance_profile_plot",
+            "probability_of_improvement_plot"]

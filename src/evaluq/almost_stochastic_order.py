@@ -1,0 +1,412 @@
+r"""Almost Stochastic Order (ASO) of two models' score distributions, as deep-significance
+(``deepsig``) computes it, with the bootstrap vectorised.
+
+Scores of model A with quantile function :math:`F^{-1}` and of B with :math:`G^{-1}`
+(empirical: :math:`F^{-1}(t) = a_{(\lceil n t \rceil)}`, the order statistics, index clipped
+to 1..n). On the grid :math:`t = dt, 2dt, \dots < 1` the **violation ratio**
+
+.. math:: \varepsilon_{W_2}(F, G) = \frac{\sum_{t \in V} (G^{-1}(t) - F^{-1}(t))^2\,dt}
+          {\sum_t (G^{-1}(t) - F^{-1}(t))^2\,dt},
+          \qquad V = \{t : F^{-1}(t) < G^{-1}(t)\},
+
+is the share of the squared Wasserstein distance where A is *worse* than B (1/2 when the
+two quantile functions are equal). The bootstrap redraws each model's scores with replacement
+(deepsig samples :math:`F^{-1}(U)`, U uniform, which is the same thing), giving
+:math:`\varepsilon^{(b)}`; with :math:`c = \sqrt{n_A n_B / (n_A + n_B)}` and
+:math:`\hat\sigma = \mathrm{SD}_b\, c\,(\varepsilon^{(b)} - \varepsilon)` (ddof 0),
+
+.. math:: \varepsilon_{\min} = \mathrm{clip}\!\left(\varepsilon - \frac{\hat\sigma}{c}\,
+          \Phi^{-1}(1 - \text{confidence\_level}),\; 0,\; 1\right),
+
+the upper one-sided confidence bound on the violation ratio (del Barrio et al. 2018; Dror
+et al. 2019). Every step is deepsig's (``deepsig/aso.py``, version 1.2.8), including a quirk:
+deepsig's numerator drops the first grid point (``diff[1:]``, commented "ignore t = 0",
+though the grid starts at ``dt``), so its violation ratios of (A, B) and (B, A) do not sum
+exactly to 1. evaluq keeps it, so that its violation ratios are deepsig's to the last digit.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable
+from typing import Any, Final
+
+import numpy as np
+import xarray as xr
+from scipy.stats import norm
+
+from evaluq._dims import LANGUAGE, MODEL, MODEL_B, NAN_REASON, RESAMPLE, SCORE, SEED
+from evaluq._intervals import interval_from_bounds
+from evaluq._results import ResultBase
+from evaluq._validation import (
+    RNGLike,
+    check_confidence_level,
+    check_int,
+    check_real,
+    check_rng,
+)
+from evaluq.cube import higher_is_better
+from evaluq.errors import CubeError, EvaluqWarning
+
+N_BOOTSTRAP: Final = 1000
+"""deepsig's default number of bootstrap iterations."""
+DT: Final = 0.005
+"""deepsig's default step of the grid over (0, 1)."""
+SELF_REASON: Final = "a model against itself"
+
+
+class ASOWarning(EvaluqWarning):
+    """The two score distributions are identical: the violation ratio is set to 1/2."""
+
+
+# --- kernels ------------------------------------------------------------------------------------
+
+def grid(dt: float) -> np.ndarray:
+    """deepsig's integration grid ``np.arange(dt, 1, dt)``."""
+    return np.arange(dt, 1, dt)
+
+
+def quantile_index(n: int, t: np.ndarray) -> np.ndarray:
+    """Index into the sorted scores of deepsig's empirical quantile function at ``t``."""
+    return np.clip(np.ceil(n * t).astype(np.int64) - 1, 0, n - 1)
+
+
+def violation_ratio(f: np.ndarray, g: np.ndarray, dt: float) -> np.ndarray:
+    """deepsig's ``compute_violation_ratio`` on quantile values ``f``, ``g`` (..., grid);
+    1/2 where the two are identical (zero Wasserstein distance)."""
+    diff = g - f
+    squared_wasserstein = np.sum(diff ** 2 * dt, axis=-1)
+    diff = np.where(f >= g, 0.0, diff)
+    violation = np.sum(diff[..., 1:] ** 2 * dt, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(squared_wasserstein == 0, 0.5, violation / squared_wasserstein)
+
+
+def bootstrap_quantiles(scores: np.ndarray, t: np.ndarray, n_boot: int,
+                        rng: np.random.Generator) -> np.ndarray:
+    """Quantile functions of ``n_boot`` resamples of ``scores`` (..., n) on the grid:
+    (..., n_boot, grid); leading dims (e.g. simulated data sets) are resampled independently."""
+    n = scores.shape[-1]
+    idx = rng.integers(0, n, size=(*scores.shape[:-1], n_boot, n))
+    drawn = np.sort(np.take_along_axis(scores[..., None, :], idx, axis=-1), axis=-1)
+    return drawn[..., quantile_index(n, t)]
+
+
+def eps_min_from(ratio: Any, boot: np.ndarray, n_a: int, n_b: int,
+                 level: float) -> tuple[np.ndarray, np.ndarray]:
+    """deepsig's final step: (eps_min, sigma_hat) from the violation ratio and its
+    bootstrap values (bootstrap on the last axis)."""
+    const = np.sqrt(n_a * n_b / (n_a + n_b))
+    sigma_hat = np.std(const * (boot - np.asarray(ratio)[..., None]), axis=-1)
+    eps = np.clip(ratio - (1 / const) * sigma_hat * norm.ppf(1 - level), 0, 1)
+    return eps, sigma_hat
+
+
+def bonferroni_level(level: float, n_comparisons: int) -> float:
+    """Bonferroni's level ``1 - (1 - level) / n_comparisons``.
+
+    deepsig (1.2.8) instead raises the level to ``level + (1 - level) / n_comparisons`` (=
+    ``1 - (1 - level)(1 - 1 / n_comparisons)``), which equals Bonferroni's for two comparisons
+    only and tends to ``level`` (no correction) as the comparisons grow.
+    """
+    return 1.0 - (1.0 - level) / n_comparisons
+
+
+# --- the two-model test -------------------------------------------------------------------------
+
+class ASOResult(ResultBase):
+    """ASO of ``scores_a`` over ``scores_b`` (:func:`aso`).
+
+    ``estimate`` is the violation ratio :math:`\\varepsilon_{W_2}`; :attr:`eps_min` its
+    upper confidence bound (``float(result)`` gives it); ``distribution`` the bootstrap
+    violation ratios (``resample`` last); ``confidence_interval(level)`` the one-sided
+    interval ``[0, eps_min(level)]`` (``ci_kind`` ``"normal"``: the bound is the estimate
+    plus a normal quantile times the bootstrap SE).
+
+    Parameters
+    ----------
+    ratio
+        The violation ratio of the observed scores.
+    boot
+        The bootstrap violation ratios.
+    n_a, n_b
+        The numbers of scores of A and B.
+    level
+        The confidence level of ``eps_min`` (Bonferroni-corrected where asked).
+    dt
+        The grid step.
+    """
+
+    def __init__(self, ratio: float, boot: np.ndarray, n_a: int, n_b: int, level: float,
+                 dt: float) -> None:
+        self.estimate = xr.DataArray(ratio, name="violation_ratio")
+        self.distribution = xr.DataArray(boot, dims=(RESAMPLE,), name="violation_ratio")
+        self.n_a, self.n_b, self.dt = n_a, n_b, dt
+        self.confidence_level = level
+        eps, sigma = eps_min_from(ratio, boot, n_a, n_b, level)
+        self.eps_min = float(eps)
+        self.sigma_hat = float(sigma)
+
+    def __float__(self) -> float:
+        return self.eps_min
+
+    def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
+        """``[0, eps_min]`` at ``confidence_level``.
+
+        Parameters
+        ----------
+        confidence_level
+            Level of the bound (default: the level the result was built with).
+        """
+        level = self.confidence_level if confidence_level is None else check_confidence_level(
+            confidence_level)
+        eps, _ = eps_min_from(float(self.estimate), self.distribution.values, self.n_a,
+                              self.n_b, level)
+        return interval_from_bounds(np.array([0.0, float(eps)]), dims=(), kind="normal",
+                                    confidence_level=level)
+
+    def to_dataset(self) -> xr.Dataset:
+        """violation_ratio, eps_min, sigma_hat and the interval."""
+        return xr.Dataset({"violation_ratio": self.estimate, "eps_min": self.eps_min,
+                           "sigma_hat": self.sigma_hat, "ci": self.confidence_interval()})
+
+    def to_dataframe(self) -> Any:
+        """One row: violation_ratio, eps_min, sigma_hat, lower, upper."""
+        import pandas as pd
+
+        ci = self.confidence_interval().values
+        return pd.DataFrame({"violation_ratio": [float(self.estimate)],
+                             "eps_min": [self.eps_min], "sigma_hat": [self.sigma_hat],
+                             "lower": [ci[0]], "upper": [ci[1]]})
+
+    def _fields(self) -> dict[str, Any]:
+        return {"eps_min": self.eps_min, "violation_ratio": self.estimate,
+                "confidence_level": self.confidence_level}
+
+
+def _check_scores(name: str, scores: Any) -> np.ndarray:
+    x = np.asarray(scores, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D (one score per run); got shape {x.shape}")
+    if x.size < 2:
+        raise ValueError(f"`{name}` must hold at least 2 scores (ASO bootstraps their "
+                         f"distribution); got {x.size}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"`{name}` contains {int((~np.isfinite(x)).sum())} NaN or infinite "
+                         f"value(s); remove them explicitly")
+    return x
+
+
+def _aso_args(confidence_level: Any, num_bootstrap_iterations: Any, dt: Any,
+              rng: RNGLike) -> tuple[float, int, float, np.random.Generator]:
+    return (check_confidence_level(confidence_level),
+            check_int("num_bootstrap_iterations", num_bootstrap_iterations, minimum=2),
+            check_real("dt", dt, low=0.0, high=0.5, low_inclusive=False),
+            check_rng(rng))
+
+
+def _warn_identical(where: str) -> None:
+    warnings.warn(f"{where}: the two score distributions are identical (zero Wasserstein "
+                  f"distance); the violation ratio is set to 1/2, as deepsig does",
+                  ASOWarning, stacklevel=3)
+
+
+def aso(scores_a: Any, scores_b: Any, *, confidence_level: float = 0.95,
+        num_comparisons: int = 1, num_bootstrap_iterations: int = N_BOOTSTRAP,
+        dt: float = DT, rng: RNGLike = None) -> ASOResult:
+    r"""Almost Stochastic Order of model A over model B: :math:`\varepsilon_{\min}`.
+
+    deepsig's ``aso(scores_a, scores_b)`` (see the module docstring for every formula) with
+    the bootstrap as one array operation. ``scores_a`` are the scores of the model suspected
+    better (higher is better), e.g. one score per training seed.
+
+    **What** :math:`\varepsilon_{\min} < 0.5` **means.** :math:`\varepsilon_{\min}` is an
+    upper confidence bound (at ``confidence_level``) on the violation ratio: the share of
+    the squared quantile-function distance between the two score distributions where A is
+    below B. :math:`\varepsilon_{\min} < 0.5` says that, at that confidence, A's score
+    distribution is *more often above than below* B's in this sense (deepsig's rule for
+    "A is better"); :math:`\varepsilon_{\min}` near 0 says A is almost stochastically
+    dominant. It does **not** mean that A's mean is higher with significance ``1 - level``,
+    that A beats B with probability :math:`1 - \varepsilon_{\min}`, or that the difference
+    is large or matters; it says nothing about other tasks, seeds not run, or test sets;
+    and :math:`\varepsilon_{\min} \ge 0.5` is not evidence that the models are equal. With
+    few scores (5-10 seeds) the bootstrap SD is itself noisy, so the bound is rough: when A
+    and B have the *same* distribution, the rule :math:`\varepsilon_{\min} < 0.5` declares
+    A better in about 20 % of data sets of 10 vs 10 scores (17 % when the true violation
+    ratio is 1/2 with crossing quantile functions), not 5 %; :math:`\varepsilon_{\min} < 0.2`,
+    deepsig's recommendation, does so in about 3-4 % (``tests/test_field_calibration.py``,
+    ``docs/calibration.md``).
+
+    Parameters
+    ----------
+    scores_a, scores_b
+        1-D scores (at least 2 each, finite; lengths may differ).
+    confidence_level
+        Level of the upper bound (deepsig's default 0.95).
+    num_comparisons
+        Number of comparisons for a Bonferroni correction: the level becomes
+        ``1 - (1 - confidence_level) / num_comparisons`` (deepsig uses
+        ``confidence_level + (1 - confidence_level) / num_comparisons``; see
+        :func:`bonferroni_level`).
+    num_bootstrap_iterations
+        Bootstrap resamples for :math:`\hat\sigma` (deepsig's default 1000).
+    dt
+        Step of the grid over (0, 1) (deepsig's default 0.005).
+    rng
+        Random state.
+
+    Returns
+    -------
+    ASOResult
+        ``.eps_min`` (also ``float(result)``), ``.estimate`` (the violation ratio),
+        ``.sigma_hat``, ``.distribution`` (bootstrap violation ratios).
+
+    Warns
+    -----
+    ASOWarning
+        When the two score distributions are identical (violation ratio 1/2).
+
+    References
+    ----------
+    Dror, Shlomov, Reichart (2019), Deep dominance, ACL; del Barrio, Cuesta-Albertos, Matrán
+    (2018), An optimal transportation approach for assessing almost stochastic order;
+    Ulmer, Hardmeier, Frellsen (2022), deep-significance.
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> rng = np.random.default_rng(0)
+    >>> a, b = rng.normal(1.0, 0.3, 20), rng.normal(0.0, 0.3, 20)
+    >>> res = eq.aso(a, b, rng=0)
+    >>> res.eps_min < 0.5, float(res) == res.eps_min
+    (True, True)
+    """
+    a, b = _check_scores("scores_a", scores_a), _check_scores("scores_b", scores_b)
+    level, n_boot, dt, gen = _aso_args(confidence_level, num_bootstrap_iterations, dt, rng)
+    k = check_int("num_comparisons", num_comparisons, minimum=1)
+    if k > 1:
+        level = bonferroni_level(level, k)
+    t = grid(dt)
+    f = np.sort(a)[quantile_index(a.size, t)]
+    g = np.sort(b)[quantile_index(b.size, t)]
+    ratio = float(violation_ratio(f, g, dt))
+    if np.array_equal(f, g):
+        _warn_identical("aso")
+    boot = violation_ratio(bootstrap_quantiles(a, t, n_boot, gen),
+                           bootstrap_quantiles(b, t, n_boot, gen), dt)
+    return ASOResult(ratio, boot, a.size, b.size, level, dt)
+
+
+# --- every pair of a cube -----------------------------------------------------------------------
+
+def _model_scores(cube: Any, language: Hashable | None) -> xr.DataArray:
+    """Each model's runs: seed scores averaged over languages, or of one language."""
+    if not isinstance(cube, xr.Dataset) or SCORE not in cube:
+        raise TypeError(f"`cube` must be an evaluation cube (an xarray Dataset with a 'score' "
+                        f"variable); got {type(cube).__name__}")
+    score = cube[SCORE]
+    if set(score.dims) != {MODEL, LANGUAGE, SEED}:
+        raise CubeError(f"`cube.score` must have dims (model, language, seed); got "
+                        f"{score.dims}")
+    if language is not None:
+        if language not in score[LANGUAGE].values:
+            raise ValueError(f"`language` must be one of the cube's languages "
+                             f"{list(score[LANGUAGE].values)}; got {language!r}")
+        score = score.sel({LANGUAGE: language})
+    bad = np.isnan(score.values)
+    if bad.any():
+        raise CubeError(f"`cube` has {int(bad.sum())} NaN score(s) (a NaN run or a model "
+                        f"missing a language): ASO's per-run scores would mix different "
+                        f"languages; drop the seed, the language, or select one `language`")
+    if language is None:
+        score = score.mean(LANGUAGE)
+    if not higher_is_better(cube):
+        score = -score        # ASO reads higher as better: orient an error rate
+    return score.transpose(MODEL, SEED)
+
+
+def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
+              confidence_level: float = 0.95, use_bonferroni: bool = True,
+              num_bootstrap_iterations: int = N_BOOTSTRAP, dt: float = DT,
+              rng: RNGLike = None) -> xr.DataArray:
+    r""":math:`\varepsilon_{\min}` of every model over every other (deepsig's ``multi_aso``).
+
+    Each model's scores are its runs (``seed``): the seed's score averaged over languages,
+    or on ``language`` if one is selected (negated for a cube with
+    ``higher_is_better=False``, so "better" follows the cube). Entry (``model``, ``model_b``) is
+    :math:`\varepsilon_{\min}` of ``model`` over ``model_b`` (below 0.5: ``model`` is
+    better, see :func:`aso` for what this does and does not mean). As in deepsig, each
+    unordered pair is bootstrapped once, its reverse entry uses :math:`1 - \varepsilon`
+    with the same :math:`\hat\sigma`, and with ``use_bonferroni`` the level is corrected for
+    the :math:`K(K-1)/2` pairs, here by Bonferroni's ``1 - (1 - level) / (K(K-1)/2)``
+    (deepsig 1.2.8's adjustment is weaker for more than two pairs: see
+    :func:`bonferroni_level`). Each model's runs are resampled once per bootstrap iteration
+    and shared by its pairs (each pair's two models independently, as deepsig).
+
+    Parameters
+    ----------
+    cube
+        Evaluation cube (``score`` (model, language, seed)); at least 2 seeds.
+    language
+        One language to compare on (default: the mean over languages of each seed).
+    confidence_level, num_bootstrap_iterations, dt, rng
+        As in :func:`aso`.
+    use_bonferroni
+        Correct the level for the number of pairs.
+
+    Returns
+    -------
+    xarray.DataArray
+        ``eps_min`` (model, model_b); the diagonal is NaN (``nan_reason``; deepsig puts 1).
+        Attributes: ``confidence_level`` (as given) and ``corrected_level`` (used).
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> score = np.random.default_rng(0).normal(size=(3, 4, 8)) + np.array([1, 0, 0])[:, None, None]
+    >>> cube = eq.from_arrays(score, models=["a", "b", "c"])
+    >>> eps = eq.multi_aso(cube, rng=0)
+    >>> eps.dims, bool(eps.sel(model="a", model_b="b") < 0.5)
+    (('model', 'model_b'), True)
+    """
+    level, n_boot, dt, gen = _aso_args(confidence_level, num_bootstrap_iterations, dt, rng)
+    if not isinstance(use_bonferroni, bool):
+        raise TypeError(f"`use_bonferroni` must be True or False; got {use_bonferroni!r}")
+    score = _model_scores(cube, language)
+    x = np.asarray(score.values, dtype=np.float64)
+    n_models, n_runs = x.shape
+    if n_runs < 2 or n_models < 2:
+        raise CubeError(f"multi_aso needs at least 2 models and 2 seeds (runs); got "
+                        f"{n_models} model(s) and {n_runs} seed(s)")
+    used = bonferroni_level(level, n_models * (n_models - 1) // 2) if use_bonferroni else level
+    eps = _pair_eps(x, n_boot, dt, used, gen)
+    models = score[MODEL].values
+    out = xr.DataArray(eps, dims=(MODEL, MODEL_B), coords={MODEL: models, MODEL_B: models},
+                       name="eps_min")
+    out.attrs = {"confidence_level": level, "corrected_level": used,
+                 "use_bonferroni": use_bonferroni, "num_bootstrap_iterations": n_boot,
+                 "dt": dt, NAN_REASON: SELF_REASON}
+    return out
+
+
+def _pair_eps(x: np.ndarray, n_boot: int, dt: float, level: float,
+              gen: np.random.Generator) -> np.ndarray:
+    """eps_min (model, model_b) of every ordered pair (pairs, not resamples, looped)."""
+    n_models, n_runs = x.shape
+    t = grid(dt)
+    observed = np.sort(x, axis=-1)[:, quantile_index(n_runs, t)]          # (K, T)
+    boot = np.stack([bootstrap_quantiles(row, t, n_boot, gen) for row in x])  # (K, B, T)
+    eps = np.full((n_models, n_models), np.nan)
+    for i in range(n_models - 1):
+        ratio = violation_ratio(observed[i], observed[i + 1:], dt)          # (K - i - 1,)
+        if np.any([np.array_equal(observed[i], o) for o in observed[i + 1:]]):
+            _warn_identical("multi_aso")
+        samples = violation_ratio(boot[i][None], boot[i + 1:], dt)         # (K - i - 1, B)
+        ab, sigma = eps_min_from(ratio, samples, n_runs, n_runs, level)
+        const = np.sqrt(n_runs * n_runs / (n_runs + n_runs))
+        ba = np.clip((1 - ratio) - (1 / const) * sigma * norm.ppf(1 - level), 0, 1)
+        eps[i, i + 1:], eps[i + 1:, i] = ab, ba
+    return eps
+
+
+__all__ = ["ASOResult", "ASOWarning", "aso", "bonferroni_level", "multi_aso"]

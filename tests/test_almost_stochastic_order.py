@@ -1,0 +1,226 @@
+"""ASO and multi-ASO (issue 19) against deepsig's numbers, closed forms and bad input.
+
+Reference numbers come from ``benchmarks/anchors/run_deepsig.py`` run once in deepsig's own
+env (``deepsig_reference.json``, versions inside); deepsig is not imported here.
+
+Tolerances. The violation ratio is deterministic: 1e-12. ``eps_min = clip(eps + z sigma /
+c)`` with ``sigma`` the SD of B bootstrap values (times c): an SD estimated from B draws has
+Monte Carlo SE ``s sqrt((kappa - 1) / (4 B))`` (``s`` the SD of the bootstrap violation
+ratios, ``kappa`` their kurtosis, 3 for a normal), so evaluq's and deepsig's eps_min, from
+independent bootstraps of B_e and B_d draws, agree within
+``4 |z| sqrt((kappa - 1) / 4 (1 / B_e + 1 / B_d)) s`` (clipping to [0, 1] only narrows it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import evaluq as eq
+from evaluq.almost_stochastic_order import (
+    ASOWarning,
+    bonferroni_level,
+    grid,
+    quantile_index,
+    violation_ratio,
+)
+from evaluq.errors import CubeError
+
+REF = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "anchors"
+                  / "deepsig_reference.json").read_text())
+B_EVALUQ = 20000
+
+
+def eps_tolerance(result: eq.ASOResult, b_ref: int) -> float:
+    boot = result.distribution.values
+    s = boot.std()
+    kappa = stats.kurtosis(boot, fisher=False) if s > 0 else 3.0
+    z = abs(stats.norm.ppf(1 - result.confidence_level))
+    return 4 * z * s * np.sqrt((kappa - 1) / 4 * (1 / boot.size + 1 / b_ref)) + 1e-12
+
+
+@pytest.mark.parametrize("name", ["shifted", "close", "ties"])
+def test_aso_matches_deepsig(name):
+    a, b = map(np.asarray, REF["data"][name])
+    ref = REF["results"][name]
+    for level in (0.95, 0.99):
+        res = eq.aso(a, b, confidence_level=level, num_bootstrap_iterations=B_EVALUQ, rng=0)
+        assert float(res.estimate) == pytest.approx(ref["violation_ratio_ab"], abs=1e-12)
+        tol = eps_tolerance(res, REF["num_bootstrap_iterations"])
+        assert abs(res.eps_min - ref[f"eps_min_{level}"]) <= tol, (res.eps_min, ref, tol)
+    res_ba = eq.aso(b, a, num_bootstrap_iterations=100, rng=0)
+    assert float(res_ba.estimate) == pytest.approx(ref["violation_ratio_ba"], abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["shifted", "close"])
+def test_bonferroni_differs_from_deepsig_on_purpose(name):
+    """deepsig's num_comparisons=3 raises the level to 0.95 + 0.05 / 3; Bonferroni's is
+    1 - 0.05 / 3. evaluq reproduces deepsig's number at deepsig's level and is more
+    conservative with the true correction."""
+    a, b = map(np.asarray, REF["data"][name])
+    ref = REF["results"][name]["eps_min_0.95_3comparisons"]
+    at_deepsig = eq.aso(a, b, confidence_level=0.95 + 0.05 / 3,
+                        num_bootstrap_iterations=B_EVALUQ, rng=0)
+    assert abs(at_deepsig.eps_min - ref) <= eps_tolerance(at_deepsig, 5000)
+    bonferroni = eq.aso(a, b, num_comparisons=3, num_bootstrap_iterations=B_EVALUQ, rng=0)
+    assert bonferroni.confidence_level == pytest.approx(1 - 0.05 / 3)
+    assert bonferroni.eps_min > at_deepsig.eps_min
+
+
+def test_multi_aso_matches_deepsig():
+    scores = np.asarray(REF["data"]["multi"])                  # (model, run)
+    cube = eq.from_arrays(scores[:, None, :], models=[f"m{i}" for i in range(4)])
+    n_pairs = 6
+    deepsig_level = 0.95 + 0.05 / n_pairs
+    ours = eq.multi_aso(cube, confidence_level=deepsig_level, use_bonferroni=False,
+                        num_bootstrap_iterations=B_EVALUQ, rng=0)
+    ref = np.asarray(REF["results"]["multi_bonferroni_True"])
+    off = ~np.eye(4, dtype=bool)
+    # one tolerance per pair from a two-model run with the same bootstrap size
+    for i, j in zip(*np.nonzero(off), strict=True):
+        res = eq.aso(scores[i], scores[j], confidence_level=deepsig_level,
+                     num_bootstrap_iterations=B_EVALUQ, rng=1)
+        tol = eps_tolerance(res, REF["num_bootstrap_iterations"])
+        assert abs(ours.values[i, j] - ref[i, j]) <= tol + 0.01, (i, j, ours.values, ref)
+    assert np.isnan(np.diag(ours.values)).all()
+    assert (np.diag(ref) == 1).all()
+    plain = eq.multi_aso(cube, use_bonferroni=False, num_bootstrap_iterations=B_EVALUQ, rng=0)
+    ref_plain = np.asarray(REF["results"]["multi_bonferroni_False"])
+    assert np.abs(plain.values[off] - ref_plain[off]).max() < 0.03
+    bonf = eq.multi_aso(cube, num_bootstrap_iterations=B_EVALUQ, rng=0)
+    assert bonf.attrs["corrected_level"] == pytest.approx(1 - 0.05 / 6)
+    assert (bonf.values[off] >= ours.values[off] - 1e-9).all()
+
+
+def test_deepsig_version_recorded():
+    assert "deepsig" in REF["versions"]
+
+
+# --- closed forms and properties ----------------------------------------------------------------
+
+def test_violation_ratio_closed_forms():
+    t = grid(0.005)
+    assert t.size == 199
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 2.0])   # a = b + 1 everywhere
+    f, g = np.sort(a)[quantile_index(3, t)], np.sort(b)[quantile_index(3, t)]
+    assert violation_ratio(f, g, 0.005) == 0.0
+    # b above a everywhere: every grid point but the first (deepsig's diff[1:]) is violated
+    assert violation_ratio(g, f, 0.005) == pytest.approx(198 / 199, abs=1e-12)
+
+
+def test_quantile_index_is_deepsigs():
+    for n in (1, 3, 7, 10):
+        for p in grid(0.005):
+            assert quantile_index(n, np.array([p]))[0] == np.clip(int(np.ceil(n * p)) - 1, 0,
+                                                                   n - 1)
+
+
+def test_eps_min_is_the_upper_bound_formula():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(0.8, 1, 15), rng.normal(0, 1, 12)
+    res = eq.aso(a, b, num_bootstrap_iterations=500, rng=0)
+    c = np.sqrt(15 * 12 / 27)
+    sigma = np.std(c * (res.distribution.values - float(res.estimate)))
+    want = np.clip(float(res.estimate) + stats.norm.ppf(0.95) * sigma / c, 0, 1)
+    assert res.eps_min == pytest.approx(want, abs=1e-12)
+    assert float(res) == res.eps_min
+    ci = res.confidence_interval(0.99)
+    assert ci.attrs["ci_kind"] == "normal"
+    assert ci.values[1] >= res.eps_min
+    assert 0 < res.eps_min < 1
+    assert "eps_min" in repr(res)
+    assert "eps_min" in res.to_dataframe()
+
+
+def test_aso_symmetry_and_rng():
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(1, 1, 10), rng.normal(0, 1, 10)
+    r1 = eq.aso(a, b, rng=5)
+    assert r1.eps_min == eq.aso(a, b, rng=5).eps_min
+    assert r1.eps_min < 0.5 < eq.aso(b, a, rng=5).eps_min
+
+
+def test_multi_aso_language_selection_and_symmetric_ratio():
+    x = np.random.default_rng(0).normal(size=(3, 2, 6)) + np.array([1.0, 0, -1])[:, None, None]
+    cube = eq.from_arrays(x, models=["a", "b", "c"], languages=["en", "fi"])
+    eps = eq.multi_aso(cube, language="fi", rng=0)
+    pair = eq.aso(x[0, 1], x[1, 1], confidence_level=1 - 0.05 / 3,
+                  num_bootstrap_iterations=1000, rng=1)
+    assert abs(eps.sel(model="a", model_b="b") - pair.eps_min) < 0.1
+    mean_eps = eq.multi_aso(cube, rng=0)
+    assert mean_eps.sel(model="a", model_b="c") < 0.5 < mean_eps.sel(model="c", model_b="a")
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+def test_identical_distributions_warn_and_give_one_half():
+    with pytest.warns(ASOWarning, match="identical"):
+        res = eq.aso([1.0, 2.0, 3.0], [3.0, 2.0, 1.0], num_bootstrap_iterations=200, rng=0)
+    assert float(res.estimate) == 0.5
+    x = np.ones((2, 1, 4))
+    with pytest.warns(ASOWarning, match="multi_aso"):
+        eps = eq.multi_aso(eq.from_arrays(x, models=["a", "b"]), rng=0)
+    assert eps.values[0, 1] == 0.5
+    assert eps.values[1, 0] == 0.5
+
+
+def test_ties_are_defined():
+    res = eq.aso([1.0, 1.0, 2.0, 2.0], [1.0, 2.0, 2.0, 2.0], rng=0)   # A never above B
+    assert float(res.estimate) == 1.0
+    assert 0.0 <= res.eps_min <= 1.0
+    res = eq.aso([1.0, 2.0, 2.0, 2.0], [1.0, 1.0, 2.0, 2.0], rng=0)
+    assert float(res.estimate) == 0.0
+
+
+@pytest.mark.parametrize(("a", "match"), [
+    ([1.0], "`scores_a` must hold at least 2 scores"),
+    ([1.0, np.nan], "`scores_a` contains 1 NaN or infinite"),
+    ([[1.0, 2.0]], "`scores_a` must be 1-D"),
+])
+def test_aso_validation(a, match):
+    with pytest.raises(ValueError, match=match):
+        eq.aso(a, [1.0, 2.0])
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"confidence_level": 1.0}, ValueError, "`confidence_level` must be in"),
+    ({"num_bootstrap_iterations": 1}, ValueError, "`num_bootstrap_iterations` must be >= 2"),
+    ({"dt": 0.0}, ValueError, r"`dt` must be in \(0, 0.5\]"),
+    ({"num_comparisons": 0}, ValueError, "`num_comparisons` must be >= 1"),
+])
+def test_aso_argument_validation(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        eq.aso([1.0, 2.0], [2.0, 3.0], **kwargs)
+
+
+def test_multi_aso_bad_input():
+    x = np.random.default_rng(0).normal(size=(2, 2, 4))
+    cube = eq.from_arrays(x, models=["a", "b"], languages=["en", "fi"])
+    with pytest.raises(ValueError, match="`language` must be one of the cube's languages"):
+        eq.multi_aso(cube, language="de")
+    with pytest.raises(TypeError, match="`use_bonferroni` must be True or False"):
+        eq.multi_aso(cube, use_bonferroni=1)
+    with pytest.raises(CubeError, match="at least 2 models and 2 seeds"):
+        eq.multi_aso(eq.from_arrays(x[:, :, :1], models=["a", "b"]))
+    x[0, 1, 2] = np.nan
+    with pytest.raises(CubeError, match="1 NaN score"):
+        eq.multi_aso(eq.from_arrays(x, models=["a", "b"]))
+    assert eq.multi_aso(eq.from_arrays(x, models=["a", "b"]), language=0, rng=0).shape == (2, 2)
+    with pytest.raises(TypeError, match="`cube` must be an evaluation cube"):
+        eq.multi_aso(x)
+
+
+def test_bonferroni_level():
+    assert bonferroni_level(0.95, 1) == 0.95
+    assert bonferroni_level(0.95, 10) == pytest.approx(0.995)
+
+
+def test_multi_aso_follows_the_orientation():
+    x = np.random.default_rng(0).normal(size=(2, 3, 8)) + np.array([1.0, 0.0])[:, None, None]
+    up = eq.multi_aso(eq.from_arrays(x, models=["a", "b"]), rng=0)
+    down = eq.multi_aso(eq.from_arrays(-x, models=["a", "b"], higher_is_better=False), rng=0)
+    np.testing.assert_allclose(up.values, down.values)
