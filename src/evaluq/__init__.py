@@ -61,6 +61,8 @@ _LAZY: dict[str, str] = {
     "bootstrap_test": "evaluq.significance",
     "fit_hierarchical": "evaluq.hierarchical",
     "from_arrays": "evaluq.cube",
+    "from_items": "evaluq.items",
+    "item_scores": "evaluq.items",
     "from_long": "evaluq.cube",
     "from_predictions": "evaluq.predictions",
     "from_summary": "evaluq.cube",
@@ -178,6 +180,8 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
     from evaluq.hierarchical import load_fit as load_fit
     from evaluq.io import read_table as read_table
+    from evaluq.items import from_items as from_items
+    from evaluq.items import item_scores as item_scores
     from evaluq.pairwise import pairwise_by_language as pairwise_by_language
     from evaluq.pairwise import pairwise_differences as pairwise_differences
     from evaluq.pairwise import pairwise_table as pairwise_table
