@@ -63,6 +63,7 @@ _LAZY: dict[str, str] = {
     "from_arrays": "evaluq.cube",
     "from_items": "evaluq.items",
     "item_scores": "evaluq.items",
+    "item_means": "evaluq.item_stats",
     "from_long": "evaluq.cube",
     "from_predictions": "evaluq.predictions",
     "from_summary": "evaluq.cube",
@@ -180,6 +181,7 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
     from evaluq.hierarchical import load_fit as load_fit
     from evaluq.io import read_table as read_table
+    from evaluq.item_stats import item_means as item_means
     from evaluq.items import from_items as from_items
     from evaluq.items import item_scores as item_scores
     from evaluq.pairwise import pairwise_by_language as pairwise_by_language
