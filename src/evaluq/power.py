@@ -239,7 +239,7 @@ def _variance(d: xr.Dataset, item_scale: Any, n_seeds: Any, n_languages: Any, sc
     vs, ks = d[VAR_SEED].values, d[N_SEEDS].values
     with np.errstate(invalid="ignore", divide="ignore"):
         if s is None:   # the cube's seeds; one seed adds no separate seed variance (see docs)
-            per = np.where(ks >= 2, vs / ks, 0.0)
+            per = np.where(np.isnan(vs), 0.0, vs / ks)
             seed = per[:, None, :] + per[None, :, :]
             k = np.nanmean(np.where(ks >= 1, ks, np.nan), axis=-1)
             k_pair = np.broadcast_to(k[:, None] + k[None, :] - 2, shape)
@@ -247,9 +247,12 @@ def _variance(d: xr.Dataset, item_scale: Any, n_seeds: Any, n_languages: Any, sc
             seed = (vs[:, None, :] + vs[None, :, :]) / s[..., None]
             k_pair = 2 * (s - 1)
         seed = np.where(np.isnan(vt), np.nan, seed)
-        n_lang = (~np.isnan(vt)).sum(axis=-1) if nl is None else nl
-        c_test = np.nanmean(test, axis=-1) / n_lang
-        c_seed = np.nanmean(seed, axis=-1) / n_lang
+        # the design's languages, less those where a model of the pair has no score
+        listed = vt.shape[-1]
+        n_lang = ((~np.isnan(vt)).sum(axis=-1) * (d.attrs[N_LANGUAGES] / listed)
+                  if nl is None else nl)
+        c_test = _nanmean(test) / n_lang
+        c_seed = _nanmean(seed) / n_lang
         c_pop = (d[TAU2].values / n_lang if scope == "population"
                  else np.zeros(shape))
         df_seed = np.where(k_pair > 0, n_lang * k_pair, np.inf)
@@ -257,7 +260,16 @@ def _variance(d: xr.Dataset, item_scale: Any, n_seeds: Any, n_languages: Any, sc
         total = c_test + c_seed + c_pop
         denom = c_seed**2 / df_seed + (c_pop**2 / df_pop if scope == "population" else 0.0)
         df = np.where(denom > 0, total**2 / denom, np.inf)
+    if scope == "population":
+        total = np.where(n_lang >= 2, total, np.nan)
     return total, df
+
+
+def _nanmean(x: np.ndarray) -> np.ndarray:
+    """Mean over the last axis ignoring NaN; NaN (without a warning) where all are NaN."""
+    n = (~np.isnan(x)).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, np.nansum(x, axis=-1) / n, np.nan)
 
 
 def _mde(var: np.ndarray, df: np.ndarray, alpha: float, power: float) -> np.ndarray:
