@@ -62,6 +62,9 @@ from evaluq._validation import check_choice, check_int, check_real
 from evaluq.cube import is_summary, validate
 from evaluq.errors import CubeError
 
+__all__ = ["compute_allocation", "design", "design_from_sds", "mde_grid",
+           "minimum_detectable_effect", "sample_size"]
+
 VAR_TEST = "var_test"
 VAR_SEED = "var_seed"
 TAU2 = "tau2"
