@@ -205,7 +205,8 @@ def test_power_at_the_mde_by_simulation():
     pair = res.sel(model="a", model_b="b")
     rejected = int((np.abs(pair.difference / pair.se_difference) > 1.959963984540054).sum())
     print(f"\nCALIBRATION | power.minimum_detectable_effect, items (paired z-test) | power | "
-          f"nominal 0.800 | measured {rejected / n_rep:.4f} | n {n_rep}")
+          f"nominal 0.800 | measured {rejected / n_rep:.4f} | n {n_rep} | binomial SE "
+          f"{np.sqrt(0.16 / n_rep):.4f}")
     assert abs(rejected - 0.8 * n_rep) <= 4 * np.sqrt(n_rep * 0.8 * 0.2)
 
 
@@ -226,9 +227,9 @@ def test_power_with_few_languages_t_correction():
     measured = float(np.mean(np.abs(t) > crit))
     ncp = delta / (tau / np.sqrt(n_lang))
     exact = float(stats.nct.sf(crit, n_lang - 1, ncp) + stats.nct.cdf(-crit, n_lang - 1, ncp))
-    print(f"\nCALIBRATION | power.minimum_detectable_effect, 5 languages (t, df 4) | power | "
-          f"nominal 0.800 | measured {measured:.4f} | exact noncentral t {exact:.4f} | "
-          f"n {n_rep}")
+    print(f"\nCALIBRATION | power.minimum_detectable_effect, 5 languages (t, df 4; exact "
+          f"noncentral-t power {exact:.4f}) | power | nominal 0.800 | measured {measured:.4f} "
+          f"| n {n_rep} | binomial SE {np.sqrt(0.16 / n_rep):.4f}")
     assert abs(measured - exact) <= 4 * np.sqrt(exact * (1 - exact) / n_rep)
     assert abs(measured - 0.8) < 0.05
     z_only = (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) * tau / np.sqrt(n_lang)
