@@ -280,3 +280,16 @@ def test_bootstrap_interval_coverage(clustered):
     if clustered:
         wrong = next(h for c, h in rows if not c)
         assert wrong < n_rep * (level - 0.15)
+
+
+def test_report_of_an_item_cube_has_the_power_section(rng, tmp_path):
+    from evaluq.reporting.sections import item_means_section
+
+    df = item_table(rng)
+    cube = eq.from_items(df, **KW, cluster="c", n_boot=200)
+    rep = eq.report(cube, tmp_path / "r.html", n_resamples=200, progress=False)
+    ids = [s.id for s in rep.sections[cube.attrs["metric"]]]
+    assert "power" in ids
+    assert "smallest detectable difference" in rep.html
+    section = item_means_section(eq.item_means(df, **KW, cluster="c"))
+    assert "cluster-robust (CR1)" in section.body

@@ -246,8 +246,11 @@ def _variance(d: xr.Dataset, item_scale: Any, n_seeds: Any, n_languages: Any, sc
             seed = per[:, None, :] + per[None, :, :]
             k = np.nanmean(np.where(ks >= 1, ks, np.nan), axis=-1)
             k_pair = np.broadcast_to(k[:, None] + k[None, :] - 2, shape)
-        else:
-            seed = (vs[:, None, :] + vs[None, :, :]) / s[..., None]
+        else:   # a one-seed cube at its own one seed adds none, as above
+            known = np.where(np.isnan(vs) & (ks == 1), 0.0, vs)
+            seed = (known[:, None, :] + known[None, :, :]) / s[..., None]
+            seed = np.where(np.isnan(vs[:, None, :] + vs[None, :, :]) & (s[..., None] > 1),
+                            np.nan, seed)
             k_pair = 2 * (s - 1)
         seed = np.where(np.isnan(vt), np.nan, seed)
         # the design's languages, less those where a model of the pair has no score
