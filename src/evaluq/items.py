@@ -20,8 +20,10 @@ items of all languages one after the other along ``item``, labelled by the coord
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Hashable
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -47,7 +49,7 @@ from evaluq._provenance import provenance
 from evaluq._validation import RNGLike, check_choice, check_columns, check_int, check_rng
 from evaluq.cube import validate
 from evaluq.errors import CubeError, EvaluqWarning
-from evaluq.io import TableLike, as_table
+from evaluq.io import TableLike, as_table, read_table
 
 _CHUNK_BYTES = 64 * 2**20
 """Memory of one block of bootstrap counts (resamples x items or clusters)."""
@@ -199,6 +201,22 @@ def _cluster_of_items(codes: np.ndarray, where: np.ndarray, n_pairs: int, labels
     return out
 
 
+def _read(table: TableLike, columns: list[str]) -> tuple[pd.DataFrame, str]:
+    """The table; from a parquet file only the columns used are read (a harness log's
+    metadata columns can be most of the file)."""
+    if isinstance(table, str | os.PathLike) and Path(table).suffix.lower() in (".parquet",
+                                                                              ".pq"):
+        try:
+            import pyarrow.parquet as pq
+
+            present = set(pq.read_schema(table).names)
+        except (ImportError, OSError):
+            return as_table(table, "table")
+        if set(columns) <= present:
+            return read_table(table, columns=list(dict.fromkeys(columns))), str(Path(table))
+    return as_table(table, "table")
+
+
 def pivot_items(table: TableLike, *, model: str, item: str, score: str,
                 language: str | None = None, seed: str | None = None,
                 cluster: str | None = None, missing: str = "raise") -> ItemTable:
@@ -213,9 +231,9 @@ def pivot_items(table: TableLike, *, model: str, item: str, score: str,
                         ("language", language), ("seed", seed), ("cluster", cluster)):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"`{name}` must be a column name (str); got {value!r}")
-    df, source = as_table(table, "table")
     cols: dict[str, str | None] = {MODEL: model, LANGUAGE: language, SEED: seed, ITEM: item,
                                    CLUSTER: cluster, SCORE: score}
+    df, source = _read(table, [c for c in cols.values() if c is not None])
     check_columns("the table", df.columns, {k: v for k, v in zip(
         ("model", "language", "seed", "item", "cluster", "score"), cols.values(), strict=True)})
     if len(df) == 0:
