@@ -228,10 +228,20 @@ def test_missing_key_and_mixed_labels(rng):
     df.loc[3, "m"] = None
     with pytest.raises(CubeError, match=r"column 'm' has 1 missing key\(s\), e.g. at row 3"):
         eq.from_items(df, **KW)
-    df = item_table(rng).astype({"i": object})
-    df.loc[3, "i"] = 7
-    with pytest.raises(CubeError, match=r"column 'i' mixes label types \['int', 'str'\]"):
+    df = item_table(rng).astype({"m": object})
+    df.loc[df.m == "c", "m"] = 7
+    with pytest.raises(CubeError, match=r"column 'm' mixes label types \['int', 'str'\]"):
         eq.from_items(df, **KW)
+
+
+def test_item_ids_of_several_types(rng):
+    df = item_table(rng).astype({"i": object})
+    df.loc[df.i == "q3", "i"] = 3           # the same item, an int id in every row
+    a = eq.from_items(df, **KW, n_boot=20)
+    b = eq.from_items(df.sample(frac=1.0, random_state=2), **KW, n_boot=20)
+    assert a.identical(b)
+    ids = eq.item_scores(df, **KW).item_id.values
+    assert ids[0] == 3
 
 
 def test_bad_options(rng):

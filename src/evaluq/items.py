@@ -87,8 +87,12 @@ class ItemTable(NamedTuple):
 
 # --- the pivot -----------------------------------------------------------------------------------
 
-def _sorted_codes(series: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes of a key column in the sorted order of its labels, and the labels."""
+def _sorted_codes(series: pd.Series, column: str, mixed_ok: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of a key column in the sorted order of its labels, and the labels.
+
+    Labels of several types raise, except with ``mixed_ok`` (item and cluster ids, which
+    become no coordinate of the cube)."""
     codes, uniques = pd.factorize(series, sort=False, use_na_sentinel=True)
     if (codes < 0).any():
         row = int(np.flatnonzero(codes < 0)[0])
@@ -99,8 +103,15 @@ def _sorted_codes(series: pd.Series, column: str) -> tuple[np.ndarray, np.ndarra
     try:
         order = np.argsort(labels, kind="stable")
     except TypeError:
-        kinds = sorted({type(v).__name__ for v in labels})
-        raise CubeError(f"column {column!r} mixes label types {kinds}; use one type") from None
+        if not mixed_ok:
+            kinds = sorted({type(v).__name__ for v in labels})
+            raise CubeError(f"column {column!r} mixes label types {kinds}; use one "
+                            "type") from None
+        # item or cluster ids of several types (7 and "7" are two items): sorted by type
+        # name, then value, so the order still does not depend on the rows
+        order = np.array(sorted(range(len(labels)),
+                                key=lambda k: (type(labels[k]).__name__, labels[k])),
+                         dtype=np.int64)
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     return rank[codes], _plain_labels(labels[order])
@@ -113,7 +124,11 @@ def _py(value: Any) -> Any:
 
 def _plain_labels(labels: np.ndarray) -> np.ndarray:
     """Labels as a numpy array of their natural dtype (numbers stay numbers)."""
-    out = np.asarray(labels.tolist())
+    values = labels.tolist()
+    if len({type(v) for v in values}) > 1 and not all(
+            isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in values):
+        return labels                     # 7 and "7" stay two labels
+    out = np.asarray(values)
     return out if out.dtype.kind in "iufbU" else labels
 
 
@@ -147,7 +162,8 @@ def _key_codes(df: pd.DataFrame, cols: dict[str, str | None]
                 codes[key] = np.zeros(len(df), dtype=np.int64)
                 labels[key] = np.array(["all"] if key == LANGUAGE else [0])
             continue
-        codes[key], labels[key] = _sorted_codes(df[column], column)
+        codes[key], labels[key] = _sorted_codes(df[column], column,
+                                                mixed_ok=key in (ITEM, CLUSTER))
     return codes, labels
 
 
