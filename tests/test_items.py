@@ -303,3 +303,13 @@ def test_report_of_an_item_cube_has_the_power_section(rng, tmp_path):
     assert "smallest detectable difference" in rep.html
     section = item_means_section(eq.item_means(df, **KW, cluster="c"))
     assert "cluster-robust (CR1)" in section.body
+
+
+def test_drop_with_clusters_equals_the_table_without_those_items(rng):
+    df = item_table(rng)
+    bad = df[~((df.m == "b") & (df.l == "y") & (df.i == "q7"))]
+    with pytest.warns(MissingItemsWarning, match=r"model 'b' seed 0 lacks 1 item\(s\)"):
+        cube = eq.from_items(bad, **KW, cluster="c", missing="drop", n_boot=50)
+    ref = eq.from_items(df[(df.i != "q7") | (df.l != "y")], **KW, cluster="c", n_boot=50)
+    assert cube.identical(ref)
+    assert int(cube.n_clusters.sel(language="y")) == 5
