@@ -439,6 +439,18 @@ def from_items(
         with missing values, a duplicated (model, language, seed, item), an item in two
         clusters, or missing items (``missing="raise"``).
 
+    Notes
+    -----
+    Memory: the table, its integer codes and one dense (model, seed, item) array of scores
+    per language are in memory at once; 10^7 rows (20 models x 10^5 items x 5 epochs) peak
+    at about 1.5 GB, and the bootstrap works in blocks of resamples of about 64 MiB of
+    counts (``benchmarks/bench_from_items.py``). From a parquet file only the columns used
+    are read. There is no ``out=`` that streams a larger-than-memory table to zarr as
+    :func:`evaluq.from_long` does: a paired replicate is a sum over all of a language's
+    items with counts shared by every model and seed, so the state needed is the language's
+    whole (model, seed, item) array; streaming one language at a time is the way to extend
+    it. The cube itself is small and is saved with ``cube.to_zarr`` / ``to_netcdf``.
+
     See Also
     --------
     item_scores, evaluq.item_means, evaluq.from_predictions, evaluq.power
