@@ -234,3 +234,20 @@ def test_power_with_few_languages_t_correction():
     assert abs(measured - 0.8) < 0.05
     z_only = (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) * tau / np.sqrt(n_lang)
     assert z_only < delta      # without the t correction the MDE would be too small
+
+
+def test_absent_cells_give_nan_without_warnings(rng):
+    rows = [(m, lang, s, i, float(rng.random() < 0.6)) for m in "abc" for lang in "xy"
+            for s in range(3) for i in range(30)]
+    df = pd.DataFrame(rows, columns=["m", "l", "s", "i", "v"])
+    KW = {"model": "m", "item": "i", "score": "v", "language": "l", "seed": "s"}
+    df = df[~((df.m == "c") & (df.l == "y"))]
+    df = df[~((df.m == "a") & (df.s == 2))]
+    cube = eq.from_items(df, **KW, n_boot=100)
+    mde = minimum_detectable_effect(cube, scope="population")
+    assert np.isnan(float(mde.sel(model="a", model_b="c")))      # c has one language
+    assert np.isfinite(float(mde.sel(model="a", model_b="b")))
+    bench = minimum_detectable_effect(cube)
+    assert np.isfinite(bench.sel(model="a", model_b="c"))
+    table = eq.power.compute_allocation(cube)
+    assert table.loc["seeds", "now"] == 3

@@ -73,6 +73,21 @@ VARY = ("items", "seeds", "languages")
 _CAP = {"items": 10**9, "seeds": 10**6, "languages": 10**6}
 
 
+def _nanmean(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Mean over ``axis`` ignoring NaN; NaN (without a warning) where all are NaN."""
+    n = (~np.isnan(x)).sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, np.nansum(x, axis=axis) / np.maximum(n, 1), np.nan)
+
+
+def _nanvar(x: np.ndarray) -> np.ndarray:
+    """ddof = 1 variance over the last axis ignoring NaN; NaN where fewer than 2 values."""
+    n = (~np.isnan(x)).sum(axis=-1)
+    dev = x - _nanmean(x)[..., None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n >= 2, np.nansum(dev**2, axis=-1) / np.maximum(n - 1, 1), np.nan)
+
+
 # --- the design ----------------------------------------------------------------------------------
 
 def design(cube: xr.Dataset) -> xr.Dataset:
@@ -116,13 +131,11 @@ def design(cube: xr.Dataset) -> xr.Dataset:
     with np.errstate(invalid="ignore", divide="ignore"):
         v_diff = var[..., :, None] + var[..., None, :] - 2 * cov
         corr = cov / np.sqrt(var[..., :, None] * var[..., None, :])
-        v_diff, corr = np.nanmean(v_diff, axis=1), np.nanmean(corr, axis=1)  # over seeds
+        v_diff, corr = _nanmean(v_diff, axis=1), _nanmean(corr, axis=1)  # over seeds
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
     k = (~np.isnan(score)).sum(axis=-1).astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        var_seed = np.where(k >= 2, np.nanvar(score, axis=-1, ddof=1) if score.shape[-1] > 1
-                            else np.nan, np.nan)
-    ybar = np.nanmean(score, axis=-1) if np.isfinite(score).any() else score[..., 0]
+    var_seed = _nanvar(score)
+    ybar = _nanmean(score)
     n_items = (cube[N_ITEMS].values.astype(np.float64) if N_ITEMS in cube.data_vars
                else np.full(cube.sizes[LANGUAGE], np.nan))
     models = cube[MODEL].values
@@ -142,11 +155,8 @@ def _tau2(ybar: np.ndarray, d: xr.Dataset) -> np.ndarray:
     diff = ybar[:, None, :] - ybar[None, :, :]                  # (m, m, l)
     seed = np.nan_to_num(d[VAR_SEED].values / d[N_SEEDS].values)
     w = d[VAR_TEST].values + seed[:, None, :] + seed[None, :, :]
-    n = (~np.isnan(diff)).sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        observed = np.where(n >= 2, np.nanvar(diff, axis=-1, ddof=1) if diff.shape[-1] > 1
-                            else np.nan, np.nan)
-        return np.maximum(observed - np.nanmean(w, axis=-1), 0.0)
+    with np.errstate(invalid="ignore"):
+        return np.maximum(_nanvar(diff) - _nanmean(w), 0.0)
 
 
 def design_from_sds(*, sd_item: float | Sequence[float], n_items: int,
@@ -244,7 +254,7 @@ def _variance(d: xr.Dataset, item_scale: Any, n_seeds: Any, n_languages: Any, sc
         if s is None:   # the cube's seeds; one seed adds no separate seed variance (see docs)
             per = np.where(np.isnan(vs), 0.0, vs / ks)
             seed = per[:, None, :] + per[None, :, :]
-            k = np.nanmean(np.where(ks >= 1, ks, np.nan), axis=-1)
+            k = _nanmean(np.where(ks >= 1, ks, np.nan))
             k_pair = np.broadcast_to(k[:, None] + k[None, :] - 2, shape)
         else:   # a one-seed cube at its own one seed adds none, as above
             known = np.where(np.isnan(vs) & (ks == 1), 0.0, vs)
@@ -269,13 +279,6 @@ def _variance(d: xr.Dataset, item_scale: Any, n_seeds: Any, n_languages: Any, sc
     if scope == "population":
         total = np.where(n_lang >= 2, total, np.nan)
     return total, df
-
-
-def _nanmean(x: np.ndarray) -> np.ndarray:
-    """Mean over the last axis ignoring NaN; NaN (without a warning) where all are NaN."""
-    n = (~np.isnan(x)).sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, np.nansum(x, axis=-1) / n, np.nan)
 
 
 def _mde(var: np.ndarray, df: np.ndarray, alpha: float, power: float) -> np.ndarray:
@@ -565,7 +568,7 @@ def compute_allocation(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 
     now = minimum_detectable_effect(d, alpha=alpha, power=power, scope=scope)
     n_items = float(np.nanmean(d[N_ITEMS].values)) if np.isfinite(d[N_ITEMS].values).all() \
         else np.nan
-    seeds = float(np.nanmean(np.where(d[N_SEEDS].values > 0, d[N_SEEDS].values, np.nan)))
+    seeds = float(np.max(d[N_SEEDS].values))          # the design's seeds per cell
     units = {"items": n_items, "seeds": seeds, "languages": float(d.attrs[N_LANGUAGES])}
     after = {
         "items": _mde(*_variance(d, 1 / factor, None, None, scope), alpha, power),
