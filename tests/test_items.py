@@ -330,6 +330,7 @@ def test_out_streams_a_parquet_file_language_by_language(rng, tmp_path, language
     lazy = eq.from_items(path, **kw, out=tmp_path / "cube.zarr")
     assert lazy.boot_score.chunks is not None
     assert lazy.load().identical(mem)
+    assert not list(tmp_path.glob(".items-*"))          # the scratch files are gone
 
 
 def test_out_from_a_dataframe_and_errors(rng, tmp_path):

@@ -2,10 +2,11 @@
 
 The exact paired bootstrap needs all of a language's per-item scores at once (a replicate is a
 sum over the language's items with counts shared by every model and seed), so the unit of
-streaming is the language: a first pass over the parquet file's key columns (row group by row
-group) finds the models, languages and seeds; then each language's rows are read with a
-filter, scored and bootstrapped exactly as in memory (the same random streams, so the numbers
-are identical) and written into their slice of the store. Memory is bounded by the largest
+streaming is the language: one pass over the parquet file, batch by batch, writes each
+language's rows to a scratch parquet file of its own (beside the store) and collects the
+models and seeds; then each language's file is read, scored and bootstrapped exactly as in
+memory (the same random streams, so the numbers are identical) and written into its slice of
+the store, and the scratch files are removed. Memory is bounded by the largest
 language, not by the file. Other inputs are built in memory and then written.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,25 +51,45 @@ def is_parquet(table: Any) -> bool:
                                                                                   ".pq")
 
 
-def _labels(path: str, column: str | None, default: Any,
-            sort: Callable[[pd.Series, str], tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """The sorted labels of a key column, read row group by row group (first pass)."""
+def _check_no_nulls(batch: Any, column: str | None, path: str) -> None:
+    if column is not None and batch.column(column).null_count:
+        raise CubeError(f"column {column!r} has missing keys in {path!r}; every row needs a "
+                        f"{column!r}")
+
+
+def split_by_language(path: str, cols: dict[str, str | None], scratch: str
+                      ) -> tuple[dict[Any, str], dict[str, list[Any]]]:
+    """One pass over the file, batch by batch: each language's rows into a parquet file of
+    its own under ``scratch`` (the file's schema kept), and the model and seed labels seen.
+    Returns language -> file, and the labels (unsorted) of ``model`` and ``seed``."""
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    if column is None:
-        return np.array([default])
+    used = list(dict.fromkeys(c for c in cols.values() if c is not None))
     file = pq.ParquetFile(path)
-    if column not in file.schema_arrow.names:
-        raise CubeError(f"column {column!r} is not in {path!r}; its columns are: "
-                        f"{', '.join(sorted(file.schema_arrow.names))}")
-    seen: list[Any] = []
-    for batch in file.iter_batches(columns=[column]):
-        values = batch.column(0).to_pandas()
-        if values.isna().any():
-            raise CubeError(f"column {column!r} has missing keys in {path!r}; every row needs "
-                            f"a {column!r}")
-        seen.extend(pd.unique(values))
-    return sort(pd.Series(pd.unique(pd.Series(seen, dtype=object))), column)[1]
+    writers: dict[Any, Any] = {}
+    files: dict[Any, str] = {}
+    seen: dict[str, list[Any]] = {MODEL: [], SEED: []}
+    try:
+        for batch in file.iter_batches(columns=used, batch_size=2**20):
+            for key in (MODEL, LANGUAGE, SEED):
+                _check_no_nulls(batch, cols[key], path)
+            for key in (MODEL, SEED):
+                if cols[key] is not None:
+                    seen[key].extend(pc.unique(batch.column(cols[key])).to_pylist())
+            column = cols[LANGUAGE]
+            values = ["all"] if column is None else pc.unique(batch.column(column)).to_pylist()
+            for value in values:
+                part = batch if column is None else batch.filter(
+                    pc.equal(batch.column(column), value))
+                if value not in writers:
+                    files[value] = os.path.join(scratch, f"{len(files)}.parquet")
+                    writers[value] = pq.ParquetWriter(files[value], part.schema)
+                writers[value].write_batch(part)
+    finally:
+        for writer in writers.values():
+            writer.close()
+    return files, seen
 
 
 def _template(out: str | os.PathLike[str], models: np.ndarray, languages: np.ndarray,
@@ -85,16 +107,6 @@ def _template(out: str | os.PathLike[str], models: np.ndarray, languages: np.nda
     if clustered:
         template[N_CLUSTERS] = ((LANGUAGE,), da.zeros(n_l, dtype=np.int64, chunks=1))
     template.to_zarr(out, compute=False, consolidated=False)
-
-
-def _language_rows(path: str, column: str | None, value: Any, columns: list[str]
-                   ) -> pd.DataFrame:
-    """The rows of one language (all rows without a language column)."""
-    import pyarrow.dataset as pads
-
-    data = pads.dataset(path, format="parquet")
-    flt = None if column is None else pads.field(column) == value
-    return data.to_table(columns=columns, filter=flt).to_pandas()
 
 
 def write_language(out: str | os.PathLike[str], k: int, models: np.ndarray, seeds: np.ndarray,
@@ -133,19 +145,25 @@ def stream(path: str, out: str | os.PathLike[str], cols: dict[str, str | None], 
             arg = "score" if key == SCORE else key
             raise CubeError(f"column {column!r} (given as `{arg}`) is not in {path!r}; its "
                             f"columns are: {', '.join(sorted(names))}")
-    models = _labels(path, cols[MODEL], None, sort)
-    languages = _labels(path, cols[LANGUAGE], "all", sort)
-    seeds = _labels(path, cols[SEED], 0, sort)
-    _template(out, models, languages, seeds, n_boot, cols[CLUSTER] is not None)
-    used = [c for c in cols.values() if c is not None]
-    for k, lang in enumerate(languages):
-        value = lang.item() if isinstance(lang, np.generic) else lang
-        rows = _language_rows(path, cols[LANGUAGE], value, list(dict.fromkeys(used)))
-        data, scored = score_language(rows, k, len(languages))
-        block = data.blocks[0]
-        write_language(out, k, models, seeds, data.models, data.seeds, scored,
-                       len(block.items), None if block.cluster_labels is None
-                       else len(block.cluster_labels))
+    scratch = tempfile.mkdtemp(prefix=".items-", dir=os.path.dirname(os.path.abspath(out)))
+    try:
+        files, seen = split_by_language(path, cols, scratch)
+        models, languages, seeds = (
+            np.array([default]) if cols[key] is None
+            else sort(pd.Series(pd.unique(pd.Series(found, dtype=object))), str(cols[key]))[1]
+            for key, found, default in ((MODEL, seen[MODEL], None),
+                                        (LANGUAGE, list(files), "all"), (SEED, seen[SEED], 0)))
+        _template(out, models, languages, seeds, n_boot, cols[CLUSTER] is not None)
+        for k, lang in enumerate(languages):
+            rows = pq.read_table(files[lang.item() if isinstance(lang, np.generic)
+                                       else lang]).to_pandas()
+            data, scored = score_language(rows, k, len(languages))
+            block = data.blocks[0]
+            write_language(out, k, models, seeds, data.models, data.seeds, scored,
+                           len(block.items), None if block.cluster_labels is None
+                           else len(block.cluster_labels))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     zarr.open_group(str(out), mode="r+").attrs.update(attrs)
 
 
