@@ -13,7 +13,8 @@ printed, both including ``import evaluq`` / ``import pandas``:
   replicates (one count matrix shared by all models and epochs);
 * the same with ``cluster=`` (1000 cluster-bootstrap replicates over 25 000 clusters);
 * ``out=`` a zarr store with the items split into 5 tasks (a ``task`` column): the parquet
-  file is read one task at a time, so the peak is that of one task (the tasks have equal
+  file is split into a scratch file per task, then read one task at a time, so the peak is
+  that of one task (the tasks have equal
   sizes, so the mean of the cube's scores is the same as the others').
 
 The target: <= 10 s and <= 2 GB each. ``--quick`` runs the same steps on 20 x 1000 x 5 rows

@@ -426,9 +426,9 @@ def from_items(
     out
         A new zarr store (a directory, e.g. ``"cube.zarr"``) to write the cube to; the cube
         is then returned opened lazily from it (:func:`evaluq.open_cube`). A parquet file
-        is read one language at a time (a first pass over its key columns, row group by row
-        group, then each language's rows with a filter), so memory is bounded by the largest
-        language, not the file; the numbers are those of the in-memory path. Other inputs
+        is split batch by batch into a scratch file per language (beside the store, removed
+        afterwards), then each language is scored and written, so memory is bounded by the
+        largest language, not the file; the numbers are those of the in-memory path. Other inputs
         are built in memory and then written. On an error the store is removed.
 
     Returns
