@@ -190,6 +190,7 @@ def test_coverage_of_means_and_differences(clustered):
         iid = res.sel(model="a")
         z = 1.959963984540054
         naive = int((np.abs(iid["mean"].values - 0.2) <= z * iid.se_iid.values).sum())
-        print(f"\nCALIBRATION | item_means mean, iid SE on clustered items (for contrast) | "
+        print(f"\nCALIBRATION | item_means mean, iid SE on clustered items (documented contrast: "
+              f"undercovers) | "
               f"coverage | nominal {level:.3f} | measured {naive / n_rep:.4f} | n {n_rep}")
         assert naive < n_rep * (level - 0.1)
