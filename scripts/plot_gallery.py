@@ -95,12 +95,20 @@ def bayesian_comparison() -> Figure:
     cube, _agg = _aggregated()
     return eq.plots.bayesian_comparison(eq.bayesian_signed_rank(cube, "m3", "m4", rope=0.3,
                                                                 rng=0))
+def mde_plot() -> Figure:
+    # planning from SDs: 0/1 scores near 0.7, item scores of two models correlated 0.5
+    design = eq.power.design_from_sds(sd_item=0.46, correlation=0.5, n_items=500,
+                                      sd_seed=0.01, n_seeds=3)
+    grid = eq.power.mde_grid(design, n_items=[100, 200, 500, 1000, 2000, 5000],
+                             n_seeds=[1, 3, 10])
+    return eq.plots.mde_plot(grid, pair=("A", "B"))
 
 
 FIGURES: dict[str, Callable[[], Figure]] = {
     f.__name__: f for f in (forest, rank_heatmap, tier_diagram, variance_bars,
                             posterior_differences, annotation_bins, resample_histogram,
-                            scarce_intervals, critical_difference, bayesian_comparison)}
+                            scarce_intervals, critical_difference, bayesian_comparison,
+                            mde_plot)}
 
 
 def write_gallery(out: Path) -> list[Path]:

@@ -33,6 +33,7 @@ QUICK = {
     "bench_expected_jsd.py": [],
     "bench_ranks.py": [],
     "bench_proportions.py": [],
+    "bench_from_items.py": [],
     "calibration_agreement.py": ["--only", "kappa"],
     "calibration_intervals.py": [],
     "bench_field_methods.py": ["--skip-anchor"],

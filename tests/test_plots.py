@@ -280,6 +280,9 @@ def _one_figure_of_each(agg, rng):
         "bayesian_comparison": eq.plots.bayesian_comparison(eq.bayesian_signed_rank(
             eq.simulate_cube(n_models=2, n_languages=8, rng=0), "m0", "m1", rope=0.5,
             n_samples=1000, rng=0)),
+        "mde_plot": eq.plots.mde_plot(eq.power.mde_grid(
+            eq.power.design_from_sds(sd_item=0.5, n_items=100), n_items=[50, 100, 200],
+            n_seeds=[1])),
     }
 
 

@@ -33,6 +33,7 @@ _LAZY: dict[str, str] = {
     "measurement_error": "evaluq.measurement_error",
     "metrics": "evaluq.metrics",
     "plots": "evaluq.plots",
+    "power": "evaluq.power",
     "reporting": "evaluq.reporting",
     "significance": "evaluq.significance",
     "tables": "evaluq.tables",
@@ -60,6 +61,9 @@ _LAZY: dict[str, str] = {
     "bootstrap_test": "evaluq.significance",
     "fit_hierarchical": "evaluq.hierarchical",
     "from_arrays": "evaluq.cube",
+    "from_items": "evaluq.items",
+    "item_scores": "evaluq.items",
+    "item_means": "evaluq.item_stats",
     "from_long": "evaluq.cube",
     "from_predictions": "evaluq.predictions",
     "from_summary": "evaluq.cube",
@@ -158,6 +162,7 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq import measurement_error as measurement_error
     from evaluq import metrics as metrics
     from evaluq import plots as plots
+    from evaluq import power as power
     from evaluq import proportions as proportions
     from evaluq import reporting as reporting
     from evaluq import significance as significance
@@ -189,6 +194,9 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
     from evaluq.hierarchical import load_fit as load_fit
     from evaluq.io import read_table as read_table
+    from evaluq.item_stats import item_means as item_means
+    from evaluq.items import from_items as from_items
+    from evaluq.items import item_scores as item_scores
     from evaluq.paired_bayes import bayes_paired_comparison as bayes_paired_comparison
     from evaluq.pairwise import pairwise_by_language as pairwise_by_language
     from evaluq.pairwise import pairwise_differences as pairwise_differences
