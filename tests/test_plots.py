@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import matplotlib as mpl
 import numpy as np
@@ -283,6 +284,19 @@ def _one_figure_of_each(agg, rng):
         "mde_plot": eq.plots.mde_plot(eq.power.mde_grid(
             eq.power.design_from_sds(sd_item=0.5, n_items=100), n_items=[50, 100, 200],
             n_seeds=[1])),
+        **_rliable_figures(),
+    }
+
+
+def _rliable_figures() -> dict[str, Any]:
+    cube = eq.from_arrays(np.random.default_rng(0).normal(0.8, 0.2, (3, 5, 4)))
+    return {
+        "interval_estimates_panel": eq.plots.interval_estimates_panel(
+            eq.interval_estimates(cube, n_resamples=200, rng=0)),
+        "performance_profile_plot": eq.plots.performance_profile_plot(
+            eq.performance_profile(cube, [0.5, 0.8, 1.0], n_resamples=200, rng=0)),
+        "probability_of_improvement_plot": eq.plots.probability_of_improvement_plot(
+            eq.probability_of_improvement(cube, n_resamples=200, rng=0)),
     }
 
 

@@ -43,6 +43,9 @@ def inputs() -> dict[str, Any]:
         "signed_rank": eq.bayesian_signed_rank(
             eq.simulate_cube(n_models=2, n_languages=8, rng=3), "m0", "m1", rope=0.1,
             n_samples=2000, rng=0),
+        "mde": eq.power.mde_grid(eq.power.design_from_sds(sd_item=0.5, n_items=100),
+                                 n_items=[50, 100, 200], n_seeds=[1, 3]),
+        "field_cube": eq.from_arrays(rng.normal(0.8, 0.2, (3, 5, 4))),
     }
 
 
@@ -54,11 +57,21 @@ SINGLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "scarce_intervals": lambda d: (eq.plots.scarce_intervals, d["scarce"]),
     "critical_difference_diagram": lambda d: (eq.plots.critical_difference_diagram, d["cd"]),
     "bayesian_comparison": lambda d: (eq.plots.bayesian_comparison, d["signed_rank"]),
+    "mde_plot": lambda d: (eq.plots.mde_plot, d["mde"]),
+    "performance_profile_plot": lambda d: (eq.plots.performance_profile_plot,
+                                           eq.performance_profile(d["field_cube"], [0.5, 1.0],
+                                                                  n_resamples=100, rng=0)),
+    "probability_of_improvement_plot": lambda d: (
+        eq.plots.probability_of_improvement_plot,
+        eq.probability_of_improvement(d["field_cube"], n_resamples=100, rng=0)),
 }
 MULTI: dict[str, Callable[[dict[str, Any]], Any]] = {
     "variance_bars": lambda d: (eq.plots.variance_bars, d["components"], 2),
     "posterior_differences": lambda d: (eq.plots.posterior_differences, d["draws"], 1),
     "resample_histogram": lambda d: (eq.plots.resample_histogram, d["test"], 2),
+    "interval_estimates_panel": lambda d: (
+        eq.plots.interval_estimates_panel,
+        eq.interval_estimates(d["field_cube"], n_resamples=100, rng=0), 4),
 }
 
 

@@ -360,7 +360,9 @@ def pairwise_table(pairwise: xr.Dataset, *, unique: bool = False) -> pd.DataFram
     >>> eq.pairwise_table(pw, unique=True).index.tolist()
     [('m2', 'm0'), ('m2', 'm1'), ('m1', 'm0')]
     """
-    if not isinstance(pairwise, xr.Dataset) or "ci" not in pairwise or "p_value" not in pairwise:
+    if not isinstance(pairwise, xr.Dataset) or "ci" not in pairwise or (
+            MODEL_B not in pairwise["ci"].dims
+            and {str(d) for d in pairwise["ci"].dims} <= {MODEL, LANGUAGE, CI_BOUND}):
         raise CubeError("`pairwise` must be the result of eq.pairwise_differences or "
                         "eq.pairwise_by_language")
     check_result_dims("pairwise", pairwise["ci"], (MODEL, MODEL_B, CI_BOUND),

@@ -1198,17 +1198,6 @@ _AGGREGATE_TITLES = {"median": "Median", "iqm": "IQM", "mean": "Mean",
                      "optimality_gap": "Optimality gap"}
 
 
-def _panel_axes(ax: Any, n: int, width: float, height: float) -> tuple[Figure, list[Any]]:
-    """The figure and ``n`` axes: new ones, or the given axes (one or a sequence of ``n``)."""
-    if ax is None:
-        fig, axes = _figure(width, height, ncols=n)
-        return fig, list(axes[0])
-    axes_list = list(np.atleast_1d(np.asarray(ax, dtype=object)).ravel())
-    if len(axes_list) != n:
-        raise ValueError(f"`axes` must hold {n} axes (one per panel); got {len(axes_list)}")
-    return axes_list[0].figure, axes_list
-
-
 @_styled
 def interval_estimates_panel(estimates: xr.Dataset, *, axes: Any = None,
                              title: str | None = None) -> Figure:
@@ -1240,8 +1229,9 @@ def interval_estimates_panel(estimates: xr.Dataset, *, axes: Any = None,
     _require(estimates, "estimates", "eq.interval_estimates", ("estimate", "ci"))
     names = [str(a) for a in estimates["aggregate"].values]
     models = [str(m) for m in estimates[MODEL].values]
-    fig, axes_list = _panel_axes(axes, len(names), max(COLUMN_WIDTH, 1.7 * len(names)),
-                                 0.6 + 0.25 * len(models))
+    fig, grid, _ = _panels(axes, len(names), max(COLUMN_WIDTH, 1.7 * len(names)),
+                           0.6 + 0.25 * len(models), ncols=len(names))
+    axes_list = list(np.ravel(grid))
     y = np.arange(len(models))[::-1].astype(float)
     for ax, name in zip(axes_list, names, strict=True):
         est = estimates["estimate"].sel(aggregate=name).values
@@ -1289,7 +1279,7 @@ def performance_profile_plot(profile: xr.Dataset, *, ax: Any = None,
     2
     """
     _require(profile, "profile", "eq.performance_profile", ("estimate", "ci"))
-    fig, (axis,) = _panel_axes(ax, 1, COLUMN_WIDTH, 2.3)
+    fig, axis = _axes(ax, COLUMN_WIDTH, 2.3)
     tau = profile["threshold"].values
     for k, model in enumerate(profile[MODEL].values):
         est = profile["estimate"].sel({MODEL: model}).values
@@ -1345,7 +1335,7 @@ def probability_of_improvement_plot(poi: xr.Dataset, *,
         pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1:]]
     if not pairs:
         raise CubeError("`poi` has fewer than two models: nothing to draw")
-    fig, (axis,) = _panel_axes(ax, 1, COLUMN_WIDTH, 0.7 + 0.25 * len(pairs))
+    fig, axis = _axes(ax, COLUMN_WIDTH, 0.7 + 0.25 * len(pairs))
     y = np.arange(len(pairs))[::-1].astype(float)
     for row, (a, b) in zip(y, pairs, strict=True):
         sel = {MODEL: a, MODEL_B: b}
@@ -1417,14 +1407,7 @@ def mde_plot(grid: xr.DataArray, *, pair: tuple[Any, Any] | None = None,
         curves = xr.DataArray(np.nanmedian(values[off], axis=0), dims=(N_SEEDS, N_ITEMS),
                               coords={N_SEEDS: grid[N_SEEDS], N_ITEMS: grid[N_ITEMS]})
         what = "median over pairs"
-    if ax is None:
-        fig, axes = _figure(COLUMN_WIDTH, 2.4)
-        ax = axes[0, 0]
-    else:
-        root = ax.get_figure(root=True)
-        if root is None:
-            raise ValueError("`ax` must belong to a figure")
-        fig = root
+    fig, ax = _axes(ax, COLUMN_WIDTH, 2.4)
     for s in curves[N_SEEDS].values:
         ax.plot(curves[N_ITEMS].values, curves.sel({N_SEEDS: s}).values, marker="o",
                 markersize=2.5, linewidth=1.0, label=f"{s} seed{'s' if s != 1 else ''}")

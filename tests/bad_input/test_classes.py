@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import xarray as xr
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy.special import digamma, rel_entr
 
@@ -144,6 +144,7 @@ def results(small_cube):
        new=NEW_NAMES)
 def test_a_table_of_a_result_with_a_renamed_dim_names_it(results, which, new):
     kind, dim = which
+    assume(new not in results[kind].variables)   # a name the result uses already ("ci", "sd")
     table = eq.variance_table if kind == "variance" else eq.pairwise_table
     renamed = results[kind].rename({dim: new})
     with pytest.raises(CubeError, match=rf"no '{dim}' dim \(its dims: .*'{new}'"):

@@ -22,12 +22,13 @@ import evaluq as eq
 from .corpus import CASES as CUBE_CASES
 from .corpus import FINITE
 from .corpus_field import field_cases
+from .corpus_items import item_cases
 from .corpus_reporting import reporting_cases
 from .corpus_rliable import field_cases as rliable_cases
 from .corpus_small import small_sample_cases
 
 CASES = [*CUBE_CASES, *reporting_cases(), *field_cases(), *small_sample_cases(),
-         *rliable_cases()]
+         *rliable_cases(), *item_cases()]
 
 PUBLIC_MODULES = ("agreement", "dirichlet", "intervals", "measurement_error", "metrics",
                   "significance", "plots", "tables", "reporting")
