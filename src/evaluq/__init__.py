@@ -81,6 +81,9 @@ _LAZY: dict[str, str] = {
     "validate": "evaluq.cube",
     "variance_components": "evaluq.variance",
     "variance_table": "evaluq.variance",
+    "HarnessLogWarning": "evaluq.errors",
+    "read_inspect_logs": "evaluq.io",
+    "read_lm_eval_samples": "evaluq.io",
 }
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
@@ -172,11 +175,14 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.cube import validate as validate
     from evaluq.errors import CubeError as CubeError
     from evaluq.errors import EvaluqWarning as EvaluqWarning
+    from evaluq.errors import HarnessLogWarning as HarnessLogWarning
     from evaluq.errors import NotFittedError as NotFittedError
     from evaluq.errors import ScaleWarning as ScaleWarning
     from evaluq.hierarchical import HierarchicalFit as HierarchicalFit
     from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
     from evaluq.hierarchical import load_fit as load_fit
+    from evaluq.io import read_inspect_logs as read_inspect_logs
+    from evaluq.io import read_lm_eval_samples as read_lm_eval_samples
     from evaluq.io import read_table as read_table
     from evaluq.pairwise import pairwise_by_language as pairwise_by_language
     from evaluq.pairwise import pairwise_differences as pairwise_differences
