@@ -32,6 +32,7 @@ QUICK = {
     "bench_closed_forms.py": [],
     "bench_expected_jsd.py": [],
     "bench_ranks.py": [],
+    "bench_from_items.py": [],
     "calibration_agreement.py": ["--only", "kappa"],
     "calibration_intervals.py": [],
 }

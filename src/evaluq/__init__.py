@@ -61,6 +61,9 @@ _LAZY: dict[str, str] = {
     "bootstrap_test": "evaluq.significance",
     "fit_hierarchical": "evaluq.hierarchical",
     "from_arrays": "evaluq.cube",
+    "from_items": "evaluq.items",
+    "item_scores": "evaluq.items",
+    "item_means": "evaluq.item_stats",
     "from_long": "evaluq.cube",
     "from_predictions": "evaluq.predictions",
     "from_summary": "evaluq.cube",
@@ -184,6 +187,9 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.io import read_inspect_logs as read_inspect_logs
     from evaluq.io import read_lm_eval_samples as read_lm_eval_samples
     from evaluq.io import read_table as read_table
+    from evaluq.item_stats import item_means as item_means
+    from evaluq.items import from_items as from_items
+    from evaluq.items import item_scores as item_scores
     from evaluq.pairwise import pairwise_by_language as pairwise_by_language
     from evaluq.pairwise import pairwise_differences as pairwise_differences
     from evaluq.pairwise import pairwise_table as pairwise_table
