@@ -43,7 +43,7 @@ from evaluq._dims import (
     SEED,
 )
 from evaluq._kernels import bootstrap_counts
-from evaluq._provenance import provenance
+from evaluq._provenance import provenance, table_attrs
 from evaluq._validation import RNGLike, check_choice, check_columns, check_int, check_rng
 from evaluq.cube import validate
 from evaluq.errors import CubeError, EvaluqWarning
@@ -445,6 +445,7 @@ def from_items(
                             rng_seed=int(rng) if isinstance(rng, int) else type(rng).__name__)
     cube.attrs.update({"n_boot": n_boot, "item_column": item,
                        **({"cluster_column": cluster} if cluster else {})})
+    cube.attrs.update(table_attrs(table, cube.attrs))  # a harness log's provenance
     return validate(cube)
 
 
