@@ -86,10 +86,19 @@ def scarce_intervals() -> Figure:
     return eq.plots.scarce_intervals(results, threshold=80, xlabel="quality score (0-100)")
 
 
+def mde_plot() -> Figure:
+    # planning from SDs: 0/1 scores near 0.7, item scores of two models correlated 0.5
+    design = eq.power.design_from_sds(sd_item=0.46, correlation=0.5, n_items=500,
+                                      sd_seed=0.01, n_seeds=3)
+    grid = eq.power.mde_grid(design, n_items=[100, 200, 500, 1000, 2000, 5000],
+                             n_seeds=[1, 3, 10])
+    return eq.plots.mde_plot(grid, pair=("A", "B"))
+
+
 FIGURES: dict[str, Callable[[], Figure]] = {
     f.__name__: f for f in (forest, rank_heatmap, tier_diagram, variance_bars,
                             posterior_differences, annotation_bins, resample_histogram,
-                            scarce_intervals)}
+                            scarce_intervals, mde_plot)}
 
 
 def write_gallery(out: Path) -> list[Path]:

@@ -32,6 +32,7 @@ PUBLIC_SUBMODULES = (
     "tables",
     "reporting",
     "hierarchical",
+    "power",
 )
 
 # Public functions that may go without an ``Examples`` section, each with its reason.

@@ -228,10 +228,20 @@ def test_missing_key_and_mixed_labels(rng):
     df.loc[3, "m"] = None
     with pytest.raises(CubeError, match=r"column 'm' has 1 missing key\(s\), e.g. at row 3"):
         eq.from_items(df, **KW)
-    df = item_table(rng).astype({"i": object})
-    df.loc[3, "i"] = 7
-    with pytest.raises(CubeError, match=r"column 'i' mixes label types \['int', 'str'\]"):
+    df = item_table(rng).astype({"m": object})
+    df.loc[df.m == "c", "m"] = 7
+    with pytest.raises(CubeError, match=r"column 'm' mixes label types \['int', 'str'\]"):
         eq.from_items(df, **KW)
+
+
+def test_item_ids_of_several_types(rng):
+    df = item_table(rng).astype({"i": object})
+    df.loc[df.i == "q3", "i"] = 3           # the same item, an int id in every row
+    a = eq.from_items(df, **KW, n_boot=20)
+    b = eq.from_items(df.sample(frac=1.0, random_state=2), **KW, n_boot=20)
+    assert a.identical(b)
+    ids = eq.item_scores(df, **KW).item_id.values
+    assert ids[0] == 3
 
 
 def test_bad_options(rng):
@@ -242,3 +252,64 @@ def test_bad_options(rng):
         eq.from_items(df, **KW, rng="x")
     with pytest.raises(TypeError, match="`higher_is_better` must be a bool"):
         eq.from_items(df, **KW, higher_is_better="yes")
+
+
+# --- calibration (slow) ---------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("clustered", [False, True])
+def test_bootstrap_interval_coverage(clustered):
+    """Percentile intervals of boot_score cover the true mean; on clustered items only the
+    cluster bootstrap does (the item bootstrap is shown undercovering for contrast)."""
+    gen = np.random.default_rng(1811 + clustered)
+    n_rep, n_clusters, level = 800, 60, 0.9
+    sizes = gen.integers(1, 7, (n_rep, n_clusters))
+    frames = []
+    for r in range(n_rep):                     # building the table; the cube is one call
+        cl = np.repeat(np.arange(n_clusters), sizes[r])
+        x = (gen.normal(0, 1.0, n_clusters)[cl] if clustered else 0.0) + gen.normal(
+            0, 1.0, len(cl))
+        frames.append(pd.DataFrame({"m": "a", "l": r, "i": np.arange(len(cl)), "c": cl,
+                                    "v": x}))
+    df = pd.concat(frames, ignore_index=True)
+    rows = []
+    for use_clusters in ([False, True] if clustered else [False]):
+        cube = eq.from_items(df, model="m", item="i", score="v", language="l",
+                             cluster="c" if use_clusters else None, n_boot=1000, rng=3)
+        boot = cube.boot_score.sel(model="a", seed=0).values
+        lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2], axis=-1)
+        hits = int(((lo <= 0) & (hi >= 0)).sum())
+        kind = ("cluster bootstrap" if use_clusters else "item bootstrap") + (
+            ", clustered items" if clustered else ", independent items")
+        print(f"\nCALIBRATION | from_items percentile interval, {kind} | coverage | "
+              f"nominal {level:.3f} | measured {hits / n_rep:.4f} | n {n_rep}")
+        rows.append((use_clusters, hits))
+    band = 4 * np.sqrt(n_rep * level * (1 - level)) + 0.015 * n_rep   # percentile: small-n bias
+    right = [h for c, h in rows if c == clustered]
+    assert abs(right[0] - n_rep * level) <= band
+    if clustered:
+        wrong = next(h for c, h in rows if not c)
+        assert wrong < n_rep * (level - 0.15)
+
+
+def test_report_of_an_item_cube_has_the_power_section(rng, tmp_path):
+    from evaluq.reporting.sections import item_means_section
+
+    df = item_table(rng)
+    cube = eq.from_items(df, **KW, cluster="c", n_boot=200)
+    rep = eq.report(cube, tmp_path / "r.html", n_resamples=200, progress=False)
+    ids = [s.id for s in rep.sections[cube.attrs["metric"]]]
+    assert "power" in ids
+    assert "smallest detectable difference" in rep.html
+    section = item_means_section(eq.item_means(df, **KW, cluster="c"))
+    assert "cluster-robust (CR1)" in section.body
+
+
+def test_drop_with_clusters_equals_the_table_without_those_items(rng):
+    df = item_table(rng)
+    bad = df[~((df.m == "b") & (df.l == "y") & (df.i == "q7"))]
+    with pytest.warns(MissingItemsWarning, match=r"model 'b' seed 0 lacks 1 item\(s\)"):
+        cube = eq.from_items(bad, **KW, cluster="c", missing="drop", n_boot=50)
+    ref = eq.from_items(df[(df.i != "q7") | (df.l != "y")], **KW, cluster="c", n_boot=50)
+    assert cube.identical(ref)
+    assert int(cube.n_clusters.sel(language="y")) == 5

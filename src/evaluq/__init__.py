@@ -34,6 +34,7 @@ _LAZY: dict[str, str] = {
     "measurement_error": "evaluq.measurement_error",
     "metrics": "evaluq.metrics",
     "plots": "evaluq.plots",
+    "power": "evaluq.power",
     "reporting": "evaluq.reporting",
     "significance": "evaluq.significance",
     "tables": "evaluq.tables",
@@ -165,6 +166,7 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq import measurement_error as measurement_error
     from evaluq import metrics as metrics
     from evaluq import plots as plots
+    from evaluq import power as power
     from evaluq import reporting as reporting
     from evaluq import significance as significance
     from evaluq import tables as tables

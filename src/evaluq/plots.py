@@ -22,6 +22,7 @@ function                       draws
 :func:`annotation_bins`        a metric against bins of the annotation count
 :func:`resample_histogram`     the resample / null distribution of a significance test
 :func:`scarce_intervals`       t and ARF intervals for scarce observations
+:func:`mde_plot`               the minimum detectable effect against items and seeds
 =============================  =======================================================
 """
 
@@ -51,6 +52,7 @@ __all__ = [
     "COLUMN_WIDTH",
     "annotation_bins",
     "forest_plot",
+    "mde_plot",
     "posterior_differences",
     "rank_heatmap",
     "resample_histogram",
@@ -943,4 +945,74 @@ def scarce_intervals(results: TIntervalResult | ARFIntervalResult
     ax.set_xlabel(xlabel)
     ax.set_ylabel("item")
     ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=min(n_methods + 1, 3))
+    return fig
+
+
+# --- power: the minimum detectable effect ---------------------------------------------------------
+
+@_styled
+def mde_plot(grid: xr.DataArray, *, pair: tuple[Any, Any] | None = None,
+             ax: Axes | None = None) -> Figure:
+    """The minimum detectable effect against the number of items, one line per seed count.
+
+    Parameters
+    ----------
+    grid
+        The result of :func:`evaluq.power.mde_grid` (model, model_b, n_seeds, n_items).
+    pair
+        The pair of models ``(model, model_b)`` to draw; None draws the median over all pairs
+        of distinct models.
+    ax
+        The axes to draw on; None makes a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure holding the axes: log-scaled items on x, the MDE in the metric's units
+        on y, one line per ``n_seeds``.
+
+    See Also
+    --------
+    evaluq.power.mde_grid, evaluq.power.minimum_detectable_effect
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> d = eq.power.design_from_sds(sd_item=0.5, sd_seed=0.02, n_seeds=3, n_items=200)
+    >>> grid = eq.power.mde_grid(d, n_items=[100, 200, 400, 800], n_seeds=[1, 3, 10])
+    >>> fig = eq.plots.mde_plot(grid)
+    >>> len(fig.axes[0].lines)
+    3
+    """
+    from evaluq._dims import N_ITEMS, N_SEEDS
+
+    if not isinstance(grid, xr.DataArray) or {N_ITEMS, N_SEEDS} - set(grid.dims):
+        raise TypeError("`grid` must be the DataArray of eq.power.mde_grid (dims model, "
+                        f"model_b, n_seeds, n_items); got {type(grid).__name__}")
+    if pair is not None:
+        curves = grid.sel({MODEL: pair[0], MODEL_B: pair[1]})
+        what = f"{pair[0]} vs {pair[1]}"
+    else:
+        values = grid.transpose(MODEL, MODEL_B, N_SEEDS, N_ITEMS).values
+        off = ~np.eye(values.shape[0], dtype=bool)
+        curves = xr.DataArray(np.nanmedian(values[off], axis=0), dims=(N_SEEDS, N_ITEMS),
+                              coords={N_SEEDS: grid[N_SEEDS], N_ITEMS: grid[N_ITEMS]})
+        what = "median over pairs"
+    if ax is None:
+        fig, axes = _figure(COLUMN_WIDTH, 2.4)
+        ax = axes[0, 0]
+    else:
+        root = ax.get_figure(root=True)
+        if root is None:
+            raise ValueError("`ax` must belong to a figure")
+        fig = root
+    for s in curves[N_SEEDS].values:
+        ax.plot(curves[N_ITEMS].values, curves.sel({N_SEEDS: s}).values, marker="o",
+                markersize=2.5, linewidth=1.0, label=f"{s} seed{'s' if s != 1 else ''}")
+    ax.set_xscale("log")
+    ax.set_xlabel("items per language")
+    ax.set_ylabel(f"MDE ({_metric(grid.attrs)})")
+    ax.set_title(f"minimum detectable effect, {what} (alpha {grid.attrs.get('alpha', 0.05):g},"
+                 f" power {grid.attrs.get('power', 0.8):g})")
+    ax.legend()
     return fig

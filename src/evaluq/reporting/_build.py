@@ -13,7 +13,7 @@ from typing import Any, TextIO
 import pandas as pd
 import xarray as xr
 
-from evaluq._dims import MODEL, RANK
+from evaluq._dims import BOOT_SCORE, MODEL, N_ITEMS, RANK
 from evaluq._validation import RNGLike, check_confidence_level, check_int
 from evaluq.errors import CubeError
 from evaluq.reporting.sections import (
@@ -23,6 +23,7 @@ from evaluq.reporting.sections import (
     item_means_section,
     leaderboard_section,
     posterior_section,
+    power_section,
     ranks_section,
     render_page,
     reproducibility_section,
@@ -304,6 +305,8 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
     if analysis.fit is not None:
         out.append(posterior_section(analysis.fit))
         progress.step("posterior section")
+    if N_ITEMS in analysis.cube.data_vars and BOOT_SCORE in analysis.cube.data_vars:
+        out.append(power_section(analysis.cube, alpha=analysis.settings["alpha"]))
     out.append(reproducibility_section(analysis.settings, command=command))
     return out
 

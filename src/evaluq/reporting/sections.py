@@ -33,6 +33,7 @@ __all__ = [
     "item_tables",
     "leaderboard_section",
     "posterior_section",
+    "power_section",
     "ranks_section",
     "render_page",
     "reproducibility_section",
@@ -797,3 +798,64 @@ def render_page(title: str, blocks: Sequence[tuple[str | None, Sequence[Section]
             f"<header><h1>{html.escape(title)}</h1><p>{html.escape(subtitle)}</p></header>\n"
             f"<nav>{''.join(nav)}</nav>\n<main>\n{''.join(parts)}\n</main>\n"
             "<footer>Made with evaluq.</footer>\n</body>\n</html>\n")
+
+
+# --- per-item data: power ---------------------------------------------------------------------
+
+def power_section(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 0.8) -> Section:
+    """Section: the smallest detectable difference, and where more compute buys the most.
+
+    Parameters
+    ----------
+    cube
+        A cube with paired ``boot_score`` (and ``n_items``, as :func:`evaluq.from_items`
+        makes), or a design of :mod:`evaluq.power`.
+    alpha, power
+        The test's level and the power wanted.
+
+    Returns
+    -------
+    Section
+        Id ``power``; one figure (:func:`evaluq.plots.mde_plot`) when the cube records its
+        items, none otherwise.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> from evaluq.reporting.sections import power_section
+    >>> d = eq.power.design_from_sds(sd_item=0.5, n_items=400)
+    >>> power_section(d).figures
+    1
+    """
+    from evaluq._dims import MODEL_B, N_ITEMS, N_SEEDS
+    from evaluq.plots import mde_plot
+    from evaluq.power import compute_allocation, mde_grid, minimum_detectable_effect
+    from evaluq.power import design as power_design
+
+    design = power_design(cube) if "var_test" not in cube.data_vars else cube
+    table = compute_allocation(design, alpha=alpha, power=power)
+    mde = minimum_detectable_effect(design, alpha=alpha, power=power)
+    frame = mde.to_dataframe().reset_index()
+    order = {m: k for k, m in enumerate(mde[MODEL].values)}
+    frame = frame[frame[MODEL].map(order) < frame[MODEL_B].map(order)].set_index(
+        [MODEL, MODEL_B])[["mde"]]
+    frame.attrs["caption"] = (f"Minimum detectable difference per pair (two-sided alpha "
+                              f"{alpha:g}, power {power:g}), in the metric's units.")
+    body = [_p(f"The smallest true difference between two models this evaluation detects "
+               f"with probability {power:g} at level {alpha:g}. {table.attrs['summary']}"),
+            table_html(table), table_html(frame)]
+    figures = 0
+    n_items = design[N_ITEMS].values
+    if np.isfinite(n_items).all():
+        n = float(np.mean(n_items))
+        s = int(np.nanmax(design[N_SEEDS].values))
+        seeds = sorted({1, s, 2 * s, 4 * s}) if s >= 2 else [1]
+        grid = mde_grid(design, n_items=[max(1, round(n * f)) for f in
+                                            (0.25, 0.5, 1, 2, 4)],
+                           n_seeds=seeds, alpha=alpha, power=power)
+        body.append(_figure(mde_plot(grid), alt="minimum detectable effect against items",
+                            caption="Median over pairs of the MDE against the items per "
+                                    "language, one line per number of seeds."))
+        figures = 1
+    return Section("power", "Power: the smallest detectable difference", "\n".join(body),
+                   figures=figures)
