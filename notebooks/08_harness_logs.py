@@ -30,6 +30,8 @@
 # each (epochs). Each mock answers right with a probability set by its skill, the question's
 # difficulty and the passage's difficulty, so questions on one passage are correlated: the
 # situation where item-level standard errors that assume independent items are too small.
+# The last sections ask how small a difference this design can detect, and read the sample
+# logs of lm-evaluation-harness the same way.
 
 # %% [markdown]
 # Inspect refuses to run inside Jupyter unless `ipywidgets` is installed, so the evaluation runs
@@ -181,6 +183,21 @@ analysis.leaderboard.round(3)
 
 # %%
 analysis.ranks["probability"].to_pandas().round(3)
+
+# %% [markdown]
+# ## Power: what this design can detect, and what more compute buys
+#
+# The report's power section reads the cube's variance: the smallest true difference between
+# two models that this evaluation (64 questions, 3 epochs) detects with probability 0.8 at
+# level 0.05, and whether doubling the questions or the epochs shrinks it more:
+
+# %%
+eq.power.minimum_detectable_effect(cube).to_pandas().round(3)
+
+# %%
+allocation = eq.power.compute_allocation(cube)
+print(allocation.attrs["summary"])
+allocation.round(3)
 
 # %% [markdown]
 # The same from the command line, on the folder of logs (add `--bayes` for the hierarchical
