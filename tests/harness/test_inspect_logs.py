@@ -255,3 +255,26 @@ def test_logs_copied_elsewhere_read_the_same(tmp_path, inspect_logs, tables):
     copy = shutil.copytree(inspect_logs["eval"], tmp_path / "copy with space")
     table = eq.read_inspect_logs(copy, metadata="passage")
     pd.testing.assert_frame_equal(table, tables["eval"])
+
+
+def test_sample_summaries_give_the_same_scores(inspect_logs):
+    """Without metadata an ``.eval`` log is read from its sample summaries (fast); the scores
+    are those of the samples themselves."""
+    fast = eq.read_inspect_logs(inspect_logs["eval"])
+    full = eq.read_inspect_logs(inspect_logs["eval"], metadata="passage")
+    pd.testing.assert_frame_equal(fast, full.drop(columns="passage"))
+
+
+def test_invalidated_samples_are_kept_with_a_warning(tmp_path):
+    """Samples invalidated with Inspect's own API (``invalidate_samples``)."""
+    from inspect_ai.log import ProvenanceData, invalidate_samples, read_eval_log, write_eval_log
+
+    (log,) = run_inspect(tmp_path / "run", models=["beta"], task=make_task(epochs=1))
+    log = read_eval_log(log.location)
+    target = log.samples[2]
+    log = invalidate_samples(log, [target.uuid], ProvenanceData(author="test", reason="leak"))
+    write_eval_log(log, str(tmp_path / "invalidated.eval"))
+    with pytest.warns(HarnessLogWarning, match=rf"1 samples were invalidated in the log: "
+                      rf"'{target.id}' \(epoch 1\); they are kept as read"):
+        table = eq.read_inspect_logs(tmp_path / "invalidated.eval")
+    assert len(table) == N_ITEMS
