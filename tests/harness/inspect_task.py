@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 SKILL = {"alpha": 0.8, "beta": 0.6, "gamma": 0.55}
 """Probability of a right answer per mock model."""
 N_PASSAGES, N_QUESTIONS, EPOCHS = 4, 3, 3
@@ -85,6 +87,8 @@ def make_task(*, epochs: int = EPOCHS, flaky: str | None = None, fail: str | Non
 def run_inspect(log_dir: Path, *, models: Sequence[str] = tuple(SKILL), log_format: str = "eval",
                 task: Any = None, **eval_kwargs: Any) -> list[Any]:
     """Run Inspect offline on the toy task; the logs go to ``log_dir``."""
+    pytest.importorskip("inspect_ai", reason="inspect_ai is not installed "
+                        "(pip install 'evaluq[inspect]')")
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
