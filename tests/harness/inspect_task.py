@@ -48,10 +48,16 @@ def _outputs(name: str, skill: float) -> Callable[..., Any]:
     return generate
 
 
+def _require_inspect() -> None:
+    pytest.importorskip("inspect_ai", reason="inspect_ai is not installed "
+                        "(pip install 'evaluq[inspect]')")
+
+
 def make_task(*, epochs: int = EPOCHS, flaky: str | None = None, fail: str | None = None,
               name: str = "passages") -> Any:
     """The toy task; ``flaky``: a sample id on which the ``graded`` scorer raises; ``fail``:
     a sample id on which the solver raises."""
+    _require_inspect()
     from inspect_ai import Task
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.scorer import Score, accuracy, includes, match, mean, scorer
@@ -87,8 +93,7 @@ def make_task(*, epochs: int = EPOCHS, flaky: str | None = None, fail: str | Non
 def run_inspect(log_dir: Path, *, models: Sequence[str] = tuple(SKILL), log_format: str = "eval",
                 task: Any = None, **eval_kwargs: Any) -> list[Any]:
     """Run Inspect offline on the toy task; the logs go to ``log_dir``."""
-    pytest.importorskip("inspect_ai", reason="inspect_ai is not installed "
-                        "(pip install 'evaluq[inspect]')")
+    _require_inspect()
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
