@@ -11,7 +11,11 @@ printed, both including ``import evaluq`` / ``import pandas``:
   scores alone, no resampling and no checks);
 * ``eq.from_items(path, ..., n_boot=1000)``: read, validate, pivot, 1000 paired bootstrap
   replicates (one count matrix shared by all models and epochs);
-* the same with ``cluster=`` (1000 cluster-bootstrap replicates over 25 000 clusters).
+* the same with ``cluster=`` (1000 cluster-bootstrap replicates over 25 000 clusters);
+* ``out=`` a zarr store with the items split into 5 tasks (a ``task`` column): the parquet
+  file is split into a scratch file per task, then read one task at a time, so the peak is
+  that of one task (the tasks have equal
+  sizes, so the mean of the cube's scores is the same as the others').
 
 The target: <= 10 s and <= 2 GB each. ``--quick`` runs the same steps on 20 x 1000 x 5 rows
 (the CI smoke size); ``--items`` sets another size.
@@ -31,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import evaluq_env, machine_line
 
-N_MODELS, N_EPOCHS, N_BOOT, CLUSTER_SIZE = 20, 5, 1000, 4
+N_MODELS, N_EPOCHS, N_BOOT, CLUSTER_SIZE, N_TASKS = 20, 5, 1000, 4, 5
 TARGET_SECONDS, TARGET_GB = 10.0, 2.0
 
 _STEP = r"""
@@ -44,6 +48,13 @@ if step == "baseline":
     df = pd.read_parquet(path)
     out = df.groupby(["model", "epoch"]).correct.mean()
     summary = f"{float(out.mean()):.6f}"
+elif step == "stream":
+    import tempfile, os
+    import evaluq as eq
+    store = os.path.join(tempfile.mkdtemp(), "cube.zarr")
+    cube = eq.from_items(path, model="model", item="item", score="correct", seed="epoch",
+                         language="task", n_boot=n_boot, out=store)
+    summary = f"{float(cube.score.mean()):.6f}"
 else:
     import evaluq as eq
     cube = eq.from_items(path, model="model", item="item", score="correct", seed="epoch",
@@ -74,7 +85,8 @@ def _write_table(path: Path, n_items: int, seed: int = 0) -> int:
     epoch = np.tile(np.repeat(np.arange(N_EPOCHS), n_items), N_MODELS)
     item = np.tile(np.arange(n_items), N_MODELS * N_EPOCHS)
     df = pd.DataFrame({"model": model, "item": item, "epoch": epoch,
-                       "passage": item // CLUSTER_SIZE, "correct": correct.ravel()})
+                       "passage": item // CLUSTER_SIZE, "task": item % N_TASKS,
+                       "correct": correct.ravel()})
     df = df.sample(frac=1.0, random_state=seed)     # harness logs are not sorted
     df.to_parquet(path, index=False)
     return len(df)
@@ -102,17 +114,18 @@ def main() -> None:
         print(f"table: {N_MODELS} models x {n_items} items x {N_EPOCHS} epochs = {rows:,} rows, "
               f"parquet {path.stat().st_size / 2**20:.1f} MiB; n_boot = {N_BOOT}")
         results = {}
-        for step in ("baseline", "from_items", "clustered"):
+        for step in ("baseline", "from_items", "clustered", "stream"):
             seconds, cpu, peak, summary = _run_step(path, step, N_BOOT)
             results[step] = (seconds, cpu, peak, summary)
             label = {"baseline": "baseline: pandas read_parquet + groupby mean",
                      "from_items": "eq.from_items (items bootstrap)",
-                     "clustered": "eq.from_items (cluster bootstrap)"}[step]
+                     "clustered": "eq.from_items (cluster bootstrap)",
+                     "stream": "eq.from_items(out=zarr), 5 tasks, by task"}[step]
             print(f"{label:46s} wall {seconds:6.2f} s  CPU {cpu:6.2f} s  peak RSS "
                   f"{peak / 1024:5.2f} GiB  (mean score {summary})")
         if results["baseline"][3] != results["from_items"][3]:
             raise SystemExit("the mean scores of the baseline and from_items differ")
-        for step in ("from_items", "clustered"):
+        for step in ("from_items", "clustered", "stream"):
             seconds, cpu, peak, _ = results[step]
             ok = seconds <= TARGET_SECONDS and peak / 1024 <= TARGET_GB
             print(f"{step}: {seconds / results['baseline'][0]:.1f}x the baseline's wall time, "

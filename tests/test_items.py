@@ -313,3 +313,45 @@ def test_drop_with_clusters_equals_the_table_without_those_items(rng):
     ref = eq.from_items(df[(df.i != "q7") | (df.l != "y")], **KW, cluster="c", n_boot=50)
     assert cube.identical(ref)
     assert int(cube.n_clusters.sel(language="y")) == 5
+
+
+# --- out=: a zarr store ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("language", ["l", None])
+def test_out_streams_a_parquet_file_language_by_language(rng, tmp_path, language):
+    df = item_table(rng)
+    df = df[~((df.m == "c") & (df.l == "y"))]                  # an absent (model, language)
+    if language is None:
+        df = df[df.l == "x"]
+    path = tmp_path / "log.parquet"
+    df.sample(frac=1.0, random_state=0).to_parquet(path, row_group_size=200)
+    kw = {**KW, "language": language, "cluster": "c", "n_boot": 60, "rng": 5}
+    mem = eq.from_items(path, **kw)
+    lazy = eq.from_items(path, **kw, out=tmp_path / "cube.zarr")
+    assert lazy.boot_score.chunks is not None
+    assert lazy.load().identical(mem)
+    assert not list(tmp_path.glob(".items-*"))          # the scratch files are gone
+
+
+def test_out_from_a_dataframe_and_errors(rng, tmp_path):
+    df = item_table(rng)
+    store = tmp_path / "c.zarr"
+    lazy = eq.from_items(df, **KW, n_boot=20, out=store)
+    assert lazy.load().identical(eq.from_items(df, **KW, n_boot=20))
+    with pytest.raises(FileExistsError, match="`out` already exists"):
+        eq.from_items(df, **KW, n_boot=20, out=store)
+    with pytest.raises(TypeError, match="`out` must be a str or a path"):
+        eq.from_items(df, **KW, out=3)
+    path = tmp_path / "bad.parquet"
+    df[~((df.m == "a") & (df.l == "y") & (df.i == "q1"))].to_parquet(path)
+    with pytest.raises(CubeError, match=r"language 'y': model 'a' seed 0 lacks 1 item"):
+        eq.from_items(path, **KW, out=tmp_path / "bad.zarr")
+    assert not (tmp_path / "bad.zarr").exists()
+    nan_key = df.astype({"l": object})
+    nan_key.loc[4, "l"] = None
+    nan_key.to_parquet(tmp_path / "nan.parquet")
+    with pytest.raises(CubeError, match="column 'l' has missing keys"):
+        eq.from_items(tmp_path / "nan.parquet", **KW, out=tmp_path / "nan.zarr")
+    with pytest.raises(CubeError, match=r"column 'nope' \(given as `score`\) is not in"):
+        eq.from_items(tmp_path / "bad.parquet", **{**KW, "score": "nope"},
+                      out=tmp_path / "x.zarr")

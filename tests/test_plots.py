@@ -275,6 +275,9 @@ def _one_figure_of_each(agg, rng):
         "annotation_bins": eq.plots.annotation_bins(table),
         "resample_histogram": eq.plots.resample_histogram(res),
         "scarce_intervals": eq.plots.scarce_intervals(scarce),
+        "mde_plot": eq.plots.mde_plot(eq.power.mde_grid(
+            eq.power.design_from_sds(sd_item=0.5, n_items=100), n_items=[50, 100, 200],
+            n_seeds=[1])),
     }
 
 

@@ -251,3 +251,41 @@ def test_absent_cells_give_nan_without_warnings(rng):
     assert np.isfinite(bench.sel(model="a", model_b="c"))
     table = eq.power.compute_allocation(cube)
     assert table.loc["seeds", "now"] == 3
+
+
+def test_design_reads_the_cubes_variance_components(rng):
+    _, cube = _item_cube(rng, n_boot=500, n_seeds=3)
+    d = eq.power.design(cube)
+    vc = eq.variance_components(cube)
+    np.testing.assert_allclose(d.var_seed.values, vc.sigma_seed.values**2, rtol=1e-12)
+    boot = cube.boot_score.sel(language="all")
+    direct = (boot.sel(model="a") - boot.sel(model="b")).var("bootstrap", ddof=1).mean("seed")
+    assert float(d.var_test.sel(model="a", model_b="b", language="all")) == pytest.approx(
+        float(direct), rel=1e-10)
+    # the diagonal of the replicates' covariance is the squared bootstrap SD of each model
+    va = boot.sel(model="a").var("bootstrap", ddof=1).mean("seed")
+    vb = boot.sel(model="b").var("bootstrap", ddof=1).mean("seed")
+    rho = float(d.correlation.sel(model="a", model_b="b", language="all"))
+    assert float(direct) == pytest.approx(float(va + vb) - 2 * rho * np.sqrt(float(va * vb)),
+                                          rel=0.02)
+
+
+@pytest.mark.slow
+def test_power_with_few_seeds_t_correction():
+    """Seeds only (3 per model, one language): the two-sample t-test (df 4) at the MDE."""
+    gen = np.random.default_rng(1803)
+    n_rep, s, sd = 20000, 3, 0.02
+    d = design_from_sds(sd_item=0.5, n_items=10**12, sd_seed=sd, n_seeds=s)
+    delta = ab(minimum_detectable_effect(d))
+    a = delta + sd * gen.normal(size=(n_rep, s))
+    b = sd * gen.normal(size=(n_rep, s))
+    t = stats.ttest_ind(a, b, axis=1).statistic
+    crit = stats.t.ppf(0.975, 2 * s - 2)
+    measured = float(np.mean(np.abs(t) > crit))
+    ncp = delta / (sd * np.sqrt(2 / s))
+    exact = float(stats.nct.sf(crit, 2 * s - 2, ncp) + stats.nct.cdf(-crit, 2 * s - 2, ncp))
+    print(f"\nCALIBRATION | power.minimum_detectable_effect, 3 seeds per model (t, df 4; exact "
+          f"noncentral-t power {exact:.4f}) | power | nominal 0.800 | measured {measured:.4f} "
+          f"| n {n_rep} | binomial SE {np.sqrt(0.16 / n_rep):.4f}")
+    assert abs(measured - exact) <= 4 * np.sqrt(exact * (1 - exact) / n_rep)
+    assert abs(measured - 0.8) < 0.05

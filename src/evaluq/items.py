@@ -375,6 +375,7 @@ def from_items(
     missing: Literal["raise", "drop"] = "raise",
     metric: str | None = None,
     higher_is_better: bool = True,
+    out: str | os.PathLike[str] | None = None,
 ) -> xr.Dataset:
     r"""Build a cube from per-item scores, with paired (cluster) bootstrap replicates.
 
@@ -422,6 +423,13 @@ def from_items(
         at all in a language is an absent cell (NaN), as in every cube.
     metric, higher_is_better
         The metric's name (default: the score column's name) and orientation.
+    out
+        A new zarr store (a directory, e.g. ``"cube.zarr"``) to write the cube to; the cube
+        is then returned opened lazily from it (:func:`evaluq.open_cube`). A parquet file
+        is split batch by batch into a scratch file per language (beside the store, removed
+        afterwards), then each language is scored and written, so memory is bounded by the
+        largest language, not the file; the numbers are those of the in-memory path. Other inputs
+        are built in memory and then written. On an error the store is removed.
 
     Returns
     -------
@@ -445,11 +453,10 @@ def from_items(
     per language are in memory at once; 10^7 rows (20 models x 10^5 items x 5 epochs) peak
     at about 1.5 GB, and the bootstrap works in blocks of resamples of about 64 MiB of
     counts (``benchmarks/bench_from_items.py``). From a parquet file only the columns used
-    are read. There is no ``out=`` that streams a larger-than-memory table to zarr as
-    :func:`evaluq.from_long` does: a paired replicate is a sum over all of a language's
-    items with counts shared by every model and seed, so the state needed is the language's
-    whole (model, seed, item) array; streaming one language at a time is the way to extend
-    it. The cube itself is small and is saved with ``cube.to_zarr`` / ``to_netcdf``.
+    are read. Larger logs go through ``out=``: a paired replicate is a sum over all of a
+    language's items with counts shared by every model and seed, so the language (its
+    whole (model, seed, item) array) is the unit that must fit in memory, and ``out=``
+    streams a parquet file one language at a time.
 
     See Also
     --------
@@ -479,6 +486,11 @@ def from_items(
     root = check_rng(rng)
     if not isinstance(higher_is_better, bool | np.bool_):
         raise TypeError(f"`higher_is_better` must be a bool; got {higher_is_better!r}")
+    if out is not None:
+        return _to_zarr(table, out, dict(model=model, item=item, score=score,
+                                         language=language, seed=seed, cluster=cluster,
+                                         missing=missing),
+                        n_boot, rng, metric, bool(higher_is_better))
     data = pivot_items(table, model=model, item=item, score=score, language=language,
                        seed=seed, cluster=cluster, missing=missing)
     streams = np.random.SeedSequence(
@@ -486,13 +498,57 @@ def from_items(
     scored = [_boot_language(block, n_boot, np.random.default_rng(stream))
               for block, stream in zip(data.blocks, streams, strict=True)]
     cube = _assemble(data, scored, n_boot)
-    cube.attrs = provenance("from_items", data.source, metric=metric or score,
-                            higher_is_better=bool(higher_is_better),
-                            rng_seed=int(rng) if isinstance(rng, int) else type(rng).__name__)
-    cube.attrs.update({"n_boot": n_boot, "item_column": item,
-                       **({"cluster_column": cluster} if cluster else {})})
+    cube.attrs = _attrs(data.source, score, metric, bool(higher_is_better), rng, n_boot, item,
+                        cluster)
     cube.attrs.update(table_attrs(table, cube.attrs))  # a harness log's provenance
     return validate(cube)
+
+
+def _attrs(source: str, score: str, metric: str | None, higher_is_better: bool, rng: RNGLike,
+           n_boot: int, item: str, cluster: str | None) -> dict[str, Any]:
+    """The cube's provenance attributes."""
+    attrs = provenance("from_items", source, metric=metric or score,
+                       higher_is_better=higher_is_better,
+                       rng_seed=int(rng) if isinstance(rng, int) else type(rng).__name__)
+    attrs.update({"n_boot": n_boot, "item_column": item,
+                  **({"cluster_column": cluster} if cluster else {})})
+    return attrs
+
+
+def _to_zarr(table: TableLike, out: str | os.PathLike[str], kw: dict[str, Any], n_boot: int,
+             rng: RNGLike, metric: str | None, higher_is_better: bool) -> xr.Dataset:
+    """``from_items(..., out=store)``: a parquet file language by language, else in memory."""
+    from evaluq import _items_zarr
+    from evaluq.cube import open_cube
+
+    _items_zarr.check_out(out)
+    try:
+        if isinstance(table, pd.DataFrame) or not _items_zarr.is_parquet(table):
+            cube = from_items(table, **kw, n_boot=n_boot, rng=rng, metric=metric,
+                              higher_is_better=higher_is_better)
+            cube.chunk({MODEL: 1, LANGUAGE: 1}).to_zarr(out, consolidated=False)
+            return open_cube(out)
+        root = check_rng(rng)
+        seeds: list[np.random.SeedSequence] = []
+
+        def score_language(rows: pd.DataFrame, k: int, n_languages: int
+                           ) -> tuple[ItemTable, tuple[np.ndarray, np.ndarray]]:
+            if not seeds:      # the streams of the in-memory path: one per sorted language
+                seeds.extend(np.random.SeedSequence(
+                    root.integers(0, 2**63 - 1, dtype=np.int64)).spawn(n_languages))
+            data = pivot_items(rows, **kw)
+            return data, _boot_language(data.blocks[0], n_boot, np.random.default_rng(seeds[k]))
+
+        cols = {MODEL: kw["model"], LANGUAGE: kw["language"], SEED: kw["seed"],
+                ITEM: kw["item"], CLUSTER: kw["cluster"], SCORE: kw["score"]}
+        attrs = _attrs(os.fspath(table), kw["score"], metric, higher_is_better, rng, n_boot,
+                       kw["item"], kw["cluster"])
+        _items_zarr.stream(os.fspath(table), out, cols, n_boot, _sorted_codes, score_language,
+                           attrs)
+        return open_cube(out)
+    except BaseException:
+        _items_zarr.remove(out)
+        raise
 
 
 def _assemble(data: ItemTable, scored: list[tuple[np.ndarray, np.ndarray]], n_boot: int

@@ -1012,7 +1012,7 @@ def mde_plot(grid: xr.DataArray, *, pair: tuple[Any, Any] | None = None,
     ax.set_xscale("log")
     ax.set_xlabel("items per language")
     ax.set_ylabel(f"MDE ({_metric(grid.attrs)})")
-    ax.set_title(f"minimum detectable effect, {what} (alpha {grid.attrs.get('alpha', 0.05):g},"
-                 f" power {grid.attrs.get('power', 0.8):g})")
-    ax.legend()
+    ax.set_title(f"minimum detectable effect, {what}")
+    ax.legend(title=f"alpha {grid.attrs.get('alpha', 0.05):g}, "
+                    f"power {grid.attrs.get('power', 0.8):g}")
     return fig

@@ -589,16 +589,17 @@ def compute_allocation(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 
     # part of the variance but answer another question, so the choice is items or seeds
     choices = table.gain if scope == "population" else table.gain.drop("languages")
     table["best"] = (table.gain == choices.max()) & table.index.isin(choices.index)
-    table.attrs["summary"] = _allocation_sentence(table, factor)
+    table.attrs["summary"] = _allocation_sentence(table, factor, scope)
     table.attrs["caption"] = (f"Minimum detectable effect (alpha {alpha:g}, power {power:g}, "
                               f"{scope} scope) now and with {factor:g}x one unit; median over "
                               "pairs of models, and for the two best models")
     return table
 
 
-def _allocation_sentence(table: pd.DataFrame, factor: float) -> str:
-    parts = [f"{unit} by {100 * row.gain:.0f}%" for unit, row in table.iterrows()
-             if np.isfinite(row.gain)]
+def _allocation_sentence(table: pd.DataFrame, factor: float, scope: str) -> str:
+    names = {"languages": "languages (another benchmark)"} if scope == "benchmark" else {}
+    parts = [f"{names.get(str(unit), unit)} by {100 * row.gain:.0f}%"
+             for unit, row in table.iterrows() if np.isfinite(row.gain)]
     best = table.index[table.best].tolist()
     head = f"{factor:g}x more of one unit lowers the median MDE: " + ", ".join(parts)
     return head + (f". More {best[0]} buy the most." if best else ".")
