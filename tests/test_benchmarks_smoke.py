@@ -33,6 +33,7 @@ QUICK = {
     "bench_expected_jsd.py": [],
     "bench_ranks.py": [],
     "bench_from_items.py": [],
+    "bench_harness_logs.py": [],    # Inspect logs made offline (mock model), then read
     "calibration_agreement.py": ["--only", "kappa"],
     "calibration_intervals.py": [],
 }
