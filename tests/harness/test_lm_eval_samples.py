@@ -168,7 +168,8 @@ def test_a_metric_without_per_item_values_is_left_out_with_a_warning(tmp_path):
     for rec in records:
         rec["acc_norm"] = [rec["target"], "lol"]
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    with pytest.warns(HarnessLogWarning, match="metric 'acc_norm' holds list values per sample"):
+    with pytest.warns(HarnessLogWarning, match=r"metric 'acc_norm' holds list values per sample "
+                      r"\(\['0', 'lol'\] for doc_id 0\)"):
         table = eq.read_lm_eval_samples(path)
     assert "acc_norm" not in table.columns
     assert "acc" in table.columns

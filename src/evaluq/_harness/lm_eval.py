@@ -187,7 +187,8 @@ def _rows(record: LogRecord, recs: list[dict[str, Any]], results: dict[str, Any]
     return rows
 
 
-def _as_float(record: LogRecord, name: str, values: list[Any]) -> np.ndarray | None:
+def _as_float(record: LogRecord, name: str, values: list[Any], docs: list[Any]
+              ) -> np.ndarray | None:
     """A metric's per-document values as floats (missing: NaN), or None (with a warning) when
     they are not numbers: a metric lm-eval aggregates over the corpus (BLEU keeps the
     (reference, prediction) pair of each document) has no per-item score."""
@@ -197,8 +198,8 @@ def _as_float(record: LogRecord, name: str, values: list[Any]) -> np.ndarray | N
             continue
         if not isinstance(v, bool | int | float):
             warn(f"{record.where()}: metric {name!r} holds {type(v).__name__} values per "
-                 f"sample ({v!r:.60} for doc_id ...), not a per-item score (lm-eval aggregates "
-                 "it over the corpus); it is left out of the table")
+                 f"sample ({v!r:.60} for doc_id {docs[i]!r}), not a per-item score (lm-eval "
+                 "aggregates it over the corpus); it is left out of the table")
             return None
         out[i] = float(v)
     return out
@@ -216,7 +217,8 @@ def _read_one(samples: Path, keys: list[str]) -> LogTable:
                           EPOCH: np.zeros(len(rows), dtype=np.int64)})
     scores = {}
     for name in names:
-        values = _as_float(record, name, [row.get(name, _MISSING) for row in rows.values()])
+        values = _as_float(record, name, [row.get(name, _MISSING) for row in rows.values()],
+                           list(rows))
         if values is not None:
             scores[name] = values
     meta = {k: [row[k] for row in rows.values()] for k in keys}
