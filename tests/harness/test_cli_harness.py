@@ -158,3 +158,15 @@ def test_bayes_adds_the_posterior(inspect_logs, tmp_path, capsys, monkeypatch):
     page = (tmp_path / "report.html").read_text()
     assert "posterior" in _ids(page)
     assert "items" in _ids(page)
+
+
+def test_identical_models_default_score(tmp_path, capsys):
+    """lm-eval's dummy model answers every generation alike: three identical models on
+    toy_gen (the first score, the default), differences and MDE of 0, no error."""
+    code, out, err = _run([LM_EVAL, "--from", "lm-eval", "--out", tmp_path, "--format", "csv",
+                           *FAST], capsys)
+    assert code == 0, err
+    assert "exact_match_strict_item_differences.csv" in out
+    diffs = pd.read_csv(tmp_path / "exact_match_strict_item_differences.csv")
+    assert (diffs["difference"] == 0).all()
+    assert len(diffs) == 3
