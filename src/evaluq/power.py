@@ -581,8 +581,9 @@ def compute_allocation(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 
         nxt = now.copy(data=values)
         m_now, t_now = _pair_summary(now, top)
         m_next, t_next = _pair_summary(nxt, top)
+        gain = 1 - m_next / m_now if m_now > 0 else float("nan")  # identical models: 0 / 0
         rows.append({"unit": unit, "now": units[unit], "next": units[unit] * factor,
-                     "mde_now": m_now, "mde_next": m_next, "gain": 1 - m_next / m_now if m_now > 0 else float("nan"),
+                     "mde_now": m_now, "mde_next": m_next, "gain": gain,
                      "mde_top_now": t_now, "mde_top_next": t_next})
     table = pd.DataFrame(rows).set_index("unit")
     # in the benchmark scope the languages define the benchmark: more of them halve every
