@@ -34,6 +34,7 @@ QUICK = {
     "bench_ranks.py": [],
     "bench_proportions.py": [],
     "bench_from_items.py": [],
+    "bench_harness_logs.py": [],    # Inspect logs made offline (mock model), then read
     "calibration_agreement.py": ["--only", "kappa"],
     "calibration_intervals.py": [],
     "bench_field_methods.py": ["--skip-anchor"],

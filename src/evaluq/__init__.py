@@ -106,6 +106,9 @@ _LAZY: dict[str, str] = {
     "aso": "evaluq.almost_stochastic_order",
     "multi_aso": "evaluq.almost_stochastic_order",
     "ASOResult": "evaluq.almost_stochastic_order",
+    "HarnessLogWarning": "evaluq.errors",
+    "read_inspect_logs": "evaluq.io",
+    "read_lm_eval_samples": "evaluq.io",
 }
 
 # Submodules reachable as attributes but not star-exported (as before the lazy loading).
@@ -188,11 +191,14 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.demsar import friedman_test as friedman_test
     from evaluq.errors import CubeError as CubeError
     from evaluq.errors import EvaluqWarning as EvaluqWarning
+    from evaluq.errors import HarnessLogWarning as HarnessLogWarning
     from evaluq.errors import NotFittedError as NotFittedError
     from evaluq.errors import ScaleWarning as ScaleWarning
     from evaluq.hierarchical import HierarchicalFit as HierarchicalFit
     from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
     from evaluq.hierarchical import load_fit as load_fit
+    from evaluq.io import read_inspect_logs as read_inspect_logs
+    from evaluq.io import read_lm_eval_samples as read_lm_eval_samples
     from evaluq.io import read_table as read_table
     from evaluq.item_stats import item_means as item_means
     from evaluq.items import from_items as from_items

@@ -39,6 +39,8 @@ SUMMARY: Final = "summary"
 ITEM: Final = "item"
 CLASS: Final = "class"
 RUN: Final = "run"
+TASK: Final = "task"
+"""The task (benchmark) of a harness log's per-item table (:mod:`evaluq.io`)."""
 METRIC: Final = "metric"
 """Metrics of a significance test result."""
 RATER: Final = "rater"
@@ -158,7 +160,8 @@ COVERAGE: Final = "coverage"
 
 # --- small binary samples (:mod:`evaluq.proportions`, :mod:`evaluq.paired_bayes`, ...) --------
 EPOCH: Final = "epoch"
-"""Repeated scorings of the same item (epochs of a harness, samples of a generation)."""
+"""Repeated scorings of the same item (epochs of a harness, samples of a generation); the
+epoch column of a harness log's per-item table (:mod:`evaluq.io`)."""
 PASS_K: Final = "k"
 """The ``k`` of pass@k and pass^k."""
 ONLY_A_CORRECT: Final = "only_a_correct"

@@ -163,7 +163,79 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default=",".join(REPORT_FORMATS),
                    help="comma-separated outputs among html,md,tex,csv,json (default: all)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    _add_harness_arguments(p)
     p.set_defaults(func=_run_report)
+
+
+HARNESS_FORMATS = ("inspect", "lm-eval")
+
+
+def _harness_table(args: argparse.Namespace) -> pd.DataFrame:
+    """The per-item table of the harness logs named on the command line."""
+    from evaluq.io import read_inspect_logs, read_lm_eval_samples
+
+    if args.mean is not None or args.bootstrap is not None:
+        raise ValueError("--from reads per-item scores from the logs: --mean / --bootstrap do "
+                         "not apply")
+    metadata = [args.cluster] if args.cluster else None
+    if args.source_format == "inspect":
+        return read_inspect_logs(args.files, metadata=metadata)
+    return read_lm_eval_samples(args.files, metadata=metadata)
+
+
+def _score_rows(table: pd.DataFrame, score: str) -> pd.DataFrame:
+    """The rows of the tasks that have the score, without the rows where it is missing (the
+    reader has warned about each, naming the log and the samples)."""
+    has = table.groupby("task", sort=False)[score].transform(lambda c: c.notna().any())
+    rows = table[has.astype(bool) & table[score].notna()].reset_index(drop=True)
+    rows.attrs = dict(table.attrs)
+    return rows
+
+
+def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
+                                                       dict[str, xr.Dataset]]:
+    """One cube (and one item_means result) per score of the harness logs."""
+    from evaluq.item_stats import item_means
+    from evaluq.items import from_items
+
+    table = _harness_table(args)
+    scores = [str(c) for c in table.columns[4:] if c != args.cluster]
+    chosen = args.score or scores[:1]
+    unknown = [c for c in chosen if c not in scores]
+    if unknown:
+        raise ValueError(f"--score {unknown} not among the scores of the logs: {scores}")
+    cubes, items = {}, {}
+    for col in chosen:
+        rows = _score_rows(table, col)
+        columns = {"model": "model", "item": "item", "score": col, "language": "task",
+                   "seed": "epoch", "cluster": args.cluster, "missing": args.missing}
+        cubes[col] = from_items(rows, n_boot=args.n_boot, rng=args.rng,
+                                higher_is_better=args.higher_is_better, **columns)
+        items[col] = item_means(rows, **columns)
+    return cubes, items
+
+
+def _add_harness_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``evaluq report --from inspect|lm-eval`` (evaluation harness logs)."""
+    logs = p.add_argument_group(
+        "evaluation harness logs",
+        "With --from, FILE... are the logs of an evaluation harness (files or folders): per-item "
+        "scores become a cube (evaluq.from_items: one language per task, one seed per epoch, "
+        "paired item bootstrap) and the report adds the per-item means and paired differences "
+        "with their analytic SEs (evaluq.item_means). --score names the harness's score "
+        "columns (default: the first one). --replication auto then means nonparametric (the "
+        "paired item bootstrap replicates, epochs redrawn) and --resample-languages auto "
+        "means fixed (the tasks given).")
+    logs.add_argument("--from", dest="source_format", choices=HARNESS_FORMATS, default=None,
+                      help="inspect (Inspect AI .eval / .json logs) or lm-eval "
+                           "(lm-evaluation-harness --log_samples output)")
+    logs.add_argument("--cluster", default=None, metavar="KEY",
+                      help="sample metadata key (Inspect) or document field (lm-eval) grouping "
+                           "the items (e.g. passage): cluster bootstrap and clustered SEs")
+    logs.add_argument("--n-boot", type=int, default=1000,
+                      help="bootstrap replicates of the items (default 1000)")
+    logs.add_argument("--missing", choices=("raise", "drop"), default="raise",
+                      help="items some model lacks: raise (default) or drop them with a warning")
 
 
 def _parse_formats(text: str) -> list[str]:
@@ -271,7 +343,14 @@ def _run_report(args: argparse.Namespace) -> int:
     from evaluq.reporting import report
 
     formats = _parse_formats(args.format)
-    cubes = _report_cubes(args)
+    items = None
+    if args.source_format is not None:
+        cubes, items = _harness_cubes(args)
+        args.replication = "nonparametric" if args.replication == "auto" else args.replication
+        args.resample_languages = ("fixed" if args.resample_languages == "auto"
+                                   else args.resample_languages)
+    else:
+        cubes = _report_cubes(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     command = "evaluq " + shlex.join(args.argv)
@@ -279,7 +358,7 @@ def _run_report(args: argparse.Namespace) -> int:
                  n_resamples=args.n_resamples, replication=args.replication,
                  languages=args.resample_languages, how=args.how, rng=args.rng,
                  bayes=args.bayes, bounds=tuple(args.bounds) if args.bounds else None,
-                 command=command, progress=not args.quiet)
+                 command=command, progress=not args.quiet, items=items)
     written = _write_report_files(rep, out, formats, command)
     print(f"evaluq report: wrote {len(written)} files to {out}/")
     for path in written:

@@ -32,3 +32,10 @@ class ScaleWarning(EvaluqWarning):
     """Scores far from the others of their language (robust SDs from the median): a wrong
     scale (a 0-1 metric given as 0-100, a sum instead of a mean) or a broken run. The
     message names the rows."""
+
+
+class HarnessLogWarning(EvaluqWarning):
+    """An evaluation harness's log (Inspect, lm-evaluation-harness) is read but something in it
+    needs a look: a score missing for some samples, samples that errored or were invalidated,
+    an unfinished run read on request, two logs of the same model and task. The message names
+    the file, the model, the task and the samples."""

@@ -1,4 +1,5 @@
-"""Readers for tidy tables: CSV, TSV, JSON lines and parquet, chosen by file suffix."""
+"""Readers for tidy tables (CSV, TSV, JSON lines and parquet, chosen by file suffix) and for the
+evaluation harnesses' own logs (Inspect AI, lm-evaluation-harness) as per-item tables."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from evaluq._harness import read_inspect_logs as read_inspect_logs
+from evaluq._harness import read_lm_eval_samples as read_lm_eval_samples
 from evaluq.errors import CubeError
 
 _READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {

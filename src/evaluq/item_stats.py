@@ -41,6 +41,7 @@ from evaluq._dims import (
     VAR_WITHIN,
 )
 from evaluq._intervals import interval_array
+from evaluq._provenance import table_attrs
 from evaluq._validation import check_confidence_level
 from evaluq.io import TableLike
 from evaluq.items import LanguageBlock, pivot_items
@@ -223,6 +224,7 @@ def item_means(
     out.attrs = {"source": data.source, "score_column": score,
                  **({"cluster_column": cluster} if cluster else {}),
                  "se_kind": "cluster-robust (CR1)" if cluster else "iid (CLT, ddof=1)"}
+    out.attrs.update(table_attrs(table, out.attrs))  # a harness log's provenance
     return out
 
 

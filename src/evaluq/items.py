@@ -45,7 +45,7 @@ from evaluq._dims import (
     SEED,
 )
 from evaluq._kernels import bootstrap_counts
-from evaluq._provenance import provenance
+from evaluq._provenance import provenance, table_attrs
 from evaluq._validation import RNGLike, check_choice, check_columns, check_int, check_rng
 from evaluq.cube import validate
 from evaluq.errors import CubeError, EvaluqWarning
@@ -500,6 +500,7 @@ def from_items(
     cube = _assemble(data, scored, n_boot)
     cube.attrs = _attrs(data.source, score, metric, bool(higher_is_better), rng, n_boot, item,
                         cluster)
+    cube.attrs.update(table_attrs(table, cube.attrs))  # a harness log's provenance
     return validate(cube)
 
 

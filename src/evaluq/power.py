@@ -58,6 +58,7 @@ from evaluq._dims import (
     SCORE,
     SEED,
 )
+from evaluq._schema import orientation
 from evaluq._validation import check_choice, check_int, check_real
 from evaluq.cube import is_summary, validate
 from evaluq.errors import CubeError
@@ -581,8 +582,9 @@ def compute_allocation(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 
         nxt = now.copy(data=values)
         m_now, t_now = _pair_summary(now, top)
         m_next, t_next = _pair_summary(nxt, top)
+        gain = 1 - m_next / m_now if m_now > 0 else float("nan")  # identical models: 0 / 0
         rows.append({"unit": unit, "now": units[unit], "next": units[unit] * factor,
-                     "mde_now": m_now, "mde_next": m_next, "gain": 1 - m_next / m_now,
+                     "mde_now": m_now, "mde_next": m_next, "gain": gain,
                      "mde_top_now": t_now, "mde_top_next": t_next})
     table = pd.DataFrame(rows).set_index("unit")
     # in the benchmark scope the languages define the benchmark: more of them halve every
@@ -613,6 +615,6 @@ def _top_pair(cube: xr.Dataset, d: xr.Dataset) -> tuple[Any, Any] | None:
     if SCORE not in cube.data_vars:
         return (models[0], models[1])
     mean = cube[SCORE].mean((LANGUAGE, SEED)).values
-    higher = bool(int(cube.attrs.get("higher_is_better", 1)))
+    higher = orientation(cube.attrs)
     order = np.argsort(-mean if higher else mean, kind="stable")
     return (models[order[0]], models[order[1]])

@@ -15,12 +15,14 @@ import xarray as xr
 
 from evaluq._atomic import write_text
 from evaluq._dims import BOOT_SCORE, MODEL, N_ITEMS, RANK
+from evaluq._schema import orientation
 from evaluq._validation import RNGLike, check_confidence_level, check_int
 from evaluq.errors import CubeError
 from evaluq.reporting.sections import (
     HierarchicalFitLike,
     Section,
     data_summary,
+    item_means_section,
     leaderboard_section,
     posterior_section,
     power_section,
@@ -64,6 +66,9 @@ class Analysis:
         The hierarchical fit, or None.
     settings
         The options used.
+    items
+        The result of :func:`evaluq.item_means` on the per-item table behind the cube (the
+        analytic, cluster-robust SEs and paired differences), or None.
     """
 
     cube: xr.Dataset
@@ -75,6 +80,7 @@ class Analysis:
     leaderboard: pd.DataFrame
     settings: dict[str, Any]
     fit: HierarchicalFitLike | None = None
+    items: xr.Dataset | None = None
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table of the analysis, by file stem, each with a caption in ``attrs``.
@@ -83,8 +89,9 @@ class Analysis:
         -------
         dict of str to pandas.DataFrame
             ``leaderboard``, ``pairwise`` (each pair once), ``variance``, ``ranks``
-            (P(rank = r), one column per rank), and with a fit ``posterior_vs_frequentist``
-            and ``diagnostics``.
+            (P(rank = r), one column per rank), with a fit ``posterior_vs_frequentist``
+            and ``diagnostics``, and with per-item results ``item_means`` and
+            ``item_differences``.
         """
         from evaluq.pairwise import pairwise_table
         from evaluq.reporting.sections import _as_frame
@@ -105,6 +112,10 @@ class Analysis:
             out["posterior_vs_frequentist"] = _as_frame(self.fit.compare_frequentist(),
                                                         "compare_frequentist")
             out["diagnostics"] = _as_frame(self.fit.diagnostics(), "diagnostics")
+        if self.items is not None:
+            from evaluq.reporting.sections import item_tables
+
+            out |= item_tables(self.items, higher_is_better=_orientation(self.cube))
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -148,6 +159,10 @@ class Report:
         return f"<p>evaluq report of {', '.join(self.analyses)}{where}.</p>"
 
 
+def _orientation(cube: xr.Dataset) -> bool:
+    return orientation(cube.attrs)
+
+
 def _fit(cube: xr.Dataset, rng: RNGLike, options: Mapping[str, Any]) -> HierarchicalFitLike:
     try:
         from evaluq.hierarchical import fit_hierarchical
@@ -163,7 +178,8 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
             languages: str = "auto", how: str = "mean", confidence_level: float = 0.95,
             alpha: float = 0.05, adjustment: str = "holm", rng: RNGLike = 0,
             bayes: bool = False, bayes_options: Mapping[str, Any] | None = None,
-            fit: HierarchicalFitLike | None = None) -> Analysis:
+            fit: HierarchicalFitLike | None = None, items: xr.Dataset | None = None
+            ) -> Analysis:
     """Run the frequentist analysis of a cube (and the hierarchical model when asked).
 
     Parameters
@@ -190,6 +206,9 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
         Keyword arguments of ``fit_hierarchical``.
     fit
         An already fitted hierarchical model to report instead of fitting one.
+    items
+        The result of :func:`evaluq.item_means` on the per-item table the cube was built
+        from (:func:`evaluq.from_items`), kept in ``Analysis.items``.
 
     Returns
     -------
@@ -202,10 +221,12 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
     >>> sorted(res.tables())
     ['leaderboard', 'pairwise', 'ranks', 'variance']
     """
-    return _analyse(cube, n_resamples=n_resamples, replication=replication, languages=languages,
-                    how=how, confidence_level=confidence_level, alpha=alpha,
-                    adjustment=adjustment, rng=rng, bayes=bayes, bayes_options=bayes_options,
-                    fit=fit, progress=_Progress(0, False))
+    result = _analyse(cube, n_resamples=n_resamples, replication=replication,
+                      languages=languages, how=how, confidence_level=confidence_level,
+                      alpha=alpha, adjustment=adjustment, rng=rng, bayes=bayes,
+                      bayes_options=bayes_options, fit=fit, progress=_Progress(0, False))
+    result.items = _check_items(items, "items")
+    return result
 
 
 def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages: str, how: str,
@@ -288,6 +309,9 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
     out.append(leaderboard_section(analysis.aggregated, analysis.pairwise,
                                    analysis.leaderboard))
     progress.step("leaderboard section")
+    if analysis.items is not None:
+        out.append(item_means_section(analysis.items,
+                                      higher_is_better=_orientation(analysis.cube)))
     posterior = (analysis.fit.rank_probabilities("benchmark")
                  if analysis.fit is not None else None)
     out.append(ranks_section(analysis.ranks, posterior))
@@ -311,7 +335,8 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
            bayes_options: Mapping[str, Any] | None = None,
            fit: HierarchicalFitLike | Mapping[str, HierarchicalFitLike] | None = None,
            bounds: tuple[float, float] | None = None, title: str | None = None,
-           command: str | None = None, progress: bool = True) -> Report:
+           command: str | None = None, progress: bool = True,
+           items: xr.Dataset | Mapping[str, xr.Dataset] | None = None) -> Report:
     """The whole analysis as ONE self-contained HTML page (figures inline, no network).
 
     Sections, each one function of :mod:`evaluq.reporting.sections`: data summary (sizes,
@@ -352,6 +377,10 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
         The command line or call to show in the reproducibility section.
     progress
         Show a progress line over the steps on stderr.
+    items
+        The result(s) of :func:`evaluq.item_means` on the per-item table the cube was built
+        from (one, or metric name -> result): adds the section of per-item means and paired
+        differences with their analytic (cluster-robust) SEs and its two tables.
 
     Returns
     -------
@@ -373,6 +402,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     """
     cubes = _cubes(cube)
     fits = _fits(fit, list(cubes))
+    per_item = _items(items, list(cubes))
     if not isinstance(bayes, bool):
         raise TypeError(f"`bayes` must be True or False; got {bayes!r}")
     _check_out(out)
@@ -385,6 +415,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
                      how=how, confidence_level=confidence_level, alpha=alpha,
                      adjustment=adjustment, rng=rng, bayes=bayes, bayes_options=bayes_options,
                      fit=fits.get(name), progress=bar)
+        a.items = per_item.get(name)
         secs = _sections(a, bounds, command, bar)
         analyses[name], sections[name] = a, secs
         blocks.append((name if len(cubes) > 1 else None, secs))
@@ -451,3 +482,26 @@ def _fits(fit: Any, names: list[str]) -> dict[str, Any]:
     return {names[0]: fit}
 
 
+
+
+def _check_items(items: Any, name: str) -> xr.Dataset | None:
+    if items is not None and not isinstance(items, xr.Dataset):
+        raise TypeError(f"`{name}` must be the Dataset of evaluq.item_means or None; got "
+                        f"{type(items).__name__}")
+    return items
+
+
+def _items(items: Any, names: list[str]) -> dict[str, xr.Dataset]:
+    """``items=`` of :func:`report` as metric name -> item_means Dataset."""
+    if items is None:
+        return {}
+    if isinstance(items, Mapping) and not isinstance(items, xr.Dataset):
+        unknown = [k for k in items if k not in names]
+        if unknown:
+            raise CubeError(f"`items` names metrics {unknown} that are not in the report "
+                            f"({names})")
+        return {str(k): v for k, v in items.items() if _check_items(v, f"items[{k!r}]")}
+    if len(names) != 1:
+        raise ValueError(f"`items` must map metric name -> item_means result when the report "
+                         f"has several metrics ({names})")
+    return {names[0]: _check_items(items, "items")}  # type: ignore[dict-item]

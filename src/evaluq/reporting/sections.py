@@ -32,6 +32,7 @@ __all__ = [
     "data_summary",
     "figure_html",
     "item_means_section",
+    "item_tables",
     "leaderboard_section",
     "posterior_section",
     "power_section",
@@ -548,6 +549,148 @@ def posterior_section(fit: HierarchicalFitLike, *, scope: str = "benchmark") -> 
     return Section("posterior", "Posterior (hierarchical model)", "\n".join(body), figures=1)
 
 
+def _item_frame(da: xr.Dataset, index: list[str]) -> pd.DataFrame:
+    """A Dataset of per-model or per-pair statistics as a flat table indexed by ``index``."""
+    frame = da.to_dataframe().reset_index()
+    keep = [c for c in frame.columns if c not in da.coords or c in index]
+    return frame[keep].set_index(index)
+
+
+def _aligned(da: xr.DataArray, frame: pd.DataFrame) -> np.ndarray:
+    """A DataArray's values in the order of ``frame``'s index (same level names)."""
+    series = da.to_series()
+    if isinstance(series.index, pd.MultiIndex):
+        order: Any = list(frame.index.names)
+        series = series.reorder_levels(order)
+    return series.reindex(frame.index).to_numpy()
+
+
+def item_tables(items: xr.Dataset, *, higher_is_better: bool = True
+                ) -> dict[str, pd.DataFrame]:
+    """The tables of :func:`evaluq.item_means`: means per model, paired differences per pair.
+
+    Parameters
+    ----------
+    items
+        The result of :func:`evaluq.item_means`.
+    higher_is_better
+        Orientation: each pair is shown once, the better model first.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``item_means`` (model[, language]: mean, se, its normal interval, se_iid, the
+        within-item and item-level variances) and ``item_differences`` (model, model_b[,
+        language], each pair once: difference, se_difference, interval, se_difference_iid,
+        correlation, z = difference / se_difference), each with a caption in ``attrs``.
+
+    Examples
+    --------
+    >>> import pandas as pd, evaluq as eq
+    >>> from evaluq.reporting.sections import item_tables
+    >>> df = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "q": [1, 2, 3, 4] * 2,
+    ...                    "ok": [1, 1, 0, 1, 0, 1, 0, 1]})
+    >>> t = item_tables(eq.item_means(df, model="model", item="q", score="ok"))
+    >>> t["item_differences"][["difference", "se_difference"]].round(3).values.tolist()
+    [[0.25, 0.25]]
+    """
+    from evaluq._dims import (
+        CI_DIFFERENCE,
+        CI_MEAN,
+        DIFFERENCE,
+        LOWER,
+        MODEL_B,
+        N_CLUSTERS,
+        N_ITEMS,
+        SE_DIFFERENCE,
+        UPPER,
+    )
+
+    extra = [LANGUAGE] if LANGUAGE in items.dims else []
+    per_model = [v for v in items.data_vars if set(items[v].dims) <= {MODEL, *extra}]
+    per_pair = [v for v in items.data_vars
+                if MODEL_B in items[v].dims and "ci_bound" not in items[v].dims]
+    means = _item_frame(items[per_model], [MODEL, *extra])
+    for bound in (LOWER, UPPER):
+        means[bound] = _aligned(items[CI_MEAN].sel(ci_bound=bound), means)
+    means = means[[*means.columns[:2], LOWER, UPPER, *means.columns[2:-2]]]
+    diffs = _item_frame(items[per_pair], [MODEL, MODEL_B, *extra])
+    for bound in (LOWER, UPPER):
+        diffs[bound] = _aligned(items[CI_DIFFERENCE].sel(ci_bound=bound), diffs)
+    diffs["z"] = diffs[DIFFERENCE] / diffs[SE_DIFFERENCE]
+    sign = 1.0 if higher_is_better else -1.0
+    first = diffs.index.get_level_values(MODEL) < diffs.index.get_level_values(MODEL_B)
+    tied = (diffs[DIFFERENCE] == 0) | diffs[DIFFERENCE].isna()  # NaN pairs shown once too
+    diffs = diffs[(sign * diffs[DIFFERENCE] > 0) | (tied & first)]
+    diffs = diffs.sort_values(DIFFERENCE, ascending=not higher_is_better)
+    level = items[CI_MEAN].attrs.get("confidence_level", 0.95)
+    kind = items.attrs.get("se_kind", "")
+    sizes = f"{items[N_ITEMS].values.tolist()} items" + (
+        f" in {items[N_CLUSTERS].values.tolist()} clusters ({items.attrs.get('cluster_column')})"
+        if N_CLUSTERS in items else "")
+    means.attrs = {"caption": (
+        f"Mean over items per model, {sizes}; se: {kind} standard error, with its "
+        f"{level:.0%} normal interval; se_iid: items treated as independent; var_within: "
+        "variance over epochs (seeds) within an item, var_item: variance of the items' "
+        "expected scores."), "uncertainty": f"{kind} SE"}
+    diffs.attrs = {"caption": (
+        f"Paired differences (model minus model_b) on the same items, each pair once, "
+        f"better model first; se_difference = sqrt(var_A + var_B - 2 cov_AB) ({kind}), "
+        f"{level:.0%} normal interval, z = difference / se_difference; correlation: of the "
+        "two models' item scores (what pairing gains)."), "uncertainty": f"{kind} SE"}
+    return {"item_means": means, "item_differences": diffs}
+
+
+def _harness_logs(attrs: Mapping[str, Any]) -> str:
+    """The harness logs a table came from (``harness_logs`` of :mod:`evaluq.io`), as HTML."""
+    import json
+
+    if "harness_logs" not in attrs:
+        return ""
+    logs = pd.DataFrame(json.loads(attrs["harness_logs"]))
+    logs.index = pd.RangeIndex(1, len(logs) + 1, name="log")
+    return ("<details><summary>The harness logs read "
+            f"({html.escape(str(attrs.get('harness', '')))} "
+            f"{html.escape(str(attrs.get('harness_version', '')))})</summary>"
+            f"{table_html(logs, caption='')}</details>")
+
+
+def item_means_section(items: xr.Dataset, *, higher_is_better: bool = True) -> Section:
+    """Section: per-item means and paired differences with their analytic (clustered) SEs.
+
+    Parameters
+    ----------
+    items
+        The result of :func:`evaluq.item_means`.
+    higher_is_better
+        Orientation of the differences table (better model first).
+
+    Returns
+    -------
+    Section
+        Id ``items``; the tables of :func:`item_tables` and, when the items came from a
+        harness's logs (:mod:`evaluq.io`), the list of logs.
+
+    Examples
+    --------
+    >>> import pandas as pd, evaluq as eq
+    >>> from evaluq.reporting.sections import item_means_section
+    >>> df = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "q": [1, 2, 3, 4] * 2,
+    ...                    "ok": [1, 1, 0, 1, 0, 1, 0, 1]})
+    >>> item_means_section(eq.item_means(df, model="model", item="q", score="ok")).id
+    'items'
+    """
+    tables = item_tables(items, higher_is_better=higher_is_better)
+    body = [_p("The same comparison from the items themselves: the mean over items with its "
+               "standard error by the central limit theorem (cluster-robust when items come "
+               "in clusters, such as several questions on one passage), and the differences "
+               "between models on the same items with the SE of the paired difference."),
+            table_html(tables["item_means"]), table_html(tables["item_differences"]),
+            _harness_logs(items.attrs)]
+    return Section("items", "Per-item means and paired differences (analytic SEs)",
+                   "\n".join(b for b in body if b))
+
+
 def reproducibility_section(settings: Mapping[str, Any], *, command: str | None = None,
                             ) -> Section:
     """Section: every setting needed to reproduce the report, versions and the command.
@@ -680,54 +823,7 @@ def render_page(title: str, blocks: Sequence[tuple[str | None, Sequence[Section]
             "<footer>Made with evaluq.</footer>\n</body>\n</html>\n")
 
 
-# --- per-item data: analytic SEs and power ----------------------------------------------------
-
-def item_means_section(means: xr.Dataset) -> Section:
-    """Section: means over items with their analytic (clustered) SEs, and paired differences.
-
-    Parameters
-    ----------
-    means
-        The result of :func:`evaluq.item_means`.
-
-    Returns
-    -------
-    Section
-        Id ``item-means``; two tables (per model, and each pair of models once).
-
-    Examples
-    --------
-    >>> import pandas as pd, evaluq as eq
-    >>> from evaluq.reporting.sections import item_means_section
-    >>> df = pd.DataFrame({"m": ["a"] * 4 + ["b"] * 4, "q": [1, 2, 3, 4] * 2,
-    ...                    "ok": [1, 1, 0, 1, 0, 1, 0, 1]})
-    >>> item_means_section(eq.item_means(df, model="m", item="q", score="ok")).id
-    'item-means'
-    """
-    from evaluq._dims import MODEL_B
-
-    kind = str(means.attrs.get("se_kind", "iid"))
-    per_model = means[["mean", "se", "se_iid"]].to_dataframe()
-    per_model = per_model[[c for c in ("mean", "se", "se_iid") if c in per_model]]
-    per_model.attrs["caption"] = (f"Mean over items with its standard error ({kind}); se_iid "
-                                  "treats the items as independent.")
-    pairs = means[["difference", "se_difference", "se_difference_iid", "correlation"]]
-    frame = pairs.to_dataframe().reset_index()
-    models = list(means[MODEL].values)
-    order = {m: k for k, m in enumerate(models)}
-    frame = frame[frame[MODEL].map(order) < frame[MODEL_B].map(order)]
-    frame["z"] = frame["difference"] / frame["se_difference"]
-    frame = frame.set_index([c for c in frame.columns if c in (MODEL, MODEL_B, LANGUAGE)])
-    frame = frame[["difference", "se_difference", "se_difference_iid", "z", "correlation"]]
-    frame.attrs["caption"] = ("Paired differences (model minus model_b) on the same items, "
-                              f"SE {kind} = sqrt(var_A + var_B - 2 cov_AB); correlation of "
-                              "the two models' item scores.")
-    body = [_p("Analytic standard errors from the per-item scores (Miller 2024): the central "
-               "limit theorem over items, clustered when items come in groups."),
-            table_html(per_model), table_html(frame)]
-    return Section("item-means", "Means over items and paired differences (analytic SEs)",
-                   "\n".join(body))
-
+# --- per-item data: power ---------------------------------------------------------------------
 
 def power_section(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 0.8) -> Section:
     """Section: the smallest detectable difference, and where more compute buys the most.
