@@ -1,7 +1,10 @@
-"""Bad-input corpus entries of the per-item tables (issue 18): ``from_items``, ``item_scores``,
-``item_means`` and the power figure."""
+"""Bad-input corpus entries of the per-item tables (issue 18): the harness log readers,
+``from_items``, ``item_scores``, ``item_means`` and the power figure."""
 
 from __future__ import annotations
+
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -38,4 +41,22 @@ def item_cases() -> list[Case]:
              lambda: eq.item_means(TABLE, **KEYS, confidence_level=2), "`confidence_level`"))
     add(Case("evaluq.plots.mde_plot", "a table instead of the grid",
              lambda: eq.plots.mde_plot(TABLE), "`grid` must be the DataArray"))
+    add(Case("evaluq.read_inspect_logs", "no such file",
+             lambda: eq.read_inspect_logs("no/such/log.eval"), "`paths`: no such file",
+             errors=(FileNotFoundError,)))
+    add(Case("evaluq.read_inspect_logs", "a folder without logs",
+             lambda: eq.read_inspect_logs(tempfile.mkdtemp()), "holds no Inspect logs"))
+    add(Case("evaluq.read_inspect_logs", "a file that is not a log",
+             lambda: eq.read_inspect_logs(_not_a_log()), "cannot read the Inspect log"))
+    add(Case("evaluq.read_lm_eval_samples", "no such folder",
+             lambda: eq.read_lm_eval_samples("no/such/folder"), "`path`: no such file",
+             errors=(FileNotFoundError,)))
+    add(Case("evaluq.read_lm_eval_samples", "a folder without samples",
+             lambda: eq.read_lm_eval_samples(tempfile.mkdtemp()), "holds no lm-eval samples"))
     return c
+
+
+def _not_a_log() -> Path:
+    path = Path(tempfile.mkdtemp()) / "log.json"
+    path.write_text("not json")
+    return path
