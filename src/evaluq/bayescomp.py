@@ -238,6 +238,19 @@ def _probabilities(values: np.ndarray) -> xr.DataArray:
                         coords={REGION: list(REGIONS)}, name="probability")
 
 
+def _simplex_comparison(samples: np.ndarray, method: str, rope: float, names: tuple[Any, Any],
+                        higher_is_better: bool, extra: dict[str, Any]) -> BayesianComparison:
+    """The result of a test whose posterior samples are points of the (left, rope, right)
+    simplex (the signed-rank and hierarchical tests): P(each region wins) and the samples."""
+    dist = xr.DataArray(samples.T, dims=(REGION, SAMPLE), coords={REGION: list(REGIONS)},
+                        name="posterior")
+    return BayesianComparison(
+        probabilities=_probabilities(winner_probabilities(samples)), distribution=dist,
+        method=method, rope=rope,
+        attrs={MODEL: str(names[0]), MODEL_B: str(names[1]),
+               "higher_is_better": int(higher_is_better), **extra})
+
+
 # --- public tests ------------------------------------------------------------------------------
 
 
@@ -320,13 +333,9 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
     x, y, hib = _pair_scores(cube, model, model_b)
     weights = gen.dirichlet(np.concatenate(([prior], np.ones(x.size))), n_samples)
     samples = signed_rank_samples(y - x, weights, rope)
-    dist = xr.DataArray(samples.T, dims=(REGION, SAMPLE), coords={REGION: list(REGIONS)},
-                        name="posterior")
-    return BayesianComparison(
-        probabilities=_probabilities(winner_probabilities(samples)), distribution=dist,
-        method="signed-rank", rope=rope,
-        attrs={MODEL: str(model), MODEL_B: str(model_b), "higher_is_better": int(hib),
-               "prior": prior, "n_samples": n_samples, "n_blocks": int(x.size)})
+    return _simplex_comparison(samples, "signed-rank", rope, (model, model_b), hib,
+                               {"prior": prior, "n_samples": n_samples,
+                                "n_blocks": int(x.size)})
 
 
 def _fold_scores(name: str, values: Any) -> np.ndarray:
@@ -601,14 +610,10 @@ def hierarchical_t_test(cube: xr.Dataset, model: Any, model_b: Any, *, rope: flo
     samples[:, 2] = 1 - stats.t.cdf(srope, nu, mu, std0)
     samples[:, 0] = stats.t.cdf(-srope, nu, mu, std0)
     samples[:, 1] = 1 - samples[:, 0] - samples[:, 2]
-    dist = xr.DataArray(samples.T, dims=(REGION, SAMPLE), coords={REGION: list(REGIONS)},
-                        name="posterior")
-    return BayesianComparison(
-        probabilities=_probabilities(winner_probabilities(samples)), distribution=dist,
-        method="hierarchical", rope=rope,
-        attrs={MODEL: str(model), MODEL_B: str(model_b), "higher_is_better": int(hib),
-               "runs": runs, "draws": draws, "tune": tune, "chains": chains,
-               "n_blocks": int(diff.shape[0]), "divergences": post["divergences"]})
+    return _simplex_comparison(samples, "hierarchical", rope, (model, model_b), hib,
+                               {"runs": runs, "draws": draws, "tune": tune, "chains": chains,
+                                "n_blocks": int(diff.shape[0]),
+                                "divergences": post["divergences"]})
 
 
 def _sample_hierarchical(diff: np.ndarray, const: dict[str, float],
