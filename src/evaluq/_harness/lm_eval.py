@@ -74,8 +74,9 @@ def _results_file(samples: Path, date: str) -> Path:
 def _json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise CubeError(f"{str(path)!r} is not valid JSON: {err}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise CubeError(f"{str(path)!r} is not valid JSON (damaged or cut short?): "
+                        f"{err}") from None
 
 
 def _model_name(results: dict[str, Any], path: Path) -> str:
@@ -125,19 +126,23 @@ def _record(samples: Path) -> tuple[LogRecord, dict[str, Any]]:
 
 def _lines(record: LogRecord) -> list[dict[str, Any]]:
     """The samples file's JSON records."""
+    try:
+        with open(record.file, encoding="utf-8") as fh:
+            lines = fh.readlines()
+    except UnicodeDecodeError as err:
+        raise CubeError(f"{record.where()}: not UTF-8 text (damaged?): {err}") from None
     out = []
-    with open(record.file, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise CubeError(f"{record.where()}: line {number} is not JSON: {err}") from None
-            if not isinstance(rec, dict) or "doc_id" not in rec:
-                raise CubeError(f"{record.where()}: line {number} is not an lm-eval sample "
-                                "(no doc_id)")
-            out.append(rec)
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise CubeError(f"{record.where()}: line {number} is not JSON: {err}") from None
+        if not isinstance(rec, dict) or "doc_id" not in rec:
+            raise CubeError(f"{record.where()}: line {number} is not an lm-eval sample "
+                            "(no doc_id)")
+        out.append(rec)
     if not out:
         raise CubeError(f"{record.where()}: the samples file holds no samples")
     return out
