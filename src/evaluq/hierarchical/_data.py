@@ -19,6 +19,7 @@ from evaluq._dims import (
     BOOTSTRAP,
     LANGUAGE,
     MODEL,
+    MODEL_B,
     N_SEEDS,
     SCORE,
     SD_BOOT,
@@ -30,8 +31,20 @@ from evaluq._dims import (
 from evaluq._validation import check_choice
 from evaluq.cube import higher_is_better, is_summary, validate
 from evaluq.errors import CubeError
+from evaluq.hierarchical._factors import PSI_FLOOR, Factors, fit_factors
 
-TEST_SET_ERRORS = ("independent", "paired")
+TEST_SET_ERRORS = ("auto", "independent", "paired")
+SHARED_BOOTSTRAP = "shared_bootstrap"
+"""Cube attribute: 1 when replicate b of a language is the same resampled test set for every
+model (and seed); absent, the loaders that make such replicates (``SHARED_LOADERS``) say so."""
+SHARED_LOADERS = ("from_predictions", "from_items")
+MIN_PAIRED_BOOT = 10
+"""Fewest shared replicates the error correlation is read from."""
+REASON_UNPAIRED = ("test-set errors taken as independent across models ({why}); if the models "
+                   "were scored on the same test items their errors are correlated, and the "
+                   "posterior differences and P(best) are then conservative (too wide, too "
+                   "even): give fit_hierarchical(error_correlation=...) or a cube with "
+                   "bootstrap replicates shared across models")
 
 REASON_NO_BOOT = ("sigma_boot is not identified: the cube has no bootstrap replicates "
                   "(boot_score / sd_boot), so the test-set error cannot be told apart from the "
@@ -87,9 +100,19 @@ class HierarchicalData:
         its cube (:func:`evaluq.load_fit`). Default ``""``.
     boot_corr : numpy.ndarray or None
         (language, model, model) correlation across models of the test-set errors, from
-        bootstrap replicates shared by all models (``test_set_errors="paired"``); None when
-        the errors are taken as independent. Rows of missing or constant cells are those of
-        the identity. Default None.
+        bootstrap replicates shared by all models or given as ``error_correlation``; None
+        when the errors are taken as independent. Rows of missing or constant cells are
+        those of the identity. Default None.
+    loadings, psi : numpy.ndarray or None
+        The k-factor model of ``boot_corr`` (``_factors``): loadings (language, model, k)
+        and unique variances (language, model), ``boot_corr ~ loadings loadings' +
+        diag(psi)``. None when the errors are independent. Default None.
+    pairing : str
+        How ``test_set_errors`` was resolved and why (``"paired: ..."`` or
+        ``"independent: ..."``). Default ``"independent"``.
+    pairing_note : str
+        With independent errors and test-set noise in the cube: the warning that the
+        posterior is conservative if the errors are in fact paired. Default ``""``.
 
     Examples
     --------
@@ -126,6 +149,15 @@ class HierarchicalData:
     digest: str = ""
     boot_corr: np.ndarray | None = None
     """(language, model, model) correlation of the test-set errors (paired replicates)."""
+    loadings: np.ndarray | None = None
+    """(language, model, k) factor loadings of ``boot_corr``."""
+    psi: np.ndarray | None = None
+    """(language, model) unique variances of ``boot_corr``'s factor model."""
+    pairing: str = "independent"
+    """How the test-set errors were resolved, and why."""
+    pairing_note: str = ""
+    """When the errors are taken as independent though the cube has test-set noise: that
+    the posterior is conservative if they are in fact paired (shown by the repr and report)."""
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -137,6 +169,11 @@ class HierarchicalData:
         """Whether the test-set errors are correlated across models (paired replicates)."""
         return self.boot_corr is not None
 
+    @property
+    def n_factors(self) -> int:
+        """Factors of the error correlation (0 when the errors are independent)."""
+        return 0 if self.loadings is None else int(self.loadings.shape[-1])
+
     def boot_cov(self) -> np.ndarray:
         """(language, model, model) covariance of the cells' test-set errors, zero on the
         rows and columns of missing cells: ``sqrt(v) R sqrt(v)`` with ``v = v_fixed``."""
@@ -145,19 +182,36 @@ class HierarchicalData:
         sd = np.where(self.observed, np.sqrt(np.nan_to_num(self.v_fixed)), 0.0).T  # (L, M)
         return self.boot_corr * sd[:, :, None] * sd[:, None, :]
 
+    def model_cov(self) -> np.ndarray:
+        """(language, model, model) the factor model's covariance of the test-set errors,
+        ``sqrt(v) (loadings loadings' + diag(psi)) sqrt(v)``, zero on missing cells."""
+        if self.loadings is None or self.psi is None:
+            raise ValueError("model_cov needs paired test-set errors (test_set_errors='paired')")
+        sd = np.where(self.observed, np.sqrt(np.nan_to_num(self.v_fixed)), 0.0).T  # (L, M)
+        corr = (self.loadings @ np.swapaxes(self.loadings, 1, 2)
+                + np.eye(self.shape[0]) * self.psi[:, :, None])
+        return corr * sd[:, :, None] * sd[:, None, :]
+
     def arrays(self) -> dict[str, np.ndarray]:
-        """The arrays the model reads (``pm.Data``), missing cells neutralised (weight 0)."""
+        """The arrays the model reads (``pm.Data``), missing cells neutralised (weight 0).
+
+        With paired errors ``v_fixed`` is the unique part ``psi v`` of each cell's test-set
+        variance and ``load`` (language, model, k) the factor part ``sqrt(v) loadings``
+        (zero on missing cells): the error covariance is ``load load' + diag(psi v)``.
+        """
         obs = self.observed
-        # the identity travels as data: a symbolic eye() * v is rewritten to a batched
-        # AllocDiag, which numba runs in object mode
-        paired = {} if self.boot_corr is None else {"boot_cov": self.boot_cov(),
-                                                    "eye": np.eye(self.shape[0])}
+        v = np.where(obs, self.v_fixed, 1.0)
+        paired: dict[str, np.ndarray] = {}
+        if self.loadings is not None and self.psi is not None:
+            sd = np.where(obs, np.sqrt(np.nan_to_num(self.v_fixed)), 0.0).T       # (L, M)
+            paired["load"] = self.loadings * sd[:, :, None]
+            v = np.where(obs, v * self.psi.T, 1.0)
         return {
             **paired,
             "ybar": np.where(obs, self.ybar, 0.0),
             "weight": obs.astype(np.float64),
             "inv_s": np.where(obs, 1.0 / np.maximum(self.n_seeds, 1.0), 0.0),
-            "v_fixed": np.where(obs, self.v_fixed, 1.0),
+            "v_fixed": v,
             "seed_ss": self.seed_ss.astype(np.float64),
             "seed_dof": self.seed_dof.astype(np.float64),
             "seed_weight": self.seed_identified.astype(np.float64),
@@ -211,27 +265,123 @@ def error_correlation(boot: np.ndarray, observed: np.ndarray) -> np.ndarray:
     return np.where(eye, 1.0, corr)
 
 
-def _paired_correlation(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
-    """``error_correlation`` of a raw cube's ``boot_score``; a clear error when it has none."""
+def strict_flag(value: Any, name: str) -> bool:
+    """A boolean attribute read by one strict rule: True, False, 1, 0, "true", "false", "1"
+    or "0" (any case); anything else is a ``CubeError`` naming the attribute and the value."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer) and int(value) in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "0", "1"):
+        return value.strip().lower() in ("true", "1")
+    raise CubeError(f"attribute {name!r} must be True/False, 1/0 or 'true'/'false'; "
+                    f"got {value!r}")
+
+
+def replicates_shared(cube: xr.Dataset) -> bool:
+    """Whether replicate b of a language is one resampled test set for every model: the
+    ``shared_bootstrap`` attribute when present, else the loader (``SHARED_LOADERS``)."""
     if BOOT_SCORE not in cube:
-        raise CubeError("`test_set_errors` is 'paired' but `cube` has no boot_score: the "
-                        "correlation of the models' test-set errors is read from bootstrap "
-                        "replicates shared by all models (evaluq.from_predictions makes them)")
-    n_models, n_boot = cube.sizes[MODEL], cube.sizes[BOOTSTRAP]
-    if n_boot <= n_models:
-        raise CubeError(f"`test_set_errors` is 'paired' but `cube` has {n_boot} bootstrap "
-                        f"replicates for {n_models} models; the error correlation needs more "
-                        "replicates than models")
+        return False
+    if SHARED_BOOTSTRAP in cube.attrs:
+        return strict_flag(cube.attrs[SHARED_BOOTSTRAP], SHARED_BOOTSTRAP)
+    return cube.attrs.get("loader") in SHARED_LOADERS
+
+
+def _replicate_problem(cube: xr.Dataset, observed: np.ndarray) -> str:
+    """Why the cube's replicates cannot give the error correlation ("" when they can)."""
+    if BOOT_SCORE not in cube:
+        return ("has no boot_score: the correlation of the models' test-set errors is read "
+                "from bootstrap replicates shared by all models (evaluq.from_predictions "
+                "makes them)")
+    n_boot = cube.sizes[BOOTSTRAP]
+    if n_boot < MIN_PAIRED_BOOT:
+        return (f"has {n_boot} bootstrap replicates; the error correlation needs at least "
+                f"{MIN_PAIRED_BOOT}")
     boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
     gaps = observed & np.isnan(boot).all(axis=2).any(axis=-1)
     if gaps.any():
-        raise CubeError(f"`test_set_errors` is 'paired' but {int(gaps.sum())} observed cells of "
-                        "`cube` miss a bootstrap replicate for every seed; the error "
-                        "correlation needs every replicate of every observed cell")
-    return error_correlation(boot.astype(np.float64), observed)
+        return (f"has {int(gaps.sum())} observed cells that miss a bootstrap replicate for "
+                "every seed; the error correlation needs every replicate of every observed "
+                "cell")
+    return ""
 
 
-def _digest(cube: xr.Dataset) -> str:
+def _given_correlation(cube: xr.Dataset, value: Any) -> np.ndarray:
+    """``error_correlation`` as (language, model, model): a scalar in [0, 1] (the same
+    correlation for every pair) or a DataArray (language, model, model_b) labelled as the
+    cube, symmetric with unit diagonal and positive semi-definite."""
+    n_m, n_l = cube.sizes[MODEL], cube.sizes[LANGUAGE]
+    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
+        rho = float(value)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"`error_correlation` must be in [0, 1] as a scalar (a negative "
+                             f"correlation shared by every pair is not a factor model); got "
+                             f"{value!r}")
+        corr = np.full((n_m, n_m), rho) + (1.0 - rho) * np.eye(n_m)
+        return np.broadcast_to(corr, (n_l, n_m, n_m)).copy()
+    if not isinstance(value, xr.DataArray) or set(value.dims) != {LANGUAGE, MODEL, MODEL_B}:
+        raise TypeError(f"`error_correlation` must be a number in [0, 1] or a DataArray with "
+                        f"dims (language, model, model_b); got {type(value).__name__}"
+                        + (f" with dims {value.dims}" if isinstance(value, xr.DataArray) else ""))
+    try:
+        picked = value.sel({LANGUAGE: cube[LANGUAGE].values, MODEL: cube[MODEL].values,
+                            MODEL_B: cube[MODEL].values}).transpose(LANGUAGE, MODEL, MODEL_B)
+    except KeyError as err:
+        raise ValueError(f"`error_correlation` must have every language and model of `cube` "
+                         f"as coordinates; {err}") from None
+    corr = picked.values.astype(np.float64)
+    eigen_min = np.linalg.eigvalsh(corr).min() if np.isfinite(corr).all() else np.nan
+    if not (np.allclose(corr, np.swapaxes(corr, 1, 2)) and np.allclose(
+            np.einsum("lmm->lm", corr), 1.0) and eigen_min >= -1e-8):
+        raise ValueError("`error_correlation` must be a correlation matrix per language: "
+                         "finite, symmetric, unit diagonal, positive semi-definite")
+    return corr
+
+
+def _pairing(cube: xr.Dataset, errors: str, given: Any, observed: np.ndarray,
+             reasons: dict[str, str]) -> tuple[np.ndarray | None, Factors | None, str]:
+    """Resolve ``test_set_errors``: the error correlation, its factor model and why."""
+    if errors == "independent":
+        if given is not None:
+            raise ValueError("`error_correlation` is given but `test_set_errors` is "
+                             "'independent'; use 'auto' or 'paired'")
+        return None, None, "independent: asked for"
+    if given is not None:
+        corr = _given_correlation(cube, given)
+        if np.ndim(given) == 0:         # one correlation for every pair: one exact factor
+            rho = min(float(given), 1.0 - PSI_FLOOR)
+            n_l, n_m = observed.T.shape
+            loadings = np.full((n_l, n_m, 1 if rho > 0 else 0), np.sqrt(rho))
+            factors = Factors(loadings * observed.T[:, :, None],
+                              np.where(observed.T, 1.0 - rho, 1.0), 0.0, 0.0)
+        else:
+            factors = fit_factors(corr, observed.T, None)
+        return corr, factors, "paired: error_correlation given"
+    problem = _replicate_problem(cube, observed)
+    if errors == "paired" and problem:
+        raise CubeError(f"`test_set_errors` is 'paired' but `cube` {problem}")
+    if errors == "auto" and (problem or not replicates_shared(cube)):
+        if is_summary(cube):
+            why = "a summary-only cube without error_correlation"
+        elif BOOT_SCORE not in cube:
+            why = "the cube has no bootstrap replicates"
+        elif not replicates_shared(cube):
+            why = ("its bootstrap replicates are not marked as shared across models: cube "
+                   f"attribute {SHARED_BOOTSTRAP}=1, which evaluq.from_predictions implies")
+        else:
+            why = f"the cube {problem}"
+        if BOOT_SCORE in cube or SD_BOOT in cube:
+            reasons["note"] = REASON_UNPAIRED.format(why=why)
+        return None, None, f"independent: {why}"
+    boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
+    corr = error_correlation(boot.astype(np.float64), observed)
+    source = "asked for" if errors == "paired" else "bootstrap replicates shared across models"
+    return corr, fit_factors(corr, observed.T, cube.sizes[BOOTSTRAP]), f"paired: {source}"
+
+
+def cube_digest(cube: xr.Dataset) -> str:
+    """SHA-256 of a cube's values and model / language labels (ties a saved fit to it)."""
     h = hashlib.sha256()
     for name in sorted(map(str, cube.data_vars)):
         var = cube[name]
@@ -314,7 +464,8 @@ def _check_models(models: np.ndarray, observed: np.ndarray, seed_identified: np.
         raise CubeError(f"`cube` has models with no observed language: {empty}")
 
 
-def cube_statistics(cube: Any, test_set_errors: str = "independent") -> HierarchicalData:
+def cube_statistics(cube: Any, test_set_errors: str = "auto",
+                    error_correlation: Any = None) -> HierarchicalData:
     """Reduce a validated cube to the sufficient statistics of the hierarchical model.
 
     Parameters
@@ -323,10 +474,16 @@ def cube_statistics(cube: Any, test_set_errors: str = "independent") -> Hierarch
         An evaluation cube (raw or summary-only), checked by :func:`evaluq.validate`. Every
         model needs at least one observed language, and bootstrap information must be given
         for every observed cell or for none (else ``CubeError``).
-    test_set_errors : {"independent", "paired"}, optional
-        ``"paired"`` also reads the correlation across models of the test-set errors from
-        ``boot_score`` (replicates shared by all models, more replicates than models);
-        default ``"independent"``.
+    test_set_errors : {"auto", "independent", "paired"}, optional
+        ``"paired"`` reads the correlation across models of the test-set errors from
+        ``boot_score`` (replicates shared by all models, at least ``MIN_PAIRED_BOOT``) and
+        fits its k-factor model; ``"auto"`` (default) pairs when the replicates are shared
+        across models (:func:`replicates_shared`) or ``error_correlation`` is given, and
+        takes the errors as independent otherwise; ``"independent"`` never pairs.
+    error_correlation : float or xarray.DataArray, optional
+        The correlation of the test-set errors across models when the cube cannot say it
+        (a summary-only cube): a number in [0, 1] shared by every pair of models, or a
+        DataArray (language, model, model_b). Default None.
 
     Returns
     -------
@@ -359,12 +516,16 @@ def cube_statistics(cube: Any, test_set_errors: str = "independent") -> Hierarch
     models = cube[MODEL].values
     _check_models(models, observed, seed_identified, reasons)
     v_fixed = np.where(observed, np.nan_to_num(vbar) + plug_seed, np.nan)
-    corr = _paired_correlation(cube, observed) if errors == "paired" else None
+    notes: dict[str, str] = {}
+    corr, factors, pairing = _pairing(cube, errors, error_correlation, observed, notes)
     return HierarchicalData(
         models=models, languages=cube[LANGUAGE].values, ybar=ybar, observed=observed,
         n_seeds=n_seeds.astype(np.float64), v_fixed=v_fixed, vbar=vbar,
         boot_dof=boot_dof.astype(np.float64), seed_ss=seed_ss, seed_dof=seed_dof,
         seed_identified=seed_identified, boot_identified=boot_identified,
         summary_only=summary, higher_is_better=higher_is_better(cube), reasons=reasons,
-        digest=_digest(cube), boot_corr=corr,
+        digest=cube_digest(cube), boot_corr=corr,
+        loadings=None if factors is None else factors.loadings,
+        psi=None if factors is None else factors.psi, pairing=pairing,
+        pairing_note=notes.get("note", ""),
     )

@@ -1,17 +1,18 @@
-"""Convergence diagnostics of a hierarchical fit, through arviz-stats."""
+"""Convergence diagnostics of a hierarchical fit, through arviz-stats.
+
+Plain functions of the posterior, the sampler statistics and which seed SDs are identified
+(no fit object), so the fit module imports them at module level.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from evaluq._dims import MODEL, POSTERIOR_SAMPLE_DIMS
-
-if TYPE_CHECKING:
-    from evaluq.hierarchical._fit import HierarchicalFit
 
 REPORTED: Final = ("mu", "benchmark_mean", "sigma_between", "sigma_seed", "tau_m", "tau_lang")
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
@@ -20,10 +21,8 @@ ESS_MIN: Final = 400
 BFMI_MIN: Final = 0.3
 
 
-def _reported(fit: HierarchicalFit) -> xr.Dataset:
-    post = fit.idata["posterior"].to_dataset()
+def _reported(post: xr.Dataset, identified: np.ndarray) -> xr.Dataset:
     ds = post[[v for v in REPORTED if v in post]]
-    identified = fit.data.seed_identified
     if not identified.all():     # unidentified seed SDs are NaN: not reported, not diagnosed
         ds = ds.drop_vars(["sigma_seed"])
         if identified.any():
@@ -78,12 +77,13 @@ def _problems(table: pd.DataFrame, divergences: int, bfmi: np.ndarray) -> list[s
     return out
 
 
-def diagnostics(fit: HierarchicalFit) -> pd.DataFrame:
-    """See :meth:`HierarchicalFit.diagnostics`."""
+def diagnostics(post: xr.Dataset, stats: xr.Dataset, seed_identified: np.ndarray
+                ) -> pd.DataFrame:
+    """The table of :meth:`HierarchicalFit.diagnostics` from the posterior group, the sampler
+    statistics and the (model,) mask of identified seed SDs."""
     import arviz_stats as azs
 
-    table = _table(_reported(fit))
-    stats = fit.idata["sample_stats"].to_dataset()
+    table = _table(_reported(post, seed_identified))
     divergences = int(stats["diverging"].sum()) if "diverging" in stats else 0
     if "energy" in stats and stats.sizes.get("draw", 0) > 1:
         bfmi = np.atleast_1d(np.asarray(azs.bfmi(stats["energy"], sample_dims=list(SAMPLE_DIMS))))
