@@ -17,8 +17,13 @@ from evaluq._dims import MODEL, POSTERIOR_SAMPLE_DIMS
 REPORTED: Final = ("mu", "benchmark_mean", "sigma_between", "sigma_seed", "tau_m", "tau_lang")
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 RHAT_MAX: Final = 1.01
-ESS_MIN: Final = 400
+"""R-hat above this warns (rank-normalised split R-hat; Vehtari et al. 2021, and
+``arviz_stats.diagnose``'s default ``rhat_max``)."""
+ESS_PER_CHAIN: Final = 100
+"""Bulk or tail ESS below this times the number of chains warns (``arviz_stats.diagnose``'s
+default ``ess_threshold``: 100 per chain, 400 with 4 chains)."""
 BFMI_MIN: Final = 0.3
+"""E-BFMI below this in a chain warns (``arviz_stats.diagnose``'s ``bfmi_threshold``)."""
 
 
 def _reported(post: xr.Dataset, identified: np.ndarray) -> xr.Dataset:
@@ -51,18 +56,19 @@ def _table(ds: xr.Dataset) -> pd.DataFrame:
     return table[list(stats)]
 
 
-def _problems(table: pd.DataFrame, divergences: int, bfmi: np.ndarray) -> list[str]:
+def _problems(table: pd.DataFrame, divergences: int, bfmi: np.ndarray,
+              n_chains: int) -> list[str]:
     out = []
     worst = table["r_hat"].max()
     if worst > RHAT_MAX:
         where: Any = table["r_hat"].idxmax()
         out.append(f"R-hat up to {worst:.3f} ({where[0]} {where[1]}) > {RHAT_MAX}: the chains "
-                   "disagree; refit with more tuning and draws (tune=2000, draws=2000) and "
-                   "chains=4")
+                   "disagree; refit with more tuning and draws (tune=2000, draws=2000)")
     ess = table[["ess_bulk", "ess_tail"]].min(axis=1)
-    if ess.min() < ESS_MIN:
+    ess_min = ESS_PER_CHAIN * n_chains
+    if ess.min() < ess_min:
         where = ess.idxmin()
-        out.append(f"ESS down to {ess.min():.0f} ({where[0]} {where[1]}) < {ESS_MIN}: too few "
+        out.append(f"ESS down to {ess.min():.0f} ({where[0]} {where[1]}) < {ess_min}: too few "
                    "effective draws for stable intervals; increase draws (ESS grows with "
                    "draws x chains)")
     if divergences > 0:
@@ -90,5 +96,6 @@ def diagnostics(post: xr.Dataset, stats: xr.Dataset, seed_identified: np.ndarray
     else:
         bfmi = np.full(stats.sizes.get("chain", 1), np.nan)
     table.attrs = {"divergences": divergences, "bfmi": bfmi.tolist(),
-                   "problems": _problems(table, divergences, bfmi)}
+                   "problems": _problems(table, divergences, bfmi,
+                                         int(post.sizes.get("chain", 1)))}
     return table

@@ -414,7 +414,7 @@ def _fit_iv(model: Any, draws: Any, tune: Any, chains: Any, sampler: Any,
 
 
 def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1000,
-                     tune: int = 1000, chains: int = 2, rng: RNGLike = 0,
+                     tune: int = 1000, chains: int = 4, rng: RNGLike = 0,
                      sampler: str = "auto", priors: dict[str, float] | None = None,
                      test_set_errors: str = "auto", error_correlation: Any = None,
                      progressbar: bool = False) -> HierarchicalFit:
@@ -456,7 +456,8 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     model
         ``"crossed"`` or ``"independent"``.
     draws, tune, chains
-        Posterior draws and tuning steps per chain; number of chains.
+        Posterior draws and tuning steps per chain (default 1000 each); number of chains
+        (default 4, as ArviZ recommends for R-hat; nutpie runs them in parallel).
     rng
         Seed or Generator (the sampler's seed and the conditional draws come from it);
         default 0 (a fit is a stored artefact: reproducible).
@@ -485,8 +486,9 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     Returns
     -------
     HierarchicalFit
-        Warns :class:`ConvergenceWarning` with advice when R-hat > 1.01, an ESS < 400 or
-        there are divergences.
+        Warns :class:`ConvergenceWarning` with advice, following ArviZ's guidance
+        (``arviz_stats.diagnose``): rank-normalised R-hat > 1.01, a bulk or tail ESS
+        below 100 per chain, divergences, or E-BFMI < 0.3 in a chain.
 
     Examples
     --------

@@ -44,10 +44,10 @@ __all__ = [
 class HierarchicalFitLike(Protocol):
     """What the report needs of a fitted hierarchical model (``evaluq.fit_hierarchical``)."""
 
-    def rank_probabilities(self, level: str = ...) -> xr.Dataset:
+    def rank_probabilities(self, scope: str = ...) -> xr.Dataset:
         """P(rank = r) per model, the Dataset of :func:`evaluq.rank_distribution`."""
 
-    def pairwise_differences(self, level: str = ..., rope: Any = ...) -> xr.Dataset:
+    def pairwise_differences(self, scope: str = ..., rope: Any = ...) -> xr.Dataset:
         """Posterior differences, the Dataset of :func:`evaluq.pairwise_differences`."""
 
     def compare_frequentist(self) -> Any:
@@ -490,15 +490,17 @@ def _as_frame(value: Any, name: str) -> pd.DataFrame:
                     f"mapping; got {type(value).__name__}")
 
 
-def posterior_section(fit: HierarchicalFitLike, *, level: str = "benchmark") -> Section:
+def posterior_section(fit: HierarchicalFitLike, *, scope: str = "benchmark") -> Section:
     """Section: the posterior next to the resampling results, and the sampler diagnostics.
 
     Parameters
     ----------
     fit
         A fitted hierarchical model (``evaluq.hierarchical.fit_hierarchical``): anything with
-        ``pairwise_differences(level=...)``, ``compare_frequentist()`` and ``diagnostics()``.
-    level
+        ``pairwise_differences(scope=...)``, ``compare_frequentist()`` and ``diagnostics()``.
+        How its test-set errors were paired (``fit.data.pairing``) is stated, and, when
+        they were taken as independent, that the posterior is then conservative.
+    scope
         ``"benchmark"`` (these languages) or ``"population"`` (languages sampled).
 
     Returns
@@ -510,11 +512,16 @@ def posterior_section(fit: HierarchicalFitLike, *, level: str = "benchmark") -> 
 
     compare = _as_frame(fit.compare_frequentist(), "compare_frequentist")
     diagnostics = _as_frame(fit.diagnostics(), "diagnostics")
-    pw = fit.pairwise_differences(level=level)
+    pw = fit.pairwise_differences(scope=scope)
+    data = getattr(fit, "data", None)
+    pairing = [_p(text) for text in (f"Test-set errors {getattr(data, 'pairing', '')}."
+                                     if getattr(data, "pairing", "") else "",
+                                     str(getattr(data, "pairing_note", ""))) if text]
     body = [_p("Posterior of the hierarchical model beside the resampling results."),
+            *pairing,
             table_html(compare, caption=str(compare.attrs.get(
                 "caption", "Posterior versus frequentist (resampling) estimates."))),
-            _figure(forest_plot(pw, title=f"posterior differences ({level} level)"),
+            _figure(forest_plot(pw, title=f"posterior differences ({scope} scope)"),
                     alt="forest plot of posterior differences"),
             "<h3>Sampler diagnostics</h3>",
             table_html(diagnostics, caption=str(diagnostics.attrs.get(
