@@ -75,7 +75,9 @@ class HierarchicalData:
     n_seeds : numpy.ndarray
         Seeds behind each cell mean (S_ml; 0 for a missing cell).
     v_fixed : numpy.ndarray
-        Known (plugged-in) variance of each cell mean (NaN for a missing cell).
+        Known (plugged-in) test-set variance of each cell mean (NaN for a missing cell): with
+        replicates shared across seeds the part the seeds share (:func:`common_variance`;
+        the seeds' own item-level disagreement is in sigma_seed), else ``vbar``.
     vbar : numpy.ndarray
         Pooled bootstrap variance of each cell (NaN without bootstrap information).
     boot_dof : numpy.ndarray
@@ -238,24 +240,56 @@ def _boot_stats(boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return vbar, total_dof
 
 
-def error_correlation(boot: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """Correlation across models of the seed-mean bootstrap replicates, per language.
+def _seed_means(boot: np.ndarray) -> np.ndarray:
+    """(model, language, bootstrap) mean over the seeds of each replicate (NaN seeds skipped)."""
+    counts = (~np.isnan(boot)).sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, np.nansum(boot, axis=2) / np.maximum(counts, 1), np.nan)
+
+
+def common_variance(boot: np.ndarray, vbar: np.ndarray, n_seeds: np.ndarray) -> np.ndarray:
+    """The test-set variance of a cell mean that the seeds share, (model, language).
+
+    With replicates shared across seeds (one resampled test set for every seed), a seed's
+    replicate deviation is a common part (variance v_c, the test set's) plus a seed-specific
+    part (variance v_s, the seed's own item-level disagreement, which the spread of the
+    seeds' full-test-set scores, sigma_seed^2, already counts). The pooled per-seed variance
+    ``vbar`` estimates v_c + v_s and the variance of the seed-mean replicate V estimates
+    v_c + v_s / S, so
+
+        v_c = (S V - vbar) / (S - 1)
+
+    (unbiased, as both are; floored at 0); with one seed it is ``vbar`` (v_s is then not
+    separable, nor is sigma_seed). The cell mean's variance is v_c + sigma_seed^2 / S.
+    """
+    n_b, _, ss = _cell_stats(_seed_means(boot))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var_mean = np.where(n_b > 1, ss / (n_b - 1.0), np.nan)
+        v_c = (n_seeds * var_mean - vbar) / (n_seeds - 1.0)
+    return np.where(n_seeds > 1, np.maximum(v_c, 0.0), vbar)
+
+
+def error_correlation(boot: np.ndarray, observed: np.ndarray,
+                      common: np.ndarray | None = None) -> np.ndarray:
+    """Correlation across models of the test-set errors, per language.
 
     ``boot`` is (model, language, seed, bootstrap) with the replicate b shared by every model
     (one resampled test set, as :func:`evaluq.from_predictions` makes them); the seed mean
-    of replicate b is the mean over the cell's seeds. Returns (language, model, model); the
-    rows and columns of missing cells and of cells whose replicates do not vary are those of
-    the identity (a cell with a replicate missing for every seed is not usable: the caller
-    checks there is none).
+    of replicate b is the mean over the cell's seeds. The covariance of two models' errors
+    is that of their seed-mean replicates (the seeds' own parts are independent across
+    models); a model's variance is ``common`` (model, language; :func:`common_variance`)
+    when given, else that of its seed-mean replicates. Returns (language, model, model),
+    clipped to [-1, 1]; the rows and columns of missing cells and of cells whose variance
+    is 0 are those of the identity (a cell with a replicate missing for every seed is not
+    usable: the caller checks there is none).
     """
-    counts = (~np.isnan(boot)).sum(axis=2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(counts > 0, np.nansum(boot, axis=2) / np.maximum(counts, 1), np.nan)
+    means = _seed_means(boot)
     usable = observed & np.isfinite(means).all(axis=-1)
     means = np.where(usable[..., None], means, 0.0)                          # (M, L, B)
     dev = means - means.mean(axis=-1, keepdims=True)
-    cov = np.einsum("mlb,nlb->lmn", dev, dev)
-    sd = np.sqrt(np.einsum("lmm->lm", cov))
+    cov = np.einsum("mlb,nlb->lmn", dev, dev) / max(means.shape[-1] - 1, 1)
+    sd = np.sqrt(np.einsum("lmm->lm", cov) if common is None
+                 else np.where(usable, np.nan_to_num(common), 0.0).T)
     ok = sd > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = np.where(ok[:, :, None] & ok[:, None, :],
@@ -340,7 +374,8 @@ def _given_correlation(cube: xr.Dataset, value: Any) -> np.ndarray:
 
 
 def _pairing(cube: xr.Dataset, errors: str, given: Any, observed: np.ndarray,
-             reasons: dict[str, str]) -> tuple[np.ndarray | None, Factors | None, str]:
+             reasons: dict[str, str], common: np.ndarray | None = None
+             ) -> tuple[np.ndarray | None, Factors | None, str]:
     """Resolve ``test_set_errors``: the error correlation, its factor model and why."""
     if errors == "independent":
         if given is not None:
@@ -375,7 +410,7 @@ def _pairing(cube: xr.Dataset, errors: str, given: Any, observed: np.ndarray,
             reasons["note"] = REASON_UNPAIRED.format(why=why)
         return None, None, f"independent: {why}"
     boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
-    corr = error_correlation(boot.astype(np.float64), observed)
+    corr = error_correlation(boot.astype(np.float64), observed, common)
     source = "asked for" if errors == "paired" else "bootstrap replicates shared across models"
     return corr, fit_factors(corr, observed.T, cube.sizes[BOOTSTRAP]), f"paired: {source}"
 
@@ -515,9 +550,14 @@ def cube_statistics(cube: Any, test_set_errors: str = "auto",
     seed_identified = seed_dof > 0
     models = cube[MODEL].values
     _check_models(models, observed, seed_identified, reasons)
-    v_fixed = np.where(observed, np.nan_to_num(vbar) + plug_seed, np.nan)
+    common = None
+    if not summary and BOOT_SCORE in cube and (errors == "paired" or replicates_shared(cube)):
+        boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
+        common = common_variance(boot.astype(np.float64), vbar, n_seeds)
+    v_test = vbar if common is None else common
+    v_fixed = np.where(observed, np.nan_to_num(v_test) + plug_seed, np.nan)
     notes: dict[str, str] = {}
-    corr, factors, pairing = _pairing(cube, errors, error_correlation, observed, notes)
+    corr, factors, pairing = _pairing(cube, errors, error_correlation, observed, notes, common)
     return HierarchicalData(
         models=models, languages=cube[LANGUAGE].values, ybar=ybar, observed=observed,
         n_seeds=n_seeds.astype(np.float64), v_fixed=v_fixed, vbar=vbar,

@@ -432,9 +432,12 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     the pooled bootstrap variance a scaled chi-square. ``"independent"`` drops :math:`a_l`.
     It is sampled in its marginal form (a and g integrated out: per language a multivariate
     normal with diagonal-plus-rank-one covariance, O(M L)); a, theta and the benchmark means
-    are then exact conditional Gaussian draws. The bootstrap variance of a cell is plugged
-    in (its degrees of freedom S(B-1) are large); its posterior draws are scaled inverse
-    chi-square.
+    are then exact conditional Gaussian draws. The test-set variance of a cell is plugged
+    in (its degrees of freedom S(B-1) are large): with replicates shared across seeds, only
+    the part the seeds share, :math:`(S V - \\bar v)/(S - 1)` (V the variance of the
+    seed-mean replicates, :math:`\\bar v` the pooled per-seed one), since the seeds' own
+    item-level disagreement is already in :math:`\\sigma_{seed}^2`; the posterior draws of
+    ``sigma_boot`` (the per-seed SD) are scaled inverse chi-square.
 
     When every model was scored on the same bootstrap replicates of each test set (as
     :func:`evaluq.from_predictions` makes them), the test-set errors of the models on one

@@ -39,10 +39,32 @@ PRIOR_TEXT: Final = {
     "dev_sigma": "SD of the model deviations dev ~ ZeroSumNormal (default: 2 x SD of the "
                  "cell means)",
     "tau_lang_sigma": "scale of tau_lang ~ HalfNormal (default: SD of the cell means)",
-    "tau_m_sigma": "scale of tau_m ~ HalfNormal (default: SD of the cell means)",
+    "tau_m_sigma": "scale of tau_m ~ HalfNormal (default: SD of the model x language "
+                   "residuals of the cell means after the model and language effects; the "
+                   "SD of the cell means when there are too few cells)",
     "sigma_seed_sigma": "scale of sigma_seed ~ HalfNormal (default: 2 x pooled within-cell "
                         "seed SD)",
 }
+
+
+def interaction_sd(ybar: np.ndarray, observed: np.ndarray, iterations: int = 50) -> float:
+    """SD of the residuals of an additive model ybar_ml ~ m_m + l_l on the observed cells.
+
+    The effects are fitted by alternating row and column means (exact in one pass for a full
+    table); the sum of squares is divided by n - M - L + 1. NaN when that is not positive.
+    """
+    n_m, n_l = ybar.shape
+    dof = observed.sum() - n_m - n_l + 1
+    if dof <= 0:
+        return float("nan")
+    w = observed.astype(np.float64)
+    y = np.where(observed, ybar, 0.0)
+    row, col = np.zeros(n_m), np.zeros(n_l)
+    for _ in range(iterations):
+        row = ((y - col) * w).sum(1) / np.maximum(w.sum(1), 1.0)
+        col = ((y - row[:, None]) * w).sum(0) / np.maximum(w.sum(0), 1.0)
+    resid = (y - row[:, None] - col) * w
+    return float(np.sqrt((resid**2).sum() / dof))
 
 
 def default_priors(data: HierarchicalData) -> dict[str, float]:
@@ -69,7 +91,7 @@ def default_priors(data: HierarchicalData) -> dict[str, float]:
     >>> priors = default_priors(data)
     >>> sorted(priors)
     ['alpha_mu', 'alpha_sigma', 'dev_sigma', 'sigma_seed_sigma', 'tau_lang_sigma', 'tau_m_sigma']
-    >>> priors["alpha_sigma"] == 2 * priors["tau_m_sigma"]
+    >>> priors["alpha_sigma"] == 2 * priors["tau_lang_sigma"]
     True
     """
     cells = data.ybar[data.observed]
@@ -81,12 +103,13 @@ def default_priors(data: HierarchicalData) -> dict[str, float]:
     seed_sd = float(np.sqrt(data.seed_ss.sum() / dof)) if dof > 0 else spread
     if not seed_sd > 0:
         seed_sd = spread
+    inter = interaction_sd(data.ybar, data.observed)
     return {
         "alpha_mu": float(np.mean(cells)),
         "alpha_sigma": 2.0 * spread,
         "dev_sigma": 2.0 * spread,
         "tau_lang_sigma": spread,
-        "tau_m_sigma": spread,
+        "tau_m_sigma": inter if np.isfinite(inter) and inter > 0 else spread,
         "sigma_seed_sigma": 2.0 * seed_sd,
     }
 
