@@ -31,7 +31,7 @@ from evaluq._dims import (
 from evaluq._validation import check_choice
 from evaluq.cube import higher_is_better, is_summary, validate
 from evaluq.errors import CubeError
-from evaluq.hierarchical._factors import PSI_FLOOR, Factors, fit_factors
+from evaluq.hierarchical._factors import K_MAX, PSI_FLOOR, Factors, fit_factors
 
 TEST_SET_ERRORS = ("auto", "independent", "paired")
 SHARED_BOOTSTRAP = "shared_bootstrap"
@@ -39,6 +39,8 @@ SHARED_BOOTSTRAP = "shared_bootstrap"
 model (and seed); absent, the loaders that make such replicates (``SHARED_LOADERS``) say so."""
 SHARED_LOADERS = ("from_predictions", "from_items")
 MIN_PAIRED_BOOT = 10
+FACTOR_BUCKETS = (0, 1, 3, K_MAX)
+"""Factor counts the model is compiled for (k is rounded up to the next)."""
 """Fewest shared replicates the error correlation is read from."""
 REASON_UNPAIRED = ("test-set errors taken as independent across models ({why}); if the models "
                    "were scored on the same test items their errors are correlated, and the "
@@ -176,6 +178,13 @@ class HierarchicalData:
         """Factors of the error correlation (0 when the errors are independent)."""
         return 0 if self.loadings is None else int(self.loadings.shape[-1])
 
+    @property
+    def model_factors(self) -> int:
+        """Factor columns of the compiled model: ``n_factors`` rounded up to one of
+        ``FACTOR_BUCKETS`` (zero columns pad it), so that refits whose k differs a little
+        reuse one compiled model."""
+        return next(b for b in FACTOR_BUCKETS if b >= self.n_factors)
+
     def boot_cov(self) -> np.ndarray:
         """(language, model, model) covariance of the cells' test-set errors, zero on the
         rows and columns of missing cells: ``sqrt(v) R sqrt(v)`` with ``v = v_fixed``."""
@@ -206,7 +215,8 @@ class HierarchicalData:
         paired: dict[str, np.ndarray] = {}
         if self.loadings is not None and self.psi is not None:
             sd = np.where(obs, np.sqrt(np.nan_to_num(self.v_fixed)), 0.0).T       # (L, M)
-            paired["load"] = self.loadings * sd[:, :, None]
+            pad = self.model_factors - self.n_factors
+            paired["load"] = np.pad(self.loadings * sd[:, :, None], ((0, 0), (0, 0), (0, pad)))
             v = np.where(obs, v * self.psi.T, 1.0)
         return {
             **paired,

@@ -70,7 +70,7 @@ def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float]:
     first use; compile seconds."""
     import nutpie
 
-    key = (model, data.shape[0], data.paired, data.n_factors)
+    key = (model, data.shape[0], data.paired, data.model_factors)
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()

@@ -137,7 +137,7 @@ def model_inputs(data: HierarchicalData, priors: dict[str, float],
                  model: str = "crossed") -> dict[str, np.ndarray]:
     """Every ``pm.Data`` array of the model, by name (for ``set_data`` / ``with_data``)."""
     out = data.arrays()
-    if not data.n_factors:
+    if not data.model_factors:
         out.pop("load", None)                # paired with k = 0: the independent form
     unused = {"tau_lang_sigma"} if model == "independent" else set()
     if data.shape[0] == 1:
@@ -284,9 +284,9 @@ def build_model(data: HierarchicalData, model: str = "crossed",
             tau_lang_sq = pt.as_tensor_variable(0.0)
         seed_var = x["seed_weight"] * sigma_seed**2
         d = (tau_m**2)[:, None] + seed_var[:, None] * x["inv_s"]
-        if data.n_factors:
+        if data.model_factors:
             loglik = lowrank_marginal_loglik(x["ybar"], x["weight"], mu, d + x["v_fixed"],
-                                             tau_lang_sq, x["load"], data.n_factors)
+                                             tau_lang_sq, x["load"], data.model_factors)
         else:               # independent errors, or paired with no factor needed
             loglik = marginal_loglik(x["ybar"], x["weight"], mu, d + x["v_fixed"], tau_lang_sq)
         pm.Potential("ybar_loglik", loglik)
