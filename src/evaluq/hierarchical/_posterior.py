@@ -120,7 +120,8 @@ def conditional_draws(data: HierarchicalData, post: dict[str, np.ndarray],
     flat = {k: (None if v is None else v.reshape(n_chain * n_draw, *v.shape[2:]))
             for k, v in post.items()}
     total = n_chain * n_draw
-    step = max(1, CHUNK_CELLS // (n_models * n_lang * (data.model_factors + 2 if data.paired else 1)))
+    width = data.model_factors + 2 if data.paired else 1
+    step = max(1, CHUNK_CELLS // (n_models * n_lang * width))
     effects = _paired_effects if data.paired else draw_effects
     a_all = np.empty((total, n_lang))
     bench = np.empty((total, n_models))
