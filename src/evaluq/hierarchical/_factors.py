@@ -20,9 +20,11 @@ which scatters around the errors' correlation by the finite number of items as w
 the spread of a pair's z across languages (independent test sets) is larger than
 1 / (B - 3), it is the noise variance instead (:func:`noise_variance`). Without it, 20
 models scored on 60 items with uncorrelated errors got two spurious factors, whose dropped
-negative directions made the paired posterior too narrow (90% coverage 0.84). The floor under psi keeps the error covariance positive definite
-when two models make identical errors (correlation 1), at the price of a test-set variance of
-PSI_FLOOR times the cell's in their difference.
+negative directions made the paired posterior too narrow (90% coverage 0.84).
+
+The floor under psi keeps the error covariance positive definite when two models make
+identical errors (correlation 1), at the price of a test-set variance of PSI_FLOOR times the
+cell's in their difference.
 """
 
 from __future__ import annotations
