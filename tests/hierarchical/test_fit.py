@@ -282,3 +282,15 @@ def test_compare_frequentist_says_when_no_resampling_exists() -> None:
     fit = eq.fit_hierarchical(cube, rng=0, **FEW)
     with pytest.raises(ValueError, match="no resampling of this cube redraws anything"):
         fit.compare_frequentist()
+
+
+def test_the_fit_records_how_the_test_set_errors_were_paired(fit: HierarchicalFit) -> None:
+    """A simulated cube's replicates are not marked as shared: 'auto' resolves to
+    independent, and the fit says so and that its posterior is then conservative."""
+    assert fit.config["test_set_errors"] == "auto"
+    assert fit.config["pairing"].startswith("independent: its bootstrap replicates")
+    assert fit.idata["observed_data"].attrs["pairing"] == fit.config["pairing"]
+    text = repr(fit)
+    assert "test_set_errors='independent'" in text
+    assert "note: test-set errors taken as independent" in text
+    assert "conservative" in fit._repr_html_()
