@@ -265,9 +265,10 @@ for name, f in fits.items():
 pd.DataFrame(p_best).round(3)
 
 # %% [markdown]
-# The paired posterior follows the paired resampling: its SDs are close to the resampling's
-# (slightly below where partial pooling shrinks noisy cells) and logreg's P(best) is within a
-# few points of the resampling's. The independent posterior is wider wherever two classifiers
+# The paired posterior follows the paired resampling: its SDs are 5-25% below the
+# resampling's (partial pooling over four data sets shrinks each cell toward its model's mean
+# plus the data set's effect) and logreg's P(best) is within a few points of the
+# resampling's. The independent posterior is wider wherever two classifiers
 # err on the same items and spreads P(best) more evenly: that is the conservative answer
 # that `repr(fit)` and the report warn about when the pairing cannot be read (a summary cube
 # without `error_correlation=`). `compare_frequentist` of a paired fit resamples the shared
