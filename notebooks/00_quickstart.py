@@ -198,7 +198,7 @@ fit
 # languages, the same question as the resampling's leaderboard above:
 
 # %%
-post_ranks = fit.rank_probabilities(level="benchmark")
+post_ranks = fit.rank_probabilities(scope="benchmark")
 post_ranks[["expected_rank", "p_best"]].to_dataframe().round(3)
 
 # %% [markdown]

@@ -85,7 +85,9 @@ dict(cube.boot_score.sizes)
 # %% [markdown]
 # The first fit compiles the model with numba (tens of seconds; nutpie's compiled model is
 # kept for the rest of the session and reused for any cube with the same number of models).
-# 1000 draws per chain, 2 chains, nutpie's NUTS.
+# 1000 draws per chain, 4 chains, nutpie's NUTS. This simulated cube's replicates are not
+# marked as shared across models, so `test_set_errors="auto"` takes the errors as independent
+# and the repr says so.
 
 # %%
 start = time.perf_counter()
@@ -194,14 +196,14 @@ for quantity, driver in comparison.loc[~comparison["agree"], ["quantity", "drive
 # %%
 levels = {}
 for level in ("benchmark", "population"):
-    pw = fit.pairwise_differences(level=level)
+    pw = fit.pairwise_differences(scope=level)
     table = eq.pairwise_table(pw, unique=True)
     levels[level] = table[["observed", "lower", "upper", "p_greater"]]
 pd.concat(levels, axis=1).round(3)
 
 # %%
 for level in ("benchmark", "population"):
-    rp = fit.rank_probabilities(level=level)
+    rp = fit.rank_probabilities(scope=level)
     display(eq.plots.rank_heatmap(rp, title=f"P(rank), {level} level"))
 
 # %% [markdown]
@@ -215,7 +217,7 @@ fit_ind = eq.fit_hierarchical(cube, model="independent", rng=0)
 absorbed_lang = np.hypot(truth["tau_lang"], truth["tau_m"])      # what tau_m now estimates
 width = {}
 for name, f in {"crossed": fit, "independent": fit_ind}.items():
-    ci = f.pairwise_differences(level="population")["ci"]
+    ci = f.pairwise_differences(scope="population")["ci"]
     width[name] = (ci.sel(ci_bound="upper") - ci.sel(ci_bound="lower")).to_pandas()
 print("mean width of the 95% population-level difference intervals:")
 print({k: round(float(v.where(v > 0).stack().mean()), 3) for k, v in width.items()})
@@ -226,35 +228,51 @@ recovery(fit_ind, tau_m=absorbed_lang).loc[lambda t: t.index.str.startswith("tau
 #
 # When every model is scored on the same bootstrap replicates of each test set
 # (`eq.from_predictions`), a hard test set is hard for all of them: the models' test-set
-# errors on one language are correlated. By default the model takes them as independent,
-# which is all a summary cube can say, and which overstates the uncertainty of differences.
-# `test_set_errors="paired"` reads the correlation from the shared replicates and puts it in
-# the per-language covariance (model card, "Paired test-set errors"). On the demo's real
-# predictions (five classifiers, four data sets as languages), the posterior SD of each
-# benchmark-level difference is set beside the paired bootstrap's
-# (`replication="nonparametric"`, which resamples the same shared replicates).
+# errors on one language are correlated. `test_set_errors="auto"` (the default) then reads
+# the correlation from the shared replicates, fits a k-factor model to it (k chosen against
+# the replicates' noise) and puts it in the per-language covariance as a low-rank term (model
+# card, "Paired test-set errors"). On the demo's real predictions (five classifiers, four data
+# sets as languages), three answers side by side: the posterior with independent errors, the
+# paired posterior (the default) and the paired resampling (`replication="nonparametric"`,
+# which resamples the same shared replicates).
 
 # %%
 from evaluq.demo import demo_cube
 
-real = demo_cube(n_boot=500)
-fits = {errors: eq.fit_hierarchical(real, test_set_errors=errors, rng=0)
-        for errors in ("independent", "paired")}
-boot = eq.aggregate(eq.resample(real, replication="nonparametric", seeds="rescaled", rng=0))
-sd = {"paired bootstrap": eq.pairwise_differences(boot)["sd"]}
-for errors, f in fits.items():
+real = demo_cube(n_boot=1000)
+fits = {"independent": eq.fit_hierarchical(real, test_set_errors="independent", rng=0),
+        "paired (auto)": eq.fit_hierarchical(real, rng=0)}
+print(fits["paired (auto)"].data.pairing, "| factors:", fits["paired (auto)"].data.n_factors)
+boot = eq.aggregate(eq.resample(real, n_resamples=4000, replication="nonparametric",
+                                seeds="rescaled", rng=0))
+sd = {"paired resampling": eq.pairwise_differences(boot)["sd"]}
+for name, f in fits.items():
     draws = f.posterior["benchmark_mean"]
-    sd[f"posterior, {errors}"] = (draws - draws.rename(model="model_b")).std(("chain", "draw"))
+    sd[f"posterior, {name}"] = (draws - draws.rename(model="model_b")).std(("chain", "draw"))
 pairs = [(a, b) for i, a in enumerate(real.model.values) for b in real.model.values[i + 1:]]
 pd.DataFrame({name: [float(v.sel(model=a, model_b=b)) for a, b in pairs]
               for name, v in sd.items()},
-             index=pd.Index([f"{a} - {b}" for a, b in pairs], name="difference")).round(4)
+             index=pd.Index([f"{a} - {b}" for a, b in pairs], name="SD of the difference")
+             ).round(4)
 
 # %% [markdown]
-# The paired posterior SDs follow the paired bootstrap's (slightly below it: partial pooling
-# shrinks the noisy cells); the independent model's are wider wherever two classifiers err on
-# the same items, up to twice as wide for logreg - random_forest. `compare_frequentist` of a paired fit
-# resamples the shared replicates too, so both sides of its table are paired.
+# And P(best) on these four data sets (benchmark scope):
+
+# %%
+p_best = {"paired resampling": eq.rank_distribution(boot)["p_best"].to_pandas()}
+for name, f in fits.items():
+    p_best[f"posterior, {name}"] = f.rank_probabilities(scope="benchmark")["p_best"].to_pandas()
+pd.DataFrame(p_best).round(3)
+
+# %% [markdown]
+# The paired posterior follows the paired resampling: its SDs are 5-25% below the
+# resampling's (partial pooling over four data sets shrinks each cell toward its model's mean
+# plus the data set's effect) and logreg's P(best) is within a few points of the
+# resampling's. The independent posterior is wider wherever two classifiers
+# err on the same items and spreads P(best) more evenly: that is the conservative answer
+# that `repr(fit)` and the report warn about when the pairing cannot be read (a summary cube
+# without `error_correlation=`). `compare_frequentist` of a paired fit resamples the shared
+# replicates too, so both sides of its table are paired.
 
 # %% [markdown]
 # Independent `tau_m` estimates $\sqrt{\tau_{lang}^2 + \tau_m^2} \approx 1.17$ (the truth
@@ -277,7 +295,7 @@ pd.DataFrame({name: [float(v.sel(model=a, model_b=b)) for a, b in pairs]
 
 # %%
 rope = 0.2
-pw = fit.pairwise_differences(level="population", rope=rope)
+pw = fit.pairwise_differences(scope="population", rope=rope)
 pairs = [("m1", "m0"), ("m2", "m1"), ("m3", "m2")]
 pd.DataFrame({f"{a} − {b}": {k: float(pw[k].sel(model=a, model_b=b))
                              for k in ("mean", "p_below", "p_rope", "p_above")}
@@ -290,7 +308,8 @@ eq.plots.posterior_differences(mu - mu.rename(model="model_b"), rope=rope, pairs
 # %% [markdown]
 # ## Diagnostics
 #
-# R-hat (at most 1.01), bulk and tail effective sample sizes (at least 400) and the Monte
+# R-hat (at most 1.01), bulk and tail effective sample sizes (at least 100 per chain, as
+# ArviZ advises) and the Monte
 # Carlo standard error of every reported quantity, the number of divergent transitions and
 # E-BFMI per chain (below 0.3 signals poor exploration of the energy). `fit_hierarchical`
 # warns with advice when any threshold is missed.

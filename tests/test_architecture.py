@@ -150,16 +150,8 @@ def test_the_over_budget_list_names_existing_functions():
 
 # --- no import cycles ----------------------------------------------------------------------------
 
-KNOWN_HIERARCHICAL_CYCLES: frozenset[frozenset[str]] = frozenset({
-    # _fit -> _compare -> evaluq (``import evaluq as eq``) -> hierarchical -> _fit; reporting
-    # is drawn in only through that ``import evaluq``
-    frozenset({"evaluq", "evaluq.hierarchical", "evaluq.hierarchical._fit",
-               "evaluq.hierarchical._compare", "evaluq.reporting", "evaluq.reporting._build"}),
-})
-"""The import cycle being removed on another branch (issue 23: ``hierarchical/_fit`` <->
-``_compare`` / ``_diagnostics`` and their ``import evaluq``), allowed until that branch
-merges; the lead empties this (and :data:`KNOWN_IMPORT_EVALUQ`) at the merge. Any other
-cycle fails."""
+KNOWN_HIERARCHICAL_CYCLES: frozenset[frozenset[str]] = frozenset()
+"""Import cycles allowed for now: none (the hierarchical cycle of issue 23 is gone)."""
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -263,13 +255,6 @@ def test_no_import_cycle_among_evaluq_modules():
     assert not cycles, [sorted(c) for c in cycles]
 
 
-def test_the_known_cycles_still_exist():
-    """An allow-listed cycle that is gone must leave the allow-list."""
-    cycles = set(import_cycles(import_graph()))
-    assert cycles >= KNOWN_HIERARCHICAL_CYCLES, [sorted(c) for c in
-                                                 KNOWN_HIERARCHICAL_CYCLES - cycles]
-
-
 def test_no_import_evaluq_inside_the_package():
     """Inside the package, import the module that defines a name, never ``evaluq`` itself (its
     lazy table reaches every module: a static cycle through all of them)."""
@@ -284,20 +269,14 @@ def test_no_import_evaluq_inside_the_package():
     assert not set(offenders) - KNOWN_IMPORT_EVALUQ, offenders
 
 
-KNOWN_IMPORT_EVALUQ: frozenset[str] = frozenset({
-    "hierarchical/_compare.py:40", "hierarchical/_compare.py:86", "hierarchical/_fit.py:228",
-    "hierarchical/_fit.py:252",
-})
-"""``import evaluq`` lines in the hierarchical package, removed on another branch (issue 23);
-part of :data:`KNOWN_HIERARCHICAL_CYCLES`, emptied by the lead at the merge."""
+KNOWN_IMPORT_EVALUQ: frozenset[str] = frozenset()
+"""``import evaluq`` lines allowed inside the package: none."""
 
 
 # --- one warning hierarchy ------------------------------------------------------------------------
 
-KNOWN_HIERARCHICAL_WARNINGS: frozenset[str] = frozenset({
-    "hierarchical/_fit.py::ConvergenceWarning"})
-"""Warning classes of the hierarchical package, rebased on ``EvaluqWarning`` on another branch
-(issue 23); the lead empties this at the merge."""
+KNOWN_HIERARCHICAL_WARNINGS: frozenset[str] = frozenset()
+"""Warning classes allowed not to be EvaluqWarnings: none."""
 
 
 def test_every_warning_class_is_an_evaluq_warning():

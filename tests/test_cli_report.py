@@ -214,3 +214,25 @@ def test_bayes_without_the_hierarchical_model_is_a_clear_error(tmp_path, long_ta
                          "--out", str(tmp_path / "o"), "--quiet"], capsys)
     assert code == 2
     assert "bayes=True needs evaluq.hierarchical.fit_hierarchical" in err
+
+
+def test_error_correlation_reaches_the_hierarchical_fit(tmp_path, long_table, capsys,
+                                                        monkeypatch):
+    import types
+
+    calls = []
+
+    def fit_hierarchical(cube, **kwargs):
+        calls.append(kwargs)
+        raise RuntimeError("stop after the call")
+
+    fake = types.ModuleType("evaluq.hierarchical")
+    fake.fit_hierarchical = fit_hierarchical
+    monkeypatch.setitem(sys.modules, "evaluq.hierarchical", fake)
+    path = tmp_path / "a.csv"
+    long_table.to_csv(path, index=False)
+    with pytest.raises(RuntimeError, match="stop after the call"):
+        _run(["report", str(path), "--model", "system", "--language", "lp", "--score", "BLEU",
+              "--seed", "run", "--n-resamples", "50", "--bayes", "--error-correlation", "0.7",
+              "--out", str(tmp_path / "o"), "--quiet"], capsys)
+    assert calls[0]["error_correlation"] == 0.7

@@ -35,12 +35,12 @@ class FakeFit:
                                   coords={"model": res.model.values})
         self.calls: list[tuple[str, str]] = []
 
-    def rank_probabilities(self, level: str = "benchmark") -> xr.Dataset:
-        self.calls.append(("rank_probabilities", level))
+    def rank_probabilities(self, scope: str = "benchmark") -> xr.Dataset:
+        self.calls.append(("rank_probabilities", scope))
         return eq.rank_distribution(self.aggregated)
 
-    def pairwise_differences(self, level: str = "benchmark", rope=None) -> xr.Dataset:
-        self.calls.append(("pairwise_differences", level))
+    def pairwise_differences(self, scope: str = "benchmark", rope=None) -> xr.Dataset:
+        self.calls.append(("pairwise_differences", scope))
         return eq.pairwise_differences(self.aggregated)
 
     def compare_frequentist(self) -> pd.DataFrame:
@@ -274,7 +274,7 @@ def test_bayes_fits_the_hierarchical_model_lazily(cube, monkeypatch):
     monkeypatch.setitem(sys.modules, "evaluq.hierarchical", fake)
     rep = eq.report(cube, None, n_resamples=100, rng=9, bayes=True,
                     bayes_options={"draws": 50}, progress=False)
-    assert calls == [{"model": "crossed", "draws": 50, "chains": 2, "rng": 9}]
+    assert calls == [{"model": "crossed", "draws": 50, "rng": 9}]   # the fit's own defaults
     assert "posterior" in _ids(rep.html)
     assert rep.analyses["simulated"].settings["bayes_options"] == {"draws": 50}
     # without the module: a clear error, and nothing is imported when bayes=False

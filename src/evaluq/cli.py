@@ -148,6 +148,9 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
                    help="the metric's range, e.g. 0 100: scores outside it are flagged")
     p.add_argument("--bayes", action=argparse.BooleanOptionalAction, default=False,
                    help="also fit the hierarchical model and add the posterior sections")
+    p.add_argument("--error-correlation", type=float, default=None, metavar="RHO",
+                   help="with --bayes: the correlation in [0, 1] of the models' test-set "
+                        "errors, for a summary file (a cube from predictions shows it)")
     p.add_argument("--n-resamples", type=int, default=2000, help="resamples (default 2000)")
     p.add_argument("--replication", default="auto",
                    help="auto (default: parametric with bootstrap replicates or summary SDs, "
@@ -358,6 +361,8 @@ def _run_report(args: argparse.Namespace) -> int:
                  n_resamples=args.n_resamples, replication=args.replication,
                  languages=args.resample_languages, how=args.how, rng=args.rng,
                  bayes=args.bayes, bounds=tuple(args.bounds) if args.bounds else None,
+                 bayes_options=(None if args.error_correlation is None
+                                else {"error_correlation": args.error_correlation}),
                  command=command, progress=not args.quiet, items=items)
     written = _write_report_files(rep, out, formats, command)
     print(f"evaluq report: wrote {len(written)} files to {out}/")

@@ -162,3 +162,45 @@ def test_conditional_draws_match_dense_gaussian_conditioning(rng: np.random.Gene
     np.testing.assert_allclose(theta.std(0), sd_theta, rtol=0.03)
     np.testing.assert_array_less(np.abs(a.mean(0) - mean_z[:n_l]),
                                  5 * np.sqrt(np.diag(cov_z)[:n_l] / n))
+
+
+def test_the_test_set_variance_plug_in_does_not_count_the_seeds_twice() -> None:
+    """Replicates shared across seeds: a replicate deviation is a common part (variance v_c)
+    plus the seed's own part (v_s, already in sigma_seed). The plug-in is v_c, not the pooled
+    per-seed variance v_c + v_s; algebraically (S V - vbar) / (S - 1)."""
+    gen = np.random.default_rng(3)
+    n_m, n_l, n_s, n_b, v_c, v_s = 2, 400, 4, 60, 1.0, 0.5
+    score = gen.normal(size=(n_m, n_l, n_s))
+    common = np.sqrt(v_c) * gen.standard_normal((n_m, n_l, 1, n_b))
+    own = np.sqrt(v_s) * gen.standard_normal((n_m, n_l, n_s, n_b))
+    cube = eq.from_arrays(score, score[..., None] + common + own, outlier_threshold=None)
+    cube.attrs["shared_bootstrap"] = 1
+    data = cube_statistics(cube, "independent")
+    assert data.vbar.mean() == pytest.approx(v_c + v_s, rel=0.03)
+    assert data.v_fixed.mean() == pytest.approx(v_c, rel=0.04)
+    boot = cube.boot_score.transpose("model", "language", "seed", "bootstrap").values
+    var_mean = boot.mean(axis=2).var(axis=-1, ddof=1)
+    np.testing.assert_allclose(data.v_fixed, np.maximum(
+        (n_s * var_mean - data.vbar) / (n_s - 1), 0.0), rtol=1e-10)
+    # replicates not marked as shared: the per-seed variance, as before
+    del cube.attrs["shared_bootstrap"]
+    np.testing.assert_allclose(cube_statistics(cube).v_fixed, cube_statistics(cube).vbar)
+
+
+def test_the_tau_m_prior_scale_is_the_interaction_sd() -> None:
+    """Full table: the two-way residual SD; a missing cell: least squares on dummies."""
+    from evaluq.hierarchical._model import interaction_sd
+
+    gen = np.random.default_rng(4)
+    y = gen.normal(size=(4, 6)) + 10 * gen.normal(size=6)           # big language effects
+    resid = y - y.mean(1, keepdims=True) - y.mean(0) + y.mean()
+    assert interaction_sd(y, np.ones_like(y, dtype=bool)) == pytest.approx(
+        np.sqrt((resid**2).sum() / (3 * 5)), rel=1e-10)
+    observed = np.ones_like(y, dtype=bool)
+    observed[1, 2] = False
+    rows, cols = np.nonzero(observed)
+    design = np.column_stack([np.eye(4)[rows], np.eye(6)[cols]])
+    fitted = design @ np.linalg.lstsq(design, y[rows, cols], rcond=None)[0]
+    expected = np.sqrt(((y[rows, cols] - fitted) ** 2).sum() / (23 - 4 - 6 + 1))
+    assert interaction_sd(y, observed) == pytest.approx(expected, rel=1e-6)
+    assert np.isnan(interaction_sd(y[:1], observed[:1]))

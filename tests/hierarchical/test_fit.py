@@ -200,11 +200,11 @@ def test_bad_arguments_are_named(cube: xr.Dataset, kwargs: dict[str, object],
 
 
 def test_bad_method_arguments_are_named(fit: HierarchicalFit) -> None:
-    with pytest.raises(ValueError, match="`level` must be one of"):
+    with pytest.raises(ValueError, match="`scope` must be one of"):
         fit.pairwise_differences("language")
     with pytest.raises(ValueError, match="`rope` must be a finite number >= 0"):
         fit.pairwise_differences(rope=-0.1)
-    with pytest.raises(ValueError, match="`level` must be one of"):
+    with pytest.raises(ValueError, match="`scope` must be one of"):
         fit.rank_probabilities("new")
     with pytest.raises(eq.CubeError):
         eq.fit_hierarchical(xr.Dataset())
@@ -219,3 +219,78 @@ def test_pymc_sampler_gives_the_same_posterior_as_nutpie(cube: xr.Dataset,
     sd = b.std(("chain", "draw"))
     np.testing.assert_array_less(np.abs(a.mean(("chain", "draw")) - b.mean(("chain", "draw"))),
                                  sd)
+
+
+def test_level_is_the_deprecated_name_of_scope(fit: HierarchicalFit) -> None:
+    with pytest.warns(DeprecationWarning, match="`level` is deprecated; use `scope`"):
+        old = fit.rank_probabilities(level="benchmark")
+    xr.testing.assert_identical(old, fit.rank_probabilities(scope="benchmark"))
+    with pytest.warns(DeprecationWarning, match="`level` is deprecated; use `scope`"):
+        old_pairs = fit.pairwise_differences(level="benchmark")
+    xr.testing.assert_identical(old_pairs, fit.pairwise_differences("benchmark"))
+    with pytest.raises(TypeError, match="got both `level` and `scope`"):
+        fit.rank_probabilities(level="benchmark", scope="benchmark")
+
+
+def test_a_fit_without_posterior_is_not_fitted(fit: HierarchicalFit, tmp_path) -> None:
+    bare = xr.DataTree.from_dict({"observed_data": fit.idata["observed_data"].to_dataset()})
+    with pytest.raises(eq.errors.NotFittedError, match="`idata` has no posterior group"):
+        HierarchicalFit(idata=bare, sampler="nutpie", config=fit.config, data=fit.data,
+                        cube=None)
+    bare.attrs = dict(fit.idata.attrs)
+    bare.to_netcdf(tmp_path / "bare.nc")
+    with pytest.raises(eq.errors.NotFittedError, match="holds no posterior"):
+        eq.load_fit(tmp_path / "bare.nc")
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (1, True), (0, False), (True, True), (False, False), ("true", True), ("False", False),
+    ("1", True), ("0", False), (np.int64(0), False)])
+def test_orientation_is_read_by_one_strict_rule(value: object, expected: bool) -> None:
+    from evaluq.hierarchical._fit import _orientation
+
+    assert _orientation({"higher_is_better": value}) is expected
+    assert _orientation({}) is True
+
+
+@pytest.mark.parametrize("value", [2, "yes", 0.5, None, "-1"])
+def test_a_bad_orientation_is_named(value: object) -> None:
+    from evaluq.hierarchical._fit import _orientation
+
+    with pytest.raises(eq.CubeError, match="attribute 'higher_is_better' must be 1 or 0"):
+        _orientation({"higher_is_better": value})
+
+
+def test_a_saved_lower_is_better_fit_stays_lower_is_better(tmp_path) -> None:
+    cube = _cube()
+    cube.attrs["higher_is_better"] = 0
+    fit = eq.fit_hierarchical(cube, rng=0, **FEW)
+    fit.save(tmp_path / "fit.nc")
+    assert eq.load_fit(tmp_path / "fit.nc").data.higher_is_better is False
+
+
+def test_compare_frequentist_on_a_one_seed_cube_uses_the_replicates() -> None:
+    cube = _cube(n_seeds=1)
+    table = eq.fit_hierarchical(cube, rng=0, **FEW).compare_frequentist(rng=0)
+    assert table.attrs["resampling"] == "nonparametric, seeds rescaled"
+    means = table[table.quantity == "mean"]
+    assert (means.freq_upper > means.freq_lower).all()
+
+
+def test_compare_frequentist_says_when_no_resampling_exists() -> None:
+    cube = _cube(n_seeds=1, n_boot=None)
+    fit = eq.fit_hierarchical(cube, rng=0, **FEW)
+    with pytest.raises(ValueError, match="no resampling of this cube redraws anything"):
+        fit.compare_frequentist()
+
+
+def test_the_fit_records_how_the_test_set_errors_were_paired(fit: HierarchicalFit) -> None:
+    """A simulated cube's replicates are not marked as shared: 'auto' resolves to
+    independent, and the fit says so and that its posterior is then conservative."""
+    assert fit.config["test_set_errors"] == "auto"
+    assert fit.config["pairing"].startswith("independent: its bootstrap replicates")
+    assert fit.idata["observed_data"].attrs["pairing"] == fit.config["pairing"]
+    text = repr(fit)
+    assert "test_set_errors='independent'" in text
+    assert "note: test-set errors taken as independent" in text
+    assert "conservative" in fit._repr_html_()

@@ -14,7 +14,7 @@ import evaluq as eq
 from evaluq.errors import CubeError
 from evaluq.hierarchical import HierarchicalData, cube_statistics
 from evaluq.hierarchical._data import error_correlation
-from evaluq.hierarchical._model import marginal_loglik, model_inputs, paired_marginal_loglik
+from evaluq.hierarchical._model import lowrank_marginal_loglik, marginal_loglik, model_inputs
 from evaluq.hierarchical._posterior import _paired_effects, draw_effects
 
 
@@ -53,36 +53,34 @@ def test_error_correlation_is_the_correlation_of_the_seed_mean_replicates(
     np.testing.assert_array_equal(got[3, 2], [0.0, 0.0, 1.0])
 
 
-def test_paired_loglik_equals_dense_multivariate_normal(rng: np.random.Generator) -> None:
-    n_m, n_l = 4, 5
+@pytest.mark.parametrize("n_factors", [1, 3])
+def test_lowrank_loglik_equals_dense_multivariate_normal(rng: np.random.Generator,
+                                                        n_factors: int) -> None:
+    n_m, n_l = 5, 6
     ybar = rng.normal(size=(n_m, n_l))
     weight = np.ones((n_m, n_l))
     weight[1, 2] = weight[3, 2] = weight[0, 4] = 0.0
     mu, t2 = rng.normal(size=n_m), 0.7
     d = rng.uniform(0.2, 2.0, size=(n_m, n_l))
-    root = rng.normal(size=(n_l, n_m, n_m))
-    cov_err = root @ np.swapaxes(root, 1, 2) / n_m
-    boot_cov = cov_err * weight.T[:, :, None] * weight.T[:, None, :]
+    load = rng.normal(size=(n_l, n_m, n_factors)) * weight.T[:, :, None]
     expected = 0.0
     for lang in range(n_l):
         rows = weight[:, lang] > 0
-        cov = t2 + np.diag(d[rows, lang]) + cov_err[lang][np.ix_(rows, rows)]
+        f = load[lang][rows]
+        cov = t2 + np.diag(d[rows, lang]) + f @ f.T
         expected += stats.multivariate_normal(mu[rows], cov).logpdf(ybar[rows, lang])
-    got = paired_marginal_loglik(np.where(weight > 0, ybar, 0.0), weight, mu, d, t2, boot_cov,
-                                 np.eye(n_m))
+    got = lowrank_marginal_loglik(np.where(weight > 0, ybar, 0.0), weight, mu, d, t2, load,
+                                  n_factors)
     np.testing.assert_allclose(got, expected, rtol=1e-12)
-    # uncorrelated errors: the dense form is the diagonal-plus-rank-one form
-    v = np.einsum("lmm->ml", cov_err)
-    diag_cov = np.einsum("ml,mk->lmk", v, np.eye(n_m)) * weight.T[:, :, None]
+    # no factor: the diagonal-plus-rank-one form
     np.testing.assert_allclose(
-        paired_marginal_loglik(np.where(weight > 0, ybar, 0.0), weight, mu, d, t2, diag_cov,
-                               np.eye(n_m)),
-        marginal_loglik(np.where(weight > 0, ybar, 0.0), weight, mu, d + v, t2), rtol=1e-12)
+        lowrank_marginal_loglik(np.where(weight > 0, ybar, 0.0), weight, mu, d, t2, load, 0),
+        marginal_loglik(np.where(weight > 0, ybar, 0.0), weight, mu, d, t2), rtol=1e-12)
 
 
 def test_paired_statistics_and_model_inputs(rng: np.random.Generator) -> None:
     cube, _ = paired_cube(rng, n_languages=4, n_boot=80)
-    independent, paired = cube_statistics(cube), cube_statistics(cube, "paired")
+    independent, paired = cube_statistics(cube, "independent"), cube_statistics(cube, "paired")
     assert not independent.paired
     assert paired.paired
     assert paired.boot_corr is not None
@@ -90,17 +88,22 @@ def test_paired_statistics_and_model_inputs(rng: np.random.Generator) -> None:
     assert paired.boot_corr[:, 0, 1].min() > 0.7      # rho = 0.9 with 80 replicates
     cov = paired.boot_cov()
     np.testing.assert_allclose(np.einsum("lmm->ml", cov), paired.v_fixed, rtol=1e-12)
+    assert paired.n_factors == 1                        # one shared factor (equicorrelation)
+    np.testing.assert_allclose(np.einsum("lmm->ml", paired.model_cov()), paired.v_fixed,
+                               rtol=1e-10)
+    np.testing.assert_allclose(paired.model_cov(), cov, atol=0.1 * paired.v_fixed.max())
     inputs = model_inputs(paired, {k: 1.0 for k in (
         "alpha_mu", "alpha_sigma", "dev_sigma", "tau_lang_sigma", "tau_m_sigma",
         "sigma_seed_sigma")})
-    assert "boot_cov" in inputs
-    assert "v_fixed" not in inputs
+    assert inputs["load"].shape == (4, 3, 1)
+    np.testing.assert_allclose(inputs["v_fixed"], paired.v_fixed * paired.psi.T)
     assert paired.digest == independent.digest
 
 
 @pytest.mark.parametrize(("make", "message"), [
     (lambda rng: eq.simulate_cube(n_models=2, n_boot=None, rng=0), "has no boot_score"),
-    (lambda rng: paired_cube(rng, n_boot=3)[0], "has 3 bootstrap replicates for 3 models"),
+    (lambda rng: paired_cube(rng, n_boot=9)[0], "has 9 bootstrap replicates; the error "
+                                                "correlation needs at least 10"),
 ])
 def test_paired_needs_shared_replicates(make, message: str, rng: np.random.Generator) -> None:
     with pytest.raises(CubeError, match=f"`test_set_errors` is 'paired' but `cube` {message}"):
@@ -125,7 +128,7 @@ def _dense_conditional(data: HierarchicalData, mu: np.ndarray, tau_m: np.ndarray
         for lang in range(n_l):
             design[m * n_l + lang, [lang, n_l + m * n_l + lang]] = 1.0
     noise = np.zeros((n_m * n_l, n_m * n_l))        # cell (m, l) at m * n_l + l
-    cov = data.boot_cov()
+    cov = data.model_cov()
     for lang in range(n_l):
         idx = np.arange(n_m) * n_l + lang
         noise[np.ix_(idx, idx)] = cov[lang]
@@ -162,8 +165,9 @@ def test_pathwise_draws_with_uncorrelated_errors_match_the_sequential_draws(
     cube, _ = paired_cube(rng, n_languages=5, n_boot=50, rho=0.0)
     data = cube_statistics(cube, "paired")
     v = np.einsum("lmm->lm", data.boot_cov())
-    object.__setattr__(data, "boot_corr", np.broadcast_to(np.eye(3), (5, 3, 3)).copy())
-    np.testing.assert_allclose(np.einsum("lmm->lm", data.boot_cov()), v)
+    object.__setattr__(data, "loadings", np.zeros((5, 3, 1)))    # a factor that loads nothing
+    object.__setattr__(data, "psi", np.ones((5, 3)))
+    np.testing.assert_allclose(np.einsum("lmm->lm", data.model_cov()), v)
     args = (np.tile([0.0, 0.2, 0.4], (30_000, 1)), np.tile([0.5, 0.3, 0.8], (30_000, 1)),
             np.tile([0.3, 0.3, 0.3], (30_000, 1)), np.full(30_000, 1.5))
     _, theta_p = _paired_effects(data, *args, rng)

@@ -59,7 +59,8 @@ def test_simulation_based_calibration() -> None:
         cube = eq.from_summary(table, n_seeds=N_SEEDS)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)   # counted below instead
-            fit = eq.fit_hierarchical(cube, priors=PRIORS, draws=DRAWS, tune=300, rng=i)
+            fit = eq.fit_hierarchical(cube, priors=PRIORS, draws=DRAWS, tune=300, chains=2,
+                                      rng=i)
         post = fit.posterior
         for name, value in truth.items():
             draws = post[name].transpose("chain", "draw", ...).values.reshape(2 * DRAWS, -1)

@@ -19,6 +19,7 @@ from evaluq._dims import (
     BOOTSTRAP,
     LANGUAGE,
     MODEL,
+    MODEL_B,
     N_SEEDS,
     SCORE,
     SD_BOOT,
@@ -27,11 +28,25 @@ from evaluq._dims import (
     SIGMA_BOOT,
     SIGMA_SEED,
 )
+from evaluq._schema import higher_is_better, is_summary, parse_orientation, validate
 from evaluq._validation import check_choice
-from evaluq.cube import higher_is_better, is_summary, validate
 from evaluq.errors import CubeError
+from evaluq.hierarchical._factors import K_MAX, PSI_FLOOR, Factors, fit_factors
 
-TEST_SET_ERRORS = ("independent", "paired")
+TEST_SET_ERRORS = ("auto", "independent", "paired")
+SHARED_BOOTSTRAP = "shared_bootstrap"
+"""Cube attribute: 1 when replicate b of a language is the same resampled test set for every
+model (and seed); absent, the loaders that make such replicates (``SHARED_LOADERS``) say so."""
+SHARED_LOADERS = ("from_predictions", "from_items")
+MIN_PAIRED_BOOT = 10
+FACTOR_BUCKETS = (0, 1, 3, K_MAX)
+"""Factor counts the model is compiled for (k is rounded up to the next)."""
+"""Fewest shared replicates the error correlation is read from."""
+REASON_UNPAIRED = ("test-set errors taken as independent across models ({why}); if the models "
+                   "were scored on the same test items their errors are correlated, and the "
+                   "posterior differences and P(best) are then conservative (too wide, too "
+                   "even): give fit_hierarchical(error_correlation=...) or a cube with "
+                   "bootstrap replicates shared across models")
 
 REASON_NO_BOOT = ("sigma_boot is not identified: the cube has no bootstrap replicates "
                   "(boot_score / sd_boot), so the test-set error cannot be told apart from the "
@@ -62,7 +77,9 @@ class HierarchicalData:
     n_seeds : numpy.ndarray
         Seeds behind each cell mean (S_ml; 0 for a missing cell).
     v_fixed : numpy.ndarray
-        Known (plugged-in) variance of each cell mean (NaN for a missing cell).
+        Known (plugged-in) test-set variance of each cell mean (NaN for a missing cell): with
+        replicates shared across seeds the part the seeds share (:func:`common_variance`;
+        the seeds' own item-level disagreement is in sigma_seed), else ``vbar``.
     vbar : numpy.ndarray
         Pooled bootstrap variance of each cell (NaN without bootstrap information).
     boot_dof : numpy.ndarray
@@ -87,9 +104,19 @@ class HierarchicalData:
         its cube (:func:`evaluq.load_fit`). Default ``""``.
     boot_corr : numpy.ndarray or None
         (language, model, model) correlation across models of the test-set errors, from
-        bootstrap replicates shared by all models (``test_set_errors="paired"``); None when
-        the errors are taken as independent. Rows of missing or constant cells are those of
-        the identity. Default None.
+        bootstrap replicates shared by all models or given as ``error_correlation``; None
+        when the errors are taken as independent. Rows of missing or constant cells are
+        those of the identity. Default None.
+    loadings, psi : numpy.ndarray or None
+        The k-factor model of ``boot_corr`` (``_factors``): loadings (language, model, k)
+        and unique variances (language, model), ``boot_corr ~ loadings loadings' +
+        diag(psi)``. None when the errors are independent. Default None.
+    pairing : str
+        How ``test_set_errors`` was resolved and why (``"paired: ..."`` or
+        ``"independent: ..."``). Default ``"independent"``.
+    pairing_note : str
+        With independent errors and test-set noise in the cube: the warning that the
+        posterior is conservative if the errors are in fact paired. Default ``""``.
 
     Examples
     --------
@@ -126,6 +153,15 @@ class HierarchicalData:
     digest: str = ""
     boot_corr: np.ndarray | None = None
     """(language, model, model) correlation of the test-set errors (paired replicates)."""
+    loadings: np.ndarray | None = None
+    """(language, model, k) factor loadings of ``boot_corr``."""
+    psi: np.ndarray | None = None
+    """(language, model) unique variances of ``boot_corr``'s factor model."""
+    pairing: str = "independent"
+    """How the test-set errors were resolved, and why."""
+    pairing_note: str = ""
+    """When the errors are taken as independent though the cube has test-set noise: that
+    the posterior is conservative if they are in fact paired (shown by the repr and report)."""
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -137,6 +173,18 @@ class HierarchicalData:
         """Whether the test-set errors are correlated across models (paired replicates)."""
         return self.boot_corr is not None
 
+    @property
+    def n_factors(self) -> int:
+        """Factors of the error correlation (0 when the errors are independent)."""
+        return 0 if self.loadings is None else int(self.loadings.shape[-1])
+
+    @property
+    def model_factors(self) -> int:
+        """Factor columns of the compiled model: ``n_factors`` rounded up to one of
+        ``FACTOR_BUCKETS`` (zero columns pad it), so that refits whose k differs a little
+        reuse one compiled model."""
+        return next(b for b in FACTOR_BUCKETS if b >= self.n_factors)
+
     def boot_cov(self) -> np.ndarray:
         """(language, model, model) covariance of the cells' test-set errors, zero on the
         rows and columns of missing cells: ``sqrt(v) R sqrt(v)`` with ``v = v_fixed``."""
@@ -145,19 +193,37 @@ class HierarchicalData:
         sd = np.where(self.observed, np.sqrt(np.nan_to_num(self.v_fixed)), 0.0).T  # (L, M)
         return self.boot_corr * sd[:, :, None] * sd[:, None, :]
 
+    def model_cov(self) -> np.ndarray:
+        """(language, model, model) the factor model's covariance of the test-set errors,
+        ``sqrt(v) (loadings loadings' + diag(psi)) sqrt(v)``, zero on missing cells."""
+        if self.loadings is None or self.psi is None:
+            raise ValueError("model_cov needs paired test-set errors (test_set_errors='paired')")
+        sd = np.where(self.observed, np.sqrt(np.nan_to_num(self.v_fixed)), 0.0).T  # (L, M)
+        corr = (self.loadings @ np.swapaxes(self.loadings, 1, 2)
+                + np.eye(self.shape[0]) * self.psi[:, :, None])
+        return corr * sd[:, :, None] * sd[:, None, :]
+
     def arrays(self) -> dict[str, np.ndarray]:
-        """The arrays the model reads (``pm.Data``), missing cells neutralised (weight 0)."""
+        """The arrays the model reads (``pm.Data``), missing cells neutralised (weight 0).
+
+        With paired errors ``v_fixed`` is the unique part ``psi v`` of each cell's test-set
+        variance and ``load`` (language, model, k) the factor part ``sqrt(v) loadings``
+        (zero on missing cells): the error covariance is ``load load' + diag(psi v)``.
+        """
         obs = self.observed
-        # the identity travels as data: a symbolic eye() * v is rewritten to a batched
-        # AllocDiag, which numba runs in object mode
-        paired = {} if self.boot_corr is None else {"boot_cov": self.boot_cov(),
-                                                    "eye": np.eye(self.shape[0])}
+        v = np.where(obs, self.v_fixed, 1.0)
+        paired: dict[str, np.ndarray] = {}
+        if self.loadings is not None and self.psi is not None:
+            sd = np.where(obs, np.sqrt(np.nan_to_num(self.v_fixed)), 0.0).T       # (L, M)
+            pad = self.model_factors - self.n_factors
+            paired["load"] = np.pad(self.loadings * sd[:, :, None], ((0, 0), (0, 0), (0, pad)))
+            v = np.where(obs, v * self.psi.T, 1.0)
         return {
             **paired,
             "ybar": np.where(obs, self.ybar, 0.0),
             "weight": obs.astype(np.float64),
             "inv_s": np.where(obs, 1.0 / np.maximum(self.n_seeds, 1.0), 0.0),
-            "v_fixed": np.where(obs, self.v_fixed, 1.0),
+            "v_fixed": v,
             "seed_ss": self.seed_ss.astype(np.float64),
             "seed_dof": self.seed_dof.astype(np.float64),
             "seed_weight": self.seed_identified.astype(np.float64),
@@ -184,24 +250,56 @@ def _boot_stats(boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return vbar, total_dof
 
 
-def error_correlation(boot: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """Correlation across models of the seed-mean bootstrap replicates, per language.
+def _seed_means(boot: np.ndarray) -> np.ndarray:
+    """(model, language, bootstrap) mean over the seeds of each replicate (NaN seeds skipped)."""
+    counts = (~np.isnan(boot)).sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, np.nansum(boot, axis=2) / np.maximum(counts, 1), np.nan)
+
+
+def common_variance(boot: np.ndarray, vbar: np.ndarray, n_seeds: np.ndarray) -> np.ndarray:
+    """The test-set variance of a cell mean that the seeds share, (model, language).
+
+    With replicates shared across seeds (one resampled test set for every seed), a seed's
+    replicate deviation is a common part (variance v_c, the test set's) plus a seed-specific
+    part (variance v_s, the seed's own item-level disagreement, which the spread of the
+    seeds' full-test-set scores, sigma_seed^2, already counts). The pooled per-seed variance
+    ``vbar`` estimates v_c + v_s and the variance of the seed-mean replicate V estimates
+    v_c + v_s / S, so
+
+        v_c = (S V - vbar) / (S - 1)
+
+    (unbiased, as both are; floored at 0); with one seed it is ``vbar`` (v_s is then not
+    separable, nor is sigma_seed). The cell mean's variance is v_c + sigma_seed^2 / S.
+    """
+    n_b, _, ss = _cell_stats(_seed_means(boot))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var_mean = np.where(n_b > 1, ss / (n_b - 1.0), np.nan)
+        v_c = (n_seeds * var_mean - vbar) / (n_seeds - 1.0)
+    return np.where(n_seeds > 1, np.maximum(v_c, 0.0), vbar)
+
+
+def error_correlation(boot: np.ndarray, observed: np.ndarray,
+                      common: np.ndarray | None = None) -> np.ndarray:
+    """Correlation across models of the test-set errors, per language.
 
     ``boot`` is (model, language, seed, bootstrap) with the replicate b shared by every model
     (one resampled test set, as :func:`evaluq.from_predictions` makes them); the seed mean
-    of replicate b is the mean over the cell's seeds. Returns (language, model, model); the
-    rows and columns of missing cells and of cells whose replicates do not vary are those of
-    the identity (a cell with a replicate missing for every seed is not usable: the caller
-    checks there is none).
+    of replicate b is the mean over the cell's seeds. The covariance of two models' errors
+    is that of their seed-mean replicates (the seeds' own parts are independent across
+    models); a model's variance is ``common`` (model, language; :func:`common_variance`)
+    when given, else that of its seed-mean replicates. Returns (language, model, model),
+    clipped to [-1, 1]; the rows and columns of missing cells and of cells whose variance
+    is 0 are those of the identity (a cell with a replicate missing for every seed is not
+    usable: the caller checks there is none).
     """
-    counts = (~np.isnan(boot)).sum(axis=2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(counts > 0, np.nansum(boot, axis=2) / np.maximum(counts, 1), np.nan)
+    means = _seed_means(boot)
     usable = observed & np.isfinite(means).all(axis=-1)
     means = np.where(usable[..., None], means, 0.0)                          # (M, L, B)
     dev = means - means.mean(axis=-1, keepdims=True)
-    cov = np.einsum("mlb,nlb->lmn", dev, dev)
-    sd = np.sqrt(np.einsum("lmm->lm", cov))
+    cov = np.einsum("mlb,nlb->lmn", dev, dev) / max(means.shape[-1] - 1, 1)
+    sd = np.sqrt(np.einsum("lmm->lm", cov) if common is None
+                 else np.where(usable, np.nan_to_num(common), 0.0).T)
     ok = sd > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = np.where(ok[:, :, None] & ok[:, None, :],
@@ -211,27 +309,111 @@ def error_correlation(boot: np.ndarray, observed: np.ndarray) -> np.ndarray:
     return np.where(eye, 1.0, corr)
 
 
-def _paired_correlation(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
-    """``error_correlation`` of a raw cube's ``boot_score``; a clear error when it has none."""
+def replicates_shared(cube: xr.Dataset) -> bool:
+    """Whether replicate b of a language is one resampled test set for every model: the
+    ``shared_bootstrap`` attribute when present, else the loader (``SHARED_LOADERS``)."""
     if BOOT_SCORE not in cube:
-        raise CubeError("`test_set_errors` is 'paired' but `cube` has no boot_score: the "
-                        "correlation of the models' test-set errors is read from bootstrap "
-                        "replicates shared by all models (evaluq.from_predictions makes them)")
-    n_models, n_boot = cube.sizes[MODEL], cube.sizes[BOOTSTRAP]
-    if n_boot <= n_models:
-        raise CubeError(f"`test_set_errors` is 'paired' but `cube` has {n_boot} bootstrap "
-                        f"replicates for {n_models} models; the error correlation needs more "
-                        "replicates than models")
+        return False
+    if SHARED_BOOTSTRAP in cube.attrs:
+        return parse_orientation(cube.attrs[SHARED_BOOTSTRAP], name=SHARED_BOOTSTRAP)
+    return cube.attrs.get("loader") in SHARED_LOADERS
+
+
+def _replicate_problem(cube: xr.Dataset, observed: np.ndarray) -> str:
+    """Why the cube's replicates cannot give the error correlation ("" when they can)."""
+    if BOOT_SCORE not in cube:
+        return ("has no boot_score: the correlation of the models' test-set errors is read "
+                "from bootstrap replicates shared by all models (evaluq.from_predictions "
+                "makes them)")
+    n_boot = cube.sizes[BOOTSTRAP]
+    if n_boot < MIN_PAIRED_BOOT:
+        return (f"has {n_boot} bootstrap replicates; the error correlation needs at least "
+                f"{MIN_PAIRED_BOOT}")
     boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
     gaps = observed & np.isnan(boot).all(axis=2).any(axis=-1)
     if gaps.any():
-        raise CubeError(f"`test_set_errors` is 'paired' but {int(gaps.sum())} observed cells of "
-                        "`cube` miss a bootstrap replicate for every seed; the error "
-                        "correlation needs every replicate of every observed cell")
-    return error_correlation(boot.astype(np.float64), observed)
+        return (f"has {int(gaps.sum())} observed cells that miss a bootstrap replicate for "
+                "every seed; the error correlation needs every replicate of every observed "
+                "cell")
+    return ""
 
 
-def _digest(cube: xr.Dataset) -> str:
+def _given_correlation(cube: xr.Dataset, value: Any) -> np.ndarray:
+    """``error_correlation`` as (language, model, model): a scalar in [0, 1] (the same
+    correlation for every pair) or a DataArray (language, model, model_b) labelled as the
+    cube, symmetric with unit diagonal and positive semi-definite."""
+    n_m, n_l = cube.sizes[MODEL], cube.sizes[LANGUAGE]
+    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
+        rho = float(value)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"`error_correlation` must be in [0, 1] as a scalar (a negative "
+                             f"correlation shared by every pair is not a factor model); got "
+                             f"{value!r}")
+        corr = np.full((n_m, n_m), rho) + (1.0 - rho) * np.eye(n_m)
+        return np.broadcast_to(corr, (n_l, n_m, n_m)).copy()
+    if not isinstance(value, xr.DataArray) or set(value.dims) != {LANGUAGE, MODEL, MODEL_B}:
+        raise TypeError(f"`error_correlation` must be a number in [0, 1] or a DataArray with "
+                        f"dims (language, model, model_b); got {type(value).__name__}"
+                        + (f" with dims {value.dims}" if isinstance(value, xr.DataArray) else ""))
+    try:
+        picked = value.sel({LANGUAGE: cube[LANGUAGE].values, MODEL: cube[MODEL].values,
+                            MODEL_B: cube[MODEL].values}).transpose(LANGUAGE, MODEL, MODEL_B)
+    except KeyError as err:
+        raise ValueError(f"`error_correlation` must have every language and model of `cube` "
+                         f"as coordinates; {err}") from None
+    corr = picked.values.astype(np.float64)
+    eigen_min = np.linalg.eigvalsh(corr).min() if np.isfinite(corr).all() else np.nan
+    if not (np.allclose(corr, np.swapaxes(corr, 1, 2)) and np.allclose(
+            np.einsum("lmm->lm", corr), 1.0) and eigen_min >= -1e-8):
+        raise ValueError("`error_correlation` must be a correlation matrix per language: "
+                         "finite, symmetric, unit diagonal, positive semi-definite")
+    return corr
+
+
+def _pairing(cube: xr.Dataset, errors: str, given: Any, observed: np.ndarray,
+             reasons: dict[str, str], common: np.ndarray | None = None
+             ) -> tuple[np.ndarray | None, Factors | None, str]:
+    """Resolve ``test_set_errors``: the error correlation, its factor model and why."""
+    if errors == "independent":
+        if given is not None:
+            raise ValueError("`error_correlation` is given but `test_set_errors` is "
+                             "'independent'; use 'auto' or 'paired'")
+        return None, None, "independent: asked for"
+    if given is not None:
+        corr = _given_correlation(cube, given)
+        if np.ndim(given) == 0:         # one correlation for every pair: one exact factor
+            rho = min(float(given), 1.0 - PSI_FLOOR)
+            n_l, n_m = observed.T.shape
+            loadings = np.full((n_l, n_m, 1 if rho > 0 else 0), np.sqrt(rho))
+            factors = Factors(loadings * observed.T[:, :, None],
+                              np.where(observed.T, 1.0 - rho, 1.0), 0.0, 0.0)
+        else:
+            factors = fit_factors(corr, observed.T, None)
+        return corr, factors, "paired: error_correlation given"
+    problem = _replicate_problem(cube, observed)
+    if errors == "paired" and problem:
+        raise CubeError(f"`test_set_errors` is 'paired' but `cube` {problem}")
+    if errors == "auto" and (problem or not replicates_shared(cube)):
+        if is_summary(cube):
+            why = "a summary-only cube without error_correlation"
+        elif BOOT_SCORE not in cube:
+            why = "the cube has no bootstrap replicates"
+        elif not replicates_shared(cube):
+            why = ("its bootstrap replicates are not marked as shared across models: cube "
+                   f"attribute {SHARED_BOOTSTRAP}=1, which evaluq.from_predictions implies")
+        else:
+            why = f"the cube {problem}"
+        if BOOT_SCORE in cube or SD_BOOT in cube:
+            reasons["note"] = REASON_UNPAIRED.format(why=why)
+        return None, None, f"independent: {why}"
+    boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
+    corr = error_correlation(boot.astype(np.float64), observed, common)
+    source = "asked for" if errors == "paired" else "bootstrap replicates shared across models"
+    return corr, fit_factors(corr, observed.T, cube.sizes[BOOTSTRAP]), f"paired: {source}"
+
+
+def cube_digest(cube: xr.Dataset) -> str:
+    """SHA-256 of a cube's values and model / language labels (ties a saved fit to it)."""
     h = hashlib.sha256()
     for name in sorted(map(str, cube.data_vars)):
         var = cube[name]
@@ -314,7 +496,8 @@ def _check_models(models: np.ndarray, observed: np.ndarray, seed_identified: np.
         raise CubeError(f"`cube` has models with no observed language: {empty}")
 
 
-def cube_statistics(cube: Any, test_set_errors: str = "independent") -> HierarchicalData:
+def cube_statistics(cube: Any, test_set_errors: str = "auto",
+                    error_correlation: Any = None) -> HierarchicalData:
     """Reduce a validated cube to the sufficient statistics of the hierarchical model.
 
     Parameters
@@ -323,10 +506,16 @@ def cube_statistics(cube: Any, test_set_errors: str = "independent") -> Hierarch
         An evaluation cube (raw or summary-only), checked by :func:`evaluq.validate`. Every
         model needs at least one observed language, and bootstrap information must be given
         for every observed cell or for none (else ``CubeError``).
-    test_set_errors : {"independent", "paired"}, optional
-        ``"paired"`` also reads the correlation across models of the test-set errors from
-        ``boot_score`` (replicates shared by all models, more replicates than models);
-        default ``"independent"``.
+    test_set_errors : {"auto", "independent", "paired"}, optional
+        ``"paired"`` reads the correlation across models of the test-set errors from
+        ``boot_score`` (replicates shared by all models, at least ``MIN_PAIRED_BOOT``) and
+        fits its k-factor model; ``"auto"`` (default) pairs when the replicates are shared
+        across models (:func:`replicates_shared`) or ``error_correlation`` is given, and
+        takes the errors as independent otherwise; ``"independent"`` never pairs.
+    error_correlation : float or xarray.DataArray, optional
+        The correlation of the test-set errors across models when the cube cannot say it
+        (a summary-only cube): a number in [0, 1] shared by every pair of models, or a
+        DataArray (language, model, model_b). Default None.
 
     Returns
     -------
@@ -358,13 +547,22 @@ def cube_statistics(cube: Any, test_set_errors: str = "independent") -> Hierarch
     seed_identified = seed_dof > 0
     models = cube[MODEL].values
     _check_models(models, observed, seed_identified, reasons)
-    v_fixed = np.where(observed, np.nan_to_num(vbar) + plug_seed, np.nan)
-    corr = _paired_correlation(cube, observed) if errors == "paired" else None
+    common = None
+    if not summary and BOOT_SCORE in cube and (errors == "paired" or replicates_shared(cube)):
+        boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
+        common = common_variance(boot.astype(np.float64), vbar, n_seeds)
+    v_test = vbar if common is None else common
+    v_fixed = np.where(observed, np.nan_to_num(v_test) + plug_seed, np.nan)
+    notes: dict[str, str] = {}
+    corr, factors, pairing = _pairing(cube, errors, error_correlation, observed, notes, common)
     return HierarchicalData(
         models=models, languages=cube[LANGUAGE].values, ybar=ybar, observed=observed,
         n_seeds=n_seeds.astype(np.float64), v_fixed=v_fixed, vbar=vbar,
         boot_dof=boot_dof.astype(np.float64), seed_ss=seed_ss, seed_dof=seed_dof,
         seed_identified=seed_identified, boot_identified=boot_identified,
         summary_only=summary, higher_is_better=higher_is_better(cube), reasons=reasons,
-        digest=_digest(cube), boot_corr=corr,
+        digest=cube_digest(cube), boot_corr=corr,
+        loadings=None if factors is None else factors.loadings,
+        psi=None if factors is None else factors.psi, pairing=pairing,
+        pairing_note=notes.get("note", ""),
     )

@@ -1,8 +1,12 @@
-"""Convergence diagnostics of a hierarchical fit, through arviz-stats."""
+"""Convergence diagnostics of a hierarchical fit, through arviz-stats.
+
+Plain functions of the posterior, the sampler statistics and which seed SDs are identified
+(no fit object), so the fit module imports them at module level.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -10,20 +14,20 @@ import xarray as xr
 
 from evaluq._dims import MODEL, POSTERIOR_SAMPLE_DIMS
 
-if TYPE_CHECKING:
-    from evaluq.hierarchical._fit import HierarchicalFit
-
 REPORTED: Final = ("mu", "benchmark_mean", "sigma_between", "sigma_seed", "tau_m", "tau_lang")
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 RHAT_MAX: Final = 1.01
-ESS_MIN: Final = 400
+"""R-hat above this warns (rank-normalised split R-hat; Vehtari et al. 2021, and
+``arviz_stats.diagnose``'s default ``rhat_max``)."""
+ESS_PER_CHAIN: Final = 100
+"""Bulk or tail ESS below this times the number of chains warns (``arviz_stats.diagnose``'s
+default ``ess_threshold``: 100 per chain, 400 with 4 chains)."""
 BFMI_MIN: Final = 0.3
+"""E-BFMI below this in a chain warns (``arviz_stats.diagnose``'s ``bfmi_threshold``)."""
 
 
-def _reported(fit: HierarchicalFit) -> xr.Dataset:
-    post = fit.idata["posterior"].to_dataset()
+def _reported(post: xr.Dataset, identified: np.ndarray) -> xr.Dataset:
     ds = post[[v for v in REPORTED if v in post]]
-    identified = fit.data.seed_identified
     if not identified.all():     # unidentified seed SDs are NaN: not reported, not diagnosed
         ds = ds.drop_vars(["sigma_seed"])
         if identified.any():
@@ -52,18 +56,19 @@ def _table(ds: xr.Dataset) -> pd.DataFrame:
     return table[list(stats)]
 
 
-def _problems(table: pd.DataFrame, divergences: int, bfmi: np.ndarray) -> list[str]:
+def _problems(table: pd.DataFrame, divergences: int, bfmi: np.ndarray,
+              n_chains: int) -> list[str]:
     out = []
     worst = table["r_hat"].max()
     if worst > RHAT_MAX:
         where: Any = table["r_hat"].idxmax()
         out.append(f"R-hat up to {worst:.3f} ({where[0]} {where[1]}) > {RHAT_MAX}: the chains "
-                   "disagree; refit with more tuning and draws (tune=2000, draws=2000) and "
-                   "chains=4")
+                   "disagree; refit with more tuning and draws (tune=2000, draws=2000)")
     ess = table[["ess_bulk", "ess_tail"]].min(axis=1)
-    if ess.min() < ESS_MIN:
+    ess_min = ESS_PER_CHAIN * n_chains
+    if ess.min() < ess_min:
         where = ess.idxmin()
-        out.append(f"ESS down to {ess.min():.0f} ({where[0]} {where[1]}) < {ESS_MIN}: too few "
+        out.append(f"ESS down to {ess.min():.0f} ({where[0]} {where[1]}) < {ess_min}: too few "
                    "effective draws for stable intervals; increase draws (ESS grows with "
                    "draws x chains)")
     if divergences > 0:
@@ -78,17 +83,19 @@ def _problems(table: pd.DataFrame, divergences: int, bfmi: np.ndarray) -> list[s
     return out
 
 
-def diagnostics(fit: HierarchicalFit) -> pd.DataFrame:
-    """See :meth:`HierarchicalFit.diagnostics`."""
+def diagnostics(post: xr.Dataset, stats: xr.Dataset, seed_identified: np.ndarray
+                ) -> pd.DataFrame:
+    """The table of :meth:`HierarchicalFit.diagnostics` from the posterior group, the sampler
+    statistics and the (model,) mask of identified seed SDs."""
     import arviz_stats as azs
 
-    table = _table(_reported(fit))
-    stats = fit.idata["sample_stats"].to_dataset()
+    table = _table(_reported(post, seed_identified))
     divergences = int(stats["diverging"].sum()) if "diverging" in stats else 0
     if "energy" in stats and stats.sizes.get("draw", 0) > 1:
         bfmi = np.atleast_1d(np.asarray(azs.bfmi(stats["energy"], sample_dims=list(SAMPLE_DIMS))))
     else:
         bfmi = np.full(stats.sizes.get("chain", 1), np.nan)
     table.attrs = {"divergences": divergences, "bfmi": bfmi.tolist(),
-                   "problems": _problems(table, divergences, bfmi)}
+                   "problems": _problems(table, divergences, bfmi,
+                                         int(post.sizes.get("chain", 1)))}
     return table

@@ -16,24 +16,34 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._atomic import atomic_file, netcdf_checksums
-from evaluq._dims import LANGUAGE, MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
+from evaluq._deprecation import renamed_argument
+from evaluq._dims import FACTOR, LANGUAGE, MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
+from evaluq._schema import orientation, validate
 from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
-from evaluq.hierarchical._data import TEST_SET_ERRORS, HierarchicalData, cube_statistics
+from evaluq.errors import EvaluqWarning, NotFittedError
+from evaluq.hierarchical._compare import compare
+from evaluq.hierarchical._data import (
+    TEST_SET_ERRORS,
+    HierarchicalData,
+    cube_digest,
+    cube_statistics,
+)
+from evaluq.hierarchical._diagnostics import diagnostics
 from evaluq.hierarchical._model import MODELS, build_model, model_inputs, resolve_priors
 from evaluq.hierarchical._posterior import conditional_draws, sigma_boot_draws
 
 SAMPLERS: Final = ("auto", "nutpie", "pymc")
-LEVELS: Final = ("population", "benchmark")
+SCOPES: Final = ("population", "benchmark")
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 KEEP_CELLS_MAX: Final = 10_000_000   # theta (chain, draw, model, language) kept up to this size
 _STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
                  "mean_tree_accept", "acceptance_rate", "logp", "lp")
-_COMPILED: dict[tuple[str, int, bool], Any] = {}
-"""nutpie models compiled in this process, by (model, number of models, paired errors): refits
-reuse them."""
+_COMPILED: dict[tuple[str, int, bool, int], Any] = {}
+"""nutpie models compiled in this process, by (model, number of models, paired errors, number
+of error factors): refits reuse them."""
 
 
-class ConvergenceWarning(UserWarning):
+class ConvergenceWarning(EvaluqWarning):
     """The sampler's diagnostics (R-hat, ESS, divergences, E-BFMI) are not good enough."""
 
 
@@ -56,16 +66,35 @@ def nutpie_available() -> bool:
 # --- sampling -------------------------------------------------------------------------------------
 
 def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float]:
-    """The nutpie model for (model, number of models, paired errors), compiled on first use;
-    compile seconds."""
+    """The nutpie model for (model, number of models, paired errors, factors), compiled on
+    first use; compile seconds."""
     import nutpie
 
-    key = (model, data.shape[0], data.paired)
+    key = (model, data.shape[0], data.paired, data.model_factors)
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()
-    _COMPILED[key] = nutpie.compile_pymc_model(build_model(data, model), backend="numba")
+    pm_model = build_model(data, model)
+    # only the free variables are stored: the deterministics (mu, tau_m, tau_lang) are cheap
+    # to form afterwards (``_deterministics``), and leaving them out of nutpie's expand
+    # function cuts the numba compilation, paid in every new process, by about 40%
+    _COMPILED[key] = nutpie.compile_pymc_model(
+        pm_model, backend="numba", var_names=[v.name for v in pm_model.free_RVs])
     return _COMPILED[key], time.perf_counter() - start
+
+
+def _deterministics(post: xr.Dataset) -> xr.Dataset:
+    """``mu``, ``tau_m`` and ``tau_lang`` from the free variables where the sampler stored
+    only those: mu = alpha + dev (alpha alone with one model), tau = |tau_raw|."""
+    if "mu" not in post:
+        mu = (post["alpha"] + post["dev"] if "dev" in post
+              else post["alpha"].expand_dims({MODEL: 1}, axis=-1))
+        post = post.assign(mu=mu.transpose(*SAMPLE_DIMS, MODEL))
+    if "tau_m" not in post:
+        post = post.assign(tau_m=abs(post["tau_m_raw"]))
+    if "tau_lang" not in post and "tau_lang_raw" in post:
+        post = post.assign(tau_lang=abs(post["tau_lang_raw"]))
+    return post
 
 
 def _sample_nutpie(compiled: Any, inputs: dict[str, np.ndarray], draws: int, tune: int,
@@ -97,7 +126,7 @@ def _posterior_arrays(post: xr.Dataset, model: str) -> dict[str, Any]:
 def _build_tree(data: HierarchicalData, model: str, raw: xr.DataTree, post_seed: int,
                 priors: dict[str, float], config: dict[str, Any]) -> xr.DataTree:
     models, languages = data.models, data.languages
-    post = raw["posterior"].to_dataset().drop_vars(MODEL, errors="ignore")
+    post = _deterministics(raw["posterior"].to_dataset().drop_vars(MODEL, errors="ignore"))
     keep = [v for v in ("alpha", "dev", "mu", "tau_m", "sigma_seed", "tau_lang") if v in post]
     post = post[keep].assign_coords({MODEL: models})
     arrays = _posterior_arrays(post, model)
@@ -130,10 +159,14 @@ def _build_tree(data: HierarchicalData, model: str, raw: xr.DataTree, post_seed:
         coords={MODEL: models, LANGUAGE: languages},
         attrs={"boot_identified": int(data.boot_identified),
                "test_set_errors": "paired" if data.paired else "independent",
+               "pairing": data.pairing, "pairing_note": data.pairing_note,
+               "n_factors": data.n_factors,
                "summary_only": int(data.summary_only),
                "higher_is_better": int(data.higher_is_better)})
-    if data.boot_corr is not None:
+    if data.boot_corr is not None and data.loadings is not None and data.psi is not None:
         observed["boot_corr"] = ((LANGUAGE, MODEL, MODEL_B), data.boot_corr)
+        observed["loadings"] = ((LANGUAGE, MODEL, FACTOR), data.loadings)
+        observed["psi"] = ((LANGUAGE, MODEL), data.psi)
         observed = observed.assign_coords({MODEL_B: models})
     constant = xr.Dataset({f"prior_{k}": v for k, v in priors.items()})
     tree = xr.DataTree.from_dict({"posterior": post, "sample_stats": stats,
@@ -175,14 +208,20 @@ class HierarchicalFit:
     cube: xr.Dataset | None = field(repr=False)
 
     # -- draws ----------------------------------------------------------------------------------
+    def __post_init__(self) -> None:
+        if "posterior" not in self.idata.children:
+            raise NotFittedError("HierarchicalFit: `idata` has no posterior group; fit the "
+                                 "model with eq.fit_hierarchical(cube) or load a saved fit "
+                                 "with eq.load_fit(path)")
+
     @property
     def posterior(self) -> xr.Dataset:
         """The posterior group as a Dataset."""
         return self.idata["posterior"].to_dataset()
 
-    def _level(self, level: str) -> xr.DataArray:
-        level = check_choice("level", level, LEVELS)
-        return self.posterior["mu" if level == "population" else "benchmark_mean"]
+    def _scope(self, scope: str) -> xr.DataArray:
+        scope = check_choice("scope", scope, SCOPES)
+        return self.posterior["mu" if scope == "population" else "benchmark_mean"]
 
     def variance_components(self) -> xr.Dataset:
         """Posterior draws of the variance components (names of :func:`evaluq.variance_components`).
@@ -205,7 +244,8 @@ class HierarchicalFit:
         out.attrs = {"model": self.config["model"], **self.data.reasons}
         return out
 
-    def pairwise_differences(self, level: str = "population", *, rope: float | None = None,
+    @renamed_argument("level", "scope", meaning="'population' or 'benchmark'")
+    def pairwise_differences(self, scope: str = "population", *, rope: float | None = None,
                              confidence_level: float = 0.95) -> xr.Dataset:
         """Posterior differences between every pair of models (``model`` minus ``model_b``).
 
@@ -216,9 +256,10 @@ class HierarchicalFit:
 
         Parameters
         ----------
-        level
+        scope
             ``"population"``: differences of ``mu`` (on a new language);
             ``"benchmark"``: differences of the mean of theta over the cube's languages.
+            (``level=`` is its deprecated name.)
         rope
             Half-width of the region of practical equivalence (>= 0, in score units);
             default 0.
@@ -227,9 +268,9 @@ class HierarchicalFit:
         """
         import evaluq as eq
 
-        level = check_choice("level", level, LEVELS)
+        scope = check_choice("scope", scope, SCOPES)
         width = 0.0 if rope is None else _check_rope(rope)
-        draws = self._level(level)
+        draws = self._scope(scope)
         out = eq.pairwise_differences(draws, sample_dims=SAMPLE_DIMS,
                                       confidence_level=check_confidence_level(confidence_level),
                                       higher_is_better=self.data.higher_is_better)
@@ -237,23 +278,24 @@ class HierarchicalFit:
         out["p_below"] = (diff < -width).mean(SAMPLE_DIMS)
         out["p_rope"] = (abs(diff) <= width).mean(SAMPLE_DIMS)
         out["p_above"] = (diff > width).mean(SAMPLE_DIMS)
-        out.attrs.update(level=level, rope=width, ci_kind="equal-tailed credible interval")
+        out.attrs.update(scope=scope, rope=width)
         return out
 
-    def rank_probabilities(self, level: str = "population") -> xr.Dataset:
+    @renamed_argument("level", "scope", meaning="'population' or 'benchmark'")
+    def rank_probabilities(self, scope: str = "population") -> xr.Dataset:
         """P(rank = r), expected rank and P(best) of every model (:func:`evaluq.rank_distribution`).
 
         Parameters
         ----------
-        level
+        scope
             ``"population"`` (ranks of ``mu``) or ``"benchmark"`` (ranks of the mean of
-            theta over the cube's languages).
+            theta over the cube's languages). (``level=`` is its deprecated name.)
         """
         import evaluq as eq
 
-        out = eq.rank_distribution(self._level(level), sample_dims=SAMPLE_DIMS,
+        out = eq.rank_distribution(self._scope(scope), sample_dims=SAMPLE_DIMS,
                                    higher_is_better=self.data.higher_is_better)
-        out.attrs["level"] = level
+        out.attrs["scope"] = scope
         return out
 
     # -- comparison with the frequentist side --------------------------------------------------
@@ -263,10 +305,13 @@ class HierarchicalFit:
 
         Frequentist side: :func:`evaluq.variance_components` (``tau_between``, the RMS over
         languages of ``sigma_seed`` and ``sigma_boot``), :func:`evaluq.aggregate` of
-        ``resampled`` (default ``eq.resample(cube, languages="fixed")`` with parametric
-        replication noise when the cube has it; for a fit with ``test_set_errors="paired"``
+        ``resampled`` (default ``eq.resample(cube, languages="fixed")``: for a paired fit
         the shared replicates, ``replication="nonparametric", seeds="rescaled"``, so both
-        sides pair the models), :func:`evaluq.pairwise_differences` and
+        sides pair the models; otherwise parametric replication noise where the cube has a
+        seed SD and a boot SD for every cell, else (one seed) the cube's bootstrap
+        replicates; a cube with neither has no resampling that redraws anything and raises
+        ``ValueError``; ``attrs["resampling"]`` says which was used),
+        :func:`evaluq.pairwise_differences` and
         :func:`evaluq.rank_distribution`; Bayesian side: the benchmark-level means,
         differences and P(best) and the posterior variance components.
 
@@ -289,13 +334,15 @@ class HierarchicalFit:
             Seed or generator of the default resampling and of the frequentist rank
             distribution; default 0 (reproducible).
         """
-        from evaluq.hierarchical._compare import compare
-
         level = check_confidence_level(confidence_level)
         if self.cube is None:
             raise ValueError("compare_frequentist needs the cube: load the fit with "
                              "eq.load_fit(path, cube)")
-        return compare(self, resampled, level, check_rng(rng))
+        return compare(self.cube, self.data, self.variance_components(),
+                       self.posterior["benchmark_mean"],
+                       self.pairwise_differences("benchmark", confidence_level=level),
+                       self.rank_probabilities("benchmark")["p_best"], resampled, level,
+                       check_rng(rng))
 
     # -- diagnostics ---------------------------------------------------------------------------
     def diagnostics(self) -> pd.DataFrame:
@@ -308,9 +355,8 @@ class HierarchicalFit:
             ``mcse_mean``. ``attrs`` holds ``divergences`` (count), ``bfmi`` (per chain) and
             ``problems`` (the advice that :func:`fit_hierarchical` warns with).
         """
-        from evaluq.hierarchical._diagnostics import diagnostics
-
-        return diagnostics(self)
+        return diagnostics(self.posterior, self.idata["sample_stats"].to_dataset(),
+                           self.data.seed_identified)
 
     # -- persistence ---------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -339,20 +385,25 @@ class HierarchicalFit:
         post = self.posterior
         div = int(self.idata["sample_stats"]["diverging"].sum()) \
             if "diverging" in self.idata["sample_stats"] else 0
-        errors = ", test_set_errors='paired'" if self.data.paired else ""
-        return (f"HierarchicalFit(model={self.config['model']!r}{errors}, "
+        errors = (f"'paired', error_factors={self.data.n_factors}" if self.data.paired
+                  else "'independent'")
+        return (f"HierarchicalFit(model={self.config['model']!r}, test_set_errors={errors}, "
                 f"sampler={self.sampler!r}, "
                 f"{n_m} models x {n_l} languages, {post.sizes['chain']} chains x "
                 f"{post.sizes['draw']} draws, divergences={div})")
 
     def __repr__(self) -> str:
-        lines = [self._header(), self._summary().round(4).to_string()]
-        lines += [f"note: {text}" for text in self.data.reasons.values()]
+        lines = [self._header(), f"test-set errors {self.data.pairing}",
+                 self._summary().round(4).to_string()]
+        notes = [*self.data.reasons.values(), self.data.pairing_note]
+        lines += [f"note: {text}" for text in notes if text]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        notes = "".join(f"<p><em>{text}</em></p>" for text in self.data.reasons.values())
+        notes = "".join(f"<p><em>{text}</em></p>"
+                        for text in [*self.data.reasons.values(), self.data.pairing_note] if text)
         return (f"<p><strong>{self._header()}</strong></p>"
+                + f"<p>test-set errors {self.data.pairing}</p>"
                 + self._summary().round(4).to_html() + notes)
 
 
@@ -383,9 +434,9 @@ def _fit_iv(model: Any, draws: Any, tune: Any, chains: Any, sampler: Any,
 
 
 def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1000,
-                     tune: int = 1000, chains: int = 2, rng: RNGLike = None,
+                     tune: int = 1000, chains: int = 4, rng: RNGLike = 0,
                      sampler: str = "auto", priors: dict[str, float] | None = None,
-                     test_set_errors: str = "independent",
+                     test_set_errors: str = "auto", error_correlation: Any = None,
                      progressbar: bool = False) -> HierarchicalFit:
     """Fit the hierarchical model to an evaluation cube.
 
@@ -401,20 +452,25 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     the pooled bootstrap variance a scaled chi-square. ``"independent"`` drops :math:`a_l`.
     It is sampled in its marginal form (a and g integrated out: per language a multivariate
     normal with diagonal-plus-rank-one covariance, O(M L)); a, theta and the benchmark means
-    are then exact conditional Gaussian draws. The bootstrap variance of a cell is plugged
-    in (its degrees of freedom S(B-1) are large); its posterior draws are scaled inverse
-    chi-square.
+    are then exact conditional Gaussian draws. The test-set variance of a cell is plugged
+    in (its degrees of freedom S(B-1) are large): with replicates shared across seeds, only
+    the part the seeds share, :math:`(S V - \\bar v)/(S - 1)` (V the variance of the
+    seed-mean replicates, :math:`\\bar v` the pooled per-seed one), since the seeds' own
+    item-level disagreement is already in :math:`\\sigma_{seed}^2`; the posterior draws of
+    ``sigma_boot`` (the per-seed SD) are scaled inverse chi-square.
 
     When every model was scored on the same bootstrap replicates of each test set (as
     :func:`evaluq.from_predictions` makes them), the test-set errors of the models on one
-    language are correlated: a hard test set is hard for all of them. With
-    ``test_set_errors="paired"`` the model reads that correlation :math:`R_l` from the
-    replicates and the errors :math:`e_{\\cdot l} \\sim N(0, C_l)`,
-    :math:`C_l = D_l^{1/2} R_l D_l^{1/2}` (:math:`D_l` the cells' bootstrap variances), are
-    no longer independent across models. Differences between models then lose the shared
-    error, as the paired bootstrap's do, and are sharper when the correlation is positive.
-    The per-language covariance is dense (an LU factorisation per language and gradient,
-    O(M^3 L)): fine for tens of models, slow for hundreds.
+    language are correlated: a hard test set is hard for all of them. Then (the default
+    ``test_set_errors="auto"``) the model reads that correlation :math:`R_l` from the
+    replicates, approximates it by a k-factor model
+    :math:`R_l \\approx \\Lambda_l \\Lambda_l' + \\mathrm{diag}(\\psi_l)` (k chosen
+    against the replicates' sampling noise) and the errors
+    :math:`e_{\\cdot l} \\sim N(0, D_l^{1/2} R_l D_l^{1/2})` (:math:`D_l` the cells'
+    bootstrap variances) are no longer independent across models. Differences between
+    models then lose the shared error, as the paired bootstrap's do. The covariance of a
+    language is a diagonal plus a rank k + 1 term: the log-density costs O(M k^2 L)
+    (Woodbury identity and determinant lemma).
 
     Parameters
     ----------
@@ -423,9 +479,11 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     model
         ``"crossed"`` or ``"independent"``.
     draws, tune, chains
-        Posterior draws and tuning steps per chain; number of chains.
+        Posterior draws and tuning steps per chain (default 1000 each); number of chains
+        (default 4, as ArviZ recommends for R-hat; nutpie runs them in parallel).
     rng
-        Seed or Generator (the sampler's seed and the conditional draws come from it).
+        Seed or Generator (the sampler's seed and the conditional draws come from it);
+        default 0 (a fit is a stored artefact: reproducible).
     sampler
         ``"auto"`` (nutpie when installed, else PyMC's NUTS), ``"nutpie"`` or ``"pymc"``.
         nutpie models are compiled once per process and number of models, then refitted
@@ -434,17 +492,26 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
         Overrides of the prior scales: ``alpha_mu``, ``alpha_sigma``, ``dev_sigma``,
         ``tau_lang_sigma``, ``tau_m_sigma``, ``sigma_seed_sigma``.
     test_set_errors
-        ``"independent"`` (default: each cell's test-set error on its own, which is all a
-        summary cube can say) or ``"paired"`` (correlated across models as in the cube's
-        shared bootstrap replicates; needs ``boot_score`` with more replicates than models).
+        ``"auto"`` (default): paired when the cube's bootstrap replicates are shared across
+        models (:func:`evaluq.from_predictions` cubes, or the cube attribute
+        ``shared_bootstrap=1``) or ``error_correlation`` is given, independent otherwise
+        (then the repr and the report say the posterior is conservative if the errors are
+        in fact paired). ``"paired"`` insists (a cube without shared replicates raises);
+        ``"independent"`` takes each cell's test-set error on its own. The choice and why
+        are recorded in ``fit.data.pairing``, the repr and the ``observed_data`` attrs.
+    error_correlation
+        The correlation of the test-set errors across models when the cube cannot show it
+        (a summary-only cube): a number in [0, 1] for every pair, or a DataArray with dims
+        (language, model, model_b). Default None.
     progressbar
         Show the sampler's progress bar.
 
     Returns
     -------
     HierarchicalFit
-        Warns :class:`ConvergenceWarning` with advice when R-hat > 1.01, an ESS < 400 or
-        there are divergences.
+        Warns :class:`ConvergenceWarning` with advice, following ArviZ's guidance
+        (``arviz_stats.diagnose``): rank-normalised R-hat > 1.01, a bulk or tail ESS
+        below 100 per chain, divergences, or E-BFMI < 0.3 in a chain.
 
     Examples
     --------
@@ -457,10 +524,13 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     draws, tune, chains, sampler = _fit_iv(model, draws, tune, chains, sampler, progressbar)
     check_choice("test_set_errors", test_set_errors, TEST_SET_ERRORS)
     gen = check_rng(rng)
-    data = cube_statistics(cube, test_set_errors)
+    data = cube_statistics(cube, test_set_errors, error_correlation)
     resolved = resolve_priors(data, priors)
     seed, post_seed, boot_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=3))
-    config = {"model": model, "test_set_errors": test_set_errors, "draws": draws,
+    config: dict[str, Any] = {"model": model, "test_set_errors": test_set_errors,
+              "pairing": data.pairing,
+              "error_correlation": None if error_correlation is None else "given",
+              "draws": draws,
               "tune": tune, "chains": chains,
               "sampler": sampler, "priors": resolved, "seed": seed, "post_seed": post_seed,
               "boot_seed": boot_seed}
@@ -494,9 +564,13 @@ def _stored_data(tree: xr.DataTree) -> HierarchicalData:
         seed_identified=obs["seed_identified"].values.astype(bool),
         boot_identified=bool(obs.attrs["boot_identified"]),
         summary_only=bool(obs.attrs["summary_only"]),
-        higher_is_better=bool(obs.attrs["higher_is_better"]),
+        higher_is_better=orientation(obs.attrs),
         reasons=json.loads(tree.attrs["identifiability"]), digest=tree.attrs["data_digest"],
-        boot_corr=obs["boot_corr"].values if "boot_corr" in obs else None)
+        boot_corr=obs["boot_corr"].values if "boot_corr" in obs else None,
+        loadings=obs["loadings"].values if "loadings" in obs else None,
+        psi=obs["psi"].values if "psi" in obs else None,
+        pairing=str(obs.attrs.get("pairing", obs.attrs.get("test_set_errors", "independent"))),
+        pairing_note=str(obs.attrs.get("pairing_note", "")))
 
 
 def load_fit(path: str | os.PathLike[str], cube: xr.Dataset | None = None) -> HierarchicalFit:
@@ -539,13 +613,13 @@ def load_fit(path: str | os.PathLike[str], cube: xr.Dataset | None = None) -> Hi
         raise ValueError(f"`path` {os.fspath(path)!r} cannot be read as a saved fit (not one "
                          f"written by HierarchicalFit.save, or truncated or corrupted): "
                          f"{type(err).__name__}: {err}") from err
-    if cube is None:
-        return HierarchicalFit(idata=tree, sampler=config["sampler"], config=config,
-                               data=_stored_data(tree), cube=None)
-    data = cube_statistics(cube, config.get("test_set_errors", "independent"))
-    if tree.attrs.get("data_digest") != data.digest:
+    if "posterior" not in tree.children:
+        raise NotFittedError(f"`path`: {str(path)!r} holds no posterior; fit the model with "
+                             "eq.fit_hierarchical(cube) and save that fit")
+    data = _stored_data(tree)
+    if cube is not None and cube_digest(validate(cube)) != data.digest:
         raise ValueError(f"`cube` is not the cube this fit was made from (data hash "
-                         f"{data.digest[:12]} vs {str(tree.attrs.get('data_digest'))[:12]} in "
+                         f"{cube_digest(validate(cube))[:12]} vs {data.digest[:12]} in "
                          f"{os.fspath(path)!r})")
     return HierarchicalFit(idata=tree, sampler=config["sampler"], config=config, data=data,
                            cube=cube)

@@ -10,9 +10,11 @@ diagonal plus rank one, so the log-density is closed form in O(M L) (matrix dete
 and Sherman-Morrison). The pooled seed sum of squares enters as a scaled chi-square.
 
 With paired test-set errors (bootstrap replicates shared by all models) the errors of one
-language are correlated across models: v_fixed leaves d and enters as the known covariance
-C_l = sqrt(v) R_l sqrt(v), and the covariance tau_lang^2 11' + diag(d_l) + C_l is dense (one
-dense factorisation per language, O(M^3 L)).
+language are correlated across models, with the k-factor covariance
+C_l = sqrt(v) (Lambda_l Lambda_l' + diag(psi_l)) sqrt(v) (``_factors``): psi v stays in the
+diagonal d and the covariance is diag(d_l) + U_l U_l' with U_l = [tau_lang 1, sqrt(v) Lambda_l],
+a rank k + 1 term; its log-density follows from the Woodbury identity and the matrix
+determinant lemma with a (k + 1) x (k + 1) matrix per language, O(M k^2 L).
 """
 
 from __future__ import annotations
@@ -37,10 +39,32 @@ PRIOR_TEXT: Final = {
     "dev_sigma": "SD of the model deviations dev ~ ZeroSumNormal (default: 2 x SD of the "
                  "cell means)",
     "tau_lang_sigma": "scale of tau_lang ~ HalfNormal (default: SD of the cell means)",
-    "tau_m_sigma": "scale of tau_m ~ HalfNormal (default: SD of the cell means)",
+    "tau_m_sigma": "scale of tau_m ~ HalfNormal (default: SD of the model x language "
+                   "residuals of the cell means after the model and language effects; the "
+                   "SD of the cell means when there are too few cells)",
     "sigma_seed_sigma": "scale of sigma_seed ~ HalfNormal (default: 2 x pooled within-cell "
                         "seed SD)",
 }
+
+
+def interaction_sd(ybar: np.ndarray, observed: np.ndarray, iterations: int = 50) -> float:
+    """SD of the residuals of an additive model ybar_ml ~ m_m + l_l on the observed cells.
+
+    The effects are fitted by alternating row and column means (exact in one pass for a full
+    table); the sum of squares is divided by n - M - L + 1. NaN when that is not positive.
+    """
+    n_m, n_l = ybar.shape
+    dof = observed.sum() - n_m - n_l + 1
+    if dof <= 0:
+        return float("nan")
+    w = observed.astype(np.float64)
+    y = np.where(observed, ybar, 0.0)
+    row, col = np.zeros(n_m), np.zeros(n_l)
+    for _ in range(iterations):
+        row = ((y - col) * w).sum(1) / np.maximum(w.sum(1), 1.0)
+        col = ((y - row[:, None]) * w).sum(0) / np.maximum(w.sum(0), 1.0)
+    resid = (y - row[:, None] - col) * w
+    return float(np.sqrt((resid**2).sum() / dof))
 
 
 def default_priors(data: HierarchicalData) -> dict[str, float]:
@@ -67,7 +91,7 @@ def default_priors(data: HierarchicalData) -> dict[str, float]:
     >>> priors = default_priors(data)
     >>> sorted(priors)
     ['alpha_mu', 'alpha_sigma', 'dev_sigma', 'sigma_seed_sigma', 'tau_lang_sigma', 'tau_m_sigma']
-    >>> priors["alpha_sigma"] == 2 * priors["tau_m_sigma"]
+    >>> priors["alpha_sigma"] == 2 * priors["tau_lang_sigma"]
     True
     """
     cells = data.ybar[data.observed]
@@ -79,12 +103,13 @@ def default_priors(data: HierarchicalData) -> dict[str, float]:
     seed_sd = float(np.sqrt(data.seed_ss.sum() / dof)) if dof > 0 else spread
     if not seed_sd > 0:
         seed_sd = spread
+    inter = interaction_sd(data.ybar, data.observed)
     return {
         "alpha_mu": float(np.mean(cells)),
         "alpha_sigma": 2.0 * spread,
         "dev_sigma": 2.0 * spread,
         "tau_lang_sigma": spread,
-        "tau_m_sigma": spread,
+        "tau_m_sigma": inter if np.isfinite(inter) and inter > 0 else spread,
         "sigma_seed_sigma": 2.0 * seed_sd,
     }
 
@@ -112,8 +137,8 @@ def model_inputs(data: HierarchicalData, priors: dict[str, float],
                  model: str = "crossed") -> dict[str, np.ndarray]:
     """Every ``pm.Data`` array of the model, by name (for ``set_data`` / ``with_data``)."""
     out = data.arrays()
-    if data.paired:
-        del out["v_fixed"]                   # it enters through boot_cov
+    if not data.model_factors:
+        out.pop("load", None)                # paired with k = 0: the independent form
     unused = {"tau_lang_sigma"} if model == "independent" else set()
     if data.shape[0] == 1:
         unused.add("dev_sigma")              # one model: mu = alpha
@@ -140,31 +165,52 @@ def marginal_loglik(ybar: Any, weight: Any, mu: Any, d: Any, tau_lang_sq: Any) -
     return -0.5 * (n_obs * np.log(2 * np.pi) + (logdet + quad).sum())
 
 
-def paired_marginal_loglik(ybar: Any, weight: Any, mu: Any, d: Any, tau_lang_sq: Any,
-                           boot_cov: Any, eye: Any) -> Any:
-    """Sum over languages of log MvN(ybar[:, l] | mu, tau^2 11' + diag(d[:, l]) + C_l).
+def small_cholesky(entries: list[list[Any]], lib: Any) -> list[list[Any]]:
+    """Cholesky factor of a small symmetric matrix given entry by entry (each entry a batch).
 
-    ``boot_cov`` (language, model, model) is the covariance of the cells' test-set errors,
-    zero on the rows and columns of missing cells; a missing cell's row of the covariance is
-    that of the identity and its residual 0, so it adds nothing. ``eye`` is the (model,
-    model) identity. NumPy or PyTensor alike.
+    Unrolled into elementwise operations (n is the number of factors plus one), so that
+    PyTensor's gradient compiles to plain numba loops: a batched Cholesky op's gradient runs
+    in object mode. Returns the lower triangle as nested lists.
     """
-    lib = _lib(ybar, mu, d, boot_cov)
-    w = weight.T                                            # (L, M)
-    r = ((ybar - mu[:, None]) * weight).T
-    diag = w * d.T + (1.0 - w)
-    cov = tau_lang_sq * w[:, :, None] * w[:, None, :] + boot_cov + eye * diag[:, :, None]
-    if lib is np:
-        chol = np.linalg.cholesky(cov)
-        z = np.linalg.solve(chol, r[..., None])[..., 0]
-        logdet = 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum()
-        quad = (z * z).sum()
-    else:
-        # slogdet and a general (LU) solve, not a Cholesky factor: the gradient of a batched
-        # Cholesky holds a batched AllocDiag, which numba runs in object mode, and PyTensor's
-        # stabilize rewrites (nutpie applies them) turn a positive-definite solve into one
-        logdet = lib.linalg.slogdet(cov)[1].sum()
-        quad = (r * lib.linalg.solve(cov, r[..., None], assume_a="gen")[..., 0]).sum()
+    n = len(entries)
+    low: list[list[Any]] = [[None] * n for _ in range(n)]
+    for j in range(n):
+        diag = entries[j][j] - sum((low[j][p] ** 2 for p in range(j)), start=0.0)
+        low[j][j] = lib.sqrt(diag)
+        for i in range(j + 1, n):
+            off = entries[i][j] - sum((low[i][p] * low[j][p] for p in range(j)), start=0.0)
+            low[i][j] = off / low[j][j]
+    return low
+
+
+def lowrank_marginal_loglik(ybar: Any, weight: Any, mu: Any, d: Any, tau_lang_sq: Any,
+                            load: Any, n_factors: int) -> Any:
+    """Sum over languages of log MvN(ybar[:, l] | mu, diag(d[:, l]) + U_l U_l').
+
+    ``U_l = [tau_lang w_l, load_l]`` (model x (k + 1); ``load`` (language, model, k) is zero
+    on missing cells), so the covariance is a diagonal plus a rank k + 1 term. With
+    ``P = diag(w / d)``, ``K_l = I + U_l' P U_l`` and ``c_l = U_l' P r_l`` (r the observed
+    residuals), the Woodbury identity and the matrix determinant lemma give
+
+        r' S^{-1} r = r' P r - c' K^{-1} c,    log|S| = sum log d + log|K|,
+
+    in O(M k^2) per language; K is factored by :func:`small_cholesky`. NumPy or PyTensor.
+    """
+    lib = _lib(ybar, mu, d, load)
+    prec = weight / d                                        # (M, L)
+    r = (ybar - mu[:, None]) * weight
+    cols = [lib.sqrt(tau_lang_sq) * weight] + [load[:, :, j].T for j in range(n_factors)]
+    n = len(cols)
+    scaled = [col * prec for col in cols]
+    entries = [[(scaled[i] * cols[j]).sum(axis=0) + (1.0 if i == j else 0.0)
+                for j in range(n)] for i in range(n)]
+    c = [(sc * r).sum(axis=0) for sc in scaled]
+    low = small_cholesky(entries, lib)
+    z: list[Any] = []
+    for i in range(n):
+        z.append((c[i] - sum((low[i][p] * z[p] for p in range(i)), start=0.0)) / low[i][i])
+    logdet = (weight * lib.log(d)).sum() + 2.0 * sum(lib.log(low[i][i]).sum() for i in range(n))
+    quad = (r * r * prec).sum() - sum((zi * zi).sum() for zi in z)
     return -0.5 * (weight.sum() * np.log(2 * np.pi) + logdet + quad)
 
 
@@ -197,9 +243,9 @@ def build_model(data: HierarchicalData, model: str = "crossed",
         ``tau_m = |tau_m_raw|`` and ``tau_lang = |tau_lang_raw|`` (half-normal; sampled on the
         real line, which avoids the log transform's long tail near 0); every array is a
         ``pm.Data`` so a compiled model can be refitted on new data of the same number of
-        models. With ``data.paired`` (:func:`cube_statistics` with
-        ``test_set_errors="paired"``) the per-language covariance also holds the
-        correlation of the models' test-set errors (dense: a factorisation per language).
+        models. With ``data.paired`` the per-language covariance also holds the
+        k-factor correlation of the models' test-set errors (a rank k + 1 term; the compiled
+        graph depends on k).
 
     Examples
     --------
@@ -238,10 +284,10 @@ def build_model(data: HierarchicalData, model: str = "crossed",
             tau_lang_sq = pt.as_tensor_variable(0.0)
         seed_var = x["seed_weight"] * sigma_seed**2
         d = (tau_m**2)[:, None] + seed_var[:, None] * x["inv_s"]
-        if data.paired:
-            loglik = paired_marginal_loglik(x["ybar"], x["weight"], mu, d, tau_lang_sq,
-                                            x["boot_cov"], x["eye"])
-        else:
+        if data.model_factors:
+            loglik = lowrank_marginal_loglik(x["ybar"], x["weight"], mu, d + x["v_fixed"],
+                                             tau_lang_sq, x["load"], data.model_factors)
+        else:               # independent errors, or paired with no factor needed
             loglik = marginal_loglik(x["ybar"], x["weight"], mu, d + x["v_fixed"], tau_lang_sq)
         pm.Potential("ybar_loglik", loglik)
         # pooled within-cell sum of squares: SS_m / sigma_seed_m^2 ~ chi2(dof_m)

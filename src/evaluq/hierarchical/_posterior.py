@@ -12,15 +12,19 @@ with t2 = tau_lang^2 (0 in the independent model) and d_ml = tau_m^2 + s2_ml. Dr
 g given a is an exact joint draw; theta_ml = mu_m + a_l + g_ml. Everything is vectorised over
 the sample axes (chain, draw), in chunks of draws to bound memory.
 
-With paired test-set errors (correlated across models, covariance C_l) the draws use
-pathwise conditioning (Matheron's rule), exact for any Gaussian model: draw a0, g0 and the
-errors e0 from their priors, then correct by the covariance with the data,
+With paired test-set errors (correlated across models, the k-factor covariance
+C_l = F_l F_l' + diag(psi v), F_l = sqrt(v) Lambda_l) the draws use pathwise conditioning
+(Matheron's rule), exact for any Gaussian model: draw a0, g0 and the errors e0 from their
+priors, then correct by the covariance with the data,
 
-    x_l = K_l^{-1} (r_l - W (a0_l 1 + g0_l + e0_l)),
-    K_l = t2 w w' + C_l + diag(w (tau^2 + sigma_seed^2 / S) + 1 - w),
+    x_l = S_l^{-1} (r_l - W (a0_l 1 + g0_l + e0_l)),
+    S_l = Delta_l + U_l U_l',  Delta_l = diag(w (tau^2 + sigma_seed^2 / S + psi v) + 1 - w),
+    U_l = [t w, F_l],
     a_l = a0_l + t2 w'x_l,   g_l = g0_l + tau^2 w x_l,
 
-with e0_l ~ N(0, C_l + diag(sigma_seed^2 / S)) on the observed cells.
+with e0_l = F_l z + N(0, diag(psi v + sigma_seed^2 / S)) on the observed cells; S_l^{-1} is
+applied by the Woodbury identity, S^{-1} y = D^{-1} y - D^{-1} U (I + U' D^{-1} U)^{-1} U' D^{-1} y
+(D = Delta_l), with a (k + 1) x (k + 1) solve.
 """
 
 from __future__ import annotations
@@ -70,27 +74,32 @@ def draw_effects(data: HierarchicalData, mu: np.ndarray, tau_m: np.ndarray,
 def _paired_effects(data: HierarchicalData, mu: np.ndarray, tau_m: np.ndarray,
                     sigma_seed: np.ndarray, tau_lang: np.ndarray | None,
                     gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``draw_effects`` with test-set errors correlated across models (pathwise conditioning)."""
+    """``draw_effects`` with test-set errors correlated across models (pathwise conditioning
+    with the low-rank covariance: Woodbury with a (k + 1) x (k + 1) matrix per language)."""
     arr = data.arrays()
     w = arr["weight"].T                                              # (L, M)
     n, n_models = mu.shape
     n_lang = w.shape[0]
-    boot_cov = arr["boot_cov"]                                       # (L, M, M)
-    vals, vecs = np.linalg.eigh(boot_cov)
-    root = vecs * np.sqrt(np.clip(vals, 0.0, None))[:, None, :]      # root root' = C
+    load = arr.get("load", np.zeros((n_lang, n_models, 0)))          # (L, M, k), 0 if missing
+    unique = np.where(w > 0, arr["v_fixed"].T, 0.0)                  # psi v on observed cells
     # sigma_seed^2 / S on observed cells (0 on missing ones), (n, L, M)
     seed_var = (arr["seed_weight"] * sigma_seed**2)[:, None, :] * arr["inv_s"].T
     tau2 = (tau_m**2)[:, None, :]                                    # (n, 1, M)
     t2 = np.zeros((n, 1)) if tau_lang is None else (tau_lang**2)[:, None]      # (n, 1)
     a0 = np.sqrt(t2) * gen.standard_normal((n, n_lang))              # (n, L)
     g0 = np.sqrt(tau2) * gen.standard_normal((n, n_lang, n_models))
-    e0 = np.einsum("lmk,nlk->nlm", root, gen.standard_normal((n, n_lang, n_models))) \
-        + np.sqrt(seed_var) * gen.standard_normal((n, n_lang, n_models))
+    e0 = (np.einsum("lmk,nlk->nlm", load, gen.standard_normal((n, n_lang, load.shape[-1])))
+          + np.sqrt(unique + seed_var) * gen.standard_normal((n, n_lang, n_models)))
     r = (arr["ybar"].T - mu[:, None, :]) * w
-    diag = w * (tau2 + seed_var) + (1.0 - w)
-    cov = (t2[:, :, None, None] * w[:, :, None] * w[:, None, :] + boot_cov
-           + np.eye(n_models) * diag[..., None])
-    x = np.linalg.solve(cov, (r - w * (a0[..., None] + g0 + e0))[..., None])[..., 0]
+    delta = w * (tau2 + seed_var + unique) + (1.0 - w)               # (n, L, M)
+    u = np.concatenate([np.broadcast_to((np.sqrt(t2)[..., None] * w)[..., None],
+                                        (n, n_lang, n_models, 1)),
+                        np.broadcast_to(load, (n, *load.shape))], axis=-1)   # (n, L, M, k+1)
+    y = (r - w * (a0[..., None] + g0 + e0)) / delta
+    pu = u / delta[..., None]
+    small = np.eye(u.shape[-1]) + np.einsum("nlmi,nlmj->nlij", u, pu)
+    x = y - np.einsum("nlmi,nli->nlm", pu,
+                      np.linalg.solve(small, np.einsum("nlmi,nlm->nli", u, y)[..., None])[..., 0])
     a = a0 + t2 * (w * x).sum(axis=-1)
     g = g0 + tau2 * w * x
     theta = mu[:, None, :] + a[..., None] + g                        # (n, L, M)
@@ -111,7 +120,8 @@ def conditional_draws(data: HierarchicalData, post: dict[str, np.ndarray],
     flat = {k: (None if v is None else v.reshape(n_chain * n_draw, *v.shape[2:]))
             for k, v in post.items()}
     total = n_chain * n_draw
-    step = max(1, CHUNK_CELLS // (n_models * n_lang * (n_models if data.paired else 1)))
+    width = data.model_factors + 2 if data.paired else 1
+    step = max(1, CHUNK_CELLS // (n_models * n_lang * width))
     effects = _paired_effects if data.paired else draw_effects
     a_all = np.empty((total, n_lang))
     bench = np.empty((total, n_models))

@@ -169,7 +169,7 @@ def _fit(cube: xr.Dataset, rng: RNGLike, options: Mapping[str, Any]) -> Hierarch
     except ImportError as err:
         raise ImportError("bayes=True needs evaluq.hierarchical.fit_hierarchical, which this "
                           f"installation lacks ({err}); use bayes=False") from err
-    kwargs = {"model": "crossed", "draws": 1000, "chains": 2, "rng": rng, **options}
+    kwargs = {"model": "crossed", "rng": rng, **options}
     fit: Any = fit_hierarchical(cube, **kwargs)
     return fit
 
@@ -200,8 +200,8 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
         Passed to :func:`evaluq.leaderboard` / :func:`evaluq.significance_groups`.
     bayes
         Fit the hierarchical model (``evaluq.hierarchical.fit_hierarchical``, imported only
-        then) with ``bayes_options`` (default ``model="crossed", draws=1000, chains=2`` and
-        the same ``rng``).
+        then) with ``bayes_options`` (default ``model="crossed"``, the fit's own draws,
+        chains and ``test_set_errors="auto"``, and the same ``rng``).
     bayes_options
         Keyword arguments of ``fit_hierarchical``.
     fit
@@ -365,8 +365,9 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
         Fit ``evaluq.hierarchical.fit_hierarchical`` per metric and add the posterior
         sections (its sampler shows its own progress bar).
     bayes_options
-        Keyword arguments of ``fit_hierarchical`` (default ``model="crossed", draws=1000,
-        chains=2``).
+        Keyword arguments of ``fit_hierarchical`` (default ``model="crossed"`` and the
+        fit's defaults, ``test_set_errors="auto"`` among them; ``error_correlation=`` pairs
+        a summary cube).
     fit
         Already fitted hierarchical model(s) to report (one, or metric name -> fit).
     bounds

@@ -523,6 +523,8 @@ def posterior_section(fit: HierarchicalFitLike, *, scope: str = "benchmark") -> 
     fit
         A fitted hierarchical model (``evaluq.hierarchical.fit_hierarchical``): anything with
         ``pairwise_differences(scope)``, ``compare_frequentist()`` and ``diagnostics()``.
+        How its test-set errors were paired (``fit.data.pairing``) is stated, and, when
+        they were taken as independent, that the posterior is then conservative.
     scope
         ``"benchmark"`` (these languages) or ``"population"`` (languages sampled); ``level``
         is its deprecated name.
@@ -537,10 +539,15 @@ def posterior_section(fit: HierarchicalFitLike, *, scope: str = "benchmark") -> 
     compare = _as_frame(fit.compare_frequentist(), "compare_frequentist")
     diagnostics = _as_frame(fit.diagnostics(), "diagnostics")
     pw = fit.pairwise_differences(scope)
+    data = getattr(fit, "data", None)
+    pairing = [_p(text) for text in (f"Test-set errors {getattr(data, 'pairing', '')}."
+                                     if getattr(data, "pairing", "") else "",
+                                     str(getattr(data, "pairing_note", ""))) if text]
     body = [_p("Posterior of the hierarchical model beside the resampling results."),
+            *pairing,
             table_html(compare, caption=str(compare.attrs.get(
                 "caption", "Posterior versus frequentist (resampling) estimates."))),
-            _figure(forest_plot(pw, title=f"posterior differences ({scope})"),
+            _figure(forest_plot(pw, title=f"posterior differences ({scope} scope)"),
                     alt="forest plot of posterior differences"),
             "<h3>Sampler diagnostics</h3>",
             table_html(diagnostics, caption=str(diagnostics.attrs.get(

@@ -1,0 +1,1 @@
+"""Tests of the hierarchical model (a package, so its test modules share ``paired_sim``)."""
