@@ -243,22 +243,14 @@ def test_a_fit_without_posterior_is_not_fitted(fit: HierarchicalFit, tmp_path) -
         eq.load_fit(tmp_path / "bare.nc")
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (1, True), (0, False), (True, True), (False, False), ("true", True), ("False", False),
-    ("1", True), ("0", False), (np.int64(0), False)])
-def test_orientation_is_read_by_one_strict_rule(value: object, expected: bool) -> None:
-    from evaluq.hierarchical._fit import _orientation
+def test_orientation_is_read_by_the_one_parser() -> None:
+    """A saved fit's ``higher_is_better`` goes through ``_schema.orientation``, the rule every
+    module uses (its cases are in tests/test_schema.py)."""
+    from evaluq import _schema
+    from evaluq.hierarchical import _data, _fit
 
-    assert _orientation({"higher_is_better": value}) is expected
-    assert _orientation({}) is True
-
-
-@pytest.mark.parametrize("value", [2, "yes", 0.5, None, "-1"])
-def test_a_bad_orientation_is_named(value: object) -> None:
-    from evaluq.hierarchical._fit import _orientation
-
-    with pytest.raises(eq.CubeError, match="attribute 'higher_is_better' must be 1 or 0"):
-        _orientation({"higher_is_better": value})
+    assert _fit.orientation is _schema.orientation
+    assert _data.parse_orientation is _schema.parse_orientation
 
 
 def test_a_saved_lower_is_better_fit_stays_lower_is_better(tmp_path) -> None:

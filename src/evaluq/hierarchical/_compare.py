@@ -14,8 +14,13 @@ import xarray as xr
 
 from evaluq._dims import BOOT_SCORE, LANGUAGE, MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
 from evaluq._kernels import percentile_interval
+from evaluq.aggregation import aggregate
 from evaluq.errors import CubeError
 from evaluq.hierarchical._data import HierarchicalData
+from evaluq.pairwise import pairwise_differences
+from evaluq.ranks import rank_distribution
+from evaluq.resampling import resample
+from evaluq.variance import variance_components
 
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 P_BEST_TOLERANCE: Final = 0.1
@@ -51,14 +56,12 @@ def _resampled(cube: xr.Dataset, data: HierarchicalData, gen: np.random.Generato
     one-seed cube); a cube with neither (one seed, no replicates) has no resampling that
     redraws anything, and a ValueError says so.
     """
-    import evaluq as eq
-
     common: dict[str, Any] = {"n_resamples": 4000, "languages": "fixed", "rng": gen}
     nonparametric: dict[str, Any] = {"replication": "nonparametric", "seeds": "rescaled"}
     if data.paired and BOOT_SCORE in cube:
-        return eq.resample(cube, **common, **nonparametric), "nonparametric, seeds rescaled"
+        return resample(cube, **common, **nonparametric), "nonparametric, seeds rescaled"
     try:
-        return eq.resample(cube, **common, replication="parametric"), "parametric"
+        return resample(cube, **common, replication="parametric"), "parametric"
     except CubeError:
         if BOOT_SCORE not in cube:
             raise ValueError("compare_frequentist: no resampling of this cube redraws anything "
@@ -66,7 +69,7 @@ def _resampled(cube: xr.Dataset, data: HierarchicalData, gen: np.random.Generato
                              "parametric nor the nonparametric replication noise exists); pass "
                              "`resampled=` (for example eq.resample(cube, languages="
                              "'bootstrap')), knowing it compares at another scope") from None
-    return eq.resample(cube, **common, **nonparametric), "nonparametric, seeds rescaled"
+    return resample(cube, **common, **nonparametric), "nonparametric, seeds rescaled"
 
 
 def _eti(draws: xr.DataArray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -106,12 +109,10 @@ def compare(cube: xr.Dataset, data: HierarchicalData, post_vc: xr.Dataset,
     """See :meth:`HierarchicalFit.compare_frequentist`: ``post_vc`` the posterior variance
     components, ``benchmark`` the benchmark-mean draws, ``post_pairs`` and ``post_p_best``
     the posterior's benchmark-scope differences and P(best)."""
-    import evaluq as eq
-
     models = data.models
     nan = np.full(models.size, np.nan)
     none = [""] * models.size
-    vc = eq.variance_components(cube)
+    vc = variance_components(cube)
     rms = lambda x: np.sqrt((x**2).mean(LANGUAGE))  # noqa: E731
     parts = [
         _rows("sigma_between", models, none, vc["tau_between"].values, nan, nan,
@@ -124,11 +125,11 @@ def compare(cube: xr.Dataset, data: HierarchicalData, post_vc: xr.Dataset,
     how = "given"
     if resampled is None:
         resampled, how = _resampled(cube, data, gen)
-    agg = eq.aggregate(resampled, confidence_level=level)
+    agg = aggregate(resampled, confidence_level=level)
     parts.append(_rows("mean", models, none, agg["observed"].values,
                        agg["ci"].isel(ci_bound=0).values, agg["ci"].isel(ci_bound=1).values,
                        benchmark, level))
-    pw = eq.pairwise_differences(agg, confidence_level=level)
+    pw = pairwise_differences(agg, confidence_level=level)
     iu = np.triu_indices(models.size, k=1)
     pick = lambda da: da.values[iu]  # noqa: E731
     parts.append(pd.DataFrame({
@@ -138,7 +139,7 @@ def compare(cube: xr.Dataset, data: HierarchicalData, post_vc: xr.Dataset,
         "posterior_mean": pick(post_pairs["mean"]),
         "post_lower": pick(post_pairs["ci"].isel(ci_bound=0)),
         "post_upper": pick(post_pairs["ci"].isel(ci_bound=1))}))
-    rd = eq.rank_distribution(agg)
+    rd = rank_distribution(agg)
     parts.append(_rows("p_best", models, none, rd["p_best"].values, nan, nan, None, level,
                        pmean=post_p_best.values))
     table = pd.concat([p for p in parts if len(p)], ignore_index=True)

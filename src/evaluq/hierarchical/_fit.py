@@ -31,6 +31,8 @@ from evaluq.hierarchical._data import (
 from evaluq.hierarchical._diagnostics import diagnostics
 from evaluq.hierarchical._model import MODELS, build_model, model_inputs, resolve_priors
 from evaluq.hierarchical._posterior import conditional_draws, sigma_boot_draws
+from evaluq.pairwise import pairwise_differences
+from evaluq.ranks import rank_distribution
 
 SAMPLERS: Final = ("auto", "nutpie", "pymc")
 SCOPES: Final = ("population", "benchmark")
@@ -266,12 +268,10 @@ class HierarchicalFit:
         confidence_level
             Level of the credible intervals, in (0, 1); default 0.95.
         """
-        import evaluq as eq
-
         scope = check_choice("scope", scope, SCOPES)
         width = 0.0 if rope is None else _check_rope(rope)
         draws = self._scope(scope)
-        out = eq.pairwise_differences(draws, sample_dims=SAMPLE_DIMS,
+        out = pairwise_differences(draws, sample_dims=SAMPLE_DIMS,
                                       confidence_level=check_confidence_level(confidence_level),
                                       higher_is_better=self.data.higher_is_better)
         diff = draws - draws.rename({MODEL: MODEL_B})
@@ -291,10 +291,8 @@ class HierarchicalFit:
             ``"population"`` (ranks of ``mu``) or ``"benchmark"`` (ranks of the mean of
             theta over the cube's languages). (``level=`` is its deprecated name.)
         """
-        import evaluq as eq
-
-        out = eq.rank_distribution(self._scope(scope), sample_dims=SAMPLE_DIMS,
-                                   higher_is_better=self.data.higher_is_better)
+        out = rank_distribution(self._scope(scope), sample_dims=SAMPLE_DIMS,
+                                higher_is_better=self.data.higher_is_better)
         out.attrs["scope"] = scope
         return out
 
