@@ -26,16 +26,6 @@
 # The data has the shape of the issue that asked for these methods: 3 models x 26 tasks x 10
 # runs.
 
-# %% [markdown]
-# ---
-# ## rliable and Almost Stochastic Order
-#
-# *This section follows after the merge of the rliable / ASO work: rliable's interval
-# estimates (median, IQM, mean, optimality gap), performance profiles and probability of
-# improvement, and deep-significance's ASO / multi-ASO on this same cube.*
-#
-# ---
-
 # %%
 # %matplotlib inline
 import numpy as np
@@ -95,6 +85,77 @@ agg = eq.aggregate(eq.resample(cube, n_resamples=2000, replication="nonparametri
                                languages="bootstrap", rng=0))
 ranks = eq.rank_distribution(agg)
 eq.plots.rank_heatmap(ranks)
+
+# %% [markdown]
+# ## rliable: aggregates with stratified-bootstrap intervals
+#
+# rliable reads the cube's seeds as runs and its languages as tasks. The median and the mean
+# aggregate the per-task means over runs; the IQM (the mean of the middle half) and the
+# optimality gap (how far the scores fall short of the target $\gamma = 1$, lower is better)
+# pool all runs x tasks. The stratified bootstrap redraws the runs within each task and keeps
+# the tasks fixed: the intervals say how much each aggregate would move if the seeds were
+# rerun on *these* 26 tasks, which is why they separate the three models while evaluq's
+# resampling above, which also redraws the tasks, leaves m0 and m1 unordered.
+
+# %%
+estimates = eq.interval_estimates(cube, n_resamples=2000, rng=0)
+estimates.estimate.round(3).to_pandas()
+
+# %%
+eq.plots.interval_estimates_panel(estimates)
+
+# %% [markdown]
+# ## rliable: performance profiles
+#
+# The share of each model's runs (every run on every task) that clears each threshold
+# $\tau$, with stratified-bootstrap bands: whole score distributions rather than one summary.
+# A profile above another at every threshold reads as stochastic dominance; here m2's curve is
+# the highest at most thresholds and m0's lies above m1's at almost all, with overlapping
+# bands in the tails.
+
+# %%
+profile = eq.performance_profile(cube, np.linspace(-2.5, 3.0, 56), n_resamples=2000, rng=0)
+eq.plots.performance_profile_plot(profile)
+
+# %% [markdown]
+# ## rliable: the probability of improvement
+#
+# $P(X > Y)$ is how often a run of X beats a run of Y on a randomly chosen task (the
+# Mann-Whitney statistic per task, averaged over tasks): *how often*, not *by how much*.
+# rliable reads an interval above 1/2 as a meaningful improvement. Here every interval
+# excludes 1/2, m0 over m1 included, whose order the rank distribution above leaves open (m0
+# and m1 share ranks 2 and 3): with the tasks held fixed, the seed noise alone cannot blur it.
+
+# %%
+poi = eq.probability_of_improvement(cube, n_resamples=2000, rng=0)
+eq.plots.probability_of_improvement_plot(poi)
+
+# %% [markdown]
+# ## deep-significance: Almost Stochastic Order
+#
+# ASO compares two models' score distributions over seeds (each seed's score averaged over
+# the tasks): $\varepsilon_{\min}$ is an upper confidence bound on the share of the distance
+# between their quantile functions where the first model is below the second. Below 0.5 the
+# first model's distribution lies more above than below; deepsig recommends reading
+# $\varepsilon_{\min} < 0.2$ as a difference (0.5 rejects too often under equality). It is
+# not a p-value and not a size of the difference.
+
+# %%
+seed_scores = cube.score.mean("language")
+result = eq.aso(seed_scores.sel(model="m2").values, seed_scores.sel(model="m0").values, rng=0)
+result.eps_min
+
+# %% [markdown]
+# $\varepsilon_{\min} = 0$: m2's ten seed scores lie above m0's at every quantile.
+# `multi_aso` gives every ordered pair at once, with a Bonferroni correction over the three
+# pairs (entry = $\varepsilon_{\min}$ of the row model over the column model). It orders all
+# three (m2 over m0 and m1, m0 over m1, $\varepsilon_{\min}$ near 0), like rliable's intervals
+# and unlike evaluq's rank distribution, for the same reason: averaging over the 26 tasks
+# treats them as fixed, so only the seeds are random. The rank distribution also redraws the
+# tasks, and asks whether the order would hold on other tasks.
+
+# %%
+eq.multi_aso(cube, rng=0).round(3).to_pandas()
 
 # %% [markdown]
 # ## baycomp: the Bayesian signed-rank test

@@ -51,11 +51,16 @@ def test_long_table_several_metrics(tmp_path, long_table, capsys):
     assert "analysis.json" in names
     for metric in ("BLEU", "chrF"):
         assert f"{metric}_cube.nc" in names
-        for table in ("leaderboard", "pairwise", "variance", "ranks"):
+        for table in ("leaderboard", "pairwise", "variance", "ranks", "interval_estimates",
+                      "multi_aso"):
             for ext in ("csv", "md", "tex"):
                 assert f"{metric}_{table}.{ext}" in names
     assert f"wrote {len(names)} files" in stdout
     page = (out / "report.html").read_text()
+    assert page.count('alt="probability of improvement"') == 2    # the field's methods
+    eps = pd.read_csv(out / "BLEU_multi_aso.csv", index_col=0)
+    assert eps.shape == (3, 3)
+    assert eps.isna().values.diagonal().all()
     assert '<h2 class="metric">BLEU</h2>' in page
     assert '<h2 class="metric">chrF</h2>' in page
     assert "evaluq report " in page

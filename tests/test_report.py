@@ -15,7 +15,8 @@ import evaluq as eq
 from evaluq.errors import CubeError
 from evaluq.reporting import sections
 
-FREQUENTIST_IDS = ["data", "variance", "leaderboard", "ranks", "tiers", "reproducibility"]
+FREQUENTIST_IDS = ["data", "variance", "leaderboard", "ranks", "tiers", "field",
+                   "reproducibility"]
 
 
 class FakeFit:
@@ -129,7 +130,7 @@ def test_report_is_one_self_contained_file(rep):
     assert "http://" not in page
     assert "https://" not in page
     images = _images(page)
-    assert len(images) == sum(s.figures for s in rep.sections["simulated"]) == 4
+    assert len(images) == sum(s.figures for s in rep.sections["simulated"]) == 6
     assert all(img[:8] == b"\x89PNG\r\n\x1a\n" for img in images)
     # the table of contents links every section
     assert re.findall(r'<a href="#([^"]+)"', page) == FREQUENTIST_IDS
@@ -176,9 +177,10 @@ def test_posterior_sections_from_a_fit(cube):
     assert "Sampler diagnostics" in post.body
     assert ("rank_probabilities", "benchmark") in fit.calls
     assert ("pairwise_differences", "benchmark") in fit.calls
-    assert len(_images(rep.html)) == 6
+    assert len(_images(rep.html)) == 8
     tables = rep.analyses["simulated"].tables()
     assert set(tables) == {"leaderboard", "pairwise", "variance", "ranks",
+                           "interval_estimates", "multi_aso",
                            "posterior_vs_frequentist", "diagnostics"}
     np.testing.assert_allclose(tables["diagnostics"]["r_hat"], 1.0, atol=0.05)
 
@@ -197,8 +199,8 @@ def test_several_metrics_give_one_block_each(cube):
 def test_progress_line_goes_to_stderr(cube, capsys):
     eq.report(cube, None, n_resamples=50, progress=True)
     err = capsys.readouterr().err
-    assert "[evaluq report] 1/8 variance components" in err
-    assert err.rstrip().endswith("8/8 done")
+    assert "[evaluq report] 1/9 variance components" in err
+    assert err.rstrip().endswith("9/9 done")
 
 
 def test_auto_modes_without_bootstrap_replicates(cube):
@@ -308,3 +310,66 @@ def test_tiers_section_draws_the_critical_difference_diagram():
     section = tiers_section(agg, tiers, cd=eq.critical_difference(cube))
     assert 'alt="critical-difference diagram"' in section.body
     assert 'alt="tier diagram"' in tiers_section(agg, tiers).body
+
+
+# --- the field's methods: rliable and ASO (issue 19) --------------------------------------------
+
+def test_field_section_holds_rliable_and_aso_with_the_reports_rng(cube, rep):
+    """The section's numbers are eq.interval_estimates / eq.multi_aso with the report's
+    resamples and rng, and its tables are exported with the others."""
+    section = next(s for s in rep.sections["simulated"] if s.id == "field")
+    assert section.figures == 2
+    assert "Probability of improvement" in section.body
+    analysis = rep.analyses["simulated"]
+    tables = analysis.tables()
+    est = eq.interval_estimates(cube, aggregates=("median", "iqm", "mean"), n_resamples=300,
+                                rng=5)
+    table = tables["interval_estimates"]
+    np.testing.assert_allclose(table["iqm"], est.estimate.sel(aggregate="iqm").values,
+                               rtol=1e-12)
+    np.testing.assert_allclose(table["iqm lower"],
+                               est.ci.sel(aggregate="iqm", ci_bound="lower").values, rtol=1e-12)
+    eps = eq.multi_aso(cube, rng=5)
+    np.testing.assert_allclose(tables["multi_aso"].values, eps.values, rtol=1e-12)
+    # the simulated scores are not in [0, 1]: no optimality gap, and the page says why
+    assert "optimality_gap" not in table.columns
+    assert "optimality gap (to the target 1) is left out" in section.body
+    assert "multi_aso" in analysis.to_dict()["tables"]
+
+
+def test_field_section_has_the_optimality_gap_for_scores_in_0_1():
+    cube = eq.from_arrays(np.random.default_rng(1).uniform(0.2, 0.9, (3, 4, 3)))
+    rep = eq.report(cube, None, n_resamples=200, rng=0, progress=False)
+    table = rep.analyses[next(iter(rep.analyses))].tables()["interval_estimates"]
+    assert list(table.columns[::3]) == ["median", "iqm", "mean", "optimality_gap"]
+
+
+def test_field_section_is_skipped_with_one_seed(cube):
+    one = eq.reporting.analyse(cube.drop_vars("boot_score").isel(seed=[0]), n_resamples=100,
+                               rng=0)
+    assert "need at least 2 seeds (runs)" in one.field_methods.reason
+    assert "has 1 seed(s)" in one.field_methods.reason
+    assert "multi_aso" not in one.tables()
+    section = sections.field_methods_section(None, None, None,
+                                             reason=one.field_methods.reason)
+    assert section.figures == 0
+    assert "has 1 seed(s)" in section.body
+    summary = eq.from_summary(pd.DataFrame({"model": ["a", "a", "b", "b"],
+                                            "language": ["x", "y"] * 2,
+                                            "mean": [1.0, 2.0, 1.5, 2.5],
+                                            "sd_seed": [0.1] * 4, "sd_boot": [0.2] * 4}),
+                             n_seeds=3)
+    rep = eq.report(summary, None, n_resamples=100, rng=0, progress=False)
+    field = next(s for sec in rep.sections.values() for s in sec if s.id == "field")
+    assert "(summary statistics only)" in field.body
+    assert field.figures == 0
+
+
+def test_field_section_is_skipped_with_a_nan_run(cube):
+    holed = cube.copy(deep=True)
+    holed["score"][0, 0, 0] = np.nan
+    rep = eq.report(holed, None, n_resamples=200, rng=0, progress=False)
+    section = next(s for s in rep.sections["simulated"] if s.id == "field")
+    assert section.figures == 0
+    assert "skipped" in section.body
+    assert "NaN" in section.body

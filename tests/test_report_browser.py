@@ -77,12 +77,12 @@ def page():
 
 def test_report_loads_without_console_messages_and_shows_everything(tmp_path, page):
     probe, console = _load(tmp_path, page.html)
-    expected = ["data", "variance", "leaderboard", "ranks", "tiers", "posterior",
+    expected = ["data", "variance", "leaderboard", "ranks", "tiers", "field", "posterior",
                 "reproducibility"]
     assert probe["sections"] == expected
     assert probe["visible"] == expected
     n_figures = sum(s.figures for s in page.sections["simulated"])
-    assert probe["images"] == n_figures == 6
+    assert probe["images"] == n_figures == 8
     assert probe["shown"] == n_figures
     # the probe's line and nothing else: no error, warning or message from the page
     assert len(console) == 1, console

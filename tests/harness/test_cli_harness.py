@@ -42,7 +42,7 @@ def inspect_report(inspect_logs, tmp_path_factory):
 def test_report_on_a_folder_of_inspect_logs(inspect_report):
     page = (inspect_report / "report.html").read_text()
     assert _ids(page) == ["data", "variance", "leaderboard", "items", "ranks", "tiers",
-                          "power", "reproducibility"]
+                          "field", "power", "reproducibility"]
     assert "smallest detectable difference" in page
     assert "mockllm/alpha" in page
     assert "The harness logs read (inspect_ai" in page

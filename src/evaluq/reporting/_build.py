@@ -22,6 +22,7 @@ from evaluq.reporting.sections import (
     HierarchicalFitLike,
     Section,
     data_summary,
+    field_methods_section,
     item_means_section,
     leaderboard_section,
     posterior_section,
@@ -33,7 +34,7 @@ from evaluq.reporting.sections import (
     variance_section,
 )
 
-__all__ = ["Analysis", "Report", "analyse", "report"]
+__all__ = ["Analysis", "FieldMethods", "Report", "analyse", "report"]
 
 
 class _Progress:
@@ -49,6 +50,28 @@ class _Progress:
             end = "\n" if self.done >= self.total else ""
             self.stream.write(f"\r[evaluq report] {self.done}/{self.total} {what:<40}{end}")
             self.stream.flush()
+
+
+@dataclass
+class FieldMethods:
+    """rliable's and deep-significance's results on the cube's seeds (runs), or why not.
+
+    Attributes
+    ----------
+    estimates, improvement, eps_min
+        The results of :func:`evaluq.interval_estimates`,
+        :func:`evaluq.probability_of_improvement` and :func:`evaluq.multi_aso`, or None.
+    reason
+        Why they were not computed (fewer than 2 seeds, a NaN run, ...), or None.
+    note
+        A remark on what was computed (e.g. the optimality gap left out), or None.
+    """
+
+    estimates: xr.Dataset | None = None
+    improvement: xr.Dataset | None = None
+    eps_min: xr.DataArray | None = None
+    reason: str | None = None
+    note: str | None = None
 
 
 @dataclass
@@ -69,6 +92,9 @@ class Analysis:
     items
         The result of :func:`evaluq.item_means` on the per-item table behind the cube (the
         analytic, cluster-robust SEs and paired differences), or None.
+    field_methods
+        rliable's interval estimates and probability of improvement and the multi-ASO
+        matrix on the cube's seeds (:class:`FieldMethods`), or why they were skipped.
     """
 
     cube: xr.Dataset
@@ -81,6 +107,7 @@ class Analysis:
     settings: dict[str, Any]
     fit: HierarchicalFitLike | None = None
     items: xr.Dataset | None = None
+    field_methods: FieldMethods | None = None
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table of the analysis, by file stem, each with a caption in ``attrs``.
@@ -116,6 +143,10 @@ class Analysis:
             from evaluq.reporting.sections import item_tables
 
             out |= item_tables(self.items, higher_is_better=_orientation(self.cube))
+        if self.field_methods is not None:
+            from evaluq.reporting.sections import field_tables
+
+            out |= field_tables(self.field_methods.estimates, self.field_methods.eps_min)
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -219,7 +250,7 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
     >>> import evaluq as eq
     >>> res = eq.reporting.analyse(eq.simulate_cube(n_models=3, rng=0), n_resamples=200)
     >>> sorted(res.tables())
-    ['leaderboard', 'pairwise', 'ranks', 'variance']
+    ['interval_estimates', 'leaderboard', 'multi_aso', 'pairwise', 'ranks', 'variance']
     """
     result = _analyse(cube, n_resamples=n_resamples, replication=replication,
                       languages=languages, how=how, confidence_level=confidence_level,
@@ -266,8 +297,48 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
         "alpha": alpha, "adjustment": adjustment, "bayes": bayes or fit is not None}
     if bayes:
         settings["bayes_options"] = dict(bayes_options or {})
+    field_methods = _field_methods(cube, n_resamples, confidence_level, rng)
+    progress.step("rliable and ASO")
     return Analysis(cube=cube, components=components, aggregated=aggregated, pairwise=pairwise,
-                    ranks=ranks, tiers=tiers, leaderboard=board, settings=settings, fit=fit)
+                    ranks=ranks, tiers=tiers, leaderboard=board, settings=settings, fit=fit,
+                    field_methods=field_methods)
+
+
+def _field_methods(cube: xr.Dataset, n_resamples: int, confidence_level: float,
+                   rng: RNGLike) -> FieldMethods:
+    """rliable's interval estimates and probability of improvement and the multi-ASO matrix
+    on the cube's runs (seeds), with the report's resamples and rng; the reason when they do
+    not apply (a summary cube, fewer than 2 seeds or models, a NaN run or missing cell)."""
+    import numpy as np
+
+    from evaluq._dims import SCORE, SEED
+    from evaluq._schema import is_summary
+    from evaluq.almost_stochastic_order import multi_aso
+    from evaluq.rliable_methods import AGGREGATES, interval_estimates, probability_of_improvement
+
+    n_seeds = 0 if is_summary(cube) else cube[SCORE].sizes.get(SEED, 0)
+    if n_seeds < 2 or cube.sizes[MODEL] < 2:
+        return FieldMethods(reason=(
+            f"rliable's interval estimates and Almost Stochastic Order need at least 2 seeds "
+            f"(runs) per cell and 2 models; this cube has {n_seeds} seed(s) "
+            f"{'(summary statistics only) ' if is_summary(cube) else ''}and "
+            f"{cube.sizes[MODEL]} model(s): skipped."))
+    aggregates, note = list(AGGREGATES), None
+    values = cube[SCORE].values
+    if not (_orientation(cube) and np.nanmin(values) >= 0 and np.nanmax(values) <= 1):
+        aggregates.remove("optimality_gap")
+        note = ("The optimality gap (to the target 1) is left out: it needs scores in [0, 1] "
+                "where higher is better.")
+    try:
+        kw: dict[str, Any] = {"n_resamples": n_resamples, "confidence_level": confidence_level,
+                              "rng": rng}
+        return FieldMethods(
+            estimates=interval_estimates(cube, aggregates=aggregates, **kw),
+            improvement=probability_of_improvement(cube, **kw),
+            eps_min=multi_aso(cube, confidence_level=confidence_level, rng=rng), note=note)
+    except CubeError as err:
+        return FieldMethods(reason=f"rliable's interval estimates and Almost Stochastic Order "
+                                   f"skipped: {err}")
 
 
 def _resolve_modes(cube: xr.Dataset, replication: str, languages: str) -> tuple[str, str]:
@@ -318,6 +389,10 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
     out.append(tiers_section(analysis.aggregated, analysis.tiers,
                              cd=_critical_difference(analysis)))
     progress.step("ranks and tiers")
+    if analysis.field_methods is not None:
+        fm = analysis.field_methods
+        out.append(field_methods_section(fm.estimates, fm.improvement, fm.eps_min,
+                                         reason=fm.reason, note=fm.note))
     if analysis.fit is not None:
         out.append(posterior_section(analysis.fit))
         progress.step("posterior section")
@@ -407,7 +482,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     if not isinstance(bayes, bool):
         raise TypeError(f"`bayes` must be True or False; got {bayes!r}")
     _check_out(out)
-    steps = sum(7 + int(bayes and name not in fits) + int(bayes or name in fits)
+    steps = sum(8 + int(bayes and name not in fits) + int(bayes or name in fits)
                 for name in cubes) + 1
     bar = _Progress(steps, progress)
     analyses, blocks, sections = {}, [], {}

@@ -30,6 +30,8 @@ __all__ = [
     "HierarchicalFitLike",
     "Section",
     "data_summary",
+    "field_methods_section",
+    "field_tables",
     "figure_html",
     "item_means_section",
     "item_tables",
@@ -889,3 +891,125 @@ def power_section(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 0.8) 
         figures = 1
     return Section("power", "Power: the smallest detectable difference", "\n".join(body),
                    figures=figures)
+
+
+# --- the field's methods: rliable and Almost Stochastic Order (issue 19) ------------------------
+
+def field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None
+                 ) -> dict[str, pd.DataFrame]:
+    """The tables of :func:`field_methods_section`, by file stem, each with a caption.
+
+    Parameters
+    ----------
+    estimates
+        The result of :func:`evaluq.interval_estimates`, or None.
+    eps_min
+        The result of :func:`evaluq.multi_aso`, or None.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``interval_estimates`` (one row per model: each aggregate with its interval's
+        ``lower`` and ``upper`` ends) and ``multi_aso`` (the eps_min matrix, rows ``model``,
+        columns ``model_b``), the ones whose input is given.
+
+    Examples
+    --------
+    >>> import numpy as np, evaluq as eq
+    >>> from evaluq.reporting.sections import field_tables
+    >>> cube = eq.from_arrays(np.random.default_rng(0).normal(0.6, 0.1, (2, 4, 3)))
+    >>> est = eq.interval_estimates(cube, n_resamples=200, rng=0)
+    >>> list(field_tables(est, None)["interval_estimates"].columns[:3])
+    ['median', 'median lower', 'median upper']
+    """
+    from evaluq._dims import AGGREGATE, CI, CI_BOUND, ESTIMATE, MODEL_B
+
+    out: dict[str, pd.DataFrame] = {}
+    if estimates is not None:
+        cols: dict[str, pd.Series] = {}
+        for agg in estimates[AGGREGATE].values:
+            cols[str(agg)] = estimates[ESTIMATE].sel({AGGREGATE: agg}).to_series()
+            for bound in estimates[CI_BOUND].values:
+                cols[f"{agg} {bound}"] = estimates[CI].sel({AGGREGATE: agg,
+                                                            CI_BOUND: bound}).to_series()
+        table = pd.DataFrame(cols)
+        level = float(estimates[CI].attrs.get("confidence_level", np.nan))
+        table.attrs = {"caption": (
+            f"rliable's aggregates of each model's runs x languages scores, with "
+            f"{level:.0%} stratified-bootstrap percentile intervals "
+            f"({estimates.attrs.get('n_resamples', '?')} resamples; runs redrawn within each "
+            "language, languages fixed). IQM and optimality gap pool runs x languages; "
+            "median and mean aggregate the per-language means over runs."),
+            "uncertainty": "percentile intervals over stratified-bootstrap resamples"}
+        out["interval_estimates"] = table
+    if eps_min is not None:
+        matrix = pd.DataFrame(eps_min.transpose(MODEL, MODEL_B).to_pandas())
+        matrix.attrs = {"caption": (
+            "Almost Stochastic Order (deep-significance's multi_aso): eps_min of the row model "
+            "over the column model, on each model's seed scores averaged over languages"
+            + (", Bonferroni-corrected over the pairs" if eps_min.attrs.get(
+                "use_bonferroni", True) else "")
+            + ". Below 0.5 the row model's distribution lies more above than below the "
+            "column's; deepsig recommends reading eps_min < 0.2 as a difference (eps_min < "
+            "0.5 rejects far above 5 % of the time under equality). Not a p-value."),
+            "uncertainty": "upper confidence bound on the violation ratio"}
+        out["multi_aso"] = matrix
+    return out
+
+
+def field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset | None,
+                          eps_min: xr.DataArray | None, *, reason: str | None = None,
+                          note: str | None = None) -> Section:
+    """Section: the methods the field cites, rliable's interval estimates and probability of
+    improvement and deep-significance's multi-ASO, on the cube's runs (seeds).
+
+    Parameters
+    ----------
+    estimates
+        The result of :func:`evaluq.interval_estimates`.
+    improvement
+        The result of :func:`evaluq.probability_of_improvement`.
+    eps_min
+        The result of :func:`evaluq.multi_aso`.
+    reason
+        Why the methods do not apply (e.g. fewer than 2 seeds): the section is this one line.
+    note
+        A line shown above the figures (e.g. why an aggregate was left out).
+
+    Returns
+    -------
+    Section
+        Id ``field``; the interval-estimates panel and the probability-of-improvement figure
+        (:func:`evaluq.plots.interval_estimates_panel`,
+        :func:`evaluq.plots.probability_of_improvement_plot`) and the tables of
+        :func:`field_tables`.
+
+    Examples
+    --------
+    >>> from evaluq.reporting.sections import field_methods_section
+    >>> field_methods_section(None, None, None, reason="The cube has one seed.").figures
+    0
+    """
+    title = "The field's methods: rliable and Almost Stochastic Order"
+    if reason is not None or estimates is None or improvement is None or eps_min is None:
+        return Section("field", title, _p(reason or "Not computed."))
+    from evaluq.plots import interval_estimates_panel, probability_of_improvement_plot
+
+    tables = field_tables(estimates, eps_min)
+    body = [_p("rliable (Agarwal et al. 2021) and deep-significance (Dror et al. 2019) on "
+               "the cube's seeds as runs and its languages as tasks: how much each summary "
+               "would move if the runs were repeated on these languages (not on other "
+               "languages, unlike the resampling above when it redraws languages).")]
+    if note:
+        body.append(_p(note))
+    body += [_figure(interval_estimates_panel(estimates), alt="interval estimates",
+                     caption="Aggregate scores with stratified-bootstrap intervals "
+                             "(rliable's panel)."),
+             table_html(tables["interval_estimates"]),
+             _figure(probability_of_improvement_plot(improvement),
+                     alt="probability of improvement",
+                     caption="Probability of improvement P(X > Y): how often a run of X "
+                             "beats a run of Y on a random language (rliable); the dashed "
+                             "line is 1/2."),
+             table_html(tables["multi_aso"])]
+    return Section("field", title, "\n".join(body), figures=2)
