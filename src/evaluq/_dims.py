@@ -185,3 +185,13 @@ CI_MEAN: Final = "ci"
 CI_DIFFERENCE: Final = "ci_difference"
 MDE: Final = "mde"
 """Minimum detectable effect (power analysis)."""
+
+# --- the item model (:func:`evaluq.fit_items`) ---------------------------------------------------
+TASK: Final = "task"
+"""Tasks of a per-item table (items nested in tasks) in the item model."""
+TERM: Final = "term"
+"""Distinct (task, item total) terms of the item model's marginal likelihood."""
+BENCHMARK_SCORE: Final = "benchmark_score"
+"""Expected score over the benchmark's own items (item model, scope ``"benchmark"``)."""
+NEW_ITEMS_SCORE: Final = "new_items_score"
+"""Expected score on a new item of the same population (item model, scope ``"new_items"``)."""
