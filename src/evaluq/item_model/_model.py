@@ -26,7 +26,7 @@ from evaluq.item_model._data import ItemData
 if TYPE_CHECKING:
     import pymc as pm
 
-N_NODES: Final = 15
+N_NODES: Final = 31
 NEWTON_STEPS: Final = 6
 PRIOR_KEYS: Final = ("alpha_mu", "alpha_sigma", "dev_sigma", "sigma_item_sigma",
                      "sigma_task_sigma", "sigma_mxt_sigma")
@@ -158,13 +158,16 @@ def _effects(x: dict[str, Any], data: ItemData) -> Any:
         dev = pm.ZeroSumNormal("dev", sigma=x["prior_dev_sigma"], dims=MODEL)
         eta = eta + dev[:, None]
     if n_k > 1:
+        # non-centred: with a handful of tasks the scales are weakly identified and a
+        # centred effect with its scale near 0 makes a funnel (divergences, measured)
         sigma_task = pm.HalfNormal("sigma_task", x["prior_sigma_task_sigma"])
         task_z = pm.Normal("task_z", 0.0, 1.0, shape=n_k)
-        eta = eta + (sigma_task * task_z)[None, :]
+        task_effect = pm.Deterministic("task_effect", sigma_task * task_z)
+        eta = eta + task_effect[None, :]
         if n_m > 1:
             sigma_mxt = pm.HalfNormal("sigma_model_x_task", x["prior_sigma_mxt_sigma"])
-            mxt_z = pm.Normal("mxt_z", 0.0, 1.0, shape=(n_m, n_k))
-            eta = eta + sigma_mxt * mxt_z
+            mxt_z = pm.Normal("model_x_task_z", 0.0, 1.0, shape=(n_m, n_k))
+            eta = eta + pm.Deterministic("model_x_task", sigma_mxt * mxt_z)
     return eta
 
 
@@ -172,9 +175,9 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None) -> pm.Mo
     """Build the marginal 1PL model (items integrated out) on the sufficient statistics.
 
     Free variables: ``alpha``, ``dev`` (model; with more than one model), ``sigma_item``
-    (with items), ``sigma_task`` and ``task_z`` (with more than one task), and
-    ``sigma_model_x_task`` and ``mxt_z`` (models and tasks); every array is a ``pm.Data``
-    so a compiled model is refitted on new data of the same shape.
+    (with items), ``sigma_task`` and ``task_z`` (non-centred; with more than one task), and
+    ``sigma_model_x_task`` and ``model_x_task_z`` (non-centred; models and tasks); every
+    array is a ``pm.Data`` so a compiled model is refitted on new data of the same shape.
     """
     import pymc as pm
     import pytensor.tensor as pt

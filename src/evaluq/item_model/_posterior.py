@@ -37,10 +37,10 @@ def linear_predictor(data: ItemData, post: dict[str, np.ndarray]) -> np.ndarray:
     eta = np.broadcast_to(alpha[:, None, None], (len(alpha), n_m, n_k)).copy()
     if "dev" in post:
         eta += post["dev"][:, :, None]
-    if "task_z" in post:
-        eta += (post["sigma_task"][:, None] * post["task_z"])[:, None, :]
-    if "mxt_z" in post:
-        eta += post["sigma_model_x_task"][:, None, None] * post["mxt_z"]
+    if "task_effect" in post:
+        eta += post["task_effect"][:, None, :]
+    if "model_x_task" in post:
+        eta += post["model_x_task"]
     return eta
 
 

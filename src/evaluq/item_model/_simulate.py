@@ -31,6 +31,21 @@ def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
     ``overdispersion`` (the ICC of epochs given the item, in [0, 1)) is > 0 (beta-binomial
     run drift), else p.
 
+    Parameters
+    ----------
+    n_models, n_items, n_epochs, n_tasks
+        Sizes (items are split evenly across tasks).
+    model_sd, sigma_item, sigma_task, sigma_model_x_task
+        SDs of the model, item, task and model x task effects (logit scale).
+    mean_logit
+        The common level (logit scale).
+    discrimination_sd
+        SD of log discrimination (0: 1PL).
+    overdispersion
+        ICC of the epochs given the item (beta-binomial), in [0, 0.999].
+    rng
+        Seed or Generator.
+
     Returns
     -------
     pandas.DataFrame
