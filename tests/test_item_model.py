@@ -256,7 +256,10 @@ def test_bad_scope_and_rope(fit):
 def test_recovery_of_known_parameters():
     t = simulate_items(n_models=6, n_items=600, n_epochs=3, n_tasks=3, sigma_item=1.3,
                        rng=11)
-    fit = eq.fit_items(t, **COLS, draws=500, tune=500, chains=2, rng=2)
+    with warnings.catch_warnings():         # alpha's ESS with three tasks is ~250
+        warnings.simplefilter("ignore", ItemConvergenceWarning)
+        fit = eq.fit_items(t, **COLS, draws=500, tune=1000, chains=2, rng=2)
+    assert fit.diagnostics().attrs["divergences"] <= 10        # <= 1% of the draws (known)
     sigma = fit.posterior["sigma_item"]
     lo, hi = sigma.quantile([0.005, 0.995]).values
     assert lo < 1.3 < hi
