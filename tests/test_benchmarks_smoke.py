@@ -33,6 +33,7 @@ QUICK = {
     "bench_expected_jsd.py": [],
     "bench_ranks.py": [],
     "bench_from_items.py": [],
+    "bench_item_model.py": ["--skip-explicit"],   # compiles the nutpie model (~40 s loaded)
     "calibration_agreement.py": ["--only", "kappa"],
     "calibration_intervals.py": [],
 }

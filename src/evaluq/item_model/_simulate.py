@@ -80,8 +80,11 @@ def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
         q = np.broadcast_to(p[..., None], (n_m, n_i, n_e))
     y = (gen.random((n_m, n_i, n_e)) < q).astype(np.int8)
     mm, ii, ee = np.meshgrid(np.arange(n_m), np.arange(n_i), np.arange(n_e), indexing="ij")
-    df = pd.DataFrame({"model": np.char.add("m", mm.ravel().astype(str)),
-                       "task": np.char.add("t", task[ii.ravel()].astype(str)),
+    width_m, width_k = len(str(n_m - 1)), len(str(n_k - 1))     # labels sort in index order
+    df = pd.DataFrame({"model": np.char.add("m", np.char.zfill(mm.ravel().astype(str),
+                                                                width_m)),
+                       "task": np.char.add("t", np.char.zfill(task[ii.ravel()].astype(str),
+                                                              width_k)),
                        "item": ii.ravel(), "epoch": ee.ravel(), "score": y.ravel()})
     w = np.bincount(task, minlength=n_k) / n_i
     df.attrs["truth"] = {"benchmark": p.mean(axis=1),
