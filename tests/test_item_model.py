@@ -270,3 +270,32 @@ def test_recovery_of_known_parameters():
     print(f"item_model recovery: sigma_item={float(sigma.mean()):.3f} (true 1.3) "
           f"benchmark truth inside 99.8% interval: {inside:.2f}")
     assert inside >= 5 / 6
+
+
+# --- predictive checks ---------------------------------------------------------------------------
+
+def test_predictive_checks_report_each_statistic(fit):
+    checks = fit.predictive_checks(n_replicates=50, rng=0)
+    assert set(checks.check) == {"prior", "posterior"}
+    assert set(checks.statistic) == {"accuracy", "item_spread", "epoch_agreement"}
+    acc = checks[(checks.check == "posterior") & (checks.statistic == "accuracy")]
+    np.testing.assert_allclose(acc.observed, _table().groupby("model").score.mean().values)
+    assert checks.passed.dtype == bool
+    # data from the fitted model: the posterior checks pass
+    assert checks[checks.check == "posterior"].passed.all()
+
+
+def test_epoch_agreement_check_flags_run_to_run_drift():
+    t = _table(overdispersion=0.6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ItemConvergenceWarning)
+        fit = eq.fit_items(t, **COLS, draws=100, tune=100, chains=2, rng=1)
+    checks = fit.predictive_checks(n_replicates=50, rng=0)
+    row = checks[(checks.check == "posterior") & (checks.statistic == "epoch_agreement")]
+    assert not row.passed.item()
+    assert row.p_value.item() < 0.025
+
+
+def test_predictive_checks_bad_arguments(fit):
+    with pytest.raises(ValueError, match="n_replicates"):
+        fit.predictive_checks(n_replicates=1)

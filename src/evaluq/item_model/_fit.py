@@ -283,6 +283,36 @@ class ItemFit:
 
         return diagnostics(self)
 
+    def predictive_checks(self, *, n_replicates: int = 200, rng: RNGLike = 0) -> pd.DataFrame:
+        """Prior and posterior predictive checks, each reported pass / fail with its statistic.
+
+        Statistics: per-model accuracy, the spread (SD over items) of the items' mean score,
+        and (with epochs) the share of (model, item) pairs whose epochs all agree, which
+        flags run-to-run drift the binomial family leaves out. Replicated data are drawn
+        exactly given each draw (item effects from their conditional after the fit, from
+        N(0, sigma_item^2) under the prior).
+
+        Parameters
+        ----------
+        n_replicates
+            Replicated data sets per check (posterior draws are subsampled); default 200.
+        rng
+            Seed or Generator of the replicates; default 0.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``check`` (prior / posterior), ``statistic``, ``model``, ``observed``,
+            ``replicated_mean``, ``lower``, ``upper``, ``p_value`` (P(T_rep >= T_obs)),
+            ``passed``: the posterior check passes when the p-value is in [0.025, 0.975],
+            the prior check when the observed value is inside the prior predictive's central
+            99%.
+        """
+        from evaluq.item_model._criticism import predictive_checks
+
+        return predictive_checks(self, check_int("n_replicates", n_replicates, minimum=2),
+                                 check_rng(rng))
+
     def compare_frequentist(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """The benchmark-scope posterior beside the per-item CLT answer, one row per quantity.
 

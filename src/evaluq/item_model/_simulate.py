@@ -74,8 +74,10 @@ def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
     p = expit(a * (eta[:, task] - b))                                      # (M, I)
     if over > 0:
         phi = 1.0 / over - 1.0
-        q = gen.beta(np.clip(p * phi, 1e-9, None)[..., None],
-                     np.clip((1 - p) * phi, 1e-9, None)[..., None], (n_m, n_i, n_e))
+        # one probability per (model, item) shared by its epochs: beta-binomial counts
+        q = np.broadcast_to(gen.beta(np.clip(p * phi, 1e-9, None),
+                                     np.clip((1 - p) * phi, 1e-9, None))[..., None],
+                            (n_m, n_i, n_e))
     else:
         q = np.broadcast_to(p[..., None], (n_m, n_i, n_e))
     y = (gen.random((n_m, n_i, n_e)) < q).astype(np.int8)
