@@ -173,12 +173,17 @@ def test_save_load_round_trip(fit, tmp_path):
         eq.load_item_fit(tmp_path / "none.nc")
 
 
-def test_fit_without_items():
-    t = _table()
+@pytest.fixture(scope="module")
+def fit_no_items():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ItemConvergenceWarning)
-        fit = eq.fit_items(t, model="model", item=None, score="score", task="task",
-                           draws=100, tune=100, chains=2)
+        return eq.fit_items(_table(), model="model", item=None, score="score", task="task",
+                            draws=100, tune=100, chains=2)
+
+
+def test_fit_without_items(fit_no_items):
+    t = _table()
+    fit = fit_no_items
     assert fit.form == "no items"
     assert "sigma_item" not in fit.posterior
     np.testing.assert_allclose(fit.scores("benchmark"), fit.scores("new_items"))
@@ -299,3 +304,30 @@ def test_epoch_agreement_check_flags_run_to_run_drift():
 def test_predictive_checks_bad_arguments(fit):
     with pytest.raises(ValueError, match="n_replicates"):
         fit.predictive_checks(n_replicates=1)
+
+
+# --- LOO ------------------------------------------------------------------------------------------
+
+def test_compare_fits_prefers_item_effects(fit, fit_no_items):
+    table = eq.compare_fits({"items": fit, "no items": fit_no_items})
+    assert table.index[0] == "items"
+    assert {"elpd", "pareto_k_above_0.7", "form"} <= set(table.columns)
+    assert "whole response pattern" in table.attrs["unit"]
+
+
+def test_pointwise_loglik_without_items_is_the_binomial(fit, fit_no_items):
+    from evaluq.item_model._compare import pointwise_loglik
+
+    ll = pointwise_loglik(fit_no_items, fit.data)
+    eta = fit_no_items.posterior["eta"].isel(chain=0, draw=0).values      # (M, K)
+    d = fit.data
+    p = expit(eta[:, d.item_task])
+    ref = stats.binom.logpmf(d.per_item, 2, p).sum(axis=0)
+    np.testing.assert_allclose(ll[0], ref, rtol=1e-10)
+
+
+def test_compare_fits_bad_input(fit, fit_no_items):
+    with pytest.raises(ValueError, match="at least two named ItemFit"):
+        eq.compare_fits({"items": fit})
+    with pytest.raises(ValueError, match="at least one fit with items"):
+        eq.compare_fits({"a": fit_no_items, "b": fit_no_items})

@@ -69,6 +69,7 @@ _LAZY: dict[str, str] = {
     "ItemFit": "evaluq.item_model",
     "load_item_fit": "evaluq.item_model",
     "simulate_items": "evaluq.item_model",
+    "compare_fits": "evaluq.item_model",
     "from_long": "evaluq.cube",
     "from_predictions": "evaluq.predictions",
     "from_summary": "evaluq.cube",
@@ -188,6 +189,7 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.hierarchical import load_fit as load_fit
     from evaluq.io import read_table as read_table
     from evaluq.item_model import ItemFit as ItemFit
+    from evaluq.item_model import compare_fits as compare_fits
     from evaluq.item_model import fit_items as fit_items
     from evaluq.item_model import load_item_fit as load_item_fit
     from evaluq.item_model import simulate_items as simulate_items
