@@ -51,7 +51,9 @@ def test_statistics_match_a_groupby():
 
 def test_auto_family_is_bernoulli_with_one_epoch():
     t = _table(n_epochs=1)
-    assert item_statistics(t, **COLS).family == "bernoulli"
+    d = item_statistics(t, **COLS)
+    assert d.family == "bernoulli"
+    assert d.notes["family"] == "family='auto' chose 'bernoulli' (0/1 scores, 1 epoch(s) per item)"
 
 
 # --- the marginal likelihood -------------------------------------------------------------------
@@ -141,6 +143,7 @@ def test_fit_structure(fit):
             "effective_n"} <= set(vc.data_vars)
     assert "run_drift" in vc.attrs
     assert "ItemFit(family='binomial', form='marginal'" in repr(fit)
+    assert "note: family='auto' chose 'binomial'" in repr(fit)
     assert "r_hat" in fit.diagnostics().columns
 
 
@@ -232,6 +235,7 @@ def test_model_absent_from_a_task_is_kept():
     d = item_statistics(t, **COLS)
     assert d.epochs[1, 1] == 0
     assert d.correct[1, 1] == 0
+    assert "m1 on t1" in d.notes["skipped_tasks"]
 
 
 @pytest.mark.parametrize(("kwargs", "error", "match"), [

@@ -168,7 +168,10 @@ def item_statistics(table: TableLike, *, model: str, item: str | None, score: st
     total, task_of = np.concatenate(totals), np.concatenate(tasks_of)
     keys, item_term, weight = np.unique(np.stack([task_of, total]), axis=1,
                                         return_inverse=True, return_counts=True)
+    notes = _notes(family, fam, len(pivot.seeds), pivot.models,
+                   np.array([b.label for b in pivot.blocks]), epochs)
     return ItemData(
+        notes=notes,
         models=pivot.models, tasks=np.array([b.label for b in pivot.blocks]), family=fam,
         correct=correct, trials=epochs * n_items, epochs=epochs, n_items=n_items,
         has_items=True, term_total=keys[1].astype(np.float64),
@@ -177,6 +180,22 @@ def item_statistics(table: TableLike, *, model: str, item: str | None, score: st
         item_task=task_of, log_binom=np.concatenate(binoms),
         per_item=np.concatenate(per_item, axis=1),
         digest=_digest(correct, epochs, total, task_of))
+
+
+def _notes(requested: str, family: str, n_epochs: int, models: np.ndarray, tasks: np.ndarray,
+           epochs: np.ndarray) -> dict[str, str]:
+    """What the fit decided for the user: the family ``auto`` chose, skipped tasks."""
+    out = {}
+    if requested == "auto":
+        out["family"] = (f"family='auto' chose {family!r} (0/1 scores, {n_epochs} epoch(s) "
+                         "per item)")
+    skipped = np.argwhere(epochs == 0)
+    if skipped.size:
+        pairs = [f"{models[m]!s} on {tasks[k]!s}" for m, k in skipped[:_SHOWN]]
+        out["skipped_tasks"] = (f"{len(skipped)} model x task cell(s) not scored (e.g. "
+                                f"{', '.join(pairs)}): their model x task deviation comes "
+                                "from the prior")
+    return out
 
 
 def _check_models_scored(models: np.ndarray, epochs: np.ndarray) -> None:
