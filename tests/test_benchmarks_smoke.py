@@ -35,6 +35,7 @@ QUICK = {
     "bench_proportions.py": [],
     "bench_from_items.py": [],
     "bench_harness_logs.py": [],    # Inspect logs made offline (mock model), then read
+    "bench_item_model.py": ["--skip-explicit"],   # compiles the nutpie model (~40 s loaded)
     "calibration_agreement.py": ["--only", "kappa"],
     "calibration_intervals.py": [],
     "bench_field_methods.py": ["--skip-anchor"],

@@ -64,6 +64,11 @@ _LAZY: dict[str, str] = {
     "from_items": "evaluq.items",
     "item_scores": "evaluq.items",
     "item_means": "evaluq.item_stats",
+    "fit_items": "evaluq.item_model",
+    "ItemFit": "evaluq.item_model",
+    "load_item_fit": "evaluq.item_model",
+    "simulate_items": "evaluq.item_model",
+    "compare_fits": "evaluq.item_model",
     "from_long": "evaluq.cube",
     "from_predictions": "evaluq.predictions",
     "from_summary": "evaluq.cube",
@@ -200,6 +205,11 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.io import read_inspect_logs as read_inspect_logs
     from evaluq.io import read_lm_eval_samples as read_lm_eval_samples
     from evaluq.io import read_table as read_table
+    from evaluq.item_model import ItemFit as ItemFit
+    from evaluq.item_model import compare_fits as compare_fits
+    from evaluq.item_model import fit_items as fit_items
+    from evaluq.item_model import load_item_fit as load_item_fit
+    from evaluq.item_model import simulate_items as simulate_items
     from evaluq.item_stats import item_means as item_means
     from evaluq.items import from_items as from_items
     from evaluq.items import item_scores as item_scores

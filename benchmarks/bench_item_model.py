@@ -1,0 +1,99 @@
+"""Benchmark: the item model with the items integrated out against explicit item parameters.
+
+Target on 2 cores (issue 22): 20 models x 10,000 items x 5 epochs, a warm fit (the nutpie
+model already compiled, refitted on new data of the same shape) in <= 30 s, and >= 10x faster
+than the same 1PL model with one explicit parameter per item, sampled in the same run with
+the same draws. Printed per fit: wall, compile, sampling and post-processing seconds,
+divergences, the largest R-hat and smallest bulk ESS, and the recovery of sigma_item and of
+the models' benchmark-scope scores. ``--quick``: 5 x 300 x 3 with few draws (smoke).
+``--size M I E`` chooses another size (when the machine is too loaded for the full one).
+
+Run: ``python benchmarks/bench_item_model.py``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+
+import numpy as np
+
+import evaluq as eq
+from evaluq.item_model import ItemConvergenceWarning, item_statistics, simulate_items
+from evaluq.item_model._model import build_explicit_model
+
+COLS = {"model": "model", "item": "item", "score": "score", "epoch": "epoch"}
+
+
+def _table(n_m: int, n_i: int, n_e: int, rng: int):
+    return simulate_items(n_models=n_m, n_items=n_i, n_epochs=n_e, sigma_item=1.5,
+                          model_sd=0.5, rng=rng)
+
+
+def marginal_fit(table, draws: int, tune: int, chains: int) -> tuple[str, float]:
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ItemConvergenceWarning)
+        fit = eq.fit_items(table, **COLS, draws=draws, tune=tune, chains=chains, rng=1)
+    wall = time.perf_counter() - start
+    diag = fit.diagnostics()
+    truth = table.attrs["truth"]["benchmark"]
+    err = np.abs(fit.scores("benchmark").mean(("chain", "draw")).values - truth).max()
+    c = fit.config
+    return (f"wall {wall:6.2f} s (compile {c['compile_seconds']:5.2f}, sampling "
+            f"{c['sampling_seconds']:5.2f}, posterior {c['posterior_seconds']:5.2f}), "
+            f"{c['n_terms']} terms, divergences {diag.attrs['divergences']}, max R-hat "
+            f"{diag['r_hat'].max():.3f}, min ESS {diag['ess_bulk'].min():.0f}, sigma_item "
+            f"{float(fit.posterior['sigma_item'].mean()):.3f} (true 1.5), max |score - "
+            f"truth| {err:.4f}"), c["sampling_seconds"]
+
+
+def explicit_fit(table, draws: int, tune: int, chains: int) -> tuple[str, float]:
+    import nutpie
+
+    data = item_statistics(table, **COLS)
+    start = time.perf_counter()
+    compiled = nutpie.compile_pymc_model(build_explicit_model(data, data.per_item),
+                                         backend="numba")
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    raw = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, cores=chains,
+                        seed=1, progress_bar=False)
+    sampling = time.perf_counter() - start
+    sigma = float(raw["posterior"]["sigma_item"].mean())
+    return (f"compile {compile_s:5.2f} s, sampling {sampling:6.2f} s, sigma_item "
+            f"{sigma:.3f} (true 1.5)"), sampling
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--size", type=int, nargs=3, metavar=("M", "I", "E"))
+    parser.add_argument("--skip-explicit", action="store_true")
+    args = parser.parse_args()
+    n_m, n_i, n_e = args.size or ((5, 300, 3) if args.quick else (20, 10_000, 5))
+    draws, tune, chains = (100, 100, 2) if args.quick else (1000, 1000, 2)
+    print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; sampler nutpie; "
+          f"draws={draws}, tune={tune}, chains={chains}")
+    label = f"{n_m} models x {n_i} items x {n_e} epochs"
+    start = time.perf_counter()
+    item_statistics(_table(n_m, n_i, n_e, 0), **COLS)
+    print(f"{label}: table -> sufficient statistics {time.perf_counter() - start:.2f} s "
+          f"({n_m * n_i * n_e} rows)")
+    text, _ = marginal_fit(_table(n_m, n_i, n_e, 0), draws, tune, chains)
+    print(f"{label} marginal cold: {text}")
+    text, warm = marginal_fit(_table(n_m, n_i, n_e, 1), draws, tune, chains)
+    flag = "ok" if warm <= 30 else "OVER TARGET"
+    print(f"{label} marginal warm: {text}  [target sampling <= 30 s: {flag}]")
+    if args.skip_explicit:
+        return
+    text, explicit = explicit_fit(_table(n_m, n_i, n_e, 1), draws, tune, chains)
+    ratio = explicit / warm
+    print(f"{label} explicit items: {text}; speed-up {ratio:.1f}x "
+          f"[target >= 10x: {'ok' if ratio >= 10 else 'UNDER TARGET'}]")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""``compare_fits``: PSIS-LOO of item-model fits on the same items, with Pareto k flagged.
+
+The unit left out is one item's whole response pattern (every model and epoch on it): in the
+marginal model an item's effect is shared by all its responses, so its responses are not
+conditionally independent and the pattern is the observation. Its pointwise log-likelihood is
+
+    log p(y_i) = sum_m y_im eta_mk + log int N(b; 0, s^2) exp(-b Y_i - sum_m n_km
+                 softplus(eta_mk - b)) db + sum_m log C(n_km, y_im),
+
+and, for a fit without item effects on the same table, sum_m log Binom(y_im | n_km,
+expit(eta_mk)) (the same unit, so the two are comparable).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evaluq._dims import ITEM
+from evaluq.item_model._model import term_loglik
+from evaluq.item_model._posterior import flat_posterior, linear_predictor
+
+if TYPE_CHECKING:
+    from evaluq.item_model._fit import ItemFit
+
+K_THRESHOLD: Final = 0.7
+_NAMES: Final = ("alpha", "dev", "sigma_item", "task_effect", "model_x_task", "sigma_task",
+                 "sigma_model_x_task")
+CHUNK: Final = 100
+
+
+def pointwise_loglik(fit: ItemFit, items: Any) -> np.ndarray:
+    """(draw, item) log-likelihood of each item's response pattern (``items``: the ItemData
+    holding the per-item counts)."""
+    flat = flat_posterior(fit.posterior, _NAMES)
+    eta = linear_predictor(fit.data, flat)                            # (D, M, K)
+    task = np.asarray(items.item_task)
+    per = np.asarray(items.per_item)                                  # (M, I)
+    n = items.epochs[:, task]
+    out = np.empty((len(eta), per.shape[1]))
+    for start in range(0, len(eta), CHUNK):                           # chunks of draws
+        e = eta[start:start + CHUNK]
+        lin = np.einsum("dmi,mi->di", e[:, :, task], per)
+        if fit.data.has_items:
+            t = items.term_task
+            terms = term_loglik(np.moveaxis(e[:, :, t], 1, 2),
+                                np.broadcast_to(items.epochs[:, t].T, (len(e), len(t),
+                                                                       e.shape[1])),
+                                items.term_total, flat["sigma_item"][start:start + CHUNK])
+            rest = terms[:, np.asarray(items.item_term)]
+        else:
+            rest = -np.einsum("dmi,mi->di", np.logaddexp(0.0, e[:, :, task]), n)
+        out[start:start + CHUNK] = lin + rest + items.log_binom
+    return out
+
+
+def _reference(fits: dict[str, ItemFit]) -> Any:
+    with_items = [f for f in fits.values() if f.data.has_items]
+    if not with_items:
+        raise ValueError("`fits`: compare_fits needs at least one fit with items (its "
+                         "per-item response patterns are the observations)")
+    ref = with_items[0].data
+    for name, fit in fits.items():
+        d = fit.data
+        same = (np.array_equal(d.correct, ref.correct) and np.array_equal(d.trials, ref.trials)
+                and (not d.has_items or np.array_equal(np.asarray(d.per_item),
+                                                       np.asarray(ref.per_item))))
+        if not same:
+            raise ValueError(f"`fits[{name!r}]` was fitted to other data than the first fit "
+                             "with items; LOO compares fits of the same items only")
+    return ref
+
+
+def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
+    """Compare item-model fits of the same items by PSIS-LOO (arviz-stats), Pareto k flagged.
+
+    The observation left out is one item's whole response pattern (every model and epoch on
+    it): in the marginal model the item's effect ties its responses together. A fit without
+    item effects (``item=None``) on the same table is scored on the same unit (the product
+    of its binomials over the item's models), so the two are comparable.
+
+    Parameters
+    ----------
+    fits
+        Named fits (at least two; at least one with items), all of the same table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`arviz_stats.compare`'s table (``rank``, ``elpd``, ``p``, ``elpd_diff``,
+        ``weight``, ``se``, ``dse``, ``warning``) plus ``pareto_k_above_0.7`` (items whose
+        PSIS estimate is unreliable) and ``form``; ``attrs["unit"]`` says what one
+        observation is.
+
+    Examples
+    --------
+    Fitting takes some seconds, so the example does not run here:
+
+    >>> import evaluq as eq
+    >>> t = eq.simulate_items(n_models=3, n_items=100, n_epochs=2, rng=0)
+    >>> cols = dict(model="model", score="score", epoch="epoch")
+    >>> with_items = eq.fit_items(t, item="item", **cols)                  # doctest: +SKIP
+    >>> without = eq.fit_items(t, item=None, **cols)                       # doctest: +SKIP
+    >>> eq.compare_fits({"items": with_items, "no items": without}).index[0]  # doctest: +SKIP
+    'items'
+    """
+    import arviz_stats as azs
+
+    if not isinstance(fits, dict) or len(fits) < 2:
+        raise ValueError(f"`fits` must be a dict of at least two named ItemFit; got {fits!r}")
+    ref = _reference(fits)
+    trees, flagged = {}, {}
+    for name, fit in fits.items():
+        ll = pointwise_loglik(fit, ref)
+        n_chain = fit.posterior.sizes["chain"]
+        da = xr.DataArray(ll.reshape(n_chain, -1, ll.shape[1]), dims=("chain", "draw", ITEM))
+        trees[name] = xr.DataTree.from_dict({
+            "posterior": fit.posterior[["alpha"]],
+            "log_likelihood": xr.Dataset({"y": da})})
+        with warnings.catch_warnings():   # reported as a column instead
+            warnings.simplefilter("ignore", UserWarning)
+            k = azs.loo(trees[name], var_name="y", pointwise=True).pareto_k
+        flagged[name] = int((np.asarray(k) > K_THRESHOLD).sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        table = azs.compare(trees, var_name="y")
+    table["pareto_k_above_0.7"] = [flagged[n] for n in table.index]
+    table["form"] = [fits[n].form for n in table.index]
+    table.attrs = {"unit": "one item's whole response pattern (all models and epochs) is one "
+                           "observation",
+                   "n_items": int(np.asarray(ref.per_item).shape[1])}
+    return table

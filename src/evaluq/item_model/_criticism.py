@@ -1,0 +1,137 @@
+"""Prior and posterior predictive checks of an item-model fit, each reported pass / fail.
+
+Statistics (replicated data drawn exactly given each draw's parameters: item effects from
+their conditional grid after the fit, from N(0, sigma_item^2) under the prior):
+
+- ``accuracy`` per model: the mean score;
+- ``item_spread``: the SD over items of the items' mean score (over models and epochs), which
+  the item difficulties' spread drives;
+- ``epoch_agreement`` (two or more epochs): the share of (model, item) pairs whose epochs all
+  agree, which is too high in the data when epochs are overdispersed (run-to-run drift the
+  binomial family leaves out).
+
+A posterior check passes when the posterior predictive p-value P(T_rep >= T_obs) lies in
+[0.025, 0.975]; a prior check when the observed statistic lies inside the central 99% of the
+prior predictive distribution (the prior does not rule the data out).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from evaluq._dims import MODEL
+from evaluq.item_model._data import ItemData
+from evaluq.item_model._model import log_integrand, term_mode
+from evaluq.item_model._posterior import GRID, GRID_HALF_WIDTH, flat_posterior, linear_predictor
+
+if TYPE_CHECKING:
+    from evaluq.item_model._fit import ItemFit
+
+N_REPLICATES: Final = 200
+
+
+def _observed(data: ItemData) -> dict[str, np.ndarray]:
+    per = np.asarray(data.per_item)
+    n = data.epochs[:, np.asarray(data.item_task)]                      # (M, I)
+    out = {"accuracy": data.correct.sum(axis=1) / data.trials.sum(axis=1),
+           "item_spread": np.array([(per.sum(0) / n.sum(0)).std()])}
+    if n.max() >= 2:
+        multi = n >= 2
+        agree = ((per == 0) | (per == n)) & multi
+        out["epoch_agreement"] = np.array([agree.sum() / multi.sum()])
+    return out
+
+
+def _replicate(data: ItemData, eta: np.ndarray, b: np.ndarray,
+               gen: np.random.Generator) -> dict[str, np.ndarray]:
+    """Statistics of data replicated from eta (model, task) and item effects b (item,)."""
+    task = np.asarray(data.item_task)
+    n = data.epochs[:, task]
+    p = expit(eta[:, task] - b)
+    y = gen.binomial(n.astype(np.int64), p)
+    onehot = np.eye(len(data.tasks))[task]                               # (I, K)
+    fake = ItemData(**{**data.__dict__, "per_item": y.astype(np.float64),
+                       "correct": y @ onehot})
+    return _observed(fake)
+
+
+def _posterior_items(data: ItemData, eta: np.ndarray, sigma: float,
+                     gen: np.random.Generator) -> np.ndarray:
+    """One draw of every item's effect from its exact conditional (grid of the posterior)."""
+    t_task = data.term_task
+    eta_t = eta[:, t_task].T[None]                                       # (1, T, M)
+    n_t = data.epochs[:, t_task].T[None]
+    s = np.array([sigma])
+    mode, sd = term_mode(eta_t, n_t, data.term_total, s)
+    z = (np.arange(GRID) + 0.5) / GRID * 2 * GRID_HALF_WIDTH - GRID_HALF_WIDTH
+    grid = mode[..., None] + sd[..., None] * z
+    logd = log_integrand(eta_t, n_t, data.term_total, s, grid)[0]
+    prob = np.exp(logd - logd.max(axis=-1, keepdims=True))
+    cdf = np.cumsum(prob / prob.sum(axis=-1, keepdims=True), axis=-1)
+    item_term = np.asarray(data.item_term)
+    u = gen.random(len(item_term))
+    cell = (cdf[item_term] < u[:, None]).sum(axis=1).clip(0, GRID - 1)
+    width = 2 * GRID_HALF_WIDTH / GRID * sd[0][item_term]
+    return grid[0][item_term, cell] + (gen.random(len(item_term)) - 0.5) * width
+
+
+def _prior_draw(data: ItemData, priors: dict[str, float], gen: np.random.Generator
+                ) -> tuple[np.ndarray, float]:
+    n_m, n_k = data.shape
+    z = gen.normal(0, priors["dev_sigma"], n_m)
+    eta = gen.normal(priors["alpha_mu"], priors["alpha_sigma"]) + (z - z.mean())[:, None] \
+        + np.zeros((n_m, n_k))
+    if n_k > 1:
+        eta = eta + abs(gen.normal(0, priors["sigma_task_sigma"])) * gen.normal(0, 1, n_k)
+        eta = eta + abs(gen.normal(0, priors["sigma_mxt_sigma"])) * gen.normal(0, 1, (n_m, n_k))
+    return eta, abs(gen.normal(0, priors["sigma_item_sigma"]))
+
+
+def _rows(kind: str, observed: dict[str, np.ndarray], reps: list[dict[str, np.ndarray]],
+          models: list[str]) -> list[dict]:
+    rows = []
+    for name, obs in observed.items():
+        rep = np.stack([r[name] for r in reps])                          # (rep, k)
+        for k, value in enumerate(obs):
+            draws = rep[:, k]
+            p = float((draws >= value).mean())
+            lo, hi = np.quantile(draws, [0.005, 0.995] if kind == "prior" else [0.025, 0.975])
+            passed = (lo <= value <= hi) if kind == "prior" else (0.025 <= p <= 0.975)
+            rows.append({"check": kind, "statistic": name,
+                         MODEL: models[k] if name == "accuracy" else "",
+                         "observed": float(value), "replicated_mean": float(draws.mean()),
+                         "lower": float(lo), "upper": float(hi), "p_value": p,
+                         "passed": bool(passed)})
+    return rows
+
+
+def predictive_checks(fit: ItemFit, n_replicates: int, gen: np.random.Generator
+                      ) -> pd.DataFrame:
+    """See :meth:`ItemFit.predictive_checks`."""
+    data = fit.data
+    if not data.has_items:
+        raise ValueError("predictive_checks needs a fit with items (item=...)")
+    observed = _observed(data)
+    flat = flat_posterior(fit.posterior, ("alpha", "dev", "sigma_item", "task_effect",
+                                          "model_x_task", "sigma_task",
+                                          "sigma_model_x_task"))
+    eta = linear_predictor(data, flat)
+    pick = gen.choice(len(eta), size=min(n_replicates, len(eta)), replace=False)
+    post = [_replicate(data, eta[d], _posterior_items(data, eta[d], flat["sigma_item"][d],
+                                                      gen), gen) for d in pick]
+    prior = []
+    n_items = len(np.asarray(data.item_term))
+    for _ in range(n_replicates):          # one replicate per prior draw (vectorised inside)
+        eta0, sigma0 = _prior_draw(data, fit.config["priors"], gen)
+        prior.append(_replicate(data, eta0, gen.normal(0, sigma0, n_items), gen))
+    models = [str(m) for m in data.models]
+    out = pd.DataFrame(_rows("prior", observed, prior, models)
+                       + _rows("posterior", observed, post, models))
+    out.attrs = {"n_replicates": n_replicates,
+                 "rule": "posterior: p-value P(T_rep >= T_obs) in [0.025, 0.975]; prior: "
+                         "observed inside the central 99% of the prior predictive"}
+    return out

@@ -1,0 +1,545 @@
+"""``fit_items``: sample the marginal item model and wrap the posterior in a fit object."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evaluq._dims import (
+    BENCHMARK_SCORE,
+    ITEM,
+    MODEL,
+    MODEL_B,
+    NEW_ITEMS_SCORE,
+    POSTERIOR_SAMPLE_DIMS,
+    TASK,
+    TERM,
+)
+from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
+from evaluq.item_model._data import FAMILIES, ItemData, item_statistics
+from evaluq.item_model._model import (
+    N_NODES,
+    build_model,
+    model_inputs,
+    padded_terms,
+    resolve_priors,
+)
+from evaluq.item_model._posterior import (
+    conditional_draws,
+    flat_posterior,
+    icc_draws,
+    linear_predictor,
+    new_items_scores,
+)
+
+SCOPES: Final = ("benchmark", "new_items")
+TARGET_ACCEPT: Final = 0.9
+"""NUTS's target acceptance (nutpie's default 0.8 left a few divergences with three tasks)."""
+SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
+SAMPLED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "task_effect",
+                  "sigma_model_x_task", "model_x_task")
+_STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
+                 "mean_tree_accept", "acceptance_rate", "logp", "lp")
+_COMPILED: dict[tuple[int, int, int, bool], Any] = {}
+"""nutpie models compiled in this process, by (models, tasks, padded terms, items): refits of
+data of the same shape reuse them."""
+
+
+class ItemConvergenceWarning(UserWarning):
+    """The sampler's diagnostics (R-hat, ESS, divergences) are not good enough."""
+
+
+def compiled_nutpie(data: ItemData) -> tuple[Any, float]:
+    """The nutpie model for the data's shape, compiled on first use; compile seconds."""
+    import nutpie
+
+    n_m, n_k = data.shape
+    key = (n_m, n_k, padded_terms(len(data.term_total)) if data.has_items else 0,
+           data.has_items)
+    if key in _COMPILED:
+        return _COMPILED[key], 0.0
+    start = time.perf_counter()
+    _COMPILED[key] = nutpie.compile_pymc_model(build_model(data), backend="numba")
+    return _COMPILED[key], time.perf_counter() - start
+
+
+def _sample(data: ItemData, priors: dict[str, float], draws: int, tune: int, chains: int,
+            seed: int) -> tuple[xr.DataTree, float, float]:
+    import nutpie
+
+    compiled, compile_s = compiled_nutpie(data)
+    start = time.perf_counter()
+    known = {var.name for var in compiled.shared_var_keys}
+    inputs = {k: v for k, v in model_inputs(data, priors).items() if k in known}
+    raw = nutpie.sample(compiled.with_data(**inputs), draws=draws,
+                        tune=tune, chains=chains, cores=chains, seed=seed, progress_bar=False,
+                        save_warmup=False, target_accept=TARGET_ACCEPT)
+    return raw, compile_s, time.perf_counter() - start
+
+
+def _unflat(values: np.ndarray, n_chain: int) -> np.ndarray:
+    return values.reshape(n_chain, -1, *values.shape[1:])
+
+
+def _posterior(data: ItemData, raw: xr.DataTree, post_seed: int
+               ) -> tuple[xr.Dataset, xr.Dataset]:
+    """The posterior group (sampled variables, eta, both scores, variance components) and
+    the item effects' posterior summary."""
+    post = raw["posterior"].to_dataset()
+    n_chain = post.sizes["chain"]
+    flat = flat_posterior(post, SAMPLED)
+    eta = linear_predictor(data, flat)
+    sigma = flat.get("sigma_item")
+    cond = conditional_draws(data, eta, sigma, np.random.default_rng(post_seed))
+    icc = icc_draws(data, eta, sigma)
+    cd = (*SAMPLE_DIMS, MODEL)
+    out = xr.Dataset({name: (SAMPLE_DIMS + (() if flat[name].ndim == 1 else (
+        MODEL,) if name == "dev" else (TASK,) if name == "task_effect" else (MODEL, TASK)),
+        _unflat(flat[name], n_chain)) for name in flat})
+    out[NEW_ITEMS_SCORE] = (cd, _unflat(new_items_scores(data, eta, sigma), n_chain))
+    out[BENCHMARK_SCORE] = (cd, _unflat(cond["benchmark"], n_chain))
+    out["eta"] = ((*cd, TASK), _unflat(eta, n_chain))
+    for name, values in icc.items():
+        out[name] = (cd, _unflat(values, n_chain))
+    out = out.assign_coords({MODEL: data.models, TASK: data.tasks})
+    items = xr.Dataset()
+    if "item_mean" in cond:
+        items = xr.Dataset({"item_effect_mean": (ITEM, cond["item_mean"]),
+                            "item_effect_sd": (ITEM, cond["item_sd"]),
+                            TASK: (ITEM, np.asarray(data.tasks)[np.asarray(data.item_task)])},
+                           coords={ITEM: data.item_labels})
+    return out, items
+
+
+def _observed(data: ItemData) -> xr.Dataset:
+    """The sufficient statistics, saved with the fit (``load_item_fit`` rebuilds the data)."""
+    obs = xr.Dataset(
+        {"correct": ((MODEL, TASK), data.correct), "trials": ((MODEL, TASK), data.trials),
+         "epochs": ((MODEL, TASK), data.epochs), "n_items": (TASK, data.n_items),
+         "term_total": (TERM, data.term_total), "term_task": (TERM, data.term_task),
+         "term_weight": (TERM, data.term_weight)},
+        coords={MODEL: data.models, TASK: data.tasks},
+        attrs={"family": data.family, "has_items": int(data.has_items),
+               "higher_is_better": int(data.higher_is_better)})
+    if data.has_items:
+        obs = obs.assign({"item_term": (ITEM, data.item_term),
+                          "item_task": (ITEM, data.item_task),
+                          "log_binom": (ITEM, data.log_binom),
+                          "per_item": ((MODEL, ITEM), data.per_item)})
+        obs = obs.assign_coords({ITEM: data.item_labels})
+    return obs
+
+
+def _build_tree(data: ItemData, raw: xr.DataTree, config: dict[str, Any],
+                priors: dict[str, float]) -> xr.DataTree:
+    post, items = _posterior(data, raw, config["post_seed"])
+    stats = raw["sample_stats"].to_dataset()
+    stats = stats[[v for v in _STATS if v in stats]]
+    groups = {"posterior": post, "sample_stats": stats, "observed_data": _observed(data),
+              "constant_data": xr.Dataset({f"prior_{k}": v for k, v in priors.items()})}
+    if items.data_vars:
+        groups["item_effects"] = items
+    tree = xr.DataTree.from_dict(groups)
+    tree.attrs = {"evaluq_config": json.dumps(config), "data_digest": data.digest,
+                  "notes": json.dumps(data.notes)}
+    return tree
+
+
+# --- the fit object -------------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class ItemFit:
+    """A fitted item model (see :func:`evaluq.fit_items`).
+
+    Attributes
+    ----------
+    idata
+        ArviZ data (``xarray.DataTree``): ``posterior`` (chain, draw, ...) with the sampled
+        parameters, ``eta`` (model, task; logit scale), ``benchmark_score`` and
+        ``new_items_score`` (model; probability scale), ``icc_epochs``, ``design_effect``
+        and ``effective_n`` (model); ``item_effects`` (item: posterior mean and SD of each
+        item's difficulty, from its exact conditional); ``sample_stats``; ``observed_data``
+        (the sufficient statistics); ``constant_data`` (the priors).
+    config
+        The arguments, priors, seeds, timings and ``form`` (``"marginal"``: items integrated
+        out by adaptive Gauss-Hermite quadrature; ``"no items"`` with ``item=None``).
+    data
+        The sufficient statistics (:class:`ItemData`).
+    """
+
+    idata: xr.DataTree
+    config: dict[str, Any]
+    data: ItemData = field(repr=False)
+
+    @property
+    def posterior(self) -> xr.Dataset:
+        """The posterior group as a Dataset."""
+        return self.idata["posterior"].to_dataset()
+
+    @property
+    def form(self) -> str:
+        """``"marginal"`` (item effects integrated out) or ``"no items"``."""
+        return str(self.config["form"])
+
+    def scores(self, scope: str = "benchmark") -> xr.DataArray:
+        """Posterior draws (chain, draw, model) of each model's expected score at ``scope``.
+
+        Parameters
+        ----------
+        scope
+            ``"benchmark"``: the expected score over this benchmark's items (their effects
+            drawn from their exact conditional); ``"new_items"``: the expected score on a new
+            item from the same population (the item effect integrated over N(0, sigma_item^2),
+            tasks weighted by their share of the items).
+        """
+        scope = check_choice("scope", scope, SCOPES)
+        return self.posterior[BENCHMARK_SCORE if scope == "benchmark" else NEW_ITEMS_SCORE]
+
+    def pairwise_differences(self, scope: str = "benchmark", *, rope: float | None = None,
+                             confidence_level: float = 0.95) -> xr.Dataset:
+        """Posterior differences of the expected scores (``model`` minus ``model_b``).
+
+        Computed by :func:`evaluq.pairwise_differences` on the draws of :meth:`scores`
+        (``ci`` is the equal-tailed credible interval, ``p_greater`` is P(D > 0 | data));
+        with ``rope``: ``p_below`` = P(D < -rope), ``p_rope`` = P(|D| <= rope), ``p_above``
+        = P(D > rope).
+
+        Parameters
+        ----------
+        scope
+            ``"benchmark"`` or ``"new_items"`` (see :meth:`scores`).
+        rope
+            Half-width of the region of practical equivalence (>= 0, probability scale).
+        confidence_level
+            Level of the credible intervals, in (0, 1); default 0.95.
+        """
+        from evaluq.pairwise import pairwise_differences
+
+        draws = self.scores(scope)
+        width = 0.0 if rope is None else _check_rope(rope)
+        out = pairwise_differences(draws, sample_dims=SAMPLE_DIMS,
+                                   confidence_level=check_confidence_level(confidence_level),
+                                   higher_is_better=True)
+        diff = draws - draws.rename({MODEL: MODEL_B})
+        out["p_below"] = (diff < -width).mean(SAMPLE_DIMS)
+        out["p_rope"] = (abs(diff) <= width).mean(SAMPLE_DIMS)
+        out["p_above"] = (diff > width).mean(SAMPLE_DIMS)
+        out.attrs.update(scope=scope, rope=width, ci_kind="equal-tailed credible interval")
+        return out
+
+    def rank_probabilities(self, scope: str = "benchmark") -> xr.Dataset:
+        """P(rank = r), expected rank and P(best) (:func:`evaluq.rank_distribution`) of the
+        draws of :meth:`scores` at ``scope``.
+
+        Parameters
+        ----------
+        scope
+            ``"benchmark"`` or ``"new_items"`` (see :meth:`scores`).
+        """
+        from evaluq.ranks import rank_distribution
+
+        out = rank_distribution(self.scores(scope), sample_dims=SAMPLE_DIMS,
+                                higher_is_better=True)
+        out.attrs["scope"] = scope
+        return out
+
+    def variance_components(self) -> xr.Dataset:
+        """Posterior draws of the variance components.
+
+        Returns
+        -------
+        xarray.Dataset
+            On the logit scale: ``sigma_item`` (SD of the item difficulties), ``sigma_task``
+            and ``sigma_model_x_task`` (when the data have several tasks / models); per model
+            on the probability scale: ``icc_epochs`` (correlation of two epochs of one item),
+            ``design_effect`` (1 + (E - 1) ICC) and ``effective_n`` (items x epochs /
+            design effect). ``run_drift`` is 0 by assumption under the binomial family
+            (epochs independent given the item), which the attrs say.
+        """
+        post = self.posterior
+        names = ("sigma_item", "sigma_task", "sigma_model_x_task", "icc_epochs",
+                 "design_effect", "effective_n")
+        out = post[[n for n in names if n in post]]
+        out.attrs = {"family": self.data.family, "run_drift": (
+            "0 by assumption: the binomial family takes epochs as independent given the item")}
+        return out
+
+    def diagnostics(self) -> pd.DataFrame:
+        """R-hat, bulk and tail ESS and MCSE of every reported quantity; divergences.
+
+        ``attrs`` holds ``divergences`` and ``problems`` (the advice :func:`fit_items` warns
+        with)."""
+        from evaluq.item_model._diagnostics import diagnostics
+
+        return diagnostics(self)
+
+    def predictive_checks(self, *, n_replicates: int = 200, rng: RNGLike = 0) -> pd.DataFrame:
+        """Prior and posterior predictive checks, each reported pass / fail with its statistic.
+
+        Statistics: per-model accuracy, the spread (SD over items) of the items' mean score,
+        and (with epochs) the share of (model, item) pairs whose epochs all agree, which
+        flags run-to-run drift the binomial family leaves out. Replicated data are drawn
+        exactly given each draw (item effects from their conditional after the fit, from
+        N(0, sigma_item^2) under the prior).
+
+        Parameters
+        ----------
+        n_replicates
+            Replicated data sets per check (posterior draws are subsampled); default 200.
+        rng
+            Seed or Generator of the replicates; default 0.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``check`` (prior / posterior), ``statistic``, ``model``, ``observed``,
+            ``replicated_mean``, ``lower``, ``upper``, ``p_value`` (P(T_rep >= T_obs)),
+            ``passed``: the posterior check passes when the p-value is in [0.025, 0.975],
+            the prior check when the observed value is inside the prior predictive's central
+            99%.
+        """
+        from evaluq.item_model._criticism import predictive_checks
+
+        return predictive_checks(self, check_int("n_replicates", n_replicates, minimum=2),
+                                 check_rng(rng))
+
+    def compare_frequentist(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
+        """The benchmark-scope posterior beside the per-item CLT answer, one row per quantity.
+
+        Frequentist side: the mean over items of each model's per-item score (correct over
+        epochs) with the CLT interval over items, and each pair's paired difference with
+        its CLT interval (the SD of the per-item differences / sqrt(I)).
+
+        Parameters
+        ----------
+        confidence_level
+            Level of both sides' intervals, in (0, 1); default 0.95.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``quantity`` (score / difference), ``model``, ``model_b``, ``frequentist``,
+            ``freq_lower``, ``freq_upper``, ``posterior_mean``, ``post_lower``,
+            ``post_upper``, ``agree`` (the two intervals overlap).
+        """
+        from evaluq.item_model._diagnostics import compare_frequentist
+
+        return compare_frequentist(self, check_confidence_level(confidence_level))
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the fit to a NetCDF file atomically (a temporary file, then ``os.replace``).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (replaced). Read it back with :func:`evaluq.load_item_fit`.
+        """
+        target = Path(path)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                   suffix=".tmp")
+        os.close(fd)
+        try:
+            self.idata.to_netcdf(tmp)
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+
+    def _summary(self) -> pd.DataFrame:
+        cols: dict[str, Any] = {}
+        for scope in SCOPES:
+            s = self.scores(scope)
+            lo, hi = s.quantile([0.025, 0.975], SAMPLE_DIMS).values
+            cols |= {f"{scope}_mean": s.mean(SAMPLE_DIMS).values, f"{scope}_2.5%": lo,
+                     f"{scope}_97.5%": hi}
+        return pd.DataFrame(cols, index=pd.Index(self.data.models, name=MODEL))
+
+    def _header(self) -> str:
+        post = self.posterior
+        n_m, n_k = self.data.shape
+        div = int(self.idata["sample_stats"]["diverging"].sum()) \
+            if "diverging" in self.idata["sample_stats"] else 0
+        return (f"ItemFit(family={self.data.family!r}, form={self.form!r}, {n_m} models x "
+                f"{int(self.data.n_items.sum())} items in {n_k} task(s), "
+                f"{post.sizes['chain']} chains x {post.sizes['draw']} draws, "
+                f"divergences={div})")
+
+    def __repr__(self) -> str:
+        return "\n".join([self._header(), self._summary().round(4).to_string()]
+                         + [f"note: {t}" for t in self.data.notes.values()])
+
+    def _repr_html_(self) -> str:
+        return (f"<p><strong>{self._header()}</strong></p>"
+                + self._summary().round(4).to_html())
+
+
+def _check_rope(rope: Any) -> float:
+    if isinstance(rope, bool) or not isinstance(rope, int | float | np.integer | np.floating) \
+            or not np.isfinite(rope) or rope < 0:
+        raise ValueError(f"`rope` must be a finite number >= 0 or None; got {rope!r}")
+    return float(rope)
+
+
+# --- public functions -----------------------------------------------------------------------------
+
+def _check_args(family: Any, discrimination: Any, draws: Any, tune: Any, chains: Any
+                ) -> tuple[str, int, int, int]:
+    family = check_choice("family", family, FAMILIES)
+    if discrimination is not False:
+        if discrimination is True:
+            raise NotImplementedError("`discrimination=True` (2PL) is not implemented yet; "
+                                      "fit the 1PL model with discrimination=False")
+        raise TypeError(f"`discrimination` must be True or False; got {discrimination!r}")
+    return (family, check_int("draws", draws, minimum=1), check_int("tune", tune, minimum=0),
+            check_int("chains", chains, minimum=1))
+
+
+def fit_items(table: Any, *, model: str, item: str | None, score: str,
+              task: str | None = None, epoch: str | None = None, grader: str | None = None,
+              family: str = "auto", discrimination: bool = False,
+              priors: dict[str, float] | None = None, draws: int = 1000, tune: int = 1000,
+              chains: int = 4, rng: RNGLike = 0) -> ItemFit:
+    """Fit the Bayesian item model (1PL, items crossed with models) to per-item scores.
+
+    .. math::
+
+        \\operatorname{logit} P(y_{mie} = 1) = \\alpha + d_m + t_k + g_{mk} - b_i, \\quad
+        b_i \\sim N(0, \\sigma_{item}^2),\\ t_k \\sim N(0, \\sigma_{task}^2),\\
+        g_{mk} \\sim N(0, \\sigma_{m \\times t}^2)
+
+    for model m, item i of task k and epoch e (``models/item_model.md``). The item effects
+    are integrated out by adaptive Gauss-Hermite quadrature (15 nodes); items with the same
+    total in a task (the 1PL's sufficient statistic; identical response patterns a fortiori)
+    form one weighted term, so the sampler (nutpie) sees only the model, task and scale
+    parameters, whatever the number of items. The item effects are drawn afterwards from
+    their exact conditional. Two scopes on the probability scale: ``"benchmark"`` (expected
+    score over these items) and ``"new_items"`` (a new item of the same population).
+
+    Parameters
+    ----------
+    table
+        Per-item scores, one row per model x item [x task] [x epoch] (a DataFrame or a
+        file; the tables of :func:`evaluq.from_items`).
+    model, item, score, task, epoch
+        Column names. ``item=None`` fits without item effects (rows exchangeable).
+    grader
+        Not supported yet (the ordinal family with grader effects); must be None.
+    family
+        ``"auto"`` (0/1 scores: ``"bernoulli"`` with one epoch, else ``"binomial"``; the
+        choice is recorded in ``fit.config["family"]``), ``"bernoulli"`` or ``"binomial"``.
+    discrimination
+        False (1PL). True (2PL) is not implemented yet.
+    priors
+        Overrides of the prior scales (``alpha_mu``, ``alpha_sigma``, ``dev_sigma``,
+        ``sigma_item_sigma``, ``sigma_task_sigma``, ``sigma_mxt_sigma``).
+    draws, tune, chains
+        Posterior draws and tuning steps per chain; chains.
+    rng
+        Seed or Generator of the sampler and of the conditional draws; default 0.
+
+    Returns
+    -------
+    ItemFit
+        Warns :class:`ItemConvergenceWarning` with advice when R-hat > 1.01, an ESS < 400 or
+        there are divergences.
+
+    Examples
+    --------
+    >>> import evaluq as eq
+    >>> table = eq.simulate_items(n_models=3, n_items=50, n_epochs=2, rng=0)
+    >>> fit = eq.fit_items(table, model="model", item="item", score="score",
+    ...                    epoch="epoch", draws=200, tune=200, chains=2)  # doctest: +SKIP
+    >>> fit.rank_probabilities("new_items").p_best.sum().item()           # doctest: +SKIP
+    1.0
+    """
+    family, draws, tune, chains = _check_args(family, discrimination, draws, tune, chains)
+    if grader is not None:
+        raise NotImplementedError("`grader` needs the ordinal family, not implemented yet; "
+                                  "pass grader=None")
+    gen = check_rng(rng)
+    data = item_statistics(table, model=model, item=item, score=score, task=task,
+                           epoch=epoch, family=family)
+    resolved = resolve_priors(data, priors)
+    seed, post_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=2))
+    config: dict[str, Any] = {
+        "family": data.family, "family_requested": family, "discrimination": False,
+        "form": "marginal" if data.has_items else "no items",
+        "quadrature_nodes": N_NODES if data.has_items else 0,
+        "columns": {"model": model, "item": item, "score": score, "task": task,
+                    "epoch": epoch}, "draws": draws, "tune": tune, "chains": chains,
+        "priors": resolved, "seed": seed, "post_seed": post_seed, "sampler": "nutpie",
+        "n_terms": len(data.term_total)}
+    raw, config["compile_seconds"], config["sampling_seconds"] = _sample(
+        data, resolved, draws, tune, chains, seed)
+    start = time.perf_counter()
+    tree = _build_tree(data, raw, config, resolved)
+    config["posterior_seconds"] = time.perf_counter() - start
+    tree.attrs["evaluq_config"] = json.dumps(config)
+    fit = ItemFit(idata=tree, config=config, data=data)
+    problems = fit.diagnostics().attrs["problems"]
+    if problems:
+        warnings.warn("; ".join(problems), ItemConvergenceWarning, stacklevel=2)
+    return fit
+
+
+def _stored_data(tree: xr.DataTree) -> ItemData:
+    obs = tree["observed_data"].to_dataset()
+    has_items = bool(obs.attrs["has_items"])
+    get = (lambda name: obs[name].values) if has_items else (lambda name: None)
+    return ItemData(
+        models=obs[MODEL].values, tasks=obs[TASK].values, family=str(obs.attrs["family"]),
+        correct=obs["correct"].values, trials=obs["trials"].values,
+        epochs=obs["epochs"].values, n_items=obs["n_items"].values, has_items=has_items,
+        term_total=obs["term_total"].values, term_task=obs["term_task"].values,
+        term_weight=obs["term_weight"].values, item_term=get("item_term"),
+        item_labels=obs[ITEM].values if has_items else None, item_task=get("item_task"),
+        log_binom=get("log_binom"), per_item=get("per_item"),
+        higher_is_better=bool(obs.attrs["higher_is_better"]),
+        notes=json.loads(tree.attrs.get("notes", "{}")), digest=tree.attrs["data_digest"])
+
+
+def load_item_fit(path: str | os.PathLike[str]) -> ItemFit:
+    """Load a fit written by :meth:`ItemFit.save`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The NetCDF file.
+
+    Returns
+    -------
+    ItemFit
+        The same posterior, configuration and sufficient statistics.
+
+    Examples
+    --------
+    Fitting takes some seconds, so the example does not run here:
+
+    >>> import evaluq as eq
+    >>> table = eq.simulate_items(n_models=3, n_items=50, rng=0)
+    >>> fit = eq.fit_items(table, model="model", item="item", score="score")  # doctest: +SKIP
+    >>> fit.save("items.nc")                                                  # doctest: +SKIP
+    >>> eq.load_item_fit("items.nc").form                                     # doctest: +SKIP
+    'marginal'
+    """
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"`path` must be a str or os.PathLike (a NetCDF file written by "
+                        f"ItemFit.save); got {type(path).__name__}")
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"`path`: no item-model fit file at {str(path)!r}")
+    tree = xr.open_datatree(path).load()
+    tree.close()
+    if "evaluq_config" not in tree.attrs or "observed_data" not in tree:
+        raise ValueError(f"`path`: {str(path)!r} is not a file written by ItemFit.save")
+    return ItemFit(idata=tree, config=json.loads(tree.attrs["evaluq_config"]),
+                   data=_stored_data(tree))

@@ -1,0 +1,229 @@
+"""The 1PL item model with the items integrated out (the only module that imports PyMC).
+
+    logit P(y_mie = 1) = eta_mk - b_i,  eta_mk = alpha + dev_m + t_k + g_mk,
+    b_i ~ N(0, sigma_item^2),  t_k ~ N(0, sigma_task^2),  g_mk ~ N(0, sigma_mxt^2).
+
+Each item's effect is integrated out by adaptive Gauss-Hermite quadrature: the integrand
+N(b; 0, s^2) exp(-b Y - sum_m n_km softplus(eta_mk - b)) of a (task, item total) term is
+centred at its mode (a few Newton steps from the logit of the item's accuracy) and scaled
+by its curvature, so ``N_NODES`` nodes are accurate even when an item has hundreds of
+responses (a fixed grid on the prior is not). Terms are few (see ``_data``), so one
+log-density costs O(terms x models x nodes), independent of the number of items.
+
+``build_explicit_model`` is the same model with one parameter per item (the baseline of the
+speed benchmark and the form for checks).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from evaluq._dims import MODEL
+from evaluq.item_model._data import ItemData
+
+if TYPE_CHECKING:
+    import pymc as pm
+
+N_NODES: Final = 21
+NEWTON_STEPS: Final = 6
+PRIOR_KEYS: Final = ("alpha_mu", "alpha_sigma", "dev_sigma", "sigma_item_sigma",
+                     "sigma_task_sigma", "sigma_mxt_sigma")
+PRIOR_TEXT: Final = {
+    "alpha_mu": "mean of the common logit alpha ~ Normal (default: logit of the pooled "
+                "accuracy)",
+    "alpha_sigma": "SD of alpha (default 2.5)",
+    "dev_sigma": "SD of the model deviations dev ~ ZeroSumNormal (default 2.5)",
+    "sigma_item_sigma": "scale of sigma_item ~ HalfNormal (default 2.5)",
+    "sigma_task_sigma": "scale of sigma_task ~ HalfNormal (default 1)",
+    "sigma_mxt_sigma": "scale of sigma_model_x_task ~ HalfNormal (default 1)",
+}
+_NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(N_NODES)
+
+
+def default_priors(data: ItemData) -> dict[str, float]:
+    """Weakly informative priors on the logit scale (see ``PRIOR_TEXT``)."""
+    rate = (data.correct.sum() + 0.5) / (data.trials.sum() + 1.0)
+    return {"alpha_mu": float(np.log(rate / (1 - rate))), "alpha_sigma": 2.5,
+            "dev_sigma": 2.5, "sigma_item_sigma": 2.5, "sigma_task_sigma": 1.0,
+            "sigma_mxt_sigma": 1.0}
+
+
+def resolve_priors(data: ItemData, priors: dict[str, float] | None) -> dict[str, float]:
+    """Default priors updated with the user's; unknown keys and bad values raise."""
+    out = default_priors(data)
+    if priors is None:
+        return out
+    if not isinstance(priors, dict):
+        raise TypeError(f"`priors` must be a dict or None; got {type(priors).__name__}")
+    for key, value in priors.items():
+        if key not in PRIOR_KEYS:
+            raise ValueError(f"`priors` has an unknown key {key!r}; expected one of "
+                             f"{list(PRIOR_KEYS)}")
+        value = float(value)
+        if not np.isfinite(value) or (key != "alpha_mu" and value <= 0):
+            raise ValueError(f"`priors[{key!r}]` must be finite"
+                             + ("" if key == "alpha_mu" else " and > 0") + f"; got {value}")
+        out[key] = value
+    return out
+
+
+def padded_terms(n_terms: int) -> int:
+    """Terms are padded (with weight 0) to a power of two, so a compiled model serves data
+    of similar size."""
+    return max(16, 1 << int(np.ceil(np.log2(max(n_terms, 1)))))
+
+
+def model_inputs(data: ItemData, priors: dict[str, float]) -> dict[str, np.ndarray]:
+    """Every ``pm.Data`` array of the marginal model, by name."""
+    out = {"correct": data.correct, "trials": data.trials}
+    if data.has_items:
+        size = padded_terms(len(data.term_total))
+        pad = size - len(data.term_total)
+        out |= {"term_total": np.r_[data.term_total, np.zeros(pad)],
+                "term_task": np.r_[data.term_task, np.zeros(pad, dtype=np.int64)],
+                "term_weight": np.r_[data.term_weight, np.zeros(pad)],
+                "epochs": data.epochs}
+    return out | {f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in priors.items()}
+
+
+def _lib(*values: Any) -> Any:
+    if all(isinstance(v, np.ndarray | float | np.floating) for v in values):
+        return np
+    import pytensor.tensor as pt
+    return pt
+
+
+def _softplus(lib: Any, x: Any) -> Any:
+    return np.logaddexp(0.0, x) if lib is np else lib.softplus(x)
+
+
+def _sigmoid(lib: Any, x: Any) -> Any:
+    if lib is np:
+        from scipy.special import expit
+        return expit(x)
+    return lib.sigmoid(x)
+
+
+def term_mode(eta_t: Any, n_t: Any, total: Any, sigma: Any) -> tuple[Any, Any]:
+    """Mode and curvature SD of each term's integrand in b (Newton from the item's logit).
+
+    ``eta_t``, ``n_t`` (..., term, model); ``total`` (term,); ``sigma`` (...) or scalar.
+    """
+    lib = _lib(eta_t, n_t, total, sigma)
+    s2 = (sigma**2)[..., None] if lib is np and np.ndim(sigma) else sigma**2
+    n_sum = n_t.sum(axis=-1)
+    rate = (total + 0.5) / (n_sum + 1.0)
+    b = (eta_t * n_t).sum(axis=-1) / lib.maximum(n_sum, 1.0) - lib.log(rate / (1.0 - rate))
+    for _ in range(NEWTON_STEPS):
+        p = _sigmoid(lib, eta_t - b[..., None])
+        d1 = -total + (n_t * p).sum(axis=-1) - b / s2
+        d2 = -(n_t * p * (1.0 - p)).sum(axis=-1) - 1.0 / s2
+        b = b - lib.clip(d1 / d2, -2.0, 2.0)
+    p = _sigmoid(lib, eta_t - b[..., None])
+    d2 = (n_t * p * (1.0 - p)).sum(axis=-1) + 1.0 / s2
+    return b, 1.0 / lib.sqrt(d2)
+
+
+def log_integrand(eta_t: Any, n_t: Any, total: Any, sigma: Any, b: Any) -> Any:
+    """log N(b; 0, s^2) - b Y - sum_m n softplus(eta - b) at points ``b`` (..., term, node)."""
+    lib = _lib(eta_t, n_t, total, sigma, b)
+    s = sigma[..., None, None] if lib is np and np.ndim(sigma) else sigma
+    soft = (n_t[..., None] * _softplus(lib, eta_t[..., None] - b[..., None, :])).sum(axis=-2)
+    return (-b * total[:, None] - soft - 0.5 * (b / s) ** 2 - lib.log(s)
+            - 0.5 * np.log(2 * np.pi))
+
+
+def term_loglik(eta_t: Any, n_t: Any, total: Any, sigma: Any) -> Any:
+    """log of the integral over b of each term's integrand (adaptive Gauss-Hermite)."""
+    lib = _lib(eta_t, n_t, total, sigma)
+    mode, sd = term_mode(eta_t, n_t, total, sigma)
+    if lib is not np:
+        # the rule's value does not depend on where it is centred (up to its error): no
+        # gradient through the Newton steps (half the cost of a gradient)
+        from pytensor.gradient import disconnected_grad
+
+        mode, sd = disconnected_grad(mode), disconnected_grad(sd)
+    b = mode[..., None] + np.sqrt(2.0) * sd[..., None] * _NODES
+    vals = log_integrand(eta_t, n_t, total, sigma, b) + np.log(_WEIGHTS) + _NODES**2
+    top = vals.max(axis=-1)
+    lse = top + lib.log(lib.exp(vals - top[..., None]).sum(axis=-1))
+    return lse + lib.log(np.sqrt(2.0) * sd)
+
+
+def _effects(x: dict[str, Any], data: ItemData) -> Any:
+    """eta (model, task) = alpha + dev + t + g, with the scales they need."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    n_m, n_k = data.shape
+    alpha = pm.Normal("alpha", x["prior_alpha_mu"], x["prior_alpha_sigma"])
+    eta = alpha * pt.ones((n_m, n_k))
+    if n_m > 1:
+        dev = pm.ZeroSumNormal("dev", sigma=x["prior_dev_sigma"], dims=MODEL)
+        eta = eta + dev[:, None]
+    if n_k > 1:
+        # non-centred: with a handful of tasks the scales are weakly identified and a
+        # centred effect with its scale near 0 makes a funnel (divergences, measured)
+        sigma_task = pm.HalfNormal("sigma_task", x["prior_sigma_task_sigma"])
+        task_z = pm.Normal("task_z", 0.0, 1.0, shape=n_k)
+        task_effect = pm.Deterministic("task_effect", sigma_task * task_z)
+        eta = eta + task_effect[None, :]
+        if n_m > 1:
+            sigma_mxt = pm.HalfNormal("sigma_model_x_task", x["prior_sigma_mxt_sigma"])
+            mxt_z = pm.Normal("model_x_task_z", 0.0, 1.0, shape=(n_m, n_k))
+            eta = eta + pm.Deterministic("model_x_task", sigma_mxt * mxt_z)
+    return eta
+
+
+def build_model(data: ItemData, priors: dict[str, float] | None = None) -> pm.Model:
+    """Build the marginal 1PL model (items integrated out) on the sufficient statistics.
+
+    Free variables: ``alpha``, ``dev`` (model; with more than one model), ``sigma_item``
+    (with items), ``sigma_task`` and ``task_z`` (non-centred; with more than one task), and
+    ``sigma_model_x_task`` and ``model_x_task_z`` (non-centred; models and tasks); every
+    array is a ``pm.Data`` so a compiled model is refitted on new data of the same shape.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    inputs = model_inputs(data, resolve_priors(data, priors))
+    with pm.Model(coords={MODEL: list(map(str, data.models))}) as pm_model:
+        x = {name: pm.Data(name, value) for name, value in inputs.items()}
+        eta = _effects(x, data)
+        loglik = (x["correct"] * eta).sum()
+        if data.has_items:
+            sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
+            task = x["term_task"]
+            terms = term_loglik(eta[:, task].T, x["epochs"][:, task].T, x["term_total"],
+                                sigma_item)
+            loglik = loglik + (x["term_weight"] * terms).sum()
+        else:
+            loglik = loglik - (x["trials"] * pt.softplus(eta)).sum()
+        pm.Potential("item_loglik", loglik)
+    return pm_model
+
+
+def build_explicit_model(data: ItemData, per_item: np.ndarray,
+                         priors: dict[str, float] | None = None) -> pm.Model:
+    """The same 1PL model with one explicit (non-centred) parameter per item.
+
+    ``per_item`` (model, item): correct answers over the epochs of each item (the items in
+    ``data.item_labels`` order). The baseline of ``benchmarks/bench_item_model.py``.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    resolved = resolve_priors(data, priors)
+    item_task = np.asarray(data.item_task)
+    with pm.Model(coords={MODEL: list(map(str, data.models))}) as pm_model:
+        x = {f"prior_{k}": pm.Data(f"prior_{k}", np.asarray(v)) for k, v in resolved.items()}
+        eta = _effects(x, data)
+        sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
+        z = pm.Normal("item_z", 0.0, 1.0, shape=len(item_task))
+        logit = eta[:, item_task] - sigma_item * z[None, :]
+        n = pt.as_tensor_variable(data.epochs[:, item_task])
+        y = pt.as_tensor_variable(per_item)
+        pm.Potential("item_loglik", (y * logit - n * pt.softplus(logit)).sum())
+    return pm_model

@@ -1,0 +1,95 @@
+"""Per-item tables with known truth, for tests, calibration and the benchmarks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from evaluq._validation import RNGLike, check_int, check_real, check_rng
+
+
+def _truth_new_items(eta: np.ndarray, w: np.ndarray, sigma_item: float, disc_sd: float,
+                     gen: np.random.Generator, n_mc: int = 200_000) -> np.ndarray:
+    """Expected score on a new item (Monte Carlo over the item distribution), per model."""
+    b = gen.normal(0.0, sigma_item, n_mc)
+    a = np.exp(gen.normal(0.0, disc_sd, n_mc)) if disc_sd > 0 else np.ones(n_mc)
+    k = gen.choice(len(w), size=n_mc, p=w)
+    return expit(a * (eta[:, k] - b)).mean(axis=1)
+
+
+def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
+                   n_tasks: int = 1, model_sd: float = 0.5, sigma_item: float = 1.5,
+                   sigma_task: float = 0.5, sigma_model_x_task: float = 0.2,
+                   mean_logit: float = 0.5, discrimination_sd: float = 0.0,
+                   overdispersion: float = 0.0, rng: RNGLike = None) -> pd.DataFrame:
+    """Simulate binary per-item scores (model x item x epoch) with known truth.
+
+    logit p_mi = a_i (eta_mk - b_i) with eta_mk = mean_logit + d_m + t_k + g_mk, b_i ~ N(0,
+    sigma_item^2), log a_i ~ N(0, discrimination_sd^2) (2PL when > 0); each epoch's
+    probability is Beta(p phi, (1 - p) phi) with phi = 1 / overdispersion - 1 when
+    ``overdispersion`` (the ICC of epochs given the item, in [0, 1)) is > 0 (beta-binomial
+    run drift), else p.
+
+    Parameters
+    ----------
+    n_models, n_items, n_epochs, n_tasks
+        Sizes (items are split evenly across tasks).
+    model_sd, sigma_item, sigma_task, sigma_model_x_task
+        SDs of the model, item, task and model x task effects (logit scale).
+    mean_logit
+        The common level (logit scale).
+    discrimination_sd
+        SD of log discrimination (0: 1PL).
+    overdispersion
+        ICC of the epochs given the item (beta-binomial), in [0, 0.999].
+    rng
+        Seed or Generator.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``model``, ``task``, ``item``, ``epoch``, ``score``; ``attrs["truth"]`` holds
+        ``benchmark`` (mean over these items of the expected score) and ``new_items`` (on a
+        new item), per model.
+
+    Examples
+    --------
+    >>> from evaluq.item_model import simulate_items
+    >>> table = simulate_items(n_models=2, n_items=10, n_epochs=3, rng=0)
+    >>> len(table), sorted(table.attrs["truth"])
+    (60, ['benchmark', 'new_items'])
+    """
+    n_m, n_i = check_int("n_models", n_models, minimum=1), check_int("n_items", n_items,
+                                                                    minimum=1)
+    n_e, n_k = check_int("n_epochs", n_epochs, minimum=1), check_int("n_tasks", n_tasks,
+                                                                    minimum=1)
+    over = check_real("overdispersion", overdispersion, low=0.0, high=0.999)
+    gen = check_rng(rng)
+    eta = (mean_logit + gen.normal(0, model_sd, n_m)[:, None] + gen.normal(0, sigma_task, n_k)
+           + gen.normal(0, sigma_model_x_task, (n_m, n_k)))
+    task = np.sort(np.arange(n_i) % n_k)
+    b = gen.normal(0, sigma_item, n_i)
+    a = np.exp(gen.normal(0, discrimination_sd, n_i)) if discrimination_sd > 0 else np.ones(n_i)
+    p = expit(a * (eta[:, task] - b))                                      # (M, I)
+    if over > 0:
+        phi = 1.0 / over - 1.0
+        # one probability per (model, item) shared by its epochs: beta-binomial counts
+        q = np.broadcast_to(gen.beta(np.clip(p * phi, 1e-9, None),
+                                     np.clip((1 - p) * phi, 1e-9, None))[..., None],
+                            (n_m, n_i, n_e))
+    else:
+        q = np.broadcast_to(p[..., None], (n_m, n_i, n_e))
+    y = (gen.random((n_m, n_i, n_e)) < q).astype(np.int8)
+    mm, ii, ee = np.meshgrid(np.arange(n_m), np.arange(n_i), np.arange(n_e), indexing="ij")
+    width_m, width_k = len(str(n_m - 1)), len(str(n_k - 1))     # labels sort in index order
+    df = pd.DataFrame({"model": np.char.add("m", np.char.zfill(mm.ravel().astype(str),
+                                                                width_m)),
+                       "task": np.char.add("t", np.char.zfill(task[ii.ravel()].astype(str),
+                                                              width_k)),
+                       "item": ii.ravel(), "epoch": ee.ravel(), "score": y.ravel()})
+    w = np.bincount(task, minlength=n_k) / n_i
+    df.attrs["truth"] = {"benchmark": p.mean(axis=1),
+                         "new_items": _truth_new_items(eta, w, sigma_item, discrimination_sd,
+                                                       gen)}
+    return df
