@@ -211,7 +211,7 @@ class ItemFit:
 
         Computed by :func:`evaluq.pairwise_differences` on the draws of :meth:`scores`
         (``ci`` is the equal-tailed credible interval, ``p_greater`` is P(D > 0 | data));
-        with ``rope``: ``p_below`` = P(D < -rope), ``p_rope`` = P(|D| <= rope), ``p_above``
+        with ``rope``: ``p_below`` = P(D < -rope), ``p_rope`` = ``P(|D| <= rope)``, ``p_above``
         = P(D > rope).
 
         Parameters
