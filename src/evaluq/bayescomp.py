@@ -542,8 +542,9 @@ def hierarchical_t_test(cube: xr.Dataset, model: Any, model_b: Any, *, rope: flo
         \delta_i \sim t_\nu(\delta_0, \sigma_0), \quad \nu - 1 \sim \Gamma(a, b), \quad
         a \sim U(1, 2), \; b \sim U(0.01, 0.1),
 
-    with uniform priors on :math:`\delta_0` (within the largest absolute difference), :math:`\sigma_0`
-    and :math:`\sigma_i` (up to ``upper_sigma`` times the among- and within-data-set SDs).
+    with uniform priors on :math:`\delta_0` (within the largest absolute difference),
+    :math:`\sigma_0` and :math:`\sigma_i` (up to ``upper_sigma`` times the among- and
+    within-data-set SDs).
     Each posterior draw gives the probabilities that the difference on a new data set,
     :math:`t_\nu(\delta_0, \sigma_0)`, lies left of, inside or right of the ROPE; ``p_left``
     etc. are the shares of draws in which each is the largest (as baycomp's ``probs``).

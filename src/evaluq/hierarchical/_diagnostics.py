@@ -13,6 +13,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import MODEL, POSTERIOR_SAMPLE_DIMS
+from evaluq._fits import convergence_table
 
 REPORTED: Final = ("mu", "benchmark_mean", "sigma_between", "sigma_seed", "tau_m", "tau_lang")
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
@@ -33,27 +34,6 @@ def _reported(post: xr.Dataset, identified: np.ndarray) -> xr.Dataset:
         if identified.any():
             ds["sigma_seed"] = post["sigma_seed"].isel({MODEL: np.flatnonzero(identified)})
     return ds
-
-
-def _table(ds: xr.Dataset) -> pd.DataFrame:
-    import arviz_stats as azs
-
-    stats = {"r_hat": azs.rhat(ds, sample_dims=SAMPLE_DIMS),
-             "ess_bulk": azs.ess(ds, sample_dims=SAMPLE_DIMS, method="bulk"),
-             "ess_tail": azs.ess(ds, sample_dims=SAMPLE_DIMS, method="tail"),
-             "mcse_mean": azs.mcse(ds, sample_dims=SAMPLE_DIMS, method="mean")}
-    rows = []
-    for name in ds.data_vars:
-        for key, result in stats.items():
-            values = result[name]
-            models = values[MODEL].values if MODEL in values.dims else [""]
-            for model, value in zip(models, np.atleast_1d(values.values), strict=True):
-                rows.append({"quantity": str(name), MODEL: str(model), "stat": key,
-                             "value": float(value)})
-    table = pd.DataFrame(rows).pivot_table(index=["quantity", MODEL], columns="stat",
-                                           values="value", sort=False)
-    table.columns.name = None
-    return table[list(stats)]
 
 
 def _problems(table: pd.DataFrame, divergences: int, bfmi: np.ndarray,
@@ -89,7 +69,7 @@ def diagnostics(post: xr.Dataset, stats: xr.Dataset, seed_identified: np.ndarray
     statistics and the (model,) mask of identified seed SDs."""
     import arviz_stats as azs
 
-    table = _table(_reported(post, seed_identified))
+    table = convergence_table(_reported(post, seed_identified), SAMPLE_DIMS)
     divergences = int(stats["diverging"].sum()) if "diverging" in stats else 0
     if "energy" in stats and stats.sizes.get("draw", 0) > 1:
         bfmi = np.atleast_1d(np.asarray(azs.bfmi(stats["energy"], sample_dims=list(SAMPLE_DIMS))))

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd
-import xarray as xr
 from scipy.stats import norm
 
 from evaluq._dims import BENCHMARK_SCORE, MODEL, NEW_ITEMS_SCORE, POSTERIOR_SAMPLE_DIMS
+from evaluq._fits import convergence_table
 
 if TYPE_CHECKING:
     from evaluq.item_model._fit import ItemFit
@@ -19,26 +19,6 @@ REPORTED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "sigma_model_x_ta
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 RHAT_MAX: Final = 1.01
 ESS_MIN: Final = 400
-
-
-def _rows(ds: xr.Dataset) -> pd.DataFrame:
-    import arviz_stats as azs
-
-    stats = {"r_hat": azs.rhat(ds, sample_dims=SAMPLE_DIMS),
-             "ess_bulk": azs.ess(ds, sample_dims=SAMPLE_DIMS, method="bulk"),
-             "ess_tail": azs.ess(ds, sample_dims=SAMPLE_DIMS, method="tail"),
-             "mcse_mean": azs.mcse(ds, sample_dims=SAMPLE_DIMS, method="mean")}
-    frames = []
-    for key, result in stats.items():
-        for name in ds.data_vars:
-            values = result[name]
-            models = values[MODEL].values if MODEL in values.dims else [""]
-            frames.append(pd.DataFrame({"quantity": str(name), MODEL: np.asarray(models, str),
-                                        "stat": key, "value": np.atleast_1d(values.values)}))
-    table = pd.concat(frames).pivot_table(index=["quantity", MODEL], columns="stat",
-                                          values="value", sort=False)
-    table.columns.name = None
-    return table[list(stats)]
 
 
 def _problems(table: pd.DataFrame, divergences: int) -> list[str]:
@@ -61,7 +41,7 @@ def _problems(table: pd.DataFrame, divergences: int) -> list[str]:
 def diagnostics(fit: ItemFit) -> pd.DataFrame:
     """See :meth:`ItemFit.diagnostics`."""
     post = fit.posterior
-    table = _rows(post[[v for v in REPORTED if v in post]])
+    table = convergence_table(post[[v for v in REPORTED if v in post]], SAMPLE_DIMS)
     stats = fit.idata["sample_stats"].to_dataset()
     divergences = int(stats["diverging"].sum()) if "diverging" in stats else 0
     table.attrs = {"divergences": divergences, "problems": _problems(table, divergences)}

@@ -26,6 +26,7 @@ from evaluq._dims import (
     TERM,
 )
 from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
+from evaluq.errors import EvaluqWarning
 from evaluq.item_model._data import FAMILIES, ItemData, item_statistics
 from evaluq.item_model._model import (
     N_NODES,
@@ -55,7 +56,7 @@ _COMPILED: dict[tuple[int, int, int, bool], Any] = {}
 data of the same shape reuse them."""
 
 
-class ItemConvergenceWarning(UserWarning):
+class ItemConvergenceWarning(EvaluqWarning):
     """The sampler's diagnostics (R-hat, ESS, divergences) are not good enough."""
 
 

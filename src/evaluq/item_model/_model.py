@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from evaluq._dims import MODEL
+from evaluq._fits import merge_priors
 from evaluq.item_model._data import ItemData
 
 if TYPE_CHECKING:
@@ -52,21 +53,7 @@ def default_priors(data: ItemData) -> dict[str, float]:
 
 def resolve_priors(data: ItemData, priors: dict[str, float] | None) -> dict[str, float]:
     """Default priors updated with the user's; unknown keys and bad values raise."""
-    out = default_priors(data)
-    if priors is None:
-        return out
-    if not isinstance(priors, dict):
-        raise TypeError(f"`priors` must be a dict or None; got {type(priors).__name__}")
-    for key, value in priors.items():
-        if key not in PRIOR_KEYS:
-            raise ValueError(f"`priors` has an unknown key {key!r}; expected one of "
-                             f"{list(PRIOR_KEYS)}")
-        value = float(value)
-        if not np.isfinite(value) or (key != "alpha_mu" and value <= 0):
-            raise ValueError(f"`priors[{key!r}]` must be finite"
-                             + ("" if key == "alpha_mu" else " and > 0") + f"; got {value}")
-        out[key] = value
-    return out
+    return merge_priors(default_priors(data), priors, PRIOR_KEYS)
 
 
 def padded_terms(n_terms: int) -> int:
