@@ -92,8 +92,8 @@ def test_report_loads_without_console_messages_and_shows_everything(tmp_path, pa
 def test_the_probe_catches_a_broken_figure(tmp_path, page):
     broken = page.html.replace('src="data:image/png;base64,', 'src="data:image/png;base64,AA', 1)
     probe, _ = _load(tmp_path, broken)
-    assert probe["images"] == 6
-    assert probe["shown"] == 5
+    assert probe["images"] == 8
+    assert probe["shown"] == 7
 
 
 def test_screenshot_of_the_whole_report(tmp_path, page):

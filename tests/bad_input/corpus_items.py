@@ -1,5 +1,6 @@
-"""Bad-input corpus entries of the per-item tables (issue 18): the harness log readers,
-``from_items``, ``item_scores``, ``item_means`` and the power figure."""
+"""Bad-input corpus entries of the per-item tables (issue 18: the harness log readers,
+``from_items``, ``item_scores``, ``item_means``, the power figure) and of the item model
+fitted to them (issue 22)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,40 @@ def item_cases() -> list[Case]:
              errors=(FileNotFoundError,)))
     add(Case("evaluq.read_lm_eval_samples", "a folder without samples",
              lambda: eq.read_lm_eval_samples(tempfile.mkdtemp()), "holds no lm-eval samples"))
+    c += item_model_cases()
+    return c
+
+
+def item_model_cases() -> list[Case]:
+    """The item model (issue 22): fit_items, its fit, compare_fits, load_item_fit,
+    simulate_items."""
+    c: list[Case] = []
+    add = c.append
+    one_model_item = pd.concat([TABLE, pd.DataFrame({"m": ["a"], "i": [3], "s": [1]})])
+    add(Case("evaluq.fit_items", "a score of 0.5 under bernoulli",
+             lambda: eq.fit_items(TABLE.assign(s=[1, 0.5, 1, 1]), **KEYS, family="bernoulli"),
+             "family 'bernoulli' needs scores 0 or 1"))
+    add(Case("evaluq.fit_items", "NaN score",
+             lambda: eq.fit_items(TABLE.assign(s=[1, np.nan, 1, 1]), **KEYS),
+             "given as `score`"))
+    add(Case("evaluq.fit_items", "an item scored by one model",
+             lambda: eq.fit_items(one_model_item, **KEYS), "no pairing information"))
+    add(Case("evaluq.fit_items", "unknown family",
+             lambda: eq.fit_items(TABLE, **KEYS, family="poisson"), "`family`"))
+    add(Case("evaluq.fit_items", "draws 0",
+             lambda: eq.fit_items(TABLE, **KEYS, draws=0), "`draws` must be >= 1"))
+    add(Case("evaluq.ItemFit", "unknown prior key",
+             lambda: eq.fit_items(TABLE, **KEYS, priors={"x": 1.0}), "`priors`"))
+    add(Case("evaluq.compare_fits", "no fits", lambda: eq.compare_fits({}), "`fits`"))
+    add(Case("evaluq.compare_fits", "not a fit", lambda: eq.compare_fits({"a": 3, "b": 4}),
+             "`fits`"))
+    add(Case("evaluq.load_item_fit", "path of a wrong type", lambda: eq.load_item_fit(3),
+             "`path`"))
+    add(Case("evaluq.load_item_fit", "no such file",
+             lambda: eq.load_item_fit(Path(tempfile.mkdtemp()) / "fit.nc"), "`path`",
+             errors=(FileNotFoundError,)))
+    add(Case("evaluq.simulate_items", "no models",
+             lambda: eq.simulate_items(n_models=0), "`n_models` must be >= 1"))
     return c
 
 

@@ -112,6 +112,10 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
 
     if not isinstance(fits, dict) or len(fits) < 2:
         raise ValueError(f"`fits` must be a dict of at least two named ItemFit; got {fits!r}")
+    not_fits = {name: type(fit).__name__ for name, fit in fits.items()
+                if not (hasattr(fit, "data") and hasattr(fit, "idata"))}
+    if not_fits:
+        raise TypeError(f"`fits` must map names to fits of eq.fit_items; got {not_fits}")
     ref = _reference(fits)
     trees, flagged = {}, {}
     for name, fit in fits.items():
