@@ -78,7 +78,7 @@ def test_unreachable_effect_is_nan_with_reason():
     assert "no number of items reaches the effect" in n.attrs["nan_reason"]
 
 
-def _item_cube(rng, n_items=400, n_boot=4000, n_seeds=1):
+def _item_cube(rng, n_items=400, n_boot=4000, n_seeds=1, seeds_are="epochs"):
     mu = rng.uniform(0.2, 0.9, n_items)
     rows = []
     for m, shift in (("a", 0.0), ("b", 0.05)):
@@ -87,7 +87,7 @@ def _item_cube(rng, n_items=400, n_boot=4000, n_seeds=1):
             rows.append(pd.DataFrame({"m": m, "s": s, "i": np.arange(n_items), "v": x}))
     df = pd.concat(rows)
     return df, eq.from_items(df, model="m", item="i", score="v", seed="s", n_boot=n_boot,
-                             rng=1)
+                             rng=1, seeds_are=seeds_are)
 
 
 def test_cube_design_matches_the_analytic_se(rng):
@@ -254,7 +254,7 @@ def test_absent_cells_give_nan_without_warnings(rng):
 
 
 def test_design_reads_the_cubes_variance_components(rng):
-    _, cube = _item_cube(rng, n_boot=500, n_seeds=3)
+    _, cube = _item_cube(rng, n_boot=500, n_seeds=3, seeds_are="runs")
     d = eq.power.design(cube)
     vc = eq.variance_components(cube)
     np.testing.assert_allclose(d.var_seed.values, vc.sigma_seed.values**2, rtol=1e-12)
@@ -289,3 +289,115 @@ def test_power_with_few_seeds_t_correction():
           f"| n {n_rep} | binomial SE {np.sqrt(0.16 / n_rep):.4f}")
     assert abs(measured - exact) <= 4 * np.sqrt(exact * (1 - exact) / n_rep)
     assert abs(measured - 0.8) < 0.05
+
+
+def _epoch_table(rng, n_items=400, n_epochs=5):
+    """Two models sharing item difficulties, 0/1 scores, several epochs per item."""
+    b = rng.normal(0.0, 1.2, n_items)
+    rows = []
+    for m, shift in (("a", 0.0), ("b", 0.3)):
+        p = 1 / (1 + np.exp(-(shift - b)))
+        y = rng.random((n_epochs, n_items)) < p
+        rows += [pd.DataFrame({"m": m, "i": np.arange(n_items), "e": e, "v": y[e] * 1.0})
+                 for e in range(n_epochs)]
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_epoch_design_splits_item_and_within_item_variance(rng):
+    """Epochs are not seeds: the within-item variance is counted once (it sits in the item
+    bootstrap of the epochs' mean) and shrinks with the items; the SE matches the analytic
+    paired SE of the item means, and the epoch-to-epoch part matches var_within / n."""
+    df = _epoch_table(rng)
+    cube = eq.from_items(df, model="m", item="i", score="v", seed="e", n_boot=4000, rng=2)
+    assert cube.attrs["seeds_are"] == "epochs"
+    res = eq.item_means(df, model="m", item="i", score="v", seed="e")
+    d = eq.power.design(cube)
+    assert d.attrs["seeds_are"] == "epochs"
+    np.testing.assert_allclose(d.var_seed.sel(language="all").values,
+                               res.var_within.values / 400, rtol=0.08)
+    se = float(res.se_difference.sel(model="a", model_b="b"))
+    mde = minimum_detectable_effect(cube)
+    assert float(mde.sel(model="a", model_b="b")) == pytest.approx(FACTOR * se, rel=0.05)
+    # one epoch instead of five: the within part counted once per epoch's mean
+    one = float(minimum_detectable_effect(cube, n_seeds=1).sel(model="a", model_b="b"))
+    singles = [float(eq.item_means(df[df.e == e], model="m", item="i", score="v")
+                     .se_difference_iid.sel(model="a", model_b="b")) ** 2 for e in range(5)]
+    assert one == pytest.approx(FACTOR * np.sqrt(np.mean(singles)), rel=0.08)
+    # the within part shrinks with the items too: 4x the items halve the MDE exactly
+    quarter = float(minimum_detectable_effect(cube, n_items=1600).sel(model="a", model_b="b"))
+    assert quarter == pytest.approx(float(mde.sel(model="a", model_b="b")) / 2, rel=1e-12)
+    # runs instead: the old decomposition, which adds the epochs' variance a second time
+    runs = eq.from_items(df, model="m", item="i", score="v", seed="e", n_boot=4000, rng=2,
+                         seeds_are="runs")
+    wider = float(minimum_detectable_effect(runs).sel(model="a", model_b="b"))
+    assert wider > 1.2 * float(mde.sel(model="a", model_b="b"))
+
+
+def test_epoch_cube_resamples_the_epochs_mean(rng):
+    """resample's default for an epoch cube is seeds="mean": the SD of a model's resampled
+    score and of a paired difference match the analytic SEs; "bootstrap" counts the epochs'
+    variance twice."""
+    df = _epoch_table(rng)
+    cube = eq.from_items(df, model="m", item="i", score="v", seed="e", n_boot=4000, rng=2)
+    res = eq.item_means(df, model="m", item="i", score="v", seed="e")
+    r = eq.resample(cube, n_resamples=4000, replication="nonparametric", rng=0)
+    assert r.attrs["seeds"] == "mean"
+    assert (r.drawn_seed_count == 1).all()
+    diff = r.score.sel(model="b") - r.score.sel(model="a")
+    se = float(res.se_difference.sel(model="a", model_b="b"))
+    assert float(diff.std()) == pytest.approx(se, rel=0.06)
+    assert float(r.score.sel(model="a").std()) == pytest.approx(
+        float(res.se.sel(model="a")), rel=0.06)
+    twice = eq.resample(cube, n_resamples=4000, replication="nonparametric", rng=0,
+                        seeds="bootstrap")
+    assert float((twice.score.sel(model="b") - twice.score.sel(model="a")).std()) > 1.3 * se
+    par = eq.resample(cube, n_resamples=4000, replication="parametric", rng=0)
+    assert float(par.score.sel(model="a").std()) == pytest.approx(
+        float(res.se.sel(model="a")), rel=0.06)
+    assert "mean over epochs" in par.attrs["test_set_noise"]
+
+
+def test_seeds_are_is_validated():
+    df = pd.DataFrame({"m": ["a", "b"], "i": [1, 1], "v": [1.0, 0.0]})
+    with pytest.raises(ValueError, match="`seeds_are` must be one of 'epochs', 'runs'"):
+        eq.from_items(df, model="m", item="i", score="v", seeds_are="folds")
+
+
+@pytest.mark.slow
+def test_epoch_cube_calibration():
+    """Epoch cubes by simulation (fresh items each time: 2 models x 200 items x 4 epochs,
+    logit item effects SD 1.2, true difference over the item population by quadrature): the
+    95% interval of the resampled difference covers at the nominal rate with the default
+    seeds="mean", the SE that power reads matches the SD of the observed differences, and
+    redrawing the epochs as well over-covers."""
+    gen = np.random.default_rng(20261124)
+    n_sets, n_items, n_epochs, shift, sd = 300, 200, 4, 0.3, 1.2
+    nodes, weights = np.polynomial.hermite_e.hermegauss(60)
+    truth = float(weights @ (1 / (1 + np.exp(-(shift - sd * nodes)))
+                             - 1 / (1 + np.exp(sd * nodes))) / weights.sum())
+    hits = {"mean": 0, "bootstrap": 0}
+    observed, predicted = [], []
+    for _ in range(n_sets):
+        df = _epoch_table(gen, n_items=n_items, n_epochs=n_epochs)
+        cube = eq.from_items(df, model="m", item="i", score="v", seed="e", n_boot=1000,
+                             rng=gen)
+        observed.append(float(cube.score.mean("seed").sel(model="b", language="all")
+                              - cube.score.mean("seed").sel(model="a", language="all")))
+        v = float(minimum_detectable_effect(cube).sel(model="a", model_b="b")) / FACTOR
+        predicted.append(v)
+        for mode in hits:
+            r = eq.resample(cube, n_resamples=1000, replication="nonparametric", rng=gen,
+                            seeds=mode)
+            d = (r.score.sel(model="b") - r.score.sel(model="a")).values.ravel()
+            lo, hi = np.percentile(d, [2.5, 97.5])
+            hits[mode] += lo <= truth <= hi
+    cover = {k: v / n_sets for k, v in hits.items()}
+    ratio = float(np.mean(predicted) / np.std(observed, ddof=1))
+    print(f"CALIBRATION epoch cube (2 models x {n_items} items x {n_epochs} epochs, "
+          f"{n_sets} sets): 95% coverage seeds='mean' {cover['mean']:.3f}, "
+          f"seeds='bootstrap' {cover['bootstrap']:.3f}; power SE / SD of the difference "
+          f"{ratio:.3f}")
+    se = np.sqrt(0.95 * 0.05 / n_sets)
+    assert abs(cover["mean"] - 0.95) < 3 * se
+    assert cover["bootstrap"] > cover["mean"]
+    assert ratio == pytest.approx(1.0, abs=0.1)

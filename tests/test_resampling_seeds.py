@@ -228,7 +228,7 @@ def test_missing_seed_is_never_dropped(cube):
 
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"replication": "nonparametric", "seeds": "all"},
-     "`seeds` must be one of 'one', 'bootstrap', 'rescaled'; got 'all'"),
+     "`seeds` must be one of 'one', 'bootstrap', 'rescaled', 'mean'; got 'all'"),
     ({"replication": "parametric", "seeds": "one"},
      "`seeds` applies only to replication='nonparametric'.*got seeds='one' with "
      "replication='parametric'"),

@@ -163,6 +163,9 @@ COVERAGE: Final = "coverage"
 EPOCH: Final = "epoch"
 """Repeated scorings of the same item (epochs of a harness, samples of a generation); the
 epoch column of a harness log's per-item table (:mod:`evaluq.io`)."""
+SEEDS_ARE: Final = "seeds_are"
+"""Cube attribute: ``"epochs"`` (repeated scorings of the same items, whose replicates are
+shared by the epochs: :func:`evaluq.from_items`) or ``"runs"`` (independent training runs)."""
 PASS_K: Final = "k"
 """The ``k`` of pass@k and pass^k."""
 ONLY_A_CORRECT: Final = "only_a_correct"

@@ -43,6 +43,7 @@ from evaluq._dims import (
     N_ITEMS,
     SCORE,
     SEED,
+    SEEDS_ARE,
 )
 from evaluq._kernels import bootstrap_counts
 from evaluq._provenance import provenance, table_attrs
@@ -56,6 +57,8 @@ _CHUNK_BYTES = 64 * 2**20
 _SHOWN = 5
 """How many offending keys an error message lists."""
 MISSING_POLICIES = ("raise", "drop")
+SEED_KINDS = ("epochs", "runs")
+"""What a per-item table's seed column holds (``from_items(seeds_are=...)``)."""
 
 
 class MissingItemsWarning(EvaluqWarning):
@@ -376,6 +379,7 @@ def from_items(
     metric: str | None = None,
     higher_is_better: bool = True,
     out: str | os.PathLike[str] | None = None,
+    seeds_are: Literal["epochs", "runs"] = "epochs",
 ) -> xr.Dataset:
     r"""Build a cube from per-item scores, with paired (cluster) bootstrap replicates.
 
@@ -430,6 +434,15 @@ def from_items(
         afterwards), then each language is scored and written, so memory is bounded by the
         largest language, not the file; the numbers are those of the in-memory path. Other inputs
         are built in memory and then written. On an error the store is removed.
+    seeds_are
+        What the ``seed`` column holds, recorded as ``attrs["seeds_are"]``. ``"epochs"``
+        (default; a harness's epochs, repeated samples of one prompt): repeated scorings of
+        the same items by the same model. An epoch's deviation is per-item noise, which the
+        item bootstrap of the epochs' mean already holds, so :func:`evaluq.resample`
+        (``seeds="mean"``) and :mod:`evaluq.power` do not add a seed-to-seed variance on top
+        (that would count it twice). ``"runs"``: independent training runs (or any seed with
+        an effect common to all items), whose seed-to-seed variance is added as for
+        :func:`evaluq.from_predictions` cubes.
 
     Returns
     -------
@@ -486,11 +499,12 @@ def from_items(
     root = check_rng(rng)
     if not isinstance(higher_is_better, bool | np.bool_):
         raise TypeError(f"`higher_is_better` must be a bool; got {higher_is_better!r}")
+    check_choice("seeds_are", seeds_are, SEED_KINDS)
     if out is not None:
         return _to_zarr(table, out, dict(model=model, item=item, score=score,
                                          language=language, seed=seed, cluster=cluster,
                                          missing=missing),
-                        n_boot, rng, metric, bool(higher_is_better))
+                        n_boot, rng, metric, bool(higher_is_better), seeds_are)
     data = pivot_items(table, model=model, item=item, score=score, language=language,
                        seed=seed, cluster=cluster, missing=missing)
     streams = np.random.SeedSequence(
@@ -499,24 +513,25 @@ def from_items(
               for block, stream in zip(data.blocks, streams, strict=True)]
     cube = _assemble(data, scored, n_boot)
     cube.attrs = _attrs(data.source, score, metric, bool(higher_is_better), rng, n_boot, item,
-                        cluster)
+                        cluster, seeds_are)
     cube.attrs.update(table_attrs(table, cube.attrs))  # a harness log's provenance
     return validate(cube)
 
 
 def _attrs(source: str, score: str, metric: str | None, higher_is_better: bool, rng: RNGLike,
-           n_boot: int, item: str, cluster: str | None) -> dict[str, Any]:
+           n_boot: int, item: str, cluster: str | None, seeds_are: str) -> dict[str, Any]:
     """The cube's provenance attributes."""
     attrs = provenance("from_items", source, metric=metric or score,
                        higher_is_better=higher_is_better,
                        rng_seed=int(rng) if isinstance(rng, int) else type(rng).__name__)
-    attrs.update({"n_boot": n_boot, "item_column": item,
+    attrs.update({"n_boot": n_boot, "item_column": item, SEEDS_ARE: seeds_are,
                   **({"cluster_column": cluster} if cluster else {})})
     return attrs
 
 
 def _to_zarr(table: TableLike, out: str | os.PathLike[str], kw: dict[str, Any], n_boot: int,
-             rng: RNGLike, metric: str | None, higher_is_better: bool) -> xr.Dataset:
+             rng: RNGLike, metric: str | None, higher_is_better: bool,
+             seeds_are: Literal["epochs", "runs"]) -> xr.Dataset:
     """``from_items(..., out=store)``: a parquet file language by language, else in memory."""
     from evaluq import _items_zarr
     from evaluq.cube import open_cube
@@ -525,7 +540,7 @@ def _to_zarr(table: TableLike, out: str | os.PathLike[str], kw: dict[str, Any], 
     try:
         if isinstance(table, pd.DataFrame) or not _items_zarr.is_parquet(table):
             cube = from_items(table, **kw, n_boot=n_boot, rng=rng, metric=metric,
-                              higher_is_better=higher_is_better)
+                              higher_is_better=higher_is_better, seeds_are=seeds_are)
             cube.chunk({MODEL: 1, LANGUAGE: 1}).to_zarr(out, consolidated=False)
             return open_cube(out)
         root = check_rng(rng)
@@ -542,7 +557,7 @@ def _to_zarr(table: TableLike, out: str | os.PathLike[str], kw: dict[str, Any], 
         cols = {MODEL: kw["model"], LANGUAGE: kw["language"], SEED: kw["seed"],
                 ITEM: kw["item"], CLUSTER: kw["cluster"], SCORE: kw["score"]}
         attrs = _attrs(os.fspath(table), kw["score"], metric, higher_is_better, rng, n_boot,
-                       kw["item"], kw["cluster"])
+                       kw["item"], kw["cluster"], seeds_are)
         _items_zarr.stream(os.fspath(table), out, cols, n_boot, _sorted_codes, score_language,
                            attrs)
         return open_cube(out)

@@ -16,6 +16,14 @@ model's score, and :math:`\tau^2_d` the between-language variance of the true di
 moments). Pairing enters through :math:`v_{test} = v_A + v_B - 2\rho\sqrt{v_A v_B}`, the
 correlation :math:`\rho` of the two models' bootstrap replicates.
 
+When the seeds are **epochs** (``attrs["seeds_are"] == "epochs"``, the default of
+:func:`evaluq.from_items`), an epoch's deviation is per-item noise already inside the item
+bootstrap of the epochs' mean. The design then splits that mean's replicate variance into an
+item part and the within-item part :math:`w_m = \sigma^2_{W,m}/n = (\bar v_{single} -
+v_{mean}) S/(S-1)`, which takes the seed term's place: :math:`v_{test}` is the item part,
+:math:`\sigma^2_{seed,m} = w_m`, both scale with :math:`n_l / n`, and the within part,
+estimated from all the items, adds no t correction (see :func:`design`).
+
 A two-sided test at level :math:`\alpha` detects a true difference :math:`\delta` with
 probability ``power`` when
 
@@ -57,6 +65,7 @@ from evaluq._dims import (
     NAN_REASON,
     SCORE,
     SEED,
+    SEEDS_ARE,
 )
 from evaluq._schema import orientation
 from evaluq._validation import check_choice, check_int, check_real
@@ -110,8 +119,10 @@ def design(cube: xr.Dataset) -> xr.Dataset:
         ``var_seed`` (model, language): the ddof = 1 variance over seeds of the score (NaN
         with one seed); ``n_seeds`` (model, language); ``tau2`` (model, model_b): the
         between-language variance of the true difference, by moments (NaN with one
-        language); ``n_items`` (language, NaN when the cube does not record it); attribute
-        ``n_languages``.
+        language); ``n_items`` (language, NaN when the cube does not record it); attributes
+        ``n_languages`` and ``seeds_are``. For a cube whose seeds are epochs, ``var_test``
+        is the item part of the variance of the epochs' mean and ``var_seed`` the
+        within-item part of one epoch, :math:`\sigma^2_W/n` (module docstring).
 
     Examples
     --------
@@ -126,29 +137,70 @@ def design(cube: xr.Dataset) -> xr.Dataset:
                         "e.g. from eq.from_items or eq.from_predictions); use "
                         "design_from_sds for SDs given by hand")
     boot = cube[BOOT_SCORE].transpose(LANGUAGE, SEED, MODEL, BOOTSTRAP).values
-    centred = boot - boot.mean(axis=-1, keepdims=True)
-    cov = centred @ np.swapaxes(centred, -1, -2) / (boot.shape[-1] - 1)   # (l, s, m, m)
-    var = np.diagonal(cov, axis1=-2, axis2=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        v_diff = var[..., :, None] + var[..., None, :] - 2 * cov
-        corr = cov / np.sqrt(var[..., :, None] * var[..., None, :])
-        v_diff, corr = _nanmean(v_diff, axis=1), _nanmean(corr, axis=1)  # over seeds
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
     k = (~np.isnan(score)).sum(axis=-1).astype(np.float64)
-    var_seed = _nanvar(score)
+    epochs = cube.attrs.get(SEEDS_ARE) == "epochs"
+    if epochs:
+        v_diff, corr, var_seed = _epoch_parts(boot, k)
+    else:
+        v_diff, corr = _replicate_parts(boot)
+        v_diff, corr = _nanmean(v_diff, axis=1), _nanmean(corr, axis=1)  # over seeds
+        var_seed = _nanvar(score)
     ybar = _nanmean(score)
     n_items = (cube[N_ITEMS].values.astype(np.float64) if N_ITEMS in cube.data_vars
                else np.full(cube.sizes[LANGUAGE], np.nan))
     models = cube[MODEL].values
     out = xr.Dataset(
-        {VAR_TEST: ((MODEL, MODEL_B, LANGUAGE), np.moveaxis(v_diff, 0, -1)),
-         CORRELATION: ((MODEL, MODEL_B, LANGUAGE), np.moveaxis(corr, 0, -1)),
+        {VAR_TEST: ((MODEL, MODEL_B, LANGUAGE), v_diff if epochs else np.moveaxis(v_diff, 0, -1)),
+         CORRELATION: ((MODEL, MODEL_B, LANGUAGE), corr if epochs else np.moveaxis(corr, 0, -1)),
          VAR_SEED: ((MODEL, LANGUAGE), var_seed), N_SEEDS: ((MODEL, LANGUAGE), k),
          N_ITEMS: ((LANGUAGE,), n_items)},
         coords={MODEL: models, MODEL_B: models.copy(), LANGUAGE: cube[LANGUAGE].values})
     out[TAU2] = ((MODEL, MODEL_B), _tau2(ybar, out))
-    out.attrs = {N_LANGUAGES: int(cube.sizes[LANGUAGE]), "metric": cube.attrs.get("metric", "")}
+    out.attrs = {N_LANGUAGES: int(cube.sizes[LANGUAGE]), "metric": cube.attrs.get("metric", ""),
+                 SEEDS_ARE: "epochs" if epochs else "runs"}
     return out
+
+
+def _replicate_parts(boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Variance of the paired difference and correlation of replicates (..., m, m), from
+    replicates (..., m, bootstrap)."""
+    centred = boot - boot.mean(axis=-1, keepdims=True)
+    cov = centred @ np.swapaxes(centred, -1, -2) / (boot.shape[-1] - 1)
+    var = np.diagonal(cov, axis1=-2, axis2=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v_diff = var[..., :, None] + var[..., None, :] - 2 * cov
+        corr = cov / np.sqrt(var[..., :, None] * var[..., None, :])
+    return v_diff, corr
+
+
+def _epoch_parts(boot: np.ndarray, k: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""The item and within-item (epoch) parts of a cube whose seeds are epochs.
+
+    ``boot`` (language, seed, model, bootstrap), ``k`` (model, language) epochs. With
+    :math:`\sigma^2_I` the variance over items of an item's expected score and
+    :math:`\sigma^2_W` the variance of an epoch's score around it, a model's single-epoch
+    replicates have variance :math:`(\sigma^2_I + \sigma^2_W)/n` and the replicates of its
+    mean over S epochs :math:`\sigma^2_I/n + \sigma^2_W/(nS)`, so
+    :math:`w = \sigma^2_W/n = (\bar v_{single} - v_{mean}) S/(S-1)`. Returns the variance
+    of the paired difference of the epoch means less the pair's :math:`w_A/S_A + w_B/S_B`
+    (m, m, l), the correlation of the epoch means' replicates (m, m, l) and ``w``
+    (model, language; NaN with one epoch): the within part enters :func:`_variance` as the
+    seed term, and shrinks with the items too.
+    """
+    with np.errstate(invalid="ignore"):
+        mean_boot = _nanmean(np.moveaxis(boot, 1, -1))               # (l, m, b)
+        v_mean, corr = _replicate_parts(mean_boot)                   # (l, m, m)
+        single = _nanmean(np.moveaxis(boot.var(axis=-1, ddof=1), 1, -1))   # (l, m)
+        s = k.T
+        w = np.where(s >= 2, np.maximum(single - mean_boot.var(axis=-1, ddof=1), 0.0)
+                     * s / np.maximum(s - 1, 1), np.nan)
+        per = np.where(np.isnan(w), 0.0, w / s)
+        # clipped at 0 (replicate noise can make it slightly negative); 0 on the diagonal
+        item_part = np.maximum(v_mean - per[..., :, None] - per[..., None, :], 0.0)
+        item_part[..., np.arange(len(k)), np.arange(len(k))] = 0.0
+    return np.moveaxis(item_part, 0, -1), np.moveaxis(corr, 0, -1), w.T
 
 
 def _tau2(ybar: np.ndarray, d: xr.Dataset) -> np.ndarray:
@@ -251,6 +303,7 @@ def _variance(d: xr.Dataset, item_scale: Any, n_seeds: Any, n_languages: Any, sc
     s, nl = (_broadcast(x, shape) for x in (n_seeds, n_languages))
     test = vt if item_scale is None else vt * item_scale
     vs, ks = d[VAR_SEED].values, d[N_SEEDS].values
+    epochs = d.attrs.get(SEEDS_ARE) == "epochs"
     with np.errstate(invalid="ignore", divide="ignore"):
         if s is None:   # the cube's seeds; one seed adds no separate seed variance (see docs)
             per = np.where(np.isnan(vs), 0.0, vs / ks)
@@ -264,6 +317,9 @@ def _variance(d: xr.Dataset, item_scale: Any, n_seeds: Any, n_languages: Any, sc
                             np.nan, seed)
             k_pair = 2 * (s - 1)
         seed = np.where(np.isnan(vt), np.nan, seed)
+        if epochs:      # per-item noise: shrinks with the items, estimated from all of them
+            seed = seed if item_scale is None else seed * item_scale
+            k_pair = np.zeros(shape)
         # the design's languages, less those where a model of the pair has no score
         listed = vt.shape[-1]
         n_lang = ((~np.isnan(vt)).sum(axis=-1) * (d.attrs[N_LANGUAGES] / listed)

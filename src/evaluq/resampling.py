@@ -54,6 +54,7 @@ from evaluq._dims import (  # the DRAWN_* names and LANGUAGE_SLOT are re-exporte
     SD_BOOT,
     SD_SEED,
     SEED,
+    SEEDS_ARE,
 )
 from evaluq._kernels import count_valid, nanmean, nanstd
 from evaluq._schema import bounds as cube_bounds
@@ -63,7 +64,7 @@ from evaluq.errors import CubeError
 
 REPLICATIONS: Final = ("parametric", "nonparametric", "none")
 LANGUAGE_MODES: Final = ("fixed", "bootstrap", "subsample")
-SEED_MODES: Final = ("one", "bootstrap", "rescaled")
+SEED_MODES: Final = ("one", "bootstrap", "rescaled", "mean")
 RNG_BLOCK: Final = 1000
 """Resamples per random-number block (each block has its own stream), at most; see
 :func:`block_size`."""
@@ -82,7 +83,7 @@ _N_THREADS: Final = max(1, min(4, os.cpu_count() or 1))
 
 Replication = Literal["parametric", "nonparametric", "none"]
 LanguageMode = Literal["fixed", "bootstrap", "subsample"]
-SeedMode = Literal["one", "bootstrap", "rescaled"]
+SeedMode = Literal["one", "bootstrap", "rescaled", "mean"]
 
 
 # --- numpy kernels --------------------------------------------------------------------------------
@@ -136,6 +137,8 @@ def _replicate_positions(gen: np.random.Generator, seeds: str, shape: tuple[int,
     # two levels: one replicate b and S seeds with replacement per (resample, language slot),
     # b shared by every drawn seed (the same resampled test set)
     b_idx = gen.integers(0, n_b, size=shape)
+    if seeds == "mean":      # every seed once: the mean over the seeds of replicate b
+        return np.broadcast_to(np.arange(n_s), (*shape, n_s)), b_idx
     return gen.integers(0, n_s, size=(*shape, n_s)), b_idx
 
 
@@ -504,6 +507,8 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
                 f"says that the test-set noise is not included)")
         score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
         boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP)
+        if cube.attrs.get(SEEDS_ARE) == "epochs":
+            return _epoch_mean_sd(boot, score)
         n_seeds = count_valid(score).astype(np.float64)
         sd_seed = nanstd(score, 1)
         sd_boot = nanmean(_streaming.boot_sd(boot, score, 1) if boot.chunks is not None
@@ -519,6 +524,17 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
             f"{cube[MODEL].values[m]!r}, language {cube[LANGUAGE].values[lang]!r} (a seed SD "
             f"needs at least 2 seeds)")
     return scale
+
+
+def _epoch_mean_sd(boot: xr.DataArray, score: np.ndarray) -> np.ndarray:
+    """SD over replicates of the mean over epochs (model, language): the item bootstrap of
+    the epochs' mean already holds the within-item (epoch-to-epoch) variance, so no seed
+    term is added (adding sd_seed^2/S would count it twice)."""
+    mean_boot = boot.mean(SEED, skipna=False).expand_dims(SEED, axis=2)
+    centre = nanmean(score)[..., None]
+    sd = (_streaming.boot_sd(mean_boot, centre, 1) if mean_boot.chunks is not None
+          else nanstd(mean_boot.values, 1))
+    return np.asarray(sd)[..., 0]
 
 
 def _inputs(cube: xr.Dataset, replication: str) -> tuple[_Inputs, Any]:
@@ -593,6 +609,9 @@ def _test_set_noise(cube: xr.Dataset, replication: str,
     if replication == "parametric":
         shape = ("normal" if bounds is None else
                  "normal truncated to the metric's bounds {:g}..{:g}".format(*bounds))
+        if cube.attrs.get(SEEDS_ARE) == "epochs" and BOOT_SCORE in cube:
+            return (f"included: {shape} noise with the variance over replicates of the mean "
+                    "over epochs (before truncation), independent across models")
         return (f"included: {shape} noise with variance sd_seed^2/n_seeds + sd_boot^2 "
                 "(before truncation), independent across models")
     if BOOT_SCORE in cube:
@@ -643,7 +662,8 @@ def _validate(cube: Any, n_resamples: Any, replication: Any, languages: Any,
                          f"spread: its interval would have width zero); got {n_resamples}")
     replication = check_choice("replication", replication, REPLICATIONS)
     if replication == "nonparametric":
-        seeds = "bootstrap" if seeds is None else check_choice("seeds", seeds, SEED_MODES)
+        seeds = (default_seed_mode(cube) if seeds is None
+                 else check_choice("seeds", seeds, SEED_MODES))
     elif seeds is not None:
         raise ValueError(f"`seeds` applies only to replication='nonparametric' (it says how "
                          f"the seeds' bootstrap replicates are drawn); got seeds={seeds!r} with "
@@ -664,6 +684,14 @@ def _validate(cube: Any, n_resamples: Any, replication: Any, languages: Any,
     entropy = int(check_rng(rng).integers(0, 2**63))
     return cube, _Options(n_resamples, replication, languages, k, entropy, chunk_size, seeds,
                           lazy, block)
+
+
+def default_seed_mode(cube: xr.Dataset) -> str:
+    """``"mean"`` for a cube whose seeds are epochs of the same items with replicates shared
+    by the epochs (``attrs["seeds_are"] == "epochs"``, as :func:`evaluq.from_items` records),
+    ``"bootstrap"`` otherwise."""
+    epochs = cube.attrs.get(SEEDS_ARE) == "epochs" and BOOT_SCORE in cube
+    return "mean" if epochs else "bootstrap"
 
 
 def _check_size(n_resamples: int, chunk: int, lazy: bool, cells: int) -> None:
@@ -812,6 +840,15 @@ def resample(
       can fall slightly outside the range of the observed scores. With declared
       ``bounds`` such draws are clipped to them. With S = 1 it equals
       ``"bootstrap"``.
+    * ``"mean"``: no seed is drawn; :math:`y^{(r)}_{ml} = \bar y^*_{mlb}`, the mean over all
+      S seeds of replicate b. Variance :math:`\operatorname{Var}_b \bar y^*_{mlb}`. This is
+      right, and the default (``seeds=None``), for a cube whose seeds are **epochs**: repeated
+      scorings of the same items, with one item bootstrap shared by the epochs
+      (``attrs["seeds_are"] == "epochs"``, as :func:`evaluq.from_items` records). An epoch's
+      deviation is then a per-item noise that the item bootstrap of the epochs' mean already
+      holds; redrawing epochs as well (``"bootstrap"``) would count it twice. For
+      ``replication="parametric"`` such a cube's scale is likewise the SD over replicates of
+      the epochs' mean, with no ``sd_seed`` term.
 
     "About" assumes what :func:`evaluq.from_predictions` produces: replicate b is one resampled
     test set, shared by all seeds and models, so a seed's replicate deviation
@@ -820,10 +857,10 @@ def resample(
     :math:`(2S-1)/S^2` of :math:`\sigma_{boot}^2` and ``"bootstrap"`` / ``"rescaled"`` are too
     narrow; use ``"one"`` or ``"parametric"`` for such cubes.
 
-    ``"bootstrap"`` is the default because its draws are means of S observed scores, like the
-    observed aggregate, and it needs no extrapolation; its shrinkage only touches the seed
-    part and is small for S >= 5. Prefer ``"rescaled"`` with 2-3 seeds when the seed
-    variance is a large part of the total; ``"one"`` reproduces the paper.
+    For other cubes ``"bootstrap"`` is the default because its draws are means of S observed
+    scores, like the observed aggregate, and it needs no extrapolation; its shrinkage only
+    touches the seed part and is small for S >= 5. Prefer ``"rescaled"`` with 2-3 seeds when
+    the seed variance is a large part of the total; ``"one"`` reproduces the paper.
 
     Languages (``languages``), the same draw for every model of a resample:
 
