@@ -45,8 +45,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
+import xarray as xr
 
 import evaluq as eq
 
@@ -126,8 +126,6 @@ pd.DataFrame({method: [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in
 # epochs with standard errors clustered by passage (`eq.item_means`):
 
 # %%
-import xarray as xr
-
 correct = xr.DataArray(right.T.to_numpy(), dims=("model", "item"),
                        coords={"model": right.columns.to_numpy()})
 eq.mcnemar_test(correct)[["only_a_correct", "only_b_correct", "pvalue"]].to_dataframe()
