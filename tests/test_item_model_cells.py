@@ -139,3 +139,10 @@ def test_errors(fits):
     other.data = renamed
     with pytest.raises(ValueError, match="the \\(model, task\\) cells differ"):
         eq.compare_fits({"gaussian": fits["gaussian"], "no items": other})
+
+
+def test_without_an_item_fit_only_the_cell_block(fits):
+    table = eq.compare_fits({"gaussian": fits["gaussian"], "no items": fits["no items"]})
+    assert set(table.index.get_level_values("unit")) == {CELL_UNIT}
+    assert set(table.attrs["units"]) == {CELL_UNIT}
+    assert list(table.attrs["not_compared"]) == ["gaussian"]
