@@ -106,3 +106,30 @@ def test_screenshot_of_the_whole_report(tmp_path, page):
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(data) > 100_000   # figures and tables, not a blank page
+
+
+@pytest.fixture(scope="module")
+def item_page():
+    """A report with the item model (per-item scores, bayes=True): its section has a figure."""
+    import warnings
+
+    table = eq.simulate_items(n_models=3, n_items=20, n_epochs=2, rng=5)
+    cols = {"model": "model", "item": "item", "score": "score", "seed": "epoch"}
+    cube = eq.from_items(table, n_boot=100, **cols)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return eq.report(cube, None, n_resamples=200, rng=1, bayes=True, progress=False,
+                         bayes_options={"draws": 200, "tune": 200},
+                         item_scores=eq.item_scores(table, **cols))
+
+
+def test_the_item_model_report_shows_everything(tmp_path, item_page):
+    probe, console = _load(tmp_path, item_page.html)
+    assert "item-model" in probe["sections"]
+    assert "posterior" not in probe["sections"]
+    assert probe["visible"] == probe["sections"]
+    n_figures = sum(s.figures for s in item_page.sections["score"])
+    item_section = next(s for s in item_page.sections["score"] if s.id == "item-model")
+    assert item_section.figures == 1
+    assert probe["images"] == n_figures == probe["shown"]
+    assert len(console) == 1, console

@@ -147,7 +147,9 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bounds", nargs=2, type=float, default=None, metavar=("LO", "HI"),
                    help="the metric's range, e.g. 0 100: scores outside it are flagged")
     p.add_argument("--bayes", action=argparse.BooleanOptionalAction, default=False,
-                   help="also fit the hierarchical model and add the posterior sections")
+                   help="also fit the hierarchical model and add the posterior sections "
+                        "(with --from: the item model, fit_items, on the per-item scores, "
+                        "with its LOO comparison and predictive checks)")
     p.add_argument("--error-correlation", type=float, default=None, metavar="RHO",
                    help="with --bayes: the correlation in [0, 1] of the models' test-set "
                         "errors, for a summary file (a cube from predictions shows it)")
@@ -196,10 +198,12 @@ def _score_rows(table: pd.DataFrame, score: str) -> pd.DataFrame:
 
 
 def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
-                                                       dict[str, xr.Dataset]]:
-    """One cube (and one item_means result) per score of the harness logs."""
+                                                       dict[str, xr.Dataset],
+                                                       dict[str, xr.DataArray]]:
+    """One cube (and one item_means result and the per-item scores, which --bayes fits the
+    item model to) per score of the harness logs."""
     from evaluq.item_stats import item_means
-    from evaluq.items import from_items
+    from evaluq.items import from_items, item_scores
 
     table = _harness_table(args)
     scores = [str(c) for c in table.columns[4:] if c != args.cluster]
@@ -207,7 +211,7 @@ def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
     unknown = [c for c in chosen if c not in scores]
     if unknown:
         raise ValueError(f"--score {unknown} not among the scores of the logs: {scores}")
-    cubes, items = {}, {}
+    cubes, items, per_item = {}, {}, {}
     for col in chosen:
         rows = _score_rows(table, col)
         columns = {"model": "model", "item": "item", "score": col, "language": "task",
@@ -215,7 +219,9 @@ def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
         cubes[col] = from_items(rows, n_boot=args.n_boot, rng=args.rng,
                                 higher_is_better=args.higher_is_better, **columns)
         items[col] = item_means(rows, **columns)
-    return cubes, items
+        per_item[col] = item_scores(rows, **{k: v for k, v in columns.items()
+                                             if k != "cluster"})
+    return cubes, items, per_item
 
 
 def _add_harness_arguments(p: argparse.ArgumentParser) -> None:
@@ -346,9 +352,9 @@ def _run_report(args: argparse.Namespace) -> int:
     from evaluq.reporting import report
 
     formats = _parse_formats(args.format)
-    items = None
+    items = scores = None
     if args.source_format is not None:
-        cubes, items = _harness_cubes(args)
+        cubes, items, scores = _harness_cubes(args)
         args.replication = "nonparametric" if args.replication == "auto" else args.replication
         args.resample_languages = ("fixed" if args.resample_languages == "auto"
                                    else args.resample_languages)
@@ -363,7 +369,8 @@ def _run_report(args: argparse.Namespace) -> int:
                  bayes=args.bayes, bounds=tuple(args.bounds) if args.bounds else None,
                  bayes_options=(None if args.error_correlation is None
                                 else {"error_correlation": args.error_correlation}),
-                 command=command, progress=not args.quiet, items=items)
+                 command=command, progress=not args.quiet, items=items,
+                 item_scores=scores)
     written = _write_report_files(rep, out, formats, command)
     print(f"evaluq report: wrote {len(written)} files to {out}/")
     for path in written:

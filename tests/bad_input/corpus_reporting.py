@@ -101,4 +101,11 @@ def reporting_cases() -> list[Case]:
     add(Case("evaluq.load_fit", "no such file",
              lambda: eq.load_fit(Path(mkdtemp()) / "fit.nc"), "`path`",
              errors=(ValueError, TypeError, FileNotFoundError)))
+    add(Case("evaluq.report", "item_scores not the DataArray of item_scores",
+             lambda: eq.report(cube(), None, n_resamples=100, progress=False, item_scores=3),
+             "`item_scores`"))
+    add(Case("evaluq.report", "item_scores naming an unknown metric",
+             lambda: eq.report(cube(), None, n_resamples=100, progress=False,
+                               item_scores={"nope": _draws()}), "`item_scores`",
+             errors=(ValueError, TypeError, eq.errors.CubeError)))
     return c

@@ -146,17 +146,17 @@ def test_an_errored_run_stops_the_report(tmp_path, capsys):
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::evaluq.hierarchical._fit.ConvergenceWarning")
 def test_bayes_adds_the_posterior(inspect_logs, tmp_path, capsys, monkeypatch):
-    """The real hierarchical fit (fewer draws than the default, to stay quick)."""
-    from evaluq.reporting import _build
+    """The real item-model fit (fewer draws than the default, to stay quick): with per-item
+    scores --bayes fits the item model, not the cube model."""
+    from evaluq.reporting import _item_model
 
-    fit = _build._fit
-    monkeypatch.setattr(_build, "_fit", lambda cube, rng, options: fit(
-        cube, rng, {"draws": 300, "tune": 300, **options}))
+    monkeypatch.setattr(_item_model, "FIT_DEFAULTS", {"draws": 300, "tune": 300, "chains": 2})
     code, _, err = _run([inspect_logs["eval"], "--from", "inspect", "--cluster", "passage",
                          "--bayes", "--out", tmp_path, "--format", "html", *FAST], capsys)
     assert code == 0, err
     page = (tmp_path / "report.html").read_text()
-    assert "posterior" in _ids(page)
+    assert "item-model" in _ids(page)
+    assert "posterior" not in _ids(page)
     assert "items" in _ids(page)
 
 

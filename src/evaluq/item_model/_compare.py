@@ -96,6 +96,16 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
         PSIS estimate is unreliable) and ``form``; ``attrs["unit"]`` says what one
         observation is.
 
+        With a cube fit (:func:`evaluq.fit_hierarchical`, the cube's Gaussian model) among
+        ``fits``: a table indexed by (``unit``, ``fit``), one block per unit and elpd
+        compared within a block only. ``"item response pattern"``: the item fits, as above.
+        ``"(model, task) cell count"``: the cube fits and the fits without item effects,
+        on each cell's count of right answers (the Gaussian's density of the cell mean
+        discretised to the count grid, bin width 1/n, against the binomial's pmf; see
+        ``models/item_model.md``). ``attrs["units"]`` names each block's unit,
+        ``attrs["not_compared"]`` which fit is not on which unit and why, ``attrs["notes"]``
+        the approximations (paired test-set errors).
+
     Examples
     --------
     Fitting takes some seconds, so the example does not run here:
@@ -116,6 +126,10 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
                 if not (hasattr(fit, "data") and hasattr(fit, "idata"))}
     if not_fits:
         raise TypeError(f"`fits` must map names to fits of eq.fit_items; got {not_fits}")
+    from evaluq.item_model._cells import compare_across_units, is_cube_fit
+
+    if any(is_cube_fit(fit) for fit in fits.values()):   # the cube's Gaussian model
+        return compare_across_units(fits, compare_fits, K_THRESHOLD)
     ref = _reference(fits)
     trees, flagged = {}, {}
     for name, fit in fits.items():

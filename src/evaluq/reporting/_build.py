@@ -18,6 +18,12 @@ from evaluq._dims import BOOT_SCORE, MODEL, N_ITEMS, RANK
 from evaluq._schema import orientation
 from evaluq._validation import RNGLike, check_confidence_level, check_int
 from evaluq.errors import CubeError
+from evaluq.reporting._item_model import (
+    ItemModelResults,
+    fit_item_model,
+    item_model_section,
+    item_model_tables,
+)
 from evaluq.reporting.sections import (
     HierarchicalFitLike,
     Section,
@@ -95,6 +101,10 @@ class Analysis:
     field_methods
         rliable's interval estimates and probability of improvement and the multi-ASO
         matrix on the cube's seeds (:class:`FieldMethods`), or why they were skipped.
+    item_model
+        With per-item scores and ``bayes=True``: the item model (:func:`evaluq.fit_items`),
+        its PSIS-LOO comparison and predictive checks
+        (:class:`~evaluq.reporting._item_model.ItemModelResults`), or None.
     """
 
     cube: xr.Dataset
@@ -108,6 +118,7 @@ class Analysis:
     fit: HierarchicalFitLike | None = None
     items: xr.Dataset | None = None
     field_methods: FieldMethods | None = None
+    item_model: ItemModelResults | None = None
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table of the analysis, by file stem, each with a caption in ``attrs``.
@@ -147,6 +158,8 @@ class Analysis:
             from evaluq.reporting.sections import field_tables
 
             out |= field_tables(self.field_methods.estimates, self.field_methods.eps_min)
+        if self.item_model is not None:
+            out |= item_model_tables(self.item_model)
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -209,8 +222,8 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
             languages: str = "auto", how: str = "mean", confidence_level: float = 0.95,
             alpha: float = 0.05, adjustment: str = "holm", rng: RNGLike = 0,
             bayes: bool = False, bayes_options: Mapping[str, Any] | None = None,
-            fit: HierarchicalFitLike | None = None, items: xr.Dataset | None = None
-            ) -> Analysis:
+            fit: HierarchicalFitLike | None = None, items: xr.Dataset | None = None,
+            item_scores: xr.DataArray | None = None) -> Analysis:
     """Run the frequentist analysis of a cube (and the hierarchical model when asked).
 
     Parameters
@@ -240,6 +253,13 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
     items
         The result of :func:`evaluq.item_means` on the per-item table the cube was built
         from (:func:`evaluq.from_items`), kept in ``Analysis.items``.
+    item_scores
+        The per-item scores the cube was built from (:func:`evaluq.item_scores` of the same
+        table). With ``bayes=True`` the item model (:func:`evaluq.fit_items`, with
+        ``bayes_options`` over draws=1000, tune=1000, chains=2) is fitted to them instead of
+        the cube model, compared by PSIS-LOO with the fit without item effects and checked
+        (``Analysis.item_model``); scores that suit no family of the item model (fractional
+        scores) fall back to the cube model, saying why.
 
     Returns
     -------
@@ -255,7 +275,8 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
     result = _analyse(cube, n_resamples=n_resamples, replication=replication,
                       languages=languages, how=how, confidence_level=confidence_level,
                       alpha=alpha, adjustment=adjustment, rng=rng, bayes=bayes,
-                      bayes_options=bayes_options, fit=fit, progress=_Progress(0, False))
+                      bayes_options=bayes_options, fit=fit, progress=_Progress(0, False),
+                      item_scores=_check_scores(item_scores, "item_scores"))
     result.items = _check_items(items, "items")
     return result
 
@@ -263,7 +284,7 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
 def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages: str, how: str,
              confidence_level: float, alpha: float, adjustment: str, rng: RNGLike, bayes: bool,
              bayes_options: Mapping[str, Any] | None, fit: HierarchicalFitLike | None,
-             progress: _Progress) -> Analysis:
+             progress: _Progress, item_scores: xr.DataArray | None = None) -> Analysis:
     from evaluq._schema import validate
     from evaluq.aggregation import aggregate
     from evaluq.pairwise import pairwise_differences
@@ -288,9 +309,10 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
     tiers = significance_groups(aggregated, alpha=alpha, adjustment=adjustment)
     board = leaderboard(aggregated, alpha=alpha, adjustment=adjustment)
     progress.step("pairwise differences and ranks")
+    item_model = None
     if fit is None and bayes:
-        fit = _fit(cube, rng, bayes_options or {})
-        progress.step("hierarchical model")
+        fit, item_model = _bayes(cube, rng, bayes_options or {}, item_scores)
+        progress.step("hierarchical model" if item_model is None else "item model")
     settings: dict[str, Any] = {
         "rng": rng, "n_resamples": n_resamples, "replication": replication,
         "languages": languages, "how": how, "confidence_level": confidence_level,
@@ -301,7 +323,18 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
     progress.step("rliable and ASO")
     return Analysis(cube=cube, components=components, aggregated=aggregated, pairwise=pairwise,
                     ranks=ranks, tiers=tiers, leaderboard=board, settings=settings, fit=fit,
-                    field_methods=field_methods)
+                    field_methods=field_methods, item_model=item_model)
+
+
+def _bayes(cube: xr.Dataset, rng: RNGLike, options: Mapping[str, Any],
+           item_scores: xr.DataArray | None
+           ) -> tuple[HierarchicalFitLike | None, ItemModelResults | None]:
+    """``bayes=True``: the item model when there are per-item scores (the cube model too when
+    the scores suit none of its families), else the cube model."""
+    if item_scores is None:
+        return _fit(cube, rng, options), None
+    res = fit_item_model(item_scores, options, rng)
+    return (_fit(cube, rng, {}) if res.fit is None else None), res
 
 
 def _field_methods(cube: xr.Dataset, n_resamples: int, confidence_level: float,
@@ -383,8 +416,10 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
     if analysis.items is not None:
         out.append(item_means_section(analysis.items,
                                       higher_is_better=_orientation(analysis.cube)))
-    posterior = (analysis.fit.rank_probabilities("benchmark")
-                 if analysis.fit is not None else None)
+    item_fit = analysis.item_model.fit if analysis.item_model is not None else None
+    posterior = (analysis.fit.rank_probabilities("benchmark") if analysis.fit is not None
+                 else item_fit.rank_probabilities("benchmark") if item_fit is not None
+                 else None)
     out.append(ranks_section(analysis.ranks, posterior))
     out.append(tiers_section(analysis.aggregated, analysis.tiers,
                              cd=_critical_difference(analysis)))
@@ -393,8 +428,11 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
         fm = analysis.field_methods
         out.append(field_methods_section(fm.estimates, fm.improvement, fm.eps_min,
                                          reason=fm.reason, note=fm.note))
+    if analysis.item_model is not None:
+        out.append(item_model_section(analysis.item_model))
     if analysis.fit is not None:
         out.append(posterior_section(analysis.fit))
+    if analysis.fit is not None or item_fit is not None:
         progress.step("posterior section")
     if N_ITEMS in analysis.cube.data_vars and BOOT_SCORE in analysis.cube.data_vars:
         out.append(power_section(analysis.cube, alpha=analysis.settings["alpha"]))
@@ -411,7 +449,8 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
            fit: HierarchicalFitLike | Mapping[str, HierarchicalFitLike] | None = None,
            bounds: tuple[float, float] | None = None, title: str | None = None,
            command: str | None = None, progress: bool = True,
-           items: xr.Dataset | Mapping[str, xr.Dataset] | None = None) -> Report:
+           items: xr.Dataset | Mapping[str, xr.Dataset] | None = None,
+           item_scores: xr.DataArray | Mapping[str, xr.DataArray] | None = None) -> Report:
     """The whole analysis as ONE self-contained HTML page (figures inline, no network).
 
     Sections, each one function of :mod:`evaluq.reporting.sections`: data summary (sizes,
@@ -457,6 +496,14 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
         The result(s) of :func:`evaluq.item_means` on the per-item table the cube was built
         from (one, or metric name -> result): adds the section of per-item means and paired
         differences with their analytic (cluster-robust) SEs and its two tables.
+    item_scores
+        The per-item scores the cube was built from (:func:`evaluq.item_scores` of the table
+        given to :func:`evaluq.from_items`; one, or metric name -> scores). With
+        ``bayes=True`` the item model (:func:`evaluq.fit_items`) is fitted to them instead
+        of the cube model (``bayes_options`` then go to ``fit_items``, over draws=1000,
+        tune=1000, chains=2): the page shows its posterior at both scopes, the PSIS-LOO
+        comparison with the fit without item effects and the predictive checks. Scores that
+        suit no family of the item model fall back to the cube model, saying why.
 
     Returns
     -------
@@ -479,6 +526,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     cubes = _cubes(cube)
     fits = _fits(fit, list(cubes))
     per_item = _items(items, list(cubes))
+    scores = _per_metric(item_scores, list(cubes), "item_scores", _check_scores)
     if not isinstance(bayes, bool):
         raise TypeError(f"`bayes` must be True or False; got {bayes!r}")
     _check_out(out)
@@ -490,7 +538,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
         a = _analyse(c, n_resamples=n_resamples, replication=replication, languages=languages,
                      how=how, confidence_level=confidence_level, alpha=alpha,
                      adjustment=adjustment, rng=rng, bayes=bayes, bayes_options=bayes_options,
-                     fit=fits.get(name), progress=bar)
+                     fit=fits.get(name), progress=bar, item_scores=scores.get(name))
         a.items = per_item.get(name)
         secs = _sections(a, bounds, command, bar)
         analyses[name], sections[name] = a, secs
@@ -581,3 +629,26 @@ def _items(items: Any, names: list[str]) -> dict[str, xr.Dataset]:
         raise ValueError(f"`items` must map metric name -> item_means result when the report "
                          f"has several metrics ({names})")
     return {names[0]: _check_items(items, "items")}  # type: ignore[dict-item]
+
+
+def _check_scores(scores: Any, name: str) -> xr.DataArray | None:
+    if scores is not None and not isinstance(scores, xr.DataArray):
+        raise TypeError(f"`{name}` must be the DataArray of evaluq.item_scores or None; got "
+                        f"{type(scores).__name__}")
+    return scores
+
+
+def _per_metric(value: Any, names: list[str], what: str, check: Any) -> dict[str, Any]:
+    """A per-metric argument of :func:`report` (one value, or metric name -> value)."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping) and not isinstance(value, xr.Dataset | xr.DataArray):
+        unknown = [k for k in value if k not in names]
+        if unknown:
+            raise CubeError(f"`{what}` names metrics {unknown} that are not in the report "
+                            f"({names})")
+        return {str(k): check(v, f"{what}[{k!r}]") for k, v in value.items()}
+    if len(names) != 1:
+        raise ValueError(f"`{what}` must map metric name -> value when the report has "
+                         f"several metrics ({names})")
+    return {names[0]: check(value, what)}
