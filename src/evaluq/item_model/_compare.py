@@ -116,14 +116,15 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
                 if not (hasattr(fit, "data") and hasattr(fit, "idata"))}
     if not_fits:
         raise TypeError(f"`fits` must map names to fits of eq.fit_items; got {not_fits}")
-    ref = _reference(fits)
+    ordinal = any(f.data.family == "ordinal" for f in fits.values())
+    ref = _ordinal_reference(fits) if ordinal else _reference(fits)
     trees, flagged = {}, {}
     for name, fit in fits.items():
-        ll = pointwise_loglik(fit, ref)
+        ll = _ordinal_loglik(fit, ref) if ordinal else pointwise_loglik(fit, ref)
         n_chain = fit.posterior.sizes["chain"]
         da = xr.DataArray(ll.reshape(n_chain, -1, ll.shape[1]), dims=("chain", "draw", ITEM))
         trees[name] = xr.DataTree.from_dict({
-            "posterior": fit.posterior[["alpha"]],
+            "posterior": fit.posterior[[next(iter(fit.posterior.data_vars))]],
             "log_likelihood": xr.Dataset({"y": da})})
         with warnings.catch_warnings():   # reported as a column instead
             warnings.simplefilter("ignore", UserWarning)
@@ -134,7 +135,32 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
         table = azs.compare(trees, var_name="y")
     table["pareto_k_above_0.7"] = [flagged[n] for n in table.index]
     table["form"] = [fits[n].form for n in table.index]
+    if ordinal:
+        table.attrs = _ordinal_unit(ref)
+        return table
     table.attrs = {"unit": "one item's whole response pattern (all models and epochs) is one "
                            "observation",
                    "n_items": int(np.asarray(ref.per_item).shape[1])}
     return table
+
+
+def _ordinal_reference(fits: dict[str, ItemFit]) -> Any:
+    from evaluq.item_model._ordinal_checks import ordinal_reference
+
+    return ordinal_reference(fits)
+
+
+def _ordinal_loglik(fit: ItemFit, ref: Any) -> np.ndarray:
+    from evaluq.item_model._ordinal_checks import ordinal_pointwise_loglik
+
+    return ordinal_pointwise_loglik(fit, ref)
+
+
+def _ordinal_unit(ref: Any) -> dict[str, Any]:
+    """What one observation is for ordinal fits (``_ordinal_checks``)."""
+    if ref.has_items:
+        return {"unit": "one item's whole rating pattern (all models, graders and epochs; "
+                        "its effect integrated out) is one observation",
+                "n_items": len(ref.item_labels)}
+    return {"unit": "one rating (one row of the table) is one observation: no item column",
+            "n_ratings": len(ref.row_cell)}
