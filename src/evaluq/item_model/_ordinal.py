@@ -276,7 +276,7 @@ def expected_rating(eta: np.ndarray, kappa: np.ndarray, levels: np.ndarray) -> n
 def level_probabilities(eta: np.ndarray, kappa: np.ndarray) -> np.ndarray:
     """P(y = level c) (..., K) from eta (...) and kappa (..., K-1)."""
     cum = expit(kappa - eta[..., None])
-    ones = np.ones(cum.shape[:-1] + (1,))
+    ones = np.ones((*cum.shape[:-1], 1))
     return np.diff(np.concatenate([0 * ones, cum, ones], axis=-1), axis=-1)
 
 
