@@ -332,3 +332,29 @@ def test_hibayes_judge_example_agrees():
     ours = {t: float(cmp.loc[t, "elpd"]) for t in cmp.index}
     for tag in ours:
         assert ours[tag] == pytest.approx(ref[tag]["loo"]["elpd"], abs=1.0)
+
+
+@pytest.mark.slow
+def test_calibration_of_benchmark_intervals():
+    """Coverage of the 90% benchmark-scope intervals (per-model expected rating and pairwise
+    differences) over simulated judge panels; truth = the simulator's expected ratings."""
+    n_rep, level = 20, 0.9
+    hits_score, hits_diff = [], []
+    for rep in range(n_rep):
+        t = simulate_ratings(n_models=3, n_items=15, n_graders=3, n_levels=5, rng=100 + rep)
+        f = _fit(t, rng=rep)
+        truth = t.attrs["truth"]["benchmark"]
+        draws = f.scores().stack(s=("chain", "draw")).values            # (model, sample)
+        lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=1)
+        hits_score += list((lo <= truth) & (truth <= hi))
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            d = draws[a] - draws[b]
+            dl, dh = np.quantile(d, [(1 - level) / 2, (1 + level) / 2])
+            hits_diff.append(dl <= truth[a] - truth[b] <= dh)
+    for name, hits in (("score", hits_score), ("difference", hits_diff)):
+        cov = float(np.mean(hits))
+        se = np.sqrt(level * (1 - level) / len(hits))
+        print(f"CALIBRATION ordinal item model benchmark-scope {name} 90% interval: coverage "
+              f"{cov:.3f} over {len(hits)} intervals (binomial SE {se:.3f}; 3 models x 15 "
+              "items x 3 graders, 5 levels)")
+        assert cov >= level - 3 * se
