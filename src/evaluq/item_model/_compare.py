@@ -81,7 +81,10 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
     The observation left out is one item's whole response pattern (every model and epoch on
     it): in the marginal model the item's effect ties its responses together. A fit without
     item effects (``item=None``) on the same table is scored on the same unit (the product
-    of its binomials over the item's models), so the two are comparable.
+    of its binomials over the item's models), so the two are comparable. Ordinal fits
+    (``family="ordinal"``) are compared with ordinal fits of the same ratings: with items
+    the unit is one item's whole rating pattern (all models, graders and epochs), without
+    items one rating (one row), as ``attrs["unit"]`` says.
 
     Parameters
     ----------
