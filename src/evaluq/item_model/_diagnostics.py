@@ -47,6 +47,8 @@ def _one_label_dim(post: Any) -> Any:
     convergence table takes."""
     out = {}
     for name, var in post.data_vars.items():
+        if float(var.std()) == 0.0:      # a scale fixed by the priors: no R-hat / ESS
+            continue
         extra = [d for d in var.dims if d not in SAMPLE_DIMS]
         if not extra or extra == [MODEL]:
             out[name] = var
