@@ -317,8 +317,6 @@ def test_hibayes_judge_example_agrees():
                 mine = mine.transpose("chain", "draw", "grader", "model")
             mean = mine.mean(("chain", "draw")).values.ravel()
             mcse = diag.loc[ours, "mcse_mean"].to_numpy()
-            if ours == "grader_x_model":  # the table lists grader=..,model=.. in that order
-                pass
             z = np.abs(mean - np.ravel(h["mean"])) / np.sqrt(mcse**2 + np.ravel(h["mcse"])**2)
             worst = max(worst, float(z.max()))
             assert (z < 4.5).all(), (tag, ours, mean, h["mean"])
@@ -326,12 +324,27 @@ def test_hibayes_judge_example_agrees():
     cmp = eq.compare_fits(fits)
     assert cmp.attrs["n_ratings"] == 530
     print(f"ANCHOR hibayes LOO: evaluq prefers {cmp.index[0]} (elpd_diff "
-          f"{cmp['elpd_diff'].iloc[1]:.2f}); HiBayES prefers {ref['loo_compare']['ranking'][0]} "
+          f"{abs(cmp['elpd_diff'].iloc[1]):.2f}); HiBayES prefers {ref['loo_compare']['ranking'][0]} "
           f"(elpd_diff {ref['loo_compare']['elpd_diff']:.2f})")
     assert cmp.index[0] == ref["loo_compare"]["ranking"][0]
-    ours = {t: float(cmp.loc[t, "elpd"]) for t in cmp.index}
-    for tag in ours:
-        assert ours[tag] == pytest.approx(ref[tag]["loo"]["elpd"], abs=1.0)
+    for tag, f in fits.items():          # the unrounded elpd (compare's table rounds it)
+        elpd = _elpd_loo(f)
+        print(f"ANCHOR hibayes {tag} elpd_loo: evaluq {elpd:.2f}, HiBayES "
+              f"{ref[tag]['loo']['elpd']:.2f}")
+        # two independent samplers: the elpd's Monte Carlo error is ~0.1-0.3 here
+        assert elpd == pytest.approx(ref[tag]["loo"]["elpd"], abs=1.0)
+
+
+def _elpd_loo(fit) -> float:
+    import arviz_stats as azs
+    import xarray as xr
+
+    ll = ordinal_pointwise_loglik(fit, fit.data.ordinal)
+    n_chain = fit.posterior.sizes["chain"]
+    da = xr.DataArray(ll.reshape(n_chain, -1, ll.shape[1]), dims=("chain", "draw", "obs"))
+    tree = xr.DataTree.from_dict({"posterior": fit.posterior[["cutpoints"]],
+                                  "log_likelihood": xr.Dataset({"y": da})})
+    return float(azs.loo(tree, var_name="y").elpd)
 
 
 @pytest.mark.slow
