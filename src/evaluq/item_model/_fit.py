@@ -383,8 +383,10 @@ class ItemFit:
         n_m, n_k = self.data.shape
         div = int(self.idata["sample_stats"]["diverging"].sum()) \
             if "diverging" in self.idata["sample_stats"] else 0
+        units = "ratings" if self.data.family == "ordinal" and not self.data.has_items \
+            else "items"
         return (f"ItemFit(family={self.data.family!r}, form={self.form!r}, {n_m} models x "
-                f"{int(self.data.n_items.sum())} items in {n_k} task(s), "
+                f"{int(self.data.n_items.sum())} {units} in {n_k} task(s), "
                 f"{post.sizes['chain']} chains x {post.sizes['draw']} draws, "
                 f"divergences={div})")
 
