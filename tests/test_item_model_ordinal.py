@@ -119,6 +119,7 @@ def test_auto_family_choice():
     assert looks_ordinal(np.array([0.0, 3.0, 7.0]), None)
     assert not looks_ordinal(np.array([0.0, 1.0, 1.0]), None)
     assert looks_ordinal(np.array([0.0, 1.0]), "grader")
+    assert not looks_ordinal(np.array([0.0, 2.5, 3.0]), None)
 
 
 # --- a small fit through the whole interface -----------------------------------------------------
@@ -253,8 +254,8 @@ def test_non_integer_levels():
     with pytest.raises(ValueError, match="family 'ordinal' needs integer rating levels in "
                                          "column 's'"):
         eq.fit_items(t, model="m", item="i", score="s", family="ordinal")
-    with pytest.raises(ValueError, match="family='auto' cannot choose a family"):
-        eq.fit_items(t, model="m", item="i", score="s")
+    with pytest.raises(ValueError, match="needs scores 0 or 1 in column 's'"):
+        eq.fit_items(t, model="m", item="i", score="s")          # auto: not ratings either
 
 
 def test_grader_who_rated_one_model():

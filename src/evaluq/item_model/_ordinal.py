@@ -126,19 +126,13 @@ def integer_levels(values: np.ndarray, score: str) -> np.ndarray:
 
 def looks_ordinal(values: np.ndarray, grader: str | None) -> bool:
     """What ``family="auto"`` takes for ratings: a grader column, or integer scores with
-    more than two levels (non-integer scores that are not 0/1 raise naming the column)."""
+    more than two levels. Non-integer scores are not ratings: the binary families then
+    raise naming the column ("needs scores 0 or 1 in column ...")."""
     finite = values[np.isfinite(values)]
-    binary = bool(np.isin(finite, (0.0, 1.0)).all())
     if grader is not None:
         return True
-    if binary:
-        return False
-    if (finite != np.round(finite)).any():
-        bad = np.unique(finite[finite != np.round(finite)])[:_SHOWN].tolist()
-        raise ValueError(f"family='auto' cannot choose a family for the scores: they are "
-                         f"neither 0/1 nor integer rating levels, e.g. {bad}; pass an "
-                         "explicit family (fractional scores are not supported yet)")
-    return True
+    return not (bool(np.isin(finite, (0.0, 1.0)).all())
+                or bool((finite != np.round(finite)).any()))
 
 
 def _resolve_levels(observed: np.ndarray, levels: Any, score: str) -> np.ndarray:
