@@ -491,6 +491,16 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     ...                    epoch="epoch", draws=200, tune=200, chains=2)  # doctest: +SKIP
     >>> fit.rank_probabilities("new_items").p_best.sum().item()           # doctest: +SKIP
     1.0
+
+    Judge ratings 0-10 by three graders (the ordinal family, chosen by ``"auto"``), with and
+    without the grader x model interaction:
+
+    >>> from evaluq.item_model import simulate_ratings
+    >>> ratings = simulate_ratings(n_models=3, n_items=30, n_graders=3, rng=0)
+    >>> cols = dict(model="model", item="item", score="score", grader="grader")
+    >>> judged = eq.fit_items(ratings, **cols, levels=range(11))          # doctest: +SKIP
+    >>> plain = eq.fit_items(ratings, **cols, grader_interaction=False)   # doctest: +SKIP
+    >>> eq.compare_fits({"with": judged, "without": plain})               # doctest: +SKIP
     """
     family, draws, tune, chains = _check_args(family, discrimination, draws, tune, chains)
     gen = check_rng(rng)
