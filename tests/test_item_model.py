@@ -242,7 +242,7 @@ def test_model_absent_from_a_task_is_kept():
     ({"family": "ordinalish"}, ValueError, "family"),
     ({"discrimination": True}, NotImplementedError, "2PL"),
     ({"discrimination": 1}, TypeError, "`discrimination` must be True or False"),
-    ({"grader": "judge"}, NotImplementedError, "grader"),
+    ({"grader": "judge"}, CubeError, "column 'judge' \\(given as `grader`\\)"),
     ({"draws": 0}, ValueError, "draws"),
     ({"priors": {"nope": 1.0}}, ValueError, "unknown key 'nope'"),
     ({"priors": {"sigma_item_sigma": -1.0}}, ValueError, "must be finite and > 0"),

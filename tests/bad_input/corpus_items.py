@@ -88,6 +88,31 @@ def item_model_cases() -> list[Case]:
              errors=(FileNotFoundError,)))
     add(Case("evaluq.simulate_items", "no models",
              lambda: eq.simulate_items(n_models=0), "`n_models` must be >= 1"))
+    c += ordinal_cases()
+    return c
+
+
+def ordinal_cases() -> list[Case]:
+    """The ordinal family of fit_items (judge ratings with graders)."""
+    c: list[Case] = []
+    add = c.append
+    ratings = pd.DataFrame({"m": ["a", "b"] * 3, "g": ["x", "x", "y", "y", "x", "y"],
+                            "s": [1, 2, 3, 2, 1, 3]})
+    keys = {"model": "m", "item": None, "score": "s", "grader": "g"}
+    add(Case("evaluq.fit_items", "non-integer ordinal levels",
+             lambda: eq.fit_items(ratings.assign(s=[1, 2.5, 3, 2, 1, 3]), **keys,
+                                  family="ordinal"), "needs integer rating levels"))
+    add(Case("evaluq.fit_items", "a grader who rated one model",
+             lambda: eq.fit_items(ratings.assign(g=["x", "x", "y", "y", "z", "y"]), **keys),
+             "rated only one model"))
+    add(Case("evaluq.fit_items", "NaN rating",
+             lambda: eq.fit_items(ratings.assign(s=[1, np.nan, 3, 2, 1, 3]), **keys),
+             "given as `score`"))
+    add(Case("evaluq.fit_items", "a rating outside the declared levels",
+             lambda: eq.fit_items(ratings, **keys, levels=[1, 2]), "outside `levels`"))
+    add(Case("evaluq.fit_items", "grader with a binary family",
+             lambda: eq.fit_items(ratings, **keys, family="binomial"),
+             "`grader` needs family='ordinal'"))
     return c
 
 

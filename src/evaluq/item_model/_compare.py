@@ -81,7 +81,10 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
     The observation left out is one item's whole response pattern (every model and epoch on
     it): in the marginal model the item's effect ties its responses together. A fit without
     item effects (``item=None``) on the same table is scored on the same unit (the product
-    of its binomials over the item's models), so the two are comparable.
+    of its binomials over the item's models), so the two are comparable. Ordinal fits
+    (``family="ordinal"``) are compared with ordinal fits of the same ratings: with items
+    the unit is one item's whole rating pattern (all models, graders and epochs), without
+    items one rating (one row), as ``attrs["unit"]`` says.
 
     Parameters
     ----------
@@ -130,14 +133,15 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
 
     if any(is_cube_fit(fit) for fit in fits.values()):   # the cube's Gaussian model
         return compare_across_units(fits, compare_fits, K_THRESHOLD)
-    ref = _reference(fits)
+    ordinal = any(f.data.family == "ordinal" for f in fits.values())
+    ref = _ordinal_reference(fits) if ordinal else _reference(fits)
     trees, flagged = {}, {}
     for name, fit in fits.items():
-        ll = pointwise_loglik(fit, ref)
+        ll = _ordinal_loglik(fit, ref) if ordinal else pointwise_loglik(fit, ref)
         n_chain = fit.posterior.sizes["chain"]
         da = xr.DataArray(ll.reshape(n_chain, -1, ll.shape[1]), dims=("chain", "draw", ITEM))
         trees[name] = xr.DataTree.from_dict({
-            "posterior": fit.posterior[["alpha"]],
+            "posterior": fit.posterior[[next(iter(fit.posterior.data_vars))]],
             "log_likelihood": xr.Dataset({"y": da})})
         with warnings.catch_warnings():   # reported as a column instead
             warnings.simplefilter("ignore", UserWarning)
@@ -148,7 +152,32 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
         table = azs.compare(trees, var_name="y")
     table["pareto_k_above_0.7"] = [flagged[n] for n in table.index]
     table["form"] = [fits[n].form for n in table.index]
+    if ordinal:
+        table.attrs = _ordinal_unit(ref)
+        return table
     table.attrs = {"unit": "one item's whole response pattern (all models and epochs) is one "
                            "observation",
                    "n_items": int(np.asarray(ref.per_item).shape[1])}
     return table
+
+
+def _ordinal_reference(fits: dict[str, ItemFit]) -> Any:
+    from evaluq.item_model._ordinal_checks import ordinal_reference
+
+    return ordinal_reference(fits)
+
+
+def _ordinal_loglik(fit: ItemFit, ref: Any) -> np.ndarray:
+    from evaluq.item_model._ordinal_checks import ordinal_pointwise_loglik
+
+    return ordinal_pointwise_loglik(fit, ref)
+
+
+def _ordinal_unit(ref: Any) -> dict[str, Any]:
+    """What one observation is for ordinal fits (``_ordinal_checks``)."""
+    if ref.has_items:
+        return {"unit": "one item's whole rating pattern (all models, graders and epochs; "
+                        "its effect integrated out) is one observation",
+                "n_items": len(ref.item_labels)}
+    return {"unit": "one rating (one row of the table) is one observation: no item column",
+            "n_ratings": len(ref.row_cell)}

@@ -30,7 +30,7 @@ from evaluq.errors import CubeError
 from evaluq.io import TableLike, as_table
 from evaluq.items import pivot_items
 
-FAMILIES: Final = ("auto", "bernoulli", "binomial")
+FAMILIES: Final = ("auto", "bernoulli", "binomial", "ordinal")
 _SHOWN: Final = 5
 
 
@@ -66,6 +66,8 @@ class ItemData:
     higher_is_better: bool = True
     notes: dict[str, str] = field(default_factory=dict)
     digest: str = ""
+    ordinal: Any = None
+    """The ordinal family's cells (``_ordinal.OrdinalStats``); None for binary families."""
 
     @property
     def shape(self) -> tuple[int, int]:

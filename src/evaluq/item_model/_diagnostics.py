@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 from scipy.stats import norm
 
 from evaluq._dims import BENCHMARK_SCORE, MODEL, NEW_ITEMS_SCORE, POSTERIOR_SAMPLE_DIMS
@@ -15,7 +16,9 @@ if TYPE_CHECKING:
     from evaluq.item_model._fit import ItemFit
 
 REPORTED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "sigma_model_x_task",
-                   BENCHMARK_SCORE, NEW_ITEMS_SCORE)
+                   BENCHMARK_SCORE, NEW_ITEMS_SCORE,
+                   "cutpoints", "grader_effect", "grader_x_model", "sigma_grader",
+                   "sigma_grader_x_model")
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 RHAT_MAX: Final = 1.01
 ESS_MIN: Final = 400
@@ -38,10 +41,30 @@ def _problems(table: pd.DataFrame, divergences: int) -> list[str]:
     return out
 
 
+def _one_label_dim(post: Any) -> Any:
+    """Variables over other dims than (model,) (cutpoints, grader, grader x model) with
+    their dims stacked into one ``model`` dim labelled ``dim=label,...``, as the
+    convergence table takes."""
+    out = {}
+    for name, var in post.data_vars.items():
+        if float(var.std()) == 0.0:      # a scale fixed by the priors: no R-hat / ESS
+            continue
+        extra = [d for d in var.dims if d not in SAMPLE_DIMS]
+        if not extra or extra == [MODEL]:
+            out[name] = var
+            continue
+        stacked = var.stack(_cell=extra)
+        labels = [",".join(f"{d}={v}" for d, v in zip(extra, np.atleast_1d(key), strict=True))
+                  for key in stacked["_cell"].values]
+        out[name] = xr.DataArray(stacked.values, dims=(*SAMPLE_DIMS, MODEL),
+                                 coords={MODEL: labels})
+    return xr.Dataset(out)
+
+
 def diagnostics(fit: ItemFit) -> pd.DataFrame:
     """See :meth:`ItemFit.diagnostics`."""
-    post = fit.posterior
-    table = convergence_table(post[[v for v in REPORTED if v in post]], SAMPLE_DIMS)
+    post = _one_label_dim(fit.posterior[[v for v in REPORTED if v in fit.posterior]])
+    table = convergence_table(post, SAMPLE_DIMS)
     stats = fit.idata["sample_stats"].to_dataset()
     divergences = int(stats["diverging"].sum()) if "diverging" in stats else 0
     table.attrs = {"divergences": divergences, "problems": _problems(table, divergences)}

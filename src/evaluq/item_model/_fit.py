@@ -267,6 +267,10 @@ class ItemFit:
             design effect). ``run_drift`` is 0 by assumption under the binomial family
             (epochs independent given the item), which the attrs say.
         """
+        if self.data.family == "ordinal":
+            from evaluq.item_model._ordinal_checks import ordinal_variance_components
+
+            return ordinal_variance_components(self)
         post = self.posterior
         names = ("sigma_item", "sigma_task", "sigma_model_x_task", "icc_epochs",
                  "design_effect", "effective_n")
@@ -311,6 +315,11 @@ class ItemFit:
         """
         from evaluq.item_model._criticism import predictive_checks
 
+        if self.data.family == "ordinal":
+            from evaluq.item_model._ordinal_checks import ordinal_predictive_checks
+
+            return ordinal_predictive_checks(
+                self, check_int("n_replicates", n_replicates, minimum=2), check_rng(rng))
         return predictive_checks(self, check_int("n_replicates", n_replicates, minimum=2),
                                  check_rng(rng))
 
@@ -335,6 +344,10 @@ class ItemFit:
         """
         from evaluq.item_model._diagnostics import compare_frequentist
 
+        if self.data.family == "ordinal":
+            from evaluq.item_model._ordinal_checks import ordinal_compare_frequentist
+
+            return ordinal_compare_frequentist(self, check_confidence_level(confidence_level))
         return compare_frequentist(self, check_confidence_level(confidence_level))
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -370,8 +383,10 @@ class ItemFit:
         n_m, n_k = self.data.shape
         div = int(self.idata["sample_stats"]["diverging"].sum()) \
             if "diverging" in self.idata["sample_stats"] else 0
+        units = "ratings" if self.data.family == "ordinal" and not self.data.has_items \
+            else "items"
         return (f"ItemFit(family={self.data.family!r}, form={self.form!r}, {n_m} models x "
-                f"{int(self.data.n_items.sum())} items in {n_k} task(s), "
+                f"{int(self.data.n_items.sum())} {units} in {n_k} task(s), "
                 f"{post.sizes['chain']} chains x {post.sizes['draw']} draws, "
                 f"divergences={div})")
 
@@ -409,7 +424,8 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
               task: str | None = None, epoch: str | None = None, grader: str | None = None,
               family: str = "auto", discrimination: bool = False,
               priors: dict[str, float] | None = None, draws: int = 1000, tune: int = 1000,
-              chains: int = 4, rng: RNGLike = 0) -> ItemFit:
+              chains: int = 4, rng: RNGLike = 0, grader_interaction: bool = True,
+              levels: Any = None) -> ItemFit:
     """Fit the Bayesian item model (1PL, items crossed with models) to per-item scores.
 
     .. math::
@@ -434,10 +450,15 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     model, item, score, task, epoch
         Column names. ``item=None`` fits without item effects (rows exchangeable).
     grader
-        Not supported yet (the ordinal family with grader effects); must be None.
+        Column of the grader (judge) of each rating: grader effects and grader x model
+        effects (self-preference); needs the ordinal family (``models/item_model.md``).
     family
-        ``"auto"`` (0/1 scores: ``"bernoulli"`` with one epoch, else ``"binomial"``; the
-        choice is recorded in ``fit.config["family"]``), ``"bernoulli"`` or ``"binomial"``.
+        ``"auto"`` (0/1 scores: ``"bernoulli"`` with one epoch, else ``"binomial"``;
+        integer scores with more than two levels, or a ``grader`` column: ``"ordinal"``;
+        the choice is recorded in ``fit.config["family"]`` and the fit's notes),
+        ``"bernoulli"``, ``"binomial"`` or ``"ordinal"`` (ordered logistic on the rating
+        levels; scores are the expected rating on the levels' own scale, averaged over
+        graders).
     discrimination
         False (1PL). True (2PL) is not implemented yet.
     priors
@@ -447,6 +468,14 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         Posterior draws and tuning steps per chain; chains.
     rng
         Seed or Generator of the sampler and of the conditional draws; default 0.
+    grader_interaction
+        Ordinal family with a grader: include the grader x model interaction (default
+        True); False fits the model without it (compare the two with
+        :func:`evaluq.compare_fits`).
+    levels
+        Ordinal family: the rating scale's levels (increasing integers holding every
+        score, e.g. ``range(11)`` for 0-10); default every integer from the lowest to the
+        highest observed score.
 
     Returns
     -------
@@ -462,12 +491,24 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     ...                    epoch="epoch", draws=200, tune=200, chains=2)  # doctest: +SKIP
     >>> fit.rank_probabilities("new_items").p_best.sum().item()           # doctest: +SKIP
     1.0
+
+    Judge ratings 0-10 by three graders (the ordinal family, chosen by ``"auto"``), with and
+    without the grader x model interaction:
+
+    >>> from evaluq.item_model import simulate_ratings
+    >>> ratings = simulate_ratings(n_models=3, n_items=30, n_graders=3, rng=0)
+    >>> cols = dict(model="model", item="item", score="score", grader="grader")
+    >>> judged = eq.fit_items(ratings, **cols, levels=range(11))          # doctest: +SKIP
+    >>> plain = eq.fit_items(ratings, **cols, grader_interaction=False)   # doctest: +SKIP
+    >>> eq.compare_fits({"with": judged, "without": plain})               # doctest: +SKIP
     """
     family, draws, tune, chains = _check_args(family, discrimination, draws, tune, chains)
-    if grader is not None:
-        raise NotImplementedError("`grader` needs the ordinal family, not implemented yet; "
-                                  "pass grader=None")
     gen = check_rng(rng)
+    columns = {"model": model, "item": item, "score": score, "task": task, "epoch": epoch,
+               "grader": grader}
+    if _ordinal_family(table, family, score, grader):
+        return _fit_ordinal_items(table, columns, family, levels, grader_interaction, priors,
+                                  (draws, tune, chains), gen)
     data = item_statistics(table, model=model, item=item, score=score, task=task,
                            epoch=epoch, family=family)
     resolved = resolve_priors(data, priors)
@@ -493,8 +534,52 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     return fit
 
 
+def _ordinal_family(table: Any, family: str, score: str, grader: str | None) -> bool:
+    """Whether the fit is ordinal: asked for, or ``auto`` on ratings (``looks_ordinal``);
+    ``grader=`` with a binary family raises."""
+    from evaluq.io import as_table
+    from evaluq.item_model._ordinal import looks_ordinal
+
+    if family == "ordinal":
+        return True
+    if family != "auto":
+        if grader is not None:
+            raise ValueError(f"`grader` needs family='ordinal' (or 'auto'); got family="
+                             f"{family!r}")
+        return False
+    df, _ = as_table(table, "table")
+    if score not in df.columns:
+        return False            # item_statistics names the missing column
+    return looks_ordinal(df[score].to_numpy(dtype=np.float64, na_value=np.nan), grader)
+
+
+def _fit_ordinal_items(table: Any, columns: dict[str, str | None], family: str, levels: Any,
+                       interaction: Any, priors: Any, sizes: tuple[int, int, int],
+                       gen: np.random.Generator) -> ItemFit:
+    """``fit_items`` for the ordinal family (``_ordinal``)."""
+    from evaluq.io import as_table
+    from evaluq.item_model._ordinal import fit_ordinal
+
+    df, _ = as_table(table, "table")
+    seed, post_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=2))
+    settings = {"draws": sizes[0], "tune": sizes[1], "chains": sizes[2], "seed": seed,
+                "post_seed": post_seed, "target_accept": TARGET_ACCEPT}
+    tree, config, data = fit_ordinal(df, columns, levels=levels, interaction=interaction,
+                                     requested=family, priors=priors, settings=settings)
+    fit = ItemFit(idata=tree, config=config, data=data)
+    problems = fit.diagnostics().attrs["problems"]
+    if problems:
+        warnings.warn("; ".join(problems), ItemConvergenceWarning, stacklevel=3)
+    return fit
+
+
 def _stored_data(tree: xr.DataTree) -> ItemData:
     obs = tree["observed_data"].to_dataset()
+    if obs.attrs["family"] == "ordinal":
+        from evaluq.item_model._ordinal import ordinal_item_data, stats_from_dataset
+
+        return ordinal_item_data(stats_from_dataset(obs), json.loads(tree.attrs["notes"]),
+                                 tree.attrs["data_digest"])
     has_items = bool(obs.attrs["has_items"])
     get = (lambda name: obs[name].values) if has_items else (lambda name: None)
     return ItemData(

@@ -93,3 +93,72 @@ def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
                          "new_items": _truth_new_items(eta, w, sigma_item, discrimination_sd,
                                                        gen)}
     return df
+
+
+def simulate_ratings(*, n_models: int = 4, n_items: int = 30, n_graders: int = 3,
+                     n_levels: int = 11, n_epochs: int = 1, model_sd: float = 0.7,
+                     sigma_item: float = 1.0, sigma_grader: float = 0.5,
+                     sigma_grader_x_model: float = 0.3, cut_span: float = 6.0,
+                     rng: RNGLike = None) -> pd.DataFrame:
+    """Simulate judge ratings 0..K-1 (model x item x grader x epoch) with known truth.
+
+    P(y <= c) = expit(kappa_c - eta) with kappa equally spaced over [-cut_span / 2,
+    cut_span / 2] and eta = d_m + r_j + q_jm - b_i: d ~ N(0, model_sd^2) centred, r ~ N(0,
+    sigma_grader^2) centred, q ~ N(0, sigma_grader_x_model^2) centred over both axes, b ~
+    N(0, sigma_item^2).
+
+    Parameters
+    ----------
+    n_models, n_items, n_graders, n_levels, n_epochs
+        Sizes (every grader rates every model on every item in every epoch).
+    model_sd, sigma_item, sigma_grader, sigma_grader_x_model
+        SDs of the effects (logit scale).
+    cut_span
+        Width of the cutpoints' range.
+    rng
+        Seed or Generator.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``model``, ``item``, ``grader``, ``epoch``, ``score``; ``attrs["truth"]``:
+        ``benchmark`` and ``new_items`` (expected rating per model, graders weighted
+        equally), ``cutpoints``, ``dev``, ``grader_effect``, ``grader_x_model``.
+
+    Examples
+    --------
+    >>> from evaluq.item_model._simulate import simulate_ratings
+    >>> t = simulate_ratings(n_models=2, n_items=5, n_graders=2, n_levels=5, rng=0)
+    >>> len(t), int(t.score.max()) <= 4
+    (20, True)
+    """
+    n_m, n_i = check_int("n_models", n_models, minimum=1), check_int("n_items", n_items,
+                                                                    minimum=1)
+    n_g, n_k = check_int("n_graders", n_graders, minimum=1), check_int("n_levels", n_levels,
+                                                                      minimum=2)
+    n_e = check_int("n_epochs", n_epochs, minimum=1)
+    gen = check_rng(rng)
+    kappa = np.linspace(-cut_span / 2, cut_span / 2, n_k - 1)
+    d = gen.normal(0, model_sd, n_m)
+    r = gen.normal(0, sigma_grader, n_g)
+    q = gen.normal(0, sigma_grader_x_model, (n_g, n_m))
+    d, r = d - d.mean(), r - r.mean()
+    q = q - q.mean(0) - q.mean(1)[:, None] + q.mean()
+    b = gen.normal(0, sigma_item, n_i)
+    eta = d[None, :, None] + r[:, None, None] + q[:, :, None] - b               # (G, M, I)
+    cum = expit(kappa - eta[..., None])                                          # (G,M,I,K-1)
+    u = gen.random((n_e, *eta.shape))
+    y = (u[..., None] > cum).sum(axis=-1)                                        # (E,G,M,I)
+    ee, gg, mm, ii = np.meshgrid(np.arange(n_e), np.arange(n_g), np.arange(n_m),
+                                 np.arange(n_i), indexing="ij")
+    df = pd.DataFrame({"model": np.char.add("m", mm.ravel().astype(str)),
+                       "item": ii.ravel(), "grader": np.char.add("g", gg.ravel().astype(str)),
+                       "epoch": ee.ravel(), "score": y.ravel()})
+    rating = expit(eta[..., None] - kappa).sum(axis=-1)                          # E[y]
+    bn = gen.normal(0, sigma_item, 100_000)
+    new = expit((d[None, :, None] + r[:, None, None] + q[:, :, None] - bn)[..., None]
+                - kappa).sum(axis=-1).mean(axis=(0, 2))
+    df.attrs["truth"] = {"benchmark": rating.mean(axis=(0, 2)), "new_items": new,
+                         "cutpoints": kappa, "dev": d, "grader_effect": r,
+                         "grader_x_model": q}
+    return df

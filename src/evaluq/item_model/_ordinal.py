@@ -1,0 +1,656 @@
+"""The ordinal family: judge ratings on ordered levels, with grader effects (issue 22).
+
+A rating y on K ordered levels l_0 < ... < l_{K-1} (integers, e.g. 0..10) is modelled by an
+ordered logistic (proportional odds) model
+
+    P(y <= l_c) = expit(kappa_c - eta),   c = 0..K-2,   kappa_0 < ... < kappa_{K-2},
+    eta = d_m + t_k + g_mk + r_j + q_jm - b_i,
+
+model m (d ~ ZeroSumNormal), task k and model x task (non-centred, as in the binary family),
+grader j (r_j = sigma_grader * z_j, z ~ ZeroSumNormal(1)) and grader x model (q_jm =
+sigma_gxm * z_jm, z ~ ZeroSumNormal(1) over both axes: self-preference), item i (b_i ~
+N(0, sigma_item^2), one explicit non-centred parameter per item). There is no intercept:
+the cutpoints carry the level. Cutpoints: kappa_0 ~ N(cut_first_mu, cut_first_sigma^2) and
+kappa_c - kappa_{c-1} = cut_min_spacing + LogNormal(cut_diff_mu, cut_diff_sigma) (ordered by
+construction; HiBayES's parameterisation). The form is ``"explicit"`` with items (an item
+enters through its whole rating pattern, not a scalar total, so the 1PL's collapse into
+terms does not apply) and ``"no items"`` without.
+
+Identical (model, task, grader, item, level) rows (epochs, repeated ratings) collapse into one
+weighted cell; without items the cells are (model, task, grader, level), so a fit costs
+O(cells), not O(rows).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from evaluq._dims import MODEL
+from evaluq._fits import merge_priors
+from evaluq._validation import check_columns
+from evaluq.errors import CubeError
+
+if TYPE_CHECKING:
+    import pymc as pm
+
+GRADER: Final = "grader"
+LEVEL: Final = "level"
+CUT: Final = "cut"
+CELL: Final = "cell"
+RATING: Final = "rating"
+PRIOR_KEYS: Final = ("cut_first_mu", "cut_first_sigma", "cut_diff_mu", "cut_diff_sigma",
+                     "cut_min_spacing", "dev_sigma", "sigma_item_sigma", "sigma_task_sigma",
+                     "sigma_mxt_sigma", "sigma_grader_sigma", "sigma_gxm_sigma",
+                     "sigma_grader_fixed", "sigma_gxm_fixed")
+SIGNED: Final = ("cut_first_mu", "cut_diff_mu")
+PRIOR_TEXT: Final = {
+    "cut_first_mu": "mean of the first cutpoint kappa_0 ~ Normal (default: logit of the "
+                    "share of ratings at the lowest level, smoothed)",
+    "cut_first_sigma": "SD of kappa_0 (default 2.5)",
+    "cut_diff_mu": "log-scale location of the cutpoint increments ~ LogNormal (default: log "
+                   "of the empirical logit span / (K - 2), so the prior median spreads the "
+                   "cutpoints over the observed range)",
+    "cut_diff_sigma": "log-scale SD of the increments (default 1)",
+    "cut_min_spacing": "a constant added to every increment (default 1e-6; HiBayES: 0.3)",
+    "dev_sigma": "SD of the model effects d ~ ZeroSumNormal (default 2.5)",
+    "sigma_item_sigma": "scale of sigma_item ~ HalfNormal (default 2.5)",
+    "sigma_task_sigma": "scale of sigma_task ~ HalfNormal (default 1)",
+    "sigma_mxt_sigma": "scale of sigma_model_x_task ~ HalfNormal (default 1)",
+    "sigma_grader_sigma": "scale of sigma_grader ~ HalfNormal (default 1)",
+    "sigma_gxm_sigma": "scale of sigma_grader_x_model ~ HalfNormal (default 0.5)",
+    "sigma_grader_fixed": "if given, sigma_grader is fixed at this value (no hyperprior)",
+    "sigma_gxm_fixed": "if given, sigma_grader_x_model is fixed at this value",
+}
+_SHOWN: Final = 5
+_BIG: Final = 1e4
+"""Stand-in for the infinite outer cutpoints (exp(-1e4) underflows to exactly 0)."""
+
+
+@dataclass(eq=False)
+class OrdinalStats:
+    """The ratings reduced to weighted cells (see the module docstring).
+
+    ``levels`` (K,): the rating values in order (the mapping level index -> value);
+    ``cell_*`` (cell,): model, task, grader, item (-1 without items) and level index of each
+    distinct combination, ``cell_count`` how many rows share it; ``row_cell`` (row,): each
+    row's cell (in the table's row order); ``n_items`` (task,): items per task (rows per
+    task without items); ``item_labels`` / ``item_task`` (item,); ``row_digest``: a digest of
+    the rows' (model, task, grader, level) multiset (fits of one table share it).
+    """
+
+    levels: np.ndarray
+    models: np.ndarray
+    tasks: np.ndarray
+    graders: np.ndarray
+    has_items: bool
+    has_graders: bool
+    cell_model: np.ndarray
+    cell_task: np.ndarray
+    cell_grader: np.ndarray
+    cell_item: np.ndarray
+    cell_level: np.ndarray
+    cell_count: np.ndarray
+    row_cell: np.ndarray
+    n_items: np.ndarray
+    item_labels: np.ndarray | None
+    item_task: np.ndarray | None
+    row_digest: str
+
+    @property
+    def n_levels(self) -> int:
+        """K, the number of levels."""
+        return len(self.levels)
+
+
+# --- the data -----------------------------------------------------------------------------------
+
+def integer_levels(values: np.ndarray, score: str) -> np.ndarray:
+    """The scores as integers; NaN and non-integer values raise naming the column."""
+    if not np.isfinite(values).all():
+        raise CubeError(f"column {score!r} (given as `score`) has "
+                        f"{int((~np.isfinite(values)).sum())} NaN or infinite value(s); "
+                        "nothing is dropped: remove or score those rows")
+    bad = values != np.round(values)
+    if bad.any():
+        shown = np.unique(values[bad])[:_SHOWN].tolist()
+        raise ValueError(f"family 'ordinal' needs integer rating levels in column {score!r}; "
+                         f"got {int(bad.sum())} non-integer value(s), e.g. {shown}")
+    return values.astype(np.int64)
+
+
+def looks_ordinal(values: np.ndarray, grader: str | None) -> bool:
+    """What ``family="auto"`` takes for ratings: a grader column, or integer scores with
+    more than two levels. Non-integer scores are not ratings: the binary families then
+    raise naming the column ("needs scores 0 or 1 in column ...")."""
+    finite = values[np.isfinite(values)]
+    if grader is not None:
+        return True
+    return not (bool(np.isin(finite, (0.0, 1.0)).all())
+                or bool((finite != np.round(finite)).any()))
+
+
+def _resolve_levels(observed: np.ndarray, levels: Any, score: str) -> np.ndarray:
+    """The declared levels (sorted distinct integers holding every observed score), or by
+    default every integer from the lowest to the highest observed score."""
+    if levels is None:
+        return np.arange(observed.min(), observed.max() + 1)
+    arr = np.asarray(levels)
+    if arr.ndim != 1 or arr.size < 2 or not np.issubdtype(arr.dtype, np.number) \
+            or (arr != np.round(arr)).any() or (np.diff(arr) <= 0).any():
+        raise ValueError(f"`levels` must be at least two increasing integers; got {levels!r}")
+    missing = np.setdiff1d(observed, arr)
+    if missing.size:
+        raise ValueError(f"column {score!r} has scores outside `levels`: "
+                         f"{missing[:_SHOWN].tolist()}")
+    return arr.astype(np.int64)
+
+
+def _check_graders(df: pd.DataFrame, model: str, grader: str) -> None:
+    """A grader who rated one model only: its effect and its grader x model effect are
+    confounded with that model's (with more than one model)."""
+    n_models = df.groupby(grader, sort=False)[model].nunique()
+    if df[model].nunique() > 1 and (n_models == 1).any():
+        lone = n_models[n_models == 1].index[:_SHOWN].tolist()
+        raise CubeError(f"grader(s) {lone} rated only one model: a grader's effect (and its "
+                        "self-preference) is measured against the other models it rated; "
+                        "remove those graders or give them ratings of other models")
+
+
+def _check_keys(df: pd.DataFrame, keys: list[str], item: str | None) -> None:
+    dup = df.duplicated(keys)
+    if item is not None and dup.any():
+        raise CubeError(f"{int(dup.sum())} duplicated row(s) for the same {keys}: give each "
+                        "repeated rating its own `epoch` value")
+
+
+def _codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    codes, labels = pd.factorize(col, sort=True)
+    return codes.astype(np.int64), np.asarray(labels)
+
+
+def ordinal_statistics(df: pd.DataFrame, *, model: str, item: str | None, score: str,
+                       task: str | None, epoch: str | None, grader: str | None,
+                       levels: Any = None) -> OrdinalStats:
+    """Validate a table of ratings and reduce it to weighted cells (``OrdinalStats``)."""
+    from evaluq.item_model._data import _check_single_model_items
+
+    check_columns("the table", df.columns, {"model": model, "item": item, "score": score,
+                                            "task": task, "epoch": epoch, "grader": grader})
+    if df.empty:
+        raise CubeError("the table has no rows")
+    values = integer_levels(df[score].to_numpy(dtype=np.float64, na_value=np.nan), score)
+    lv = _resolve_levels(np.unique(values), levels, score)
+    if grader is not None:
+        _check_graders(df, model, grader)
+    if item is not None:
+        _check_single_model_items(df, model, item, task)
+    _check_keys(df, [c for c in (model, task, grader, item, epoch) if c is not None], item)
+    m, models = _codes(df[model])
+    k, tasks = _codes(df[task]) if task else (np.zeros(len(df), np.int64), np.array(["all"]))
+    g, graders = _codes(df[grader]) if grader else (np.zeros(len(df), np.int64),
+                                                   np.array(["all"]))
+    level = np.searchsorted(lv, values)
+    item_labels = item_task = None
+    if item is not None:
+        keys = pd.MultiIndex.from_arrays([k, df[item].to_numpy()])
+        i, uniq = pd.factorize(keys, sort=True)
+        item_task = np.asarray(uniq.get_level_values(0), dtype=np.int64)
+        item_labels = np.asarray(uniq.get_level_values(1))
+        n_items = np.bincount(item_task, minlength=len(tasks)).astype(np.float64)
+    else:
+        i = np.full(len(df), -1, dtype=np.int64)
+        n_items = np.bincount(k, minlength=len(tasks)).astype(np.float64)
+    stacked = np.stack([m, k, g, np.asarray(i, dtype=np.int64), level])
+    cells, row_cell, count = np.unique(stacked, axis=1, return_inverse=True,
+                                       return_counts=True)
+    return OrdinalStats(
+        levels=lv.astype(np.float64), models=models, tasks=tasks, graders=graders,
+        has_items=item is not None, has_graders=grader is not None,
+        cell_model=cells[0], cell_task=cells[1], cell_grader=cells[2], cell_item=cells[3],
+        cell_level=cells[4], cell_count=count.astype(np.float64),
+        row_cell=row_cell.ravel(), n_items=n_items, item_labels=item_labels,
+        item_task=item_task, row_digest=_row_digest(stacked[[0, 1, 2, 4]]))
+
+
+def _row_digest(rows: np.ndarray) -> str:
+    order = np.lexsort(rows[::-1])
+    return hashlib.sha256(np.ascontiguousarray(rows[:, order]).tobytes()).hexdigest()
+
+
+# --- priors and the likelihood ------------------------------------------------------------------
+
+def default_priors(stats: OrdinalStats) -> dict[str, float]:
+    """Weakly informative defaults, centred on the observed rating distribution."""
+    n_k = stats.n_levels
+    counts = np.bincount(stats.cell_level, weights=stats.cell_count, minlength=n_k) + 0.5
+    cum = np.cumsum(counts)[:-1] / counts.sum()
+    logits = np.log(cum / (1 - cum))
+    span = (logits[-1] - logits[0]) / (n_k - 2) if n_k > 2 else 1.0
+    return {"cut_first_mu": float(logits[0]), "cut_first_sigma": 2.5,
+            "cut_diff_mu": float(np.log(max(span, 0.05))), "cut_diff_sigma": 1.0,
+            "cut_min_spacing": 1e-6, "dev_sigma": 2.5, "sigma_item_sigma": 2.5,
+            "sigma_task_sigma": 1.0, "sigma_mxt_sigma": 1.0, "sigma_grader_sigma": 1.0,
+            "sigma_gxm_sigma": 0.5}
+
+
+def resolve_ordinal_priors(stats: OrdinalStats, priors: Any) -> dict[str, float]:
+    """Defaults updated with the user's; unknown keys and bad values raise."""
+    return merge_priors(default_priors(stats), priors, PRIOR_KEYS, signed=SIGNED)
+
+
+def ordinal_logp(lib: Any, eta: Any, kappa: Any, level: Any) -> Any:
+    """log P(y = level | eta, kappa) of the ordered logistic model, stably.
+
+    With a = kappa_level - eta and b = kappa_{level-1} - eta (kappa_{-1} = -inf,
+    kappa_{K-1} = +inf): log(expit(a) - expit(b)) = -softplus(-a) - softplus(b) +
+    log(-expm1(b - a)). ``kappa`` (..., K-1) broadcasts against ``eta`` (..., cell) through
+    the index ``level`` (cell,).
+    """
+    pad_lo = lib.full_like(kappa[..., :1], -_BIG) if lib is not np else \
+        np.full(kappa[..., :1].shape, -_BIG)
+    padded = lib.concatenate([pad_lo, kappa, -pad_lo], axis=-1)
+    a = padded[..., level + 1] - eta
+    b = padded[..., level] - eta
+    soft = (lambda x: np.logaddexp(0.0, x)) if lib is np else lib.softplus
+    return -soft(-a) - soft(b) + lib.log(-lib.expm1(b - a))
+
+
+def expected_rating(eta: np.ndarray, kappa: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """E[y | eta] = l_0 + sum_c (l_{c+1} - l_c) expit(eta - kappa_c); ``kappa`` (..., K-1)
+    broadcasts against ``eta`` (...) as ``eta[..., None]``."""
+    return levels[0] + expit(eta[..., None] - kappa) @ np.diff(levels)
+
+
+def level_probabilities(eta: np.ndarray, kappa: np.ndarray) -> np.ndarray:
+    """P(y = level c) (..., K) from eta (...) and kappa (..., K-1)."""
+    cum = expit(kappa - eta[..., None])
+    ones = np.ones((*cum.shape[:-1], 1))
+    return np.diff(np.concatenate([0 * ones, cum, ones], axis=-1), axis=-1)
+
+
+# --- the PyMC model -----------------------------------------------------------------------------
+
+def _scale(name: str, x: dict[str, Any], fixed: dict[str, float], sigma_key: str) -> Any:
+    import pymc as pm
+
+    if name in fixed:
+        return pm.Deterministic(name, x[f"fixed_{name}"])
+    return pm.HalfNormal(name, x[f"prior_{sigma_key}"])
+
+
+def _cutpoints(x: dict[str, Any], n_levels: int) -> Any:
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    first = pm.Normal("cut_first", x["prior_cut_first_mu"], x["prior_cut_first_sigma"])
+    if n_levels == 2:
+        return pm.Deterministic("cutpoints", first[None], dims=CUT)
+    inc = pm.LogNormal("cut_increments", x["prior_cut_diff_mu"], x["prior_cut_diff_sigma"],
+                       shape=n_levels - 2)
+    steps = pt.cumsum(inc + x["prior_cut_min_spacing"])
+    return pm.Deterministic("cutpoints", pt.concatenate([first[None], first + steps]),
+                            dims=CUT)
+
+
+def _model_task_effects(x: dict[str, Any], n_m: int, n_k: int) -> Any:
+    """eta (model, task) = d_m + t_k + g_mk (no intercept: the cutpoints carry it)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    eta = pt.zeros((n_m, n_k))
+    if n_m > 1:
+        dev = pm.ZeroSumNormal("dev", sigma=x["prior_dev_sigma"], dims=MODEL)
+        eta = eta + dev[:, None]
+    if n_k > 1:
+        sigma_task = pm.HalfNormal("sigma_task", x["prior_sigma_task_sigma"])
+        task_z = pm.Normal("task_z", 0.0, 1.0, shape=n_k)
+        eta = eta + pm.Deterministic("task_effect", sigma_task * task_z)[None, :]
+        if n_m > 1:
+            sigma_mxt = pm.HalfNormal("sigma_model_x_task", x["prior_sigma_mxt_sigma"])
+            mxt_z = pm.Normal("model_x_task_z", 0.0, 1.0, shape=(n_m, n_k))
+            eta = eta + pm.Deterministic("model_x_task", sigma_mxt * mxt_z)
+    return eta
+
+
+def _grader_effects(x: dict[str, Any], stats: OrdinalStats, interaction: bool,
+                    fixed: dict[str, float]) -> Any:
+    """(grader, model) = r_j + q_jm (non-centred, sum-to-zero)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    n_g, n_m = len(stats.graders), len(stats.models)
+    out = pt.zeros((n_g, n_m))
+    if n_g < 2:
+        return out
+    sigma_g = _scale("sigma_grader", x, fixed, "sigma_grader_sigma")
+    z = pm.ZeroSumNormal("grader_z", sigma=1.0, dims=GRADER)
+    out = out + pm.Deterministic("grader_effect", sigma_g * z, dims=GRADER)[:, None]
+    if interaction and n_m > 1:
+        sigma_q = _scale("sigma_grader_x_model", x, fixed, "sigma_gxm_sigma")
+        zq = pm.ZeroSumNormal("grader_x_model_z", sigma=1.0, dims=(GRADER, MODEL),
+                              n_zerosum_axes=2)
+        out = out + pm.Deterministic("grader_x_model", sigma_q * zq, dims=(GRADER, MODEL))
+    return out
+
+
+def padded_cells(n_cells: int) -> int:
+    """Cells are padded (count 0) to a power of two so a compiled model serves data of
+    similar size."""
+    return max(16, 1 << int(np.ceil(np.log2(max(n_cells, 1)))))
+
+
+def ordinal_inputs(stats: OrdinalStats, priors: dict[str, float]) -> dict[str, np.ndarray]:
+    """Every ``pm.Data`` array of the model, by name (cells padded with count 0)."""
+    n = len(stats.cell_count)
+    pad = padded_cells(n) - n
+    out: dict[str, np.ndarray] = {
+        name: np.r_[getattr(stats, name), np.zeros(pad, dtype=np.int64)]
+        for name in ("cell_model", "cell_task", "cell_grader", "cell_level")}
+    out["cell_item"] = np.r_[np.maximum(stats.cell_item, 0), np.zeros(pad, dtype=np.int64)]
+    out["cell_count"] = np.r_[stats.cell_count, np.zeros(pad)]
+    return out | {f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in priors.items()}
+
+
+def model_key(stats: OrdinalStats, priors: dict[str, float], interaction: bool) -> tuple:
+    """What the compiled model's structure depends on."""
+    n_items = len(stats.item_labels) if stats.item_labels is not None else 0
+    return ("ordinal", len(stats.models), len(stats.tasks), len(stats.graders), n_items,
+            stats.n_levels, padded_cells(len(stats.cell_count)), bool(interaction),
+            tuple(sorted(k for k in priors if k.endswith("_fixed"))))
+
+
+def build_ordinal_model(stats: OrdinalStats, priors: dict[str, float],
+                        interaction: bool) -> pm.Model:
+    """The ordinal model on the weighted cells (explicit non-centred item effects); every
+    array is a ``pm.Data`` so a compiled model is refitted on data of the same shape."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    fixed = [k.removesuffix("_fixed").replace("gxm", "grader_x_model")
+             for k in priors if k.endswith("_fixed")]
+    coords = {MODEL: list(map(str, stats.models)), GRADER: list(map(str, stats.graders)),
+              CUT: list(range(stats.n_levels - 1))}
+    with pm.Model(coords=coords) as pm_model:
+        x = {k: pm.Data(k, v) for k, v in ordinal_inputs(stats, priors).items()}
+        x |= {f"fixed_{name}": x[f"prior_{name.replace('grader_x_model', 'gxm')}_fixed"]
+              for name in fixed}
+        kappa = _cutpoints(x, stats.n_levels)
+        base = _model_task_effects(x, len(stats.models), len(stats.tasks))
+        gm = _grader_effects(x, stats, interaction, dict.fromkeys(fixed, 0.0))
+        eta = base[x["cell_model"], x["cell_task"]] + gm[x["cell_grader"], x["cell_model"]]
+        if stats.has_items:
+            sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
+            z = pm.Normal("item_z", 0.0, 1.0, shape=len(np.asarray(stats.item_labels)))
+            eta = eta - sigma_item * z[x["cell_item"]]
+        logp = ordinal_logp(pt, eta, kappa, x["cell_level"])
+        pm.Potential("rating_loglik", (x["cell_count"] * logp).sum())
+    return pm_model
+
+
+# --- sampling and the posterior ------------------------------------------------------------------
+
+SAMPLED: Final = ("cutpoints", "dev", "task_effect", "model_x_task", "sigma_task",
+                  "sigma_model_x_task", "grader_effect", "sigma_grader", "grader_x_model",
+                  "sigma_grader_x_model", "sigma_item", "item_z")
+PRIOR_NODES: Final = 32
+CHUNK_CELLS: Final = 4_000_000
+_PX, _PW = np.polynomial.hermite.hermgauss(PRIOR_NODES)
+_PW = _PW / np.sqrt(np.pi)
+_COMPILED: dict[tuple, Any] = {}
+"""nutpie models of the ordinal family compiled in this process, by ``model_key``."""
+
+
+def sample_ordinal(stats: OrdinalStats, priors: dict[str, float], interaction: bool,
+                   settings: dict[str, Any]) -> tuple[Any, float, float]:
+    """nutpie draws (the compiled model reused for data of the same shape); compile and
+    sampling seconds. ``settings``: draws, tune, chains, seed, target_accept."""
+    import time
+
+    import nutpie
+
+    key = model_key(stats, priors, interaction)
+    start = time.perf_counter()
+    if key not in _COMPILED:
+        _COMPILED[key] = nutpie.compile_pymc_model(
+            build_ordinal_model(stats, priors, interaction), backend="numba")
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    known = {var.name for var in _COMPILED[key].shared_var_keys}
+    compiled = _COMPILED[key].with_data(**{k: v for k, v in ordinal_inputs(stats, priors)
+                                           .items() if k in known})
+    raw = nutpie.sample(compiled, draws=settings["draws"], tune=settings["tune"],
+                        chains=settings["chains"], cores=settings["chains"],
+                        seed=settings["seed"], progress_bar=False, save_warmup=False,
+                        target_accept=settings["target_accept"])
+    return raw, compile_s, time.perf_counter() - start
+
+
+def grader_model_eta(stats: OrdinalStats, flat: dict[str, np.ndarray]) -> np.ndarray:
+    """eta (draw, model, task, grader) without the item effect."""
+    n_d = len(flat["cutpoints"])
+    n_m, n_k, n_g = len(stats.models), len(stats.tasks), len(stats.graders)
+    eta = np.zeros((n_d, n_m, n_k, n_g))
+    if "dev" in flat:
+        eta += flat["dev"][:, :, None, None]
+    if "task_effect" in flat:
+        eta += flat["task_effect"][:, None, :, None]
+    if "model_x_task" in flat:
+        eta += flat["model_x_task"][..., None]
+    if "grader_effect" in flat:
+        eta += flat["grader_effect"][:, None, None, :]
+    if "grader_x_model" in flat:
+        eta += np.moveaxis(flat["grader_x_model"], 1, 2)[:, :, None, :]
+    return eta
+
+
+def _chunks(n_draws: int, per_draw: int) -> list[slice]:
+    step = max(1, CHUNK_CELLS // max(per_draw, 1))
+    return [slice(s, s + step) for s in range(0, n_draws, step)]
+
+
+def new_items_ratings(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
+                      sigma: np.ndarray | None) -> np.ndarray:
+    """Expected rating on a new item (draw, model): b ~ N(0, sigma^2) integrated out by
+    Gauss-Hermite, graders weighted equally, tasks by their share of the items."""
+    w_task = stats.n_items / stats.n_items.sum()
+    out = np.empty(eta.shape[:2])
+    for part in _chunks(len(eta), eta[0].size * PRIOR_NODES * kappa.shape[-1]):
+        e, k = eta[part], kappa[part][:, None, None, None, :]
+        if sigma is None:
+            r = expected_rating(e, k, stats.levels)
+        else:
+            b = np.sqrt(2.0) * sigma[part][:, None, None, None, None] * _PX
+            r = expected_rating(e[..., None] - b, k[..., None, :], stats.levels) @ _PW
+        out[part] = r.mean(axis=-1) @ w_task
+    return out
+
+
+def benchmark_ratings(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
+                      b: np.ndarray | None) -> np.ndarray:
+    """Expected rating over these items (draw, model): the mean over items of the mean over
+    graders of E[y | eta - b_i] at each draw's item effects ``b`` (draw, item)."""
+    if b is None:
+        return new_items_ratings(stats, eta, kappa, None)
+    task = np.asarray(stats.item_task)
+    out = np.empty(eta.shape[:2])
+    for part in _chunks(len(eta), eta.shape[1] * eta.shape[3] * len(task) * kappa.shape[-1]):
+        e = eta[part][:, :, task, :] - b[part][:, None, :, None]       # (d, M, I, G)
+        r = expected_rating(e, kappa[part][:, None, None, None, :], stats.levels)
+        out[part] = r.mean(axis=(-1, -2))
+    return out
+
+
+def flat_draws(post: Any) -> dict[str, np.ndarray]:
+    """The sampled variables as (draw, ...) arrays, chains stacked."""
+    out = {}
+    for name in SAMPLED:
+        if name in post:
+            arr = np.asarray(post[name].transpose("chain", "draw", ...).values)
+            out[name] = arr.reshape(-1, *arr.shape[2:])
+    return out
+
+
+# --- the fit's tree, its data and their round trip ----------------------------------------------
+
+_CELL_FIELDS: Final = ("cell_model", "cell_task", "cell_grader", "cell_item", "cell_level",
+                       "cell_count")
+
+
+def per_item_means(stats: OrdinalStats) -> np.ndarray | None:
+    """Mean rating (model, item) over graders and epochs (NaN: not rated); None without
+    items."""
+    if not stats.has_items:
+        return None
+    shape = (len(stats.models), len(np.asarray(stats.item_labels)))
+    value = stats.levels[stats.cell_level] * stats.cell_count
+    total, count = np.zeros(shape), np.zeros(shape)
+    np.add.at(total, (stats.cell_model, stats.cell_item), value)
+    np.add.at(count, (stats.cell_model, stats.cell_item), stats.cell_count)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / count
+
+
+def observed_dataset(stats: OrdinalStats, higher_is_better: bool = True) -> Any:
+    """The cells and labels, saved with the fit (``stats_from_dataset`` rebuilds them)."""
+    import xarray as xr
+
+    from evaluq._dims import ITEM, TASK
+
+    data = {name: (CELL, getattr(stats, name)) for name in _CELL_FIELDS}
+    data |= {"row_cell": ("row", stats.row_cell), "n_items": (TASK, stats.n_items),
+             "levels": (LEVEL, stats.levels)}
+    coords: dict[str, Any] = {MODEL: stats.models, TASK: stats.tasks, GRADER: stats.graders}
+    if stats.has_items:
+        data["item_task"] = (ITEM, np.asarray(stats.item_task))
+        coords[ITEM] = stats.item_labels
+    return xr.Dataset(data, coords=coords, attrs={
+        "family": "ordinal", "has_items": int(stats.has_items),
+        "has_graders": int(stats.has_graders), "higher_is_better": int(higher_is_better),
+        "row_digest": stats.row_digest})
+
+
+def stats_from_dataset(obs: Any) -> OrdinalStats:
+    """Inverse of :func:`observed_dataset`."""
+    from evaluq._dims import ITEM, TASK
+
+    has_items = bool(obs.attrs["has_items"])
+    return OrdinalStats(
+        levels=obs["levels"].values, models=obs[MODEL].values, tasks=obs[TASK].values,
+        graders=obs[GRADER].values, has_items=has_items,
+        has_graders=bool(obs.attrs["has_graders"]),
+        **{name: obs[name].values for name in _CELL_FIELDS},
+        row_cell=obs["row_cell"].values, n_items=obs["n_items"].values,
+        item_labels=obs[ITEM].values if has_items else None,
+        item_task=obs["item_task"].values if has_items else None,
+        row_digest=str(obs.attrs["row_digest"]))
+
+
+def ordinal_item_data(stats: OrdinalStats, notes: dict[str, str], digest: str) -> Any:
+    """The shared :class:`ItemData` view of an ordinal fit (``ordinal`` holds the cells;
+    ``trials`` counts the ratings per model and task; ``per_item`` the mean ratings)."""
+    from evaluq.item_model._data import ItemData
+
+    n_m, n_k = len(stats.models), len(stats.tasks)
+    trials = np.zeros((n_m, n_k))
+    np.add.at(trials, (stats.cell_model, stats.cell_task), stats.cell_count)
+    empty = np.zeros(0)
+    return ItemData(models=stats.models, tasks=stats.tasks, family="ordinal",
+                    correct=np.zeros((n_m, n_k)), trials=trials, epochs=np.ones((n_m, n_k)),
+                    n_items=stats.n_items, has_items=stats.has_items, term_total=empty,
+                    term_task=empty.astype(np.int64), term_weight=empty, item_term=None,
+                    item_labels=stats.item_labels, item_task=stats.item_task,
+                    log_binom=None, per_item=per_item_means(stats), notes=notes,
+                    digest=digest, ordinal=stats)
+
+
+def _notes(stats: OrdinalStats, requested: str, interaction: bool) -> dict[str, str]:
+    lv = stats.levels.astype(np.int64)
+    out = {"levels": f"{len(lv)} ordered levels {lv.tolist()} mapped in order to indices "
+                     f"0..{len(lv) - 1}"}
+    if requested == "auto":
+        out["family"] = ("family='auto' chose 'ordinal' (integer ratings with "
+                         f"{len(lv)} levels" + (", a grader column" if stats.has_graders
+                                                 else "") + ")")
+    if stats.has_graders and not interaction:
+        out["interaction"] = "grader x model interaction switched off (grader_interaction=False)"
+    return out
+
+
+def _posterior_group(stats: OrdinalStats, raw: Any) -> tuple[Any, Any]:
+    """The posterior (sampled variables and both scopes' expected ratings) and the item
+    effects' summary."""
+    import xarray as xr
+
+    from evaluq._dims import BENCHMARK_SCORE, ITEM, NEW_ITEMS_SCORE
+
+    post = raw["posterior"].to_dataset()
+    n_chain = post.sizes["chain"]
+    out = post[[v for v in post.data_vars if not str(v).endswith("_z")]]
+    flat = flat_draws(post)
+    eta = grader_model_eta(stats, flat)
+    kappa = flat["cutpoints"]
+    sigma = flat.get("sigma_item")
+    b = sigma[:, None] * flat["item_z"] if sigma is not None else None
+    dims = ("chain", "draw", MODEL)
+    for name, values in ((NEW_ITEMS_SCORE, new_items_ratings(stats, eta, kappa, sigma)),
+                         (BENCHMARK_SCORE, benchmark_ratings(stats, eta, kappa, b))):
+        out[name] = (dims, values.reshape(n_chain, -1, values.shape[-1]))
+    out = out.assign_coords({MODEL: stats.models, GRADER: stats.graders})
+    items = xr.Dataset()
+    if b is not None:
+        items = xr.Dataset({"item_effect_mean": (ITEM, b.mean(axis=0)),
+                            "item_effect_sd": (ITEM, b.std(axis=0)),
+                            "item_effect": (("chain", "draw", ITEM),
+                                            b.reshape(n_chain, -1, b.shape[-1]))},
+                           coords={ITEM: stats.item_labels})
+    return out, items
+
+
+def fit_ordinal(df: pd.DataFrame, columns: dict[str, str | None], *, levels: Any,
+                interaction: bool, requested: str, priors: Any,
+                settings: dict[str, Any]) -> tuple[Any, dict[str, Any], Any]:
+    """Sample the ordinal model; (tree, config, ItemData) for :class:`ItemFit`.
+
+    ``settings``: draws, tune, chains, seed, post_seed, target_accept.
+    """
+    import json
+    import time
+
+    import xarray as xr
+
+    stats = ordinal_statistics(df, levels=levels, **columns)  # type: ignore[arg-type]
+    if not isinstance(interaction, bool):
+        raise TypeError(f"`grader_interaction` must be True or False; got {interaction!r}")
+    resolved = resolve_ordinal_priors(stats, priors)
+    notes = _notes(stats, requested, interaction)
+    config: dict[str, Any] = {
+        "family": "ordinal", "family_requested": requested, "discrimination": False,
+        "form": "explicit" if stats.has_items else "no items", "quadrature_nodes": 0,
+        "columns": columns, "levels": stats.levels.tolist(),
+        "grader_interaction": bool(interaction and stats.has_graders),
+        "priors": resolved, "sampler": "nutpie", "n_cells": len(stats.cell_count),
+        "score_scale": "expected rating on the levels' own scale, graders weighted equally"}
+    config |= {k: settings[k] for k in ("draws", "tune", "chains", "seed", "post_seed")}
+    raw, config["compile_seconds"], config["sampling_seconds"] = sample_ordinal(
+        stats, resolved, interaction, settings)
+    start = time.perf_counter()
+    post, items = _posterior_group(stats, raw)
+    config["posterior_seconds"] = time.perf_counter() - start
+    stats_raw = raw["sample_stats"].to_dataset()
+    groups = {"posterior": post, "sample_stats": stats_raw[[v for v in (
+                  "diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
+                  "mean_tree_accept", "logp") if v in stats_raw]],
+              "observed_data": observed_dataset(stats),
+              "constant_data": xr.Dataset({f"prior_{k}": v for k, v in resolved.items()})}
+    if items.data_vars:
+        groups["item_effects"] = items
+    tree = xr.DataTree.from_dict(groups)
+    tree.attrs = {"evaluq_config": json.dumps(config), "data_digest": stats.row_digest,
+                  "notes": json.dumps(notes)}
+    return tree, config, ordinal_item_data(stats, notes, stats.row_digest)

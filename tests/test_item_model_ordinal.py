@@ -1,0 +1,404 @@
+"""The ordinal family of the item model (issue 22): the ordered-logistic likelihood against a
+direct numpy computation, the cells, a small fit through the whole ItemFit interface, the LOO
+quadrature against numerical integration, bad input, and (slow) recovery and HiBayES's
+numbers on its own judge example."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+
+import evaluq as eq
+from evaluq.errors import CubeError
+from evaluq.item_model import ItemConvergenceWarning
+from evaluq.item_model._ordinal import (
+    expected_rating,
+    level_probabilities,
+    looks_ordinal,
+    ordinal_logp,
+    ordinal_statistics,
+)
+from evaluq.item_model._ordinal_checks import ordinal_pointwise_loglik
+from evaluq.item_model._simulate import simulate_ratings
+
+ROOT = Path(__file__).resolve().parents[1]
+HIBAYES_DATA = ROOT / "tests" / "data" / "hibayes" / "judge_q2.csv"
+HIBAYES_JSON = ROOT / "benchmarks" / "anchors" / "hibayes_judge.json"
+COLS = {"model": "model", "item": "item", "score": "score", "grader": "grader"}
+SMALL = {"draws": 300, "tune": 300, "chains": 2}
+
+
+def _direct_logp(eta, kappa, y):
+    """log P(y) = log(expit(kappa_y - eta) - expit(kappa_{y-1} - eta)), outer cutpoints +-inf."""
+    full = np.r_[-np.inf, kappa, np.inf]
+    return np.log(expit(full[y + 1] - eta) - expit(full[y] - eta))
+
+
+def _fit(table, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ItemConvergenceWarning)
+        return eq.fit_items(table, **(COLS | SMALL | kw))
+
+
+@pytest.fixture(scope="module")
+def table():
+    return simulate_ratings(n_models=3, n_items=20, n_graders=3, n_levels=6, rng=1)
+
+
+@pytest.fixture(scope="module")
+def fit(table):
+    return _fit(table)
+
+
+@pytest.fixture(scope="module")
+def fit_no_interaction(table):
+    return _fit(table, grader_interaction=False)
+
+
+# --- the likelihood -----------------------------------------------------------------------------
+
+def test_ordinal_logp_equals_a_direct_numpy_computation():
+    rng = np.random.default_rng(0)
+    kappa = np.sort(rng.normal(0, 2, 6))
+    eta = rng.normal(0, 3, 200)
+    y = rng.integers(0, 7, 200)
+    np.testing.assert_allclose(ordinal_logp(np, eta, kappa, y), _direct_logp(eta, kappa, y),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_ordinal_logp_in_pytensor_equals_numpy():
+    import pytensor.tensor as pt
+
+    rng = np.random.default_rng(1)
+    kappa = np.sort(rng.normal(0, 2, 4))
+    eta = rng.normal(0, 3, 50)
+    y = rng.integers(0, 5, 50)
+    tensor = ordinal_logp(pt, pt.as_tensor_variable(eta), pt.as_tensor_variable(kappa), y)
+    np.testing.assert_allclose(tensor.eval(), _direct_logp(eta, kappa, y), rtol=1e-10)
+
+
+def test_level_probabilities_and_expected_rating():
+    kappa = np.array([-1.0, 0.5, 2.0])
+    eta = np.array([-3.0, 0.0, 4.0])
+    p = level_probabilities(eta, kappa)
+    np.testing.assert_allclose(p.sum(axis=-1), 1.0)
+    direct = np.exp(_direct_logp(eta[:, None], kappa, np.arange(4)[None, :]))
+    np.testing.assert_allclose(p, direct, rtol=1e-12)
+    levels = np.array([1.0, 2.0, 4.0, 5.0])
+    np.testing.assert_allclose(expected_rating(eta, kappa, levels), p @ levels, rtol=1e-12)
+
+
+# --- the cells and the family -------------------------------------------------------------------
+
+def test_cells_count_the_rows(table):
+    s = ordinal_statistics(table, model="model", item="item", score="score", task=None,
+                           epoch="epoch", grader="grader")
+    assert s.cell_count.sum() == len(table)
+    np.testing.assert_array_equal(s.levels, np.arange(6))
+    rebuilt = s.levels[s.cell_level][s.row_cell]
+    np.testing.assert_array_equal(rebuilt, table["score"].to_numpy())
+    counts = np.bincount(s.cell_model, s.cell_count)
+    np.testing.assert_array_equal(counts, table.groupby("model").size().to_numpy())
+
+
+def test_declared_levels_keep_unused_levels():
+    t = pd.DataFrame({"model": ["a", "b"] * 3, "score": [1, 2, 3, 2, 1, 3]})
+    s = ordinal_statistics(t, model="model", item=None, score="score", task=None, epoch=None,
+                           grader=None, levels=range(0, 11))
+    assert s.n_levels == 11
+    assert s.cell_level.min() == 1
+
+
+def test_auto_family_choice():
+    assert looks_ordinal(np.array([0.0, 3.0, 7.0]), None)
+    assert not looks_ordinal(np.array([0.0, 1.0, 1.0]), None)
+    assert looks_ordinal(np.array([0.0, 1.0]), "grader")
+    assert not looks_ordinal(np.array([0.0, 2.5, 3.0]), None)
+
+
+# --- a small fit through the whole interface -----------------------------------------------------
+
+def test_fit_structure(fit, table):
+    assert fit.form == "explicit"
+    assert fit.config["family"] == "ordinal"
+    assert "chose 'ordinal'" in fit.data.notes["family"]
+    assert fit.config["levels"] == list(range(6))
+    for scope in ("benchmark", "new_items"):
+        s = fit.scores(scope)
+        assert s.dims == ("chain", "draw", "model")
+        assert float(s.min()) >= 0
+        assert float(s.max()) <= 5
+    assert fit.rank_probabilities("new_items").p_best.sum().item() == pytest.approx(1.0)
+    assert "ordinal" in repr(fit)
+    assert "<p>" in fit._repr_html_()
+    truth = table.attrs["truth"]["benchmark"]
+    lo, hi = fit.scores().quantile([0.005, 0.995], ("chain", "draw")).values
+    assert ((lo <= truth) & (truth <= hi)).all()
+
+
+def test_benchmark_score_is_the_mean_expected_rating(fit):
+    post = fit.posterior
+    b = fit.idata["item_effects"]["item_effect"].isel(chain=0, draw=0).values
+    kappa = post["cutpoints"].isel(chain=0, draw=0).values
+    eta = (post["dev"].isel(chain=0, draw=0).values[None, :, None]
+           + post["grader_effect"].isel(chain=0, draw=0).values[:, None, None]
+           + post["grader_x_model"].isel(chain=0, draw=0).values[:, :, None] - b)  # (G, M, I)
+    p = level_probabilities(eta, kappa)
+    direct = (p @ np.arange(6.0)).mean(axis=(0, 2))
+    np.testing.assert_allclose(fit.scores().isel(chain=0, draw=0).values, direct, rtol=1e-10)
+
+
+def test_variance_components_name_what_does_not_exist(fit, fit_no_interaction):
+    vc = fit.variance_components()
+    assert float(vc["sigma_item"].mean()) > 0
+    assert float(vc["sigma_grader"].mean()) > 0
+    assert np.isnan(vc["sigma_task"]).all()
+    assert "one task" in vc["sigma_task"].attrs["nan_reason"]
+    off = fit_no_interaction.variance_components()["sigma_grader_x_model"]
+    assert np.isnan(off).all()
+    assert "grader_interaction=False" in off.attrs["nan_reason"]
+
+
+def test_predictive_checks_and_frequentist(fit):
+    pc = fit.predictive_checks(n_replicates=40, rng=0)
+    assert set(pc["statistic"]) == {"mean_rating", "grader_mean_rating", "item_spread"}
+    assert set(pc.loc[pc.statistic == "mean_rating", "model"]) == {"m0", "m1", "m2"}
+    assert pc.loc[pc.check == "posterior", "passed"].all()
+    cf = fit.compare_frequentist()
+    assert cf["agree"].all()
+    assert len(cf) == 6
+    per_item = fit.data.per_item
+    np.testing.assert_allclose(cf.loc[cf.quantity == "score", "frequentist"],
+                               per_item.mean(axis=1))
+
+
+def test_save_load_round_trip(fit, tmp_path):
+    fit.save(tmp_path / "ord.nc")
+    back = eq.load_item_fit(tmp_path / "ord.nc")
+    assert back.data.family == "ordinal"
+    assert back.form == "explicit"
+    np.testing.assert_array_equal(back.scores().values, fit.scores().values)
+    assert repr(back) == repr(fit)
+    np.testing.assert_array_equal(back.data.ordinal.cell_count, fit.data.ordinal.cell_count)
+    pd.testing.assert_frame_equal(back.compare_frequentist(), fit.compare_frequentist())
+
+
+def test_compare_fits_with_and_without_the_interaction(fit, fit_no_interaction):
+    table = eq.compare_fits({"with": fit, "without": fit_no_interaction})
+    assert set(table.index) == {"with", "without"}
+    assert "whole rating pattern" in table.attrs["unit"]
+    assert table.attrs["n_items"] == 20
+
+
+def test_loo_quadrature_equals_numerical_integration(fit):
+    ref = fit.data.ordinal
+    ll = ordinal_pointwise_loglik(fit, ref)[:3]                    # three draws
+    post = fit.posterior.stack(s=("chain", "draw"))
+    grid = np.linspace(-15, 15, 20001)
+    for d in range(3):
+        kappa = post["cutpoints"].values[:, d]
+        eta = (post["dev"].values[:, d][ref.cell_model]
+               + post["grader_effect"].values[:, d][ref.cell_grader]
+               + post["grader_x_model"].values[:, :, d][ref.cell_grader, ref.cell_model])
+        s = post["sigma_item"].values[d]
+        for i in (0, 7):
+            mine = ref.cell_item == i
+            logf = (ref.cell_count[mine][:, None] * _direct_logp(
+                eta[mine][:, None] - grid[None, :], kappa, ref.cell_level[mine][:, None])
+            ).sum(axis=0) - 0.5 * (grid / s) ** 2 - np.log(s * np.sqrt(2 * np.pi))
+            top = logf.max()
+            direct = top + np.log(np.trapezoid(np.exp(logf - top), grid))
+            assert ll[d, i] == pytest.approx(direct, abs=1e-4)   # << MC error of elpd
+
+
+@pytest.mark.slow
+def test_tasks_epochs_and_no_items():
+    t = simulate_ratings(n_models=2, n_items=12, n_graders=2, n_levels=4, n_epochs=2, rng=5)
+    t["task"] = np.where(t["item"] < 6, "t0", "t1")
+    f = _fit(t, task="task", epoch="epoch", draws=150, tune=150)
+    assert {"task_effect", "model_x_task", "sigma_task"} <= set(f.posterior.data_vars)
+    assert f.data.ordinal.cell_count.sum() == len(t)
+    assert not np.isnan(f.variance_components()["sigma_task"]).any()
+    # new items: b integrated out, tasks weighted by their share of the items (6 and 6)
+    kappa = f.posterior["cutpoints"].isel(chain=0, draw=0).values
+    s = float(f.posterior["sigma_item"].isel(chain=0, draw=0))
+    eta = (f.posterior["dev"].isel(chain=0, draw=0).values[:, None, None]
+           + f.posterior["task_effect"].isel(chain=0, draw=0).values[None, :, None]
+           + f.posterior["model_x_task"].isel(chain=0, draw=0).values[:, :, None]
+           + f.posterior["grader_effect"].isel(chain=0, draw=0).values[None, None, :]
+           + f.posterior["grader_x_model"].isel(chain=0, draw=0).values.T[:, None, :])
+    grid = np.linspace(-8 * s, 8 * s, 4001)
+    dens = np.exp(-0.5 * (grid / s) ** 2)
+    dens /= dens.sum()
+    direct = (expected_rating(eta[..., None] - grid, kappa, np.arange(4.0)) @ dens)
+    direct = direct.mean(axis=-1).mean(axis=-1)
+    np.testing.assert_allclose(f.scores("new_items").isel(chain=0, draw=0).values, direct,
+                               rtol=1e-6)
+    f0 = _fit(t, item=None, task="task", draws=150, tune=150)
+    assert f0.form == "no items"
+    assert "ratings" in repr(f0)
+    assert f0.compare_frequentist().attrs["units"].startswith("graders")
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+def test_non_integer_levels():
+    t = pd.DataFrame({"m": ["a", "b"] * 3, "i": [0, 0, 1, 1, 2, 2],
+                      "s": [1.0, 2.5, 3.0, 2.0, 4.0, 0.0]})
+    with pytest.raises(ValueError, match="family 'ordinal' needs integer rating levels in "
+                                         "column 's'"):
+        eq.fit_items(t, model="m", item="i", score="s", family="ordinal")
+    with pytest.raises(ValueError, match="needs scores 0 or 1 in column 's'"):
+        eq.fit_items(t, model="m", item="i", score="s")          # auto: not ratings either
+
+
+def test_grader_who_rated_one_model():
+    t = pd.DataFrame({"m": ["a", "b", "a", "b", "a"], "g": ["x", "x", "y", "y", "z"],
+                      "s": [1, 2, 3, 2, 4]})
+    with pytest.raises(CubeError, match=r"grader\(s\) \['z'\] rated only one model"):
+        eq.fit_items(t, model="m", item=None, score="s", grader="g")
+
+
+def test_nan_ratings():
+    t = pd.DataFrame({"m": ["a", "b"] * 2, "g": ["x"] * 4, "s": [1.0, np.nan, 3.0, 2.0]})
+    with pytest.raises(CubeError, match="column 's' .* 1 NaN or infinite value"):
+        eq.fit_items(t, model="m", item=None, score="s", grader="g")
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"levels": [1, 2]}, ValueError, r"column 's' has scores outside `levels`: \[3\]"),
+    ({"levels": [3, 1, 2]}, ValueError, "`levels` must be at least two increasing integers"),
+    ({"grader_interaction": "yes"}, TypeError, "`grader_interaction` must be True or False"),
+    ({"priors": {"cut_first_sd": 1.0}}, ValueError, "`priors` has an unknown key"),
+    ({"family": "binomial"}, ValueError, "`grader` needs family='ordinal'"),
+])
+def test_bad_arguments(kwargs, error, match):
+    t = pd.DataFrame({"m": ["a", "b"] * 3, "g": ["x", "x", "y", "y", "x", "y"],
+                      "s": [1, 2, 3, 2, 1, 3]})
+    with pytest.raises(error, match=match):
+        eq.fit_items(t, model="m", item=None, score="s", grader="g", **kwargs)
+
+
+def test_duplicated_ratings_with_items_need_an_epoch():
+    t = pd.DataFrame({"m": ["a", "b", "a", "b"], "i": [0, 0, 0, 0], "s": [1, 2, 3, 2]})
+    with pytest.raises(CubeError, match="duplicated row"):
+        eq.fit_items(t, model="m", item="i", score="s", family="ordinal")
+
+
+# --- slow: recovery and HiBayES ------------------------------------------------------------
+
+@pytest.mark.slow
+def test_recovery_of_known_parameters():
+    t = simulate_ratings(n_models=4, n_items=60, n_graders=3, n_levels=11, rng=7)
+    f = _fit(t, draws=500, tune=500)
+    truth = t.attrs["truth"]
+    post = f.posterior
+    for name, key in (("cutpoints", "cutpoints"), ("dev", "dev"),
+                      ("grader_effect", "grader_effect")):
+        lo, hi = post[name].quantile([0.005, 0.995], ("chain", "draw")).values
+        assert ((lo <= truth[key]) & (truth[key] <= hi)).all(), name
+    err = np.abs(f.scores().mean(("chain", "draw")).values - truth["benchmark"])
+    print(f"RECOVERY ordinal benchmark-score abs error max {err.max():.3f}")
+    assert err.max() < 0.4
+
+
+def _hibayes_priors() -> dict[str, float]:
+    """HiBayES's q2 priors in evaluq's parameterisation, with the ``wide`` effect scale.
+
+    evaluq has no intercept: HiBayES's cutpoints minus its intercept are evaluq's
+    cutpoints, and their first has the prior N(-4, 0.2^2 + 1^2) (first cutpoint N(-4, 0.2)
+    minus intercept N(0, 1)); the increments are 0.3 + LogNormal(-0.5, 0.3) in both. Two
+    LLMs effect-coded N(0, 10^2) are (a, -a), which is ZeroSumNormal(10 sqrt 2) exactly;
+    the grader and grader x LLM effects are sum-to-zero with a fixed scale of 10 in both
+    (ZeroSumNormal here, effect coding there: near-flat either way).
+    """
+    return {"cut_first_mu": -4.0, "cut_first_sigma": float(np.sqrt(0.2**2 + 1.0)),
+            "cut_diff_mu": -0.5, "cut_diff_sigma": 0.3, "cut_min_spacing": 0.3,
+            "dev_sigma": 10.0 * np.sqrt(2.0), "sigma_grader_fixed": 10.0,
+            "sigma_gxm_fixed": 10.0}
+
+
+@pytest.mark.slow
+def test_hibayes_judge_example_agrees():
+    ref = json.loads(HIBAYES_JSON.read_text())["configs"]["wide"]
+    data = pd.read_csv(HIBAYES_DATA)
+    fits = {}
+    for tag, inter in (("with_interaction", True), ("without_interaction", False)):
+        fits[tag] = _fit(data, model="LLM", item=None, grader="grader", levels=range(11),
+                         priors=_hibayes_priors(), grader_interaction=inter, draws=1000,
+                         tune=1000, chains=4)
+        post = fits[tag].posterior
+        diag = fits[tag].diagnostics()
+        pairs = {"cutpoints_minus_intercept": "cutpoints", "LLM_effects": "dev",
+                 "grader_effects": "grader_effect"}
+        if inter:
+            pairs["grader_LLM_effects"] = "grader_x_model"
+        worst = 0.0
+        for theirs, ours in pairs.items():
+            h = ref[tag][theirs]
+            mine = post[ours]
+            if ours == "grader_x_model":
+                mine = mine.transpose("chain", "draw", "grader", "model")
+            mean = mine.mean(("chain", "draw")).values.ravel()
+            mcse = diag.loc[ours, "mcse_mean"].to_numpy()
+            z = np.abs(mean - np.ravel(h["mean"])) / np.sqrt(mcse**2 + np.ravel(h["mcse"])**2)
+            worst = max(worst, float(z.max()))
+            assert (z < 4.5).all(), (tag, ours, mean, h["mean"])
+        print(f"ANCHOR hibayes {tag}: max |evaluq - HiBayES| / combined MCSE = {worst:.2f}")
+    cmp = eq.compare_fits(fits)
+    assert cmp.attrs["n_ratings"] == 530
+    theirs = ref["loo_compare"]
+    print(f"ANCHOR hibayes LOO: evaluq prefers {cmp.index[0]} (elpd_diff "
+          f"{abs(cmp['elpd_diff'].iloc[1]):.2f}); HiBayES prefers {theirs['ranking'][0]} "
+          f"(elpd_diff {theirs['elpd_diff']:.2f})")
+    assert cmp.index[0] == ref["loo_compare"]["ranking"][0]
+    for tag, f in fits.items():          # the unrounded elpd (compare's table rounds it)
+        elpd = _elpd_loo(f)
+        print(f"ANCHOR hibayes {tag} elpd_loo: evaluq {elpd:.2f}, HiBayES "
+              f"{ref[tag]['loo']['elpd']:.2f}")
+        # two independent samplers: the elpd's Monte Carlo error is ~0.1-0.3 here
+        assert elpd == pytest.approx(ref[tag]["loo"]["elpd"], abs=1.0)
+
+
+def _elpd_loo(fit) -> float:
+    import arviz_stats as azs
+    import xarray as xr
+
+    ll = ordinal_pointwise_loglik(fit, fit.data.ordinal)
+    n_chain = fit.posterior.sizes["chain"]
+    da = xr.DataArray(ll.reshape(n_chain, -1, ll.shape[1]), dims=("chain", "draw", "obs"))
+    tree = xr.DataTree.from_dict({"posterior": fit.posterior[["cutpoints"]],
+                                  "log_likelihood": xr.Dataset({"y": da})})
+    return float(azs.loo(tree, var_name="y").elpd)
+
+
+@pytest.mark.slow
+def test_calibration_of_benchmark_intervals():
+    """Coverage of the 90% benchmark-scope intervals (per-model expected rating and pairwise
+    differences) over simulated judge panels; truth = the simulator's expected ratings."""
+    n_rep, level = 20, 0.9
+    hits_score, hits_diff = [], []
+    for rep in range(n_rep):
+        t = simulate_ratings(n_models=3, n_items=15, n_graders=3, n_levels=5, rng=100 + rep)
+        f = _fit(t, rng=rep)
+        truth = t.attrs["truth"]["benchmark"]
+        draws = f.scores().stack(s=("chain", "draw")).values            # (model, sample)
+        lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=1)
+        hits_score += list((lo <= truth) & (truth <= hi))
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            d = draws[a] - draws[b]
+            dl, dh = np.quantile(d, [(1 - level) / 2, (1 + level) / 2])
+            hits_diff.append(dl <= truth[a] - truth[b] <= dh)
+    for name, hits in (("score", hits_score), ("difference", hits_diff)):
+        cov = float(np.mean(hits))
+        se = np.sqrt(level * (1 - level) / len(hits))
+        print(f"\nCALIBRATION | ordinal item model (3 models x 15 items x 3 graders, 5 "
+              f"levels; {n_rep} simulated panels) benchmark {name} | {level:.0%} credible "
+              f"interval coverage | nominal {level:.3f} | measured {cov:.4f} | n {len(hits)}")
+        assert abs(cov - level) <= 4 * se
