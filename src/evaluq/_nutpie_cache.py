@@ -47,6 +47,7 @@ import os
 import platform
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -220,7 +221,8 @@ def compile_pymc_model(model: Any, var_names: Iterable[str] | None = None
     info : dict
         ``cache``: ``"hit"`` (both cfuncs loaded from the cache), ``"miss"`` (compiled and
         written), ``"off"`` (PyTensor could not key a graph: compiled without the cache);
-        ``cache_key`` (the entry's hash, or None) and ``cache_dir``.
+        ``cache_key`` (the entry's hash, or None), ``cache_dir`` and ``cfunc_seconds``
+        (compiling or loading the two cfuncs).
 
     Examples
     --------
@@ -264,10 +266,12 @@ def compile_pymc_model(model: Any, var_names: Iterable[str] | None = None
                                                logp_keys, typing)
     expand_raw, expand_sig = ncp._make_c_expand_func(
         n_dim, n_expanded, expand_fn_pt.vm.jit_fn, user_data, expand_keys, typing)
+    start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # numba's NumbaWarning on an uncacheable entry
         logp = _cached_cfunc(logp_raw, logp_sig, entry and entry + "-logp", path)
         expand = _cached_cfunc(expand_raw, expand_sig, entry and entry + "-expand", path)
+    cfunc_seconds = time.perf_counter() - start
     dims, coords = ncp._prepare_dims_and_coords(model, shape_info, reparameterized_names)
     compiled = ncp.CompiledPyMCModel(
         _n_dim=n_dim, dims=dims, _coords=coords,
@@ -279,7 +283,8 @@ def compile_pymc_model(model: Any, var_names: Iterable[str] | None = None
         reparameterized_names=reparameterized_names)
     hits = logp.cache_hits + expand.cache_hits
     status = "off" if entry is None else ("hit" if hits == 2 else "miss")
-    return compiled, {"cache": status, "cache_key": entry, "cache_dir": str(path)}
+    return compiled, {"cache": status, "cache_key": entry, "cache_dir": str(path),
+                      "cfunc_seconds": cfunc_seconds}
 
 
 def _entry_key(logp_fn_pt: Any, expand_fn_pt: Any, n_dim: int, n_expanded: int,

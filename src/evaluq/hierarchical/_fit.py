@@ -68,13 +68,14 @@ def nutpie_available() -> bool:
 
 # --- sampling -------------------------------------------------------------------------------------
 
-def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float, str]:
+def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float, dict[str, Any]]:
     """The nutpie model for (model, number of models, paired errors, factors), compiled on
-    first use; compile seconds; where it came from: ``"process"`` (compiled earlier in this
-    process), or the disk cache's ``"hit"``, ``"miss"`` or ``"off"`` (``_nutpie_cache``)."""
+    first use; compile seconds; where it came from (``cache``: ``"process"``, compiled
+    earlier in this process, or the disk cache's ``"hit"``, ``"miss"`` or ``"off"``, see
+    ``_nutpie_cache``) and the seconds spent on nutpie's cfuncs."""
     key = (model, data.shape[0], data.paired, data.model_factors)
     if key in _COMPILED:
-        return _COMPILED[key], 0.0, "process"
+        return _COMPILED[key], 0.0, {"cache": "process", "cfunc_seconds": 0.0}
     start = time.perf_counter()
     pm_model = build_model(data, model)
     # only the free variables are stored: the deterministics (mu, tau_m, tau_lang) are cheap
@@ -83,7 +84,7 @@ def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float, str
     # disk, so a new process fitting the same structure loads them
     _COMPILED[key], info = compile_pymc_model(
         pm_model, var_names=[v.name for v in pm_model.free_RVs])
-    return _COMPILED[key], time.perf_counter() - start, info["cache"]
+    return _COMPILED[key], time.perf_counter() - start, info
 
 
 def _deterministics(post: xr.Dataset) -> xr.Dataset:
@@ -535,8 +536,9 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
               "boot_seed": boot_seed}
     config["compile_seconds"], config["compile_cache"] = 0.0, None
     if sampler == "nutpie":
-        compiled, config["compile_seconds"], config["compile_cache"] = compiled_nutpie(
-            data, model)
+        compiled, config["compile_seconds"], info = compiled_nutpie(data, model)
+        config["compile_cache"] = info["cache"]
+        config["compile_cfunc_seconds"] = info["cfunc_seconds"]
         start = time.perf_counter()
         raw = _sample_nutpie(compiled, model_inputs(data, resolved, model), draws, tune,
                              chains, seed, progressbar)
