@@ -13,8 +13,10 @@ Each figure is a fresh subprocess, run back to back in this run, printed beside 
 - second process: the same model shape again (the evaluq cache hit);
 - the same for the independent model, and the whole ``evaluq report --bayes`` process.
 
-Per fit: the whole process, imports, the fit's total, compile (of which cfuncs: numba
-compiling or loading nutpie's two cfuncs), sampling, the cache's answer, and a hash of the
+Per fit: the whole process, imports, the fit's total wall time and its CPU seconds (every
+thread: less sensitive than the wall time to the other jobs of a shared machine; nutpie's
+chains run in parallel), compile (PyMC's and nutpie's imports included; of which cfuncs:
+numba compiling or loading nutpie's two cfuncs), sampling, the cache's answer, and a hash of the
 posterior draws (same rng, so the hashes must agree: the cache does not change a number).
 The cubes are built from shared per-item resamples (``tests/hierarchical/paired_sim.py``), 6 x
 61 x 10, B = 200, rho 0.5, the fit's defaults.
@@ -56,16 +58,24 @@ def child(kind: str, size: str) -> None:
                                                          n_seeds=n_s, n_boot=n_b, rho=0.5))[0]
     kwargs: dict[str, Any] = {} if size == "full" else {"draws": 200, "tune": 200, "chains": 2}
     warnings.simplefilter("ignore")
-    begin = time.perf_counter()
+    begin, cpu = time.perf_counter(), _cpu()
     fit = eq.fit_hierarchical(cube, test_set_errors=kind, rng=0, **kwargs)
-    total = time.perf_counter() - begin
+    total, cpu = time.perf_counter() - begin, _cpu() - cpu
     digest = hashlib.sha256(np.ascontiguousarray(fit.posterior["mu"].values).tobytes())
-    print(json.dumps({"import": imported, "fit": total,
+    print(json.dumps({"import": imported, "fit": total, "cpu": cpu,
                       "compile": fit.config["compile_seconds"],
                       "cfuncs": fit.config.get("compile_cfunc_seconds", float("nan")),
                       "sampling": fit.config["sampling_seconds"],
                       "cache": fit.config.get("compile_cache"),
                       "digest": digest.hexdigest()[:12]}))
+
+
+def _cpu() -> float:
+    """CPU seconds of this process so far (every thread; user + system)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _env(cache: Path, compiledir: Path | None = None) -> dict[str, str]:
@@ -100,7 +110,8 @@ def run_fit(kind: str, size: str, env: dict[str, str]) -> dict[str, Any]:
 def show(label: str, res: dict[str, Any], baseline: dict[str, Any] | None = None,
          target: float | None = None) -> None:
     text = (f"{label:44s} process {res['process']:6.2f} s  import {res['import']:5.2f}  fit "
-            f"{res['fit']:6.2f} (compile {res['compile']:6.2f}, cfuncs {res['cfuncs']:6.2f}, "
+            f"{res['fit']:6.2f} [cpu {res['cpu']:6.2f}] (compile {res['compile']:6.2f}, "
+            f"cfuncs {res['cfuncs']:6.2f}, "
             f"sampling {res['sampling']:5.2f})  cache {res['cache']:4s}  draws "
             f"{res['digest']}  load {_load()}")
     if baseline is not None:

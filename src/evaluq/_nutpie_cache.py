@@ -46,6 +46,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -55,6 +56,8 @@ from typing import Any, Final
 from weakref import WeakKeyDictionary
 
 import numpy as np
+
+from evaluq._atomic import write_text
 
 CACHE_ENV: Final = "EVALUQ_CACHE_DIR"
 """Environment variable naming the cache directory."""
@@ -168,8 +171,8 @@ def _drop_entry(path: Path, key: str) -> None:
             file.unlink()
 
 
-def _cfunc(raw: Callable[..., Any], sig: Any, cached: bool) -> Any:
-    """``numba.cfunc(sig, cache=cached)(raw)``, where the cache's index ignores the
+def _make_cfunc(raw: Callable[..., Any], sig: Any, cached: bool) -> Any:
+    """numba's ``CFunc`` of ``raw`` (not compiled yet), with a cache whose index ignores the
     closure's contents (numba pickles them into its index key, and nutpie's closure holds
     objects whose pickle changes with every process; our entry key covers what they mean)."""
     from numba.core import sigutils
@@ -184,7 +187,36 @@ def _cfunc(raw: Callable[..., Any], sig: Any, cached: bool) -> Any:
     res = CFunc(raw, sigutils.normalize_signature(sig), locals={}, options={})
     if cached:
         res._cache = EntryCache(raw)  # type: ignore[attr-defined]
+    return res
+
+
+def _cfunc(raw: Callable[..., Any], sig: Any, cached: bool) -> Any:
+    """``numba.cfunc(sig, cache=cached)(raw)`` with the cache of :func:`_make_cfunc`."""
+    res = _make_cfunc(raw, sig, cached)
     res.compile()
+    return res
+
+
+def _load_cfunc(raw: Callable[..., Any], sig: Any, key: str, path: Path) -> Any | None:
+    """The cfunc of ``raw`` loaded from the cache entry ``key``; None when it is not there
+    or cannot be read (never compiled: ``raw`` may close over a placeholder)."""
+    from numba.core.compiler_lock import global_compiler_lock
+
+    _register_locator()
+    _KEYS[raw] = (key, path)
+    res = _make_cfunc(raw, sig, cached=True)
+    try:
+        with global_compiler_lock:
+            cres = res._cache.load_overload(res._sig, res._targetdescr.target_context)
+            if cres is None:
+                return None
+            # what CFunc.compile does with a loaded entry
+            res._library = cres.library
+            res._wrapper_name = cres.fndesc.llvm_cfunc_wrapper_name
+            res._wrapper_address = res._library.get_pointer_to_function(res._wrapper_name)
+            res._cache_hits += 1
+    except Exception:  # an unreadable entry: the full path rebuilds it
+        return None
     return res
 
 
@@ -199,10 +231,26 @@ def _cached_cfunc(raw: Callable[..., Any], sig: Any, key: str | None, path: Path
         return _cfunc(raw, sig, cached=True)
     except Exception:  # an unreadable entry (truncated, corrupt): rebuild it
         _drop_entry(path, key)
+    try:
         return _cfunc(raw, sig, cached=True)
+    except Exception:  # still failing (the file system?): compile without the cache
+        return _cfunc(raw, sig, cached=False)
 
 
-def compile_pymc_model(model: Any, var_names: Iterable[str] | None = None
+def _writable(path: Path) -> bool:
+    """Whether the cache directory exists or can be made, and a file can be written there."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError:
+        return False
+    return True
+
+
+def compile_pymc_model(model: Any, var_names: Iterable[str] | None = None,
+                       structure: dict[str, Any] | None = None,
+                       sources: Iterable[str | os.PathLike[str]] = ()
                        ) -> tuple[Any, dict[str, Any]]:
     """``nutpie.compile_pymc_model(model, backend="numba", var_names=var_names)`` with its
     two cfuncs cached on disk across processes (module docstring).
@@ -213,6 +261,16 @@ def compile_pymc_model(model: Any, var_names: Iterable[str] | None = None
         The model (its data as ``pm.Data``: refits change them with ``with_data``).
     var_names : iterable of str, optional
         The variables nutpie stores (default: all).
+    structure : dict, optional
+        What determines the model's graph for the caller (JSON-able: the kind of model, the
+        sizes and options that change the graph, not the data), with ``sources``, the files
+        of the code that builds the model. Given both, a process that finds a manifest for
+        them loads the cfuncs without even building PyTensor's functions (the graph is
+        compiled and keyed fully the first time, and whenever the entry cannot be
+        loaded). The caller promises that models of equal ``structure`` built by equal
+        ``sources`` have equal graphs (as a per-process cache of compiled models assumes).
+    sources : iterable of path-like, optional
+        The files hashed into the manifest's key with ``structure``.
 
     Returns
     -------
@@ -220,9 +278,11 @@ def compile_pymc_model(model: Any, var_names: Iterable[str] | None = None
         What nutpie's own function returns, sampling to the same numbers.
     info : dict
         ``cache``: ``"hit"`` (both cfuncs loaded from the cache), ``"miss"`` (compiled and
-        written), ``"off"`` (PyTensor could not key a graph: compiled without the cache);
-        ``cache_key`` (the entry's hash, or None), ``cache_dir`` and ``cfunc_seconds``
-        (compiling or loading the two cfuncs).
+        written), ``"off"`` (PyTensor could not key a graph, or the directory is not
+        writable: compiled without the cache);
+        ``manifest``: whether PyTensor's functions were skipped (``structure`` matched a
+        manifest); ``cache_key`` (the entry's hash, or None), ``cache_dir`` and
+        ``cfunc_seconds`` (compiling or loading the two cfuncs).
 
     Examples
     --------
@@ -236,55 +296,168 @@ def compile_pymc_model(model: Any, var_names: Iterable[str] | None = None
     >>> info["cache"] in ("hit", "miss", "off")                     # doctest: +SKIP
     True
     """
+    path = cache_dir()
+    manifest = None
+    if structure is not None:
+        parts = {"versions": _versions(), "structure": structure,
+                 "var_names": None if var_names is None else list(var_names),
+                 "sources": [hashlib.sha256(Path(f).read_bytes()).hexdigest()
+                             for f in sources]}
+        digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+        manifest = path / f"manifest-{digest}.json"
+        loaded = _from_manifest(model, manifest, path)
+        if loaded is not None:
+            return loaded
+    compiled, info, layout = _compile_full(model, var_names, path)
+    if manifest is not None and info["cache"] != "off":
+        with contextlib.suppress(OSError):
+            write_text(manifest, json.dumps(layout))
+    return compiled, info
+
+
+def _initial_point(model: Any) -> Any:
+    """PyMC's initial-point function as nutpie builds it with its defaults (support
+    point, every free variable jittered)."""
     import nutpie.compile_pymc as ncp
     from pymc.initial_point import make_initial_point_fn
 
-    # as nutpie.compile_pymc_model with its defaults (support point, free variables jittered)
-    initial_point_fn = ncp._wrap_with_lock(make_initial_point_fn(
+    return ncp._wrap_with_lock(make_initial_point_fn(
         model=model, overrides=None, default_strategy="support_point",
         jitter_rvs=set(model.free_RVs), return_transformed=True))
-    (n_dim, n_expanded, logp_fn_pt, expand_fn_pt, flat_initial_point_fn, shape_info,
-     reparameterized_names) = ncp._make_functions(
-        model, mode="NUMBA", compute_grad=True, join_expanded=True,
-        pymc_initial_point_fn=initial_point_fn, var_names=var_names)
+
+
+def _shared(variables: Iterable[Any]) -> tuple[dict[str, np.ndarray], dict[Any, str]]:
+    """The shared variables' values (read-only C arrays) by key, and the keys by variable."""
     shared_data: dict[str, np.ndarray] = {}
     shared_var_keys: dict[Any, str] = {}
-    for var in [*logp_fn_pt.get_shared(), *expand_fn_pt.get_shared()]:
+    for var in variables:
         if var not in shared_var_keys:
             key = f"s{len(shared_var_keys)}"   # nutpie draws a uuid: ours is reproducible
             shared_data[key] = np.array(var.get_value(), order="C", copy=True)
             shared_data[key].flags.writeable = False
             shared_var_keys[var] = key
+    return shared_data, shared_var_keys
+
+
+def _raw_cfuncs(n_dim: int, n_expanded: int, logp_inner: Any, expand_inner: Any,
+                user_data: np.ndarray, logp_keys: list[str], expand_keys: list[str],
+                shared_data: dict[str, np.ndarray]) -> tuple[Any, Any, Any, Any]:
+    """nutpie's two cfunc bodies and signatures, typed with placeholder arrays."""
+    import nutpie.compile_pymc as ncp
+
+    typing = _placeholders(shared_data)
+    logp_raw, logp_sig = ncp._make_c_logp_func(n_dim, logp_inner, user_data, logp_keys,
+                                               typing)
+    expand_raw, expand_sig = ncp._make_c_expand_func(n_dim, n_expanded, expand_inner,
+                                                     user_data, expand_keys, typing)
+    return logp_raw, logp_sig, expand_raw, expand_sig
+
+
+def _assemble(model: Any, parts: dict[str, Any]) -> Any:
+    """nutpie's ``CompiledPyMCModel`` from its parts (as nutpie's numba path builds it)."""
+    import nutpie.compile_pymc as ncp
+
+    shape_info, reparameterized = parts["shape_info"], parts["reparameterized_names"]
+    dims, coords = ncp._prepare_dims_and_coords(model, shape_info, reparameterized)
+    return ncp.CompiledPyMCModel(
+        _n_dim=parts["n_dim"], dims=dims, _coords=coords,
+        _shapes={name: tuple(shape) for name, _, shape in zip(*shape_info, strict=True)},
+        compiled_logp_func=parts["logp"], compiled_expand_func=parts["expand"],
+        initial_point_func=parts["initial_point"], shared_data=parts["shared_data"],
+        shared_var_keys=parts["shared_var_keys"], user_data=parts["user_data"],
+        n_expanded=parts["n_expanded"], shape_info=shape_info, logp_func=parts["logp_fn"],
+        expand_func=parts["expand_fn"], reparameterized_names=reparameterized)
+
+
+def _compile_full(model: Any, var_names: Iterable[str] | None, path: Path
+                  ) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """PyTensor's functions, the entry key from their graphs, the cfuncs from / into the
+    cache; the compiled model, the info and the layout a manifest records."""
+    import nutpie.compile_pymc as ncp
+
+    (n_dim, n_expanded, logp_fn_pt, expand_fn_pt, flat_initial_point_fn, shape_info,
+     reparameterized_names) = ncp._make_functions(
+        model, mode="NUMBA", compute_grad=True, join_expanded=True,
+        pymc_initial_point_fn=_initial_point(model), var_names=var_names)
+    shared_data, shared_var_keys = _shared([*logp_fn_pt.get_shared(),
+                                            *expand_fn_pt.get_shared()])
     user_data = ncp.make_user_data(shared_var_keys, shared_data)
     logp_keys = [shared_var_keys[var] for var in logp_fn_pt.get_shared()]
     expand_keys = [shared_var_keys[var] for var in expand_fn_pt.get_shared()]
     entry = _entry_key(logp_fn_pt, expand_fn_pt, n_dim, n_expanded, shared_data, logp_keys,
                        expand_keys, user_data)
-    path = cache_dir()
-    typing = _placeholders(shared_data)
-    logp_raw, logp_sig = ncp._make_c_logp_func(n_dim, logp_fn_pt.vm.jit_fn, user_data,
-                                               logp_keys, typing)
-    expand_raw, expand_sig = ncp._make_c_expand_func(
-        n_dim, n_expanded, expand_fn_pt.vm.jit_fn, user_data, expand_keys, typing)
+    if entry is not None and not _writable(path):
+        entry = None
+    logp_raw, logp_sig, expand_raw, expand_sig = _raw_cfuncs(
+        n_dim, n_expanded, logp_fn_pt.vm.jit_fn, expand_fn_pt.vm.jit_fn, user_data,
+        logp_keys, expand_keys, shared_data)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # numba's NumbaWarning on an uncacheable entry
         logp = _cached_cfunc(logp_raw, logp_sig, entry and entry + "-logp", path)
         expand = _cached_cfunc(expand_raw, expand_sig, entry and entry + "-expand", path)
     cfunc_seconds = time.perf_counter() - start
-    dims, coords = ncp._prepare_dims_and_coords(model, shape_info, reparameterized_names)
-    compiled = ncp.CompiledPyMCModel(
-        _n_dim=n_dim, dims=dims, _coords=coords,
-        _shapes={name: tuple(shape) for name, _, shape in zip(*shape_info, strict=True)},
-        compiled_logp_func=logp, compiled_expand_func=expand,
-        initial_point_func=flat_initial_point_fn, shared_data=shared_data,
-        shared_var_keys=shared_var_keys, user_data=user_data, n_expanded=n_expanded,
-        shape_info=shape_info, logp_func=logp_fn_pt, expand_func=expand_fn_pt,
-        reparameterized_names=reparameterized_names)
-    hits = logp.cache_hits + expand.cache_hits
-    status = "off" if entry is None else ("hit" if hits == 2 else "miss")
-    return compiled, {"cache": status, "cache_key": entry, "cache_dir": str(path),
-                      "cfunc_seconds": cfunc_seconds}
+    compiled = _assemble(model, {
+        "n_dim": n_dim, "n_expanded": n_expanded, "shape_info": shape_info,
+        "reparameterized_names": reparameterized_names, "logp": logp, "expand": expand,
+        "initial_point": flat_initial_point_fn, "shared_data": shared_data,
+        "shared_var_keys": shared_var_keys, "user_data": user_data, "logp_fn": logp_fn_pt,
+        "expand_fn": expand_fn_pt})
+    status = "off" if entry is None else (
+        "hit" if logp.cache_hits + expand.cache_hits == 2 else "miss")
+    names = [var.name for var in shared_var_keys]
+    layout = {"format": FORMAT, "entry": entry, "n_dim": int(n_dim),
+              "n_expanded": int(n_expanded), "names": list(shape_info[0]),
+              "shapes": [[int(n) for n in shape] for shape in shape_info[2]],
+              "reparameterized_names": list(reparameterized_names), "shared": names,
+              "logp_shared": [names[int(k[1:])] for k in logp_keys],
+              "expand_shared": [names[int(k[1:])] for k in expand_keys]}
+    return compiled, {"cache": status, "manifest": False, "cache_key": entry,
+                      "cache_dir": str(path), "cfunc_seconds": cfunc_seconds}, layout
+
+
+def _from_manifest(model: Any, manifest: Path, path: Path) -> tuple[Any, dict[str, Any]] | None:
+    """The compiled model from a manifest and its cache entry, without PyTensor's
+    functions; None when either is missing, unreadable or does not fit the model."""
+    import nutpie.compile_pymc as ncp
+
+    try:
+        layout = json.loads(manifest.read_text())
+        shared = [model[name] for name in layout["shared"]]
+        if layout.get("format") != FORMAT or not all(hasattr(v, "get_value") for v in shared):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    shared_data, shared_var_keys = _shared(shared)
+    by_name = {var.name: key for var, key in shared_var_keys.items()}
+    logp_keys = [by_name[name] for name in layout["logp_shared"]]
+    expand_keys = [by_name[name] for name in layout["expand_shared"]]
+    user_data = ncp.make_user_data(shared_var_keys, shared_data)
+    n_dim, n_expanded = layout["n_dim"], layout["n_expanded"]
+    # the cfuncs are only loaded, never compiled here: no inner function is needed
+    logp_raw, logp_sig, expand_raw, expand_sig = _raw_cfuncs(
+        n_dim, n_expanded, None, None, user_data, logp_keys, expand_keys, shared_data)
+    start = time.perf_counter()
+    logp = _load_cfunc(logp_raw, logp_sig, layout["entry"] + "-logp", path)
+    expand = _load_cfunc(expand_raw, expand_sig, layout["entry"] + "-expand", path)
+    if logp is None or expand is None:
+        return None
+    cfunc_seconds = time.perf_counter() - start
+    shapes = [np.asarray(shape, dtype=np.int64) for shape in layout["shapes"]]
+    stops = np.cumsum([int(np.prod(shape)) for shape in shapes])
+    shape_info = (layout["names"], [slice(int(b - int(np.prod(s))), int(b))
+                                    for b, s in zip(stops, shapes, strict=True)], shapes)
+    n_free = len(model.free_RVs)
+    initial_point = ncp._rv_dict_to_flat_array_wrapper(
+        _initial_point(model), names=layout["names"][:n_free], shapes=shapes[:n_free])
+    compiled = _assemble(model, {
+        "n_dim": n_dim, "n_expanded": n_expanded, "shape_info": shape_info,
+        "reparameterized_names": layout["reparameterized_names"], "logp": logp,
+        "expand": expand, "initial_point": initial_point, "shared_data": shared_data,
+        "shared_var_keys": shared_var_keys, "user_data": user_data, "logp_fn": None,
+        "expand_fn": None})
+    return compiled, {"cache": "hit", "manifest": True, "cache_key": layout["entry"],
+                      "cache_dir": str(path), "cfunc_seconds": cfunc_seconds}
 
 
 def _entry_key(logp_fn_pt: Any, expand_fn_pt: Any, n_dim: int, n_expanded: int,
