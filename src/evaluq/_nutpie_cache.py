@@ -4,8 +4,9 @@
 expand functions with PyTensor (whose numba kernels PyTensor caches on disk) and wraps each
 in a ``numba.cfunc`` that the Rust sampler calls through a function pointer. Those two
 cfuncs are closures over per-model values (the shared-data layout, the PyTensor function),
-and nutpie compiles them without numba's cache: numba would key a cached closure by its
-source file alone, so two models would share one entry. Compiling them (and, inlined, the
+and nutpie compiles them without numba's cache (numba's own cache could not serve them
+anyway: it keys an entry by the closure's pickled contents, which change with every
+process, and nothing else of the model). Compiling them (and, inlined, the
 whole log-density and its gradient) is most of a fresh process's cold start: 20 of 22 s of
 ``compile_pymc_model`` on a loaded machine.
 
@@ -22,6 +23,16 @@ own, keyed by everything that changes their code:
 - numba itself stores each entry with its target (CPU name and features) and ignores entries
   of another CPU.
 
+Finding that entry still needs PyTensor's compiled functions (their graph keys), which cost
+a few seconds of graph rewriting per process. A caller that knows what determines its graph
+(hierarchical: the model, the number of models, paired errors and the number of factors,
+the key of its per-process cache of compiled models) passes it as ``structure``, with the
+source files that build the model: the first process writes a small JSON manifest under a
+hash of them (and of the versions above) with the entry's key and nutpie's layout (sizes,
+names, shapes, the shared variables' order); a later process that finds it builds only the
+PyMC model and its initial-point function, and loads the cfuncs. When the manifest or the
+entry cannot be used, the full path runs (and rewrites them).
+
 The data do not enter the compiled code: the cfuncs are typed with placeholder arrays of the
 same rank and dtype, and the sampler reads the data through ``user_data`` pointers at run
 time, as nutpie does. So a refit of new data of the same structure, in any later process,
@@ -33,9 +44,10 @@ The cache directory is ``$EVALUQ_CACHE_DIR`` when set, otherwise ``evaluq-nutpie
 PyTensor's ``base_compiledir`` (``~/.pytensor`` by default, moved with
 ``PYTENSOR_FLAGS=base_compiledir=...``). numba writes each file through a temporary file
 and :func:`os.replace`, so concurrent processes never read half a file (two processes that
-miss at once both compile and both write equal entries). An entry that cannot be read (a
-truncated or corrupt file) is deleted and rebuilt, never fatal. Set ``EVALUQ_CACHE_DIR`` to
-an empty directory to start afresh; deleting the directory is always safe.
+miss at once both compile and write equivalent entries; the last one stays). An entry that
+cannot be read (a truncated or corrupt file) is deleted and rebuilt, never fatal; a
+directory that cannot be written means no cache (nutpie's own compilation). Deleting the
+directory is always safe.
 """
 
 from __future__ import annotations
@@ -438,8 +450,10 @@ def _from_manifest(model: Any, manifest: Path, path: Path) -> tuple[Any, dict[st
     logp_raw, logp_sig, expand_raw, expand_sig = _raw_cfuncs(
         n_dim, n_expanded, None, None, user_data, logp_keys, expand_keys, shared_data)
     start = time.perf_counter()
-    logp = _load_cfunc(logp_raw, logp_sig, layout["entry"] + "-logp", path)
-    expand = _load_cfunc(expand_raw, expand_sig, layout["entry"] + "-expand", path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logp = _load_cfunc(logp_raw, logp_sig, layout["entry"] + "-logp", path)
+        expand = _load_cfunc(expand_raw, expand_sig, layout["entry"] + "-expand", path)
     if logp is None or expand is None:
         return None
     cfunc_seconds = time.perf_counter() - start
