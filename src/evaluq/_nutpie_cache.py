@@ -310,8 +310,12 @@ def compile_pymc_model(model: Any, var_names: Iterable[str] | None = None,
     """
     path = cache_dir()
     manifest = None
+    var_names = None if var_names is None else list(var_names)
     if structure is not None:
-        parts = {"versions": _versions(), "structure": structure,
+        import pytensor
+
+        config = [str(pytensor.config.numba__fastmath), str(pytensor.config.floatX)]
+        parts = {"versions": _versions(), "structure": structure, "pytensor_config": config,
                  "var_names": None if var_names is None else list(var_names),
                  "sources": [hashlib.sha256(Path(f).read_bytes()).hexdigest()
                              for f in sources]}
