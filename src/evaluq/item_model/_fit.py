@@ -25,6 +25,7 @@ from evaluq._dims import (
     TASK,
     TERM,
 )
+from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
 from evaluq.errors import EvaluqWarning
 from evaluq.item_model._data import FAMILIES, ItemData, item_statistics
@@ -62,15 +63,13 @@ class ItemConvergenceWarning(EvaluqWarning):
 
 def compiled_nutpie(data: ItemData) -> tuple[Any, float]:
     """The nutpie model for the data's shape, compiled on first use; compile seconds."""
-    import nutpie
-
     n_m, n_k = data.shape
     key = (n_m, n_k, padded_terms(len(data.term_total)) if data.has_items else 0,
            data.has_items)
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()
-    _COMPILED[key] = nutpie.compile_pymc_model(build_model(data), backend="numba")
+    _COMPILED[key] = compile_pymc_model(build_model(data))[0]   # cached across processes
     return _COMPILED[key], time.perf_counter() - start
 
 
