@@ -308,9 +308,28 @@ def compile_pymc_model(model: Any, var_names: Iterable[str] | None = None,
     >>> info["cache"] in ("hit", "miss", "off")                     # doctest: +SKIP
     True
     """
+    var_names = None if var_names is None else list(var_names)
+    try:
+        return _compile_cached(model, var_names, structure, sources)
+    except (AttributeError, ImportError) as err:
+        # the cache drives nutpie's private steps (nutpie is not pinned): when they change,
+        # nutpie's public function still compiles the same model, only without the cache
+        import nutpie
+
+        start = time.perf_counter()
+        compiled = nutpie.compile_pymc_model(model, backend="numba", var_names=var_names)
+        return compiled, {"cache": "off", "manifest": False, "cache_key": None,
+                          "cache_dir": str(cache_dir()),
+                          "cfunc_seconds": time.perf_counter() - start,
+                          "reason": f"nutpie's internals differ from this evaluq's: {err}"}
+
+
+def _compile_cached(model: Any, var_names: list[str] | None,
+                    structure: dict[str, Any] | None,
+                    sources: Iterable[str | os.PathLike[str]]) -> tuple[Any, dict[str, Any]]:
+    """:func:`compile_pymc_model` through the cache."""
     path = cache_dir()
     manifest = None
-    var_names = None if var_names is None else list(var_names)
     if structure is not None:
         import pytensor
 

@@ -106,3 +106,24 @@ def test_second_process_loads_the_cache_with_identical_draws(tmp_path: Path) -> 
     assert third["digest"] == first["digest"]
     print(f"CACHE first {first['cache']}, second {second['cache']}, after damage "
           f"{third['cache']}; draws identical and equal to nutpie's own compilation")
+
+
+@pytest.mark.slow
+def test_changed_nutpie_internals_fall_back_to_nutpie(monkeypatch, tmp_path):
+    """nutpie is not pinned: if its private steps that the cache drives change, the model is
+    still compiled (by nutpie's public function), without the cache, saying why."""
+    import pymc as pm
+
+    from evaluq import _nutpie_cache
+
+    def changed(*args: Any, **kwargs: Any) -> Any:
+        raise AttributeError("module 'nutpie.compile_pymc' has no attribute '_make_functions'")
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(_nutpie_cache, "_compile_cached", changed)
+    with pm.Model() as model:
+        pm.Normal("x")
+    compiled, info = _nutpie_cache.compile_pymc_model(model)
+    assert info["cache"] == "off"
+    assert "_make_functions" in info["reason"]
+    assert compiled.n_dim == 1
