@@ -36,6 +36,10 @@ CHUNK: Final = 100
 def pointwise_loglik(fit: ItemFit, items: Any) -> np.ndarray:
     """(draw, item) log-likelihood of each item's response pattern (``items``: the ItemData
     holding the per-item counts)."""
+    if fit.config.get("discrimination"):
+        from evaluq.item_model._twopl import pointwise_loglik_2pl
+
+        return pointwise_loglik_2pl(fit, items)
     flat = flat_posterior(fit.posterior, _NAMES)
     eta = linear_predictor(fit.data, flat)                            # (D, M, K)
     task = np.asarray(items.item_task)

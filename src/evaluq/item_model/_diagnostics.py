@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from evaluq.item_model._fit import ItemFit
 
 REPORTED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "sigma_model_x_task",
-                   BENCHMARK_SCORE, NEW_ITEMS_SCORE)
+                   BENCHMARK_SCORE, NEW_ITEMS_SCORE, "sigma_logdisc")
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 RHAT_MAX: Final = 1.01
 ESS_MIN: Final = 400
