@@ -88,6 +88,12 @@ def item_model_cases() -> list[Case]:
              errors=(FileNotFoundError,)))
     add(Case("evaluq.simulate_items", "no models",
              lambda: eq.simulate_items(n_models=0), "`n_models` must be >= 1"))
+    add(Case("evaluq.fit_items", "discrimination not a bool",
+             lambda: eq.fit_items(TABLE, **KEYS, discrimination="yes"),
+             "`discrimination` must be True or False", errors=(TypeError,)))
+    add(Case("evaluq.fit_items", "the 2PL without items",
+             lambda: eq.fit_items(TABLE, **{**KEYS, "item": None}, discrimination=True),
+             "needs item effects"))
     return c
 
 
