@@ -85,7 +85,9 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
     The observation left out is one item's whole response pattern (every model and epoch on
     it): in the marginal model the item's effect ties its responses together. A fit without
     item effects (``item=None``) on the same table is scored on the same unit (the product
-    of its binomials over the item's models), so the two are comparable.
+    of its binomials over the item's models), so the two are comparable. A 2PL fit
+    (``discrimination=True``) is scored on the same unit, its (a_i, b_i) integrated out at
+    each draw (``models/item_model.md``).
 
     Parameters
     ----------

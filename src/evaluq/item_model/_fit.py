@@ -477,6 +477,10 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     ...                    epoch="epoch", draws=200, tune=200, chains=2)  # doctest: +SKIP
     >>> fit.rank_probabilities("new_items").p_best.sum().item()           # doctest: +SKIP
     1.0
+    >>> fit2 = eq.fit_items(table, model="model", item="item", score="score",
+    ...                     epoch="epoch", discrimination=True)               # doctest: +SKIP
+    >>> fit2.form                                                          # doctest: +SKIP
+    'explicit'
     """
     family, draws, tune, chains = _check_args(family, discrimination, draws, tune, chains)
     if grader is not None:
