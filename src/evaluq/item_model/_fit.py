@@ -493,6 +493,9 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     gen = check_rng(rng)
     data = item_statistics(table, model=model, item=item, score=score, task=task,
                            epoch=epoch, family=family)
+    if discrimination and data.family not in ("bernoulli", "binomial"):
+        raise ValueError(f"`discrimination=True` (2PL) takes the bernoulli or binomial "
+                         f"family; got family {data.family!r}")
     resolved = (resolve_priors_2pl if discrimination else resolve_priors)(data, priors)
     seed, post_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=2))
     config: dict[str, Any] = {
