@@ -37,6 +37,7 @@ QUICK = {
     "bench_harness_logs.py": [],    # Inspect logs made offline (mock model), then read
     "bench_item_model.py": ["--skip-explicit"],   # compiles the nutpie model (~40 s loaded)
     "bench_cold_start.py": [],      # two fresh processes: a cache miss (~30 s loaded), a hit
+    "bench_item_model_twopl.py": [],  # one tiny 2PL fit: compiles its nutpie model (~75 s loaded)
     "calibration_agreement.py": ["--only", "kappa"],
     "calibration_intervals.py": [],
     "bench_field_methods.py": ["--skip-anchor"],

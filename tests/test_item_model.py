@@ -240,7 +240,7 @@ def test_model_absent_from_a_task_is_kept():
 
 @pytest.mark.parametrize(("kwargs", "error", "match"), [
     ({"family": "ordinalish"}, ValueError, "family"),
-    ({"discrimination": True}, NotImplementedError, "2PL"),
+    ({"discrimination": "yes"}, TypeError, "`discrimination` must be True or False"),
     ({"discrimination": 1}, TypeError, "`discrimination` must be True or False"),
     ({"grader": "judge"}, CubeError, "column 'judge' \\(given as `grader`\\)"),
     ({"draws": 0}, ValueError, "draws"),

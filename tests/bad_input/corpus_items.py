@@ -88,6 +88,12 @@ def item_model_cases() -> list[Case]:
              errors=(FileNotFoundError,)))
     add(Case("evaluq.simulate_items", "no models",
              lambda: eq.simulate_items(n_models=0), "`n_models` must be >= 1"))
+    add(Case("evaluq.fit_items", "discrimination not a bool",
+             lambda: eq.fit_items(TABLE, **KEYS, discrimination="yes"),
+             "`discrimination` must be True or False", errors=(TypeError,)))
+    add(Case("evaluq.fit_items", "the 2PL without items",
+             lambda: eq.fit_items(TABLE, **{**KEYS, "item": None}, discrimination=True),
+             "needs item effects"))
     c += ordinal_cases()
     return c
 
@@ -113,6 +119,10 @@ def ordinal_cases() -> list[Case]:
     add(Case("evaluq.fit_items", "grader with a binary family",
              lambda: eq.fit_items(ratings, **keys, family="binomial"),
              "`grader` needs family='ordinal'"))
+    add(Case("evaluq.fit_items", "the 2PL on ratings",
+             lambda: eq.fit_items(ratings.assign(i=[1, 1, 2, 2, 3, 3]),
+                                  **{**keys, "item": "i"}, discrimination=True),
+             "takes the bernoulli or binomial family"))
     return c
 
 

@@ -5,8 +5,8 @@ marginal PyMC model, items integrated out by adaptive Gauss-Hermite quadrature; 
 importer of PyMC, lazily), ``_posterior`` (both scopes and the item effects from their exact
 conditional), ``_fit`` (``fit_items`` / ``ItemFit`` / ``load_item_fit``), ``_diagnostics``,
 ``_criticism`` (predictive checks), ``_compare`` (PSIS-LOO), ``_simulate`` (tables with
-known truth); ``_ordinal`` / ``_ordinal_checks`` (the ordinal family: judge ratings with
-grader effects).
+known truth), ``_twopl`` (the 2PL, ``discrimination=True``: explicit item parameters);
+``_ordinal`` / ``_ordinal_checks`` (the ordinal family: judge ratings with grader effects).
 """
 
 from evaluq.item_model._compare import compare_fits

@@ -36,6 +36,10 @@ CHUNK: Final = 100
 def pointwise_loglik(fit: ItemFit, items: Any) -> np.ndarray:
     """(draw, item) log-likelihood of each item's response pattern (``items``: the ItemData
     holding the per-item counts)."""
+    if fit.config.get("discrimination"):
+        from evaluq.item_model._twopl import pointwise_loglik_2pl
+
+        return pointwise_loglik_2pl(fit, items)
     flat = flat_posterior(fit.posterior, _NAMES)
     eta = linear_predictor(fit.data, flat)                            # (D, M, K)
     task = np.asarray(items.item_task)
@@ -81,10 +85,12 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
     The observation left out is one item's whole response pattern (every model and epoch on
     it): in the marginal model the item's effect ties its responses together. A fit without
     item effects (``item=None``) on the same table is scored on the same unit (the product
-    of its binomials over the item's models), so the two are comparable. Ordinal fits
-    (``family="ordinal"``) are compared with ordinal fits of the same ratings: with items
-    the unit is one item's whole rating pattern (all models, graders and epochs), without
-    items one rating (one row), as ``attrs["unit"]`` says.
+    of its binomials over the item's models), so the two are comparable. A 2PL fit
+    (``discrimination=True``) is scored on the same unit, its (a_i, b_i) integrated out at
+    each draw (``models/item_model.md``). Ordinal fits (``family="ordinal"``) are compared
+    with ordinal fits of the same ratings: with items the unit is one item's whole rating
+    pattern (all models, graders and epochs), without items one rating (one row), as
+    ``attrs["unit"]`` says.
 
     Parameters
     ----------

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 REPORTED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "sigma_model_x_task",
                    BENCHMARK_SCORE, NEW_ITEMS_SCORE,
                    "cutpoints", "grader_effect", "grader_x_model", "sigma_grader",
-                   "sigma_grader_x_model")
+                   "sigma_grader_x_model", "sigma_logdisc")
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 RHAT_MAX: Final = 1.01
 ESS_MIN: Final = 400

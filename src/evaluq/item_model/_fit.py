@@ -43,6 +43,12 @@ from evaluq.item_model._posterior import (
     linear_predictor,
     new_items_scores,
 )
+from evaluq.item_model._twopl import (
+    predictive_checks_2pl,
+    resolve_priors_2pl,
+    sample_twopl,
+    twopl_posterior,
+)
 
 SCOPES: Final = ("benchmark", "new_items")
 TARGET_ACCEPT: Final = 0.9
@@ -142,7 +148,8 @@ def _observed(data: ItemData) -> xr.Dataset:
 
 def _build_tree(data: ItemData, raw: xr.DataTree, config: dict[str, Any],
                 priors: dict[str, float]) -> xr.DataTree:
-    post, items = _posterior(data, raw, config["post_seed"])
+    post, items = (twopl_posterior(data, raw) if config["discrimination"]
+                   else _posterior(data, raw, config["post_seed"]))
     stats = raw["sample_stats"].to_dataset()
     stats = stats[[v for v in _STATS if v in stats]]
     groups = {"posterior": post, "sample_stats": stats, "observed_data": _observed(data),
@@ -172,7 +179,9 @@ class ItemFit:
         (the sufficient statistics); ``constant_data`` (the priors).
     config
         The arguments, priors, seeds, timings and ``form`` (``"marginal"``: items integrated
-        out by adaptive Gauss-Hermite quadrature; ``"no items"`` with ``item=None``).
+        out by adaptive Gauss-Hermite quadrature; ``"no items"`` with ``item=None``;
+        ``"explicit"``: the 2PL, one sampled difficulty and discrimination per item, whose
+        draws are in ``posterior["item_difficulty"]`` / ``["item_discrimination"]``).
     data
         The sufficient statistics (:class:`ItemData`).
     """
@@ -188,7 +197,8 @@ class ItemFit:
 
     @property
     def form(self) -> str:
-        """``"marginal"`` (item effects integrated out) or ``"no items"``."""
+        """``"marginal"`` (item effects integrated out), ``"no items"`` or ``"explicit"``
+        (the 2PL's sampled item parameters)."""
         return str(self.config["form"])
 
     def scores(self, scope: str = "benchmark") -> xr.DataArray:
@@ -264,7 +274,9 @@ class ItemFit:
             on the probability scale: ``icc_epochs`` (correlation of two epochs of one item),
             ``design_effect`` (1 + (E - 1) ICC) and ``effective_n`` (items x epochs /
             design effect). ``run_drift`` is 0 by assumption under the binomial family
-            (epochs independent given the item), which the attrs say.
+            (epochs independent given the item), which the attrs say. The 2PL adds
+            ``sigma_logdisc`` (SD of log discrimination); its ICC and design effect are
+            over the joint (a, b) population of a new item.
         """
         if self.data.family == "ordinal":
             from evaluq.item_model._ordinal_checks import ordinal_variance_components
@@ -272,7 +284,7 @@ class ItemFit:
             return ordinal_variance_components(self)
         post = self.posterior
         names = ("sigma_item", "sigma_task", "sigma_model_x_task", "icc_epochs",
-                 "design_effect", "effective_n")
+                 "design_effect", "effective_n", "sigma_logdisc")
         out = post[[n for n in names if n in post]]
         out.attrs = {"family": self.data.family, "run_drift": (
             "0 by assumption: the binomial family takes epochs as independent given the item")}
@@ -314,13 +326,14 @@ class ItemFit:
         """
         from evaluq.item_model._criticism import predictive_checks
 
+        n, gen = check_int("n_replicates", n_replicates, minimum=2), check_rng(rng)
         if self.data.family == "ordinal":
             from evaluq.item_model._ordinal_checks import ordinal_predictive_checks
 
-            return ordinal_predictive_checks(
-                self, check_int("n_replicates", n_replicates, minimum=2), check_rng(rng))
-        return predictive_checks(self, check_int("n_replicates", n_replicates, minimum=2),
-                                 check_rng(rng))
+            return ordinal_predictive_checks(self, n, gen)
+        if self.config.get("discrimination"):
+            return predictive_checks_2pl(self, n, gen)
+        return predictive_checks(self, n, gen)
 
     def compare_frequentist(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """The benchmark-scope posterior beside the per-item CLT answer, one row per quantity.
@@ -410,10 +423,7 @@ def _check_rope(rope: Any) -> float:
 def _check_args(family: Any, discrimination: Any, draws: Any, tune: Any, chains: Any
                 ) -> tuple[str, int, int, int]:
     family = check_choice("family", family, FAMILIES)
-    if discrimination is not False:
-        if discrimination is True:
-            raise NotImplementedError("`discrimination=True` (2PL) is not implemented yet; "
-                                      "fit the 1PL model with discrimination=False")
+    if discrimination is not False and discrimination is not True:
         raise TypeError(f"`discrimination` must be True or False; got {discrimination!r}")
     return (family, check_int("draws", draws, minimum=1), check_int("tune", tune, minimum=0),
             check_int("chains", chains, minimum=1))
@@ -459,10 +469,14 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         levels; scores are the expected rating on the levels' own scale, averaged over
         graders).
     discrimination
-        False (1PL). True (2PL) is not implemented yet.
+        False (1PL). True: the 2PL, logit P = a_i (eta_mk - b_i) with log a_i ~ N(0,
+        sigma_logdisc^2), sigma_logdisc ~ HalfNormal(``sigma_logdisc_sigma``, default 0.5),
+        sampled with explicit (non-centred) item parameters (``config["form"] ==
+        "explicit"``; see ``models/item_model.md``). Needs ``item=``.
     priors
         Overrides of the prior scales (``alpha_mu``, ``alpha_sigma``, ``dev_sigma``,
-        ``sigma_item_sigma``, ``sigma_task_sigma``, ``sigma_mxt_sigma``).
+        ``sigma_item_sigma``, ``sigma_task_sigma``, ``sigma_mxt_sigma``; with
+        ``discrimination=True`` also ``sigma_logdisc_sigma``).
     draws, tune, chains
         Posterior draws and tuning steps per chain; chains.
     rng
@@ -500,28 +514,49 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     >>> judged = eq.fit_items(ratings, **cols, levels=range(11))          # doctest: +SKIP
     >>> plain = eq.fit_items(ratings, **cols, grader_interaction=False)   # doctest: +SKIP
     >>> eq.compare_fits({"with": judged, "without": plain})               # doctest: +SKIP
+
+    The 2PL (``discrimination=True``):
+
+    >>> fit2 = eq.fit_items(table, model="model", item="item", score="score",
+    ...                     epoch="epoch", discrimination=True)               # doctest: +SKIP
+    >>> fit2.form                                                          # doctest: +SKIP
+    'explicit'
     """
     family, draws, tune, chains = _check_args(family, discrimination, draws, tune, chains)
+    if discrimination and item is None:
+        raise ValueError("`discrimination=True` (2PL) needs item effects: pass `item=` (the "
+                         "column naming the items); with item=None there is no item to "
+                         "discriminate")
     gen = check_rng(rng)
     columns = {"model": model, "item": item, "score": score, "task": task, "epoch": epoch,
                "grader": grader}
     if _ordinal_family(table, family, score, grader):
+        if discrimination:
+            raise ValueError("`discrimination=True` (2PL) takes the bernoulli or binomial "
+                             "family; got family 'ordinal' (ratings or a `grader` column)")
         return _fit_ordinal_items(table, columns, family, levels, grader_interaction, priors,
                                   (draws, tune, chains), gen)
     data = item_statistics(table, model=model, item=item, score=score, task=task,
                            epoch=epoch, family=family)
-    resolved = resolve_priors(data, priors)
+    if discrimination and data.family not in ("bernoulli", "binomial"):
+        raise ValueError(f"`discrimination=True` (2PL) takes the bernoulli or binomial "
+                         f"family; got family {data.family!r}")
+    resolved = (resolve_priors_2pl if discrimination else resolve_priors)(data, priors)
     seed, post_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=2))
     config: dict[str, Any] = {
-        "family": data.family, "family_requested": family, "discrimination": False,
-        "form": "marginal" if data.has_items else "no items",
+        "family": data.family, "family_requested": family, "discrimination": discrimination,
+        "form": "explicit" if discrimination else "marginal" if data.has_items else "no items",
         "quadrature_nodes": N_NODES if data.has_items else 0,
         "columns": {"model": model, "item": item, "score": score, "task": task,
                     "epoch": epoch}, "draws": draws, "tune": tune, "chains": chains,
         "priors": resolved, "seed": seed, "post_seed": post_seed, "sampler": "nutpie",
         "n_terms": len(data.term_total)}
-    raw, config["compile_seconds"], config["sampling_seconds"] = _sample(
-        data, resolved, draws, tune, chains, seed)
+    if discrimination:
+        raw, config["compile_seconds"], config["sampling_seconds"] = sample_twopl(
+            data, resolved, draws, tune, chains, seed, TARGET_ACCEPT)
+    else:
+        raw, config["compile_seconds"], config["sampling_seconds"] = _sample(
+            data, resolved, draws, tune, chains, seed)
     start = time.perf_counter()
     tree = _build_tree(data, raw, config, resolved)
     config["posterior_seconds"] = time.perf_counter() - start

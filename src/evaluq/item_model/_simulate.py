@@ -51,7 +51,8 @@ def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
     pandas.DataFrame
         Columns ``model``, ``task``, ``item``, ``epoch``, ``score``; ``attrs["truth"]`` holds
         ``benchmark`` (mean over these items of the expected score) and ``new_items`` (on a
-        new item), per model.
+        new item), per model; ``attrs["items"]`` the true ``difficulty`` (b_i) and
+        ``discrimination`` (a_i) of each item.
 
     Examples
     --------
@@ -92,6 +93,7 @@ def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
     df.attrs["truth"] = {"benchmark": p.mean(axis=1),
                          "new_items": _truth_new_items(eta, w, sigma_item, discrimination_sd,
                                                        gen)}
+    df.attrs["items"] = {"difficulty": b, "discrimination": a}
     return df
 
 

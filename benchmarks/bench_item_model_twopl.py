@@ -1,0 +1,81 @@
+"""Benchmark: the 2PL item model (explicit item parameters) beside the marginal 1PL.
+
+``fit_items(..., discrimination=True)`` samples one (difficulty, log discrimination) pair per
+item (no marginal form: the items do not collapse into terms), so its cost grows with the
+items. Printed per size, on the same 2PL data and with the same draws: the 2PL's wall,
+compile and sampling seconds, divergences, largest R-hat, smallest bulk ESS and the recovery
+of sigma_logdisc and of the benchmark scores; the marginal 1PL's sampling seconds (the
+baseline); and the seconds of ``compare_fits`` (the 2PL's pointwise likelihood integrates
+(a_i, b_i) out at every draw). ``--quick``: one tiny 2PL fit (smoke).
+
+Run: ``python benchmarks/bench_item_model_twopl.py [--sizes 20x300x1 20x1000x3]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+
+import numpy as np
+
+import evaluq as eq
+from evaluq.item_model import ItemConvergenceWarning, simulate_items
+
+COLS = {"model": "model", "item": "item", "score": "score", "epoch": "epoch"}
+
+
+def _fit(table, disc: bool, draws: int, tune: int):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ItemConvergenceWarning)
+        start = time.perf_counter()
+        fit = eq.fit_items(table, **COLS, discrimination=disc, draws=draws, tune=tune,
+                           chains=2, rng=1)
+        return fit, time.perf_counter() - start
+
+
+def run(n_m: int, n_i: int, n_e: int, draws: int, tune: int, baseline: bool) -> None:
+    table = simulate_items(n_models=n_m, n_items=n_i, n_epochs=n_e, model_sd=0.8,
+                           sigma_item=1.5, discrimination_sd=0.5, rng=7)
+    fit2, wall = _fit(table, True, draws, tune)
+    diag = fit2.diagnostics()
+    c = fit2.config
+    err = np.abs(fit2.scores("benchmark").mean(("chain", "draw")).values
+                 - table.attrs["truth"]["benchmark"]).max()
+    print(f"{n_m} models x {n_i} items x {n_e} epochs, {draws} draws + {tune} tune x 2 "
+          f"chains: 2PL explicit wall {wall:.1f} s (compile {c['compile_seconds']:.1f}, "
+          f"sampling {c['sampling_seconds']:.1f}, posterior {c['posterior_seconds']:.1f}), "
+          f"divergences {diag.attrs['divergences']}, max R-hat {diag['r_hat'].max():.3f}, "
+          f"min ESS {diag['ess_bulk'].min():.0f}, sigma_logdisc "
+          f"{float(fit2.posterior['sigma_logdisc'].mean()):.3f} (true 0.5), max |score - "
+          f"truth| {err:.4f}", flush=True)
+    if not baseline:
+        return
+    fit1, _ = _fit(table, False, draws, tune)
+    start = time.perf_counter()
+    table_loo = eq.compare_fits({"2PL": fit2, "1PL": fit1})
+    loo_s = time.perf_counter() - start
+    print(f"    marginal 1PL baseline: sampling {fit1.config['sampling_seconds']:.1f} s "
+          f"(compile {fit1.config['compile_seconds']:.1f}); 2PL / 1PL sampling "
+          f"{c['sampling_seconds'] / fit1.config['sampling_seconds']:.1f}x; compare_fits "
+          f"{loo_s:.1f} s, elpd_diff of the 1PL {table_loo.loc['1PL', 'elpd_diff']:.1f} "
+          f"(dse {table_loo.loc['1PL', 'dse']:.1f})", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sizes", nargs="+", default=["20x300x1", "20x1000x3"])
+    args = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
+    if args.quick:
+        run(3, 30, 1, 50, 50, baseline=False)
+        return
+    for size in args.sizes:
+        n_m, n_i, n_e = (int(v) for v in size.split("x"))
+        run(n_m, n_i, n_e, 1000, 1000, baseline=True)
+
+
+if __name__ == "__main__":
+    main()
