@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import xarray as xr
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from scipy.special import digamma, rel_entr
 
@@ -70,6 +70,7 @@ def _kl(m, q):
 
 @SETTINGS
 @given(shift=st.integers(0, 62), k=st.integers(2, 5), seed=st.integers(0, 2**32 - 1))
+@example(shift=51, k=2, seed=8552)    # found by a CI run: the plug-in KL 6.7e-5, equal to rounding
 def test_expectations_at_huge_counts_are_finite_and_keep_their_bounds(shift, k, seed):
     """Jensen's bounds (KL convex, entropy concave) hold at every scale up to 2^62, and the
     excess over the plug-in value is (K - 1) / (2 a0) to first order."""
@@ -84,7 +85,9 @@ def test_expectations_at_huge_counts_are_finite_and_keep_their_bounds(shift, k, 
     assert np.isfinite(kl).all()
     assert np.isfinite(h).all()
     assert np.isfinite(jsd).all()
-    assert (kl >= _kl(m, q) * (1 - 1e-12)).all()
+    # Jensen's bound up to rounding: at 2^51 and beyond the excess (K - 1) / (2 a0) is below
+    # the rounding of a sum of O(1) terms, so an absolute 1e-14 (~50 eps) is allowed
+    assert (kl >= _kl(m, q) * (1 - 1e-12) - 1e-14).all()
     entropy_m = -(m * np.log(m)).sum(-1)
     assert (h <= entropy_m * (1 + 1e-12) + 1e-300).all()
     assert (jsd >= 0).all()
