@@ -14,7 +14,7 @@ from evaluq._fits import convergence_table
 if TYPE_CHECKING:
     from evaluq.item_model._fit import ItemFit
 
-REPORTED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "sigma_model_x_task",
+REPORTED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "sigma_model_x_task", "run_drift",
                    BENCHMARK_SCORE, NEW_ITEMS_SCORE)
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 RHAT_MAX: Final = 1.01

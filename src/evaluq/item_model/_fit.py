@@ -48,16 +48,25 @@ TARGET_ACCEPT: Final = 0.9
 """NUTS's target acceptance (nutpie's default 0.8 left a few divergences with three tasks)."""
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 SAMPLED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "task_effect",
-                  "sigma_model_x_task", "model_x_task")
+                  "sigma_model_x_task", "model_x_task", "run_drift")
 _STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
                  "mean_tree_accept", "acceptance_rate", "logp", "lp")
-_COMPILED: dict[tuple[int, int, int, bool], Any] = {}
-"""nutpie models compiled in this process, by (models, tasks, padded terms, items): refits of
-data of the same shape reuse them."""
+_COMPILED: dict[tuple[Any, ...], Any] = {}
+"""nutpie models compiled in this process, by (models, tasks, padded terms, items, family):
+refits of data of the same shape and family reuse them."""
 
 
 class ItemConvergenceWarning(EvaluqWarning):
     """The sampler's diagnostics (R-hat, ESS, divergences) are not good enough."""
+
+
+def _family_parts(data: ItemData) -> tuple[Any, Any, Any]:
+    """The model builder, its inputs and its priors for the data's family."""
+    if data.family == "beta-binomial":
+        from evaluq.item_model import _betabinomial as bb
+
+        return bb.build_model, bb.model_inputs, bb.resolve_priors
+    return build_model, model_inputs, resolve_priors
 
 
 def compiled_nutpie(data: ItemData) -> tuple[Any, float]:
@@ -66,11 +75,11 @@ def compiled_nutpie(data: ItemData) -> tuple[Any, float]:
 
     n_m, n_k = data.shape
     key = (n_m, n_k, padded_terms(len(data.term_total)) if data.has_items else 0,
-           data.has_items)
+           data.has_items, data.family == "beta-binomial")
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()
-    _COMPILED[key] = nutpie.compile_pymc_model(build_model(data), backend="numba")
+    _COMPILED[key] = nutpie.compile_pymc_model(_family_parts(data)[0](data), backend="numba")
     return _COMPILED[key], time.perf_counter() - start
 
 
@@ -81,7 +90,7 @@ def _sample(data: ItemData, priors: dict[str, float], draws: int, tune: int, cha
     compiled, compile_s = compiled_nutpie(data)
     start = time.perf_counter()
     known = {var.name for var in compiled.shared_var_keys}
-    inputs = {k: v for k, v in model_inputs(data, priors).items() if k in known}
+    inputs = {k: v for k, v in _family_parts(data)[1](data, priors).items() if k in known}
     raw = nutpie.sample(compiled.with_data(**inputs), draws=draws,
                         tune=tune, chains=chains, cores=chains, seed=seed, progress_bar=False,
                         save_warmup=False, target_accept=TARGET_ACCEPT)
@@ -101,8 +110,15 @@ def _posterior(data: ItemData, raw: xr.DataTree, post_seed: int
     flat = flat_posterior(post, SAMPLED)
     eta = linear_predictor(data, flat)
     sigma = flat.get("sigma_item")
-    cond = conditional_draws(data, eta, sigma, np.random.default_rng(post_seed))
-    icc = icc_draws(data, eta, sigma)
+    if "run_drift" in flat:
+        from evaluq.item_model import _betabinomial as bb
+
+        gen = np.random.default_rng(post_seed)
+        cond = bb.conditional_draws(data, eta, flat["sigma_item"], flat["run_drift"], gen)
+        icc = bb.icc_draws(data, eta, flat["sigma_item"], flat["run_drift"])
+    else:
+        cond = conditional_draws(data, eta, sigma, np.random.default_rng(post_seed))
+        icc = icc_draws(data, eta, sigma)
     cd = (*SAMPLE_DIMS, MODEL)
     out = xr.Dataset({name: (SAMPLE_DIMS + (() if flat[name].ndim == 1 else (
         MODEL,) if name == "dev" else (TASK,) if name == "task_effect" else (MODEL, TASK)),
@@ -138,6 +154,8 @@ def _observed(data: ItemData) -> xr.Dataset:
                           "log_binom": (ITEM, data.log_binom),
                           "per_item": ((MODEL, ITEM), data.per_item)})
         obs = obs.assign_coords({ITEM: data.item_labels})
+    if data.term_counts is not None:
+        obs = obs.assign({"term_counts": ((TERM, MODEL), data.term_counts)})
     return obs
 
 
@@ -264,16 +282,40 @@ class ItemFit:
             and ``sigma_model_x_task`` (when the data have several tasks / models); per model
             on the probability scale: ``icc_epochs`` (correlation of two epochs of one item),
             ``design_effect`` (1 + (E - 1) ICC) and ``effective_n`` (items x epochs /
-            design effect). ``run_drift`` is 0 by assumption under the binomial family
-            (epochs independent given the item), which the attrs say.
+            design effect). ``run_drift`` (``beta-binomial`` only): rho = 1 / (1 + phi), the
+            correlation of two epochs of one (model, item) given the item; the ICC then adds
+            it (Var p + rho E[p (1 - p)]) / (E p (1 - E p)). Under the binomial family the
+            run drift is 0 by assumption, which the attrs say.
         """
         post = self.posterior
-        names = ("sigma_item", "sigma_task", "sigma_model_x_task", "icc_epochs",
+        names = ("sigma_item", "sigma_task", "sigma_model_x_task", "run_drift", "icc_epochs",
                  "design_effect", "effective_n")
         out = post[[n for n in names if n in post]]
         out.attrs = {"family": self.data.family, "run_drift": (
             "0 by assumption: the binomial family takes epochs as independent given the item")}
+        if "run_drift" in post:
+            out.attrs["run_drift"] = ("rho = 1 / (1 + phi), the correlation of two epochs of "
+                                      "one (model, item) given the item (beta-binomial)")
         return out
+
+    def run_drift_interval(self, confidence_level: float = 0.95) -> xr.DataArray:
+        """Equal-tailed credible interval of the run drift rho (``beta-binomial`` only).
+
+        Parameters
+        ----------
+        confidence_level
+            Level of the interval, in (0, 1); default 0.95.
+        """
+        from evaluq._intervals import interval_from_bounds
+
+        level = check_confidence_level(confidence_level)
+        if "run_drift" not in self.posterior:
+            raise ValueError(f"run_drift_interval needs family='beta-binomial'; this fit's "
+                             f"family is {self.data.family!r} (no run drift by assumption)")
+        rho = self.posterior["run_drift"]
+        lo, hi = rho.quantile([(1 - level) / 2, (1 + level) / 2], SAMPLE_DIMS).values
+        return interval_from_bounds(np.array([lo, hi]), dims=(), kind="percentile",
+                                    confidence_level=level, name="run_drift")
 
     def diagnostics(self) -> pd.DataFrame:
         """R-hat, bulk and tail ESS and MCSE of every reported quantity; divergences.
@@ -376,7 +418,12 @@ class ItemFit:
                 f"divergences={div})")
 
     def __repr__(self) -> str:
-        return "\n".join([self._header(), self._summary().round(4).to_string()]
+        drift = []
+        if "run_drift" in self.posterior:
+            rho = self.posterior["run_drift"]
+            lo, hi = rho.quantile([0.025, 0.975]).values
+            drift = [f"run_drift (rho) {float(rho.mean()):.4f} [{lo:.4f}, {hi:.4f}]"]
+        return "\n".join([self._header(), self._summary().round(4).to_string(), *drift]
                          + [f"note: {t}" for t in self.data.notes.values()])
 
     def _repr_html_(self) -> str:
@@ -437,12 +484,16 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         Not supported yet (the ordinal family with grader effects); must be None.
     family
         ``"auto"`` (0/1 scores: ``"bernoulli"`` with one epoch, else ``"binomial"``; the
-        choice is recorded in ``fit.config["family"]``), ``"bernoulli"`` or ``"binomial"``.
+        choice is recorded in ``fit.config["family"]``), ``"bernoulli"``, ``"binomial"`` or
+        ``"beta-binomial"`` (two or more epochs per item; epochs overdispersed by run-to-run
+        drift rho = 1 / (1 + phi), ``y ~ BetaBinomial(n, p phi, (1 - p) phi)``; items with
+        the same (task, response-count pattern) form one term; ``auto`` never picks it).
     discrimination
         False (1PL). True (2PL) is not implemented yet.
     priors
         Overrides of the prior scales (``alpha_mu``, ``alpha_sigma``, ``dev_sigma``,
-        ``sigma_item_sigma``, ``sigma_task_sigma``, ``sigma_mxt_sigma``).
+        ``sigma_item_sigma``, ``sigma_task_sigma``, ``sigma_mxt_sigma``; ``beta-binomial``
+        also ``run_drift_beta``: rho ~ Beta(1, run_drift_beta), default 5).
     draws, tune, chains
         Posterior draws and tuning steps per chain; chains.
     rng
@@ -470,12 +521,13 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     gen = check_rng(rng)
     data = item_statistics(table, model=model, item=item, score=score, task=task,
                            epoch=epoch, family=family)
-    resolved = resolve_priors(data, priors)
+    resolved = _family_parts(data)[2](data, priors)
     seed, post_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=2))
     config: dict[str, Any] = {
         "family": data.family, "family_requested": family, "discrimination": False,
         "form": "marginal" if data.has_items else "no items",
-        "quadrature_nodes": N_NODES if data.has_items else 0,
+        "quadrature_nodes": (N_NODES if data.family != "beta-binomial" else 31)
+        if data.has_items else 0,
         "columns": {"model": model, "item": item, "score": score, "task": task,
                     "epoch": epoch}, "draws": draws, "tune": tune, "chains": chains,
         "priors": resolved, "seed": seed, "post_seed": post_seed, "sampler": "nutpie",
@@ -505,6 +557,7 @@ def _stored_data(tree: xr.DataTree) -> ItemData:
         term_weight=obs["term_weight"].values, item_term=get("item_term"),
         item_labels=obs[ITEM].values if has_items else None, item_task=get("item_task"),
         log_binom=get("log_binom"), per_item=get("per_item"),
+        term_counts=obs["term_counts"].values if "term_counts" in obs else None,
         higher_is_better=bool(obs.attrs["higher_is_better"]),
         notes=json.loads(tree.attrs.get("notes", "{}")), digest=tree.attrs["data_digest"])
 
