@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from evaluq.item_model._data import ItemData
 
 N_NODES: Final = 31
+RISING_MAX: Final = 16
+"""Up to this many epochs the log beta functions are sums of logs (rising factorials)."""
 FAMILY: Final = "beta-binomial"
 PRIOR_KEYS: Final = (*BINOMIAL_PRIOR_KEYS, "run_drift_beta")
 PRIOR_TEXT: Final = BINOMIAL_PRIOR_TEXT | {
@@ -58,26 +60,6 @@ def resolve_priors(data: ItemData, priors: dict[str, float] | None) -> dict[str,
     """The binomial family's default priors plus ``run_drift_beta`` (see ``PRIOR_TEXT``),
     updated with the user's; unknown keys and bad values raise."""
     return merge_priors(default_priors(data) | {"run_drift_beta": 5.0}, priors, PRIOR_KEYS)
-
-
-def pattern_terms(task_of: np.ndarray, total: np.ndarray, counts: np.ndarray,
-                  epochs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Items with the same (task, response-count pattern over models) form one term.
-
-    ``counts`` (model, item): correct answers over the epochs; ``epochs`` (model, task).
-    Returns (task, total) keys (2, term), each item's term (item,), the terms' multiplicity
-    (term,) and patterns (term, model).
-    """
-    scored = epochs[epochs > 0]
-    if scored.size and scored.min() < 2:
-        raise ValueError(f"family 'beta-binomial' needs at least 2 epochs per item for every "
-                         f"model; some model x task cells have {int(scored.min())}: run-to-run "
-                         "drift is measured from repeated epochs of an item")
-    rows = np.column_stack([task_of, counts.T])
-    uniq, item_term, weight = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
-    patterns = uniq[:, 1:].astype(np.float64)
-    keys = np.stack([uniq[:, 0], patterns.sum(axis=1)])
-    return keys, item_term.ravel(), weight, patterns
 
 
 # --- the log-density ----------------------------------------------------------------------------
@@ -96,22 +78,43 @@ def _trail(lib: Any, value: Any, k: int) -> Any:
     return value
 
 
-def log_bb_kernel(lib: Any, x: Any, n: Any, y: Any, phi: Any) -> Any:
-    """log BetaBinomial(y | n, p phi, (1 - p) phi) - log C(n, y) with p = expit(x)."""
-    lg = gammaln if lib is np else lib.gammaln
+def _softplus(lib: Any, x: Any) -> Any:
+    return np.logaddexp(0.0, x) if lib is np else lib.softplus(x)
+
+
+def log_bb_kernel(lib: Any, x: Any, n: Any, y: Any, phi: Any, n_max: int) -> Any:
+    """log BetaBinomial(y | n, p phi, (1 - p) phi) - log C(n, y) with p = expit(x).
+
+    With at most ``RISING_MAX`` epochs, as rising factorials (exact, no cancellation at large
+    phi, a cheap gradient): lgamma(y + a) - lgamma(a) = sum_{j < y} log(a + j), the j = 0
+    term as log(phi) + log expit(x) (finite for any x); with more epochs, as differences of
+    ``gammaln``.
+    """
     sig = expit if lib is np else lib.sigmoid
     a, c = sig(x) * phi, sig(-x) * phi
-    return (lg(y + a) - lg(a) + lg(n - y + c) - lg(c)) + (lg(phi) - lg(n + phi))
+    if n_max > RISING_MAX:
+        lg = gammaln if lib is np else lib.gammaln
+        return (lg(y + a) - lg(a) + lg(n - y + c) - lg(c)) + (lg(phi) - lg(n + phi))
+    log_phi = lib.log(phi)
+    out = (y > 0) * (log_phi - _softplus(lib, -x)) + (n - y > 0) * (log_phi - _softplus(lib, x))
+    out = out - (n > 0) * log_phi
+    for j in range(1, n_max):                   # a few epochs: a short static loop
+        out = out + (y > j) * lib.log(a + j) + (n - y > j) * lib.log(c + j) \
+            - (n > j) * lib.log(phi + j)
+    return out
 
 
-def log_integrand(eta_t: Any, n_t: Any, y_t: Any, rho: Any, sigma: Any, b: Any) -> Any:
+def log_integrand(eta_t: Any, n_t: Any, y_t: Any, rho: Any, sigma: Any, b: Any,
+                  n_max: int | None = None) -> Any:
     """log N(b; 0, s^2) + sum_m [log BB(y | n, p phi, (1 - p) phi) - log C(n, y)] at points
-    ``b`` (..., term, node); ``eta_t`` (..., term, model), ``n_t`` / ``y_t`` (term, model)."""
+    ``b`` (..., term, node); ``eta_t`` (..., term, model), ``n_t`` / ``y_t`` (term, model);
+    ``n_max`` the largest epoch count (from ``n_t`` when numpy)."""
     lib = _lib(eta_t, n_t, y_t, rho, sigma, b)
+    n_max = int(np.max(n_t)) if n_max is None else n_max
     phi = _trail(lib, 1.0 / rho - 1.0, 3)
     s = _trail(lib, sigma, 2)
     x = eta_t[..., None] - b[..., None, :]                               # (..., T, M, G)
-    kern = log_bb_kernel(lib, x, n_t[..., None], y_t[..., None], phi).sum(axis=-2)
+    kern = log_bb_kernel(lib, x, n_t[..., None], y_t[..., None], phi, n_max).sum(axis=-2)
     return kern - 0.5 * (b / s) ** 2 - lib.log(s) - 0.5 * np.log(2 * np.pi)
 
 
@@ -126,7 +129,8 @@ def centre(eta_t: Any, n_t: Any, y_t: Any, rho: Any, sigma: Any) -> tuple[Any, A
     return term_mode(eta_t, n_eff, (y_t * shrink).sum(axis=-1), sigma)
 
 
-def term_loglik(eta_t: Any, n_t: Any, y_t: Any, rho: Any, sigma: Any) -> Any:
+def term_loglik(eta_t: Any, n_t: Any, y_t: Any, rho: Any, sigma: Any,
+                n_max: int | None = None) -> Any:
     """log of each term's integral over b (adaptive Gauss-Hermite), without log C(n, y)."""
     lib = _lib(eta_t, n_t, y_t, rho, sigma)
     mode, sd = centre(eta_t, n_t, y_t, rho, sigma)
@@ -135,7 +139,7 @@ def term_loglik(eta_t: Any, n_t: Any, y_t: Any, rho: Any, sigma: Any) -> Any:
 
         mode, sd = disconnected_grad(mode), disconnected_grad(sd)
     b = mode[..., None] + np.sqrt(2.0) * sd[..., None] * _NODES
-    vals = log_integrand(eta_t, n_t, y_t, rho, sigma, b) + np.log(_WEIGHTS) + _NODES**2
+    vals = log_integrand(eta_t, n_t, y_t, rho, sigma, b, n_max) + np.log(_WEIGHTS) + _NODES**2
     top = vals.max(axis=-1)
     lse = top + lib.log(lib.exp(vals - top[..., None]).sum(axis=-1))
     return lse + lib.log(np.sqrt(2.0) * sd)
@@ -156,6 +160,11 @@ def model_inputs(data: ItemData, priors: dict[str, float]) -> dict[str, np.ndarr
         f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in priors.items()}
 
 
+def max_epochs(data: ItemData) -> int:
+    """The largest epoch count (the compiled model's rising-factorial length)."""
+    return int(np.max(data.epochs))
+
+
 def build_model(data: ItemData, priors: dict[str, float] | None = None) -> pm.Model:
     """The marginal beta-binomial item model: free variables those of the binomial family
     plus ``run_drift`` (rho); every array a ``pm.Data`` (refits reuse a compiled model)."""
@@ -168,7 +177,7 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None) -> pm.Mo
         sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
         rho = pm.Beta("run_drift", 1.0, x["prior_run_drift_beta"])
         terms = term_loglik(eta[:, x["term_task"]].T, x["term_epochs"], x["term_counts"],
-                            rho, sigma_item)
+                            rho, sigma_item, n_max=max_epochs(data))
         pm.Potential("item_loglik", (x["term_weight"] * terms).sum())
     return pm_model
 

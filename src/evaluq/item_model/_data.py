@@ -175,8 +175,6 @@ def item_statistics(table: TableLike, *, model: str, item: str | None, score: st
     total, task_of = np.concatenate(totals), np.concatenate(tasks_of)
     counts = np.concatenate(per_item, axis=1)
     if fam == "beta-binomial":
-        from evaluq.item_model._betabinomial import pattern_terms
-
         keys, item_term, weight, term_counts = pattern_terms(task_of, total, counts, epochs)
     else:
         keys, item_term, weight = np.unique(np.stack([task_of, total]), axis=1,
@@ -194,6 +192,26 @@ def item_statistics(table: TableLike, *, model: str, item: str | None, score: st
         item_task=task_of, log_binom=np.concatenate(binoms),
         per_item=counts, term_counts=term_counts,
         digest=_digest(correct, epochs, total, task_of))
+
+
+def pattern_terms(task_of: np.ndarray, total: np.ndarray, counts: np.ndarray,
+                  epochs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Items with the same (task, response-count pattern over models) form one term.
+
+    ``counts`` (model, item): correct answers over the epochs; ``epochs`` (model, task).
+    Returns (task, total) keys (2, term), each item's term (item,), the terms' multiplicity
+    (term,) and patterns (term, model).
+    """
+    scored = epochs[epochs > 0]
+    if scored.size and scored.min() < 2:
+        raise ValueError(f"family 'beta-binomial' needs at least 2 epochs per item for every "
+                         f"model; some model x task cells have {int(scored.min())}: run-to-run "
+                         "drift is measured from repeated epochs of an item")
+    rows = np.column_stack([task_of, counts.T])
+    uniq, item_term, weight = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    patterns = uniq[:, 1:].astype(np.float64)
+    keys = np.stack([uniq[:, 0], patterns.sum(axis=1)])
+    return keys, item_term.ravel(), weight, patterns
 
 
 def _notes(requested: str, family: str, n_epochs: int, models: np.ndarray, tasks: np.ndarray,

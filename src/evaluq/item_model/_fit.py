@@ -75,7 +75,8 @@ def compiled_nutpie(data: ItemData) -> tuple[Any, float]:
 
     n_m, n_k = data.shape
     key = (n_m, n_k, padded_terms(len(data.term_total)) if data.has_items else 0,
-           data.has_items, data.family == "beta-binomial")
+           data.has_items, data.family == "beta-binomial",
+           int(data.epochs.max()) if data.family == "beta-binomial" else 0)
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()
