@@ -9,7 +9,8 @@ the models' benchmark-scope scores. ``--quick``: 5 x 300 x 3 with few draws (smo
 ``--size M I E`` chooses another size (when the machine is too loaded for the full one).
 The beta-binomial family (run drift rho 0.2) is timed on 10 models x 2,000 items x 5 epochs
 (draws=500, tune=500; ``--quick``: 4 x 100 x 3), cold and warm, with the recovery of rho and
-of the benchmark scores; ``--skip-beta-binomial`` leaves it out.
+of the benchmark scores; ``--skip-beta-binomial`` leaves it out, ``--only-beta-binomial``
+runs it alone.
 
 Run: ``python benchmarks/bench_item_model.py``
 """
@@ -101,11 +102,16 @@ def main() -> None:
     parser.add_argument("--size", type=int, nargs=3, metavar=("M", "I", "E"))
     parser.add_argument("--skip-explicit", action="store_true")
     parser.add_argument("--skip-beta-binomial", action="store_true")
+    parser.add_argument("--only-beta-binomial", action="store_true")
     args = parser.parse_args()
     n_m, n_i, n_e = args.size or ((5, 300, 3) if args.quick else (20, 10_000, 5))
     draws, tune, chains = (100, 100, 2) if args.quick else (1000, 1000, 2)
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; sampler nutpie; "
           f"draws={draws}, tune={tune}, chains={chains}")
+    if args.only_beta_binomial:
+        betabinomial_fits(*((4, 100, 3) if args.quick else (10, 2000, 5)),
+                          *((100, 100, 2) if args.quick else (500, 500, 2)))
+        return
     label = f"{n_m} models x {n_i} items x {n_e} epochs"
     start = time.perf_counter()
     item_statistics(_table(n_m, n_i, n_e, 0), **COLS)
