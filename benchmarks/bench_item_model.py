@@ -74,7 +74,8 @@ def explicit_fit(table, draws: int, tune: int, chains: int) -> tuple[str, float]
 def betabinomial_fits(n_m: int, n_i: int, n_e: int, draws: int, tune: int,
                       chains: int) -> None:
     """Cold and warm beta-binomial fits (epochs with run drift rho = 0.2)."""
-    label = f"{n_m} models x {n_i} items x {n_e} epochs, beta-binomial"
+    label = (f"{n_m} models x {n_i} items x {n_e} epochs, beta-binomial (draws={draws}, "
+             f"tune={tune}, chains={chains})")
     for kind, seed in (("cold", 0), ("warm", 1)):
         table = simulate_items(n_models=n_m, n_items=n_i, n_epochs=n_e, sigma_item=1.5,
                                model_sd=0.5, overdispersion=0.2, rng=seed)
