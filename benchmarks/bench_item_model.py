@@ -8,7 +8,7 @@ divergences, the largest R-hat and smallest bulk ESS, and the recovery of sigma_
 the models' benchmark-scope scores. ``--quick``: 5 x 300 x 3 with few draws (smoke).
 ``--size M I E`` chooses another size (when the machine is too loaded for the full one).
 The beta-binomial family (run drift rho 0.2) is timed on 10 models x 2,000 items x 5 epochs
-(draws=500, tune=500; ``--quick``: 4 x 100 x 3), cold and warm, with the recovery of rho and
+(draws=500, tune=500; ``--quick``: 4 x 60 x 3), cold and warm, with the recovery of rho and
 of the benchmark scores; ``--skip-beta-binomial`` leaves it out, ``--only-beta-binomial``
 runs it alone.
 
@@ -110,7 +110,7 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; sampler nutpie; "
           f"draws={draws}, tune={tune}, chains={chains}")
     if args.only_beta_binomial:
-        betabinomial_fits(*((4, 100, 3) if args.quick else (10, 2000, 5)),
+        betabinomial_fits(*((4, 60, 3) if args.quick else (10, 2000, 5)),
                           *((100, 100, 2) if args.quick else (500, 500, 2)))
         return
     label = f"{n_m} models x {n_i} items x {n_e} epochs"
@@ -124,7 +124,7 @@ def main() -> None:
     flag = "ok" if warm <= 30 else "OVER TARGET"
     print(f"{label} marginal warm: {text}  [target sampling <= 30 s: {flag}]")
     if not args.skip_beta_binomial:
-        betabinomial_fits(*((4, 100, 3) if args.quick else (10, 2000, 5)),
+        betabinomial_fits(*((4, 60, 3) if args.quick else (10, 2000, 5)),
                           *((100, 100, 2) if args.quick else (500, 500, 2)))
     if args.skip_explicit:
         return
