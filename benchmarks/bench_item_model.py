@@ -7,6 +7,10 @@ the same draws. Printed per fit: wall, compile, sampling and post-processing sec
 divergences, the largest R-hat and smallest bulk ESS, and the recovery of sigma_item and of
 the models' benchmark-scope scores. ``--quick``: 5 x 300 x 3 with few draws (smoke).
 ``--size M I E`` chooses another size (when the machine is too loaded for the full one).
+The beta-binomial family (run drift rho 0.2) is timed on 10 models x 2,000 items x 5 epochs
+(draws=500, tune=500; ``--quick``: 4 x 60 x 3), cold and warm, with the recovery of rho and
+of the benchmark scores; ``--skip-beta-binomial`` leaves it out, ``--only-beta-binomial``
+runs it alone.
 
 Run: ``python benchmarks/bench_item_model.py``
 """
@@ -67,16 +71,48 @@ def explicit_fit(table, draws: int, tune: int, chains: int) -> tuple[str, float]
             f"{sigma:.3f} (true 1.5)"), sampling
 
 
+def betabinomial_fits(n_m: int, n_i: int, n_e: int, draws: int, tune: int,
+                      chains: int) -> None:
+    """Cold and warm beta-binomial fits (epochs with run drift rho = 0.2)."""
+    label = (f"{n_m} models x {n_i} items x {n_e} epochs, beta-binomial (draws={draws}, "
+             f"tune={tune}, chains={chains})")
+    for kind, seed in (("cold", 0), ("warm", 1)):
+        table = simulate_items(n_models=n_m, n_items=n_i, n_epochs=n_e, sigma_item=1.5,
+                               model_sd=0.5, overdispersion=0.2, rng=seed)
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ItemConvergenceWarning)
+            fit = eq.fit_items(table, **COLS, family="beta-binomial", draws=draws, tune=tune,
+                               chains=chains, rng=1)
+        wall = time.perf_counter() - start
+        c, diag = fit.config, fit.diagnostics()
+        err = np.abs(fit.scores().mean(("chain", "draw")).values
+                     - table.attrs["truth"]["benchmark"]).max()
+        print(f"{label} {kind}: wall {wall:6.2f} s (compile {c['compile_seconds']:5.2f}, "
+              f"sampling {c['sampling_seconds']:6.2f}, posterior "
+              f"{c['posterior_seconds']:5.2f}), {c['n_terms']} terms, divergences "
+              f"{diag.attrs['divergences']}, max R-hat {diag['r_hat'].max():.3f}, min ESS "
+              f"{diag['ess_bulk'].min():.0f}, rho {float(fit.posterior['run_drift'].mean()):.3f}"
+              f" (true 0.2), sigma_item {float(fit.posterior['sigma_item'].mean()):.3f} "
+              f"(true 1.5), max |score - truth| {err:.4f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--size", type=int, nargs=3, metavar=("M", "I", "E"))
     parser.add_argument("--skip-explicit", action="store_true")
+    parser.add_argument("--skip-beta-binomial", action="store_true")
+    parser.add_argument("--only-beta-binomial", action="store_true")
     args = parser.parse_args()
     n_m, n_i, n_e = args.size or ((5, 300, 3) if args.quick else (20, 10_000, 5))
     draws, tune, chains = (100, 100, 2) if args.quick else (1000, 1000, 2)
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; sampler nutpie; "
           f"draws={draws}, tune={tune}, chains={chains}")
+    if args.only_beta_binomial:
+        betabinomial_fits(*((4, 60, 3) if args.quick else (10, 2000, 5)),
+                          *((100, 100, 2) if args.quick else (500, 500, 2)))
+        return
     label = f"{n_m} models x {n_i} items x {n_e} epochs"
     start = time.perf_counter()
     item_statistics(_table(n_m, n_i, n_e, 0), **COLS)
@@ -87,6 +123,9 @@ def main() -> None:
     text, warm = marginal_fit(_table(n_m, n_i, n_e, 1), draws, tune, chains)
     flag = "ok" if warm <= 30 else "OVER TARGET"
     print(f"{label} marginal warm: {text}  [target sampling <= 30 s: {flag}]")
+    if not args.skip_beta_binomial:
+        betabinomial_fits(*((4, 60, 3) if args.quick else (10, 2000, 5)),
+                          *((100, 100, 2) if args.quick else (500, 500, 2)))
     if args.skip_explicit:
         return
     text, explicit = explicit_fit(_table(n_m, n_i, n_e, 1), draws, tune, chains)

@@ -94,6 +94,13 @@ def item_model_cases() -> list[Case]:
     add(Case("evaluq.fit_items", "the 2PL without items",
              lambda: eq.fit_items(TABLE, **{**KEYS, "item": None}, discrimination=True),
              "needs item effects"))
+    add(Case("evaluq.fit_items", "beta-binomial with one epoch per item",
+             lambda: eq.fit_items(TABLE, **KEYS, family="beta-binomial"),
+             "'beta-binomial' needs at least 2 epochs per item"))
+    add(Case("evaluq.fit_items", "a score of 0.5 under beta-binomial",
+             lambda: eq.fit_items(TABLE.assign(s=[1, 0.5, 1, 1]), **KEYS,
+                                  family="beta-binomial"),
+             "family 'beta-binomial' needs scores 0 or 1"))
     c += ordinal_cases()
     return c
 

@@ -88,8 +88,9 @@ def test_report_fits_the_item_model_instead_of_the_cube_model(report, table):
     assert len(pairs) == 3
     assert pairs[("benchmark", "P(>)")].between(0, 1).all()
     loo = tables["item_model_loo"]
-    assert set(loo.index) == {"bernoulli, item effects", "binomial, no item effects"} or \
-        set(loo.index) == {"binomial, item effects", "binomial, no item effects"}
+    # 3 epochs per item: the beta-binomial (run drift) joins the comparison
+    assert set(loo.index) == {"binomial, item effects", "binomial, no item effects",
+                              "beta-binomial (run drift)"}
     assert {"elpd", "elpd_diff", "dse", "pareto_k_above_0.7"} <= set(loo.columns)
     assert "whole response pattern" in loo.attrs["caption"]
     checks = tables["item_model_checks"]
@@ -115,7 +116,7 @@ def test_cli_bayes_from_inspect_logs(inspect_logs, tmp_path, capsys, monkeypatch
     assert "item-model" in _ids(page)
     assert "posterior" not in _ids(page)
     loo = pd.read_csv(tmp_path / "match_item_model_loo.csv")
-    assert len(loo) == 2
+    assert len(loo) == 3
     checks = pd.read_csv(tmp_path / "match_item_model_checks.csv")
     assert set(checks["check"]) == {"prior", "posterior"}
     assert (tmp_path / "match_item_model_scores.csv").is_file()
@@ -146,15 +147,18 @@ def test_fractional_scores_fall_back_to_the_cube_model(table, monkeypatch):
 
 
 def test_a_family_joins_the_comparison_with_one_line(table, monkeypatch):
-    """An entry of COMPARED whose family fit_items does not know (yet) is not fitted and the
-    page says why; the comparison keeps the other fits."""
+    """An entry of COMPARED that does not apply to the data is not fitted and the page says
+    why; the comparison keeps the other fits. Beta-binomial needs 2 epochs per item."""
     monkeypatch.setattr(_item_model, "COMPARED", (
-        *_item_model.COMPARED, ("beta-binomial", {"family": "beta-binomial"})))
-    scores = eq.item_scores(table, score="match", **COLS)
+        *_item_model.COMPARED, ("unknown family", {"family": "poisson"})))
+    one_epoch = table[table["epoch"] == table["epoch"].min()]
+    scores = eq.item_scores(one_epoch, score="match", **COLS)
     res = _item_model.fit_item_model(scores, QUICK, 0)
-    assert len(res.comparison) == 2
-    assert any(n.startswith("beta-binomial: not fitted (`family`") for n in res.notes) or \
-        "beta-binomial" in res.comparison.index
+    assert set(res.comparison.index) == {"bernoulli, item effects",
+                                         "binomial, no item effects"}
+    assert any(n.startswith("unknown family: not fitted (`family`") for n in res.notes)
+    assert any(n.startswith("beta-binomial (run drift): not fitted") and "2 epochs" in n
+               for n in res.notes)
 
 
 def test_item_scores_argument_errors(table):

@@ -8,7 +8,9 @@ conditionally independent and the pattern is the observation. Its pointwise log-
                  softplus(eta_mk - b)) db + sum_m log C(n_km, y_im),
 
 and, for a fit without item effects on the same table, sum_m log Binom(y_im | n_km,
-expit(eta_mk)) (the same unit, so the two are comparable).
+expit(eta_mk)) (the same unit, so the two are comparable). Under the beta-binomial family
+the integrand is N(b; 0, s^2) prod_m BetaBinomial(y_im | n_km, p phi, (1 - p) phi) with p =
+expit(eta_mk - b) (adaptive Gauss-Hermite per distinct (task, pattern); same unit again).
 """
 
 from __future__ import annotations
@@ -40,8 +42,12 @@ def pointwise_loglik(fit: ItemFit, items: Any) -> np.ndarray:
         from evaluq.item_model._twopl import pointwise_loglik_2pl
 
         return pointwise_loglik_2pl(fit, items)
-    flat = flat_posterior(fit.posterior, _NAMES)
+    flat = flat_posterior(fit.posterior, (*_NAMES, "run_drift"))
     eta = linear_predictor(fit.data, flat)                            # (D, M, K)
+    if "run_drift" in flat:
+        from evaluq.item_model._betabinomial import pointwise_loglik as bb_pointwise
+
+        return bb_pointwise(flat, eta, items)
     task = np.asarray(items.item_task)
     per = np.asarray(items.per_item)                                  # (M, I)
     n = items.epochs[:, task]

@@ -47,12 +47,18 @@ def _observed(data: ItemData) -> dict[str, np.ndarray]:
 
 
 def _replicate(data: ItemData, eta: np.ndarray, b: np.ndarray,
-               gen: np.random.Generator) -> dict[str, np.ndarray]:
-    """Statistics of data replicated from eta (model, task) and item effects b (item,)."""
+               gen: np.random.Generator, rho: float | None = None) -> dict[str, np.ndarray]:
+    """Statistics of data replicated from eta (model, task) and item effects b (item,);
+    beta-binomial counts when the run drift ``rho`` is given."""
     task = np.asarray(data.item_task)
     n = data.epochs[:, task]
     p = expit(eta[:, task] - b)
-    y = gen.binomial(n.astype(np.int64), p)
+    if rho is not None:
+        from evaluq.item_model._betabinomial import replicate_counts
+
+        y = replicate_counts(n, p, rho, gen)
+    else:
+        y = gen.binomial(n.astype(np.int64), p)
     onehot = np.eye(len(data.tasks))[task]                               # (I, K)
     fake = ItemData(**{**data.__dict__, "per_item": y.astype(np.float64),
                        "correct": y @ onehot})
@@ -109,6 +115,31 @@ def _rows(kind: str, observed: dict[str, np.ndarray], reps: list[dict[str, np.nd
     return rows
 
 
+def _beta_binomial_replicates(fit: ItemFit, eta: np.ndarray, pick: np.ndarray,
+                              n_replicates: int, gen: np.random.Generator
+                              ) -> tuple[list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]:
+    """Posterior and prior replicates under the beta-binomial family (run drift rho: item
+    effects from their exact conditional given the pattern; rho ~ Beta(1, run_drift_beta)
+    under the prior)."""
+    from evaluq.item_model._betabinomial import posterior_items
+
+    data = fit.data
+    sigma = flat_posterior(fit.posterior, ("sigma_item", "run_drift"))
+    post = []
+    for d in pick:                        # one replicate per posterior draw
+        rho = float(sigma["run_drift"][d])
+        b = posterior_items(data, eta[d], float(sigma["sigma_item"][d]), rho, gen)
+        post.append(_replicate(data, eta[d], b, gen, rho))
+    prior = []
+    n_items = len(np.asarray(data.item_term))
+    priors = fit.config["priors"]
+    for _ in range(n_replicates):          # one replicate per prior draw (vectorised inside)
+        eta0, sigma0 = _prior_draw(data, priors, gen)
+        rho0 = float(np.clip(gen.beta(1.0, priors["run_drift_beta"]), 1e-9, 1 - 1e-9))
+        prior.append(_replicate(data, eta0, gen.normal(0, sigma0, n_items), gen, rho0))
+    return post, prior
+
+
 def predictive_checks(fit: ItemFit, n_replicates: int, gen: np.random.Generator
                       ) -> pd.DataFrame:
     """See :meth:`ItemFit.predictive_checks`."""
@@ -121,13 +152,16 @@ def predictive_checks(fit: ItemFit, n_replicates: int, gen: np.random.Generator
                                           "sigma_model_x_task"))
     eta = linear_predictor(data, flat)
     pick = gen.choice(len(eta), size=min(n_replicates, len(eta)), replace=False)
-    post = [_replicate(data, eta[d], _posterior_items(data, eta[d], flat["sigma_item"][d],
-                                                      gen), gen) for d in pick]
-    prior = []
-    n_items = len(np.asarray(data.item_term))
-    for _ in range(n_replicates):          # one replicate per prior draw (vectorised inside)
-        eta0, sigma0 = _prior_draw(data, fit.config["priors"], gen)
-        prior.append(_replicate(data, eta0, gen.normal(0, sigma0, n_items), gen))
+    if "run_drift" in fit.posterior:
+        post, prior = _beta_binomial_replicates(fit, eta, pick, n_replicates, gen)
+    else:
+        post = [_replicate(data, eta[d], _posterior_items(data, eta[d], flat["sigma_item"][d],
+                                                          gen), gen) for d in pick]
+        prior = []
+        n_items = len(np.asarray(data.item_term))
+        for _ in range(n_replicates):      # one replicate per prior draw (vectorised inside)
+            eta0, sigma0 = _prior_draw(data, fit.config["priors"], gen)
+            prior.append(_replicate(data, eta0, gen.normal(0, sigma0, n_items), gen))
     models = [str(m) for m in data.models]
     out = pd.DataFrame(_rows("prior", observed, prior, models)
                        + _rows("posterior", observed, post, models))

@@ -30,7 +30,7 @@ from evaluq.errors import CubeError
 from evaluq.io import TableLike, as_table
 from evaluq.items import pivot_items
 
-FAMILIES: Final = ("auto", "bernoulli", "binomial", "ordinal")
+FAMILIES: Final = ("auto", "bernoulli", "binomial", "beta-binomial", "ordinal")
 _SHOWN: Final = 5
 
 
@@ -44,7 +44,9 @@ class ItemData:
     (task, item total) pairs and how many items share each; ``item_term`` (item,): each item's
     term (None without items); ``item_labels`` / ``item_task`` (item,); ``log_binom``
     (item,): sum over models of log C(n_km, y_im), the constant of each item's likelihood;
-    ``per_item`` (model, item): correct answers over the epochs of each item.
+    ``per_item`` (model, item): correct answers over the epochs of each item;
+    ``term_counts`` (term, model): under ``beta-binomial`` the terms are the distinct (task,
+    response-count pattern over models) and this holds each term's pattern (None otherwise).
     """
 
     models: np.ndarray
@@ -63,6 +65,7 @@ class ItemData:
     item_task: np.ndarray | None
     log_binom: np.ndarray | None
     per_item: np.ndarray | None = None
+    term_counts: np.ndarray | None = None
     higher_is_better: bool = True
     notes: dict[str, str] = field(default_factory=dict)
     digest: str = ""
@@ -91,6 +94,10 @@ def resolve_family(values: np.ndarray, family: str, n_epochs: int, score: str) -
     if family == "auto":
         family = "bernoulli" if n_epochs == 1 else "binomial"
     _check_binary(values, score, family)
+    if family == "beta-binomial" and n_epochs < 2:
+        raise ValueError(f"family 'beta-binomial' needs at least 2 epochs per item (run-to-run "
+                         f"drift is measured from repeated epochs of an item); the table has "
+                         f"{n_epochs} epoch(s): use family='bernoulli' or 'binomial'")
     if family == "bernoulli" and n_epochs > 1:
         raise ValueError(f"family 'bernoulli' takes one score per model and item; the table has "
                          f"{n_epochs} epochs: use family='binomial' (epochs pooled per item)")
@@ -168,8 +175,13 @@ def item_statistics(table: TableLike, *, model: str, item: str | None, score: st
     n_items = np.array([len(t) for t in totals], dtype=np.float64)
     _check_models_scored(pivot.models, epochs)
     total, task_of = np.concatenate(totals), np.concatenate(tasks_of)
-    keys, item_term, weight = np.unique(np.stack([task_of, total]), axis=1,
-                                        return_inverse=True, return_counts=True)
+    counts = np.concatenate(per_item, axis=1)
+    if fam == "beta-binomial":
+        keys, item_term, weight, term_counts = pattern_terms(task_of, total, counts, epochs)
+    else:
+        keys, item_term, weight = np.unique(np.stack([task_of, total]), axis=1,
+                                            return_inverse=True, return_counts=True)
+        term_counts = None
     notes = _notes(family, fam, len(pivot.seeds), pivot.models,
                    np.array([b.label for b in pivot.blocks]), epochs)
     return ItemData(
@@ -180,8 +192,28 @@ def item_statistics(table: TableLike, *, model: str, item: str | None, score: st
         term_task=keys[0].astype(np.int64), term_weight=weight.astype(np.float64),
         item_term=item_term.ravel(), item_labels=np.concatenate(labels),
         item_task=task_of, log_binom=np.concatenate(binoms),
-        per_item=np.concatenate(per_item, axis=1),
+        per_item=counts, term_counts=term_counts,
         digest=_digest(correct, epochs, total, task_of))
+
+
+def pattern_terms(task_of: np.ndarray, total: np.ndarray, counts: np.ndarray,
+                  epochs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Items with the same (task, response-count pattern over models) form one term.
+
+    ``counts`` (model, item): correct answers over the epochs; ``epochs`` (model, task).
+    Returns (task, total) keys (2, term), each item's term (item,), the terms' multiplicity
+    (term,) and patterns (term, model).
+    """
+    scored = epochs[epochs > 0]
+    if scored.size and scored.min() < 2:
+        raise ValueError(f"family 'beta-binomial' needs at least 2 epochs per item for every "
+                         f"model; some model x task cells have {int(scored.min())}: run-to-run "
+                         "drift is measured from repeated epochs of an item")
+    rows = np.column_stack([task_of, counts.T])
+    uniq, item_term, weight = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    patterns = uniq[:, 1:].astype(np.float64)
+    keys = np.stack([uniq[:, 0], patterns.sum(axis=1)])
+    return keys, item_term.ravel(), weight, patterns
 
 
 def _notes(requested: str, family: str, n_epochs: int, models: np.ndarray, tasks: np.ndarray,
@@ -217,6 +249,9 @@ def _no_item_statistics(df: pd.DataFrame, model: str, score: str, task: str | No
     if not np.isfinite(values).all():
         raise CubeError(f"column {score!r} (given as `score`) has "
                         f"{int((~np.isfinite(values)).sum())} NaN or infinite value(s)")
+    if family == "beta-binomial":
+        raise ValueError("family 'beta-binomial' needs items and epochs (item=..., epoch=...): "
+                         "run-to-run drift is the correlation of an item's repeated epochs")
     fam = resolve_family(values, "bernoulli" if family == "auto" else family, 1, score)
     keys = pd.DataFrame({MODEL: df[model].to_numpy(),
                          LANGUAGE: df[task].to_numpy() if task else "all", "y": values})

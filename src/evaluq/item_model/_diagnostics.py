@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from evaluq.item_model._fit import ItemFit
 
 REPORTED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "sigma_model_x_task",
+                   "run_drift",
                    BENCHMARK_SCORE, NEW_ITEMS_SCORE,
                    "cutpoints", "grader_effect", "grader_x_model", "sigma_grader",
                    "sigma_grader_x_model", "sigma_logdisc")

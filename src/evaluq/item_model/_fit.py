@@ -55,27 +55,37 @@ TARGET_ACCEPT: Final = 0.9
 """NUTS's target acceptance (nutpie's default 0.8 left a few divergences with three tasks)."""
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 SAMPLED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "task_effect",
-                  "sigma_model_x_task", "model_x_task")
+                  "sigma_model_x_task", "model_x_task", "run_drift")
 _STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
                  "mean_tree_accept", "acceptance_rate", "logp", "lp")
-_COMPILED: dict[tuple[int, int, int, bool], Any] = {}
-"""nutpie models compiled in this process, by (models, tasks, padded terms, items): refits of
-data of the same shape reuse them."""
+_COMPILED: dict[tuple[Any, ...], Any] = {}
+"""nutpie models compiled in this process, by (models, tasks, padded terms, items, family):
+refits of data of the same shape and family reuse them."""
 
 
 class ItemConvergenceWarning(EvaluqWarning):
     """The sampler's diagnostics (R-hat, ESS, divergences) are not good enough."""
 
 
+def _family_parts(data: ItemData) -> tuple[Any, Any, Any]:
+    """The model builder, its inputs and its priors for the data's family."""
+    if data.family == "beta-binomial":
+        from evaluq.item_model import _betabinomial as bb
+
+        return bb.build_model, bb.model_inputs, bb.resolve_priors
+    return build_model, model_inputs, resolve_priors
+
+
 def compiled_nutpie(data: ItemData) -> tuple[Any, float]:
     """The nutpie model for the data's shape, compiled on first use; compile seconds."""
     n_m, n_k = data.shape
     key = (n_m, n_k, padded_terms(len(data.term_total)) if data.has_items else 0,
-           data.has_items)
+           data.has_items, data.family == "beta-binomial",
+           int(data.epochs.max()) if data.family == "beta-binomial" else 0)
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()
-    _COMPILED[key] = compile_pymc_model(build_model(data))[0]   # cached across processes
+    _COMPILED[key] = compile_pymc_model(_family_parts(data)[0](data))[0]  # across processes
     return _COMPILED[key], time.perf_counter() - start
 
 
@@ -86,7 +96,7 @@ def _sample(data: ItemData, priors: dict[str, float], draws: int, tune: int, cha
     compiled, compile_s = compiled_nutpie(data)
     start = time.perf_counter()
     known = {var.name for var in compiled.shared_var_keys}
-    inputs = {k: v for k, v in model_inputs(data, priors).items() if k in known}
+    inputs = {k: v for k, v in _family_parts(data)[1](data, priors).items() if k in known}
     raw = nutpie.sample(compiled.with_data(**inputs), draws=draws,
                         tune=tune, chains=chains, cores=chains, seed=seed, progress_bar=False,
                         save_warmup=False, target_accept=TARGET_ACCEPT)
@@ -106,8 +116,15 @@ def _posterior(data: ItemData, raw: xr.DataTree, post_seed: int
     flat = flat_posterior(post, SAMPLED)
     eta = linear_predictor(data, flat)
     sigma = flat.get("sigma_item")
-    cond = conditional_draws(data, eta, sigma, np.random.default_rng(post_seed))
-    icc = icc_draws(data, eta, sigma)
+    if "run_drift" in flat:
+        from evaluq.item_model import _betabinomial as bb
+
+        gen = np.random.default_rng(post_seed)
+        cond = bb.conditional_draws(data, eta, flat["sigma_item"], flat["run_drift"], gen)
+        icc = bb.icc_draws(data, eta, flat["sigma_item"], flat["run_drift"])
+    else:
+        cond = conditional_draws(data, eta, sigma, np.random.default_rng(post_seed))
+        icc = icc_draws(data, eta, sigma)
     cd = (*SAMPLE_DIMS, MODEL)
     out = xr.Dataset({name: (SAMPLE_DIMS + (() if flat[name].ndim == 1 else (
         MODEL,) if name == "dev" else (TASK,) if name == "task_effect" else (MODEL, TASK)),
@@ -143,6 +160,8 @@ def _observed(data: ItemData) -> xr.Dataset:
                           "log_binom": (ITEM, data.log_binom),
                           "per_item": ((MODEL, ITEM), data.per_item)})
         obs = obs.assign_coords({ITEM: data.item_labels})
+    if data.term_counts is not None:
+        obs = obs.assign({"term_counts": ((TERM, MODEL), data.term_counts)})
     return obs
 
 
@@ -273,8 +292,10 @@ class ItemFit:
             and ``sigma_model_x_task`` (when the data have several tasks / models); per model
             on the probability scale: ``icc_epochs`` (correlation of two epochs of one item),
             ``design_effect`` (1 + (E - 1) ICC) and ``effective_n`` (items x epochs /
-            design effect). ``run_drift`` is 0 by assumption under the binomial family
-            (epochs independent given the item), which the attrs say. The 2PL adds
+            design effect). ``run_drift`` (``beta-binomial`` only): rho = 1 / (1 + phi), the
+            correlation of two epochs of one (model, item) given the item; the ICC then adds
+            it (Var p + rho E[p (1 - p)]) / (E p (1 - E p)). Under the binomial family the
+            run drift is 0 by assumption, which the attrs say. The 2PL adds
             ``sigma_logdisc`` (SD of log discrimination); its ICC and design effect are
             over the joint (a, b) population of a new item.
         """
@@ -283,12 +304,34 @@ class ItemFit:
 
             return ordinal_variance_components(self)
         post = self.posterior
-        names = ("sigma_item", "sigma_task", "sigma_model_x_task", "icc_epochs",
+        names = ("sigma_item", "sigma_task", "sigma_model_x_task", "run_drift", "icc_epochs",
                  "design_effect", "effective_n", "sigma_logdisc")
         out = post[[n for n in names if n in post]]
         out.attrs = {"family": self.data.family, "run_drift": (
             "0 by assumption: the binomial family takes epochs as independent given the item")}
+        if "run_drift" in post:
+            out.attrs["run_drift"] = ("rho = 1 / (1 + phi), the correlation of two epochs of "
+                                      "one (model, item) given the item (beta-binomial)")
         return out
+
+    def run_drift_interval(self, confidence_level: float = 0.95) -> xr.DataArray:
+        """Equal-tailed credible interval of the run drift rho (``beta-binomial`` only).
+
+        Parameters
+        ----------
+        confidence_level
+            Level of the interval, in (0, 1); default 0.95.
+        """
+        from evaluq._intervals import interval_from_bounds
+
+        level = check_confidence_level(confidence_level)
+        if "run_drift" not in self.posterior:
+            raise ValueError(f"run_drift_interval needs family='beta-binomial'; this fit's "
+                             f"family is {self.data.family!r} (no run drift by assumption)")
+        rho = self.posterior["run_drift"]
+        lo, hi = rho.quantile([(1 - level) / 2, (1 + level) / 2], SAMPLE_DIMS).values
+        return interval_from_bounds(np.array([lo, hi]), dims=(), kind="percentile",
+                                    confidence_level=level, name="run_drift")
 
     def diagnostics(self) -> pd.DataFrame:
         """R-hat, bulk and tail ESS and MCSE of every reported quantity; divergences.
@@ -403,7 +446,12 @@ class ItemFit:
                 f"divergences={div})")
 
     def __repr__(self) -> str:
-        return "\n".join([self._header(), self._summary().round(4).to_string()]
+        drift = []
+        if "run_drift" in self.posterior:
+            rho = self.posterior["run_drift"]
+            lo, hi = rho.quantile([0.025, 0.975]).values
+            drift = [f"run_drift (rho) {float(rho.mean()):.4f} [{lo:.4f}, {hi:.4f}]"]
+        return "\n".join([self._header(), self._summary().round(4).to_string(), *drift]
                          + [f"note: {t}" for t in self.data.notes.values()])
 
     def _repr_html_(self) -> str:
@@ -465,9 +513,12 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         ``"auto"`` (0/1 scores: ``"bernoulli"`` with one epoch, else ``"binomial"``;
         integer scores with more than two levels, or a ``grader`` column: ``"ordinal"``;
         the choice is recorded in ``fit.config["family"]`` and the fit's notes),
-        ``"bernoulli"``, ``"binomial"`` or ``"ordinal"`` (ordered logistic on the rating
-        levels; scores are the expected rating on the levels' own scale, averaged over
-        graders).
+        ``"bernoulli"``, ``"binomial"``, ``"beta-binomial"`` (two or more epochs per item;
+        epochs overdispersed by run-to-run drift rho = 1 / (1 + phi),
+        ``y ~ BetaBinomial(n, p phi, (1 - p) phi)``; items with the same (task,
+        response-count pattern) form one term; ``auto`` never picks it) or ``"ordinal"``
+        (ordered logistic on the rating levels; scores are the expected rating on the
+        levels' own scale, averaged over graders).
     discrimination
         False (1PL). True: the 2PL, logit P = a_i (eta_mk - b_i) with log a_i ~ N(0,
         sigma_logdisc^2), sigma_logdisc ~ HalfNormal(``sigma_logdisc_sigma``, default 0.5),
@@ -476,7 +527,8 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     priors
         Overrides of the prior scales (``alpha_mu``, ``alpha_sigma``, ``dev_sigma``,
         ``sigma_item_sigma``, ``sigma_task_sigma``, ``sigma_mxt_sigma``; with
-        ``discrimination=True`` also ``sigma_logdisc_sigma``).
+        ``discrimination=True`` also ``sigma_logdisc_sigma``; ``beta-binomial`` also
+        ``run_drift_beta``: rho ~ Beta(1, run_drift_beta), default 5).
     draws, tune, chains
         Posterior draws and tuning steps per chain; chains.
     rng
@@ -541,12 +593,13 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     if discrimination and data.family not in ("bernoulli", "binomial"):
         raise ValueError(f"`discrimination=True` (2PL) takes the bernoulli or binomial "
                          f"family; got family {data.family!r}")
-    resolved = (resolve_priors_2pl if discrimination else resolve_priors)(data, priors)
+    resolved = (resolve_priors_2pl if discrimination else _family_parts(data)[2])(data, priors)
     seed, post_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=2))
     config: dict[str, Any] = {
         "family": data.family, "family_requested": family, "discrimination": discrimination,
         "form": "explicit" if discrimination else "marginal" if data.has_items else "no items",
-        "quadrature_nodes": N_NODES if data.has_items else 0,
+        "quadrature_nodes": (N_NODES if data.family != "beta-binomial" else 31)
+        if data.has_items else 0,
         "columns": {"model": model, "item": item, "score": score, "task": task,
                     "epoch": epoch}, "draws": draws, "tune": tune, "chains": chains,
         "priors": resolved, "seed": seed, "post_seed": post_seed, "sampler": "nutpie",
@@ -624,6 +677,7 @@ def _stored_data(tree: xr.DataTree) -> ItemData:
         term_weight=obs["term_weight"].values, item_term=get("item_term"),
         item_labels=obs[ITEM].values if has_items else None, item_task=get("item_task"),
         log_binom=get("log_binom"), per_item=get("per_item"),
+        term_counts=obs["term_counts"].values if "term_counts" in obs else None,
         higher_is_better=bool(obs.attrs["higher_is_better"]),
         notes=json.loads(tree.attrs.get("notes", "{}")), digest=tree.attrs["data_digest"])
 

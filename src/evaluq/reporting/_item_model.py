@@ -32,12 +32,12 @@ __all__ = ["COMPARED", "FIT_DEFAULTS", "ItemModelResults", "fit_item_model",
 
 COMPARED: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
     ("binomial, no item effects", {"item": None, "family": "binomial"}),
+    ("beta-binomial (run drift)", {"family": "beta-binomial"}),
 )
 """The fits compared with the item model by PSIS-LOO: (label, arguments of
 :func:`evaluq.fit_items` that differ from the item model's). A family added to ``fit_items``
-joins the comparison with one line here, e.g. ``("beta-binomial", {"family":
-"beta-binomial"})``; an entry whose family does not apply to the data is not fitted and the
-page says why."""
+joins the comparison with one line here; an entry whose family does not apply to the data
+(beta-binomial with one epoch per item) is not fitted and the page says why."""
 FIT_DEFAULTS: Final = {"draws": 1000, "tune": 1000, "chains": 2}
 """The report's sampler settings (fewer chains than ``fit_items``'s default, to stay quick);
 ``bayes_options`` overrides them."""

@@ -1,0 +1,372 @@
+"""The beta-binomial family of the item model (issue 22): the marginal log-density against
+numerical integration of scipy's beta-binomial, the pattern terms, the conditional draws and
+the ICC, a fit's whole interface, predictive checks and LOO against the binomial family, bad
+input, and (slow) recovery of known parameters."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+from scipy.special import expit
+
+import evaluq as eq
+from evaluq.errors import CubeError
+from evaluq.item_model import ItemConvergenceWarning, item_statistics, simulate_items
+from evaluq.item_model._betabinomial import (
+    conditional_draws,
+    icc_draws,
+    replicate_counts,
+    term_loglik,
+)
+from evaluq.item_model._model import term_loglik as binomial_term_loglik
+
+COLS = {"model": "model", "item": "item", "score": "score", "task": "task", "epoch": "epoch"}
+BB = "beta-binomial"
+GRID = np.linspace(-30, 30, 60001)
+
+
+def _table(**kw):
+    kw = {"n_models": 3, "n_items": 48, "n_epochs": 3, "n_tasks": 2, "overdispersion": 0.6,
+          "rng": 3} | kw
+    table = simulate_items(**kw)
+    table["score"] = table["score"].astype(np.float64)
+    return table
+
+
+def _bb_logpmf(y, n, x, rho):
+    """scipy's beta-binomial at p = expit(x) (1 - p computed as expit(-x))."""
+    phi = 1.0 / rho - 1.0
+    return stats.betabinom.logpmf(y, n, expit(x) * phi, expit(-x) * phi)
+
+
+def _fit(table, family=BB, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ItemConvergenceWarning)
+        return eq.fit_items(table, **COLS, family=family, **({"draws": 150, "tune": 150,
+                                                               "chains": 2, "rng": 1} | kw))
+
+
+# --- terms and the marginal log-density --------------------------------------------------------
+
+def test_items_with_the_same_pattern_form_one_term():
+    d = item_statistics(_table(), **COLS, family=BB)
+    assert d.family == BB
+    np.testing.assert_array_equal(d.term_counts[d.item_term], d.per_item.T)
+    np.testing.assert_array_equal(d.term_task[d.item_term], d.item_task)
+    assert d.term_weight.sum() == 48
+    rows = {(int(k), *map(int, c)) for k, c in zip(d.item_task, d.per_item.T, strict=True)}
+    assert len(rows) == len(d.term_weight)                       # distinct rows, no fewer
+    np.testing.assert_array_equal(d.term_total, d.term_counts.sum(axis=1))
+
+
+@pytest.mark.parametrize("sigma", [0.2, 1.0, 3.0])
+@pytest.mark.parametrize("rho", [0.02, 0.3, 0.8])
+def test_marginal_loglik_equals_quad_of_scipy_betabinom(sigma, rho):
+    """sum_t w_t term_t + sum_i log C = sum_i log int prod_m BetaBinom(y_im) N(b) db (quad)."""
+    d = item_statistics(_table(n_items=20, n_epochs=4, rng=5), **COLS, family=BB)
+    eta = np.random.default_rng(0).normal(0.3, 0.8, d.shape)
+    task = d.term_task
+    terms = term_loglik(eta[:, task].T, d.epochs[:, task].T, d.term_counts, rho, sigma)
+    ours = (d.term_weight * terms).sum() + d.log_binom.sum()
+    ref = 0.0
+    for i in range(d.per_item.shape[1]):          # brute force, one quad per item
+        k, y = d.item_task[i], d.per_item[:, i]
+
+        def density(b, k=k, y=y):
+            return np.exp(_bb_logpmf(y, 4, eta[:, k] - b, rho).sum()
+                          + stats.norm.logpdf(b, 0, sigma))
+
+        value, _ = integrate.quad(density, -12 * sigma - 10, 12 * sigma + 10, points=[0.0],
+                                  limit=200, epsabs=0.0, epsrel=1e-12)
+        ref += np.log(value)
+    assert ours == pytest.approx(ref, abs=2e-5)
+
+
+@pytest.mark.parametrize("n_max", [3, 20])
+def test_log_beta_binomial_kernel_equals_scipy(n_max):
+    """Both forms of the kernel (rising factorials up to 16 epochs, gammaln above) equal
+    scipy.stats.betabinom.logpmf - log C(n, y), from x = -30 to 30 and rho 1e-6 to 0.95."""
+    from scipy.special import gammaln
+
+    from evaluq.item_model._betabinomial import log_bb_kernel
+
+    n = np.arange(n_max + 1.0)[:, None, None, None]
+    y = np.arange(n_max + 1.0)[None, :, None, None]
+    x = np.linspace(-30, 30, 61)[None, None, :, None]
+    rho = np.array([1e-6, 0.01, 0.3, 0.95])
+    phi = 1 / rho - 1
+    ok = y <= n
+    ours = log_bb_kernel(np, x, n, y, phi, n_max)
+    with np.errstate(invalid="ignore", divide="ignore"):       # y > n: masked below
+        ref = _bb_logpmf(y, n, x, rho) - (gammaln(n + 1) - gammaln(y + 1)
+                                          - gammaln(n - y + 1))
+    ours, ref = np.broadcast_arrays(ours, ref)
+    mask = np.broadcast_to(ok, ours.shape) & np.isfinite(ref)
+    np.testing.assert_allclose(ours[mask], ref[mask], rtol=1e-9, atol=1e-6)
+
+
+def test_small_drift_is_the_binomial_limit():
+    d = item_statistics(_table(overdispersion=0.0), **COLS, family=BB)
+    eta = np.array([[0.5, -0.2], [1.0, 0.3], [0.0, 0.0]])
+    task = d.term_task
+    ours = term_loglik(eta[:, task].T, d.epochs[:, task].T, d.term_counts, 1e-7, 1.0)
+    lin = (d.term_counts * eta[:, task].T).sum(axis=1)
+    binom = lin + binomial_term_loglik(eta[:, task].T, d.epochs[:, task].T, d.term_total, 1.0)
+    np.testing.assert_allclose(ours, binom, atol=1e-4)
+
+
+# --- after sampling ----------------------------------------------------------------------------
+
+def test_benchmark_draws_average_to_the_conditional_expectation():
+    d = item_statistics(_table(), **COLS, family=BB)
+    eta = np.broadcast_to(np.array([[0.5, -0.2], [1.0, 0.3], [0.0, 0.0]]), (3000, 3, 2)).copy()
+    sigma, rho = np.full(3000, 1.2), np.full(3000, 0.4)
+    out = conditional_draws(d, eta, sigma, rho, np.random.default_rng(1))
+    x = eta[0][:, d.item_task][..., None] - GRID                        # (M, I, grid)
+    logf = _bb_logpmf(d.per_item[..., None], 3, x, 0.4).sum(axis=0) + \
+        stats.norm.logpdf(GRID, 0, 1.2)
+    post = np.exp(logf - logf.max(axis=1, keepdims=True))
+    post /= post.sum(axis=1, keepdims=True)
+    expected = (post[None] * expit(x)).sum(axis=-1).mean(axis=1)          # (M,)
+    mc_se = out["benchmark"].std(axis=0) / np.sqrt(3000)
+    assert np.all(np.abs(out["benchmark"].mean(axis=0) - expected) < 4 * mc_se + 1e-4)
+    np.testing.assert_allclose(out["item_mean"], (post * GRID).sum(axis=1), atol=2e-3)
+
+
+def test_icc_and_replicates_against_monte_carlo():
+    d = item_statistics(_table(n_tasks=1), **COLS, family=BB)
+    eta, sigma, rho = np.array([[[0.4], [1.0], [-0.5]]]), np.array([1.2]), np.array([0.3])
+    gen = np.random.default_rng(2)
+    n_mc = 400_000
+    b = gen.normal(0, 1.2, n_mc)
+    p = expit(eta[0] - b)                                                   # (M, n)
+    y = replicate_counts(np.full((3, n_mc), 2.0), p, 0.3, gen)            # two epochs
+    both = (y == 2).mean(axis=1)                                          # P(y_e = y_e' = 1)
+    mean = y.mean(axis=1) / 2
+    mc_icc = (both - mean**2) / (mean * (1 - mean))
+    np.testing.assert_allclose(icc_draws(d, eta, sigma, rho)["icc_epochs"][0], mc_icc,
+                               atol=6e-3)
+    q = np.full(n_mc, 0.3)
+    counts = replicate_counts(np.full(n_mc, 5.0), q, 0.25, gen)
+    ref = stats.betabinom(5, 0.3 * 3, 0.7 * 3)
+    assert counts.mean() == pytest.approx(ref.mean(), abs=0.01)
+    assert counts.var() == pytest.approx(ref.var(), rel=0.01)
+
+
+# --- fits: the whole interface -----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def drift():
+    """Data with run drift (rho 0.6), fitted by both families."""
+    table = _table(rng=4)
+    return table, _fit(table), _fit(table, family="binomial")
+
+
+@pytest.fixture(scope="module")
+def no_drift():
+    table = _table(overdispersion=0.0, rng=5)
+    return table, _fit(table), _fit(table, family="binomial")
+
+
+def test_fit_interface(drift, tmp_path):
+    table, fit, _ = drift
+    assert fit.config["family"] == BB
+    assert fit.form == "marginal"
+    assert fit.config["quadrature_nodes"] == 31
+    for scope in ("benchmark", "new_items"):
+        assert fit.scores(scope).dims == ("chain", "draw", "model")
+        pw = fit.pairwise_differences(scope, rope=0.01)
+        np.testing.assert_allclose((pw.p_below + pw.p_rope + pw.p_above).values, 1.0)
+        assert fit.rank_probabilities(scope).p_best.sum().item() == pytest.approx(1.0)
+    vc = fit.variance_components()
+    assert {"sigma_item", "run_drift", "icc_epochs", "design_effect", "effective_n"} <= set(
+        vc.data_vars)
+    assert "rho = 1 / (1 + phi)" in vc.attrs["run_drift"]
+    np.testing.assert_allclose(vc.design_effect, 1 + 2 * vc.icc_epochs)
+    ci = fit.run_drift_interval(0.9)
+    assert ci.attrs["ci_kind"] == "percentile"
+    assert ci.attrs["confidence_level"] == 0.9
+    assert ci.sel(ci_bound="lower") < ci.sel(ci_bound="upper")
+    assert "run_drift" in fit.diagnostics().index.get_level_values(0)
+    assert "ItemFit(family='beta-binomial', form='marginal'" in repr(fit)
+    assert "run_drift (rho)" in repr(fit)
+    freq = fit.compare_frequentist()
+    np.testing.assert_allclose(freq[freq.quantity == "score"].frequentist,
+                               table.groupby("model").score.mean().values)
+    path = tmp_path / "bb.nc"
+    fit.save(path)
+    back = eq.load_item_fit(path)
+    np.testing.assert_array_equal(back.data.term_counts, fit.data.term_counts)
+    np.testing.assert_array_equal(back.posterior["run_drift"], fit.posterior["run_drift"])
+    assert back.data.family == BB
+
+
+def test_rho_and_scores_are_near_the_truth(drift):
+    table, fit, _ = drift
+    lo, hi = fit.posterior["run_drift"].quantile([0.005, 0.995]).values
+    assert lo < 0.6 < hi
+    truth = table.attrs["truth"]["benchmark"]
+    err = np.abs(fit.scores().mean(("chain", "draw")).values - truth)
+    assert err.max() < 0.1
+
+
+def test_epoch_agreement_passes_under_beta_binomial_and_fails_under_binomial(drift):
+    _, fit, binomial = drift
+
+    def agreement(f):
+        checks = f.predictive_checks(n_replicates=60, rng=0)
+        return checks[(checks.check == "posterior") & (checks.statistic == "epoch_agreement")]
+
+    assert agreement(fit).passed.item()
+    assert not agreement(binomial).passed.item()
+    checks = fit.predictive_checks(n_replicates=60, rng=0)
+    assert checks[checks.check == "prior"].passed.all()
+
+
+def test_compare_fits_prefers_beta_binomial_on_drift(drift):
+    _, fit, binomial = drift
+    table = eq.compare_fits({"beta-binomial": fit, "binomial": binomial})
+    assert table.index[0] == "beta-binomial"
+    print(table)
+    assert abs(table.loc["binomial", "elpd_diff"]) > 2 * table.loc["binomial", "dse"]
+
+
+def test_compare_fits_close_without_drift(no_drift):
+    _, fit, binomial = no_drift
+    table = eq.compare_fits({"beta-binomial": fit, "binomial": binomial})
+    second = table.index[1]
+    # without drift the extra parameter buys nothing: the two are within about 2 SE
+    print(table)
+    assert abs(table.loc[second, "elpd_diff"]) < max(2 * table.loc[second, "dse"], 2.0)
+    assert float(fit.posterior["run_drift"].mean()) < 0.15
+
+
+def test_pointwise_loglik_is_the_quad_of_one_item(drift):
+    from evaluq.item_model._compare import pointwise_loglik
+
+    _, fit, _ = drift
+    ll = pointwise_loglik(fit, fit.data)
+    post = fit.posterior.isel(chain=0, draw=0)
+    eta, sigma, rho = post["eta"].values, float(post["sigma_item"]), float(post["run_drift"])
+    d = fit.data
+    for i in (0, 7):
+        k, y = d.item_task[i], d.per_item[:, i]
+
+        def density(b, k=k, y=y):
+            return np.exp(_bb_logpmf(y, 3, eta[:, k] - b, rho).sum()
+                          + stats.norm.logpdf(b, 0, sigma))
+
+        value, _ = integrate.quad(density, -40, 40, points=[0.0], limit=200, epsrel=1e-12)
+        assert ll[0, i] == pytest.approx(np.log(value), abs=1e-6)
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+def test_fractional_scores():
+    t = _table()
+    t.loc[0, "score"] = 0.5
+    with pytest.raises(ValueError, match="family 'beta-binomial' needs scores 0 or 1"):
+        eq.fit_items(t, **COLS, family=BB)
+
+
+def test_single_epoch():
+    with pytest.raises(ValueError, match="'beta-binomial' needs at least 2 epochs per item"):
+        eq.fit_items(_table(n_epochs=1), **COLS, family=BB)
+
+
+def test_unequal_epochs_per_item():
+    t = _table()
+    t = t[~((t["item"] == 3) & (t["epoch"] == 1))]
+    with pytest.raises(CubeError, match="unequal epochs per item"):
+        eq.fit_items(t, **COLS, family=BB)
+
+
+def test_one_model_with_a_single_epoch():
+    t = _table()
+    t = t[~((t["model"] == "m1") & (t["epoch"] > 0))]
+    with pytest.raises((ValueError, CubeError), match="epoch"):
+        eq.fit_items(t, **COLS, family=BB)
+
+
+def test_no_items():
+    with pytest.raises(ValueError, match="'beta-binomial' needs items and epochs"):
+        eq.fit_items(_table(), model="model", item=None, score="score", family=BB)
+
+
+@pytest.mark.parametrize(("priors", "match"), [
+    ({"run_drift_beta": -1.0}, r"`priors\['run_drift_beta'\]` must be finite and > 0"),
+    ({"run_drift": 1.0}, "unknown key 'run_drift'"),
+])
+def test_bad_priors(priors, match):
+    with pytest.raises(ValueError, match=match):
+        eq.fit_items(_table(), **COLS, family=BB, priors=priors, draws=10, tune=0)
+
+
+def test_run_drift_prior_under_binomial_and_interval_of_a_binomial_fit(drift):
+    with pytest.raises(ValueError, match="unknown key 'run_drift_beta'"):
+        eq.fit_items(_table(), **COLS, family="binomial", priors={"run_drift_beta": 3.0})
+    with pytest.raises(ValueError, match="run_drift_interval needs family='beta-binomial'"):
+        drift[2].run_drift_interval()
+    with pytest.raises(ValueError, match="confidence_level"):
+        drift[1].run_drift_interval(1.5)
+
+
+# --- recovery (slow) -----------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_recovery_of_rho_sigma_item_and_scores():
+    t = simulate_items(n_models=5, n_items=300, n_epochs=4, n_tasks=1, sigma_item=1.3,
+                       overdispersion=0.3, rng=21)
+    fit = _fit(t, draws=400, tune=600, rng=2)
+    post = fit.posterior
+    # the data speak to the SD of these 300 items' effects (1.16 here, 3 SE below 1.3):
+    # re-drawn in simulate_items' order (model, task, model x task effects, then items)
+    gen = np.random.default_rng(21)
+    gen.normal(0, 0.5, 5), gen.normal(0, 0.5, 1), gen.normal(0, 0.2, (5, 1))
+    realised = float(gen.normal(0, 1.3, 300).std())
+    out = []
+    for name, true in (("run_drift", 0.3), ("sigma_item", realised)):
+        lo, hi = post[name].quantile([0.005, 0.995]).values
+        out.append(f"{name}={float(post[name].mean()):.3f} [{lo:.3f}, {hi:.3f}] (true "
+                   f"{true:.3f})")
+        assert lo < true < hi, name
+    lo, hi = fit.scores().quantile([0.001, 0.999], ("chain", "draw")).values
+    truth = t.attrs["truth"]["benchmark"]
+    inside = ((lo <= truth) & (truth <= hi)).mean()
+    print(f"\nbeta-binomial recovery: {', '.join(out)}; benchmark truth inside 99.8%: "
+          f"{inside:.2f}")
+    assert inside >= 0.8
+
+
+@pytest.mark.slow
+def test_calibration_of_scores_and_run_drift():
+    """Coverage of the 90% intervals of the per-model benchmark scores and of rho, over small
+    data sets simulated with run drift rho ~ U(0.05, 0.5) (one compiled model, refitted)."""
+    import time
+
+    n_sim, level = 20, 0.9
+    gen = np.random.default_rng(5)
+    hits: dict[str, list[np.ndarray]] = {"benchmark per-model": [], "run_drift": []}
+    start = time.perf_counter()
+    for i in range(n_sim):
+        rho = gen.uniform(0.05, 0.5)
+        t = simulate_items(n_models=4, n_items=64, n_epochs=3, model_sd=0.5, sigma_item=1.0,
+                           overdispersion=rho, rng=300 + i)
+        fit = _fit(t, draws=150, tune=250, rng=i)
+        q = [(1 - level) / 2, (1 + level) / 2]
+        lo, hi = fit.scores().quantile(q, ("chain", "draw")).values
+        truth = t.attrs["truth"]["benchmark"]
+        hits["benchmark per-model"].append((lo <= truth) & (truth <= hi))
+        lo, hi = fit.posterior["run_drift"].quantile(q).values
+        hits["run_drift"].append(np.array([lo <= rho <= hi]))
+    print(f"\nbeta-binomial calibration: {n_sim} data sets, {time.perf_counter() - start:.0f} s")
+    for name, values in hits.items():
+        flat = np.concatenate(values)
+        print(f"\nCALIBRATION | item model beta-binomial (rho ~ U(0.05, 0.5); 4 models x 64 "
+              f"items x 3 epochs) {name} | {level:.0%} credible interval coverage | nominal "
+              f"{level:.3f} | measured {flat.mean():.4f} | n {flat.size}")
+        low, high = stats.binom.ppf([0.0005, 0.9995], flat.size, level)
+        assert low <= flat.sum() <= high, name
