@@ -161,7 +161,7 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
         flagged[name] = int((np.asarray(k) > K_THRESHOLD).sum())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        table = azs.compare(trees, var_name="y")
+        table = azs.compare(trees, var_name="y", round_to="none")  # raw numbers
     table["pareto_k_above_0.7"] = [flagged[n] for n in table.index]
     table["form"] = [fits[n].form for n in table.index]
     if ordinal:
