@@ -156,7 +156,7 @@ def fit_item_model(scores: xr.DataArray, options: Mapping[str, Any] | None,
         try:
             fits[label], said = _fit(table, {**base, **overrides})
             res.notes += [f"{label}: {t}" for t in said]
-        except (ValueError, CubeError, NotImplementedError) as err:
+        except (ValueError, CubeError) as err:
             res.notes.append(f"{label}: not fitted ({err})")
     if len(fits) >= 2:
         res.comparison = compare_fits(fits)
