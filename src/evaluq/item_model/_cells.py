@@ -131,7 +131,7 @@ def gaussian_cell_loglik(fit: Any, reference: Any, name: str) -> np.ndarray:
                                ((c + 0.5) / n - theta[:, seen]) / sd)
 
 
-def _loo_block(lls: dict[str, np.ndarray], n_chains: dict[str, int], dim: str,
+def loo_block(lls: dict[str, np.ndarray], n_chains: dict[str, int], dim: str,
                k_threshold: float) -> pd.DataFrame:
     """arviz-stats's comparison of pointwise log-likelihoods on one unit; Pareto k counted."""
     import arviz_stats as azs
@@ -171,7 +171,7 @@ def compare_cells(fits: dict[str, Any], k_threshold: float) -> pd.DataFrame:
     lls = {name: binomial_cell_loglik(fit) for name, fit in plain.items()}
     lls |= {name: gaussian_cell_loglik(fit, reference, name) for name, fit in cube.items()}
     chains = {name: int(f.posterior.sizes["chain"]) for name, f in fits.items() if name in lls}
-    table = _loo_block(lls, chains, _CELL, k_threshold)
+    table = loo_block(lls, chains, _CELL, k_threshold)
     paired = [n for n, f in cube.items()
               if str(f.idata["observed_data"].attrs.get("test_set_errors")) == "paired"]
     table["form"] = ["gaussian (cube)" if n in cube else fits[n].form for n in table.index]

@@ -15,12 +15,10 @@ expit(eta_mk - b) (adaptive Gauss-Hermite per distinct (task, pattern); same uni
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd
-import xarray as xr
 
 from evaluq._dims import ITEM
 from evaluq.item_model._model import term_loglik
@@ -133,7 +131,6 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
     >>> eq.compare_fits({"items": with_items, "no items": without}).index[0]  # doctest: +SKIP
     'items'
     """
-    import arviz_stats as azs
 
     if not isinstance(fits, dict) or len(fits) < 2:
         raise ValueError(f"`fits` must be a dict of at least two named ItemFit; got {fits!r}")
@@ -141,31 +138,20 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
                 if not (hasattr(fit, "data") and hasattr(fit, "idata"))}
     if not_fits:
         raise TypeError(f"`fits` must map names to fits of eq.fit_items; got {not_fits}")
-    from evaluq.item_model._cells import compare_across_units, is_cube_fit
+    from evaluq.item_model._cells import compare_across_units, is_cube_fit, loo_block
 
     if any(is_cube_fit(fit) for fit in fits.values()):   # the cube's Gaussian model
         return compare_across_units(fits, compare_fits, K_THRESHOLD)
     ordinal = any(f.data.family == "ordinal" for f in fits.values())
     ref = _ordinal_reference(fits) if ordinal else _reference(fits)
-    trees, flagged = {}, {}
-    for name, fit in fits.items():
-        ll = _ordinal_loglik(fit, ref) if ordinal else pointwise_loglik(fit, ref)
-        n_chain = fit.posterior.sizes["chain"]
-        da = xr.DataArray(ll.reshape(n_chain, -1, ll.shape[1]), dims=("chain", "draw", ITEM))
-        trees[name] = xr.DataTree.from_dict({
-            "posterior": fit.posterior[[next(iter(fit.posterior.data_vars))]],
-            "log_likelihood": xr.Dataset({"y": da})})
-        with warnings.catch_warnings():   # reported as a column instead
-            warnings.simplefilter("ignore", UserWarning)
-            k = azs.loo(trees[name], var_name="y", pointwise=True).pareto_k
-        flagged[name] = int((np.asarray(k) > K_THRESHOLD).sum())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        table = azs.compare(trees, var_name="y", round_to="none")  # raw numbers
-    table["pareto_k_above_0.7"] = [flagged[n] for n in table.index]
+    lls = {name: _ordinal_loglik(fit, ref) if ordinal else pointwise_loglik(fit, ref)
+           for name, fit in fits.items()}
+    table = loo_block(lls, {name: fit.posterior.sizes["chain"] for name, fit in fits.items()},
+                      ITEM, K_THRESHOLD)
     table["form"] = [fits[n].form for n in table.index]
     if ordinal:
-        table.attrs = _ordinal_unit(ref)
+        table.attrs.clear()
+        table.attrs.update(_ordinal_unit(ref))
         return table
     table.attrs = {"unit": "one item's whole response pattern (all models and epochs) is one "
                            "observation",
