@@ -1,4 +1,4 @@
-"""The 1PL item model with the items integrated out (the only module that imports PyMC).
+"""The 1PL item model with the items integrated out (PyMC imported lazily, inside functions).
 
     logit P(y_mie = 1) = eta_mk - b_i,  eta_mk = alpha + dev_m + t_k + g_mk,
     b_i ~ N(0, sigma_item^2),  t_k ~ N(0, sigma_task^2),  g_mk ~ N(0, sigma_mxt^2).
