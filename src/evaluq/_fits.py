@@ -17,29 +17,32 @@ from evaluq._dims import MODEL
 def convergence_table(ds: xr.Dataset, sample_dims: Sequence[Hashable]) -> pd.DataFrame:
     """R-hat, bulk and tail ESS and the MCSE of the mean of every variable of ``ds``.
 
-    Rows are indexed by (quantity, model) (model ``""`` for a scalar); columns ``r_hat``,
+    Rows are indexed by (quantity, model) (model ``""`` for a scalar; cells that are NaN in
+    every draw, quantities the data cannot identify, are left out); columns ``r_hat``,
     ``ess_bulk``, ``ess_tail``, ``mcse_mean`` (arviz-stats' rank-normalised split R-hat and
     ESS; Vehtari et al. 2021).
     """
     import arviz_stats as azs
 
     dims = list(sample_dims)
-    stats = {"r_hat": azs.rhat(ds, sample_dims=dims),
-             "ess_bulk": azs.ess(ds, sample_dims=dims, method="bulk"),
-             "ess_tail": azs.ess(ds, sample_dims=dims, method="tail"),
-             "mcse_mean": azs.mcse(ds, sample_dims=dims, method="mean")}
-    rows = []
-    for name in ds.data_vars:
-        for key, result in stats.items():
-            values = result[name]
-            models = values[MODEL].values if MODEL in values.dims else [""]
-            for model, value in zip(models, np.atleast_1d(values.values), strict=True):
-                rows.append({"quantity": str(name), MODEL: str(model), "stat": key,
-                             "value": float(value)})
-    table = pd.DataFrame(rows).pivot_table(index=["quantity", MODEL], columns="stat",
-                                           values="value", sort=False)
-    table.columns.name = None
-    return table[list(stats)]
+    # every variable's cells side by side in one (sample dims..., cell) array: arviz-stats
+    # then runs once per statistic instead of once per statistic and variable
+    labels: list[tuple[str, str]] = []
+    columns = []
+    for name, var in ds.data_vars.items():
+        var = var.transpose(*dims, ...)
+        models = var[MODEL].values if MODEL in var.dims else [""]
+        labels += [(str(name), str(model)) for model in models]
+        columns.append(var.values.reshape(*var.shape[:len(dims)], -1))
+    cells = xr.DataArray(np.concatenate(columns, axis=-1), dims=[*map(str, dims), "cell"])
+    stats = {"r_hat": azs.rhat(cells, sample_dims=dims),
+             "ess_bulk": azs.ess(cells, sample_dims=dims, method="bulk"),
+             "ess_tail": azs.ess(cells, sample_dims=dims, method="tail"),
+             "mcse_mean": azs.mcse(cells, sample_dims=dims, method="mean")}
+    index = pd.MultiIndex.from_tuples(labels, names=["quantity", MODEL])
+    table = pd.DataFrame({key: np.asarray(value, dtype=np.float64)
+                          for key, value in stats.items()}, index=index)
+    return table.dropna(how="all")          # a quantity the cube cannot identify (all NaN)
 
 
 def merge_priors(defaults: Mapping[str, float], priors: Any, keys: Collection[str], *,

@@ -160,6 +160,42 @@ def test_pathwise_draws_match_dense_conditioning(rng: np.random.Generator) -> No
     np.testing.assert_allclose(a.std(0), sd_a, rtol=0.03)
 
 
+def test_pathwise_kernel_is_matherons_rule_with_dense_algebra(rng: np.random.Generator) -> None:
+    """Given the normals, the numba kernel's a and theta equal Matheron's update computed with
+    the dense covariance and a dense solve (two factors, a missing cell, 7 draws)."""
+    from evaluq.hierarchical._pathwise import pathwise_draws
+
+    n, n_l, n_m, k = 7, 3, 4, 2
+    w = np.ones((n_l, n_m))
+    w[1, 2] = 0.0
+    ybar, unique = rng.normal(size=(n_l, n_m)) * w, rng.uniform(0.2, 1.0, (n_l, n_m)) * w
+    inv_s, seed_weight = rng.uniform(0.1, 0.5, (n_l, n_m)) * w, np.array([1.0, 1.0, 0.0, 1.0])
+    load = rng.normal(size=(n_l, n_m, k)) * w[..., None]
+    mu, tau2, sig2 = rng.normal(size=(n, n_m)), rng.uniform(0.1, 2, (n, n_m)), \
+        rng.uniform(0.1, 1, (n, n_m))
+    t2 = rng.uniform(0.5, 3, n)
+    z_a, z_g, z_f, z_e = (rng.standard_normal(shape) for shape in
+                          ((n, n_l), (n, n_l, n_m), (n, n_l, k), (n, n_l, n_m)))
+    a, theta = pathwise_draws(ybar, w, unique, inv_s, seed_weight, load, mu, tau2, sig2, t2,
+                              z_a, z_g, z_f, z_e)
+    for i in range(n):
+        for lang in range(n_l):
+            obs = w[lang] > 0
+            seed = seed_weight * sig2[i] * inv_s[lang]
+            a0, g0 = np.sqrt(t2[i]) * z_a[i, lang], np.sqrt(tau2[i]) * z_g[i, lang]
+            e0 = load[lang] @ z_f[i, lang] + np.sqrt(unique[lang] + seed) * z_e[i, lang]
+            err = load[lang] @ load[lang].T + np.diag(unique[lang] + seed)
+            cov = t2[i] + np.diag(tau2[i]) + err
+            resid = np.linalg.solve(cov[np.ix_(obs, obs)],
+                                    (ybar[lang] - mu[i] - a0 - g0 - e0)[obs])
+            a_ref = a0 + t2[i] * resid.sum()
+            g_ref = g0.copy()
+            g_ref[obs] += tau2[i][obs] * resid
+            np.testing.assert_allclose(a[i, lang], a_ref, rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(theta[i, lang], mu[i] + a_ref + g_ref, rtol=1e-10,
+                                       atol=1e-12)
+
+
 def test_pathwise_draws_with_uncorrelated_errors_match_the_sequential_draws(
         rng: np.random.Generator) -> None:
     cube, _ = paired_cube(rng, n_languages=5, n_boot=50, rho=0.0)

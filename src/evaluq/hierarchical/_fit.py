@@ -30,7 +30,15 @@ from evaluq.hierarchical._data import (
     cube_statistics,
 )
 from evaluq.hierarchical._diagnostics import diagnostics
-from evaluq.hierarchical._model import MODELS, build_model, model_inputs, resolve_priors
+from evaluq.hierarchical._model import (
+    MODELS,
+    build_model,
+    model_inputs,
+    resolve_priors,
+    tau_m_coordinates,
+    tau_m_from_coordinates,
+    tau_m_variant,
+)
 from evaluq.hierarchical._posterior import conditional_draws, sigma_boot_draws
 from evaluq.pairwise import pairwise_differences
 from evaluq.ranks import rank_distribution
@@ -41,9 +49,9 @@ SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 KEEP_CELLS_MAX: Final = 10_000_000   # theta (chain, draw, model, language) kept up to this size
 _STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
                  "mean_tree_accept", "acceptance_rate", "logp", "lp")
-_COMPILED: dict[tuple[str, int, bool, int], Any] = {}
+_COMPILED: dict[tuple[str, int, bool, int, str], Any] = {}
 """nutpie models compiled in this process, by (model, number of models, paired errors, number
-of error factors): refits reuse them."""
+of error factors, coordinates of tau_m): refits reuse them."""
 
 
 class ConvergenceWarning(EvaluqWarning):
@@ -69,11 +77,13 @@ def nutpie_available() -> bool:
 # --- sampling -------------------------------------------------------------------------------------
 
 def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float, dict[str, Any]]:
-    """The nutpie model for (model, number of models, paired errors, factors), compiled on
+    """The nutpie model for (model, number of models, paired errors, factors, coordinates of
+    tau_m (``_model.tau_m_variant``)), compiled on
     first use; compile seconds; where it came from (``cache``: ``"process"``, compiled
     earlier in this process, or the disk cache's ``"hit"``, ``"miss"`` or ``"off"``, see
     ``_nutpie_cache``) and the seconds spent on nutpie's cfuncs."""
-    key = (model, data.shape[0], data.paired, data.model_factors)
+    key = (model, data.shape[0], data.paired, data.model_factors,
+           tau_m_variant(tau_m_coordinates(data)))
     if key in _COMPILED:
         return _COMPILED[key], 0.0, {"cache": "process", "manifest": False,
                                      "cfunc_seconds": 0.0}
@@ -88,20 +98,24 @@ def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float, dic
     _COMPILED[key], info = compile_pymc_model(
         pm_model, var_names=[v.name for v in pm_model.free_RVs],
         structure={"model": "hierarchical", "key": [model, int(key[1]), bool(key[2]),
-                                                    int(key[3])]},
+                                                    int(key[3]), key[4]]},
         sources=[build_model.__code__.co_filename])
     return _COMPILED[key], time.perf_counter() - start, info
 
 
-def _deterministics(post: xr.Dataset) -> xr.Dataset:
+def _deterministics(post: xr.Dataset, data: HierarchicalData,
+                    priors: dict[str, float]) -> xr.Dataset:
     """``mu``, ``tau_m`` and ``tau_lang`` from the free variables where the sampler stored
-    only those: mu = alpha + dev (alpha alone with one model), tau = |tau_raw|."""
+    only those: mu = alpha + dev (alpha alone with one model), tau_m from its coordinates
+    (``_model.tau_m_from_coordinates``), tau_lang = |tau_lang_raw|."""
     if "mu" not in post:
         mu = (post["alpha"] + post["dev"] if "dev" in post
               else post["alpha"].expand_dims({MODEL: 1}, axis=-1))
         post = post.assign(mu=mu.transpose(*SAMPLE_DIMS, MODEL))
     if "tau_m" not in post:
-        post = post.assign(tau_m=abs(post["tau_m_raw"]))
+        linear = xr.DataArray(tau_m_coordinates(data), dims=MODEL)
+        post = post.assign(tau_m=xr.apply_ufunc(
+            tau_m_from_coordinates, post["tau_m_z"], priors["tau_m_sigma"], linear))
     if "tau_lang" not in post and "tau_lang_raw" in post:
         post = post.assign(tau_lang=abs(post["tau_lang_raw"]))
     return post
@@ -136,7 +150,8 @@ def _posterior_arrays(post: xr.Dataset, model: str) -> dict[str, Any]:
 def _build_tree(data: HierarchicalData, model: str, raw: xr.DataTree, post_seed: int,
                 priors: dict[str, float], config: dict[str, Any]) -> xr.DataTree:
     models, languages = data.models, data.languages
-    post = _deterministics(raw["posterior"].to_dataset().drop_vars(MODEL, errors="ignore"))
+    post = _deterministics(raw["posterior"].to_dataset().drop_vars(MODEL, errors="ignore"), data,
+                           priors)
     keep = [v for v in ("alpha", "dev", "mu", "tau_m", "sigma_seed", "tau_lang") if v in post]
     post = post[keep].assign_coords({MODEL: models})
     arrays = _posterior_arrays(post, model)

@@ -24,7 +24,8 @@ priors, then correct by the covariance with the data,
 
 with e0_l = F_l z + N(0, diag(psi v + sigma_seed^2 / S)) on the observed cells; S_l^{-1} is
 applied by the Woodbury identity, S^{-1} y = D^{-1} y - D^{-1} U (I + U' D^{-1} U)^{-1} U' D^{-1} y
-(D = Delta_l), with a (k + 1) x (k + 1) solve.
+(D = Delta_l), with a (k + 1) x (k + 1) solve, fused over a language's models in a numba
+kernel (``_pathwise``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Final
 import numpy as np
 
 from evaluq.hierarchical._data import HierarchicalData
+from evaluq.hierarchical._pathwise import pathwise_draws
 
 CHUNK_CELLS: Final = 2**22        # (draws x models x languages) values held at once
 
@@ -81,28 +83,15 @@ def _paired_effects(data: HierarchicalData, mu: np.ndarray, tau_m: np.ndarray,
     n, n_models = mu.shape
     n_lang = w.shape[0]
     load = arr.get("load", np.zeros((n_lang, n_models, 0)))          # (L, M, k), 0 if missing
-    unique = np.where(w > 0, arr["v_fixed"].T, 0.0)                  # psi v on observed cells
-    # sigma_seed^2 / S on observed cells (0 on missing ones), (n, L, M)
-    seed_var = (arr["seed_weight"] * sigma_seed**2)[:, None, :] * arr["inv_s"].T
-    tau2 = (tau_m**2)[:, None, :]                                    # (n, 1, M)
-    t2 = np.zeros((n, 1)) if tau_lang is None else (tau_lang**2)[:, None]      # (n, 1)
-    a0 = np.sqrt(t2) * gen.standard_normal((n, n_lang))              # (n, L)
-    g0 = np.sqrt(tau2) * gen.standard_normal((n, n_lang, n_models))
-    e0 = (np.einsum("lmk,nlk->nlm", load, gen.standard_normal((n, n_lang, load.shape[-1])))
-          + np.sqrt(unique + seed_var) * gen.standard_normal((n, n_lang, n_models)))
-    r = (arr["ybar"].T - mu[:, None, :]) * w
-    delta = w * (tau2 + seed_var + unique) + (1.0 - w)               # (n, L, M)
-    u = np.concatenate([np.broadcast_to((np.sqrt(t2)[..., None] * w)[..., None],
-                                        (n, n_lang, n_models, 1)),
-                        np.broadcast_to(load, (n, *load.shape))], axis=-1)   # (n, L, M, k+1)
-    y = (r - w * (a0[..., None] + g0 + e0)) / delta
-    pu = u / delta[..., None]
-    small = np.eye(u.shape[-1]) + np.einsum("nlmi,nlmj->nlij", u, pu)
-    x = y - np.einsum("nlmi,nli->nlm", pu,
-                      np.linalg.solve(small, np.einsum("nlmi,nlm->nli", u, y)[..., None])[..., 0])
-    a = a0 + t2 * (w * x).sum(axis=-1)
-    g = g0 + tau2 * w * x
-    theta = mu[:, None, :] + a[..., None] + g                        # (n, L, M)
+    t2 = np.zeros(n) if tau_lang is None else tau_lang**2
+    # the normals in the order of the NumPy form this kernel replaced: a0, g0, F z, unique
+    z_a = gen.standard_normal((n, n_lang))
+    z_g = gen.standard_normal((n, n_lang, n_models))
+    z_f = gen.standard_normal((n, n_lang, load.shape[-1]))
+    z_e = gen.standard_normal((n, n_lang, n_models))
+    a, theta = pathwise_draws(arr["ybar"].T, w, np.where(w > 0, arr["v_fixed"].T, 0.0),
+                              arr["inv_s"].T, arr["seed_weight"], load, mu, tau_m**2,
+                              sigma_seed**2, t2, z_a, z_g, z_f, z_e)
     return a, np.swapaxes(theta, -1, -2)
 
 
