@@ -1,6 +1,6 @@
 """The hierarchical Bayesian model of an evaluation cube (design.md section 3).
 
-PyMC, PyTensor, nutpie and arviz-stats are imported lazily, inside the functions that use
+PyMC, PyTensor, nutpie, numba and arviz-stats are imported lazily, inside the functions that use
 them, so ``import evaluq`` does not pay for them.
 """
 
