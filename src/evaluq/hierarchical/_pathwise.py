@@ -16,96 +16,110 @@ with K ((k + 1) x (k + 1)) solved by an unrolled Cholesky factorisation. The Num
 the same steps allocated a dozen (draws x languages x models) temporaries; this one touches
 each cell a few times (serially: numba's default threading layer aborts on concurrent
 parallel calls, e.g. two fits in two threads). ``numba.njit(cache=True)``: compiled once
-per machine.
+per machine. This module imports numba, so only ``_posterior._paired_effects`` imports it,
+inside the function.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 
-_KERNEL: Any = None
+
+@numba.njit(cache=True, nogil=True)
+def _language_system(i: int, lang: int, ybar: np.ndarray, w: np.ndarray, unique: np.ndarray,
+                     inv_s: np.ndarray, seed_weight: np.ndarray, load: np.ndarray,
+                     mu: np.ndarray, tau2: np.ndarray, sig2: np.ndarray, t: float,
+                     a0: float, z_g: np.ndarray, z_f: np.ndarray, z_e: np.ndarray,
+                     u: np.ndarray, y: np.ndarray, g0: np.ndarray, delta: np.ndarray,
+                     small: np.ndarray, rhs: np.ndarray) -> None:  # pragma: no cover
+    """The prior draws g0 and e0 of draw i and language l, and u, y, delta, the lower
+    triangle of U' D^-1 U (in ``small``) and U' y (in ``rhs``)."""
+    k = load.shape[2]
+    small[:, :] = 0.0
+    rhs[:] = 0.0
+    for m in range(w.shape[1]):
+        wm = w[lang, m]
+        s = seed_weight[m] * sig2[i, m] * inv_s[lang, m]
+        e0 = np.sqrt(unique[lang, m] + s) * z_e[i, lang, m]
+        for j in range(k):
+            e0 += load[lang, m, j] * z_f[i, lang, j]
+        g0[m] = np.sqrt(tau2[i, m]) * z_g[i, lang, m]
+        delta[m] = wm * (tau2[i, m] + s + unique[lang, m]) + 1.0 - wm
+        y[m] = ((ybar[lang, m] - mu[i, m]) * wm - wm * (a0 + g0[m] + e0)) / delta[m]
+        u[m, 0] = t * wm
+        for j in range(k):
+            u[m, j + 1] = load[lang, m, j]
+        for p in range(k + 1):
+            rhs[p] += u[m, p] * y[m]
+            up = u[m, p] / delta[m]
+            for q in range(p + 1):
+                small[p, q] += up * u[m, q]
 
 
-def _build() -> Any:
-    import numba
+@numba.njit(cache=True, nogil=True)
+def _solve_small(small: np.ndarray, rhs: np.ndarray) -> None:  # pragma: no cover
+    """rhs <- (I + small)^-1 rhs, with ``small`` the lower triangle of a symmetric matrix:
+    Cholesky factor in place, then forward and back substitution."""
+    k1 = rhs.shape[0]
+    for p in range(k1):
+        small[p, p] += 1.0
+    for j in range(k1):
+        s = small[j, j]
+        for p in range(j):
+            s -= small[j, p] * small[j, p]
+        small[j, j] = np.sqrt(s)
+        for q in range(j + 1, k1):
+            s = small[q, j]
+            for p in range(j):
+                s -= small[q, p] * small[j, p]
+            small[q, j] = s / small[j, j]
+    for j in range(k1):
+        s = rhs[j]
+        for p in range(j):
+            s -= small[j, p] * rhs[p]
+        rhs[j] = s / small[j, j]
+    for j in range(k1 - 1, -1, -1):
+        s = rhs[j]
+        for p in range(j + 1, k1):
+            s -= small[p, j] * rhs[p]
+        rhs[j] = s / small[j, j]
 
-    @numba.njit(cache=True, nogil=True)
-    def correct(ybar: np.ndarray, w: np.ndarray, unique: np.ndarray, inv_s: np.ndarray,
-                seed_weight: np.ndarray, load: np.ndarray, mu: np.ndarray, tau2: np.ndarray,
-                sig2: np.ndarray, t2: np.ndarray, z_a: np.ndarray, z_g: np.ndarray,
-                z_f: np.ndarray, z_e: np.ndarray, a_out: np.ndarray,
-                theta_out: np.ndarray) -> None:  # pragma: no cover - compiled
-        n, n_lang, n_models = z_g.shape
-        k = load.shape[2]
-        k1 = k + 1
-        for i in range(n):
-            u = np.empty((n_models, k1))
-            y = np.empty(n_models)
-            g0 = np.empty(n_models)
-            delta = np.empty(n_models)
-            small = np.empty((k1, k1))
-            rhs = np.empty(k1)
-            t = np.sqrt(t2[i])
-            for lang in range(n_lang):
-                small[:, :] = 0.0
-                rhs[:] = 0.0
-                a0 = t * z_a[i, lang]
-                for m in range(n_models):
-                    wm = w[lang, m]
-                    s = seed_weight[m] * sig2[i, m] * inv_s[lang, m]
-                    e0 = np.sqrt(unique[lang, m] + s) * z_e[i, lang, m]
-                    for j in range(k):
-                        e0 += load[lang, m, j] * z_f[i, lang, j]
-                    g0[m] = np.sqrt(tau2[i, m]) * z_g[i, lang, m]
-                    delta[m] = wm * (tau2[i, m] + s + unique[lang, m]) + 1.0 - wm
-                    r = (ybar[lang, m] - mu[i, m]) * wm
-                    y[m] = (r - wm * (a0 + g0[m] + e0)) / delta[m]
-                    u[m, 0] = t * wm
-                    for j in range(k):
-                        u[m, j + 1] = load[lang, m, j]
-                    for p in range(k1):
-                        rhs[p] += u[m, p] * y[m]
-                        up = u[m, p] / delta[m]
-                        for q in range(p + 1):
-                            small[p, q] += up * u[m, q]
-                for p in range(k1):          # Cholesky of K = I + U' D^-1 U, in place
-                    small[p, p] += 1.0
-                for j in range(k1):
-                    s = small[j, j]
-                    for p in range(j):
-                        s -= small[j, p] * small[j, p]
-                    small[j, j] = np.sqrt(s)
-                    for q in range(j + 1, k1):
-                        s = small[q, j]
-                        for p in range(j):
-                            s -= small[q, p] * small[j, p]
-                        small[q, j] = s / small[j, j]
-                for j in range(k1):          # forward then back substitution: rhs <- K^-1 rhs
-                    s = rhs[j]
-                    for p in range(j):
-                        s -= small[j, p] * rhs[p]
-                    rhs[j] = s / small[j, j]
-                for j in range(k1 - 1, -1, -1):
-                    s = rhs[j]
-                    for p in range(j + 1, k1):
-                        s -= small[p, j] * rhs[p]
-                    rhs[j] = s / small[j, j]
-                total = 0.0
-                for m in range(n_models):
-                    corr = 0.0
-                    for p in range(k1):
-                        corr += u[m, p] * rhs[p]
-                    x = y[m] - corr / delta[m]
-                    y[m] = x
-                    total += w[lang, m] * x
-                a = a0 + t2[i] * total
-                a_out[i, lang] = a
-                for m in range(n_models):
-                    theta_out[i, lang, m] = mu[i, m] + a + g0[m] + tau2[i, m] * w[lang, m] * y[m]
 
-    return correct
+@numba.njit(cache=True, nogil=True)
+def _kernel(ybar: np.ndarray, w: np.ndarray, unique: np.ndarray, inv_s: np.ndarray,
+            seed_weight: np.ndarray, load: np.ndarray, mu: np.ndarray, tau2: np.ndarray,
+            sig2: np.ndarray, t2: np.ndarray, z_a: np.ndarray, z_g: np.ndarray,
+            z_f: np.ndarray, z_e: np.ndarray, a_out: np.ndarray,
+            theta_out: np.ndarray) -> None:  # pragma: no cover - compiled
+    n, n_lang, n_models = z_g.shape
+    k1 = load.shape[2] + 1
+    u = np.empty((n_models, k1))
+    y = np.empty(n_models)
+    g0 = np.empty(n_models)
+    delta = np.empty(n_models)
+    small = np.empty((k1, k1))
+    rhs = np.empty(k1)
+    for i in range(n):
+        t = np.sqrt(t2[i])
+        for lang in range(n_lang):
+            a0 = t * z_a[i, lang]
+            _language_system(i, lang, ybar, w, unique, inv_s, seed_weight, load, mu, tau2,
+                             sig2, t, a0, z_g, z_f, z_e, u, y, g0, delta, small, rhs)
+            _solve_small(small, rhs)
+            total = 0.0
+            for m in range(n_models):
+                corr = 0.0
+                for p in range(k1):
+                    corr += u[m, p] * rhs[p]
+                y[m] -= corr / delta[m]                       # x_m
+                total += w[lang, m] * y[m]
+            a = a0 + t2[i] * total
+            a_out[i, lang] = a
+            for m in range(n_models):
+                theta_out[i, lang, m] = mu[i, m] + a + g0[m] + tau2[i, m] * w[lang, m] * y[m]
 
 
 def pathwise_draws(ybar: np.ndarray, w: np.ndarray, unique: np.ndarray, inv_s: np.ndarray,
@@ -118,14 +132,12 @@ def pathwise_draws(ybar: np.ndarray, w: np.ndarray, unique: np.ndarray, inv_s: n
     (L, M, k); ``mu``, ``tau2``, ``sig2`` (n, M) (``sig2`` = sigma_seed^2); ``t2`` (n,);
     the standard normals ``z_a`` (n, L), ``z_g``, ``z_e`` (n, L, M), ``z_f`` (n, L, k).
     """
-    global _KERNEL
-    if _KERNEL is None:
-        _KERNEL = _build()
     n, n_lang, n_models = z_g.shape
     a_out = np.empty((n, n_lang))
     theta_out = np.empty((n, n_lang, n_models))
     args = [np.ascontiguousarray(v, dtype=np.float64)
             for v in (ybar, w, unique, inv_s, seed_weight, load, mu, tau2, sig2, t2, z_a, z_g,
                       z_f, z_e)]
-    _KERNEL(*args, a_out, theta_out)
+    kernel: Any = _kernel            # numba's Dispatcher stub types no arguments
+    kernel(*args, a_out, theta_out)
     return a_out, theta_out

@@ -35,7 +35,6 @@ from typing import Final
 import numpy as np
 
 from evaluq.hierarchical._data import HierarchicalData
-from evaluq.hierarchical._pathwise import pathwise_draws
 
 CHUNK_CELLS: Final = 2**22        # (draws x models x languages) values held at once
 
@@ -78,6 +77,8 @@ def _paired_effects(data: HierarchicalData, mu: np.ndarray, tau_m: np.ndarray,
                     gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """``draw_effects`` with test-set errors correlated across models (pathwise conditioning
     with the low-rank covariance: Woodbury with a (k + 1) x (k + 1) matrix per language)."""
+    from evaluq.hierarchical._pathwise import pathwise_draws  # imports numba
+
     arr = data.arrays()
     w = arr["weight"].T                                              # (L, M)
     n, n_models = mu.shape
