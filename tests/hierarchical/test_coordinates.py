@@ -25,7 +25,8 @@ def _data(n_models: int, n_languages: int, rho: float):
 def test_the_switch_follows_how_well_the_data_pin_tau_m() -> None:
     assert tau_m_variant(tau_m_coordinates(_data(5, 8, 0.5))) == "abs"      # weakly identified
     assert tau_m_variant(tau_m_coordinates(_data(6, 300, 0.9))) == "linear"  # pinned
-    assert tau_m_variant(np.array([0.0, 1.0])) == "mixed"
+    assert tau_m_variant(np.array([0.0, 1.0, 1.0])) == "linear"              # the majority
+    assert tau_m_variant(np.array([0.0, 0.0, 1.0])) == "abs"
 
 
 @pytest.mark.parametrize(("shape", "variant"), [((5, 8, 0.5), "abs"), ((6, 300, 0.9), "linear")])

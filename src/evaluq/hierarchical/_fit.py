@@ -113,9 +113,10 @@ def _deterministics(post: xr.Dataset, data: HierarchicalData,
               else post["alpha"].expand_dims({MODEL: 1}, axis=-1))
         post = post.assign(mu=mu.transpose(*SAMPLE_DIMS, MODEL))
     if "tau_m" not in post:
-        linear = xr.DataArray(tau_m_coordinates(data), dims=MODEL)
+        linear = tau_m_variant(tau_m_coordinates(data)) == "linear"
         post = post.assign(tau_m=xr.apply_ufunc(
-            tau_m_from_coordinates, post["tau_m_z"], priors["tau_m_sigma"], linear))
+            tau_m_from_coordinates, post["tau_m_z"], priors["tau_m_sigma"],
+            np.full(data.shape[0], linear)))
     if "tau_lang" not in post and "tau_lang_raw" in post:
         post = post.assign(tau_lang=abs(post["tau_lang_raw"]))
     return post

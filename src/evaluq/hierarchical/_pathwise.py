@@ -29,37 +29,6 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def _language_system(i: int, lang: int, ybar: np.ndarray, w: np.ndarray, unique: np.ndarray,
-                     inv_s: np.ndarray, seed_weight: np.ndarray, load: np.ndarray,
-                     mu: np.ndarray, tau2: np.ndarray, sig2: np.ndarray, t: float,
-                     a0: float, z_g: np.ndarray, z_f: np.ndarray, z_e: np.ndarray,
-                     u: np.ndarray, y: np.ndarray, g0: np.ndarray, delta: np.ndarray,
-                     small: np.ndarray, rhs: np.ndarray) -> None:  # pragma: no cover
-    """The prior draws g0 and e0 of draw i and language l, and u, y, delta, the lower
-    triangle of U' D^-1 U (in ``small``) and U' y (in ``rhs``)."""
-    k = load.shape[2]
-    small[:, :] = 0.0
-    rhs[:] = 0.0
-    for m in range(w.shape[1]):
-        wm = w[lang, m]
-        s = seed_weight[m] * sig2[i, m] * inv_s[lang, m]
-        e0 = np.sqrt(unique[lang, m] + s) * z_e[i, lang, m]
-        for j in range(k):
-            e0 += load[lang, m, j] * z_f[i, lang, j]
-        g0[m] = np.sqrt(tau2[i, m]) * z_g[i, lang, m]
-        delta[m] = wm * (tau2[i, m] + s + unique[lang, m]) + 1.0 - wm
-        y[m] = ((ybar[lang, m] - mu[i, m]) * wm - wm * (a0 + g0[m] + e0)) / delta[m]
-        u[m, 0] = t * wm
-        for j in range(k):
-            u[m, j + 1] = load[lang, m, j]
-        for p in range(k + 1):
-            rhs[p] += u[m, p] * y[m]
-            up = u[m, p] / delta[m]
-            for q in range(p + 1):
-                small[p, q] += up * u[m, q]
-
-
-@numba.njit(cache=True, nogil=True)
 def _solve_small(small: np.ndarray, rhs: np.ndarray) -> None:  # pragma: no cover
     """rhs <- (I + small)^-1 rhs, with ``small`` the lower triangle of a symmetric matrix:
     Cholesky factor in place, then forward and back substitution."""
@@ -106,8 +75,25 @@ def _kernel(ybar: np.ndarray, w: np.ndarray, unique: np.ndarray, inv_s: np.ndarr
         t = np.sqrt(t2[i])
         for lang in range(n_lang):
             a0 = t * z_a[i, lang]
-            _language_system(i, lang, ybar, w, unique, inv_s, seed_weight, load, mu, tau2,
-                             sig2, t, a0, z_g, z_f, z_e, u, y, g0, delta, small, rhs)
+            small[:, :] = 0.0
+            rhs[:] = 0.0
+            for m in range(n_models):           # prior draws, u, y, delta, U'D^-1U, U'y
+                wm = w[lang, m]
+                s = seed_weight[m] * sig2[i, m] * inv_s[lang, m]
+                e0 = np.sqrt(unique[lang, m] + s) * z_e[i, lang, m]
+                for j in range(k1 - 1):
+                    e0 += load[lang, m, j] * z_f[i, lang, j]
+                g0[m] = np.sqrt(tau2[i, m]) * z_g[i, lang, m]
+                delta[m] = wm * (tau2[i, m] + s + unique[lang, m]) + 1.0 - wm
+                y[m] = ((ybar[lang, m] - mu[i, m]) * wm - wm * (a0 + g0[m] + e0)) / delta[m]
+                u[m, 0] = t * wm
+                for j in range(k1 - 1):
+                    u[m, j + 1] = load[lang, m, j]
+                for p in range(k1):
+                    rhs[p] += u[m, p] * y[m]
+                    up = u[m, p] / delta[m]
+                    for q in range(p + 1):
+                        small[p, q] += up * u[m, q]
             _solve_small(small, rhs)
             total = 0.0
             for m in range(n_models):
