@@ -15,7 +15,7 @@ from evaluq.errors import CubeError
 from evaluq.hierarchical import HierarchicalData, cube_statistics
 from evaluq.hierarchical._data import error_correlation
 from evaluq.hierarchical._model import lowrank_marginal_loglik, marginal_loglik, model_inputs
-from evaluq.hierarchical._posterior import _paired_effects, draw_effects
+from evaluq.hierarchical._posterior import draw_effects
 
 
 def paired_cube(rng: np.random.Generator, *, n_models: int = 3, n_languages: int = 12,
@@ -151,7 +151,7 @@ def test_pathwise_draws_match_dense_conditioning(rng: np.random.Generator) -> No
         np.array([0.5, 0.4, 0.7])
     mean_theta, sd_theta, mean_a, sd_a = _dense_conditional(data, mu, tau_m, sigma_seed, 1.1)
     n = 40_000
-    a, theta = _paired_effects(data, np.tile(mu, (n, 1)), np.tile(tau_m, (n, 1)),
+    a, theta = draw_effects(data, np.tile(mu, (n, 1)), np.tile(tau_m, (n, 1)),
                                np.tile(sigma_seed, (n, 1)), np.full(n, 1.1), rng)
     theta = theta.reshape(n, -1)
     np.testing.assert_array_less(np.abs(theta.mean(0) - mean_theta), 5 * sd_theta / np.sqrt(n))
@@ -196,18 +196,21 @@ def test_pathwise_kernel_is_matherons_rule_with_dense_algebra(rng: np.random.Gen
                                        atol=1e-12)
 
 
-def test_pathwise_draws_with_uncorrelated_errors_match_the_sequential_draws(
+def test_a_factor_that_loads_nothing_gives_the_independent_draws(
         rng: np.random.Generator) -> None:
+    """Paired statistics whose one factor loads nothing (k = 1, zero loadings, psi 1) and the
+    independent statistics of the same cube (k = 0) give the same conditional distribution."""
     cube, _ = paired_cube(rng, n_languages=5, n_boot=50, rho=0.0)
     data = cube_statistics(cube, "paired")
     v = np.einsum("lmm->lm", data.boot_cov())
     object.__setattr__(data, "loadings", np.zeros((5, 3, 1)))    # a factor that loads nothing
     object.__setattr__(data, "psi", np.ones((5, 3)))
     np.testing.assert_allclose(np.einsum("lmm->lm", data.model_cov()), v)
+    independent = cube_statistics(cube, "independent")
     args = (np.tile([0.0, 0.2, 0.4], (30_000, 1)), np.tile([0.5, 0.3, 0.8], (30_000, 1)),
             np.tile([0.3, 0.3, 0.3], (30_000, 1)), np.full(30_000, 1.5))
-    _, theta_p = _paired_effects(data, *args, rng)
-    _, theta_s = draw_effects(data, *args, rng)
+    _, theta_p = draw_effects(data, *args, rng)
+    _, theta_s = draw_effects(independent, *args, rng)
     np.testing.assert_allclose(theta_p.mean(0), theta_s.mean(0), atol=0.03)
     np.testing.assert_allclose(theta_p.std(0), theta_s.std(0), rtol=0.04)
 

@@ -1,10 +1,10 @@
-"""The pathwise (Matheron) correction of the paired conditional draws, compiled with numba.
+"""The pathwise (Matheron) correction of the conditional draws, compiled with numba.
 
-One kernel, fused over the models of a language, for ``_posterior._paired_effects``. The
-standard normals come from the caller's NumPy generator (the same stream as before the kernel);
-for draw i and language l the prior draws are ``a0 = sqrt(t2) z_a``, ``g0_m = tau_m z_g``,
-``e0_m = F_m' z_f + sqrt(psi v_m + s_m) z_e`` (``s_m = sigma_seed_m^2 / S_ml`` where the seed
-SD is identified), and the correction is
+One kernel, fused over the models of a language, for ``_posterior.draw_effects`` (paired
+test-set errors with k factors, independent ones with k = 0). The standard normals come from
+the caller's NumPy generator; for draw i and language l the prior draws are
+``a0 = sqrt(t2) z_a``, ``g0_m = tau_m z_g``, ``e0_m = F_m' z_f + sqrt(psi v_m + s_m) z_e``
+(``s_m = sigma_seed_m^2 / S_ml`` where the seed SD is identified), and the correction is
 
     delta_m = w_m (tau_m^2 + s_m + psi v_m) + 1 - w_m,
     y_m = (r_m - w_m (a0 + g0_m + e0_m)) / delta_m,
@@ -16,7 +16,7 @@ with K ((k + 1) x (k + 1)) solved by an unrolled Cholesky factorisation. The Num
 the same steps allocated a dozen (draws x languages x models) temporaries; this one touches
 each cell a few times (serially: numba's default threading layer aborts on concurrent
 parallel calls, e.g. two fits in two threads). ``numba.njit(cache=True)``: compiled once
-per machine. This module imports numba, so only ``_posterior._paired_effects`` imports it,
+per machine. This module imports numba, so only ``_posterior.draw_effects`` imports it,
 inside the function.
 """
 

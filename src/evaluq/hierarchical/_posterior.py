@@ -1,31 +1,23 @@
 """Exact conditional Gaussian draws of the effects integrated out of the marginal model.
 
-Given the hyperparameters of one posterior draw, the language effects and the cell means are
-Gaussian:
+Given the hyperparameters of one posterior draw, the language effects a_l and the cell
+effects g_ml are Gaussian. They are drawn by pathwise conditioning (Matheron's rule), exact
+for any Gaussian model: draw a0, g0 and the test-set errors e0 from their priors, then
+correct by the covariance with the data,
 
-    a_l | . ~ N(t2 b_l / (1 + t2 A_l), t2 / (1 + t2 A_l)),
-        A_l = sum_m w_ml / d_ml,  b_l = sum_m w_ml r_ml / d_ml,  r_ml = ybar_ml - mu_m,
-    g_ml | a_l, . ~ N(k_ml (r_ml - a_l), tau_m^2 (1 - k_ml)),
-        k_ml = w_ml tau_m^2 / (tau_m^2 + s2_ml),  s2_ml = v_fixed_ml + sigma_seed_m^2 / S_ml,
-
-with t2 = tau_lang^2 (0 in the independent model) and d_ml = tau_m^2 + s2_ml. Drawing a then
-g given a is an exact joint draw; theta_ml = mu_m + a_l + g_ml. Everything is vectorised over
-the sample axes (chain, draw), in chunks of draws to bound memory.
-
-With paired test-set errors (correlated across models, the k-factor covariance
-C_l = F_l F_l' + diag(psi v), F_l = sqrt(v) Lambda_l) the draws use pathwise conditioning
-(Matheron's rule), exact for any Gaussian model: draw a0, g0 and the errors e0 from their
-priors, then correct by the covariance with the data,
-
-    x_l = S_l^{-1} (r_l - W (a0_l 1 + g0_l + e0_l)),
+    x_l = S_l^{-1} (r_l - W (a0_l 1 + g0_l + e0_l)),   r_ml = ybar_ml - mu_m,
     S_l = Delta_l + U_l U_l',  Delta_l = diag(w (tau^2 + sigma_seed^2 / S + psi v) + 1 - w),
     U_l = [t w, F_l],
-    a_l = a0_l + t2 w'x_l,   g_l = g0_l + tau^2 w x_l,
+    a_l = a0_l + t2 w'x_l,   g_l = g0_l + tau^2 w x_l,   theta_ml = mu_m + a_l + g_ml,
 
-with e0_l = F_l z + N(0, diag(psi v + sigma_seed^2 / S)) on the observed cells; S_l^{-1} is
-applied by the Woodbury identity, S^{-1} y = D^{-1} y - D^{-1} U (I + U' D^{-1} U)^{-1} U' D^{-1} y
-(D = Delta_l), with a (k + 1) x (k + 1) solve, fused over a language's models in a numba
-kernel (``_pathwise``).
+with t2 = tau_lang^2 (0 in the independent model) and e0_l = F_l z + N(0, diag(psi v +
+sigma_seed^2 / S)) on the observed cells. With paired test-set errors the error covariance
+is the k-factor C_l = F_l F_l' + diag(psi v), F_l = sqrt(v) Lambda_l; with independent
+errors F_l has no columns (k = 0) and psi v is the cell's whole test-set variance v. S_l^{-1}
+is applied by the Woodbury identity, S^{-1} y = D^{-1} y - D^{-1} U (I + U' D^{-1} U)^{-1}
+U' D^{-1} y (D = Delta_l), with a (k + 1) x (k + 1) solve, fused over a language's models in
+a numba kernel (``_pathwise``). Everything is vectorised over the sample axes (chain, draw),
+in chunks of draws to bound memory.
 """
 
 from __future__ import annotations
@@ -39,44 +31,13 @@ from evaluq.hierarchical._data import HierarchicalData
 CHUNK_CELLS: Final = 2**22        # (draws x models x languages) values held at once
 
 
-def cell_noise(data: HierarchicalData, sigma_seed: np.ndarray) -> np.ndarray:
-    """s2 = v_fixed + sigma_seed^2 / S on observed cells; sigma_seed (..., M) -> (..., M, L)."""
-    arr = data.arrays()
-    seed_var = arr["seed_weight"] * sigma_seed**2
-    return arr["v_fixed"] + seed_var[..., None] * arr["inv_s"]
-
-
 def draw_effects(data: HierarchicalData, mu: np.ndarray, tau_m: np.ndarray,
                  sigma_seed: np.ndarray, tau_lang: np.ndarray | None,
                  gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Draws of a (n, L) and theta (n, M, L) for n hyperparameter draws (mu: (n, M), ...)."""
-    arr = data.arrays()
-    w = arr["weight"]
-    tau2 = (tau_m**2)[..., None]
-    s2 = cell_noise(data, sigma_seed)
-    r = (arr["ybar"] - mu[..., None]) * w
-    n, _, n_lang = s2.shape
-    if tau_lang is None:
-        a = np.zeros((n, n_lang))
-    else:
-        d = tau2 + s2
-        t2 = (tau_lang**2)[:, None]
-        big_a = (w / d).sum(axis=-2)
-        b = (w * r / d).sum(axis=-2)
-        denom = 1.0 + t2 * big_a
-        a = t2 * b / denom + np.sqrt(t2 / denom) * gen.standard_normal((n, n_lang))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        k = np.where(w > 0, tau2 / (tau2 + s2), 0.0)
-    k = np.nan_to_num(k, nan=1.0)           # tau_m = s2 = 0 cannot happen under the prior
-    g = k * (r - a[:, None, :]) + np.sqrt(tau2 * (1.0 - k)) * gen.standard_normal(s2.shape)
-    return a, mu[..., None] + a[:, None, :] + g
-
-
-def _paired_effects(data: HierarchicalData, mu: np.ndarray, tau_m: np.ndarray,
-                    sigma_seed: np.ndarray, tau_lang: np.ndarray | None,
-                    gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``draw_effects`` with test-set errors correlated across models (pathwise conditioning
-    with the low-rank covariance: Woodbury with a (k + 1) x (k + 1) matrix per language)."""
+    """Draws of a (n, L) and theta (n, M, L) for n hyperparameter draws (mu, tau_m,
+    sigma_seed: (n, M); tau_lang: (n,) or None in the independent model), by pathwise
+    conditioning (module docstring): paired test-set errors through their factors, independent
+    ones with k = 0."""
     from evaluq.hierarchical._pathwise import pathwise_draws  # imports numba
 
     arr = data.arrays()
@@ -85,7 +46,7 @@ def _paired_effects(data: HierarchicalData, mu: np.ndarray, tau_m: np.ndarray,
     n_lang = w.shape[0]
     load = arr.get("load", np.zeros((n_lang, n_models, 0)))          # (L, M, k), 0 if missing
     t2 = np.zeros(n) if tau_lang is None else tau_lang**2
-    # the normals in the order of the NumPy form this kernel replaced: a0, g0, F z, unique
+    # the normals: a0, g0, the errors' factors z and their unique parts
     z_a = gen.standard_normal((n, n_lang))
     z_g = gen.standard_normal((n, n_lang, n_models))
     z_f = gen.standard_normal((n, n_lang, load.shape[-1]))
@@ -110,16 +71,15 @@ def conditional_draws(data: HierarchicalData, post: dict[str, np.ndarray],
     flat = {k: (None if v is None else v.reshape(n_chain * n_draw, *v.shape[2:]))
             for k, v in post.items()}
     total = n_chain * n_draw
-    width = data.model_factors + 2 if data.paired else 1
+    width = data.model_factors + 2 if data.paired else 2
     step = max(1, CHUNK_CELLS // (n_models * n_lang * width))
-    effects = _paired_effects if data.paired else draw_effects
     a_all = np.empty((total, n_lang))
     bench = np.empty((total, n_models))
     theta_all: np.ndarray | None = np.empty((total, n_models, n_lang)) if keep_cells else None
     for start in range(0, total, step):
         sl = slice(start, start + step)
         tl = flat["tau_lang"]
-        a, theta = effects(data, flat["mu"][sl], flat["tau_m"][sl], flat["sigma_seed"][sl],
+        a, theta = draw_effects(data, flat["mu"][sl], flat["tau_m"][sl], flat["sigma_seed"][sl],
                                 None if tl is None else tl[sl], gen)
         a_all[sl] = a
         bench[sl] = theta.mean(axis=-1)
