@@ -139,14 +139,12 @@ def term_loglik(eta_t: Any, n_t: Any, total: Any, sigma: Any) -> Any:
     return lse + lib.log(np.sqrt(2.0) * sd)
 
 
-def _effects(x: dict[str, Any], data: ItemData) -> Any:
-    """eta (model, task) = alpha + dev + t + g, with the scales they need."""
+def model_task_effects(x: dict[str, Any], n_m: int, n_k: int) -> Any:
+    """eta (model, task) = dev + t + g, with the scales they need (no intercept)."""
     import pymc as pm
     import pytensor.tensor as pt
 
-    n_m, n_k = data.shape
-    alpha = pm.Normal("alpha", x["prior_alpha_mu"], x["prior_alpha_sigma"])
-    eta = alpha * pt.ones((n_m, n_k))
+    eta = pt.zeros((n_m, n_k))
     if n_m > 1:
         dev = pm.ZeroSumNormal("dev", sigma=x["prior_dev_sigma"], dims=MODEL)
         eta = eta + dev[:, None]
@@ -155,13 +153,20 @@ def _effects(x: dict[str, Any], data: ItemData) -> Any:
         # centred effect with its scale near 0 makes a funnel (divergences, measured)
         sigma_task = pm.HalfNormal("sigma_task", x["prior_sigma_task_sigma"])
         task_z = pm.Normal("task_z", 0.0, 1.0, shape=n_k)
-        task_effect = pm.Deterministic("task_effect", sigma_task * task_z)
-        eta = eta + task_effect[None, :]
+        eta = eta + pm.Deterministic("task_effect", sigma_task * task_z)[None, :]
         if n_m > 1:
             sigma_mxt = pm.HalfNormal("sigma_model_x_task", x["prior_sigma_mxt_sigma"])
             mxt_z = pm.Normal("model_x_task_z", 0.0, 1.0, shape=(n_m, n_k))
             eta = eta + pm.Deterministic("model_x_task", sigma_mxt * mxt_z)
     return eta
+
+
+def _effects(x: dict[str, Any], data: ItemData) -> Any:
+    """eta (model, task) = alpha + dev + t + g (:func:`model_task_effects` plus alpha)."""
+    import pymc as pm
+
+    alpha = pm.Normal("alpha", x["prior_alpha_mu"], x["prior_alpha_sigma"])
+    return alpha + model_task_effects(x, *data.shape)
 
 
 def build_model(data: ItemData, priors: dict[str, float] | None = None) -> pm.Model:

@@ -35,6 +35,8 @@ from evaluq._dims import MODEL
 from evaluq._fits import merge_priors
 from evaluq._validation import check_columns
 from evaluq.errors import CubeError
+from evaluq.item_model._model import model_task_effects
+from evaluq.item_model._posterior import flat_posterior
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -298,26 +300,6 @@ def _cutpoints(x: dict[str, Any], n_levels: int) -> Any:
                             dims=CUT)
 
 
-def _model_task_effects(x: dict[str, Any], n_m: int, n_k: int) -> Any:
-    """eta (model, task) = d_m + t_k + g_mk (no intercept: the cutpoints carry it)."""
-    import pymc as pm
-    import pytensor.tensor as pt
-
-    eta = pt.zeros((n_m, n_k))
-    if n_m > 1:
-        dev = pm.ZeroSumNormal("dev", sigma=x["prior_dev_sigma"], dims=MODEL)
-        eta = eta + dev[:, None]
-    if n_k > 1:
-        sigma_task = pm.HalfNormal("sigma_task", x["prior_sigma_task_sigma"])
-        task_z = pm.Normal("task_z", 0.0, 1.0, shape=n_k)
-        eta = eta + pm.Deterministic("task_effect", sigma_task * task_z)[None, :]
-        if n_m > 1:
-            sigma_mxt = pm.HalfNormal("sigma_model_x_task", x["prior_sigma_mxt_sigma"])
-            mxt_z = pm.Normal("model_x_task_z", 0.0, 1.0, shape=(n_m, n_k))
-            eta = eta + pm.Deterministic("model_x_task", sigma_mxt * mxt_z)
-    return eta
-
-
 def _grader_effects(x: dict[str, Any], stats: OrdinalStats, interaction: bool,
                     fixed: dict[str, float]) -> Any:
     """(grader, model) = r_j + q_jm (non-centred, sum-to-zero)."""
@@ -381,7 +363,7 @@ def build_ordinal_model(stats: OrdinalStats, priors: dict[str, float],
         x |= {f"fixed_{name}": x[f"prior_{name.replace('grader_x_model', 'gxm')}_fixed"]
               for name in fixed}
         kappa = _cutpoints(x, stats.n_levels)
-        base = _model_task_effects(x, len(stats.models), len(stats.tasks))
+        base = model_task_effects(x, len(stats.models), len(stats.tasks))
         gm = _grader_effects(x, stats, interaction, dict.fromkeys(fixed, 0.0))
         eta = base[x["cell_model"], x["cell_task"]] + gm[x["cell_grader"], x["cell_model"]]
         if stats.has_items:
@@ -487,13 +469,8 @@ def benchmark_ratings(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
 
 
 def flat_draws(post: Any) -> dict[str, np.ndarray]:
-    """The sampled variables as (draw, ...) arrays, chains stacked."""
-    out = {}
-    for name in SAMPLED:
-        if name in post:
-            arr = np.asarray(post[name].transpose("chain", "draw", ...).values)
-            out[name] = arr.reshape(-1, *arr.shape[2:])
-    return out
+    """The sampled variables of the ordinal model as (draw, ...) arrays, chains stacked."""
+    return flat_posterior(post, SAMPLED)
 
 
 # --- the fit's tree, its data and their round trip ----------------------------------------------
