@@ -33,6 +33,7 @@ from scipy.special import expit
 
 from evaluq._dims import MODEL
 from evaluq._fits import merge_priors
+from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._validation import check_columns
 from evaluq.errors import CubeError
 from evaluq.item_model._model import model_task_effects
@@ -399,8 +400,8 @@ def sample_ordinal(stats: OrdinalStats, priors: dict[str, float], interaction: b
     key = model_key(stats, priors, interaction)
     start = time.perf_counter()
     if key not in _COMPILED:
-        _COMPILED[key] = nutpie.compile_pymc_model(
-            build_ordinal_model(stats, priors, interaction), backend="numba")
+        _COMPILED[key] = compile_pymc_model(  # cached across processes
+            build_ordinal_model(stats, priors, interaction))[0]
     compile_s = time.perf_counter() - start
     start = time.perf_counter()
     known = {var.name for var in _COMPILED[key].shared_var_keys}

@@ -40,6 +40,7 @@ from scipy.special import expit, logsumexp
 
 from evaluq._dims import BENCHMARK_SCORE, ITEM, MODEL, NEW_ITEMS_SCORE, POSTERIOR_SAMPLE_DIMS, TASK
 from evaluq._fits import merge_priors
+from evaluq._nutpie_cache import compile_pymc_model
 from evaluq.item_model._criticism import _observed, _prior_draw, _rows
 from evaluq.item_model._data import ItemData
 from evaluq.item_model._model import PRIOR_KEYS, _effects, default_priors, term_loglik
@@ -128,8 +129,7 @@ def sample_twopl(data: ItemData, priors: dict[str, float], draws: int, tune: int
     compile_s = 0.0
     if key not in _COMPILED_2PL:
         start = time.perf_counter()
-        _COMPILED_2PL[key] = nutpie.compile_pymc_model(build_twopl_model(data),
-                                                       backend="numba")
+        _COMPILED_2PL[key] = compile_pymc_model(build_twopl_model(data))[0]  # across processes
         compile_s = time.perf_counter() - start
     compiled = _COMPILED_2PL[key]
     known = {var.name for var in compiled.shared_var_keys}
