@@ -19,7 +19,7 @@ from evaluq.hierarchical import ConvergenceWarning, HierarchicalData, cube_stati
 
 pytestmark = pytest.mark.slow
 DIMS = ("chain", "draw")
-QUANTITIES = ("mu", "tau_m", "tau_lang", "sigma_seed", "benchmark_mean")
+QUANTITIES = ("mu", "tau_m", "tau_m_scale", "tau_lang", "sigma_seed", "benchmark_mean")
 
 
 def _latent_model(data: HierarchicalData, priors: dict[str, float]) -> Any:
@@ -31,7 +31,8 @@ def _latent_model(data: HierarchicalData, priors: dict[str, float]) -> Any:
         alpha = pm.Normal("alpha", priors["alpha_mu"], priors["alpha_sigma"])
         dev = pm.ZeroSumNormal("dev", sigma=priors["dev_sigma"], dims="model")
         mu = pm.Deterministic("mu", alpha + dev, dims="model")
-        tau_m = pm.HalfNormal("tau_m", priors["tau_m_sigma"], dims="model")
+        tau_m_scale = pm.HalfNormal("tau_m_scale", priors["tau_m_sigma"])
+        tau_m = pm.HalfNormal("tau_m", tau_m_scale, dims="model")
         tau_lang = pm.HalfNormal("tau_lang", priors["tau_lang_sigma"])
         sigma_seed = pm.HalfNormal("sigma_seed", priors["sigma_seed_sigma"], dims="model")
         z_a = pm.Normal("z_a", 0.0, 1.0, dims="language")

@@ -46,7 +46,8 @@ if sys.argv[1] == "stock":
     stock = nutpie.compile_pymc_model(pm_model, backend="numba",
                                       var_names=[v.name for v in pm_model.free_RVs])
     ours, _, _ = _fit.compiled_nutpie(data, "crossed")
-    raws = [_fit._sample_nutpie(c, inputs, 60, 60, 2, 11, False) for c in (stock, ours)]
+    run = {{"draws": 60, "tune": 60, "chains": 2, "seed": 11, "target_accept": 0.8}}
+    raws = [_fit._sample_nutpie(c, inputs, run, False) for c in (stock, ours)]
     out["stock_equal"] = all(
         np.array_equal(raws[0].posterior[v].values, raws[1].posterior[v].values)
         for v in raws[0].posterior.data_vars)

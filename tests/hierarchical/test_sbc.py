@@ -32,7 +32,8 @@ def _simulate(gen: np.random.Generator) -> tuple[pd.DataFrame, dict[str, np.ndar
     z = gen.normal(0.0, 1.0, N_MODELS)
     mu = alpha + z - z.mean()                      # ZeroSumNormal(1) deviations
     tau_lang = abs(gen.normal(0.0, 1.0))
-    tau_m = np.abs(gen.normal(0.0, 1.0, N_MODELS))
+    tau_m_scale = abs(gen.normal(0.0, 1.0))       # the models' tau_m are pooled
+    tau_m = np.abs(gen.normal(0.0, tau_m_scale, N_MODELS))
     sigma_seed = np.abs(gen.normal(0.0, 1.0, N_MODELS))
     sd_boot = gen.uniform(0.2, 0.6, (N_MODELS, N_LANG))
     theta = (mu[:, None] + gen.normal(0.0, tau_lang, N_LANG)
@@ -45,7 +46,8 @@ def _simulate(gen: np.random.Generator) -> tuple[pd.DataFrame, dict[str, np.ndar
         "language": np.tile([f"l{j:02d}" for j in range(N_LANG)], N_MODELS),
         "mean": ybar.ravel(), "sd_seed": sd_seed.ravel(), "sd_boot": sd_boot.ravel()})
     truth = {"alpha": np.array([alpha]), "mu": mu, "tau_lang": np.array([tau_lang]),
-             "tau_m": tau_m, "sigma_seed": sigma_seed, "benchmark_mean": theta.mean(-1)}
+             "tau_m": tau_m, "tau_m_scale": np.array([tau_m_scale]), "sigma_seed": sigma_seed,
+             "benchmark_mean": theta.mean(-1)}
     return table, truth
 
 

@@ -35,7 +35,8 @@ from evaluq.hierarchical._model import (
     build_model,
     model_inputs,
     resolve_priors,
-    tau_m_coordinates,
+    target_accept,
+    tau_m_evidence,
     tau_m_from_coordinates,
     tau_m_variant,
 )
@@ -83,7 +84,7 @@ def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float, dic
     earlier in this process, or the disk cache's ``"hit"``, ``"miss"`` or ``"off"``, see
     ``_nutpie_cache``) and the seconds spent on nutpie's cfuncs."""
     key = (model, data.shape[0], data.paired, data.model_factors,
-           tau_m_variant(tau_m_coordinates(data)))
+           tau_m_variant(tau_m_evidence(data)))
     if key in _COMPILED:
         return _COMPILED[key], 0.0, {"cache": "process", "manifest": False,
                                      "cfunc_seconds": 0.0}
@@ -106,36 +107,42 @@ def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float, dic
 def _deterministics(post: xr.Dataset, data: HierarchicalData,
                     priors: dict[str, float]) -> xr.Dataset:
     """``mu``, ``tau_m`` and ``tau_lang`` from the free variables where the sampler stored
-    only those: mu = alpha + dev (alpha alone with one model), tau_m from its coordinates
+    only those: mu = alpha + dev (alpha alone with one model), tau_m_scale =
+    |tau_m_scale_raw| (unless sampled itself), tau_m from its coordinates and that scale
     (``_model.tau_m_from_coordinates``), tau_lang = |tau_lang_raw|."""
     if "mu" not in post:
         mu = (post["alpha"] + post["dev"] if "dev" in post
               else post["alpha"].expand_dims({MODEL: 1}, axis=-1))
         post = post.assign(mu=mu.transpose(*SAMPLE_DIMS, MODEL))
+    if "tau_m_scale" not in post:
+        post = post.assign(tau_m_scale=abs(post["tau_m_scale_raw"]))
     if "tau_m" not in post:
-        linear = tau_m_variant(tau_m_coordinates(data)) == "linear"
         post = post.assign(tau_m=xr.apply_ufunc(
-            tau_m_from_coordinates, post["tau_m_z"], priors["tau_m_sigma"],
-            np.full(data.shape[0], linear)))
+            tau_m_from_coordinates, post["tau_m_z"], post["tau_m_scale"],
+            priors["tau_m_sigma"], tau_m_variant(tau_m_evidence(data))))
     if "tau_lang" not in post and "tau_lang_raw" in post:
         post = post.assign(tau_lang=abs(post["tau_lang_raw"]))
     return post
 
 
-def _sample_nutpie(compiled: Any, inputs: dict[str, np.ndarray], draws: int, tune: int,
-                   chains: int, seed: int, progressbar: bool) -> xr.DataTree:
+def _sample_nutpie(compiled: Any, inputs: dict[str, np.ndarray], run: dict[str, Any],
+                   progressbar: bool) -> xr.DataTree:
+    """``run``: draws, tune, chains, seed and target_accept (of ``config``)."""
     import nutpie
 
-    return nutpie.sample(compiled.with_data(**inputs), draws=draws, tune=tune, chains=chains,
-                         cores=chains, seed=seed, progress_bar=progressbar, save_warmup=False)
+    return nutpie.sample(compiled.with_data(**inputs), draws=run["draws"], tune=run["tune"],
+                         chains=run["chains"], cores=run["chains"], seed=run["seed"],
+                         target_accept=run["target_accept"], progress_bar=progressbar,
+                         save_warmup=False)
 
 
-def _sample_pymc(data: HierarchicalData, model: str, priors: dict[str, float], draws: int,
-                 tune: int, chains: int, seed: int, progressbar: bool) -> xr.DataTree:
+def _sample_pymc(data: HierarchicalData, model: str, priors: dict[str, float],
+                 run: dict[str, Any], progressbar: bool) -> xr.DataTree:
     import pymc as pm
 
     with build_model(data, model, priors):
-        return pm.sample(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed,
+        return pm.sample(draws=run["draws"], tune=run["tune"], chains=run["chains"], cores=1,
+                         random_seed=run["seed"], target_accept=run["target_accept"],
                          nuts_sampler="pymc", progressbar=progressbar,
                          compute_convergence_checks=False)
 
@@ -153,7 +160,8 @@ def _build_tree(data: HierarchicalData, model: str, raw: xr.DataTree, post_seed:
     models, languages = data.models, data.languages
     post = _deterministics(raw["posterior"].to_dataset().drop_vars(MODEL, errors="ignore"), data,
                            priors)
-    keep = [v for v in ("alpha", "dev", "mu", "tau_m", "sigma_seed", "tau_lang") if v in post]
+    keep = [v for v in ("alpha", "dev", "mu", "tau_m", "tau_m_scale", "sigma_seed", "tau_lang")
+            if v in post]
     post = post[keep].assign_coords({MODEL: models})
     arrays = _posterior_arrays(post, model)
     n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
@@ -468,6 +476,7 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
 
         \\theta_{ml} = \\mu_m + a_l + g_{ml}, \\quad a_l \\sim N(0, \\tau_{lang}^2), \\quad
         g_{ml} \\sim N(0, \\tau_m^2), \\quad
+        \\tau_m \\sim \\mathrm{HalfNormal}(\\tau_{scale}), \\quad
         \\bar y_{ml} \\sim N(\\theta_{ml}, \\sigma_{boot,ml}^2 + \\sigma_{seed,m}^2 / S_{ml})
 
     with the within-cell seed sum of squares :math:`\\sim \\sigma_{seed,m}^2 \\chi^2(S-1)` and
@@ -479,7 +488,10 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     the part the seeds share, :math:`(S V - \\bar v)/(S - 1)` (V the variance of the
     seed-mean replicates, :math:`\\bar v` the pooled per-seed one), since the seeds' own
     item-level disagreement is already in :math:`\\sigma_{seed}^2`; the posterior draws of
-    ``sigma_boot`` (the per-seed SD) are scaled inverse chi-square.
+    ``sigma_boot`` (the per-seed SD) are scaled inverse chi-square. The models' :math:`\\tau_m`
+    are partially pooled through one scale :math:`\\tau_{scale}` (``tau_m_scale``); NUTS's
+    target acceptance rate is 0.9 where the pooled scale makes a thin ridge, else 0.8
+    (``fit.config["target_accept"]``).
 
     When every model was scored on the same bootstrap replicates of each test set (as
     :func:`evaluq.from_predictions` makes them), the test-set errors of the models on one
@@ -555,7 +567,8 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
               "draws": draws,
               "tune": tune, "chains": chains,
               "sampler": sampler, "priors": resolved, "seed": seed, "post_seed": post_seed,
-              "boot_seed": boot_seed}
+              "boot_seed": boot_seed,
+              "target_accept": target_accept(tau_m_evidence(data))}
     config["compile_seconds"], config["compile_cache"] = 0.0, None
     if sampler == "nutpie":
         compiled, config["compile_seconds"], info = compiled_nutpie(data, model)
@@ -563,11 +576,11 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
         config["compile_cfunc_seconds"] = info["cfunc_seconds"]
         config["compile_graph_skipped"] = info["manifest"]
         start = time.perf_counter()
-        raw = _sample_nutpie(compiled, model_inputs(data, resolved, model), draws, tune,
-                             chains, seed, progressbar)
+        raw = _sample_nutpie(compiled, model_inputs(data, resolved, model), config,
+                             progressbar)
     else:
         start = time.perf_counter()
-        raw = _sample_pymc(data, model, resolved, draws, tune, chains, seed, progressbar)
+        raw = _sample_pymc(data, model, resolved, config, progressbar)
     config["sampling_seconds"] = time.perf_counter() - start
     tree = _build_tree(data, model, raw, post_seed, resolved, config)
     fit = HierarchicalFit(idata=tree, sampler=sampler, config=config, data=data,

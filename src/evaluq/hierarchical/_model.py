@@ -7,7 +7,10 @@ Per language l the seed means of the observed models are multivariate normal,
 
 with the language effect a_l and the cell effects g_ml integrated out. The covariance is
 diagonal plus rank one, so the log-density is closed form in O(M L) (matrix determinant lemma
-and Sherman-Morrison). The pooled seed sum of squares enters as a scaled chi-square.
+and Sherman-Morrison). The pooled seed sum of squares enters as a scaled chi-square. The
+models' tau_m are partially pooled: tau_m ~ HalfNormal(tau_m_scale), tau_m_scale ~
+HalfNormal(tau_m_sigma) (each tau_m rests on few interaction residuals; pooling borrows the
+others' degrees of freedom).
 
 With paired test-set errors (bootstrap replicates shared by all models) the errors of one
 language are correlated across models, with the k-factor covariance
@@ -40,7 +43,8 @@ PRIOR_TEXT: Final = {
     "dev_sigma": "SD of the model deviations dev ~ ZeroSumNormal (default: 2 x SD of the "
                  "cell means)",
     "tau_lang_sigma": "scale of tau_lang ~ HalfNormal (default: SD of the cell means)",
-    "tau_m_sigma": "scale of tau_m ~ HalfNormal (default: SD of the model x language "
+    "tau_m_sigma": "scale of tau_m_scale ~ HalfNormal, the pooled scale of the models' "
+                   "tau_m ~ HalfNormal(tau_m_scale) (default: SD of the model x language "
                    "residuals of the cell means after the model and language effects; the "
                    "SD of the cell means when there are too few cells)",
     "sigma_seed_sigma": "scale of sigma_seed ~ HalfNormal (default: 2 x pooled within-cell "
@@ -80,31 +84,33 @@ def interaction_sd(ybar: np.ndarray, observed: np.ndarray, iterations: int = 50)
 
 
 LINEAR_TAU_Z: Final = 1.5
-"""``tau_m`` is sampled linearly in tau_m^2 where its moment estimate is this many standard
-errors above 0 (``tau_m_coordinates``)."""
+"""``tau_m`` is sampled linearly in tau_m^2 where the moment estimates of at least half the
+models' tau_m^2 are this many standard errors above 0 (:func:`tau_m_evidence`)."""
+RIDGE_TAU_Z: Final = 0.9
+"""Where the ``"abs"`` coordinates are used but at least half the models' tau_m^2 are this
+many standard errors above 0, NUTS samples with ``RIDGE_TARGET_ACCEPT``."""
+RIDGE_TARGET_ACCEPT: Final = 0.9
+DEFAULT_TARGET_ACCEPT: Final = 0.8
+"""nutpie's and PyMC's default target acceptance rate."""
 LINEAR_TAU_SCALE: Final = 0.01
 """tau_m^2 = 0.01 tau_m_sigma^2 softplus(z) in the linear coordinates."""
+TAU_M_VARIANTS: Final = ("abs", "linear")
 
 
-def tau_m_coordinates(data: HierarchicalData) -> np.ndarray:
-    """Per model, 1 where ``tau_m`` is sampled linearly in tau_m^2, 0 where as |Normal|.
+def tau_m_evidence(data: HierarchicalData) -> np.ndarray:
+    """Per model, how far the data pin tau_m^2 above 0: the moment estimate of tau_m^2 in
+    standard errors (-inf where it cannot be formed).
 
-    The prior (HalfNormal) is the same in both; only the coordinates NUTS moves in differ,
-    and each suits one regime. Where the data pin tau_m^2 well above 0, its posterior is
-    close to normal in tau_m^2, while |Normal| coordinates see two modes (+-tau_m) with a
-    valley between them (at 50 x 500 x 5, paired: 14.4 leapfrog steps per draw, against 8.2
-    linear; log coordinates: 11.3, with a heavy left tail). Where tau_m is weakly identified
-    its posterior is close to the half-normal prior, which |Normal| coordinates sample
-    exactly as a normal (6 x 61: 7.0 steps against 14.7 linear; 5 x 8: 7.0 against 35.6).
-    The switch is the moment estimate of tau_m^2 from the model's interaction residuals
-    (after the model and language effects) minus its mean known noise, in standard errors
-    sqrt(2 / n) x (mean squared residual): linear above ``LINEAR_TAU_Z``.
+    The moment estimate is the model's mean squared interaction residual (after the model
+    and language effects, scaled by n / (n - M - L + 1)) minus its mean known noise
+    ``v + sigma_seed^2 / S``; its standard error is sqrt(2 / n_m) x (mean squared residual).
+    :func:`tau_m_variant` chooses the coordinates of tau_m from it.
     """
     resid, dof = interaction_residuals(data.ybar, data.observed)
     obs = data.observed
     n_cells = obs.sum(axis=1)
     if dof <= 0:
-        return np.zeros(data.shape[0])
+        return np.full(data.shape[0], -np.inf)
     scale = obs.size / max(dof, 1)             # residuals lose the fitted effects' dof
     msr = (resid**2).sum(axis=1) * scale / np.maximum(n_cells, 1)
     arr = data.arrays()
@@ -114,27 +120,80 @@ def tau_m_coordinates(data: HierarchicalData) -> np.ndarray:
         noise = ((arr["v_fixed"] + seed_var[:, None] * arr["inv_s"]) * obs).sum(axis=1) \
             / np.maximum(n_cells, 1)
         z = (msr - noise) / (np.sqrt(2.0 / np.maximum(n_cells, 1)) * msr)
-    return np.where(np.isfinite(z) & (z > LINEAR_TAU_Z) & (n_cells > 1), 1.0, 0.0)
+    return np.where(np.isfinite(z) & (n_cells > 1), z, -np.inf)
 
 
-def tau_m_variant(linear: np.ndarray) -> str:
-    """``"linear"`` when at least half the models' tau_m are pinned (``linear``, the flags of
-    :func:`tau_m_coordinates`), else ``"abs"``: the coordinates of every model's tau_m, part
-    of the compiled graph.
+def tau_m_variant(evidence: np.ndarray) -> str:
+    """The coordinates of every model's tau_m (part of the compiled graph), from the
+    :func:`tau_m_evidence` of each: ``"linear"`` when at least half exceed
+    ``LINEAR_TAU_Z``, else ``"abs"``.
+
+    The prior is the same in both (:func:`tau_m_prior_terms`); each suits one regime. Where
+    tau_m is weakly identified its posterior is close to the prior, which the non-centred
+    ``"abs"`` coordinates sample as plain normals (6 x 61: 7.0 leapfrog steps per draw
+    against 14.7 linear; 5 x 8: 7.0 against 35.6, before the pooling). Where the data pin
+    tau_m^2 well above 0, its posterior is close to normal in tau_m^2, while |Normal|
+    coordinates see two modes (+-tau_m) with a valley between them (at 50 x 500 x 5,
+    paired: 14.4 steps against 8.2 linear; log coordinates: 11.3, with a heavy left tail).
 
     One set of coordinates for all models, not a switch per model: a per-model switch cost
     about 20% more per gradient at 6 x 61, and the models it left in ``|Normal|`` at 50 x 500
     (those just under the threshold) took more steps than linear coordinates give them
     (10.3-11.8 leapfrog steps per draw against 8.1).
     """
-    return "linear" if linear.size and linear.mean() >= 0.5 else "abs"
+    if evidence.size and np.mean(evidence > LINEAR_TAU_Z) >= 0.5:
+        return "linear"
+    return "abs"
 
 
-def tau_m_from_coordinates(z: np.ndarray, sigma: float, linear: np.ndarray) -> np.ndarray:
-    """tau_m from its sampled coordinates ``z`` (..., model) (see :func:`build_model`)."""
+def target_accept(evidence: np.ndarray) -> float:
+    """NUTS's target acceptance rate for a cube with these :func:`tau_m_evidence`.
+
+    ``RIDGE_TARGET_ACCEPT`` (smaller steps) where the ``"abs"`` coordinates are used but at
+    least half the models' tau_m are moderately identified (above ``RIDGE_TAU_Z``): there
+    the pooled scale times |z| follows a thin curved ridge, and at the default 0.8 NUTS
+    diverged in 8 of 16 fits of the demo's 5 x 4 cube (1 of 16 at 0.9). Centred
+    coordinates avoid the ridge but meet the funnel of the pooled scale where tau_m is
+    weakly identified (divergences in 12-18 of 144 probe fits, against 3 of 144 here).
+    Elsewhere the default, which takes 30-50% fewer leapfrog steps.
+    """
+    if tau_m_variant(evidence) == "abs" and evidence.size \
+            and np.mean(evidence > RIDGE_TAU_Z) >= 0.5:
+        return RIDGE_TARGET_ACCEPT
+    return DEFAULT_TARGET_ACCEPT
+
+
+def tau_m_prior_terms(z: Any, scale: Any, sigma: Any, variant: str) -> tuple[Any, Any]:
+    """tau_m^2 from its coordinates ``z`` (model,) and their log prior density, up to a
+    constant, given the pooled scale: tau_m ~ HalfNormal(``scale``) in both coordinates.
+
+    - ``"abs"``: tau_m = scale |z|, z ~ N(0, 1) (non-centred; no log transform whose long
+      left tail NUTS explores slowly where tau_m is weakly identified);
+    - ``"linear"``: tau_m^2 = c softplus(z) with c = 0.01 ``sigma``^2, and the log density
+      -tau^2 / (2 scale^2) - log scale + log |d tau / d z|,  d tau / d z = sigmoid(z) c / (2 tau)
+      (centred, ``sigma`` the fixed prior scale of ``scale``: where the data pin tau_m, its
+      posterior is close to normal in tau_m^2).
+
+    PyTensor tensors or NumPy arrays (``scale`` broadcasts against ``z``).
+    """
+    lib = _lib(z, scale)
+    if variant == "abs":
+        return (scale * z) ** 2, -0.5 * z**2
+    tsq = LINEAR_TAU_SCALE * sigma**2 * _softplus(z, lib)
+    return tsq, (-tsq / (2.0 * scale**2) - lib.log(scale) - _softplus(-z, lib)
+                 - 0.5 * lib.log(tsq))
+
+
+def _softplus(z: Any, lib: Any) -> Any:
+    return lib.logaddexp(0.0, z) if lib is np else lib.softplus(z)
+
+
+def tau_m_from_coordinates(z: np.ndarray, scale: np.ndarray, sigma: float,
+                           variant: str) -> np.ndarray:
+    """tau_m (..., model) from its sampled coordinates ``z`` (..., model) and the pooled
+    scale ``scale`` (..., 1) (see :func:`tau_m_prior_terms`)."""
     with np.errstate(over="ignore"):
-        tsq_linear = LINEAR_TAU_SCALE * sigma**2 * np.logaddexp(0.0, z)
-    return np.where(linear > 0.5, np.sqrt(tsq_linear), sigma * np.abs(z))
+        return np.sqrt(tau_m_prior_terms(z, scale, sigma, variant)[0])
 
 
 def default_priors(data: HierarchicalData) -> dict[str, float]:
@@ -295,7 +354,9 @@ def build_model(data: HierarchicalData, model: str = "crossed",
     -------
     pymc.Model
         Free variables ``alpha``, ``dev`` (model; absent with one model), ``tau_m_z``
-        (model; the coordinates of ``tau_m``, see :func:`tau_m_coordinates`), ``sigma_seed``
+        (model; the coordinates of ``tau_m``, see :func:`tau_m_variant`), the pooled
+        scale of the tau_m (``tau_m_scale_raw`` with ``tau_m_scale = |tau_m_scale_raw|`` in
+        the non-centred coordinates, else ``tau_m_scale`` itself), ``sigma_seed``
         (model) and, for ``"crossed"``, ``tau_lang_raw``, with ``tau_lang = |tau_lang_raw|``
         (half-normal; sampled on the
         real line, which avoids the log transform's long tail near 0); every array is a
@@ -310,7 +371,7 @@ def build_model(data: HierarchicalData, model: str = "crossed",
     >>> from evaluq.hierarchical import build_model, cube_statistics
     >>> data = cube_statistics(eq.simulate_cube(n_models=3, n_languages=5, n_boot=20, rng=0))
     >>> sorted(v.name for v in build_model(data).free_RVs)
-    ['alpha', 'dev', 'sigma_seed', 'tau_lang_raw', 'tau_m_z']
+    ['alpha', 'dev', 'sigma_seed', 'tau_lang_raw', 'tau_m_scale_raw', 'tau_m_z']
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -327,19 +388,18 @@ def build_model(data: HierarchicalData, model: str = "crossed",
             mu = pm.Deterministic("mu", alpha + dev, dims=MODEL)
         else:
             mu = pm.Deterministic("mu", pt.stack([alpha]), dims=MODEL)
-        # tau_m ~ HalfNormal(tau_m_sigma), sampled in the coordinates that suit it
-        # (tau_m_coordinates, tau_m_variant): |Normal| (tau_m = sigma |z|, z ~ N(0, 1); no
-        # log transform whose long left tail NUTS explores slowly) where it is weakly
-        # identified, linear in tau_m^2 (tau_m^2 = c softplus(z), with the half-normal
-        # density and the Jacobian d tau / d z = sigmoid(z) c / (2 tau)) where the data pin
-        # it away from 0
+        # tau_m ~ HalfNormal(tau_m_scale), tau_m_scale ~ HalfNormal(tau_m_sigma): the models'
+        # tau_m are partially pooled (tau_m_prior_terms), sampled in the coordinates that
+        # suit them (tau_m_evidence, tau_m_variant)
         tau_m_z = pm.Flat("tau_m_z", dims=MODEL)
         sigma_tm = x["prior_tau_m_sigma"]
-        if tau_m_variant(tau_m_coordinates(data)) == "linear":
-            tsq = LINEAR_TAU_SCALE * sigma_tm**2 * pt.softplus(tau_m_z)
-            prior = -tsq / (2.0 * sigma_tm**2) - pt.softplus(-tau_m_z) - 0.5 * pt.log(tsq)
+        variant = tau_m_variant(tau_m_evidence(data))
+        if variant == "linear":        # centred: the scale in log coordinates (PyMC's)
+            scale = pm.HalfNormal("tau_m_scale", sigma_tm)
         else:
-            tsq, prior = (sigma_tm * tau_m_z) ** 2, -0.5 * tau_m_z**2
+            scale = pm.Deterministic("tau_m_scale",
+                                     pt.abs(pm.Normal("tau_m_scale_raw", 0.0, sigma_tm)))
+        tsq, prior = tau_m_prior_terms(tau_m_z, scale, sigma_tm, variant)
         pm.Deterministic("tau_m", pt.sqrt(tsq), dims=MODEL)
         pm.Potential("tau_m_prior", pt.sum(prior))
         sigma_seed = pm.HalfNormal("sigma_seed", x["prior_sigma_seed_sigma"], dims=MODEL)
