@@ -1,5 +1,5 @@
 """What the fitted Bayesian models share (:mod:`evaluq.hierarchical`, :mod:`evaluq.item_model`):
-the convergence table of a posterior through arviz-stats, and the merge of a user's prior
+the convergence table of a posterior (arviz-stats' statistics), and the merge of a user's prior
 scales into the model's defaults."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._convergence import convergence_arrays
 from evaluq._dims import MODEL
 
 
@@ -19,29 +20,27 @@ def convergence_table(ds: xr.Dataset, sample_dims: Sequence[Hashable]) -> pd.Dat
 
     Rows are indexed by (quantity, model) (model ``""`` for a scalar; cells that are NaN in
     every draw, quantities the data cannot identify, are left out); columns ``r_hat``,
-    ``ess_bulk``, ``ess_tail``, ``mcse_mean`` (arviz-stats' rank-normalised split R-hat and
-    ESS; Vehtari et al. 2021).
+    ``ess_bulk``, ``ess_tail``, ``mcse_mean``: arviz-stats' rank-normalised split R-hat and
+    ESS (Vehtari et al. 2021, tail quantiles from ``rcParams["stats.ci_prob"]``), computed
+    for every cell at once by :func:`evaluq._convergence.convergence_arrays`.
     """
-    import arviz_stats as azs
+    from arviz_base import rcParams
 
     dims = list(sample_dims)
-    # every variable's cells side by side in one (sample dims..., cell) array: arviz-stats
-    # then runs once per statistic instead of once per statistic and variable
+    if len(dims) != 2:
+        raise ValueError(f"`sample_dims` must be (chain, draw); got {dims}")
+    # every variable's cells side by side in one (chain, draw, cell) array
     labels: list[tuple[str, str]] = []
     columns = []
     for name, var in ds.data_vars.items():
         var = var.transpose(*dims, ...)
         models = var[MODEL].values if MODEL in var.dims else [""]
         labels += [(str(name), str(model)) for model in models]
-        columns.append(var.values.reshape(*var.shape[:len(dims)], -1))
-    cells = xr.DataArray(np.concatenate(columns, axis=-1), dims=[*map(str, dims), "cell"])
-    stats = {"r_hat": azs.rhat(cells, sample_dims=dims),
-             "ess_bulk": azs.ess(cells, sample_dims=dims, method="bulk"),
-             "ess_tail": azs.ess(cells, sample_dims=dims, method="tail"),
-             "mcse_mean": azs.mcse(cells, sample_dims=dims, method="mean")}
+        columns.append(var.values.reshape(*var.shape[:2], -1))
+    stats = convergence_arrays(np.concatenate(columns, axis=-1),
+                               tail_prob=float(rcParams["stats.ci_prob"]))
     index = pd.MultiIndex.from_tuples(labels, names=["quantity", MODEL])
-    table = pd.DataFrame({key: np.asarray(value, dtype=np.float64)
-                          for key, value in stats.items()}, index=index)
+    table = pd.DataFrame(stats, index=index)
     return table.dropna(how="all")          # a quantity the cube cannot identify (all NaN)
 
 
