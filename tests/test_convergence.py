@@ -65,3 +65,15 @@ def test_a_cell_with_a_nan_is_nan_and_leaves_the_others() -> None:
     for key in ours:
         assert np.isnan(ours[key][2])
         np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-10, equal_nan=True)
+
+
+def test_average_ranks_are_scipys() -> None:
+    from scipy import stats
+
+    from evaluq._convergence import _average_ranks
+
+    gen = np.random.default_rng(3)
+    flat = np.concatenate([gen.normal(size=(3, 50)), gen.integers(0, 4, size=(3, 50))])
+    flat[0, :5] = flat[0, 5]                                   # a run of ties
+    np.testing.assert_array_equal(_average_ranks(flat),
+                                  stats.rankdata(flat, method="average", axis=1))

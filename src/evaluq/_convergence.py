@@ -2,9 +2,10 @@
 
 The same numbers as arviz-stats (``rhat(method="rank")``, ``ess(method="bulk" | "tail")``,
 ``mcse(method="mean")``; Vehtari, Gelman, Simpson, Carpenter and Bürkner 2021), computed for
-every cell of a (chain, draw, cell) array at once: arviz-stats loops over cells in Python,
-which cost about 1 ms per cell and statistic (0.11 s of a 6 x 61 hierarchical fit, 1 s at
-50 x 500). Checked against arviz-stats to 1e-10 (``tests/test_convergence.py``).
+every cell of a (chain, draw, cell) array at once (arviz-stats loops over cells in Python
+and ranks with scipy's ``rankdata``): 0.047 s against 0.082 s for the 31 cells of a 6 x 61
+hierarchical fit, 0.39 s against 0.66 s for the 251 of a 50 x 500 one (4 x 1000 draws).
+Checked against arviz-stats to 1e-10 (``tests/test_convergence.py``).
 
 For a cell with draws x (chains C, draws N):
 
@@ -26,7 +27,7 @@ A cell with a NaN, fewer than 4 draws (or, for R-hat, one chain) gives NaN.
 from __future__ import annotations
 
 import numpy as np
-from scipy import fft, special, stats
+from scipy import fft, special
 
 RESOLUTION = np.finfo(float).resolution
 
@@ -37,9 +38,27 @@ def _split(x: np.ndarray) -> np.ndarray:
     return np.concatenate([x[..., :half], x[..., x.shape[-1] - half:]], axis=1)
 
 
+def _average_ranks(flat: np.ndarray) -> np.ndarray:
+    """Ranks (1-based, ties averaged) along the rows of ``flat`` (no NaN): scipy's
+    ``rankdata(method="average", axis=1)``, about 10x faster on many rows."""
+    n = flat.shape[1]
+    order = np.argsort(flat, axis=1)            # ties are averaged: any order among them
+    ordered = np.take_along_axis(flat, order, axis=1)
+    idx = np.broadcast_to(np.arange(n), flat.shape)
+    starts = np.ones(flat.shape, dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    ends = np.ones(flat.shape, dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    first = np.maximum.accumulate(np.where(starts, idx, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, idx, n - 1)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty(flat.shape)
+    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=1)
+    return ranks
+
+
 def _z_scale(x: np.ndarray) -> np.ndarray:
     flat = x.reshape(x.shape[0], -1)
-    rank = stats.rankdata(flat, method="average", axis=1)
+    rank = _average_ranks(flat)
     size = flat.shape[1]
     return special.ndtri((rank - 3 / 8) / (size - 2 * 3 / 8 + 1)).reshape(x.shape)
 
