@@ -23,7 +23,7 @@ import evaluq as eq
 from evaluq.hierarchical import ConvergenceWarning, cube_statistics, default_priors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "hierarchical"))
-from paired_sim import Setting, shared_cube  # noqa: E402
+from paired_sim import Setting, shared_cube
 
 FACTORS = (0.2, 1.0, 5.0)
 
