@@ -151,8 +151,8 @@ def convergence_arrays(x: np.ndarray, tail_prob: float = 0.89) -> dict[str, np.n
     if n_draw < 4 or n_cell == 0:
         return {key: np.full(n_cell, np.nan) for key in keys}
     bad = np.isnan(cells).any(axis=(1, 2))
-    split = _split(np.where(bad[:, None, None], 0.0, cells))
-    clean = np.where(bad[:, None, None], 0.0, cells)
+    clean = np.where(bad[:, None, None], 0.0, cells)          # bad cells: NaN at the end
+    split = _split(clean)
     folded = np.abs(split - np.median(split.reshape(n_cell, -1), axis=1)[:, None, None])
     bulk, tail = _rhat(_z_scale(split)), _rhat(_z_scale(folded))
     r_hat = np.where(tail > bulk, tail, bulk)

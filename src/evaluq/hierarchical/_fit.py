@@ -77,14 +77,16 @@ def nutpie_available() -> bool:
 
 # --- sampling -------------------------------------------------------------------------------------
 
-def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float, dict[str, Any]]:
+def compiled_nutpie(data: HierarchicalData, model: str,
+                    variant: str | None = None) -> tuple[Any, float, dict[str, Any]]:
     """The nutpie model for (model, number of models, paired errors, factors, coordinates of
-    tau_m (``_model.tau_m_variant``)), compiled on
+    tau_m (``variant``, default ``_model.tau_m_variant`` of the data)), compiled on
     first use; compile seconds; where it came from (``cache``: ``"process"``, compiled
     earlier in this process, or the disk cache's ``"hit"``, ``"miss"`` or ``"off"``, see
     ``_nutpie_cache``) and the seconds spent on nutpie's cfuncs."""
-    key = (model, data.shape[0], data.paired, data.model_factors,
-           tau_m_variant(tau_m_evidence(data)))
+    if variant is None:
+        variant = tau_m_variant(tau_m_evidence(data))
+    key = (model, data.shape[0], data.paired, data.model_factors, variant)
     if key in _COMPILED:
         return _COMPILED[key], 0.0, {"cache": "process", "manifest": False,
                                      "cfunc_seconds": 0.0}
@@ -104,12 +106,13 @@ def compiled_nutpie(data: HierarchicalData, model: str) -> tuple[Any, float, dic
     return _COMPILED[key], time.perf_counter() - start, info
 
 
-def _deterministics(post: xr.Dataset, data: HierarchicalData,
-                    priors: dict[str, float]) -> xr.Dataset:
+def _deterministics(post: xr.Dataset, data: HierarchicalData, priors: dict[str, float],
+                    variant: str) -> xr.Dataset:
     """``mu``, ``tau_m`` and ``tau_lang`` from the free variables where the sampler stored
     only those: mu = alpha + dev (alpha alone with one model), tau_m_scale =
     |tau_m_scale_raw| (unless sampled itself), tau_m from its coordinates and that scale
-    (``_model.tau_m_from_coordinates``), tau_lang = |tau_lang_raw|."""
+    (``_model.tau_m_from_coordinates``; ``variant`` their coordinates), tau_lang =
+    |tau_lang_raw|."""
     if "mu" not in post:
         mu = (post["alpha"] + post["dev"] if "dev" in post
               else post["alpha"].expand_dims({MODEL: 1}, axis=-1))
@@ -119,7 +122,7 @@ def _deterministics(post: xr.Dataset, data: HierarchicalData,
     if "tau_m" not in post:
         post = post.assign(tau_m=xr.apply_ufunc(
             tau_m_from_coordinates, post["tau_m_z"], post["tau_m_scale"],
-            priors["tau_m_sigma"], tau_m_variant(tau_m_evidence(data))))
+            priors["tau_m_sigma"], variant))
     if "tau_lang" not in post and "tau_lang_raw" in post:
         post = post.assign(tau_lang=abs(post["tau_lang_raw"]))
     return post
@@ -159,7 +162,7 @@ def _build_tree(data: HierarchicalData, model: str, raw: xr.DataTree, post_seed:
                 priors: dict[str, float], config: dict[str, Any]) -> xr.DataTree:
     models, languages = data.models, data.languages
     post = _deterministics(raw["posterior"].to_dataset().drop_vars(MODEL, errors="ignore"), data,
-                           priors)
+                           priors, config["tau_m_coordinates"])
     keep = [v for v in ("alpha", "dev", "mu", "tau_m", "tau_m_scale", "sigma_seed", "tau_lang")
             if v in post]
     post = post[keep].assign_coords({MODEL: models})
@@ -491,7 +494,8 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     ``sigma_boot`` (the per-seed SD) are scaled inverse chi-square. The models' :math:`\\tau_m`
     are partially pooled through one scale :math:`\\tau_{scale}` (``tau_m_scale``); NUTS's
     target acceptance rate is 0.9 where the pooled scale makes a thin ridge, else 0.8
-    (``fit.config["target_accept"]``).
+    (``fit.config["target_accept"]``, beside the coordinates of :math:`\\tau_m`,
+    ``fit.config["tau_m_coordinates"]``).
 
     When every model was scored on the same bootstrap replicates of each test set (as
     :func:`evaluq.from_predictions` makes them), the test-set errors of the models on one
@@ -567,11 +571,14 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
               "draws": draws,
               "tune": tune, "chains": chains,
               "sampler": sampler, "priors": resolved, "seed": seed, "post_seed": post_seed,
-              "boot_seed": boot_seed,
-              "target_accept": target_accept(tau_m_evidence(data))}
+              "boot_seed": boot_seed}
+    evidence = tau_m_evidence(data)             # how the data pin tau_m: the sampler's setup
+    config["tau_m_coordinates"] = tau_m_variant(evidence)
+    config["target_accept"] = target_accept(evidence)
     config["compile_seconds"], config["compile_cache"] = 0.0, None
     if sampler == "nutpie":
-        compiled, config["compile_seconds"], info = compiled_nutpie(data, model)
+        compiled, config["compile_seconds"], info = compiled_nutpie(
+            data, model, config["tau_m_coordinates"])
         config["compile_cache"] = info["cache"]
         config["compile_cfunc_seconds"] = info["cfunc_seconds"]
         config["compile_graph_skipped"] = info["manifest"]
