@@ -204,3 +204,20 @@ def test_the_tau_m_prior_scale_is_the_interaction_sd() -> None:
     expected = np.sqrt(((y[rows, cols] - fitted) ** 2).sum() / (23 - 4 - 6 + 1))
     assert interaction_sd(y, observed) == pytest.approx(expected, rel=1e-6)
     assert np.isnan(interaction_sd(y[:1], observed[:1]))
+
+
+def test_cell_statistics_without_nan_equal_the_masked_computation(
+        rng: np.random.Generator) -> None:
+    """The complete-cube fast path gives what the NaN-masked path gives on the same cells."""
+    from evaluq.hierarchical._data import _cell_stats, _seed_means
+
+    x = rng.normal(size=(3, 4, 5, 6))
+    with_nan = x.copy()
+    with_nan[0, 0, 0, 0] = np.nan
+    for fast, masked in zip(_cell_stats(x), _cell_stats(with_nan), strict=True):
+        np.testing.assert_allclose(fast.ravel()[1:], masked.ravel()[1:], rtol=1e-13)
+    n, _, ss = _cell_stats(x)
+    np.testing.assert_array_equal(n, 6.0)
+    np.testing.assert_allclose(ss, x.var(axis=-1) * 6, rtol=1e-12)
+    np.testing.assert_allclose(_seed_means(x)[1:], _seed_means(with_nan)[1:], rtol=1e-13)
+    np.testing.assert_allclose(_seed_means(with_nan)[0, 0, 0], with_nan[0, 0, 1:, 0].mean())

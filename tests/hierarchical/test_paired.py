@@ -95,7 +95,8 @@ def test_paired_statistics_and_model_inputs(rng: np.random.Generator) -> None:
     inputs = model_inputs(paired, {k: 1.0 for k in (
         "alpha_mu", "alpha_sigma", "dev_sigma", "tau_lang_sigma", "tau_m_sigma",
         "sigma_seed_sigma")})
-    assert inputs["load"].shape == (4, 3, 1)
+    assert inputs["load"].shape == (3, 1, 4)           # (model, factor, language): the kernel's
+    np.testing.assert_array_equal(inputs["load"], paired.arrays()["load"].transpose(1, 2, 0))
     np.testing.assert_allclose(inputs["v_fixed"], paired.v_fixed * paired.psi.T)
     assert paired.digest == independent.digest
 
@@ -176,8 +177,16 @@ def test_pathwise_kernel_is_matherons_rule_with_dense_algebra(rng: np.random.Gen
     t2 = rng.uniform(0.5, 3, n)
     z_a, z_g, z_f, z_e = (rng.standard_normal(shape) for shape in
                           ((n, n_l), (n, n_l, n_m), (n, n_l, k), (n, n_l, n_m)))
-    a, theta = pathwise_draws(ybar, w, unique, inv_s, seed_weight, load, mu, tau2, sig2, t2,
-                              z_a, z_g, z_f, z_e)
+    a, theta, bench = pathwise_draws(ybar, w, unique, inv_s, seed_weight, load, mu, tau2, sig2,
+                                     t2, z_a, z_g, z_f, z_e)
+    assert theta is not None
+    np.testing.assert_allclose(bench, theta.mean(axis=1), rtol=1e-12)
+    a_only, none, bench_only = pathwise_draws(ybar, w, unique, inv_s, seed_weight, load, mu,
+                                              tau2, sig2, t2, z_a, z_g, z_f, z_e,
+                                              keep_cells=False)
+    assert none is None
+    np.testing.assert_array_equal(a_only, a)
+    np.testing.assert_array_equal(bench_only, bench)
     for i in range(n):
         for lang in range(n_l):
             obs = w[lang] > 0
@@ -266,3 +275,32 @@ def test_paired_benchmark_differences_are_calibrated() -> None:
     print(f"90% interval coverage of benchmark differences: {rate:.3f} over {total}")
     band = 3 * np.sqrt(0.9 * 0.1 / n_cubes)   # the 3 pairs of a cube are dependent: per cube
     assert abs(rate - 0.9) <= band, rate
+
+
+@pytest.mark.parametrize("chunk", [None, 3 * 4 * 3 * 2])
+def test_conditional_draws_do_not_depend_on_the_number_of_threads(
+        chunk: int | None, monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> None:
+    """Each chain has its own stream: one thread or several give the same draws (also in
+    chunks, which reuse the normals' buffers); without the cells, the same a and benchmark
+    means, which are the cells' mean over languages."""
+    from evaluq.hierarchical import _posterior
+
+    if chunk is not None:
+        monkeypatch.setattr(_posterior, "CHUNK_CELLS", chunk)  # chunks of 2, 2 and 1 draws
+    data = cube_statistics(paired_cube(rng, n_languages=4, n_boot=40)[0], "paired")
+    n_c, n_d, n_m = 3, 5, data.shape[0]
+    post = {"mu": rng.normal(size=(n_c, n_d, n_m)),
+            "tau_m": rng.uniform(0.1, 1, (n_c, n_d, n_m)),
+            "sigma_seed": rng.uniform(0.1, 1, (n_c, n_d, n_m)),
+            "tau_lang": rng.uniform(0.1, 1, (n_c, n_d))}
+    many = _posterior.conditional_draws(data, post, np.random.default_rng(1), keep_cells=True)
+    monkeypatch.setattr(_posterior.os, "cpu_count", lambda: 1)
+    one = _posterior.conditional_draws(data, post, np.random.default_rng(1), keep_cells=True)
+    lean = _posterior.conditional_draws(data, post, np.random.default_rng(1), keep_cells=False)
+    assert set(many) == set(one) == {"a", "benchmark_mean", "theta"}
+    for name in many:
+        np.testing.assert_array_equal(many[name], one[name])
+    assert set(lean) == {"a", "benchmark_mean"}
+    np.testing.assert_array_equal(lean["a"], one["a"])
+    np.testing.assert_allclose(lean["benchmark_mean"], one["theta"].mean(axis=-1), rtol=1e-12)
+    assert np.isfinite(one["theta"]).all()

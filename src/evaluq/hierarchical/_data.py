@@ -232,6 +232,11 @@ class HierarchicalData:
 
 def _cell_stats(score: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Seed count, mean and within-cell sum of squares over the last axis (NaN skipped)."""
+    if not np.isnan(score).any():          # the usual complete cube: no masks (3x faster)
+        mean = score.mean(axis=-1)
+        dev = score - mean[..., None]
+        return np.full(mean.shape, float(score.shape[-1])), mean, np.einsum(
+            "...i,...i->...", dev, dev)
     ok = ~np.isnan(score)
     n = ok.sum(axis=-1).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -252,6 +257,8 @@ def _boot_stats(boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _seed_means(boot: np.ndarray) -> np.ndarray:
     """(model, language, bootstrap) mean over the seeds of each replicate (NaN seeds skipped)."""
+    if not np.isnan(boot).any():
+        return boot.mean(axis=2)
     counts = (~np.isnan(boot)).sum(axis=2)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, np.nansum(boot, axis=2) / np.maximum(counts, 1), np.nan)
@@ -407,7 +414,7 @@ def _pairing(cube: xr.Dataset, errors: str, given: Any, observed: np.ndarray,
             reasons["note"] = REASON_UNPAIRED.format(why=why)
         return None, None, f"independent: {why}"
     boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
-    corr = error_correlation(boot.astype(np.float64), observed, common)
+    corr = error_correlation(np.asarray(boot, dtype=np.float64), observed, common)
     source = "asked for" if errors == "paired" else "bootstrap replicates shared across models"
     return corr, fit_factors(corr, observed.T, cube.sizes[BOOTSTRAP]), f"paired: {source}"
 
@@ -464,7 +471,7 @@ def _raw_cells(cube: xr.Dataset, observed: np.ndarray, n_cell: np.ndarray,
     dof_cell = np.maximum(n_cell - 1, 0.0)
     if BOOT_SCORE in cube:
         boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
-        vbar, boot_dof = _boot_stats(boot.astype(np.float64))
+        vbar, boot_dof = _boot_stats(np.asarray(boot, dtype=np.float64))
         vbar = np.where(observed, vbar, np.nan)
     else:
         vbar, boot_dof = np.full(shape, np.nan), np.zeros(shape)
@@ -550,7 +557,7 @@ def cube_statistics(cube: Any, test_set_errors: str = "auto",
     common = None
     if not summary and BOOT_SCORE in cube and (errors == "paired" or replicates_shared(cube)):
         boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
-        common = common_variance(boot.astype(np.float64), vbar, n_seeds)
+        common = common_variance(np.asarray(boot, dtype=np.float64), vbar, n_seeds)
     v_test = vbar if common is None else common
     v_fixed = np.where(observed, np.nan_to_num(v_test) + plug_seed, np.nan)
     notes: dict[str, str] = {}

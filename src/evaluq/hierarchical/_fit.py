@@ -102,7 +102,8 @@ def compiled_nutpie(data: HierarchicalData, model: str,
         pm_model, var_names=[v.name for v in pm_model.free_RVs],
         structure={"model": "hierarchical", "key": [model, int(key[1]), bool(key[2]),
                                                     int(key[3]), key[4]]},
-        sources=[build_model.__code__.co_filename])
+        sources=[build_model.__code__.co_filename,
+                 str(Path(__file__).with_name("_fused.py"))])
     return _COMPILED[key], time.perf_counter() - start, info
 
 

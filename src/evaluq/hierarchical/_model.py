@@ -18,6 +18,11 @@ C_l = sqrt(v) (Lambda_l Lambda_l' + diag(psi_l)) sqrt(v) (``_factors``): psi v s
 diagonal d and the covariance is diag(d_l) + U_l U_l' with U_l = [tau_lang 1, sqrt(v) Lambda_l],
 a rank k + 1 term; its log-density follows from the Woodbury identity and the matrix
 determinant lemma with a (k + 1) x (k + 1) matrix per language, O(M k^2 L).
+
+:func:`marginal_loglik` and :func:`lowrank_marginal_loglik` write the log-density in NumPy or
+PyTensor (the reference); the model computes it, with its gradient, in the fused numba
+kernel of ``_fused`` (4x faster per gradient at 50 x 500), which the tests hold to the
+reference.
 """
 
 from __future__ import annotations
@@ -252,7 +257,9 @@ def model_inputs(data: HierarchicalData, priors: dict[str, float],
                  model: str = "crossed") -> dict[str, np.ndarray]:
     """Every ``pm.Data`` array of the model, by name (for ``set_data`` / ``with_data``)."""
     out = data.arrays()
-    if not data.model_factors:
+    if data.model_factors:                   # (M, k, L), the fused kernel's layout
+        out["load"] = np.ascontiguousarray(out["load"].transpose(1, 2, 0))
+    else:
         out.pop("load", None)                # paired with k = 0: the independent form
     unused = {"tau_lang_sigma"} if model == "independent" else set()
     if data.shape[0] == 1:
@@ -376,6 +383,8 @@ def build_model(data: HierarchicalData, model: str = "crossed",
     import pymc as pm
     import pytensor.tensor as pt
 
+    from evaluq.hierarchical._fused import fused_marginal_loglik
+
     model = check_choice("model", model, MODELS)
     inputs = model_inputs(data, resolve_priors(data, priors), model)
     n_models = data.shape[0]
@@ -409,14 +418,13 @@ def build_model(data: HierarchicalData, model: str = "crossed",
             tau_lang_sq = tau_lang**2
         else:
             tau_lang_sq = pt.as_tensor_variable(0.0)
-        seed_var = x["seed_weight"] * sigma_seed**2
-        d = tsq[:, None] + seed_var[:, None] * x["inv_s"]
-        if data.model_factors:
-            loglik = lowrank_marginal_loglik(x["ybar"], x["weight"], mu, d + x["v_fixed"],
-                                             tau_lang_sq, x["load"], data.model_factors)
-        else:               # independent errors, or paired with no factor needed
-            loglik = marginal_loglik(x["ybar"], x["weight"], mu, d + x["v_fixed"], tau_lang_sq)
-        pm.Potential("ybar_loglik", loglik)
+        # d_ml = tau_m^2 + sigma_seed_m^2 / S_ml + v_fixed_ml; the log-density of
+        # lowrank_marginal_loglik (marginal_loglik without factors: independent errors, or
+        # paired with no factor needed), fused with its gradient in one numba kernel
+        pm.Potential("ybar_loglik", fused_marginal_loglik(
+            x["ybar"], x["weight"], x["inv_s"], x["v_fixed"], mu, tsq,
+            x["seed_weight"] * sigma_seed**2, tau_lang_sq,
+            x["load"] if data.model_factors else None))
         # pooled within-cell sum of squares: SS_m / sigma_seed_m^2 ~ chi2(dof_m)
         pm.Potential("seed_ss_loglik", pt.sum(
             x["seed_weight"] * (-x["seed_dof"] * pt.log(sigma_seed)

@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _solve_small(small: np.ndarray, rhs: np.ndarray) -> None:  # pragma: no cover
     """rhs <- (I + small)^-1 rhs, with ``small`` the lower triangle of a symmetric matrix:
     Cholesky factor in place, then forward and back substitution."""
@@ -57,13 +57,14 @@ def _solve_small(small: np.ndarray, rhs: np.ndarray) -> None:  # pragma: no cove
         rhs[j] = s / small[j, j]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _kernel(ybar: np.ndarray, w: np.ndarray, unique: np.ndarray, inv_s: np.ndarray,
             seed_weight: np.ndarray, load: np.ndarray, mu: np.ndarray, tau2: np.ndarray,
             sig2: np.ndarray, t2: np.ndarray, z_a: np.ndarray, z_g: np.ndarray,
-            z_f: np.ndarray, z_e: np.ndarray, a_out: np.ndarray,
-            theta_out: np.ndarray) -> None:  # pragma: no cover - compiled
+            z_f: np.ndarray, z_e: np.ndarray, a_out: np.ndarray, theta_out: np.ndarray,
+            bench_out: np.ndarray) -> None:  # pragma: no cover - compiled
     n, n_lang, n_models = z_g.shape
+    keep = theta_out.shape[1] > 0
     k1 = load.shape[2] + 1
     u = np.empty((n_models, k1))
     y = np.empty(n_models)
@@ -105,14 +106,21 @@ def _kernel(ybar: np.ndarray, w: np.ndarray, unique: np.ndarray, inv_s: np.ndarr
             a = a0 + t2[i] * total
             a_out[i, lang] = a
             for m in range(n_models):
-                theta_out[i, lang, m] = mu[i, m] + a + g0[m] + tau2[i, m] * w[lang, m] * y[m]
+                theta = mu[i, m] + a + g0[m] + tau2[i, m] * w[lang, m] * y[m]
+                bench_out[i, m] += theta
+                if keep:
+                    theta_out[i, lang, m] = theta
+        for m in range(n_models):
+            bench_out[i, m] /= n_lang
 
 
 def pathwise_draws(ybar: np.ndarray, w: np.ndarray, unique: np.ndarray, inv_s: np.ndarray,
                    seed_weight: np.ndarray, load: np.ndarray, mu: np.ndarray, tau2: np.ndarray,
                    sig2: np.ndarray, t2: np.ndarray, z_a: np.ndarray, z_g: np.ndarray,
-                   z_f: np.ndarray, z_e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``a`` (n, L) and ``theta`` (n, L, M) (see the module docstring).
+                   z_f: np.ndarray, z_e: np.ndarray, keep_cells: bool = True
+                   ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """``a`` (n, L), ``theta`` (n, L, M) (None unless ``keep_cells``) and its mean over the
+    languages (n, M) (see the module docstring).
 
     Shapes: ``ybar``, ``w``, ``unique``, ``inv_s`` (L, M); ``seed_weight`` (M,); ``load``
     (L, M, k); ``mu``, ``tau2``, ``sig2`` (n, M) (``sig2`` = sigma_seed^2); ``t2`` (n,);
@@ -120,10 +128,11 @@ def pathwise_draws(ybar: np.ndarray, w: np.ndarray, unique: np.ndarray, inv_s: n
     """
     n, n_lang, n_models = z_g.shape
     a_out = np.empty((n, n_lang))
-    theta_out = np.empty((n, n_lang, n_models))
+    theta_out = np.empty((n, n_lang if keep_cells else 0, n_models))
+    bench_out = np.zeros((n, n_models))
     args = [np.ascontiguousarray(v, dtype=np.float64)
             for v in (ybar, w, unique, inv_s, seed_weight, load, mu, tau2, sig2, t2, z_a, z_g,
                       z_f, z_e)]
     kernel: Any = _kernel            # numba's Dispatcher stub types no arguments
-    kernel(*args, a_out, theta_out)
-    return a_out, theta_out
+    kernel(*args, a_out, theta_out, bench_out)
+    return a_out, theta_out if keep_cells else None, bench_out

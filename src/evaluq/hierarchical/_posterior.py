@@ -16,12 +16,14 @@ is the k-factor C_l = F_l F_l' + diag(psi v), F_l = sqrt(v) Lambda_l; with indep
 errors F_l has no columns (k = 0) and psi v is the cell's whole test-set variance v. S_l^{-1}
 is applied by the Woodbury identity, S^{-1} y = D^{-1} y - D^{-1} U (I + U' D^{-1} U)^{-1}
 U' D^{-1} y (D = Delta_l), with a (k + 1) x (k + 1) solve, fused over a language's models in
-a numba kernel (``_pathwise``). Everything is vectorised over the sample axes (chain, draw),
-in chunks of draws to bound memory.
+a numba kernel (``_pathwise``). Everything is vectorised over the draws of a chain, in
+chunks of draws to bound memory, and the chains run in threads.
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
 import numpy as np
@@ -38,23 +40,47 @@ def draw_effects(data: HierarchicalData, mu: np.ndarray, tau_m: np.ndarray,
     sigma_seed: (n, M); tau_lang: (n,) or None in the independent model), by pathwise
     conditioning (module docstring): paired test-set errors through their factors, independent
     ones with k = 0."""
-    from evaluq.hierarchical._pathwise import pathwise_draws  # imports numba
+    a, theta, _ = _draw_chunk(_kernel_inputs(data), mu, tau_m, sigma_seed, tau_lang, gen,
+                              keep_cells=True)
+    assert theta is not None
+    return a, np.swapaxes(theta, -1, -2)
 
+
+def _kernel_inputs(data: HierarchicalData) -> dict[str, np.ndarray]:
+    """The data arrays of ``_pathwise.pathwise_draws``, (language, model) first."""
     arr = data.arrays()
     w = arr["weight"].T                                              # (L, M)
+    n_lang, n_models = w.shape
+    return {"ybar": arr["ybar"].T, "w": w,
+            "unique": np.where(w > 0, arr["v_fixed"].T, 0.0), "inv_s": arr["inv_s"].T,
+            "seed_weight": arr["seed_weight"],
+            "load": arr.get("load", np.zeros((n_lang, n_models, 0)))}   # (L, M, k)
+
+
+def _draw_chunk(inputs: dict[str, np.ndarray], mu: np.ndarray, tau_m: np.ndarray,
+                sigma_seed: np.ndarray, tau_lang: np.ndarray | None, gen: np.random.Generator,
+                *, keep_cells: bool, buffers: dict[str, np.ndarray] | None = None
+                ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """``a`` (n, L), theta (n, L, M) or None, and theta's mean over the languages (n, M);
+    ``buffers`` holds the normals' arrays from one call to the next."""
+    from evaluq.hierarchical._pathwise import pathwise_draws  # imports numba
+
+    buffers = {} if buffers is None else buffers
     n, n_models = mu.shape
-    n_lang = w.shape[0]
-    load = arr.get("load", np.zeros((n_lang, n_models, 0)))          # (L, M, k), 0 if missing
+    n_lang = inputs["w"].shape[0]
     t2 = np.zeros(n) if tau_lang is None else tau_lang**2
-    # the normals: a0, g0, the errors' factors z and their unique parts
-    z_a = gen.standard_normal((n, n_lang))
-    z_g = gen.standard_normal((n, n_lang, n_models))
-    z_f = gen.standard_normal((n, n_lang, load.shape[-1]))
-    z_e = gen.standard_normal((n, n_lang, n_models))
-    a, theta = pathwise_draws(arr["ybar"].T, w, np.where(w > 0, arr["v_fixed"].T, 0.0),
-                              arr["inv_s"].T, arr["seed_weight"], load, mu, tau_m**2,
-                              sigma_seed**2, t2, z_a, z_g, z_f, z_e)
-    return a, np.swapaxes(theta, -1, -2)
+    # the normals: a0, g0, the errors' factors z and their unique parts, into buffers kept
+    # across a chain's chunks (a fresh array of this size costs its page faults: 3x the time
+    # of the normals themselves)
+    sizes = {"z_a": (n_lang,), "z_g": (n_lang, n_models),
+             "z_f": (n_lang, inputs["load"].shape[-1]), "z_e": (n_lang, n_models)}
+    for name, shape in sizes.items():
+        if name not in buffers or buffers[name].shape[0] < n:
+            buffers[name] = np.empty((n, *shape))
+    z_a, z_g, z_f, z_e = (gen.standard_normal(out=buffers[name][:n]) for name in sizes)
+    return pathwise_draws(inputs["ybar"], inputs["w"], inputs["unique"], inputs["inv_s"],
+                          inputs["seed_weight"], inputs["load"], mu, tau_m**2, sigma_seed**2,
+                          t2, z_a, z_g, z_f, z_e, keep_cells)
 
 
 def conditional_draws(data: HierarchicalData, post: dict[str, np.ndarray],
@@ -65,30 +91,47 @@ def conditional_draws(data: HierarchicalData, post: dict[str, np.ndarray],
     None. The benchmark mean of a model is the mean of theta over all the cube's languages
     (missing cells drawn from their conditional), so every model is compared on the same
     benchmark.
+
+    Each chain draws from its own stream (``gen.spawn``), in chunks of draws, and the chains
+    run in threads (NumPy's normals and the numba kernel release the GIL): the draws do not
+    depend on how many threads ran them.
     """
     n_chain, n_draw, n_models = post["mu"].shape
     n_lang = data.shape[1]
-    flat = {k: (None if v is None else v.reshape(n_chain * n_draw, *v.shape[2:]))
-            for k, v in post.items()}
-    total = n_chain * n_draw
     width = data.model_factors + 2 if data.paired else 2
     step = max(1, CHUNK_CELLS // (n_models * n_lang * width))
-    a_all = np.empty((total, n_lang))
-    bench = np.empty((total, n_models))
-    theta_all: np.ndarray | None = np.empty((total, n_models, n_lang)) if keep_cells else None
-    for start in range(0, total, step):
-        sl = slice(start, start + step)
-        tl = flat["tau_lang"]
-        a, theta = draw_effects(data, flat["mu"][sl], flat["tau_m"][sl], flat["sigma_seed"][sl],
-                                None if tl is None else tl[sl], gen)
-        a_all[sl] = a
-        bench[sl] = theta.mean(axis=-1)
-        if theta_all is not None:
-            theta_all[sl] = theta
-    out: dict[str, np.ndarray] = {"a": a_all.reshape(n_chain, n_draw, n_lang),
-           "benchmark_mean": bench.reshape(n_chain, n_draw, n_models)}
+    a_all = np.empty((n_chain, n_draw, n_lang))
+    bench = np.empty((n_chain, n_draw, n_models))
+    theta_all = np.empty((n_chain, n_draw, n_models, n_lang)) if keep_cells else None
+    streams = gen.spawn(n_chain)
+
+    inputs = _kernel_inputs(data)
+
+    def one_chain(chain: int) -> None:
+        tl = post["tau_lang"]
+        buffers: dict[str, np.ndarray] = {}
+        for start in range(0, n_draw, step):
+            sl = slice(start, start + step)
+            a, theta, mean = _draw_chunk(inputs, post["mu"][chain, sl],
+                                         post["tau_m"][chain, sl],
+                                         post["sigma_seed"][chain, sl],
+                                         None if tl is None else tl[chain, sl], streams[chain],
+                                         keep_cells=keep_cells, buffers=buffers)
+            a_all[chain, sl] = a
+            bench[chain, sl] = mean
+            if theta_all is not None and theta is not None:
+                theta_all[chain, sl] = np.swapaxes(theta, -1, -2)
+
+    workers = min(n_chain, os.cpu_count() or 1)
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(one_chain, range(n_chain)))
+    else:
+        for chain in range(n_chain):
+            one_chain(chain)
+    out: dict[str, np.ndarray] = {"a": a_all, "benchmark_mean": bench}
     if theta_all is not None:
-        out["theta"] = theta_all.reshape(n_chain, n_draw, n_models, n_lang)
+        out["theta"] = theta_all
     return out
 
 
