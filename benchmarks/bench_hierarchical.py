@@ -5,8 +5,12 @@ at 6 x 61 x 10 warm <= 0.5 s and no more than 2x the independent model's; a seco
 fitting the same shape <= 5 s in total; ``evaluq report --bayes`` on a 3 x 16 summary file in
 a process after the first <= 10 s. Every paired figure is printed beside the independent
 model's, measured in the same run. Also printed: the time of one log-density gradient (the
-low-rank paired form at k = 1 and k = 3 against the independent form) and the mean leapfrog
-steps per draw (the sampler's geometry).
+fused kernel the model samples with beside PyTensor's graph of the same log-density, at
+k = 0, 1 and 3) and the mean leapfrog steps per draw (the sampler's geometry).
+
+``--no-cache`` runs the whole benchmark in a fresh process whose compilation caches (numba's,
+PyTensor's and evaluq's nutpie cache) are empty temporary directories: its cold fits are
+the first fits ever on the machine.
 
 The cubes are built from shared per-item resamples (``tests/hierarchical/paired_sim.py``),
 rho = 0.5. The first fit of a shape in the process compiles the model (cold); the second
@@ -18,6 +22,7 @@ Run: ``python benchmarks/bench_hierarchical.py`` (``--quick``: the small shape o
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -35,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "hierarchical"))
 from paired_sim import Setting, shared_cube  # noqa: E402
 
+CACHE_VARIABLES = ("NUMBA_CACHE_DIR", "EVALUQ_CACHE_DIR", "PYTENSOR_FLAGS")
 SIZES = ((6, 61, 10, 200, None, 0.5), (50, 500, 5, 100, 30.0, 10.0))
 
 
@@ -76,36 +82,46 @@ def fits(sizes: tuple[tuple[Any, ...], ...], seed: int = 0) -> None:
 
 
 def gradient_times(n_models: int = 50, n_languages: int = 500, repeat: int = 200) -> None:
-    """Seconds per log-density + gradient evaluation (numba), independent and paired."""
+    """Seconds per log-density + gradient evaluation (numba): the fused kernel the model
+    samples with (``_fused``) beside PyTensor's own graph of the same log-density (the
+    reference, ``_model.lowrank_marginal_loglik``), independent (k = 0) and paired."""
     import pytensor
     import pytensor.tensor as pt
 
-    from evaluq.hierarchical import build_model, cube_statistics
-    from evaluq.hierarchical._model import lowrank_marginal_loglik, marginal_loglik
+    from evaluq.hierarchical import cube_statistics
+    from evaluq.hierarchical._fused import fused_marginal_loglik
+    from evaluq.hierarchical._model import lowrank_marginal_loglik
 
     setting = Setting(n_models=n_models, n_languages=n_languages, n_seeds=2, n_boot=60,
                       n_items=20, rho=0.5)
     data = cube_statistics(shared_cube(np.random.default_rng(0), setting)[0], "independent")
     arr = data.arrays()
-    mu, d, t2 = pt.vector("mu"), pt.matrix("d"), pt.scalar("t2")
     rng = np.random.default_rng(1)
-    point = [np.zeros(n_models), np.ones((n_models, n_languages)), np.asarray(1.0)]
-    rows = {"independent": marginal_loglik(arr["ybar"], arr["weight"], mu, d, t2)}
-    for k in (1, 3):
-        load = rng.normal(size=(n_languages, n_models, k)) * 0.3
-        rows[f"paired k={k}"] = lowrank_marginal_loglik(arr["ybar"], arr["weight"], mu, d, t2,
-                                                        pt.as_tensor(load), k)
-    for name, logp in rows.items():
-        fn = pytensor.function([mu, d, t2], [logp, *pytensor.grad(logp, [mu, d, t2])],
-                               mode="NUMBA")
-        fn(*point)
-        start = time.perf_counter()
-        for _ in range(repeat):
+    mu, tsq, sv, t2 = pt.dvector("mu"), pt.dvector("tsq"), pt.dvector("sv"), pt.dscalar("t2")
+    point = [np.zeros(n_models), np.full(n_models, 0.5), np.full(n_models, 0.5),
+             np.asarray(1.0)]
+    d = tsq[:, None] + sv[:, None] * arr["inv_s"] + arr["v_fixed"]
+    for k in (0, 1, 3):
+        load = rng.normal(size=(n_models, k, n_languages)) * 0.3
+        graphs = {"fused": fused_marginal_loglik(arr["ybar"], arr["weight"], arr["inv_s"],
+                                                 arr["v_fixed"], mu, tsq, sv, t2,
+                                                 load if k else None),
+                  "pytensor": lowrank_marginal_loglik(arr["ybar"], arr["weight"], mu, d, t2,
+                                                      pt.as_tensor(load.transpose(2, 0, 1)),
+                                                      k)}
+        ms = {}
+        for name, logp in graphs.items():
+            wrt = [mu, tsq, sv, t2]
+            fn = pytensor.function(wrt, [logp, *pytensor.grad(logp, wrt)], mode="NUMBA")
             fn(*point)
-        ms = (time.perf_counter() - start) / repeat * 1e3
-        print(f"log-density + gradient at {n_models} x {n_languages}, {name:12s}: {ms:7.3f} ms",
-              flush=True)
-    del build_model
+            start = time.perf_counter()
+            for _ in range(repeat):
+                fn(*point)
+            ms[name] = (time.perf_counter() - start) / repeat * 1e3
+        label = "independent" if k == 0 else f"paired k={k}"
+        print(f"log-density + gradient at {n_models} x {n_languages}, {label:12s}: fused "
+              f"{ms['fused']:7.3f} ms, PyTensor's graph {ms['pytensor']:7.3f} ms "
+              f"({ms['pytensor'] / ms['fused']:.1f}x)", flush=True)
 
 
 def second_process(quick: bool) -> None:
@@ -118,7 +134,8 @@ def second_process(quick: bool) -> None:
             "t1 = time.perf_counter(); fit = eq.fit_hierarchical(cube, rng=0); "
             "print(f'{time.perf_counter() - t1:.2f} {t1 - t0:.2f} "
             "{fit.config[\"compile_seconds\"]:.2f}')")
-    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin",
+           **{k: os.environ[k] for k in CACHE_VARIABLES if k in os.environ}}
     for run in range(1 if quick else 2):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              env=env, check=True).stdout.split()
@@ -150,7 +167,17 @@ def second_process(quick: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the small shape only")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="rerun in a process whose compilation caches are empty")
     args = parser.parse_args()
+    if args.no_cache:
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {**os.environ, **dict(zip(CACHE_VARIABLES, (
+                f"{tmp}/numba", f"{tmp}/evaluq", f"base_compiledir={tmp}/pytensor"),
+                strict=True))}
+            argv = [sys.executable, __file__, *(["--quick"] if args.quick else [])]
+            print(f"empty compilation caches under {tmp}", flush=True)
+            sys.exit(subprocess.run(argv, env=env, check=False).returncode)
     print(f"sampler: {'nutpie' if eq.hierarchical.nutpie_available() else 'pymc'}; fit "
           "defaults (draws=1000, tune=1000, chains=4); load average "
           f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}", flush=True)
