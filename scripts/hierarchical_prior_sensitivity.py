@@ -51,7 +51,7 @@ def main(n_cubes: int = 12) -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 fit = eq.fit_hierarchical(cube, priors={"tau_m_sigma": f * default}, draws=250,
-                                          tune=400, rng=gen)
+                                          tune=400, rng=gen, retry=False)
             post = fit.posterior.stack(s=("chain", "draw"))
             pop = _width_and_cover(post["mu"].transpose("model", "s").values, mu)
             bench = _width_and_cover(post["benchmark_mean"].transpose("model", "s").values,

@@ -168,7 +168,8 @@ def test_killed_fit_save_keeps_the_previous_fit_and_a_damaged_one_is_refused(tmp
     pytest.importorskip("pymc")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                # few draws: convergence warnings
-        fit = eq.fit_hierarchical(cube(n_languages=6), draws=30, tune=30, chains=2, rng=0)
+        fit = eq.fit_hierarchical(cube(n_languages=6), draws=30, tune=30, chains=2, rng=0,
+                                  retry=False)
     path = tmp_path / "fit.nc"
     fit.save(path)
     before = path.read_bytes()

@@ -37,7 +37,7 @@ def _cube(table):
 @pytest.fixture(scope="module")
 def fits():
     table = _table()
-    return {"gaussian": eq.fit_hierarchical(_cube(table), **QUICK, rng=1),
+    return {"gaussian": eq.fit_hierarchical(_cube(table), **QUICK, rng=1, retry=False),
             "items": eq.fit_items(table, item="item", **COLS, **QUICK, rng=1),
             "no items": eq.fit_items(table, item=None, **COLS, **QUICK, rng=1)}
 

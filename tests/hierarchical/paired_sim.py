@@ -135,7 +135,7 @@ def study(setting: Setting, n_cubes: int, *, seed: int = 0, draws: int = 250,
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ConvergenceWarning)
                 fit = eq.fit_hierarchical(cube, test_set_errors=method, draws=draws,
-                                          tune=tune, chains=chains, rng=gen)
+                                          tune=tune, chains=chains, rng=gen, retry=False)
             seconds[method] += time.perf_counter() - start
             warned[method] += any(issubclass(w.category, ConvergenceWarning) for w in caught)
             for scope, var in (("benchmark", "benchmark_mean"), ("population", "mu")):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,7 +13,7 @@ import evaluq as eq
 from evaluq.hierarchical import ConvergenceWarning, HierarchicalFit
 
 pytestmark = pytest.mark.filterwarnings("ignore::evaluq.hierarchical.ConvergenceWarning")
-FEW = {"draws": 100, "tune": 100, "chains": 2}
+FEW = {"draws": 100, "tune": 100, "chains": 2, "retry": False}  # short: would retry
 
 
 def _cube(**kw: object) -> xr.Dataset:
@@ -286,3 +288,34 @@ def test_the_fit_records_how_the_test_set_errors_were_paired(fit: HierarchicalFi
     assert "test_set_errors='independent'" in text
     assert "note: test-set errors taken as independent" in text
     assert "conservative" in fit._repr_html_()
+
+
+def test_a_failing_fit_is_retried_once_with_more_draws_and_smaller_steps(
+        cube: xr.Dataset) -> None:
+    """30 draws per chain cannot reach 400 effective draws: the retry samples 60 at target
+    acceptance 0.95, still fails and warns; the first run is recorded."""
+    with pytest.warns(ConvergenceWarning, match="increase draws"):
+        fit = eq.fit_hierarchical(cube, rng=1, draws=30, tune=100, chains=2)
+    retried = fit.config["retried"]
+    assert retried["draws"] == 30
+    assert any("ESS" in text for text in retried["problems"])
+    assert fit.posterior.sizes["draw"] == 60
+    assert fit.config["draws"] == 60
+    assert fit.config["target_accept"] == 0.95
+    assert fit.config["seed"] != retried["seed"]
+    assert "retried with target_accept=0.95 after" in repr(fit)
+    with pytest.warns(ConvergenceWarning):
+        once = eq.fit_hierarchical(cube, rng=1, draws=30, tune=100, chains=2, retry=False)
+    assert "retried" not in once.config
+    assert once.posterior.sizes["draw"] == 30
+    assert once.config["seed"] == retried["seed"]          # the same first run
+    with pytest.raises(TypeError, match="`retry` must be True or False"):
+        eq.fit_hierarchical(cube, retry="yes")  # type: ignore[arg-type]
+
+
+def test_a_clean_fit_is_not_retried(cube: xr.Dataset) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fit = eq.fit_hierarchical(cube, rng=0)
+    assert "retried" not in fit.config
+    assert fit.posterior.sizes["draw"] == 1000

@@ -263,7 +263,7 @@ def test_paired_benchmark_differences_are_calibrated() -> None:
     for _ in range(n_cubes):
         cube, theta = paired_cube(gen, n_languages=10, n_boot=100)
         fit = eq.fit_hierarchical(cube, test_set_errors="paired", rng=gen, draws=400,
-                                  tune=400)
+                                  tune=400, retry=False)
         bench = fit.posterior.benchmark_mean
         truth = theta.mean(axis=1)
         for i, j in ((0, 1), (0, 2), (1, 2)):

@@ -47,6 +47,8 @@ from evaluq.ranks import rank_distribution
 SAMPLERS: Final = ("auto", "nutpie", "pymc")
 SCOPES: Final = ("population", "benchmark")
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
+RETRY_TARGET_ACCEPT: Final = 0.95
+"""The least target acceptance of the retry of a fit that failed its checks."""
 KEEP_CELLS_MAX: Final = 10_000_000   # theta (chain, draw, model, language) kept up to this size
 _STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
                  "mean_tree_accept", "acceptance_rate", "logp", "lp")
@@ -421,10 +423,14 @@ class HierarchicalFit:
             if "diverging" in self.idata["sample_stats"] else 0
         errors = (f"'paired', error_factors={self.data.n_factors}" if self.data.paired
                   else "'independent'")
+        retried = self.config.get("retried")
+        again = (f", retried with target_accept={self.config['target_accept']:g} after "
+                 f"{len(retried['problems'])} failed check(s) of a {retried['draws']}-draw "
+                 "run" if retried else "")
         return (f"HierarchicalFit(model={self.config['model']!r}, test_set_errors={errors}, "
                 f"sampler={self.sampler!r}, "
                 f"{n_m} models x {n_l} languages, {post.sizes['chain']} chains x "
-                f"{post.sizes['draw']} draws, divergences={div})")
+                f"{post.sizes['draw']} draws, divergences={div}{again})")
 
     def __repr__(self) -> str:
         lines = [self._header(), f"test-set errors {self.data.pairing}",
@@ -471,7 +477,7 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
                      tune: int = 1000, chains: int = 4, rng: RNGLike = 0,
                      sampler: str = "auto", priors: dict[str, float] | None = None,
                      test_set_errors: str = "auto", error_correlation: Any = None,
-                     progressbar: bool = False) -> HierarchicalFit:
+                     progressbar: bool = False, retry: bool = True) -> HierarchicalFit:
     """Fit the hierarchical model to an evaluation cube.
 
     The model (design.md section 3; ``models/hierarchical_model.md``), crossed:
@@ -544,12 +550,19 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
         (language, model, model_b). Default None.
     progressbar
         Show the sampler's progress bar.
+    retry
+        When the convergence checks fail, sample once more, with twice the draws and a
+        target acceptance of at least ``RETRY_TARGET_ACCEPT`` (smaller steps, which follow
+        the curvature a divergence came from), and keep that run (default True). The first
+        run's problems are recorded in ``fit.config["retried"]`` and the repr. In probe fits
+        of nine simulated cube types (144 fits), 6 warned after one run and none after the
+        retry.
 
     Returns
     -------
     HierarchicalFit
-        Warns :class:`ConvergenceWarning` with advice, following ArviZ's guidance
-        (``arviz_stats.diagnose``): rank-normalised R-hat > 1.01, a bulk or tail ESS
+        Warns :class:`ConvergenceWarning` with advice when the (last) run fails ArviZ's
+        checks (``arviz_stats.diagnose``): rank-normalised R-hat > 1.01, a bulk or tail ESS
         below 100 per chain, divergences, or E-BFMI < 0.3 in a chain.
 
     Examples
@@ -561,11 +574,14 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     1.0
     """
     draws, tune, chains, sampler = _fit_iv(model, draws, tune, chains, sampler, progressbar)
+    if not isinstance(retry, bool):
+        raise TypeError(f"`retry` must be True or False; got {retry!r}")
     check_choice("test_set_errors", test_set_errors, TEST_SET_ERRORS)
     gen = check_rng(rng)
     data = cube_statistics(cube, test_set_errors, error_correlation)
     resolved = resolve_priors(data, priors)
-    seed, post_seed, boot_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=3))
+    seed, post_seed, boot_seed, retry_seed = (int(s) for s in
+                                              gen.integers(0, 2**31 - 1, size=4))
     config: dict[str, Any] = {"model": model, "test_set_errors": test_set_errors,
               "pairing": data.pairing,
               "error_correlation": None if error_correlation is None else "given",
@@ -577,26 +593,39 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     config["tau_m_coordinates"] = tau_m_variant(evidence)
     config["target_accept"] = target_accept(evidence)
     config["compile_seconds"], config["compile_cache"] = 0.0, None
+    compiled = None
     if sampler == "nutpie":
         compiled, config["compile_seconds"], info = compiled_nutpie(
             data, model, config["tau_m_coordinates"])
         config["compile_cache"] = info["cache"]
         config["compile_cfunc_seconds"] = info["cfunc_seconds"]
         config["compile_graph_skipped"] = info["manifest"]
-        start = time.perf_counter()
-        raw = _sample_nutpie(compiled, model_inputs(data, resolved, model), config,
-                             progressbar)
-    else:
-        start = time.perf_counter()
-        raw = _sample_pymc(data, model, resolved, config, progressbar)
-    config["sampling_seconds"] = time.perf_counter() - start
-    tree = _build_tree(data, model, raw, post_seed, resolved, config)
-    fit = HierarchicalFit(idata=tree, sampler=sampler, config=config, data=data,
-                          cube=cube)
+    fit = _run(cube, data, model, resolved, config, compiled, progressbar)
     problems = fit.diagnostics().attrs["problems"]
+    if problems and retry:
+        first = {k: config[k] for k in ("draws", "target_accept", "seed", "sampling_seconds")}
+        config.update(draws=2 * draws, seed=retry_seed,
+                      target_accept=max(config["target_accept"], RETRY_TARGET_ACCEPT),
+                      retried={"problems": problems, **first})
+        fit = _run(cube, data, model, resolved, config, compiled, progressbar)
+        problems = fit.diagnostics().attrs["problems"]
     if problems:
         warnings.warn("; ".join(problems), ConvergenceWarning, stacklevel=2)
     return fit
+
+
+def _run(cube: xr.Dataset, data: HierarchicalData, model: str, priors: dict[str, float],
+         config: dict[str, Any], compiled: Any, progressbar: bool) -> HierarchicalFit:
+    """One sampler run with ``config``'s settings (and its seconds), and its fit."""
+    start = time.perf_counter()
+    if compiled is not None:
+        raw = _sample_nutpie(compiled, model_inputs(data, priors, model), config, progressbar)
+    else:
+        raw = _sample_pymc(data, model, priors, config, progressbar)
+    config["sampling_seconds"] = time.perf_counter() - start
+    tree = _build_tree(data, model, raw, config["post_seed"], priors, config)
+    return HierarchicalFit(idata=tree, sampler=config["sampler"], config=config, data=data,
+                           cube=cube)
 
 
 def _stored_data(tree: xr.DataTree) -> HierarchicalData:
