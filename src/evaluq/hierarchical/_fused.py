@@ -74,21 +74,48 @@ def loglik_and_grad(ybar: np.ndarray, weight: np.ndarray, inv_s: np.ndarray,
     ``ybar``, ``weight`` (0 or 1), ``inv_s``, ``v_fixed``: (M, L); ``load``: (M, k, L), zero
     on missing cells. Returns (log p, d/d mu, d/d tsq, d/d seed_var, d/d t2).
     """
+    s = math.sqrt(t2)
+    kmat, c, g, logd, rpr, psum, n_obs = _accumulate(ybar, weight, inv_s, v_fixed, load, mu,
+                                                     tsq, seed_var, s)
+    inv_diag = _cholesky(kmat)
+    h = _forward(kmat, inv_diag, c)               # L^{-1} c
+    gl = _forward(kmat, inv_diag, g)              # L^{-1} g
+    total = 0.0
+    w_s_w = np.empty(logd.shape[0])               # w'S^{-1}w per language
+    for lang in range(logd.shape[0]):
+        chc = 0.0
+        gkg = 0.0
+        for i in range(h.shape[0]):
+            chc += h[i, lang] * h[i, lang]
+            gkg += gl[i, lang] * gl[i, lang]
+            total += 2.0 * math.log(kmat[i, i, lang])
+        total += logd[lang] + rpr[lang] - chc
+        w_s_w[lang] = psum[lang] - gkg
+    _backward(kmat, inv_diag, h)                  # h = K^{-1} c
+    g_mu, g_tsq, g_seed, xw = _gradient(ybar, weight, inv_s, v_fixed, load, mu, tsq, seed_var,
+                                        s, kmat, inv_diag, h)
+    g_t2 = 0.0
+    for lang in range(xw.shape[0]):
+        g_t2 += 0.5 * (xw[lang] * xw[lang] - w_s_w[lang])
+    return -0.5 * (n_obs * LOG_2PI + total), g_mu, g_tsq, g_seed, g_t2
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _accumulate(ybar: np.ndarray, weight: np.ndarray, inv_s: np.ndarray, v_fixed: np.ndarray,
+                load: np.ndarray, mu: np.ndarray, tsq: np.ndarray, seed_var: np.ndarray,
+                s: float) -> Any:  # pragma: no cover - compiled
+    """The first pass, model by model: per language K - I = U'PU (lower triangle), c = U'Pr,
+    g = U'Pw, sum log d, r'Pr and w'Pw; and the number of observed cells."""
     n_m, n_l = ybar.shape
     k = load.shape[1]
-    k1 = k + 1
-    s = math.sqrt(t2)
     lo, hi = SAFE_PRODUCT
-    kmat = np.zeros((k1, k1, n_l))               # K = I + U'PU, lower triangle, then L
-    c = np.zeros((k1, n_l))                      # U'Pr
-    g = np.zeros((k1, n_l))                      # U'Pw
-    logd = np.zeros(n_l)
-    rpr = np.zeros(n_l)
-    psum = np.zeros(n_l)
+    kmat = np.zeros((k + 1, k + 1, n_l))
+    c = np.zeros((k + 1, n_l))
+    g = np.zeros((k + 1, n_l))
+    logd, rpr, psum = np.zeros(n_l), np.zeros(n_l), np.zeros(n_l)
     prod = np.ones(n_l)
-    col = np.empty((k1, n_l))
-    prec = np.empty(n_l)
-    res = np.empty(n_l)
+    col = np.empty((k + 1, n_l))
+    prec, res = np.empty(n_l), np.empty(n_l)
     n_obs = 0.0
     for m in range(n_m):
         tsq_m, seed_m, mu_m = tsq[m], seed_var[m], mu[m]
@@ -119,16 +146,24 @@ def loglik_and_grad(ybar: np.ndarray, weight: np.ndarray, inv_s: np.ndarray,
         for j in range(k):
             for lang in range(n_l):
                 col[j + 1, lang] = load[m, j, lang]
-        for i in range(k1):
+        for i in range(k + 1):
             for lang in range(n_l):
                 pu = prec[lang] * col[i, lang]
                 c[i, lang] += pu * res[lang]
-                g[i, lang] += pu * weight[m, lang]
+                g[i, lang] += pu * wrow[lang]
             for j in range(i + 1):
                 for lang in range(n_l):
                     kmat[i, j, lang] += prec[lang] * col[i, lang] * col[j, lang]
+    return kmat, c, g, logd, rpr, psum, n_obs
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _cholesky(kmat: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    """K = I + ``kmat`` = LL' per language, L in place of ``kmat``'s lower triangle; returns
+    the inverses of L's diagonal (k1, L)."""
+    k1, _, n_l = kmat.shape
     inv_diag = np.empty((k1, n_l))
-    for j in range(k1):                           # Cholesky, per language
+    for j in range(k1):
         for lang in range(n_l):
             acc = kmat[j, j, lang] + 1.0
             for p in range(j):
@@ -141,52 +176,51 @@ def loglik_and_grad(ybar: np.ndarray, weight: np.ndarray, inv_s: np.ndarray,
                 for p in range(j):
                     acc -= kmat[i, p, lang] * kmat[j, p, lang]
                 kmat[i, j, lang] = acc * inv_diag[j, lang]
-    h = _forward(kmat, inv_diag, c)               # L^{-1} c
-    gl = _forward(kmat, inv_diag, g)              # L^{-1} g
-    total = 0.0
-    gt2 = np.zeros(n_l)
-    for lang in range(n_l):
-        chc = 0.0
-        gkg = 0.0
-        for i in range(k1):
-            chc += h[i, lang] * h[i, lang]
-            gkg += gl[i, lang] * gl[i, lang]
-        total += logd[lang] + rpr[lang] - chc
-        gt2[lang] = psum[lang] - gkg
-        for j in range(k1):
-            total += 2.0 * math.log(kmat[j, j, lang])
-    for j in range(k1 - 1, -1, -1):               # h = L^{-T} L^{-1} c = K^{-1} c
+    return inv_diag
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _backward(low: np.ndarray, inv_diag: np.ndarray,
+              x: np.ndarray) -> None:  # pragma: no cover - compiled
+    """x <- L^{-T} x per language (in place; see :func:`_forward_into`)."""
+    k1, n_l = x.shape
+    for j in range(k1 - 1, -1, -1):
         for lang in range(n_l):
-            acc = h[j, lang]
+            acc = x[j, lang]
             for p in range(j + 1, k1):
-                acc -= kmat[p, j, lang] * h[p, lang]
-            h[j, lang] = acc * inv_diag[j, lang]
-    g_mu = np.empty(n_m)
-    g_tsq = np.empty(n_m)
-    g_seed = np.empty(n_m)
+                acc -= low[p, j, lang] * x[p, lang]
+            x[j, lang] = acc * inv_diag[j, lang]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _gradient(ybar: np.ndarray, weight: np.ndarray, inv_s: np.ndarray, v_fixed: np.ndarray,
+              load: np.ndarray, mu: np.ndarray, tsq: np.ndarray, seed_var: np.ndarray,
+              s: float, low: np.ndarray, inv_diag: np.ndarray,
+              h: np.ndarray) -> Any:  # pragma: no cover - compiled
+    """The second pass, model by model: d log p / d mu, tsq and seed_var (M,) and w'x per
+    language, from x = P (r - U h) and U_m' K^{-1} U_m = ||L^{-1} U_m||^2."""
+    n_m, n_l = ybar.shape
+    k = load.shape[1]
+    g_mu, g_tsq, g_seed = np.empty(n_m), np.empty(n_m), np.empty(n_m)
     xw = np.zeros(n_l)
-    quad = np.empty(n_l)
-    err = np.empty(n_l)
-    tmp = np.empty((k1, n_l))
+    quad, err = np.empty(n_l), np.empty(n_l)
+    col, tmp = np.empty((k + 1, n_l)), np.empty((k + 1, n_l))
     for m in range(n_m):
+        tsq_m, seed_m, mu_m = tsq[m], seed_var[m], mu[m]
+        wrow, yrow, srow, vrow = weight[m], ybar[m], inv_s[m], v_fixed[m]
         for lang in range(n_l):
-            w = weight[m, lang]
-            col[0, lang] = s * w
-            err[lang] = (ybar[m, lang] - mu[m]) * w - col[0, lang] * h[0, lang]
+            col[0, lang] = s * wrow[lang]
+            err[lang] = (yrow[lang] - mu_m) * wrow[lang] - col[0, lang] * h[0, lang]
         for j in range(k):
             for lang in range(n_l):
                 col[j + 1, lang] = load[m, j, lang]
                 err[lang] -= col[j + 1, lang] * h[j + 1, lang]
-        _forward_into(kmat, inv_diag, col, tmp)   # L^{-1} U_m
+        _forward_into(low, inv_diag, col, tmp)    # L^{-1} U_m
         quad[:] = 0.0
-        for i in range(k1):
+        for i in range(k + 1):
             for lang in range(n_l):
                 quad[lang] += tmp[i, lang] * tmp[i, lang]
-        acc_mu = 0.0
-        acc_tsq = 0.0
-        acc_seed = 0.0
-        tsq_m, seed_m = tsq[m], seed_var[m]
-        wrow, srow, vrow = weight[m], inv_s[m], v_fixed[m]
+        acc_mu = acc_tsq = acc_seed = 0.0
         for lang in range(n_l):
             w = wrow[lang]
             p = w / (tsq_m + seed_m * srow[lang] + vrow[lang])
@@ -196,13 +230,8 @@ def loglik_and_grad(ybar: np.ndarray, weight: np.ndarray, inv_s: np.ndarray,
             g_d = 0.5 * (x * x - p + p * p * quad[lang])          # d log p / d d
             acc_tsq += g_d
             acc_seed += g_d * srow[lang]
-        g_mu[m] = acc_mu
-        g_tsq[m] = acc_tsq
-        g_seed[m] = acc_seed
-    g_t2 = 0.0
-    for lang in range(n_l):
-        g_t2 += 0.5 * (xw[lang] * xw[lang] - gt2[lang])
-    return -0.5 * (n_obs * LOG_2PI + total), g_mu, g_tsq, g_seed, g_t2
+        g_mu[m], g_tsq[m], g_seed[m] = acc_mu, acc_tsq, acc_seed
+    return g_mu, g_tsq, g_seed, xw
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
