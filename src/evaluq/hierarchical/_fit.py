@@ -580,8 +580,7 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     gen = check_rng(rng)
     data = cube_statistics(cube, test_set_errors, error_correlation)
     resolved = resolve_priors(data, priors)
-    seed, post_seed, boot_seed, retry_seed = (int(s) for s in
-                                              gen.integers(0, 2**31 - 1, size=4))
+    seed, post_seed, boot_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=3))
     config: dict[str, Any] = {"model": model, "test_set_errors": test_set_errors,
               "pairing": data.pairing,
               "error_correlation": None if error_correlation is None else "given",
@@ -604,6 +603,9 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     problems = fit.diagnostics().attrs["problems"]
     if problems and retry:
         first = {k: config[k] for k in ("draws", "target_accept", "seed", "sampling_seconds")}
+        # the retry's seed comes from the first's, not from ``gen``: a Generator shared by
+        # several fits advances as it did without the retry
+        retry_seed = int(np.random.SeedSequence(seed).generate_state(1)[0] % (2**31 - 1))
         config.update(draws=2 * draws, seed=retry_seed,
                       target_accept=max(config["target_accept"], RETRY_TARGET_ACCEPT),
                       retried={"problems": problems, **first})
