@@ -21,7 +21,7 @@ determinant lemma with a (k + 1) x (k + 1) matrix per language, O(M k^2 L).
 
 :func:`marginal_loglik` and :func:`lowrank_marginal_loglik` write the log-density in NumPy or
 PyTensor (the reference); the model computes it, with its gradient, in the fused numba
-kernel of ``_fused`` (4x faster per gradient at 50 x 500), which the tests hold to the
+kernel of ``_fused`` (2.3x faster per gradient at 50 x 500), which the tests hold to the
 reference.
 """
 
