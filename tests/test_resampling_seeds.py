@@ -203,25 +203,44 @@ def test_spread_matches_the_components_on_a_paired_cube():
 
 # --- missing seeds --------------------------------------------------------------------------------
 
-def test_missing_seed_is_never_dropped(cube):
+def test_missing_seed_draws_the_cells_own_runs(cube):
+    """A run missing from one cell (ragged seeds) is neither filled nor made NaN: that cell
+    redraws the seeds it has, every other cell is drawn as before (same numbers)."""
     holey = cube.copy(deep=True)
     holey["score"][0, 1, 2] = np.nan
     holey["boot_score"][0, 1, 2, :] = np.nan
     kw = {"n_resamples": 300, "replication": "nonparametric", "rng": 2}
-    rs = eq.resample(holey, seeds="bootstrap", **kw)
-    drew_it = rs.drawn_seed_count.isel(language=1, seed=2).values > 0
-    assert 0 < drew_it.mean() < 1
-    np.testing.assert_array_equal(np.isnan(rs.score[:, 0, 1].values), drew_it)
-    assert not np.isnan(rs.score[:, 1]).any()
-    assert not np.isnan(rs.score[:, 0, [0, 2]]).any()
-    # rescaled centres on the mean over all seeds: every resample of the cell is NaN
-    rescaled = eq.resample(holey, seeds="rescaled", **kw)
-    assert np.isnan(rescaled.score[:, 0, 1]).all()
-    assert not np.isnan(rescaled.score[:, 1]).any()
-    with pytest.raises(CubeError, match=r"resampled value\(s\) are NaN"):
-        eq.aggregate(rs)
-    with pytest.raises(CubeError, match=r"resampled value\(s\) are NaN.*position in its chunk"):
-        eq.aggregate(eq.resample(holey, seeds="rescaled", lazy=True, **kw))
+    for seeds in ("bootstrap", "rescaled", "one"):
+        rs = eq.resample(holey, seeds=seeds, **kw)
+        assert not np.isnan(rs.score).any(), seeds
+        # the cell's draws only ever use its own three seeds' replicates
+        own = holey["boot_score"][0, 1, [0, 1, 3]].values
+        lo, hi = np.nanmin(own), np.nanmax(own)
+        cell = rs.score[:, 0, 1].values
+        if seeds != "rescaled":
+            assert ((cell >= lo - 1e-12) & (cell <= hi + 1e-12)).all()
+
+
+def test_ragged_seed_bootstrap_variance_is_each_cells_own():
+    """Independent check: with S_ml seeds in cell (m, l) and no replicates, the seed
+    bootstrap's variance of the cell mean is the cell's plug-in variance / S_ml (and the
+    rescaled one's the sample variance / S_ml), whatever the other cells hold."""
+    gen = np.random.default_rng(5)
+    scores = gen.normal(size=(3, 4, 6))
+    scores[0, :, 3:] = np.nan                      # model 0 ran 3 seeds
+    scores[1, 2, 5] = np.nan                       # one crashed run
+    cube = eq.from_arrays(scores)
+    counts = np.isfinite(scores).sum(-1)
+    plug_in = np.nanvar(scores, axis=-1)
+    for seeds, expected in (("bootstrap", plug_in / counts),
+                            ("rescaled", plug_in / (counts - 1)),
+                            ("one", plug_in)):
+        rs = eq.resample(cube, n_resamples=40_000, replication="nonparametric",
+                         seeds=seeds, rng=3)
+        np.testing.assert_allclose(rs.score.mean("resample"), np.nanmean(scores, -1),
+                                   atol=0.02)
+        np.testing.assert_allclose(rs.score.var("resample"), expected, rtol=0.05)
+
 
 
 # --- validation -----------------------------------------------------------------------------------

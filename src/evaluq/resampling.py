@@ -167,6 +167,64 @@ def _gather_replicates(boot: np.ndarray, seeds: str, bounds: tuple[float, float]
     return total
 
 
+def _ragged_positions(gen: np.random.Generator, seeds: str, shape: tuple[int, ...],
+                      n_s: int, n_b: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nonparametric draws of a cube with unequal seeds per cell: uniforms (n, k) for
+    ``seeds="one"`` or (n, k, S) otherwise, shared by every model (each cell maps them onto
+    its own seeds, :func:`_gather_ragged`), and the replicate positions (n, k)."""
+    if seeds == "one":
+        return gen.random(shape), gen.integers(0, n_b, size=shape)
+    b_idx = gen.integers(0, n_b, size=shape)
+    if seeds == "mean":
+        return np.full((*shape, n_s), np.nan), b_idx
+    return gen.random((*shape, n_s)), b_idx
+
+
+def _gather_ragged(boot: np.ndarray, runs: np.ndarray, seeds: str,
+                   bounds: tuple[float, float] | None, lang: np.ndarray, u: np.ndarray,
+                   b_idx: np.ndarray) -> np.ndarray:
+    """:func:`_gather_replicates` for unequal seeds: ``boot`` holds each cell's seeds first
+    (model, language, seed, bootstrap) and ``runs`` (model, language) how many it has. Cell
+    (m, l) draws its c = runs[m, l] seeds with replacement through the first c uniforms,
+    position floor(u c); ``"mean"`` takes every seed of the cell once; ``"rescaled"`` stretches
+    the mean about the cell's mean replicate by sqrt(c / (c - 1)). A cell without seeds is NaN.
+    """
+    n_m, _, n_s, n_b = boot.shape
+    flat = boot.reshape(n_m, -1)
+    rows = np.arange(n_m)[:, None, None]
+    c = runs[:, lang]                                          # (model, n, k)
+    base = (lang * n_s) * n_b + b_idx
+    if seeds == "one":
+        return flat[rows, base + np.floor(u * c).astype(np.intp) * n_b]
+    total = np.zeros(c.shape)
+    for j in range(n_s):                                      # S gathers of (model, n, k)
+        pos = j if seeds == "mean" else np.floor(u[..., j] * c).astype(np.intp)
+        total += np.where(j < c, flat[rows, base + pos * n_b], 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total /= c
+        if seeds == "rescaled":
+            kept = np.arange(n_s)[:, None] < runs[..., None, None]   # (M, L, S, 1)
+            centre_all = np.where(kept, boot, 0.0).sum(axis=2) / runs[..., None]
+            centre = centre_all.reshape(n_m, -1)[rows, lang * n_b + b_idx]
+            stretch = np.sqrt(np.where(c > 1, c / (c - 1), 1.0))
+            total = centre + (total - centre) * stretch
+            if bounds is not None:
+                np.clip(total, *bounds, out=total)
+    return total
+
+
+def _ragged_runs(score: np.ndarray, boot: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """``boot`` with each cell's seeds first and the seeds per cell, when some observed cell
+    lacks some seed (a missing run, or models run with different numbers of seeds); else
+    ``boot`` and None (the equal-seed draws, whose numbers stay as they were)."""
+    valid = ~np.isnan(score)
+    runs = valid.sum(axis=2)
+    if not ((runs > 0) & (runs < score.shape[2])).any():
+        return boot, None
+    order = np.argsort(~valid, axis=2, kind="stable")[..., None]
+    return np.ascontiguousarray(np.take_along_axis(boot, order, axis=2)), runs.astype(float)
+
+
 def _truncated_normal(obs: np.ndarray, scale: np.ndarray, bounds: tuple[float, float],
                       u: np.ndarray) -> np.ndarray:
     """Scores from N(obs, scale^2) truncated to ``bounds``, by inverse CDF of ``u`` ~ U(0, 1).
@@ -192,6 +250,7 @@ class _Inputs:
     n_seeds: int = 1                     # S and B of the replicates (nonparametric)
     n_boot: int = 1
     model_rows: np.ndarray | None = None  # the cube's position of each (canonical) model
+    runs: np.ndarray | None = None       # (model, language) seeds per cell, ragged cubes only
 
 
 @dataclass(frozen=True)
@@ -283,6 +342,8 @@ def _draw_nonparametric(inputs: _Inputs, seeds: str, lang: np.ndarray | None,
     """The cube's own replicates, the same draw for every model (see :func:`resample`)."""
     n_l = inputs.observed.shape[1]
     slots = np.broadcast_to(np.arange(n_l), (n, n_l)) if lang is None else lang
+    if inputs.runs is not None:
+        return _draw_ragged(inputs, seeds, lang, slots, gen, values, draws)
     s_idx, b_idx = _replicate_positions(gen, seeds, slots.shape, inputs.n_seeds, inputs.n_boot)
     out = None
     if values:
@@ -293,6 +354,27 @@ def _draw_nonparametric(inputs: _Inputs, seeds: str, lang: np.ndarray | None,
     if draws and s_idx.ndim == 3:
         s_idx = _seed_counts(s_idx, inputs.n_seeds)
     return _Block(out, lang, s_idx if draws else None, b_idx if draws else None)
+
+
+def _draw_ragged(inputs: _Inputs, seeds: str, lang: np.ndarray | None, slots: np.ndarray,
+                 gen: np.random.Generator, values: bool, draws: bool) -> _Block:
+    """:func:`_draw_nonparametric` for a cube with unequal seeds per cell. The recorded seed
+    draws are those of a cell with every seed (position floor(u S)); a cell with c seeds maps
+    the same uniforms onto its own seeds."""
+    assert inputs.runs is not None
+    u, b_idx = _ragged_positions(gen, seeds, slots.shape, inputs.n_seeds, inputs.n_boot)
+    out = None
+    if values:
+        assert inputs.boot is not None
+        out = _in_cube_order(_gather_ragged(inputs.boot, inputs.runs, seeds, inputs.bounds,
+                                            slots, u, b_idx), inputs.model_rows)
+    s_idx = None
+    if draws:
+        s_idx = (np.broadcast_to(np.arange(inputs.n_seeds), u.shape) if seeds == "mean"
+                 else np.floor(u * inputs.n_seeds).astype(np.intp))
+        if s_idx.ndim == 3:
+            s_idx = _seed_counts(s_idx, inputs.n_seeds)
+    return _Block(out, lang, s_idx, b_idx if draws else None)
 
 
 Drawer = Callable[[_Inputs, str, "np.ndarray | None", np.random.Generator, int, bool, bool],
@@ -549,15 +631,17 @@ def _inputs(cube: xr.Dataset, replication: str) -> tuple[_Inputs, Any]:
         return _Inputs(observed, None, None), None
     bounds = cube_bounds(cube)
     if BOOT_SCORE not in cube:
-        boot = np.ascontiguousarray(_seeds_only_replicates(cube, score))
-        return _Inputs(observed, None, boot, bounds, boot.shape[2], 1), None
+        boot, runs = _ragged_runs(score, _seeds_only_replicates(cube, score))
+        return _Inputs(observed, None, np.ascontiguousarray(boot), bounds, boot.shape[2], 1,
+                       runs=runs), None
     lazy = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP)
     n_s, n_b = lazy.sizes[SEED], lazy.sizes[BOOTSTRAP]
     if lazy.chunks is not None:
         streamed = lazy.data.astype(np.float64).rechunk({2: -1, 3: -1})
         return _Inputs(observed, None, None, bounds, n_s, n_b), streamed
-    boot = np.ascontiguousarray(lazy.values, dtype=np.float64)
-    return _Inputs(observed, None, boot, bounds, n_s, n_b), None
+    boot, runs = _ragged_runs(score, np.asarray(lazy.values, dtype=np.float64))
+    return _Inputs(observed, None, np.ascontiguousarray(boot), bounds, n_s, n_b,
+                   runs=runs), None
 
 
 def _seeds_only_replicates(cube: xr.Dataset, score: np.ndarray) -> np.ndarray:
@@ -929,9 +1013,14 @@ def resample(
     -----
     Missing cells (NaN seed means) stay NaN in every resample that draws them; nothing is
     dropped or filled. :func:`evaluq.aggregate` raises on them unless told to skip them.
-    A drawn ``boot_score`` that is NaN (a missing seed) is likewise NaN: with
-    ``seeds="bootstrap"`` every resample that draws the missing seed for that cell, with
-    ``"rescaled"`` every resample of the cell (the centre is the mean over all seeds).
+    Runs missing from an observed cell (a crashed seed, or models run with different numbers
+    of seeds) are neither filled nor drawn: with ``"nonparametric"`` replication each cell
+    redraws the seeds it has (:math:`S_{ml}` of them, its own seed bootstrap; ``"rescaled"``
+    stretches by :math:`\sqrt{S_{ml} / (S_{ml} - 1)}`), through uniforms shared by every
+    model, so complete cells are drawn as a cube of equal seeds would draw them (the recorded
+    ``drawn_seed_count`` is theirs). A cube with equal seeds keeps its numbers exactly.
+    A streamed (dask) ``boot_score`` keeps the equal-seed draws: a missing seed there makes
+    the resamples that draw it NaN.
 
     A dask-backed cube (``eq.open_cube("cube.zarr")``, ``cube.chunk(...)``) is validated
     without reading ``boot_score`` and gives lazy resamples by default (one dask task per
