@@ -368,7 +368,8 @@ def test_field_section_is_skipped_with_one_seed(cube):
 def test_field_section_is_skipped_with_a_nan_run(cube):
     holed = cube.copy(deep=True)
     holed["score"][0, 0, 0] = np.nan
-    rep = eq.report(holed, None, n_resamples=200, rng=0, progress=False)
+    with pytest.warns(eq.MissingDataWarning, match="1 run missing"):
+        rep = eq.report(holed, None, n_resamples=200, rng=0, progress=False)
     section = next(s for s in rep.sections["simulated"] if s.id == "field")
     assert section.figures == 0
     assert "skipped" in section.body

@@ -39,3 +39,9 @@ class HarnessLogWarning(EvaluqWarning):
     needs a look: a score missing for some samples, samples that errored or were invalidated,
     an unfinished run read on request, two logs of the same model and task. The message names
     the file, the model, the task and the samples."""
+
+
+class MissingDataWarning(EvaluqWarning):
+    """A report or analysis left out what the data lack: (model, language) cells with no
+    score at all (the languages, or models, that hold them are named) or runs missing from
+    some cells (each cell then uses its own runs). The message says what was done."""

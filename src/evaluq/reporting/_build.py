@@ -24,6 +24,7 @@ from evaluq.reporting._item_model import (
     item_model_section,
     item_model_tables,
 )
+from evaluq.reporting._missing import complete_cube, missing_runs
 from evaluq.reporting.sections import (
     HierarchicalFitLike,
     Section,
@@ -105,6 +106,9 @@ class Analysis:
         With per-item scores and ``bayes=True``: the item model (:func:`evaluq.fit_items`),
         its PSIS-LOO comparison and predictive checks
         (:class:`~evaluq.reporting._item_model.ItemModelResults`), or None.
+    notes
+        What was done about missing data (cells left out, runs missing), one sentence each;
+        the data summary shows them.
     """
 
     cube: xr.Dataset
@@ -119,6 +123,7 @@ class Analysis:
     items: xr.Dataset | None = None
     field_methods: FieldMethods | None = None
     item_model: ItemModelResults | None = None
+    notes: list[str] = field(default_factory=list)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table of the analysis, by file stem, each with a caption in ``attrs``.
@@ -143,9 +148,9 @@ class Analysis:
             f"Rank distribution: share of {self.aggregated.attrs.get('n_resamples', '?')} "
             "resamples in which each model takes each rank (rank 1 is the best); ties share "
             "the ranks they span."), "uncertainty": "probabilities over resamples"}
-        out = {"leaderboard": self.leaderboard,
-               "pairwise": pairwise_table(self.pairwise, unique=True),
-               "variance": variance_table(self.components), "ranks": ranks}
+        out = {"leaderboard": self.leaderboard, "variance": variance_table(self.components)}
+        if self.cube.sizes[MODEL] > 1:
+            out |= {"pairwise": pairwise_table(self.pairwise, unique=True), "ranks": ranks}
         if self.fit is not None:
             out["posterior_vs_frequentist"] = _as_frame(self.fit.compare_frequentist(),
                                                         "compare_frequentist")
@@ -223,7 +228,7 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
             alpha: float = 0.05, adjustment: str = "holm", rng: RNGLike = 0,
             bayes: bool = False, bayes_options: Mapping[str, Any] | None = None,
             fit: HierarchicalFitLike | None = None, items: xr.Dataset | None = None,
-            item_scores: xr.DataArray | None = None) -> Analysis:
+            item_scores: xr.DataArray | None = None, missing: str = "drop") -> Analysis:
     """Run the frequentist analysis of a cube (and the hierarchical model when asked).
 
     Parameters
@@ -232,12 +237,13 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
         An evaluation cube.
     n_resamples, replication, languages, rng
         Passed to :func:`evaluq.resample`. ``replication="auto"`` is ``"parametric"`` when
-        the cube has bootstrap replicates or summary SDs, ``"nonparametric"`` (the seeds
-        redrawn, paired across models; the test-set noise is not seen) for raw scores with
-        several seeds, and ``"none"`` otherwise; ``languages="auto"`` is ``"fixed"`` with
-        parametric replication and ``"bootstrap"`` otherwise (the languages then carry the
-        spread the replicates cannot show). The resolved values are in
-        ``Analysis.settings``.
+        the cube has bootstrap replicates and several seeds, or summary SDs;
+        ``"nonparametric"`` when it has bootstrap replicates of one seed (the replicates
+        redrawn, paired across models) or raw scores with several seeds (the seeds redrawn,
+        each cell its own; the test-set noise is not seen); and ``"none"`` otherwise.
+        ``languages="auto"`` is ``"fixed"`` when bootstrap replicates or SDs carry the
+        test-set noise and ``"bootstrap"`` otherwise (the languages then carry the spread the
+        replicates cannot show). The resolved values are in ``Analysis.settings``.
     how, confidence_level
         Passed to :func:`evaluq.aggregate`.
     alpha, adjustment
@@ -260,6 +266,12 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
         the cube model, compared by PSIS-LOO with the fit without item effects and checked
         (``Analysis.item_model``); scores that suit no family of the item model (fractional
         scores) fall back to the cube model, saying why.
+    missing
+        (model, language) cells with no score: ``"drop"`` (default) leaves out the languages
+        that hold them (or the models, when that keeps more cells) and says so in
+        ``Analysis.notes`` and a :class:`~evaluq.errors.MissingDataWarning`; ``"raise"``
+        stops with a :class:`~evaluq.errors.CubeError`. Runs missing from a cell are never
+        dropped: each cell uses the runs it has (also stated).
 
     Returns
     -------
@@ -276,7 +288,7 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
                       languages=languages, how=how, confidence_level=confidence_level,
                       alpha=alpha, adjustment=adjustment, rng=rng, bayes=bayes,
                       bayes_options=bayes_options, fit=fit, progress=_Progress(0, False),
-                      item_scores=_check_scores(item_scores, "item_scores"))
+                      item_scores=_check_scores(item_scores, "item_scores"), missing=missing)
     result.items = _check_items(items, "items")
     return result
 
@@ -284,7 +296,8 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
 def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages: str, how: str,
              confidence_level: float, alpha: float, adjustment: str, rng: RNGLike, bayes: bool,
              bayes_options: Mapping[str, Any] | None, fit: HierarchicalFitLike | None,
-             progress: _Progress, item_scores: xr.DataArray | None = None) -> Analysis:
+             progress: _Progress, item_scores: xr.DataArray | None = None,
+             missing: str = "drop") -> Analysis:
     from evaluq._schema import validate
     from evaluq.aggregation import aggregate
     from evaluq.pairwise import pairwise_differences
@@ -292,7 +305,7 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
     from evaluq.resampling import resample
     from evaluq.variance import variance_components
 
-    cube = validate(cube)
+    cube, notes = _complete(validate(cube), missing)
     n_resamples = check_int("n_resamples", n_resamples, minimum=10)
     confidence_level = check_confidence_level(confidence_level)
     if not isinstance(bayes, bool):
@@ -323,7 +336,22 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
     progress.step("rliable and ASO")
     return Analysis(cube=cube, components=components, aggregated=aggregated, pairwise=pairwise,
                     ranks=ranks, tiers=tiers, leaderboard=board, settings=settings, fit=fit,
-                    field_methods=field_methods, item_model=item_model)
+                    field_methods=field_methods, item_model=item_model, notes=notes)
+
+
+def _complete(cube: xr.Dataset, missing: str) -> tuple[xr.Dataset, list[str]]:
+    """The cube with its empty cells left out (``missing``) and the notes on what the data
+    lack, each also a :class:`~evaluq.errors.MissingDataWarning`."""
+    import warnings
+
+    from evaluq.errors import MissingDataWarning
+
+    cube, notes = complete_cube(cube, missing)
+    runs = missing_runs(cube)
+    notes += [runs] if runs else []
+    for note in notes:
+        warnings.warn(note, MissingDataWarning, stacklevel=4)
+    return cube, notes
 
 
 def _bayes(cube: xr.Dataset, rng: RNGLike, options: Mapping[str, Any],
@@ -380,14 +408,18 @@ def _resolve_modes(cube: xr.Dataset, replication: str, languages: str) -> tuple[
 
     if replication == "auto":
         has_sd = is_summary(cube) and SD_SEED in cube and SD_BOOT in cube
-        if BOOT_SCORE in cube or has_sd:
+        if BOOT_SCORE in cube and cube.sizes.get(SEED, 1) < 2:
+            replication = "nonparametric"      # the replicates themselves: no seed SD exists
+        elif BOOT_SCORE in cube or has_sd:
             replication = "parametric"
         elif not is_summary(cube) and cube.sizes.get(SEED, 1) > 1:
             replication = "nonparametric"      # the seeds, redrawn paired across models
         else:
             replication = "none"
     if languages == "auto":
-        languages = "fixed" if replication == "parametric" else "bootstrap"
+        replicates = replication == "parametric" or (replication == "nonparametric"
+                                                     and BOOT_SCORE in cube)
+        languages = "fixed" if replicates else "bootstrap"
     return replication, languages
 
 
@@ -406,7 +438,7 @@ def _critical_difference(analysis: Analysis) -> xr.Dataset | None:
 
 def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: str | None,
               progress: _Progress) -> list[Section]:
-    out = [data_summary(analysis.cube, bounds=bounds)]
+    out = [data_summary(analysis.cube, bounds=bounds, notes=analysis.notes)]
     progress.step("data summary")
     out.append(variance_section(analysis.components))
     progress.step("variance section")
@@ -416,13 +448,7 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
     if analysis.items is not None:
         out.append(item_means_section(analysis.items,
                                       higher_is_better=_orientation(analysis.cube)))
-    item_fit = analysis.item_model.fit if analysis.item_model is not None else None
-    posterior = (analysis.fit.rank_probabilities("benchmark") if analysis.fit is not None
-                 else item_fit.rank_probabilities("benchmark") if item_fit is not None
-                 else None)
-    out.append(ranks_section(analysis.ranks, posterior))
-    out.append(tiers_section(analysis.aggregated, analysis.tiers,
-                             cd=_critical_difference(analysis)))
+    out += _comparison_sections(analysis)
     progress.step("ranks and tiers")
     if analysis.field_methods is not None:
         fm = analysis.field_methods
@@ -432,12 +458,25 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
         out.append(item_model_section(analysis.item_model))
     if analysis.fit is not None:
         out.append(posterior_section(analysis.fit))
-    if analysis.fit is not None or item_fit is not None:
+    if analysis.fit is not None or analysis.item_model is not None:
         progress.step("posterior section")
     if N_ITEMS in analysis.cube.data_vars and BOOT_SCORE in analysis.cube.data_vars:
         out.append(power_section(analysis.cube, alpha=analysis.settings["alpha"]))
     out.append(reproducibility_section(analysis.settings, command=command))
     return out
+
+
+def _comparison_sections(analysis: Analysis) -> list[Section]:
+    """The rank and tier sections (none for a one-model report: nothing is compared)."""
+    if analysis.cube.sizes[MODEL] < 2:
+        return []
+    item_fit = analysis.item_model.fit if analysis.item_model is not None else None
+    posterior = (analysis.fit.rank_probabilities("benchmark") if analysis.fit is not None
+                 else item_fit.rank_probabilities("benchmark") if item_fit is not None
+                 else None)
+    return [ranks_section(analysis.ranks, posterior),
+            tiers_section(analysis.aggregated, analysis.tiers,
+                          cd=_critical_difference(analysis))]
 
 
 def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
@@ -450,7 +489,8 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
            bounds: tuple[float, float] | None = None, title: str | None = None,
            command: str | None = None, progress: bool = True,
            items: xr.Dataset | Mapping[str, xr.Dataset] | None = None,
-           item_scores: xr.DataArray | Mapping[str, xr.DataArray] | None = None) -> Report:
+           item_scores: xr.DataArray | Mapping[str, xr.DataArray] | None = None,
+           missing: str = "drop") -> Report:
     """The whole analysis as ONE self-contained HTML page (figures inline, no network).
 
     Sections, each one function of :mod:`evaluq.reporting.sections`: data summary (sizes,
@@ -504,6 +544,9 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
         tune=1000, chains=2): the page shows its posterior at both scopes, the PSIS-LOO
         comparison with the fit without item effects and the predictive checks. Scores that
         suit no family of the item model fall back to the cube model, saying why.
+    missing
+        ``"drop"`` (default) or ``"raise"``: what to do with (model, language) cells that
+        have no score, as in :func:`analyse`; the page's data summary says what was done.
 
     Returns
     -------
@@ -538,7 +581,8 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
         a = _analyse(c, n_resamples=n_resamples, replication=replication, languages=languages,
                      how=how, confidence_level=confidence_level, alpha=alpha,
                      adjustment=adjustment, rng=rng, bayes=bayes, bayes_options=bayes_options,
-                     fit=fits.get(name), progress=bar, item_scores=scores.get(name))
+                     fit=fits.get(name), progress=bar, item_scores=scores.get(name),
+                     missing=missing)
         a.items = per_item.get(name)
         secs = _sections(a, bounds, command, bar)
         analyses[name], sections[name] = a, secs

@@ -239,7 +239,8 @@ def scale_warnings(cube: xr.Dataset, *, bounds: tuple[float, float] | None = Non
     return out
 
 
-def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None) -> Section:
+def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None,
+                 notes: Sequence[str] = ()) -> Section:
     """Section: what the cube holds (sizes, variables), its missing cells and scale warnings.
 
     Parameters
@@ -248,6 +249,9 @@ def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None)
         The evaluation cube.
     bounds
         The metric's range, for :func:`scale_warnings`.
+    notes
+        What the analysis did about missing data (cells left out, runs missing), shown in a
+        box at the top of the section.
 
     Returns
     -------
@@ -283,7 +287,8 @@ def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None)
                         "cells": int(da.size), "missing": n_nan,
                         "share missing": n_nan / da.size if da.size else 0.0})
     miss = pd.DataFrame(missing).set_index("variable")
-    body = [table_html(facts, caption=""),
+    body = [_note_box("Missing data", notes)] if notes else []
+    body += [table_html(facts, caption=""),
             table_html(miss, caption="Missing cells are NaN: never filled, never dropped "
                                      "silently.")]
     empty = cube[SCORE].isnull().all(SEED) if SEED in cube[SCORE].dims else cube[SCORE].isnull()
@@ -295,11 +300,15 @@ def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None)
                        f"{', '.join(pairs[:10])}{', ...' if len(pairs) > 10 else ''}."))
     warnings = scale_warnings(cube, bounds=bounds)
     if warnings:
-        items = "".join(f"<li>{html.escape(w)}</li>" for w in warnings)
-        body.append(f'<div class="warning"><strong>Scale warnings</strong><ul>{items}</ul></div>')
+        body.append(_note_box("Scale warnings", warnings))
     else:
         body.append('<p class="ok">Scale checks: no warnings.</p>')
-    return Section("data", "Data summary", "\n".join(body), notes=warnings)
+    return Section("data", "Data summary", "\n".join(body), notes=[*notes, *warnings])
+
+
+def _note_box(title: str, lines: Sequence[str]) -> str:
+    items = "".join(f"<li>{html.escape(w)}</li>" for w in lines)
+    return f'<div class="warning"><strong>{html.escape(title)}</strong><ul>{items}</ul></div>'
 
 
 def variance_section(components: xr.Dataset) -> Section:
@@ -326,12 +335,17 @@ def variance_section(components: xr.Dataset) -> Section:
     from evaluq.variance import variance_table
 
     table = variance_table(components)
-    fig = variance_bars(components)
     body = [_p("How much each score moves with the training seed (seed SD) and with the test "
                "set (bootstrap SD), per language; the table summarises them over languages."),
-            table_html(table),
-            _figure(fig, alt="variance components per language",
-                    caption="Seed and bootstrap SDs per language and model.")]
+            table_html(table)]
+    within = [v for v in ("sigma_seed", "sigma_boot") if v in components]
+    if not any(bool(components[v].notnull().any()) for v in within):
+        body.append(_p("No seed or bootstrap SD can be computed (one seed per cell and no "
+                       "bootstrap replicates): the within-language noise is unknown, so the "
+                       "intervals rest on the spread over languages alone."))
+        return Section("variance", "Variance components", "\n".join(body))
+    body.append(_figure(variance_bars(components), alt="variance components per language",
+                        caption="Seed and bootstrap SDs per language and model."))
     return Section("variance", "Variance components", "\n".join(body), figures=1)
 
 
@@ -367,6 +381,12 @@ def leaderboard_section(aggregated: xr.Dataset, pairwise: xr.Dataset,
     from evaluq.plots import forest_plot
 
     del aggregated  # the board and the differences carry what is shown
+    if pairwise.sizes.get(MODEL, 0) < 2:
+        body = [table_html(board),
+                _p("One model: its score and interval over the languages are shown; there is "
+                   "no other model to compare it with, so the pairwise, rank and tier "
+                   "sections are left out.")]
+        return Section("leaderboard", "Leaderboard", "\n".join(body))
     body = [table_html(board),
             _figure(forest_plot(pairwise), alt="forest plot of pairwise differences",
                     caption="Each pair once, better model first; blue: the interval "
@@ -549,13 +569,15 @@ def posterior_section(fit: HierarchicalFitLike, *, scope: str = "benchmark") -> 
             *pairing,
             table_html(compare, caption=str(compare.attrs.get(
                 "caption", "Posterior versus frequentist (resampling) estimates."))),
-            _figure(forest_plot(pw, title=f"posterior differences ({scope} scope)"),
-                    alt="forest plot of posterior differences"),
+            *([_figure(forest_plot(pw, title=f"posterior differences ({scope} scope)"),
+                       alt="forest plot of posterior differences")]
+              if pw.sizes.get(MODEL, 0) > 1 else []),
             "<h3>Sampler diagnostics</h3>",
             table_html(diagnostics, caption=str(diagnostics.attrs.get(
                 "caption", "R-hat near 1 and large effective sample sizes mean the chains "
                            "agree.")))]
-    return Section("posterior", "Posterior (hierarchical model)", "\n".join(body), figures=1)
+    return Section("posterior", "Posterior (hierarchical model)", "\n".join(body),
+                   figures=int(pw.sizes.get(MODEL, 0) > 1))
 
 
 def _item_frame(da: xr.Dataset, index: list[str]) -> pd.DataFrame:
