@@ -61,7 +61,7 @@ def test_cli_test_soft_csv_paired(tmp_path, rng, capsys):
         (["--method", "t-test"], "`method` must be one of"),
         (["--metrics", "cross_entropy"], "is for soft labels"),
         (["--kind", "ordinal"], "`kind` must be one of"),
-        (["--n-resamples", "0"], "`n_resamples` must be >= 1"),
+        (["--n-resamples", "0"], "--n-resamples must be >= 1"),
     ],
 )
 def test_cli_test_errors_exit_2(files, capsys, extra, match):

@@ -166,6 +166,9 @@ epoch column of a harness log's per-item table (:mod:`evaluq.io`)."""
 SEEDS_ARE: Final = "seeds_are"
 """Cube attribute: ``"epochs"`` (repeated scorings of the same items, whose replicates are
 shared by the epochs: :func:`evaluq.from_items`) or ``"runs"`` (independent training runs)."""
+LANGUAGE_LABEL: Final = "language_label"
+"""Cube attribute: the input's own name for the language dim (``task``, ``game``, ...), which
+the report's words and tables use."""
 PASS_K: Final = "k"
 """The ``k`` of pass@k and pass^k."""
 ONLY_A_CORRECT: Final = "only_a_correct"

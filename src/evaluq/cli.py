@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from evaluq._dims import LANGUAGE_LABEL
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -139,13 +141,25 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     summ.add_argument("--n-seeds", default="1", metavar="N|COL",
                       help="number of seeds: an integer or a column (default 1)")
     summ.add_argument("--metric", default=None, help="metric name (default: the mean column)")
-    orient = p.add_mutually_exclusive_group()
-    orient.add_argument("--higher-is-better", dest="higher_is_better", action="store_true",
-                        default=True, help="larger scores are better (default)")
-    orient.add_argument("--lower-is-better", dest="higher_is_better", action="store_false",
-                        help="smaller scores are better (error rates, losses)")
+    p.add_argument("--higher-is-better", nargs="*", default=None, metavar="METRIC",
+                   help="larger scores are better (the default): with no METRIC for every "
+                        "metric, else for the metrics named")
+    p.add_argument("--lower-is-better", nargs="*", default=None, metavar="METRIC",
+                   help="smaller scores are better (error rates, losses): with no METRIC for "
+                        "every metric, else for the metrics named (e.g. --score accuracy "
+                        "--score loss --lower-is-better loss)")
     p.add_argument("--bounds", nargs=2, type=float, default=None, metavar=("LO", "HI"),
-                   help="the metric's range, e.g. 0 100: scores outside it are flagged")
+                   help="the metric's range, e.g. 0 1 or 0 100: a score outside it is refused "
+                        "(exit 2, naming the rows), and resampling stays inside it")
+    p.add_argument("--scale-check", action=argparse.BooleanOptionalAction, default=True,
+                   help="look for models or languages on another scale (fractions among "
+                        "percentages) and warn at the top of the page and here (default: "
+                        "on; --no-scale-check silences it)")
+    p.add_argument("--missing", choices=("drop", "raise"), default="drop",
+                   help="(model, language) cells with no score: drop (default) leaves out the "
+                        "languages (or models) holding them and says so; raise stops. With "
+                        "--from, items some model lacks are dropped or refused alike. Runs "
+                        "missing from a cell are never dropped: each cell uses its own")
     p.add_argument("--bayes", action=argparse.BooleanOptionalAction, default=False,
                    help="also fit the hierarchical model and add the posterior sections "
                         "(with --from: the item model, fit_items, on the per-item scores, "
@@ -153,6 +167,14 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--error-correlation", type=float, default=None, metavar="RHO",
                    help="with --bayes: the correlation in [0, 1] of the models' test-set "
                         "errors, for a summary file (a cube from predictions shows it)")
+    p.add_argument("--draws", type=int, default=None, metavar="N",
+                   help="with --bayes: posterior draws per chain (default: the fit's)")
+    p.add_argument("--tune", type=int, default=None, metavar="N",
+                   help="with --bayes: tuning steps per chain (default: the fit's); raise it "
+                        "(e.g. --tune 2000) when the sampler reports divergences")
+    p.add_argument("--prior", action="append", default=None, metavar="NAME=SCALE",
+                   help="with --bayes: a prior scale of the fit, repeatable (e.g. --prior "
+                        "tau_m_sigma=0.05)")
     p.add_argument("--n-resamples", type=int, default=2000, help="resamples (default 2000)")
     p.add_argument("--replication", default="auto",
                    help="auto (default: parametric with bootstrap replicates or summary SDs, "
@@ -217,7 +239,9 @@ def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
         columns = {"model": "model", "item": "item", "score": col, "language": "task",
                    "seed": "epoch", "cluster": args.cluster, "missing": args.missing}
         cubes[col] = from_items(rows, n_boot=args.n_boot, rng=args.rng,
-                                higher_is_better=args.higher_is_better, **columns)
+                                higher_is_better=_higher_is_better(args, col, chosen),
+                                **columns)
+        cubes[col].attrs[LANGUAGE_LABEL] = "task"
         items[col] = item_means(rows, **columns)
         per_item[col] = item_scores(rows, **{k: v for k, v in columns.items()
                                              if k != "cluster"})
@@ -243,8 +267,6 @@ def _add_harness_arguments(p: argparse.ArgumentParser) -> None:
                            "the items (e.g. passage): cluster bootstrap and clustered SEs")
     logs.add_argument("--n-boot", type=int, default=1000,
                       help="bootstrap replicates of the items (default 1000)")
-    logs.add_argument("--missing", choices=("raise", "drop"), default="raise",
-                      help="items some model lacks: raise (default) or drop them with a warning")
 
 
 def _parse_formats(text: str) -> list[str]:
@@ -299,6 +321,10 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
         needed |= {"--mean": args.mean, "--sd-seed": args.sd_seed, "--sd-boot": args.sd_boot,
                    "--n-seeds": n_seeds if isinstance(n_seeds, str) else None}
     data = _read_files(args.files, needed)
+    # --bounds refuses scores outside the range (naming the rows); the scale verdict is the
+    # report's (page and terminal alike), so the loaders' own outlier warning is off
+    checks: dict[str, Any] = {"bounds": tuple(args.bounds) if args.bounds else None,
+                              "outlier_threshold": None}
     cubes = {}
     if args.score is not None:
         for col in args.score:
@@ -307,14 +333,43 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
                                  "left to analyse")
             cubes[col] = from_long(data, model=args.model, language=args.language,
                                    seed=args.seed, bootstrap=args.bootstrap, score=col,
-                                   higher_is_better=args.higher_is_better)
+                                   higher_is_better=_higher_is_better(args, col, args.score),
+                                   **checks)
     else:
         name = args.metric or args.mean
         cubes[name] = from_summary(data, model=args.model, language=args.language,
                                    mean=args.mean, sd_seed=args.sd_seed, sd_boot=args.sd_boot,
                                    n_seeds=n_seeds, metric=name,
-                                   higher_is_better=args.higher_is_better)
+                                   higher_is_better=_higher_is_better(args, name, [name]),
+                                   **checks)
+    for cube in cubes.values():
+        cube.attrs[LANGUAGE_LABEL] = args.language
     return cubes
+
+
+def _higher_is_better(args: argparse.Namespace, metric: str, metrics: Sequence[str]) -> bool:
+    """The orientation of one metric: ``--lower-is-better`` / ``--higher-is-better`` with no
+    METRIC set every metric's, with METRICs the named ones'; higher is better otherwise."""
+    named = {"--lower-is-better": args.lower_is_better or [],
+             "--higher-is-better": args.higher_is_better or []}
+    for flag, names in named.items():
+        unknown = [n for n in names if n not in metrics]
+        if unknown:
+            raise ValueError(f"{flag} names {unknown}, which are not among the metrics "
+                             f"({', '.join(metrics)}); name the --score columns")
+    both = set(named["--lower-is-better"]) & set(named["--higher-is-better"])
+    if both:
+        raise ValueError(f"{sorted(both)} given to both --lower-is-better and "
+                         f"--higher-is-better")
+    if metric in named["--lower-is-better"]:
+        return False
+    if metric in named["--higher-is-better"]:
+        return True
+    every_lower = args.lower_is_better == []
+    if every_lower and args.higher_is_better == []:
+        raise ValueError("--lower-is-better and --higher-is-better both given without a "
+                         "METRIC: name the metrics each applies to")
+    return not every_lower
 
 
 def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
@@ -367,15 +422,41 @@ def _run_report(args: argparse.Namespace) -> int:
                  n_resamples=args.n_resamples, replication=args.replication,
                  languages=args.resample_languages, how=args.how, rng=args.rng,
                  bayes=args.bayes, bounds=tuple(args.bounds) if args.bounds else None,
-                 bayes_options=(None if args.error_correlation is None
-                                else {"error_correlation": args.error_correlation}),
-                 command=command, progress=not args.quiet, items=items,
-                 item_scores=scores)
+                 bayes_options=_bayes_options(args), command=command,
+                 progress=not args.quiet, items=items, item_scores=scores,
+                 missing=args.missing, scale_check=args.scale_check)
     written = _write_report_files(rep, out, formats, command)
     print(f"evaluq report: wrote {len(written)} files to {out}/")
     for path in written:
         print(f"  {path.name}")
     return 0
+
+
+def _bayes_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The fit's options from --error-correlation, --draws, --tune and --prior."""
+    options: dict[str, Any] = {}
+    if args.error_correlation is not None:
+        options["error_correlation"] = args.error_correlation
+    for name in ("draws", "tune"):
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
+    priors = {}
+    for text in args.prior or []:
+        name, sep, value = text.partition("=")
+        try:
+            priors[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--prior takes NAME=SCALE with a number (e.g. --prior "
+                             f"tau_m_sigma=0.05); got {text!r}") from None
+        if not sep or not name.strip():
+            raise ValueError(f"--prior takes NAME=SCALE (e.g. --prior tau_m_sigma=0.05); got "
+                             f"{text!r}")
+    if priors:
+        options["priors"] = priors
+    if options and not args.bayes:
+        raise ValueError("--draws, --tune, --prior and --error-correlation set the Bayesian "
+                         "fit: add --bayes")
+    return options or None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -394,16 +475,73 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+REMEDIES: tuple[tuple[str, str], ...] = (
+    # the library names its Python keywords; a command-line user is told the flag instead
+    (r"pass `skipna=True`[^;.)]*", "pass --missing drop"),
+    (r"`?missing='raise'`?", "--missing raise"),
+    (r"`?missing='drop'`?", "--missing drop"),
+    (r"`?scale_check=False`?", "--no-scale-check"),
+    (r"`?outlier_threshold=None`?", "--no-scale-check"),
+    (r"the declared `bounds`", "the --bounds"),
+    (r"`bounds=`?[^`\s]*`?", "--bounds LO HI"),
+    (r"refit with `?tune=(\d+)`?", r"rerun with --tune \1"),
+    (r"priors=\{'(\w+)': \.\.\., '(\w+)': \.\.\.\}", r"--prior \1=... --prior \2=..."),
+    (r"increase `?draws`?", "increase --draws"),
+    (r"`?error_correlation=`?", "--error-correlation "),
+    (r"`?replication='(\w+)'`?", r"--replication \1"),
+    (r"`?languages='(\w+)'`?", r"--resample-languages \1"),
+    (r"`?n_resamples`?", "--n-resamples"),
+)
+"""(pattern, replacement) pairs that turn a Python remedy in a message into the command
+line's flag (``tests/test_cli_remedies.py`` checks every flag named exists)."""
+
+
+def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
+    """A library message as a command-line user should read it: Python keywords replaced
+    by the flags that do the same, the cube's ``language`` by the user's own column name.
+
+    Examples
+    --------
+    >>> cli_message("aggregates do not drop them silently: pass `skipna=True` to aggregate")
+    'aggregates do not drop them silently: pass --missing drop'
+    """
+    import re
+
+    for pattern, replacement in REMEDIES:
+        text = re.sub(pattern, replacement, text)
+    column = getattr(args, "language", None) if args is not None else None
+    if getattr(args, "source_format", None) is not None:
+        column = "task"
+    if column and column != "language":
+        text = re.sub(r"\blanguage(?=[=,' ])", column, text)
+    return text
+
+
+def _show_warnings(args: argparse.Namespace) -> Any:
+    """A ``warnings.showwarning`` that prints ``evaluq report: ScaleWarning: ...`` with the
+    message in command-line words (no Python source line)."""
+    def show(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
+        print(f"evaluq {args.command}: {category.__name__}: "
+              f"{cli_message(str(message), args)}", file=sys.stderr)
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evaluq`` console script."""
+    import warnings
+
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    previous = warnings.showwarning
+    warnings.showwarning = _show_warnings(args)
     try:
         return int(args.func(args))
     except (ValueError, TypeError, FileNotFoundError, KeyError, ImportError) as err:
-        print(f"evaluq {args.command}: error: {err}", file=sys.stderr)
+        print(f"evaluq {args.command}: error: {cli_message(str(err), args)}", file=sys.stderr)
         return 2
+    finally:
+        warnings.showwarning = previous
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -37,6 +37,7 @@ from evaluq.reporting.sections import (
     ranks_section,
     render_page,
     reproducibility_section,
+    scale_warnings,
     tiers_section,
     variance_section,
 )
@@ -436,9 +437,27 @@ def _critical_difference(analysis: Analysis) -> xr.Dataset | None:
         return None
 
 
+def _scale_verdict(cube: xr.Dataset, metric: str | None, bounds: tuple[float, float] | None,
+                   check: bool) -> list[str]:
+    """The scale warnings of the page's data summary (:func:`scale_warnings`), each also a
+    :class:`~evaluq.errors.ScaleWarning`, so that the terminal and the page say the same."""
+    import warnings
+
+    from evaluq.errors import ScaleWarning
+
+    if not check:
+        return []
+    found = scale_warnings(cube, bounds=bounds)
+    for text in found:
+        warnings.warn(text + " (scale_check=False silences this check)",
+                      ScaleWarning, stacklevel=4)
+    return [f"{metric}: {t}" if metric else t for t in found]
+
+
 def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: str | None,
-              progress: _Progress) -> list[Section]:
-    out = [data_summary(analysis.cube, bounds=bounds, notes=analysis.notes)]
+              progress: _Progress, scale_check: bool = True) -> list[Section]:
+    out = [data_summary(analysis.cube, bounds=bounds, notes=analysis.notes,
+                        scale_check=scale_check)]
     progress.step("data summary")
     out.append(variance_section(analysis.components))
     progress.step("variance section")
@@ -490,7 +509,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
            command: str | None = None, progress: bool = True,
            items: xr.Dataset | Mapping[str, xr.Dataset] | None = None,
            item_scores: xr.DataArray | Mapping[str, xr.DataArray] | None = None,
-           missing: str = "drop") -> Report:
+           missing: str = "drop", scale_check: bool = True) -> Report:
     """The whole analysis as ONE self-contained HTML page (figures inline, no network).
 
     Sections, each one function of :mod:`evaluq.reporting.sections`: data summary (sizes,
@@ -547,6 +566,10 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     missing
         ``"drop"`` (default) or ``"raise"``: what to do with (model, language) cells that
         have no score, as in :func:`analyse`; the page's data summary says what was done.
+    scale_check
+        Look for models or languages on another scale and values outside ``bounds``
+        (:func:`~evaluq.reporting.sections.scale_warnings`): each finding is a
+        :class:`~evaluq.errors.ScaleWarning` and stands in a box at the top of the page.
 
     Returns
     -------
@@ -570,26 +593,28 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     fits = _fits(fit, list(cubes))
     per_item = _items(items, list(cubes))
     scores = _per_metric(item_scores, list(cubes), "item_scores", _check_scores)
-    if not isinstance(bayes, bool):
-        raise TypeError(f"`bayes` must be True or False; got {bayes!r}")
+    for flag, value in (("bayes", bayes), ("scale_check", scale_check)):
+        if not isinstance(value, bool):
+            raise TypeError(f"`{flag}` must be True or False; got {value!r}")
     _check_out(out)
     steps = sum(8 + int(bayes and name not in fits) + int(bayes or name in fits)
                 for name in cubes) + 1
     bar = _Progress(steps, progress)
-    analyses, blocks, sections = {}, [], {}
+    analyses, blocks, sections, alerts = {}, [], {}, []
     for name, c in cubes.items():
+        alerts += _scale_verdict(c, name if len(cubes) > 1 else None, bounds, scale_check)
         a = _analyse(c, n_resamples=n_resamples, replication=replication, languages=languages,
                      how=how, confidence_level=confidence_level, alpha=alpha,
                      adjustment=adjustment, rng=rng, bayes=bayes, bayes_options=bayes_options,
                      fit=fits.get(name), progress=bar, item_scores=scores.get(name),
                      missing=missing)
         a.items = per_item.get(name)
-        secs = _sections(a, bounds, command, bar)
+        secs = _sections(a, bounds, command, bar, scale_check)
         analyses[name], sections[name] = a, secs
         blocks.append((name if len(cubes) > 1 else None, secs))
     names = ", ".join(cubes)
     page = render_page(title or f"evaluq report: {names}", blocks,
-                       subtitle=_subtitle(next(iter(analyses.values()))))
+                       subtitle=_subtitle(next(iter(analyses.values()))), alerts=alerts)
     path = None
     if out is not None:
         path = Path(out)

@@ -21,15 +21,12 @@ from typing import Final
 import numpy as np
 import xarray as xr
 
-from evaluq._dims import LANGUAGE, MODEL, SCORE, SEED
+from evaluq._dims import LANGUAGE, LANGUAGE_LABEL, MODEL, SCORE, SEED
 from evaluq._schema import is_summary
 from evaluq._validation import check_choice
 from evaluq.errors import CubeError
 
 MISSING_MODES: Final = ("drop", "raise")
-LANGUAGE_LABEL: Final = "language_label"
-"""Cube attribute naming the input's column for the language dim (``task``, ``game``, ...);
-the report's words and tables use it."""
 
 
 def language_word(cube: xr.Dataset | xr.DataArray) -> str:
@@ -110,8 +107,7 @@ def complete_cube(cube: xr.Dataset, missing: str = "drop") -> tuple[xr.Dataset, 
         cube = cube.isel({MODEL: np.flatnonzero(~bad_model)})
         what = f"the model{'s' if len(gone) > 1 else ''} {', '.join(gone)}"
     return cube, [f"{head}. Left out of every analysis: {what}, so that the models are "
-                  f"compared on the same {_plural(word)} (--missing raise / missing='raise' "
-                  f"stops instead)."]
+                  f"compared on the same {_plural(word)} (missing='raise' stops instead)."]
 
 
 def missing_runs(cube: xr.Dataset) -> str | None:
