@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import io
 import numbers
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq._dims import CI_BOUND, LANGUAGE, MODEL, MODEL_B, RANK
+from evaluq._dims import CI_BOUND, LANGUAGE, LANGUAGE_LABEL, MODEL, MODEL_B, RANK
 from evaluq._intervals import CI_KIND
 from evaluq._schema import orientation
 from evaluq.errors import CubeError
@@ -550,7 +551,13 @@ def variance_bars(components: xr.Dataset, *,
     languages = components[LANGUAGE].values
     n_m, n_l = len(models), len(languages)
     width = COLUMN_WIDTH if n_l * n_m <= 24 else _WIDE
-    fig, panels, new = _panels(axes, len(shown), width, 0.5 + 1.35 * len(shown), sharex=True)
+    labels = [str(lang) for lang in languages]
+    # long names (MMLU subjects, harness task names) would overprint: slant them and wrap
+    # the longest, and give the figure the height they take
+    slant = n_l > 6 or sum(map(len, labels)) > 8 * width
+    longest = min(max(map(len, labels)), 24)
+    height = 0.5 + 1.35 * len(shown) + (0.06 * longest if slant else 0.0)
+    fig, panels, new = _panels(axes, len(shown), width, height, sharex=True)
     pos = np.arange(n_l, dtype=float)
     bar = 0.8 / n_m
     metric = _metric(components.attrs)
@@ -565,16 +572,18 @@ def variance_bars(components: xr.Dataset, *,
                    yerr=err, error_kw={"elinewidth": 0.5, "capsize": 0, "ecolor": "#555555"})
         ax.set_ylabel(_SD_LABELS.get(name, name))
     last = panels[-1, 0]
-    last.set_xticks(pos, [str(lang) for lang in languages],
-                    rotation=45 if n_l > 6 else 0, ha="right" if n_l > 6 else "center")
-    last.set_xlabel("language")
+    wrapped = [textwrap.fill(t.replace("_", "_ "), 24).replace("_ ", "_") for t in labels]
+    last.set_xticks(pos, wrapped if slant else labels,
+                    rotation=40 if slant else 0, ha="right" if slant else "center",
+                    rotation_mode="anchor", fontsize=7 if slant else None)
+    last.set_xlabel(str(components.attrs.get(LANGUAGE_LABEL) or "language"))
     heading = f"within-language SDs of {metric} (bars: ± standard error)"
     if new:  # on the user's figure the heading goes on the first panel, not the figure
         fig.suptitle(heading, fontsize=8)
     else:
         panels[0, 0].set_title(heading, fontsize=8)
-    panels[0, 0].legend(ncols=min(n_m, 5), loc="lower left", bbox_to_anchor=(0, 1.0),
-                      handlelength=1.0, columnspacing=0.8)
+    panels[0, 0].legend(ncols=min(n_m, 5 if width > COLUMN_WIDTH else 3), loc="lower left",
+                        bbox_to_anchor=(0, 1.0), handlelength=1.0, columnspacing=0.8)
     return fig
 
 

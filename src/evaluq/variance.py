@@ -19,6 +19,7 @@ from evaluq._dims import (
     BOOTSTRAP,
     ESTIMABLE,
     LANGUAGE,
+    LANGUAGE_LABEL,
     MEAN_SCORE,
     MODEL,
     N_LANGUAGES,
@@ -263,6 +264,8 @@ def _assemble(cube: xr.Dataset, ybar: np.ndarray, cells: _CellSpreads, ddof: int
         "ddof": ddof,
         "summary_only": int(is_summary(cube)),
     }
+    if cube.attrs.get(LANGUAGE_LABEL):          # the input's name for the language axis
+        out.attrs[LANGUAGE_LABEL] = str(cube.attrs[LANGUAGE_LABEL])
     for name, text in _DESCRIPTIONS.items():
         out[name].attrs["description"] = text
     return out

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,7 +24,7 @@ from evaluq.reporting._item_model import (
     item_model_section,
     item_model_tables,
 )
-from evaluq.reporting._missing import complete_cube, missing_runs
+from evaluq.reporting._missing import complete_cube, language_word, missing_runs
 from evaluq.reporting.sections import (
     HierarchicalFitLike,
     Section,
@@ -482,7 +482,26 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
     if N_ITEMS in analysis.cube.data_vars and BOOT_SCORE in analysis.cube.data_vars:
         out.append(power_section(analysis.cube, alpha=analysis.settings["alpha"]))
     out.append(reproducibility_section(analysis.settings, command=command))
-    return out
+    return [_in_users_words(section, language_word(analysis.cube)) for section in out]
+
+
+def _in_users_words(section: Section, word: str) -> Section:
+    """The section with "language(s)" in its text replaced by the input's own name for that
+    axis (``task``, ``game``: ``cube.attrs["language_label"]``); inline images untouched."""
+    import re
+
+    if word == "language":
+        return section
+    plural = word if word.endswith("s") else word + "s"
+    words = {"language": word, "languages": plural, "Language": word.capitalize(),
+             "Languages": plural.capitalize()}
+
+    def fix(text: str) -> str:
+        parts = re.split(r'(src="data:[^"]*")', text)
+        return "".join(part if part.startswith('src="data:') else
+                       re.sub(r"\b([Ll]anguages?)\b", lambda m: words[m.group(1)], part)
+                       for part in parts)
+    return replace(section, title=fix(section.title), body=fix(section.body))
 
 
 def _comparison_sections(analysis: Analysis) -> list[Section]:
@@ -613,8 +632,10 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
         analyses[name], sections[name] = a, secs
         blocks.append((name if len(cubes) > 1 else None, secs))
     names = ", ".join(cubes)
-    page = render_page(title or f"evaluq report: {names}", blocks,
-                       subtitle=_subtitle(next(iter(analyses.values()))), alerts=alerts)
+    first = next(iter(analyses.values()))
+    subtitle = _in_users_words(Section("", "", _subtitle(first)), language_word(first.cube))
+    page = render_page(title or f"evaluq report: {names}", blocks, subtitle=subtitle.body,
+                       alerts=alerts)
     path = None
     if out is not None:
         path = Path(out)

@@ -166,10 +166,39 @@ def table_html(table: pd.DataFrame, *, caption: str | None = None) -> str:
     True
     """
     text = caption if caption is not None else str(table.attrs.get("caption", ""))
+    table, notes = _footnoted(table)
     body = table.to_html(classes="data", border=0, float_format=_fmt, na_rep="",
                          escape=True)
     cap = f'<p class="caption">{html.escape(text)}</p>' if text else ""
-    return f'<div class="table-wrap">{body}{cap}</div>'
+    return f'<div class="table-wrap">{body}{cap}{notes}</div>'
+
+
+LONG_TEXT: int = 40
+"""A text column with a longer value is shown as footnote marks (each text once, below the
+table), so the table keeps readable columns and a sane height."""
+
+
+def _footnoted(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """``table`` with its long-text cells replaced by marks [1], [2], ... and the list of the
+    texts (HTML), one per distinct text."""
+    texts: dict[str, int] = {}
+    out = table
+    for col in table.columns:
+        values = table[col]
+        if not pd.api.types.is_string_dtype(values) and values.dtype != object:
+            continue
+        if not values.map(
+                lambda v: isinstance(v, str) and len(v) > LONG_TEXT).any():
+            continue
+        for v in values:
+            if isinstance(v, str) and v and v not in texts:
+                texts[v] = len(texts) + 1
+        out = out.assign(**{str(col): values.map(
+            lambda v: f"[{texts[v]}]" if isinstance(v, str) and v in texts else v)})
+    if not texts:
+        return table, ""
+    items = "".join(f"<li>{html.escape(t)}</li>" for t in texts)
+    return out, f'<ol class="notes">{items}</ol>'
 
 
 def _close(fig: Figure) -> None:
@@ -398,6 +427,11 @@ def variance_section(components: xr.Dataset) -> Section:
     body = [_p("How much each score moves with the training seed (seed SD) and with the test "
                "set (bootstrap SD), per language; the table summarises them over languages."),
             table_html(table)]
+    if {"sigma_between", "tau_between"} <= set(map(str, table.columns)):
+        body.append(_p("sigma_between is the SD of a model's observed per-language means; "
+                       "tau_between is the SD of its true per-language scores, sigma_between "
+                       "with the seed and test-set noise taken out (method of moments, 0 when "
+                       "the noise explains all of the spread)."))
     within = [v for v in ("sigma_seed", "sigma_boot") if v in components]
     if not any(bool(components[v].notnull().any()) for v in within):
         body.append(_p("No seed or bootstrap SD can be computed (one seed per cell and no "
@@ -865,6 +899,8 @@ img.figure { max-width: 100%; height: auto; border: 1px solid #eef2f6; }
 .ok { color: #27ab83; }
 pre { background: #f0f4f8; padding: .6rem; overflow-x: auto; font-size: .85rem; }
 details summary { cursor: pointer; color: var(--accent); font-size: .9rem; }
+ol.notes { color: var(--muted); font-size: .8rem; max-width: 60rem; margin: .3rem 0; }
+table.data td { white-space: nowrap; }
 footer { color: var(--muted); font-size: .8rem; text-align: center; padding: 1rem; }
 """
 
