@@ -533,15 +533,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    previous = warnings.showwarning
-    warnings.showwarning = _show_warnings(args)
-    try:
-        return int(args.func(args))
-    except (ValueError, TypeError, FileNotFoundError, KeyError, ImportError) as err:
-        print(f"evaluq {args.command}: error: {cli_message(str(err), args)}", file=sys.stderr)
-        return 2
-    finally:
-        warnings.showwarning = previous
+    from evaluq.errors import EvaluqWarning
+
+    with warnings.catch_warnings():
+        # evaluq's own warnings are the command's messages: always shown, never errors
+        warnings.filterwarnings("default", category=EvaluqWarning)
+        warnings.showwarning = _show_warnings(args)
+        try:
+            return int(args.func(args))
+        except (ValueError, TypeError, FileNotFoundError, KeyError, ImportError) as err:
+            print(f"evaluq {args.command}: error: {cli_message(str(err), args)}",
+                  file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":  # pragma: no cover
