@@ -81,6 +81,37 @@ def test_from_long_bootstrap_rows():
     np.testing.assert_allclose(cube.boot_score.sel(model="a").values.ravel(), [0.8, 0.81, 0.82])
 
 
+def test_from_long_and_from_arrays_record_whether_the_replicates_are_shared(tmp_path):
+    """``shared_bootstrap=True / False`` is stored as the attribute 1 / 0 (also in a zarr
+    store written by ``out=``); None (the default) records nothing: the cube does not say."""
+    rows = [{"m": m, "l": "en", "b": b, "acc": 0.8 + 0.01 * (b if b == b else 5)}
+            for m in ("a", "b") for b in (np.nan, 0, 1, 2)]
+    df = pd.DataFrame(rows)
+    plain = eq.from_long(df, model="m", language="l", bootstrap="b", score="acc")
+    assert "shared_bootstrap" not in plain.attrs
+    for flag in (True, False):
+        cube = eq.from_long(df, model="m", language="l", bootstrap="b", score="acc",
+                            shared_bootstrap=flag)
+        assert cube.attrs["shared_bootstrap"] == int(flag)
+        arrays = eq.from_arrays(cube.score.values, cube.boot_score.values, shared_bootstrap=flag)
+        assert arrays.attrs["shared_bootstrap"] == int(flag)
+    df.to_parquet(tmp_path / "t.parquet")
+    for source, name in ((df, "frame.zarr"), (str(tmp_path / "t.parquet"), "pq.zarr")):
+        stored = eq.from_long(source, model="m", language="l", bootstrap="b", score="acc",
+                              shared_bootstrap=True, out=tmp_path / name)
+        assert int(stored.attrs["shared_bootstrap"]) == 1
+        assert int(eq.open_cube(tmp_path / name).attrs["shared_bootstrap"]) == 1
+    with pytest.raises(ValueError, match="`shared_bootstrap` is given but there are no "
+                                         "bootstrap replicates"):
+        eq.from_long(df[df.b.isna()], model="m", language="l", score="acc",
+                     shared_bootstrap=True)
+    with pytest.raises(ValueError, match="no bootstrap replicates"):
+        eq.from_arrays(np.zeros((2, 1, 1)), shared_bootstrap=False)
+    with pytest.raises(TypeError, match="`shared_bootstrap` must be True, False or None"):
+        eq.from_arrays(cube.score.values, cube.boot_score.values,
+                       shared_bootstrap=1)  # type: ignore[arg-type]
+
+
 def test_from_long_bootstrap_needs_full_test_rows():
     df = pd.DataFrame({"m": ["a", "a"], "l": ["en", "en"], "b": [0, 1], "acc": [0.1, 0.2]})
     with pytest.raises(CubeError, match="has no empty rows"):

@@ -77,6 +77,24 @@ of 6 scores warn spuriously, 0.07% of 12, none of 3000 cubes of 24 or 48."""
 
 
 
+SHARED_BOOTSTRAP_ATTR = "shared_bootstrap"
+"""Cube attribute: 1 when replicate b of a language is one resampled test set for every model
+and seed, 0 when it is not (read by the hierarchical model, ``hierarchical._data``)."""
+
+
+def _shared_attrs(shared_bootstrap: Any, has_boot: bool) -> dict[str, int]:
+    """The ``shared_bootstrap`` attribute for the loaders' keyword (none when None)."""
+    if shared_bootstrap is None:
+        return {}
+    if not isinstance(shared_bootstrap, bool | np.bool_):
+        raise TypeError(f"`shared_bootstrap` must be True, False or None; got "
+                        f"{shared_bootstrap!r}")
+    if not has_boot:
+        raise ValueError("`shared_bootstrap` is given but there are no bootstrap replicates "
+                         "(no `boot_score` / `bootstrap` column) for it to describe")
+    return {SHARED_BOOTSTRAP_ATTR: int(bool(shared_bootstrap))}
+
+
 def _check_options(metric: Any, higher_is_better: Any, bounds_: Any,
                    outlier_threshold: Any) -> tuple[tuple[float, float] | None, float | None]:
     """Validate the loaders' shared options; return the bounds and the threshold."""
@@ -185,6 +203,7 @@ def from_arrays(
     higher_is_better: bool = True,
     bounds: tuple[float, float] | None = None,
     outlier_threshold: float | None = OUTLIER_THRESHOLD,
+    shared_bootstrap: bool | None = None,
 ) -> xr.Dataset:
     """Build a cube from arrays.
 
@@ -212,6 +231,13 @@ def from_arrays(
         5 scores on; per-language spreads of 2-3 models are too noisy to judge by). On tables
         of 6-12 scores up to 0.8% of well-behaved cubes warn spuriously (see
         ``MIN_SCORES_FOR_SCALE_CHECK``); ``bounds`` is the exact check.
+    shared_bootstrap
+        Whether replicate ``b`` of a language is one resampled test set for every model and
+        seed (as :func:`evaluq.from_predictions` makes them), recorded as the attribute
+        ``shared_bootstrap`` (1 / 0); only with ``boot_score``. Default None: not recorded,
+        and :func:`evaluq.fit_hierarchical` reads it from the replicates (paired when their
+        correlation across models is beyond their noise). False keeps the models' test-set
+        errors independent in that model; True pairs them.
 
     Returns
     -------
@@ -253,6 +279,7 @@ def from_arrays(
         raise CubeError(f"coordinate labels do not match the array shape: {err}") from None
     cube.attrs = provenance("from_arrays", "arrays", metric=metric,
                              higher_is_better=higher_is_better)
+    cube.attrs.update(_shared_attrs(shared_bootstrap, boot_score is not None))
     cube = validate(cube)
     labels = {d: cube[d].values for d in (MODEL, LANGUAGE, SEED)}
     _check_scores(score_arr, labels, None, bounds_, threshold)
@@ -291,6 +318,7 @@ def from_long(
     bounds: tuple[float, float] | None = None,
     outlier_threshold: float | None = OUTLIER_THRESHOLD,
     out: str | os.PathLike[str] | None = None,
+    shared_bootstrap: bool | None = None,
 ) -> xr.Dataset:
     """Build a cube from a tidy (long) table with one score per row.
 
@@ -327,6 +355,12 @@ def from_long(
         In the streamed case a duplicated key or an out-of-bounds replicate is reported for
         the first row group where it is found (the counts in the message are that row
         group's).
+    shared_bootstrap
+        Whether replicate ``b`` of a language is one resampled test set for every model and
+        seed, recorded as the attribute ``shared_bootstrap`` (1 / 0); only with
+        ``bootstrap``. Default None: not recorded, and :func:`evaluq.fit_hierarchical` reads
+        it from the replicates (paired when their correlation across models is beyond their
+        noise). See :func:`from_arrays`.
 
     Returns
     -------
@@ -353,9 +387,11 @@ def from_long(
     b         26.0  28.0
     """
     bounds_, threshold = _check_options(metric, higher_is_better, bounds, outlier_threshold)
+    shared = _shared_attrs(shared_bootstrap, bootstrap is not None)
     if out is not None:
         return _long_to_zarr(data, out, {MODEL: model, LANGUAGE: language, SEED: seed},
-                             bootstrap, score, metric, higher_is_better, bounds_, threshold)
+                             bootstrap, score, metric, higher_is_better, bounds_, threshold,
+                             shared)
     df, source = as_table(data)
     check_columns("the table", df.columns, {"model": model, "language": language,
                                            "seed": seed, "bootstrap": bootstrap, "score": score})
@@ -377,7 +413,7 @@ def from_long(
         data_vars[BOOT_SCORE] = ((MODEL, LANGUAGE, SEED, BOOTSTRAP), boot_arr)
     cube = xr.Dataset(data_vars, coords={d: _label_coord(v) for d, v in coords.items()})
     cube.attrs = provenance("from_long", source, metric=metric or score,
-                             higher_is_better=higher_is_better)
+                             higher_is_better=higher_is_better) | shared
     cube = validate(cube)
     _check_scores(score_arr, coords, full_rows, bounds_, threshold)
     if boot_arr is not None:
@@ -582,7 +618,8 @@ def _zarr_chunks(sizes: tuple[int, ...]) -> dict[str, int]:
 def _long_to_zarr(data: TableLike, out: str | os.PathLike[str], keys: dict[str, str | None],
                   bootstrap: str | None, score: str, metric: str | None,
                   higher_is_better: bool, bounds_: tuple[float, float] | None,
-                  threshold: float | None) -> xr.Dataset:
+                  threshold: float | None, shared: dict[str, int] | None = None
+                  ) -> xr.Dataset:
     """``from_long(..., out=store)``: write the cube to a new zarr store and open it lazily.
     The store is written beside ``out`` and renamed to it when complete (``_atomic``)."""
     if not isinstance(out, str | os.PathLike):
@@ -594,12 +631,14 @@ def _long_to_zarr(data: TableLike, out: str | os.PathLike[str], keys: dict[str, 
         if isinstance(data, str | os.PathLike) and str(data).lower().endswith((".parquet",
                                                                                ".pq")):
             _parquet_to_zarr(str(data), str(tmp), keys, bootstrap, score, metric,
-                             higher_is_better, bounds_, threshold)
+                             higher_is_better, bounds_, threshold, shared or {})
         else:
             cube = from_long(data, model=str(keys[MODEL]), language=str(keys[LANGUAGE]),
                              seed=keys[SEED], bootstrap=bootstrap, score=score, metric=metric,
                              higher_is_better=higher_is_better, bounds=bounds_,
-                             outlier_threshold=threshold)
+                             outlier_threshold=threshold,
+                             shared_bootstrap=(None if not shared else
+                                               bool(shared[SHARED_BOOTSTRAP_ATTR])))
             sizes = tuple(cube[BOOT_SCORE].shape) if BOOT_SCORE in cube else ()
             chunks = _zarr_chunks(sizes) if sizes else {}
             cube.chunk({d: c for d, c in chunks.items() if d in cube.dims}).to_zarr(
@@ -666,7 +705,7 @@ def _piece_codes(series: pd.Series, column: str, index: pd.Index | None = None
 def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str | None],
                      bootstrap: str | None, score: str, metric: str | None,
                      higher_is_better: bool, bounds_: tuple[float, float] | None,
-                     threshold: float | None) -> None:
+                     threshold: float | None, shared: dict[str, int] | None = None) -> None:
     """``from_long`` of a parquet file into a zarr store, in two passes over its row groups
     (the labels, then the values), holding one row group and the ``score`` array at a time."""
     import shutil
@@ -682,7 +721,7 @@ def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str
     read = [c for c in (keys[MODEL], keys[LANGUAGE], seed_column, bootstrap) if c is not None]
     coords = _parquet_labels(path, read, seed_column, cols, bootstrap)    # pass 1
     attrs = provenance("from_long", path, metric=metric or score,
-                       higher_is_better=higher_is_better)
+                       higher_is_better=higher_is_better) | (shared or {})
     if bounds_ is not None:
         attrs["bounds"] = np.asarray(bounds_, dtype=np.float64)
     fill = _ParquetFill.create(out, cols, bootstrap, coords, bounds_, attrs)
