@@ -18,6 +18,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 import evaluq as eq
@@ -160,6 +161,84 @@ def _add(tally: Tally, draws: np.ndarray, truth: np.ndarray) -> None:
     tally.add_best(draws, truth)
 
 
+LOADERS = ("marked", "from_arrays", "from_long")
+"""The cubes of one draw in :func:`sharing_study`: replicates marked as shared (attribute
+``shared_bootstrap=1``, what ``from_predictions`` implies), and the same replicates unmarked
+as a user builds them, with ``from_arrays`` or from a long table with a bootstrap column."""
+
+
+def long_cube(cube: xr.Dataset) -> xr.Dataset:
+    """The cube as a user's long table (one row per score, a ``bootstrap`` column empty on
+    the full-test-set rows) read back by ``from_long``, which does not mark the replicates."""
+    full = cube["score"].to_dataframe().reset_index().assign(bootstrap=np.nan)
+    boot = cube["boot_score"].to_dataframe("score").reset_index()
+    table = pd.concat([full, boot], ignore_index=True)
+    return eq.from_long(table, model="model", language="language", seed="seed",
+                        bootstrap="bootstrap", score="score", outlier_threshold=None)
+
+
+def sharing_study(setting: Setting, n_cubes: int, *, seed: int = 0, draws: int = 250,
+                  tune: int = 400, chains: int = 4, n_resamples: int = 1000,
+                  loaders: tuple[str, ...] = LOADERS) -> dict[str, dict[str, float]]:
+    """Calibration of ``test_set_errors="auto"`` (benchmark scope) on the cubes of
+    ``loaders`` built from one draw of shared replicates, beside the paired resampling;
+    every fit of a draw has the same seed, so equal statistics give equal posteriors.
+    ``paired_share`` is the share of fits that paired the errors, ``mean_k`` their mean
+    number of error factors (0 when independent)."""
+    gen = np.random.default_rng(seed)
+    tallies = {name: Tally() for name in (*loaders, "resampling")}
+    paired: dict[str, list[int]] = {name: [] for name in loaders}
+    factors: dict[str, list[int]] = {name: [] for name in loaders}
+    for _ in range(n_cubes):
+        marked, theta, _ = shared_cube(gen, setting)
+        unmarked = marked.copy()
+        del unmarked.attrs["shared_bootstrap"]
+        cubes = {"marked": marked, "from_arrays": unmarked}
+        if "from_long" in loaders:
+            cubes["from_long"] = long_cube(marked)
+        fit_seed = int(gen.integers(0, 2**31 - 1))
+        for name in loaders:
+            fit = eq.fit_hierarchical(cubes[name], draws=draws, tune=tune, chains=chains,
+                                      rng=fit_seed, retry=False)
+            paired[name].append(int(fit.data.paired))
+            factors[name].append(fit.data.n_factors)
+            post = fit.posterior["benchmark_mean"].stack(s=("chain", "draw")).values
+            _add(tallies[name], post, theta.mean(1))
+        res = eq.resample(marked, n_resamples=n_resamples, replication="nonparametric",
+                          seeds="rescaled", languages="fixed", rng=gen)
+        agg = eq.aggregate(res).resampled.transpose("model", "resample").values
+        _add(tallies["resampling"], agg, theta.mean(1))
+    out = {name: summarise(t) for name, t in tallies.items()}
+    for name in loaders:
+        out[name] |= {"paired_share": float(np.mean(paired[name])),
+                      "mean_k": float(np.mean(factors[name])), "n_cubes": float(n_cubes)}
+    return out
+
+
+def sharing_lines(label: str, out: dict[str, dict[str, float]], rho: float) -> list[str]:
+    """``CALIBRATION | ...`` lines of :func:`sharing_study`: per loader the 90% / 95%
+    coverage and the 95% width against the paired resampling's; for the unmarked cubes how
+    often 'auto' paired (nominal: always with correlated errors, never at ``rho`` 0)."""
+    ref, lines = out["resampling"], []
+    for name, row in out.items():
+        study = (f"hierarchical paired resampling {label}, benchmark scope"
+                 if name == "resampling" else
+                 f"hierarchical auto, {name} cube {label}, benchmark scope")
+        n = f"n {row['n_intervals']:.0f}"
+        lines += [f"CALIBRATION | {study} | {level}% interval coverage of pair differences | "
+                  f"nominal {level / 100:.3f} | measured {row[f'cover{level}']:.4f} | {n}"
+                  for level in (90, 95)]
+        if name == "resampling":
+            continue
+        lines.append(f"CALIBRATION | {study} | 95% width / the paired resampling's | nominal "
+                     f"1.000 | measured {row['width95'] / ref['width95']:.4f} | {n}")
+        if name != "marked":
+            lines.append(f"CALIBRATION | {study} | share of fits paired by 'auto' (mean k "
+                         f"{row['mean_k']:.2f}) | nominal {float(rho > 0):.3f} | measured "
+                         f"{row['paired_share']:.4f} | n {row['n_cubes']:.0f}")
+    return lines
+
+
 def summarise(t: Tally) -> dict[str, float]:
     """Coverage at 90% / 95%, mean 95% width, calibration errors, power."""
     return {"cover90": float(np.mean(t.hits[0.90])), "cover95": float(np.mean(t.hits[0.95])),
@@ -209,8 +288,23 @@ if __name__ == "__main__":
     import sys
 
     # the full study of the model card: python tests/hierarchical/paired_sim.py [n_small n_big]
-    n_small, n_big = (int(a) for a in sys.argv[1:3]) if len(sys.argv) > 2 else (40, 15)
+    # unmarked replicates: python tests/hierarchical/paired_sim.py sharing [n_small n_big]
+    sharing = len(sys.argv) > 1 and sys.argv[1] == "sharing"
+    args = sys.argv[2:4] if sharing else sys.argv[1:3]
+    n_small, n_big = (int(a) for a in args) if len(args) > 1 else (40, 15)
     results = {}
+    if sharing:
+        warnings.simplefilter("ignore")
+        for rho in (0.0, 0.9):
+            for label, setting, n in (
+                    (f"5x8x5 B=200 rho={rho}", Setting(rho=rho), n_small),
+                    (f"20x8x5 B=40 rho={rho}", Setting(n_models=20, n_boot=40, rho=rho,
+                                                       spread=2.0), n_big)):
+                results[label] = sharing_study(setting, n, seed=int(10 * rho) + 300)
+                print("\n".join(sharing_lines(f"{label} ({n} cubes)", results[label], rho)),
+                      flush=True)
+        print(json.dumps(results))
+        sys.exit(0)
     for rho in (0.0, 0.5, 0.9):
         for label, setting, n in (
                 (f"5x8x5 B=200 rho={rho}", Setting(rho=rho), n_small),

@@ -182,9 +182,18 @@ def test_the_test_set_variance_plug_in_does_not_count_the_seeds_twice() -> None:
     var_mean = boot.mean(axis=2).var(axis=-1, ddof=1)
     np.testing.assert_allclose(data.v_fixed, np.maximum(
         (n_s * var_mean - data.vbar) / (n_s - 1), 0.0), rtol=1e-10)
-    # replicates not marked as shared: the per-seed variance, as before
+    # not marked: the seeds' sharing is read from the replicates, the same plug-in
     del cube.attrs["shared_bootstrap"]
-    np.testing.assert_allclose(cube_statistics(cube).v_fixed, cube_statistics(cube).vbar)
+    unmarked = cube_statistics(cube)
+    assert unmarked.sharing == {"source": "read from the replicates", "models": False,
+                                "seeds": True}
+    np.testing.assert_allclose(unmarked.v_fixed, data.v_fixed)
+    # replicates drawn separately for each seed: the per-seed variance, as before
+    apart = eq.from_arrays(score, score[..., None] + np.sqrt(v_c + v_s) * gen.standard_normal(
+        (n_m, n_l, n_s, n_b)), outlier_threshold=None)
+    separate = cube_statistics(apart)
+    assert not separate.sharing["seeds"]
+    np.testing.assert_allclose(separate.v_fixed, separate.vbar)
 
 
 def test_the_tau_m_prior_scale_is_the_interaction_sd() -> None:

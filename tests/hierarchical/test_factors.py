@@ -86,13 +86,29 @@ def test_auto_pairs_a_cube_from_predictions() -> None:
 
 
 def test_auto_keeps_unshared_replicates_independent_and_says_so() -> None:
+    """Replicates drawn separately for each model (simulate_cube's default): no correlation
+    beyond the noise, so independent, and the note says the posterior may be conservative.
+    An explicit attribute overrides: 1 pairs, 0 keeps independent and 'paired' raises."""
     cube = eq.simulate_cube(n_models=3, n_languages=4, n_boot=20, rng=0)
     data = cube_statistics(cube)
     assert not data.paired
-    assert data.pairing.startswith("independent: its bootstrap replicates are not marked")
+    assert data.pairing.startswith("independent: the cube does not say whether its bootstrap "
+                                   "replicates are shared")
+    assert data.sharing == {"source": "read from the replicates", "models": False,
+                            "seeds": False}
     assert "conservative" in data.pairing_note
     cube.attrs["shared_bootstrap"] = "true"
     assert cube_statistics(cube).paired
+    assert cube_statistics(cube).sharing["source"] == "cube attribute shared_bootstrap"
+    cube.attrs["shared_bootstrap"] = 0
+    marked = cube_statistics(cube)
+    assert not marked.paired
+    assert marked.pairing.startswith("independent: its bootstrap replicates are marked as not "
+                                     "shared across models")
+    assert "conservative" in marked.pairing_note
+    with pytest.raises(CubeError, match="'paired' but `cube` its bootstrap replicates are "
+                                        "marked as not shared"):
+        cube_statistics(cube, "paired")
     cube.attrs["shared_bootstrap"] = "maybe"
     with pytest.raises(CubeError, match="attribute 'shared_bootstrap' must be 1 or 0"):
         cube_statistics(cube)

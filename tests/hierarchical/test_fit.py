@@ -266,23 +266,21 @@ def test_a_saved_lower_is_better_fit_stays_lower_is_better(tmp_path) -> None:
 def test_compare_frequentist_on_a_one_seed_cube_uses_the_replicates() -> None:
     cube = _cube(n_seeds=1)
     table = eq.fit_hierarchical(cube, rng=0, **FEW).compare_frequentist(rng=0)
-    assert table.attrs["resampling"] == "nonparametric, seeds rescaled"
+    assert table.attrs["resampling"].startswith("the bootstrap replicates redrawn")
+    assert table.attrs["posterior_scope"] == "benchmark"
     means = table[table.quantity == "mean"]
     assert (means.freq_upper > means.freq_lower).all()
 
 
-def test_compare_frequentist_says_when_no_resampling_exists() -> None:
-    cube = _cube(n_seeds=1, n_boot=None)
-    fit = eq.fit_hierarchical(cube, rng=0, **FEW)
-    with pytest.raises(ValueError, match="no resampling of this cube redraws anything"):
-        fit.compare_frequentist()
-
-
 def test_the_fit_records_how_the_test_set_errors_were_paired(fit: HierarchicalFit) -> None:
-    """A simulated cube's replicates are not marked as shared: 'auto' resolves to
-    independent, and the fit says so and that its posterior is then conservative."""
+    """A simulated cube's replicates are drawn separately for each model and not marked:
+    'auto' reads no correlation across models in them, resolves to independent, and the fit
+    says so and that its posterior is then conservative."""
     assert fit.config["test_set_errors"] == "auto"
-    assert fit.config["pairing"].startswith("independent: its bootstrap replicates")
+    assert fit.config["pairing"].startswith("independent: the cube does not say whether its "
+                                            "bootstrap replicates are shared")
+    assert fit.config["shared_bootstrap"] == {"source": "read from the replicates",
+                                              "models": False, "seeds": False}
     assert fit.idata["observed_data"].attrs["pairing"] == fit.config["pairing"]
     text = repr(fit)
     assert "test_set_errors='independent'" in text

@@ -231,7 +231,7 @@ def test_paired_fit_is_as_sharp_as_the_paired_bootstrap(tmp_path: Path) -> None:
     matches the paired bootstrap's; the independent model's is several times wider."""
     cube, _ = paired_cube(np.random.default_rng(5), n_languages=20)
     paired = eq.fit_hierarchical(cube, test_set_errors="paired", rng=1, draws=1000)
-    independent = eq.fit_hierarchical(cube, rng=1, draws=1000)
+    independent = eq.fit_hierarchical(cube, test_set_errors="independent", rng=1, draws=1000)
     boot = eq.aggregate(eq.resample(cube, n_resamples=4000, replication="nonparametric",
                                     seeds="rescaled", rng=2))
     sd_boot = eq.pairwise_differences(boot)["sd"].isel(model=0, model_b=2).item()

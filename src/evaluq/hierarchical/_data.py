@@ -36,17 +36,38 @@ from evaluq.hierarchical._factors import K_MAX, PSI_FLOOR, Factors, fit_factors
 TEST_SET_ERRORS = ("auto", "independent", "paired")
 SHARED_BOOTSTRAP = "shared_bootstrap"
 """Cube attribute: 1 when replicate b of a language is the same resampled test set for every
-model (and seed); absent, the loaders that make such replicates (``SHARED_LOADERS``) say so."""
+model and seed, 0 when it is not; absent, the loaders that make such replicates
+(``SHARED_LOADERS``) say so, and otherwise the replicates themselves (their correlation
+across models, and across seeds, against their noise)."""
 SHARED_LOADERS = ("from_predictions", "from_items")
 MIN_PAIRED_BOOT = 10
+"""Fewest shared replicates the error correlation is read from."""
+SEED_SHARING_Z = 3.0
+"""How many null SDs the seeds' pooled replicate correlation must exceed for a cube that does
+not say how its replicates were drawn to count as sharing them across seeds
+(:func:`seeds_share_replicates`)."""
 FACTOR_BUCKETS = (0, 1, 3, K_MAX)
 """Factor counts the model is compiled for (k is rounded up to the next)."""
-"""Fewest shared replicates the error correlation is read from."""
 REASON_UNPAIRED = ("test-set errors taken as independent across models ({why}); if the models "
                    "were scored on the same test items their errors are correlated, and the "
                    "posterior differences and P(best) are then conservative (too wide, too "
                    "even): give fit_hierarchical(error_correlation=...) or a cube with "
                    "bootstrap replicates shared across models")
+NOT_SHARED = (f"its bootstrap replicates are marked as not shared across models (cube "
+              f"attribute {SHARED_BOOTSTRAP}=0)")
+UNMARKED_K0 = (f"the cube does not say whether its bootstrap replicates are shared across "
+               f"models (no {SHARED_BOOTSTRAP} attribute) and their correlation across models "
+               f"is within the replicates' noise (0 factors)")
+UNMARKED_PAIRED = ("bootstrap replicates correlated across models beyond their noise ({k} "
+                   f"factor(s)), so shared; the cube does not say (no {SHARED_BOOTSTRAP} "
+                   "attribute)")
+REASON_UNCORRELATED = ("test-set errors taken as independent across models: the bootstrap "
+                       "replicates show no correlation across models beyond their noise. If "
+                       "they were drawn separately for each model they cannot show one, and "
+                       "if the models were scored on the same test items the posterior "
+                       "differences and P(best) are then conservative: give "
+                       "fit_hierarchical(error_correlation=...) or replicates shared across "
+                       "models")
 
 REASON_NO_BOOT = ("sigma_boot is not identified: the cube has no bootstrap replicates "
                   "(boot_score / sd_boot), so the test-set error cannot be told apart from the "
@@ -162,6 +183,8 @@ class HierarchicalData:
     pairing_note: str = ""
     """When the errors are taken as independent though the cube has test-set noise: that
     the posterior is conservative if they are in fact paired (shown by the repr and report)."""
+    sharing: dict[str, Any] = field(default_factory=dict)
+    """What the replicates were taken to share, and who said so (``source``)."""
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -316,14 +339,42 @@ def error_correlation(boot: np.ndarray, observed: np.ndarray,
     return np.where(eye, 1.0, corr)
 
 
-def replicates_shared(cube: xr.Dataset) -> bool:
-    """Whether replicate b of a language is one resampled test set for every model: the
-    ``shared_bootstrap`` attribute when present, else the loader (``SHARED_LOADERS``)."""
+def replicates_shared(cube: xr.Dataset) -> bool | None:
+    """Whether replicate b of a language is one resampled test set for every model (and
+    seed), as far as the cube says: the ``shared_bootstrap`` attribute (1 / 0) when present,
+    else True for the loaders that make such replicates (``SHARED_LOADERS``), else None
+    (not said: :func:`evaluq.from_long` / :func:`evaluq.from_arrays` without
+    ``shared_bootstrap=``); False for a cube without ``boot_score``."""
     if BOOT_SCORE not in cube:
         return False
     if SHARED_BOOTSTRAP in cube.attrs:
         return parse_orientation(cube.attrs[SHARED_BOOTSTRAP], name=SHARED_BOOTSTRAP)
-    return cube.attrs.get("loader") in SHARED_LOADERS
+    return True if cube.attrs.get("loader") in SHARED_LOADERS else None
+
+
+def seeds_share_replicates(boot: np.ndarray, vbar: np.ndarray, n_seeds: np.ndarray) -> bool:
+    """Whether the seeds of a cell were scored on the same resampled test sets: their
+    replicate deviations correlate beyond the replicates' noise.
+
+    The share of a cell's per-seed replicate variance that its seeds have in common,
+    ``(S V - vbar) / (S - 1) / vbar`` (:func:`common_variance` before its floor), is the mean
+    correlation of the seeds' replicate deviations; with seeds resampled separately it is 0
+    up to an SD of ``sqrt(2 / ((B - 1) S (S - 1)))``. Pooled over the cells with S >= 2
+    (weights ``S (S - 1)``), it is judged shared beyond ``SEED_SHARING_Z`` of those SDs.
+    ``boot`` is (model, language, seed, bootstrap); False without a cell of two seeds.
+    """
+    n_b, _, ss = _cell_stats(_seed_means(boot))
+    weight = np.where((n_seeds > 1) & (n_b > 1) & (np.nan_to_num(vbar) > 0),
+                      n_seeds * (n_seeds - 1.0), 0.0)
+    if not weight.any():
+        return False
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var_mean = ss / (n_b - 1.0)
+        share = (n_seeds * var_mean - vbar) / (n_seeds - 1.0) / vbar
+    total = weight.sum()
+    pooled = (weight * np.nan_to_num(share)).sum() / total
+    null_var = 2.0 * (weight / np.maximum(n_b - 1.0, 1.0)).sum() / total**2
+    return bool(pooled > SEED_SHARING_Z * np.sqrt(null_var))
 
 
 def _replicate_problem(cube: xr.Dataset, observed: np.ndarray) -> str:
@@ -377,46 +428,74 @@ def _given_correlation(cube: xr.Dataset, value: Any) -> np.ndarray:
     return corr
 
 
+class Pairing(NamedTuple):
+    """How ``test_set_errors`` resolved: the error correlation and its factor model (None
+    when independent), why, and whether the replicates are shared across models (None: not
+    known)."""
+
+    corr: np.ndarray | None
+    factors: Factors | None
+    text: str
+    models_shared: bool | None
+
+
+def _given_pairing(cube: xr.Dataset, given: Any, observed: np.ndarray) -> Pairing:
+    """``error_correlation`` given: it and its factor model (one exact factor for a scalar)."""
+    corr = _given_correlation(cube, given)
+    if np.ndim(given) == 0:             # one correlation for every pair: one exact factor
+        rho = min(float(given), 1.0 - PSI_FLOOR)
+        n_l, n_m = observed.T.shape
+        loadings = np.full((n_l, n_m, 1 if rho > 0 else 0), np.sqrt(rho))
+        factors = Factors(loadings * observed.T[:, :, None],
+                          np.where(observed.T, 1.0 - rho, 1.0), 0.0, 0.0)
+    else:
+        factors = fit_factors(corr, observed.T, None)
+    return Pairing(corr, factors, "paired: error_correlation given", None)
+
+
+def _unpaired_why(cube: xr.Dataset, problem: str) -> str:
+    """Why 'auto' takes the errors as independent when the replicates cannot be read."""
+    if is_summary(cube):
+        return "a summary-only cube without error_correlation"
+    if BOOT_SCORE not in cube:
+        return "the cube has no bootstrap replicates"
+    return f"the cube {problem}"
+
+
 def _pairing(cube: xr.Dataset, errors: str, given: Any, observed: np.ndarray,
-             reasons: dict[str, str], common: np.ndarray | None = None
-             ) -> tuple[np.ndarray | None, Factors | None, str]:
-    """Resolve ``test_set_errors``: the error correlation, its factor model and why."""
+             reasons: dict[str, str], common: np.ndarray | None = None) -> Pairing:
+    """Resolve ``test_set_errors``: the error correlation, its factor model and why.
+
+    ``"auto"`` pairs replicates the cube marks as shared (:func:`replicates_shared`); those
+    it does not mark are paired when their correlation across models is beyond their noise
+    (the factor model's k > 0, :func:`fit_factors`), else taken as independent.
+    """
     if errors == "independent":
         if given is not None:
             raise ValueError("`error_correlation` is given but `test_set_errors` is "
                              "'independent'; use 'auto' or 'paired'")
-        return None, None, "independent: asked for"
+        return Pairing(None, None, "independent: asked for", replicates_shared(cube))
     if given is not None:
-        corr = _given_correlation(cube, given)
-        if np.ndim(given) == 0:         # one correlation for every pair: one exact factor
-            rho = min(float(given), 1.0 - PSI_FLOOR)
-            n_l, n_m = observed.T.shape
-            loadings = np.full((n_l, n_m, 1 if rho > 0 else 0), np.sqrt(rho))
-            factors = Factors(loadings * observed.T[:, :, None],
-                              np.where(observed.T, 1.0 - rho, 1.0), 0.0, 0.0)
-        else:
-            factors = fit_factors(corr, observed.T, None)
-        return corr, factors, "paired: error_correlation given"
-    problem = _replicate_problem(cube, observed)
-    if errors == "paired" and problem:
-        raise CubeError(f"`test_set_errors` is 'paired' but `cube` {problem}")
-    if errors == "auto" and (problem or not replicates_shared(cube)):
-        if is_summary(cube):
-            why = "a summary-only cube without error_correlation"
-        elif BOOT_SCORE not in cube:
-            why = "the cube has no bootstrap replicates"
-        elif not replicates_shared(cube):
-            why = ("its bootstrap replicates are not marked as shared across models: cube "
-                   f"attribute {SHARED_BOOTSTRAP}=1, which evaluq.from_predictions implies")
-        else:
-            why = f"the cube {problem}"
+        return _given_pairing(cube, given, observed)
+    problem, shared = _replicate_problem(cube, observed), replicates_shared(cube)
+    if errors == "paired" and (problem or shared is False):
+        raise CubeError(f"`test_set_errors` is 'paired' but `cube` {problem or NOT_SHARED}")
+    if problem or shared is False:
+        why = NOT_SHARED if not problem else _unpaired_why(cube, problem)
         if BOOT_SCORE in cube or SD_BOOT in cube:
             reasons["note"] = REASON_UNPAIRED.format(why=why)
-        return None, None, f"independent: {why}"
+        return Pairing(None, None, f"independent: {why}", shared)
     boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
     corr = error_correlation(np.asarray(boot, dtype=np.float64), observed, common)
-    source = "asked for" if errors == "paired" else "bootstrap replicates shared across models"
-    return corr, fit_factors(corr, observed.T, cube.sizes[BOOTSTRAP]), f"paired: {source}"
+    factors = fit_factors(corr, observed.T, cube.sizes[BOOTSTRAP])
+    k = int(factors.loadings.shape[-1])
+    if errors == "paired" or shared:
+        source = "asked for" if errors == "paired" else "bootstrap replicates shared across models"
+        return Pairing(corr, factors, f"paired: {source}", shared)
+    if k == 0:
+        reasons["note"] = REASON_UNCORRELATED
+        return Pairing(None, None, f"independent: {UNMARKED_K0}", False)
+    return Pairing(corr, factors, f"paired: {UNMARKED_PAIRED.format(k=k)}", True)
 
 
 def cube_digest(cube: xr.Dataset) -> str:
@@ -503,6 +582,31 @@ def _check_models(models: np.ndarray, observed: np.ndarray, seed_identified: np.
         raise CubeError(f"`cube` has models with no observed language: {empty}")
 
 
+def _shared_seeds(cube: xr.Dataset, summary: bool, vbar: np.ndarray, n_seeds: np.ndarray
+                  ) -> tuple[np.ndarray | None, bool]:
+    """Whether the seeds of a cell share its replicates (marked, or else read from them by
+    :func:`seeds_share_replicates`), and then the test-set variance they share
+    (:func:`common_variance`); None without shared replicates."""
+    if summary or BOOT_SCORE not in cube:
+        return None, False
+    boot = np.asarray(cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values,
+                      dtype=np.float64)
+    shared = replicates_shared(cube) or seeds_share_replicates(boot, vbar, n_seeds)
+    return (common_variance(boot, vbar, n_seeds) if shared else None), bool(shared)
+
+
+def _sharing(cube: xr.Dataset, models_shared: bool | None, seeds_shared: bool
+             ) -> dict[str, Any]:
+    """What the fit took the replicates to share (``HierarchicalData.sharing``)."""
+    if BOOT_SCORE not in cube:
+        return {"source": "no bootstrap replicates", "models": None, "seeds": False}
+    marked = replicates_shared(cube)
+    source = (f"cube attribute {SHARED_BOOTSTRAP}" if SHARED_BOOTSTRAP in cube.attrs
+              else f"loader {cube.attrs.get('loader')}" if marked
+              else "read from the replicates")
+    return {"source": source, "models": models_shared, "seeds": seeds_shared}
+
+
 def cube_statistics(cube: Any, test_set_errors: str = "auto",
                     error_correlation: Any = None) -> HierarchicalData:
     """Reduce a validated cube to the sufficient statistics of the hierarchical model.
@@ -516,9 +620,12 @@ def cube_statistics(cube: Any, test_set_errors: str = "auto",
     test_set_errors : {"auto", "independent", "paired"}, optional
         ``"paired"`` reads the correlation across models of the test-set errors from
         ``boot_score`` (replicates shared by all models, at least ``MIN_PAIRED_BOOT``) and
-        fits its k-factor model; ``"auto"`` (default) pairs when the replicates are shared
-        across models (:func:`replicates_shared`) or ``error_correlation`` is given, and
-        takes the errors as independent otherwise; ``"independent"`` never pairs.
+        fits its k-factor model (replicates marked as not shared, ``shared_bootstrap=0``,
+        raise ``CubeError``); ``"auto"`` (default) pairs when the cube marks its replicates
+        as shared across models (:func:`replicates_shared`), when it does not say and their
+        correlation across models is beyond their noise (k > 0 factors), or when
+        ``error_correlation`` is given, and takes the errors as independent otherwise;
+        ``"independent"`` never pairs.
     error_correlation : float or xarray.DataArray, optional
         The correlation of the test-set errors across models when the cube cannot say it
         (a summary-only cube): a number in [0, 1] shared by every pair of models, or a
@@ -554,14 +661,12 @@ def cube_statistics(cube: Any, test_set_errors: str = "auto",
     seed_identified = seed_dof > 0
     models = cube[MODEL].values
     _check_models(models, observed, seed_identified, reasons)
-    common = None
-    if not summary and BOOT_SCORE in cube and (errors == "paired" or replicates_shared(cube)):
-        boot = cube[BOOT_SCORE].transpose(MODEL, LANGUAGE, SEED, BOOTSTRAP).values
-        common = common_variance(np.asarray(boot, dtype=np.float64), vbar, n_seeds)
+    common, seeds_shared = _shared_seeds(cube, summary, vbar, n_seeds)
     v_test = vbar if common is None else common
     v_fixed = np.where(observed, np.nan_to_num(v_test) + plug_seed, np.nan)
     notes: dict[str, str] = {}
-    corr, factors, pairing = _pairing(cube, errors, error_correlation, observed, notes, common)
+    pairing = _pairing(cube, errors, error_correlation, observed, notes, common)
+    corr, factors = pairing.corr, pairing.factors
     return HierarchicalData(
         models=models, languages=cube[LANGUAGE].values, ybar=ybar, observed=observed,
         n_seeds=n_seeds.astype(np.float64), v_fixed=v_fixed, vbar=vbar,
@@ -570,6 +675,7 @@ def cube_statistics(cube: Any, test_set_errors: str = "auto",
         summary_only=summary, higher_is_better=higher_is_better(cube), reasons=reasons,
         digest=cube_digest(cube), boot_corr=corr,
         loadings=None if factors is None else factors.loadings,
-        psi=None if factors is None else factors.psi, pairing=pairing,
+        psi=None if factors is None else factors.psi, pairing=pairing.text,
         pairing_note=notes.get("note", ""),
+        sharing=_sharing(cube, pairing.models_shared, seeds_shared),
     )

@@ -22,7 +22,7 @@ from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._schema import orientation, validate
 from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
 from evaluq.errors import EvaluqWarning, NotFittedError
-from evaluq.hierarchical._compare import compare
+from evaluq.hierarchical._compare import compare, frequentist_side
 from evaluq.hierarchical._data import (
     TEST_SET_ERRORS,
     HierarchicalData,
@@ -200,6 +200,7 @@ def _build_tree(data: HierarchicalData, model: str, raw: xr.DataTree, post_seed:
         attrs={"boot_identified": int(data.boot_identified),
                "test_set_errors": "paired" if data.paired else "independent",
                "pairing": data.pairing, "pairing_note": data.pairing_note,
+               "sharing": json.dumps(data.sharing),
                "n_factors": data.n_factors,
                "summary_only": int(data.summary_only),
                "higher_is_better": int(data.higher_is_better)})
@@ -340,16 +341,30 @@ class HierarchicalFit:
         """The posterior beside the frequentist estimates, one row per quantity.
 
         Frequentist side: :func:`evaluq.variance_components` (``tau_between``, the RMS over
-        languages of ``sigma_seed`` and ``sigma_boot``), :func:`evaluq.aggregate` of
-        ``resampled`` (default ``eq.resample(cube, languages="fixed")``: for a paired fit
-        the shared replicates, ``replication="nonparametric", seeds="rescaled"``, so both
-        sides pair the models; otherwise parametric replication noise where the cube has a
-        seed SD and a boot SD for every cell, else (one seed) the cube's bootstrap
-        replicates; a cube with neither has no resampling that redraws anything and raises
-        ``ValueError``; ``attrs["resampling"]`` says which was used),
-        :func:`evaluq.pairwise_differences` and
-        :func:`evaluq.rank_distribution`; Bayesian side: the benchmark-level means,
-        differences and P(best) and the posterior variance components.
+        languages of ``sigma_seed`` and ``sigma_boot``), and :func:`evaluq.aggregate`,
+        :func:`evaluq.pairwise_differences` and :func:`evaluq.rank_distribution` of
+        ``resampled``. By default ``resampled`` is the resampling that exists for the cube,
+        the first of:
+
+        * a paired fit: the shared replicates with the seeds,
+          ``eq.resample(cube, replication="nonparametric", seeds="rescaled")``, so both
+          sides pair the models;
+        * parametric replication noise, where the cube has a seed SD and a test-set SD for
+          every cell (independent across models, as the unpaired posterior's errors);
+        * a one-seed cube with replicates: its replicates (nonparametric);
+        * several seeds and no replicates: the seeds redrawn (nonparametric, seeds rescaled,
+          paired across models); the test-set noise is then in neither side (the posterior
+          absorbs it into ``tau_m``) and the description says so;
+        * a summary cube with one of ``sd_seed`` / ``sd_boot``: parametric noise of that one,
+          the other noise in neither side;
+        * one seed and no replicates, or a summary cube without SDs: the languages
+          bootstrapped (``languages="bootstrap"``, ``replication="none"``), compared with
+          the posterior at **population** scope (``mu``, a new language);
+        * one language and none of the above: nothing is redrawn; the frequentist intervals
+          and P(best) are NaN.
+
+        All but the languages' bootstrap keep the languages fixed and are compared with the
+        posterior at **benchmark** scope (the mean of theta over the cube's languages).
 
         Returns
         -------
@@ -357,28 +372,32 @@ class HierarchicalFit:
             Columns ``quantity``, ``model``, ``model_b``, ``frequentist``, ``freq_lower``,
             ``freq_upper``, ``posterior_mean``, ``post_lower``, ``post_upper``, ``agree``
             and ``driver`` (the assumption that explains a disagreement; empty when they
-            agree).
+            agree). ``attrs``: ``resampling`` (what the frequentist side redraws and what
+            neither side sees), ``posterior_scope`` (``"benchmark"`` or ``"population"``),
+            ``scope`` (the same in words), ``caption`` (both, one sentence),
+            ``test_set_errors`` (the fit's pairing) and ``confidence_level``.
 
         Parameters
         ----------
         resampled : xarray.Dataset, optional
             A resampled cube (:func:`evaluq.resample`) of the fitted cube for the frequentist
-            intervals; default None draws ``eq.resample(cube, languages="fixed")``.
+            intervals; compared at population scope when it bootstraps the languages (a
+            ``language_slot`` dim), else at benchmark scope. Default None: the resampling
+            above.
         confidence_level : float, optional
             Level of both sides' intervals, in (0, 1); default 0.95.
         rng : int, numpy.random.Generator or None, optional
-            Seed or generator of the default resampling and of the frequentist rank
-            distribution; default 0 (reproducible).
+            Seed or generator of the default resampling; default 0 (reproducible).
         """
         level = check_confidence_level(confidence_level)
         if self.cube is None:
             raise ValueError("compare_frequentist needs the cube: load the fit with "
                              "eq.load_fit(path, cube)")
+        side = frequentist_side(self.cube, self.data, resampled, check_rng(rng))
         return compare(self.cube, self.data, self.variance_components(),
-                       self.posterior["benchmark_mean"],
-                       self.pairwise_differences("benchmark", confidence_level=level),
-                       self.rank_probabilities("benchmark")["p_best"], resampled, level,
-                       check_rng(rng))
+                       self._scope(side.scope),
+                       self.pairwise_differences(side.scope, confidence_level=level),
+                       self.rank_probabilities(side.scope)["p_best"], side, level)
 
     # -- diagnostics ---------------------------------------------------------------------------
     def diagnostics(self) -> pd.DataFrame:
@@ -537,13 +556,23 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
         Overrides of the prior scales: ``alpha_mu``, ``alpha_sigma``, ``dev_sigma``,
         ``tau_lang_sigma``, ``tau_m_sigma``, ``sigma_seed_sigma``.
     test_set_errors
-        ``"auto"`` (default): paired when the cube's bootstrap replicates are shared across
-        models (:func:`evaluq.from_predictions` cubes, or the cube attribute
-        ``shared_bootstrap=1``) or ``error_correlation`` is given, independent otherwise
-        (then the repr and the report say the posterior is conservative if the errors are
-        in fact paired). ``"paired"`` insists (a cube without shared replicates raises);
+        ``"auto"`` (default): paired whenever the cube's bootstrap replicates are shared
+        across models, whatever loader built it: when the cube says so
+        (:func:`evaluq.from_predictions` / :func:`evaluq.from_items` cubes, or the cube
+        attribute ``shared_bootstrap=1``, which :func:`evaluq.from_long` /
+        :func:`evaluq.from_arrays` write for ``shared_bootstrap=True``), and, when the cube
+        does not say, when the replicates' correlation across models is beyond their noise
+        (the factor model's k > 0: replicates drawn separately for each model give k = 0);
+        or when ``error_correlation`` is given. Independent otherwise, and always for
+        ``shared_bootstrap=0`` (then the repr and the report say the posterior is
+        conservative if the errors are in fact paired). Whether the seeds of a cell share
+        its replicates is read the same way (marked, else from the replicates' correlation
+        across seeds). ``"paired"`` insists (a cube without usable replicates, or whose
+        replicates are marked as not shared, ``shared_bootstrap=0``, raises ``CubeError``);
         ``"independent"`` takes each cell's test-set error on its own. The choice and why
-        are recorded in ``fit.data.pairing``, the repr and the ``observed_data`` attrs.
+        are recorded in ``fit.data.pairing`` (also ``fit.config["pairing"]``, the repr and
+        the ``observed_data`` attrs) and what the replicates were taken to share, and who
+        said so, in ``fit.data.sharing`` (``fit.config["shared_bootstrap"]``).
     error_correlation
         The correlation of the test-set errors across models when the cube cannot show it
         (a summary-only cube): a number in [0, 1] for every pair, or a DataArray with dims
@@ -582,7 +611,7 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     resolved = resolve_priors(data, priors)
     seed, post_seed, boot_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=3))
     config: dict[str, Any] = {"model": model, "test_set_errors": test_set_errors,
-              "pairing": data.pairing,
+              "pairing": data.pairing, "shared_bootstrap": data.sharing,
               "error_correlation": None if error_correlation is None else "given",
               "draws": draws,
               "tune": tune, "chains": chains,
@@ -647,7 +676,8 @@ def _stored_data(tree: xr.DataTree) -> HierarchicalData:
         loadings=obs["loadings"].values if "loadings" in obs else None,
         psi=obs["psi"].values if "psi" in obs else None,
         pairing=str(obs.attrs.get("pairing", obs.attrs.get("test_set_errors", "independent"))),
-        pairing_note=str(obs.attrs.get("pairing_note", "")))
+        pairing_note=str(obs.attrs.get("pairing_note", "")),
+        sharing=json.loads(obs.attrs.get("sharing", "{}")))
 
 
 def load_fit(path: str | os.PathLike[str], cube: xr.Dataset | None = None) -> HierarchicalFit:
