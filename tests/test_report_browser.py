@@ -133,3 +133,47 @@ def test_the_item_model_report_shows_everything(tmp_path, item_page):
     assert item_section.figures == 1
     assert probe["images"] == n_figures == probe["shown"]
     assert len(console) == 1, console
+
+
+LAYOUT_PROBE = """<script>
+window.addEventListener("load", function () {
+  var cells = Array.from(document.querySelectorAll("table.data td, table.data th"));
+  var line = parseFloat(getComputedStyle(document.querySelector("table.data td")).lineHeight);
+  var overflow = cells.filter(function (c) { return c.scrollWidth > c.clientWidth + 1; });
+  var single = cells.filter(function (c) { return c.rowSpan <= 1; });   // not index groups
+  var tallest = Math.max.apply(null, single.map(function (c) {
+    return c.getBoundingClientRect().height; }));
+  document.body.setAttribute("data-probe", JSON.stringify({
+    cells: cells.length, line: line, tallest: tallest,
+    overflow: overflow.slice(0, 5).map(function (c) { return c.textContent.slice(0, 40); }),
+    height: document.documentElement.scrollHeight}));
+  console.log("evaluq-probe-done");
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def demo_bayes_page():
+    """The demo's predictions reported with the real hierarchical fit (bayes=True)."""
+    from evaluq.demo import demo_cube
+
+    cube = demo_cube(n_boot=200)
+    return eq.report(cube, None, n_resamples=500, rng=0, bayes=True, progress=False)
+
+
+@pytest.mark.slow
+def test_the_bayes_page_keeps_its_tables_readable(tmp_path, demo_bayes_page):
+    """No table cell narrower than its words (nothing overflows), no cell taller than three
+    lines (the comparison's long texts are footnotes, not a one-word-wide column), and a
+    page of sane height."""
+    probed = tmp_path / "probed.html"
+    probed.write_text(demo_bayes_page.html.replace("</body>", LAYOUT_PROBE + "</body>"),
+                      encoding="utf-8")
+    proc = _chromium(tmp_path, "--dump-dom", "--window-size=1280,900", probed.as_uri())
+    found = re.search(r'data-probe="([^"]*)"', proc.stdout)
+    assert found, proc.stderr[-2000:]
+    probe = json.loads(html.unescape(found.group(1)))
+    assert probe["cells"] > 100
+    assert probe["overflow"] == []
+    assert probe["tallest"] <= 3.2 * probe["line"], probe
+    assert probe["height"] < 16_000, probe

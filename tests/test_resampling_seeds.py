@@ -18,7 +18,6 @@ import xarray as xr
 from scipy import stats
 
 import evaluq as eq
-from evaluq.errors import CubeError
 from evaluq.pairwise import _difference_stats
 
 SEED_MODES = ("one", "bootstrap", "rescaled")

@@ -141,40 +141,8 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     summ.add_argument("--n-seeds", default="1", metavar="N|COL",
                       help="number of seeds: an integer or a column (default 1)")
     summ.add_argument("--metric", default=None, help="metric name (default: the mean column)")
-    p.add_argument("--higher-is-better", nargs="*", default=None, metavar="METRIC",
-                   help="larger scores are better (the default): with no METRIC for every "
-                        "metric, else for the metrics named")
-    p.add_argument("--lower-is-better", nargs="*", default=None, metavar="METRIC",
-                   help="smaller scores are better (error rates, losses): with no METRIC for "
-                        "every metric, else for the metrics named (e.g. --score accuracy "
-                        "--score loss --lower-is-better loss)")
-    p.add_argument("--bounds", nargs=2, type=float, default=None, metavar=("LO", "HI"),
-                   help="the metric's range, e.g. 0 1 or 0 100: a score outside it is refused "
-                        "(exit 2, naming the rows), and resampling stays inside it")
-    p.add_argument("--scale-check", action=argparse.BooleanOptionalAction, default=True,
-                   help="look for models or languages on another scale (fractions among "
-                        "percentages) and warn at the top of the page and here (default: "
-                        "on; --no-scale-check silences it)")
-    p.add_argument("--missing", choices=("drop", "raise"), default="drop",
-                   help="(model, language) cells with no score: drop (default) leaves out the "
-                        "languages (or models) holding them and says so; raise stops. With "
-                        "--from, items some model lacks are dropped or refused alike. Runs "
-                        "missing from a cell are never dropped: each cell uses its own")
-    p.add_argument("--bayes", action=argparse.BooleanOptionalAction, default=False,
-                   help="also fit the hierarchical model and add the posterior sections "
-                        "(with --from: the item model, fit_items, on the per-item scores, "
-                        "with its LOO comparison and predictive checks)")
-    p.add_argument("--error-correlation", type=float, default=None, metavar="RHO",
-                   help="with --bayes: the correlation in [0, 1] of the models' test-set "
-                        "errors, for a summary file (a cube from predictions shows it)")
-    p.add_argument("--draws", type=int, default=None, metavar="N",
-                   help="with --bayes: posterior draws per chain (default: the fit's)")
-    p.add_argument("--tune", type=int, default=None, metavar="N",
-                   help="with --bayes: tuning steps per chain (default: the fit's); raise it "
-                        "(e.g. --tune 2000) when the sampler reports divergences")
-    p.add_argument("--prior", action="append", default=None, metavar="NAME=SCALE",
-                   help="with --bayes: a prior scale of the fit, repeatable (e.g. --prior "
-                        "tau_m_sigma=0.05)")
+    _add_report_checks(p)
+    _add_bayes_arguments(p)
     p.add_argument("--n-resamples", type=int, default=2000, help="resamples (default 2000)")
     p.add_argument("--replication", default="auto",
                    help="auto (default: parametric with bootstrap replicates or summary SDs, "
@@ -192,6 +160,49 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress line")
     _add_harness_arguments(p)
     p.set_defaults(func=_run_report)
+
+
+def _add_report_checks(p: argparse.ArgumentParser) -> None:
+    """The report's options on what the scores mean and what is checked: orientation per
+    metric, bounds, the scale check, missing cells."""
+    p.add_argument("--higher-is-better", nargs="*", default=None, metavar="METRIC",
+                   help="larger scores are better (the default): with no METRIC for every "
+                        "metric, else for the metrics named")
+    p.add_argument("--lower-is-better", nargs="*", default=None, metavar="METRIC",
+                   help="smaller scores are better (error rates, losses): with no METRIC for "
+                        "every metric, else for the metrics named (e.g. --score accuracy "
+                        "--score loss --lower-is-better loss; before FILE, end the list with --)")
+    p.add_argument("--bounds", nargs=2, type=float, default=None, metavar=("LO", "HI"),
+                   help="the metric's range, e.g. 0 1 or 0 100: a score outside it is refused "
+                        "(exit 2, naming the rows), and resampling stays inside it")
+    p.add_argument("--scale-check", action=argparse.BooleanOptionalAction, default=True,
+                   help="look for models or languages on another scale (fractions among "
+                        "percentages) and warn at the top of the page and here (default: "
+                        "on; --no-scale-check silences it)")
+    p.add_argument("--missing", choices=("drop", "raise"), default="drop",
+                   help="(model, language) cells with no score: drop (default) leaves out the "
+                        "languages (or models) holding them and says so; raise stops. With "
+                        "--from, items some model lacks are dropped or refused alike. Runs "
+                        "missing from a cell are never dropped: each cell uses its own")
+
+
+def _add_bayes_arguments(p: argparse.ArgumentParser) -> None:
+    """``--bayes`` and the options of its fit."""
+    p.add_argument("--bayes", action=argparse.BooleanOptionalAction, default=False,
+                   help="also fit the hierarchical model and add the posterior sections "
+                        "(with --from: the item model, fit_items, on the per-item scores, "
+                        "with its LOO comparison and predictive checks)")
+    p.add_argument("--error-correlation", type=float, default=None, metavar="RHO",
+                   help="with --bayes: the correlation in [0, 1] of the models' test-set "
+                        "errors, for a summary file (a cube from predictions shows it)")
+    p.add_argument("--draws", type=int, default=None, metavar="N",
+                   help="with --bayes: posterior draws per chain (default: the fit's)")
+    p.add_argument("--tune", type=int, default=None, metavar="N",
+                   help="with --bayes: tuning steps per chain (default: the fit's); raise it "
+                        "(e.g. --tune 2000) when the sampler reports divergences")
+    p.add_argument("--prior", action="append", default=None, metavar="NAME=SCALE",
+                   help="with --bayes: a prior scale of the fit, repeatable (e.g. --prior "
+                        "tau_m_sigma=0.05)")
 
 
 HARNESS_FORMATS = ("inspect", "lm-eval")

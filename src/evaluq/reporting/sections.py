@@ -297,8 +297,8 @@ def _models_on_another_scale(score: xr.DataArray) -> list[str]:
     percentages mixed). Medians over seeds; a language where a median is 0 is not judged."""
     if score.sizes.get(MODEL, 1) < 2:
         return []
-    cell = abs(score).median([d for d in score.dims if d not in (MODEL, LANGUAGE)])
-    cell = cell.transpose(MODEL, LANGUAGE).values
+    cell = abs(score).median([d for d in score.dims if d not in (MODEL, LANGUAGE)]).transpose(
+        MODEL, LANGUAGE).values
     top = abs(score).max([d for d in score.dims if d != MODEL]).values
     out = []
     for m, name in enumerate(score[MODEL].values):
