@@ -44,6 +44,7 @@ CI_KINDS: Final = frozenset({
     "jeffreys",         # Jeffreys (Beta(1/2, 1/2) posterior) interval
     "beta",             # Beta posterior interval with a given prior
     "clt",              # CLT (Wald) interval of a proportion
+    "newcombe",         # Newcombe's hybrid score interval of a difference of proportions (MOVER)
 })
 """The interval kinds, one short token each."""
 

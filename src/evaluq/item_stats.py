@@ -9,7 +9,11 @@ and its standard error in closed form, beside the bootstrap of the cube (Miller 
 * the paired difference of two models on the same items, with
   :math:`\mathrm{SE} = \sqrt{\mathrm{var}_A + \mathrm{var}_B - 2\,\mathrm{cov}_{AB}}`, clustered
   in the same way;
-* with several epochs (seeds), the within-item and the item-level variance apart.
+* with several epochs (seeds), the within-item and the item-level variance apart;
+* for 0/1 scores, intervals that stay in [0, 1] (means) and [-1, 1] (differences) at any
+  sample size: Clopper-Pearson on the effective sample size (Korn and Graubard 1998) and
+  Newcombe's hybrid score interval of a paired difference (Newcombe 1998), beside the
+  effective number of items (n / design effect) of every model.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from evaluq._dims import (
     MODEL,
     MODEL_B,
     N_CLUSTERS,
+    N_EFFECTIVE,
     N_ITEMS,
     N_SEEDS,
     NAN_REASON,
@@ -37,17 +42,34 @@ from evaluq._dims import (
     SE_DIFFERENCE,
     SE_DIFFERENCE_IID,
     SE_IID,
+    SEED,
     VAR_ITEM,
     VAR_WITHIN,
 )
-from evaluq._intervals import interval_array
+from evaluq._intervals import interval_array, interval_from_bounds
 from evaluq._provenance import table_attrs
 from evaluq._validation import check_confidence_level
 from evaluq.io import TableLike
 from evaluq.items import LanguageBlock, pivot_items
 
-_PER_MODEL = (MEAN, SE, SE_IID, VAR_WITHIN, VAR_ITEM, N_SEEDS)
+N_EFFECTIVE_TRIALS = "n_effective_trials"
+"""Effective number of 0/1 responses behind a mean's Clopper-Pearson interval (0/1 scores);
+the one name :mod:`evaluq._dims` does not hold yet."""
+_PER_MODEL = (MEAN, SE, SE_IID, VAR_WITHIN, VAR_ITEM, N_SEEDS, N_EFFECTIVE)
 _PER_PAIR = (DIFFERENCE, SE_DIFFERENCE, SE_DIFFERENCE_IID, CORRELATION)
+_BOUNDS = ("bounds", "bounds_difference")
+"""The 0/1 route's interval ends per language: (model, 2) and (model, model_b, 2)."""
+CI_METHODS = {
+    "binary": ("Clopper-Pearson (exact binomial) interval at the effective sample size "
+               "n_effective_trials = N / design effect (Korn-Graubard degrees-of-freedom "
+               "factor with epochs or clusters); 0/1 scores",
+               "Newcombe's hybrid score interval (MOVER: Wilson limits of both means at their "
+               "effective sample sizes and the correlation of the two means); 0/1 scores"),
+    "normal": ("normal: mean +- z se; scores not all 0/1, so no bounds are imposed (not "
+               "clipped to the scores' range)",
+               "normal: difference +- z se_difference; scores not all 0/1"),
+}
+"""What ``attrs["ci_method"]`` / ``attrs["ci_difference_method"]`` say for each route."""
 
 
 def _cluster_totals(r: np.ndarray, clusters: np.ndarray | None) -> np.ndarray:
@@ -87,8 +109,9 @@ def _seed_parts(block: LanguageBlock) -> dict[str, np.ndarray]:
     return {"xbar": xbar, "k": k, VAR_WITHIN: within, VAR_ITEM: var_item}
 
 
-def _language_stats(block: LanguageBlock) -> dict[str, np.ndarray]:
-    """Means, SEs and paired differences of one language's models."""
+def _language_stats(block: LanguageBlock) -> dict[str, Any]:
+    """Means, SEs and paired differences of one language's models, the effective number of
+    items, and what the 0/1 route needs (private keys, starting with ``_``)."""
     parts = _seed_parts(block)
     xbar, n = parts["xbar"], block.values.shape[2]
     ok = ~np.isnan(xbar).any(axis=1)
@@ -102,21 +125,110 @@ def _language_stats(block: LanguageBlock) -> dict[str, np.ndarray]:
     for a in range(n_m):                                      # one row of pairs at a time
         se_d[a] = np.sqrt(_robust_var(totals[a] - totals, n))
         se_d_iid[a] = np.sqrt(_robust_var(r[a] - r, n))
-    gram = r @ r.T
-    with np.errstate(invalid="ignore", divide="ignore"):
-        corr = gram / np.sqrt(np.outer(np.diag(gram), np.diag(gram)))
     pair_ok = ok[:, None] & ok[None, :]
+    se = np.where(ok, np.sqrt(_robust_var(totals, n)), np.nan)
+    se_iid = np.where(ok, np.sqrt(_robust_var(r, n)), np.nan)
+    sizes = (np.ones(n) if block.clusters is None
+             else np.bincount(block.clusters).astype(np.float64))
+    worst = n**2 / float(np.sum(sizes**2))
     return {
-        MEAN: np.where(ok, mean, np.nan),
-        SE: np.where(ok, np.sqrt(_robust_var(totals, n)), np.nan),
-        SE_IID: np.where(ok, np.sqrt(_robust_var(r, n)), np.nan),
+        MEAN: np.where(ok, mean, np.nan), SE: se, SE_IID: se_iid,
         VAR_WITHIN: parts[VAR_WITHIN], VAR_ITEM: np.where(ok, parts[VAR_ITEM], np.nan),
-        N_SEEDS: parts["k"],
+        N_SEEDS: parts["k"], N_EFFECTIVE: _effective_items(se, se_iid, n, worst),
         DIFFERENCE: np.where(pair_ok, diff, np.nan),
         SE_DIFFERENCE: np.where(pair_ok, se_d, np.nan),
         SE_DIFFERENCE_IID: np.where(pair_ok, se_d_iid, np.nan),
-        CORRELATION: np.where(pair_ok, corr, np.nan),
+        CORRELATION: np.where(pair_ok, _correlation(r), np.nan),
+        "_corr_means": _correlation(totals), "_trials": n * parts["k"],
+        "_groups": len(sizes), "_worst": worst,
     }
+
+
+def _correlation(x: np.ndarray) -> np.ndarray:
+    """Correlations of the rows of centred sums (model, G): NaN where a row is all zero."""
+    gram = x @ x.T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return gram / np.sqrt(np.outer(np.diag(gram), np.diag(gram)))
+
+
+def _effective_items(se: np.ndarray, se_iid: np.ndarray, n: int, worst: float) -> np.ndarray:
+    r"""Effective number of items :math:`n / \mathrm{deff}`, with Kish's design effect of the
+    clusters :math:`\mathrm{deff} = \mathrm{se}^2 / \mathrm{se\_iid}^2` taken as at least 1;
+    where both SEs are 0 (every item alike) the least favourable
+    :math:`n^2 / \sum_g c_g^2` (c_g items in cluster g; n without clusters)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.minimum(n * se_iid**2 / se**2, n)
+    return np.where(np.isnan(se), np.nan, np.where(se > 0, ratio, worst))
+
+
+def _effective_trials(mean: np.ndarray, se: np.ndarray, trials: np.ndarray, groups: int,
+                      worst: float, q: float) -> np.ndarray:
+    r"""Effective number of 0/1 responses of a mean (Korn and Graubard 1998):
+    :math:`\min(N, \hat p(1-\hat p)/\widehat{\mathrm{var}}_{srs}\ /\ \mathrm{deff})`, i.e.
+    :math:`N / \mathrm{deff}` with :math:`\mathrm{deff} = \mathrm{se}^2 (N - 1) /
+    (\hat p(1-\hat p))` at least 1, times :math:`(t_{q, N-1} / t_{q, G-1})^2`; at
+    :math:`\hat p \in \{0, 1\}` the least favourable :math:`n^2 / \sum_g c_g^2`."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raw = mean * (1.0 - mean) * trials / ((trials - 1.0) * se**2)
+        factor = (stats.t.ppf(q, trials - 1.0) / stats.t.ppf(q, groups - 1.0)) ** 2
+    raw = np.where(np.abs(raw - trials) <= 1e-12 * trials, trials, raw)   # deff 1 + rounding
+    inner = (mean > 0.0) & (mean < 1.0)
+    out = np.where(inner, np.minimum(raw, trials) * factor, worst)
+    return np.where(np.isnan(se) | np.isnan(mean), np.nan, out)
+
+
+def _clopper_pearson(p: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
+    r"""Clopper-Pearson ends (last axis: lower, upper) of :math:`x = \hat p n` successes in n
+    (real) trials: :math:`[B_{1-q}(x, n - x + 1), B_q(x + 1, n - x)]`, 0 at x = 0, 1 at
+    x = n."""
+    x = p * n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lower = np.where(x <= 0.0, 0.0, stats.beta.ppf(1.0 - q, x, n - x + 1.0))
+        upper = np.where(x >= n, 1.0, stats.beta.isf(1.0 - q, x + 1.0, n - x))
+    return np.stack([lower, upper], axis=-1)
+
+
+def _wilson(p: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Wilson score ends at real n: :math:`\frac{\hat p + z^2/2n}{1 + z^2/n} \pm
+    \frac{z}{1 + z^2/n}\sqrt{\hat p(1-\hat p)/n + z^2/4n^2}` (as
+    :func:`evaluq.proportion_interval`, which takes whole counts only)."""
+    z2 = z * z
+    with np.errstate(invalid="ignore", divide="ignore"):
+        denom = 1.0 + z2 / n
+        centre = (p + z2 / (2.0 * n)) / denom
+        half = z * np.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
+def _newcombe(p: np.ndarray, n: np.ndarray, corr: np.ndarray, z: float) -> np.ndarray:
+    r"""Newcombe's hybrid score interval of :math:`p_A - p_B` for every pair (model, model_b,
+    2): with Wilson ends :math:`(l, u)` and the correlation :math:`r` of the two means,
+    :math:`d - \sqrt{(p_A - l_A)^2 - 2r(p_A - l_A)(u_B - p_B) + (u_B - p_B)^2}` and
+    :math:`d + \sqrt{(u_A - p_A)^2 - 2r(u_A - p_A)(p_B - l_B) + (p_B - l_B)^2}`; a model
+    against itself is [0, 0]."""
+    lo, hi = _wilson(p, n, z)
+    below, above = (p - lo)[:, None], (hi - p)[:, None]          # model A's side
+    r = np.clip(np.nan_to_num(corr, nan=0.0), -1.0, 1.0)
+    d = p[:, None] - p[None, :]
+    lower = d - np.sqrt(np.maximum(below**2 - 2 * r * below * above.T + (above.T) ** 2, 0.0))
+    upper = d + np.sqrt(np.maximum(above**2 - 2 * r * above * below.T + (below.T) ** 2, 0.0))
+    same = np.eye(len(p), dtype=bool)
+    return np.stack([np.where(same, d, lower), np.where(same, d, upper)], axis=-1)
+
+
+def _binary_bounds(st: dict[str, Any], level: float) -> dict[str, np.ndarray]:
+    """The 0/1 route of one language: effective responses, the means' Clopper-Pearson ends
+    and the differences' Newcombe ends."""
+    q = 0.5 + level / 2.0
+    n_eff = _effective_trials(st[MEAN], st[SE], st["_trials"], st["_groups"], st["_worst"], q)
+    z = float(stats.norm.ppf(q))
+    return {N_EFFECTIVE_TRIALS: n_eff, "bounds": _clopper_pearson(st[MEAN], n_eff, q),
+            "bounds_difference": _newcombe(st[MEAN], n_eff, st["_corr_means"], z)}
+
+
+def _is_binary(blocks: list[LanguageBlock]) -> bool:
+    """Whether every score of the table is 0 or 1."""
+    return all(bool(np.isin(b.values[~np.isnan(b.values)], (0.0, 1.0)).all()) for b in blocks)
 
 
 def item_means(
@@ -163,27 +275,86 @@ def item_means(
     2024, section 3: :math:`\mathrm{Var}(\bar x_i) = \sigma^2_{item} + \sigma^2_{within}/K`);
     more epochs shrink only the second part.
 
-    Intervals are normal: estimate :math:`\pm z_{1-\alpha/2}` SE (``ci_kind="normal"``).
-    With few clusters (G below about 30) the CR1 SE is itself noisy and the normal interval
-    undercovers; the coverage simulations in the slow tests show by how much.
+    **Intervals.** When every score of the table is 0 or 1 (correctness; the item means are
+    then proportions, or means of 0/1 epochs), the intervals are built for proportions and
+    stay in [0, 1] and [-1, 1] at any sample size; otherwise they are normal, estimate
+    :math:`\pm z_{1-\alpha/2}` SE (``ci_kind="normal"``), not clipped to the scores' range
+    (for bounded graded scores near a bound read them with care: few items undercover).
+
+    *Means of 0/1 scores* (``ci_kind="clopper-pearson"``): the Clopper-Pearson interval at
+    the effective sample size (Korn and Graubard 1998). With N = n K responses (K epochs of
+    n items) and the CR1 SE above, the design effect against N independent responses is
+    :math:`\mathrm{deff} = \max\big(1, \mathrm{se}^2 (N-1) / \hat p(1-\hat p)\big)` and
+
+    .. math::
+
+        n^*_{\mathrm{eff}} = \frac{N}{\mathrm{deff}}
+            \left(\frac{t_{1-\alpha/2,\,N-1}}{t_{1-\alpha/2,\,G-1}}\right)^2, \qquad
+        \big[B_{\alpha/2}(x, n^* - x + 1),\ B_{1-\alpha/2}(x + 1, n^* - x)\big],\
+        x = \hat p\, n^*
+
+    (``n_effective_trials``; :math:`B_q(a, b)` the q-quantile of Beta(a, b); lower end 0 at
+    x = 0, upper end 1 at x = n*). The t factor (G clusters, G = n without clusters) allows
+    for the noise of the estimated design effect. One epoch without clusters gives deff = 1
+    and N = G = n: the exact Clopper-Pearson interval of x correct in n
+    (:func:`evaluq.proportion_interval` with ``method="clopper-pearson"``). At
+    :math:`\hat p \in \{0, 1\}` the design effect cannot be estimated; the least favourable
+    one is taken (every response of a cluster alike: :math:`n^* = n^2 / \sum_g c_g^2` with
+    c_g items in cluster g, n items without clusters). Clopper-Pearson rather than Wilson:
+    Wilson's coverage dips to 0.90 (n = 10, p = 0.99) and 0.86 (n = 5, p = 0.97) for the
+    accuracies near 1 small benchmarks see, Clopper-Pearson's never falls below the level
+    (Brown, Cai and DasGupta 2001); the price is a somewhat wider interval. The slow tests
+    measure the coverage with epochs and clusters, where n* is estimated.
+
+    *Paired differences of 0/1 scores* (``ci_kind="newcombe"``): Newcombe's (1998, method
+    10) hybrid score interval, from the Wilson ends :math:`(l, u)` of the two means at their
+    :math:`n^*` and the correlation r of the two means (cluster-robust; the phi coefficient
+    of the paired 2x2 table with one epoch and no clusters),
+
+    .. math::
+
+        \Big[d - \sqrt{(\hat p_A - l_A)^2 - 2r(\hat p_A - l_A)(u_B - \hat p_B)
+            + (u_B - \hat p_B)^2},\
+        d + \sqrt{(u_A - \hat p_A)^2 - 2r(u_A - \hat p_A)(\hat p_B - l_B)
+            + (\hat p_B - l_B)^2}\Big],
+
+    which lies in :math:`[l_A - u_B, u_A - l_B] \subset [-1, 1]` (MOVER, Zou and Donner
+    2008); a model against itself is [0, 0]. Its coverage is approximate: exactly (summed
+    over every 2x2 table) 0.936 at worst and above the level on average over accuracies
+    0.7-0.95 and correlations 0-0.6 at 10 and 30 items. The normal interval of a difference
+    leaves [-1, 1] and undercovers badly at few items near 0 or 1.
+
+    ``n_effective`` (every score kind) is the effective number of items,
+    :math:`n / \mathrm{deff}` with Kish's design effect of the clusters
+    :math:`\max(1, \mathrm{se}^2 / \mathrm{se\_iid}^2)` (n without clusters; the least
+    favourable :math:`n^2 / \sum_g c_g^2` where both SEs are 0): rankings and tiers from a
+    small ``n_effective`` deserve a caution. With few clusters (G below about 30) the CR1
+    SE is itself noisy and the normal interval undercovers; the coverage simulations in the
+    slow tests show by how much.
 
     Parameters
     ----------
     table, model, item, score, cluster, language, seed, missing
         As in :func:`evaluq.from_items`; the same checks (no duplicated key, no NaN score,
-        missing items raise or are dropped with a warning).
+        missing items raise or are dropped with a warning). Without ``seed``, a table whose
+        ``epoch`` column (a harness log's) tells repeated (model, item) rows apart is read
+        as ``seed="epoch"`` (each item's epochs averaged) with an ``ImplicitEpochWarning``.
     confidence_level
-        Level of the normal intervals ``ci`` and ``ci_difference``.
+        Level of the intervals ``ci`` and ``ci_difference``.
 
     Returns
     -------
     xarray.Dataset
-        ``mean``, ``se``, ``se_iid``, ``var_within``, ``var_item``, ``n_seeds``
-        (model[, language]); ``difference`` (``model`` minus ``model_b``),
-        ``se_difference``, ``se_difference_iid``, ``correlation`` (model, model_b[,
-        language]); ``ci`` and ``ci_difference`` with a last ``ci_bound`` dim; ``n_items``
-        and, with ``cluster``, ``n_clusters`` ([language]). The ``language`` dim is present
-        when ``language`` is given. NaN cells carry a ``nan_reason``.
+        ``mean``, ``se``, ``se_iid``, ``var_within``, ``var_item``, ``n_seeds``,
+        ``n_effective`` and, with 0/1 scores, ``n_effective_trials`` (model[, language]);
+        ``difference`` (``model`` minus ``model_b``), ``se_difference``,
+        ``se_difference_iid``, ``correlation`` (model, model_b[, language]); ``ci`` and
+        ``ci_difference`` with a last ``ci_bound`` dim, their ``ci_kind`` attribute saying
+        which interval was used (``clopper-pearson`` / ``newcombe`` for 0/1 scores,
+        ``normal`` otherwise) and ``attrs["ci_method"]`` / ``attrs["ci_difference_method"]``
+        in words; ``n_items`` and, with ``cluster``, ``n_clusters`` ([language]). The
+        ``language`` dim is present when ``language`` is given. NaN cells carry a
+        ``nan_reason``.
 
     See Also
     --------
@@ -196,6 +367,16 @@ def item_means(
     Evaluations. arXiv:2411.00640.
     A. C. Cameron and D. L. Miller (2015). A Practitioner's Guide to Cluster-Robust Inference.
     Journal of Human Resources 50(2), 317-372.
+    E. L. Korn and B. I. Graubard (1998). Confidence intervals for proportions with small
+    expected number of positive counts estimated from survey data. Survey Methodology 24,
+    193-201.
+    R. G. Newcombe (1998). Improved confidence intervals for the difference between binomial
+    proportions based on paired data. Statistics in Medicine 17, 2635-2650.
+    G. Y. Zou and A. Donner (2008). Construction of confidence limits about effect measures:
+    a general approach. Statistics in Medicine 27, 1693-1702.
+    L. D. Brown, T. T. Cai and A. DasGupta (2001). Interval estimation for a binomial
+    proportion. Statistical Science 16, 101-133.
+    L. Kish (1965). Survey Sampling. Wiley.
 
     Examples
     --------
@@ -214,25 +395,33 @@ def item_means(
     level = check_confidence_level(confidence_level)
     data = pivot_items(table, model=model, item=item, score=score, language=language,
                        seed=seed, cluster=cluster, missing=missing)
+    binary = _is_binary(data.blocks)
     per_lang = [_language_stats(b) for b in data.blocks]
+    if binary:
+        for st in per_lang:
+            st.update(_binary_bounds(st, level))
     languages = [b.label for b in data.blocks]
     out = _to_dataset(per_lang, data.models, languages, data.blocks, cluster is not None)
-    out = _with_intervals(out, level)
+    out = _with_intervals(out, level, per_lang if binary else None)
     _explain_nan(out)
     if language is None:
         out = out.isel({LANGUAGE: 0}, drop=True)
+    route = CI_METHODS["binary" if binary else "normal"]
     out.attrs = {"source": data.source, "score_column": score,
                  **({"cluster_column": cluster} if cluster else {}),
-                 "se_kind": "cluster-robust (CR1)" if cluster else "iid (CLT, ddof=1)"}
+                 **({"seed_column": data.columns[SEED]} if data.columns[SEED] else {}),
+                 "se_kind": "cluster-robust (CR1)" if cluster else "iid (CLT, ddof=1)",
+                 "ci_method": route[0], "ci_difference_method": route[1]}
     out.attrs.update(table_attrs(table, out.attrs))  # a harness log's provenance
     return out
 
 
-def _to_dataset(per_lang: list[dict[str, np.ndarray]], models: np.ndarray, languages: list[Any],
+def _to_dataset(per_lang: list[dict[str, Any]], models: np.ndarray, languages: list[Any],
                 blocks: list[LanguageBlock], clustered: bool) -> xr.Dataset:
     """Stack every language's statistics on a ``language`` dim."""
     data_vars: dict[str, Any] = {}
-    for name in _PER_MODEL:
+    extra = (N_EFFECTIVE_TRIALS,) if N_EFFECTIVE_TRIALS in per_lang[0] else ()
+    for name in (*_PER_MODEL, *extra):
         data_vars[name] = ((MODEL, LANGUAGE), np.stack([p[name] for p in per_lang], axis=-1))
     for name in _PER_PAIR:
         data_vars[name] = ((MODEL, MODEL_B, LANGUAGE),
@@ -245,12 +434,22 @@ def _to_dataset(per_lang: list[dict[str, np.ndarray]], models: np.ndarray, langu
                                          LANGUAGE: languages})
 
 
-def _with_intervals(out: xr.Dataset, level: float) -> xr.Dataset:
-    """The normal intervals of the means and of the differences."""
-    z = float(stats.norm.ppf(0.5 + level / 2))
-    for name, est, se in ((CI_MEAN, MEAN, SE), (CI_DIFFERENCE, DIFFERENCE, SE_DIFFERENCE)):
-        out[name] = interval_array(out[est] - z * out[se], out[est] + z * out[se],
-                                   kind="normal", confidence_level=level)
+def _with_intervals(out: xr.Dataset, level: float,
+                    per_lang: list[dict[str, Any]] | None) -> xr.Dataset:
+    """The intervals of the means and of the differences: the 0/1 route's ends (Clopper-
+    Pearson, Newcombe) when ``per_lang`` holds them, else normal."""
+    names = ((CI_MEAN, MEAN, SE), (CI_DIFFERENCE, DIFFERENCE, SE_DIFFERENCE))
+    if per_lang is None:
+        z = float(stats.norm.ppf(0.5 + level / 2))
+        for name, est, se in names:
+            out[name] = interval_array(out[est] - z * out[se], out[est] + z * out[se],
+                                       kind="normal", confidence_level=level)
+        return out
+    for (name, est, _), key, kind in zip(names, _BOUNDS, ("clopper-pearson", "newcombe"),
+                                         strict=True):
+        bounds = np.stack([p[key] for p in per_lang], axis=-2)   # language before ci_bound
+        out[name] = interval_from_bounds(bounds, dims=out[est].dims, coords=out[est].coords,
+                                         kind=kind, confidence_level=level)
     return out
 
 
