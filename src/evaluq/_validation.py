@@ -7,12 +7,15 @@ Every public entry point has one validation function built from these (the patte
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Sequence
-from typing import Any
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
+import pandas as pd
 
-from evaluq.errors import CubeError
+from evaluq._dims import EPOCH
+from evaluq.errors import CubeError, ImplicitEpochWarning
 
 RNGLike = int | np.random.Generator | np.random.SeedSequence | None
 
@@ -123,3 +126,94 @@ def check_result_dims(name: str, result: Any, required: Sequence[str], producer:
             if len(missing) == 1 and len(unknown) == 1 else "")
     raise CubeError(f"`{name}` has no {missing[0]!r} dim (its dims: {dims}); the result of "
                     f"{producer} keeps the dims it was given ({list(required)}){hint}")
+
+
+# --- per-item tables: the checks every per-item entry point shares --------------------------------
+# (from_items, item_scores, item_means and fit_items: one message for one mistake)
+
+_SHOWN = 5
+_NUMBER_KINDS = frozenset({"integer", "floating", "mixed-integer-float", "decimal", "boolean",
+                           "empty"})
+"""What ``pandas.api.types.infer_dtype`` calls a column of numbers stored as objects."""
+
+
+def check_column_args(available: Iterable[Any], columns: Mapping[str, str | None],
+                      name: str = "the table") -> None:
+    """Column arguments (argument -> column name, or None when not given): each a str naming a
+    column of the table. A wrong one raises naming the argument and the column and listing the
+    table's columns (a TypeError for a name that is not a str)."""
+    for arg, column in columns.items():
+        if column is not None and not isinstance(column, str):
+            raise TypeError(f"`{arg}` must be a column name (str); got {column!r}")
+    check_columns(name, available, dict(columns))
+
+
+def _row(series: pd.Series, position: int) -> str:
+    """A row by position, with its index label when that differs (a filtered table)."""
+    label = series.index[position]
+    return f"row {position}" + ("" if label == position else f" (index {label!r})")
+
+
+def _not_numbers(series: pd.Series, column: str, argument: str) -> NoReturn:
+    """Raise for a column that does not hold numbers: the first value that is no number, its
+    row, and what to do."""
+    text = series.astype(object)
+    bad = text.notna().to_numpy() & pd.to_numeric(text, errors="coerce").isna().to_numpy()
+    head = f"column {column!r} (given as `{argument}`) must be numeric (dtype {series.dtype})"
+    if not bad.any():                      # numbers stored as text, such as "1" and "0"
+        first = int(np.flatnonzero(text.notna().to_numpy())[0])
+        raise CubeError(f"{head}; it holds numbers as text, e.g. {text.iloc[first]!r} at "
+                        f"{_row(series, first)}: convert them first, "
+                        f"table[{column!r}] = pandas.to_numeric(table[{column!r}])")
+    first = int(np.flatnonzero(bad)[0])
+    labels = pd.unique(text[bad])
+    listed = (f"; its values that are no number: {[str(v) for v in labels]}"
+              if len(labels) <= _SHOWN else f"; {len(labels)} distinct values are no number")
+    raise CubeError(f"{head}; it holds {text.iloc[first]!r} at {_row(series, first)}{listed}. "
+                    "A score is a number: map each label to its score first (e.g. "
+                    f"table[{column!r}].map({{'correct': 1, 'incorrect': 0}})), or score the "
+                    "answers against their targets")
+
+
+def numeric_column(df: pd.DataFrame, column: str, argument: str) -> np.ndarray:
+    """A table's column of scores as float64 (booleans as 0 / 1, numbers stored as objects
+    converted). Text raises naming the column, the argument, the first value that is no number
+    and its row; NaN or infinity raises naming the rows."""
+    series = df[column]
+    if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    elif (series.dtype == object
+          and pd.api.types.infer_dtype(series, skipna=True) in _NUMBER_KINDS):
+        values = series.astype(np.float64).to_numpy()
+    else:
+        _not_numbers(series, column, argument)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        rows = np.flatnonzero(bad)[:_SHOWN].tolist()
+        raise CubeError(f"column {column!r} (given as `{argument}`) has {int(bad.sum())} NaN or "
+                        f"infinite value(s), at rows {rows}; remove or score them explicitly")
+    return values
+
+
+def implicit_epoch(df: pd.DataFrame, keys: Sequence[str], used: Iterable[str | None],
+                   argument: str, stacklevel: int) -> str | None:
+    """``"epoch"`` when rows repeat a key (the columns ``keys``), the table's ``epoch`` column
+    (a harness log's, :mod:`evaluq.io`) tells every repeat apart, and ``argument`` (the epoch
+    argument: ``seed`` or ``epoch``) was not given; with an :class:`ImplicitEpochWarning`.
+
+    None when the table has no ``epoch`` column (or uses it as another argument), repeats no
+    key, or repeats keys ``epoch`` does not tell apart (the duplicate check then raises)."""
+    if (EPOCH not in df.columns or EPOCH in set(used)
+            or df[EPOCH].nunique(dropna=False) < 2):
+        return None
+    if not df.duplicated(subset=list(keys)).any() or df.duplicated(
+            subset=[*keys, EPOCH]).any():
+        return None
+    warnings.warn(
+        f"rows repeat the ({', '.join(keys)}) keys, told apart by the table's column 'epoch' "
+        f"({df[EPOCH].nunique()} epochs), and `{argument}` was not given: the epochs are read "
+        f"as repeated scorings of each item, as with {argument}='epoch' (an item's epochs are "
+        f"pooled per item, as a harness pools them). Pass {argument}='epoch' to say so (and "
+        "silence this warning), or keep one epoch per item",
+        ImplicitEpochWarning, stacklevel=stacklevel)
+    return EPOCH

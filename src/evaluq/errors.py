@@ -45,3 +45,11 @@ class MissingDataWarning(EvaluqWarning):
     """A report or analysis left out what the data lack: (model, language) cells with no
     score at all (the languages, or models, that hold them are named) or runs missing from
     some cells (each cell then uses its own runs). The message says what was done."""
+
+
+class ImplicitEpochWarning(EvaluqWarning):
+    """A per-item table repeats its (model[, task], item) keys, the table's ``epoch`` column (a
+    harness log's) tells the repeats apart, and the epoch argument (``seed=`` of
+    :func:`evaluq.item_means` / :func:`evaluq.from_items`, ``epoch=`` of
+    :func:`evaluq.fit_items`) was not given: the epochs were taken as repeated scorings of each
+    item, as if it had been given. Pass it to say so."""

@@ -34,6 +34,7 @@ from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
     CLUSTER,
+    EPOCH,
     ITEM,
     ITEM_LABEL,
     ITEM_SCORE,
@@ -44,10 +45,19 @@ from evaluq._dims import (
     SCORE,
     SEED,
     SEEDS_ARE,
+    TASK,
 )
 from evaluq._kernels import bootstrap_counts
 from evaluq._provenance import provenance, table_attrs
-from evaluq._validation import RNGLike, check_choice, check_columns, check_int, check_rng
+from evaluq._validation import (
+    RNGLike,
+    check_choice,
+    check_column_args,
+    check_int,
+    check_rng,
+    implicit_epoch,
+    numeric_column,
+)
 from evaluq.cube import validate
 from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.io import TableLike, as_table, read_table
@@ -135,23 +145,6 @@ def _plain_labels(labels: np.ndarray) -> np.ndarray:
     return out if out.dtype.kind in "iufbU" else labels
 
 
-def _score_values(df: pd.DataFrame, column: str) -> np.ndarray:
-    """The score column as float64; a non-numeric, NaN or infinite score raises."""
-    values = df[column]
-    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
-        if pd.api.types.is_bool_dtype(values):
-            return values.to_numpy(dtype=np.float64)
-        raise CubeError(f"column {column!r} (given as `score`) must be numeric; it has dtype "
-                        f"{values.dtype}")
-    out = values.to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(out)
-    if bad.any():
-        rows = np.flatnonzero(bad)[:_SHOWN].tolist()
-        raise CubeError(f"column {column!r} (given as `score`) has {int(bad.sum())} NaN or "
-                        f"infinite value(s), at rows {rows}; remove or score them explicitly")
-    return out
-
-
 def _key_codes(df: pd.DataFrame, cols: dict[str, str | None]
                ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Codes and sorted labels of model, language, seed, item (and cluster) columns."""
@@ -189,17 +182,35 @@ def _positions(lang: np.ndarray, item: np.ndarray, n_lang: int, n_item: int
 
 
 def _check_duplicates(flat: np.ndarray, size: int, df: pd.DataFrame,
-                      cols: dict[str, str | None]) -> None:
-    """Two rows for one (model, language, seed, item) raise, naming the first few."""
+                      cols: dict[str, str | None], names: dict[str, str]) -> None:
+    """Two rows for one (model, language, seed, item) raise, naming the first few and the
+    table's columns (a harness's ``epoch`` or ``task``) that tell them apart."""
     counts = np.bincount(flat, minlength=size)
     if (counts > 1).any():
         dup_rows = np.flatnonzero(counts[flat] > 1)
         keys = [c for c in (cols[MODEL], cols[LANGUAGE], cols[SEED], cols[ITEM]) if c]
         shown = df.iloc[dup_rows[: 2 * _SHOWN]][keys].drop_duplicates().head(_SHOWN)
+        key_names = ", ".join(names[k] for k in (MODEL, LANGUAGE, SEED, ITEM))
         raise CubeError(
-            f"{int((counts > 1).sum())} (model, language, seed, item) key(s) appear in more "
+            f"{int((counts > 1).sum())} ({key_names}) key(s) appear in more "
             f"than one row ({len(dup_rows)} rows), e.g. "
-            f"{shown.to_dict(orient='records')}; each key needs exactly one score")
+            f"{shown.to_dict(orient='records')}; each key needs exactly one score"
+            + _duplicate_hint(df.iloc[dup_rows], keys, cols, names))
+
+
+def _duplicate_hint(rows: pd.DataFrame, keys: list[str], cols: dict[str, str | None],
+                    names: dict[str, str]) -> str:
+    """The harness columns not given (``epoch``, ``task``) that differ among repeated rows,
+    and the argument each one goes to."""
+    given = {c for c in cols.values() if c is not None}
+    hints = []
+    for column, dim, what in ((EPOCH, SEED, "repeated scorings of an item"),
+                              (TASK, LANGUAGE, "items are numbered within each task")):
+        if (column in rows.columns and column not in given and cols[dim] is None
+                and (rows.groupby(keys, sort=False)[column].nunique() > 1).any()):
+            hints.append(f"its column {column!r} differs among these rows: pass "
+                         f"{names[dim]}={column!r} ({what})")
+    return ("; " + "; ".join(hints)) if hints else ""
 
 
 def _cluster_of_items(codes: np.ndarray, where: np.ndarray, n_pairs: int, labels: np.ndarray,
@@ -220,9 +231,10 @@ def _cluster_of_items(codes: np.ndarray, where: np.ndarray, n_pairs: int, labels
     return out
 
 
-def _read(table: TableLike, columns: list[str]) -> tuple[pd.DataFrame, str]:
-    """The table; from a parquet file only the columns used are read (a harness log's
-    metadata columns can be most of the file)."""
+def _read(table: TableLike, columns: list[str], optional: tuple[str, ...] = ()
+          ) -> tuple[pd.DataFrame, str]:
+    """The table; from a parquet file only the columns used (and those of ``optional`` it
+    has) are read (a harness log's metadata columns can be most of the file)."""
     if isinstance(table, str | os.PathLike) and Path(table).suffix.lower() in (".parquet",
                                                                               ".pq"):
         try:
@@ -232,32 +244,53 @@ def _read(table: TableLike, columns: list[str]) -> tuple[pd.DataFrame, str]:
         except (ImportError, OSError):
             return as_table(table, "table")
         if set(columns) <= present:
-            return read_table(table, columns=list(dict.fromkeys(columns))), str(Path(table))
+            wanted = [*columns, *(c for c in optional if c in present)]
+            return read_table(table, columns=list(dict.fromkeys(wanted))), str(Path(table))
     return as_table(table, "table")
+
+
+_ARGUMENTS = {MODEL: "model", LANGUAGE: "language", SEED: "seed", ITEM: "item",
+              CLUSTER: "cluster", SCORE: "score"}
+"""The argument of each key column in :func:`pivot_items`' messages."""
+
+
+def _checked_table(table: TableLike, cols: dict[str, str | None], names: dict[str, str],
+                   epoch_from_table: bool) -> tuple[pd.DataFrame, str, np.ndarray]:
+    """The table read and checked (the columns named, numeric scores), the epoch column
+    taken as the seed where it alone explains repeated keys; ``cols`` is updated."""
+    optional = (EPOCH, TASK) if cols[SEED] is None else (TASK,)
+    df, source = _read(table, [c for c in cols.values() if c is not None], optional)
+    check_column_args(df.columns, {names[k]: v for k, v in cols.items()})
+    if len(df) == 0:
+        raise CubeError("the table is empty (no rows)")
+    values = numeric_column(df, str(cols[SCORE]), names[SCORE])
+    if cols[SEED] is None and epoch_from_table:
+        keys = [c for c in (cols[MODEL], cols[LANGUAGE], cols[ITEM]) if c is not None]
+        cols[SEED] = implicit_epoch(df, keys, cols.values(), names[SEED], stacklevel=5)
+    return df, source, values
 
 
 def pivot_items(table: TableLike, *, model: str, item: str, score: str,
                 language: str | None = None, seed: str | None = None,
-                cluster: str | None = None, missing: str = "raise") -> ItemTable:
+                cluster: str | None = None, missing: str = "raise",
+                names: dict[str, str] | None = None,
+                epoch_from_table: bool = True) -> ItemTable:
     """Validate a per-item table and lay it out per language (model, seed, item).
 
     The shared first step of :func:`from_items`, :func:`item_scores` and
     :func:`evaluq.item_means`; see :func:`from_items` for the rules (sorted labels, no
-    duplicated key, no NaN score, missing items raise or are dropped with a warning).
+    duplicated key, no NaN score, missing items raise or are dropped with a warning). Without
+    ``seed``, a table whose column ``epoch`` (a harness log's) alone tells repeated keys apart
+    is read with ``seed="epoch"`` and an :class:`~evaluq.errors.ImplicitEpochWarning`
+    (``epoch_from_table=False``: the repeats raise instead). ``names`` maps the dims
+    ``language`` / ``seed`` to the caller's argument names in messages (``task`` / ``epoch``
+    for :func:`evaluq.fit_items`).
     """
     check_choice("missing", missing, MISSING_POLICIES)
-    for name, value in (("model", model), ("item", item), ("score", score),
-                        ("language", language), ("seed", seed), ("cluster", cluster)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"`{name}` must be a column name (str); got {value!r}")
+    names = {**_ARGUMENTS, **(names or {})}
     cols: dict[str, str | None] = {MODEL: model, LANGUAGE: language, SEED: seed, ITEM: item,
                                    CLUSTER: cluster, SCORE: score}
-    df, source = _read(table, [c for c in cols.values() if c is not None])
-    check_columns("the table", df.columns, {k: v for k, v in zip(
-        ("model", "language", "seed", "item", "cluster", "score"), cols.values(), strict=True)})
-    if len(df) == 0:
-        raise CubeError("the table is empty (no rows)")
-    values = _score_values(df, score)
+    df, source, values = _checked_table(table, cols, names, epoch_from_table)
     codes, labels = _key_codes(df, cols)
     n_m, n_l, n_s = (len(labels[k]) for k in (MODEL, LANGUAGE, SEED))
     where, pair_items, offsets = _positions(codes[LANGUAGE], codes[ITEM], n_l,
@@ -265,7 +298,7 @@ def pivot_items(table: TableLike, *, model: str, item: str, score: str,
     n_pairs = len(pair_items)
     cell = codes[MODEL] * n_s + codes[SEED]
     flat = cell * n_pairs + where
-    _check_duplicates(flat, n_m * n_s * n_pairs, df, cols)
+    _check_duplicates(flat, n_m * n_s * n_pairs, df, cols, names)
     filled = np.full(n_m * n_s * n_pairs, np.nan)
     filled[flat] = values
     grid = filled.reshape(n_m, n_s, n_pairs)
@@ -274,14 +307,14 @@ def pivot_items(table: TableLike, *, model: str, item: str, score: str,
     clusters = None if cluster is None else _cluster_of_items(
         codes[CLUSTER], where, n_pairs, labels[CLUSTER], labels[ITEM], pair_items, cluster)
     blocks = [_block(labels, k, grid, present[:, :, k], pair_items, clusters,
-                     slice(int(offsets[k]), int(offsets[k + 1])), missing)
+                     slice(int(offsets[k]), int(offsets[k + 1])), missing, names)
               for k in range(n_l)]
     return ItemTable(labels[MODEL], labels[SEED], blocks, source, cols)
 
 
 def _block(labels: dict[str, np.ndarray], k: int, values: np.ndarray, present: np.ndarray,
-           pair_items: np.ndarray, clusters: np.ndarray | None, span: slice, missing: str
-           ) -> LanguageBlock:
+           pair_items: np.ndarray, clusters: np.ndarray | None, span: slice, missing: str,
+           names: dict[str, str]) -> LanguageBlock:
     """One language's block, after the check for items some (model, seed) lacks."""
     lang = _py(labels[LANGUAGE][k])
     vals = values[:, :, span]
@@ -289,7 +322,7 @@ def _block(labels: dict[str, np.ndarray], k: int, values: np.ndarray, present: n
     absent = np.isnan(vals) & present[:, :, None]
     if absent.any():
         keep = ~absent.any(axis=(0, 1))
-        _report_missing(lang, absent, items, labels, missing, keep)
+        _report_missing(lang, absent, items, labels, missing, keep, names)
         vals, items = vals[:, :, keep], items[keep]
         if clusters is not None:
             clusters = clusters[span][keep]
@@ -303,24 +336,26 @@ def _block(labels: dict[str, np.ndarray], k: int, values: np.ndarray, present: n
 
 
 def _report_missing(lang: Any, absent: np.ndarray, items: np.ndarray,
-                    labels: dict[str, np.ndarray], missing: str, keep: np.ndarray) -> None:
+                    labels: dict[str, np.ndarray], missing: str, keep: np.ndarray,
+                    names: dict[str, str]) -> None:
     """Missing items raise (naming model, seed, language and items) or warn when dropped."""
     lacking = np.argwhere(absent.any(axis=2))
+    seed, language = names[SEED], names[LANGUAGE]
     parts = []
     for m, s in lacking[:_SHOWN]:
         gone = items[absent[m, s]]
-        parts.append(f"model {_py(labels[MODEL][m])!r} seed {_py(labels[SEED][s])!r} lacks "
+        parts.append(f"model {_py(labels[MODEL][m])!r} {seed} {_py(labels[SEED][s])!r} lacks "
                      f"{len(gone)} item(s), e.g. {gone[:_SHOWN].tolist()}")
     more = f" (and {len(lacking) - _SHOWN} more cells)" if len(lacking) > _SHOWN else ""
-    where = f"language {lang!r}: " + "; ".join(parts) + more
+    where = f"{language} {lang!r}: " + "; ".join(parts) + more
     if missing == "raise":
         raise CubeError(
-            f"{where}. Every model and seed of a language must be scored on the same items "
+            f"{where}. Every model and {seed} of a {language} must be scored on the same items "
             "(paired); score the missing items, or pass missing='drop' to keep only the items "
-            "every model and seed has (with a warning)")
+            f"every model and {seed} has (with a warning)")
     if not keep.any():
-        raise CubeError(f"{where}; no item of language {lang!r} is scored by every model and "
-                        "seed")
+        raise CubeError(f"{where}; no item of {language} {lang!r} is scored by every model "
+                        f"and {seed}")
     warnings.warn(f"{where}; dropped these {int((~keep).sum())} item(s) of language {lang!r} "
                   f"for every model (missing='drop'), {int(keep.sum())} remain",
                   MissingItemsWarning, stacklevel=4)
@@ -410,7 +445,10 @@ def from_items(
         Column of the language, task or data set (items are identified within it). None: one
         language, labelled ``"all"``.
     seed
-        Column of the seed or epoch. None: one seed, labelled 0.
+        Column of the seed or epoch. None: one seed, labelled 0; but a table whose column
+        ``epoch`` (a harness log's, :mod:`evaluq.io`) alone tells apart rows that repeat a
+        (model, language, item) is read as ``seed="epoch"`` (its epochs are repeated scorings
+        of each item), with an :class:`~evaluq.errors.ImplicitEpochWarning`.
     cluster
         Column of the item's cluster (a passage, a prompt with several generations): the
         bootstrap resamples whole clusters. An item must have one cluster in all its rows.
@@ -456,9 +494,12 @@ def from_items(
     Raises
     ------
     CubeError
-        On a missing column, an empty table, a non-numeric, NaN or infinite score, a key
-        with missing values, a duplicated (model, language, seed, item), an item in two
-        clusters, or missing items (``missing="raise"``).
+        On a missing column (naming the argument and listing the table's columns), an empty
+        table, a non-numeric score (naming the column, the first value that is no number and
+        its row), a NaN or infinite score, a key with missing values, a duplicated (model,
+        language, seed, item) (naming the table's ``epoch`` / ``task`` columns that tell the
+        rows apart, and the argument to pass them as), an item in two clusters, or missing
+        items (``missing="raise"``).
 
     Notes
     -----
@@ -551,7 +592,7 @@ def _to_zarr(table: TableLike, out: str | os.PathLike[str], kw: dict[str, Any], 
             if not seeds:      # the streams of the in-memory path: one per sorted language
                 seeds.extend(np.random.SeedSequence(
                     root.integers(0, 2**63 - 1, dtype=np.int64)).spawn(n_languages))
-            data = pivot_items(rows, **kw)
+            data = pivot_items(rows, **kw, epoch_from_table=False)   # one language's rows
             return data, _boot_language(data.blocks[0], n_boot, np.random.default_rng(seeds[k]))
 
         cols = {MODEL: kw["model"], LANGUAGE: kw["language"], SEED: kw["seed"],

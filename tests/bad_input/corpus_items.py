@@ -38,6 +38,9 @@ def item_cases() -> list[Case]:
              "given as `score`"))
     add(Case("evaluq.item_means", "unknown cluster column",
              lambda: eq.item_means(TABLE, **KEYS, cluster="zz"), "given as `cluster`"))
+    add(Case("evaluq.item_means", "text scores ('correct' / 'incorrect')",
+             lambda: eq.item_means(TABLE.assign(s=["correct", "incorrect"] * 2), **KEYS),
+             r"given as `score`\) must be numeric"))
     add(Case("evaluq.item_means", "confidence level 2",
              lambda: eq.item_means(TABLE, **KEYS, confidence_level=2), "`confidence_level`"))
     add(Case("evaluq.plots.mde_plot", "a table instead of the grid",
@@ -72,6 +75,12 @@ def item_model_cases() -> list[Case]:
              "given as `score`"))
     add(Case("evaluq.fit_items", "an item scored by one model",
              lambda: eq.fit_items(one_model_item, **KEYS), "no pairing information"))
+    add(Case("evaluq.fit_items", "unknown item column",
+             lambda: eq.fit_items(TABLE, **{**KEYS, "item": "question"}),
+             r"column 'question' \(given as `item`\) is not in the table; its columns are"))
+    add(Case("evaluq.fit_items", "text scores",
+             lambda: eq.fit_items(TABLE.assign(s=["A", "B"] * 2), **KEYS),
+             r"given as `score`\) must be numeric"))
     add(Case("evaluq.fit_items", "unknown family",
              lambda: eq.fit_items(TABLE, **KEYS, family="poisson"), "`family`"))
     add(Case("evaluq.fit_items", "draws 0",

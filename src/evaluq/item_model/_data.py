@@ -25,7 +25,8 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from evaluq._dims import LANGUAGE, MODEL
+from evaluq._dims import LANGUAGE, MODEL, SEED
+from evaluq._validation import check_column_args, numeric_column
 from evaluq.errors import CubeError
 from evaluq.io import TableLike, as_table
 from evaluq.items import pivot_items
@@ -121,10 +122,10 @@ def _check_single_model_items(df: pd.DataFrame, model: str, item: str,
 def _pivot(df: pd.DataFrame, model: str, item: str, score: str, task: str | None,
            epoch: str | None) -> Any:
     try:
-        return pivot_items(df, model=model, item=item, score=score, language=task, seed=epoch)
+        return pivot_items(df, model=model, item=item, score=score, language=task, seed=epoch,
+                           names={LANGUAGE: "task", SEED: "epoch"})
     except CubeError as exc:
-        text = str(exc).replace("seed", "epoch").replace("language", "task")
-        raise CubeError(f"{text} (fit_items needs every model scored on every item of a task "
+        raise CubeError(f"{exc} (fit_items needs every model scored on every item of a task "
                         "in each of its epochs: unequal epochs per item or missing items are "
                         "not filled)") from None
 
@@ -155,6 +156,8 @@ def item_statistics(table: TableLike, *, model: str, item: str | None, score: st
     prior). ``item=None``: the rows are exchangeable responses (no item effect).
     """
     df, _ = as_table(table, "table")
+    check_column_args(df.columns, {"model": model, "item": item, "score": score, "task": task,
+                                   "epoch": epoch})
     if item is not None:
         _check_single_model_items(df, model, item, task)
     if item is None:
@@ -242,13 +245,7 @@ def _check_models_scored(models: np.ndarray, epochs: np.ndarray) -> None:
 def _no_item_statistics(df: pd.DataFrame, model: str, score: str, task: str | None,
                         family: str) -> ItemData:
     """``item=None``: counts of correct answers per (model, task); no item effect."""
-    from evaluq._validation import check_columns
-
-    check_columns("the table", df.columns, {"model": model, "score": score, "task": task})
-    values = df[score].to_numpy(dtype=np.float64, na_value=np.nan)
-    if not np.isfinite(values).all():
-        raise CubeError(f"column {score!r} (given as `score`) has "
-                        f"{int((~np.isfinite(values)).sum())} NaN or infinite value(s)")
+    values = numeric_column(df, score, "score")
     if family == "beta-binomial":
         raise ValueError("family 'beta-binomial' needs items and epochs (item=..., epoch=...): "
                          "run-to-run drift is the correlation of an item's repeated epochs")

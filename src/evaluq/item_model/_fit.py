@@ -26,7 +26,16 @@ from evaluq._dims import (
     TERM,
 )
 from evaluq._nutpie_cache import compile_pymc_model
-from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
+from evaluq._validation import (
+    RNGLike,
+    check_choice,
+    check_column_args,
+    check_confidence_level,
+    check_int,
+    check_rng,
+    implicit_epoch,
+    numeric_column,
+)
 from evaluq.errors import EvaluqWarning
 from evaluq.item_model._data import FAMILIES, ItemData, item_statistics
 from evaluq.item_model._model import (
@@ -477,6 +486,24 @@ def _check_args(family: Any, discrimination: Any, draws: Any, tune: Any, chains:
             check_int("chains", chains, minimum=1))
 
 
+def _checked_table(table: Any, columns: dict[str, str | None]) -> tuple[pd.DataFrame, str | None]:
+    """The table read once, its column arguments and its scores checked by the validators every
+    per-item entry point shares (a wrong column names the argument and lists the table's
+    columns; text scores name the column, a value and its row), and the epoch column: the
+    table's ``epoch`` when it alone tells repeated keys apart and ``epoch=`` was not given."""
+    from evaluq.io import as_table
+
+    df, _ = as_table(table, "table")
+    check_column_args(df.columns, columns)
+    numeric_column(df, str(columns["score"]), "score")
+    epoch = columns["epoch"]
+    if epoch is None and columns["item"] is not None:
+        keys = [c for c in (columns["model"], columns["task"], columns["item"],
+                            columns["grader"]) if c is not None]
+        epoch = implicit_epoch(df, keys, columns.values(), "epoch", stacklevel=4)
+    return df, epoch
+
+
 def fit_items(table: Any, *, model: str, item: str | None, score: str,
               task: str | None = None, epoch: str | None = None, grader: str | None = None,
               family: str = "auto", discrimination: bool = False,
@@ -505,7 +532,12 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         Per-item scores, one row per model x item [x task] [x epoch] (a DataFrame or a
         file; the tables of :func:`evaluq.from_items`).
     model, item, score, task, epoch
-        Column names. ``item=None`` fits without item effects (rows exchangeable).
+        Column names. ``item=None`` fits without item effects (rows exchangeable). A wrong
+        column raises a :class:`~evaluq.errors.CubeError` naming the argument and listing the
+        table's columns; text scores raise naming the column, a value and its row. Without
+        ``epoch``, a table whose column ``epoch`` (a harness log's) alone tells apart rows
+        that repeat a (model, task, item) is read with ``epoch="epoch"`` and an
+        :class:`~evaluq.errors.ImplicitEpochWarning`.
     grader
         Column of the grader (judge) of each rating: grader effects and grader x model
         effects (self-preference); needs the ordinal family (``models/item_model.md``).
@@ -582,6 +614,8 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     gen = check_rng(rng)
     columns = {"model": model, "item": item, "score": score, "task": task, "epoch": epoch,
                "grader": grader}
+    table, epoch = _checked_table(table, columns)
+    columns["epoch"] = epoch
     if _ordinal_family(table, family, score, grader):
         if discrimination:
             raise ValueError("`discrimination=True` (2PL) takes the bernoulli or binomial "
@@ -635,8 +669,6 @@ def _ordinal_family(table: Any, family: str, score: str, grader: str | None) -> 
                              f"{family!r}")
         return False
     df, _ = as_table(table, "table")
-    if score not in df.columns:
-        return False            # item_statistics names the missing column
     return looks_ordinal(df[score].to_numpy(dtype=np.float64, na_value=np.nan), grader)
 
 
