@@ -231,8 +231,8 @@ comparison = fit.compare_frequentist(resampled)
 comparison.round(3)
 
 # %% [markdown]
-# Agreement in that sense is not agreement in width. The posterior's difference intervals are
-# wider than the paired resampling's:
+# Agreement in that sense is not agreement in width too. The ratio of the posterior's
+# difference intervals to the paired resampling's:
 
 # %%
 d = comparison[comparison["quantity"] == "difference"]
@@ -241,13 +241,15 @@ print(f"posterior / resampling width of the difference intervals: "
       f"{ratio.min():.2f} to {ratio.max():.2f}")
 
 # %% [markdown]
-# The model takes each cell's test-set error as independent across models, while this cube's
-# models share a test set (half of the test-set error is common to them,
-# `boot_correlation=0.5`); the nonparametric resampling draws the same resampled test set for
-# every model, so the shared part cancels in its differences. When the models are scored on
-# one test set, the paired resampling gives the sharper benchmark-level differences; the
-# posterior's are conservative. (With `replication="parametric"`, which also treats the
-# noise as independent across models, the two agree in width.)
+# This cube's models share a test set (half of the test-set error is common to them,
+# `boot_correlation=0.5`). `test_set_errors="auto"` reads that from the replicates themselves
+# (their correlation across models is well beyond their noise, whichever loader built the
+# cube) and pairs the models' test-set errors, as the nonparametric resampling does by drawing
+# the same resampled test set for every model: the shared part cancels in both sides'
+# differences, and the widths agree. The fit says what it chose and why:
+
+# %%
+print(fit.data.pairing)
 
 # %% [markdown]
 # Sampler diagnostics of every reported quantity: R-hat should be at most 1.01 and the bulk

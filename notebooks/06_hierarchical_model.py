@@ -85,9 +85,9 @@ dict(cube.boot_score.sizes)
 # %% [markdown]
 # The first fit compiles the model with numba (tens of seconds; nutpie's compiled model is
 # kept for the rest of the session and reused for any cube with the same number of models).
-# 1000 draws per chain, 4 chains, nutpie's NUTS. This simulated cube's replicates are not
-# marked as shared across models, so `test_set_errors="auto"` takes the errors as independent
-# and the repr says so.
+# 1000 draws per chain, 4 chains, nutpie's NUTS. This simulated cube's replicates are drawn
+# independently for each model, so `test_set_errors="auto"` finds no correlation across models
+# beyond the replicates' noise, takes the errors as independent and the repr says so.
 
 # %%
 start = time.perf_counter()
