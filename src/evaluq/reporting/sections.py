@@ -167,8 +167,9 @@ def table_html(table: pd.DataFrame, *, caption: str | None = None) -> str:
     """
     text = caption if caption is not None else str(table.attrs.get("caption", ""))
     table, notes = _footnoted(table)
+    plain_rows = isinstance(table.index, pd.RangeIndex)   # 0, 1, 2, ...: says nothing
     body = table.to_html(classes="data", border=0, float_format=_fmt, na_rep="",
-                         escape=True)
+                         escape=True, index=not plain_rows)
     cap = f'<p class="caption">{html.escape(text)}</p>' if text else ""
     return f'<div class="table-wrap">{body}{cap}{notes}</div>'
 
