@@ -49,7 +49,9 @@ def test_report_adds_the_items_section_and_tables(table):
     np.testing.assert_allclose(diffs["z"], diffs["difference"] / diffs["se_difference"])
     assert "cluster-robust (CR1)" in diffs.attrs["caption"]
     lower, upper = means["lower"].to_numpy(), means["upper"].to_numpy()
-    np.testing.assert_allclose((lower + upper) / 2, means["mean"].to_numpy())
+    mean = means["mean"].to_numpy()       # 0/1 scores: Clopper-Pearson, in [0, 1], asymmetric
+    assert items.ci.attrs["ci_kind"] == "clopper-pearson"
+    assert ((lower >= 0) & (lower < mean) & (mean < upper) & (upper <= 1)).all()
 
 
 def test_item_tables_orientation_and_missing_pairs(table):
