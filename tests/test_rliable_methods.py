@@ -28,10 +28,13 @@ import evaluq as eq
 from evaluq.errors import CubeError
 from evaluq.rliable_methods import (
     AGGREGATES,
+    by_run_count,
     improvement_matrix,
     improvement_resampled,
+    model_runs,
     resampled_aggregates,
     run_counts,
+    stratified_distribution,
 )
 
 REF = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "anchors"
@@ -292,3 +295,252 @@ def test_probability_of_improvement_follows_the_orientation():
     down = eq.probability_of_improvement(down_cube, n_resamples=20, rng=0)
     assert down.estimate.values[0, 1] == pytest.approx(up.estimate.values[1, 0])
     assert down.attrs["higher_is_better"] == 0
+
+
+# --- ragged runs: models with different numbers of runs (NaN at the missing seeds) --------------
+
+def ragged_cube(models: list, labels: list[str] | None = None) -> xr.Dataset:
+    """A cube from one (task, run) array per model: each model's runs first, NaN after."""
+    n = max(np.shape(m)[1] for m in models)
+    x = np.full((len(models), np.shape(models[0])[0], n), np.nan)
+    for k, m in enumerate(models):
+        x[k, :, :np.shape(m)[1]] = m
+    return eq.from_arrays(x, models=labels or [str(k) for k in range(len(models))],
+                          outlier_threshold=None)
+
+
+def lattice_steps(models: list, n_tasks: int) -> np.ndarray:
+    """For scores on a grid of 1/3: how far apart two neighbouring values of each model's
+    (median, IQM, mean, optimality gap) can lie (module docstring), (model, aggregate)."""
+    out = []
+    for m in models:
+        n = np.shape(m)[1] * n_tasks
+        out.append([1 / (3 * np.shape(m)[1]), 1 / (3 * (n - 2 * (n // 4))), 1 / (3 * n),
+                    1 / (3 * n)])
+    return np.asarray(out)
+
+
+@pytest.mark.parametrize("name", ["ragged", "ragged_ties"])
+@pytest.mark.parametrize("gamma", ["1.0", "0.9"])
+def test_ragged_interval_estimates_match_rliable(name, gamma):
+    models = REF["ragged_data"][name]
+    ref = REF["ragged_results"][name]["interval"][gamma]
+    est = eq.interval_estimates(ragged_cube(models), gamma=float(gamma), n_resamples=B_EVALUQ,
+                                rng=1)
+    np.testing.assert_allclose(est.estimate.values, ref["estimate"], rtol=0, atol=1e-12)
+    assert est.attrs["n_runs"] == [np.shape(m)[1] for m in models]
+    rl_ci = np.asarray(ref["ci"])
+    step = lattice_steps(models, np.shape(models[0])[0]) if name == "ragged_ties" else 0.0
+    tol = mc_tolerance(rl_ci, B_EVALUQ, REF["reps"]["interval"], step)
+    assert (np.abs(est.ci.values - rl_ci) <= tol).all(), (est.ci.values, rl_ci, tol)
+
+
+@pytest.mark.parametrize("name", ["ragged", "ragged_ties"])
+def test_ragged_bootstrap_sd_matches_rliable(name):
+    """The SD of each model's resampled aggregates against rliable's own resamples
+    (``StratifiedBootstrap.apply``): an SD from B draws has Monte Carlo SE
+    ``s sqrt((kappa - 1) / (4 B))``. Resampling a model with another model's run count would
+    move it by a factor sqrt(10 / 3) for the 3-run model."""
+    models = REF["ragged_data"][name]
+    _, x, n_runs = model_runs(ragged_cube(models))
+    for gamma in ("1.0", "0.9"):
+        stat = by_run_count(lambda xg, c, g=float(gamma): resampled_aggregates(
+            xg, c, g, AGGREGATES), x, n_runs)
+        dist = stratified_distribution(x, stat, B_EVALUQ, np.random.default_rng(4),
+                                       n_runs=n_runs)
+        sd, ref = dist.std(axis=-1), np.asarray(REF["ragged_results"][name]["boot_sd"][gamma])
+        kappa = stats.kurtosis(dist, axis=-1, fisher=False)
+        se = sd * np.sqrt((kappa - 1) / 4 * (1 / B_EVALUQ + 1 / REF["reps"]["interval"]))
+        assert (np.abs(sd - ref) <= 4 * se).all(), (sd, ref, se)
+
+
+@pytest.mark.parametrize("name", ["ragged", "ragged_ties"])
+def test_ragged_probability_of_improvement_matches_rliable(name):
+    models = REF["ragged_data"][name]
+    ref = REF["ragged_results"][name]["poi"]
+    poi = eq.probability_of_improvement(ragged_cube(models), n_resamples=B_EVALUQ, rng=2)
+    n_tasks = np.shape(models[0])[0]
+    for key, value in ref["estimate"].items():
+        i, j = map(int, key.split(","))
+        assert poi.estimate.values[i, j] == pytest.approx(value, abs=1e-12)
+        rl_ci = np.asarray(ref["ci"][key])
+        pairs = np.shape(models[i])[1] * np.shape(models[j])[1]
+        tol = mc_tolerance(rl_ci, B_EVALUQ, REF["reps"]["poi"], 0.5 / (n_tasks * pairs))
+        assert (np.abs(poi.ci.values[i, j] - rl_ci) <= tol).all(), (key, poi.ci.values[i, j],
+                                                                     rl_ci, tol)
+    est = poi.estimate.values
+    off = ~np.eye(est.shape[0], dtype=bool)
+    np.testing.assert_allclose((est + est.T)[off], 1.0)
+
+
+@pytest.mark.parametrize("name", ["ragged", "ragged_ties"])
+@pytest.mark.parametrize("kind", ["run", "average"])
+def test_ragged_performance_profile_matches_rliable(name, kind):
+    models = REF["ragged_data"][name]
+    ref = REF["ragged_results"][name]["profile"][kind]
+    prof = eq.performance_profile(ragged_cube(models), REF["thresholds"], kind=kind,
+                                  n_resamples=B_EVALUQ, rng=3)
+    np.testing.assert_allclose(prof.estimate.values, ref["estimate"], rtol=0, atol=1e-12)
+    rl_ci = np.asarray(ref["ci"])
+    n_tasks = np.shape(models[0])[0]
+    runs = np.array([np.shape(m)[1] for m in models])[:, None]
+    step = 1 / (n_tasks * (runs if kind == "run" else 1))
+    tol = mc_tolerance(rl_ci, B_EVALUQ, REF["reps"]["profile"], step)
+    assert (np.abs(prof.ci.values - rl_ci) <= tol).all(), (prof.ci.values, rl_ci, tol)
+
+
+def _ragged_models() -> list[np.ndarray]:
+    rng = np.random.default_rng(11)
+    return [np.round(rng.normal(0.7 + 0.05 * k, 0.2, size=(4, n)), 2)
+            for k, n in enumerate((6, 2, 6, 3))]
+
+
+def test_ragged_equals_each_model_on_its_own_runs():
+    """Estimates of a ragged cube are those of each model's own cube (its runs only); P(X > Y)
+    is the Mann-Whitney U of the two models' own runs over N_X N_Y (scipy)."""
+    models = _ragged_models()
+    cube = ragged_cube(models)
+    est = eq.interval_estimates(cube, gamma=0.8, n_resamples=50, rng=0)
+    prof = eq.performance_profile(cube, [0.5, 0.7], kind="average", n_resamples=50, rng=0)
+    for k, m in enumerate(models):
+        alone = cube_of(m[None])
+        np.testing.assert_array_equal(
+            est.estimate.values[k],
+            eq.interval_estimates(alone, gamma=0.8, n_resamples=10, rng=0).estimate.values[0])
+        np.testing.assert_array_equal(
+            prof.estimate.values[k],
+            eq.performance_profile(alone, [0.5, 0.7], kind="average", n_resamples=10,
+                                   rng=0).estimate.values[0])
+    poi = eq.probability_of_improvement(cube, n_resamples=50, rng=0)
+    for i, j in ((0, 1), (1, 3), (3, 2)):
+        u = [stats.mannwhitneyu(models[i][m], models[j][m]).statistic for m in range(4)]
+        want = np.mean(u) / (models[i].shape[1] * models[j].shape[1])
+        assert poi.estimate.values[i, j] == pytest.approx(want, abs=1e-12)
+
+
+def test_ragged_intervals_agree_with_each_model_alone():
+    """A model's interval in a ragged cube and in its own cube: the same bootstrap, other
+    random numbers (within Monte Carlo error)."""
+    models = _ragged_models()
+    b = 20000
+    est = eq.interval_estimates(ragged_cube(models), n_resamples=b, rng=5)
+    for k, m in enumerate(models):
+        alone = eq.interval_estimates(cube_of(m[None]), n_resamples=b, rng=6).ci.values[0]
+        step = 0.01 / (m.shape[1])          # scores on a grid of 0.01, see lattice_steps
+        assert (np.abs(est.ci.values[k] - alone) <= mc_tolerance(alone, b, b, step)).all()
+
+
+def test_ragged_resamples_equal_the_resampled_matrices():
+    """Run counts with a run count per model: zero beyond a model's runs, its own number of
+    draws per task; the grouped aggregates and P(X > Y) equal explicit loops."""
+    models = _ragged_models()
+    _, x, n_runs = model_runs(ragged_cube(models))
+    counts = run_counts(np.random.default_rng(6), 5, x.shape, n_runs=n_runs)
+    for k, n in enumerate(n_runs):
+        assert (counts[:, k, :, n:] == 0).all()
+        assert (counts[:, k].sum(axis=-1) == n).all()
+    got = by_run_count(lambda xg, c: resampled_aggregates(xg, c, 0.9, AGGREGATES), x,
+                       n_runs)(counts)
+    poi = improvement_resampled(improvement_matrix(x), counts, n_runs)
+    for b in range(5):
+        drawn = [[np.repeat(x[k, m, :n], counts[b, k, m, :n].astype(int)) for m in range(4)]
+                 for k, n in enumerate(n_runs)]
+        for k in range(len(models)):
+            pooled = np.concatenate(drawn[k])
+            task_means = np.array([r.mean() for r in drawn[k]])
+            want = [np.median(task_means), stats.trim_mean(pooled, 0.25), task_means.mean(),
+                    0.9 - np.minimum(pooled, 0.9).mean()]
+            np.testing.assert_allclose(got[b, k], want, rtol=1e-12)
+        for i, j in ((0, 1), (1, 3), (3, 0)):
+            u = [stats.mannwhitneyu(drawn[i][m], drawn[j][m]).statistic for m in range(4)]
+            want = np.mean(u) / (n_runs[i] * n_runs[j])
+            assert poi[b, i, j] == pytest.approx(want, abs=1e-6)
+
+
+def test_complete_cube_with_a_seed_missing_everywhere_is_unchanged():
+    x = np.random.default_rng(12).normal(0.8, 0.2, size=(3, 4, 5))
+    padded = np.concatenate([x[..., :2], np.full((3, 4, 1), np.nan), x[..., 2:]], axis=-1)
+    for fn, kw in ((eq.interval_estimates, {}), (eq.probability_of_improvement, {}),
+                   (eq.performance_profile, {"thresholds": [0.6, 0.8]})):
+        a = fn(cube_of(x), n_resamples=300, rng=7, **kw)
+        assert a.identical(fn(cube_of(padded), n_resamples=300, rng=7, **kw))
+
+
+def test_ragged_results_do_not_depend_on_which_seeds_are_missing():
+    """A model's runs are its non-NaN seeds wherever they sit: seeds (0, 2, 4) or (0, 1, 2)
+    give the same numbers, resamples included."""
+    models = _ragged_models()
+    cube = ragged_cube(models)
+    x = cube.score.values.copy()
+    moved = np.full_like(x, np.nan)
+    moved[..., ::2] = x[..., :3]                # model 1: seeds 0 and 2; model 3: 0, 2, 4
+    moved[[0, 2]] = x[[0, 2]]
+    moved_cube = eq.from_arrays(moved, models=list(cube.model.values), outlier_threshold=None)
+    for fn, kw in ((eq.interval_estimates, {}), (eq.probability_of_improvement, {}),
+                   (eq.performance_profile, {"thresholds": [0.6, 0.8]})):
+        assert fn(cube, n_resamples=200, rng=8, **kw).identical(
+            fn(moved_cube, n_resamples=200, rng=8, **kw))
+
+
+def test_ragged_same_rng_same_result():
+    cube = ragged_cube(_ragged_models())
+    for fn, kw in ((eq.interval_estimates, {}), (eq.probability_of_improvement, {}),
+                   (eq.performance_profile, {"thresholds": [0.6, 0.8]})):
+        assert fn(cube, n_resamples=200, rng=9, **kw).identical(
+            fn(cube, n_resamples=200, rng=9, **kw))
+    a = eq.interval_estimates(cube, n_resamples=200, rng=9)
+    assert not a.identical(eq.interval_estimates(cube, n_resamples=200, rng=10))
+
+
+def test_ragged_results_do_not_depend_on_the_model_order():
+    """Estimates are equal to the last digit; intervals within Monte Carlo error (a model's
+    random numbers depend on its place among the models sharing its run count)."""
+    models = _ragged_models()
+    labels = ["a", "b", "c", "d"]
+    order = [2, 3, 0, 1]
+    cube = ragged_cube(models, labels)
+    shuffled = ragged_cube([models[k] for k in order], [labels[k] for k in order])
+    b = 20000
+    for fn, kw in ((eq.interval_estimates, {}), (eq.probability_of_improvement, {}),
+                   (eq.performance_profile, {"thresholds": [0.6, 0.8]})):
+        one = fn(cube, n_resamples=b, rng=1, **kw)
+        two = fn(shuffled, n_resamples=b, rng=1, **kw).sel(model=labels)
+        if "model_b" in two.dims:
+            two = two.sel(model_b=labels)
+        np.testing.assert_array_equal(one.estimate.values, two.estimate.values)
+        ci = np.nan_to_num(one.ci.values)
+        tol = mc_tolerance(ci, b, b, 0.02)
+        assert (np.abs(ci - np.nan_to_num(two.ci.values)) <= tol).all()
+
+
+def test_ragged_one_run_model_has_nan_intervals():
+    rng = np.random.default_rng(13)
+    models = [rng.normal(size=(3, 4)), rng.normal(size=(3, 1)), rng.normal(size=(3, 1))]
+    cube = ragged_cube(models, ["a", "b", "c"])
+    est = eq.interval_estimates(cube, n_resamples=100, rng=0)
+    assert np.isfinite(est.estimate).all()
+    assert np.isfinite(est.ci.sel(model="a")).all()
+    assert np.isnan(est.ci.sel(model=["b", "c"])).all()
+    assert "model(s) ['b', 'c']" in est.ci.attrs["nan_reason"]
+    poi = eq.probability_of_improvement(cube, n_resamples=100, rng=0)
+    assert np.isfinite(poi.ci.sel(model="a", model_b="b")).all()   # a's runs still vary
+    assert np.isnan(poi.ci.sel(model="b", model_b="c")).all()
+    assert poi.ci.attrs["nan_reason"].startswith("a model against itself")
+    assert "['b', 'c']" in poi.ci.attrs["nan_reason"]
+
+
+def test_run_missing_on_some_tasks_raises():
+    """rliable's score matrix needs each run on every task (a NaN propagates silently
+    there): a run of a model present on some tasks and missing on others raises, naming
+    the model, the seed and the tasks."""
+    models = _ragged_models()
+    cube = ragged_cube(models, ["a", "b", "c", "d"])
+    cube.score.loc[{"model": "c", "seed": 4, "language": [1, 3]}] = np.nan
+    for fn, kw in ((eq.interval_estimates, {}), (eq.probability_of_improvement, {}),
+                   (eq.performance_profile, {"thresholds": [0.6]})):
+        with pytest.raises(CubeError, match=r"1 NaN run\(s\), for example model 'c', language "
+                                            r"1, seed 4: that run of 'c' is missing on "
+                                            r"language\(s\) \(tasks\) \[1, 3\]"):
+            fn(cube, n_resamples=10, **kw)
+    cube.score.loc[{"model": "c", "seed": 4}] = np.nan          # the whole run: c has 5
+    assert eq.interval_estimates(cube, n_resamples=10, rng=0).attrs["n_runs"] == [6, 2, 5, 3]

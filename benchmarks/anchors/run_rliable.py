@@ -6,7 +6,10 @@ Usage::
 
     python run_rliable.py reference OUT.json
         Point estimates and bootstrap intervals on the fixed data sets below (written into the
-        JSON with the numbers), plus the cases of rliable's own tests; the versions used.
+        JSON with the numbers), plus the cases of rliable's own tests; the versions used. The
+        ragged data sets (``ragged_data``, ``ragged_results``) give the models different
+        numbers of runs, as rliable's score dicts allow (Atari-100k); for them the SD of
+        rliable's own bootstrap distribution of each aggregate is recorded too.
     python run_rliable.py time SCORES.npy REPS WHAT [N_PAIRS]
         Times rliable on scores (model, task, run) and prints one JSON line: WHAT is
         ``interval`` (get_interval_estimates of the four aggregates, every model) or ``poi``
@@ -41,6 +44,19 @@ def datasets() -> dict[str, np.ndarray]:
     return {"normal": normal, "ties": ties}
 
 
+def ragged_datasets() -> dict[str, list[np.ndarray]]:
+    """Fixed scores of models with different numbers of runs: one (task, run) array each.
+
+    ``ragged``: 10, 5 and 3 runs over 4 tasks (continuous); ``ragged_ties``: 2 runs against
+    7 over 3 tasks, integers / 3 (ties within and across the two models).
+    """
+    rng = np.random.default_rng(20261125)
+    three = [rng.normal(0.8 + shift, 0.15, size=(4, n))
+             for shift, n in ((0.0, 10), (0.05, 5), (-0.05, 3))]
+    pair = [rng.integers(0, 4, size=(3, n)).astype(float) / 3.0 for n in (2, 7)]
+    return {"ragged": three, "ragged_ties": pair}
+
+
 def aggregates(gamma: float):
     from rliable import metrics
 
@@ -51,39 +67,51 @@ def aggregates(gamma: float):
     return func
 
 
-def interval_block(x: np.ndarray, gamma: float, reps: int) -> dict:
+def interval_block(x: np.ndarray | list[np.ndarray], gamma: float, reps: int) -> dict:
+    """``x`` (model, task, run), or one (task, run) array per model (ragged runs)."""
     from rliable import library as rly
 
-    score_dict = {str(k): x[k].T for k in range(x.shape[0])}   # runs x tasks
+    score_dict = {str(k): np.asarray(x[k]).T for k in range(len(x))}   # runs x tasks
     np.random.seed(1)  # noqa: NPY002
     point, ci = rly.get_interval_estimates(score_dict, aggregates(gamma), reps=reps)
-    return {"estimate": [list(map(float, point[str(k)])) for k in range(x.shape[0])],
-            "ci": [np.asarray(ci[str(k)]).T.tolist() for k in range(x.shape[0])]}
+    return {"estimate": [list(map(float, point[str(k)])) for k in range(len(x))],
+            "ci": [np.asarray(ci[str(k)]).T.tolist() for k in range(len(x))]}
 
 
-def poi_block(x: np.ndarray, reps: int) -> dict:
+def boot_sd_block(x: list[np.ndarray], gamma: float, reps: int) -> list[list[float]]:
+    """SD of each model's aggregates over rliable's own stratified-bootstrap resamples
+    (``StratifiedBootstrap.apply``, the resamples behind its intervals)."""
+    from rliable import library as rly
+
+    np.random.seed(4)  # noqa: NPY002
+    return [np.std(rly.StratifiedBootstrap(np.asarray(m).T).apply(aggregates(gamma), reps),
+                   axis=0).tolist() for m in x]
+
+
+def poi_block(x: np.ndarray | list[np.ndarray], reps: int) -> dict:
     from rliable import library as rly
     from rliable import metrics
 
-    k = x.shape[0]
-    pairs = {f"{i},{j}": [x[i].T, x[j].T] for i in range(k) for j in range(k) if i != j}
+    k = len(x)
+    pairs = {f"{i},{j}": [np.asarray(x[i]).T, np.asarray(x[j]).T]
+             for i in range(k) for j in range(k) if i != j}
     np.random.seed(2)  # noqa: NPY002
     point, ci = rly.get_interval_estimates(pairs, metrics.probability_of_improvement, reps=reps)
     return {"estimate": {key: float(v) for key, v in point.items()},
             "ci": {key: np.asarray(v).ravel().tolist() for key, v in ci.items()}}
 
 
-def profile_block(x: np.ndarray, reps: int) -> dict:
+def profile_block(x: np.ndarray | list[np.ndarray], reps: int) -> dict:
     from rliable import library as rly
 
     out = {}
     for kind, use_runs in (("run", True), ("average", False)):
         np.random.seed(3)  # noqa: NPY002
         prof, ci = rly.create_performance_profile(
-            {str(k): x[k].T for k in range(x.shape[0])}, THRESHOLDS,
+            {str(k): np.asarray(x[k]).T for k in range(len(x))}, THRESHOLDS,
             use_score_distribution=use_runs, reps=reps)
-        out[kind] = {"estimate": [prof[str(k)].tolist() for k in range(x.shape[0])],
-                     "ci": [np.asarray(ci[str(k)]).T.tolist() for k in range(x.shape[0])]}
+        out[kind] = {"estimate": [prof[str(k)].tolist() for k in range(len(x))],
+                     "ci": [np.asarray(ci[str(k)]).T.tolist() for k in range(len(x))]}
     return out
 
 
@@ -117,6 +145,15 @@ def reference(path: str) -> int:
     for name, x in data.items():
         out["results"][name] = {
             "interval": {str(g): interval_block(x, g, REPS_INTERVAL) for g in GAMMAS},
+            "poi": poi_block(x, REPS_POI),
+            "profile": profile_block(x, REPS_PROFILE)}
+    ragged = ragged_datasets()
+    out["ragged_data"] = {name: [m.tolist() for m in x] for name, x in ragged.items()}
+    out["ragged_results"] = {}
+    for name, x in ragged.items():
+        out["ragged_results"][name] = {
+            "interval": {str(g): interval_block(x, g, REPS_INTERVAL) for g in GAMMAS},
+            "boot_sd": {str(g): boot_sd_block(x, g, REPS_INTERVAL) for g in GAMMAS},
             "poi": poi_block(x, REPS_POI),
             "profile": profile_block(x, REPS_PROFILE)}
     out["own_tests"] = own_tests()

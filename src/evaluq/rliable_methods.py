@@ -27,9 +27,16 @@ resamples).
 Where evaluq differs from rliable, on purpose: rliable draws its resamples from numpy's
 global random state and ignores its own ``random_state`` argument (its ``update_indices``
 calls ``np.random.choice``), so its intervals cannot be reproduced by seed; evaluq takes
-``rng``. A NaN run or a model missing a task raises :class:`~evaluq.errors.CubeError` (rliable
-propagates NaN silently); a cube of one run has estimates and NaN intervals with a
-``nan_reason`` (rliable returns an interval of width zero).
+``rng``. A run missing on only some tasks, or a model missing a task, raises
+:class:`~evaluq.errors.CubeError` (rliable propagates NaN silently); a model of one run has
+estimates and NaN intervals with a ``nan_reason`` (rliable returns an interval of width zero).
+
+**Ragged runs.** Models may have different numbers of runs (Atari-100k: 100 runs of some
+algorithms, 5 of others), as rliable's score matrices of different sizes: a model's missing
+runs are NaN on every task, and each model uses only its own runs, in the point estimates and
+in the bootstrap (every task's runs of a model redrawn with that model's run count). Models
+sharing a run count are resampled together, fewest runs first; the probability of improvement
+compares all run pairs of the two models (:math:`N_X N_Y` of them per task).
 
 References
 ----------
@@ -87,7 +94,8 @@ SELF_REASON: Final = "a model against itself"
 
 def score_matrices(cube: Any, name: str = "cube") -> xr.DataArray:
     """The cube's ``score`` as (model, language, seed): rliable's (runs x tasks) matrices,
-    transposed, runs last. A NaN run or a model missing a task raises, naming the cell."""
+    transposed, runs last. A run NaN on every task is missing (a model with fewer runs); a
+    run missing on only some tasks, or a model missing a task, raises, naming the cell."""
     if not isinstance(cube, xr.Dataset) or SCORE not in cube:
         raise TypeError(f"`{name}` must be an evaluation cube (an xarray Dataset with a "
                         f"'score' variable); got {type(cube).__name__}")
@@ -100,7 +108,7 @@ def score_matrices(cube: Any, name: str = "cube") -> xr.DataArray:
     score = score.transpose(MODEL, LANGUAGE, SEED).astype(np.float64)
     values = np.asarray(score.values)
     if np.isnan(values).any():
-        _raise_nan(score, values, name)
+        _check_missing(score, np.isnan(values), name)
     if score.sizes[LANGUAGE] == 0 or score.sizes[SEED] == 0 or score.sizes[MODEL] == 0:
         raise CubeError(f"`{name}` has no scores: dims {dict(score.sizes)}")
     return score
@@ -111,8 +119,10 @@ def _label(coord: xr.DataArray, i: int) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _raise_nan(score: xr.DataArray, values: np.ndarray, name: str) -> None:
-    whole = np.isnan(values).all(axis=-1)
+def _check_missing(score: xr.DataArray, nan: np.ndarray, name: str) -> None:
+    """Raise for a model missing a task or a run missing on only some tasks of its model; a
+    run missing on every task (a model with fewer runs) passes."""
+    whole = nan.all(axis=-1)
     if whole.any():
         k, m = np.argwhere(whole)[0]
         raise CubeError(
@@ -120,12 +130,80 @@ def _raise_nan(score: xr.DataArray, values: np.ndarray, name: str) -> None:
             f"{_label(score[LANGUAGE], m)!r} in `{name}`: rliable's aggregates pool every "
             f"task, so a model missing a task cannot be compared; drop the task "
             f"(cube.drop_sel(language=...)) or the model")
-    k, m, s = np.argwhere(np.isnan(values))[0]
+    partial = nan & ~nan.all(axis=1, keepdims=True)        # (model, task, seed)
+    if not partial.any():
+        return
+    runs = partial.any(axis=1)
+    k, s = np.argwhere(runs)[0]
+    tasks = [_label(score[LANGUAGE], int(m)) for m in np.flatnonzero(partial[k, :, s])]
+    model, seed = _label(score[MODEL], k), _label(score[SEED], s)
     raise CubeError(
-        f"`{name}` has {int(np.isnan(values).sum())} NaN run(s), for example model "
-        f"{_label(score[MODEL], k)!r}, language {_label(score[LANGUAGE], m)!r}, seed "
-        f"{_label(score[SEED], s)!r}: the stratified bootstrap needs every run on every task; "
-        f"drop the seed (cube.drop_sel(seed=...)) or fill it explicitly")
+        f"`{name}` has {int(runs.sum())} NaN run(s), for example model {model!r}, language "
+        f"{tasks[0]!r}, seed {seed!r}: that run of {model!r} is missing on language(s) "
+        f"(tasks) {tasks} but not on its other languages. Models may have different numbers "
+        f"of runs (a run NaN on every language is left out of its model, as rliable's score "
+        f"matrices of different sizes), but each run of a model needs every task (rliable's "
+        f"matrix is runs x tasks): set the run to NaN on every language "
+        f"(cube.score.loc[{{'model': {model!r}, 'seed': {seed!r}}}] = nan), drop the "
+        f"languages, or fill it explicitly")
+
+
+def model_runs(cube: Any, name: str = "cube") -> tuple[xr.DataArray, np.ndarray, np.ndarray]:
+    """The cube's ``score`` (model, language, seed), each model's runs ``x`` (model, task, run)
+    and their numbers ``n_runs`` (model,): a model's runs come first in seed order, NaN after,
+    and the run axis stops at the most runs of any model (a complete cube: ``score``'s values
+    unchanged)."""
+    score = score_matrices(cube, name)
+    values = np.asarray(score.values)
+    present = ~np.isnan(values).all(axis=1)                 # (model, seed)
+    n_runs = present.sum(axis=-1)
+    if present.all():
+        return score, np.ascontiguousarray(values), n_runs
+    order = np.argsort(~present, axis=-1, kind="stable")[:, None, :]
+    x = np.take_along_axis(values, order, axis=-1)[..., :int(n_runs.max())]
+    return score, np.ascontiguousarray(x), n_runs
+
+
+def run_groups(n_runs: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The models sharing a run count: (run count, model indices), fewest runs first."""
+    return [(int(n), np.flatnonzero(n_runs == n)) for n in np.unique(n_runs)]
+
+
+def _assemble(parts: list[tuple[np.ndarray, np.ndarray]], n_models: int,
+              axis: int) -> np.ndarray:
+    """Groups' results (model indices, values with the group's models on ``axis``) as one
+    array over every model."""
+    shape = list(parts[0][1].shape)
+    shape[axis] = n_models
+    out = np.empty(shape)
+    for idx, part in parts:
+        out[(slice(None),) * axis + (idx,)] = part
+    return out
+
+
+def per_group(fn: Any, x: np.ndarray, n_runs: np.ndarray) -> np.ndarray:
+    """``fn(x_g)`` (model first) of each group of models sharing a run count, on their own
+    runs only, assembled over every model; ``fn(x)`` when every model has every run."""
+    groups = run_groups(n_runs)
+    if len(groups) == 1:
+        return np.asarray(fn(x))
+    return _assemble([(idx, fn(np.ascontiguousarray(x[idx, :, :n]))) for n, idx in groups],
+                     x.shape[0], axis=0)
+
+
+def by_run_count(statistic: Any, x: np.ndarray, n_runs: np.ndarray) -> Any:
+    """A statistic of the run counts of every model (resample, model, task, run) from
+    ``statistic(x_g, counts_g)`` (resample, model_g, ...) of each group of models sharing a
+    run count, on its own runs; ``statistic(x, counts)`` when every model has every run."""
+    groups = run_groups(n_runs)
+    if len(groups) == 1:
+        return lambda counts: statistic(x, counts)
+    subsets = [(n, idx, np.ascontiguousarray(x[idx, :, :n])) for n, idx in groups]
+
+    def grouped(counts: np.ndarray) -> np.ndarray:
+        return _assemble([(idx, statistic(xg, counts[:, idx, :, :n]))
+                          for n, idx, xg in subsets], x.shape[0], axis=1)
+    return grouped
 
 
 def _resample_args(n_resamples: Any, confidence_level: Any, rng: RNGLike
@@ -137,18 +215,27 @@ def _resample_args(n_resamples: Any, confidence_level: Any, rng: RNGLike
 # --- kernels (runs on the last axis) ------------------------------------------------------------
 
 def run_counts(rng: np.random.Generator, n_resamples: int, shape: tuple[int, ...],
-               dtype: Any = np.float64) -> np.ndarray:
+               dtype: Any = np.float64, n_runs: np.ndarray | None = None) -> np.ndarray:
     """Stratified-bootstrap run counts: (n_resamples, *shape), the last axis the runs.
 
     Each (resample, cell) draws ``shape[-1]`` runs with replacement from its own runs (a
-    task's runs never mix with another task's); counts sum to ``shape[-1]``.
+    task's runs never mix with another task's); counts sum to ``shape[-1]``. With ``n_runs``
+    (one per model, ``shape[0]``), model k draws ``n_runs[k]`` runs from its first
+    ``n_runs[k]`` (counts zero beyond), the models sharing a run count in one draw, fewest
+    runs first; the same draws as without it when every model has ``shape[-1]`` runs.
     """
-    n_runs = shape[-1]
+    if n_runs is not None and np.any(n_runs != shape[-1]):
+        out = np.zeros((n_resamples, *shape), dtype)
+        for n, idx in run_groups(n_runs):
+            out[:, idx, ..., :n] = run_counts(rng, n_resamples, (idx.size, *shape[1:-1], n),
+                                              dtype)
+        return out
+    size = shape[-1]
     cells = n_resamples * int(np.prod(shape[:-1]))
-    small = np.uint8 if n_runs <= 256 else np.int64
-    flat = rng.integers(0, n_runs, size=(cells, n_runs), dtype=small).astype(np.intp)
-    flat += (np.arange(cells) * n_runs)[:, None]
-    counts = np.bincount(flat.ravel(), minlength=cells * n_runs)
+    small = np.uint8 if size <= 256 else np.int64
+    flat = rng.integers(0, size, size=(cells, size), dtype=small).astype(np.intp)
+    flat += (np.arange(cells) * size)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=cells * size)
     return counts.reshape(n_resamples, *shape).astype(dtype)
 
 
@@ -223,26 +310,45 @@ def resampled_aggregates(x: np.ndarray, counts: np.ndarray, gamma: float,
 
 
 def stratified_distribution(x: np.ndarray, statistic: Any, n_resamples: int,
-                            rng: np.random.Generator, dtype: Any = np.float64) -> np.ndarray:
-    """``statistic(counts)`` over all resamples, in blocks; the resample axis moved last."""
-    parts = [statistic(run_counts(rng, b, x.shape, dtype))
+                            rng: np.random.Generator, dtype: Any = np.float64,
+                            n_runs: np.ndarray | None = None) -> np.ndarray:
+    """``statistic(counts)`` over all resamples, in blocks; the resample axis moved last.
+    ``n_runs`` (one per model) as in :func:`run_counts`."""
+    parts = [statistic(run_counts(rng, b, x.shape, dtype, n_runs))
              for b in _blocks(n_resamples, x.size)]
     return np.moveaxis(np.concatenate(parts, axis=0), 0, -1)
 
 
-def _ci(dist: np.ndarray, level: float, n_runs: int) -> np.ndarray:
-    if n_runs < 2:
+def _ci(dist: np.ndarray, level: float, fixed: np.ndarray) -> np.ndarray:
+    """Percentile intervals, NaN where the resamples cannot vary (``fixed``, over the leading
+    dims: every model involved has one run)."""
+    if fixed.all():
         return np.full((*dist.shape[:-1], 2), np.nan)
-    return percentile_interval(dist, level)
+    bounds = percentile_interval(dist, level)
+    lead = fixed.reshape(fixed.shape + (1,) * (bounds.ndim - 1 - fixed.ndim))
+    bounds[np.broadcast_to(lead, bounds.shape[:-1])] = np.nan
+    return bounds
+
+
+def _one_run_reason(models: np.ndarray, n_runs: np.ndarray) -> str | None:
+    """Why some intervals are NaN: every model, or the models named, have one run."""
+    single = n_runs < 2
+    if single.all():
+        return ONE_RUN_REASON
+    if not single.any():
+        return None
+    names = [m.item() if isinstance(m, np.generic) else m for m in models[single]]
+    return (f"one run per task for model(s) {names}: the stratified bootstrap over their runs "
+            f"has no variation, so it gives no interval where only they are resampled")
 
 
 def _result(estimate: np.ndarray, bounds: np.ndarray, dims: tuple[Hashable, ...],
-            coords: Mapping[Hashable, Any], level: float, n_runs: int,
+            coords: Mapping[Hashable, Any], level: float, reason: str | None,
             attrs: dict[str, Any]) -> xr.Dataset:
     ci = interval_from_bounds(bounds, dims=dims, coords=coords, kind="percentile",
                               confidence_level=level, name=CI)
-    if n_runs < 2:
-        ci.attrs[NAN_REASON] = ONE_RUN_REASON
+    if reason is not None:
+        ci.attrs[NAN_REASON] = reason
     out = xr.Dataset({ESTIMATE: xr.DataArray(estimate, dims=dims, coords=coords), CI: ci})
     out.attrs = {**attrs, "confidence_level": level, "ci_kind": "percentile",
                  "bootstrap": "stratified over runs within each task (rliable)"}
@@ -283,10 +389,16 @@ def interval_estimates(
     runs the percentile interval is a little short: 93 % (IQM) and 91 % (optimality gap)
     coverage for a nominal 95 % with 5 tasks x 10 runs (``docs/calibration.md``).
 
+    **Ragged runs.** Models may have different numbers of runs N (rliable's score dict of
+    matrices of different sizes): a model's missing runs are NaN on every language, and each
+    model's aggregates and resamples use only its own runs (N its own run count), so each
+    model's numbers are those of its own cube; a run missing on only some languages raises.
+
     Parameters
     ----------
     cube
         Evaluation cube; ``score`` (model, language, seed) is used (``boot_score`` is not).
+        A model with fewer runs has NaN at its missing seeds (on every language).
     aggregates
         Any of ``"median"``, ``"iqm"``, ``"mean"``, ``"optimality_gap"``.
     gamma
@@ -302,12 +414,14 @@ def interval_estimates(
     -------
     xarray.Dataset
         ``estimate`` (model, aggregate) and ``ci`` (model, aggregate, ci_bound), ``ci_kind``
-        ``"percentile"``. With one run per task the intervals are NaN (``nan_reason``).
+        ``"percentile"``; ``attrs["n_runs"]`` each model's number of runs. A model with one
+        run per task has NaN intervals (``nan_reason``).
 
     Raises
     ------
     CubeError
-        A NaN run, or a model missing a task (named).
+        A run missing on only some languages of its model, or a model missing a task
+        (named).
 
     References
     ----------
@@ -327,16 +441,19 @@ def interval_estimates(
     n, level, gen = _resample_args(n_resamples, confidence_level, rng)
     names = _check_aggregates(aggregates)
     gamma = check_real("gamma", gamma)
-    score = score_matrices(cube)
-    x = np.ascontiguousarray(score.values)
-    points = point_aggregates(x, gamma)
-    estimate = np.stack([points[a] for a in names], axis=-1)
-    dist = stratified_distribution(
-        x, lambda c: resampled_aggregates(x, c, gamma, names), n, gen,
-        _count_dtype(x[0].size))
-    coords: dict[Hashable, Any] = {MODEL: score[MODEL].values, AGGREGATE: list(names)}
-    return _result(estimate, _ci(dist, level, x.shape[-1]), (MODEL, AGGREGATE), coords,
-                   level, x.shape[-1], {"gamma": gamma, "n_resamples": n})
+    score, x, n_runs = model_runs(cube)
+
+    def point(xg: np.ndarray) -> np.ndarray:
+        points = point_aggregates(xg, gamma)
+        return np.stack([points[a] for a in names], axis=-1)
+    estimate = per_group(point, x, n_runs)
+    statistic = by_run_count(lambda xg, c: resampled_aggregates(xg, c, gamma, names), x, n_runs)
+    dist = stratified_distribution(x, statistic, n, gen, _count_dtype(x[0].size), n_runs)
+    models = score[MODEL].values
+    coords: dict[Hashable, Any] = {MODEL: models, AGGREGATE: list(names)}
+    return _result(estimate, _ci(dist, level, n_runs < 2), (MODEL, AGGREGATE), coords, level,
+                   _one_run_reason(models, n_runs),
+                   {"gamma": gamma, "n_resamples": n, "n_runs": n_runs.tolist()})
 
 
 def _check_aggregates(aggregates: Any) -> tuple[str, ...]:
@@ -395,7 +512,9 @@ def performance_profile(
     ``use_score_distribution=True``) gives the fraction of all runs x tasks scores above
     :math:`\tau`, :math:`\frac{1}{NM}\sum_{nm} 1[s_{nm} > \tau]`; ``kind="average"`` the
     fraction of tasks whose mean over runs is above :math:`\tau`. Intervals as in
-    :func:`interval_estimates` (rliable's profiles default to 2000 resamples).
+    :func:`interval_estimates` (rliable's profiles default to 2000 resamples). With ragged
+    runs (NaN at a model's missing seeds), N is each model's own number of runs, in the
+    fraction and in the resamples.
 
     Parameters
     ----------
@@ -411,7 +530,13 @@ def performance_profile(
     Returns
     -------
     xarray.Dataset
-        ``estimate`` (model, threshold) and ``ci`` (model, threshold, ci_bound).
+        ``estimate`` (model, threshold) and ``ci`` (model, threshold, ci_bound);
+        ``attrs["n_runs"]`` each model's number of runs.
+
+    Raises
+    ------
+    CubeError
+        As in :func:`interval_estimates`.
 
     Examples
     --------
@@ -425,13 +550,15 @@ def performance_profile(
     n, level, gen = _resample_args(n_resamples, confidence_level, rng)
     tau = _check_thresholds(thresholds)
     kind = check_choice("kind", kind, PROFILE_KINDS)
-    score = score_matrices(cube)
-    x = np.ascontiguousarray(score.values)
-    dist = stratified_distribution(x, lambda c: _profile_resampled(x, c, tau, kind), n, gen)
-    coords: dict[Hashable, Any] = {MODEL: score[MODEL].values, THRESHOLD: tau}
-    return _result(_profile_point(x, tau, kind), _ci(dist, level, x.shape[-1]),
-                   (MODEL, THRESHOLD), coords, level, x.shape[-1],
-                   {"kind": kind, "n_resamples": n})
+    score, x, n_runs = model_runs(cube)
+    statistic = by_run_count(lambda xg, c: _profile_resampled(xg, c, tau, kind), x, n_runs)
+    dist = stratified_distribution(x, statistic, n, gen, n_runs=n_runs)
+    models = score[MODEL].values
+    coords: dict[Hashable, Any] = {MODEL: models, THRESHOLD: tau}
+    return _result(per_group(lambda xg: _profile_point(xg, tau, kind), x, n_runs),
+                   _ci(dist, level, n_runs < 2), (MODEL, THRESHOLD), coords, level,
+                   _one_run_reason(models, n_runs),
+                   {"kind": kind, "n_resamples": n, "n_runs": n_runs.tolist()})
 
 
 # --- probability of improvement -----------------------------------------------------------------
@@ -448,29 +575,38 @@ def improvement_matrix(x: np.ndarray) -> np.ndarray:
     return g.reshape(n_tasks, n_models, n_runs, n_models * n_runs)
 
 
-def improvement_resampled(g: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _pair_runs(n_runs: np.ndarray | None, n_models: int, size: int) -> np.ndarray:
+    """:math:`N_X N_Y` of every ordered pair: (model, model_b)."""
+    n = np.full(n_models, size) if n_runs is None else np.asarray(n_runs)
+    return np.multiply.outer(n, n)
+
+
+def improvement_resampled(g: np.ndarray, counts: np.ndarray,
+                          n_runs: np.ndarray | None = None) -> np.ndarray:
     """P(model > model_b) averaged over tasks in each resample: (resample, model, model_b).
 
     ``counts`` (resample, model, task, run) are independent across models, so every pair
     sees its two models resampled independently (rliable's
-    ``StratifiedIndependentBootstrap``).
+    ``StratifiedIndependentBootstrap``). With ``n_runs`` (one per model; zero counts on the
+    runs a model does not have), a pair's sum is over its :math:`N_X N_Y` run pairs.
     """
-    n_b, n_models, n_tasks, n_runs = counts.shape
+    n_b, n_models, n_tasks, n_runs_max = counts.shape
     c = np.ascontiguousarray(counts.transpose(2, 1, 0, 3), dtype=np.float32)  # (M, K, B, N)
     total = np.zeros((n_models, n_b, n_models))
     for m in range(n_tasks):   # tasks, not resamples: one batched product each
         left = np.matmul(c[m], g[m])                   # (K, B, K*N)
-        left = left.reshape(n_models, n_b, n_models, n_runs)
+        left = left.reshape(n_models, n_b, n_models, n_runs_max)
         total += np.einsum("kbln,lbn->kbl", left, c[m])
-    return total.transpose(1, 0, 2) / (n_tasks * n_runs * n_runs)
+    return total.transpose(1, 0, 2) / (n_tasks * _pair_runs(n_runs, n_models, n_runs_max))
 
 
-def improvement_point(x: np.ndarray) -> np.ndarray:
-    """rliable's ``probability_of_improvement`` for every ordered pair: (model, model_b)."""
+def improvement_point(x: np.ndarray, n_runs: np.ndarray | None = None) -> np.ndarray:
+    """rliable's ``probability_of_improvement`` for every ordered pair: (model, model_b).
+    With ``n_runs``, model k's runs are its first ``n_runs[k]`` (NaN after: no pair)."""
     g = improvement_matrix(x).astype(np.float64)
-    n_tasks, n_models, n_runs = g.shape[:3]
-    g = g.reshape(n_tasks, n_models, n_runs, n_models, n_runs)
-    per_task = g.sum(axis=(2, 4)) / (n_runs * n_runs)   # (M, K, K)
+    n_tasks, n_models, n_runs_max = g.shape[:3]
+    g = g.reshape(n_tasks, n_models, n_runs_max, n_models, n_runs_max)
+    per_task = g.sum(axis=(2, 4)) / _pair_runs(n_runs, n_models, n_runs_max)   # (M, K, K)
     return np.mean(np.moveaxis(per_task, 0, -1), axis=-1)
 
 
@@ -496,6 +632,10 @@ def probability_of_improvement(
     the stratified bootstrap in which both models' runs are redrawn, independently, within
     each task (rliable's ``StratifiedIndependentBootstrap``). rliable's paper reads
     ``P(X > Y) > 0.5`` with an interval above 0.5 as a statistically meaningful improvement.
+    The two models may have different numbers of runs :math:`N_X \ne N_Y` (NaN at a
+    model's missing seeds, as in :func:`interval_estimates`): every pair of their runs is
+    compared and each is redrawn with its own run count, as rliable's score matrices of
+    different sizes.
 
     Parameters
     ----------
@@ -508,35 +648,49 @@ def probability_of_improvement(
     -------
     xarray.Dataset
         ``estimate`` (model, model_b) and ``ci`` (model, model_b, ci_bound);
-        ``estimate[x, y] = 1 - estimate[y, x]``; the diagonal is NaN (``nan_reason``).
+        ``estimate[x, y] = 1 - estimate[y, x]``; the diagonal is NaN (``nan_reason``), and
+        the interval of two models with one run each; ``attrs["n_runs"]`` each model's
+        number of runs.
+
+    Raises
+    ------
+    CubeError
+        As in :func:`interval_estimates`.
 
     Examples
     --------
     rliable's own test case (``tests/rliable/metrics_test.py``, 1/3): x has 4 runs and y 3,
-    so each is repeated to 12 runs (the statistic is a mean over pairs of runs, unchanged):
+    so y's fourth seed is NaN:
 
     >>> import numpy as np, evaluq as eq
     >>> x = np.array([[1, 2], [2, 2], [1, 1], [2, 1]])      # runs x tasks
-    >>> y = np.array([[1, 1], [2, 2], [3, 3]])
-    >>> runs = np.stack([np.tile(x, (3, 1)).T, np.tile(y, (4, 1)).T]).astype(float)
-    >>> cube = eq.from_arrays(runs, models=["x", "y"])
+    >>> y = np.array([[1, 1], [2, 2], [3, 3], [np.nan, np.nan]])
+    >>> cube = eq.from_arrays(np.stack([x.T, y.T]).astype(float), models=["x", "y"])
     >>> poi = eq.probability_of_improvement(cube, n_resamples=500, rng=0)
     >>> round(float(poi.estimate.sel(model="x", model_b="y")), 4)
     0.3333
+    >>> poi.attrs["n_runs"]
+    [4, 3]
     """
     n, level, gen = _resample_args(n_resamples, confidence_level, rng)
-    score = score_matrices(cube)
+    score, x, n_runs = model_runs(cube)
     sign = 1.0 if higher_is_better(cube) else -1.0
-    x = np.ascontiguousarray(sign * score.values)
-    g = improvement_matrix(x)
-    dist = stratified_distribution(x, lambda c: improvement_resampled(g, c), n, gen)
+    x = np.ascontiguousarray(sign * x)
+    g = improvement_matrix(x)               # a missing (NaN) run beats nothing, ties nothing
+    dist = stratified_distribution(x, lambda c: improvement_resampled(g, c, n_runs), n, gen,
+                                   n_runs=n_runs)
     diag = np.eye(x.shape[0], dtype=bool)
-    estimate = np.where(diag, np.nan, improvement_point(x))
-    bounds = _ci(dist, level, x.shape[-1])
+    estimate = np.where(diag, np.nan, improvement_point(x, n_runs))
+    single = n_runs < 2
+    bounds = _ci(dist, level, single[:, None] & single[None, :])
     bounds[diag] = np.nan
     models = score[MODEL].values
+    reason = _one_run_reason(models, n_runs)
+    if reason is not None and single.any() and not single.all():
+        reason = f"{SELF_REASON} (the diagonal); {reason}"
     out = _result(estimate, bounds, (MODEL, MODEL_B), {MODEL: models, MODEL_B: models},
-                  level, x.shape[-1], {"n_resamples": n, "higher_is_better": int(sign > 0)})
+                  level, reason, {"n_resamples": n, "higher_is_better": int(sign > 0),
+                                  "n_runs": n_runs.tolist()})
     out[ESTIMATE].attrs[NAN_REASON] = SELF_REASON
     if NAN_REASON not in out[CI].attrs:
         out[CI].attrs[NAN_REASON] = SELF_REASON
