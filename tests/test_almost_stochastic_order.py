@@ -224,3 +224,106 @@ def test_multi_aso_follows_the_orientation():
     up = eq.multi_aso(eq.from_arrays(x, models=["a", "b"]), rng=0)
     down = eq.multi_aso(eq.from_arrays(-x, models=["a", "b"], higher_is_better=False), rng=0)
     np.testing.assert_allclose(up.values, down.values)
+
+
+# --- ragged runs: models with different numbers of runs (NaN at the missing seeds) --------------
+
+def ragged_cube(runs: list, labels: list[str] | None = None, n_languages: int = 1):
+    """A cube from one 1-D score array per model (the same scores on every language)."""
+    n = max(len(r) for r in runs)
+    x = np.full((len(runs), n_languages, n), np.nan)
+    for k, r in enumerate(runs):
+        x[k, :, :len(r)] = r
+    return eq.from_arrays(x, models=labels or [f"m{k}" for k in range(len(runs))],
+                          outlier_threshold=None)
+
+
+def test_ragged_violation_ratios_are_deepsigs():
+    runs = [np.asarray(r) for r in REF["data"]["multi_ragged"]]
+    ref = np.asarray(REF["results"]["multi_ragged_violation_ratio"])
+    for i, a in enumerate(runs):
+        for j, b in enumerate(runs):
+            if i != j:
+                res = eq.aso(a, b, num_bootstrap_iterations=2, rng=0)
+                assert float(res.estimate) == pytest.approx(ref[i, j], abs=1e-12)
+
+
+def test_multi_aso_ragged_matches_deepsig():
+    """10, 5, 3 and 7 runs: deepsig's multi_aso on a dict of lists of those lengths."""
+    runs = [np.asarray(r) for r in REF["data"]["multi_ragged"]]
+    cube = ragged_cube(runs)
+    deepsig_level = 0.95 + 0.05 / 6
+    ours = eq.multi_aso(cube, confidence_level=deepsig_level, use_bonferroni=False,
+                        num_bootstrap_iterations=B_EVALUQ, rng=0)
+    plain = eq.multi_aso(cube, use_bonferroni=False, num_bootstrap_iterations=B_EVALUQ, rng=0)
+    assert ours.attrs["n_runs"] == [10, 5, 3, 7]
+    for got, key, level in ((ours, "multi_ragged_bonferroni_True", deepsig_level),
+                            (plain, "multi_ragged_bonferroni_False", 0.95)):
+        ref = np.asarray(REF["results"][key])
+        for i, j in zip(*np.nonzero(~np.eye(4, dtype=bool)), strict=True):
+            res = eq.aso(runs[i], runs[j], confidence_level=level,
+                         num_bootstrap_iterations=B_EVALUQ, rng=1)
+            tol = eps_tolerance(res, REF["num_bootstrap_iterations"])
+            assert abs(got.values[i, j] - ref[i, j]) <= tol + 0.01, (key, i, j, got.values, ref)
+
+
+def test_multi_aso_ragged_equals_aso_on_each_models_own_runs():
+    """Two models of 9 and 4 runs: multi_aso draws the first model's resamples, then the
+    second's, as aso does, so its entries are aso's eps_min and the reverse bound from the
+    same sigma_hat, to the last digits."""
+    rng = np.random.default_rng(21)
+    a, b = rng.normal(0.6, 0.2, 9), rng.normal(0.5, 0.3, 4)
+    eps = eq.multi_aso(ragged_cube([a, b], n_languages=3), use_bonferroni=False, rng=5)
+    res = eq.aso(a, b, rng=5)
+    assert eps.values[0, 1] == pytest.approx(res.eps_min, abs=1e-12)
+    c = np.sqrt(9 * 4 / 13)
+    reverse = np.clip(1 - float(res.estimate) + res.sigma_hat / c * stats.norm.ppf(0.95), 0, 1)
+    assert eps.values[1, 0] == pytest.approx(reverse, abs=1e-12)
+
+
+def test_multi_aso_complete_cube_with_a_seed_missing_everywhere_is_unchanged():
+    x = np.random.default_rng(22).normal(size=(3, 2, 6))
+    padded = np.concatenate([x[..., :4], np.full((3, 2, 2), np.nan), x[..., 4:]], axis=-1)
+    one = eq.multi_aso(eq.from_arrays(x, models=["a", "b", "c"]), rng=3)
+    two = eq.multi_aso(eq.from_arrays(padded, models=["a", "b", "c"]), rng=3)
+    assert one.identical(two)
+
+
+def test_multi_aso_ragged_same_rng_and_model_order():
+    rng = np.random.default_rng(23)
+    runs = [rng.normal(m, 0.3, n) for m, n in ((0.8, 8), (0.6, 3), (0.5, 6))]
+    cube = ragged_cube(runs, ["a", "b", "c"], n_languages=2)
+    one = eq.multi_aso(cube, num_bootstrap_iterations=B_EVALUQ, rng=4)
+    assert one.identical(eq.multi_aso(cube, num_bootstrap_iterations=B_EVALUQ, rng=4))
+    order = [2, 0, 1]
+    shuffled = ragged_cube([runs[k] for k in order], [["a", "b", "c"][k] for k in order],
+                           n_languages=2)
+    two = eq.multi_aso(shuffled, num_bootstrap_iterations=B_EVALUQ, rng=4).sel(
+        model=["a", "b", "c"], model_b=["a", "b", "c"])
+    level = one.attrs["corrected_level"]
+    for i, j in zip(*np.nonzero(~np.eye(3, dtype=bool)), strict=True):
+        res = eq.aso(runs[i], runs[j], confidence_level=level, num_bootstrap_iterations=B_EVALUQ,
+                     rng=1)
+        assert abs(one.values[i, j] - two.values[i, j]) <= eps_tolerance(res, B_EVALUQ)
+
+
+def test_multi_aso_ragged_runs_and_languages():
+    """Averaged over languages a run must be on every language or none; with one language
+    selected, that language's NaN runs are left out."""
+    x = np.random.default_rng(24).normal(size=(3, 2, 5))
+    x[1, :, 3:] = np.nan                          # b: 3 runs
+    cube = eq.from_arrays(x, models=["a", "b", "c"], languages=["en", "fi"])
+    assert eq.multi_aso(cube, rng=0).attrs["n_runs"] == [5, 3, 5]
+    x[2, 1, 0] = np.nan                           # c's seed 0 missing on fi only
+    cube = eq.from_arrays(x, models=["a", "b", "c"], languages=["en", "fi"])
+    with pytest.raises(CubeError, match=r"1 NaN score\(s\) in runs present on other "
+                                        r"languages, for example model 'c', seed 0, on "
+                                        r"language\(s\) \['fi'\]"):
+        eq.multi_aso(cube)
+    assert eq.multi_aso(cube, language="fi", rng=0).attrs["n_runs"] == [5, 3, 4]
+    assert eq.multi_aso(cube, language="en", rng=0).attrs["n_runs"] == [5, 3, 5]
+    x[1, :, 1:] = np.nan                          # b: one run
+    with pytest.raises(CubeError, match=r"2 seeds \(runs\) per model; got 3 model\(s\) and "
+                                        r"'a' 5 run\(s\), 'b' 1 run\(s\), 'c' 4 run\(s\)"):
+        eq.multi_aso(eq.from_arrays(x, models=["a", "b", "c"], languages=["en", "fi"]),
+                     language="fi")

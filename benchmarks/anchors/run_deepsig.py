@@ -6,7 +6,9 @@ Usage::
 
     python run_deepsig.py reference OUT.json
         Violation ratios, eps_min of aso and multi_aso on the fixed score sets below (written
-        into the JSON with the numbers); the versions used.
+        into the JSON with the numbers); the versions used. ``multi_ragged`` gives the models
+        different numbers of scores (runs), which deepsig's multi_aso takes as a dict of
+        lists; its violation ratios of every ordered pair are recorded too.
     python run_deepsig.py time SCORES.npy ITERATIONS N_PAIRS
         Times deepsig's ASO on N_PAIRS pairs of neighbouring models of SCORES (model, run),
         model i + 1 against model i, with ITERATIONS bootstrap iterations each (multi_aso's
@@ -35,6 +37,8 @@ def datasets() -> dict[str, list[list[float]]]:
         "close": [rng.normal(0.5, 0.2, 12).tolist(), rng.normal(0.45, 0.3, 8).tolist()],
         "ties": [[1.0, 2.0, 2.0, 3.0, 3.0], [2.0, 2.0, 2.0, 1.0, 4.0, 3.0]],
         "multi": [rng.normal(m, 0.25, 8).tolist() for m in (0.9, 0.7, 0.65, 0.3)],
+        "multi_ragged": [np.random.default_rng(20261125).normal(m, 0.25, n).tolist()
+                         for m, n in ((0.9, 10), (0.7, 5), (0.65, 3), (0.3, 7))],
     }
 
 
@@ -64,6 +68,14 @@ def reference(path: str) -> int:
         eps = multi_aso(scores, use_bonferroni=bonf, num_bootstrap_iterations=ITERATIONS,
                         show_progress=False, seed=7)
         out["results"][f"multi_bonferroni_{bonf}"] = np.asarray(eps).tolist()
+    ragged = {f"m{i}": s for i, s in enumerate(data["multi_ragged"])}
+    for bonf in (True, False):
+        eps = multi_aso(ragged, use_bonferroni=bonf, num_bootstrap_iterations=ITERATIONS,
+                        show_progress=False, seed=7)
+        out["results"][f"multi_ragged_bonferroni_{bonf}"] = np.asarray(eps).tolist()
+    out["results"]["multi_ragged_violation_ratio"] = [
+        [float(compute_violation_ratio(np.asarray(a), np.asarray(b), dt=DT))
+         for b in ragged.values()] for a in ragged.values()]
     with open(path, "w") as fh:
         json.dump(out, fh, indent=1)
     return 0

@@ -23,6 +23,10 @@ et al. 2019). Every step is deepsig's (``deepsig/aso.py``, version 1.2.8), inclu
 deepsig's numerator drops the first grid point (``diff[1:]``, commented "ignore t = 0",
 though the grid starts at ``dt``), so its violation ratios of (A, B) and (B, A) do not sum
 exactly to 1. evaluq keeps it, so that its violation ratios are deepsig's to the last digit.
+
+Two models may have different numbers of scores (runs): :func:`aso` takes samples of any
+sizes, as deepsig does, and :func:`multi_aso` compares each model's own runs (a cube with NaN
+at a model's missing seeds), :math:`c` from the pair's two sizes.
 """
 
 from __future__ import annotations
@@ -92,12 +96,14 @@ def bootstrap_quantiles(scores: np.ndarray, t: np.ndarray, n_boot: int,
     return drawn[..., quantile_index(n, t)]
 
 
-def eps_min_from(ratio: Any, boot: np.ndarray, n_a: int, n_b: int,
+def eps_min_from(ratio: Any, boot: np.ndarray, n_a: int | np.ndarray, n_b: int | np.ndarray,
                  level: float) -> tuple[np.ndarray, np.ndarray]:
     """deepsig's final step: (eps_min, sigma_hat) from the violation ratio and its
-    bootstrap values (bootstrap on the last axis)."""
-    const = np.sqrt(n_a * n_b / (n_a + n_b))
-    sigma_hat = np.std(const * (boot - np.asarray(ratio)[..., None]), axis=-1)
+    bootstrap values (bootstrap on the last axis); the numbers of scores ``n_a``, ``n_b``
+    are scalars or arrays over the leading dims of ``ratio`` (one per pair)."""
+    const = np.sqrt(np.multiply(n_a, n_b) / np.add(n_a, n_b))
+    sigma_hat = np.std(np.asarray(const)[..., None] * (boot - np.asarray(ratio)[..., None]),
+                       axis=-1)
     eps = np.clip(ratio - (1 / const) * sigma_hat * norm.ppf(1 - level), 0, 1)
     return eps, sigma_hat
 
@@ -313,16 +319,45 @@ def _model_scores(cube: Any, language: Hashable | None) -> xr.DataArray:
             raise ValueError(f"`language` must be one of the cube's languages "
                              f"{list(score[LANGUAGE].values)}; got {language!r}")
         score = score.sel({LANGUAGE: language})
-    bad = np.isnan(score.values)
-    if bad.any():
-        raise CubeError(f"`cube` has {int(bad.sum())} NaN score(s) (a NaN run or a model "
-                        f"missing a language): ASO's per-run scores would mix different "
-                        f"languages; drop the seed, the language, or select one `language`")
-    if language is None:
-        score = score.mean(LANGUAGE)
+    else:
+        _check_runs(score.transpose(MODEL, LANGUAGE, SEED))
+        score = score.mean(LANGUAGE)   # a run missing on every language stays NaN
     if not higher_is_better(cube):
         score = -score        # ASO reads higher as better: orient an error rate
     return score.transpose(MODEL, SEED)
+
+
+def _check_runs(score: xr.DataArray) -> None:
+    """A run (model, seed) must be on every language or on none (a model with fewer runs):
+    its score is the mean over languages."""
+    nan = np.isnan(score.values)                          # (model, language, seed)
+    partial = nan & ~nan.all(axis=1, keepdims=True)
+    if not partial.any():
+        return
+    k, _, s = np.argwhere(partial)[0]
+    model, seed = score[MODEL].values.tolist()[k], score[SEED].values.tolist()[s]
+    languages = score[LANGUAGE].values[partial[k, :, s]].tolist()
+    raise CubeError(
+        f"`cube` has {int(partial.sum())} NaN score(s) in runs present on other languages, "
+        f"for example model {model!r}, seed {seed!r}, on language(s) {languages}: ASO's "
+        f"per-run scores (the mean over languages) would mix different languages. Models may "
+        f"have different numbers of runs (a run NaN on every language is left out), but each "
+        f"run needs every language: drop the seed of that model, the language, or select one "
+        f"`language`")
+
+
+def _model_runs(score: xr.DataArray) -> list[np.ndarray]:
+    """Each model's scores, its missing (NaN) runs left out: at least 2 runs each."""
+    x = np.asarray(score.values, dtype=np.float64)
+    runs = [row[~np.isnan(row)] for row in x]
+    n_runs = [r.size for r in runs]
+    if len(runs) < 2 or min(n_runs) < 2:
+        few = (f"{n_runs[0] if runs else 0} seed(s)" if len(set(n_runs)) <= 1 else
+               ", ".join(f"{m!r} {n} run(s)" for m, n in zip(score[MODEL].values.tolist(),
+                                                             n_runs, strict=True)))
+        raise CubeError(f"multi_aso needs at least 2 models and 2 seeds (runs) per model; "
+                        f"got {len(runs)} model(s) and {few}")
+    return runs
 
 
 def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
@@ -343,10 +378,18 @@ def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
     :func:`bonferroni_level`). Each model's runs are resampled once per bootstrap iteration
     and shared by its pairs (each pair's two models independently, as deepsig).
 
+    **Ragged runs.** Models may have different numbers of runs (NaN at a model's missing
+    seeds): each model's scores are its own runs, as deepsig's ``multi_aso`` on a dict of
+    lists of different lengths, and each pair's :math:`c = \sqrt{n_A n_B / (n_A + n_B)}`
+    uses the two models' own sizes. Averaged over languages, a run must be on every language
+    or on none (a run missing on only some raises); with ``language`` only that language's
+    NaN runs are left out.
+
     Parameters
     ----------
     cube
-        Evaluation cube (``score`` (model, language, seed)); at least 2 seeds.
+        Evaluation cube (``score`` (model, language, seed)); at least 2 runs (non-NaN
+        seeds) per model.
     language
         One language to compare on (default: the mean over languages of each seed).
     confidence_level, num_bootstrap_iterations, dt, rng
@@ -358,7 +401,14 @@ def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
     -------
     xarray.DataArray
         ``eps_min`` (model, model_b); the diagonal is NaN (``nan_reason``; deepsig puts 1).
-        Attributes: ``confidence_level`` (as given) and ``corrected_level`` (used).
+        Attributes: ``confidence_level`` (as given), ``corrected_level`` (used) and
+        ``n_runs`` (each model's number of runs).
+
+    Raises
+    ------
+    CubeError
+        Fewer than 2 models or a model with fewer than 2 runs; without ``language``, a run
+        missing on only some languages (named).
 
     Examples
     --------
@@ -373,37 +423,40 @@ def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
     if not isinstance(use_bonferroni, bool):
         raise TypeError(f"`use_bonferroni` must be True or False; got {use_bonferroni!r}")
     score = _model_scores(cube, language)
-    x = np.asarray(score.values, dtype=np.float64)
-    n_models, n_runs = x.shape
-    if n_runs < 2 or n_models < 2:
-        raise CubeError(f"multi_aso needs at least 2 models and 2 seeds (runs); got "
-                        f"{n_models} model(s) and {n_runs} seed(s)")
+    runs = _model_runs(score)
+    n_models = len(runs)
     used = bonferroni_level(level, n_models * (n_models - 1) // 2) if use_bonferroni else level
-    eps = _pair_eps(x, n_boot, dt, used, gen)
+    eps = _pair_eps(runs, n_boot, dt, used, gen)
     models = score[MODEL].values
     out = xr.DataArray(eps, dims=(MODEL, MODEL_B), coords={MODEL: models, MODEL_B: models},
                        name="eps_min")
     out.attrs = {"confidence_level": level, "corrected_level": used,
                  "use_bonferroni": use_bonferroni, "num_bootstrap_iterations": n_boot,
-                 "dt": dt, NAN_REASON: SELF_REASON}
+                 "dt": dt, NAN_REASON: SELF_REASON,
+                 "n_runs": [int(r.size) for r in runs]}
     return out
 
 
-def _pair_eps(x: np.ndarray, n_boot: int, dt: float, level: float,
+def _pair_eps(runs: list[np.ndarray], n_boot: int, dt: float, level: float,
               gen: np.random.Generator) -> np.ndarray:
-    """eps_min (model, model_b) of every ordered pair (pairs, not resamples, looped)."""
-    n_models, n_runs = x.shape
+    """eps_min (model, model_b) of every ordered pair, each model on its own runs (pairs,
+    not resamples, looped)."""
+    n_models = len(runs)
+    n = np.array([r.size for r in runs])
     t = grid(dt)
-    observed = np.sort(x, axis=-1)[:, quantile_index(n_runs, t)]          # (K, T)
-    boot = np.stack([bootstrap_quantiles(row, t, n_boot, gen) for row in x])  # (K, B, T)
+    # (K, T), grid-major in memory as a sorted matrix indexed on its last axis is, so the
+    # sums over the grid (hence the last digits) are those of a complete cube before
+    observed = np.asfortranarray(np.stack([np.sort(r)[quantile_index(r.size, t)]
+                                           for r in runs]))
+    boot = np.stack([bootstrap_quantiles(r, t, n_boot, gen) for r in runs])    # (K, B, T)
     eps = np.full((n_models, n_models), np.nan)
     for i in range(n_models - 1):
         ratio = violation_ratio(observed[i], observed[i + 1:], dt)          # (K - i - 1,)
         if np.any([np.array_equal(observed[i], o) for o in observed[i + 1:]]):
             _warn_identical("multi_aso")
         samples = violation_ratio(boot[i][None], boot[i + 1:], dt)         # (K - i - 1, B)
-        ab, sigma = eps_min_from(ratio, samples, n_runs, n_runs, level)
-        const = np.sqrt(n_runs * n_runs / (n_runs + n_runs))
+        ab, sigma = eps_min_from(ratio, samples, n[i], n[i + 1:], level)
+        const = np.sqrt(n[i] * n[i + 1:] / (n[i] + n[i + 1:]))
         ba = np.clip((1 - ratio) - (1 / const) * sigma * norm.ppf(1 - level), 0, 1)
         eps[i, i + 1:], eps[i + 1:, i] = ab, ba
     return eps
