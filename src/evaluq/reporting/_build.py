@@ -370,7 +370,10 @@ def _field_methods(cube: xr.Dataset, n_resamples: int, confidence_level: float,
                    rng: RNGLike) -> FieldMethods:
     """rliable's interval estimates and probability of improvement and the multi-ASO matrix
     on the cube's runs (seeds), with the report's resamples and rng; the reason when they do
-    not apply (a summary cube, fewer than 2 seeds or models, a NaN run or missing cell)."""
+    not apply (a summary cube, fewer than 2 seeds or models, a model with fewer than 2 runs,
+    a run missing on only some languages, a model missing a language). Models with different
+    numbers of runs (NaN at a model's missing seeds) are each analysed on their own runs, as
+    rliable and deep-significance do, and the note says so."""
     import numpy as np
 
     from evaluq._dims import SCORE, SEED
@@ -394,9 +397,17 @@ def _field_methods(cube: xr.Dataset, n_resamples: int, confidence_level: float,
     try:
         kw: dict[str, Any] = {"n_resamples": n_resamples, "confidence_level": confidence_level,
                               "rng": rng}
+        estimates = interval_estimates(cube, aggregates=aggregates, **kw)
+        runs = dict(zip(estimates[MODEL].values.tolist(), estimates.attrs["n_runs"],
+                        strict=True))
+        if len(set(runs.values())) > 1:
+            ragged = (f"The models have different numbers of runs "
+                      f"({', '.join(f'{m}: {n}' for m, n in runs.items())}): each is "
+                      f"summarised and resampled on its own runs, as rliable and "
+                      f"deep-significance do.")
+            note = ragged if note is None else f"{note} {ragged}"
         return FieldMethods(
-            estimates=interval_estimates(cube, aggregates=aggregates, **kw),
-            improvement=probability_of_improvement(cube, **kw),
+            estimates=estimates, improvement=probability_of_improvement(cube, **kw),
             eps_min=multi_aso(cube, confidence_level=confidence_level, rng=rng), note=note)
     except CubeError as err:
         return FieldMethods(reason=f"rliable's interval estimates and Almost Stochastic Order "
