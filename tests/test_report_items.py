@@ -85,3 +85,21 @@ def test_items_argument_errors(table):
         eq.report(cube, None, n_resamples=100, progress=False, items={"ok": 3})
     with pytest.raises(TypeError, match="`items` must be the Dataset"):
         eq.reporting.analyse(cube, n_resamples=100, items="x")
+
+
+def test_few_items_put_a_caution_on_p_best_and_the_tiers(table):
+    """Issue 30: P(best) from 9 items must not stand without a caution naming the effective
+    number of items."""
+    sub = table[(table["task"] == "t1") & (table["item"] < 9)]
+    cube, items = _cube_and_items(sub)
+    rep = eq.report(cube, None, n_resamples=100, replication="nonparametric",
+                    progress=False, items=items)
+    by_id = {s.id: s for s in rep.sections["ok"]}
+    for sid in ("leaderboard", "ranks", "tiers"):
+        assert "Few items: P(best), the ranks and the tiers rest on" in by_id[sid].body
+    assert "Few items" not in by_id["variance"].body
+    n_eff = float(items["n_effective"].min())
+    assert f"{n_eff:.3g} effective items" in by_id["ranks"].body
+    interval = items["ci"].attrs["ci_kind"]
+    assert interval == "clopper-pearson"
+    assert "Clopper-Pearson" in by_id["items"].body

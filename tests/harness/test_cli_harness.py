@@ -170,3 +170,20 @@ def test_identical_models_default_score(tmp_path, capsys):
     diffs = pd.read_csv(tmp_path / "exact_match_strict_item_differences.csv")
     assert (diffs["difference"] == 0).all()
     assert len(diffs) == 3
+
+
+@pytest.mark.parametrize("bayes", [[], ["--bayes", "--draws", "200", "--tune", "200"]])
+def test_a_real_inspect_log_of_one_model_gives_a_one_model_report(tmp_path, capsys, bayes):
+    """Issue 30: one model's log stopped after 6 of 9 steps ("`pairwise` has fewer than two
+    models"); now a one-model report: score, intervals, per-item means, no comparisons."""
+    pytest.importorskip("inspect_ai")
+    logs = tmp_path / "logs"
+    run_inspect(logs, models=["mockllm/strong"])
+    code, _, err = _run([logs, "--from", "inspect", "--cluster", "passage",
+                           "--out", tmp_path / "out", *FAST, *bayes], capsys)
+    assert code == 0, err
+    page = (tmp_path / "out" / "report.html").read_text()
+    ids = _ids(page)
+    assert {"data", "variance", "leaderboard", "items"} <= set(ids)
+    assert not {"ranks", "tiers"} & set(ids)
+    assert "One model" in page

@@ -28,7 +28,9 @@ from evaluq.reporting._missing import complete_cube, language_word, missing_runs
 from evaluq.reporting.sections import (
     HierarchicalFitLike,
     Section,
+    caution_box,
     data_summary,
+    few_items_caution,
     field_methods_section,
     item_means_section,
     leaderboard_section,
@@ -490,10 +492,13 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
         out.append(posterior_section(analysis.fit))
     if analysis.fit is not None or analysis.item_model is not None:
         progress.step("posterior section")
-    if N_ITEMS in analysis.cube.data_vars and BOOT_SCORE in analysis.cube.data_vars:
+    if (N_ITEMS in analysis.cube.data_vars and BOOT_SCORE in analysis.cube.data_vars
+            and analysis.cube.sizes[MODEL] > 1):          # power: of differences between models
         out.append(power_section(analysis.cube, alpha=analysis.settings["alpha"]))
     out.append(reproducibility_section(analysis.settings, command=command))
-    return [_in_users_words(section, language_word(analysis.cube)) for section in out]
+    caution = few_items_caution(analysis.items)
+    return [_in_users_words(_cautioned(section, caution), language_word(analysis.cube))
+            for section in out]
 
 
 def _in_users_words(section: Section, word: str) -> Section:
@@ -526,6 +531,14 @@ def _comparison_sections(analysis: Analysis) -> list[Section]:
     return [ranks_section(analysis.ranks, posterior),
             tiers_section(analysis.aggregated, analysis.tiers,
                           cd=_critical_difference(analysis))]
+
+
+def _cautioned(section: Section, caution: str | None) -> Section:
+    """The leaderboard, rank and tier sections with the few-items caution on top."""
+    if caution is None or section.id not in ("leaderboard", "ranks", "tiers"):
+        return section
+    return replace(section, body=caution_box(caution) + section.body,
+                   notes=[caution, *section.notes])
 
 
 def report(cube: xr.Dataset | Mapping[str, xr.Dataset],

@@ -265,11 +265,15 @@ def item_model_section(res: ItemModelResults) -> Section:
                f"{fit.data.family} family, 1PL, item effects crossed with models and "
                f"integrated out; form {fit.form!r}). It replaces the cube model here: the "
                "data are items, not cell means."),
-            table_html(tables["item_model_scores"]), table_html(tables["item_model_pairs"]),
-            _figure(forest_plot(fit.pairwise_differences("benchmark"),
-                                title="item model: posterior differences (benchmark scope)"),
-                    alt="forest plot of the item model's posterior differences"),
-            "<h3>Model comparison (PSIS-LOO)</h3>",
+            table_html(tables["item_model_scores"])]
+    pairs = fit.pairwise_differences("benchmark")
+    several = pairs.sizes.get("model", 0) > 1                 # one model: nothing to compare
+    if several:
+        body += [table_html(tables["item_model_pairs"]),
+                 _figure(forest_plot(pairs, title="item model: posterior differences "
+                                                  "(benchmark scope)"),
+                         alt="forest plot of the item model's posterior differences")]
+    body += ["<h3>Model comparison (PSIS-LOO)</h3>",
             table_html(tables["item_model_loo"]) if "item_model_loo" in tables else _p(
                 "No comparison: no other fit could be made."),
             "<h3>Predictive checks</h3>", table_html(tables["item_model_checks"]),
@@ -279,4 +283,5 @@ def item_model_section(res: ItemModelResults) -> Section:
     if res.notes:
         body.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in res.notes)
                     + "</ul>")
-    return Section("item-model", "Item model (Bayesian, per item)", "\n".join(body), figures=1)
+    return Section("item-model", "Item model (Bayesian, per item)", "\n".join(body),
+                   figures=int(several))

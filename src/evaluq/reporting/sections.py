@@ -705,7 +705,7 @@ def item_tables(items: xr.Dataset, *, higher_is_better: bool = True
     Returns
     -------
     dict of str to pandas.DataFrame
-        ``item_means`` (model[, language]: mean, se, its normal interval, se_iid, the
+        ``item_means`` (model[, language]: mean, se, its interval, se_iid, the
         within-item and item-level variances) and ``item_differences`` (model, model_b[,
         language], each pair once: difference, se_difference, interval, se_difference_iid,
         correlation, z = difference / se_difference), each with a caption in ``attrs``.
@@ -754,17 +754,59 @@ def item_tables(items: xr.Dataset, *, higher_is_better: bool = True
     sizes = f"{items[N_ITEMS].values.tolist()} items" + (
         f" in {items[N_CLUSTERS].values.tolist()} clusters ({items.attrs.get('cluster_column')})"
         if N_CLUSTERS in items else "")
+    mean_ci = items.attrs.get("ci_method", "normal interval")
+    diff_ci = items.attrs.get("ci_difference_method", "normal interval")
     means.attrs = {"caption": (
-        f"Mean over items per model, {sizes}; se: {kind} standard error, with its "
-        f"{level:.0%} normal interval; se_iid: items treated as independent; var_within: "
-        "variance over epochs (seeds) within an item, var_item: variance of the items' "
-        "expected scores."), "uncertainty": f"{kind} SE"}
+        f"Mean over items per model, {sizes}; se: {kind} standard error; {level:.0%} "
+        f"interval: {mean_ci}; se_iid: items treated as independent; n_effective: the items' "
+        "worth once their clustering is counted; var_within: variance over epochs (seeds) "
+        "within an item, var_item: variance of the items' expected scores."),
+        "uncertainty": f"{kind} SE"}
     diffs.attrs = {"caption": (
         f"Paired differences (model minus model_b) on the same items, each pair once, "
-        f"better model first; se_difference = sqrt(var_A + var_B - 2 cov_AB) ({kind}), "
-        f"{level:.0%} normal interval, z = difference / se_difference; correlation: of the "
-        "two models' item scores (what pairing gains)."), "uncertainty": f"{kind} SE"}
+        f"better model first; se_difference = sqrt(var_A + var_B - 2 cov_AB) ({kind}); "
+        f"{level:.0%} interval: {diff_ci}; z = difference / se_difference; correlation: of "
+        "the two models' item scores (what pairing gains)."), "uncertainty": f"{kind} SE"}
     return {"item_means": means, "item_differences": diffs}
+
+
+FEW_ITEMS: int = 30
+"""Below this many effective items (n / design effect) a model's P(best) and tier carry a
+caution: they would move a lot between benchmarks of the same kind."""
+
+
+def few_items_caution(items: xr.Dataset | None) -> str | None:
+    """A caution for P(best) and the tiers when some model rests on fewer than
+    :data:`FEW_ITEMS` effective items (:func:`evaluq.item_means`' ``n_effective``), or None.
+
+    Examples
+    --------
+    >>> import pandas as pd, evaluq as eq
+    >>> df = pd.DataFrame({"model": ["a"] * 9 + ["b"] * 9, "q": list(range(9)) * 2,
+    ...                    "ok": [1] * 9 + [1, 0] * 4 + [1]})
+    >>> print(few_items_caution(eq.item_means(df, model="model", item="q", score="ok")))
+    ... # doctest: +ELLIPSIS
+    Few items: P(best), the ranks and the tiers rest on 9 effective items...
+    """
+    if items is None or "n_effective" not in items:
+        return None
+    n_eff = items["n_effective"]
+    if LANGUAGE in n_eff.dims:                  # effective items over the languages
+        n_eff = n_eff.sum(LANGUAGE)
+    least = float(n_eff.min())
+    if not least < FEW_ITEMS:
+        return None
+    n_items = items["n_items"].sum() if "n_items" in items else None
+    of = f" (of {int(n_items.max())} items)" if n_items is not None else ""
+    return (f"Few items: P(best), the ranks and the tiers rest on {least:.3g} effective "
+            f"items{of} for the model with fewest, once clustering and epochs are counted; "
+            f"with fewer than {FEW_ITEMS} they would move a lot on another draw of items "
+            f"from the same kind of benchmark. Read them with the intervals.")
+
+
+def caution_box(text: str) -> str:
+    """A warning box of one sentence (HTML)."""
+    return f'<div class="warning">{html.escape(text)}</div>'
 
 
 def _harness_logs(attrs: Mapping[str, Any]) -> str:
