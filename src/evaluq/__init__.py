@@ -58,6 +58,7 @@ _LAZY: dict[str, str] = {
     "ResamplePlan": "evaluq.resampling",
     "ScaleWarning": "evaluq.errors",
     "MissingDataWarning": "evaluq.errors",
+    "ImplicitEpochWarning": "evaluq.errors",
     "aggregate": "evaluq.aggregation",
     "bootstrap_test": "evaluq.significance",
     "fit_hierarchical": "evaluq.hierarchical",
@@ -198,6 +199,7 @@ if TYPE_CHECKING:  # the static view of the lazy names (`as` marks them re-expor
     from evaluq.errors import CubeError as CubeError
     from evaluq.errors import EvaluqWarning as EvaluqWarning
     from evaluq.errors import HarnessLogWarning as HarnessLogWarning
+    from evaluq.errors import ImplicitEpochWarning as ImplicitEpochWarning
     from evaluq.errors import MissingDataWarning as MissingDataWarning
     from evaluq.errors import NotFittedError as NotFittedError
     from evaluq.errors import ScaleWarning as ScaleWarning

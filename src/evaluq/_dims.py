@@ -166,6 +166,10 @@ epoch column of a harness log's per-item table (:mod:`evaluq.io`)."""
 SEEDS_ARE: Final = "seeds_are"
 """Cube attribute: ``"epochs"`` (repeated scorings of the same items, whose replicates are
 shared by the epochs: :func:`evaluq.from_items`) or ``"runs"`` (independent training runs)."""
+SHARED_BOOTSTRAP: Final = "shared_bootstrap"
+"""Cube attribute: 1 when bootstrap replicate b is the same resampled test set for every model
+(and seed), 0 when the replicates were drawn separately; absent when the loader cannot tell
+(the hierarchical model then reads it from the replicates' correlation)."""
 LANGUAGE_LABEL: Final = "language_label"
 """Cube attribute: the input's own name for the language dim (``task``, ``game``, ...), which
 the report's words and tables use."""
@@ -199,6 +203,8 @@ DESIGN_EFFECT_UNEQUAL: Final = "design_effect_unequal"
 """The design effect for unequal cluster sizes, ``1 + (sum m_g^2 / N - 1) ICC``."""
 N_EFFECTIVE: Final = "n_effective"
 """Effective number of observations, ``N / design_effect_unequal``."""
+N_EFFECTIVE_TRIALS: Final = "n_effective_trials"
+"""Effective number of 0/1 responses behind a mean's Clopper-Pearson interval (0/1 scores)."""
 N_OBSERVATIONS: Final = "n_observations"
 N_CLUSTERS: Final = "n_clusters"
 """Number of clusters (of items of a language, or of a design effect's scores)."""

@@ -169,3 +169,30 @@ def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
     out = np.empty_like(adj)
     np.put_along_axis(out, order, adj, axis=-1)
     return out
+
+
+# --- intervals of a proportion (x successes in n trials; n may be real: an effective size) -----
+
+def wilson_bounds(p: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Wilson score interval ends of a proportion :math:`\hat p` from n trials (n may be an
+    effective, non-integer size): :math:`\frac{\hat p + z^2/2n}{1 + z^2/n} \pm
+    \frac{z}{1 + z^2/n}\sqrt{\hat p(1-\hat p)/n + z^2/4n^2}`, clipped to [0, 1]."""
+    z2 = z * z
+    with np.errstate(invalid="ignore", divide="ignore"):
+        denom = 1.0 + z2 / n
+        centre = (p + z2 / (2.0 * n)) / denom
+        half = z * np.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
+def clopper_pearson_bounds(x: np.ndarray, n: np.ndarray,
+                           tail: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Clopper-Pearson (exact) ends of x successes in n trials (both may be real: an
+    effective size), each tail ``tail``: :math:`[B_{tail}(x, n - x + 1), B_{1-tail}(x + 1,
+    n - x)]`, 0 at x = 0 and 1 at x = n (Beta quantiles; scipy imported inside)."""
+    from scipy import stats
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lower = stats.beta.ppf(tail, x, n - x + 1.0)
+        upper = stats.beta.isf(tail, x + 1.0, n - x)
+    return np.where(x <= 0, 0.0, lower), np.where(x >= n, 1.0, upper)

@@ -43,6 +43,7 @@ from evaluq._dims import (
     SD_BOOT,
     SD_SEED,
     SEED,
+    SHARED_BOOTSTRAP,
     SUMMARY_SEED_LABEL,
 )
 from evaluq._pivot import (  # the pivot helpers (tests import two of them from here)
@@ -77,7 +78,6 @@ of 6 scores warn spuriously, 0.07% of 12, none of 3000 cubes of 24 or 48."""
 
 
 
-SHARED_BOOTSTRAP_ATTR = "shared_bootstrap"
 """Cube attribute: 1 when replicate b of a language is one resampled test set for every model
 and seed, 0 when it is not (read by the hierarchical model, ``hierarchical._data``)."""
 
@@ -92,7 +92,7 @@ def _shared_attrs(shared_bootstrap: Any, has_boot: bool) -> dict[str, int]:
     if not has_boot:
         raise ValueError("`shared_bootstrap` is given but there are no bootstrap replicates "
                          "(no `boot_score` / `bootstrap` column) for it to describe")
-    return {SHARED_BOOTSTRAP_ATTR: int(bool(shared_bootstrap))}
+    return {SHARED_BOOTSTRAP: int(bool(shared_bootstrap))}
 
 
 def _check_options(metric: Any, higher_is_better: Any, bounds_: Any,
@@ -638,7 +638,7 @@ def _long_to_zarr(data: TableLike, out: str | os.PathLike[str], keys: dict[str, 
                              higher_is_better=higher_is_better, bounds=bounds_,
                              outlier_threshold=threshold,
                              shared_bootstrap=(None if not shared else
-                                               bool(shared[SHARED_BOOTSTRAP_ATTR])))
+                                               bool(shared[SHARED_BOOTSTRAP])))
             sizes = tuple(cube[BOOT_SCORE].shape) if BOOT_SCORE in cube else ()
             chunks = _zarr_chunks(sizes) if sizes else {}
             cube.chunk({d: c for d, c in chunks.items() if d in cube.dims}).to_zarr(

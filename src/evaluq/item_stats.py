@@ -35,6 +35,7 @@ from evaluq._dims import (
     MODEL_B,
     N_CLUSTERS,
     N_EFFECTIVE,
+    N_EFFECTIVE_TRIALS,
     N_ITEMS,
     N_SEEDS,
     NAN_REASON,
@@ -47,14 +48,12 @@ from evaluq._dims import (
     VAR_WITHIN,
 )
 from evaluq._intervals import interval_array, interval_from_bounds
+from evaluq._kernels import clopper_pearson_bounds, wilson_bounds
 from evaluq._provenance import table_attrs
 from evaluq._validation import check_confidence_level
 from evaluq.io import TableLike
 from evaluq.items import LanguageBlock, pivot_items
 
-N_EFFECTIVE_TRIALS = "n_effective_trials"
-"""Effective number of 0/1 responses behind a mean's Clopper-Pearson interval (0/1 scores);
-the one name :mod:`evaluq._dims` does not hold yet."""
 _PER_MODEL = (MEAN, SE, SE_IID, VAR_WITHIN, VAR_ITEM, N_SEEDS, N_EFFECTIVE)
 _PER_PAIR = (DIFFERENCE, SE_DIFFERENCE, SE_DIFFERENCE_IID, CORRELATION)
 _BOUNDS = ("bounds", "bounds_difference")
@@ -177,36 +176,13 @@ def _effective_trials(mean: np.ndarray, se: np.ndarray, trials: np.ndarray, grou
     return np.where(np.isnan(se) | np.isnan(mean), np.nan, out)
 
 
-def _clopper_pearson(p: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
-    r"""Clopper-Pearson ends (last axis: lower, upper) of :math:`x = \hat p n` successes in n
-    (real) trials: :math:`[B_{1-q}(x, n - x + 1), B_q(x + 1, n - x)]`, 0 at x = 0, 1 at
-    x = n."""
-    x = p * n
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lower = np.where(x <= 0.0, 0.0, stats.beta.ppf(1.0 - q, x, n - x + 1.0))
-        upper = np.where(x >= n, 1.0, stats.beta.isf(1.0 - q, x + 1.0, n - x))
-    return np.stack([lower, upper], axis=-1)
-
-
-def _wilson(p: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
-    r"""Wilson score ends at real n: :math:`\frac{\hat p + z^2/2n}{1 + z^2/n} \pm
-    \frac{z}{1 + z^2/n}\sqrt{\hat p(1-\hat p)/n + z^2/4n^2}` (as
-    :func:`evaluq.proportion_interval`, which takes whole counts only)."""
-    z2 = z * z
-    with np.errstate(invalid="ignore", divide="ignore"):
-        denom = 1.0 + z2 / n
-        centre = (p + z2 / (2.0 * n)) / denom
-        half = z * np.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
-
-
 def _newcombe(p: np.ndarray, n: np.ndarray, corr: np.ndarray, z: float) -> np.ndarray:
     r"""Newcombe's hybrid score interval of :math:`p_A - p_B` for every pair (model, model_b,
     2): with Wilson ends :math:`(l, u)` and the correlation :math:`r` of the two means,
     :math:`d - \sqrt{(p_A - l_A)^2 - 2r(p_A - l_A)(u_B - p_B) + (u_B - p_B)^2}` and
     :math:`d + \sqrt{(u_A - p_A)^2 - 2r(u_A - p_A)(p_B - l_B) + (p_B - l_B)^2}`; a model
     against itself is [0, 0]."""
-    lo, hi = _wilson(p, n, z)
+    lo, hi = wilson_bounds(p, n, z)
     below, above = (p - lo)[:, None], (hi - p)[:, None]          # model A's side
     r = np.clip(np.nan_to_num(corr, nan=0.0), -1.0, 1.0)
     d = p[:, None] - p[None, :]
@@ -222,7 +198,8 @@ def _binary_bounds(st: dict[str, Any], level: float) -> dict[str, np.ndarray]:
     q = 0.5 + level / 2.0
     n_eff = _effective_trials(st[MEAN], st[SE], st["_trials"], st["_groups"], st["_worst"], q)
     z = float(stats.norm.ppf(q))
-    return {N_EFFECTIVE_TRIALS: n_eff, "bounds": _clopper_pearson(st[MEAN], n_eff, q),
+    return {N_EFFECTIVE_TRIALS: n_eff,
+            "bounds": np.stack(clopper_pearson_bounds(st[MEAN] * n_eff, n_eff, 1.0 - q), -1),
             "bounds_difference": _newcombe(st[MEAN], n_eff, st["_corr_means"], z)}
 
 

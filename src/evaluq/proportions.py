@@ -39,6 +39,7 @@ from evaluq._dims import (
     STATISTIC,
 )
 from evaluq._intervals import interval_array
+from evaluq._kernels import clopper_pearson_bounds, wilson_bounds
 from evaluq._validation import check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
 
@@ -62,26 +63,9 @@ def _wald_bounds(x: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np
     return np.clip(p - half, 0.0, 1.0), np.clip(p + half, 0.0, 1.0)
 
 
-def _wilson_bounds(x: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
-    p = x / n
-    z2 = z * z
-    denom = 1.0 + z2 / n
-    centre = (p + z2 / (2.0 * n)) / denom
-    half = z * np.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
-
-
 def _beta_bounds(a: np.ndarray, b: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarray]:
     """Equal-tailed quantiles of Beta(a, b): the ``tail`` and ``1 - tail`` quantiles."""
     return np.asarray(stats.beta.ppf(tail, a, b)), np.asarray(stats.beta.isf(tail, a, b))
-
-
-def _clopper_pearson_bounds(x: np.ndarray, n: np.ndarray,
-                            tail: float) -> tuple[np.ndarray, np.ndarray]:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lower = stats.beta.ppf(tail, x, n - x + 1.0)
-        upper = stats.beta.isf(tail, x + 1.0, n - x)
-    return np.where(x == 0, 0.0, lower), np.where(x == n, 1.0, upper)
 
 
 def _proportion_bounds(x: np.ndarray, n: np.ndarray, method: str, confidence_level: float,
@@ -90,11 +74,11 @@ def _proportion_bounds(x: np.ndarray, n: np.ndarray, method: str, confidence_lev
     tail = (1.0 - confidence_level) / 2.0
     z = float(stats.norm.isf(tail))
     if method == "wilson":
-        return _wilson_bounds(x, n, z)
+        return wilson_bounds(x / n, n, z)
     if method == "clt":
         return _wald_bounds(x, n, z)
     if method == "clopper-pearson":
-        return _clopper_pearson_bounds(x, n, tail)
+        return clopper_pearson_bounds(x, n, tail)
     a, b = (0.5, 0.5) if method == "jeffreys" else prior
     return _beta_bounds(a + x, b + n - x, tail)
 

@@ -25,6 +25,7 @@ from evaluq._dims import (
     SD_BOOT,
     SD_SEED,
     SEED,
+    SHARED_BOOTSTRAP,
     SIGMA_BOOT,
     SIGMA_SEED,
 )
@@ -34,7 +35,6 @@ from evaluq.errors import CubeError
 from evaluq.hierarchical._factors import K_MAX, PSI_FLOOR, Factors, fit_factors
 
 TEST_SET_ERRORS = ("auto", "independent", "paired")
-SHARED_BOOTSTRAP = "shared_bootstrap"
 """Cube attribute: 1 when replicate b of a language is the same resampled test set for every
 model and seed, 0 when it is not; absent, the loaders that make such replicates
 (``SHARED_LOADERS``) say so, and otherwise the replicates themselves (their correlation
