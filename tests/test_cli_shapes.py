@@ -233,3 +233,29 @@ def test_warnings_name_flags_not_keywords(tmp_path, capsys):
     assert "Warning: " in err
     assert not PYTHON_KEYWORD.search(err), err
     assert set(re.findall(r"--[a-z][a-z-]+", err)) <= _flags()
+
+
+SAMPLER_ADVICE = [
+    "R-hat up to 1.020 (mu m0) > 1.01: the chains disagree; refit with more tuning and draws "
+    "(tune=2000, draws=2000)",
+    "ESS down to 364 (tau_m m0) < 400: too few effective draws for stable intervals; increase "
+    "draws (ESS grows with draws x chains)",
+    "2 divergent transitions: the sampler could not follow the posterior; refit with "
+    "tune=2000, or give tighter prior scales (priors={'tau_m_sigma': ..., "
+    "'tau_lang_sigma': ...})",
+    "E-BFMI below 0.3 in chains [1]: the momentum resampling explores the energy poorly; "
+    "refit with more tuning (tune=2000)",
+    "3 divergent transitions: refit with tune=2000, or tighter prior scales "
+    "(priors={'sigma_task_sigma': ..., 'sigma_mxt_sigma': ...})",
+]
+"""The sampler's advice as the fits word it (hierarchical and item model diagnostics)."""
+
+
+@pytest.mark.parametrize("advice", SAMPLER_ADVICE)
+def test_sampler_advice_reaches_the_terminal_as_flags(advice):
+    from evaluq.cli import cli_message
+
+    text = cli_message(advice)
+    assert not PYTHON_KEYWORD.search(text), text
+    assert set(re.findall(r"--[a-z][a-z-]+", text)) <= _flags()
+    assert "--tune 2000" in text or "--draws" in text
