@@ -26,6 +26,23 @@ def nanmean(x: np.ndarray) -> np.ndarray:
         return np.where(n > 0, total / n, np.nan)
 
 
+def nanvar(x: np.ndarray, ddof: int = 1) -> np.ndarray:
+    """Variance over the last axis ignoring NaN, ``sum((x - mean)**2) / (n - ddof)``; NaN
+    (no warning) where ``n <= ddof`` (with ``ddof=1``: fewer than two values).
+
+    The plain two-pass form about the :func:`nanmean` (no shift, no rescaling): the variance
+    of a design's components, where :func:`nan_sd`'s guards for extreme magnitudes are not
+    needed.
+
+    >>> nanvar(np.array([[1.0, 3.0, np.nan], [2.0, np.nan, np.nan]])).tolist()
+    [2.0, nan]
+    """
+    n = count_valid(x)
+    dev = x - nanmean(x)[..., None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > ddof, np.nansum(dev**2, axis=-1) / np.maximum(n - ddof, 1), np.nan)
+
+
 def nan_reduce(x: np.ndarray, how: str) -> np.ndarray:
     """``"min"`` or ``"max"`` over the last axis ignoring NaN; NaN where every value is NaN."""
     n = count_valid(x)

@@ -67,6 +67,7 @@ from evaluq._dims import (
     SEED,
     SEEDS_ARE,
 )
+from evaluq._kernels import nanmean, nanvar
 from evaluq._schema import orientation
 from evaluq._validation import check_choice, check_int, check_real
 from evaluq.cube import is_summary, validate
@@ -82,23 +83,6 @@ SCOPES = ("benchmark", "population")
 VARY = ("items", "seeds", "languages")
 _CAP = {"items": 10**9, "seeds": 10**6, "languages": 10**6}
 
-
-def _nanmean(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Mean over ``axis`` ignoring NaN; NaN (without a warning) where all are NaN."""
-    n = (~np.isnan(x)).sum(axis=axis)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, np.nansum(x, axis=axis) / np.maximum(n, 1), np.nan)
-
-
-def _nanvar(x: np.ndarray) -> np.ndarray:
-    """ddof = 1 variance over the last axis ignoring NaN; NaN where fewer than 2 values."""
-    n = (~np.isnan(x)).sum(axis=-1)
-    dev = x - _nanmean(x)[..., None]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n >= 2, np.nansum(dev**2, axis=-1) / np.maximum(n - 1, 1), np.nan)
-
-
-# --- the design ----------------------------------------------------------------------------------
 
 def design(cube: xr.Dataset) -> xr.Dataset:
     r"""The variance components of a cube that power calculations need, per pair of models.
@@ -144,9 +128,10 @@ def design(cube: xr.Dataset) -> xr.Dataset:
         v_diff, corr, var_seed = _epoch_parts(boot, k)
     else:
         v_diff, corr = _replicate_parts(boot)
-        v_diff, corr = _nanmean(v_diff, axis=1), _nanmean(corr, axis=1)  # over seeds
-        var_seed = _nanvar(score)
-    ybar = _nanmean(score)
+        # the mean over seeds
+        v_diff, corr = nanmean(np.moveaxis(v_diff, 1, -1)), nanmean(np.moveaxis(corr, 1, -1))
+        var_seed = nanvar(score)
+    ybar = nanmean(score)
     n_items = (cube[N_ITEMS].values.astype(np.float64) if N_ITEMS in cube.data_vars
                else np.full(cube.sizes[LANGUAGE], np.nan))
     models = cube[MODEL].values
@@ -190,9 +175,9 @@ def _epoch_parts(boot: np.ndarray, k: np.ndarray
     seed term, and shrinks with the items too.
     """
     with np.errstate(invalid="ignore"):
-        mean_boot = _nanmean(np.moveaxis(boot, 1, -1))               # (l, m, b)
+        mean_boot = nanmean(np.moveaxis(boot, 1, -1))               # (l, m, b)
         v_mean, corr = _replicate_parts(mean_boot)                   # (l, m, m)
-        single = _nanmean(np.moveaxis(boot.var(axis=-1, ddof=1), 1, -1))   # (l, m)
+        single = nanmean(np.moveaxis(boot.var(axis=-1, ddof=1), 1, -1))   # (l, m)
         s = k.T
         w = np.where(s >= 2, np.maximum(single - mean_boot.var(axis=-1, ddof=1), 0.0)
                      * s / np.maximum(s - 1, 1), np.nan)
@@ -209,7 +194,7 @@ def _tau2(ybar: np.ndarray, d: xr.Dataset) -> np.ndarray:
     seed = np.nan_to_num(d[VAR_SEED].values / d[N_SEEDS].values)
     w = d[VAR_TEST].values + seed[:, None, :] + seed[None, :, :]
     with np.errstate(invalid="ignore"):
-        return np.maximum(_nanvar(diff) - _nanmean(w), 0.0)
+        return np.maximum(nanvar(diff) - nanmean(w), 0.0)
 
 
 def design_from_sds(*, sd_item: float | Sequence[float], n_items: int,
@@ -308,7 +293,7 @@ def _variance(d: xr.Dataset, item_scale: Any, n_seeds: Any, n_languages: Any, sc
         if s is None:   # the cube's seeds; one seed adds no separate seed variance (see docs)
             per = np.where(np.isnan(vs), 0.0, vs / ks)
             seed = per[:, None, :] + per[None, :, :]
-            k = _nanmean(np.where(ks >= 1, ks, np.nan))
+            k = nanmean(np.where(ks >= 1, ks, np.nan))
             k_pair = np.broadcast_to(k[:, None] + k[None, :] - 2, shape)
         else:   # a one-seed cube at its own one seed adds none, as above
             known = np.where(np.isnan(vs) & (ks == 1), 0.0, vs)
@@ -324,8 +309,8 @@ def _variance(d: xr.Dataset, item_scale: Any, n_seeds: Any, n_languages: Any, sc
         listed = vt.shape[-1]
         n_lang = ((~np.isnan(vt)).sum(axis=-1) * (d.attrs[N_LANGUAGES] / listed)
                   if nl is None else nl)
-        c_test = _nanmean(test) / n_lang
-        c_seed = _nanmean(seed) / n_lang
+        c_test = nanmean(test) / n_lang
+        c_seed = nanmean(seed) / n_lang
         c_pop = (d[TAU2].values / n_lang if scope == "population"
                  else np.zeros(shape))
         df_seed = np.where(k_pair > 0, n_lang * k_pair, np.inf)
