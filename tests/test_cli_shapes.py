@@ -131,9 +131,14 @@ def test_every_shape_reports(tmp_path, name, capsys):
         assert "Left out of every analysis" in page
         assert "MissingDataWarning" in err
         assert "--missing raise" in err
-    if name in ("a missing run", "ragged seeds"):
-        assert "missing" in page
+    if name == "a missing run":
+        assert "1 run missing" in page
         assert "each cell" in page
+    if name == "ragged seeds":
+        assert "The models ran different numbers of seeds" in page
+        assert "qwen-7b 6" in page
+        assert 'id="field"' in page                     # rliable and ASO on ragged runs
+        assert "skipped" not in page.split('id="field"')[1].split("</section>")[0]
     if name == "mixed scales":
         assert "Check before reading the ranks" in page
         assert "model qwen-7b looks like another scale" in err

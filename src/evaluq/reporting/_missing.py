@@ -129,6 +129,12 @@ def missing_runs(cube: xr.Dataset) -> str | None:
     short = observed & (counts.values < most)
     if not short.any():
         return None
+    per_model = _seeds_per_model(counts.values, observed)
+    if per_model is not None:           # each model ran its own number of seeds everywhere
+        runs = ", ".join(f"{m} {k}" for m, k in zip(counts[MODEL].values, per_model,
+                                                  strict=True))
+        return (f"The models ran different numbers of seeds ({runs}); each model's cells use "
+                f"its own runs (means, seed SDs, resampling).")
     n_runs = int((most - counts.values)[short].sum())
     models, langs = counts[MODEL].values, counts[LANGUAGE].values
     shown = ", ".join(f"{models[m]}/{langs[lang]}: {counts.values[m, lang]}"
@@ -139,3 +145,14 @@ def missing_runs(cube: xr.Dataset) -> str | None:
             f"{'have' if n_short > 1 else 'has'} fewer than {most} seeds ({shown}"
             f"{', ...' if n_short > 4 else ''}); each cell's mean, seed SD and resampling "
             f"use the runs it has.")
+
+
+def _seeds_per_model(counts: np.ndarray, observed: np.ndarray) -> np.ndarray | None:
+    """Each model's number of seeds when it is the same in all of its observed cells and the
+    models differ (a design, not crashed runs), else None."""
+    masked = np.where(observed, counts, -1)
+    first = masked.max(axis=1)
+    same = ((masked == first[:, None]) | ~observed).all(axis=1)
+    if not same.all() or np.unique(first).size < 2:
+        return None
+    return first
