@@ -48,11 +48,11 @@ def test_aso_matches_deepsig(name):
     a, b = map(np.asarray, REF["data"][name])
     ref = REF["results"][name]
     for level in (0.95, 0.99):
-        res = eq.aso(a, b, confidence_level=level, num_bootstrap_iterations=B_EVALUQ, rng=0)
+        res = eq.aso(a, b, confidence_level=level, n_resamples=B_EVALUQ, rng=0)
         assert float(res.estimate) == pytest.approx(ref["violation_ratio_ab"], abs=1e-12)
         tol = eps_tolerance(res, REF["num_bootstrap_iterations"])
         assert abs(res.eps_min - ref[f"eps_min_{level}"]) <= tol, (res.eps_min, ref, tol)
-    res_ba = eq.aso(b, a, num_bootstrap_iterations=100, rng=0)
+    res_ba = eq.aso(b, a, n_resamples=100, rng=0)
     assert float(res_ba.estimate) == pytest.approx(ref["violation_ratio_ba"], abs=1e-12)
 
 
@@ -64,9 +64,9 @@ def test_bonferroni_differs_from_deepsig_on_purpose(name):
     a, b = map(np.asarray, REF["data"][name])
     ref = REF["results"][name]["eps_min_0.95_3comparisons"]
     at_deepsig = eq.aso(a, b, confidence_level=0.95 + 0.05 / 3,
-                        num_bootstrap_iterations=B_EVALUQ, rng=0)
+                        n_resamples=B_EVALUQ, rng=0)
     assert abs(at_deepsig.eps_min - ref) <= eps_tolerance(at_deepsig, 5000)
-    bonferroni = eq.aso(a, b, num_comparisons=3, num_bootstrap_iterations=B_EVALUQ, rng=0)
+    bonferroni = eq.aso(a, b, num_comparisons=3, n_resamples=B_EVALUQ, rng=0)
     assert bonferroni.confidence_level == pytest.approx(1 - 0.05 / 3)
     assert bonferroni.eps_min > at_deepsig.eps_min
 
@@ -77,21 +77,21 @@ def test_multi_aso_matches_deepsig():
     n_pairs = 6
     deepsig_level = 0.95 + 0.05 / n_pairs
     ours = eq.multi_aso(cube, confidence_level=deepsig_level, use_bonferroni=False,
-                        num_bootstrap_iterations=B_EVALUQ, rng=0)
+                        n_resamples=B_EVALUQ, rng=0)
     ref = np.asarray(REF["results"]["multi_bonferroni_True"])
     off = ~np.eye(4, dtype=bool)
     # one tolerance per pair from a two-model run with the same bootstrap size
     for i, j in zip(*np.nonzero(off), strict=True):
         res = eq.aso(scores[i], scores[j], confidence_level=deepsig_level,
-                     num_bootstrap_iterations=B_EVALUQ, rng=1)
+                     n_resamples=B_EVALUQ, rng=1)
         tol = eps_tolerance(res, REF["num_bootstrap_iterations"])
         assert abs(ours.values[i, j] - ref[i, j]) <= tol + 0.01, (i, j, ours.values, ref)
     assert np.isnan(np.diag(ours.values)).all()
     assert (np.diag(ref) == 1).all()
-    plain = eq.multi_aso(cube, use_bonferroni=False, num_bootstrap_iterations=B_EVALUQ, rng=0)
+    plain = eq.multi_aso(cube, use_bonferroni=False, n_resamples=B_EVALUQ, rng=0)
     ref_plain = np.asarray(REF["results"]["multi_bonferroni_False"])
     assert np.abs(plain.values[off] - ref_plain[off]).max() < 0.03
-    bonf = eq.multi_aso(cube, num_bootstrap_iterations=B_EVALUQ, rng=0)
+    bonf = eq.multi_aso(cube, n_resamples=B_EVALUQ, rng=0)
     assert bonf.attrs["corrected_level"] == pytest.approx(1 - 0.05 / 6)
     assert (bonf.values[off] >= ours.values[off] - 1e-9).all()
 
@@ -122,7 +122,7 @@ def test_quantile_index_is_deepsigs():
 def test_eps_min_is_the_upper_bound_formula():
     rng = np.random.default_rng(3)
     a, b = rng.normal(0.8, 1, 15), rng.normal(0, 1, 12)
-    res = eq.aso(a, b, num_bootstrap_iterations=500, rng=0)
+    res = eq.aso(a, b, n_resamples=500, rng=0)
     c = np.sqrt(15 * 12 / 27)
     sigma = np.std(c * (res.distribution.values - float(res.estimate)))
     want = np.clip(float(res.estimate) + stats.norm.ppf(0.95) * sigma / c, 0, 1)
@@ -149,7 +149,7 @@ def test_multi_aso_language_selection_and_symmetric_ratio():
     cube = eq.from_arrays(x, models=["a", "b", "c"], languages=["en", "fi"])
     eps = eq.multi_aso(cube, language="fi", rng=0)
     pair = eq.aso(x[0, 1], x[1, 1], confidence_level=1 - 0.05 / 3,
-                  num_bootstrap_iterations=1000, rng=1)
+                  n_resamples=1000, rng=1)
     assert abs(eps.sel(model="a", model_b="b") - pair.eps_min) < 0.1
     mean_eps = eq.multi_aso(cube, rng=0)
     assert mean_eps.sel(model="a", model_b="c") < 0.5 < mean_eps.sel(model="c", model_b="a")
@@ -159,7 +159,7 @@ def test_multi_aso_language_selection_and_symmetric_ratio():
 
 def test_identical_distributions_warn_and_give_one_half():
     with pytest.warns(ASOWarning, match="identical"):
-        res = eq.aso([1.0, 2.0, 3.0], [3.0, 2.0, 1.0], num_bootstrap_iterations=200, rng=0)
+        res = eq.aso([1.0, 2.0, 3.0], [3.0, 2.0, 1.0], n_resamples=200, rng=0)
     assert float(res.estimate) == 0.5
     x = np.ones((2, 1, 4))
     with pytest.warns(ASOWarning, match="multi_aso"):
@@ -188,7 +188,7 @@ def test_aso_validation(a, match):
 
 @pytest.mark.parametrize(("kwargs", "error", "match"), [
     ({"confidence_level": 1.0}, ValueError, "`confidence_level` must be in"),
-    ({"num_bootstrap_iterations": 1}, ValueError, "`num_bootstrap_iterations` must be >= 2"),
+    ({"n_resamples": 1}, ValueError, "`n_resamples` must be >= 2"),
     ({"dt": 0.0}, ValueError, r"`dt` must be in \(0, 0.5\]"),
     ({"num_comparisons": 0}, ValueError, "`num_comparisons` must be >= 1"),
 ])
@@ -244,7 +244,7 @@ def test_ragged_violation_ratios_are_deepsigs():
     for i, a in enumerate(runs):
         for j, b in enumerate(runs):
             if i != j:
-                res = eq.aso(a, b, num_bootstrap_iterations=2, rng=0)
+                res = eq.aso(a, b, n_resamples=2, rng=0)
                 assert float(res.estimate) == pytest.approx(ref[i, j], abs=1e-12)
 
 
@@ -254,15 +254,15 @@ def test_multi_aso_ragged_matches_deepsig():
     cube = ragged_cube(runs)
     deepsig_level = 0.95 + 0.05 / 6
     ours = eq.multi_aso(cube, confidence_level=deepsig_level, use_bonferroni=False,
-                        num_bootstrap_iterations=B_EVALUQ, rng=0)
-    plain = eq.multi_aso(cube, use_bonferroni=False, num_bootstrap_iterations=B_EVALUQ, rng=0)
+                        n_resamples=B_EVALUQ, rng=0)
+    plain = eq.multi_aso(cube, use_bonferroni=False, n_resamples=B_EVALUQ, rng=0)
     assert ours.attrs["n_runs"] == [10, 5, 3, 7]
     for got, key, level in ((ours, "multi_ragged_bonferroni_True", deepsig_level),
                             (plain, "multi_ragged_bonferroni_False", 0.95)):
         ref = np.asarray(REF["results"][key])
         for i, j in zip(*np.nonzero(~np.eye(4, dtype=bool)), strict=True):
             res = eq.aso(runs[i], runs[j], confidence_level=level,
-                         num_bootstrap_iterations=B_EVALUQ, rng=1)
+                         n_resamples=B_EVALUQ, rng=1)
             tol = eps_tolerance(res, REF["num_bootstrap_iterations"])
             assert abs(got.values[i, j] - ref[i, j]) <= tol + 0.01, (key, i, j, got.values, ref)
 
@@ -293,16 +293,16 @@ def test_multi_aso_ragged_same_rng_and_model_order():
     rng = np.random.default_rng(23)
     runs = [rng.normal(m, 0.3, n) for m, n in ((0.8, 8), (0.6, 3), (0.5, 6))]
     cube = ragged_cube(runs, ["a", "b", "c"], n_languages=2)
-    one = eq.multi_aso(cube, num_bootstrap_iterations=B_EVALUQ, rng=4)
-    assert one.identical(eq.multi_aso(cube, num_bootstrap_iterations=B_EVALUQ, rng=4))
+    one = eq.multi_aso(cube, n_resamples=B_EVALUQ, rng=4)
+    assert one.identical(eq.multi_aso(cube, n_resamples=B_EVALUQ, rng=4))
     order = [2, 0, 1]
     shuffled = ragged_cube([runs[k] for k in order], [["a", "b", "c"][k] for k in order],
                            n_languages=2)
-    two = eq.multi_aso(shuffled, num_bootstrap_iterations=B_EVALUQ, rng=4).sel(
+    two = eq.multi_aso(shuffled, n_resamples=B_EVALUQ, rng=4).sel(
         model=["a", "b", "c"], model_b=["a", "b", "c"])
     level = one.attrs["corrected_level"]
     for i, j in zip(*np.nonzero(~np.eye(3, dtype=bool)), strict=True):
-        res = eq.aso(runs[i], runs[j], confidence_level=level, num_bootstrap_iterations=B_EVALUQ,
+        res = eq.aso(runs[i], runs[j], confidence_level=level, n_resamples=B_EVALUQ,
                      rng=1)
         assert abs(one.values[i, j] - two.values[i, j]) <= eps_tolerance(res, B_EVALUQ)
 
@@ -327,3 +327,21 @@ def test_multi_aso_ragged_runs_and_languages():
                                         r"'a' 5 run\(s\), 'b' 1 run\(s\), 'c' 4 run\(s\)"):
         eq.multi_aso(eq.from_arrays(x, models=["a", "b", "c"], languages=["en", "fi"]),
                      language="fi")
+
+
+def test_deepsig_num_bootstrap_iterations_is_a_deprecated_alias():
+    """deepsig's `num_bootstrap_iterations` still works (same numbers, a DeprecationWarning
+    naming `n_resamples`); giving both names is a TypeError."""
+    a, b = np.linspace(0.0, 1.0, 8), np.linspace(-0.2, 0.9, 6)
+    score = np.random.default_rng(3).normal(size=(3, 2, 5))
+    cube = eq.from_arrays(score, models=["x", "y", "z"])
+    for func, args in ((eq.aso, (a, b)), (eq.multi_aso, (cube,))):
+        new = func(*args, n_resamples=300, rng=0)
+        with pytest.warns(DeprecationWarning, match="`num_bootstrap_iterations` is deprecated; "
+                                                    "use `n_resamples`"):
+            old = func(*args, num_bootstrap_iterations=300, rng=0)
+        np.testing.assert_array_equal(np.asarray(old.eps_min if func is eq.aso else old),
+                                      np.asarray(new.eps_min if func is eq.aso else new))
+        with pytest.raises(TypeError, match="got both `num_bootstrap_iterations` and"):
+            func(*args, n_resamples=300, num_bootstrap_iterations=300)
+    assert eq.multi_aso(cube, n_resamples=300, rng=0).attrs["n_resamples"] == 300

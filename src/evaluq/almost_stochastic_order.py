@@ -39,6 +39,7 @@ import numpy as np
 import xarray as xr
 from scipy.stats import norm
 
+from evaluq._deprecation import renamed_argument
 from evaluq._dims import LANGUAGE, MODEL, MODEL_B, NAN_REASON, RESAMPLE, SCORE, SEED
 from evaluq._intervals import interval_from_bounds
 from evaluq._results import ResultBase
@@ -203,10 +204,10 @@ def _check_scores(name: str, scores: Any) -> np.ndarray:
     return x
 
 
-def _aso_args(confidence_level: Any, num_bootstrap_iterations: Any, dt: Any,
+def _aso_args(confidence_level: Any, n_resamples: Any, dt: Any,
               rng: RNGLike) -> tuple[float, int, float, np.random.Generator]:
     return (check_confidence_level(confidence_level),
-            check_int("num_bootstrap_iterations", num_bootstrap_iterations, minimum=2),
+            check_int("n_resamples", n_resamples, minimum=2),
             check_real("dt", dt, low=0.0, high=0.5, low_inclusive=False),
             check_rng(rng))
 
@@ -217,8 +218,10 @@ def _warn_identical(where: str) -> None:
                   ASOWarning, stacklevel=3)
 
 
+@renamed_argument("num_bootstrap_iterations", "n_resamples",
+                  meaning="deep-significance's name of the bootstrap resamples")
 def aso(scores_a: Any, scores_b: Any, *, confidence_level: float = 0.95,
-        num_comparisons: int = 1, num_bootstrap_iterations: int = N_BOOTSTRAP,
+        num_comparisons: int = 1, n_resamples: int = N_BOOTSTRAP,
         dt: float = DT, rng: RNGLike = None) -> ASOResult:
     r"""Almost Stochastic Order of model A over model B: :math:`\varepsilon_{\min}`.
 
@@ -254,8 +257,9 @@ def aso(scores_a: Any, scores_b: Any, *, confidence_level: float = 0.95,
         ``1 - (1 - confidence_level) / num_comparisons`` (deepsig uses
         ``confidence_level + (1 - confidence_level) / num_comparisons``; see
         :func:`bonferroni_level`).
-    num_bootstrap_iterations
-        Bootstrap resamples for :math:`\hat\sigma` (deepsig's default 1000).
+    n_resamples
+        Bootstrap resamples for :math:`\hat\sigma` (deepsig's default 1000; deepsig's
+        name ``num_bootstrap_iterations`` is accepted as a deprecated alias).
     dt
         Step of the grid over (0, 1) (deepsig's default 0.005).
     rng
@@ -288,7 +292,7 @@ def aso(scores_a: Any, scores_b: Any, *, confidence_level: float = 0.95,
     (True, True)
     """
     a, b = _check_scores("scores_a", scores_a), _check_scores("scores_b", scores_b)
-    level, n_boot, dt, gen = _aso_args(confidence_level, num_bootstrap_iterations, dt, rng)
+    level, n_boot, dt, gen = _aso_args(confidence_level, n_resamples, dt, rng)
     k = check_int("num_comparisons", num_comparisons, minimum=1)
     if k > 1:
         level = bonferroni_level(level, k)
@@ -360,9 +364,11 @@ def _model_runs(score: xr.DataArray) -> list[np.ndarray]:
     return runs
 
 
+@renamed_argument("num_bootstrap_iterations", "n_resamples",
+                  meaning="deep-significance's name of the bootstrap resamples")
 def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
               confidence_level: float = 0.95, use_bonferroni: bool = True,
-              num_bootstrap_iterations: int = N_BOOTSTRAP, dt: float = DT,
+              n_resamples: int = N_BOOTSTRAP, dt: float = DT,
               rng: RNGLike = None) -> xr.DataArray:
     r""":math:`\varepsilon_{\min}` of every model over every other (deepsig's ``multi_aso``).
 
@@ -392,8 +398,9 @@ def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
         seeds) per model.
     language
         One language to compare on (default: the mean over languages of each seed).
-    confidence_level, num_bootstrap_iterations, dt, rng
-        As in :func:`aso`.
+    confidence_level, n_resamples, dt, rng
+        As in :func:`aso` (``num_bootstrap_iterations`` is a deprecated alias of
+        ``n_resamples``).
     use_bonferroni
         Correct the level for the number of pairs.
 
@@ -419,7 +426,7 @@ def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
     >>> eps.dims, bool(eps.sel(model="a", model_b="b") < 0.5)
     (('model', 'model_b'), True)
     """
-    level, n_boot, dt, gen = _aso_args(confidence_level, num_bootstrap_iterations, dt, rng)
+    level, n_boot, dt, gen = _aso_args(confidence_level, n_resamples, dt, rng)
     if not isinstance(use_bonferroni, bool):
         raise TypeError(f"`use_bonferroni` must be True or False; got {use_bonferroni!r}")
     score = _model_scores(cube, language)
@@ -431,7 +438,7 @@ def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
     out = xr.DataArray(eps, dims=(MODEL, MODEL_B), coords={MODEL: models, MODEL_B: models},
                        name="eps_min")
     out.attrs = {"confidence_level": level, "corrected_level": used,
-                 "use_bonferroni": use_bonferroni, "num_bootstrap_iterations": n_boot,
+                 "use_bonferroni": use_bonferroni, "n_resamples": n_boot,
                  "dt": dt, NAN_REASON: SELF_REASON,
                  "n_runs": [int(r.size) for r in runs]}
     return out
