@@ -23,7 +23,7 @@ import pandas as pd
 from evaluq._atomic import atomic_file, write_text
 from evaluq._validation import check_choice, check_int
 
-__all__ = ["FORMATS", "caption", "to_latex", "to_markdown", "write"]
+__all__ = ["FORMATS", "caption", "to_latex", "to_markdown", "whole_ranks", "write"]
 
 FORMATS = ("csv", "md", "tex")
 """File formats of :func:`write`: CSV, Markdown, LaTeX."""
@@ -227,6 +227,39 @@ def _caption_text(table: pd.DataFrame, given: str | None) -> str:
     return given
 
 
+def whole_ranks(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with its rank and tier columns shown as integers (1, not 1.0) when all
+    their values are whole; average ranks of ties (1.5) stay as they are.
+
+    Parameters
+    ----------
+    table
+        A ``*_table`` DataFrame (a leaderboard, ranks, tiers).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy, with its ``attrs``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> whole_ranks(pd.DataFrame({"observed_rank": [1.0, 2.0]}))["observed_rank"].tolist()
+    [1, 2]
+    """
+    out = table.copy()
+    for col in table.columns:
+        values = table[col]
+        name = " ".join(map(str, col)) if isinstance(col, tuple) else str(col)
+        if ("rank" not in name and "tier" not in name) or values.dtype.kind != "f":
+            continue
+        finite = values.dropna()
+        if len(finite) and (finite == finite.round()).all():
+            out[col] = values.astype("Int64")
+    out.attrs = dict(table.attrs)
+    return out
+
+
 def write(table: pd.DataFrame, stem: str | os.PathLike[str], *,
           formats: Iterable[str] = FORMATS, digits: int = 4) -> list[Path]:
     """Write a table as CSV (full precision), Markdown and / or LaTeX beside each other.
@@ -256,6 +289,7 @@ def write(table: pd.DataFrame, stem: str | os.PathLike[str], *,
     ['scores.csv', 'scores.md', 'scores.tex']
     """
     _check_table(table)
+    table = whole_ranks(table)
     chosen = list(formats)
     for f in chosen:
         check_choice("formats", f, FORMATS)

@@ -22,6 +22,7 @@ import xarray as xr
 from evaluq._deprecation import renamed_argument
 from evaluq._dims import BOOT_SCORE, BOOTSTRAP, LANGUAGE, MODEL, SCORE, SEED
 from evaluq._schema import is_summary, orientation
+from evaluq.tables import whole_ranks
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -166,7 +167,7 @@ def table_html(table: pd.DataFrame, *, caption: str | None = None) -> str:
     True
     """
     text = caption if caption is not None else str(table.attrs.get("caption", ""))
-    table, notes = _footnoted(table)
+    table, notes = _footnoted(whole_ranks(table))
     plain_rows = isinstance(table.index, pd.RangeIndex)   # 0, 1, 2, ...: says nothing
     body = table.to_html(classes="data", border=0, float_format=_fmt, na_rep="",
                          escape=True, index=not plain_rows)
