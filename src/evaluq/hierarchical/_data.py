@@ -138,6 +138,10 @@ class HierarchicalData:
     pairing_note : str
         With independent errors and test-set noise in the cube: the warning that the
         posterior is conservative if the errors are in fact paired. Default ``""``.
+    sharing : dict
+        What the bootstrap replicates were taken to share (``models``, ``seeds``: bools)
+        and who said so (``source``: the cube's ``shared_bootstrap`` attribute, its loader,
+        or the replicates' correlation). Default empty.
 
     Examples
     --------
