@@ -250,7 +250,7 @@ def test_bad_options(rng):
         eq.from_items(df, **KW, n_boot=1)
     with pytest.raises(TypeError, match="`rng` must be an int"):
         eq.from_items(df, **KW, rng="x")
-    with pytest.raises(TypeError, match="`higher_is_better` must be a bool"):
+    with pytest.raises(TypeError, match="`higher_is_better` must be True or False"):
         eq.from_items(df, **KW, higher_is_better="yes")
 
 

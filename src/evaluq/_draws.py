@@ -18,6 +18,7 @@ import xarray as xr
 from evaluq._apply import as_dims
 from evaluq._dims import MODEL, OBSERVED, RESAMPLE, RESAMPLED
 from evaluq._schema import orientation
+from evaluq._validation import check_orientation
 from evaluq.errors import CubeError
 
 NO_NOISE_REASON = (
@@ -68,10 +69,7 @@ def orientation_of(attrs: dict[Hashable, Any], higher_is_better: Any) -> int:
     """+1 when larger is better, -1 when smaller is; from the argument or ``attrs``."""
     if higher_is_better is None:
         higher_is_better = orientation(attrs)
-    if not isinstance(higher_is_better, bool | np.bool_):
-        raise TypeError(f"`higher_is_better` must be True, False or None; got "
-                        f"{higher_is_better!r}")
-    return 1 if higher_is_better else -1
+    return 1 if check_orientation(higher_is_better, or_none=True) else -1
 
 
 def _from_aggregate(data: xr.Dataset, sample_dims: tuple[Hashable, ...],

@@ -43,6 +43,33 @@ def check_choice(name: str, value: Any, options: Sequence[Any]) -> Any:
     return value
 
 
+def check_orientation(value: Any, name: str = "higher_is_better", *,
+                      or_none: bool = False) -> bool:
+    """The one validator of a ``higher_is_better`` *argument*: True or False (``np.bool_``
+    too) as a bool.
+
+    Anything else is a TypeError naming the argument, strings included: ``"False"`` is
+    truthy in Python and must never mean True, and 1 / 0 or ``"true"`` / ``"false"`` are
+    how a *stored attribute* may come back from a file (read those with
+    ``_schema.orientation``, i.e. ``evaluq.higher_is_better(cube)``). ``or_none`` only adds
+    "or None" to the message, for functions whose None means "the input's attribute" (they
+    resolve None before calling this).
+
+    >>> check_orientation(np.bool_(False))
+    False
+    >>> check_orientation("False")
+    Traceback (most recent call last):
+    ...
+    TypeError: `higher_is_better` must be True or False; got 'False' (a string is never read...
+    """
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    allowed = "True, False or None" if or_none else "True or False"
+    hint = (" (a string is never read as a bool: pass the bool itself, or read a stored "
+            "attribute with evaluq.higher_is_better(cube))" if isinstance(value, str) else "")
+    raise TypeError(f"`{name}` must be {allowed}; got {value!r}{hint}")
+
+
 def check_int(name: str, value: Any, *, minimum: int | None = None,
               maximum: int | None = None) -> int:
     """Check that ``value`` is an integer within [minimum, maximum]."""

@@ -38,6 +38,7 @@ from evaluq._validation import (
     RNGLike,
     check_confidence_level,
     check_int,
+    check_orientation,
     check_real,
     check_rng,
 )
@@ -376,7 +377,8 @@ def correlated_t_test(scores_a: Any, scores_b: Any, *, rope: float = 0.0, runs: 
         Posterior samples stored for plotting.
     rng : int, Generator, SeedSequence or None
     higher_is_better : bool
-        Orientation, only for :attr:`BayesianComparison.p_model_better`.
+        Orientation, only for :attr:`BayesianComparison.p_model_better`: True or False
+        (a string such as ``"False"`` is refused).
     names : tuple of two str
         The two models' names (``attrs["model"]``, ``attrs["model_b"]``), for printing and
         plots.
@@ -406,6 +408,7 @@ def correlated_t_test(scores_a: Any, scores_b: Any, *, rope: float = 0.0, runs: 
     rope = check_real("rope", rope, low=0)
     runs = check_int("runs", runs, minimum=1)
     n_samples = check_int("n_samples", n_samples, minimum=1)
+    higher = check_orientation(higher_is_better)
     x, y = _fold_scores("scores_a", scores_a), _fold_scores("scores_b", scores_b)
     if x.size != y.size:
         raise ValueError(f"`scores_a` and `scores_b` must hold the same folds; got {x.size} "
@@ -421,7 +424,7 @@ def correlated_t_test(scores_a: Any, scores_b: Any, *, rope: float = 0.0, runs: 
         probabilities=_probabilities(t_probabilities(mean, var, df, rope)), distribution=dist,
         method="correlated-t", rope=rope,
         attrs={MODEL: str(names[0]), MODEL_B: str(names[1]),
-               "higher_is_better": int(bool(higher_is_better)), "runs": runs, "mean": mean,
+               "higher_is_better": int(higher), "runs": runs, "mean": mean,
                "var": var, "df": df, "n_samples": n_samples})
 
 

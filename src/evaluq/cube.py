@@ -62,7 +62,7 @@ from evaluq._schema import higher_is_better as higher_is_better
 from evaluq._schema import is_summary as is_summary
 from evaluq._schema import orientation as orientation
 from evaluq._schema import validate as validate
-from evaluq._validation import check_columns
+from evaluq._validation import check_columns, check_orientation
 from evaluq.errors import CubeError, ScaleWarning
 from evaluq.io import TableLike, as_table
 
@@ -100,8 +100,7 @@ def _check_options(metric: Any, higher_is_better: Any, bounds_: Any,
     """Validate the loaders' shared options; return the bounds and the threshold."""
     if metric is not None and not isinstance(metric, str):
         raise TypeError(f"`metric` must be a string; got {metric!r}")
-    if not isinstance(higher_is_better, bool | np.bool_):
-        raise TypeError(f"`higher_is_better` must be True or False; got {higher_is_better!r}")
+    check_orientation(higher_is_better)
     out_bounds = None
     if bounds_ is not None:
         if (not isinstance(bounds_, tuple | list) or len(bounds_) != 2

@@ -54,6 +54,7 @@ from evaluq._validation import (
     check_choice,
     check_column_args,
     check_int,
+    check_orientation,
     check_rng,
     implicit_epoch,
     numeric_column,
@@ -538,8 +539,7 @@ def from_items(
     """
     n_boot = check_int("n_boot", n_boot, minimum=2)
     root = check_rng(rng)
-    if not isinstance(higher_is_better, bool | np.bool_):
-        raise TypeError(f"`higher_is_better` must be a bool; got {higher_is_better!r}")
+    check_orientation(higher_is_better)
     check_choice("seeds_are", seeds_are, SEED_KINDS)
     if out is not None:
         return _to_zarr(table, out, dict(model=model, item=item, score=score,

@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from evaluq._validation import check_orientation
+
 MetricKind = Literal["hard", "soft", "regression"]
 
 ItemStats = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
@@ -107,6 +109,7 @@ class Metric:
     global_stats: GlobalStats | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        check_orientation(self.higher_is_better)
         if (self.local_stats is None) != (self.global_stats is None):
             raise ValueError(f"metric {self.name!r}: `local_stats` and `global_stats` go "
                              "together (both callables, or both None)")
