@@ -174,9 +174,11 @@ def test_correlated_t_bad_input():
 def test_result_conversions():
     res = eq.bayesian_signed_rank(_pair_cube(np.arange(5.0), np.arange(5.0) + 0.5), "x", "y",
                                   rope=0.1, n_samples=500, rng=0)
-    assert "p_left=" in repr(res)
+    assert "p_above=" in repr(res)
+    assert "p_below=" in repr(res)
     assert list(res.to_dataframe().columns[:2]) == ["model", "model_b"]
-    assert set(res.to_dataset().data_vars) == {"probability", "samples"}
+    assert set(res.to_dataset().data_vars) == {"probability", "samples", "p_below", "p_rope",
+                                               "p_above", "p_left", "p_right"}
     assert res.confidence_interval().dims == ("region", "ci_bound")
 
 
@@ -294,3 +296,26 @@ def test_signed_rank_ignores_other_models_missing_cells():
     assert res.p_left == same.p_left
     with pytest.raises(CubeError, match="no score for 1"):
         eq.bayesian_signed_rank(cube, "x", "z")
+
+
+def test_one_rope_vocabulary_with_baycomps_names_as_aliases():
+    """p_below / p_rope / p_above of model - model_b, as the fits' pairwise_differences(rope=);
+    baycomp's p_left (model scores higher) is p_above and p_right is p_below, everywhere."""
+    res = eq.bayesian_signed_rank(_pair_cube(np.arange(8.0) + 1.0, np.arange(8.0)), "x", "y",
+                                  rope=0.1, n_samples=2000, rng=0)
+    assert res.p_above > 0.9                     # x (model) scores higher by 1
+    assert (res.p_left, res.p_right) == (res.p_above, res.p_below)
+    assert res.p_below + res.p_rope + res.p_above == pytest.approx(1.0)
+    assert res.p_above == float(res.probabilities.sel(region="left"))
+    row = res.to_dataframe().iloc[0]
+    assert (row["p_above"], row["p_below"]) == (row["p_left"], row["p_right"])
+    ds = res.to_dataset()
+    assert float(ds["p_above"]) == float(ds["p_left"]) == res.p_above
+    assert float(ds["p_below"]) == float(ds["p_right"]) == res.p_below
+    t = eq.correlated_t_test([0.9, 0.8, 0.85, 0.9], [0.7, 0.6, 0.65, 0.7], rope=0.01)
+    assert t.p_above == t.p_left > 0.9
+    assert t.p_below == t.p_right
+    assert t.p_model_better == t.p_above
+    worse = eq.correlated_t_test([0.9, 0.8, 0.85, 0.9], [0.7, 0.6, 0.65, 0.7], rope=0.01,
+                                 higher_is_better=False)
+    assert worse.p_model_better == worse.p_below

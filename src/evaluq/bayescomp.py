@@ -10,13 +10,17 @@ r"""Bayesian tests of two models with a region of practical equivalence, as bayc
   inside the function). evaluq's own hierarchical model (:func:`evaluq.fit_hierarchical` with
   a ROPE) answers a related question on the cube (see the guide "which comparison to use").
 
-**Orientation, exactly as baycomp.** baycomp's tests take ``x`` (first model) and ``y``
-(second) and work on the differences ``y - x``; ``p_left`` is the posterior probability that
-``y - x < -rope``, i.e. that the FIRST model scores higher than the second by more than the
-ROPE; ``p_right`` that the second scores higher; ``p_rope`` that they are practically
-equivalent. Here ``x`` is ``model`` and ``y`` is ``model_b``, so ``p_left`` is the probability
-that ``model`` scores higher than ``model_b``. "Scores higher" is literal: for a metric where
-lower is better (an error rate) ``p_left`` is the probability that ``model`` is worse;
+**One ROPE vocabulary, baycomp's names kept.** The result says ``p_below``, ``p_rope``,
+``p_above`` as every fitted model's ``pairwise_differences(rope=...)`` does, of the difference
+``model - model_b`` (evaluq's pairwise order): ``p_above`` is the posterior probability that
+``model`` scores higher than ``model_b`` by more than the ROPE, ``p_below`` that ``model_b``
+does, ``p_rope`` that they are practically equivalent. baycomp's tests take ``x`` (first
+model, here ``model``) and ``y`` (second, ``model_b``) and work on ``y - x``, so baycomp's
+``p_left`` (``y - x < -rope``) is ``p_above`` and its ``p_right`` is ``p_below``: both stay
+available as aliases with baycomp's meaning (:attr:`BayesianComparison.p_left`,
+:attr:`BayesianComparison.p_right`), and the ``region`` coordinate keeps baycomp's labels
+(``left``, ``rope``, ``right``, in that order). "Scores higher" is literal: for a metric where
+lower is better (an error rate) ``p_above`` is the probability that ``model`` is worse;
 :attr:`BayesianComparison.p_model_better` reads the cube's ``higher_is_better`` for you.
 
 """
@@ -154,7 +158,9 @@ class BayesianComparison(ResultBase):
     Attributes
     ----------
     probabilities : xarray.DataArray
-        (region): ``p_left``, ``p_rope``, ``p_right`` (see :attr:`p_left`).
+        (region), baycomp's order and labels: ``left`` (:attr:`p_above`, baycomp's
+        ``p_left``), ``rope`` (:attr:`p_rope`), ``right`` (:attr:`p_below`, baycomp's
+        ``p_right``).
     distribution : xarray.DataArray
         Posterior samples, sample dim last: (region, sample) of the Dirichlet-process
         probabilities for the signed-rank test; (sample,) of the difference ``model_b - model``
@@ -174,9 +180,10 @@ class BayesianComparison(ResultBase):
     attrs: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def p_left(self) -> float:
-        """Probability that ``model`` scores higher than ``model_b`` by more than the ROPE."""
-        return float(self.probabilities.sel({REGION: "left"}))
+    def p_below(self) -> float:
+        """Probability that ``model - model_b`` is below ``-rope``: ``model_b`` scores higher
+        than ``model`` by more than the ROPE (baycomp's ``p_right``)."""
+        return float(self.probabilities.sel({REGION: "right"}))
 
     @property
     def p_rope(self) -> float:
@@ -184,15 +191,28 @@ class BayesianComparison(ResultBase):
         return float(self.probabilities.sel({REGION: "rope"}))
 
     @property
+    def p_above(self) -> float:
+        """Probability that ``model - model_b`` is above ``rope``: ``model`` scores higher
+        than ``model_b`` by more than the ROPE (baycomp's ``p_left``)."""
+        return float(self.probabilities.sel({REGION: "left"}))
+
+    @property
+    def p_left(self) -> float:
+        """baycomp's name of :attr:`p_above` (``y - x < -rope`` with ``x`` = ``model``):
+        ``model`` scores higher than ``model_b`` by more than the ROPE."""
+        return self.p_above
+
+    @property
     def p_right(self) -> float:
-        """Probability that ``model_b`` scores higher than ``model`` by more than the ROPE."""
-        return float(self.probabilities.sel({REGION: "right"}))
+        """baycomp's name of :attr:`p_below`: ``model_b`` scores higher than ``model`` by
+        more than the ROPE."""
+        return self.p_below
 
     @property
     def p_model_better(self) -> float:
-        """Probability that ``model`` is better (``p_left``, or ``p_right`` when lower is
+        """Probability that ``model`` is better (``p_above``, or ``p_below`` when lower is
         better)."""
-        return self.p_left if self.attrs.get("higher_is_better", 1) else self.p_right
+        return self.p_above if self.attrs.get("higher_is_better", 1) else self.p_below
 
     @property
     def estimate(self) -> xr.DataArray:
@@ -215,23 +235,32 @@ class BayesianComparison(ResultBase):
                                     coords={d: self.distribution[d].values for d in dims},
                                     kind="percentile", confidence_level=level)
 
+    def _named(self) -> dict[str, float]:
+        """The three probabilities under their names, then baycomp's two aliases."""
+        return {"p_below": self.p_below, "p_rope": self.p_rope, "p_above": self.p_above,
+                "p_left": self.p_left, "p_right": self.p_right}
+
     def to_dataset(self) -> xr.Dataset:
-        """``probability`` (region) and the posterior ``samples``."""
-        return xr.Dataset({"probability": self.probabilities, "samples": self.distribution},
+        """``probability`` (region, baycomp's labels), the posterior ``samples``, and the
+        scalars ``p_below``, ``p_rope``, ``p_above`` with baycomp's ``p_left`` (=
+        ``p_above``) and ``p_right`` (= ``p_below``)."""
+        scalars = {name: xr.DataArray(value) for name, value in self._named().items()}
+        return xr.Dataset({"probability": self.probabilities, "samples": self.distribution,
+                           **scalars},
                           attrs={**self.attrs, "method": self.method, "rope": self.rope})
 
     def to_dataframe(self) -> Any:
-        """One row: p_left, p_rope, p_right."""
+        """One row: ``model``, ``model_b``, ``p_below``, ``p_rope``, ``p_above``, baycomp's
+        ``p_left`` (= ``p_above``) and ``p_right`` (= ``p_below``), ``rope``."""
         import pandas as pd
 
         return pd.DataFrame([{"model": self.attrs.get(MODEL), "model_b": self.attrs.get(MODEL_B),
-                              "p_left": self.p_left, "p_rope": self.p_rope,
-                              "p_right": self.p_right, "rope": self.rope}])
+                              **self._named(), "rope": self.rope}])
 
     def _fields(self) -> dict[str, Any]:
         return {"method": self.method, "model": self.attrs.get(MODEL),
-                "model_b": self.attrs.get(MODEL_B), "rope": self.rope, "p_left": self.p_left,
-                "p_rope": self.p_rope, "p_right": self.p_right}
+                "model_b": self.attrs.get(MODEL_B), "rope": self.rope, "p_below": self.p_below,
+                "p_rope": self.p_rope, "p_above": self.p_above}
 
 
 def _probabilities(values: np.ndarray) -> xr.DataArray:
@@ -286,8 +315,9 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
     measure is a pseudo-observation at 0 of weight ``prior``; each posterior draw of the
     weights (:math:`\mathrm{Dir}(s, 1, \dots, 1)`) gives the probabilities that the Walsh
     average of two differences lies left of, inside or right of the ROPE
-    (:func:`signed_rank_samples`). ``p_left`` / ``p_rope`` / ``p_right`` are, as baycomp's
-    ``probs()``, the shares of draws in which each of the three is the largest.
+    (:func:`signed_rank_samples`). ``p_above`` / ``p_rope`` / ``p_below`` (baycomp's
+    ``p_left`` / ``p_rope`` / ``p_right``) are, as baycomp's ``probs()``, the shares of draws
+    in which each of the three is the largest.
 
     Parameters
     ----------
@@ -295,7 +325,8 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
         An evaluation cube; every language must have a score for both models (NaN runs are
         left out of a seed mean).
     model, model_b : label
-        The two models; ``p_left`` is the probability that ``model`` scores higher.
+        The two models; ``p_above`` (baycomp's ``p_left``) is the probability that
+        ``model`` scores higher.
     rope : float
         Half-width of the region of practical equivalence, in the metric's units (>= 0).
     prior : float
@@ -308,7 +339,8 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
     Returns
     -------
     BayesianComparison
-        ``p_left``, ``p_rope``, ``p_right``; ``distribution`` (region, sample) for
+        ``p_below``, ``p_rope``, ``p_above`` (baycomp's ``p_right``, ``p_rope``,
+        ``p_left``); ``distribution`` (region, sample) for
         :func:`evaluq.plots.bayesian_simplex`.
 
     References
@@ -324,8 +356,8 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
     >>> cube = eq.simulate_cube(n_models=2, n_languages=15, model_means=[0.0, 1.0],
     ...                         sigma_between=0.5, rng=0)
     >>> res = eq.bayesian_signed_rank(cube, "m1", "m0", rope=0.1, rng=0)
-    >>> res.p_left > 0.99
-    True
+    >>> res.p_above > 0.99, res.p_left == res.p_above
+    (True, True)
     """
     rope = check_real("rope", rope, low=0)
     prior = check_real("prior", prior, low=0, low_inclusive=False)
@@ -386,7 +418,8 @@ def correlated_t_test(scores_a: Any, scores_b: Any, *, rope: float = 0.0, runs: 
     Returns
     -------
     BayesianComparison
-        ``p_left`` (``a`` scores higher by more than ``rope``), ``p_rope``, ``p_right``;
+        ``p_above`` (``a`` scores higher by more than ``rope``; baycomp's ``p_left``),
+        ``p_rope``, ``p_below`` (baycomp's ``p_right``);
         ``distribution`` (sample) of the difference ``b - a``; ``attrs`` ``mean``, ``var``,
         ``df`` of the t posterior.
 
@@ -402,7 +435,7 @@ def correlated_t_test(scores_a: Any, scores_b: Any, *, rope: float = 0.0, runs: 
     >>> a = [0.81, 0.79, 0.84, 0.80, 0.83, 0.82, 0.80, 0.78, 0.85, 0.81]
     >>> b = [0.79, 0.78, 0.80, 0.80, 0.80, 0.79, 0.78, 0.79, 0.81, 0.78]
     >>> res = eq.correlated_t_test(a, b, rope=0.01, rng=0)
-    >>> round(res.p_left, 4), round(res.p_rope, 4), round(res.p_right, 4)
+    >>> round(res.p_above, 4), round(res.p_rope, 4), round(res.p_below, 4)
     (0.908, 0.0905, 0.0014)
     """
     rope = check_real("rope", rope, low=0)
@@ -549,15 +582,16 @@ def hierarchical_t_test(cube: xr.Dataset, model: Any, model_b: Any, *, rope: flo
     :math:`\sigma_0` and :math:`\sigma_i` (up to ``upper_sigma`` times the among- and
     within-data-set SDs).
     Each posterior draw gives the probabilities that the difference on a new data set,
-    :math:`t_\nu(\delta_0, \sigma_0)`, lies left of, inside or right of the ROPE; ``p_left``
-    etc. are the shares of draws in which each is the largest (as baycomp's ``probs``).
+    :math:`t_\nu(\delta_0, \sigma_0)`, lies left of, inside or right of the ROPE; ``p_above``
+    (left), ``p_rope`` and ``p_below`` (right) are the shares of draws in which each is the
+    largest (as baycomp's ``probs``).
 
     Parameters
     ----------
     cube : xarray.Dataset
         Languages = data sets, seeds = folds; complete for both models.
     model, model_b : label
-        ``p_left`` is the probability that ``model`` scores higher.
+        ``p_above`` (baycomp's ``p_left``) is the probability that ``model`` scores higher.
     rope : float
         Half-width of the ROPE in the metric's units (>= 0).
     runs : int
@@ -591,7 +625,7 @@ def hierarchical_t_test(cube: xr.Dataset, model: Any, model_b: Any, *, rope: flo
     >>> b = a + gen.normal(0.01, 0.01, (8, 10)) + gen.normal(0, 0.01, (8, 1))
     >>> cube = eq.from_arrays(np.stack([a, b]), models=["a", "b"])
     >>> res = eq.hierarchical_t_test(cube, "a", "b", rope=0.01, rng=0)  # doctest: +SKIP
-    >>> round(res.p_right, 1)                                            # doctest: +SKIP
+    >>> round(res.p_below, 1)                                            # doctest: +SKIP
     0.5
     """
     from scipy import stats

@@ -1161,7 +1161,7 @@ def bayesian_comparison(result: Any, *, ax: Axes | None = None,
     result : evaluq.bayescomp.BayesianComparison
     ax : matplotlib.axes.Axes, optional
     title : str, optional
-        Default: p_left / p_rope / p_right.
+        Default: ``p_above`` / ``p_rope`` / ``p_below`` (baycomp's left / rope / right).
 
     Returns
     -------
@@ -1183,7 +1183,7 @@ def bayesian_comparison(result: Any, *, ax: Axes | None = None,
                         f"eq.correlated_t_test; got {type(result).__name__}")
     fig, ax = _axes(ax, COLUMN_WIDTH, 2.6 if result.method == "signed-rank" else 1.9)
     names = (str(result.attrs.get(MODEL, "model")), str(result.attrs.get(MODEL_B, "model_b")))
-    probs = [result.p_left, result.p_rope, result.p_right]
+    probs = [result.p_above, result.p_rope, result.p_below]   # baycomp's left, rope, right
     if result.method == "correlated-t":
         _t_density(ax, result.attrs, result.rope, names)
     elif float(result.distribution.sel(region="rope").max()) >= 0.1:
