@@ -1,18 +1,33 @@
 """What the fitted Bayesian models share (:mod:`evaluq.hierarchical`, :mod:`evaluq.item_model`):
-the convergence table of a posterior (arviz-stats' statistics), and the merge of a user's prior
-scales into the model's defaults."""
+the fit base :class:`PosteriorFit` (posterior differences with a ROPE, rank probabilities,
+diagnostics, save, repr; a model supplies its draws at each scope and its extras), the one
+``agree`` of the frequentist comparison tables, the convergence table of a posterior
+(arviz-stats' statistics), and the merge of a user's prior scales into the model's defaults."""
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Collection, Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar, Final
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._atomic import atomic_file, netcdf_checksums
 from evaluq._convergence import convergence_arrays
-from evaluq._dims import MODEL
+from evaluq._deprecation import renamed_argument
+from evaluq._dims import MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
+from evaluq._kernels import percentile_interval
+from evaluq._validation import check_choice, check_confidence_level
+from evaluq.errors import ConvergenceWarning
+from evaluq.pairwise import pairwise_differences
+from evaluq.ranks import rank_distribution
+
+SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
+AGREE_TOLERANCE: Final = 0.1
+"""Where neither side has an interval, the two estimates agree within this (a P(best))."""
 
 
 def convergence_table(ds: xr.Dataset, sample_dims: Sequence[Hashable]) -> pd.DataFrame:
@@ -66,3 +81,213 @@ def merge_priors(defaults: Mapping[str, float], priors: Any, keys: Collection[st
                              + ("" if key in signed else " and > 0") + f"; got {value}")
         out[key] = value
     return out
+
+
+# --- the fit base ---------------------------------------------------------------------------------
+
+def check_rope(rope: Any) -> float:
+    """The half-width of a region of practical equivalence: a finite number >= 0."""
+    if isinstance(rope, bool) or not isinstance(rope, int | float | np.integer | np.floating) \
+            or not np.isfinite(rope) or rope < 0:
+        raise ValueError(f"`rope` must be a finite number >= 0 or None; got {rope!r}")
+    return float(rope)
+
+
+def rope_probabilities(draws: xr.DataArray, width: float,
+                       sample_dims: Sequence[Hashable] = SAMPLE_DIMS) -> dict[str, xr.DataArray]:
+    """P(D < -width), P(\\|D\\| <= width) and P(D > width) of the differences D = ``model``
+    minus ``model_b`` of ``draws`` (``p_below``, ``p_rope``, ``p_above``, baycomp's
+    ``p_left``, ``p_rope``, ``p_right`` of a difference right minus left)."""
+    dims = list(sample_dims)
+    diff = draws - draws.rename({MODEL: MODEL_B})
+    return {"p_below": (diff < -width).mean(dims), "p_rope": (abs(diff) <= width).mean(dims),
+            "p_above": (diff > width).mean(dims)}
+
+
+def agree(table: pd.DataFrame, tolerance: float = AGREE_TOLERANCE) -> np.ndarray:
+    """The ``agree`` column of every fit's frequentist comparison table.
+
+    Where both sides have an interval: each side's point estimate lies inside the other
+    side's interval (``posterior_mean`` in [``freq_lower``, ``freq_upper``] and
+    ``frequentist`` in [``post_lower``, ``post_upper``]); with only the posterior interval:
+    the frequentist estimate inside it; with neither: the two estimates within
+    ``tolerance``.
+    """
+    has_freq_ci = table["freq_lower"].notna()
+    has_post_ci = table["post_lower"].notna()
+    post_in_freq = ((table["posterior_mean"] >= table["freq_lower"])
+                    & (table["posterior_mean"] <= table["freq_upper"]))
+    freq_in_post = ((table["frequentist"] >= table["post_lower"])
+                    & (table["frequentist"] <= table["post_upper"]))
+    close = (table["frequentist"] - table["posterior_mean"]).abs() <= tolerance
+    return np.where(has_freq_ci & has_post_ci, post_in_freq & freq_in_post,
+                    np.where(has_post_ci, freq_in_post, close)).astype(bool)
+
+
+def posterior_interval(draws: xr.DataArray, level: float,
+                       sample_dims: Sequence[Hashable] = SAMPLE_DIMS) -> np.ndarray:
+    """Equal-tailed interval of ``draws`` over ``sample_dims`` by
+    :func:`evaluq._kernels.percentile_interval`: the other dims' shape, then (lower, upper)."""
+    flat = draws.transpose(..., *sample_dims).values
+    return percentile_interval(flat.reshape(*flat.shape[:flat.ndim - len(sample_dims)], -1),
+                               level)
+
+
+class PosteriorFit:
+    """What every fitted Bayesian model answers the same way (the base of
+    :class:`evaluq.HierarchicalFit` and :class:`evaluq.ItemFit`).
+
+    A subclass holds ``idata`` (the ArviZ DataTree, with ``posterior`` and ``sample_stats``),
+    ``config`` and ``data`` (whose ``higher_is_better`` orients differences and ranks), names
+    its ``SCOPES`` (the first is the default) and supplies ``_scope_draws(scope)``: the draws
+    (chain, draw, model) of each model's quantity at that scope, and ``_diagnose`` (its
+    convergence table); its extras (variance components, predictive checks, the frequentist
+    comparison) are its own. Differences with a ROPE, ranks, diagnostics, save and the repr
+    are written here once.
+    """
+
+    SCOPES: ClassVar[tuple[str, ...]] = ()
+    idata: xr.DataTree
+    config: dict[str, Any]
+    data: Any
+
+    @property
+    def posterior(self) -> xr.Dataset:
+        """The posterior group as a Dataset."""
+        return self.idata["posterior"].to_dataset()
+
+    @property
+    def _higher_is_better(self) -> bool:
+        return bool(self.data.higher_is_better)
+
+    def _scope_draws(self, scope: str) -> xr.DataArray:
+        raise NotImplementedError(f"{type(self).__name__} must supply _scope_draws(scope)")
+
+    def _diagnose(self, post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
+        raise NotImplementedError(f"{type(self).__name__} must supply _diagnose(post, stats)")
+
+    def _check_scope(self, scope: str | None) -> str:
+        return check_choice("scope", self.SCOPES[0] if scope is None else scope, self.SCOPES)
+
+    @renamed_argument("level", "scope", meaning="the scope of the posterior quantity")
+    def pairwise_differences(self, scope: str | None = None, *, rope: float | None = None,
+                             confidence_level: float = 0.95) -> xr.Dataset:
+        """Posterior differences between every pair of models (``model`` minus ``model_b``).
+
+        Computed by :func:`evaluq.pairwise_differences` on the posterior draws of each
+        model's quantity at ``scope`` (one kernel for the frequentist and the Bayesian side):
+        ``ci`` is the equal-tailed credible interval (``ci_kind`` ``"percentile"``: the
+        percentiles of the draws), ``p_greater`` is :math:`P(D > 0 \\mid data)`. Added, as
+        in baycomp: ``p_below`` = P(D < -rope), ``p_rope`` = ``P(|D| <= rope)``,
+        ``p_above`` = P(D > rope).
+
+        Parameters
+        ----------
+        scope
+            One of the fit's ``SCOPES``; default the first (``HierarchicalFit``:
+            ``"population"``, differences of ``mu`` on a new language, or ``"benchmark"``,
+            of the mean of theta over the cube's languages; ``ItemFit``: ``"benchmark"`` or
+            ``"new_items"``, see :meth:`evaluq.ItemFit.scores`). (``level=`` is its
+            deprecated name.)
+        rope
+            Half-width of the region of practical equivalence (>= 0, in score units);
+            default 0.
+        confidence_level
+            Level of the credible intervals, in (0, 1); default 0.95.
+
+        Returns
+        -------
+        xarray.Dataset
+            The variables of :func:`evaluq.pairwise_differences` plus ``p_below``,
+            ``p_rope``, ``p_above``; attrs ``scope`` and ``rope``.
+        """
+        scope = self._check_scope(scope)
+        width = 0.0 if rope is None else check_rope(rope)
+        draws = self._scope_draws(scope)
+        out = pairwise_differences(draws, sample_dims=SAMPLE_DIMS,
+                                   confidence_level=check_confidence_level(confidence_level),
+                                   higher_is_better=self._higher_is_better)
+        out = out.assign(rope_probabilities(draws, width))
+        out.attrs.update(scope=scope, rope=width)
+        return out
+
+    @renamed_argument("level", "scope", meaning="the scope of the posterior quantity")
+    def rank_probabilities(self, scope: str | None = None) -> xr.Dataset:
+        """P(rank = r), expected rank and P(best) of every model
+        (:func:`evaluq.rank_distribution` of the draws at ``scope``).
+
+        Parameters
+        ----------
+        scope
+            One of the fit's ``SCOPES``; default the first (see :meth:`pairwise_differences`).
+            (``level=`` is its deprecated name.)
+        """
+        scope = self._check_scope(scope)
+        out = rank_distribution(self._scope_draws(scope), sample_dims=SAMPLE_DIMS,
+                                higher_is_better=self._higher_is_better)
+        out.attrs["scope"] = scope
+        return out
+
+    def diagnostics(self) -> pd.DataFrame:
+        """R-hat, bulk and tail ESS and the MCSE of the mean of every reported quantity;
+        divergences.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (quantity, model): ``r_hat``, ``ess_bulk``, ``ess_tail``,
+            ``mcse_mean`` (:func:`convergence_table`). ``attrs`` holds ``divergences``
+            (count), ``problems`` (the advice the fit warns with, as a
+            :class:`~evaluq.errors.ConvergenceWarning`) and, for the hierarchical model,
+            ``bfmi`` (per chain).
+        """
+        return self._diagnose(self.posterior, self.idata["sample_stats"].to_dataset())
+
+    def _warn_unconverged(self, stacklevel: int) -> list[str]:
+        """The problems of :meth:`diagnostics`, warned as one ConvergenceWarning (at the
+        caller's ``stacklevel``)."""
+        problems: list[str] = self.diagnostics().attrs["problems"]
+        if problems:
+            warnings.warn("; ".join(problems), ConvergenceWarning, stacklevel=stacklevel + 1)
+        return problems
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the fit (posterior, statistics, configuration, data hash) to a NetCDF file,
+        atomically (a temporary file in the same folder, then renamed: a killed save leaves
+        the old file whole).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (replaced). Read it back with :func:`evaluq.load_fit`
+            (``HierarchicalFit``) or :func:`evaluq.load_item_fit` (``ItemFit``).
+        """
+        with atomic_file(path) as tmp:
+            self.idata.to_netcdf(tmp, encoding=netcdf_checksums(self.idata))
+
+    # -- display: the subclass's header, summary table and notes ---------------------------------
+    def _header(self) -> str:
+        raise NotImplementedError
+
+    def _summary(self) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def _preamble(self) -> list[str]:
+        return []
+
+    def _trailer(self) -> list[str]:
+        return []
+
+    def _notes(self) -> list[str]:
+        return []
+
+    def __repr__(self) -> str:
+        return "\n".join([self._header(), *self._preamble(),
+                          self._summary().round(4).to_string(), *self._trailer()]
+                         + [f"note: {text}" for text in self._notes() if text])
+
+    def _repr_html_(self) -> str:
+        return (f"<p><strong>{self._header()}</strong></p>"
+                + "".join(f"<p>{text}</p>" for text in self._preamble())
+                + self._summary().round(4).to_html()
+                + "".join(f"<p><em>{text}</em></p>" for text in self._notes() if text))

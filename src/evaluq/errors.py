@@ -53,3 +53,10 @@ class ImplicitEpochWarning(EvaluqWarning):
     :func:`evaluq.item_means` / :func:`evaluq.from_items`, ``epoch=`` of
     :func:`evaluq.fit_items`) was not given: the epochs were taken as repeated scorings of each
     item, as if it had been given. Pass it to say so."""
+
+
+class ConvergenceWarning(EvaluqWarning):
+    """A Bayesian fit's sampler diagnostics (R-hat, ESS, divergences, E-BFMI) are not good
+    enough; the message says what to change. The one convergence warning of every fit
+    (:func:`evaluq.fit_hierarchical`, :func:`evaluq.fit_items`; ``ItemConvergenceWarning`` is
+    another name of this class)."""

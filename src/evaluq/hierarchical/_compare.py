@@ -24,6 +24,7 @@ from evaluq._dims import (
     SD_BOOT,
     SD_SEED,
 )
+from evaluq._fits import agree
 from evaluq._kernels import percentile_interval
 from evaluq._schema import is_summary
 from evaluq.aggregation import aggregate
@@ -180,18 +181,6 @@ def _rows(quantity: str, models: Any, models_b: Any, freq: Any, flo: Any, fhi: A
                          "posterior_mean": pmean, "post_lower": plo, "post_upper": phi})
 
 
-def _agree(table: pd.DataFrame) -> np.ndarray:
-    has_freq_ci = table["freq_lower"].notna()
-    has_post_ci = table["post_lower"].notna()
-    post_in_freq = ((table["posterior_mean"] >= table["freq_lower"])
-                    & (table["posterior_mean"] <= table["freq_upper"]))
-    freq_in_post = ((table["frequentist"] >= table["post_lower"])
-                    & (table["frequentist"] <= table["post_upper"]))
-    close = (table["frequentist"] - table["posterior_mean"]).abs() <= P_BEST_TOLERANCE
-    return np.where(has_freq_ci & has_post_ci, post_in_freq & freq_in_post,
-                    np.where(has_post_ci, freq_in_post, close)).astype(bool)
-
-
 def _frequentist_aggregate(cube: xr.Dataset, side: Frequentist, level: float
                            ) -> tuple[xr.Dataset, bool]:
     """The aggregate of the frequentist side, and whether its intervals mean anything (with
@@ -264,7 +253,7 @@ def compare(cube: xr.Dataset, data: HierarchicalData, post_vc: xr.Dataset,
                        pmean=post_p_best.values))
     table = pd.concat([p for p in parts if len(p)], ignore_index=True)
     table = table[~(table["frequentist"].isna() & table["posterior_mean"].isna())]
-    table["agree"] = _agree(table)
+    table["agree"] = agree(table, P_BEST_TOLERANCE)
     table["driver"] = np.where(table["agree"], "", table["quantity"].map(DRIVERS))
     if not has_ci:
         table.loc[table["quantity"] == "p_best", "driver"] = NO_FREQUENTIST

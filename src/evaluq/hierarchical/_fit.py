@@ -9,19 +9,18 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq._atomic import atomic_file, netcdf_checksums
-from evaluq._deprecation import renamed_argument
 from evaluq._dims import FACTOR, LANGUAGE, MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
+from evaluq._fits import PosteriorFit, posterior_interval
 from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._schema import orientation, validate
 from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
-from evaluq.errors import EvaluqWarning, NotFittedError
+from evaluq.errors import ConvergenceWarning, NotFittedError
 from evaluq.hierarchical._compare import compare, frequentist_side
 from evaluq.hierarchical._data import (
     TEST_SET_ERRORS,
@@ -41,8 +40,6 @@ from evaluq.hierarchical._model import (
     tau_m_variant,
 )
 from evaluq.hierarchical._posterior import conditional_draws, sigma_boot_draws
-from evaluq.pairwise import pairwise_differences
-from evaluq.ranks import rank_distribution
 
 SAMPLERS: Final = ("auto", "nutpie", "pymc")
 SCOPES: Final = ("population", "benchmark")
@@ -55,10 +52,6 @@ _STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_d
 _COMPILED: dict[tuple[str, int, bool, int, str], Any] = {}
 """nutpie models compiled in this process, by (model, number of models, paired errors, number
 of error factors, coordinates of tau_m): refits reuse them."""
-
-
-class ConvergenceWarning(EvaluqWarning):
-    """The sampler's diagnostics (R-hat, ESS, divergences, E-BFMI) are not good enough."""
 
 
 def nutpie_available() -> bool:
@@ -219,8 +212,8 @@ def _build_tree(data: HierarchicalData, model: str, raw: xr.DataTree, post_seed:
 
 # --- the fit object -------------------------------------------------------------------------------
 
-@dataclass(eq=False)
-class HierarchicalFit:
+@dataclass(eq=False, repr=False)
+class HierarchicalFit(PosteriorFit):
     """A fitted hierarchical model (see :func:`fit_hierarchical`).
 
     Attributes
@@ -247,6 +240,7 @@ class HierarchicalFit:
     config: dict[str, Any]
     data: HierarchicalData = field(repr=False)
     cube: xr.Dataset | None = field(repr=False)
+    SCOPES: ClassVar[tuple[str, ...]] = SCOPES
 
     # -- draws ----------------------------------------------------------------------------------
     def __post_init__(self) -> None:
@@ -255,12 +249,8 @@ class HierarchicalFit:
                                  "model with eq.fit_hierarchical(cube) or load a saved fit "
                                  "with eq.load_fit(path)")
 
-    @property
-    def posterior(self) -> xr.Dataset:
-        """The posterior group as a Dataset."""
-        return self.idata["posterior"].to_dataset()
-
-    def _scope(self, scope: str) -> xr.DataArray:
+    def _scope_draws(self, scope: str) -> xr.DataArray:
+        """``mu`` (population) or ``benchmark_mean`` (benchmark), (chain, draw, model)."""
         scope = check_choice("scope", scope, SCOPES)
         return self.posterior["mu" if scope == "population" else "benchmark_mean"]
 
@@ -283,56 +273,6 @@ class HierarchicalFit:
         out = out.assign(sigma_boot=((*SAMPLE_DIMS, MODEL, LANGUAGE), boot))
         out = out.assign_coords({LANGUAGE: self.data.languages})
         out.attrs = {"model": self.config["model"], **self.data.reasons}
-        return out
-
-    @renamed_argument("level", "scope", meaning="'population' or 'benchmark'")
-    def pairwise_differences(self, scope: str = "population", *, rope: float | None = None,
-                             confidence_level: float = 0.95) -> xr.Dataset:
-        """Posterior differences between every pair of models (``model`` minus ``model_b``).
-
-        Computed by :func:`evaluq.pairwise_differences` on the posterior draws (one kernel for
-        the frequentist and the Bayesian side); ``ci`` is then the equal-tailed credible
-        interval and ``p_greater`` is :math:`P(D > 0 \\mid data)`. Added, as in baycomp:
-        ``p_below`` = P(D < -rope), ``p_rope`` = ``P(|D| <= rope)``, ``p_above`` = P(D > rope).
-
-        Parameters
-        ----------
-        scope
-            ``"population"``: differences of ``mu`` (on a new language);
-            ``"benchmark"``: differences of the mean of theta over the cube's languages.
-            (``level=`` is its deprecated name.)
-        rope
-            Half-width of the region of practical equivalence (>= 0, in score units);
-            default 0.
-        confidence_level
-            Level of the credible intervals, in (0, 1); default 0.95.
-        """
-        scope = check_choice("scope", scope, SCOPES)
-        width = 0.0 if rope is None else _check_rope(rope)
-        draws = self._scope(scope)
-        out = pairwise_differences(draws, sample_dims=SAMPLE_DIMS,
-                                      confidence_level=check_confidence_level(confidence_level),
-                                      higher_is_better=self.data.higher_is_better)
-        diff = draws - draws.rename({MODEL: MODEL_B})
-        out["p_below"] = (diff < -width).mean(SAMPLE_DIMS)
-        out["p_rope"] = (abs(diff) <= width).mean(SAMPLE_DIMS)
-        out["p_above"] = (diff > width).mean(SAMPLE_DIMS)
-        out.attrs.update(scope=scope, rope=width)
-        return out
-
-    @renamed_argument("level", "scope", meaning="'population' or 'benchmark'")
-    def rank_probabilities(self, scope: str = "population") -> xr.Dataset:
-        """P(rank = r), expected rank and P(best) of every model (:func:`evaluq.rank_distribution`).
-
-        Parameters
-        ----------
-        scope
-            ``"population"`` (ranks of ``mu``) or ``"benchmark"`` (ranks of the mean of
-            theta over the cube's languages). (``level=`` is its deprecated name.)
-        """
-        out = rank_distribution(self._scope(scope), sample_dims=SAMPLE_DIMS,
-                                higher_is_better=self.data.higher_is_better)
-        out.attrs["scope"] = scope
         return out
 
     # -- comparison with the frequentist side --------------------------------------------------
@@ -395,44 +335,21 @@ class HierarchicalFit:
                              "eq.load_fit(path, cube)")
         side = frequentist_side(self.cube, self.data, resampled, check_rng(rng))
         return compare(self.cube, self.data, self.variance_components(),
-                       self._scope(side.scope),
+                       self._scope_draws(side.scope),
                        self.pairwise_differences(side.scope, confidence_level=level),
                        self.rank_probabilities(side.scope)["p_best"], side, level)
 
-    # -- diagnostics ---------------------------------------------------------------------------
-    def diagnostics(self) -> pd.DataFrame:
-        """R-hat, bulk and tail ESS of every reported quantity; divergences and E-BFMI.
-
-        Returns
-        -------
-        pandas.DataFrame
-            One row per (quantity, model): ``r_hat``, ``ess_bulk``, ``ess_tail``,
-            ``mcse_mean``. ``attrs`` holds ``divergences`` (count), ``bfmi`` (per chain) and
-            ``problems`` (the advice that :func:`fit_hierarchical` warns with).
-        """
-        return diagnostics(self.posterior, self.idata["sample_stats"].to_dataset(),
-                           self.data.seed_identified)
-
-    # -- persistence ---------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the fit (posterior, statistics, configuration, data hash) to a NetCDF file.
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The file to write (overwritten). Read it back with :func:`evaluq.load_fit`, given
-            the same cube.
-        """
-        with atomic_file(path) as tmp:     # atomic: a killed save leaves the old file whole
-            self.idata.to_netcdf(tmp, encoding=netcdf_checksums(self.idata))
+    def _diagnose(self, post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
+        """The convergence table of :meth:`diagnostics` (with ``bfmi`` per chain)."""
+        return diagnostics(post, stats, self.data.seed_identified)
 
     # -- display -------------------------------------------------------------------------------
     def _summary(self) -> pd.DataFrame:
         mu = self.posterior["mu"]
-        lo, hi = mu.quantile([0.025, 0.975], SAMPLE_DIMS).values
+        bounds = posterior_interval(mu, 0.95)
         sb = self.posterior["sigma_between"].mean(SAMPLE_DIMS).values
-        return pd.DataFrame({"mu_mean": mu.mean(SAMPLE_DIMS).values, "mu_2.5%": lo,
-                             "mu_97.5%": hi, "sigma_between_mean": sb},
+        return pd.DataFrame({"mu_mean": mu.mean(SAMPLE_DIMS).values, "mu_2.5%": bounds[:, 0],
+                             "mu_97.5%": bounds[:, 1], "sigma_between_mean": sb},
                             index=pd.Index(self.data.models, name=MODEL))
 
     def _header(self) -> str:
@@ -451,26 +368,11 @@ class HierarchicalFit:
                 f"{n_m} models x {n_l} languages, {post.sizes['chain']} chains x "
                 f"{post.sizes['draw']} draws, divergences={div}{again})")
 
-    def __repr__(self) -> str:
-        lines = [self._header(), f"test-set errors {self.data.pairing}",
-                 self._summary().round(4).to_string()]
-        notes = [*self.data.reasons.values(), self.data.pairing_note]
-        lines += [f"note: {text}" for text in notes if text]
-        return "\n".join(lines)
+    def _preamble(self) -> list[str]:
+        return [f"test-set errors {self.data.pairing}"]
 
-    def _repr_html_(self) -> str:
-        notes = "".join(f"<p><em>{text}</em></p>"
-                        for text in [*self.data.reasons.values(), self.data.pairing_note] if text)
-        return (f"<p><strong>{self._header()}</strong></p>"
-                + f"<p>test-set errors {self.data.pairing}</p>"
-                + self._summary().round(4).to_html() + notes)
-
-
-def _check_rope(rope: Any) -> float:
-    if isinstance(rope, bool) or not isinstance(rope, int | float | np.integer | np.floating) \
-            or not np.isfinite(rope) or rope < 0:
-        raise ValueError(f"`rope` must be a finite number >= 0 or None; got {rope!r}")
-    return float(rope)
+    def _notes(self) -> list[str]:
+        return [*self.data.reasons.values(), self.data.pairing_note]
 
 
 # --- public functions -----------------------------------------------------------------------------

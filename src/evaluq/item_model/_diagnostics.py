@@ -1,8 +1,13 @@
-"""Convergence diagnostics of an item-model fit and its frequentist comparison."""
+"""Convergence diagnostics of an item-model fit and its frequentist comparison.
+
+Plain functions of the posterior, the sampler statistics, the sufficient statistics and the
+draws (no fit object), so the fit module imports them at module level.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Sequence
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -10,10 +15,9 @@ import xarray as xr
 from scipy.stats import norm
 
 from evaluq._dims import BENCHMARK_SCORE, MODEL, NEW_ITEMS_SCORE, POSTERIOR_SAMPLE_DIMS
-from evaluq._fits import convergence_table
-
-if TYPE_CHECKING:
-    from evaluq.item_model._fit import ItemFit
+from evaluq._fits import agree, convergence_table
+from evaluq._kernels import percentile_interval
+from evaluq.item_model._data import ItemData
 
 REPORTED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "sigma_model_x_task",
                    "run_drift",
@@ -62,45 +66,57 @@ def _one_label_dim(post: Any) -> Any:
     return xr.Dataset(out)
 
 
-def diagnostics(fit: ItemFit) -> pd.DataFrame:
-    """See :meth:`ItemFit.diagnostics`."""
-    post = _one_label_dim(fit.posterior[[v for v in REPORTED if v in fit.posterior]])
+def diagnostics(post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
+    """The table of :meth:`ItemFit.diagnostics` from the posterior group and the sampler
+    statistics."""
+    post = _one_label_dim(post[[v for v in REPORTED if v in post]])
     table = convergence_table(post, SAMPLE_DIMS)
-    stats = fit.idata["sample_stats"].to_dataset()
     divergences = int(stats["diverging"].sum()) if "diverging" in stats else 0
     table.attrs = {"divergences": divergences, "problems": _problems(table, divergences)}
     return table
 
 
-def compare_frequentist(fit: ItemFit, level: float) -> pd.DataFrame:
-    """See :meth:`ItemFit.compare_frequentist`."""
-    data = fit.data
+def comparison_table(models: Any, frequentist: Sequence[tuple[float, float]],
+                     post: np.ndarray, level: float) -> pd.DataFrame:
+    """The frequentist comparison of an item-model fit, one row per model (``score``) and per
+    pair a < b (``difference``, model a minus model b), in that order (a, then b >= a).
+
+    ``frequentist`` holds each row's (estimate, SE), whose normal interval is set beside the
+    posterior mean and equal-tailed interval (:func:`evaluq._kernels.percentile_interval`)
+    of the (model, sample) ``post`` draws; ``agree`` is :func:`evaluq._fits.agree` (each
+    point inside the other's interval).
+    """
+    z = norm.ppf(0.5 + level / 2)
+    names = [str(m) for m in models]
+    pairs = [(a, b) for a in range(len(names)) for b in range(a, len(names))]
+    rows = []
+    for (a, b), (est, se) in zip(pairs, frequentist, strict=True):   # M^2 small rows
+        p = post[a] if a == b else post[a] - post[b]
+        plo, phi = percentile_interval(p, level)
+        rows.append({"quantity": "score" if a == b else "difference", MODEL: names[a],
+                     "model_b": "" if a == b else names[b], "frequentist": est,
+                     "freq_lower": est - z * se, "freq_upper": est + z * se,
+                     "posterior_mean": float(p.mean()), "post_lower": float(plo),
+                     "post_upper": float(phi)})
+    out = pd.DataFrame(rows)
+    out["agree"] = agree(out)
+    return out
+
+
+def compare_frequentist(data: ItemData, post: np.ndarray, level: float) -> pd.DataFrame:
+    """See :meth:`ItemFit.compare_frequentist` (``post``: the (model, sample) benchmark
+    draws)."""
     if data.per_item is None:
         raise ValueError("compare_frequentist needs per-item scores (a fit with item=...)")
     n_t = np.maximum(data.epochs[:, np.asarray(data.item_task)], 1.0)
     per = data.per_item / n_t                                  # (model, item) item scores
-    z = norm.ppf(0.5 + level / 2)
-    draws = fit.scores("benchmark")
-    post = draws.stack(sample=SAMPLE_DIMS).values              # (model, sample)
-    lo_q, hi_q = (1 - level) / 2, (1 + level) / 2
-    rows = []
-    models = [str(m) for m in data.models]
     n = per.shape[1]
-    for a in range(len(models)):                  # per model and pair: M^2 small rows
-        for b in range(len(models)):
-            if b < a:
-                continue
+    freq = []
+    for a in range(per.shape[0]):
+        for b in range(a, per.shape[0]):
             x = per[a] if a == b else per[a] - per[b]
-            p = post[a] if a == b else post[a] - post[b]
-            est, se = float(x.mean()), float(x.std(ddof=1) / np.sqrt(n)) if n > 1 else np.nan
-            plo, phi = np.quantile(p, [lo_q, hi_q])
-            rows.append({"quantity": "score" if a == b else "difference",
-                         MODEL: models[a], "model_b": "" if a == b else models[b],
-                         "frequentist": est, "freq_lower": est - z * se,
-                         "freq_upper": est + z * se, "posterior_mean": float(p.mean()),
-                         "post_lower": float(plo), "post_upper": float(phi)})
-    out = pd.DataFrame(rows)
-    out["agree"] = (out["freq_lower"] <= out["post_upper"]) & (out["post_lower"]
-                                                                <= out["freq_upper"])
+            freq.append((float(x.mean()),
+                         float(x.std(ddof=1) / np.sqrt(n)) if n > 1 else np.nan))
+    out = comparison_table(data.models, freq, post, level)
     out.attrs = {"confidence_level": level, "scope": "benchmark"}
     return out

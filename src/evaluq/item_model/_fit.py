@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import numpy as np
 import pandas as pd
@@ -19,12 +17,12 @@ from evaluq._dims import (
     BENCHMARK_SCORE,
     ITEM,
     MODEL,
-    MODEL_B,
     NEW_ITEMS_SCORE,
     POSTERIOR_SAMPLE_DIMS,
     TASK,
     TERM,
 )
+from evaluq._fits import PosteriorFit, posterior_interval
 from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._validation import (
     RNGLike,
@@ -36,8 +34,9 @@ from evaluq._validation import (
     implicit_epoch,
     numeric_column,
 )
-from evaluq.errors import EvaluqWarning
+from evaluq.errors import ConvergenceWarning
 from evaluq.item_model._data import FAMILIES, ItemData, item_statistics
+from evaluq.item_model._diagnostics import compare_frequentist, diagnostics
 from evaluq.item_model._model import (
     N_NODES,
     build_model,
@@ -72,8 +71,9 @@ _COMPILED: dict[tuple[Any, ...], Any] = {}
 refits of data of the same shape and family reuse them."""
 
 
-class ItemConvergenceWarning(EvaluqWarning):
-    """The sampler's diagnostics (R-hat, ESS, divergences) are not good enough."""
+ItemConvergenceWarning = ConvergenceWarning
+"""The item model's former convergence warning: another name of the one
+:class:`~evaluq.errors.ConvergenceWarning` of every fit (filters on either catch both)."""
 
 
 def _family_parts(data: ItemData) -> tuple[Any, Any, Any]:
@@ -192,8 +192,8 @@ def _build_tree(data: ItemData, raw: xr.DataTree, config: dict[str, Any],
 
 # --- the fit object -------------------------------------------------------------------------------
 
-@dataclass(eq=False)
-class ItemFit:
+@dataclass(eq=False, repr=False)
+class ItemFit(PosteriorFit):
     """A fitted item model (see :func:`evaluq.fit_items`).
 
     Attributes
@@ -217,11 +217,11 @@ class ItemFit:
     idata: xr.DataTree
     config: dict[str, Any]
     data: ItemData = field(repr=False)
+    SCOPES: ClassVar[tuple[str, ...]] = SCOPES
 
     @property
-    def posterior(self) -> xr.Dataset:
-        """The posterior group as a Dataset."""
-        return self.idata["posterior"].to_dataset()
+    def _higher_is_better(self) -> bool:
+        return True            # scores on the probability / rating scale, higher is better
 
     @property
     def form(self) -> str:
@@ -243,53 +243,8 @@ class ItemFit:
         scope = check_choice("scope", scope, SCOPES)
         return self.posterior[BENCHMARK_SCORE if scope == "benchmark" else NEW_ITEMS_SCORE]
 
-    def pairwise_differences(self, scope: str = "benchmark", *, rope: float | None = None,
-                             confidence_level: float = 0.95) -> xr.Dataset:
-        """Posterior differences of the expected scores (``model`` minus ``model_b``).
-
-        Computed by :func:`evaluq.pairwise_differences` on the draws of :meth:`scores`
-        (``ci`` is the equal-tailed credible interval, ``p_greater`` is P(D > 0 | data));
-        with ``rope``: ``p_below`` = P(D < -rope), ``p_rope`` = ``P(|D| <= rope)``, ``p_above``
-        = P(D > rope).
-
-        Parameters
-        ----------
-        scope
-            ``"benchmark"`` or ``"new_items"`` (see :meth:`scores`).
-        rope
-            Half-width of the region of practical equivalence (>= 0, probability scale).
-        confidence_level
-            Level of the credible intervals, in (0, 1); default 0.95.
-        """
-        from evaluq.pairwise import pairwise_differences
-
-        draws = self.scores(scope)
-        width = 0.0 if rope is None else _check_rope(rope)
-        out = pairwise_differences(draws, sample_dims=SAMPLE_DIMS,
-                                   confidence_level=check_confidence_level(confidence_level),
-                                   higher_is_better=True)
-        diff = draws - draws.rename({MODEL: MODEL_B})
-        out["p_below"] = (diff < -width).mean(SAMPLE_DIMS)
-        out["p_rope"] = (abs(diff) <= width).mean(SAMPLE_DIMS)
-        out["p_above"] = (diff > width).mean(SAMPLE_DIMS)
-        out.attrs.update(scope=scope, rope=width, ci_kind="equal-tailed credible interval")
-        return out
-
-    def rank_probabilities(self, scope: str = "benchmark") -> xr.Dataset:
-        """P(rank = r), expected rank and P(best) (:func:`evaluq.rank_distribution`) of the
-        draws of :meth:`scores` at ``scope``.
-
-        Parameters
-        ----------
-        scope
-            ``"benchmark"`` or ``"new_items"`` (see :meth:`scores`).
-        """
-        from evaluq.ranks import rank_distribution
-
-        out = rank_distribution(self.scores(scope), sample_dims=SAMPLE_DIMS,
-                                higher_is_better=True)
-        out.attrs["scope"] = scope
-        return out
+    def _scope_draws(self, scope: str) -> xr.DataArray:
+        return self.scores(scope)
 
     def variance_components(self) -> xr.Dataset:
         """Posterior draws of the variance components.
@@ -341,15 +296,6 @@ class ItemFit:
         lo, hi = rho.quantile([(1 - level) / 2, (1 + level) / 2], SAMPLE_DIMS).values
         return interval_from_bounds(np.array([lo, hi]), dims=(), kind="percentile",
                                     confidence_level=level, name="run_drift")
-
-    def diagnostics(self) -> pd.DataFrame:
-        """R-hat, bulk and tail ESS and MCSE of every reported quantity; divergences.
-
-        ``attrs`` holds ``divergences`` and ``problems`` (the advice :func:`fit_items` warns
-        with)."""
-        from evaluq.item_model._diagnostics import diagnostics
-
-        return diagnostics(self)
 
     def predictive_checks(self, *, n_replicates: int = 200, rng: RNGLike = 0) -> pd.DataFrame:
         """Prior and posterior predictive checks, each reported pass / fail with its statistic.
@@ -404,42 +350,27 @@ class ItemFit:
         pandas.DataFrame
             ``quantity`` (score / difference), ``model``, ``model_b``, ``frequentist``,
             ``freq_lower``, ``freq_upper``, ``posterior_mean``, ``post_lower``,
-            ``post_upper``, ``agree`` (the two intervals overlap).
+            ``post_upper``, ``agree`` (each point inside the other's interval,
+            :func:`evaluq._fits.agree`).
         """
-        from evaluq.item_model._diagnostics import compare_frequentist
-
+        level = check_confidence_level(confidence_level)
+        post = self.scores("benchmark").stack(sample=SAMPLE_DIMS).values  # (model, sample)
         if self.data.family == "ordinal":
             from evaluq.item_model._ordinal_checks import ordinal_compare_frequentist
 
-            return ordinal_compare_frequentist(self, check_confidence_level(confidence_level))
-        return compare_frequentist(self, check_confidence_level(confidence_level))
+            return ordinal_compare_frequentist(self.data.ordinal, post, level)
+        return compare_frequentist(self.data, post, level)
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the fit to a NetCDF file atomically (a temporary file, then ``os.replace``).
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The file to write (replaced). Read it back with :func:`evaluq.load_item_fit`.
-        """
-        target = Path(path)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
-                                   suffix=".tmp")
-        os.close(fd)
-        try:
-            self.idata.to_netcdf(tmp)
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+    def _diagnose(self, post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
+        return diagnostics(post, stats)
 
     def _summary(self) -> pd.DataFrame:
         cols: dict[str, Any] = {}
         for scope in SCOPES:
             s = self.scores(scope)
-            lo, hi = s.quantile([0.025, 0.975], SAMPLE_DIMS).values
-            cols |= {f"{scope}_mean": s.mean(SAMPLE_DIMS).values, f"{scope}_2.5%": lo,
-                     f"{scope}_97.5%": hi}
+            bounds = posterior_interval(s, 0.95)
+            cols |= {f"{scope}_mean": s.mean(SAMPLE_DIMS).values,
+                     f"{scope}_2.5%": bounds[:, 0], f"{scope}_97.5%": bounds[:, 1]}
         return pd.DataFrame(cols, index=pd.Index(self.data.models, name=MODEL))
 
     def _header(self) -> str:
@@ -454,25 +385,15 @@ class ItemFit:
                 f"{post.sizes['chain']} chains x {post.sizes['draw']} draws, "
                 f"divergences={div})")
 
-    def __repr__(self) -> str:
-        drift = []
-        if "run_drift" in self.posterior:
-            rho = self.posterior["run_drift"]
-            lo, hi = rho.quantile([0.025, 0.975]).values
-            drift = [f"run_drift (rho) {float(rho.mean()):.4f} [{lo:.4f}, {hi:.4f}]"]
-        return "\n".join([self._header(), self._summary().round(4).to_string(), *drift]
-                         + [f"note: {t}" for t in self.data.notes.values()])
+    def _trailer(self) -> list[str]:
+        if "run_drift" not in self.posterior:
+            return []
+        rho = self.posterior["run_drift"]
+        lo, hi = posterior_interval(rho, 0.95)
+        return [f"run_drift (rho) {float(rho.mean()):.4f} [{lo:.4f}, {hi:.4f}]"]
 
-    def _repr_html_(self) -> str:
-        return (f"<p><strong>{self._header()}</strong></p>"
-                + self._summary().round(4).to_html())
-
-
-def _check_rope(rope: Any) -> float:
-    if isinstance(rope, bool) or not isinstance(rope, int | float | np.integer | np.floating) \
-            or not np.isfinite(rope) or rope < 0:
-        raise ValueError(f"`rope` must be a finite number >= 0 or None; got {rope!r}")
-    return float(rope)
+    def _notes(self) -> list[str]:
+        return list(self.data.notes.values())
 
 
 # --- public functions -----------------------------------------------------------------------------
@@ -577,7 +498,8 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     Returns
     -------
     ItemFit
-        Warns :class:`ItemConvergenceWarning` with advice when R-hat > 1.01, an ESS < 400 or
+        Warns :class:`~evaluq.errors.ConvergenceWarning` (also named
+        ``ItemConvergenceWarning``) with advice when R-hat > 1.01, an ESS < 400 or
         there are divergences.
 
     Examples
@@ -649,9 +571,7 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     config["posterior_seconds"] = time.perf_counter() - start
     tree.attrs["evaluq_config"] = json.dumps(config)
     fit = ItemFit(idata=tree, config=config, data=data)
-    problems = fit.diagnostics().attrs["problems"]
-    if problems:
-        warnings.warn("; ".join(problems), ItemConvergenceWarning, stacklevel=2)
+    fit._warn_unconverged(stacklevel=2)
     return fit
 
 
@@ -686,9 +606,7 @@ def _fit_ordinal_items(table: Any, columns: dict[str, str | None], family: str, 
     tree, config, data = fit_ordinal(df, columns, levels=levels, interaction=interaction,
                                      requested=family, priors=priors, settings=settings)
     fit = ItemFit(idata=tree, config=config, data=data)
-    problems = fit.diagnostics().attrs["problems"]
-    if problems:
-        warnings.warn("; ".join(problems), ItemConvergenceWarning, stacklevel=3)
+    fit._warn_unconverged(stacklevel=3)
     return fit
 
 

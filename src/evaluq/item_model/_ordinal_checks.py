@@ -23,6 +23,7 @@ import xarray as xr
 from scipy.stats import norm
 
 from evaluq._dims import BENCHMARK_SCORE, MODEL, POSTERIOR_SAMPLE_DIMS
+from evaluq.item_model._diagnostics import comparison_table
 from evaluq.item_model._ordinal import (
     GRADER,
     OrdinalStats,
@@ -281,37 +282,27 @@ def _frequentist_units(stats: OrdinalStats) -> tuple[np.ndarray, bool]:
     return np.stack([mean, var / n]), False
 
 
-def ordinal_compare_frequentist(fit: ItemFit, level: float) -> pd.DataFrame:
-    """See :meth:`ItemFit.compare_frequentist`: with items, the mean over items of each
-    model's per-item mean rating (CLT over items, paired differences); without items, the
-    mean over graders of each model's mean rating per grader (CLT, unpaired differences)."""
-    stats = _stats(fit)
+def ordinal_compare_frequentist(stats: OrdinalStats, post: np.ndarray, level: float
+                                ) -> pd.DataFrame:
+    """See :meth:`ItemFit.compare_frequentist` (``post``: the (model, sample) benchmark
+    draws): with items, the mean over items of each model's per-item mean rating (CLT over
+    items, paired differences); without items, the mean over graders of each model's mean
+    rating per grader (CLT, unpaired differences)."""
     units, paired = _frequentist_units(stats)
-    z = norm.ppf(0.5 + level / 2)
-    post = fit.scores("benchmark").stack(sample=SAMPLE_DIMS).values
-    rows = []
-    models = [str(m) for m in stats.models]
-    for a in range(len(models)):                 # per model and pair: M^2 small rows
-        for b in range(a, len(models)):
+    freq = []
+    n_m = len(stats.models)
+    for a in range(n_m):
+        for b in range(a, n_m):
             if paired:
                 x = units[a] if a == b else units[a] - units[b]
                 x = x[np.isfinite(x)]
-                est, se = float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x)))
+                freq.append((float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x)))))
             else:
                 mean, se2 = units
-                est = float(mean[a].mean() - (0 if a == b else mean[b].mean()))
-                se = float(np.sqrt(se2[a].sum() + (0 if a == b else se2[b].sum()))
-                           / mean.shape[1])
-            p = post[a] if a == b else post[a] - post[b]
-            lo, hi = np.quantile(p, [(1 - level) / 2, (1 + level) / 2])
-            rows.append({"quantity": "score" if a == b else "difference", MODEL: models[a],
-                         "model_b": "" if a == b else models[b], "frequentist": est,
-                         "freq_lower": est - z * se, "freq_upper": est + z * se,
-                         "posterior_mean": float(p.mean()), "post_lower": float(lo),
-                         "post_upper": float(hi)})
-    out = pd.DataFrame(rows)
-    out["agree"] = (out["freq_lower"] <= out["post_upper"]) & (out["post_lower"]
-                                                                <= out["freq_upper"])
+                freq.append((float(mean[a].mean() - (0 if a == b else mean[b].mean())),
+                             float(np.sqrt(se2[a].sum() + (0 if a == b else se2[b].sum()))
+                                   / mean.shape[1])))
+    out = comparison_table(stats.models, freq, post, level)
     out.attrs = {"confidence_level": level, "scope": "benchmark", "scale": "rating",
                  "units": "items (paired)" if paired else "graders' mean ratings (unpaired)"}
     return out
