@@ -146,7 +146,7 @@ def _dirichlet(alpha: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.
     return g / g.sum(axis=-1, keepdims=True)
 
 
-def paired_probit_probability(tables: np.ndarray, n_draws: int, rng: np.random.Generator,
+def paired_probit_probability(tables: np.ndarray, n_draws: int, rng: RNGLike = None,
                               prior: tuple[float, float] = (1.0, 1.0),
                               rho_prior: tuple[float, float] = (4.0, 2.0)
                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -154,13 +154,17 @@ def paired_probit_probability(tables: np.ndarray, n_draws: int, rng: np.random.G
 
     ``tables`` is (n_tables, 4): counts S (both right), T (only A), U (only B), V (both wrong).
     Self-normalised importance sampling, Dirichlet(1 + counts) proposal, in blocks of tables.
+    ``rng`` (int, Generator, SeedSequence or None: fresh entropy, as every analysis) goes
+    through ``check_rng``; a Generator is used as it is, so :func:`bayes_paired_comparison`'s
+    tables share its stream.
     """
+    gen = check_rng(rng)
     tables = np.asarray(tables, dtype=np.float64)
     out = np.empty((3, len(tables)))
     step = max(1, _BLOCK // n_draws)
     for start in range(0, len(tables), step):
         block = tables[start:start + step]
-        log_w, a_better = _log_weights(_dirichlet(1.0 + block, n_draws, rng), prior, rho_prior)
+        log_w, a_better = _log_weights(_dirichlet(1.0 + block, n_draws, gen), prior, rho_prior)
         w = np.exp(log_w - log_w.max(axis=-1, keepdims=True))
         w /= w.sum(axis=-1, keepdims=True)
         p = (w * a_better).sum(axis=-1)
