@@ -179,11 +179,14 @@ def _imports(tree: ast.AST, *, type_checking: bool) -> list[ast.Import | ast.Imp
 
 
 def import_graph() -> dict[str, set[str]]:
-    """evaluq's modules and the evaluq modules each imports (function-level imports count).
+    """evaluq's modules and the evaluq modules each imports (function-level imports count, and
+    so do imports under ``if TYPE_CHECKING:``, issue 31).
 
-    An import under ``if TYPE_CHECKING:`` runs for no one, except in the package
-    ``__init__``: there those imports mirror the lazy table, so ``import evaluq`` inside the
-    package reaches every public module, as ``evaluq.x`` attribute access would load it.
+    A type-checking import runs for no one, but it is still a seam: a module that types its
+    argument with a class from a module that imports it back needs that module (the item
+    model's check modules typed with ``ItemFit``, which imports them). In the package
+    ``__init__`` those imports mirror the lazy table, so ``import evaluq`` inside the package
+    reaches every public module, as ``evaluq.x`` attribute access would load it.
     """
     paths = {_dotted(p).removesuffix(".__init__"): p for p in _modules()}
     graph: dict[str, set[str]] = {}
@@ -191,7 +194,7 @@ def import_graph() -> dict[str, set[str]]:
         is_package = path.name == "__init__.py"
         package = name if is_package else name.rpartition(".")[0]
         targets: set[str] = set()
-        for node in _imports(ast.parse(path.read_text()), type_checking=name == "evaluq"):
+        for node in _imports(ast.parse(path.read_text()), type_checking=True):
             if isinstance(node, ast.Import):
                 targets |= {alias.name for alias in node.names}
                 continue
@@ -246,6 +249,15 @@ def test_import_cycles_finds_a_cycle_through_function_level_imports():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert import_cycles(graph) == [frozenset({"a", "b", "c"})]
     assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_import_graph_counts_type_checking_imports():
+    """An import under ``if TYPE_CHECKING:`` is an edge of the graph (issue 31)."""
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a.b\n")
+    found = _imports(tree, type_checking=True)
+    assert [alias.name for node in found for alias in node.names] == ["TYPE_CHECKING", "a.b"]
+    graph = import_graph()
+    assert "evaluq.item_model._fit" not in graph["evaluq.item_model._criticism"]
 
 
 def test_no_import_cycle_among_evaluq_modules():

@@ -17,19 +17,16 @@ prior predictive distribution (the prior does not rule the data out).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit
 
 from evaluq._dims import MODEL
-from evaluq.item_model._data import ItemData
+from evaluq.item_model._data import FittedDraws, ItemData
 from evaluq.item_model._model import log_integrand, term_mode
 from evaluq.item_model._posterior import GRID, GRID_HALF_WIDTH, flat_posterior, linear_predictor
-
-if TYPE_CHECKING:
-    from evaluq.item_model._fit import ItemFit
 
 N_REPLICATES: Final = 200
 
@@ -115,7 +112,7 @@ def _rows(kind: str, observed: dict[str, np.ndarray], reps: list[dict[str, np.nd
     return rows
 
 
-def _beta_binomial_replicates(fit: ItemFit, eta: np.ndarray, pick: np.ndarray,
+def _beta_binomial_replicates(fit: FittedDraws, eta: np.ndarray, pick: np.ndarray,
                               n_replicates: int, gen: np.random.Generator
                               ) -> tuple[list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]:
     """Posterior and prior replicates under the beta-binomial family (run drift rho: item
@@ -140,7 +137,7 @@ def _beta_binomial_replicates(fit: ItemFit, eta: np.ndarray, pick: np.ndarray,
     return post, prior
 
 
-def predictive_checks(fit: ItemFit, n_replicates: int, gen: np.random.Generator
+def predictive_checks(fit: FittedDraws, n_replicates: int, gen: np.random.Generator
                       ) -> pd.DataFrame:
     """See :meth:`ItemFit.predictive_checks`."""
     data = fit.data

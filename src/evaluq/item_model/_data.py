@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,9 @@ from evaluq._validation import check_column_args, numeric_column
 from evaluq.errors import CubeError
 from evaluq.io import TableLike, as_table
 from evaluq.items import pivot_items
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 FAMILIES: Final = ("auto", "bernoulli", "binomial", "beta-binomial", "ordinal")
 _SHOWN: Final = 5
@@ -271,3 +274,19 @@ def _digest(*arrays: np.ndarray) -> str:
     for a in arrays:
         h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
     return h.hexdigest()
+
+
+class FittedDraws(Protocol):
+    """What the family and check modules (``_criticism``, ``_ordinal_checks``, ``_twopl``)
+    read of a fitted item model: its sufficient statistics, configuration (priors, form) and
+    posterior draws. :class:`evaluq.ItemFit` satisfies it; the modules never import the fit,
+    so the fit module imports them without an import circle."""
+
+    data: ItemData
+    config: dict[str, Any]
+    idata: xr.DataTree
+
+    @property
+    def posterior(self) -> xr.Dataset:
+        """The posterior group (chain, draw, ...)."""
+        ...

@@ -15,7 +15,8 @@ items, one observation is one row of the table (one rating), as in HiBayES.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,7 @@ import xarray as xr
 from scipy.stats import norm
 
 from evaluq._dims import BENCHMARK_SCORE, MODEL, POSTERIOR_SAMPLE_DIMS
+from evaluq.item_model._data import FittedDraws
 from evaluq.item_model._diagnostics import comparison_table
 from evaluq.item_model._ordinal import (
     GRADER,
@@ -32,9 +34,6 @@ from evaluq.item_model._ordinal import (
     level_probabilities,
     ordinal_logp,
 )
-
-if TYPE_CHECKING:
-    from evaluq.item_model._fit import ItemFit
 
 LOO_NODES: Final = 24
 LOO_WIDEN: Final = 1.5
@@ -53,13 +52,13 @@ _REASONS: Final = {
 }
 
 
-def _stats(fit: ItemFit) -> OrdinalStats:
+def _stats(fit: FittedDraws) -> OrdinalStats:
     return fit.data.ordinal
 
 
 # --- variance components -----------------------------------------------------------------------
 
-def ordinal_variance_components(fit: ItemFit) -> xr.Dataset:
+def ordinal_variance_components(fit: FittedDraws) -> xr.Dataset:
     """sigma_item, sigma_task, sigma_model_x_task, sigma_grader, sigma_grader_x_model
     (logit scale; NaN with ``nan_reason`` where the model has no such effect)."""
     post = fit.posterior
@@ -79,19 +78,19 @@ def ordinal_variance_components(fit: ItemFit) -> xr.Dataset:
 
 # --- the pointwise log-likelihood ---------------------------------------------------------------
 
-def _cell_logp(fit: ItemFit, ref: OrdinalStats, part: slice, flat: dict[str, np.ndarray]
+def _cell_logp(fit: FittedDraws, ref: OrdinalStats, part: slice, flat: dict[str, np.ndarray]
                ) -> tuple[np.ndarray, np.ndarray]:
     """eta (draw, cell) without the item effect and kappa (draw, cut) of ``ref``'s cells."""
     eta = grader_model_eta(_stats(fit), {k: v[part] for k, v in flat.items()})
     return eta[:, ref.cell_model, ref.cell_task, ref.cell_grader], flat["cutpoints"][part]
 
 
-def _item_moments(fit: ItemFit) -> tuple[np.ndarray, np.ndarray]:
+def _item_moments(fit: FittedDraws) -> tuple[np.ndarray, np.ndarray]:
     items = fit.idata["item_effects"].to_dataset()
     return items["item_effect_mean"].values, items["item_effect_sd"].values
 
 
-def ordinal_pointwise_loglik(fit: ItemFit, ref: OrdinalStats) -> np.ndarray:
+def ordinal_pointwise_loglik(fit: FittedDraws, ref: OrdinalStats) -> np.ndarray:
     """(draw, observation) log-likelihood: one item's whole rating pattern when ``ref`` has
     items (the item effect integrated out), else one row (see the module docstring)."""
     from scipy import sparse
@@ -119,7 +118,7 @@ def ordinal_pointwise_loglik(fit: ItemFit, ref: OrdinalStats) -> np.ndarray:
     return out
 
 
-def _integrated(fit: ItemFit, ref: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
+def _integrated(fit: FittedDraws, ref: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
                 sigma: np.ndarray, onehot: Any) -> np.ndarray:
     """log int N(b; 0, s^2) prod_c p(l_c | eta_c - b)^{n_c} db per (draw, item)."""
     mean, sd = _item_moments(fit)
@@ -134,7 +133,7 @@ def _integrated(fit: ItemFit, ref: OrdinalStats, eta: np.ndarray, kappa: np.ndar
     return top + np.log(np.exp(vals - top[..., None]).sum(axis=-1)) + np.log(scale)
 
 
-def ordinal_reference(fits: dict[str, ItemFit]) -> OrdinalStats:
+def ordinal_reference(fits: Mapping[str, FittedDraws]) -> OrdinalStats:
     """The cells every fit is scored on (the first fit with items, else the first fit);
     fits of other tables raise."""
     stats = {name: fit.data.ordinal for name, fit in fits.items()}
@@ -224,7 +223,7 @@ def _prior_draw(stats: OrdinalStats, priors: dict[str, float], config: dict[str,
     return eta, kappa, b
 
 
-def ordinal_predictive_checks(fit: ItemFit, n_replicates: int, gen: np.random.Generator
+def ordinal_predictive_checks(fit: FittedDraws, n_replicates: int, gen: np.random.Generator
                               ) -> pd.DataFrame:
     """See :meth:`ItemFit.predictive_checks` (statistics: each model's mean rating, each
     grader's mean rating, the SD over items of the items' mean rating)."""
@@ -308,6 +307,6 @@ def ordinal_compare_frequentist(stats: OrdinalStats, post: np.ndarray, level: fl
     return out
 
 
-def benchmark_draws(fit: ItemFit) -> np.ndarray:
+def benchmark_draws(fit: FittedDraws) -> np.ndarray:
     """(sample, model) benchmark-scope draws (for tests)."""
     return fit.posterior[BENCHMARK_SCORE].stack(sample=SAMPLE_DIMS).values.T

@@ -42,7 +42,7 @@ from evaluq._dims import BENCHMARK_SCORE, ITEM, MODEL, NEW_ITEMS_SCORE, POSTERIO
 from evaluq._fits import merge_priors
 from evaluq._nutpie_cache import compile_pymc_model
 from evaluq.item_model._criticism import _observed, _prior_draw, _rows
-from evaluq.item_model._data import ItemData
+from evaluq.item_model._data import FittedDraws, ItemData
 from evaluq.item_model._model import PRIOR_KEYS, _effects, default_priors, term_loglik
 from evaluq.item_model._posterior import (
     PRIOR_NODES,
@@ -53,8 +53,6 @@ from evaluq.item_model._posterior import (
 
 if TYPE_CHECKING:
     import pymc as pm
-
-    from evaluq.item_model._fit import ItemFit
 
 DISC_PRIOR_KEYS: Final = ("sigma_logdisc_sigma",)
 DISC_PRIOR_TEXT: Final = {"sigma_logdisc_sigma": "scale of sigma_logdisc ~ HalfNormal, the SD "
@@ -309,7 +307,7 @@ def marginal_item_loglik(data: ItemData, items: ItemData, eta: np.ndarray,
     return out + np.asarray(items.log_binom)
 
 
-def pointwise_loglik_2pl(fit: ItemFit, items: ItemData) -> np.ndarray:
+def pointwise_loglik_2pl(fit: FittedDraws, items: ItemData) -> np.ndarray:
     """(draw, item) pointwise log-likelihood of a 2PL fit for ``compare_fits``."""
     flat = flat_posterior(fit.posterior, SAMPLED_2PL)
     eta = linear_predictor(fit.data, flat)
@@ -328,7 +326,7 @@ def _replicate_2pl(data: ItemData, eta: np.ndarray, a: np.ndarray, b: np.ndarray
     return _observed(fake)
 
 
-def predictive_checks_2pl(fit: ItemFit, n_replicates: int, gen: np.random.Generator
+def predictive_checks_2pl(fit: FittedDraws, n_replicates: int, gen: np.random.Generator
                           ) -> pd.DataFrame:
     """Prior and posterior predictive checks of a 2PL fit (the statistics and rules of
     ``_criticism``): posterior replicates use each draw's item parameters, prior
