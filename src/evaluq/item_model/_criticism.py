@@ -29,6 +29,13 @@ from evaluq.item_model._model import log_integrand, term_mode
 from evaluq.item_model._posterior import GRID, GRID_HALF_WIDTH, flat_posterior, linear_predictor
 
 N_REPLICATES: Final = 200
+POSTERIOR_BAND: Final = (0.025, 0.975)
+"""A posterior check passes when its p-value lies in this band (its replicates' band too)."""
+PRIOR_BAND: Final = (0.005, 0.995)
+"""A prior check passes when the observed statistic lies between these quantiles of the prior
+predictive replicates (its central 99%). These are the check's rule, spelled as quantiles,
+not an interval of draws: ``_kernels.percentile_interval`` forms its tails as
+(1 - level) / 2, which differs from 0.005 / 0.025 in the last bit and would move the bands."""
 
 
 def _observed(data: ItemData) -> dict[str, np.ndarray]:
@@ -102,8 +109,9 @@ def _rows(kind: str, observed: dict[str, np.ndarray], reps: list[dict[str, np.nd
         for k, value in enumerate(obs):
             draws = rep[:, k]
             p = float((draws >= value).mean())
-            lo, hi = np.quantile(draws, [0.005, 0.995] if kind == "prior" else [0.025, 0.975])
-            passed = (lo <= value <= hi) if kind == "prior" else (0.025 <= p <= 0.975)
+            lo, hi = np.quantile(draws, PRIOR_BAND if kind == "prior" else POSTERIOR_BAND)
+            passed = (lo <= value <= hi) if kind == "prior" else (
+                POSTERIOR_BAND[0] <= p <= POSTERIOR_BAND[1])
             rows.append({"check": kind, "statistic": name,
                          MODEL: models[k] if name == "accuracy" else "",
                          "observed": float(value), "replicated_mean": float(draws.mean()),

@@ -292,9 +292,8 @@ class ItemFit(PosteriorFit):
         if "run_drift" not in self.posterior:
             raise ValueError(f"run_drift_interval needs family='beta-binomial'; this fit's "
                              f"family is {self.data.family!r} (no run drift by assumption)")
-        rho = self.posterior["run_drift"]
-        lo, hi = rho.quantile([(1 - level) / 2, (1 + level) / 2], SAMPLE_DIMS).values
-        return interval_from_bounds(np.array([lo, hi]), dims=(), kind="percentile",
+        bounds = posterior_interval(self.posterior["run_drift"], level)
+        return interval_from_bounds(bounds, dims=(), kind="percentile",
                                     confidence_level=level, name="run_drift")
 
     def predictive_checks(self, *, n_replicates: int = 200, rng: RNGLike = 0) -> pd.DataFrame:
