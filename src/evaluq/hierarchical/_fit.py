@@ -241,6 +241,12 @@ class HierarchicalFit(PosteriorFit):
     data: HierarchicalData = field(repr=False)
     cube: xr.Dataset | None = field(repr=False)
     SCOPES: ClassVar[tuple[str, ...]] = SCOPES
+    # the fit base's questions, named on the class too (``vars(cls)``: the docstring checks
+    # and the API docs list them per fit); each is defined once, in ``_fits.PosteriorFit``
+    pairwise_differences = PosteriorFit.pairwise_differences
+    rank_probabilities = PosteriorFit.rank_probabilities
+    diagnostics = PosteriorFit.diagnostics
+    save = PosteriorFit.save
 
     # -- draws ----------------------------------------------------------------------------------
     def __post_init__(self) -> None:

@@ -218,6 +218,12 @@ class ItemFit(PosteriorFit):
     config: dict[str, Any]
     data: ItemData = field(repr=False)
     SCOPES: ClassVar[tuple[str, ...]] = SCOPES
+    # the fit base's questions, named on the class too (``vars(cls)``: the docstring checks
+    # and the API docs list them per fit); each is defined once, in ``_fits.PosteriorFit``
+    pairwise_differences = PosteriorFit.pairwise_differences
+    rank_probabilities = PosteriorFit.rank_probabilities
+    diagnostics = PosteriorFit.diagnostics
+    save = PosteriorFit.save
 
     @property
     def _higher_is_better(self) -> bool:
