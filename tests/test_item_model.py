@@ -163,6 +163,38 @@ def test_compare_frequentist(fit):
     assert scores.agree.all()
 
 
+def test_pairwise_differences_name_their_interval_from_the_vocabulary(fit):
+    """The fit base labels the credible interval as its ``ci`` variable does (issue 31)."""
+    from evaluq._intervals import CI_KINDS
+
+    out = fit.pairwise_differences(rope=0.05)
+    assert out.attrs["ci_kind"] == out["ci"].attrs["ci_kind"] == "percentile"
+    assert out.attrs["ci_kind"] in CI_KINDS
+    total = out["p_below"] + out["p_rope"] + out["p_above"]
+    np.testing.assert_allclose(total.values, 1.0)
+
+
+def test_one_convergence_warning_class_for_every_fit():
+    """One filter silences both fits' convergence warnings (issue 31)."""
+    from evaluq.errors import ConvergenceWarning
+    from evaluq.hierarchical import ConvergenceWarning as HierarchicalConvergence
+
+    assert ItemConvergenceWarning is ConvergenceWarning is HierarchicalConvergence
+
+
+def test_agree_means_each_point_inside_the_other_interval():
+    """Overlapping intervals are not enough: each side's point must lie in the other's
+    interval (the one ``agree`` of every fit's comparison table, issue 31)."""
+    import pandas as pd
+
+    from evaluq._fits import agree
+
+    table = pd.DataFrame({"frequentist": [0.5, 0.5], "freq_lower": [0.4, 0.4],
+                          "freq_upper": [0.6, 0.6], "posterior_mean": [0.55, 0.65],
+                          "post_lower": [0.45, 0.55], "post_upper": [0.65, 0.75]})
+    assert agree(table).tolist() == [True, False]     # the second: intervals overlap only
+
+
 def test_save_load_round_trip(fit, tmp_path):
     path = tmp_path / "fit.nc"
     fit.save(path)
