@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,7 +43,9 @@ def _public_modules() -> Iterator[Any]:
     for info in pkgutil.walk_packages(eq.__path__, "evaluq."):
         if any(part.startswith("_") for part in info.name.split(".")[1:]):
             continue
-        module = importlib.import_module(info.name)
+        with warnings.catch_warnings():     # an old module path may warn on import
+            warnings.simplefilter("ignore", DeprecationWarning)
+            module = importlib.import_module(info.name)
         if hasattr(module, "__all__") or info.name in EXTRA_MODULES:
             yield module
 
