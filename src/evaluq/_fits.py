@@ -6,6 +6,7 @@ diagnostics, save, repr; a model supplies its draws at each scope and its extras
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from collections.abc import Collection, Hashable, Mapping, Sequence
@@ -131,6 +132,30 @@ def posterior_interval(draws: xr.DataArray, level: float,
     flat = draws.transpose(..., *sample_dims).values
     return percentile_interval(flat.reshape(*flat.shape[:flat.ndim - len(sample_dims)], -1),
                                level)
+
+
+def read_fit_tree(path: Any, *, writer: str, what: str = "fit"
+                  ) -> tuple[xr.DataTree, dict[str, Any]]:
+    """The DataTree and the configuration of a fit saved by :meth:`PosteriorFit.save`.
+
+    ``path`` must be a str or os.PathLike naming a file (TypeError, FileNotFoundError naming
+    ``what``); a file that is not a saved fit, or is truncated or corrupted, raises
+    ValueError naming ``writer`` (the method that writes such files) and never half-reads.
+    """
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"`path` must be a str or os.PathLike (a NetCDF file written by "
+                        f"{writer}); got {type(path).__name__}")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"`path`: no {what} file at {str(path)!r}")
+    try:
+        tree = xr.open_datatree(path).load()
+        tree.close()
+        config = json.loads(tree.attrs["evaluq_config"])
+    except (OSError, ValueError, RuntimeError, KeyError) as err:
+        raise ValueError(f"`path` {os.fspath(path)!r} cannot be read as a saved fit (not one "
+                         f"written by {writer}, or truncated or corrupted): "
+                         f"{type(err).__name__}: {err}") from err
+    return tree, config
 
 
 class PosteriorFit:

@@ -16,7 +16,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import FACTOR, LANGUAGE, MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
-from evaluq._fits import PosteriorFit, posterior_interval
+from evaluq._fits import PosteriorFit, posterior_interval, read_fit_tree
 from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._schema import orientation, validate
 from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
@@ -615,19 +615,7 @@ def load_fit(path: str | os.PathLike[str], cube: xr.Dataset | None = None) -> Hi
     >>> eq.load_fit("fit.nc", cube).posterior["mu"].sizes["model"]    # doctest: +SKIP
     3
     """
-    if not isinstance(path, str | os.PathLike):
-        raise TypeError(f"`path` must be a str or os.PathLike (a NetCDF file written by "
-                        f"HierarchicalFit.save); got {type(path).__name__}")
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"`path`: no fit file at {str(path)!r}")
-    try:                                   # a truncated or corrupted file: named, never read
-        tree = xr.open_datatree(path).load()
-        tree.close()
-        config = json.loads(tree.attrs["evaluq_config"])
-    except (OSError, ValueError, RuntimeError, KeyError) as err:
-        raise ValueError(f"`path` {os.fspath(path)!r} cannot be read as a saved fit (not one "
-                         f"written by HierarchicalFit.save, or truncated or corrupted): "
-                         f"{type(err).__name__}: {err}") from err
+    tree, config = read_fit_tree(path, writer="HierarchicalFit.save")
     if "posterior" not in tree.children:
         raise NotFittedError(f"`path`: {str(path)!r} holds no posterior; fit the model with "
                              "eq.fit_hierarchical(cube) and save that fit")

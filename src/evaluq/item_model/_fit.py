@@ -6,7 +6,6 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar, Final
 
 import numpy as np
@@ -22,7 +21,7 @@ from evaluq._dims import (
     TASK,
     TERM,
 )
-from evaluq._fits import PosteriorFit, posterior_interval
+from evaluq._fits import PosteriorFit, posterior_interval, read_fit_tree
 from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._validation import (
     RNGLike,
@@ -661,14 +660,7 @@ def load_item_fit(path: str | os.PathLike[str]) -> ItemFit:
     >>> eq.load_item_fit("items.nc").form                                     # doctest: +SKIP
     'marginal'
     """
-    if not isinstance(path, str | os.PathLike):
-        raise TypeError(f"`path` must be a str or os.PathLike (a NetCDF file written by "
-                        f"ItemFit.save); got {type(path).__name__}")
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"`path`: no item-model fit file at {str(path)!r}")
-    tree = xr.open_datatree(path).load()
-    tree.close()
-    if "evaluq_config" not in tree.attrs or "observed_data" not in tree:
+    tree, config = read_fit_tree(path, writer="ItemFit.save", what="item-model fit")
+    if "observed_data" not in tree:
         raise ValueError(f"`path`: {str(path)!r} is not a file written by ItemFit.save")
-    return ItemFit(idata=tree, config=json.loads(tree.attrs["evaluq_config"]),
-                   data=_stored_data(tree))
+    return ItemFit(idata=tree, config=config, data=_stored_data(tree))
