@@ -86,6 +86,44 @@ def merge_priors(defaults: Mapping[str, float], priors: Any, keys: Collection[st
 
 # --- the fit base ---------------------------------------------------------------------------------
 
+SAMPLER_STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
+                        "mean_tree_accept", "acceptance_rate", "logp", "lp")
+"""The sampler statistics a fit keeps (nutpie's and PyMC's names; the others are dropped)."""
+
+
+def sampler_stats(raw: xr.DataTree) -> xr.Dataset:
+    """The ``sample_stats`` group of a sampler's output, cut to :data:`SAMPLER_STATS`."""
+    stats = raw["sample_stats"].to_dataset()
+    return stats[[v for v in SAMPLER_STATS if v in stats]]
+
+
+def divergences(stats: xr.Dataset) -> int:
+    """The number of divergent transitions in ``sample_stats`` (0 without the statistic)."""
+    return int(stats["diverging"].sum()) if "diverging" in stats else 0
+
+
+def convergence_problems(table: pd.DataFrame, n_divergent: int, *, rhat_max: float,
+                         ess_min: float, advice: Mapping[str, str]) -> list[str]:
+    """The advice of a fit's convergence warning from its :func:`convergence_table`: the
+    worst R-hat above ``rhat_max``, the least bulk / tail ESS below ``ess_min``, divergent
+    transitions; each names the quantity and model and ends with the model's own
+    ``advice[...]`` (keys ``"r_hat"``, ``"ess"``, ``"divergences"``)."""
+    out = []
+    worst = table["r_hat"].max()
+    if worst > rhat_max:
+        where: Any = table["r_hat"].idxmax()
+        out.append(f"R-hat up to {worst:.3f} ({where[0]} {where[1]}) > {rhat_max}: the chains "
+                   f"disagree; {advice['r_hat']}")
+    ess = table[["ess_bulk", "ess_tail"]].min(axis=1)
+    if ess.min() < ess_min:
+        where = ess.idxmin()
+        out.append(f"ESS down to {ess.min():.0f} ({where[0]} {where[1]}) < {ess_min}: "
+                   f"{advice['ess']}")
+    if n_divergent > 0:
+        out.append(f"{n_divergent} divergent transitions: {advice['divergences']}")
+    return out
+
+
 def check_rope(rope: Any) -> float:
     """The half-width of a region of practical equivalence: a finite number >= 0."""
     if isinstance(rope, bool) or not isinstance(rope, int | float | np.integer | np.floating) \

@@ -6,14 +6,14 @@ Plain functions of the posterior, the sampler statistics and which seed SDs are 
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from evaluq._dims import MODEL, POSTERIOR_SAMPLE_DIMS
-from evaluq._fits import convergence_table
+from evaluq._fits import convergence_problems, convergence_table, divergences
 
 REPORTED: Final = ("mu", "benchmark_mean", "sigma_between", "sigma_seed", "tau_m", "tau_lang")
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
@@ -36,26 +36,20 @@ def _reported(post: xr.Dataset, identified: np.ndarray) -> xr.Dataset:
     return ds
 
 
-def _problems(table: pd.DataFrame, divergences: int, bfmi: np.ndarray,
+ADVICE: Final = {
+    "r_hat": "refit with more tuning and draws (tune=2000, draws=2000)",
+    "ess": "too few effective draws for stable intervals; increase draws (ESS grows with "
+           "draws x chains)",
+    "divergences": "the sampler could not follow the posterior (often a variance near 0 with "
+                   "few languages or models); refit with tune=2000, or give tighter prior "
+                   "scales (priors={'tau_m_sigma': ..., 'tau_lang_sigma': ...})",
+}
+
+
+def _problems(table: pd.DataFrame, n_divergent: int, bfmi: np.ndarray,
               n_chains: int) -> list[str]:
-    out = []
-    worst = table["r_hat"].max()
-    if worst > RHAT_MAX:
-        where: Any = table["r_hat"].idxmax()
-        out.append(f"R-hat up to {worst:.3f} ({where[0]} {where[1]}) > {RHAT_MAX}: the chains "
-                   "disagree; refit with more tuning and draws (tune=2000, draws=2000)")
-    ess = table[["ess_bulk", "ess_tail"]].min(axis=1)
-    ess_min = ESS_PER_CHAIN * n_chains
-    if ess.min() < ess_min:
-        where = ess.idxmin()
-        out.append(f"ESS down to {ess.min():.0f} ({where[0]} {where[1]}) < {ess_min}: too few "
-                   "effective draws for stable intervals; increase draws (ESS grows with "
-                   "draws x chains)")
-    if divergences > 0:
-        out.append(f"{divergences} divergent transitions: the sampler could not follow the "
-                   "posterior (often a variance near 0 with few languages or models); refit "
-                   "with tune=2000, or give tighter prior scales (priors={'tau_m_sigma': ..., "
-                   "'tau_lang_sigma': ...})")
+    out = convergence_problems(table, n_divergent, rhat_max=RHAT_MAX,
+                               ess_min=ESS_PER_CHAIN * n_chains, advice=ADVICE)
     low = np.flatnonzero(bfmi < BFMI_MIN)
     if low.size:
         out.append(f"E-BFMI below {BFMI_MIN} in chains {low.tolist()}: the momentum "
@@ -70,12 +64,12 @@ def diagnostics(post: xr.Dataset, stats: xr.Dataset, seed_identified: np.ndarray
     import arviz_stats as azs
 
     table = convergence_table(_reported(post, seed_identified), SAMPLE_DIMS)
-    divergences = int(stats["diverging"].sum()) if "diverging" in stats else 0
+    n_divergent = divergences(stats)
     if "energy" in stats and stats.sizes.get("draw", 0) > 1:
         bfmi = np.atleast_1d(np.asarray(azs.bfmi(stats["energy"], sample_dims=list(SAMPLE_DIMS))))
     else:
         bfmi = np.full(stats.sizes.get("chain", 1), np.nan)
-    table.attrs = {"divergences": divergences, "bfmi": bfmi.tolist(),
-                   "problems": _problems(table, divergences, bfmi,
+    table.attrs = {"divergences": n_divergent, "bfmi": bfmi.tolist(),
+                   "problems": _problems(table, n_divergent, bfmi,
                                          int(post.sizes.get("chain", 1)))}
     return table

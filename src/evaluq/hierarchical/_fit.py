@@ -16,7 +16,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import FACTOR, LANGUAGE, MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
-from evaluq._fits import PosteriorFit, posterior_interval, read_fit_tree
+from evaluq._fits import PosteriorFit, divergences, posterior_interval, read_fit_tree, sampler_stats
 from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._schema import orientation, validate
 from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
@@ -47,8 +47,6 @@ SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 RETRY_TARGET_ACCEPT: Final = 0.95
 """The least target acceptance of the retry of a fit that failed its checks."""
 KEEP_CELLS_MAX: Final = 10_000_000   # theta (chain, draw, model, language) kept up to this size
-_STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
-                 "mean_tree_accept", "acceptance_rate", "logp", "lp")
 _COMPILED: dict[tuple[str, int, bool, int, str], Any] = {}
 """nutpie models compiled in this process, by (model, number of models, paired errors, number
 of error factors, coordinates of tau_m): refits reuse them."""
@@ -180,8 +178,7 @@ def _build_tree(data: HierarchicalData, model: str, raw: xr.DataTree, post_seed:
         post = post.drop_vars("a")
     post["sigma_seed"] = post["sigma_seed"].where(xr.DataArray(data.seed_identified, dims=MODEL))
     post.attrs = {"sampler": config["sampler"]}
-    stats = raw["sample_stats"].to_dataset()
-    stats = stats[[v for v in _STATS if v in stats]]
+    stats = sampler_stats(raw)
     observed = xr.Dataset(
         {"ybar": ((MODEL, LANGUAGE), data.ybar), "n_seeds": ((MODEL, LANGUAGE), data.n_seeds),
          "vbar": ((MODEL, LANGUAGE), data.vbar), "boot_dof": ((MODEL, LANGUAGE), data.boot_dof),
@@ -361,8 +358,7 @@ class HierarchicalFit(PosteriorFit):
     def _header(self) -> str:
         n_m, n_l = self.data.shape
         post = self.posterior
-        div = int(self.idata["sample_stats"]["diverging"].sum()) \
-            if "diverging" in self.idata["sample_stats"] else 0
+        div = divergences(self.idata["sample_stats"].to_dataset())
         errors = (f"'paired', error_factors={self.data.n_factors}" if self.data.paired
                   else "'independent'")
         retried = self.config.get("retried")

@@ -15,7 +15,7 @@ import xarray as xr
 from scipy.stats import norm
 
 from evaluq._dims import BENCHMARK_SCORE, MODEL, NEW_ITEMS_SCORE, POSTERIOR_SAMPLE_DIMS
-from evaluq._fits import agree, convergence_table
+from evaluq._fits import agree, convergence_problems, convergence_table, divergences
 from evaluq._kernels import percentile_interval
 from evaluq.item_model._data import ItemData
 
@@ -29,21 +29,12 @@ RHAT_MAX: Final = 1.01
 ESS_MIN: Final = 400
 
 
-def _problems(table: pd.DataFrame, divergences: int) -> list[str]:
-    out = []
-    if table["r_hat"].max() > RHAT_MAX:
-        where: Any = table["r_hat"].idxmax()
-        out.append(f"R-hat up to {table['r_hat'].max():.3f} ({where[0]} {where[1]}) > "
-                   f"{RHAT_MAX}: the chains disagree; refit with more tuning and draws")
-    ess = table[["ess_bulk", "ess_tail"]].min(axis=1)
-    if ess.min() < ESS_MIN:
-        where = ess.idxmin()
-        out.append(f"ESS down to {ess.min():.0f} ({where[0]} {where[1]}) < {ESS_MIN}: "
-                   "increase draws")
-    if divergences > 0:
-        out.append(f"{divergences} divergent transitions: refit with tune=2000, or tighter "
-                   "prior scales (priors={'sigma_task_sigma': ..., 'sigma_mxt_sigma': ...})")
-    return out
+ADVICE: Final = {
+    "r_hat": "refit with more tuning and draws",
+    "ess": "increase draws",
+    "divergences": "refit with tune=2000, or tighter prior scales "
+                   "(priors={'sigma_task_sigma': ..., 'sigma_mxt_sigma': ...})",
+}
 
 
 def _one_label_dim(post: Any) -> Any:
@@ -71,8 +62,10 @@ def diagnostics(post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
     statistics."""
     post = _one_label_dim(post[[v for v in REPORTED if v in post]])
     table = convergence_table(post, SAMPLE_DIMS)
-    divergences = int(stats["diverging"].sum()) if "diverging" in stats else 0
-    table.attrs = {"divergences": divergences, "problems": _problems(table, divergences)}
+    n_divergent = divergences(stats)
+    table.attrs = {"divergences": n_divergent,
+                   "problems": convergence_problems(table, n_divergent, rhat_max=RHAT_MAX,
+                                                    ess_min=ESS_MIN, advice=ADVICE)}
     return table
 
 

@@ -21,7 +21,7 @@ from evaluq._dims import (
     TASK,
     TERM,
 )
-from evaluq._fits import PosteriorFit, posterior_interval, read_fit_tree
+from evaluq._fits import PosteriorFit, divergences, posterior_interval, read_fit_tree, sampler_stats
 from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._validation import (
     RNGLike,
@@ -63,8 +63,6 @@ TARGET_ACCEPT: Final = 0.9
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 SAMPLED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "task_effect",
                   "sigma_model_x_task", "model_x_task", "run_drift")
-_STATS: Final = ("diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
-                 "mean_tree_accept", "acceptance_rate", "logp", "lp")
 _COMPILED: dict[tuple[Any, ...], Any] = {}
 """nutpie models compiled in this process, by (models, tasks, padded terms, items, family):
 refits of data of the same shape and family reuse them."""
@@ -177,8 +175,7 @@ def _build_tree(data: ItemData, raw: xr.DataTree, config: dict[str, Any],
                 priors: dict[str, float]) -> xr.DataTree:
     post, items = (twopl_posterior(data, raw) if config["discrimination"]
                    else _posterior(data, raw, config["post_seed"]))
-    stats = raw["sample_stats"].to_dataset()
-    stats = stats[[v for v in _STATS if v in stats]]
+    stats = sampler_stats(raw)
     groups = {"posterior": post, "sample_stats": stats, "observed_data": _observed(data),
               "constant_data": xr.Dataset({f"prior_{k}": v for k, v in priors.items()})}
     if items.data_vars:
@@ -380,8 +377,7 @@ class ItemFit(PosteriorFit):
     def _header(self) -> str:
         post = self.posterior
         n_m, n_k = self.data.shape
-        div = int(self.idata["sample_stats"]["diverging"].sum()) \
-            if "diverging" in self.idata["sample_stats"] else 0
+        div = divergences(self.idata["sample_stats"].to_dataset())
         units = "ratings" if self.data.family == "ordinal" and not self.data.has_items \
             else "items"
         return (f"ItemFit(family={self.data.family!r}, form={self.form!r}, {n_m} models x "
