@@ -129,3 +129,23 @@ def test_submodules_stay_reachable_as_attributes():
         assert isinstance(module, types.ModuleType)
         assert module.__name__ == f"evaluq.{name}"
         assert name not in evaluq.__all__
+
+
+def test_the_stub_is_the_one_list_of_public_names():
+    """``__init__.pyi`` is what type checkers read and what ``import evaluq`` loads from: every
+    aliased import is in ``__all__`` and resolves to the object the stub names."""
+    import ast
+    import importlib
+
+    stub = ast.parse((Path(evaluq.__file__).parent / "__init__.pyi").read_text())
+    public = set()
+    for node in stub.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.asname == alias.name:
+                    public.add(alias.name)
+                    module = importlib.import_module(str(node.module))
+                    assert getattr(evaluq, alias.name) is getattr(module, alias.name)
+    assert public == set(evaluq.__all__)
+    source = (Path(evaluq.__file__)).read_text()
+    assert len(source.splitlines()) <= 150

@@ -1,0 +1,102 @@
+"""The public names of evaluq: the one list.
+
+Type checkers read this stub; ``evaluq/__init__.py`` reads it too (its imports, parsed with
+``ast``) and loads each name on first use (PEP 562). ``from M import name as name`` is a public
+name (in ``__all__``); a plain ``from M import name`` is reachable as an attribute but not
+star-exported. A new public name is one line here.
+"""
+
+from evaluq._version import __version__ as __version__
+
+# modules and sub-packages
+from evaluq import agreement as agreement
+from evaluq import bayescomp as bayescomp
+from evaluq import cube
+from evaluq import demsar as demsar
+from evaluq import dirichlet as dirichlet
+from evaluq import errors
+from evaluq import experiment
+from evaluq import hierarchical as hierarchical
+from evaluq import intervals as intervals
+from evaluq import io
+from evaluq import measurement_error as measurement_error
+from evaluq import metrics as metrics
+from evaluq import pairwise
+from evaluq import plots as plots
+from evaluq import power as power
+from evaluq import predictions
+from evaluq import proportions as proportions
+from evaluq import ranks
+from evaluq import reporting as reporting
+from evaluq import resampling
+from evaluq import significance
+from evaluq import simulate
+from evaluq import tables as tables
+from evaluq import variance
+
+# functions, classes, warnings
+from evaluq.aggregation import aggregate as aggregate
+from evaluq.almost_stochastic_order import ASOResult as ASOResult
+from evaluq.almost_stochastic_order import aso as aso
+from evaluq.almost_stochastic_order import multi_aso as multi_aso
+from evaluq.bayescomp import BayesianComparison as BayesianComparison
+from evaluq.bayescomp import bayesian_signed_rank as bayesian_signed_rank
+from evaluq.bayescomp import correlated_t_test as correlated_t_test
+from evaluq.bayescomp import hierarchical_t_test as hierarchical_t_test
+from evaluq.clusters import design_effect as design_effect
+from evaluq.cube import from_arrays as from_arrays
+from evaluq.cube import from_long as from_long
+from evaluq.cube import from_summary as from_summary
+from evaluq.cube import higher_is_better as higher_is_better
+from evaluq.cube import is_summary as is_summary
+from evaluq.cube import open_cube as open_cube
+from evaluq.cube import validate as validate
+from evaluq.demsar import FriedmanResult as FriedmanResult
+from evaluq.demsar import critical_difference as critical_difference
+from evaluq.demsar import friedman_test as friedman_test
+from evaluq.errors import CubeError as CubeError
+from evaluq.errors import EvaluqWarning as EvaluqWarning
+from evaluq.errors import HarnessLogWarning as HarnessLogWarning
+from evaluq.errors import ImplicitEpochWarning as ImplicitEpochWarning
+from evaluq.errors import MissingDataWarning as MissingDataWarning
+from evaluq.errors import NotFittedError as NotFittedError
+from evaluq.errors import ScaleWarning as ScaleWarning
+from evaluq.hierarchical import HierarchicalFit as HierarchicalFit
+from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
+from evaluq.hierarchical import load_fit as load_fit
+from evaluq.io import read_inspect_logs as read_inspect_logs
+from evaluq.io import read_lm_eval_samples as read_lm_eval_samples
+from evaluq.io import read_table as read_table
+from evaluq.item_model import ItemFit as ItemFit
+from evaluq.item_model import compare_fits as compare_fits
+from evaluq.item_model import fit_items as fit_items
+from evaluq.item_model import load_item_fit as load_item_fit
+from evaluq.item_model import simulate_items as simulate_items
+from evaluq.item_stats import item_means as item_means
+from evaluq.items import from_items as from_items
+from evaluq.items import item_scores as item_scores
+from evaluq.paired_bayes import bayes_paired_comparison as bayes_paired_comparison
+from evaluq.pairwise import pairwise_by_language as pairwise_by_language
+from evaluq.pairwise import pairwise_differences as pairwise_differences
+from evaluq.pairwise import pairwise_table as pairwise_table
+from evaluq.pass_k import pass_at_k as pass_at_k
+from evaluq.pass_k import pass_hat_k as pass_hat_k
+from evaluq.predictions import from_predictions as from_predictions
+from evaluq.proportions import mcnemar_test as mcnemar_test
+from evaluq.proportions import proportion_interval as proportion_interval
+from evaluq.ranks import leaderboard as leaderboard
+from evaluq.ranks import rank_distribution as rank_distribution
+from evaluq.ranks import significance_groups as significance_groups
+from evaluq.reporting import report as report
+from evaluq.resampling import ResamplePlan
+from evaluq.resampling import resample as resample
+from evaluq.rliable_methods import interval_estimates as interval_estimates
+from evaluq.rliable_methods import performance_profile as performance_profile
+from evaluq.rliable_methods import probability_of_improvement as probability_of_improvement
+from evaluq.significance import BootstrapTestResult as BootstrapTestResult
+from evaluq.significance import bootstrap_test as bootstrap_test
+from evaluq.significance.experiment import Experiment as Experiment
+from evaluq.significance.experiment import ExperimentResult as ExperimentResult
+from evaluq.simulate import simulate_cube as simulate_cube
+from evaluq.variance import variance_components as variance_components
+from evaluq.variance import variance_table as variance_table
