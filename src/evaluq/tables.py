@@ -247,6 +247,7 @@ def whole_ranks(table: pd.DataFrame) -> pd.DataFrame:
     >>> whole_ranks(pd.DataFrame({"observed_rank": [1.0, 2.0]}))["observed_rank"].tolist()
     [1, 2]
     """
+    _check_table(table)
     out = table.copy()
     for col in table.columns:
         values = table[col]

@@ -70,6 +70,8 @@ def reporting_cases() -> list[Case]:
     add(Case("evaluq.tables.to_markdown", "negative digits",
              lambda: tables.to_markdown(board, digits=-1), "`digits`"))
     add(Case("evaluq.tables.to_latex", "a Dataset", lambda: tables.to_latex(agg()), "`table`"))
+    add(Case("evaluq.tables.whole_ranks", "a Dataset", lambda: tables.whole_ranks(agg()),
+             "`table`"))
     add(Case("evaluq.tables.write", "unknown format",
              lambda: tables.write(board, Path(mkdtemp()) / "t", formats=("docx",)),
              "`formats`"))
