@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     cube = eq.from_arrays(x, models=[f"m{i}" for i in range(k)], outlier_threshold=None)
     eq.interval_estimates(cube, n_resamples=10, rng=0)       # warm-up: imports
     eq.probability_of_improvement(cube, n_resamples=10, rng=0)
-    eq.multi_aso(cube, num_bootstrap_iterations=10, rng=0)
+    eq.multi_aso(cube, n_resamples=10, rng=0)
     print(machine_line())
     print(f"data: {k} models x {shape[1]} tasks x {shape[2]} runs; {n_res} resamples; "
           f"multi-ASO {aso_iter} iterations; {rounds} round(s), evaluq and peers alternately")
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             sec, out["poi"] = timed(lambda: eq.probability_of_improvement(
                 cube, n_resamples=n_res, rng=0))
             t["poi"].append(sec)
-            sec, out["aso"] = timed(lambda: eq.multi_aso(cube, num_bootstrap_iterations=aso_iter,
+            sec, out["aso"] = timed(lambda: eq.multi_aso(cube, n_resamples=aso_iter,
                                                          rng=0))
             t["aso"].append(sec)
             if args.skip_anchor:
@@ -152,7 +152,7 @@ def report(t: dict, out: dict, n_res: int, peer_reps: dict, peer_pairs: dict, as
         for key, eps in out["ds_aso"]["eps_min"].items():
             i, j = map(int, key.split(","))
             runs = out["runs"]
-            mine = eq.aso(runs[i], runs[j], num_bootstrap_iterations=aso_iter, rng=0)
+            mine = eq.aso(runs[i], runs[j], n_resamples=aso_iter, rng=0)
             # eps_min = eps + z sigma / c; an SD from B draws of kurtosis kappa has SE
             # sigma sqrt((kappa - 1) / (4 B)) (bootstrap ratios near 0 are very skewed)
             boot = mine.distribution.values
