@@ -196,6 +196,14 @@ def read_fit_tree(path: Any, *, writer: str, what: str = "fit"
     return tree, config
 
 
+def summary_columns(draws: xr.DataArray, prefix: str) -> dict[str, np.ndarray]:
+    """``{prefix}_mean``, ``{prefix}_2.5%`` and ``{prefix}_97.5%`` of (chain, draw, model)
+    draws: the posterior mean and 95% equal-tailed interval of each model."""
+    bounds = posterior_interval(draws, 0.95)
+    return {f"{prefix}_mean": draws.mean(SAMPLE_DIMS).values, f"{prefix}_2.5%": bounds[:, 0],
+            f"{prefix}_97.5%": bounds[:, 1]}
+
+
 class PosteriorFit:
     """What every fitted Bayesian model answers the same way (the base of
     :class:`evaluq.HierarchicalFit` and :class:`evaluq.ItemFit`).
@@ -332,8 +340,14 @@ class PosteriorFit:
     def _header(self) -> str:
         raise NotImplementedError
 
-    def _summary(self) -> pd.DataFrame:
+    def _summary_columns(self) -> dict[str, Any]:
         raise NotImplementedError
+
+    def _summary(self) -> pd.DataFrame:
+        """The repr's table: one row per model, the subclass's columns (``summary_columns``
+        of its headline draws)."""
+        return pd.DataFrame(self._summary_columns(),
+                            index=pd.Index(self.data.models, name=MODEL))
 
     def _preamble(self) -> list[str]:
         return []

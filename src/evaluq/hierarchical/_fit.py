@@ -16,7 +16,13 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import FACTOR, LANGUAGE, MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
-from evaluq._fits import PosteriorFit, divergences, posterior_interval, read_fit_tree, sampler_stats
+from evaluq._fits import (
+    PosteriorFit,
+    divergences,
+    read_fit_tree,
+    sampler_stats,
+    summary_columns,
+)
 from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._schema import orientation, validate
 from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
@@ -347,13 +353,10 @@ class HierarchicalFit(PosteriorFit):
         return diagnostics(post, stats, self.data.seed_identified)
 
     # -- display -------------------------------------------------------------------------------
-    def _summary(self) -> pd.DataFrame:
-        mu = self.posterior["mu"]
-        bounds = posterior_interval(mu, 0.95)
-        sb = self.posterior["sigma_between"].mean(SAMPLE_DIMS).values
-        return pd.DataFrame({"mu_mean": mu.mean(SAMPLE_DIMS).values, "mu_2.5%": bounds[:, 0],
-                             "mu_97.5%": bounds[:, 1], "sigma_between_mean": sb},
-                            index=pd.Index(self.data.models, name=MODEL))
+    def _summary_columns(self) -> dict[str, Any]:
+        post = self.posterior
+        return {**summary_columns(post["mu"], "mu"),
+                "sigma_between_mean": post["sigma_between"].mean(SAMPLE_DIMS).values}
 
     def _header(self) -> str:
         n_m, n_l = self.data.shape

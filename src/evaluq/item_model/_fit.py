@@ -21,7 +21,14 @@ from evaluq._dims import (
     TASK,
     TERM,
 )
-from evaluq._fits import PosteriorFit, divergences, posterior_interval, read_fit_tree, sampler_stats
+from evaluq._fits import (
+    PosteriorFit,
+    divergences,
+    posterior_interval,
+    read_fit_tree,
+    sampler_stats,
+    summary_columns,
+)
 from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._validation import (
     RNGLike,
@@ -365,14 +372,11 @@ class ItemFit(PosteriorFit):
     def _diagnose(self, post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
         return diagnostics(post, stats)
 
-    def _summary(self) -> pd.DataFrame:
+    def _summary_columns(self) -> dict[str, Any]:
         cols: dict[str, Any] = {}
         for scope in SCOPES:
-            s = self.scores(scope)
-            bounds = posterior_interval(s, 0.95)
-            cols |= {f"{scope}_mean": s.mean(SAMPLE_DIMS).values,
-                     f"{scope}_2.5%": bounds[:, 0], f"{scope}_97.5%": bounds[:, 1]}
-        return pd.DataFrame(cols, index=pd.Index(self.data.models, name=MODEL))
+            cols |= summary_columns(self.scores(scope), scope)
+        return cols
 
     def _header(self) -> str:
         post = self.posterior

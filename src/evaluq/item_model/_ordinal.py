@@ -32,7 +32,7 @@ import pandas as pd
 from scipy.special import expit
 
 from evaluq._dims import MODEL
-from evaluq._fits import merge_priors
+from evaluq._fits import merge_priors, sampler_stats
 from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._validation import check_columns
 from evaluq.errors import CubeError
@@ -620,10 +620,7 @@ def fit_ordinal(df: pd.DataFrame, columns: dict[str, str | None], *, levels: Any
     start = time.perf_counter()
     post, items = _posterior_group(stats, raw)
     config["posterior_seconds"] = time.perf_counter() - start
-    stats_raw = raw["sample_stats"].to_dataset()
-    groups = {"posterior": post, "sample_stats": stats_raw[[v for v in (
-                  "diverging", "energy", "step_size", "n_steps", "depth", "tree_depth",
-                  "mean_tree_accept", "logp") if v in stats_raw]],
+    groups = {"posterior": post, "sample_stats": sampler_stats(raw),
               "observed_data": observed_dataset(stats),
               "constant_data": xr.Dataset({f"prior_{k}": v for k, v in resolved.items()})}
     if items.data_vars:
