@@ -21,14 +21,14 @@ import pytest
 from scipy import stats
 
 import evaluq as eq
-from evaluq.almost_stochastic_order import (
+from evaluq.errors import CubeError
+from evaluq.field.stochastic_order import (
     ASOWarning,
     bonferroni_level,
     grid,
     quantile_index,
     violation_ratio,
 )
-from evaluq.errors import CubeError
 
 REF = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "anchors"
                   / "deepsig_reference.json").read_text())

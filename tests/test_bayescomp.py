@@ -23,13 +23,13 @@ import pytest
 import xarray as xr
 
 import evaluq as eq
-from evaluq.bayescomp import (
+from evaluq.errors import CubeError
+from evaluq.field.bayescomp import (
     correlated_t_statistics,
     signed_rank_samples,
     t_probabilities,
     winner_probabilities,
 )
-from evaluq.errors import CubeError
 
 ANCHORS = json.loads((Path(__file__).parents[1] / "benchmarks" / "anchors" / "baycomp.json")
                      .read_text())
@@ -191,7 +191,7 @@ HIER = json.loads((Path(__file__).parents[1] / "benchmarks" / "anchors"
 def test_exchangeable_loglik_is_baycomps_stan_likelihood():
     """Term for term the Stan program's logLik, with M^-1 built from its adjugate formula."""
     pt = pytest.importorskip("pytensor.tensor")
-    from evaluq.bayescomp import exchangeable_loglik
+    from evaluq.field.bayescomp import exchangeable_loglik
 
     gen = np.random.default_rng(0)
     for n, rho in ((10, 0.1), (10, 0.2), (4, 0.25)):
@@ -208,7 +208,7 @@ def test_exchangeable_loglik_is_baycomps_stan_likelihood():
 
 
 def test_hierarchical_data_is_baycomps_scaling():
-    from evaluq.bayescomp import hierarchical_data
+    from evaluq.field.bayescomp import hierarchical_data
 
     case = HIER["cases"][2]
     diff = np.asarray(case["y"]) - np.asarray(case["x"])
@@ -249,7 +249,7 @@ def test_hierarchical_matches_baycomp_within_mcmc_error(index, monkeypatch):
     three winner indicators (baycomp's run, with 5 times the draws of the same model, has at
     least as many), p (1 - p) floored at 0.01."""
     pytest.importorskip("pymc")
-    from evaluq import bayescomp
+    from evaluq.field import bayescomp
 
     fill = bayescomp.hierarchical_data
     monkeypatch.setattr(bayescomp, "hierarchical_data", lambda d, r, runs, gen, upper=1000.0:

@@ -14,8 +14,8 @@ import pytest
 from scipy import stats
 
 import evaluq as eq
-from evaluq.demsar import block_ranks, friedman_kernel, nemenyi_q
 from evaluq.errors import CubeError
+from evaluq.field.demsar import block_ranks, friedman_kernel, nemenyi_q
 
 ANCHORS = json.loads((Path(__file__).parents[1] / "benchmarks" / "anchors" / "autorank.json")
                      .read_text())

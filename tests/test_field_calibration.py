@@ -26,7 +26,7 @@ import xarray as xr
 from scipy import optimize, stats
 
 import evaluq as eq
-from evaluq.almost_stochastic_order import (
+from evaluq.field.stochastic_order import (
     bootstrap_quantiles,
     eps_min_from,
     grid,

@@ -26,7 +26,7 @@ from scipy import stats
 
 import evaluq as eq
 from evaluq.errors import CubeError
-from evaluq.rliable_methods import (
+from evaluq.field.rliable import (
     AGGREGATES,
     by_run_count,
     improvement_matrix,

@@ -10,12 +10,11 @@ from evaluq._version import __version__ as __version__
 
 # modules and sub-packages
 from evaluq import agreement as agreement
-from evaluq import bayescomp as bayescomp
 from evaluq import cube
-from evaluq import demsar as demsar
 from evaluq import dirichlet as dirichlet
 from evaluq import errors
 from evaluq import experiment
+from evaluq import field as field
 from evaluq import hierarchical as hierarchical
 from evaluq import intervals as intervals
 from evaluq import io
@@ -33,16 +32,11 @@ from evaluq import significance
 from evaluq import simulate
 from evaluq import tables as tables
 from evaluq import variance
+from evaluq.field import bayescomp as bayescomp
+from evaluq.field import demsar as demsar
 
 # functions, classes, warnings
 from evaluq.aggregation import aggregate as aggregate
-from evaluq.almost_stochastic_order import ASOResult as ASOResult
-from evaluq.almost_stochastic_order import aso as aso
-from evaluq.almost_stochastic_order import multi_aso as multi_aso
-from evaluq.bayescomp import BayesianComparison as BayesianComparison
-from evaluq.bayescomp import bayesian_signed_rank as bayesian_signed_rank
-from evaluq.bayescomp import correlated_t_test as correlated_t_test
-from evaluq.bayescomp import hierarchical_t_test as hierarchical_t_test
 from evaluq.clusters import design_effect as design_effect
 from evaluq.cube import from_arrays as from_arrays
 from evaluq.cube import from_long as from_long
@@ -51,9 +45,6 @@ from evaluq.cube import higher_is_better as higher_is_better
 from evaluq.cube import is_summary as is_summary
 from evaluq.cube import open_cube as open_cube
 from evaluq.cube import validate as validate
-from evaluq.demsar import FriedmanResult as FriedmanResult
-from evaluq.demsar import critical_difference as critical_difference
-from evaluq.demsar import friedman_test as friedman_test
 from evaluq.errors import CubeError as CubeError
 from evaluq.errors import EvaluqWarning as EvaluqWarning
 from evaluq.errors import HarnessLogWarning as HarnessLogWarning
@@ -61,6 +52,19 @@ from evaluq.errors import ImplicitEpochWarning as ImplicitEpochWarning
 from evaluq.errors import MissingDataWarning as MissingDataWarning
 from evaluq.errors import NotFittedError as NotFittedError
 from evaluq.errors import ScaleWarning as ScaleWarning
+from evaluq.field.bayescomp import BayesianComparison as BayesianComparison
+from evaluq.field.bayescomp import bayesian_signed_rank as bayesian_signed_rank
+from evaluq.field.bayescomp import correlated_t_test as correlated_t_test
+from evaluq.field.bayescomp import hierarchical_t_test as hierarchical_t_test
+from evaluq.field.demsar import FriedmanResult as FriedmanResult
+from evaluq.field.demsar import critical_difference as critical_difference
+from evaluq.field.demsar import friedman_test as friedman_test
+from evaluq.field.rliable import interval_estimates as interval_estimates
+from evaluq.field.rliable import performance_profile as performance_profile
+from evaluq.field.rliable import probability_of_improvement as probability_of_improvement
+from evaluq.field.stochastic_order import ASOResult as ASOResult
+from evaluq.field.stochastic_order import aso as aso
+from evaluq.field.stochastic_order import multi_aso as multi_aso
 from evaluq.hierarchical import HierarchicalFit as HierarchicalFit
 from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
 from evaluq.hierarchical import load_fit as load_fit
@@ -90,9 +94,6 @@ from evaluq.ranks import significance_groups as significance_groups
 from evaluq.reporting import report as report
 from evaluq.resampling import ResamplePlan
 from evaluq.resampling import resample as resample
-from evaluq.rliable_methods import interval_estimates as interval_estimates
-from evaluq.rliable_methods import performance_profile as performance_profile
-from evaluq.rliable_methods import probability_of_improvement as probability_of_improvement
 from evaluq.significance import BootstrapTestResult as BootstrapTestResult
 from evaluq.significance import bootstrap_test as bootstrap_test
 from evaluq.significance.experiment import Experiment as Experiment

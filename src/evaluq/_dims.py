@@ -215,7 +215,7 @@ ESTIMATE: Final = "estimate"
 SE: Final = "se"
 """Standard error (of a mean over items: cluster-robust when clusters are given)."""
 INTERVAL: Final = "interval"
-# --- results of the Demšar procedures (:mod:`evaluq.demsar`) -----------------------------------
+# --- results of the Demšar procedures (:mod:`evaluq.field.demsar`) -----------------------------
 GROUP: Final = "group"
 """Groups of a critical-difference analysis: maximal runs of models (in mean-rank order) that the
 post-hoc test cannot separate (the bars of a CD diagram)."""
@@ -226,7 +226,7 @@ IN_GROUP: Final = "in_group"
 SIGNIFICANT: Final = "significant"
 """Whether the post-hoc test separates ``model`` from ``model_b`` at ``alpha``."""
 
-# --- results of the Bayesian tests of two models (:mod:`evaluq.bayescomp`) ----------------------
+# --- results of the Bayesian tests of two models (:mod:`evaluq.field.bayescomp`) ----------------
 REGION: Final = "region"
 """The three regions of a Bayesian comparison: ``left`` (``model`` scores higher by more than the
 ROPE), ``rope``, ``right`` (``model_b`` scores higher), in baycomp's order."""

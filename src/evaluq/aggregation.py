@@ -26,7 +26,7 @@ from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import nanmean, percentile_interval
 from evaluq._validation import check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
-from evaluq.rliable_methods import field_aggregate
+from evaluq.field.rliable import field_aggregate
 
 AGGREGATES: Final = ("mean", "median", "gmean", "trimmed", "iqm", "optimality_gap")
 
@@ -266,7 +266,7 @@ def aggregate(
     True
     """
     how, level, trim = _aggregate_iv(resampled, how, confidence_level, trim, skipna)
-    how = field_aggregate(how, gamma, skipna)   # "iqm", "optimality_gap" (rliable_methods)
+    how = field_aggregate(how, gamma, skipna)   # "iqm", "optimality_gap" (field.rliable)
     score_dim, obs_dim = _reduced_dims(resampled, dim)
     observed = resampled[OBSERVED].transpose(MODEL, ..., obs_dim).compute()
     score = resampled[SCORE].transpose(RESAMPLE, MODEL, ..., score_dim)

@@ -1158,7 +1158,7 @@ def bayesian_comparison(result: Any, *, ax: Axes | None = None,
 
     Parameters
     ----------
-    result : evaluq.bayescomp.BayesianComparison
+    result : evaluq.field.bayescomp.BayesianComparison
     ax : matplotlib.axes.Axes, optional
     title : str, optional
         Default: ``p_above`` / ``p_rope`` / ``p_below`` (baycomp's left / rope / right).
@@ -1176,7 +1176,7 @@ def bayesian_comparison(result: Any, *, ax: Axes | None = None,
     >>> len(fig.axes)
     1
     """
-    from evaluq.bayescomp import BayesianComparison
+    from evaluq.field.bayescomp import BayesianComparison
 
     if not isinstance(result, BayesianComparison):
         raise TypeError(f"`result` must be the result of eq.bayesian_signed_rank or "

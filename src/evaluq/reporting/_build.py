@@ -380,8 +380,8 @@ def _field_methods(cube: xr.Dataset, n_resamples: int, confidence_level: float,
 
     from evaluq._dims import SCORE, SEED
     from evaluq._schema import is_summary
-    from evaluq.almost_stochastic_order import multi_aso
-    from evaluq.rliable_methods import AGGREGATES, interval_estimates, probability_of_improvement
+    from evaluq.field.rliable import AGGREGATES, interval_estimates, probability_of_improvement
+    from evaluq.field.stochastic_order import multi_aso
 
     n_seeds = 0 if is_summary(cube) else cube[SCORE].sizes.get(SEED, 0)
     if n_seeds < 2 or cube.sizes[MODEL] < 2:
@@ -441,8 +441,8 @@ def _critical_difference(analysis: Analysis) -> xr.Dataset | None:
     """Demšar's critical difference on the cube at the report's alpha (the tiers section's
     figure), or None where it does not apply (fewer than 2 models or languages, a model
     missing a language): the tier diagram is drawn then."""
-    from evaluq.demsar import critical_difference
     from evaluq.errors import CubeError
+    from evaluq.field.demsar import critical_difference
 
     try:
         return critical_difference(analysis.cube, alpha=float(analysis.settings["alpha"]))

@@ -24,11 +24,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq._blocks import Blocks, block_scores
 from evaluq._dims import GROUP, IN_GROUP, MEAN_RANK, MODEL, MODEL_B, NAN_REASON, PVALUE, SIGNIFICANT
 from evaluq._kernels import holm
 from evaluq._results import ResultBase
 from evaluq._validation import check_choice, check_real
+from evaluq.field._blocks import Blocks, block_scores
 
 __all__ = ["FriedmanResult", "critical_difference", "friedman_test", "nemenyi_q"]
 
@@ -85,7 +85,7 @@ def nemenyi_q(k: int, alpha: float = 0.05) -> float:
 
     Examples
     --------
-    >>> from evaluq.demsar import nemenyi_q
+    >>> from evaluq.field.demsar import nemenyi_q
     >>> round(nemenyi_q(4), 3)     # Demšar (2006), Table 5(a): 2.569
     2.569
     """

@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from evaluq._blocks import block_scores
 from evaluq._dims import MODEL, MODEL_B, REGION, REGIONS, SAMPLE
 from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import percentile_interval
@@ -47,6 +46,7 @@ from evaluq._validation import (
     check_rng,
 )
 from evaluq.errors import CubeError
+from evaluq.field._blocks import block_scores
 
 __all__ = ["BayesianComparison", "bayesian_signed_rank", "correlated_t_test",
            "hierarchical_t_test", "signed_rank_samples"]
