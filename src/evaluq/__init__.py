@@ -16,7 +16,10 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+from evaluq._moved import install as _install_moved
 from evaluq._version import __version__ as __version__
+
+_install_moved()  # old module paths (evaluq.demsar, ...) import with a DeprecationWarning
 
 _HERE = Path(__file__).resolve().parent
 

@@ -3,7 +3,8 @@
 ``@renamed_argument("alpha", "prior")`` lets a function whose argument is now ``prior`` accept
 ``alpha=`` too: it emits a :class:`DeprecationWarning` naming the new argument and passes the
 value on as ``prior``; giving both is a TypeError. :func:`renamed_method` does the same for a
-method (``MSEDistribution.interval`` -> ``confidence_interval``).
+method (``MSEDistribution.interval`` -> ``confidence_interval``), :func:`moved_module` the
+warning of an old module path (``evaluq.demsar`` -> ``evaluq.field.demsar``, see ``_moved``).
 """
 
 from __future__ import annotations
@@ -63,3 +64,20 @@ def renamed_method(old: str, new: str) -> Callable[..., Any]:
     method.__name__ = old
     method.__doc__ = f"Deprecated: use :meth:`{new}` (same arguments)."
     return method
+
+
+def moved_module(old: str, new: str, *, stacklevel: int = 2) -> None:
+    """Warn that the module ``old`` is now ``new`` (its old path imports for one release).
+
+    ``stacklevel`` as in :func:`warnings.warn`, counted from the caller (the import
+    machinery's own frames are not counted), so the warning points at the user's ``import``.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     moved_module("evaluq.demsar", "evaluq.field.demsar")
+    >>> str(caught[0].message)
+    'evaluq.demsar moved to evaluq.field.demsar; the old path goes in the next release'
+    """
+    warnings.warn(f"{old} moved to {new}; the old path goes in the next release",
+                  DeprecationWarning, stacklevel=stacklevel + 1)
