@@ -9,7 +9,7 @@ import pytest
 from scipy import special, stats
 
 import evaluq as eq
-from evaluq.paired_bayes import _phi2, _solve_rho, paired_probit_probability
+from evaluq.small_samples.paired_bayes import _phi2, _solve_rho, paired_probit_probability
 
 ANCHOR = Path(__file__).resolve().parents[1] / "benchmarks" / "anchors" / "bayes_evals_paired.json"
 

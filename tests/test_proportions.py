@@ -6,7 +6,7 @@ import xarray as xr
 from scipy import stats
 
 import evaluq as eq
-from evaluq.proportions import PROPORTION_METHODS
+from evaluq.small_samples.proportions import PROPORTION_METHODS
 
 sm_prop = pytest.importorskip("statsmodels.stats.proportion")
 sm_ct = pytest.importorskip("statsmodels.stats.contingency_tables")

@@ -3,7 +3,8 @@
 collects into ``docs/calibration.md``).
 
 The intervals' coverage is exact: the binomial pmf summed over the outcomes each interval covers
-(:func:`evaluq.proportions.interval_coverage`), checked here against a simulation at every cell.
+(:func:`evaluq.small_samples.proportions.interval_coverage`), checked here against a simulation
+at every cell.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 import evaluq as eq
-from evaluq.proportions import interval_coverage
+from evaluq.small_samples.proportions import interval_coverage
 
 NS = (10, 30, 100, 300, 1000)
 PS = (0.01, 0.05, 0.5, 0.95, 0.99)

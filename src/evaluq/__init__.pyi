@@ -24,20 +24,20 @@ from evaluq import pairwise
 from evaluq import plots as plots
 from evaluq import power as power
 from evaluq import predictions
-from evaluq import proportions as proportions
 from evaluq import ranks
 from evaluq import reporting as reporting
 from evaluq import resampling
 from evaluq import significance
 from evaluq import simulate
+from evaluq import small_samples as small_samples
 from evaluq import tables as tables
 from evaluq import variance
 from evaluq.field import bayescomp as bayescomp
 from evaluq.field import demsar as demsar
+from evaluq.small_samples import proportions as proportions
 
 # functions, classes, warnings
 from evaluq.aggregation import aggregate as aggregate
-from evaluq.clusters import design_effect as design_effect
 from evaluq.cube import from_arrays as from_arrays
 from evaluq.cube import from_long as from_long
 from evaluq.cube import from_summary as from_summary
@@ -79,15 +79,10 @@ from evaluq.item_model import simulate_items as simulate_items
 from evaluq.item_stats import item_means as item_means
 from evaluq.items import from_items as from_items
 from evaluq.items import item_scores as item_scores
-from evaluq.paired_bayes import bayes_paired_comparison as bayes_paired_comparison
 from evaluq.pairwise import pairwise_by_language as pairwise_by_language
 from evaluq.pairwise import pairwise_differences as pairwise_differences
 from evaluq.pairwise import pairwise_table as pairwise_table
-from evaluq.pass_k import pass_at_k as pass_at_k
-from evaluq.pass_k import pass_hat_k as pass_hat_k
 from evaluq.predictions import from_predictions as from_predictions
-from evaluq.proportions import mcnemar_test as mcnemar_test
-from evaluq.proportions import proportion_interval as proportion_interval
 from evaluq.ranks import leaderboard as leaderboard
 from evaluq.ranks import rank_distribution as rank_distribution
 from evaluq.ranks import significance_groups as significance_groups
@@ -99,5 +94,11 @@ from evaluq.significance import bootstrap_test as bootstrap_test
 from evaluq.significance.experiment import Experiment as Experiment
 from evaluq.significance.experiment import ExperimentResult as ExperimentResult
 from evaluq.simulate import simulate_cube as simulate_cube
+from evaluq.small_samples.clusters import design_effect as design_effect
+from evaluq.small_samples.paired_bayes import bayes_paired_comparison as bayes_paired_comparison
+from evaluq.small_samples.pass_k import pass_at_k as pass_at_k
+from evaluq.small_samples.pass_k import pass_hat_k as pass_hat_k
+from evaluq.small_samples.proportions import mcnemar_test as mcnemar_test
+from evaluq.small_samples.proportions import proportion_interval as proportion_interval
 from evaluq.variance import variance_components as variance_components
 from evaluq.variance import variance_table as variance_table

@@ -159,7 +159,7 @@ ACCURACY_INTERVAL: Final = "accuracy_interval"
 COVERAGE: Final = "coverage"
 """Exact probability that an accuracy interval covers the accuracy."""
 
-# --- small binary samples (:mod:`evaluq.proportions`, :mod:`evaluq.paired_bayes`, ...) --------
+# --- small binary samples (:mod:`evaluq.small_samples`: proportions, paired_bayes, ...) ---------
 EPOCH: Final = "epoch"
 """Repeated scorings of the same item (epochs of a harness, samples of a generation); the
 epoch column of a harness log's per-item table (:mod:`evaluq.io`)."""

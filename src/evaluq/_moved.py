@@ -26,6 +26,10 @@ MOVED: dict[str, str] = {
     "evaluq.almost_stochastic_order": "evaluq.field.stochastic_order",
     "evaluq.demsar": "evaluq.field.demsar",
     "evaluq.bayescomp": "evaluq.field.bayescomp",
+    "evaluq.proportions": "evaluq.small_samples.proportions",
+    "evaluq.pass_k": "evaluq.small_samples.pass_k",
+    "evaluq.clusters": "evaluq.small_samples.clusters",
+    "evaluq.paired_bayes": "evaluq.small_samples.paired_bayes",
 }
 """Old module path -> where it lives now (remove an entry one release after its move)."""
 

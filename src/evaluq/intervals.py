@@ -31,7 +31,9 @@ from evaluq._deprecation import renamed_argument
 from evaluq._intervals import interval_array
 from evaluq._results import ResultBase
 from evaluq._validation import check_choice, check_confidence_level, check_finite, check_real
-from evaluq.proportions import proportion_interval as proportion_interval  # eq.intervals.*
+
+# eq.intervals.proportion_interval too
+from evaluq.small_samples.proportions import proportion_interval as proportion_interval
 
 __all__ = [
     "ARFIntervalResult",

@@ -59,7 +59,7 @@ from evaluq._dims import (
     PROB_BETTER,
 )
 from evaluq._validation import RNGLike, check_int, check_real, check_rng
-from evaluq.proportions import paired_counts
+from evaluq.small_samples.proportions import paired_counts
 
 __all__ = ["bayes_paired_comparison", "paired_probit_probability"]
 
@@ -205,12 +205,13 @@ def bayes_paired_comparison(correct_a: ArrayLike, correct_b: ArrayLike | None = 
     r"""Posterior probability that one model is more accurate than another on paired items.
 
     The latent bivariate probit model of bayes_evals (Bowyer et al. 2025) on the 2x2
-    right/wrong table of each pair of models (see :mod:`evaluq.paired_bayes` for the model and
-    the sampler): :math:`\theta_A, \theta_B \sim` Beta(``prior``), :math:`(\rho + 1)/2 \sim`
-    Beta(``rho_prior``), and :math:`P(\theta_A > \theta_B \mid \text{data})` by importance
-    sampling from the Dirichlet posterior of the table's cells, with no MCMC. The correlation
-    :math:`\rho` of the two models' latent scores makes the comparison paired: with correlated
-    errors the same difference in accuracy is more certain than for independent samples.
+    right/wrong table of each pair of models (see :mod:`evaluq.small_samples.paired_bayes` for
+    the model and the sampler): :math:`\theta_A, \theta_B \sim` Beta(``prior``),
+    :math:`(\rho + 1)/2 \sim` Beta(``rho_prior``), and
+    :math:`P(\theta_A > \theta_B \mid \text{data})` by importance sampling from the Dirichlet
+    posterior of the table's cells, with no MCMC. The correlation :math:`\rho` of the two
+    models' latent scores makes the comparison paired: with correlated errors the same
+    difference in accuracy is more certain than for independent samples.
 
     Parameters
     ----------

@@ -32,7 +32,7 @@ from evaluq._dims import EPOCH, ESTIMATE, INTERVAL, ITEM, PASS_K, PER_ITEM, SE
 from evaluq._intervals import interval_array
 from evaluq._validation import check_choice, check_confidence_level, check_int
 from evaluq.errors import CubeError
-from evaluq.proportions import check_binary
+from evaluq.small_samples.proportions import check_binary
 
 __all__ = ["pass_at_k", "pass_hat_k"]
 
@@ -129,7 +129,7 @@ def pass_at_k(correct: ArrayLike, k: int | Sequence[int], *, trials: ArrayLike |
 
     :math:`\widehat{\text{pass@}k} = 1 - \prod_{j<k} (n - c - j) / (n - j)` for an item
     with :math:`c` correct of :math:`n` attempts (Chen et al. 2021, Inspect's ``pass_at``
-    reducer), see :mod:`evaluq.pass_k`.
+    reducer), see :mod:`evaluq.small_samples.pass_k`.
 
     Parameters
     ----------

@@ -327,7 +327,7 @@ def interval_coverage(trials: Sequence[int] | int, p: Sequence[float] | float, *
     Examples
     --------
     >>> import evaluq as eq
-    >>> from evaluq.proportions import interval_coverage
+    >>> from evaluq.small_samples.proportions import interval_coverage
     >>> interval_coverage([30], [0.95], method="clt").round(4).values.tolist()
     [[0.7821]]
     """
@@ -477,7 +477,7 @@ def paired_counts(correct_a: ArrayLike, correct_b: ArrayLike | None = None, *,
 
     Examples
     --------
-    >>> from evaluq.proportions import paired_counts
+    >>> from evaluq.small_samples.proportions import paired_counts
     >>> t = paired_counts([1, 1, 0, 0, 1], [1, 0, 1, 0, 0])
     >>> [int(t[v]) for v in ("both_correct", "only_a_correct", "only_b_correct", "both_wrong")]
     [1, 2, 1, 1]
