@@ -112,7 +112,10 @@ def test_aggregate_stays_the_function_whatever_is_imported_first():
 
 
 def test_experiment_moved_next_to_significance_and_old_paths_work():
-    import evaluq.experiment as old_module
+    sys.modules.pop("evaluq.experiment", None)
+    vars(evaluq).pop("experiment", None)
+    with pytest.warns(DeprecationWarning, match="evaluq.experiment moved"):
+        import evaluq.experiment as old_module
     from evaluq.significance import Experiment as from_significance
     from evaluq.significance.experiment import Experiment, ExperimentResult
 

@@ -82,3 +82,14 @@ def test_the_warning_points_at_the_import_line():
 def test_unknown_module_still_fails():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("evaluq.no_such_module")
+
+
+def test_the_attribute_of_a_moved_module_warns_too():
+    """``eq.experiment`` (reachable, not in ``__all__``) is the old path of
+    ``evaluq.significance.experiment``: the attribute warns as the import does."""
+    _forget("evaluq.experiment")
+    with pytest.warns(DeprecationWarning, match="evaluq.experiment moved"):
+        module = evaluq.experiment
+    assert module is importlib.import_module("evaluq.significance.experiment")
+    assert "experiment" in dir(evaluq)
+    assert "experiment" not in evaluq.__all__

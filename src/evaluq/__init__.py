@@ -16,6 +16,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+from evaluq._moved import MOVED as _MOVED
 from evaluq._moved import install as _install_moved
 from evaluq._version import __version__ as __version__
 
@@ -53,7 +54,10 @@ _DEPRECATED = frozenset({"ResamplePlan"})
 
 def _available(name: str) -> bool:
     """Whether the module behind ``name`` exists (entries for modules added later), looked up
-    on disk: importing a subpackage to ask would defeat the lazy loading."""
+    on disk: importing a subpackage to ask would defeat the lazy loading. A moved module's old
+    path (``experiment``) is available through ``_moved``."""
+    if _LAZY[name] in _MOVED:
+        return True
     parts = _LAZY[name].split(".")[1:]
     base = _HERE.joinpath(*parts)
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()

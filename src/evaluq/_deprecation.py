@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable
+from types import FrameType
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -66,11 +67,11 @@ def renamed_method(old: str, new: str) -> Callable[..., Any]:
     return method
 
 
-def moved_module(old: str, new: str, *, stacklevel: int = 2) -> None:
+def moved_module(old: str, new: str, *, frame: FrameType | None = None) -> None:
     """Warn that the module ``old`` is now ``new`` (its old path imports for one release).
 
-    ``stacklevel`` as in :func:`warnings.warn`, counted from the caller (the import
-    machinery's own frames are not counted), so the warning points at the user's ``import``.
+    ``frame``: the frame to blame (the user's ``import`` line, found by ``_moved`` below the
+    import machinery's own frames); the caller's when None.
 
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as caught:
@@ -79,5 +80,11 @@ def moved_module(old: str, new: str, *, stacklevel: int = 2) -> None:
     >>> str(caught[0].message)
     'evaluq.demsar moved to evaluq.field.demsar; the old path goes in the next release'
     """
-    warnings.warn(f"{old} moved to {new}; the old path goes in the next release",
-                  DeprecationWarning, stacklevel=stacklevel + 1)
+    message = f"{old} moved to {new}; the old path goes in the next release"
+    if frame is None:
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return
+    where = frame.f_globals
+    warnings.warn_explicit(message, DeprecationWarning, frame.f_code.co_filename, frame.f_lineno,
+                           module=where.get("__name__", "<unknown>"),
+                           registry=where.setdefault("__warningregistry__", {}))

@@ -10,10 +10,11 @@ holds it under both names), so the objects are the same. No file is left at the 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import TYPE_CHECKING, cast
 
 from evaluq._deprecation import moved_module
@@ -30,8 +31,22 @@ MOVED: dict[str, str] = {
     "evaluq.pass_k": "evaluq.small_samples.pass_k",
     "evaluq.clusters": "evaluq.small_samples.clusters",
     "evaluq.paired_bayes": "evaluq.small_samples.paired_bayes",
+    "evaluq.experiment": "evaluq.significance.experiment",
 }
 """Old module path -> where it lives now (remove an entry one release after its move)."""
+
+_MACHINERY = ("<frozen importlib", os.path.dirname(importlib.__file__) + os.sep, __file__,
+              os.path.join(os.path.dirname(__file__), "__init__.py"))
+"""Files of the frames between an import and the finder: importlib's, this module's and
+``evaluq/__init__.py``'s (``eq.experiment`` imports the old path)."""
+
+
+def _importer() -> FrameType | None:
+    """The frame that asked for the old path: the first one outside :data:`_MACHINERY`."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_MACHINERY):
+        frame = frame.f_back
+    return frame
 
 
 class MovedModuleFinder:
@@ -46,7 +61,7 @@ class MovedModuleFinder:
 
     def exec_module(self, module: ModuleType) -> None:
         old = module.__name__
-        moved_module(old, MOVED[old], stacklevel=2)  # blames the import line
+        moved_module(old, MOVED[old], frame=_importer())  # blames the import line
         # the import system returns what sys.modules holds under the old name once this returns
         sys.modules[old] = importlib.import_module(MOVED[old])
 
