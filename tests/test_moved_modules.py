@@ -93,3 +93,16 @@ def test_the_attribute_of_a_moved_module_warns_too():
     assert module is importlib.import_module("evaluq.significance.experiment")
     assert "experiment" in dir(evaluq)
     assert "experiment" not in evaluq.__all__
+
+
+PUBLIC_TOP_LEVEL_BUDGET = 30
+"""Issue 31: at most 30 public top-level modules (files and sub-packages not named ``_*``)."""
+
+
+def test_the_top_level_stays_small():
+    files = {p.stem for p in SRC.glob("*.py") if not p.name.startswith("_")}
+    packages = {p.name for p in SRC.iterdir()
+                if p.is_dir() and not p.name.startswith("_") and (p / "__init__.py").exists()}
+    public = files | packages
+    assert len(public) <= PUBLIC_TOP_LEVEL_BUDGET, sorted(public)
+    assert not {old.split(".")[1] for old in MOVED} & public     # the old paths are no files
