@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from evaluq._backend import array_module, softplus
 from evaluq._dims import LANGUAGE, MODEL
 from evaluq._fits import merge_priors
 from evaluq._validation import check_choice
@@ -181,16 +182,12 @@ def tau_m_prior_terms(z: Any, scale: Any, sigma: Any, variant: str) -> tuple[Any
 
     PyTensor tensors or NumPy arrays (``scale`` broadcasts against ``z``).
     """
-    lib = _lib(z, scale)
+    lib = array_module(z, scale)
     if variant == "abs":
         return (scale * z) ** 2, -0.5 * z**2
-    tsq = LINEAR_TAU_SCALE * sigma**2 * _softplus(z, lib)
-    return tsq, (-tsq / (2.0 * scale**2) - lib.log(scale) - _softplus(-z, lib)
+    tsq = LINEAR_TAU_SCALE * sigma**2 * softplus(lib, z)
+    return tsq, (-tsq / (2.0 * scale**2) - lib.log(scale) - softplus(lib, -z)
                  - 0.5 * lib.log(tsq))
-
-
-def _softplus(z: Any, lib: Any) -> Any:
-    return lib.logaddexp(0.0, z) if lib is np else lib.softplus(z)
 
 
 def tau_m_from_coordinates(z: np.ndarray, scale: np.ndarray, sigma: float,
@@ -274,7 +271,7 @@ def marginal_loglik(ybar: Any, weight: Any, mu: Any, d: Any, tau_lang_sq: Any) -
 
     Works on numpy arrays and on PyTensor tensors alike (missing cells have ``weight`` 0).
     """
-    lib = _lib(ybar, mu, d)
+    lib = array_module(ybar, mu, d)
     prec = weight / d
     r = (ybar - mu[:, None]) * weight
     a = prec.sum(axis=0)
@@ -318,7 +315,7 @@ def lowrank_marginal_loglik(ybar: Any, weight: Any, mu: Any, d: Any, tau_lang_sq
 
     in O(M k^2) per language; K is factored by :func:`small_cholesky`. NumPy or PyTensor.
     """
-    lib = _lib(ybar, mu, d, load)
+    lib = array_module(ybar, mu, d, load)
     prec = weight / d                                        # (M, L)
     r = (ybar - mu[:, None]) * weight
     cols = [lib.sqrt(tau_lang_sq) * weight] + [load[:, :, j].T for j in range(n_factors)]
@@ -334,13 +331,6 @@ def lowrank_marginal_loglik(ybar: Any, weight: Any, mu: Any, d: Any, tau_lang_sq
     logdet = (weight * lib.log(d)).sum() + 2.0 * sum(lib.log(low[i][i]).sum() for i in range(n))
     quad = (r * r * prec).sum() - sum((zi * zi).sum() for zi in z)
     return -0.5 * (weight.sum() * np.log(2 * np.pi) + logdet + quad)
-
-
-def _lib(*values: Any) -> Any:
-    if all(isinstance(v, np.ndarray | float | np.floating) for v in values):
-        return np
-    import pytensor.tensor as pt
-    return pt
 
 
 def build_model(data: HierarchicalData, model: str = "crossed",

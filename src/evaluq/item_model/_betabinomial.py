@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 from scipy.special import expit, gammaln
 
+from evaluq._backend import array_module, sigmoid, softplus
 from evaluq._dims import MODEL
 from evaluq._fits import merge_priors
 from evaluq.item_model._model import PRIOR_KEYS as BINOMIAL_PRIOR_KEYS
@@ -64,22 +65,11 @@ def resolve_priors(data: ItemData, priors: dict[str, float] | None) -> dict[str,
 
 # --- the log-density ----------------------------------------------------------------------------
 
-def _lib(*values: Any) -> Any:
-    if all(isinstance(v, np.ndarray | float | int | np.floating) for v in values):
-        return np
-    import pytensor.tensor as pt
-    return pt
-
-
 def _trail(lib: Any, value: Any, k: int) -> Any:
     """A per-draw numpy array (d,) with ``k`` trailing axes; pytensor scalars as they are."""
     if lib is np and np.ndim(value):
         return np.reshape(value, np.shape(value) + (1,) * k)
     return value
-
-
-def _softplus(lib: Any, x: Any) -> Any:
-    return np.logaddexp(0.0, x) if lib is np else lib.softplus(x)
 
 
 def log_bb_kernel(lib: Any, x: Any, n: Any, y: Any, phi: Any, n_max: int) -> Any:
@@ -90,13 +80,12 @@ def log_bb_kernel(lib: Any, x: Any, n: Any, y: Any, phi: Any, n_max: int) -> Any
     term as log(phi) + log expit(x) (finite for any x); with more epochs, as differences of
     ``gammaln``.
     """
-    sig = expit if lib is np else lib.sigmoid
-    a, c = sig(x) * phi, sig(-x) * phi
+    a, c = sigmoid(lib, x) * phi, sigmoid(lib, -x) * phi
     if n_max > RISING_MAX:
         lg = gammaln if lib is np else lib.gammaln
         return (lg(y + a) - lg(a) + lg(n - y + c) - lg(c)) + (lg(phi) - lg(n + phi))
     log_phi = lib.log(phi)
-    out = (y > 0) * (log_phi - _softplus(lib, -x)) + (n - y > 0) * (log_phi - _softplus(lib, x))
+    out = (y > 0) * (log_phi - softplus(lib, -x)) + (n - y > 0) * (log_phi - softplus(lib, x))
     out = out - (n > 0) * log_phi
     for j in range(1, n_max):                   # a few epochs: a short static loop
         out = out + (y > j) * lib.log(a + j) + (n - y > j) * lib.log(c + j) \
@@ -109,7 +98,7 @@ def log_integrand(eta_t: Any, n_t: Any, y_t: Any, rho: Any, sigma: Any, b: Any,
     """log N(b; 0, s^2) + sum_m [log BB(y | n, p phi, (1 - p) phi) - log C(n, y)] at points
     ``b`` (..., term, node); ``eta_t`` (..., term, model), ``n_t`` / ``y_t`` (term, model);
     ``n_max`` the largest epoch count (from ``n_t`` when numpy)."""
-    lib = _lib(eta_t, n_t, y_t, rho, sigma, b)
+    lib = array_module(eta_t, n_t, y_t, rho, sigma, b)
     n_max = int(np.max(n_t)) if n_max is None else n_max
     phi = _trail(lib, 1.0 / rho - 1.0, 3)
     s = _trail(lib, sigma, 2)
@@ -121,7 +110,7 @@ def log_integrand(eta_t: Any, n_t: Any, y_t: Any, rho: Any, sigma: Any, b: Any,
 def centre(eta_t: Any, n_t: Any, y_t: Any, rho: Any, sigma: Any) -> tuple[Any, Any]:
     """Mode and curvature SD of the binomial quasi-likelihood with the epoch counts divided
     by their design effect 1 + (n - 1) rho (the centre and scale of the quadrature)."""
-    lib = _lib(eta_t, n_t, y_t, rho, sigma)
+    lib = array_module(eta_t, n_t, y_t, rho, sigma)
     shrink = 1.0 / (1.0 + (n_t - 1.0) * _trail(lib, rho, 2))
     n_eff = n_t * shrink
     if lib is np:
@@ -132,7 +121,7 @@ def centre(eta_t: Any, n_t: Any, y_t: Any, rho: Any, sigma: Any) -> tuple[Any, A
 def term_loglik(eta_t: Any, n_t: Any, y_t: Any, rho: Any, sigma: Any,
                 n_max: int | None = None) -> Any:
     """log of each term's integral over b (adaptive Gauss-Hermite), without log C(n, y)."""
-    lib = _lib(eta_t, n_t, y_t, rho, sigma)
+    lib = array_module(eta_t, n_t, y_t, rho, sigma)
     mode, sd = centre(eta_t, n_t, y_t, rho, sigma)
     if lib is not np:   # the rule's value does not depend on its centre: no gradient there
         from pytensor.gradient import disconnected_grad

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from evaluq._backend import array_module, sigmoid, softplus
 from evaluq._dims import MODEL
 from evaluq._fits import merge_priors
 from evaluq.item_model._data import ItemData
@@ -75,56 +76,38 @@ def model_inputs(data: ItemData, priors: dict[str, float]) -> dict[str, np.ndarr
     return out | {f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in priors.items()}
 
 
-def _lib(*values: Any) -> Any:
-    if all(isinstance(v, np.ndarray | float | np.floating) for v in values):
-        return np
-    import pytensor.tensor as pt
-    return pt
-
-
-def _softplus(lib: Any, x: Any) -> Any:
-    return np.logaddexp(0.0, x) if lib is np else lib.softplus(x)
-
-
-def _sigmoid(lib: Any, x: Any) -> Any:
-    if lib is np:
-        from scipy.special import expit
-        return expit(x)
-    return lib.sigmoid(x)
-
-
 def term_mode(eta_t: Any, n_t: Any, total: Any, sigma: Any) -> tuple[Any, Any]:
     """Mode and curvature SD of each term's integrand in b (Newton from the item's logit).
 
     ``eta_t``, ``n_t`` (..., term, model); ``total`` (term,); ``sigma`` (...) or scalar.
     """
-    lib = _lib(eta_t, n_t, total, sigma)
+    lib = array_module(eta_t, n_t, total, sigma)
     s2 = (sigma**2)[..., None] if lib is np and np.ndim(sigma) else sigma**2
     n_sum = n_t.sum(axis=-1)
     rate = (total + 0.5) / (n_sum + 1.0)
     b = (eta_t * n_t).sum(axis=-1) / lib.maximum(n_sum, 1.0) - lib.log(rate / (1.0 - rate))
     for _ in range(NEWTON_STEPS):
-        p = _sigmoid(lib, eta_t - b[..., None])
+        p = sigmoid(lib, eta_t - b[..., None])
         d1 = -total + (n_t * p).sum(axis=-1) - b / s2
         d2 = -(n_t * p * (1.0 - p)).sum(axis=-1) - 1.0 / s2
         b = b - lib.clip(d1 / d2, -2.0, 2.0)
-    p = _sigmoid(lib, eta_t - b[..., None])
+    p = sigmoid(lib, eta_t - b[..., None])
     d2 = (n_t * p * (1.0 - p)).sum(axis=-1) + 1.0 / s2
     return b, 1.0 / lib.sqrt(d2)
 
 
 def log_integrand(eta_t: Any, n_t: Any, total: Any, sigma: Any, b: Any) -> Any:
     """log N(b; 0, s^2) - b Y - sum_m n softplus(eta - b) at points ``b`` (..., term, node)."""
-    lib = _lib(eta_t, n_t, total, sigma, b)
+    lib = array_module(eta_t, n_t, total, sigma, b)
     s = sigma[..., None, None] if lib is np and np.ndim(sigma) else sigma
-    soft = (n_t[..., None] * _softplus(lib, eta_t[..., None] - b[..., None, :])).sum(axis=-2)
+    soft = (n_t[..., None] * softplus(lib, eta_t[..., None] - b[..., None, :])).sum(axis=-2)
     return (-b * total[:, None] - soft - 0.5 * (b / s) ** 2 - lib.log(s)
             - 0.5 * np.log(2 * np.pi))
 
 
 def term_loglik(eta_t: Any, n_t: Any, total: Any, sigma: Any) -> Any:
     """log of the integral over b of each term's integrand (adaptive Gauss-Hermite)."""
-    lib = _lib(eta_t, n_t, total, sigma)
+    lib = array_module(eta_t, n_t, total, sigma)
     mode, sd = term_mode(eta_t, n_t, total, sigma)
     if lib is not np:
         # the rule's value does not depend on where it is centred (up to its error): no
