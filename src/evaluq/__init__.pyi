@@ -13,7 +13,7 @@ from evaluq import agreement as agreement
 from evaluq import cube
 from evaluq import dirichlet as dirichlet
 from evaluq import errors
-from evaluq import experiment
+from evaluq import experiment  # type: ignore[attr-defined]  # moved: evaluq._moved
 from evaluq import field as field
 from evaluq import hierarchical as hierarchical
 from evaluq import intervals as intervals
