@@ -224,7 +224,7 @@ def scale_warnings(cube: xr.Dataset, *, bounds: tuple[float, float] | None = Non
     """Warnings about the scale of the scores: values out of bounds, languages or models on
     another scale.
 
-    A model is on another scale when its median |score| is at least ``SCALE_FACTOR`` (20)
+    A model is on another scale when its median absolute score is at least ``SCALE_FACTOR`` (20)
     times the other models' median, or at most 1/20 of it, in at least ``SCALE_SHARE`` (75%)
     of its languages, or when its scores exceed 1.5 while every other model's stay within
     [-1, 1]. Measured (``python scripts/scale_check_false_alarms.py``): no warning on the
