@@ -658,6 +658,8 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     names = ", ".join(cubes)
     first = next(iter(analyses.values()))
     subtitle = _in_users_words(Section("", "", _subtitle(first)), language_word(first.cube))
+    words = language_word(first.cube)
+    alerts = [_in_users_words(Section("", "", a), words).body for a in alerts]
     page = render_page(title or f"evaluq report: {names}", blocks, subtitle=subtitle.body,
                        alerts=alerts)
     path = None

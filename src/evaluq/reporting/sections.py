@@ -176,24 +176,25 @@ def table_html(table: pd.DataFrame, *, caption: str | None = None) -> str:
 
 
 LONG_TEXT: int = 40
-"""A text column with a longer value is shown as footnote marks (each text once, below the
-table), so the table keeps readable columns and a sane height."""
+"""A text longer than this that repeats down its column (the comparison's ``driver``) is shown
+as a footnote mark, the text once below the table, so the table keeps readable columns and a
+sane height; a long text that appears once stays in its cell."""
 
 
 def _footnoted(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """``table`` with its long-text cells replaced by marks [1], [2], ... and the list of the
-    texts (HTML), one per distinct text."""
+    """``table`` with its repeated long-text cells replaced by marks [1], [2], ... and the
+    list of the texts (HTML), one per distinct text."""
     texts: dict[str, int] = {}
     out = table
     for col in table.columns:
         values = table[col]
         if not pd.api.types.is_string_dtype(values) and values.dtype != object:
             continue
-        if not values.map(
-                lambda v: isinstance(v, str) and len(v) > LONG_TEXT).any():
+        long = values[values.map(lambda v: isinstance(v, str) and len(v) > LONG_TEXT)]
+        if not long.duplicated().any():
             continue
-        for v in values:
-            if isinstance(v, str) and v and v not in texts:
+        for v in long:
+            if v not in texts:
                 texts[v] = len(texts) + 1
         out = out.assign(**{str(col): values.map(
             lambda v: f"[{texts[v]}]" if isinstance(v, str) and v in texts else v)})
@@ -944,7 +945,7 @@ img.figure { max-width: 100%; height: auto; border: 1px solid #eef2f6; }
 pre { background: #f0f4f8; padding: .6rem; overflow-x: auto; font-size: .85rem; }
 details summary { cursor: pointer; color: var(--accent); font-size: .9rem; }
 ol.notes { color: var(--muted); font-size: .8rem; max-width: 60rem; margin: .3rem 0; }
-table.data td { white-space: nowrap; }
+table.data td, table.data tbody th { white-space: nowrap; }
 footer { color: var(--muted); font-size: .8rem; text-align: center; padding: 1rem; }
 """
 
