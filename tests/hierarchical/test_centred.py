@@ -55,11 +55,11 @@ def test_marginal_posterior_matches_the_latent_effects_model() -> None:
                             sigma_between=0.8, sigma_seed=0.5, sigma_boot=0.4, rng=7)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        fit = eq.fit_hierarchical(cube, rng=0, draws=2000)
+        fit = eq.fit_hierarchical(cube, rng=0, draws=4000)
     data = cube_statistics(cube)
     compiled = nutpie.compile_pymc_model(_latent_model(data, fit.config["priors"]),
                                          backend="numba")
-    ref = nutpie.sample(compiled, draws=2000, tune=1000, chains=2, seed=1, progress_bar=False)
+    ref = nutpie.sample(compiled, draws=4000, tune=1000, chains=2, seed=1, progress_bar=False)
     ref_post = ref["posterior"].to_dataset()
     assert int(ref["sample_stats"]["diverging"].sum()) == 0
     post = fit.posterior
