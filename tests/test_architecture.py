@@ -44,19 +44,58 @@ def test_no_private_name_from_a_sibling_domain_module(path):
     assert not offenders, f"{here} imports private names of sibling modules: {offenders}"
 
 
-def test_every_module_is_in_the_architecture_map():
-    text = ARCHITECTURE.read_text()
-    named = set(re.findall(r"`([\w/]+(?:\.py)?)`", text))
+def architecture_rows() -> dict[str, int]:
+    """Every module or package named in the first cell of a row of ARCHITECTURE.md, with the
+    layer of the table it is in (``### Layer N: ...``); a name in two rows raises."""
+    layers: dict[str, int] = {}
+    layer = None
+    for line in ARCHITECTURE.read_text().splitlines():
+        heading = re.match(r"### Layer (\d+):", line)
+        if heading:
+            layer = int(heading.group(1))
+        elif line.startswith("| `") and layer is not None:
+            first_cell = line.split("|")[1]
+            for name in re.findall(r"`([\w/]+(?:\.py)?)`", first_cell):
+                assert name not in layers, f"ARCHITECTURE.md has two rows for {name}"
+                layers[name] = layer
+    return layers
+
+
+def module_layers() -> dict[str, int]:
+    """The layer of every module: its own row, else its package's row (``pkg/``); a package's
+    ``__init__`` is the package. The top-level ``__init__`` is the lazy table (no layer)."""
+    rows = architecture_rows()
+    found: dict[str, int] = {}
     missing = []
     for path in _modules():
         rel = path.relative_to(SRC)
         if rel.name == "__init__.py" and len(rel.parts) == 1:
             continue
         package = f"{rel.parts[0]}/" if len(rel.parts) > 1 else None
-        if str(rel) in named or rel.name in named or (package and package in named):
-            continue
-        missing.append(str(rel))
+        key = next((k for k in (str(rel), package) if k in rows), None)
+        if key is None:
+            missing.append(str(rel))
+        else:
+            found[_dotted(path).removesuffix(".__init__")] = rows[key]
     assert not missing, f"ARCHITECTURE.md does not map these modules: {missing}"
+    return found
+
+
+def test_every_module_is_in_the_architecture_map():
+    """One row per module (or its package), each in the table of its layer (issue 31)."""
+    layers = module_layers()
+    assert set(layers.values()) == set(range(6)), sorted(set(layers.values()))
+    stale = [n for n in architecture_rows() if not (SRC / n).exists()]
+    assert not stale, f"ARCHITECTURE.md names modules that do not exist: {stale}"
+
+
+def test_no_import_runs_up_a_layer():
+    """A module imports only from its own layer or below (ARCHITECTURE.md's layers)."""
+    layers = module_layers()
+    upward = sorted(f"{source} (layer {layers[source]}) imports {target} (layer {layers[target]})"
+                    for source, targets in import_graph().items() if source in layers
+                    for target in targets if target in layers and layers[target] > layers[source])
+    assert not upward, upward
 
 
 # --- functions a reader can hold in their head ----------------------------------------------------
