@@ -7,6 +7,7 @@ Every public entry point has one validation function built from these (the patte
 from __future__ import annotations
 
 import numbers
+import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
@@ -121,6 +122,82 @@ def check_finite(name: str, values: np.ndarray) -> np.ndarray:
     if values.dtype.kind in "fc" and not np.isfinite(values).all():
         raise ValueError(f"`{name}` contains infinite values")
     return values
+
+
+def broadcast_together(arrays: Mapping[str, Any]) -> list[np.ndarray]:
+    """The named arguments (argument -> array-like) as numpy arrays broadcast to one shape;
+    shapes that do not broadcast raise a ValueError naming every argument and its shape.
+
+    >>> [a.shape for a in broadcast_together({"x": [1, 2], "n": 3})]
+    [(2,), (2,)]
+    >>> broadcast_together({"successes": [1, 2], "trials": [3, 4, 5]})
+    Traceback (most recent call last):
+    ...
+    ValueError: `successes` of shape (2,) and `trials` of shape (3,) do not broadcast to one...
+    """
+    values = [np.asarray(v) for v in arrays.values()]
+    try:
+        return list(np.broadcast_arrays(*values))
+    except ValueError:
+        shown = " and ".join(f"`{n}` of shape {v.shape}" for n, v in zip(arrays, values,
+                                                                         strict=True))
+        raise ValueError(f"{shown} do not broadcast to one shape (numpy's rules: equal "
+                         "lengths, or a length of 1, dim by dim from the last)") from None
+
+
+MEMORY_BUDGET_ENV = "EVALUQ_MEMORY_BUDGET"
+DEFAULT_MEMORY_BUDGET = 2 * 2**30
+_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20,
+          "MIB": 2**20, "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40,
+          "TIB": 2**40}
+
+
+def memory_budget() -> int:
+    """The memory (bytes) one call may allocate at once: the environment variable
+    ``EVALUQ_MEMORY_BUDGET`` (bytes, or a number with a unit K, M, G, T (powers of 1024):
+    ``"512M"``, ``"8GiB"``), else 2 GiB."""
+    raw = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MEMORY_BUDGET
+    number = raw.rstrip("KMGTBikmgtb ")
+    unit = raw[len(number):].strip().upper()
+    try:
+        value = float(number) * _UNITS[unit]
+    except (KeyError, ValueError):
+        raise ValueError(f"the environment variable {MEMORY_BUDGET_ENV} must be a number of "
+                         f"bytes, optionally with a unit K, M, G or T; got {raw!r}") from None
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"the environment variable {MEMORY_BUDGET_ENV} must be positive; "
+                         f"got {raw!r}")
+    return int(value)
+
+
+def _size(n_bytes: float) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.3g} {unit}"
+    return f"{int(n_bytes)} bytes"
+
+
+def check_memory(name: str, n_bytes: float, budget: int | None = None, *,
+                 hint: str = "") -> None:
+    """Refuse a call that would allocate ``n_bytes`` at once, above ``budget`` (default
+    :func:`memory_budget`: ``EVALUQ_MEMORY_BUDGET``, else 2 GiB), with a ValueError naming the
+    argument ``name`` to lower, the memory needed and the budget (an out-of-memory kill is
+    never the answer). ``hint`` ends the message (e.g. what else to pass).
+
+    >>> check_memory("n_draws", 8 * 10**6)
+    >>> check_memory("n_draws", 8 * 10**9, budget=2**30)
+    Traceback (most recent call last):
+    ...
+    ValueError: `n_draws` would need 7.45 GiB of memory at once, above evaluq's memory budget...
+    """
+    limit = memory_budget() if budget is None else int(budget)
+    if n_bytes > limit:
+        raise ValueError(f"`{name}` would need {_size(n_bytes)} of memory at once, above "
+                         f"evaluq's memory budget of {_size(limit)} (the environment variable "
+                         f"{MEMORY_BUDGET_ENV}, in bytes or with a unit K, M, G, T, raises it): "
+                         f"lower `{name}`{hint}")
 
 
 def check_nonempty(name: str, values: np.ndarray | Sequence[Any]) -> None:

@@ -34,7 +34,7 @@ from evaluq._dims import (
     N_OBSERVATIONS,
     NAN_REASON,
 )
-from evaluq._validation import check_finite
+from evaluq._validation import check_finite, check_nonempty
 from evaluq.errors import CubeError
 
 __all__ = ["design_effect"]
@@ -105,6 +105,7 @@ def _stacked(scores: ArrayLike, clusters: ArrayLike | None, dim: Hashable,
     missing = [d for d in needed if d not in da.dims]
     if missing:
         raise CubeError(f"`scores` has no dim {missing[0]!r}; its dims are {list(da.dims)}")
+    check_nonempty("scores", da.values)
     if epoch_dim is None:
         if clusters is None:
             raise ValueError("`clusters` is required unless `epoch_dim` names the repeated "

@@ -58,7 +58,7 @@ from evaluq._dims import (
     ONLY_B_CORRECT,
     PROB_BETTER,
 )
-from evaluq._validation import RNGLike, check_int, check_real, check_rng
+from evaluq._validation import RNGLike, check_int, check_memory, check_real, check_rng
 from evaluq.small_samples.proportions import paired_counts
 
 __all__ = ["bayes_paired_comparison", "paired_probit_probability"]
@@ -66,6 +66,8 @@ __all__ = ["bayes_paired_comparison", "paired_probit_probability"]
 ArrayLike = Any
 _BLOCK = 2**21
 """Draws held at once (tables x draws), so memory stays bounded for any number of pairs."""
+_BYTES_PER_DRAW = 360
+"""Peak bytes per draw of one table (measured with tracemalloc: about 345)."""
 
 
 # --- numpy kernels ------------------------------------------------------------------------------
@@ -259,6 +261,8 @@ def bayes_paired_comparison(correct_a: ArrayLike, correct_b: ArrayLike | None = 
     (0.99, True)
     """
     n_draws = check_int("n_draws", n_draws, minimum=100)
+    # one table's draws at once: 4 cells, their gammas and ~30 per-draw working arrays
+    check_memory("n_draws", n_draws * _BYTES_PER_DRAW)
     prior_ab = _check_beta_pair("prior", prior)
     rho_ab = _check_beta_pair("rho_prior", rho_prior)
     gen = check_rng(rng)

@@ -98,13 +98,15 @@ def _summarise(per_item: xr.DataArray, item_dim: Hashable, confidence_level: flo
     mean = per_item.mean([item_dim])
     se = per_item.std([item_dim], ddof=1) / np.sqrt(n_items) if n_items > 1 else mean * np.nan
     tail = (1.0 - confidence_level) / 2.0
-    crit = stats.t.isf(tail, n_items - 1) if interval == "t" else stats.norm.isf(tail)
+    crit = (stats.t.isf(tail, max(n_items - 1, 1)) if interval == "t"
+            else stats.norm.isf(tail))
     ci = interval_array((mean - crit * se).clip(0.0, 1.0), (mean + crit * se).clip(0.0, 1.0),
                         kind=interval, confidence_level=confidence_level)
     ds = xr.Dataset({PER_ITEM: per_item, ESTIMATE: mean, SE: se, INTERVAL: ci})
     ds.attrs.update(statistic=name, n_items=n_items)
     if n_items < 2:
-        ds[SE].attrs["nan_reason"] = "one item: no spread over items"
+        reason = "one item: no spread over items"
+        ds[SE].attrs["nan_reason"] = ds[INTERVAL].attrs["nan_reason"] = reason
     return ds
 
 

@@ -40,7 +40,13 @@ from evaluq._dims import (
 )
 from evaluq._intervals import interval_array
 from evaluq._kernels import clopper_pearson_bounds, wilson_bounds
-from evaluq._validation import check_choice, check_confidence_level, check_real
+from evaluq._validation import (
+    broadcast_together,
+    check_choice,
+    check_confidence_level,
+    check_memory,
+    check_real,
+)
 from evaluq.errors import CubeError
 
 __all__ = ["PROPORTION_METHODS", "interval_coverage", "mcnemar_test", "paired_counts",
@@ -140,7 +146,7 @@ def _as_count_arrays(successes: ArrayLike,
     """``successes`` and ``trials`` as two float DataArrays of one shape, validated."""
     x_in, n_in = successes, trials
     if not isinstance(x_in, xr.DataArray) and not isinstance(n_in, xr.DataArray):
-        x_in, n_in = np.broadcast_arrays(np.asarray(x_in), np.asarray(n_in))
+        x_in, n_in = broadcast_together({"successes": x_in, "trials": n_in})
     x = as_dataarray(x_in, "successes", allow_bool=False)
     n = as_dataarray(n_in, "trials", allow_bool=False)
     if isinstance(successes, xr.DataArray) != isinstance(trials, xr.DataArray):
@@ -340,6 +346,9 @@ def interval_coverage(trials: Sequence[int] | int, p: Sequence[float] | float, *
         raise ValueError(f"`trials` must be positive; got {ns[ns < 1][0]}")
     if np.isnan(ps).any() or (ps < 0).any() or (ps > 1).any():
         raise ValueError(f"`p` must hold proportions in [0, 1]; got {ps.tolist()}")
+    # per outcome: x, n, both ends, and a pmf and a mask per p
+    check_memory("trials", (int(ns.max()) + 1) * (8 * 6 + 9 * len(ps)),
+                 hint=" (the coverage sums over all n + 1 outcomes of the largest n)")
     out = np.empty((len(ns), len(ps)))
     for i, n in enumerate(ns.astype(int)):   # a loop over the few n, never over outcomes
         x = np.arange(n + 1, dtype=np.float64)

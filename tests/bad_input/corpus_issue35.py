@@ -1,0 +1,73 @@
+"""Issue 35's user-facing bad-input failures, one entry per example the issue names, grouped
+by class (crashes, silent NaN, wrongly accepted, huge sizes, vague messages).
+
+``CLASSES`` maps a class to its cases; ``tests/bad_input/test_api_classes.py`` runs each class
+as one test, and :func:`issue35_cases` adds the cases of public names to the corpus
+(``test_corpus.py``), so every example is checked forever.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import evaluq as eq
+from evaluq.small_samples.proportions import interval_coverage
+
+from .corpus import FINITE, Case
+
+ONE_ITEM = np.array([[1, 0, 1]])
+A = np.array([1] * 25 + [0] * 5)
+B = np.array([1] * 20 + [0] * 10)
+
+
+def _crashes() -> list[Case]:
+    return [
+        Case("evaluq.design_effect", "empty input", lambda: eq.design_effect([], []),
+             "`scores` is empty"),
+    ]
+
+
+def _silent_nan() -> list[Case]:
+    return [
+        Case("evaluq.pass_at_k", "one item: the interval's NaN explained",
+             lambda: eq.pass_at_k(ONE_ITEM, 1), FINITE),
+        Case("evaluq.pass_hat_k", "one item: the interval's NaN explained",
+             lambda: eq.pass_hat_k(ONE_ITEM, 1), FINITE),
+    ]
+
+
+def _wrongly_accepted() -> list[Case]:
+    return []
+
+
+def _huge_sizes() -> list[Case]:
+    return [
+        Case("evaluq.small_samples.interval_coverage", "10**9 trials",
+             lambda: interval_coverage([10**9], 0.5), r"`trials` would need [\d.]+ GiB"),
+        Case("evaluq.bayes_paired_comparison", "n_draws=10**9",
+             lambda: eq.bayes_paired_comparison(A, B, n_draws=10**9),
+             r"`n_draws` would need [\d.]+ GiB"),
+    ]
+
+
+def _vague() -> list[Case]:
+    return [
+        Case("evaluq.proportion_interval", "shapes that do not broadcast",
+             lambda: eq.proportion_interval([1, 2], [3, 4, 5]),
+             r"`successes` of shape \(2,\) and `trials` of shape \(3,\) do not broadcast"),
+    ]
+
+
+CLASSES = {"crashes": _crashes, "silent_nan": _silent_nan,
+           "wrongly_accepted": _wrongly_accepted, "huge_sizes": _huge_sizes, "vague": _vague}
+
+_CORPUS_PREFIXES = ("evaluq.plots.", "evaluq.tables.")
+
+
+def _in_corpus(name: str) -> bool:
+    """The corpus holds ``evaluq.<name>`` and the public submodules' names."""
+    return name.count(".") == 1 or name.startswith(_CORPUS_PREFIXES)
+
+
+def issue35_cases() -> list[Case]:
+    return [case for make in CLASSES.values() for case in make() if _in_corpus(case.name)]
