@@ -1,0 +1,340 @@
+"""``fit_ratings``: Bradley-Terry / Davidson ratings from pairwise votes with honest intervals."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import xarray as xr
+
+from evaluq._dims import MODEL, MODEL_B, NAN_REASON, RESAMPLE
+from evaluq._validation import (
+    RNGLike,
+    check_choice,
+    check_confidence_level,
+    check_int,
+    check_real,
+    check_rng,
+)
+from evaluq.errors import ConvergenceWarning
+from evaluq.io import TableLike
+from evaluq.ratings import _checks, _newton, _uncertainty
+from evaluq.ratings._newton import Design
+from evaluq.ratings._result import NO_TIE_MODEL, RatingsResult, Scale, scale_of
+from evaluq.ratings._votes import Votes, read_votes
+
+TIES = ("davidson", "half", "drop")
+INTERVALS = ("sandwich", "bootstrap")
+SCALES = ("elo", "logit")
+
+
+@dataclass(frozen=True)
+class _Options:
+    ties: str
+    interval: str
+    scale: Scale
+    level: float
+    n_resamples: int
+    prior_sd: float | None
+    rng: np.random.Generator
+
+    @property
+    def ridge(self) -> float:
+        return 0.0 if self.prior_sd is None else 1.0 / self.prior_sd ** 2
+
+
+def _options(ties: Any, interval: Any, scale: Any, confidence_level: Any, n_resamples: Any,
+             prior_sd: Any, rng: RNGLike) -> _Options:
+    check_choice("ties", ties, TIES)
+    check_choice("interval", interval, INTERVALS)
+    check_choice("scale", scale, SCALES)
+    n = check_int("n_resamples", n_resamples, minimum=2)
+    prior = None if prior_sd is None else check_real("prior_sd", prior_sd, low=0.0,
+                                                     low_inclusive=False)
+    return _Options(ties=ties, interval=interval, scale=scale_of(scale),
+                    level=check_confidence_level(confidence_level), n_resamples=n,
+                    prior_sd=prior, rng=check_rng(rng))
+
+
+def _check_estimable(votes: Votes, opts: _Options) -> None:
+    _checks.check_connected(votes)
+    if opts.ties == "davidson":
+        _checks.check_ties(votes)
+    if opts.prior_sd is None:
+        _checks.check_finite_mle(votes, ties_count=opts.ties != "drop")
+
+
+def _reference_index(votes: Votes, reference: Any) -> int | None:
+    if reference is None:
+        return None
+    hits = np.flatnonzero(votes.models == reference)
+    if hits.size == 0:
+        raise ValueError(f"`reference` must be one of the models; got {reference!r} (models: "
+                         f"{[str(m) for m in votes.models[:10]]}"
+                         f"{' ...' if votes.n_models > 10 else ''})")
+    return int(hits[0])
+
+
+def _anchor(design: Design, ref: int | None) -> np.ndarray:
+    """The linear map (K, K) from sum-zero parameters to the stated identifiability."""
+    anchor = np.eye(design.n_params)
+    if ref is not None:
+        anchor[:design.n_models, ref] -= 1.0
+    return anchor
+
+
+def _identifiability(scale: Scale, ref: Any) -> str:
+    at = scale.offset
+    if ref is None:
+        return (f"sum-zero: the models' logit strengths sum to 0 (the mean rating is {at:g})")
+    return f"reference: model {ref!r} is fixed at logit strength 0 (rating {at:g})"
+
+
+def _estimate(design: Design, votes: Votes) -> tuple[np.ndarray, int]:
+    with np.errstate(over="ignore"):
+        x, ok, iterations = _newton.newton(design, votes.counts[None])
+    if not ok[0]:
+        warnings.warn(f"the rating fit did not reach a gradient of {_newton.GRADIENT_TOL:g} "
+                      f"per vote in {iterations} Newton iterations", ConvergenceWarning,
+                      stacklevel=3)
+    return x[0], iterations
+
+
+def _bootstrap(design: Design, votes: Votes, x_hat: np.ndarray,
+               opts: _Options) -> np.ndarray:
+    boot = _uncertainty.bootstrap(design, votes, x_hat, opts.n_resamples, opts.rng,
+                                  ties_count=opts.ties != "drop")
+    if boot.n_failed:
+        raise ValueError(
+            f"{boot.n_failed} of {opts.n_resamples} bootstrap resamples have no finite "
+            f"maximum-likelihood ratings ({boot.failed_reason}); use interval='sandwich', "
+            f"collect more votes, or pass `prior_sd` (a Gaussian prior that keeps every "
+            f"resample finite)")
+    return boot.params
+
+
+@dataclass(frozen=True)
+class _Fit:
+    x_hat: np.ndarray
+    cov: np.ndarray
+    draws: np.ndarray
+    covariance_kind: str
+    n_clusters: int
+    iterations: int
+
+
+def _fit(votes: Votes, design: Design, opts: _Options, ref: int | None) -> _Fit:
+    x_hat, iterations = _estimate(design, votes)
+    robust = _uncertainty.sandwich(design, votes, x_hat)
+    if opts.interval == "bootstrap":
+        draws = _bootstrap(design, votes, x_hat, opts)
+        cov = np.cov(draws, rowvar=False)
+        kind = "bootstrap (" + ("clusters" if votes.clusters is not None else "votes") + ")"
+    else:
+        draws = _uncertainty.normal_draws(x_hat, robust.covariance, opts.n_resamples, opts.rng)
+        cov, kind = robust.covariance, robust.kind
+    anchor = _anchor(design, ref)
+    return _Fit(x_hat=anchor @ x_hat, cov=anchor @ cov @ anchor.T, draws=draws @ anchor.T,
+                covariance_kind=kind, n_clusters=robust.n_clusters, iterations=iterations)
+
+
+def _tie_arrays(fit: _Fit, design: Design, opts: _Options) -> tuple[xr.DataArray, ...]:
+    m = design.n_models
+    if not design.davidson:
+        reason = {NAN_REASON: NO_TIE_MODEL.format(ties=opts.ties)}
+        nan = xr.DataArray(np.nan, name="tie_parameter", attrs=reason)
+        draws = xr.DataArray(np.full(fit.draws.shape[0], np.nan), dims=(RESAMPLE,), attrs=reason)
+        return nan, nan.rename("tie_se"), draws.rename("tie_parameter")
+    nu = float(np.exp(fit.x_hat[m]))
+    nu_draws = np.exp(fit.draws[:, m])
+    se = (float(np.std(nu_draws, ddof=1)) if opts.interval == "bootstrap"
+          else nu * float(np.sqrt(fit.cov[m, m])))
+    formula = ("Davidson (1970): P(i beats j) = pi_i / D, P(tie) = nu sqrt(pi_i pi_j) / D, "
+               "D = pi_i + pi_j + nu sqrt(pi_i pi_j)")
+    return (xr.DataArray(nu, name="tie_parameter", attrs={"model": formula}),
+            xr.DataArray(se, name="tie_se"),
+            xr.DataArray(nu_draws, dims=(RESAMPLE,), name="tie_parameter"))
+
+
+def _result(votes: Votes, design: Design, fit: _Fit, opts: _Options,
+            details: dict[str, Any]) -> RatingsResult:
+    m, sc = design.n_models, opts.scale
+    coords = {MODEL: votes.models}
+    cov = sc.factor ** 2 * fit.cov[:m, :m]
+    se = (np.std(sc.to_rating(fit.draws[:, :m]), axis=0, ddof=1)
+          if opts.interval == "bootstrap" else np.sqrt(np.clip(np.diag(cov), 0.0, None)))
+    attrs = {"scale": details["scale"], "identifiability": details["identifiability"]}
+    draws = xr.DataArray(sc.to_rating(fit.draws[:, :m]), dims=(RESAMPLE, MODEL),
+                         coords={RESAMPLE: np.arange(opts.n_resamples), **coords}, name="rating",
+                         attrs={**attrs, "higher_is_better": 1, "n_resamples": opts.n_resamples,
+                                "replication": details["draws"], "how": "Bradley-Terry",
+                                "metric": "rating", "confidence_level": opts.level})
+    tie, tie_se, tie_draws = _tie_arrays(fit, design, opts)
+    counts = xr.Dataset({k: (MODEL, v) for k, v in votes.per_model().items()}, coords=coords)
+    return RatingsResult(
+        rating=xr.DataArray(sc.to_rating(fit.x_hat[:m]), dims=(MODEL,), coords=coords,
+                            name="rating", attrs=attrs),
+        se=xr.DataArray(se, dims=(MODEL,), coords=coords, name="se", attrs=attrs),
+        covariance=xr.DataArray(cov, dims=(MODEL, MODEL_B),
+                                coords={**coords, MODEL_B: votes.models}, name="covariance",
+                                attrs=attrs),
+        draws=draws, tie_parameter=tie, tie_se=tie_se, tie_draws=tie_draws, counts=counts,
+        confidence_level=opts.level, details=details, _params=fit.x_hat, _param_cov=fit.cov)
+
+
+def _details(votes: Votes, fit: _Fit, opts: _Options, cluster: str | None,
+             ref: Any) -> dict[str, Any]:
+    draws = (f"{'cluster' if cluster else 'vote'} bootstrap" if opts.interval == "bootstrap"
+             else "normal approximation of the sandwich")
+    prior = ("none" if opts.prior_sd is None else
+             f"Gaussian N(0, {opts.prior_sd:g}^2) on each logit strength (a ridge)")
+    return {"ties": opts.ties, "interval": opts.interval, "scale": opts.scale.name,
+            "cluster": cluster, "covariance_kind": fit.covariance_kind,
+            "identifiability": _identifiability(opts.scale, ref), "prior": prior,
+            "n_votes": votes.n_votes, "n_ties_dropped": votes.n_ties_dropped,
+            "n_models": votes.n_models, "n_pairs": votes.n_pairs,
+            "n_clusters": fit.n_clusters, "n_resamples": opts.n_resamples, "draws": draws,
+            "iterations": fit.iterations, "source": votes.source,
+            "reference": "" if ref is None else str(ref)}
+
+
+def fit_ratings(
+    votes: TableLike,
+    *,
+    model_a: str = "model_a",
+    model_b: str = "model_b",
+    winner: str = "winner",
+    outcomes: Mapping[Any, str] | None = None,
+    ties: Literal["davidson", "half", "drop"] = "davidson",
+    cluster: str | None = None,
+    interval: Literal["sandwich", "bootstrap"] = "sandwich",
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
+    scale: Literal["elo", "logit"] = "elo",
+    reference: Any = None,
+    prior_sd: float | None = None,
+    rng: RNGLike = 0,
+) -> RatingsResult:
+    r"""Ratings of models from pairwise votes (Bradley-Terry, Davidson ties), with intervals.
+
+    Each vote compares ``model_a`` with ``model_b``. Model i has a logit strength
+    :math:`\theta_i` (:math:`\pi_i = e^{\theta_i}`). Bradley-Terry:
+    :math:`P(i \text{ beats } j) = \pi_i / (\pi_i + \pi_j)`. Ties:
+
+    * ``"davidson"`` (Davidson 1970; evalica's ``newman``):
+      :math:`P(i \text{ beats } j) = \pi_i / D`,
+      :math:`P(\text{tie}) = \nu \sqrt{\pi_i \pi_j} / D`,
+      :math:`D = \pi_i + \pi_j + \nu \sqrt{\pi_i \pi_j}`, with the tie parameter
+      :math:`\nu` fitted (Newman's and evalica's ``v`` is :math:`\nu / 2`);
+    * ``"half"``: a tie counts as half a win for each side (evalica's ``bradley_terry``,
+      arena-rank);
+    * ``"drop"``: ties are left out (their number is in ``details["n_ties_dropped"]``).
+
+    The maximum-likelihood estimate is found by Newton's method on the counts of the unique
+    (pair, outcome) cells, to a gradient of 1e-12 per vote. The likelihood fixes only
+    differences of strengths: by default they sum to zero (as arena-rank), or ``reference``
+    is fixed at 0; the result states which in ``details["identifiability"]`` and in every
+    output's attributes. On the Elo scale ``rating = 400 / ln(10) * theta + 1000``
+    (arena-rank's), so 400 points are odds of 10 to 1 between two models.
+
+    Uncertainty: ``interval="sandwich"`` is the robust covariance
+    :math:`V = B^{+} M B^{+}` (bread ``B`` minus the Hessian, meat ``M`` the summed outer
+    products of the scores: of every vote, HC0 as arena-rank; or of every ``cluster``, CR1 as
+    statsmodels' ``cov_type="cluster"``), with normal intervals ``rating +- z se``;
+    ``interval="bootstrap"`` resamples votes (or whole clusters) as multinomial counts over
+    the cells and refits every resample in one batched Newton fit, with percentile
+    intervals. Votes on the same prompt (or by the same voter) are not independent: give
+    ``cluster`` to widen the intervals by what they share.
+
+    Parameters
+    ----------
+    votes : pandas.DataFrame or path
+        One row per vote (a CSV / TSV / JSON lines / parquet path is read by
+        :func:`evaluq.io.read_table`).
+    model_a, model_b : str
+        Columns naming the two models of each vote (no vote of a model against itself).
+    winner : str
+        Column saying who won: ``"model_a"`` / ``"a"``, ``"model_b"`` / ``"b"``, or ``"tie"``
+        (Chatbot Arena's ``"tie (bothbad)"`` and arena-rank's ``"both_bad"`` are ties too).
+        Another label is refused, naming it, unless ``outcomes`` maps it.
+    outcomes : mapping, optional
+        Labels of ``winner`` to ``"model_a"`` / ``"model_b"`` / ``"tie"``, e.g.
+        ``{"left": "model_a", "right": "model_b", "tie": "tie"}``; when given, only its labels
+        are accepted.
+    ties : {"davidson", "half", "drop"}
+        The tie rule (above).
+    cluster : str, optional
+        Column of the votes' clusters (prompt, voter): cluster-robust sandwich (CR1) or a
+        bootstrap of whole clusters.
+    interval : {"sandwich", "bootstrap"}
+        How the uncertainty is estimated (above).
+    confidence_level : float
+        Level of the intervals, in (0, 1).
+    n_resamples : int
+        Bootstrap resamples, or draws from the sandwich's normal approximation (the
+        ``draws`` for ranks and tiers); at least 2.
+    scale : {"elo", "logit"}
+        Ratings in Elo points or in logits (``theta``).
+    reference : model label, optional
+        Fix this model's logit strength at 0 (Elo 1000) instead of the sum-zero constraint.
+    prior_sd : float, optional
+        A Gaussian prior N(0, prior_sd^2) on each logit strength (a ridge), for data whose
+        maximum-likelihood ratings are infinite (a model that never wins or never loses);
+        stated in ``details["prior"]``. Default None: plain maximum likelihood, and such data
+        are refused naming the models.
+    rng : int, Generator, SeedSequence or None
+        Seed of the bootstrap or of the normal draws (default 0: a fit is reproducible).
+
+    Returns
+    -------
+    RatingsResult
+        ``rating``, ``se``, ``ci`` / :meth:`~RatingsResult.confidence_interval`,
+        ``covariance``, ``tie_parameter`` (``tie_se``), ``win_probability`` with
+        :meth:`~RatingsResult.win_probability_interval`, ``tie_probability``, ``draws``
+        (``resample``, ``model``) for :func:`evaluq.rank_distribution`,
+        :func:`evaluq.leaderboard` and :func:`evaluq.significance_groups`, and
+        ``to_dataframe()`` (the ratings table, best first).
+
+    Raises
+    ------
+    ValueError
+        A vote of a model against itself, an unknown ``winner`` label, a missing value (with
+        its rows), a disconnected comparison graph, infinite maximum-likelihood ratings
+        (without ``prior_sd``), ``ties="davidson"`` without ties, a bootstrap resample
+        without finite ratings.
+
+    References
+    ----------
+    Bradley & Terry (1952), Biometrika 39; Davidson (1970), JASA 65; Newman (2023), JMLR 24;
+    Ford (1957), Amer. Math. Monthly 64 (when the estimate exists).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evaluq.ratings import fit_ratings
+    >>> votes = pd.DataFrame({
+    ...     "model_a": ["x", "x", "y", "y", "z", "x", "z", "y"],
+    ...     "model_b": ["y", "z", "z", "x", "x", "y", "y", "z"],
+    ...     "winner": ["model_a", "model_a", "tie", "model_a", "model_b", "tie", "model_a",
+    ...                "model_b"]})
+    >>> fit = fit_ratings(votes, ties="half", scale="logit")
+    >>> fit.rating.round(3).values.tolist()
+    [0.543, -0.473, -0.071]
+    >>> print(fit.details["identifiability"])
+    sum-zero: the models' logit strengths sum to 0 (the mean rating is 0)
+    >>> fit.win_probability.sel(model="x", model_b="y").round(3).item()
+    0.734
+    """
+    opts = _options(ties, interval, scale, confidence_level, n_resamples, prior_sd, rng)
+    data = read_votes(votes, model_a=model_a, model_b=model_b, winner=winner,
+                      outcomes=outcomes, cluster=cluster, drop_ties=ties == "drop")
+    ref = _reference_index(data, reference)
+    _check_estimable(data, opts)
+    design = Design(pair_i=data.pair_i, pair_j=data.pair_j, n_models=data.n_models,
+                    davidson=ties == "davidson", ridge=opts.ridge)
+    fit = _fit(data, design, opts, ref)
+    details = _details(data, fit, opts, cluster, None if ref is None else data.models[ref])
+    return _result(data, design, fit, opts, details)

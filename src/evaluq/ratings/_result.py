@@ -1,0 +1,329 @@
+"""The result of :func:`evaluq.fit_ratings`: ratings, their uncertainty, win probabilities."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.stats as st
+import xarray as xr
+
+from evaluq._dims import CI, MODEL, MODEL_B, NAN_REASON, RESAMPLE, SE
+from evaluq._intervals import interval_from_bounds
+from evaluq._kernels import percentile_interval
+from evaluq._results import ResultBase
+from evaluq._validation import check_confidence_level
+from evaluq.ratings import _newton
+
+ELO_FACTOR = 400.0 / np.log(10.0)
+"""Elo points per logit: ``rating = 400 / ln(10) * theta + 1000`` (arena-rank's scale)."""
+ELO_OFFSET = 1000.0
+
+NO_TIE_MODEL = ("ties='{ties}' has no tie parameter (only ties='davidson' models ties)")
+SELF_PAIR = "a model is not compared with itself"
+
+
+@dataclass(frozen=True)
+class Scale:
+    """``rating = factor * theta + offset``."""
+
+    name: str
+    factor: float
+    offset: float
+
+    def to_rating(self, theta: np.ndarray) -> np.ndarray:
+        return self.factor * theta + self.offset
+
+    def to_logit(self, rating: np.ndarray) -> np.ndarray:
+        return (rating - self.offset) / self.factor
+
+
+def scale_of(name: str) -> Scale:
+    """The Elo or the logit scale."""
+    return Scale("elo", ELO_FACTOR, ELO_OFFSET) if name == "elo" else Scale("logit", 1.0, 0.0)
+
+
+@dataclass(frozen=True, repr=False)
+class RatingsResult(ResultBase):
+    """Ratings from pairwise votes (:func:`evaluq.fit_ratings`).
+
+    Attributes
+    ----------
+    rating : DataArray
+        Each model's rating (``model``) on the result's scale (``details["scale"]``), under the
+        identifiability stated in ``details["identifiability"]`` (also in every output's
+        attributes).
+    se : DataArray
+        Standard error of each rating: from the (cluster-)robust sandwich covariance, or the
+        SD of the bootstrap ratings.
+    covariance : DataArray
+        Covariance of the ratings (``model``, ``model_b``); the sandwich's, or the bootstrap
+        ratings' covariance.
+    draws : DataArray
+        Ratings (``resample``, ``model``): the bootstrap fits, or draws from the normal
+        approximation of the sandwich; ready for :func:`evaluq.rank_distribution`,
+        :func:`evaluq.leaderboard`, :func:`evaluq.significance_groups` and
+        :func:`evaluq.pairwise_differences` (pass ``observed=result.rating`` to rank by the
+        estimates rather than the draws' mean).
+    tie_parameter : DataArray
+        Davidson's ``nu`` (0-d), NaN with a ``nan_reason`` unless ``ties="davidson"``;
+        :attr:`tie_parameter_newman` is ``nu / 2``, the ``v`` that evalica's ``newman``
+        reports.
+    tie_se : DataArray
+        Its standard error (delta method from ``log(nu)``, or the bootstrap SD).
+    tie_draws : DataArray
+        ``nu`` in every draw (``resample``); NaN unless ``ties="davidson"``.
+    counts : Dataset
+        Each model's ``n_votes``, ``wins``, ``losses`` and ``ties`` (after ``ties="drop"``).
+    confidence_level : float
+        Level of :attr:`interval`.
+    details : dict
+        How the fit was made: ties, interval, cluster, covariance kind, scale,
+        identifiability, prior, votes, clusters, iterations.
+    """
+
+    rating: xr.DataArray
+    se: xr.DataArray
+    covariance: xr.DataArray
+    draws: xr.DataArray
+    tie_parameter: xr.DataArray
+    tie_se: xr.DataArray
+    tie_draws: xr.DataArray
+    counts: xr.Dataset
+    confidence_level: float
+    details: dict[str, Any] = field(default_factory=dict)
+    _params: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    _param_cov: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+
+    # --- ResultBase ------------------------------------------------------------------------------
+    @property
+    def estimate(self) -> xr.DataArray:
+        """The ratings (:attr:`rating`)."""
+        return self.rating
+
+    @property
+    def distribution(self) -> xr.DataArray:
+        """:attr:`draws` with the ``resample`` dim last."""
+        return self.draws.transpose(MODEL, RESAMPLE)
+
+    @property
+    def ci(self) -> xr.DataArray:
+        """The ratings' interval at the stored level (:meth:`confidence_interval`)."""
+        return self.confidence_interval()
+
+    @property
+    def scale(self) -> Scale:
+        return scale_of(self.details["scale"])
+
+    @property
+    def davidson(self) -> bool:
+        return bool(self.details["ties"] == "davidson")
+
+    def _level(self, confidence_level: float | None) -> float:
+        return (self.confidence_level if confidence_level is None
+                else check_confidence_level(confidence_level))
+
+    def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
+        """The ratings' interval at ``confidence_level`` (default: the stored level).
+
+        ``interval="sandwich"``: ``rating +- z * se`` (``ci_kind`` ``"normal"``);
+        ``interval="bootstrap"``: the percentile interval of the bootstrap ratings.
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            In (0, 1); default the level given to :func:`evaluq.fit_ratings`.
+
+        Returns
+        -------
+        xarray.DataArray
+            (``model``, ``ci_bound``).
+        """
+        level = self._level(confidence_level)
+        if self.details["interval"] == "bootstrap":
+            bounds = percentile_interval(self.distribution.values, level)
+            kind = "percentile"
+        else:
+            z = st.norm.ppf(0.5 + level / 2.0)
+            est, se = self.rating.values, self.se.values
+            bounds, kind = np.stack([est - z * se, est + z * se], axis=-1), "normal"
+        ci = interval_from_bounds(bounds, dims=(MODEL,), coords={MODEL: self.rating[MODEL]},
+                                  kind=kind, confidence_level=level, name=CI)
+        ci.attrs.update(self._attrs())
+        return ci
+
+    # --- pairwise probabilities -------------------------------------------------------------------
+    def _pair_grid(self, theta: np.ndarray,
+                   lam: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """P(model beats model_b), P(tie) and the logit difference on the (..., model,
+        model_b) grid."""
+        d = theta[..., :, None] - theta[..., None, :]
+        lam_b = None if lam is None else np.asarray(lam)[..., None, None]
+        pw, _, pt = _newton.pair_probabilities(d, lam_b)
+        return pw, pt, d
+
+    def _grid_array(self, values: np.ndarray, name: str, reason: str | None = None,
+                    dims: tuple[str, ...] = (MODEL, MODEL_B)) -> xr.DataArray:
+        models = self.rating[MODEL].values
+        values = np.array(values, dtype=np.float64)
+        eye = np.eye(models.size, dtype=bool)
+        values[..., eye] = np.nan
+        coords = {MODEL: models, MODEL_B: models}
+        out = xr.DataArray(values, dims=dims, coords=coords, name=name)
+        out.attrs = {**self._attrs(), NAN_REASON: reason or SELF_PAIR}
+        return out
+
+    @property
+    def win_probability(self) -> xr.DataArray:
+        """P(``model`` beats ``model_b``) in one vote (``model``, ``model_b``), from the
+        estimates; NaN on the diagonal."""
+        theta, lam = self._point()
+        pw, _, _ = self._pair_grid(theta, lam)
+        return self._grid_array(pw, "win_probability")
+
+    @property
+    def tie_probability(self) -> xr.DataArray:
+        """P(tie) in one vote (``model``, ``model_b``) under Davidson's model; NaN with a
+        ``nan_reason`` for the other tie rules."""
+        theta, lam = self._point()
+        if lam is None:
+            nan = np.full((theta.size, theta.size), np.nan)
+            return self._grid_array(nan, "tie_probability",
+                                    NO_TIE_MODEL.format(ties=self.details["ties"]))
+        _, pt, _ = self._pair_grid(theta, lam)
+        return self._grid_array(pt, "tie_probability")
+
+    def _point(self) -> tuple[np.ndarray, np.ndarray | None]:
+        m = self.rating.sizes[MODEL]
+        lam = self._params[m] if self.davidson else None
+        return self._params[:m], lam
+
+    def win_probability_interval(self, confidence_level: float | None = None) -> xr.DataArray:
+        """Interval of P(``model`` beats ``model_b``) (``model``, ``model_b``, ``ci_bound``).
+
+        Sandwich: a normal interval for ``logit P`` (delta method from the parameters'
+        covariance) mapped back through the logistic function, so it stays in (0, 1);
+        bootstrap: the percentile interval of P over the resamples.
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            In (0, 1); default the stored level.
+
+        Returns
+        -------
+        xarray.DataArray
+        """
+        level = self._level(confidence_level)
+        if self.details["interval"] == "bootstrap":
+            theta = self.scale.to_logit(self.draws.values)
+            lam = np.log(self.tie_draws.values) if self.davidson else None
+            pw, _, _ = self._pair_grid(theta, lam)
+            bounds, kind = percentile_interval(np.moveaxis(pw, 0, -1), level), "percentile"
+        else:
+            bounds, kind = self._delta_bounds(level), "normal"
+        bounds[np.eye(bounds.shape[0], dtype=bool)] = np.nan
+        ci = interval_from_bounds(bounds, dims=(MODEL, MODEL_B),
+                                  coords={MODEL: self.rating[MODEL].values,
+                                          MODEL_B: self.rating[MODEL].values},
+                                  kind=kind, confidence_level=level, name="win_probability_ci")
+        ci.attrs.update(self._attrs())
+        return ci
+
+    def _delta_bounds(self, level: float) -> np.ndarray:
+        """Normal bounds of logit P(win) by the delta method, mapped back."""
+        theta, lam = self._point()
+        m, cov = theta.size, self._param_cov
+        var_d = (np.diag(cov)[:m, None] + np.diag(cov)[None, :m] - 2.0 * cov[:m, :m])
+        d = theta[:, None] - theta[None, :]
+        if lam is None:
+            center, var = d, var_d
+        else:
+            nu = np.exp(lam)
+            e = np.exp(-0.5 * d)
+            center = 0.5 * d - np.log(e + nu)
+            a = 0.5 + 0.5 * e / (e + nu)   # d logit / d d
+            b = -nu / (e + nu)              # d logit / d lam
+            cov_dl = cov[:m, m][:, None] - cov[:m, m][None, :]
+            var = a ** 2 * var_d + 2.0 * a * b * cov_dl + b ** 2 * cov[m, m]
+        z = st.norm.ppf(0.5 + level / 2.0)
+        half = z * np.sqrt(np.clip(var, 0.0, None))
+        lo, hi = center - half, center + half
+        return np.stack([0.5 * (1 + np.tanh(0.5 * lo)), 0.5 * (1 + np.tanh(0.5 * hi))], axis=-1)
+
+    @property
+    def tie_parameter_newman(self) -> xr.DataArray:
+        """``nu / 2``: the tie parameter ``v`` of Newman (2023) and evalica's ``newman``
+        (``P(tie) = 2 v sqrt(pi_i pi_j) / (pi_i + pi_j + 2 v sqrt(pi_i pi_j))``)."""
+        out = self.tie_parameter / 2.0
+        out.attrs = {**self.tie_parameter.attrs, "parametrisation": "Newman (2023): v = nu / 2"}
+        return out.rename("tie_parameter_newman")
+
+    # --- conversions --------------------------------------------------------------------------
+    def _attrs(self) -> dict[str, Any]:
+        d = self.details
+        return {"scale": d["scale"], "identifiability": d["identifiability"], "ties": d["ties"],
+                "interval": d["interval"], "covariance_kind": d["covariance_kind"],
+                "prior": d["prior"]}
+
+    def to_dataset(self) -> xr.Dataset:
+        """Ratings, SEs, interval, win (and tie) probabilities with intervals, draws."""
+        variables: dict[Any, Any] = {
+            "rating": self.rating, SE: self.se, CI: self.ci,
+            "win_probability": self.win_probability,
+            "win_probability_ci": self.win_probability_interval(),
+            "tie_probability": self.tie_probability, "draws": self.draws,
+            "tie_parameter": self.tie_parameter, "tie_se": self.tie_se,
+            **{name: self.counts[name] for name in self.counts.data_vars},
+        }
+        ds = xr.Dataset(variables)
+        ds.attrs = {**self._attrs(), "confidence_level": self.confidence_level,
+                    **{k: v for k, v in self.details.items() if isinstance(v, int | float | str)}}
+        return ds
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """The ratings table, best first: rating, se, lower, upper, rank, votes, wins, losses,
+        ties."""
+        ci = self.ci
+        table = pd.DataFrame({
+            "rating": self.rating.values, "se": self.se.values,
+            "lower": ci.sel(ci_bound="lower").values, "upper": ci.sel(ci_bound="upper").values,
+            **{str(name): self.counts[name].values.astype(np.int64)
+               for name in self.counts.data_vars},
+        }, index=pd.Index(self.rating[MODEL].values, name=MODEL))
+        table = table.sort_values("rating", ascending=False, kind="stable")
+        table.insert(4, "rank", np.arange(1, len(table) + 1))
+        attrs: dict[Any, Any] = {**self._attrs(), "confidence_level": self.confidence_level,
+                                 "caption": self._caption()}
+        table.attrs = attrs
+        return table
+
+    def _caption(self) -> str:
+        d = self.details
+        how = ("the (cluster-)robust sandwich (" + d["covariance_kind"] + ")"
+               if d["interval"] == "sandwich" else f"{d['n_resamples']} bootstrap resamples")
+        return (f"Ratings ({d['scale']} scale; {d['identifiability']}), ties '{d['ties']}', "
+                f"{self.confidence_level:.0%} intervals from {how}"
+                + (f" clustered by {d['cluster']!r}" if d["cluster"] else "") + ".")
+
+    def __repr__(self) -> str:
+        d = self.details
+        head = (f"RatingsResult({d['n_models']} models, {d['n_votes']} votes"
+                + (f", {d['n_clusters']} clusters of {d['cluster']!r}" if d["cluster"] else "")
+                + f"; ties={d['ties']!r}, interval={d['interval']!r}, scale={d['scale']!r})")
+        lines = [head, f"  {d['identifiability']}"]
+        if self.davidson:
+            lines.append(f"  tie parameter nu = {float(self.tie_parameter):.4f} "
+                         f"(se {float(self.tie_se):.4f}; Newman's v = nu/2 = "
+                         f"{float(self.tie_parameter) / 2:.4f})")
+        if d["prior"] != "none":
+            lines.append(f"  prior: {d['prior']}")
+        table = self.to_dataframe().head(20).to_string(float_format=lambda v: f"{v:.2f}")
+        more = (f"\n  ... {d['n_models'] - 20} more models" if d["n_models"] > 20 else "")
+        return "\n".join(lines) + "\n" + table + more
+
+    def _repr_html_(self) -> str:
+        table = self.to_dataframe().to_html(float_format=lambda v: f"{v:.2f}")
+        return f"<div><b>RatingsResult</b><p>{self._caption()}</p>{table}</div>"

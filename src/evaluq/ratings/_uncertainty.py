@@ -1,0 +1,163 @@
+"""The ratings' uncertainty: the (cluster-)robust sandwich covariance and the batched bootstrap.
+
+Sandwich: ``V = B^+ M B^+`` with the bread ``B`` minus the Hessian of the log-likelihood at the
+estimate (plus the ridge, if any) and the meat ``M = sum_g U_g U_g'``, ``U_g`` the summed
+score of cluster g. Without clusters every vote is its own cluster and there is no
+small-sample factor (HC0, as arena-rank); with clusters ``M`` is multiplied by
+``G / (G - 1) * (N - 1) / (N - k)`` (CR1, statsmodels' ``cov_type="cluster"``), N votes,
+k free parameters. Both score and bread vanish along ``sum(theta)``, so ``V`` is the covariance
+of the sum-zero estimate (``B^+`` is the pseudo-inverse on that subspace).
+
+Bootstrap: multinomial counts over the unique (pair, outcome) cells (iid votes), or whole
+clusters drawn with replacement (the cells' counts then a sparse matrix product), and one
+batched Newton fit over every resample of a block at once (no loop over resamples).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from evaluq.ratings import _newton
+from evaluq.ratings._checks import strongly_connected
+from evaluq.ratings._newton import Design
+from evaluq.ratings._votes import Votes
+
+BLOCK_ELEMENTS = 4_000_000
+"""Resamples are fitted in blocks holding at most this many (resample x pair-cell or
+resample x parameter^2) numbers."""
+RUNAWAY_LOGIT = 30.0
+"""A resample whose logit strengths span more than this is checked for an infinite MLE."""
+
+
+def cell_scores(design: Design, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Score of one vote in each cell (P, 3): in ``d`` and in ``lam``, at parameters ``x`` (K,)."""
+    d = x[design.pair_i] - x[design.pair_j]
+    if not design.davidson:
+        p, _, _ = _newton.pair_probabilities(d, None)
+        s_d = np.stack([1.0 - p, -p, 0.5 - p], axis=1)
+        return s_d, np.zeros_like(s_d)
+    pw, pl, pt = _newton.pair_probabilities(d, x[design.n_models])
+    f_d = 0.5 * (pw - pl)
+    s_d = np.stack([0.5 - f_d, -0.5 - f_d, -f_d], axis=1)
+    s_l = np.stack([-pt, -pt, 1.0 - pt], axis=1)
+    return s_d, s_l
+
+
+def _cluster_scores(design: Design, votes: Votes, s_d: np.ndarray,
+                    s_l: np.ndarray) -> np.ndarray:
+    """Summed scores per cluster (G, K); without clusters per cell, weighted by sqrt(count)."""
+    rows: Any = (sp.diags(np.sqrt(votes.counts).ravel()).tocsr()
+                         if votes.cluster_counts is None else votes.cluster_counts)
+    p = votes.n_pairs
+    to_pair = sp.csr_matrix((np.ones(3 * p), (np.arange(3 * p), np.repeat(np.arange(p), 3))),
+                            shape=(3 * p, p))
+    by_pair = (rows @ sp.diags(s_d.ravel()) @ to_pair)
+    u_theta = np.asarray((by_pair @ design.incidence).todense())
+    if not design.davidson:
+        return u_theta
+    u_lam = np.asarray(rows @ s_l.ravel()).reshape(-1, 1)
+    return np.concatenate([u_theta, u_lam], axis=1)
+
+
+@dataclass(frozen=True)
+class Sandwich:
+    covariance: np.ndarray
+    kind: str
+    n_clusters: int
+    factor: float
+
+
+def sandwich(design: Design, votes: Votes, x: np.ndarray) -> Sandwich:
+    """The robust covariance (K, K) of the estimate ``x`` (K,) on the logit scale."""
+    _, hess = _newton.gradient_hessian(design, x[None, :], votes.counts[None])
+    bread = np.linalg.inv(hess[0])
+    scores = _cluster_scores(design, votes, *cell_scores(design, x))
+    meat = scores.T @ scores
+    n, k = votes.n_votes, design.n_params - 1
+    if votes.cluster_counts is None:
+        kind, groups, factor = "HC0", n, 1.0
+    else:
+        groups = votes.cluster_counts.shape[0]
+        if groups < 2:
+            raise ValueError("`cluster` has a single cluster: a cluster-robust covariance needs "
+                             "at least two")
+        kind, factor = "CR1", groups / (groups - 1) * (n - 1) / max(n - k, 1)
+    cov = factor * bread @ meat @ bread
+    return Sandwich(covariance=0.5 * (cov + cov.T), kind=kind, n_clusters=groups, factor=factor)
+
+
+def normal_draws(x: np.ndarray, cov: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` draws (n, K) from the normal approximation N(x, cov) (cov may be singular)."""
+    vals, vecs = np.linalg.eigh(cov)
+    root = vecs * np.sqrt(np.clip(vals, 0.0, None))
+    return x + rng.standard_normal((n, x.size)) @ root.T
+
+
+def resample_counts(votes: Votes, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Counts (n, P, 3) of ``n`` bootstrap resamples: votes iid, or whole clusters."""
+    p = votes.n_pairs
+    if votes.cluster_counts is None:
+        flat = votes.counts.ravel()
+        drawn = rng.multinomial(votes.n_votes, flat / flat.sum(), size=n)
+    else:
+        groups = votes.cluster_counts.shape[0]
+        weights = rng.multinomial(groups, np.full(groups, 1.0 / groups), size=n)
+        drawn = np.asarray((votes.cluster_counts.T @ weights.T.astype(np.float64)).T)
+    return np.asarray(drawn, dtype=np.float64).reshape(n, p, 3)
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    params: np.ndarray
+    n_failed: int
+    failed_reason: str
+
+
+def _failed(design: Design, x: np.ndarray, ok: np.ndarray, counts: np.ndarray,
+            ties_count: bool) -> tuple[np.ndarray, str]:
+    """Resamples without a finite MLE: not converged, or a runaway span confirmed by the
+    strong-connectivity check; for Davidson also those with no tie or no decisive vote."""
+    theta = x[:, :design.n_models]
+    suspect = ~ok | (np.ptp(theta, axis=1) > RUNAWAY_LOGIT) | ~np.isfinite(x).all(axis=1)
+    bad = np.zeros(x.shape[0], dtype=bool)
+    reason = ""
+    if design.davidson:
+        no_ties = counts[..., 2].sum(axis=-1) == 0
+        no_decisive = counts[..., :2].sum(axis=(-2, -1)) == 0
+        bad |= no_ties | no_decisive
+        reason = "no tie or no decisive vote" if bad.any() else ""
+    if suspect.any() and design.ridge == 0.0:
+        idx = np.flatnonzero(suspect)
+        bad[idx] |= ~strongly_connected(counts[idx], design.pair_i, design.pair_j,
+                                        design.n_models, ties_count)
+        bad[idx] |= ~ok[idx] & ~bad[idx]
+        reason = reason or "a model that never wins or never loses within the resample"
+    return bad, reason
+
+
+def bootstrap(design: Design, votes: Votes, x_hat: np.ndarray, n: int,
+              rng: np.random.Generator, ties_count: bool) -> Bootstrap:
+    """Fit ``n`` resamples in blocks, each block one batched Newton fit warm-started at the
+    estimate."""
+    width = max(3 * votes.n_pairs, design.n_params ** 2)
+    block = max(1, min(n, BLOCK_ELEMENTS // width))
+    out = np.empty((n, design.n_params))
+    n_bad, reason = 0, ""
+    for begin in range(0, n, block):
+        size = min(block, n - begin)
+        counts = resample_counts(votes, size, rng)
+        x0 = np.broadcast_to(x_hat, (size, x_hat.size))
+        if design.davidson:
+            x0 = _newton.start(design, counts)
+            x0[:, :design.n_models] = x_hat[:design.n_models]
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            x, ok, _ = _newton.newton(design, counts, x0)
+        bad, why = _failed(design, x, ok, counts, ties_count)
+        n_bad += int(bad.sum())
+        reason = reason or why
+        out[begin:begin + size] = np.where(bad[:, None], np.nan, x)
+    return Bootstrap(params=out, n_failed=n_bad, failed_reason=reason)

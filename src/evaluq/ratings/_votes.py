@@ -1,0 +1,186 @@
+"""Pairwise votes to the counts a rating fit needs: validated, canonical, order-free.
+
+A vote is one row (``model_a``, ``model_b``, ``winner`` [, ``cluster``]). Every vote is
+canonicalised to its unordered pair ``(i, j)`` with ``i < j`` in the sorted model labels and an
+outcome relative to ``i`` (0: ``i`` wins, 1: ``j`` wins, 2: tie), so that the counts, and every
+result, do not depend on the rows' order or on which side a model was shown. The cells of the
+fit are the unique (pair, outcome) combinations; with clusters, the (cluster, pair, outcome)
+counts are a sparse (cluster, cell) matrix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from evaluq._validation import check_columns
+from evaluq.io import TableLike, as_table
+
+A_WINS, B_WINS, TIE = 0, 1, 2
+OUTCOME_NAMES = ("model_a", "model_b", "tie")
+DEFAULT_OUTCOMES: dict[Any, str] = {
+    "model_a": "model_a", "a": "model_a", "model_b": "model_b", "b": "model_b",
+    "tie": "tie", "tie (bothbad)": "tie", "both_bad": "tie",
+}
+"""Winner labels understood without ``outcomes=``: ``"model_a"`` / ``"a"``,
+``"model_b"`` / ``"b"``, and ``"tie"`` with Chatbot Arena's ``"tie (bothbad)"`` and
+arena-rank's ``"both_bad"`` (both read as ties)."""
+
+
+@dataclass(frozen=True)
+class Votes:
+    """The votes as counts over unique cells (pair, outcome).
+
+    ``pair_i`` / ``pair_j`` (P,) index the sorted ``models`` with ``pair_i < pair_j``;
+    ``counts`` (P, 3) holds per pair the votes ``i`` won, ``j`` won and tied. With clusters,
+    ``cluster_counts`` is a sparse (G, 3 P) matrix: votes of cluster g in cell ``3 p + o``.
+    """
+
+    models: np.ndarray
+    pair_i: np.ndarray
+    pair_j: np.ndarray
+    counts: np.ndarray
+    clusters: np.ndarray | None
+    cluster_counts: sp.csr_matrix | None
+    n_votes: int
+    n_ties_dropped: int
+    source: str
+
+    @property
+    def n_models(self) -> int:
+        return int(self.models.size)
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.pair_i.size)
+
+    def per_model(self) -> dict[str, np.ndarray]:
+        """Each model's votes, wins, losses and ties (over its pairs)."""
+        m = self.n_models
+        w, lost, t = self.counts[:, A_WINS], self.counts[:, B_WINS], self.counts[:, TIE]
+        wins = np.bincount(self.pair_i, w, m) + np.bincount(self.pair_j, lost, m)
+        losses = np.bincount(self.pair_i, lost, m) + np.bincount(self.pair_j, w, m)
+        ties = np.bincount(self.pair_i, t, m) + np.bincount(self.pair_j, t, m)
+        return {"n_votes": wins + losses + ties, "wins": wins, "losses": losses, "ties": ties}
+
+
+def _rows(mask: np.ndarray, index: pd.Index, limit: int = 10) -> str:
+    where = [str(r) for r in index[mask][:limit]]
+    more = f" and {int(mask.sum()) - limit} more" if mask.sum() > limit else ""
+    return ", ".join(where) + more
+
+
+def _check_missing(df: pd.DataFrame, columns: Mapping[str, str | None]) -> None:
+    """NaN in a used column is refused with its rows (nothing is dropped silently)."""
+    for arg, col in columns.items():
+        if col is None:
+            continue
+        missing = df[col].isna().to_numpy()
+        if missing.any():
+            raise ValueError(
+                f"column {col!r} (given as `{arg}`) has {int(missing.sum())} missing value(s) at "
+                f"row(s) {_rows(missing, df.index)}; remove or fill these votes explicitly")
+
+
+def _outcome_map(outcomes: Mapping[Any, str] | None) -> dict[Any, int]:
+    if outcomes is None:
+        return {k: OUTCOME_NAMES.index(v) for k, v in DEFAULT_OUTCOMES.items()}
+    if not isinstance(outcomes, Mapping) or not outcomes:
+        raise TypeError(f"`outcomes` must be a non-empty mapping from winner labels to "
+                        f"'model_a', 'model_b' or 'tie'; got {outcomes!r}")
+    bad = {k: v for k, v in outcomes.items() if v not in OUTCOME_NAMES}
+    if bad:
+        raise ValueError(f"`outcomes` must map labels to 'model_a', 'model_b' or 'tie'; got "
+                         f"{bad!r}")
+    return {k: OUTCOME_NAMES.index(v) for k, v in outcomes.items()}
+
+
+def _winner_codes(series: pd.Series, outcomes: Mapping[Any, str] | None,
+                  column: str) -> np.ndarray:
+    mapping = _outcome_map(outcomes)
+    codes = series.map(mapping)
+    unknown = codes.isna().to_numpy()
+    if unknown.any():
+        seen = sorted(map(str, series.unique()))
+        bad = sorted(map(str, series[unknown].unique()))
+        how = ("map them with `outcomes=`, e.g. {'left': 'model_a', 'right': 'model_b', "
+               "'tie': 'tie'}" if outcomes is None else "add them to `outcomes`")
+        raise ValueError(
+            f"`winner` column {column!r} holds label(s) {bad} that are not a winner "
+            f"(row(s) {_rows(unknown, series.index)}); the values seen are {seen[:20]}; "
+            f"understood: {sorted(map(str, mapping))}; {how}")
+    return codes.to_numpy(dtype=np.int64)
+
+
+def _factorize(values: pd.Series, arg: str) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        codes, labels = pd.factorize(values, sort=True)
+    except TypeError as err:
+        raise TypeError(f"the labels of `{arg}` cannot be sorted (mixed types?): {err}") from None
+    return codes.astype(np.int64), np.asarray(labels, dtype=object)
+
+
+def _model_codes(df: pd.DataFrame, model_a: str, model_b: str) -> tuple[np.ndarray, np.ndarray,
+                                                                          np.ndarray]:
+    both = pd.concat([df[model_a], df[model_b]], ignore_index=True)
+    codes, models = _factorize(both, "model_a / model_b")
+    a, b = codes[:len(df)], codes[len(df):]
+    same = a == b
+    if same.any():
+        who = sorted(map(str, set(models[a[same]])))
+        raise ValueError(
+            f"`model_a` and `model_b` name the same model in {int(same.sum())} vote(s) (row(s) "
+            f"{_rows(same, df.index)}; model(s) {who[:10]}): a vote of a model against itself "
+            f"says nothing about ratings; remove these rows")
+    return a, b, models
+
+
+def _cells(a: np.ndarray, b: np.ndarray, code: np.ndarray,
+           m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Canonical (pair, outcome) per vote: pair (min, max), outcome relative to the min."""
+    i, j = np.minimum(a, b), np.maximum(a, b)
+    swapped = a > b
+    out = np.where(swapped & (code != TIE), 1 - code, code)
+    pair_key, pair_of_vote = np.unique(i * m + j, return_inverse=True)
+    return pair_key // m, pair_key % m, pair_of_vote.ravel(), out
+
+
+def read_votes(votes: TableLike, *, model_a: str, model_b: str, winner: str,
+               outcomes: Mapping[Any, str] | None, cluster: str | None,
+               drop_ties: bool) -> Votes:
+    """Validate the vote table and count it over cells (see the module docstring)."""
+    df, source = as_table(votes, "votes")
+    columns = {"model_a": model_a, "model_b": model_b, "winner": winner, "cluster": cluster}
+    for arg, col in columns.items():
+        if col is not None and not isinstance(col, str):
+            raise TypeError(f"`{arg}` must be a column name (str); got {col!r}")
+    check_columns("`votes`", df.columns, columns)
+    if len(df) == 0:
+        raise ValueError("`votes` has no rows")
+    _check_missing(df, columns)
+    code = _winner_codes(df[winner], outcomes, winner)
+    a, b, models = _model_codes(df, model_a, model_b)
+    keep = code != TIE if drop_ties else np.ones(len(df), dtype=bool)
+    n_dropped = int((~keep).sum())
+    if not keep.any():
+        raise ValueError("`ties`='drop' leaves no votes: every vote is a tie")
+    g = labels = None
+    if cluster is not None:
+        g, labels = _factorize(df[cluster][keep], "cluster")
+    i, j, pair_of_vote, out = _cells(a[keep], b[keep], code[keep], models.size)
+    n_pairs = i.size
+    cell = pair_of_vote * 3 + out
+    counts = np.bincount(cell, minlength=3 * n_pairs).reshape(n_pairs, 3).astype(np.float64)
+    cluster_counts = None
+    if g is not None and labels is not None:
+        cluster_counts = sp.csr_matrix((np.ones(cell.size), (g, cell)),
+                                       shape=(labels.size, 3 * n_pairs))
+        cluster_counts.sum_duplicates()
+    return Votes(models=models, pair_i=i, pair_j=j, counts=counts, clusters=labels,
+                 cluster_counts=cluster_counts, n_votes=int(keep.sum()),
+                 n_ties_dropped=n_dropped, source=source)
