@@ -124,6 +124,25 @@ def check_finite(name: str, values: np.ndarray) -> np.ndarray:
     return values
 
 
+def as_float_array(name: str, values: Any) -> np.ndarray:
+    """``values`` as a float64 array; values that are no numbers (text, None, objects) raise a
+    TypeError naming the argument and showing what it got (numpy's own message names none).
+
+    >>> as_float_array("thresholds", ["a"])
+    Traceback (most recent call last):
+    ...
+    TypeError: `thresholds` must hold numbers; got ['a']
+    """
+    try:
+        if isinstance(values, str | bytes):
+            raise TypeError
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        shown = repr(values)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise TypeError(f"`{name}` must hold numbers; got {shown}") from None
+
+
 def broadcast_together(arrays: Mapping[str, Any]) -> list[np.ndarray]:
     """The named arguments (argument -> array-like) as numpy arrays broadcast to one shape;
     shapes that do not broadcast raise a ValueError naming every argument and its shape.

@@ -16,12 +16,30 @@ from evaluq.small_samples.proportions import interval_coverage
 from .corpus import FINITE, Case
 
 ONE_ITEM = np.array([[1, 0, 1]])
+HUGE = np.random.default_rng(0).normal(1e300, 1e299, (2, 30))
 A = np.array([1] * 25 + [0] * 5)
 B = np.array([1] * 20 + [0] * 10)
 
 
+def cube(**kw):
+    return eq.simulate_cube(**{"n_models": 3, "n_languages": 4, "n_seeds": 3, "n_boot": 20,
+                               "rng": 0, **kw})
+
+
+def identical_models():
+    c = cube()
+    same = c.score.sel(model="m0").expand_dims(model=c.model.values).transpose(*c.score.dims)
+    return c.assign(score=same + (c.model == "m1") * 0.25)     # m1 = m0 + a constant
+
+
 def _crashes() -> list[Case]:
     return [
+        Case("evaluq.hierarchical_t_test", "identical models, or a constant shift",
+             lambda: eq.hierarchical_t_test(identical_models(), "m0", "m2"),
+             r"`model` 'm0' and `model_b` 'm2' differ by the same amount"),
+        Case("evaluq.hierarchical_t_test", "a constant shift",
+             lambda: eq.hierarchical_t_test(identical_models(), "m0", "m1"),
+             r"`model` 'm0' and `model_b` 'm1' differ by the same amount"),
         Case("evaluq.design_effect", "empty input", lambda: eq.design_effect([], []),
              "`scores` is empty"),
     ]
@@ -33,6 +51,8 @@ def _silent_nan() -> list[Case]:
              lambda: eq.pass_at_k(ONE_ITEM, 1), FINITE),
         Case("evaluq.pass_hat_k", "one item: the interval's NaN explained",
              lambda: eq.pass_hat_k(ONE_ITEM, 1), FINITE),
+        Case("evaluq.aso", "scores near 1e300 (squared differences overflowed)",
+             lambda: eq.aso(HUGE[0], HUGE[1], n_resamples=50, rng=0).to_dataset(), FINITE),
     ]
 
 
@@ -47,6 +67,9 @@ def _huge_sizes() -> list[Case]:
         Case("evaluq.bayes_paired_comparison", "n_draws=10**9",
              lambda: eq.bayes_paired_comparison(A, B, n_draws=10**9),
              r"`n_draws` would need [\d.]+ GiB"),
+        Case("evaluq.aso", "n_resamples=10**8",
+             lambda: eq.aso([1.0, 2.0, 3.0], [2.0, 1.0, 0.0], n_resamples=10**8),
+             r"`n_resamples` would need [\d.]+ TiB"),
     ]
 
 
@@ -55,6 +78,8 @@ def _vague() -> list[Case]:
         Case("evaluq.proportion_interval", "shapes that do not broadcast",
              lambda: eq.proportion_interval([1, 2], [3, 4, 5]),
              r"`successes` of shape \(2,\) and `trials` of shape \(3,\) do not broadcast"),
+        Case("evaluq.performance_profile", "thresholds that are no numbers",
+             lambda: eq.performance_profile(cube(), ["a"]), r"`thresholds` must hold numbers"),
     ]
 
 

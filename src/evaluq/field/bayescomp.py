@@ -557,6 +557,12 @@ def _fold_table(cube: xr.Dataset, model: Any, model_b: Any) -> tuple[np.ndarray,
                         "every language")
     if diff.shape[1] < 2:
         raise CubeError(f"`cube` must hold at least 2 folds (seeds); got {diff.shape[1]}")
+    if not np.std(diff, axis=1).any():
+        raise CubeError(f"`model` {model!r} and `model_b` {model_b!r} differ by the same amount "
+                        "on every fold of each language (identical models, or a constant "
+                        "shift): no within-language variance, which the hierarchical test "
+                        "scales the differences by, so it is undefined; the per-language "
+                        "differences are exact, compare them directly")
     return diff, higher_is_better(cube)
 
 

@@ -70,6 +70,7 @@ from evaluq._kernels import percentile_interval
 from evaluq._results import N_RESAMPLES_INTERVAL
 from evaluq._validation import (
     RNGLike,
+    as_float_array,
     check_choice,
     check_confidence_level,
     check_int,
@@ -470,7 +471,7 @@ def _check_aggregates(aggregates: Any) -> tuple[str, ...]:
 
 
 def _check_thresholds(thresholds: Any) -> np.ndarray:
-    tau = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
+    tau = np.atleast_1d(as_float_array("thresholds", thresholds))
     if tau.ndim != 1 or tau.size == 0 or not np.isfinite(tau).all():
         raise ValueError(f"`thresholds` must be a non-empty 1-D sequence of finite numbers; "
                          f"got {thresholds!r}")

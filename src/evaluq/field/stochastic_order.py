@@ -47,6 +47,7 @@ from evaluq._validation import (
     RNGLike,
     check_confidence_level,
     check_int,
+    check_memory,
     check_real,
     check_rng,
 )
@@ -76,9 +77,22 @@ def quantile_index(n: int, t: np.ndarray) -> np.ndarray:
     return np.clip(np.ceil(n * t).astype(np.int64) - 1, 0, n - 1)
 
 
+def _unit_scale(f: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``f`` and ``g`` divided by one power of two when their squared differences could
+    overflow (scores beyond 2^500 in magnitude, e.g. near 1e300): the violation ratio is
+    scale-free and a power of two is exact, so the ratio is unchanged; other scores are
+    returned as they are (their numbers stay deepsig's to the last digit)."""
+    top = max(float(np.max(np.abs(f), initial=0.0)), float(np.max(np.abs(g), initial=0.0)))
+    if not top > 2.0 ** 500:
+        return f, g
+    scale = np.ldexp(1.0, -int(np.frexp(top)[1]))
+    return f * scale, g * scale
+
+
 def violation_ratio(f: np.ndarray, g: np.ndarray, dt: float) -> np.ndarray:
     """deepsig's ``compute_violation_ratio`` on quantile values ``f``, ``g`` (..., grid);
     1/2 where the two are identical (zero Wasserstein distance)."""
+    f, g = _unit_scale(f, g)
     diff = g - f
     squared_wasserstein = np.sum(diff ** 2 * dt, axis=-1)
     diff = np.where(f >= g, 0.0, diff)
@@ -212,6 +226,15 @@ def _aso_args(confidence_level: Any, n_resamples: Any, dt: Any,
             check_rng(rng))
 
 
+def _check_bootstrap_memory(n_boot: int, n_scores: int, n_grid: int, n_models: int) -> None:
+    """Refuse a bootstrap above the memory budget: per resample and model, the drawn indices,
+    scores and their sort (3 x 8 bytes a score) and the quantiles on the grid (4 x 8 bytes
+    a point)."""
+    check_memory("n_resamples", n_boot * n_models * (24 * n_scores + 32 * n_grid),
+                 hint=" (deepsig's default is 1000; the alias num_bootstrap_iterations is the "
+                      "same argument)")
+
+
 def _warn_identical(where: str) -> None:
     warnings.warn(f"{where}: the two score distributions are identical (zero Wasserstein "
                   f"distance); the violation ratio is set to 1/2, as deepsig does",
@@ -297,6 +320,7 @@ def aso(scores_a: Any, scores_b: Any, *, confidence_level: float = 0.95,
     if k > 1:
         level = bonferroni_level(level, k)
     t = grid(dt)
+    _check_bootstrap_memory(n_boot, max(a.size, b.size), t.size, 2)
     f = np.sort(a)[quantile_index(a.size, t)]
     g = np.sort(b)[quantile_index(b.size, t)]
     ratio = float(violation_ratio(f, g, dt))
@@ -432,6 +456,7 @@ def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
     score = _model_scores(cube, language)
     runs = _model_runs(score)
     n_models = len(runs)
+    _check_bootstrap_memory(n_boot, max(r.size for r in runs), grid(dt).size, n_models)
     used = bonferroni_level(level, n_models * (n_models - 1) // 2) if use_bonferroni else level
     eps = _pair_eps(runs, n_boot, dt, used, gen)
     models = score[MODEL].values
