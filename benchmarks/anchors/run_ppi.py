@@ -12,10 +12,16 @@ Usage::
         a continuous judge score, a 5-level judge, lam clipped at 1 and at 0, a tiny set) and
         on ppi_py's own ``examples/baselines/forest_badmodel.npz`` (MIT, shipped in
         tests/data/judges/). Every array used is written into the JSON.
-    python run_ppi.py real DATA_DIR OUT.json
+    python run_ppi.py arena UPSTREAM_DATA_DIR OUT.csv
+        Writes tests/data/judges/arena_battles.csv from the four JSON-lines files of
+        Networks-Learning/prediction-powered-ranking's data/ (human.json and the three LLM
+        judges' files): the battles among ARENA_MODELS, one row per battle, the verdict codes
+        shortened (model_a -> a, model_b -> b, tie -> tie, "tie (bothbad)" -> bothbad).
+    python run_ppi.py real OUT.json
         Coverage and mean width of ppi_py's PPI++ (lam tuned), PPI (lam = 1) and classical 95%
-        intervals on the real judge-plus-human tables of DATA_DIR (tests/data/judges/*.csv),
-        over random label subsets drawn by the generator written into the JSON.
+        intervals on tests/data/judges/arena_battles.csv: one "file" per model pair (the
+        pair's battles), per judge and judge coding, with 10% of the battles labelled, over
+        random label subsets drawn by the generator written into the JSON.
 """
 
 from __future__ import annotations
@@ -244,14 +250,179 @@ def reference(path: str) -> int:
 def main(argv: list[str]) -> int:
     if len(argv) >= 2 and argv[0] == "reference":
         return reference(argv[1])
-    if len(argv) >= 3 and argv[0] == "real":
-        return real(argv[1], argv[2])
+    if len(argv) >= 2 and argv[0] == "real":
+        return real(argv[1])
+    if len(argv) >= 3 and argv[0] == "arena":
+        return arena(argv[1], argv[2])
     print(__doc__)
     return 2
 
 
-def real(data_dir: str, path: str) -> int:  # filled in step 3
-    raise NotImplementedError
+ARENA_MODELS = ("alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "koala-13b",
+                "oasst-pythia-12b", "vicuna-13b")
+ARENA_JUDGES = {"gpt4": "gpt-4-0125-preview", "claude3": "claude-3-opus-20240229",
+                "gpt35": "gpt-3.5-turbo"}
+CODES = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "bothbad"}
+
+
+def arena(upstream: str, out: str) -> int:
+    """arena_battles.csv from prediction-powered-ranking's data/*.json (JSON lines)."""
+    def read(name: str) -> dict[int, dict]:
+        with open(Path(upstream) / f"{name}.json") as fh:
+            rows = [json.loads(line) for line in fh if line.strip()]
+        return {r["num"]: r for r in rows}
+
+    human = read("human")
+    judges = {k: read(v) for k, v in ARENA_JUDGES.items()}
+    lines = ["battle,model_a,model_b,human," + ",".join(ARENA_JUDGES)]
+    for num in sorted(human):
+        h = human[num]
+        if h["model_a"] not in ARENA_MODELS or h["model_b"] not in ARENA_MODELS:
+            continue
+        codes = []
+        for k, j in judges.items():
+            r = j[num]
+            if (r["question_id"], r["model_a"], r["model_b"]) != (
+                    h["question_id"], h["model_a"], h["model_b"]):
+                raise ValueError(f"battle {num}: {k} does not match the human file")
+            codes.append(CODES[r["winner"]])
+        lines.append(",".join([str(num), h["model_a"], h["model_b"], CODES[h["winner"]],
+                               *codes]))
+    Path(out).write_text("\n".join(lines) + "\n")
+    return 0
+
+
+REAL_SEED = 20261127
+N_SUBSETS = 2000
+LABEL_FRACTION = 0.1
+
+
+def arena_files(csv: Path) -> dict[str, dict]:
+    """One file per model pair: the pair's battles, scored for its first model.
+
+    ``first`` = the alphabetically first model of the pair. Per battle (rows in the CSV's
+    order, i.e. by battle number): gold = 1 if the human picked ``first`` else 0 (ties and
+    "both bad" count 0); judge coding ``binary``: 1 if the judge picked ``first`` else 0;
+    coding ``three_level``: 1 picked ``first``, 0.5 tie, 0 picked the other.
+    """
+    import pandas as pd
+
+    df = pd.read_csv(csv)
+    out: dict[str, dict] = {}
+    for i, first in enumerate(ARENA_MODELS):
+        for second in ARENA_MODELS[i + 1:]:
+            sub = df[((df.model_a == first) & (df.model_b == second))
+                     | ((df.model_a == second) & (df.model_b == first))]
+            side = np.where(sub.model_a == first, "a", "b")
+            other = np.where(side == "a", "b", "a")
+            rec = {"battles": sub.battle.tolist(),
+                   "gold": (sub.human.to_numpy() == side).astype(float)}
+            for k in ARENA_JUDGES:
+                v = sub[k].to_numpy()
+                rec[f"{k}/binary"] = (v == side).astype(float)
+                rec[f"{k}/three_level"] = np.where(v == side, 1.0,
+                                                   np.where(v == other, 0.0, 0.5))
+            out[f"{first}__{second}"] = rec
+    return out
+
+
+def label_subsets(n_items: int, file_index: int) -> np.ndarray:
+    """(N_SUBSETS, n_labels) labelled positions (into the file's battles) of every subset."""
+    n_labels = round(LABEL_FRACTION * n_items)
+    keys = np.random.default_rng([REAL_SEED, file_index]).random((N_SUBSETS, n_items))
+    return np.argsort(keys, axis=1, kind="stable")[:, :n_labels]
+
+
+def _coverage(gold: np.ndarray, judge: np.ndarray, subsets: np.ndarray) -> dict:
+    from ppi_py import classical_mean_ci, ppi_mean_ci
+
+    truth = float(gold.mean())
+    n_items = gold.size
+    res: dict = {}
+    for name, lam in (("ppi++", None), ("ppi", 1.0), ("classical", 0.0)):
+        lo = np.empty(len(subsets))
+        hi = np.empty(len(subsets))
+        for r, lab in enumerate(subsets):
+            mask = np.zeros(n_items, bool)
+            mask[lab] = True
+            if name == "classical":
+                lo[r], hi[r] = classical_mean_ci(gold[mask], alpha=0.05)
+            else:
+                a, b = ppi_mean_ci(gold[mask], judge[mask], judge[~mask], alpha=0.05, lam=lam)
+                lo[r], hi[r] = float(np.squeeze(a)), float(np.squeeze(b))
+        cover = (lo <= truth) & (truth <= hi)
+        res[name] = {"coverage": float(cover.mean()), "mean_width": float(np.mean(hi - lo)),
+                     "first3_ci": [[float(lo[r]), float(hi[r])] for r in range(3)]}
+    return res
+
+
+def real(path: str) -> int:
+    csv = Path(__file__).resolve().parents[2] / "tests/data/judges/arena_battles.csv"
+    files = arena_files(csv)
+    out: dict = {
+        "script": "benchmarks/anchors/run_ppi.py real",
+        "versions": {p: version(p) for p in ("ppi-python", "numpy", "scipy", "statsmodels")},
+        "data": "tests/data/judges/arena_battles.csv",
+        "design": {
+            "files": "one per model pair of ARENA_MODELS (alphabetical), its battles in CSV "
+                     "order; the target is the pair's first model's strict win rate by human "
+                     "vote, truth = mean(gold) over all the file's battles",
+            "gold": "1 if the human picked the pair's first model, else 0 (tie, both bad, "
+                    "other model)",
+            "judge_binary": "1 if the judge picked the first model, else 0",
+            "judge_three_level": "1 first model, 0.5 tie, 0 the other",
+            "label_fraction": LABEL_FRACTION,
+            "n_labels": ("round(0.1 * n_items) (Python round; per file: "
+                         "files[*].n_labels)"),
+            "subsets": (f"labelled positions of subset r of file i (i = its index in "
+                        f"'files', 0-based) = np.argsort(np.random.default_rng([{REAL_SEED}, "
+                        f"i]).random(({N_SUBSETS}, n_items)), axis=1, kind='stable')[r, "
+                        ":n_labels]; the rest unlabelled; the same subsets for every judge "
+                        "and coding of a file"),
+            "n_subsets": N_SUBSETS, "confidence_level": 0.95,
+            "methods": "ppi_mean_ci(lam=None) = PPI++; lam=1 = PPI; classical_mean_ci",
+        },
+        "arena_models": list(ARENA_MODELS), "judges": ARENA_JUDGES,
+        "files": {}, "summary": {},
+        "summary_note": ("summary: across all 21 files; summary_truth_0.2_to_0.8: across the "
+                         "files whose truth is in [0.2, 0.8]. With a win rate near 0 (e.g. "
+                         "alpaca-13b vs gpt-4, 0.047) most 10% label subsets hold no win and "
+                         "every Wald interval (classical, PPI, PPI++) has width 0 there."),
+    }
+    for i, (name, rec) in enumerate(files.items()):
+        gold = rec["gold"]
+        subsets = label_subsets(gold.size, i)
+        entry: dict = {"index": i, "n_items": int(gold.size), "n_labels": int(subsets.shape[1]),
+                       "truth": float(gold.mean()), "first_subset": subsets[0].tolist(),
+                       "settings": {}}
+        for key in rec:
+            if "/" in key:
+                judge = rec[key]
+                entry["settings"][key] = {"agreement_with_gold": float(np.mean(judge == gold)),
+                                          "judge_mean": float(judge.mean()),
+                                          **_coverage(gold, judge, subsets)}
+        out["files"][name] = entry
+        print(name, gold.size, flush=True)
+    out["summary"] = _summary(out["files"])
+    balanced = {k: v for k, v in out["files"].items() if 0.2 <= v["truth"] <= 0.8}
+    out["summary_truth_0.2_to_0.8"] = {"files": sorted(balanced), **_summary(balanced)}
+    with open(path, "w") as fh:
+        json.dump(out, fh, indent=1)
+        fh.write("\n")
+    return 0
+
+
+def _summary(files: dict) -> dict:
+    """Per setting: min / mean / max coverage and mean width across files."""
+    out: dict = {}
+    settings = next(iter(files.values()))["settings"]
+    for key in settings:
+        for method in ("ppi++", "ppi", "classical"):
+            cov = [f["settings"][key][method]["coverage"] for f in files.values()]
+            wid = [f["settings"][key][method]["mean_width"] for f in files.values()]
+            out[f"{key}/{method}"] = {"coverage_min": min(cov), "coverage_mean": float(
+                np.mean(cov)), "coverage_max": max(cov), "mean_width": float(np.mean(wid))}
+    return out
 
 
 if __name__ == "__main__":
