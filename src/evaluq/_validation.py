@@ -84,6 +84,30 @@ def check_int(name: str, value: Any, *, minimum: int | None = None,
     return value
 
 
+def check_int_sequence(name: str, values: Any, *, minimum: int | None = None,
+                       maximum: int | None = None) -> list[int]:
+    """Check that ``values`` is a non-empty sequence (list, tuple, range, 1-D array) of
+    integers within [minimum, maximum]; a single number raises naming the argument and how to
+    pass one value.
+
+    >>> check_int_sequence("n_items", range(1, 3))
+    [1, 2]
+    >>> check_int_sequence("n_items", 100)
+    Traceback (most recent call last):
+    ...
+    TypeError: `n_items` must be a sequence of integers (for one value: [100]); got 100
+    """
+    if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable) \
+            or np.ndim(values) != 1:  # type: ignore[arg-type]
+        raise TypeError(f"`{name}` must be a sequence of integers (for one value: "
+                        f"[{values!r}]); got {values!r}")
+    checked = [check_int(f"{name}[{i}]", v, minimum=minimum, maximum=maximum)
+               for i, v in enumerate(values)]
+    if not checked:
+        raise ValueError(f"`{name}` is empty")
+    return checked
+
+
 def check_real(name: str, value: Any, *, low: float | None = None, high: float | None = None,
                low_inclusive: bool = True, high_inclusive: bool = True) -> float:
     """Check that ``value`` is a finite real number in the given range."""

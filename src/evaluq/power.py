@@ -69,7 +69,7 @@ from evaluq._dims import (
 )
 from evaluq._kernels import nanmean, nanvar
 from evaluq._schema import orientation
-from evaluq._validation import check_choice, check_int, check_real
+from evaluq._validation import check_choice, check_int, check_int_sequence, check_real
 from evaluq.cube import is_summary, validate
 from evaluq.errors import CubeError
 
@@ -120,6 +120,7 @@ def design(cube: xr.Dataset) -> xr.Dataset:
         raise CubeError("power needs a cube with `boot_score` (paired bootstrap replicates, "
                         "e.g. from eq.from_items or eq.from_predictions); use "
                         "design_from_sds for SDs given by hand")
+    _check_replicates(cube)
     boot = cube[BOOT_SCORE].transpose(LANGUAGE, SEED, MODEL, BOOTSTRAP).values
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
     k = (~np.isnan(score)).sum(axis=-1).astype(np.float64)
@@ -144,6 +145,41 @@ def design(cube: xr.Dataset) -> xr.Dataset:
     out[TAU2] = ((MODEL, MODEL_B), _tau2(ybar, out))
     out.attrs = {N_LANGUAGES: int(cube.sizes[LANGUAGE]), "metric": cube.attrs.get("metric", ""),
                  SEEDS_ARE: "epochs" if epochs else "runs"}
+    return _explain_design(out)
+
+
+def _check_replicates(cube: xr.Dataset) -> None:
+    """A scored cell needs all its replicates: a NaN replicate would silently drop its seed
+    from the variances (a missing cell, NaN score and replicates, is allowed)."""
+    bad = (cube[BOOT_SCORE].isnull().any(BOOTSTRAP) & cube[SCORE].notnull()).transpose(
+        MODEL, LANGUAGE, SEED)
+    if not bool(bad.any()):
+        return
+    k, lang, seed = np.argwhere(bad.values)[0]
+    raise CubeError(
+        f"`cube.boot_score` has NaN replicates in {int(bad.sum())} scored cell(s), e.g. "
+        f"model {bad[MODEL].values.tolist()[k]!r}, language "
+        f"{bad[LANGUAGE].values.tolist()[lang]!r}, seed {bad[SEED].values.tolist()[seed]!r}: "
+        "power needs every replicate of a cell that has a score (or the whole cell missing, "
+        "its score NaN too)")
+
+
+_DESIGN_REASONS = {
+    VAR_TEST: "a missing cell: one of the two models has no replicates in this language",
+    CORRELATION: "a missing cell, or constant replicates (a correlation of 0 / 0)",
+    VAR_SEED: "fewer than two seeds in this cell: no variance over seeds",
+    TAU2: "one language (no between-language variance), or a pair without a complete "
+          "language",
+    N_ITEMS: "the cube does not record `n_items` (eq.from_items and eq.from_predictions do); "
+             "calculations that change the number of items need it",
+}
+
+
+def _explain_design(out: xr.Dataset) -> xr.Dataset:
+    """A ``nan_reason`` on every variable of a design that holds a NaN."""
+    for name, reason in _DESIGN_REASONS.items():
+        if bool(out[name].isnull().any()):
+            out[name].attrs[NAN_REASON] = reason
     return out
 
 
@@ -544,6 +580,8 @@ def mde_grid(cube: xr.Dataset, *, n_items: Sequence[int], n_seeds: Sequence[int]
     >>> eq.power.mde_grid(d, n_items=[100, 400], n_seeds=[1, 5]).sizes["n_items"]
     2
     """
+    n_items = check_int_sequence("n_items", n_items, minimum=1)
+    n_seeds = check_int_sequence("n_seeds", n_seeds, minimum=1)
     d = _as_design(cube)
     rows = [xr.concat([minimum_detectable_effect(d, alpha=alpha, power=power, n_items=n,
                                                  n_seeds=s, scope=scope)
@@ -606,6 +644,10 @@ def compute_allocation(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 
     """
     factor = check_real("factor", factor, low=1.0, low_inclusive=False)
     d = _as_design(cube)
+    if d.sizes[MODEL] < 2:
+        raise CubeError(f"`cube` has {d.sizes[MODEL]} model: a minimum detectable effect "
+                        "is a difference between two models, so compute_allocation needs "
+                        "at least two")
     top = _top_pair(cube, d)
     now = minimum_detectable_effect(d, alpha=alpha, power=power, scope=scope)
     n_items = float(np.nanmean(d[N_ITEMS].values)) if np.isfinite(d[N_ITEMS].values).all() \
@@ -632,11 +674,27 @@ def compute_allocation(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 
     # part of the variance but answer another question, so the choice is items or seeds
     choices = table.gain if scope == "population" else table.gain.drop("languages")
     table["best"] = (table.gain == choices.max()) & table.index.isin(choices.index)
+    table.attrs["nan_reasons"] = _allocation_reasons(table)
     table.attrs["summary"] = _allocation_sentence(table, factor, scope)
     table.attrs["caption"] = (f"Minimum detectable effect (alpha {alpha:g}, power {power:g}, "
                               f"{scope} scope) now and with {factor:g}x one unit; median over "
                               "pairs of models, and for the two best models")
     return table
+
+
+def _allocation_reasons(table: pd.DataFrame) -> dict[str, str]:
+    """Why a column of the allocation table holds a NaN (the table's ``attrs["nan_reasons"]``,
+    column -> reason)."""
+    reasons = {
+        "now": "the cube does not record `n_items` (eq.from_items and eq.from_predictions "
+               "do), so the items row has no count",
+        "next": "the cube does not record `n_items`, so the items row has no count",
+        "gain": "the MDE is 0 (identical models) or unknown: no relative gain",
+    }
+    for column in ("mde_now", "mde_next", "mde_top_now", "mde_top_next"):
+        reasons[column] = ("no pair of models has a known MDE (a variance component is "
+                           "unknown: a missing cell or one seed)")
+    return {c: r for c, r in reasons.items() if bool(table[c].isna().any())}
 
 
 def _allocation_sentence(table: pd.DataFrame, factor: float, scope: str) -> str:

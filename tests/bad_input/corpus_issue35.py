@@ -32,6 +32,12 @@ def identical_models():
     return c.assign(score=same + (c.model == "m1") * 0.25)     # m1 = m0 + a constant
 
 
+def one_nan_replicate():
+    c = cube(n_seeds=1).copy(deep=True)
+    c["boot_score"][0, 0, 0, 0] = np.nan
+    return c
+
+
 def _crashes() -> list[Case]:
     return [
         Case("evaluq.hierarchical_t_test", "identical models, or a constant shift",
@@ -46,13 +52,27 @@ def _crashes() -> list[Case]:
 
 
 def _silent_nan() -> list[Case]:
-    return [
+    return [*_silent_nan_power(),
         Case("evaluq.pass_at_k", "one item: the interval's NaN explained",
              lambda: eq.pass_at_k(ONE_ITEM, 1), FINITE),
         Case("evaluq.pass_hat_k", "one item: the interval's NaN explained",
              lambda: eq.pass_hat_k(ONE_ITEM, 1), FINITE),
         Case("evaluq.aso", "scores near 1e300 (squared differences overflowed)",
              lambda: eq.aso(HUGE[0], HUGE[1], n_resamples=50, rng=0).to_dataset(), FINITE),
+    ]
+
+
+def _silent_nan_power() -> list[Case]:
+    return [
+        Case("evaluq.power.design", "one NaN replicate",
+             lambda: eq.power.design(one_nan_replicate()),
+             r"`cube.boot_score` has NaN replicates in 1 scored cell.*model 'm0'"),
+        Case("evaluq.power.design", "one seed, no n_items: the NaNs explained",
+             lambda: eq.power.design(cube(n_seeds=1)), FINITE),
+        Case("evaluq.power.compute_allocation", "one model",
+             lambda: eq.power.compute_allocation(cube(n_models=1)), r"`cube` has 1 model"),
+        Case("evaluq.power.compute_allocation", "a cube without n_items: the NaNs explained",
+             lambda: eq.power.compute_allocation(cube()), FINITE),
     ]
 
 
@@ -78,6 +98,9 @@ def _vague() -> list[Case]:
         Case("evaluq.proportion_interval", "shapes that do not broadcast",
              lambda: eq.proportion_interval([1, 2], [3, 4, 5]),
              r"`successes` of shape \(2,\) and `trials` of shape \(3,\) do not broadcast"),
+        Case("evaluq.power.mde_grid", "one number of items, not a sequence",
+             lambda: eq.power.mde_grid(cube(), n_items=100, n_seeds=[1]),
+             r"`n_items` must be a sequence of integers \(for one value: \[100\]\)"),
         Case("evaluq.performance_profile", "thresholds that are no numbers",
              lambda: eq.performance_profile(cube(), ["a"]), r"`thresholds` must hold numbers"),
     ]
