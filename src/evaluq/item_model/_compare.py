@@ -21,49 +21,12 @@ import numpy as np
 import pandas as pd
 
 from evaluq._dims import ITEM
-from evaluq.item_model._model import term_loglik
-from evaluq.item_model._posterior import flat_posterior, linear_predictor
+from evaluq.item_model._families import family_of
 
 if TYPE_CHECKING:
     from evaluq.item_model._fit import ItemFit
 
 K_THRESHOLD: Final = 0.7
-_NAMES: Final = ("alpha", "dev", "sigma_item", "task_effect", "model_x_task", "sigma_task",
-                 "sigma_model_x_task")
-CHUNK: Final = 100
-
-
-def pointwise_loglik(fit: ItemFit, items: Any) -> np.ndarray:
-    """(draw, item) log-likelihood of each item's response pattern (``items``: the ItemData
-    holding the per-item counts)."""
-    if fit.config.get("discrimination"):
-        from evaluq.item_model._twopl import pointwise_loglik_2pl
-
-        return pointwise_loglik_2pl(fit, items)
-    flat = flat_posterior(fit.posterior, (*_NAMES, "run_drift"))
-    eta = linear_predictor(fit.data, flat)                            # (D, M, K)
-    if "run_drift" in flat:
-        from evaluq.item_model._betabinomial import pointwise_loglik as bb_pointwise
-
-        return bb_pointwise(flat, eta, items)
-    task = np.asarray(items.item_task)
-    per = np.asarray(items.per_item)                                  # (M, I)
-    n = items.epochs[:, task]
-    out = np.empty((len(eta), per.shape[1]))
-    for start in range(0, len(eta), CHUNK):                           # chunks of draws
-        e = eta[start:start + CHUNK]
-        lin = np.einsum("dmi,mi->di", e[:, :, task], per)
-        if fit.data.has_items:
-            t = items.term_task
-            terms = term_loglik(np.moveaxis(e[:, :, t], 1, 2),
-                                np.broadcast_to(items.epochs[:, t].T, (len(e), len(t),
-                                                                       e.shape[1])),
-                                items.term_total, flat["sigma_item"][start:start + CHUNK])
-            rest = terms[:, np.asarray(items.item_term)]
-        else:
-            rest = -np.einsum("dmi,mi->di", np.logaddexp(0.0, e[:, :, task]), n)
-        out[start:start + CHUNK] = lin + rest + items.log_binom
-    return out
 
 
 def _reference(fits: dict[str, ItemFit]) -> Any:
@@ -144,8 +107,7 @@ def compare_fits(fits: dict[str, ItemFit]) -> pd.DataFrame:
         return compare_across_units(fits, compare_fits, K_THRESHOLD)
     ordinal = any(f.data.family == "ordinal" for f in fits.values())
     ref = _ordinal_reference(fits) if ordinal else _reference(fits)
-    lls = {name: _ordinal_loglik(fit, ref) if ordinal else pointwise_loglik(fit, ref)
-           for name, fit in fits.items()}
+    lls = {name: pointwise_loglik(fit, ref) for name, fit in fits.items()}
     table = loo_block(lls, {name: fit.posterior.sizes["chain"] for name, fit in fits.items()},
                       ITEM, K_THRESHOLD)
     table["form"] = [fits[n].form for n in table.index]
@@ -165,10 +127,11 @@ def _ordinal_reference(fits: dict[str, ItemFit]) -> Any:
     return ordinal_reference(fits)
 
 
-def _ordinal_loglik(fit: ItemFit, ref: Any) -> np.ndarray:
-    from evaluq.item_model._ordinal_checks import ordinal_pointwise_loglik
-
-    return ordinal_pointwise_loglik(fit, ref)
+def pointwise_loglik(fit: ItemFit, items: Any) -> np.ndarray:
+    """(draw, unit) log-likelihood of each observation of ``items`` (the reference data) under
+    ``fit``: its family's ``pointwise_loglik`` (``_families``)."""
+    return family_of(fit.data, bool(fit.config.get("discrimination"))).pointwise_loglik(
+        fit, items)
 
 
 def _ordinal_unit(ref: Any) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from evaluq._dims import (
     ITEM,
     MODEL,
     NEW_ITEMS_SCORE,
-    POSTERIOR_SAMPLE_DIMS,
     TASK,
     TERM,
 )
@@ -29,7 +28,6 @@ from evaluq._fits import (
     sampler_stats,
     summary_columns,
 )
-from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -42,119 +40,17 @@ from evaluq._validation import (
 )
 from evaluq.errors import ConvergenceWarning
 from evaluq.item_model._data import FAMILIES, ItemData, item_statistics
-from evaluq.item_model._diagnostics import compare_frequentist, diagnostics
-from evaluq.item_model._model import (
-    N_NODES,
-    build_model,
-    model_inputs,
-    padded_terms,
-    resolve_priors,
-)
-from evaluq.item_model._posterior import (
-    conditional_draws,
-    flat_posterior,
-    icc_draws,
-    linear_predictor,
-    new_items_scores,
-)
-from evaluq.item_model._twopl import (
-    predictive_checks_2pl,
-    resolve_priors_2pl,
-    sample_twopl,
-    twopl_posterior,
-)
+from evaluq.item_model._diagnostics import diagnostics
+from evaluq.item_model._families import Family, family_of
+from evaluq.item_model._marginal import SAMPLE_DIMS, TARGET_ACCEPT
+from evaluq.item_model._model import N_NODES
 
 SCOPES: Final = ("benchmark", "new_items")
-TARGET_ACCEPT: Final = 0.9
-"""NUTS's target acceptance (nutpie's default 0.8 left a few divergences with three tasks)."""
-SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
-SAMPLED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "task_effect",
-                  "sigma_model_x_task", "model_x_task", "run_drift")
-_COMPILED: dict[tuple[Any, ...], Any] = {}
-"""nutpie models compiled in this process, by (models, tasks, padded terms, items, family):
-refits of data of the same shape and family reuse them."""
 
 
 ItemConvergenceWarning = ConvergenceWarning
 """The item model's former convergence warning: another name of the one
 :class:`~evaluq.errors.ConvergenceWarning` of every fit (filters on either catch both)."""
-
-
-def _family_parts(data: ItemData) -> tuple[Any, Any, Any]:
-    """The model builder, its inputs and its priors for the data's family."""
-    if data.family == "beta-binomial":
-        from evaluq.item_model import _betabinomial as bb
-
-        return bb.build_model, bb.model_inputs, bb.resolve_priors
-    return build_model, model_inputs, resolve_priors
-
-
-def compiled_nutpie(data: ItemData) -> tuple[Any, float]:
-    """The nutpie model for the data's shape, compiled on first use; compile seconds."""
-    n_m, n_k = data.shape
-    key = (n_m, n_k, padded_terms(len(data.term_total)) if data.has_items else 0,
-           data.has_items, data.family == "beta-binomial",
-           int(data.epochs.max()) if data.family == "beta-binomial" else 0)
-    if key in _COMPILED:
-        return _COMPILED[key], 0.0
-    start = time.perf_counter()
-    _COMPILED[key] = compile_pymc_model(_family_parts(data)[0](data))[0]  # across processes
-    return _COMPILED[key], time.perf_counter() - start
-
-
-def _sample(data: ItemData, priors: dict[str, float], draws: int, tune: int, chains: int,
-            seed: int) -> tuple[xr.DataTree, float, float]:
-    import nutpie
-
-    compiled, compile_s = compiled_nutpie(data)
-    start = time.perf_counter()
-    known = {var.name for var in compiled.shared_var_keys}
-    inputs = {k: v for k, v in _family_parts(data)[1](data, priors).items() if k in known}
-    raw = nutpie.sample(compiled.with_data(**inputs), draws=draws,
-                        tune=tune, chains=chains, cores=chains, seed=seed, progress_bar=False,
-                        save_warmup=False, target_accept=TARGET_ACCEPT)
-    return raw, compile_s, time.perf_counter() - start
-
-
-def _unflat(values: np.ndarray, n_chain: int) -> np.ndarray:
-    return values.reshape(n_chain, -1, *values.shape[1:])
-
-
-def _posterior(data: ItemData, raw: xr.DataTree, post_seed: int
-               ) -> tuple[xr.Dataset, xr.Dataset]:
-    """The posterior group (sampled variables, eta, both scores, variance components) and
-    the item effects' posterior summary."""
-    post = raw["posterior"].to_dataset()
-    n_chain = post.sizes["chain"]
-    flat = flat_posterior(post, SAMPLED)
-    eta = linear_predictor(data, flat)
-    sigma = flat.get("sigma_item")
-    if "run_drift" in flat:
-        from evaluq.item_model import _betabinomial as bb
-
-        gen = np.random.default_rng(post_seed)
-        cond = bb.conditional_draws(data, eta, flat["sigma_item"], flat["run_drift"], gen)
-        icc = bb.icc_draws(data, eta, flat["sigma_item"], flat["run_drift"])
-    else:
-        cond = conditional_draws(data, eta, sigma, np.random.default_rng(post_seed))
-        icc = icc_draws(data, eta, sigma)
-    cd = (*SAMPLE_DIMS, MODEL)
-    out = xr.Dataset({name: (SAMPLE_DIMS + (() if flat[name].ndim == 1 else (
-        MODEL,) if name == "dev" else (TASK,) if name == "task_effect" else (MODEL, TASK)),
-        _unflat(flat[name], n_chain)) for name in flat})
-    out[NEW_ITEMS_SCORE] = (cd, _unflat(new_items_scores(data, eta, sigma), n_chain))
-    out[BENCHMARK_SCORE] = (cd, _unflat(cond["benchmark"], n_chain))
-    out["eta"] = ((*cd, TASK), _unflat(eta, n_chain))
-    for name, values in icc.items():
-        out[name] = (cd, _unflat(values, n_chain))
-    out = out.assign_coords({MODEL: data.models, TASK: data.tasks})
-    items = xr.Dataset()
-    if "item_mean" in cond:
-        items = xr.Dataset({"item_effect_mean": (ITEM, cond["item_mean"]),
-                            "item_effect_sd": (ITEM, cond["item_sd"]),
-                            TASK: (ITEM, np.asarray(data.tasks)[np.asarray(data.item_task)])},
-                           coords={ITEM: data.item_labels})
-    return out, items
 
 
 def _observed(data: ItemData) -> xr.Dataset:
@@ -179,9 +75,9 @@ def _observed(data: ItemData) -> xr.Dataset:
 
 
 def _build_tree(data: ItemData, raw: xr.DataTree, config: dict[str, Any],
-                priors: dict[str, float]) -> xr.DataTree:
-    post, items = (twopl_posterior(data, raw) if config["discrimination"]
-                   else _posterior(data, raw, config["post_seed"]))
+                priors: dict[str, float], family: Family) -> xr.DataTree:
+    assert family.posterior is not None                  # the ordinal family fits elsewhere
+    post, items = family.posterior(data, raw, config["post_seed"])
     stats = sampler_stats(raw)
     groups = {"posterior": post, "sample_stats": stats, "observed_data": _observed(data),
               "constant_data": xr.Dataset({f"prior_{k}": v for k, v in priors.items()})}
@@ -255,6 +151,11 @@ class ItemFit(PosteriorFit):
     def _scope_draws(self, scope: str) -> xr.DataArray:
         return self.scores(scope)
 
+    @property
+    def _family(self) -> Family:
+        """The family's pieces (``_families``): checks, comparisons, variance components."""
+        return family_of(self.data, bool(self.config.get("discrimination")))
+
     def variance_components(self) -> xr.Dataset:
         """Posterior draws of the variance components.
 
@@ -272,20 +173,7 @@ class ItemFit(PosteriorFit):
             ``sigma_logdisc`` (SD of log discrimination); its ICC and design effect are
             over the joint (a, b) population of a new item.
         """
-        if self.data.family == "ordinal":
-            from evaluq.item_model._ordinal_checks import ordinal_variance_components
-
-            return ordinal_variance_components(self)
-        post = self.posterior
-        names = ("sigma_item", "sigma_task", "sigma_model_x_task", "run_drift", "icc_epochs",
-                 "design_effect", "effective_n", "sigma_logdisc")
-        out = post[[n for n in names if n in post]]
-        out.attrs = {"family": self.data.family, "run_drift": (
-            "0 by assumption: the binomial family takes epochs as independent given the item")}
-        if "run_drift" in post:
-            out.attrs["run_drift"] = ("rho = 1 / (1 + phi), the correlation of two epochs of "
-                                      "one (model, item) given the item (beta-binomial)")
-        return out
+        return self._family.variance_components(self)
 
     def run_drift_interval(self, confidence_level: float = 0.95) -> xr.DataArray:
         """Equal-tailed credible interval of the run drift rho (``beta-binomial`` only).
@@ -330,16 +218,8 @@ class ItemFit(PosteriorFit):
             the prior check when the observed value is inside the prior predictive's central
             99%.
         """
-        from evaluq.item_model._criticism import predictive_checks
-
         n, gen = check_int("n_replicates", n_replicates, minimum=2), check_rng(rng)
-        if self.data.family == "ordinal":
-            from evaluq.item_model._ordinal_checks import ordinal_predictive_checks
-
-            return ordinal_predictive_checks(self, n, gen)
-        if self.config.get("discrimination"):
-            return predictive_checks_2pl(self, n, gen)
-        return predictive_checks(self, n, gen)
+        return self._family.predictive_checks(self, n, gen)
 
     def compare_frequentist(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """The benchmark-scope posterior beside the per-item CLT answer, one row per quantity.
@@ -363,11 +243,7 @@ class ItemFit(PosteriorFit):
         """
         level = check_confidence_level(confidence_level)
         post = self.scores("benchmark").stack(sample=SAMPLE_DIMS).values  # (model, sample)
-        if self.data.family == "ordinal":
-            from evaluq.item_model._ordinal_checks import ordinal_compare_frequentist
-
-            return ordinal_compare_frequentist(self.data.ordinal, post, level)
-        return compare_frequentist(self.data, post, level)
+        return self._family.compare_frequentist(self.data, post, level)
 
     def _diagnose(self, post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
         return diagnostics(post, stats)
@@ -553,7 +429,10 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     if discrimination and data.family not in ("bernoulli", "binomial"):
         raise ValueError(f"`discrimination=True` (2PL) takes the bernoulli or binomial "
                          f"family; got family {data.family!r}")
-    resolved = (resolve_priors_2pl if discrimination else _family_parts(data)[2])(data, priors)
+    family_parts = family_of(data, discrimination)
+    assert family_parts.resolve_priors is not None
+    assert family_parts.sample is not None
+    resolved = family_parts.resolve_priors(data, priors)
     seed, post_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=2))
     config: dict[str, Any] = {
         "family": data.family, "family_requested": family, "discrimination": discrimination,
@@ -564,14 +443,10 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
                     "epoch": epoch}, "draws": draws, "tune": tune, "chains": chains,
         "priors": resolved, "seed": seed, "post_seed": post_seed, "sampler": "nutpie",
         "n_terms": len(data.term_total)}
-    if discrimination:
-        raw, config["compile_seconds"], config["sampling_seconds"] = sample_twopl(
-            data, resolved, draws, tune, chains, seed, TARGET_ACCEPT)
-    else:
-        raw, config["compile_seconds"], config["sampling_seconds"] = _sample(
-            data, resolved, draws, tune, chains, seed)
+    raw, config["compile_seconds"], config["sampling_seconds"] = family_parts.sample(
+        data, resolved, draws, tune, chains, seed)
     start = time.perf_counter()
-    tree = _build_tree(data, raw, config, resolved)
+    tree = _build_tree(data, raw, config, resolved, family_parts)
     config["posterior_seconds"] = time.perf_counter() - start
     tree.attrs["evaluq_config"] = json.dumps(config)
     fit = ItemFit(idata=tree, config=config, data=data)
