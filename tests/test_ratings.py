@@ -1,0 +1,391 @@
+"""fit_ratings (issue 33, items 1 and 5): Bradley-Terry / Davidson ratings from pairwise votes.
+
+Every number against an independent route: a per-vote likelihood maximised by scipy, the
+closed forms of two models, statsmodels' Logit with HC0 / cluster (CR1) covariances; the draws
+through the rank and tier functions; every bad input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.optimize as so
+import scipy.stats as st
+import statsmodels.api as sm
+
+from evaluq.pairwise import pairwise_differences
+from evaluq.ranks import leaderboard, rank_distribution, significance_groups
+from evaluq.ratings import RatingsResult, fit_ratings
+from evaluq.ratings._result import ELO_FACTOR
+
+MODELS = np.array([f"m{k}" for k in range(6)])
+
+
+def simulate_votes(theta, nu, n, rng, n_prompts=40):
+    """Davidson votes between random pairs (nu=0: no ties), with a prompt column."""
+    m = len(theta)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    d = theta[a] - theta[b]
+    denom = np.exp(d / 2) + np.exp(-d / 2) + nu
+    u = rng.random(n)
+    p_a = np.exp(d / 2) / denom
+    p_b = np.exp(-d / 2) / denom
+    winner = np.where(u < p_a, "model_a", np.where(u < p_a + p_b, "model_b", "tie"))
+    names = np.array([f"m{k}" for k in range(m)])
+    return pd.DataFrame({"model_a": names[a], "model_b": names[b], "winner": winner,
+                         "prompt": rng.integers(0, n_prompts, n)})
+
+
+@pytest.fixture(scope="module")
+def votes():
+    rng = np.random.default_rng(1)
+    return simulate_votes(np.array([0.0, 0.5, -0.3, 0.9, -0.8, 0.2]), 0.8, 600, rng)
+
+
+def _per_vote(df):
+    a = pd.Index(MODELS).get_indexer(df["model_a"])
+    b = pd.Index(MODELS).get_indexer(df["model_b"])
+    w = df["winner"].to_numpy()
+    return a, b, w
+
+
+def _scipy_fit(df, ties):
+    """Maximum likelihood from scratch over the votes one by one (model m0 at 0)."""
+    a, b, w = _per_vote(df)
+    m = MODELS.size
+
+    def nll(par):
+        t = np.r_[0.0, par[:m - 1]]
+        d = t[a] - t[b]
+        if ties == "davidson":
+            pi_a, pi_b, nu = np.exp(t[a]), np.exp(t[b]), np.exp(par[-1])
+            denom = pi_a + pi_b + nu * np.sqrt(pi_a * pi_b)
+            p = np.where(w == "model_a", pi_a, np.where(w == "model_b", pi_b,
+                                                        nu * np.sqrt(pi_a * pi_b))) / denom
+            return -np.log(p).sum()
+        keep = w != "tie" if ties == "drop" else np.ones(w.size, dtype=bool)
+        y = np.where(w == "model_a", 1.0, np.where(w == "model_b", 0.0, 0.5))[keep]
+        return -(y * d[keep] - np.logaddexp(0.0, d[keep])).sum()
+
+    k = m - 1 + (ties == "davidson")
+    return so.minimize(nll, np.zeros(k), method="BFGS", options={"gtol": 1e-9}), nll
+
+
+@pytest.mark.parametrize("ties", ["half", "drop", "davidson"])
+def test_mle_equals_an_independent_likelihood_maximisation(votes, ties):
+    fit = fit_ratings(votes, ties=ties, scale="logit", reference="m0")
+    best, nll = _scipy_fit(votes, ties)
+    ours = fit.rating.values[1:]
+    if ties == "davidson":
+        ours = np.r_[ours, np.log(float(fit.tie_parameter))]
+    np.testing.assert_allclose(ours, best.x, atol=2e-6)
+    assert nll(ours) <= best.fun + 1e-9          # ours is at least as good a maximum
+    grad = so.approx_fprime(ours, nll, 1e-7)     # and the per-vote score is zero there
+    assert np.abs(grad).max() < 1e-3
+
+
+def test_two_models_closed_forms():
+    """ties='half': p = (w + t/2) / n; 'drop': p = w / (w + l); Davidson: nu = t / sqrt(w l),
+    d = log(w / l); and the HC0 SE of d, 1 / sqrt(n p (1 - p))."""
+    w, lost, t = 37, 21, 14
+    df = pd.DataFrame({"model_a": ["p"] * (w + lost + t), "model_b": ["q"] * (w + lost + t),
+                       "winner": ["model_a"] * w + ["model_b"] * lost + ["tie"] * t})
+    half = fit_ratings(df, ties="half", scale="logit")
+    p = (w + t / 2) / (w + lost + t)
+    d = half.rating.sel(model="p") - half.rating.sel(model="q")
+    assert float(d) == pytest.approx(np.log(p / (1 - p)), abs=1e-12)
+    assert float(half.win_probability.sel(model="p", model_b="q")) == pytest.approx(p, abs=1e-12)
+    drop = fit_ratings(df, ties="drop", scale="logit")
+    p = w / (w + lost)
+    d = float(drop.rating.sel(model="p") - drop.rating.sel(model="q"))
+    assert d == pytest.approx(np.log(p / (1 - p)), abs=1e-12)
+    se_d = 1 / np.sqrt((w + lost) * p * (1 - p))
+    np.testing.assert_allclose(drop.se.values, se_d / 2, rtol=1e-10)  # sum-zero: +-d/2
+    dav = fit_ratings(df, ties="davidson", scale="logit")
+    d = float(dav.rating.sel(model="p") - dav.rating.sel(model="q"))
+    assert d == pytest.approx(np.log(w / lost), abs=1e-10)
+    assert float(dav.tie_parameter) == pytest.approx(t / np.sqrt(w * lost), rel=1e-10)
+    assert float(dav.tie_probability.sel(model="p", model_b="q")) == pytest.approx(
+        t / (w + lost + t), abs=1e-10)
+
+
+def _logit_design(df):
+    a, b, w = _per_vote(df)
+    keep = w != "tie"
+    x = np.zeros((keep.sum(), MODELS.size))
+    x[np.arange(keep.sum()), a[keep]] += 1.0
+    x[np.arange(keep.sum()), b[keep]] -= 1.0
+    return x[:, 1:], (w[keep] == "model_a").astype(float), keep
+
+
+def test_sandwich_equals_statsmodels_logit_hc0_and_cluster(votes):
+    x, y, keep = _logit_design(votes)
+    cl = sm.Logit(y, x).fit(disp=0, tol=1e-12, cov_type="cluster",
+                            cov_kwds={"groups": votes["prompt"].to_numpy()[keep]})
+    ours = fit_ratings(votes, ties="drop", scale="logit", reference="m0", cluster="prompt")
+    np.testing.assert_allclose(ours.rating.values[1:], cl.params, atol=1e-9)
+    np.testing.assert_allclose(ours.se.values[1:], cl.bse, rtol=1e-9)
+    assert ours.details["covariance_kind"] == "CR1"
+    np.testing.assert_allclose(ours.covariance.values[1:, 1:], cl.cov_params(), rtol=1e-8,
+                               atol=1e-14)
+    hc0 = sm.Logit(y, x).fit(disp=0, tol=1e-12, cov_type="HC0")
+    iid = fit_ratings(votes, ties="drop", scale="logit", reference="m0")
+    np.testing.assert_allclose(iid.se.values[1:], hc0.bse, rtol=1e-9)
+    assert iid.details["covariance_kind"] == "HC0"
+
+
+def test_identifiability_scale_and_reference(votes):
+    logit = fit_ratings(votes, scale="logit")
+    elo = fit_ratings(votes)
+    assert float(logit.rating.sum()) == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(elo.rating.values, ELO_FACTOR * logit.rating.values + 1000)
+    np.testing.assert_allclose(elo.se.values, ELO_FACTOR * logit.se.values)
+    ref = fit_ratings(votes, reference="m3")
+    assert float(ref.rating.sel(model="m3")) == 1000.0
+    assert float(ref.se.sel(model="m3")) == pytest.approx(0.0, abs=1e-9)
+    diff = elo.rating - elo.rating.sel(model="m3")
+    np.testing.assert_allclose(ref.rating.values - 1000, diff.values, atol=1e-9)
+    # the SE of a difference does not depend on the identifiability
+    cov_s, cov_r = elo.covariance.values, ref.covariance.values
+    var_s = cov_s[0, 0] + cov_s[1, 1] - 2 * cov_s[0, 1]
+    var_r = cov_r[0, 0] + cov_r[1, 1] - 2 * cov_r[0, 1]
+    assert var_s == pytest.approx(var_r, rel=1e-10)
+    for out in (ref.rating, ref.se, ref.draws, ref.ci, ref.win_probability):
+        assert "'m3' is fixed" in out.attrs["identifiability"]
+    assert "sum-zero" in elo.to_dataframe().attrs["identifiability"]
+
+
+def test_win_and_tie_probabilities_and_their_intervals(votes):
+    fit = fit_ratings(votes)
+    pw = fit.win_probability.values
+    pt = fit.tie_probability.values
+    off = ~np.eye(MODELS.size, dtype=bool)
+    np.testing.assert_allclose((pw + pw.T + pt)[off], 1.0, atol=1e-12)
+    assert np.isnan(np.diag(pw)).all() and fit.win_probability.attrs["nan_reason"]
+    ci = fit.win_probability_interval()
+    assert ci.attrs["ci_kind"] == "normal" and ci.attrs["confidence_level"] == 0.95
+    lo, hi = ci.sel(ci_bound="lower").values[off], ci.sel(ci_bound="upper").values[off]
+    assert (lo < pw[off]).all() and (pw[off] < hi).all() and (lo > 0).all() and (hi < 1).all()
+    # Bradley-Terry: the delta method on logit P is logistic(d +- z sd(d))
+    bt = fit_ratings(votes, ties="drop", scale="logit")
+    cov = bt.covariance.values
+    sd = np.sqrt(np.diag(cov)[:, None] + np.diag(cov)[None, :] - 2 * cov)
+    d = bt.rating.values[:, None] - bt.rating.values[None, :]
+    z = st.norm.ppf(0.975)
+    expect = st.logistic.cdf(d + z * sd)[off]
+    np.testing.assert_allclose(bt.win_probability_interval().sel(ci_bound="upper").values[off],
+                               expect, rtol=1e-10)
+    assert np.isnan(bt.tie_probability.values).all()
+    assert "no tie parameter" in bt.tie_parameter.attrs["nan_reason"]
+
+
+def test_tie_parameter_parametrisations(votes):
+    fit = fit_ratings(votes)
+    nu = float(fit.tie_parameter)
+    assert float(fit.tie_parameter_newman) == pytest.approx(nu / 2)
+    assert float(fit.tie_se) > 0
+    draws = fit.tie_draws.values
+    assert draws.shape == (1000,) and abs(np.median(draws) / nu - 1) < 0.05
+
+
+def test_bootstrap_reproducible_and_order_invariant(votes):
+    one = fit_ratings(votes, interval="bootstrap", n_resamples=200, cluster="prompt", rng=3)
+    two = fit_ratings(votes, interval="bootstrap", n_resamples=200, cluster="prompt", rng=3)
+    np.testing.assert_array_equal(one.draws.values, two.draws.values)
+    rng = np.random.default_rng(5)
+    shuffled = votes.sample(frac=1.0, random_state=7).reset_index(drop=True)
+    flip = rng.random(len(shuffled)) < 0.5        # show some votes the other way round
+    swapped = shuffled.copy()
+    swapped.loc[flip, "model_a"] = shuffled.loc[flip, "model_b"]
+    swapped.loc[flip, "model_b"] = shuffled.loc[flip, "model_a"]
+    swapped.loc[flip, "winner"] = shuffled.loc[flip, "winner"].map(
+        {"model_a": "model_b", "model_b": "model_a", "tie": "tie"})
+    three = fit_ratings(swapped, interval="bootstrap", n_resamples=200, cluster="prompt", rng=3)
+    np.testing.assert_array_equal(one.draws.values, three.draws.values)
+    np.testing.assert_array_equal(one.rating.values, three.rating.values)
+    other = fit_ratings(votes, interval="bootstrap", n_resamples=200, cluster="prompt", rng=4)
+    assert not np.array_equal(one.draws.values, other.draws.values)
+
+
+@pytest.mark.parametrize("cluster", [None, "prompt"])
+def test_bootstrap_agrees_with_the_sandwich(votes, cluster):
+    boot = fit_ratings(votes, interval="bootstrap", n_resamples=400, cluster=cluster, rng=0)
+    sand = fit_ratings(votes, cluster=cluster)
+    np.testing.assert_allclose(boot.rating.values, sand.rating.values)
+    ratio = boot.se.values / sand.se.values
+    assert np.all((ratio > 0.8) & (ratio < 1.25)), ratio
+    assert boot.ci.attrs["ci_kind"] == "percentile"
+    tie_ratio = float(boot.tie_se) / float(sand.tie_se)
+    assert 0.8 < tie_ratio < 1.25
+    wp = boot.win_probability_interval()
+    assert wp.attrs["ci_kind"] == "percentile"
+
+
+def test_sandwich_draws_follow_the_normal_approximation(votes):
+    fit = fit_ratings(votes, n_resamples=4000, cluster="prompt", rng=1)
+    draws = fit.draws.values
+    np.testing.assert_allclose(draws.mean(axis=0), fit.rating.values, atol=3.0)
+    np.testing.assert_allclose(np.cov(draws, rowvar=False), fit.covariance.values,
+                               atol=0.1 * fit.covariance.values.max())
+    again = fit_ratings(votes, n_resamples=4000, cluster="prompt", rng=1)
+    np.testing.assert_array_equal(draws, again.draws.values)
+
+
+def test_draws_feed_ranks_leaderboard_tiers_and_pairwise(votes):
+    fit = fit_ratings(votes, interval="bootstrap", n_resamples=200, rng=0)
+    ranks = rank_distribution(fit.draws, observed=fit.rating)
+    np.testing.assert_allclose(ranks["probability"].sum("rank"), 1.0)
+    table = fit.to_dataframe()
+    np.testing.assert_array_equal(ranks["observed_rank"].sel(model=table.index).values,
+                                  table["rank"].values)
+    board = leaderboard(fit.draws, observed=fit.rating)
+    assert list(board.index) == list(table.index)
+    np.testing.assert_allclose(board["lower"].values, table["lower"].values)
+    tiers = significance_groups(fit.draws, observed=fit.rating)
+    assert tiers.sizes["model"] == MODELS.size
+    pw = pairwise_differences(fit.draws, observed=fit.rating)
+    assert float(pw["observed"].sel(model="m3", model_b="m4")) == pytest.approx(
+        float(fit.rating.sel(model="m3") - fit.rating.sel(model="m4")))
+    sand = fit_ratings(votes)          # the sandwich's normal draws, taken unchanged
+    assert leaderboard(sand.draws).shape[0] == MODELS.size
+    assert rank_distribution(sand.draws)["p_best"].sum() == pytest.approx(1.0)
+
+
+def test_result_object(votes, tmp_path):
+    fit = fit_ratings(votes, cluster="prompt")
+    assert isinstance(fit, RatingsResult)
+    table = fit.to_dataframe()
+    assert list(table.columns) == ["rating", "se", "lower", "upper", "rank", "n_votes", "wins",
+                                   "losses", "ties"]
+    assert table["rating"].is_monotonic_decreasing
+    assert table["n_votes"].sum() == 2 * len(votes)
+    text = repr(fit)
+    assert "RatingsResult(6 models, 600 votes, 40 clusters of 'prompt'" in text
+    assert "tie parameter nu" in text and "sum-zero" in text
+    assert "<b>RatingsResult</b>" in fit._repr_html_()
+    ds = fit.to_dataset()
+    assert {"rating", "se", "ci", "win_probability", "win_probability_ci", "draws"} <= set(
+        ds.data_vars)
+    ci = fit.confidence_interval(0.8)
+    assert ci.attrs["confidence_level"] == 0.8 and ci.attrs["ci_kind"] == "normal"
+    z = st.norm.ppf(0.9)
+    np.testing.assert_allclose(ci.sel(ci_bound="upper").values,
+                               fit.rating.values + z * fit.se.values)
+    assert fit.distribution.dims == ("model", "resample")
+    path = tmp_path / "votes.csv"
+    votes.to_csv(path, index=False)
+    from_file = fit_ratings(path, cluster="prompt")
+    np.testing.assert_allclose(from_file.rating.values, fit.rating.values)
+
+
+def test_outcome_labels(votes):
+    relabelled = votes.assign(winner=votes["winner"].map(
+        {"model_a": "left", "model_b": "right", "tie": "draw"}))
+    fit = fit_ratings(relabelled, outcomes={"left": "model_a", "right": "model_b",
+                                            "draw": "tie"})
+    np.testing.assert_allclose(fit.rating.values, fit_ratings(votes).rating.values)
+    short = votes.assign(winner=votes["winner"].map(
+        {"model_a": "a", "model_b": "b", "tie": "tie (bothbad)"}))
+    np.testing.assert_allclose(fit_ratings(short).rating.values, fit_ratings(votes).rating.values)
+
+
+def test_prior_keeps_an_infinite_mle_finite_and_says_so():
+    df = pd.DataFrame({"model_a": ["x", "x", "y", "y", "z"], "model_b": ["y", "z", "z", "z", "x"],
+                       "winner": ["model_a", "model_a", "model_a", "model_b", "model_b"]})
+    with pytest.raises(ValueError, match=r"infinite: model\(s\) \['y', 'z'\] never won"):
+        fit_ratings(df, ties="drop")
+    fit = fit_ratings(df, ties="drop", prior_sd=2.0)
+    assert np.isfinite(fit.rating.values).all() and np.isfinite(fit.se.values).all()
+    assert "Gaussian N(0, 2^2)" in fit.details["prior"] and "prior:" in repr(fit)
+    assert float(fit.rating.sel(model="x")) > float(fit.rating.sel(model="y"))
+
+
+# --- bad input (issue 33, item 5) -------------------------------------------------------------
+
+def _small():
+    return pd.DataFrame({"model_a": ["x", "y", "z", "x", "y", "z"],
+                         "model_b": ["y", "z", "x", "y", "z", "x"],
+                         "winner": ["model_a", "model_a", "model_a", "model_b", "tie", "tie"]})
+
+
+def test_bad_votes():
+    df = _small()
+    with pytest.raises(ValueError, match=r"same model in 1 vote\(s\) \(row\(s\) 2; model\(s\)"):
+        fit_ratings(df.assign(model_b=["y", "z", "z", "y", "z", "x"]))
+    with pytest.raises(ValueError, match=r"label\(s\) \['left'\].*row\(s\) 0.*values seen are "
+                                         r"\['left', 'model_a', 'model_b', 'tie'\]"):
+        fit_ratings(df.assign(winner=["left", *df["winner"][1:]]))
+    with pytest.raises(ValueError, match=r"column 'winner' \(given as `winner`\) has 2 missing "
+                                         r"value\(s\) at row\(s\) 1, 4"):
+        fit_ratings(df.assign(winner=["model_a", None, "model_a", "model_b", None, "tie"]))
+    with pytest.raises(ValueError, match=r"column 'model_b' \(given as `model_b`\) has 1 missing"):
+        fit_ratings(df.assign(model_b=["y", np.nan, "x", "y", "z", "x"]))
+    with pytest.raises(ValueError, match="missing value"):
+        fit_ratings(df.assign(prompt=[1, 2, None, 1, 2, 3]), cluster="prompt")
+    with pytest.raises(Exception, match=r"column 'who' \(given as `winner`\) is not in"):
+        fit_ratings(df, winner="who")
+    with pytest.raises(ValueError, match="`votes` has no rows"):
+        fit_ratings(df.iloc[:0])
+    with pytest.raises(TypeError, match="`votes` must be a pandas DataFrame"):
+        fit_ratings(df.to_numpy())
+
+
+def test_unidentifiable_data():
+    never_wins = pd.DataFrame({"model_a": ["x", "y", "x", "w", "w"],
+                               "model_b": ["y", "x", "w", "y", "x"],
+                               "winner": ["model_a", "model_a", "model_a", "model_b", "model_b"]})
+    with pytest.raises(ValueError, match=r"\['w'\] never won or tied.*`prior_sd`"):
+        fit_ratings(never_wins, ties="half")
+    disconnected = pd.DataFrame({"model_a": ["a", "b", "c", "d"], "model_b": ["b", "a", "d", "c"],
+                                 "winner": ["model_a", "model_a", "tie", "model_a"]})
+    with pytest.raises(ValueError, match=r"in 2 disconnected groups \(\['a', 'b'\]; \['c', 'd'\]"):
+        fit_ratings(disconnected, ties="half")
+    with pytest.raises(ValueError, match="disconnected"):
+        fit_ratings(disconnected, ties="half", prior_sd=1.0)
+    no_ties = _small().assign(winner=["model_a", "model_a", "model_a", "model_b", "model_b",
+                                      "model_b"])
+    with pytest.raises(ValueError, match="hold no tie"):
+        fit_ratings(no_ties, ties="davidson")
+    only_ties = _small().assign(winner="tie")
+    with pytest.raises(ValueError, match="every vote is a tie"):
+        fit_ratings(only_ties, ties="drop")
+    with pytest.raises(ValueError, match="only ties"):
+        fit_ratings(only_ties, ties="davidson")
+
+
+def test_bootstrap_resamples_without_a_finite_mle_are_refused():
+    df = _small()
+    with pytest.raises(ValueError, match=r"of 50 bootstrap resamples have no finite"):
+        fit_ratings(df, ties="half", interval="bootstrap", n_resamples=50)
+    fit = fit_ratings(df, ties="half", interval="bootstrap", n_resamples=50, prior_sd=1.0)
+    assert np.isfinite(fit.draws.values).all()
+
+
+def test_bad_options():
+    df = _small()
+    with pytest.raises(ValueError, match="`ties` must be one of 'davidson', 'half', 'drop'"):
+        fit_ratings(df, ties="newman")
+    with pytest.raises(ValueError, match="`interval` must be one of"):
+        fit_ratings(df, interval="bca")
+    with pytest.raises(ValueError, match="`scale` must be one of"):
+        fit_ratings(df, scale="glicko")
+    with pytest.raises(ValueError, match="`confidence_level` must be in"):
+        fit_ratings(df, confidence_level=1.5)
+    with pytest.raises(ValueError, match="`n_resamples` must be >= 2"):
+        fit_ratings(df, n_resamples=1)
+    with pytest.raises(ValueError, match=r"`reference` must be one of the models; got 'q'"):
+        fit_ratings(df, reference="q")
+    with pytest.raises(ValueError, match=r"`prior_sd` must be in \(0, inf\]"):
+        fit_ratings(df, prior_sd=0.0)
+    with pytest.raises(ValueError, match="`outcomes` must map labels to"):
+        fit_ratings(df, outcomes={"model_a": "left"})
+    with pytest.raises(TypeError, match="`outcomes` must be a non-empty mapping"):
+        fit_ratings(df, outcomes=["model_a"])
+    with pytest.raises(TypeError, match="`rng` must be"):
+        fit_ratings(df, rng="seed")
+    with pytest.raises(ValueError, match="single cluster"):
+        fit_ratings(df.assign(prompt=1), cluster="prompt", ties="half")
+    with pytest.raises(TypeError, match="`cluster` must be a column name"):
+        fit_ratings(df, cluster=["prompt"])
