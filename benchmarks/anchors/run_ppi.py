@@ -393,7 +393,8 @@ def real(path: str) -> int:
         gold = rec["gold"]
         subsets = label_subsets(gold.size, i)
         entry: dict = {"index": i, "n_items": int(gold.size), "n_labels": int(subsets.shape[1]),
-                       "truth": float(gold.mean()), "first_subset": subsets[0].tolist(),
+                       "truth": float(gold.mean()), "battles": rec["battles"],
+                        "first_subset": subsets[0].tolist(),
                        "settings": {}}
         for key in rec:
             if "/" in key:
