@@ -163,11 +163,16 @@ def test_win_and_tie_probabilities_and_their_intervals(votes):
     pt = fit.tie_probability.values
     off = ~np.eye(MODELS.size, dtype=bool)
     np.testing.assert_allclose((pw + pw.T + pt)[off], 1.0, atol=1e-12)
-    assert np.isnan(np.diag(pw)).all() and fit.win_probability.attrs["nan_reason"]
+    assert np.isnan(np.diag(pw)).all()
+    assert fit.win_probability.attrs["nan_reason"]
     ci = fit.win_probability_interval()
-    assert ci.attrs["ci_kind"] == "normal" and ci.attrs["confidence_level"] == 0.95
+    assert ci.attrs["ci_kind"] == "normal"
+    assert ci.attrs["confidence_level"] == 0.95
     lo, hi = ci.sel(ci_bound="lower").values[off], ci.sel(ci_bound="upper").values[off]
-    assert (lo < pw[off]).all() and (pw[off] < hi).all() and (lo > 0).all() and (hi < 1).all()
+    assert (lo < pw[off]).all()
+    assert (pw[off] < hi).all()
+    assert (lo > 0).all()
+    assert (hi < 1).all()
     # Bradley-Terry: the delta method on logit P is logistic(d +- z sd(d))
     bt = fit_ratings(votes, ties="drop", scale="logit")
     cov = bt.covariance.values
@@ -187,7 +192,8 @@ def test_tie_parameter_parametrisations(votes):
     assert float(fit.tie_parameter_newman) == pytest.approx(nu / 2)
     assert float(fit.tie_se) > 0
     draws = fit.tie_draws.values
-    assert draws.shape == (1000,) and abs(np.median(draws) / nu - 1) < 0.05
+    assert draws.shape == (1000,)
+    assert abs(np.median(draws) / nu - 1) < 0.05
 
 
 def test_bootstrap_reproducible_and_order_invariant(votes):
@@ -263,13 +269,15 @@ def test_result_object(votes, tmp_path):
     assert table["n_votes"].sum() == 2 * len(votes)
     text = repr(fit)
     assert "RatingsResult(6 models, 600 votes, 40 clusters of 'prompt'" in text
-    assert "tie parameter nu" in text and "sum-zero" in text
+    assert "tie parameter nu" in text
+    assert "sum-zero" in text
     assert "<b>RatingsResult</b>" in fit._repr_html_()
     ds = fit.to_dataset()
     assert {"rating", "se", "ci", "win_probability", "win_probability_ci", "draws"} <= set(
         ds.data_vars)
     ci = fit.confidence_interval(0.8)
-    assert ci.attrs["confidence_level"] == 0.8 and ci.attrs["ci_kind"] == "normal"
+    assert ci.attrs["confidence_level"] == 0.8
+    assert ci.attrs["ci_kind"] == "normal"
     z = st.norm.ppf(0.9)
     np.testing.assert_allclose(ci.sel(ci_bound="upper").values,
                                fit.rating.values + z * fit.se.values)
@@ -297,8 +305,10 @@ def test_prior_keeps_an_infinite_mle_finite_and_says_so():
     with pytest.raises(ValueError, match=r"infinite: model\(s\) \['y', 'z'\] never won"):
         fit_ratings(df, ties="drop")
     fit = fit_ratings(df, ties="drop", prior_sd=2.0)
-    assert np.isfinite(fit.rating.values).all() and np.isfinite(fit.se.values).all()
-    assert "Gaussian N(0, 2^2)" in fit.details["prior"] and "prior:" in repr(fit)
+    assert np.isfinite(fit.rating.values).all()
+    assert np.isfinite(fit.se.values).all()
+    assert "Gaussian N(0, 2^2)" in fit.details["prior"]
+    assert "prior:" in repr(fit)
     assert float(fit.rating.sel(model="x")) > float(fit.rating.sel(model="y"))
 
 
