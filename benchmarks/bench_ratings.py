@@ -1,0 +1,153 @@
+"""Speed of bootstrap ratings from pairwise votes: evaluq against evalica on LLMFAO (issue 33).
+
+Usage::
+
+    bash benchmarks/anchors/setup_evalica.sh     # once: evalica 0.4.2 in /work/peers/evalica
+    PYTHONPATH=src python benchmarks/bench_ratings.py [--quick] [--skip-anchor] [--rounds N]
+
+On LLMFAO (``tests/data/llmfao/llmfao.csv``: 8,931 crowd votes, 59 models, 13 prompts, 39%
+ties), 1,000 resamples:
+
+* evaluq ``fit_ratings(..., ties="half", cluster="prompt", interval="bootstrap")``: the cluster
+  bootstrap (whole prompts resampled, multinomial counts over the (pair, outcome, prompt)
+  cells, one batched Newton fit of every resample). Target: <= 2 s on 2 cores, >= 20x
+  evalica's default (BCa) bootstrap.
+* evaluq with vote (iid) resampling, the same resampling unit as evalica's, and with Davidson
+  ties, beside it;
+* evalica 0.4.2 ``bootstrap(bradley_terry, ...)`` (ties half a win, iid votes resampled by
+  scipy.stats.bootstrap, one evalica fit per resample), its default ``BCa`` (which adds a
+  jackknife: one more fit per vote, 8,931) and ``percentile``, run in its own env as a
+  subprocess in the same invocation (``anchors/run_evalica.py time``; its in-process time,
+  import and data loading excluded).
+
+evaluq is timed warm (one call first, then the best of ``--rounds``), evalica once per round
+after its own warm-up fit. The iid bootstrap SEs of the two (logit scale) are compared:
+their median ratio should be about 1 (Monte Carlo error only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from _common import machine_line, run_process
+
+from evaluq.ratings import fit_ratings
+
+TARGET_SECONDS = 2.0
+TARGET_RATIO = 20.0
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "llmfao" / "llmfao.csv"
+EVALICA = Path(os.environ.get("EVALUQ_EVALICA_PYTHON", "/work/peers/evalica/bin/python"))
+RUN_EVALICA = Path(__file__).resolve().parent / "anchors" / "run_evalica.py"
+OUTCOMES = {"left": "model_a", "right": "model_b", "tie": "tie"}
+
+
+def cases(votes: pd.DataFrame, n_res: int) -> dict:
+    """The evaluq calls timed, by label."""
+    def call(ties: Literal["davidson", "half"], cluster: str | None):
+        return lambda: fit_ratings(votes, model_a="left", model_b="right", winner="winner",
+                                   outcomes=OUTCOMES, ties=ties, cluster=cluster,
+                                   interval="bootstrap", n_resamples=n_res, scale="logit",
+                                   rng=0)
+
+    return {"half, cluster=prompt": call("half", "prompt"),
+            "half, iid votes": call("half", None),
+            "davidson, cluster=prompt": call("davidson", "prompt")}
+
+
+def time_evaluq(funcs: dict, rounds: int) -> tuple[dict[str, float], dict]:
+    """Best wall time of each call over ``rounds`` (after one warm-up call each)."""
+    results = {name: func() for name, func in funcs.items()}     # warm: imports, first use
+    best = {name: np.inf for name in funcs}
+    for _ in range(rounds):
+        for name, func in funcs.items():
+            start = time.perf_counter()
+            results[name] = func()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best, results
+
+
+def time_evalica(n_res: int, methods: list[str], rounds: int) -> tuple[dict | None, str]:
+    """evalica's bootstrap times (best of ``rounds`` processes) and the last run's output."""
+    if not EVALICA.exists():
+        return None, (f"{EVALICA} does not exist: evalica is not installed here, so no figure "
+                      f"is printed for it (bash benchmarks/anchors/setup_evalica.sh)")
+    best: dict[str, float] = {}
+    out: dict = {}
+    for _ in range(rounds):
+        _, stdout = run_process([str(EVALICA), str(RUN_EVALICA), "time", str(n_res), *methods])
+        out = json.loads(stdout.strip().splitlines()[-1])
+        for method, sec in out["seconds"].items():
+            best[method] = min(best.get(method, np.inf), sec)
+    out["best"] = best
+    return out, ""
+
+
+def compare_se(fit, peer: dict) -> str:
+    """Median and range of evaluq's iid bootstrap SE over evalica's (logit scale)."""
+    se = fit.se.to_series()
+    ratios = []
+    for method, sd in peer["log_sd"].items():
+        r = se.reindex(list(sd)) / pd.Series(sd)
+        ratios.append(f"{method}: median {r.median():.3f} (range {r.min():.2f}-{r.max():.2f})")
+    return "; ".join(ratios)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="50 resamples, evalica's percentile bootstrap only (a smoke run)")
+    ap.add_argument("--skip-anchor", action="store_true", help="evaluq only")
+    ap.add_argument("--rounds", type=int, default=3, help="evaluq: best of this many")
+    ap.add_argument("--peer-rounds", type=int, default=1, help="evalica: best of this many")
+    args = ap.parse_args()
+    n_res = 50 if args.quick else 1000
+    methods = ["percentile"] if args.quick else ["BCa", "percentile"]
+    votes = pd.read_csv(DATA, dtype=str)
+    print(machine_line())
+    print(f"LLMFAO: {len(votes):,} votes, {pd.concat([votes.left, votes.right]).nunique()} "
+          f"models, {votes.prompt.nunique()} prompts, {(votes.winner == 'tie').mean():.0%} "
+          f"ties; {n_res} bootstrap resamples")
+    seconds, fits = time_evaluq(cases(votes, n_res), 1 if args.quick else args.rounds)
+    for name, sec in seconds.items():
+        print(f"evaluq fit_ratings, {name:26s} {sec:7.3f} s (warm, best of "
+              f"{1 if args.quick else args.rounds})")
+    main_sec = seconds["half, cluster=prompt"]
+    if not args.quick:
+        print(f"    target <= {TARGET_SECONDS:.0f} s for the cluster bootstrap: "
+              f"{'met' if main_sec <= TARGET_SECONDS else 'NOT met'} ({main_sec:.3f} s)")
+    cl, iid = fits["half, cluster=prompt"].se, fits["half, iid votes"].se
+    print(f"    cluster-bootstrap SE / iid-bootstrap SE (ties half): median "
+          f"{float((cl / iid).median()):.2f}")
+    if args.skip_anchor:
+        print("evalica: --skip-anchor given")
+        return 0
+    peer, why_not = time_evalica(n_res, methods, args.peer_rounds)
+    if peer is None:
+        print(f"evalica: {why_not}")
+        return 0
+    for method in methods:
+        sec = peer["best"][method]
+        ratio = sec / main_sec
+        line = (f"evalica {peer['evalica']} bootstrap(bradley_terry), {method:10s} "
+                f"{sec:7.2f} s ({peer['solver']} solver, iid votes)   evaluq cluster "
+                f"bootstrap {ratio:.0f}x faster, iid {sec / seconds['half, iid votes']:.0f}x")
+        if method == "BCa":
+            line += (f"   target >= {TARGET_RATIO:.0f}x: "
+                     f"{'met' if ratio >= TARGET_RATIO else 'NOT met'}")
+        print(line)
+    print(f"    evaluq iid bootstrap SE / evalica bootstrap SD of log scores: "
+          f"{compare_se(fits['half, iid votes'], peer)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
