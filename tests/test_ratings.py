@@ -7,6 +7,9 @@ through the rank and tier functions; every bad input.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -399,3 +402,56 @@ def test_bad_options():
         fit_ratings(df.assign(prompt=1), cluster="prompt", ties="half")
     with pytest.raises(TypeError, match="`cluster` must be a column name"):
         fit_ratings(df, cluster=["prompt"])
+
+
+# --- peers on LLMFAO (tests/data/llmfao; benchmarks/anchors/run_evalica.py, run_arena_rank.py) -
+
+DATA = Path(__file__).parent / "data" / "llmfao" / "llmfao.csv"
+ANCHORS = Path(__file__).parents[1] / "benchmarks" / "anchors"
+LLMFAO = {"model_a": "left", "model_b": "right",
+          "outcomes": {"left": "model_a", "right": "model_b", "tie": "tie"}}
+
+
+@pytest.fixture(scope="module")
+def llmfao():
+    return pd.read_csv(DATA)
+
+
+@pytest.fixture(scope="module")
+def evalica():
+    return json.loads((ANCHORS / "evalica_reference.json").read_text())
+
+
+def test_half_ties_equal_evalica_bradley_terry_on_llmfao(llmfao, evalica):
+    """evalica 0.4.2's bradley_terry (a tie half a win each) run to convergence: log scores
+    centred (sum-zero, our identifiability) to 1e-8; its golden file's scores / sum to 1e-8."""
+    fit = fit_ratings(llmfao, ties="half", scale="logit", **LLMFAO)
+    models = fit.rating["model"].values
+    assert len(models) == evalica["data"]["n_models"]
+    assert fit.details["n_votes"] == evalica["data"]["n_votes"]
+    conv = evalica["bradley_terry"]["converged"]["log_scores_sum_zero"]
+    np.testing.assert_allclose(fit.rating.values, [conv[m] for m in models], rtol=0, atol=1e-8)
+    golden = evalica["golden"]["bradley_terry_over_sum"]
+    share = np.exp(fit.rating.values) / np.exp(fit.rating.values).sum()
+    np.testing.assert_allclose(share, [golden[m] for m in models], rtol=1e-8)
+
+
+def test_davidson_equals_evalica_newman_on_llmfao(llmfao, evalica):
+    """evalica 0.4.2's newman run to convergence: v = nu / 2 = 0.73985... to 1e-6 (here 1e-12)
+    and the log scores (sum-zero) to 1e-8."""
+    fit = fit_ratings(llmfao, ties="davidson", scale="logit", **LLMFAO)
+    newman = evalica["newman"]["converged"]
+    assert float(fit.tie_parameter_newman) == pytest.approx(newman["v"], abs=1e-12)
+    assert float(fit.tie_parameter) == pytest.approx(newman["davidson_nu"], abs=1e-12)
+    conv = newman["log_scores_sum_zero"]
+    models = fit.rating["model"].values
+    np.testing.assert_allclose(fit.rating.values, [conv[m] for m in models], rtol=0, atol=1e-8)
+
+
+def test_llmfao_prompt_clusters_widen_the_intervals(llmfao):
+    """The issue's figure: clustering by prompt makes the SEs a median ~1.6x the iid ones."""
+    iid = fit_ratings(llmfao, ties="half", **LLMFAO)
+    by_prompt = fit_ratings(llmfao, ties="half", cluster="prompt", **LLMFAO)
+    ratio = float(np.median(by_prompt.se.values / iid.se.values))
+    assert 1.5 < ratio < 1.7
+    assert by_prompt.details["n_clusters"] == 13
