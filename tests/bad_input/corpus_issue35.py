@@ -11,10 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 import evaluq as eq
+from evaluq.item_model import item_statistics, simulate_ratings
 from evaluq.small_samples.proportions import interval_coverage
 
 from .corpus import FINITE, Case
 
+NAN = float("nan")
 ONE_ITEM = np.array([[1, 0, 1]])
 HUGE = np.random.default_rng(0).normal(1e300, 1e299, (2, 30))
 A = np.array([1] * 25 + [0] * 5)
@@ -77,7 +79,21 @@ def _silent_nan_power() -> list[Case]:
 
 
 def _wrongly_accepted() -> list[Case]:
-    return []
+    items = eq.simulate_items(n_models=2, n_items=6, rng=0)
+    cols = {"model": "model", "item": "item", "score": "score"}
+    return [
+        Case("evaluq.simulate_items", "sigma_item=nan (gave all-zero scores)",
+             lambda: eq.simulate_items(sigma_item=NAN), r"`sigma_item` must be finite"),
+        Case("evaluq.item_model.simulate_ratings", "sigma_grader=nan (gave all-zero ratings)",
+             lambda: simulate_ratings(sigma_grader=NAN), r"`sigma_grader` must be finite"),
+        Case("evaluq.item_model.simulate_ratings", "cut_span=-1",
+             lambda: simulate_ratings(cut_span=-1), r"`cut_span` must be in \(0"),
+        Case("evaluq.item_model.item_statistics", "family='poisson'",
+             lambda: item_statistics(items, **cols, family="poisson"), r"`family` must be one"),
+        Case("evaluq.item_model.item_statistics", "family='ordinal' (no ordinal statistics)",
+             lambda: item_statistics(items, **cols, family="ordinal"),
+             r"`family` 'ordinal'.*eq.fit_items"),
+    ]
 
 
 def _huge_sizes() -> list[Case]:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from evaluq._dims import LANGUAGE, MODEL, SEED
-from evaluq._validation import check_column_args, numeric_column
+from evaluq._validation import check_choice, check_column_args, numeric_column
 from evaluq.errors import CubeError
 from evaluq.io import TableLike, as_table
 from evaluq.items import pivot_items
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     import xarray as xr
 
 FAMILIES: Final = ("auto", "bernoulli", "binomial", "beta-binomial", "ordinal")
+BINARY_FAMILIES: Final = ("auto", "bernoulli", "binomial", "beta-binomial")
+"""The families :func:`item_statistics` reduces (0/1 scores)."""
 _SHOWN: Final = 5
 
 
@@ -158,6 +160,11 @@ def item_statistics(table: TableLike, *, model: str, item: str | None, score: st
     only raise. A model may skip a whole task (its model x task deviation then comes from the
     prior). ``item=None``: the rows are exchangeable responses (no item effect).
     """
+    if family == "ordinal":
+        raise ValueError("`family` 'ordinal' (ratings on ordered levels) has its own "
+                         "statistics: fit it with eq.fit_items(..., family='ordinal'); "
+                         "item_statistics reduces 0/1 scores")
+    check_choice("family", family, BINARY_FAMILIES)
     df, _ = as_table(table, "table")
     check_column_args(df.columns, {"model": model, "item": item, "score": score, "task": task,
                                    "epoch": epoch})

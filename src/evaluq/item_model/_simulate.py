@@ -9,6 +9,12 @@ from scipy.special import expit
 from evaluq._validation import RNGLike, check_int, check_real, check_rng
 
 
+def _check_sds(**sds: float) -> list[float]:
+    """Each SD (argument -> value) a finite real >= 0: a NaN SD would draw NaN effects, which
+    compare as False and give all-zero scores."""
+    return [check_real(name, value, low=0.0) for name, value in sds.items()]
+
+
 def _truth_new_items(eta: np.ndarray, w: np.ndarray, sigma_item: float, disc_sd: float,
                      gen: np.random.Generator, n_mc: int = 200_000) -> np.ndarray:
     """Expected score on a new item (Monte Carlo over the item distribution), per model."""
@@ -66,6 +72,10 @@ def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
     n_e, n_k = check_int("n_epochs", n_epochs, minimum=1), check_int("n_tasks", n_tasks,
                                                                     minimum=1)
     over = check_real("overdispersion", overdispersion, low=0.0, high=0.999)
+    model_sd, sigma_item, sigma_task, sigma_model_x_task, discrimination_sd = _check_sds(
+        model_sd=model_sd, sigma_item=sigma_item, sigma_task=sigma_task,
+        sigma_model_x_task=sigma_model_x_task, discrimination_sd=discrimination_sd)
+    mean_logit = check_real("mean_logit", mean_logit)
     gen = check_rng(rng)
     eta = (mean_logit + gen.normal(0, model_sd, n_m)[:, None] + gen.normal(0, sigma_task, n_k)
            + gen.normal(0, sigma_model_x_task, (n_m, n_k)))
@@ -139,6 +149,10 @@ def simulate_ratings(*, n_models: int = 4, n_items: int = 30, n_graders: int = 3
     n_g, n_k = check_int("n_graders", n_graders, minimum=1), check_int("n_levels", n_levels,
                                                                       minimum=2)
     n_e = check_int("n_epochs", n_epochs, minimum=1)
+    model_sd, sigma_item, sigma_grader, sigma_grader_x_model = _check_sds(
+        model_sd=model_sd, sigma_item=sigma_item, sigma_grader=sigma_grader,
+        sigma_grader_x_model=sigma_grader_x_model)
+    cut_span = check_real("cut_span", cut_span, low=0.0, low_inclusive=False)
     gen = check_rng(rng)
     kappa = np.linspace(-cut_span / 2, cut_span / 2, n_k - 1)
     d = gen.normal(0, model_sd, n_m)
