@@ -21,7 +21,7 @@ import evaluq as eq
 # functions that build a stored artefact: default rng=0 (the rule's second half)
 ARTEFACTS = {
     "from_items", "from_predictions",          # cube constructors with bootstrap replicates
-    "fit_hierarchical", "fit_items",            # model fits
+    "fit_hierarchical", "fit_items", "fit_ratings",  # model fits
     "report", "analyse",                        # the report (``analyse`` is its first step)
     "demo_cube", "run_demo",                    # the demo
 }

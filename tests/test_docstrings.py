@@ -33,6 +33,7 @@ PUBLIC_SUBMODULES = (
     "reporting",
     "hierarchical",
     "power",
+    "ratings",
 )
 
 # Public functions that may go without an ``Examples`` section, each with its reason.

@@ -25,6 +25,7 @@ from evaluq import plots as plots
 from evaluq import power as power
 from evaluq import predictions
 from evaluq import ranks
+from evaluq import ratings as ratings
 from evaluq import reporting as reporting
 from evaluq import resampling
 from evaluq import significance
@@ -87,6 +88,8 @@ from evaluq.predictions import from_predictions as from_predictions
 from evaluq.ranks import leaderboard as leaderboard
 from evaluq.ranks import rank_distribution as rank_distribution
 from evaluq.ranks import significance_groups as significance_groups
+from evaluq.ratings import RatingsResult as RatingsResult
+from evaluq.ratings import fit_ratings as fit_ratings
 from evaluq.reporting import report as report
 from evaluq.resampling import ResamplePlan
 from evaluq.resampling import resample as resample

@@ -1,7 +1,8 @@
 """The ``evaluq`` command line: a thin layer over the library's functions.
 
 Subcommands: ``demo`` (the whole analysis on the shipped demo predictions), ``test`` (the
-two-system significance test on prediction files), ``report`` (the analysis of a results file).
+two-system significance test on prediction files), ``report`` (the analysis of a results file),
+``ratings`` (Bradley-Terry ratings from a file of pairwise votes).
 Each subcommand registers itself with an ``add_*_parser`` function below.
 """
 
@@ -443,6 +444,92 @@ def _run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "ratings", help="ratings from pairwise votes (Bradley-Terry, Davidson ties)",
+        description="Rate models from a file of pairwise votes (CSV, TSV, JSON lines, "
+                    "parquet; one row per vote): Bradley-Terry with Davidson ties (or ties "
+                    "as half a win), cluster-robust intervals, ranks, win probabilities and "
+                    "tiers. Writes to --out: ratings.html, ratings.csv and "
+                    "win_probability.csv; prints the ratings.")
+    p.add_argument("files", nargs="+", metavar="VOTES", help="vote files (rows concatenated)")
+    p.add_argument("--model-a", default="model_a", metavar="COL",
+                   help="column of the first model (default 'model_a')")
+    p.add_argument("--model-b", default="model_b", metavar="COL",
+                   help="column of the second model (default 'model_b')")
+    p.add_argument("--winner", default="winner", metavar="COL",
+                   help="column of the outcome: model_a / model_b / tie (also a / b), or "
+                        "other labels mapped with --outcome (default 'winner')")
+    p.add_argument("--outcome", action="append", default=None, metavar="LABEL=ROLE",
+                   help="map a label of --winner to model_a, model_b or tie; repeat (e.g. "
+                        "--outcome left=model_a --outcome right=model_b --outcome tie=tie)")
+    p.add_argument("--cluster", default=None, metavar="COL",
+                   help="votes sharing this column (prompt, voter) are not independent: "
+                        "cluster-robust intervals and a cluster bootstrap")
+    p.add_argument("--ties", choices=("davidson", "half", "drop"), default="davidson",
+                   help="davidson (default: a fitted tie parameter), half (a tie is half a "
+                        "win each) or drop")
+    p.add_argument("--interval", choices=("sandwich", "bootstrap"), default="sandwich",
+                   help="sandwich (default) or bootstrap intervals")
+    p.add_argument("--n-resamples", type=int, default=1000,
+                   help="bootstrap resamples, or draws of the sandwich's normal approximation "
+                        "for the ranks (default 1000)")
+    p.add_argument("--scale", choices=("elo", "logit"), default="elo",
+                   help="elo (default: 400 points = odds of 10 to 1, mean 1000) or logit")
+    p.add_argument("--reference", default=None, metavar="MODEL",
+                   help="pin this model at 0 logits (Elo 1000) instead of a sum-zero scale")
+    p.add_argument("--confidence-level", type=float, default=0.95,
+                   help="level of the intervals (default 0.95)")
+    p.add_argument("--rng", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--out", default="evaluq-ratings", metavar="DIR",
+                   help="output folder (default ./evaluq-ratings)")
+    p.set_defaults(func=_run_ratings)
+
+
+def _outcomes(texts: Sequence[str] | None) -> dict[str, str] | None:
+    """``--outcome LABEL=ROLE`` pairs as ``fit_ratings``' ``outcomes``."""
+    if not texts:
+        return None
+    out = {}
+    for text in texts:
+        label, sep, role = text.partition("=")
+        if not sep or not label:
+            raise ValueError(f"--outcome takes LABEL=ROLE (e.g. --outcome left=model_a); got "
+                             f"{text!r}")
+        out[label] = role
+    return out
+
+
+def _run_ratings(args: argparse.Namespace) -> int:
+    import shlex
+    from pathlib import Path
+
+    import pandas as pd
+
+    from evaluq._atomic import write_text
+    from evaluq.io import read_table
+    from evaluq.ratings import fit_ratings
+    from evaluq.reporting._ratings import ratings_report
+
+    votes = pd.concat([read_table(f) for f in args.files], ignore_index=True)
+    options = {"model_a": args.model_a, "model_b": args.model_b, "winner": args.winner,
+               "outcomes": _outcomes(args.outcome), "ties": args.ties,
+               "cluster": args.cluster, "interval": args.interval,
+               "confidence_level": args.confidence_level, "n_resamples": args.n_resamples,
+               "scale": args.scale, "reference": args.reference, "rng": args.rng}
+    result = fit_ratings(votes, **options)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    command = "evaluq " + shlex.join(args.argv)
+    ratings_report(result, out=out / "ratings.html", settings=options, command=command)
+    write_text(out / "ratings.csv", result.to_dataframe().to_csv())
+    write_text(out / "win_probability.csv",
+               result.win_probability.to_pandas().to_csv())
+    print(result)
+    print(f"evaluq ratings: wrote ratings.html, ratings.csv and win_probability.csv to {out}/")
+    return 0
+
+
 def _bayes_options(args: argparse.Namespace) -> dict[str, Any] | None:
     """The fit's options from --error-correlation, --draws, --tune and --prior."""
     options: dict[str, Any] = {}
@@ -483,6 +570,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo_parser(sub)
     _add_test_parser(sub)
     _add_report_parser(sub)
+    _add_ratings_parser(sub)
     return parser
 
 
@@ -523,12 +611,21 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
 
     for pattern, replacement in REMEDIES:
         text = re.sub(pattern, replacement, text)
+    text = re.sub(r"`outcomes=`, e\.g\. \{([^}]*)\}", _outcome_flags, text)
     column = getattr(args, "language", None) if args is not None else None
     if getattr(args, "source_format", None) is not None:
         column = "task"
     if column and column != "language":
         text = re.sub(r"\blanguage(?=[=,' ])", column, text)
     return text
+
+
+def _outcome_flags(match: Any) -> str:
+    """``outcomes=`` example of a message, ``{'left': 'model_a', ...}``, as --outcome flags."""
+    import re
+
+    pairs = re.findall(r"'([^']*)': '([^']*)'", match.group(1))
+    return "--outcome, e.g. " + " ".join(f"--outcome {a}={b}" for a, b in pairs)
 
 
 def _show_warnings(args: argparse.Namespace) -> Any:

@@ -11,25 +11,28 @@ matplotlib is imported inside the functions, so ``import evaluq`` does not need 
 figures are sized for a column of a two-column paper (3.4 inches wide, 8 pt text) and grow
 with the number of models, pairs or languages; every axis is labelled with the metric's name.
 
-=============================  =======================================================
-function                       draws
-=============================  =======================================================
-:func:`forest_plot`            pairwise differences with their intervals
-:func:`rank_heatmap`           P(rank = r) per model
-:func:`tier_diagram`           the significance groups, critical-difference style
-:func:`variance_bars`          seed and bootstrap SDs per language and model
-:func:`posterior_differences`  posterior densities of differences with a ROPE band
-:func:`annotation_bins`        a metric against bins of the annotation count
-:func:`resample_histogram`     the resample / null distribution of a significance test
-:func:`scarce_intervals`       t and ARF intervals for scarce observations
-:func:`mde_plot`               the minimum detectable effect against items and seeds
-=============================  =======================================================
+=================================  =======================================================
+function                           draws
+=================================  =======================================================
+:func:`forest_plot`                pairwise differences with their intervals
+:func:`rank_heatmap`               P(rank = r) per model
+:func:`tier_diagram`               the significance groups, critical-difference style
+:func:`variance_bars`              seed and bootstrap SDs per language and model
+:func:`posterior_differences`      posterior densities of differences with a ROPE band
+:func:`annotation_bins`            a metric against bins of the annotation count
+:func:`resample_histogram`         the resample / null distribution of a significance test
+:func:`scarce_intervals`           t and ARF intervals for scarce observations
+:func:`mde_plot`                   the minimum detectable effect against items and seeds
+:func:`ratings_plot`               ratings from pairwise votes with their intervals
+:func:`win_probability_heatmap`    P(row model beats column model) from the ratings
+=================================  =======================================================
 
 The figures are grouped by family, one module each: :mod:`evaluq.plots.cube` (forest plot, rank
 heatmap, tier diagram, variance bars), :mod:`evaluq.plots.distributions` (posterior
 differences, resample histogram), :mod:`evaluq.plots.items` (annotation bins, scarce
 intervals, MDE), :mod:`evaluq.plots.field` (the field's methods: CD diagram, baycomp's
-posteriors, rliable's three figures); every figure is importable from ``evaluq.plots``.
+posteriors, rliable's three figures), :mod:`evaluq.plots.ratings` (ratings from pairwise
+votes, the win-probability matrix); every figure is importable from ``evaluq.plots``.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -45,6 +48,7 @@ from evaluq.plots.field import (
     probability_of_improvement_plot,
 )
 from evaluq.plots.items import annotation_bins, mde_plot, scarce_intervals
+from evaluq.plots.ratings import ratings_plot, win_probability_heatmap
 
 __all__ = [
     "COLUMN_WIDTH",
@@ -58,10 +62,12 @@ __all__ = [
     "posterior_differences",
     "probability_of_improvement_plot",
     "rank_heatmap",
+    "ratings_plot",
     "resample_histogram",
     "scarce_intervals",
     "tier_diagram",
     "variance_bars",
+    "win_probability_heatmap",
 ]
 
 
