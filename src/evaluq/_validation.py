@@ -71,6 +71,50 @@ def check_orientation(value: Any, name: str = "higher_is_better", *,
     raise TypeError(f"`{name}` must be {allowed}; got {value!r}{hint}")
 
 
+def check_bool(name: str, value: Any, *, or_none: bool = False) -> bool:
+    """Check that ``value`` is True or False (``np.bool_`` too); a string such as ``"yes"`` or
+    a number is a TypeError naming the argument. ``or_none`` only adds "or None" to the
+    message, for arguments whose None means a default (resolve None before calling this)."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    allowed = "True, False or None" if or_none else "True or False"
+    raise TypeError(f"`{name}` must be {allowed}; got {value!r}")
+
+
+def check_text(name: str, value: Any, *, or_none: bool = False) -> str | None:
+    """Check that ``value`` is a string (or None with ``or_none``); anything else is a
+    TypeError naming the argument."""
+    if value is None and or_none:
+        return None
+    if isinstance(value, str):
+        return value
+    allowed = "a string or None" if or_none else "a string"
+    raise TypeError(f"`{name}` must be {allowed}; got {value!r}")
+
+
+def check_pair(name: str, pair: Any, models: Sequence[Any]) -> tuple[Any, Any]:
+    """Check that ``pair`` is two labels ``(model, model_b)`` among ``models``; a pair of
+    another length or an unknown label raises naming the argument and the models there are.
+
+    >>> check_pair("pair", ("a", "b"), ["a", "b", "c"])
+    ('a', 'b')
+    >>> check_pair("pair", ("a", "z"), ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: `pair` names 'z', which is not one of the models ['a', 'b']
+    """
+    if isinstance(pair, str | bytes) or not isinstance(pair, Sequence | np.ndarray) \
+            or len(pair) != 2:
+        raise TypeError(f"`{name}` must be a pair (model, model_b) of two model labels; "
+                        f"got {pair!r}")
+    known = list(models)
+    for label in pair:
+        if label not in known:
+            raise ValueError(f"`{name}` names {label!r}, which is not one of the models "
+                             f"{known}")
+    return pair[0], pair[1]
+
+
 def check_int(name: str, value: Any, *, minimum: int | None = None,
               maximum: int | None = None) -> int:
     """Check that ``value`` is an integer within [minimum, maximum]."""

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from evaluq._atomic import atomic_file, write_text
-from evaluq._validation import check_choice, check_int
+from evaluq._validation import check_bool, check_choice, check_int, check_text
 
 __all__ = ["FORMATS", "caption", "to_latex", "to_markdown", "whole_ranks", "write"]
 
@@ -121,6 +121,7 @@ def to_markdown(table: pd.DataFrame, *, caption: str | None = None, digits: int 
     """
     _check_table(table)
     digits = check_int("digits", digits, minimum=1, maximum=17)
+    index = check_bool("index", index)
     text = _caption_text(table, caption)
     frame = table.reset_index() if index else table
     header = [_label(c) for c in frame.columns]
@@ -202,6 +203,8 @@ def to_latex(table: pd.DataFrame, *, caption: str | None = None, label: str | No
     """
     _check_table(table)
     digits = check_int("digits", digits, minimum=1, maximum=17)
+    label = check_text("label", label, or_none=True)
+    index = check_bool("index", index)
     text = _caption_text(table, caption)
     frame = table.copy()
     frame.attrs = {}

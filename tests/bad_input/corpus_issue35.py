@@ -9,6 +9,7 @@ as one test, and :func:`issue35_cases` adds the cases of public names to the cor
 from __future__ import annotations
 
 import numpy as np
+import xarray as xr
 
 import evaluq as eq
 from evaluq.item_model import item_statistics, simulate_ratings
@@ -40,8 +41,36 @@ def one_nan_replicate():
     return c
 
 
-def _crashes() -> list[Case]:
+def grid():
+    d = eq.power.design_from_sds(sd_item=0.5, sd_seed=0.02, n_seeds=3, n_items=200)
+    return eq.power.mde_grid(d, n_items=[100, 200], n_seeds=[1, 3])
+
+
+def ranks():
+    return eq.rank_distribution(eq.aggregate(eq.resample(cube(), n_resamples=50, rng=0)))
+
+
+def _crashes_of_plots() -> list[Case]:
     return [
+        Case("evaluq.plots.interval_estimates_panel", "given a performance profile",
+             lambda: eq.plots.interval_estimates_panel(
+                 eq.performance_profile(cube(), [0.5], n_resamples=50, rng=0)),
+             r"`estimates` must be the result of eq.interval_estimates.*no 'aggregate' dim"),
+        Case("evaluq.plots.performance_profile_plot", "given interval estimates",
+             lambda: eq.plots.performance_profile_plot(
+                 eq.interval_estimates(cube(), n_resamples=50, rng=0)),
+             r"`profile` must be the result of eq.performance_profile.*no 'threshold' dim"),
+        Case("evaluq.plots.mde_plot", "an unknown model in the pair",
+             lambda: eq.plots.mde_plot(grid(), pair=("A", "Z")),
+             r"`pair` names 'Z', which is not one of the models \['A', 'B'\]"),
+        Case("evaluq.tables.to_latex", "label=5",
+             lambda: eq.tables.to_latex(eq.variance_table(eq.variance_components(cube())),
+                                        label=5), r"`label` must be a string or None"),
+    ]
+
+
+def _crashes() -> list[Case]:
+    return [*_crashes_of_plots(),
         Case("evaluq.hierarchical_t_test", "identical models, or a constant shift",
              lambda: eq.hierarchical_t_test(identical_models(), "m0", "m2"),
              r"`model` 'm0' and `model_b` 'm2' differ by the same amount"),
@@ -88,6 +117,16 @@ def _wrongly_accepted() -> list[Case]:
              lambda: simulate_ratings(sigma_grader=NAN), r"`sigma_grader` must be finite"),
         Case("evaluq.item_model.simulate_ratings", "cut_span=-1",
              lambda: simulate_ratings(cut_span=-1), r"`cut_span` must be in \(0"),
+        Case("evaluq.plots.rank_heatmap", "annotate='yes'",
+             lambda: eq.plots.rank_heatmap(ranks(), annotate="yes"),
+             r"`annotate` must be True, False or None"),
+        Case("evaluq.plots.mde_plot", "a pair of three",
+             lambda: eq.plots.mde_plot(grid(), pair=("A", "B", "C")),
+             r"`pair` must be a pair \(model, model_b\)"),
+        Case("evaluq.plots.posterior_differences", "pairs on draws without (model, model_b)",
+             lambda: eq.plots.posterior_differences(
+                 xr.DataArray(np.zeros((2, 50)), dims=("chain", "draw")), pairs=[("a", "b")]),
+             r"`pairs` selects \(model, model_b\) pairs, but `draws` has no"),
         Case("evaluq.item_model.item_statistics", "family='poisson'",
              lambda: item_statistics(items, **cols, family="poisson"), r"`family` must be one"),
         Case("evaluq.item_model.item_statistics", "family='ordinal' (no ordinal statistics)",

@@ -156,11 +156,20 @@ def _orientation_text(attrs: Mapping[str, Any]) -> str:
     return "higher is better" if orientation(attrs) else "lower is better"
 
 
-def _require(obj: Any, name: str, what: str, variables: Sequence[str]) -> None:
+def _require(obj: Any, name: str, what: str, variables: Sequence[str],
+             dims: Sequence[str] = ()) -> None:
+    """``obj`` must be the result of ``what``: a Dataset with ``variables`` and ``dims`` (the
+    dims tell apart results with the same variables, such as interval estimates and a
+    performance profile)."""
     if not isinstance(obj, xr.Dataset) or any(v not in obj for v in variables):
         shown = ", ".join(variables)
         raise CubeError(f"`{name}` must be the result of {what} (a Dataset with {shown}); "
                         f"got {type(obj).__name__}")
+    missing = [d for d in dims if d not in obj.dims]
+    if missing:
+        raise CubeError(f"`{name}` must be the result of {what} (a Dataset with the dims "
+                        f"{', '.join(dims)}); it has no {missing[0]!r} dim (its dims: "
+                        f"{tuple(obj.dims)}): is it another analysis' result?")
 
 
 _BIN_RULES = ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")

@@ -12,6 +12,7 @@ import xarray as xr
 
 from evaluq._dims import LANGUAGE, LANGUAGE_LABEL, MODEL, MODEL_B, RANK
 from evaluq._intervals import CI_KIND
+from evaluq._validation import check_bool
 from evaluq.errors import CubeError
 from evaluq.pairwise import pairwise_table
 from evaluq.plots._common import (
@@ -153,11 +154,13 @@ def rank_heatmap(ranks: xr.Dataset, *, title: str | None = None,
     (3, 3)
     """
     _require(ranks, "ranks", "eq.rank_distribution", ("probability", "expected_rank"))
+    if annotate is not None:
+        annotate = check_bool("annotate", annotate, or_none=True)
     order = np.argsort(ranks["expected_rank"].values, kind="stable")
     prob = ranks["probability"].transpose(MODEL, RANK).values[order]
     models = ranks[MODEL].values[order]
     n_m, n_r = prob.shape
-    fig, ax = _axes(ax, COLUMN_WIDTH, 0.9 + 0.24 * n_m)
+    fig, ax = _axes(ax, max(COLUMN_WIDTH, 1.8 + 0.14 * n_r), 0.9 + 0.24 * n_m)
     image = ax.imshow(prob, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto",
                       interpolation="nearest")
     ax.set_xticks(np.arange(n_r), [str(r) for r in ranks[RANK].values])

@@ -10,6 +10,7 @@ import numpy as np
 import xarray as xr
 
 from evaluq._dims import MODEL, MODEL_B
+from evaluq._validation import check_pair
 from evaluq.errors import CubeError
 from evaluq.plots._common import (
     _ACCENT,
@@ -43,6 +44,7 @@ def _difference_series(draws: xr.DataArray, sample_dims: Sequence[str],
         models = draws[MODEL].values.tolist()
         if pairs is None:
             pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1:]]
+        pairs = [check_pair(f"pairs[{k}]", pair, models) for k, pair in enumerate(pairs)]
         out = []
         for a, b in pairs:
             sel = draws.sel({MODEL: a, MODEL_B: b})
@@ -51,6 +53,10 @@ def _difference_series(draws: xr.DataArray, sample_dims: Sequence[str],
                 raise CubeError(f"`draws` has dims {rest} besides the pair and the sample dims")
             out.append((f"{a} − {b}", sel.values.ravel()))
         return out
+    if pairs is not None:
+        raise ValueError(f"`pairs` selects (model, model_b) pairs, but `draws` has no "
+                         f"(model, model_b) dims (its dims: {tuple(draws.dims)}): drop "
+                         "`pairs`, or pass the differences of every pair")
     if len(other) > 1:
         raise CubeError(f"`draws` must have (model, model_b) or at most one dim besides "
                         f"{tuple(sample_dims)}; got {draws.dims}")

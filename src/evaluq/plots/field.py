@@ -11,6 +11,7 @@ import numpy as np
 import xarray as xr
 
 from evaluq._dims import MODEL, MODEL_B
+from evaluq._validation import check_pair
 from evaluq.errors import CubeError
 from evaluq.plots._common import (
     _ACCENT,
@@ -279,7 +280,8 @@ def interval_estimates_panel(estimates: xr.Dataset, *, axes: Any = None,
     >>> [ax.get_title() for ax in fig.axes]
     ['Median', 'IQM', 'Mean', 'Optimality gap']
     """
-    _require(estimates, "estimates", "eq.interval_estimates", ("estimate", "ci"))
+    _require(estimates, "estimates", "eq.interval_estimates", ("estimate", "ci"),
+             ("aggregate",))
     names = [str(a) for a in estimates["aggregate"].values]
     models = [str(m) for m in estimates[MODEL].values]
     fig, grid, _ = _panels(axes, len(names), max(COLUMN_WIDTH, 1.7 * len(names)),
@@ -331,7 +333,8 @@ def performance_profile_plot(profile: xr.Dataset, *, ax: Any = None,
     >>> len(fig.axes[0].get_lines())
     2
     """
-    _require(profile, "profile", "eq.performance_profile", ("estimate", "ci"))
+    _require(profile, "profile", "eq.performance_profile", ("estimate", "ci"),
+             ("threshold",))
     fig, axis = _axes(ax, COLUMN_WIDTH, 2.3)
     tau = profile["threshold"].values
     for k, model in enumerate(profile[MODEL].values):
@@ -382,10 +385,11 @@ def probability_of_improvement_plot(poi: xr.Dataset, *,
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['0 vs 1', '0 vs 2', '1 vs 2']
     """
-    _require(poi, "poi", "eq.probability_of_improvement", ("estimate", "ci"))
+    _require(poi, "poi", "eq.probability_of_improvement", ("estimate", "ci"), (MODEL_B,))
     models = list(poi[MODEL].values)
     if pairs is None:
         pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1:]]
+    pairs = [check_pair(f"pairs[{k}]", pair, models) for k, pair in enumerate(pairs)]
     if not pairs:
         raise CubeError("`poi` has fewer than two models: nothing to draw")
     fig, axis = _axes(ax, COLUMN_WIDTH, 0.7 + 0.25 * len(pairs))

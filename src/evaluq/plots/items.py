@@ -12,6 +12,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import CI_BOUND, MODEL, MODEL_B
+from evaluq._validation import check_pair
 from evaluq.plots._common import (
     COLUMN_WIDTH,
     _axes,
@@ -252,6 +253,7 @@ def mde_plot(grid: xr.DataArray, *, pair: tuple[Any, Any] | None = None,
         raise TypeError("`grid` must be the DataArray of eq.power.mde_grid (dims model, "
                         f"model_b, n_seeds, n_items); got {type(grid).__name__}")
     if pair is not None:
+        pair = check_pair("pair", pair, grid[MODEL].values.tolist())
         curves = grid.sel({MODEL: pair[0], MODEL_B: pair[1]})
         what = f"{pair[0]} vs {pair[1]}"
     else:
