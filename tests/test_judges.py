@@ -10,10 +10,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
-from evaluq.judges import ppi_mean
+from evaluq.errors import CubeError
+from evaluq.judges import TransportWarning, judged_means, label_budget, ppi_mean
 from evaluq.judges._kernels import chain_rule_draws, chain_rule_moments
 
 ANCHORS = Path(__file__).resolve().parents[1] / "benchmarks" / "anchors"
@@ -138,7 +140,8 @@ def test_unlabelled_level_said() -> None:
     res = ppi_mean(gold, np.array([1.0, 0, 1, 1]), np.array([2.0, 1, 0, 2]),
                    method="chain-rule")
     assert any("no gold label" in n for n in res.notes)
-    assert ppi_mean(gold, np.array([1.0, 0, 1, 1]), np.array([2.0, 1, 0, 2])).method == "ppi++"
+    assert ppi_mean(gold, np.array([1.0, 0, 1, 1]),
+                    np.array([2.0, 1, 0, 2])).method == "chain-rule"
 
 
 @pytest.mark.parametrize(("args", "kwargs", "error", "match"), [
@@ -176,3 +179,239 @@ def test_result_conversions() -> None:
     assert list(res.to_dataframe().columns)[-2:] == ["lower", "upper"]
     assert "PPIMeanResult(" in repr(res)
     assert res.confidence_interval(0.5).attrs["confidence_level"] == 0.5
+
+
+# --- judged_means ------------------------------------------------------------------------------
+
+
+def _table(rng: np.random.Generator, models: dict[str, tuple[float, float]], n_items: int = 300,
+           n_labelled: int = 60, lenient: str | None = None) -> pd.DataFrame:
+    """Models graded on the same items, the first ``n_labelled`` labelled; per model (gold
+    rate, judge accuracy); ``lenient`` a model whose wrong answers the judge passes more."""
+    rows = []
+    latent = rng.normal(size=n_items)
+    for name, (p, acc) in models.items():
+        gold = (latent * 0.8 + rng.normal(size=n_items) < stats.norm.ppf(p) * 1.28
+                ).astype(float)
+        judge = np.where(rng.random(n_items) < acc, gold, 1 - gold)
+        if name == lenient:
+            judge = np.where((gold == 0) & (rng.random(n_items) < 0.6), 1.0, judge)
+        rows.append(pd.DataFrame({"model": name, "item": np.arange(n_items), "judge": judge,
+                                  "gold": np.where(np.arange(n_items) < n_labelled, gold,
+                                                   np.nan)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+MODELS = {"a": (0.5, 0.8), "b": (0.6, 0.85), "c": (0.7, 0.75)}
+
+
+@pytest.mark.parametrize("method", ["classical", "ppi", "ppi++", "chain-rule"])
+def test_judged_means_per_model_equals_ppi_mean(method: str) -> None:
+    df = _table(np.random.default_rng(0), MODELS)
+    res = judged_means(df, method=method, transport_alpha=None)
+    for name in MODELS:
+        d = df[df["model"] == name]
+        lab = d["gold"].notna().to_numpy()
+        one = ppi_mean(d["gold"][lab], d["judge"][lab], d["judge"][~lab], method=method)
+        assert float(res.estimate.sel(model=name)) == pytest.approx(one.estimate, abs=1e-12)
+        assert float(res.se.sel(model=name)) == pytest.approx(one.se, abs=1e-12)
+        assert float(res.per_model["gain"].sel(model=name)) == pytest.approx(one.gain, rel=1e-9)
+        if method != "chain-rule":
+            np.testing.assert_allclose(res.confidence_interval().sel(model=name).values,
+                                       one.confidence_interval().values, atol=1e-12)
+
+
+def test_paired_difference_se_closed_form() -> None:
+    """Same items, same labelled subset: var(theta_a - theta_b) of PPI++ written out,
+    var0(lam_a fa_u - lam_b fb_u)/N + var0(r_a - r_b)/n (stacked influence functions)."""
+    df = _table(np.random.default_rng(1), MODELS)
+    res = judged_means(df, method="ppi++", transport_alpha=None)
+    lam = res.per_model["lam"]
+    a, b = (df[df["model"] == m].sort_values("item") for m in ("a", "b"))
+    lab = a["gold"].notna().to_numpy()
+    la, lb = float(lam.sel(model="a")), float(lam.sel(model="b"))
+    imputed = la * a["judge"].to_numpy()[~lab] - lb * b["judge"].to_numpy()[~lab]
+    rect = ((a["gold"] - la * a["judge"]).to_numpy()[lab]
+            - (b["gold"] - lb * b["judge"]).to_numpy()[lab])
+    se = np.sqrt(imputed.var() / (~lab).sum() + rect.var() / lab.sum())
+    assert float(res.differences["se_difference"].sel(model="a", model_b="b")) == (
+        pytest.approx(se, rel=1e-12))
+    assert int(res.differences["n_shared"].sel(model="a", model_b="b")) == 300
+
+
+def test_cluster_robust_by_hand() -> None:
+    """CR1: G/(G-1) sum over clusters of the summed influence function, written with pandas."""
+    df = _table(np.random.default_rng(2), MODELS)
+    df["topic"] = df["item"] % 17
+    res = judged_means(df, method="ppi", cluster="topic", transport_alpha=None)
+    d = df[df["model"] == "b"]
+    lab = d["gold"].notna()
+    r = d["gold"] - d["judge"]
+    phi = np.where(lab, (r - r[lab].mean()) / lab.sum(),
+                   (d["judge"] - d["judge"][~lab].mean()) / (~lab).sum())
+    totals = pd.Series(phi, index=d.index).groupby(d["topic"]).sum()
+    assert float(res.se.sel(model="b")) == pytest.approx(
+        np.sqrt(17 / 16 * np.sum(totals**2)), rel=1e-12)
+
+
+def test_draws_feed_ranks_and_pairwise() -> None:
+    from evaluq.pairwise import pairwise_differences
+    from evaluq.ranks import leaderboard, rank_distribution, significance_groups
+
+    res = judged_means(_table(np.random.default_rng(3), MODELS), transport_alpha=None)
+    assert res.draws.dims == ("resample", "model")
+    ranks = rank_distribution(res.draws)
+    np.testing.assert_allclose(ranks["probability"].sum("rank"), 1.0)
+    board = leaderboard(res.draws)
+    assert list(board.index) == ["c", "b", "a"]
+    np.testing.assert_allclose(board["observed"], res.estimate.sel(model=["c", "b", "a"]))
+    assert significance_groups(res.draws).sizes["model"] == 3
+    pw = pairwise_differences(res.draws)
+    sd = pw["sd"].sel(model="a", model_b="b")
+    assert float(sd) == pytest.approx(
+        float(res.differences["se_difference"].sel(model="a", model_b="b")), rel=0.05)
+
+
+def test_judged_means_row_order_does_not_matter() -> None:
+    df = _table(np.random.default_rng(4), MODELS)
+    one = judged_means(df, rng=0)
+    two = judged_means(df.sample(frac=1.0, random_state=1), rng=0)
+    np.testing.assert_allclose(one.estimate, two.estimate, atol=1e-12)
+    np.testing.assert_allclose(one.confidence_interval(), two.confidence_interval(),
+                               atol=1e-12)
+    np.testing.assert_allclose(one.differences["se_difference"],
+                               two.differences["se_difference"], atol=1e-12)
+
+
+def test_transport_flags_lenient_model() -> None:
+    same_judge = {"a": (0.5, 0.8), "b": (0.6, 0.8), "c": (0.7, 0.8), "d": (0.55, 0.8)}
+    df = _table(np.random.default_rng(5), same_judge, n_items=600, n_labelled=200,
+                lenient="d")
+    with pytest.warns(TransportWarning, match="'classical'"):
+        res = judged_means(df)
+    assert res.transport is not None
+    flagged = res.transport["flagged"].to_series()
+    assert flagged.tolist() == [False, False, False, True]
+    assert res.per_model["method"].sel(model="d").item() == "classical"
+    assert float(res.transport["judge_shift"].sel(model="d")) > 0
+    d = df[df["model"] == "d"]           # gold-only Beta(s + 1, n - s + 1) posterior mean
+    assert float(res.estimate.sel(model="d")) == pytest.approx(
+        (d["gold"].sum() + 1) / (d["gold"].count() + 2), abs=1e-12)
+
+
+def test_model_without_labels_is_nan() -> None:
+    df = _table(np.random.default_rng(6), MODELS)
+    df.loc[df["model"] == "c", "gold"] = np.nan
+    df.loc[(df["model"] == "c") & (df["item"] == 0), "gold"] = 1.0
+    res = judged_means(df, method="ppi++")
+    assert np.isnan(float(res.estimate.sel(model="c")))
+    assert "fewer than two gold labels" in res.estimate.attrs["nan_reason"]
+    assert list(res.draws["model"].values) == ["a", "b"]
+
+
+@pytest.mark.parametrize(("change", "kwargs", "error", "match"), [
+    ("drop_gold", {}, CubeError, "given as `gold`"),
+    ("duplicate", {}, CubeError, "repeat the"),
+    ("nan_judge", {}, CubeError, "NaN or infinite"),
+    ("no_gold", {}, CubeError, "no labels"),
+    ("none", {"method": "rogan-gladen"}, ValueError, "one prevalence at a time"),
+    ("none", {"method": "x"}, ValueError, "`method` must be"),
+    ("none", {"method": "ppi", "lam": 0.3}, ValueError, "`lam`"),
+    ("none", {"transport_alpha": 1.5}, ValueError, "transport_alpha"),
+    ("two_clusters", {"cluster": "topic"}, CubeError, "one cluster per item"),
+    ("text_gold", {}, CubeError, "must be numeric"),
+])
+def test_judged_means_bad_input(change: str, kwargs: dict, error: type, match: str) -> None:
+    df = _table(np.random.default_rng(7), MODELS)
+    df["topic"] = df["item"] % 5
+    if change == "drop_gold":
+        df = df.drop(columns="gold")
+    elif change == "duplicate":
+        df = pd.concat([df, df.iloc[:1]])
+    elif change == "nan_judge":
+        df.loc[3, "judge"] = np.nan
+    elif change == "no_gold":
+        df["gold"] = np.nan
+    elif change == "two_clusters":
+        df.loc[0, "topic"] = 99
+    elif change == "text_gold":
+        df["gold"] = df["gold"].astype(object)
+        df.loc[0, "gold"] = "yes"
+    with pytest.raises(error, match=match):
+        judged_means(df, **kwargs)
+
+
+def test_judged_means_conversions() -> None:
+    res = judged_means(_table(np.random.default_rng(8), MODELS))
+    ds = res.to_dataset()
+    assert {"estimate", "ci", "difference", "transport_p_value"} <= set(ds.data_vars)
+    assert ds["ci"].attrs["ci_kind"] == "percentile"
+    assert ds["ci_difference"].attrs["ci_kind"] == "normal"
+    assert list(res.to_dataframe().index) == ["a", "b", "c"]
+    assert "JudgedMeansResult(" in repr(res)
+
+
+# --- label_budget -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_label_budget_equals_ppi_mean_power(name: str) -> None:
+    y, yhat, _ = _data(name)
+    for case in PPI["results"][name]["power"]:
+        args, ref = case["args"], case["result"]
+        kwargs = {k: args[k] for k in ("budget", "effective_n", "n_max") if k in args}
+        plan = label_budget(y, yhat, cost_gold=args["cost_Y"], cost_judge=args["cost_Yhat"],
+                            **kwargs)
+        assert int(plan["n_gold"]) == ref["n"]
+        assert int(plan["n_unlabelled"]) == ref["N"]
+        assert int(plan["n_effective"]) == ref["effective_n"]
+        assert float(plan["cost"]) == pytest.approx(ref["cost"], abs=1e-9)
+        assert float(plan["ppi_corr"]) == pytest.approx(ref["ppi_corr"], abs=1e-12)
+
+
+def test_label_budget_pool_reaches_width_by_simulation() -> None:
+    """At the planned n, PPI++'s mean width over simulated studies is the target (a large
+    pilot, so that its rho and sigma are the truth's)."""
+    rng = np.random.default_rng(9)
+    total = 3000
+    y = (rng.random((400, total)) < 0.6).astype(float)
+    f = np.where(rng.random((400, total)) < 0.85, y, 1 - y)
+    plan = label_budget(y.ravel()[:200_000], f.ravel()[:200_000], width=0.06, n_judged=total)
+    n = int(plan["n_gold"])
+    assert n < int(plan["n_gold_only"])
+    from evaluq.judges._kernels import moments_1d, ppi_estimate, tuned_lambda
+    m = moments_1d(y[:, :n], f[:, :n], f[:, n:])
+    width = 2 * 1.959964 * np.sqrt(ppi_estimate(m, tuned_lambda(m))[1])
+    assert width.mean() == pytest.approx(0.06, rel=0.05)
+
+
+def test_label_budget_difference_and_unreachable() -> None:
+    rng = np.random.default_rng(10)
+    y = (rng.random(100) < 0.5).astype(float)
+    f = np.where(rng.random(100) < 0.9, y, 1 - y)
+    plan = label_budget(y, f, difference=0.05, n_judged=100_000)
+    sigma2, rho = y.var(), float(plan["ppi_corr"])
+    target = (0.05 / (stats.norm.ppf(0.975) + stats.norm.ppf(0.8))) ** 2
+    n = int(plan["n_gold"])
+    assert sigma2 * (1 - rho**2) / n + sigma2 * rho**2 / 100_000 <= target
+    assert sigma2 * (1 - rho**2) / (n - 1) + sigma2 * rho**2 / 100_000 > target
+    far = label_budget(y, f, width=0.001, n_judged=200)
+    assert np.isnan(float(far["n_gold"]))
+    assert "judge more items" in far.attrs["nan_reason"]
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({}, "exactly one of"),
+    ({"width": 0.1, "difference": 0.1}, "exactly one of"),
+    ({"width": -1.0}, "`width`"),
+    ({"difference": 0.1, "power": 1.0}, "`power`"),
+    ({"cost_gold": 1.0}, "both `cost_gold`"),
+    ({"cost_gold": 1.0, "cost_judge": 0.1}, "needs `budget`"),
+    ({"width": 0.1, "n_judged": 1}, "`n_judged`"),
+])
+def test_label_budget_bad_input(kwargs: dict, match: str) -> None:
+    y = np.array([1.0, 0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match=match):
+        label_budget(y, np.array([1.0, 0.0, 0.0, 1.0]), **kwargs)
+    with pytest.raises(ValueError, match="constant"):
+        label_budget(np.ones(4), np.array([1.0, 0.0, 0.0, 1.0]), width=0.1)

@@ -7,6 +7,10 @@ gold labels a target interval width, or power, needs). The guide "Judge scores a
 labels" (``docs/guides/judges.md``) walks through them.
 """
 
+from evaluq.judges._budget import label_budget
 from evaluq.judges._mean import METHODS, PPIMeanResult, ppi_mean
+from evaluq.judges._table import JudgedMeansResult, judged_means
+from evaluq.judges._transport import TransportWarning
 
-__all__ = ["METHODS", "PPIMeanResult", "ppi_mean"]
+__all__ = ["METHODS", "JudgedMeansResult", "PPIMeanResult", "TransportWarning",
+           "judged_means", "label_budget", "ppi_mean"]

@@ -59,7 +59,7 @@ N_DRAWS = 4000
 the interval's width)."""
 
 
-def _as_scores(name: str, values: Any, *, allow_empty: bool = False) -> np.ndarray:
+def as_scores(name: str, values: Any, *, allow_empty: bool = False) -> np.ndarray:
     """A 1-D float array without NaN or infinity, the argument named in every message."""
     try:
         arr = np.asarray(values, dtype=np.float64)
@@ -87,10 +87,9 @@ def gold_levels(gold: np.ndarray) -> np.ndarray:
     return np.array([0.0, 1.0]) if is_binary(gold) else np.unique(gold)
 
 
-def choose_method(gold: np.ndarray, judge_gold: np.ndarray,
-                  judge_all: np.ndarray) -> tuple[str, str]:
-    """The default method and why: the chain rule for discrete judge and gold scores whose
-    every judge level has a gold label, PPI++ otherwise."""
+def choose_method(gold: np.ndarray, judge_all: np.ndarray) -> tuple[str, str]:
+    """The default method and why: the chain rule for discrete judge and gold scores (at most
+    :data:`MAX_LEVELS` values each), PPI++ otherwise."""
     levels = np.unique(judge_all)
     n_gold = gold_levels(gold).size
     if levels.size > MAX_LEVELS:
@@ -99,12 +98,8 @@ def choose_method(gold: np.ndarray, judge_gold: np.ndarray,
     if n_gold > MAX_LEVELS:
         return "ppi++", (f"the gold labels take {n_gold} distinct values (more than "
                          f"{MAX_LEVELS}), so PPI++ (power-tuned lambda)")
-    unlabelled = np.setdiff1d(levels, judge_gold)
-    if unlabelled.size:
-        return "ppi++", (f"judge level(s) {unlabelled.tolist()} have no gold label, so the "
-                         "chain rule would rest on its prior there: PPI++ (power-tuned lambda)")
-    return "chain-rule", (f"the judge's scores are discrete ({levels.size} levels, each with "
-                          "gold labels) and so are the gold labels: the Bayesian chain rule")
+    return "chain-rule", (f"the judge's scores are discrete ({levels.size} levels) and so are "
+                          "the gold labels: the Bayesian chain rule")
 
 
 def level_counts(judge_gold: np.ndarray, judge_all: np.ndarray, gold: np.ndarray,
@@ -328,9 +323,9 @@ def weak_judge_note(n_gold: int, n_effective: float, gain: float, agree: float) 
 
 def _validate(gold: Any, judge_gold: Any, judge_unlabelled: Any, method: str | None,
               lam: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    gold_arr = _as_scores("gold", gold)
-    judge_arr = _as_scores("judge_gold", judge_gold)
-    unl_arr = _as_scores("judge_unlabelled", judge_unlabelled, allow_empty=True)
+    gold_arr = as_scores("gold", gold)
+    judge_arr = as_scores("judge_gold", judge_gold)
+    unl_arr = as_scores("judge_unlabelled", judge_unlabelled, allow_empty=True)
     if gold_arr.size != judge_arr.size:
         raise ValueError(f"`gold` and `judge_gold` must have one value per labelled item; got "
                          f"lengths {gold_arr.size} and {judge_arr.size}")
@@ -358,7 +353,7 @@ def fit_method(method: str, gold: np.ndarray, judge_gold: np.ndarray,
 
 def ppi_mean(gold: Any, judge_gold: Any, judge_unlabelled: Any, *, method: str | None = None,
              lam: float | None = None, confidence_level: float = 0.95,
-             n_draws: int = N_DRAWS, rng: Any = 0) -> PPIMeanResult:
+             n_draws: int = N_DRAWS, rng: Any = None) -> PPIMeanResult:
     r"""The mean gold score of a population from a judge's scores and a few gold labels.
 
     With gold labels :math:`Y_1..Y_n` on the labelled items, the judge's scores
@@ -387,8 +382,8 @@ def ppi_mean(gold: Any, judge_gold: Any, judge_unlabelled: Any, *, method: str |
       reason when :math:`se + sp \le 1`.
 
     The default (``method=None``) is the chain rule when the judge and gold scores are
-    discrete (at most 10 values) and every judge level has a gold label, PPI++ otherwise; the
-    result says which and why. It also gives the effective number of gold labels
+    discrete (at most 10 values), PPI++ otherwise; the result says which and why. It also
+    gives the effective number of gold labels
     :math:`n\,\mathrm{var}_{gold\ only}/\mathrm{var}_{method}` and the gain over gold-only,
     and says so when the judge is weak (gain below 1.25).
 
@@ -410,7 +405,8 @@ def ppi_mean(gold: Any, judge_gold: Any, judge_unlabelled: Any, *, method: str |
     n_draws
         Posterior draws of the chain rule.
     rng
-        Seed or Generator of the chain rule's posterior draws (a stored result: default 0).
+        Seed, Generator or None (fresh entropy: an analysis, the package's rule) of the chain
+        rule's posterior draws; only the interval's Monte Carlo error depends on it.
 
     Returns
     -------
@@ -455,7 +451,7 @@ def ppi_mean(gold: Any, judge_gold: Any, judge_unlabelled: Any, *, method: str |
     n_draws = check_int("n_draws", n_draws, minimum=2)
     generator = check_rng(rng)
     if method is None:
-        chosen, reason = choose_method(gold_arr, judge_arr, np.concatenate([judge_arr, unl_arr]))
+        chosen, reason = choose_method(gold_arr, np.concatenate([judge_arr, unl_arr]))
         if lam is not None:
             chosen, reason = "ppi++", f"PPI++ at the given lambda {float(lam):g}"
     else:

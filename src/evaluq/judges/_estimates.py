@@ -1,0 +1,136 @@
+r"""Per-model judge corrections of a :class:`~evaluq.judges._data.JudgeTable`, every model at
+once (bincounts over model codes, no loop over models or items), with each row's influence
+function.
+
+The influence function :math:`\phi_{mi}` of row (model m, item i) is the row's share of the
+estimate's error, :math:`\hat\theta_m - \theta_m \approx \sum_i \phi_{mi}`; summed within
+each sampling unit (item, or cluster) it gives the covariance of any two models' estimates
+over the items they share, :math:`\sum_g (\sum_{i \in g}\phi_{ai})(\sum_{i \in g}\phi_{bi})`.
+
+* PPI at :math:`\lambda_m`: :math:`\phi = (Y - \lambda\hat Y - \overline{Y - \lambda\hat
+  Y})/n_m` on labelled rows, :math:`\lambda(\hat Y^u - \overline{\hat Y^u})/N_m` on
+  unlabelled rows (its sum of squares is ppi_py's variance, ddof 0);
+* the chain rule (post-stratification on the judge levels):
+  :math:`\phi = (\hat\mu_{m,j(i)} - \hat\theta_m)/T_m` on every row (T_m judged items) plus
+  :math:`\hat\pi_{mj}(Y - \hat\mu_{mj})/n_{mj}` on the labelled rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluq.judges._data import JudgeTable
+from evaluq.judges._kernels import (
+    CHAIN_PRIOR,
+    Moments,
+    chain_rule_draws,
+    chain_rule_moments,
+    ppi_estimate,
+    tuned_lambda,
+)
+
+
+@dataclass
+class ModelFits:
+    """Every model's estimate (M,), variance of the estimate (M,), gold-only variance (M,),
+    lambda (M,), the rows' influence function (rows,) and posterior draws (M, D) or None."""
+
+    estimate: np.ndarray
+    var: np.ndarray
+    var_classical: np.ndarray
+    lam: np.ndarray
+    phi: np.ndarray
+    draws: np.ndarray | None = None
+
+
+def _per_model(codes: np.ndarray, weights: np.ndarray | None, n_models: int) -> np.ndarray:
+    return np.bincount(codes, weights=weights, minlength=n_models).astype(np.float64)
+
+
+def ppi_fits(t: JudgeTable, method: str, lam: float | None) -> ModelFits:
+    """classical / PPI / PPI++ for every model (``lam`` a given lambda for PPI++)."""
+    n_models = len(t.models)
+    lab, unl = t.labelled, ~t.labelled
+    ml, mu = t.model[lab], t.model[unl]
+    y, f, fu = t.gold[lab], t.judge[lab], t.judge[unl]
+    n, big_n = _per_model(ml, None, n_models), _per_model(mu, None, n_models)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ybar = _per_model(ml, y, n_models) / n
+        fbar = _per_model(ml, f, n_models) / n
+        fubar = _per_model(mu, fu, n_models) / big_n
+    yc, fc, fuc = y - ybar[ml], f - fbar[ml], fu - fubar[mu]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = Moments(n=n, big_n=big_n, ybar=ybar, fbar=fbar, fubar=fubar,
+                    vy=_per_model(ml, yc * yc, n_models) / n,
+                    vf=_per_model(ml, fc * fc, n_models) / n,
+                    cyf=_per_model(ml, yc * fc, n_models) / n,
+                    vfu=_per_model(mu, fuc * fuc, n_models) / big_n)
+    if method == "classical":
+        lam_m = np.zeros(n_models)
+    elif method == "ppi" or lam is not None:
+        lam_m = np.full(n_models, 1.0 if method == "ppi" else float(lam))  # type: ignore[arg-type]
+    else:
+        lam_m = tuned_lambda(m)
+    estimate, var = ppi_estimate(m, lam_m)
+    lam0 = np.nan_to_num(lam_m)
+    phi = np.zeros(t.model.size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        phi[lab] = (yc - lam0[ml] * fc) / n[ml]
+        phi[unl] = np.where(lam0[mu] == 0, 0.0, lam0[mu] * fuc / big_n[mu])
+    return ModelFits(estimate=estimate, var=var, var_classical=m.vy / n, lam=lam_m,
+                     phi=np.nan_to_num(phi))
+
+
+def _chain_counts(t: JudgeTable, values: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                              np.ndarray]:
+    """Judge-level codes of the rows and the counts (M, K), (M, K, L)."""
+    levels, level = np.unique(t.judge, return_inverse=True)
+    n_models, k, n_values = len(t.models), levels.size, values.size
+    m = _per_model(t.model * k + level, None, n_models * k).reshape(n_models, k)
+    lab = t.labelled
+    cell = (t.model[lab] * k + level[lab]) * n_values + np.searchsorted(values, t.gold[lab])
+    c = _per_model(cell, None, n_models * k * n_values).reshape(n_models, k, n_values)
+    return level, m, c
+
+
+def chain_fits(t: JudgeTable, values: np.ndarray, n_draws: int,
+               rng: np.random.Generator) -> ModelFits:
+    """The chain rule for every model: posterior moments and draws, influence function."""
+    level, m, c = _chain_counts(t, values)
+    mean, var = chain_rule_moments(m, c, values)
+    n_mk = c.sum(axis=-1)
+    prior_mean = float(values.mean())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu_hat = np.where(n_mk > 0, (c @ values) / n_mk, prior_mean)
+        total = m.sum(axis=1)
+        pi_hat = m / total[:, None]
+        theta_hat = np.sum(pi_hat * mu_hat, axis=1)
+        phi = (mu_hat[t.model, level] - theta_hat[t.model]) / total[t.model]
+        lab = t.labelled
+        ml, ll = t.model[lab], level[lab]
+        phi[lab] += pi_hat[ml, ll] * (t.gold[lab] - mu_hat[ml, ll]) / n_mk[ml, ll]
+    gold_only = chain_rule_moments(np.ones((len(t.models), 1)), c.sum(axis=1)[:, None, :],
+                                   values)[1]
+    return ModelFits(estimate=mean, var=var, var_classical=gold_only,
+                     lam=np.full(len(t.models), np.nan), phi=np.nan_to_num(phi),
+                     draws=chain_rule_draws(m, c, values, n_draws, rng))
+
+
+def gold_only_fits(t: JudgeTable, bayes: np.ndarray | None, n_draws: int,
+                   rng: np.random.Generator) -> ModelFits:
+    """Gold-only for every model: the mean of the labels (``bayes`` None) or, for the chain
+    rule's fallback, its posterior under the uniform Dirichlet over the gold values
+    ``bayes`` (the chain rule with one judge level)."""
+    fits = ppi_fits(t, "classical", None)
+    if bayes is None:
+        return fits
+    n_models, n_values = len(t.models), bayes.size
+    lab = t.labelled
+    cell = t.model[lab] * n_values + np.searchsorted(bayes, t.gold[lab])
+    c = _per_model(cell, None, n_models * n_values).reshape(n_models, 1, n_values)
+    ones = np.ones((n_models, 1))
+    mean, var = chain_rule_moments(ones, c, bayes, prior=CHAIN_PRIOR)
+    return ModelFits(estimate=mean, var=var, var_classical=var, lam=fits.lam, phi=fits.phi,
+                     draws=chain_rule_draws(ones, c, bayes, n_draws, rng))

@@ -1,0 +1,130 @@
+r"""The transport check: does the judge relate to the gold labels differently for one model?
+
+A judge is lenient (or harsh) for one model when it scores that model's answers higher (or
+lower) than the other models' answers of the same gold quality: :math:`E[\text{judge} \mid
+\text{gold}]` differs. This relation, the judge's own error structure, does not depend on how
+good the model is (:math:`E[\text{gold} \mid \text{judge}]` does: with the same judge errors,
+a stronger model has more true positives among the judge's positives). For each model m, its
+judge scores against the relation learnt on the *other* models' labelled items
+(leave-one-model-out):
+
+* discrete gold scores (levels k, at most 10): :math:`\delta_m = \sum_k w_{mk}
+  (\bar{\hat Y}_{mk} - \bar{\hat Y}_{-m,k})`, :math:`w_{mk} \propto n_{mk}` over the levels
+  the others labelled too, :math:`\mathrm{var} = \sum_k w_{mk}^2 s_k^2 (1/n_{mk} +
+  1/n_{-m,k})` with :math:`s_k^2` the variance (ddof 1) of every judge score at gold level k
+  (the variance under the null);
+* continuous gold scores: the others' least-squares line of the judge score on the gold
+  score :math:`a + bY`, :math:`\delta_m = \bar{\hat Y}_m - a - b\bar Y_m`,
+  :math:`\mathrm{var} = \sigma^2 (1/n_m + 1/n_{-m} + (\bar Y_m - \bar Y_{-m})^2 /
+  S_{xx,-m})` (the others' residual variance :math:`\sigma^2`, ddof 2).
+
+:math:`z = \delta_m / \mathrm{se}`, two-sided normal p-values, Holm-adjusted over the models;
+a model is flagged when its adjusted p-value is below ``alpha``. A positive shift: the judge
+is lenient for the model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from evaluq._dims import FLAGGED, P_HOLM, P_VALUE, SE_SHIFT, SHIFT, Z
+from evaluq._kernels import holm
+from evaluq.errors import EvaluqWarning
+
+
+class TransportWarning(EvaluqWarning):
+    """The judge's relation to the gold labels differs for some model(s) (the judge is
+    lenient, or harsh, for them): their judge-corrected estimate is replaced by the gold-only
+    one (or NaN with a reason). The message names the models and the evidence."""
+
+
+def _discrete_shift(model: np.ndarray, level: np.ndarray, y: np.ndarray, n_models: int,
+                    n_levels: int, reference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Shift and its SE per model: responses ``y`` within discrete levels (labelled rows),
+    against the ``reference`` models other than itself."""
+    cell = model * n_levels + level
+    size = n_models * n_levels
+    n = np.bincount(cell, minlength=size).reshape(n_models, n_levels).astype(np.float64)
+    s = np.bincount(cell, weights=y, minlength=size).reshape(n_models, n_levels)
+    n_k, s_k = n.sum(axis=0), s.sum(axis=0)
+    dev = y - (s_k / np.maximum(n_k, 1))[level]
+    ref = reference[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var_k = np.bincount(level, weights=dev**2, minlength=n_levels) / (n_k - 1)
+        n_o = np.sum(n * ref, axis=0)[None, :] - n * ref
+        s_o = np.sum(s * ref, axis=0)[None, :] - s * ref
+        usable = (n > 0) & (n_o > 0)
+        w = np.where(usable, n, 0.0)
+        w = w / w.sum(axis=1, keepdims=True)
+        diff = np.where(usable, s / n - s_o / n_o, 0.0)
+        var = np.where(usable, w**2 * var_k[None, :] * (1 / n + 1 / n_o), 0.0)
+    return np.sum(w * diff, axis=1), np.sqrt(var.sum(axis=1))
+
+
+def _linear_shift(model: np.ndarray, f: np.ndarray, y: np.ndarray, n_models: int,
+                  reference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Shift and its SE per model: responses ``y`` against the least-squares line on ``f`` of
+    the ``reference`` models other than itself (labelled rows)."""
+    centre_f, centre_y = f.mean(), y.mean()              # shift once: sums of squares exact
+    f, y = f - centre_f, y - centre_y
+    sums = [np.bincount(model, weights=w, minlength=n_models)
+            for w in (np.ones_like(f), f, y, f * f, f * y, y * y)]
+    n, sf, sy = sums[:3]
+    on, osf, osy, osff, osfy, osyy = (np.sum(t * reference) - t * reference for t in sums)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fbar_o, ybar_o = osf / on, osy / on
+        sxx = osff - on * fbar_o**2
+        sxy = osfy - on * fbar_o * ybar_o
+        slope = np.where(sxx > 0, sxy / sxx, 0.0)
+        sse = osyy - on * ybar_o**2 - slope * sxy
+        sigma2 = np.maximum(sse, 0.0) / (on - 2)
+        fbar = sf / n
+        shift = sy / n - (ybar_o + slope * (fbar - fbar_o))
+        extra = np.where(sxx > 0, (fbar - fbar_o) ** 2 / sxx, 0.0)
+        se = np.sqrt(sigma2 * (1 / n + 1 / on + extra))
+    return shift, se
+
+
+def _one_round(model: np.ndarray, f: np.ndarray, y: np.ndarray, n_models: int,
+               level: np.ndarray | None, n_levels: int, reference: np.ndarray
+               ) -> dict[str, np.ndarray]:
+    """Every model's shift, SE, z, p and Holm-adjusted p against ``reference``."""
+    if level is not None:
+        shift, se = _discrete_shift(model, level, y, n_models, n_levels, reference)
+    else:
+        shift, se = _linear_shift(model, f, y, n_models, reference)
+    n = np.bincount(model, minlength=n_models)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = shift / se
+    z = np.where((n >= 2) & (se > 0), z, np.nan)
+    p = np.where(np.isnan(z), np.nan, 2.0 * stats.norm.sf(np.abs(z)))
+    p_holm = np.full(n_models, np.nan)
+    ok = ~np.isnan(p)
+    if ok.sum() >= 2:
+        p_holm[ok] = holm(p[ok])
+    return {SHIFT: np.where(n >= 2, shift, np.nan), SE_SHIFT: np.where(n >= 2, se, np.nan),
+            Z: z, P_VALUE: p, P_HOLM: p_holm}
+
+
+def transport_test(model: np.ndarray, f: np.ndarray, y: np.ndarray, n_models: int,
+                   level: np.ndarray | None, n_levels: int,
+                   alpha: float) -> dict[str, np.ndarray]:
+    """Shift, SE, z, p, Holm-adjusted p and the flag of every model, from the labelled rows:
+    the responses ``y`` (judge scores) given ``f`` (gold scores), with ``level`` the codes of
+    discrete gold scores (None for continuous ones).
+
+    Step-down: the most significant model below ``alpha`` (Holm) is flagged and leaves the
+    reference of the others, and the test is run again, until no further model is flagged
+    (a lenient model would otherwise shift the others' reference and flag them too). The
+    first round is Holm's test of every model, so with no shift at all the chance of any flag
+    is at most ``alpha``.
+    """
+    flagged = np.zeros(n_models, dtype=bool)
+    while True:
+        out = _one_round(model, f, y, n_models, level, n_levels, ~flagged)
+        new = (out[P_HOLM] < alpha) & ~flagged
+        if not new.any():
+            out[FLAGGED] = flagged
+            return out
+        flagged[np.flatnonzero(new)[np.argmax(np.abs(out[Z][new]))]] = True
