@@ -303,3 +303,21 @@ FLAGGED: Final = "flagged"
 """Whether the transport check flags a model (its judge relation differs from the others')."""
 N_SHARED: Final = "n_shared"
 """Items two models share (model, model_b)."""
+
+# --- the Bayesian judge model (:func:`evaluq.judges.fit_judge_model`, issue 32 item 5) ----------
+JUDGE_LEVEL: Final = "judge_level"
+"""The judge's score levels (the judge model's categories of judge score)."""
+GOLD_LEVEL: Final = "gold_level"
+"""The gold (human) score's values (the judge model's categories of gold score)."""
+CORRECTED_MEAN: Final = "corrected_mean"
+"""Posterior draws of a model's mean gold score on the items' population (scope
+``"population"``: sum over judge levels of P(judge = j) E[gold | judge = j])."""
+BENCHMARK_MEAN: Final = "benchmark_mean"
+"""Posterior draws of a model's mean gold score over its own judged items (scope
+``"benchmark"``: its gold labels plus the unlabelled items' gold drawn given the judge)."""
+JUDGE_SHARE: Final = "judge_share"
+"""P(judge = j) per model (model, judge_level): the share of items the judge puts at a level."""
+GOLD_GIVEN_JUDGE: Final = "gold_given_judge"
+"""P(gold = l | judge = j, model) (model, judge_level, gold_level): the judge's confusion."""
+CONFUSION_SD: Final = "confusion_sd"
+"""The SD across models of the confusion's logits at each judge level (partial pooling)."""
