@@ -62,6 +62,37 @@ def simulate() -> dict:
     return data
 
 
+PREVALENCE = {"A": 0.5, "B": 0.6, "C": 0.4, "D": 0.5}
+LENIENT = {"A": 0.0, "B": 0.0, "C": 0.0, "D": 0.15}
+
+
+def judge_given_gold(gold: np.ndarray, policy: str, rng: np.random.Generator) -> np.ndarray:
+    """Judge score = clip(0.3 + 0.35 gold + N(0, 0.15) + LENIENT[policy], 0, 1)."""
+    noise = rng.normal(0.0, 0.15, gold.size)
+    return np.clip(0.3 + 0.35 * gold + noise + LENIENT[policy], 0.0, 1.0)
+
+
+def simulate_lenient() -> dict:
+    """Second design: gold ~ Bernoulli(PREVALENCE), the judge's score given gold the same for
+    every policy but D, for which it is 0.15 higher (a lenient judge)."""
+    rng = np.random.default_rng(SEED + 1)
+    data: dict = {"prompt_id": [f"p{i}" for i in range(N_PROMPTS)], "policies": {}}
+    for pol in POLICIES:
+        oracle = (rng.random(N_PROMPTS) < PREVALENCE[pol]).astype(float)
+        score = judge_given_gold(oracle, pol, rng)
+        labelled = rng.random(N_PROMPTS) < LABEL_FRACTION
+        probe_oracle = (rng.random(N_PROBE) < PREVALENCE[pol]).astype(float)
+        probe_score = judge_given_gold(probe_oracle, pol, rng)
+        data["policies"][pol] = {
+            "judge_score": score.tolist(),
+            "oracle_full": oracle.tolist(),
+            "labelled": labelled.tolist(),
+            "probe_judge_score": probe_score.tolist(),
+            "probe_oracle": probe_oracle.tolist(),
+        }
+    return data
+
+
 def _arrays(d: dict) -> tuple[np.ndarray, np.ndarray]:
     score = np.asarray(d["judge_score"], float)
     labels = np.where(np.asarray(d["labelled"]), np.asarray(d["oracle_full"], float), np.nan)
@@ -171,14 +202,29 @@ def reference(path: str) -> int:
                             "0.8 score + SHIFT[policy], 0.02, 0.98)); labelled = Bernoulli("
                             "LABEL_FRACTION) per row; probes: a held-out labelled sample of "
                             "N_PROBE rows per policy (other prompts). Policy D's judge is "
-                            "lenient (the judge-to-oracle relation is 0.3 lower): the transport "
-                            "check must flag D and only D."),
+                            "lenient (E[oracle | judge] is 0.3 lower): the transport "
+                            "check must flag D and only D. The judge-score distribution also "
+                            "differs a little between policies (QUALITY), so E[judge | oracle] "
+                            "differs for B and C without any shift of E[oracle | judge]. "
+                            "A second design, 'lenient_judge', shifts E[judge | oracle] "
+                            "instead."),
                  "data": data}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out["calibrated_mean_ci"] = _mean_ci(data)
         out["transport_audit_vs_A"] = _transport_vs_base(data)
         out["analyze_dataset"] = _analyze(data)
+        lenient = simulate_lenient()
+        out["lenient_judge"] = {
+            "design": ("gold ~ Bernoulli(PREVALENCE[policy]); judge score = clip(0.3 + 0.35 "
+                       "gold + N(0, 0.15) + LENIENT[policy], 0, 1); labelled and probes as "
+                       "above. The judge's relation E[judge | gold] is the same for A, B, C "
+                       "and 0.15 higher for D (lenient); E[gold | judge] differs between all "
+                       "four (it depends on the prevalence too)."),
+            "prevalence": PREVALENCE, "lenient": LENIENT, "seed": SEED + 1, "data": lenient,
+            "calibrated_mean_ci": _mean_ci(lenient),
+            "transport_audit_vs_A": _transport_vs_base(lenient),
+            "analyze_dataset": _analyze(lenient)}
     out["warnings"] = sorted({f"{w.category.__name__}: {w.message}"[:300] for w in caught})
     with open(path, "w") as fh:
         json.dump(out, fh, indent=1)
