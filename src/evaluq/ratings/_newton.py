@@ -127,13 +127,6 @@ def _assemble(design: Design, x: np.ndarray, terms: PairTerms,
     return np.concatenate([grad_theta, terms.g_lam[:, None]], axis=1), hess
 
 
-def loglik(design: Design, x: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The (penalised) log-likelihood of each batch member."""
-    terms = evaluate(design, x, counts)
-    theta = x[:, :design.n_models]
-    return terms.loglik - 0.5 * design.ridge * (theta ** 2).sum(axis=1)
-
-
 def evaluate(design: Design, x: np.ndarray, counts: np.ndarray) -> PairTerms:
     """The pair terms at parameters ``x`` (B, K)."""
     d = x[:, design.pair_i] - x[:, design.pair_j]
@@ -160,20 +153,63 @@ def start(design: Design, counts: np.ndarray) -> np.ndarray:
     return x
 
 
-def _line_search(design: Design, x: np.ndarray, step: np.ndarray, counts: np.ndarray,
-                 current: np.ndarray) -> np.ndarray:
-    """Halve the Newton step of each batch member until the log-likelihood does not fall."""
-    scale = np.ones(x.shape[0])
-    for _ in range(MAX_HALVINGS):
-        trial = x + scale[:, None] * step
-        value = loglik(design, trial, counts)
-        worse = ~(value >= current - 1e-12 * np.abs(current))
-        if not worse.any():
-            break
-        scale = np.where(worse, 0.5 * scale, scale)
-    else:
-        scale = np.where(worse, 0.0, scale)   # no ascent left: the floor of floating point
-    return x + scale[:, None] * step
+@dataclass
+class _State:
+    """What each batch member carries between iterations: the last accepted point, its
+    log-likelihood and largest scaled gradient, and how often its step has been halved."""
+
+    x: np.ndarray
+    accepted: np.ndarray
+    accepted_loglik: np.ndarray
+    accepted_gmax: np.ndarray
+    halvings: np.ndarray
+    done: np.ndarray
+    converged: np.ndarray
+
+    @classmethod
+    def begin(cls, x: np.ndarray) -> _State:
+        batch = x.shape[0]
+        return cls(x=x, accepted=x.copy(), accepted_loglik=np.full(batch, -np.inf),
+                   accepted_gmax=np.full(batch, np.inf), halvings=np.zeros(batch, dtype=int),
+                   done=np.zeros(batch, dtype=bool), converged=np.zeros(batch, dtype=bool))
+
+
+def _take(terms: PairTerms, keep: np.ndarray) -> PairTerms:
+    return PairTerms(*(value[keep] for value in vars(terms).values()))
+
+
+def _backtrack(state: _State, members: np.ndarray) -> None:
+    """The step of these members lowered the log-likelihood: halve it (lagged line search:
+    the trial point is judged at the next iteration's evaluation, at no extra cost). After
+    :data:`MAX_HALVINGS` the last accepted point stays (the floor of floating point)."""
+    state.halvings[members] += 1
+    give_up = members[state.halvings[members] > MAX_HALVINGS]
+    retry = members[state.halvings[members] <= MAX_HALVINGS]
+    state.x[retry] = 0.5 * (state.x[retry] + state.accepted[retry])
+    state.x[give_up] = state.accepted[give_up]
+    state.done[give_up] = True
+    state.converged[give_up] = state.accepted_gmax[give_up] <= 1e3 * GRADIENT_TOL
+
+
+def _step(design: Design, state: _State, members: np.ndarray, terms: PairTerms,
+          value: np.ndarray, n_votes: np.ndarray, incidence: sp.csr_matrix) -> None:
+    """Accept the members' current points, stop those at the gradient tolerance, and take a
+    full Newton step for the others."""
+    grad, hess = _assemble(design, state.x[members], terms, incidence)
+    gmax = np.abs(grad).max(axis=1) / n_votes[members]
+    state.accepted[members] = state.x[members]
+    state.accepted_loglik[members] = value
+    state.accepted_gmax[members] = gmax
+    state.halvings[members] = 0
+    small = gmax <= GRADIENT_TOL
+    state.done[members[small]] = True
+    state.converged[members[small]] = True
+    move = members[~small]
+    if move.size:
+        step = np.linalg.solve(hess[~small], grad[~small][..., None])[..., 0]
+        moved = state.x[move] + step
+        moved[:, :design.n_models] -= moved[:, :design.n_models].mean(axis=1, keepdims=True)
+        state.x[move] = moved
 
 
 def newton(design: Design, counts: np.ndarray,
@@ -181,37 +217,24 @@ def newton(design: Design, counts: np.ndarray,
     """Maximise the log-likelihood of every batch member at once.
 
     Returns the parameters (B, K), whether each member converged (largest gradient entry of
-    the mean log-likelihood per vote at most :data:`GRADIENT_TOL`) and the iterations run.
-    Only the members not yet converged are updated in each iteration.
+    the mean log-likelihood per vote at most :data:`GRADIENT_TOL`, or at most 1000 times it
+    where floating point allows no further ascent) and the iterations run. Only the members
+    not yet done are evaluated in each iteration; a step that lowers the log-likelihood is
+    halved (monotone ascent).
     """
-    x = start(design, counts) if x0 is None else x0.copy()
+    state = _State.begin(start(design, counts) if x0 is None else np.array(x0, dtype=float))
     n_votes = np.maximum(counts.sum(axis=(1, 2)), 1.0)
-    done = np.zeros(x.shape[0], dtype=bool)
     incidence = design.incidence
     iteration = 0
-    while iteration < MAX_ITER:
+    while iteration < MAX_ITER and not state.done.all():
         iteration += 1
-        active = np.flatnonzero(~done)
-        xa, ca = x[active], counts[active]
-        terms = evaluate(design, xa, ca)
-        grad, hess = _assemble(design, xa, terms, incidence)
-        small = np.abs(grad).max(axis=1) / n_votes[active] <= GRADIENT_TOL
-        done[active[small]] = True
-        if small.all():
-            break
-        keep = ~small
-        step = np.linalg.solve(hess[keep], grad[keep][..., None])[..., 0]
-        current = terms.loglik[keep] - 0.5 * design.ridge * (
-            xa[keep, :design.n_models] ** 2).sum(axis=1)
-        moved = _line_search(design, xa[keep], step, ca[keep], current)
-        moved[:, :design.n_models] -= moved[:, :design.n_models].mean(axis=1, keepdims=True)
-        stuck = np.all(moved == xa[keep], axis=1)
-        x[active[keep]] = moved
-        done[active[keep][stuck]] = True   # at the floor of floating point
-    return x, _converged(design, x, counts, n_votes), iteration
-
-
-def _converged(design: Design, x: np.ndarray, counts: np.ndarray,
-               n_votes: np.ndarray) -> np.ndarray:
-    grad, _ = gradient_hessian(design, x, counts)
-    return np.abs(grad).max(axis=1) / n_votes <= 1e3 * GRADIENT_TOL
+        active = np.flatnonzero(~state.done)
+        terms = evaluate(design, state.x[active], counts[active])
+        theta = state.x[active, :design.n_models]
+        value = terms.loglik - 0.5 * design.ridge * (theta ** 2).sum(axis=1)
+        prev = state.accepted_loglik[active]
+        worse = ~(value >= prev - 1e-12 * np.abs(prev))
+        _backtrack(state, active[worse])
+        _step(design, state, active[~worse], _take(terms, ~worse), value[~worse], n_votes,
+              incidence)
+    return state.x, state.converged, iteration

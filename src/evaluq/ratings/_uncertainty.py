@@ -98,14 +98,21 @@ def normal_draws(x: np.ndarray, cov: np.ndarray, n: int, rng: np.random.Generato
 
 
 def resample_counts(votes: Votes, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Counts (n, P, 3) of ``n`` bootstrap resamples: votes iid, or whole clusters."""
+    """Counts (n, P, 3) of ``n`` bootstrap resamples: N votes drawn with replacement (their
+    cells counted: multinomial counts over the cells), or G whole clusters drawn with
+    replacement (a sparse product of the clusters' draw counts and cell counts)."""
     p = votes.n_pairs
     if votes.cluster_counts is None:
         flat = votes.counts.ravel()
-        drawn = rng.multinomial(votes.n_votes, flat / flat.sum(), size=n)
+        cell_of_vote = np.repeat(np.arange(flat.size), flat.astype(np.int64))
+        drawn_votes = rng.integers(0, votes.n_votes, size=(n, votes.n_votes))
+        cells = cell_of_vote[drawn_votes] + (np.arange(n) * flat.size)[:, None]
+        drawn = np.bincount(cells.ravel(), minlength=n * flat.size).reshape(n, flat.size)
     else:
         groups = votes.cluster_counts.shape[0]
-        weights = rng.multinomial(groups, np.full(groups, 1.0 / groups), size=n)
+        weights = rng.integers(0, groups, size=(n, groups))
+        weights = np.bincount((weights + (np.arange(n) * groups)[:, None]).ravel(),
+                              minlength=n * groups).reshape(n, groups)
         drawn = np.asarray((votes.cluster_counts.T @ weights.T.astype(np.float64)).T)
     return np.asarray(drawn, dtype=np.float64).reshape(n, p, 3)
 
@@ -143,7 +150,7 @@ def bootstrap(design: Design, votes: Votes, x_hat: np.ndarray, n: int,
               rng: np.random.Generator, ties_count: bool) -> Bootstrap:
     """Fit ``n`` resamples in blocks, each block one batched Newton fit warm-started at the
     estimate."""
-    width = max(3 * votes.n_pairs, design.n_params ** 2)
+    width = max(3 * votes.n_pairs, design.n_params ** 2, votes.n_votes // 4)
     block = max(1, min(n, BLOCK_ELEMENTS // width))
     out = np.empty((n, design.n_params))
     n_bad, reason = 0, ""
