@@ -127,6 +127,9 @@ def _wrongly_accepted() -> list[Case]:
              lambda: eq.plots.posterior_differences(
                  xr.DataArray(np.zeros((2, 50)), dims=("chain", "draw")), pairs=[("a", "b")]),
              r"`pairs` selects \(model, model_b\) pairs, but `draws` has no"),
+        Case("evaluq.fit_hierarchical", "test_set_errors='paired' on replicates not shared",
+             lambda: eq.fit_hierarchical(cube(n_boot=50), test_set_errors="paired"),
+             r"`test_set_errors` is 'paired' but the cube does not say"),
         Case("evaluq.item_model.item_statistics", "family='poisson'",
              lambda: item_statistics(items, **cols, family="poisson"), r"`family` must be one"),
         Case("evaluq.item_model.item_statistics", "family='ordinal' (no ordinal statistics)",

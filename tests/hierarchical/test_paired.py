@@ -111,6 +111,18 @@ def test_paired_needs_shared_replicates(make, message: str, rng: np.random.Gener
         cube_statistics(make(rng), "paired")
 
 
+def test_paired_refuses_unmarked_replicates_that_show_no_pairing(
+        rng: np.random.Generator) -> None:
+    """Replicates drawn separately for each model (simulate_cube's), unmarked: 'paired' has
+    nothing to pair (issue 35); marked shared, the same replicates are taken as paired."""
+    cube = eq.simulate_cube(n_models=3, n_languages=4, n_seeds=3, n_boot=50, rng=0)
+    with pytest.raises(CubeError, match=r"'paired' but the cube does not say .* \(0 factors\)"
+                                        r": nothing shows the replicates shared"):
+        cube_statistics(cube, "paired")
+    cube.attrs["shared_bootstrap"] = 1
+    assert cube_statistics(cube, "paired").paired
+
+
 def test_unknown_test_set_errors_is_named() -> None:
     with pytest.raises(ValueError, match="`test_set_errors` must be one of"):
         cube_statistics(eq.simulate_cube(rng=0), "shared")
@@ -210,6 +222,7 @@ def test_a_factor_that_loads_nothing_gives_the_independent_draws(
     """Paired statistics whose one factor loads nothing (k = 1, zero loadings, psi 1) and the
     independent statistics of the same cube (k = 0) give the same conditional distribution."""
     cube, _ = paired_cube(rng, n_languages=5, n_boot=50, rho=0.0)
+    cube.attrs["shared_bootstrap"] = 1      # shared replicates, uncorrelated errors
     data = cube_statistics(cube, "paired")
     v = np.einsum("lmm->lm", data.boot_cov())
     object.__setattr__(data, "loadings", np.zeros((5, 3, 1)))    # a factor that loads nothing

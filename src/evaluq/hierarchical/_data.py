@@ -493,6 +493,12 @@ def _pairing(cube: xr.Dataset, errors: str, given: Any, observed: np.ndarray,
     corr = error_correlation(np.asarray(boot, dtype=np.float64), observed, common)
     factors = fit_factors(corr, observed.T, cube.sizes[BOOTSTRAP])
     k = int(factors.loadings.shape[-1])
+    if errors == "paired" and shared is None and k == 0:
+        raise CubeError(f"`test_set_errors` is 'paired' but {UNMARKED_K0}: nothing shows "
+                        "the replicates shared, they look drawn separately for each model. Use "
+                        "'auto' or 'independent'; if they are shared, say so (shared_bootstrap="
+                        "True in eq.from_long / eq.from_arrays, or the cube attribute "
+                        "shared_bootstrap=1), or pass `error_correlation`")
     if errors == "paired" or shared:
         source = "asked for" if errors == "paired" else "bootstrap replicates shared across models"
         return Pairing(corr, factors, f"paired: {source}", shared)

@@ -474,8 +474,10 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
         ``shared_bootstrap=0`` (then the repr and the report say the posterior is
         conservative if the errors are in fact paired). Whether the seeds of a cell share
         its replicates is read the same way (marked, else from the replicates' correlation
-        across seeds). ``"paired"`` insists (a cube without usable replicates, or whose
-        replicates are marked as not shared, ``shared_bootstrap=0``, raises ``CubeError``);
+        across seeds). ``"paired"`` insists (a cube without usable replicates, whose
+        replicates are marked as not shared, ``shared_bootstrap=0``, or whose unmarked
+        replicates show no correlation across models (0 factors: drawn separately for each
+        model) raises ``CubeError``; mark shared replicates, or give ``error_correlation``);
         ``"independent"`` takes each cell's test-set error on its own. The choice and why
         are recorded in ``fit.data.pairing`` (also ``fit.config["pairing"]``, the repr and
         the ``observed_data`` attrs) and what the replicates were taken to share, and who
