@@ -388,6 +388,8 @@ def _boot_language(block: LanguageBlock, n_boot: int, gen: np.random.Generator
     score = np.full((n_m, n_s), np.nan)
     boot = np.full((n_m, n_s, n_boot), np.nan)
     cells = block.values[block.present]                       # (present cells, items)
+    exponent = _overflow_exponent(cells)
+    cells = np.ldexp(cells, -exponent) if exponent else cells
     sums, sizes = _cluster_sums(block, cells)
     score[block.present] = sums.sum(axis=1) / n_items
     n_groups = sums.shape[1]
@@ -396,8 +398,21 @@ def _boot_language(block: LanguageBlock, n_boot: int, gen: np.random.Generator
     for start in range(0, n_boot, chunk):                     # blocks of resamples
         counts = bootstrap_counts(gen, n_groups, min(chunk, n_boot - start))   # (b, G)
         out[:, start:start + len(counts)] = (sums @ counts.T) / (sizes @ counts.T)
-    boot[block.present] = out
+    boot[block.present] = np.ldexp(out, exponent) if exponent else out
+    if exponent:
+        score = np.ldexp(score, exponent)
     return score, boot
+
+
+def _overflow_exponent(cells: np.ndarray) -> int:
+    """0, or the power of two to divide the scores by when their sums over the items could
+    overflow (finite scores near 1e308): a mean is scale-free and a power of two exact, so the
+    means are those of the scores, never an overflow blamed on the input; other scores are
+    used as they are (their numbers do not change)."""
+    top = float(np.max(np.abs(cells), initial=0.0))
+    if top == 0.0 or np.log2(top) + np.log2(max(cells.shape[1], 1)) < 1000:
+        return 0
+    return int(np.frexp(top)[1])
 
 
 def from_items(

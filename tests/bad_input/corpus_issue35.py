@@ -9,6 +9,7 @@ as one test, and :func:`issue35_cases` adds the cases of public names to the cor
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 import evaluq as eq
@@ -159,6 +160,11 @@ def _vague() -> list[Case]:
         Case("evaluq.power.mde_grid", "one number of items, not a sequence",
              lambda: eq.power.mde_grid(cube(), n_items=100, n_seeds=[1]),
              r"`n_items` must be a sequence of integers \(for one value: \[100\]\)"),
+        Case("evaluq.from_items", "finite scores of 1e308 (an internal overflow was blamed on "
+             "the input)", lambda: eq.from_items(
+                 pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "item": [0, 1, 2, 3] * 2,
+                               "score": [1e308, -1e308, 1e308, 5e307] * 2}),
+                 model="model", item="item", score="score", n_boot=10, rng=0), FINITE),
         Case("evaluq.performance_profile", "thresholds that are no numbers",
              lambda: eq.performance_profile(cube(), ["a"]), r"`thresholds` must hold numbers"),
     ]
