@@ -20,9 +20,10 @@ ties), 1,000 resamples:
   subprocess in the same invocation (``anchors/run_evalica.py time``; its in-process time,
   import and data loading excluded).
 
-evaluq is timed warm (one call first, then the best of ``--rounds``), evalica once per round
-after its own warm-up fit. The iid bootstrap SEs of the two (logit scale) are compared:
-their median ratio should be about 1 (Monte Carlo error only).
+evaluq is timed warm (one call first, then the best of ``--rounds``, wall and CPU), evalica
+once per ``--peer-rounds`` process after its own warm-up fit; the ratios are of wall times
+(CPU-time ratios beside them: the machine is shared). The iid bootstrap SEs of the two
+(logit scale) are compared: their median ratio should be about 1 (Monte Carlo error only).
 """
 
 from __future__ import annotations
@@ -63,16 +64,19 @@ def cases(votes: pd.DataFrame, n_res: int) -> dict:
             "davidson, cluster=prompt": call("davidson", "prompt")}
 
 
-def time_evaluq(funcs: dict, rounds: int) -> tuple[dict[str, float], dict]:
-    """Best wall time of each call over ``rounds`` (after one warm-up call each)."""
+def time_evaluq(funcs: dict, rounds: int) -> tuple[dict[str, float], dict[str, float], dict]:
+    """Best wall and best CPU time of each call over ``rounds``, run alternately (after one
+    warm-up call each; the machine is shared: the CPU times are the steadier figures)."""
     results = {name: func() for name, func in funcs.items()}     # warm: imports, first use
     best = {name: np.inf for name in funcs}
+    best_cpu = {name: np.inf for name in funcs}
     for _ in range(rounds):
         for name, func in funcs.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             results[name] = func()
             best[name] = min(best[name], time.perf_counter() - start)
-    return best, results
+            best_cpu[name] = min(best_cpu[name], time.process_time() - start_cpu)
+    return best, best_cpu, results
 
 
 def time_evalica(n_res: int, methods: list[str], rounds: int) -> tuple[dict | None, str]:
@@ -81,13 +85,15 @@ def time_evalica(n_res: int, methods: list[str], rounds: int) -> tuple[dict | No
         return None, (f"{EVALICA} does not exist: evalica is not installed here, so no figure "
                       f"is printed for it (bash benchmarks/anchors/setup_evalica.sh)")
     best: dict[str, float] = {}
+    best_cpu: dict[str, float] = {}
     out: dict = {}
     for _ in range(rounds):
         _, stdout = run_process([str(EVALICA), str(RUN_EVALICA), "time", str(n_res), *methods])
         out = json.loads(stdout.strip().splitlines()[-1])
         for method, sec in out["seconds"].items():
             best[method] = min(best.get(method, np.inf), sec)
-    out["best"] = best
+            best_cpu[method] = min(best_cpu.get(method, np.inf), out["cpu_seconds"][method])
+    out["best"], out["best_cpu"] = best, best_cpu
     return out, ""
 
 
@@ -116,10 +122,10 @@ def main() -> int:
     print(f"LLMFAO: {len(votes):,} votes, {pd.concat([votes.left, votes.right]).nunique()} "
           f"models, {votes.prompt.nunique()} prompts, {(votes.winner == 'tie').mean():.0%} "
           f"ties; {n_res} bootstrap resamples")
-    seconds, fits = time_evaluq(cases(votes, n_res), 1 if args.quick else args.rounds)
+    seconds, cpu, fits = time_evaluq(cases(votes, n_res), 1 if args.quick else args.rounds)
     for name, sec in seconds.items():
-        print(f"evaluq fit_ratings, {name:26s} {sec:7.3f} s (warm, best of "
-              f"{1 if args.quick else args.rounds})")
+        print(f"evaluq fit_ratings, {name:26s} {sec:7.3f} s wall, {cpu[name]:7.3f} s CPU "
+              f"(warm, best of {1 if args.quick else args.rounds})")
     main_sec = seconds["half, cluster=prompt"]
     if not args.quick:
         print(f"    target <= {TARGET_SECONDS:.0f} s for the cluster bootstrap: "
@@ -138,8 +144,10 @@ def main() -> int:
         sec = peer["best"][method]
         ratio = sec / main_sec
         line = (f"evalica {peer['evalica']} bootstrap(bradley_terry), {method:10s} "
-                f"{sec:7.2f} s ({peer['solver']} solver, iid votes)   evaluq cluster "
-                f"bootstrap {ratio:.0f}x faster, iid {sec / seconds['half, iid votes']:.0f}x")
+                f"{sec:7.2f} s wall, {peer['best_cpu'][method]:7.2f} s CPU ({peer['solver']} "
+                f"solver, iid votes)   evaluq cluster bootstrap {ratio:.0f}x faster (CPU "
+                f"{peer['best_cpu'][method] / cpu['half, cluster=prompt']:.0f}x), iid "
+                f"{sec / seconds['half, iid votes']:.0f}x")
         if method == "BCa":
             line += (f"   target >= {TARGET_RATIO:.0f}x: "
                      f"{'met' if ratio >= TARGET_RATIO else 'NOT met'}")

@@ -19,8 +19,9 @@ Usage::
     python run_evalica.py time N_RESAMPLES METHOD [METHOD ...]
         Times ``evalica.bootstrap(evalica.bradley_terry, ...)`` on LLMFAO with N_RESAMPLES
         resamples for each METHOD (``BCa``: evalica's default; ``percentile``), its default
-        solver, random_state 0, and prints one JSON line: the in-process seconds of each
-        (import and data loading excluded) and the SD of the resampled log scores per model.
+        solver, random_state 0, and prints one JSON line: the in-process wall and CPU seconds
+        of each (import and data loading excluded) and the SD of the resampled log scores
+        per model.
 """
 
 from __future__ import annotations
@@ -263,18 +264,20 @@ def timing(n_resamples: str, *methods: str) -> int:
 
     xs, ys, winners, _ = load()
     evalica.bradley_terry(xs, ys, winners)                   # warm (import, first call)
-    seconds, log_sd = {}, {}
+    seconds, cpu, log_sd = {}, {}, {}
     for method in methods:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         res = evalica.bootstrap(evalica.bradley_terry, xs, ys, winners,
                                 n_resamples=int(n_resamples), bootstrap_method=method,
                                 random_state=0)
         seconds[method] = time.perf_counter() - start
+        cpu[method] = time.process_time() - start_cpu
         assert res.distribution.shape == (int(n_resamples), 59)
         # SD of the resampled log scores (= sum-zero logit strengths: evalica rescales the
         # scores to geometric mean 1), per model: the iid bootstrap SE on the logit scale
         log_sd[method] = np.log(res.distribution).std(axis=0, ddof=1).to_dict()
-    print(json.dumps({"seconds": seconds, "n_resamples": int(n_resamples), "log_sd": log_sd,
+    print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "n_resamples": int(n_resamples),
+                      "log_sd": log_sd,
                       "solver": evalica.SOLVER, "evalica": version("evalica"),
                       "statistic": "bradley_terry scores (tie = half a win), iid vote "
                                    "resampling (scipy.stats.bootstrap, paired, not "
