@@ -1,0 +1,595 @@
+r"""``fit_judge_model``: the Bayesian judge model, the chain rule generalised (issue 32 item 5).
+
+Per model m the judge puts each item at one of K levels and a few items carry a gold (human)
+score, one of L values :math:`v_1 < \dots < v_L` (0 and 1 for binary gold). The model:
+
+.. math::
+
+    \text{judge}_{mi} \sim \mathrm{Categorical}(\pi_m), \quad
+    \pi_m \sim \mathrm{Dirichlet}(1, \dots, 1),
+
+    P(\text{gold}_{mi} = v_l \mid \text{judge}_{mi} = j) = q_{mjl}, \quad
+    \theta_m = \sum_j \pi_{mj} \sum_l v_l\, q_{mjl}.
+
+``pooling="none"``: every confusion row :math:`q_{mj} \sim \mathrm{Dirichlet}(1, \dots, 1)`
+independently (Beta(1, 1) for binary gold): exactly the chain rule of
+:func:`evaluq.judges.ppi_mean` (``method="chain-rule"``) for every model. ``pooling="partial"``
+pools each judge level's row across models on the multinomial-logit scale,
+
+.. math::
+
+    \log q_{mjl} = \eta_{mjl} - \log\textstyle\sum_{l'} e^{\eta_{mjl'}}, \quad
+    \eta_{mj1} = 0, \quad \eta_{mjl} = a_{jl} + \tau_j z_{mjl}\ (l \ge 2),
+
+    a_{jl} \sim N(0, \sigma_a^2), \quad \tau_j \sim \mathrm{HalfNormal}(\sigma_\tau),
+    \quad z_{mjl} \sim N(0, 1)
+
+(non-centred); for binary gold :math:`\operatorname{logit} P(\text{gold} = 1 \mid j, m) =
+a_j + d_{jm}`, :math:`d_{jm} \sim N(0, \tau_j^2)`. A small :math:`\tau_j` (models graded
+alike by the judge at level j) lends each model the other models' labels.
+
+The likelihood factorises: :math:`\pi_m` meets only the judge-level counts of all judged items
+and the confusion only the (judge level, gold value) counts of the labelled items, and the
+priors are independent, so :math:`\pi_m` is drawn exactly from its Dirichlet posterior and only
+the pooled confusion is sampled (nutpie, on the M x K x L counts: a few hundred cells whatever
+the number of items; the model is compiled once per (M, K, L) and cached across processes by
+:mod:`evaluq._nutpie_cache`). Gold labels are assumed missing at random given the judge's
+level (labelled items a random subset, or random within judge levels).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evaluq._dims import (
+    BENCHMARK_MEAN,
+    CONFUSION_SD,
+    CORRECTED_MEAN,
+    GOLD_CONTRAST,
+    GOLD_GIVEN_JUDGE,
+    GOLD_LEVEL,
+    JUDGE_LEVEL,
+    JUDGE_SHARE,
+    MODEL,
+    N_GOLD,
+    N_JUDGED,
+    POSTERIOR_SAMPLE_DIMS,
+)
+from evaluq._fits import (
+    PosteriorFit,
+    convergence_problems,
+    convergence_table,
+    divergences,
+    merge_priors,
+    read_fit_tree,
+    sampler_stats,
+    summary_columns,
+)
+from evaluq._nutpie_cache import compile_pymc_model
+from evaluq._validation import RNGLike, check_choice, check_int, check_rng
+from evaluq.judges._data import read_judge_table
+from evaluq.judges._kernels import CHAIN_PRIOR
+from evaluq.judges._mean import MAX_CHAIN_LEVELS, MAX_LEVELS, gold_levels
+
+SCOPES: Final = ("population", "benchmark")
+"""``population``: the mean gold score on the items' population (the chain rule's theta);
+``benchmark``: the mean gold score over the model's own judged items."""
+POOLINGS: Final = ("partial", "none")
+DEFAULT_PRIORS: Final = {"intercept_sigma": 1.5, "confusion_sd_sigma": 1.0}
+"""sigma_a (the SD of the pooled confusion logits a_jl) and sigma_tau (the HalfNormal scale of
+tau_j, the SD across models of the confusion logits at judge level j)."""
+SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
+TARGET_ACCEPT: Final = 0.9
+RHAT_MAX: Final = 1.01
+ESS_MIN: Final = 400
+ADVICE: Final = {
+    "r_hat": "refit with more tuning and draws (tune=2000)",
+    "ess": "increase draws",
+    "divergences": "refit with tune=2000, or a smaller priors['confusion_sd_sigma']",
+}
+REPORTED: Final = (CORRECTED_MEAN, BENCHMARK_MEAN, CONFUSION_SD, "confusion_intercept")
+_COMPILED: dict[tuple[int, int, int], Any] = {}
+"""nutpie models compiled in this process, by (models, judge levels, gold values)."""
+
+
+# --- the data: counts per (model, judge level[, gold value]) --------------------------------------
+
+@dataclass(frozen=True)
+class JudgeCounts:
+    """The sufficient statistics of the judge model.
+
+    ``level_counts`` (M, K): items per model at each judge level (labelled or not);
+    ``gold_counts`` (M, K, L): labelled items per model, judge level and gold value;
+    ``gold_sum`` (M,): the sum of each model's gold labels; ``models``, ``judge_levels``
+    (K), ``gold_values`` (L); ``notes``.
+    """
+
+    models: np.ndarray
+    judge_levels: np.ndarray
+    gold_values: np.ndarray
+    level_counts: np.ndarray
+    gold_counts: np.ndarray
+    gold_sum: np.ndarray
+    notes: tuple[str, ...] = ()
+    higher_is_better: bool = True
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        n_m, n_k, n_l = self.gold_counts.shape
+        return int(n_m), int(n_k), int(n_l)
+
+    @property
+    def n_gold(self) -> np.ndarray:
+        return self.gold_counts.sum(axis=(1, 2))
+
+    @property
+    def n_judged(self) -> np.ndarray:
+        return self.level_counts.sum(axis=1)
+
+
+def _judge_levels(judge: np.ndarray, levels: Any) -> np.ndarray:
+    """The judge's levels: ``levels`` (increasing, holding every judge score) or the distinct
+    judge scores."""
+    if levels is None:
+        out = np.unique(judge)
+    else:
+        try:
+            out = np.asarray(list(levels), dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"`levels` must be a sequence of numbers (the judge's score "
+                            f"levels) or None; got {levels!r}") from err
+        if out.ndim != 1 or out.size < 1 or not np.isfinite(out).all() \
+                or (np.diff(out) <= 0).any():
+            raise ValueError(f"`levels` must be finite, strictly increasing numbers; got "
+                             f"{out.tolist()}")
+        missing = np.setdiff1d(np.unique(judge), out)
+        if missing.size:
+            raise ValueError(f"`levels` must hold every judge score; missing "
+                             f"{missing[:5].tolist()}")
+    if out.size > MAX_CHAIN_LEVELS:
+        raise ValueError(f"the judge takes {out.size} levels (more than {MAX_CHAIN_LEVELS}): "
+                         "the judge model needs a discrete judge; use "
+                         "evaluq.judges.judged_means(method='ppi++')")
+    return out
+
+
+def judge_counts(table: Any, *, model: str, item: str, judge: str, gold: str,
+                 levels: Any = None) -> JudgeCounts:
+    """Read the per-item table as :func:`evaluq.judges.judged_means` does
+    (:func:`evaluq.judges._data.read_judge_table`) and count it."""
+    t = read_judge_table(table, model=model, item=item, judge=judge, gold=gold, cluster=None)
+    values = gold_levels(t.gold[t.labelled])
+    if values.size > MAX_LEVELS:
+        raise ValueError(f"the gold labels take {values.size} distinct values (more than "
+                         f"{MAX_LEVELS}): the judge model needs discrete gold scores; use "
+                         "evaluq.judges.judged_means(method='ppi++')")
+    if values.size < 2:
+        raise ValueError(f"every gold label is {values[0]:g}: the gold values cannot be told "
+                         "from one value; use 0/1 gold or label more items")
+    lv = _judge_levels(t.judge, levels)
+    n_m, n_k, n_l = len(t.models), lv.size, values.size
+    level = np.searchsorted(lv, t.judge)
+    counts = np.bincount(t.model * n_k + level, minlength=n_m * n_k).reshape(n_m, n_k)
+    lab = t.labelled
+    cell = (t.model[lab] * n_k + level[lab]) * n_l + np.searchsorted(values, t.gold[lab])
+    gold_counts = np.bincount(cell, minlength=n_m * n_k * n_l).reshape(n_m, n_k, n_l)
+    gold_sum = np.bincount(t.model[lab], weights=t.gold[lab], minlength=n_m)
+    return JudgeCounts(models=t.models, judge_levels=lv, gold_values=values,
+                       level_counts=counts.astype(np.float64),
+                       gold_counts=gold_counts.astype(np.float64), gold_sum=gold_sum,
+                       notes=_data_notes(t.models, gold_counts, counts))
+
+
+def _data_notes(models: np.ndarray, gold_counts: np.ndarray, counts: np.ndarray
+                ) -> tuple[str, ...]:
+    notes = []
+    few = gold_counts.sum(axis=(1, 2)) < 2
+    if few.any():
+        notes.append(f"model(s) {models[few][:10].tolist()} have fewer than two gold labels: "
+                     "with pooling='partial' their confusion is the other models' (pooled), "
+                     "with pooling='none' the prior's (uniform)")
+    empty = counts.sum(axis=0) == 0
+    if empty.any():
+        notes.append(f"{int(empty.sum())} judge level(s) of `levels` hold no item: they get "
+                     "the Dirichlet prior's share only")
+    return tuple(notes)
+
+
+# --- the pooled confusion: PyMC model, compiled once per shape, sampled by nutpie -----------------
+
+def build_model(shape: tuple[int, int, int]) -> Any:
+    """The partially pooled confusion (module docstring) on the counts ``gold_counts``
+    (M, K, L) and the prior scales, all ``pm.Data`` (a compiled model is refitted on new
+    data of the same shape); the free variables are standardised (``intercept_raw``,
+    ``confusion_sd_raw``, ``deviation_z``), the prior scales multiply them."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    n_m, n_k, n_l = shape
+    with pm.Model() as pm_model:
+        counts = pm.Data("gold_counts", np.zeros(shape))
+        a_sigma = pm.Data("prior_intercept_sigma", DEFAULT_PRIORS["intercept_sigma"])
+        tau_sigma = pm.Data("prior_confusion_sd_sigma", DEFAULT_PRIORS["confusion_sd_sigma"])
+        a_raw = pm.Normal("intercept_raw", 0.0, 1.0, shape=(n_k, n_l - 1))
+        tau_raw = pm.HalfNormal("confusion_sd_raw", 1.0, shape=(n_k,))
+        z = pm.Normal("deviation_z", 0.0, 1.0, shape=(n_m, n_k, n_l - 1))
+        eta = a_sigma * a_raw[None] + (tau_sigma * tau_raw)[None, :, None] * z
+        eta = pt.concatenate([pt.zeros((n_m, n_k, 1)), eta], axis=-1)
+        pm.Potential("gold_loglik", (counts * pt.special.log_softmax(eta, axis=-1)).sum())
+    return pm_model
+
+
+def _compiled(shape: tuple[int, int, int]) -> tuple[Any, float]:
+    """The nutpie model of this shape (compiled on first use in the process, its machine code
+    cached across processes); compile seconds."""
+    if shape in _COMPILED:
+        return _COMPILED[shape], 0.0
+    start = time.perf_counter()
+    pm_model = build_model(shape)
+    _COMPILED[shape] = compile_pymc_model(
+        pm_model, var_names=[v.name for v in pm_model.free_RVs],
+        structure={"model": "judges", "key": [int(s) for s in shape]},
+        sources=[__file__])[0]
+    return _COMPILED[shape], time.perf_counter() - start
+
+
+def _sample_partial(data: JudgeCounts, priors: dict[str, float], sizes: tuple[int, int, int],
+                    seed: int) -> tuple[np.ndarray, dict[str, np.ndarray], xr.Dataset,
+                                        dict[str, float]]:
+    """nutpie's draws of the pooled confusion: q (chain, draw, M, K, L), the pooled
+    parameters, the sampler statistics and the timings."""
+    import nutpie
+
+    draws, tune, chains = sizes
+    compiled, compile_s = _compiled(data.shape)
+    start = time.perf_counter()
+    raw = nutpie.sample(compiled.with_data(
+        gold_counts=data.gold_counts, prior_intercept_sigma=priors["intercept_sigma"],
+        prior_confusion_sd_sigma=priors["confusion_sd_sigma"]),
+        draws=draws, tune=tune, chains=chains, cores=chains, seed=seed, progress_bar=False,
+        save_warmup=False, target_accept=TARGET_ACCEPT)
+    sample_s = time.perf_counter() - start
+    post = raw["posterior"].to_dataset()
+    a = priors["intercept_sigma"] * post["intercept_raw"].values            # (C, D, K, L-1)
+    tau = priors["confusion_sd_sigma"] * post["confusion_sd_raw"].values    # (C, D, K)
+    eta = a[:, :, None] + tau[:, :, None, :, None] * post["deviation_z"].values
+    eta = np.concatenate([np.zeros((*eta.shape[:-1], 1)), eta], axis=-1)
+    eta -= eta.max(axis=-1, keepdims=True)
+    q = np.exp(eta)
+    q /= q.sum(axis=-1, keepdims=True)
+    return q, {"confusion_intercept": a, CONFUSION_SD: tau}, sampler_stats(raw), {
+        "compile_seconds": compile_s, "sampling_seconds": sample_s}
+
+
+def _dirichlet(alpha: np.ndarray, lead: tuple[int, int], gen: np.random.Generator
+               ) -> np.ndarray:
+    """Dirichlet draws (*lead, ..., K) from ``alpha`` (..., K) by normalised gammas."""
+    g = gen.standard_gamma(np.broadcast_to(alpha, (*lead, *alpha.shape)))
+    return g / g.sum(axis=-1, keepdims=True)
+
+
+def _benchmark(data: JudgeCounts, q: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+    """The mean gold score over each model's judged items: its gold labels plus the
+    unlabelled items' gold drawn given the judge level, q (chain, draw, M, K, L) ->
+    (chain, draw, M)."""
+    unlabelled = (data.level_counts - data.gold_counts.sum(axis=-1)).astype(np.int64)
+    drawn = gen.multinomial(np.broadcast_to(unlabelled, q.shape[:-1]), q)
+    total = data.gold_sum + (drawn @ data.gold_values).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / data.n_judged
+
+
+def _posterior(data: JudgeCounts, q: np.ndarray, pooled: dict[str, np.ndarray],
+               gen: np.random.Generator) -> xr.Dataset:
+    """The posterior group: judge shares, confusion, both scopes' means, pooled parameters."""
+    pi = _dirichlet(data.level_counts + CHAIN_PRIOR, q.shape[:2], gen)      # (C, D, M, K)
+    theta = np.sum(pi * (q @ data.gold_values), axis=-1)
+    cd = (*SAMPLE_DIMS, MODEL)
+    out = xr.Dataset({
+        CORRECTED_MEAN: (cd, theta), BENCHMARK_MEAN: (cd, _benchmark(data, q, gen)),
+        JUDGE_SHARE: ((*cd, JUDGE_LEVEL), pi),
+        GOLD_GIVEN_JUDGE: ((*cd, JUDGE_LEVEL, GOLD_LEVEL), q)},
+        coords={MODEL: data.models, JUDGE_LEVEL: data.judge_levels,
+                GOLD_LEVEL: data.gold_values})
+    if pooled:
+        out[CONFUSION_SD] = ((*SAMPLE_DIMS, JUDGE_LEVEL), pooled[CONFUSION_SD])
+        out["confusion_intercept"] = xr.DataArray(
+            pooled["confusion_intercept"], dims=(*SAMPLE_DIMS, JUDGE_LEVEL, GOLD_CONTRAST),
+            coords={GOLD_CONTRAST: data.gold_values[1:]})
+    out[CORRECTED_MEAN].attrs["description"] = (
+        "each model's mean gold score on the items' population: sum_j P(judge = j) "
+        "E[gold | judge = j]")
+    out[BENCHMARK_MEAN].attrs["description"] = (
+        "each model's mean gold score over its judged items (gold labels, and the unlabelled "
+        "items' gold drawn given the judge level)")
+    return out
+
+
+# --- the fit object -------------------------------------------------------------------------------
+
+def _cells_as_models(post: xr.Dataset) -> xr.Dataset:
+    """Variables over other dims than ``model`` with those dims stacked into one ``model``
+    dim labelled ``dim=value,...``, as :func:`evaluq._fits.convergence_table` takes."""
+    out = {}
+    for name, var in post.data_vars.items():
+        extra = [d for d in var.dims if d not in SAMPLE_DIMS]
+        if extra == [MODEL] or not extra:
+            out[name] = var
+            continue
+        stacked = var.stack(_cell=extra)
+        labels = [",".join(f"{d}={v}" for d, v in zip(extra, np.atleast_1d(key), strict=True))
+                  for key in stacked["_cell"].values]
+        out[name] = xr.DataArray(stacked.values, dims=(*SAMPLE_DIMS, MODEL),
+                                 coords={MODEL: labels})
+    return xr.Dataset(out)
+
+
+@dataclass(eq=False, repr=False)
+class JudgeFit(PosteriorFit):
+    """A fitted judge model (see :func:`evaluq.judges.fit_judge_model`).
+
+    Attributes
+    ----------
+    idata
+        ArviZ data (``xarray.DataTree``): ``posterior`` (chain, draw, ...) with
+        ``corrected_mean`` and ``benchmark_mean`` (model), ``judge_share`` (model,
+        judge_level), ``gold_given_judge`` (model, judge_level, gold_level) and, with
+        partial pooling, ``confusion_sd`` (judge_level) and ``confusion_intercept``;
+        ``sample_stats``; ``observed_data`` (the counts); ``constant_data`` (the priors).
+    config
+        The arguments, priors, seeds, timings and ``sampler`` (``"nutpie"``, or
+        ``"exact"``: conjugate draws with ``pooling="none"``).
+    data
+        The counts (:class:`JudgeCounts`).
+    """
+
+    idata: xr.DataTree
+    config: dict[str, Any]
+    data: JudgeCounts = field(repr=False)
+    SCOPES: ClassVar[tuple[str, ...]] = SCOPES
+    pairwise_differences = PosteriorFit.pairwise_differences
+    rank_probabilities = PosteriorFit.rank_probabilities
+    diagnostics = PosteriorFit.diagnostics
+    save = PosteriorFit.save
+
+    @property
+    def pooling(self) -> str:
+        """``"partial"`` or ``"none"``."""
+        return str(self.config["pooling"])
+
+    def means(self, scope: str = "population") -> xr.DataArray:
+        """Posterior draws (chain, draw, model) of each model's mean gold score.
+
+        Parameters
+        ----------
+        scope
+            ``"population"``: on the items' population,
+            :math:`\\sum_j \\pi_{mj} E[\\text{gold} \\mid j, m]` (the chain rule's theta);
+            ``"benchmark"``: over the model's own judged items (its gold labels, and the
+            unlabelled items' gold drawn given their judge level).
+        """
+        scope = check_choice("scope", scope, SCOPES)
+        return self.posterior[CORRECTED_MEAN if scope == "population" else BENCHMARK_MEAN]
+
+    def _scope_draws(self, scope: str) -> xr.DataArray:
+        return self.means(scope)
+
+    def confusion(self) -> xr.DataArray:
+        """Posterior mean of P(gold = l | judge = j) per model (model, judge_level,
+        gold_level)."""
+        return self.posterior[GOLD_GIVEN_JUDGE].mean(SAMPLE_DIMS)
+
+    def _diagnose(self, post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
+        post = _cells_as_models(post[[v for v in REPORTED if v in post]])
+        table = convergence_table(post, SAMPLE_DIMS)
+        n_divergent = divergences(stats)
+        exact = self.config["sampler"] == "exact"      # independent draws: nothing to converge
+        table.attrs = {"divergences": n_divergent, "problems": [] if exact else
+                       convergence_problems(table, n_divergent, rhat_max=RHAT_MAX,
+                                            ess_min=ESS_MIN, advice=ADVICE)}
+        return table
+
+    def _summary_columns(self) -> dict[str, Any]:
+        cols: dict[str, Any] = {N_GOLD: self.data.n_gold.astype(int),
+                                N_JUDGED: self.data.n_judged.astype(int)}
+        for scope in SCOPES:
+            cols |= summary_columns(self.means(scope), scope)
+        return cols
+
+    def _header(self) -> str:
+        post = self.posterior
+        n_m, n_k, n_l = self.data.shape
+        div = divergences(self.idata["sample_stats"].to_dataset())
+        return (f"JudgeFit(pooling={self.pooling!r}, {n_m} models, {n_k} judge levels, "
+                f"{n_l} gold values, {post.sizes['chain']} chains x {post.sizes['draw']} "
+                f"draws, sampler={self.config['sampler']!r}, divergences={div})")
+
+    def _notes(self) -> list[str]:
+        return list(self.data.notes)
+
+
+# --- public functions -----------------------------------------------------------------------------
+
+def _observed(data: JudgeCounts) -> xr.Dataset:
+    return xr.Dataset(
+        {"level_counts": ((MODEL, JUDGE_LEVEL), data.level_counts),
+         "gold_counts": ((MODEL, JUDGE_LEVEL, GOLD_LEVEL), data.gold_counts),
+         "gold_sum": (MODEL, data.gold_sum)},
+        coords={MODEL: data.models, JUDGE_LEVEL: data.judge_levels,
+                GOLD_LEVEL: data.gold_values})
+
+
+def _exact_stats(chains: int, draws: int) -> xr.Dataset:
+    """Sampler statistics of exact independent draws: no divergence."""
+    return xr.Dataset({"diverging": (SAMPLE_DIMS, np.zeros((chains, draws), dtype=bool))})
+
+
+def _draw(data: JudgeCounts, pooling: str, priors: dict[str, float],
+          sizes: tuple[int, int, int], gen: np.random.Generator
+          ) -> tuple[xr.Dataset, xr.Dataset, dict[str, Any]]:
+    """The posterior group, the sampler statistics and the run's settings."""
+    seed, post_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=2))
+    draws, _, chains = sizes
+    post_gen = np.random.default_rng(post_seed)
+    if pooling == "none":
+        q = _dirichlet(data.gold_counts + CHAIN_PRIOR, (chains, draws), post_gen)
+        pooled: dict[str, np.ndarray] = {}
+        stats = _exact_stats(chains, draws)
+        run: dict[str, Any] = {"sampler": "exact"}
+    else:
+        q, pooled, stats, timings = _sample_partial(data, priors, sizes, seed)
+        run = {"sampler": "nutpie", **timings}
+    return _posterior(data, q, pooled, post_gen), stats, {
+        "seed": seed, "post_seed": post_seed, **run}
+
+
+def fit_judge_model(table: Any, *, model: str = "model", item: str = "item",
+                    judge: str = "judge", gold: str = "gold", levels: Any = None,
+                    pooling: str = "partial", priors: dict[str, float] | None = None,
+                    draws: int = 1000, tune: int = 1000, chains: int = 2,
+                    rng: RNGLike = 0) -> JudgeFit:
+    r"""Fit the Bayesian judge model: every model's mean gold score from a judge's discrete
+    scores and a few gold labels, the judge's confusion partially pooled across models.
+
+    .. math::
+
+        \theta_m = \sum_j \pi_{mj} \sum_l v_l\, q_{mjl}, \quad
+        \pi_m \sim \mathrm{Dir}(1), \quad
+        \operatorname{logit} q_{mj}\ (\text{binary gold}) = a_j + \tau_j z_{mj}
+
+    (multinomial logit over the L gold values in general; the model, its priors and its
+    assumptions in ``models/judges.md`` and :mod:`evaluq.judges._bayes`). ``pooling="none"``
+    is the chain rule of :func:`evaluq.judges.ppi_mean` per model (independent Dirichlet /
+    Beta rows, drawn exactly); ``"partial"`` pools each judge level's confusion row across
+    models (nutpie on the counts per (model, judge level, gold value)).
+
+    Parameters
+    ----------
+    table
+        One row per (model, item): the judge's score and the gold score (NaN where the item is
+        unlabelled); a DataFrame or a file, read as :func:`evaluq.judges.judged_means` reads
+        it.
+    model, item, judge, gold
+        Column names. The judge's scores are discrete (at most 50 levels), the gold scores
+        too (at most 10 values; 0/1 for binary gold).
+    levels
+        The judge's levels (increasing numbers holding every judge score, e.g. ``range(1,
+        6)``); a level no item has gets the Dirichlet prior's share. Default: the distinct
+        judge scores.
+    pooling
+        ``"partial"`` (default) or ``"none"``.
+    priors
+        Prior scales: ``intercept_sigma`` (sigma_a, default 1.5) and ``confusion_sd_sigma``
+        (sigma_tau, default 1.0); partial pooling only.
+    draws, tune, chains
+        Posterior draws per chain, tuning steps per chain (nutpie; unused by the exact draws
+        of ``pooling="none"``), chains.
+    rng
+        Seed or Generator of the sampler and of the exact draws; default 0 (same seed, same
+        draws).
+
+    Returns
+    -------
+    JudgeFit
+        ``means(scope)``, ``pairwise_differences(scope, rope=)``,
+        ``rank_probabilities(scope)``, ``diagnostics()``, ``confusion()``, ``save(path)``
+        (:func:`load_judge_fit`). Scopes: ``"population"`` (default) and ``"benchmark"``.
+        Warns :class:`~evaluq.errors.ConvergenceWarning` when R-hat > 1.01, an ESS < 400 or
+        there are divergences.
+
+    Raises
+    ------
+    CubeError
+        As :func:`evaluq.judges.judged_means`: a missing column, a repeated (model, item), a
+        judge score that is NaN or no number, no gold label.
+    ValueError
+        Continuous judge or gold scores, ``levels`` not holding every judge score, an
+        unknown ``pooling``, a bad prior scale.
+
+    See Also
+    --------
+    evaluq.judges.judged_means : the frequentist corrections and paired differences.
+    evaluq.fit_items : the item model's grader effects (``family="ordinal"``, ``grader=``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evaluq.judges._bayes import fit_judge_model
+    >>> rng = np.random.default_rng(0)
+    >>> rows = []
+    >>> for m, p in (("a", 0.6), ("b", 0.7)):
+    ...     gold = (rng.random(400) < p).astype(float)
+    ...     judge = np.where(rng.random(400) < 0.85, gold, 1 - gold)
+    ...     rows.append(pd.DataFrame({"model": m, "item": range(400), "judge": judge,
+    ...                               "gold": np.where(np.arange(400) < 60, gold, np.nan)}))
+    >>> fit = fit_judge_model(pd.concat(rows), pooling="none")
+    >>> fit.means().mean(("chain", "draw")).round(2).values.tolist()
+    [0.55, 0.69]
+    >>> fit.rank_probabilities().p_best.round(2).values.tolist()
+    [0.02, 0.98]
+    """
+    pooling = check_choice("pooling", pooling, POOLINGS)
+    sizes = (check_int("draws", draws, minimum=1), check_int("tune", tune, minimum=0),
+             check_int("chains", chains, minimum=1))
+    resolved = merge_priors(DEFAULT_PRIORS, priors, DEFAULT_PRIORS.keys(), signed=())
+    gen = check_rng(rng)
+    data = judge_counts(table, model=model, item=item, judge=judge, gold=gold, levels=levels)
+    post, stats, run = _draw(data, pooling, resolved, sizes, gen)
+    config: dict[str, Any] = {
+        "pooling": pooling, "columns": {"model": model, "item": item, "judge": judge,
+                                        "gold": gold},
+        "draws": sizes[0], "tune": sizes[1], "chains": sizes[2], "priors": resolved,
+        "chain_prior": CHAIN_PRIOR, **run}
+    tree = xr.DataTree.from_dict({
+        "posterior": post, "sample_stats": stats, "observed_data": _observed(data),
+        "constant_data": xr.Dataset({f"prior_{k}": v for k, v in resolved.items()})})
+    tree.attrs = {"evaluq_config": json.dumps(config), "notes": json.dumps(list(data.notes))}
+    fit = JudgeFit(idata=tree, config=config, data=data)
+    fit._warn_unconverged(stacklevel=2)
+    return fit
+
+
+def load_judge_fit(path: str | os.PathLike[str]) -> JudgeFit:
+    """Load a fit written by :meth:`JudgeFit.save`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The NetCDF file.
+
+    Returns
+    -------
+    JudgeFit
+        The same posterior, configuration and counts.
+
+    Examples
+    --------
+    >>> import os, tempfile, pandas as pd
+    >>> from evaluq.judges._bayes import fit_judge_model, load_judge_fit
+    >>> table = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "item": list(range(4)) * 2,
+    ...                       "judge": [1, 0, 1, 1, 0, 0, 1, 0],
+    ...                       "gold": [1, 0, None, None, 0, 1, None, None]})
+    >>> fit = fit_judge_model(table, pooling="none", draws=500)
+    >>> path = os.path.join(tempfile.mkdtemp(), "judge.nc")
+    >>> fit.save(path)
+    >>> load_judge_fit(path).means().equals(fit.means())
+    True
+    """
+    tree, config = read_fit_tree(path, writer="JudgeFit.save", what="judge-model fit")
+    if "observed_data" not in tree or "level_counts" not in tree["observed_data"]:
+        raise ValueError(f"`path`: {str(path)!r} is not a file written by JudgeFit.save")
+    obs = tree["observed_data"].to_dataset()
+    data = JudgeCounts(models=obs[MODEL].values, judge_levels=obs[JUDGE_LEVEL].values,
+                       gold_values=obs[GOLD_LEVEL].values,
+                       level_counts=obs["level_counts"].values,
+                       gold_counts=obs["gold_counts"].values, gold_sum=obs["gold_sum"].values,
+                       notes=tuple(json.loads(tree.attrs.get("notes", "[]"))))
+    return JudgeFit(idata=tree, config=config, data=data)
