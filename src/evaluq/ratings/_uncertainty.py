@@ -22,14 +22,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from evaluq.ratings import _newton
-from evaluq.ratings._checks import strongly_connected
+from evaluq.ratings._checks import strongly_connected, took_from
 from evaluq.ratings._newton import Design
 from evaluq.ratings._votes import Votes
 
 BLOCK_ELEMENTS = 4_000_000
 """Resamples are fitted in blocks holding at most this many (resample x pair-cell or
 resample x parameter^2) numbers."""
-RUNAWAY_LOGIT = 30.0
+RUNAWAY_LOGIT = 15.0
 """A resample whose logit strengths span more than this is checked for an infinite MLE."""
 
 
@@ -124,26 +124,42 @@ class Bootstrap:
     failed_reason: str
 
 
+def _one_sided(counts: np.ndarray, design: Design, ties_count: bool) -> np.ndarray:
+    """Resamples in which some model took nothing from anyone, or lost to no one (a cheap
+    sufficient sign of an infinite MLE)."""
+    forward, backward = took_from(counts, ties_count)
+    m = design.n_models
+    took = np.zeros((counts.shape[0], m), dtype=bool)
+    gave = np.zeros((counts.shape[0], m), dtype=bool)
+    np.logical_or.at(took.T, design.pair_i, forward.T)
+    np.logical_or.at(took.T, design.pair_j, backward.T)
+    np.logical_or.at(gave.T, design.pair_i, backward.T)
+    np.logical_or.at(gave.T, design.pair_j, forward.T)
+    return np.asarray(~(took & gave).all(axis=1))
+
+
 def _failed(design: Design, x: np.ndarray, ok: np.ndarray, counts: np.ndarray,
             ties_count: bool) -> tuple[np.ndarray, str]:
-    """Resamples without a finite MLE: not converged, or a runaway span confirmed by the
-    strong-connectivity check; for Davidson also those with no tie or no decisive vote."""
-    theta = x[:, :design.n_models]
-    suspect = ~ok | (np.ptp(theta, axis=1) > RUNAWAY_LOGIT) | ~np.isfinite(x).all(axis=1)
-    bad = np.zeros(x.shape[0], dtype=bool)
-    reason = ""
+    """Resamples without a finite MLE: not converged; for Davidson no tie or no decisive vote;
+    without a prior, those whose graph is not strongly connected (checked exactly on the
+    suspects: a model that took nothing or never lost, or strengths spanning more than
+    :data:`RUNAWAY_LOGIT`)."""
+    bad = ~ok | ~np.isfinite(x).all(axis=1)
+    reasons = ["the fit did not converge"] if bad.any() else []
     if design.davidson:
-        no_ties = counts[..., 2].sum(axis=-1) == 0
-        no_decisive = counts[..., :2].sum(axis=(-2, -1)) == 0
-        bad |= no_ties | no_decisive
-        reason = "no tie or no decisive vote" if bad.any() else ""
-    if suspect.any() and design.ridge == 0.0:
-        idx = np.flatnonzero(suspect)
-        bad[idx] |= ~strongly_connected(counts[idx], design.pair_i, design.pair_j,
-                                        design.n_models, ties_count)
-        bad[idx] |= ~ok[idx] & ~bad[idx]
-        reason = reason or "a model that never wins or never loses within the resample"
-    return bad, reason
+        one_kind = (counts[..., 2].sum(axis=-1) == 0) | (counts[..., :2].sum(axis=(-2, -1)) == 0)
+        bad |= one_kind
+        reasons += ["no tie or no decisive vote"] if one_kind.any() else []
+    if design.ridge == 0.0:
+        theta = x[:, :design.n_models]
+        suspect = (np.ptp(theta, axis=1) > RUNAWAY_LOGIT) | _one_sided(counts, design, ties_count)
+        idx = np.flatnonzero(suspect & ~bad)
+        infinite = ~strongly_connected(counts[idx], design.pair_i, design.pair_j,
+                                       design.n_models, ties_count)
+        bad[idx[infinite]] = True
+        reasons += (["a group of models that never wins or never loses within the resample"]
+                    if infinite.any() else [])
+    return bad, "; ".join(reasons)
 
 
 def bootstrap(design: Design, votes: Votes, x_hat: np.ndarray, n: int,
