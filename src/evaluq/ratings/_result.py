@@ -23,6 +23,7 @@ ELO_OFFSET = 1000.0
 
 NO_TIE_MODEL = ("ties='{ties}' has no tie parameter (only ties='davidson' models ties)")
 SELF_PAIR = "a model is not compared with itself"
+BLOCK_ELEMENTS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -218,10 +219,7 @@ class RatingsResult(ResultBase):
         """
         level = self._level(confidence_level)
         if self.details["interval"] == "bootstrap":
-            theta = self.scale.to_logit(self.draws.values)
-            lam = np.log(self.tie_draws.values) if self.davidson else None
-            pw, _, _ = self._pair_grid(theta, lam)
-            bounds, kind = percentile_interval(np.moveaxis(pw, 0, -1), level), "percentile"
+            bounds, kind = self._percentile_bounds(level), "percentile"
         else:
             bounds, kind = self._delta_bounds(level), "normal"
         bounds[np.eye(bounds.shape[0], dtype=bool)] = np.nan
@@ -231,6 +229,20 @@ class RatingsResult(ResultBase):
                                   kind=kind, confidence_level=level, name="win_probability_ci")
         ci.attrs.update(self._attrs())
         return ci
+
+    def _percentile_bounds(self, level: float) -> np.ndarray:
+        """Percentile bounds of P(win) over the resamples, a block of ``model`` rows at a
+        time (at most ``BLOCK_ELEMENTS`` probabilities held at once)."""
+        theta = self.scale.to_logit(self.draws.values)            # (resample, model)
+        lam = np.log(self.tie_draws.values)[:, None] if self.davidson else None
+        m = theta.shape[1]
+        rows = max(1, BLOCK_ELEMENTS // max(theta.size, 1))
+        bounds = np.empty((m, m, 2))
+        for begin in range(0, m, rows):
+            d = theta[:, begin:begin + rows, None] - theta[:, None, :]
+            pw, _, _ = _newton.pair_probabilities(d, None if lam is None else lam[..., None])
+            bounds[begin:begin + rows] = percentile_interval(np.moveaxis(pw, 0, -1), level)
+        return bounds
 
     def _delta_bounds(self, level: float) -> np.ndarray:
         """Normal bounds of logit P(win) by the delta method, mapped back."""
