@@ -388,6 +388,10 @@ def test_unidentifiable_data():
         fit_ratings(disconnected, ties="half")
     with pytest.raises(ValueError, match="disconnected"):
         fit_ratings(disconnected, ties="half", prior_sd=1.0)
+    tie_only = pd.concat([_small(), pd.DataFrame({"model_a": ["w"], "model_b": ["x"],
+                                                  "winner": ["tie"]})], ignore_index=True)
+    with pytest.raises(ValueError, match=r"model\(s\) \['w'\] have no vote left"):
+        fit_ratings(tie_only, ties="drop")
     no_ties = _small().assign(winner=["model_a", "model_a", "model_a", "model_b", "model_b",
                                       "model_b"])
     with pytest.raises(ValueError, match="hold no tie"):

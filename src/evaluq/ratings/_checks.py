@@ -39,6 +39,13 @@ def check_connected(votes: Votes) -> None:
     """A comparison graph in several parts is refused, naming them."""
     m = votes.n_models
     present = votes.counts.sum(axis=1) > 0
+    has_votes = np.zeros(m, dtype=bool)
+    has_votes[votes.pair_i[present]] = has_votes[votes.pair_j[present]] = True
+    if not has_votes.all():
+        raise ValueError(
+            f"model(s) {_names(votes.models, np.flatnonzero(~has_votes))} have no vote left "
+            f"(ties='drop' removed their only votes, which were ties): they cannot be rated; "
+            f"use ties='davidson' or 'half', or remove them")
     graph = _graph(votes, present, present)
     n_parts, label = connected_components(graph, directed=False)
     if n_parts > 1:
