@@ -526,9 +526,9 @@ def test_half_ties_sandwich_equals_arena_rank_on_llmfao(llmfao, arena_rank):
 
 def test_vote_bootstrap_agrees_with_arena_ranks_bootstrap_on_llmfao(llmfao, arena_rank):
     """Both resample the votes iid (multinomial counts of the unique cells); arena-rank's 100
-    resamples (seed 42) against our 1000: SEs a median within 10 %, each within the Monte
+    resamples (seed 42) against our 400: SEs a median within 10 %, each within the Monte
     Carlo error of 100 resamples."""
-    fit = fit_ratings(llmfao, ties="half", interval="bootstrap", **LLMFAO)
+    fit = fit_ratings(llmfao, ties="half", interval="bootstrap", n_resamples=400, **LLMFAO)
     boot = arena_rank["bootstrap_converged"]
     theirs = np.array([boot["se"][m] for m in fit.rating["model"].values])
     ratio = fit.se.values / theirs
