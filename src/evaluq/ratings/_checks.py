@@ -74,7 +74,7 @@ def check_finite_mle(votes: Votes, ties_count: bool) -> None:
     never_lose = np.flatnonzero(np.isin(label, np.flatnonzero(~has_in)))
     took = "won or tied" if ties_count else "won"
     raise ValueError(
-        f"the maximum-likelihood ratings are infinite: model(s) "
+        f"`votes`: the maximum-likelihood ratings are infinite: model(s) "
         f"{_names(votes.models, never_win)} never {took} against the models outside their "
         f"group and {_names(votes.models, never_lose)} never lost to them (every model needs a "
         f"path of {'wins or ties' if ties_count else 'wins'} to every other). Collect more "
