@@ -119,6 +119,76 @@ eq.from_long({str(src)!r}, out={str(out)!r}, **{LONG!r})
     xr.testing.assert_equal(eq.variance_components(again), eq.variance_components(c))
 
 
+def item_table(n_items: int = 40, shift: float = 0.0) -> pd.DataFrame:
+    """Per-item 0/1 scores: 3 models x 3 tasks x 2 epochs x ``n_items`` items."""
+    gen = np.random.default_rng(1)
+    grid = pd.MultiIndex.from_product([["a", "b", "c"], ["t0", "t1", "t2"], [0, 1],
+                                       range(n_items)],
+                                      names=["model", "task", "epoch", "item"]).to_frame(
+                                          index=False)
+    p = 0.5 + shift + 0.1 * grid["model"].map({"a": 0, "b": 1, "c": 2})
+    return grid.assign(score=(gen.random(len(grid)) < p).astype(float))
+
+
+ITEMS = dict(model="model", item="item", score="score", language="task", seed="epoch",
+             n_boot=30, rng=0)
+
+
+@pytest.mark.parametrize("where", ["second-language", "before-rename", "exception"])
+def test_killed_from_items_out_leaves_no_store_and_the_partial_one_is_refused(tmp_path, where):
+    """from_items(parquet, out=) killed while writing its second language, or just before
+    the rename, leaves no store at `out` and a .partial one that open_cube refuses; an
+    exception (in process) leaves nothing at all. Written again, it is the in-memory cube."""
+    table = item_table()
+    src = tmp_path / "items.parquet"
+    table.to_parquet(src)
+    out = tmp_path / "cube.zarr"
+    if where == "exception":
+        import evaluq._items_zarr as z
+
+        def fail(*a, **k):
+            raise RuntimeError("disk full")
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(z, "write_language", fail)
+            with pytest.raises(RuntimeError, match="disk full"):
+                eq.from_items(src, out=out, **ITEMS)
+        assert not out.exists()
+        assert not [p for p in tmp_path.iterdir() if p.name != "items.parquet"]
+    else:
+        patch = ("import evaluq._items_zarr as z\n_w = z.write_language\nn = [0]\n"
+                 "def w(*a, **k):\n    n[0] += 1\n    if n[0] == 2:\n        die()\n"
+                 "    return _w(*a, **k)\nz.write_language = w\n"
+                 if where == "second-language" else "import evaluq._atomic as a\n"
+                                                    "a.os.rename = die\n")
+        run_child(KILL + patch + f"""
+import evaluq as eq
+eq.from_items({str(src)!r}, out={str(out)!r}, **{ITEMS!r})
+""")
+        assert not out.exists()                                # never a half store at `out`
+        partial = [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+        assert len(partial) == 1
+        with pytest.raises(CubeError, match="interrupted.*Delete it and write 'cube.zarr' again"):
+            eq.open_cube(partial[0])
+    again = eq.from_items(src, out=out, **ITEMS)               # resuming: write it again
+    xr.testing.assert_equal(again.boot_score.compute(), eq.from_items(table, **ITEMS).boot_score)
+
+
+def test_from_items_out_of_a_dataframe_is_atomic_too(tmp_path):
+    out = tmp_path / "cube.zarr"
+    import evaluq.items as items
+
+    def fail(*a):
+        raise OSError("killed")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(items, "write_manifest", fail)      # the last step before the rename
+        with pytest.raises(OSError, match="killed"):
+            eq.from_items(item_table(), out=out, **ITEMS)
+    assert not list(tmp_path.iterdir())
+    cube_ = eq.from_items(item_table(), out=out, **ITEMS)
+    assert (out / ".evaluq" / "manifest.json").is_file()
+    xr.testing.assert_equal(cube_.score, eq.from_items(item_table(), **ITEMS).score)
+
+
 def _experiment(path: Path, n_runs: int) -> eq.Experiment:
     rng = np.random.default_rng(0)
     exp = eq.Experiment(path)
@@ -250,6 +320,67 @@ def test_damaged_zarr_cube_is_refused_naming_the_store(tmp_path, part, damage):
     truncate(target) if damage == "truncate" else flip(target, damage)
     with pytest.raises(CubeError, match=str(out)):
         eq.variance_components(eq.open_cube(out))
+
+
+def _chunk_files(store: Path) -> list[Path]:
+    return sorted(p for p in store.rglob("*") if p.is_file() and ".evaluq" not in p.parts
+                  and p.name != "zarr.json")
+
+
+@pytest.mark.parametrize("writer", ["from_long", "from_items"])
+@pytest.mark.parametrize("which", ["boot_score", "score", "every boot_score chunk"])
+def test_missing_chunk_files_are_refused_on_open_naming_the_path(tmp_path, writer, which):
+    """A store written by evaluq lists its chunk files in a manifest written last; a deleted
+    chunk (which zarr would read as NaN: missing cells) is refused on open, naming it."""
+    out = tmp_path / "cube.zarr"
+    if writer == "from_long":
+        eq.from_long(long_table(cube()), out=out, **LONG)
+    else:
+        eq.from_items(item_table(), out=out, **ITEMS)
+    variable = "score" if which == "score" else "boot_score"
+    chunks = [p for p in _chunk_files(out) if p.relative_to(out).parts[0] == variable]
+    assert chunks
+    for path in chunks if which.startswith("every") else chunks[-1:]:
+        path.unlink()
+    with pytest.raises(CubeError, match=rf"{out}' is a damaged zarr cube store: \d+ of its "
+                                        rf"\d+ chunk file\(s\) are missing, e\.g\. "
+                                        rf"'{out}/{variable}/c"):
+        eq.open_cube(out)
+
+
+def test_a_resized_chunk_is_refused_and_a_damaged_manifest_named(tmp_path):
+    out = tmp_path / "cube.zarr"
+    eq.from_long(long_table(cube()), out=out, **LONG)
+    target = _chunk_files(out)[0]
+    target.write_bytes(target.read_bytes() + b"\0")
+    with pytest.raises(CubeError, match="of another size than written"):
+        eq.open_cube(out)
+    (out / ".evaluq" / "manifest.json").write_text("{not json")
+    with pytest.raises(CubeError, match=r"the manifest of this zarr cube store .* is damaged"):
+        eq.open_cube(out)
+
+
+@pytest.mark.parametrize("how", ["rename", "remove and rewrite"])
+def test_a_store_replaced_under_a_lazy_cube_raises_and_never_mixes(tmp_path, how):
+    """A lazily opened store replaced underneath (renamed over, or removed and written
+    again) raises at compute time: the chunks check the store's generation."""
+    import shutil
+
+    out = tmp_path / "cube.zarr"
+    first = eq.from_long(long_table(cube()), out=out, **LONG)
+    other = long_table(cube(rng=1))
+    if how == "rename":
+        eq.from_long(other, out=tmp_path / "new.zarr", **LONG)
+        os.rename(out, tmp_path / "old.zarr")
+        os.rename(tmp_path / "new.zarr", out)
+    else:
+        shutil.rmtree(out)
+        eq.from_long(other, out=out, **LONG)
+    with pytest.raises(CubeError, match=rf"the zarr store '{out}' was replaced after it was "
+                                        "opened"):
+        eq.variance_components(first)
+    xr.testing.assert_equal(eq.variance_components(eq.open_cube(out)),   # opened again: fine
+                            eq.variance_components(cube(rng=1)))
 
 
 @pytest.mark.parametrize("damage", ["truncate", *FRACTIONS])

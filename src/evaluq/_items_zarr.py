@@ -7,7 +7,9 @@ language's rows to a scratch parquet file of its own (beside the store) and coll
 models and seeds; then each language's file is read, scored and bootstrapped exactly as in
 memory (the same random streams, so the numbers are identical) and written into its slice of
 the store, and the scratch files are removed. Memory is bounded by the largest
-language, not by the file. Other inputs are built in memory and then written.
+language, not by the file. Other inputs are built in memory and then written. The caller
+(``items._to_zarr``) writes into a ``.partial`` directory renamed when complete, with the
+store's manifest last (``_atomic``), and every chunk carries a checksum.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._atomic import zarr_checksums
 from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
@@ -106,7 +109,7 @@ def _template(out: str | os.PathLike[str], models: np.ndarray, languages: np.nda
         coords={MODEL: models, LANGUAGE: languages, SEED: seeds, BOOTSTRAP: np.arange(n_boot)})
     if clustered:
         template[N_CLUSTERS] = ((LANGUAGE,), da.zeros(n_l, dtype=np.int64, chunks=1))
-    template.to_zarr(out, compute=False, consolidated=False)
+    template.to_zarr(out, compute=False, consolidated=False, encoding=zarr_checksums(template))
 
 
 def write_language(out: str | os.PathLike[str], k: int, models: np.ndarray, seeds: np.ndarray,
@@ -166,7 +169,3 @@ def stream(path: str, out: str | os.PathLike[str], cols: dict[str, str | None], 
         shutil.rmtree(scratch, ignore_errors=True)
     zarr.open_group(str(out), mode="r+").attrs.update(attrs)
 
-
-def remove(out: str | os.PathLike[str]) -> None:
-    """Remove a partly written store."""
-    shutil.rmtree(out, ignore_errors=True)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from evaluq._atomic import check_generation
 from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
@@ -58,11 +59,15 @@ def is_dask(cube: Any) -> bool:
         var.chunks is not None for var in cube.data_vars.values())
 
 
-def open_zarr(path: str | os.PathLike[str]) -> xr.Dataset:
-    """A zarr store as a lazy Dataset chunked as stored (consolidated metadata or not)."""
+def open_zarr(path: str | os.PathLike[str], generation: str | None = None) -> xr.Dataset:
+    """A zarr store as a lazy Dataset chunked as stored (consolidated metadata or not).
+
+    With ``generation`` (the store's, read on open by ``_atomic.check_manifest``), every
+    chunk read checks that the store at ``path`` still holds it, before and after reading:
+    a store replaced underneath raises ``CubeError``, it never gives a mixed cube."""
     import functools
 
-    getitem = functools.partial(_read_chunk, path=os.fspath(path))
+    getitem = functools.partial(_read_chunk, path=os.fspath(path), generation=generation)
     try:
         return xr.open_zarr(path, chunks={}, consolidated=_has_consolidated(path),
                             from_array_kwargs={"getitem": getitem})
@@ -72,17 +77,22 @@ def open_zarr(path: str | os.PathLike[str]) -> xr.Dataset:
 
 
 def _read_chunk(array: Any, key: Any, asarray: bool = True, lock: Any = None, *,
-                path: str) -> Any:
+                path: str, generation: str | None = None) -> Any:
     """dask's ``getter`` for one chunk of a zarr store; a chunk that cannot be read or
     decoded (truncated, corrupted: a failed checksum) raises ``CubeError`` naming the store,
-    so an analysis never returns a result from it."""
+    so an analysis never returns a result from it; so does a store whose generation is no
+    longer the one opened (replaced underneath), checked before and after the read."""
     from dask.array.core import getter
 
+    check_generation(path, generation)
     try:
-        return getter(array, key, asarray=asarray, lock=lock)
+        chunk = getter(array, key, asarray=asarray, lock=lock)
     except Exception as err:                          # any decoding failure of the chunk
+        check_generation(path, generation)            # a replaced store says so first
         raise CubeError(f"cannot read a chunk of the zarr store {path!r} (truncated or "
                         f"corrupted): {type(err).__name__}: {err}") from err
+    check_generation(path, generation)
+    return chunk
 
 
 def _has_consolidated(path: str | os.PathLike[str]) -> bool:

@@ -584,7 +584,8 @@ def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
         raise FileNotFoundError(f"no such file: {str(path)!r}")
     if os.path.isdir(path):
         _atomic.check_complete(path, "zarr cube store")
-        return _streaming.prepare(_streaming.open_zarr(path))
+        generation = _atomic.check_manifest(path, "zarr cube store")
+        return _streaming.prepare(_streaming.open_zarr(path, generation))
     return validate(_open_file(path))
 
 
@@ -642,16 +643,13 @@ def _long_to_zarr(data: TableLike, out: str | os.PathLike[str], keys: dict[str, 
             chunks = _zarr_chunks(sizes) if sizes else {}
             cube.chunk({d: c for d, c in chunks.items() if d in cube.dims}).to_zarr(
                 tmp, consolidated=False, encoding=_checksummed(cube))
+        _atomic.write_manifest(tmp)          # last: what the store holds, and its generation
     return open_cube(out)
 
 
 def _checksummed(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
-    """zarr encoding with a checksum in every chunk (zstd's content checksum), so that a
-    corrupted chunk fails to decode instead of being read as numbers."""
-    from zarr.codecs import ZstdCodec
-
-    return {str(name): {"compressors": (ZstdCodec(level=0, checksum=True),)}
-            for name in ds.variables}
+    """zarr encoding with a checksum in every chunk (``_atomic.zarr_checksums``)."""
+    return _atomic.zarr_checksums(ds)
 
 
 def _damaged_parquet(path: str, err: Exception) -> CubeError:

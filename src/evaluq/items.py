@@ -24,12 +24,13 @@ import os
 import warnings
 from collections.abc import Hashable
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evaluq._atomic import atomic_dir, write_manifest, zarr_checksums
 from evaluq._dims import (
     BOOT_SCORE,
     BOOTSTRAP,
@@ -588,38 +589,50 @@ def _attrs(source: str, score: str, metric: str | None, higher_is_better: bool, 
 def _to_zarr(table: TableLike, out: str | os.PathLike[str], kw: dict[str, Any], n_boot: int,
              rng: RNGLike, metric: str | None, higher_is_better: bool,
              seeds_are: Literal["epochs", "runs"]) -> xr.Dataset:
-    """``from_items(..., out=store)``: a parquet file language by language, else in memory."""
+    """``from_items(..., out=store)``: a parquet file language by language, else in memory;
+    written beside ``out`` and renamed to it when complete, its manifest last (``_atomic``:
+    a killed write leaves no store at ``out``)."""
     from evaluq import _items_zarr
     from evaluq.cube import open_cube
 
     _items_zarr.check_out(out)
-    try:
+    with atomic_dir(out) as tmp:
         if isinstance(table, pd.DataFrame) or not _items_zarr.is_parquet(table):
             cube = from_items(table, **kw, n_boot=n_boot, rng=rng, metric=metric,
                               higher_is_better=higher_is_better, seeds_are=seeds_are)
-            cube.chunk({MODEL: 1, LANGUAGE: 1}).to_zarr(out, consolidated=False)
-            return open_cube(out)
-        root = check_rng(rng)
-        seeds: list[np.random.SeedSequence] = []
+            cube.chunk({MODEL: 1, LANGUAGE: 1}).to_zarr(tmp, consolidated=False,
+                                                        encoding=zarr_checksums(cube))
+        else:
+            _stream_parquet(cast("str | os.PathLike[str]", table), tmp, kw, n_boot, rng,
+                            metric, higher_is_better, seeds_are)
+        write_manifest(tmp)
+    return open_cube(out)
 
-        def score_language(rows: pd.DataFrame, k: int, n_languages: int
-                           ) -> tuple[ItemTable, tuple[np.ndarray, np.ndarray]]:
-            if not seeds:      # the streams of the in-memory path: one per sorted language
-                seeds.extend(np.random.SeedSequence(
-                    root.integers(0, 2**63 - 1, dtype=np.int64)).spawn(n_languages))
-            data = pivot_items(rows, **kw, epoch_from_table=False)   # one language's rows
-            return data, _boot_language(data.blocks[0], n_boot, np.random.default_rng(seeds[k]))
 
-        cols = {MODEL: kw["model"], LANGUAGE: kw["language"], SEED: kw["seed"],
-                ITEM: kw["item"], CLUSTER: kw["cluster"], SCORE: kw["score"]}
-        attrs = _attrs(os.fspath(table), kw["score"], metric, higher_is_better, rng, n_boot,
-                       kw["item"], kw["cluster"], seeds_are)
-        _items_zarr.stream(os.fspath(table), out, cols, n_boot, _sorted_codes, score_language,
-                           attrs)
-        return open_cube(out)
-    except BaseException:
-        _items_zarr.remove(out)
-        raise
+def _stream_parquet(table: str | os.PathLike[str], tmp: str | os.PathLike[str],
+                    kw: dict[str, Any], n_boot: int, rng: RNGLike, metric: str | None,
+                    higher_is_better: bool, seeds_are: Literal["epochs", "runs"]) -> None:
+    """A parquet log into the store ``tmp``, one language at a time, with the random streams
+    of the in-memory path (so the numbers are identical)."""
+    from evaluq import _items_zarr
+
+    root = check_rng(rng)
+    seeds: list[np.random.SeedSequence] = []
+
+    def score_language(rows: pd.DataFrame, k: int, n_languages: int
+                       ) -> tuple[ItemTable, tuple[np.ndarray, np.ndarray]]:
+        if not seeds:      # the streams of the in-memory path: one per sorted language
+            seeds.extend(np.random.SeedSequence(
+                root.integers(0, 2**63 - 1, dtype=np.int64)).spawn(n_languages))
+        data = pivot_items(rows, **kw, epoch_from_table=False)   # one language's rows
+        return data, _boot_language(data.blocks[0], n_boot, np.random.default_rng(seeds[k]))
+
+    cols = {MODEL: kw["model"], LANGUAGE: kw["language"], SEED: kw["seed"],
+            ITEM: kw["item"], CLUSTER: kw["cluster"], SCORE: kw["score"]}
+    attrs = _attrs(os.fspath(table), kw["score"], metric, higher_is_better, rng, n_boot,
+                   kw["item"], kw["cluster"], seeds_are)
+    _items_zarr.stream(os.fspath(table), tmp, cols, n_boot, _sorted_codes, score_language,
+                       attrs)
 
 
 def _assemble(data: ItemTable, scored: list[tuple[np.ndarray, np.ndarray]], n_boot: int
