@@ -10,7 +10,7 @@ simulated prompts. Coverage of the 95 % interval of every rating difference is c
 the arenas; ``cluster="prompt"`` must cover within binomial error of nominal, the iid
 sandwich (votes independent) covers less when the prompt effects are large.
 
-Figures (rows for docs/calibration.md) are printed with ``-s``.
+Figures: ``CALIBRATION`` lines for ``scripts/calibration_table.py`` (docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -113,12 +113,22 @@ def test_prompt_clustered_intervals_cover_and_iid_ones_do_not():
     rng = np.random.default_rng(20261126)
     large = coverage(0.8, rng, n_bootstrap=N_BOOTSTRAP)
     none = coverage(0.0, rng, n_arenas=N_NULL)
-    print(f"\nratings calibration ({N_ARENAS} arenas of {N_PROMPTS} prompts x "
-          f"{VOTES_PER_PROMPT} votes, {len(PAIRS)} differences each; bootstrap on "
-          f"{N_BOOTSTRAP} arenas): tau=0.8 prompt-sandwich {large['prompt']:.3f} "
-          f"iid-sandwich {large['iid']:.3f} prompt-bootstrap {large['bootstrap']:.3f}; "
-          f"tau=0 ({N_NULL} arenas) prompt-sandwich {none['prompt']:.3f} "
-          f"iid-sandwich {none['iid']:.3f}")
+    design = f"{N_PROMPTS} prompts x {VOTES_PER_PROMPT} votes, {len(PAIRS)} differences each"
+    rows = [
+        (f"fit_ratings, Davidson, cluster='prompt' sandwich (CR1), prompt effects tau=0.8 "
+         f"({design})", large["prompt"], N_ARENAS),
+        (f"fit_ratings, Davidson, cluster='prompt' bootstrap (percentile), prompt effects "
+         f"tau=0.8 ({design})", large["bootstrap"], N_BOOTSTRAP),
+        (f"fit_ratings, Davidson, iid sandwich (HC0), prompt effects tau=0.8, *documented* "
+         f"under-coverage ({design})", large["iid"], N_ARENAS),
+        (f"fit_ratings, Davidson, cluster='prompt' sandwich (CR1), no prompt effects "
+         f"({design})", none["prompt"], N_NULL),
+        (f"fit_ratings, Davidson, iid sandwich (HC0), no prompt effects ({design})",
+         none["iid"], N_NULL),
+    ]
+    for study, rate, n in rows:
+        print(f"\nCALIBRATION | {study} | coverage of 95% intervals of rating differences "
+              f"(arena x pair) | nominal 0.950 | measured {rate:.4f} | n {n} arenas")
     assert _within_binomial(large["prompt"], N_ARENAS), large
     assert _within_binomial(large["bootstrap"], N_BOOTSTRAP), large
     assert _within_binomial(none["prompt"], N_NULL), none
