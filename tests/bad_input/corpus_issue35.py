@@ -8,6 +8,9 @@ as one test, and :func:`issue35_cases` adds the cases of public names to the cor
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -152,8 +155,19 @@ def _huge_sizes() -> list[Case]:
     ]
 
 
+def load_text_file():
+    """load_item_fit of a text file named ``text.nc`` (in a folder removed afterwards)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "text.nc")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("not a fit\n")
+        return eq.load_item_fit(path)
+
+
 def _vague() -> list[Case]:
     return [
+        Case("evaluq.load_item_fit", "a text file (the file named)",
+             load_text_file, r"`path` '.*text\.nc' cannot be read"),
         Case("evaluq.proportion_interval", "shapes that do not broadcast",
              lambda: eq.proportion_interval([1, 2], [3, 4, 5]),
              r"`successes` of shape \(2,\) and `trials` of shape \(3,\) do not broadcast"),
