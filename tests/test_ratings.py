@@ -16,6 +16,8 @@ import pytest
 import scipy.optimize as so
 import scipy.stats as st
 import statsmodels.api as sm
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from evaluq.pairwise import pairwise_differences
 from evaluq.ranks import leaderboard, rank_distribution, significance_groups
@@ -534,3 +536,27 @@ def test_vote_bootstrap_agrees_with_arena_ranks_bootstrap_on_llmfao(llmfao, aren
     ratio = fit.se.values / theirs
     assert 0.9 < np.median(ratio) < 1.1
     assert np.all((ratio > 0.7) & (ratio < 1.4)), ratio
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=hst.integers(0, 2**32 - 1), ties=hst.sampled_from(["davidson", "half", "drop"]))
+def test_property_row_order_and_sides_do_not_matter(seed, ties):
+    """Any shuffle of the rows and any swap of sides (with the winner swapped) gives the same
+    ratings, SEs and draws; every model's draws sum to the identifiability (sum-zero)."""
+    rng = np.random.default_rng(seed)
+    votes = simulate_votes(rng.normal(0, 0.5, 6), 0.8, 300, rng, n_prompts=12)
+    one = fit_ratings(votes, ties=ties, cluster="prompt", scale="logit", n_resamples=50)
+    perm = rng.permutation(len(votes))
+    flip = rng.random(len(votes)) < 0.5
+    other = votes.iloc[perm].reset_index(drop=True)
+    swapped = other.copy()
+    f = flip[perm]
+    swapped.loc[f, "model_a"], swapped.loc[f, "model_b"] = other.loc[f, "model_b"], other.loc[
+        f, "model_a"]
+    swapped.loc[f, "winner"] = other.loc[f, "winner"].map(
+        {"model_a": "model_b", "model_b": "model_a", "tie": "tie"})
+    two = fit_ratings(swapped, ties=ties, cluster="prompt", scale="logit", n_resamples=50)
+    np.testing.assert_allclose(two.rating.values, one.rating.values, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(two.se.values, one.se.values, rtol=1e-9)
+    np.testing.assert_allclose(two.draws.values, one.draws.values, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(one.draws.sum("model").values, 0.0, atol=1e-9)

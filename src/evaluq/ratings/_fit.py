@@ -135,6 +135,8 @@ def _fit(votes: Votes, design: Design, opts: _Options, ref: int | None) -> _Fit:
         kind = "bootstrap (" + ("clusters" if votes.clusters is not None else "votes") + ")"
     else:
         draws = _uncertainty.normal_draws(x_hat, robust.covariance, opts.n_resamples, opts.rng)
+        m = design.n_models      # exactly sum-zero (the covariance's null direction is 1)
+        draws[:, :m] -= draws[:, :m].mean(axis=1, keepdims=True)
         cov, kind = robust.covariance, robust.kind
     anchor = _anchor(design, ref)
     return _Fit(x_hat=anchor @ x_hat, cov=anchor @ cov @ anchor.T, draws=draws @ anchor.T,
