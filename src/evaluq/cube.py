@@ -550,7 +550,11 @@ def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
     array chunked as stored, its structure is checked now and its values (no infinities)
     chunk by chunk when an analysis reads them; the small variables (``score``, summary SDs)
     are loaded. :func:`evaluq.variance_components`, :func:`evaluq.resample` and
-    :func:`evaluq.aggregate` then stream it (see the cluster guide).
+    :func:`evaluq.aggregate` then stream it (see the cluster guide). A store evaluq wrote
+    (``from_long(..., out=)``, ``from_items(..., out=)``) is checked against its manifest
+    (a missing or resized chunk file raises ``CubeError`` naming it), and every chunk read
+    checks that the store was not replaced since it was opened (docs/reliability.md); an
+    interrupted write (a ``.partial`` store) is refused.
 
     Parameters
     ----------
