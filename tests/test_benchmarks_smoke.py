@@ -42,6 +42,7 @@ QUICK = {
     "calibration_intervals.py": [],
     "bench_field_methods.py": ["--skip-anchor"],
     "bench_field_rliable.py": ["--skip-anchor"],
+    "bench_ratings.py": ["--skip-anchor"],
 }
 
 

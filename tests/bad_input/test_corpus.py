@@ -25,12 +25,14 @@ from .corpus_field import field_cases
 from .corpus_issue35 import issue35_cases
 from .corpus_items import item_cases
 from .corpus_orientation import orientation_cases
+from .corpus_ratings import ratings_cases
 from .corpus_reporting import reporting_cases
 from .corpus_rliable import field_cases as rliable_cases
 from .corpus_small import small_sample_cases
 
 CASES = [*CUBE_CASES, *reporting_cases(), *field_cases(), *small_sample_cases(),
-         *rliable_cases(), *item_cases(), *orientation_cases(), *issue35_cases()]
+         *rliable_cases(), *item_cases(), *orientation_cases(), *issue35_cases(),
+         *ratings_cases()]
 
 PUBLIC_MODULES = ("agreement", "dirichlet", "intervals", "measurement_error", "metrics",
                   "significance", "plots", "tables", "reporting")

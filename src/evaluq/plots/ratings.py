@@ -62,7 +62,7 @@ def ratings_plot(result: Any, *, confidence_level: float | None = None,
     >>> import evaluq as eq
     >>> votes = pd.DataFrame({"model_a": ["x", "x", "y", "y", "z", "z"] * 5,
     ...                       "model_b": ["y", "z", "z", "x", "x", "y"] * 5,
-    ...                       "winner": ["model_a", "model_a", "tie", "model_b", "model_b",
+    ...                       "winner": ["model_a", "model_a", "tie", "model_b", "model_a",
     ...                                  "model_a"] * 5})
     >>> fig = eq.plots.ratings_plot(eq.fit_ratings(votes, ties="half"))
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
@@ -125,7 +125,7 @@ def win_probability_heatmap(result: Any, *, annotate: bool | None = None,
     >>> import evaluq as eq
     >>> votes = pd.DataFrame({"model_a": ["x", "x", "y", "y", "z", "z"] * 5,
     ...                       "model_b": ["y", "z", "z", "x", "x", "y"] * 5,
-    ...                       "winner": ["model_a", "model_a", "tie", "model_b", "model_b",
+    ...                       "winner": ["model_a", "model_a", "tie", "model_b", "model_a",
     ...                                  "model_a"] * 5})
     >>> fig = eq.plots.win_probability_heatmap(eq.fit_ratings(votes, ties="half"))
     >>> fig.axes[0].images[0].get_array().shape

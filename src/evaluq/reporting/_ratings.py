@@ -144,7 +144,7 @@ def ratings_report(result: Any, *, out: str | Path | None = None, title: str | N
     >>> from evaluq.reporting._ratings import ratings_report
     >>> votes = pd.DataFrame({"model_a": ["x", "x", "y", "y", "z", "z"] * 5,
     ...                       "model_b": ["y", "z", "z", "x", "x", "y"] * 5,
-    ...                       "winner": ["model_a", "model_a", "tie", "model_b", "model_b",
+    ...                       "winner": ["model_a", "model_a", "tie", "model_b", "model_a",
     ...                                  "model_a"] * 5})
     >>> page = ratings_report(eq.fit_ratings(votes, rng=0), settings={"rng": 0})
     >>> [s.id for s in page.sections["ratings"]]
