@@ -21,7 +21,6 @@ from evaluq.errors import ConvergenceWarning
 from evaluq.ranks import leaderboard, rank_distribution
 from evaluq.ratings import fit_ratings
 from evaluq.ratings._bayes import (
-    LOO_DRAWS,
     Cells,
     cell_loglik,
     cells_of,
@@ -300,23 +299,42 @@ def test_iid_loglik_per_cluster_is_a_sum_over_its_votes(votes, pooled_fit, clust
 
 
 def test_a_left_out_cluster_is_integrated_over_its_effects(cluster_fit):
-    """One vote per unit: the integral over x = z_i - z_j ~ N(0, 2) by Gauss-Hermite."""
+    """Units of one pair: the integral over x = z_i - z_j ~ N(0, 2) by Gauss-Hermite."""
     units = Cells(g=np.arange(3), i=np.array([0, 1, 3]), j=np.array([4, 2, 5]),
-                  counts=np.eye(3), n_clusters=3)
-    ll = pointwise_loglik(cluster_fit, units)
+                  counts=np.array([[5.0, 3.0, 2.0], [0.0, 1.0, 0.0], [2.0, 2.0, 6.0]]),
+                  n_clusters=3)
+    ll, mc_se = pointwise_loglik(cluster_fit, units, return_mc_se=True)
     theta = cluster_fit.posterior["theta"].values.reshape(-1, 6)
     lam = np.log(cluster_fit.posterior["nu"].values.ravel())
     sigma = cluster_fit.posterior["sigma_cluster"].values.ravel()
-    x, wts = np.polynomial.hermite_e.hermegauss(60)            # weight exp(-x^2 / 2)
-    wts = wts / wts.sum()
+    x, wts = np.polynomial.hermite_e.hermegauss(80)            # weight exp(-x^2 / 2)
     d = (theta[:, units.i] - theta[:, units.j])[:, :, None] + sigma[:, None, None] * (
         np.sqrt(2.0) * x)
-    probs = np.stack(davidson_probabilities(d, lam[:, None, None]), axis=1)   # (D, o, K, x)
-    p = probs[:, [0, 1, 2], [0, 1, 2], :]                       # each unit's own outcome
-    mean = (p * wts).sum(axis=-1)
-    sd = np.sqrt(((p - mean[..., None]) ** 2 * wts).sum(axis=-1))
-    mc_se = sd / mean / np.sqrt(LOO_DRAWS)
-    assert np.all(np.abs(ll - np.log(mean)) < 5 * mc_se + 1e-12)
+    p_i, p_j, p_t = davidson_probabilities(d, lam[:, None, None])
+    c = units.counts[:, :, None]
+    lik = np.exp(c[:, 0] * np.log(p_i) + c[:, 1] * np.log(p_j) + c[:, 2] * np.log(p_t))
+    exact = np.log((lik * wts / wts.sum()).sum(axis=-1))
+    assert np.all(np.abs(ll - exact) < 5 * mc_se + 1e-3)
+    assert np.median(mc_se) < 0.01
+
+
+def test_a_real_cluster_integral_equals_brute_force_monte_carlo(cluster_fit):
+    """A prompt's 15-odd votes over six models: 200,000 draws of its effects from the prior."""
+    units = cluster_fit.data.cells
+    ll, mc_se = pointwise_loglik(cluster_fit, units, return_mc_se=True)
+    theta = cluster_fit.posterior["theta"].values.reshape(-1, 6)
+    lam = np.log(cluster_fit.posterior["nu"].values.ravel())
+    sigma = cluster_fit.posterior["sigma_cluster"].values.ravel()
+    rows = units.g == 0
+    rng = np.random.default_rng(5)
+    for k in (0, 500):
+        z = rng.standard_normal((200_000, 6)) * sigma[k]
+        d = theta[k, units.i[rows]] - theta[k, units.j[rows]] + z[:, units.i[rows]] \
+            - z[:, units.j[rows]]
+        log_lik = cell_loglik(d, lam[k], units.counts[rows], True).sum(axis=-1)
+        w = np.exp(log_lik - log_lik.max())
+        brute, brute_se = log_lik.max() + np.log(w.mean()), w.std() / w.mean() / np.sqrt(w.size)
+        assert abs(ll[k, 0] - brute) < 5 * (mc_se[k, 0] + brute_se) + 1e-4
 
 
 def test_compare_clustered_and_iid_by_whole_clusters(cluster_fit, pooled_fit):
@@ -324,7 +342,10 @@ def test_compare_clustered_and_iid_by_whole_clusters(cluster_fit, pooled_fit):
     assert set(table.index) == {"clustered", "iid"}
     assert "whole cluster of 'prompt'" in table.attrs["unit"]
     assert table.attrs["n_units"] == 40
-    assert {"elpd", "elpd_diff", "se", "dse", "pareto_k_above_0.7"} <= set(table.columns)
+    assert {"elpd", "elpd_diff", "se", "dse", "pareto_k_above_0.7",
+            "mc_se_max"} <= set(table.columns)
+    assert float(table.loc["clustered", "mc_se_max"]) < 0.1
+    assert float(table.loc["iid", "mc_se_max"]) == 0.0
     assert np.all(np.isfinite(table["elpd"]))
 
 
