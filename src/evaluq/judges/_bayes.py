@@ -572,7 +572,7 @@ def load_judge_fit(path: str | os.PathLike[str]) -> JudgeFit:
 
     Examples
     --------
-    >>> import os, tempfile, pandas as pd
+    >>> import os, shutil, tempfile, pandas as pd
     >>> from evaluq.judges._bayes import fit_judge_model, load_judge_fit
     >>> table = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "item": list(range(4)) * 2,
     ...                       "judge": [1, 0, 1, 1, 0, 0, 1, 0],
@@ -582,6 +582,7 @@ def load_judge_fit(path: str | os.PathLike[str]) -> JudgeFit:
     >>> fit.save(path)
     >>> load_judge_fit(path).means().equals(fit.means())
     True
+    >>> shutil.rmtree(os.path.dirname(path))
     """
     tree, config = read_fit_tree(path, writer="JudgeFit.save", what="judge-model fit")
     if "observed_data" not in tree or "level_counts" not in tree["observed_data"]:
