@@ -321,5 +321,11 @@ GOLD_GIVEN_JUDGE: Final = "gold_given_judge"
 """P(gold = l | judge = j, model) (model, judge_level, gold_level): the judge's confusion."""
 CONFUSION_SD: Final = "confusion_sd"
 """The SD across models of the confusion's logits at each judge level (partial pooling)."""
-GOLD_CONTRAST: Final = "gold_contrast"
-"""The gold values but the first: the pooled confusion logits log P(gold = l) / P(gold = first)."""
+JUDGE_CONTRAST: Final = "judge_contrast"
+"""The judge's levels but the first: the pooled confusion logits
+log P(judge = j | gold) / P(judge = first | gold)."""
+GOLD_SHARE: Final = "gold_share"
+"""P(gold = l) per model (model, gold_level): the judge model's prevalence of each gold value."""
+JUDGE_GIVEN_GOLD: Final = "judge_given_gold"
+"""P(judge = j | gold = l, model) (model, gold_level, judge_level): the judge's behaviour given
+the truth (its sensitivity and specificity for binary scores)."""
