@@ -786,8 +786,9 @@ def compare_ratings_fits(fits: dict[str, RatingsFit]) -> pd.DataFrame:
             warnings.simplefilter("ignore", UserWarning)
             k = azs.loo(trees[name], var_name="y", pointwise=True).pareto_k
         flagged[name] = int((np.asarray(k) > K_THRESHOLD).sum())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
+    with warnings.catch_warnings():       # stacking's optimiser on fits far apart divides
+        warnings.simplefilter("ignore", UserWarning)   # by zero: its weights are then even
+        warnings.simplefilter("ignore", RuntimeWarning)
         table = azs.compare(trees, var_name="y", round_to="none")
     table["pareto_k_above_0.7"] = [flagged[n] for n in table.index]
     table["mc_se_max"] = [mc[n] for n in table.index]
