@@ -401,3 +401,35 @@ def test_posterior_intervals_cover_the_truth_drawn_from_the_prior():
           f"{n_warned} fits warned (ESS < 400 of 600 draws)")
     for name, inflate in (("strength", 1.5), ("difference", 2.0), ("log_nu", 1.0)):
         assert abs(cover[name] - 0.9) < 3.5 * inflate * np.sqrt(0.09 / len(hits[name]))
+
+
+@pytest.mark.slow
+def test_flat_prior_on_llmfao_is_close_to_evalica_newman():
+    """LLMFAO (8,931 crowd votes, 59 models; tests/data/llmfao): the flat-prior posterior
+    mean of the sum-zero log strengths against evalica 0.4.2's converged newman anchor
+    (benchmarks/anchors/evalica_reference.json) and fit_ratings' SEs; nu against 2 v."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).parents[1]
+    anchor = json.loads((root / "benchmarks" / "anchors" / "evalica_reference.json")
+                        .read_text())["newman"]["converged"]
+    df = pd.read_csv(root / "tests" / "data" / "llmfao" / "llmfao.csv")
+    cols = {"model_a": "left", "model_b": "right",
+            "outcomes": {"left": "model_a", "right": "model_b", "tie": "tie"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = fit_ratings_bayes(df, **cols, prior_sd=100.0, scale="logit", draws=500,
+                                tune=500, rng=0)
+    mle = fit_ratings(df, **cols, scale="logit")
+    peer = pd.Series(anchor["log_scores_sum_zero"]).loc[mle.rating["model"].values].to_numpy()
+    mean = fit.ratings().mean(("chain", "draw")).values
+    gap = np.abs(mean - peer) / mle.se.values
+    print(f"LLMFAO flat prior: max |posterior mean - evalica| = {gap.max():.3f} SE; nu "
+          f"{float(fit.tie_parameter.mean()):.4f} vs evalica 2 v = {anchor['davidson_nu']:.4f}")
+    assert gap.max() < 0.2
+    log_nu = np.log(fit.tie_parameter.values)
+    se_log_nu = float(mle.tie_se) / float(mle.tie_parameter)
+    # the marginal posterior of nu integrates over 58 strengths (measured 0.24 SE from the
+    # joint maximum, the likelihood's nuisance-parameter offset)
+    assert abs(np.median(log_nu) - np.log(anchor["davidson_nu"])) < 0.35 * se_log_nu
