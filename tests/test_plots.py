@@ -297,7 +297,20 @@ def _rliable_figures() -> dict[str, Any]:
             eq.performance_profile(cube, [0.5, 0.8, 1.0], n_resamples=200, rng=0)),
         "probability_of_improvement_plot": eq.plots.probability_of_improvement_plot(
             eq.probability_of_improvement(cube, n_resamples=200, rng=0)),
+        **_ratings_figures(),
     }
+
+
+def _ratings_figures() -> dict[str, Any]:
+    import pandas as pd
+
+    votes = pd.DataFrame({"model_a": ["x", "x", "y", "y", "z", "z"] * 5,
+                          "model_b": ["y", "z", "z", "x", "x", "y"] * 5,
+                          "winner": ["model_a", "model_a", "tie", "model_b", "model_a",
+                                     "model_a"] * 5})
+    result = eq.fit_ratings(votes)
+    return {"ratings_plot": eq.plots.ratings_plot(result),
+            "win_probability_heatmap": eq.plots.win_probability_heatmap(result)}
 
 
 def test_every_figure_displays_as_png_in_ipython(agg, rng):

@@ -8,6 +8,7 @@ from typing import Any
 
 import matplotlib as mpl
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 from matplotlib.figure import Figure
@@ -46,6 +47,11 @@ def inputs() -> dict[str, Any]:
         "mde": eq.power.mde_grid(eq.power.design_from_sds(sd_item=0.5, n_items=100),
                                  n_items=[50, 100, 200], n_seeds=[1, 3]),
         "field_cube": eq.from_arrays(rng.normal(0.8, 0.2, (3, 5, 4))),
+        "ratings": eq.fit_ratings(
+            pd.DataFrame({"model_a": ["x", "x", "y", "y", "z", "z"] * 5,
+                          "model_b": ["y", "z", "z", "x", "x", "y"] * 5,
+                          "winner": ["model_a", "model_a", "tie", "model_b", "model_a",
+                                     "model_a"] * 5})),
     }
 
 
@@ -64,6 +70,8 @@ SINGLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "probability_of_improvement_plot": lambda d: (
         eq.plots.probability_of_improvement_plot,
         eq.probability_of_improvement(d["field_cube"], n_resamples=100, rng=0)),
+    "ratings_plot": lambda d: (eq.plots.ratings_plot, d["ratings"]),
+    "win_probability_heatmap": lambda d: (eq.plots.win_probability_heatmap, d["ratings"]),
 }
 MULTI: dict[str, Callable[[dict[str, Any]], Any]] = {
     "variance_bars": lambda d: (eq.plots.variance_bars, d["components"], 2),

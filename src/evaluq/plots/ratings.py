@@ -156,4 +156,5 @@ def win_probability_heatmap(result: Any, *, annotate: bool | None = None,
                 ax.text(j, i, f"{p:.2f}", ha="center", va="center", fontsize=6,
                         color="white" if abs(p - 0.5) > 0.3 else "black")
     fig.colorbar(image, ax=ax, label="probability", shrink=0.8)
+    fig.draw_without_rendering()    # settle the layout (rotated labels): same size every render
     return fig
