@@ -415,3 +415,71 @@ def test_label_budget_bad_input(kwargs: dict, match: str) -> None:
         label_budget(y, np.array([1.0, 0.0, 0.0, 1.0]), **kwargs)
     with pytest.raises(ValueError, match="constant"):
         label_budget(np.ones(4), np.array([1.0, 0.0, 0.0, 1.0]), width=0.1)
+
+
+# --- real data: Chatbot Arena battles with human votes and LLM judges (ppi_real.json) -----------
+
+REAL = json.loads((ANCHORS / "ppi_real.json").read_text())
+BATTLES = pd.read_csv(Path(__file__).resolve().parent / "data" / "judges" / "arena_battles.csv")
+
+
+def arena_file(name: str, judge: str, coding: str) -> tuple[np.ndarray, np.ndarray]:
+    """Gold (the pair's first model won by human vote) and the judge's score of one pair's
+    battles, in the file's order (ppi_real.json's design)."""
+    first = name.split("__")[0]
+    rows = BATTLES.set_index("battle").loc[REAL["files"][name]["battles"]]
+    side = np.where(rows["model_a"] == first, "a", "b")
+    gold = (rows["human"].to_numpy() == side).astype(float)
+    verdict = rows[judge].to_numpy()
+    score = np.where(verdict == side, 1.0, np.where((verdict == "tie") & (coding != "binary"),
+                                                     0.5, 0.0))
+    return gold, score
+
+
+def arena_subsets(name: str, n_subsets: int) -> np.ndarray:
+    """The labelled positions of the file's first ``n_subsets`` label subsets."""
+    f = REAL["files"][name]
+    draws = np.random.default_rng([20261127, f["index"]]).random((2000, f["n_items"]))
+    return np.argsort(draws, axis=1, kind="stable")[:n_subsets, :f["n_labels"]]
+
+
+@pytest.mark.parametrize("name", sorted(REAL["files"]))
+def test_ppi_mean_equals_ppi_py_on_arena_battles(name: str) -> None:
+    """ppi_py's first three intervals of every file, judge and coding (PPI++, PPI, gold-only)."""
+    subsets = arena_subsets(name, 3)
+    for setting, ref in REAL["files"][name]["settings"].items():
+        gold, score = arena_file(name, *setting.split("/"))
+        for r, lab in enumerate(subsets):
+            unl = np.setdiff1d(np.arange(gold.size), lab)
+            for method in ("ppi++", "ppi", "classical"):
+                res = ppi_mean(gold[lab], score[lab], score[unl], method=method)
+                np.testing.assert_allclose(res.confidence_interval().values,
+                                           ref[method]["first3_ci"][r], atol=1e-10)
+
+
+# --- cje-eval's transport designs (cje_reference.json) ------------------------------------------
+
+CJE = json.loads((ANCHORS / "cje_reference.json").read_text())
+
+
+def _cje_table(data: dict) -> pd.DataFrame:
+    return pd.concat([pd.DataFrame({"model": policy, "item": data["prompt_id"],
+                                    "judge": v["judge_score"],
+                                    "gold": np.where(v["labelled"], v["oracle_full"], np.nan)})
+                      for policy, v in data["policies"].items()], ignore_index=True)
+
+
+@pytest.mark.parametrize(("design", "relation"), [("data", "gold-given-judge"),
+                                                  ("lenient_judge", "judge-given-gold")])
+def test_transport_flags_what_cje_flags(design: str, relation: str) -> None:
+    """cje-eval 0.9.3's analyze_dataset fails policy D, and only D, in both of its designs
+    (E[gold | judge] 0.3 lower for D; E[judge | gold] 0.15 higher for D); evaluq's check of
+    the matching relation flags D and only D."""
+    data = CJE[design]["data"] if design == "lenient_judge" else CJE["data"]
+    with pytest.warns(TransportWarning, match="for D "):
+        res = judged_means(_cje_table(data), transport_relation=relation, rng=0)
+    assert res.transport is not None
+    assert res.transport["flagged"].to_series().to_dict() == {
+        "A": False, "B": False, "C": False, "D": True}
+    audits = CJE["analyze_dataset"] if design == "data" else CJE[design]["analyze_dataset"]
+    assert "D" in json.dumps(audits)

@@ -23,7 +23,6 @@ import numpy as np
 
 from evaluq.judges._data import JudgeTable
 from evaluq.judges._kernels import (
-    CHAIN_PRIOR,
     Moments,
     chain_rule_draws,
     chain_rule_moments,
@@ -50,23 +49,27 @@ def _per_model(codes: np.ndarray, weights: np.ndarray | None, n_models: int) -> 
 
 
 def ppi_fits(t: JudgeTable, method: str, lam: float | None) -> ModelFits:
-    """classical / PPI / PPI++ for every model (``lam`` a given lambda for PPI++)."""
+    """classical / PPI / PPI++ for every model (``lam`` a given lambda for PPI++).
+
+    One bincount per moment over the (model, labelled) cells: no row is copied out."""
     n_models = len(t.models)
-    lab, unl = t.labelled, ~t.labelled
-    ml, mu = t.model[lab], t.model[unl]
-    y, f, fu = t.gold[lab], t.judge[lab], t.judge[unl]
-    n, big_n = _per_model(ml, None, n_models), _per_model(mu, None, n_models)
+    lab = t.labelled
+    key = t.model * 2 + lab
+    y0 = np.where(lab, t.gold, 0.0)
+    size = 2 * n_models
+    counts = _per_model(key, None, size)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ybar = _per_model(ml, y, n_models) / n
-        fbar = _per_model(ml, f, n_models) / n
-        fubar = _per_model(mu, fu, n_models) / big_n
-    yc, fc, fuc = y - ybar[ml], f - fbar[ml], fu - fubar[mu]
+        f_mean = _per_model(key, t.judge, size) / counts
+        y_mean = _per_model(key, y0, size) / counts
+    fc = t.judge - f_mean[key]
+    yc = np.where(lab, y0 - y_mean[key], 0.0)
+    vf = _per_model(key, fc * fc, size)
+    ss_y, s_yf = _per_model(key, yc * yc, size), _per_model(key, yc * fc, size)
+    n, big_n = counts[1::2], counts[0::2]
     with np.errstate(invalid="ignore", divide="ignore"):
-        m = Moments(n=n, big_n=big_n, ybar=ybar, fbar=fbar, fubar=fubar,
-                    vy=_per_model(ml, yc * yc, n_models) / n,
-                    vf=_per_model(ml, fc * fc, n_models) / n,
-                    cyf=_per_model(ml, yc * fc, n_models) / n,
-                    vfu=_per_model(mu, fuc * fuc, n_models) / big_n)
+        m = Moments(n=n, big_n=big_n, ybar=y_mean[1::2], fbar=f_mean[1::2],
+                    fubar=f_mean[0::2], vy=ss_y[1::2] / n, vf=vf[1::2] / n,
+                    cyf=s_yf[1::2] / n, vfu=vf[0::2] / big_n)
     if method == "classical":
         lam_m = np.zeros(n_models)
     elif method == "ppi" or lam is not None:
@@ -74,19 +77,19 @@ def ppi_fits(t: JudgeTable, method: str, lam: float | None) -> ModelFits:
     else:
         lam_m = tuned_lambda(m)
     estimate, var = ppi_estimate(m, lam_m)
-    lam0 = np.nan_to_num(lam_m)
-    phi = np.zeros(t.model.size)
+    lam_row = np.nan_to_num(lam_m)[t.model]
     with np.errstate(invalid="ignore", divide="ignore"):
-        phi[lab] = (yc - lam0[ml] * fc) / n[ml]
-        phi[unl] = np.where(lam0[mu] == 0, 0.0, lam0[mu] * fuc / big_n[mu])
+        phi = np.where(lab, (yc - lam_row * fc) / counts[key],
+                       np.where(lam_row == 0, 0.0, lam_row * fc / counts[key]))
     return ModelFits(estimate=estimate, var=var, var_classical=m.vy / n, lam=lam_m,
                      phi=np.nan_to_num(phi))
 
 
-def _chain_counts(t: JudgeTable, values: np.ndarray) -> tuple[np.ndarray, np.ndarray,
-                                                              np.ndarray]:
-    """Judge-level codes of the rows and the counts (M, K), (M, K, L)."""
-    levels, level = np.unique(t.judge, return_inverse=True)
+def _chain_counts(t: JudgeTable, levels: np.ndarray, values: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Judge-level codes of the rows (``levels`` the judge's sorted distinct scores) and the
+    counts (M, K), (M, K, L)."""
+    level = np.searchsorted(levels, t.judge)
     n_models, k, n_values = len(t.models), levels.size, values.size
     m = _per_model(t.model * k + level, None, n_models * k).reshape(n_models, k)
     lab = t.labelled
@@ -95,10 +98,10 @@ def _chain_counts(t: JudgeTable, values: np.ndarray) -> tuple[np.ndarray, np.nda
     return level, m, c
 
 
-def chain_fits(t: JudgeTable, values: np.ndarray, n_draws: int,
+def chain_fits(t: JudgeTable, levels: np.ndarray, values: np.ndarray, n_draws: int,
                rng: np.random.Generator) -> ModelFits:
     """The chain rule for every model: posterior moments and draws, influence function."""
-    level, m, c = _chain_counts(t, values)
+    level, m, c = _chain_counts(t, levels, values)
     mean, var = chain_rule_moments(m, c, values)
     n_mk = c.sum(axis=-1)
     prior_mean = float(values.mean())
@@ -131,6 +134,6 @@ def gold_only_fits(t: JudgeTable, bayes: np.ndarray | None, n_draws: int,
     cell = t.model[lab] * n_values + np.searchsorted(bayes, t.gold[lab])
     c = _per_model(cell, None, n_models * n_values).reshape(n_models, 1, n_values)
     ones = np.ones((n_models, 1))
-    mean, var = chain_rule_moments(ones, c, bayes, prior=CHAIN_PRIOR)
+    mean, var = chain_rule_moments(ones, c, bayes)
     return ModelFits(estimate=mean, var=var, var_classical=var, lam=fits.lam, phi=fits.phi,
                      draws=chain_rule_draws(ones, c, bayes, n_draws, rng))

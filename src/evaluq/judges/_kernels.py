@@ -119,20 +119,22 @@ def dirichlet_linear_moments(alpha: np.ndarray, values: np.ndarray
 
 
 def chain_rule_moments(level_counts: np.ndarray, gold_counts: np.ndarray,
-                       gold_values: np.ndarray, prior: float = CHAIN_PRIOR
+                       gold_values: np.ndarray, gold_prior: float | np.ndarray | None = None
                        ) -> tuple[np.ndarray, np.ndarray]:
     r"""Posterior mean and variance of :math:`\theta = \sum_j \pi_j \mu_j` in closed form.
 
-    :math:`\pi \sim \mathrm{Dir}(m + a)` from the judge-level counts ``level_counts`` (..., K)
-    of all judged items, :math:`q_j \sim \mathrm{Dir}(c_j + a)` from the gold-level counts
-    ``gold_counts`` (..., K, L) of the labelled items at judge level j, and
+    :math:`\pi \sim \mathrm{Dir}(m + 1)` from the judge-level counts ``level_counts``
+    (..., K) of all judged items, :math:`q_j \sim \mathrm{Dir}(c_j + b)` from the gold-level
+    counts ``gold_counts`` (..., K, L) of the labelled items at judge level j with the prior
+    ``gold_prior`` b (default :data:`CHAIN_PRIOR`, uniform; an array broadcasts), and
     :math:`\mu_j = q_j \cdot v` (``gold_values`` v, length L), all independent:
     :math:`E\theta = \sum_j E\pi_j E\mu_j` and
     :math:`\mathrm{var}\,\theta = \sum_j E[\pi_j^2]\,\mathrm{var}\,\mu_j +
     \mathrm{var}(\sum_j \pi_j E\mu_j)`.
     """
-    mu_mean, mu_var = dirichlet_linear_moments(gold_counts + prior, gold_values)
-    alpha = level_counts + prior
+    b = CHAIN_PRIOR if gold_prior is None else gold_prior
+    mu_mean, mu_var = dirichlet_linear_moments(gold_counts + b, gold_values)
+    alpha = level_counts + CHAIN_PRIOR
     a0 = alpha.sum(axis=-1)
     p = alpha / a0[..., None]
     e_pi2 = p * (1.0 - p) / (a0[..., None] + 1.0) + p**2
@@ -150,11 +152,12 @@ def _dirichlet_draws(alpha: np.ndarray, n_draws: int, rng: np.random.Generator) 
 
 def chain_rule_draws(level_counts: np.ndarray, gold_counts: np.ndarray,
                      gold_values: np.ndarray, n_draws: int, rng: np.random.Generator,
-                     prior: float = CHAIN_PRIOR) -> np.ndarray:
+                     gold_prior: float | np.ndarray | None = None) -> np.ndarray:
     """Posterior draws (..., n_draws) of the chain rule's theta (see
     :func:`chain_rule_moments`)."""
-    pi = _dirichlet_draws(level_counts + prior, n_draws, rng)              # (..., D, K)
-    alpha = np.broadcast_to((gold_counts + prior)[..., None, :, :],
+    b = CHAIN_PRIOR if gold_prior is None else gold_prior
+    pi = _dirichlet_draws(level_counts + CHAIN_PRIOR, n_draws, rng)        # (..., D, K)
+    alpha = np.broadcast_to((gold_counts + b)[..., None, :, :],
                             (*pi.shape, gold_counts.shape[-1]))
     g = rng.standard_gamma(alpha)                                          # (..., D, K, L)
     mu = (g @ gold_values) / g.sum(axis=-1)

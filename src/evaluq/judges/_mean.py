@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from scipy import stats
 
@@ -84,17 +85,29 @@ def is_binary(values: np.ndarray) -> bool:
 
 def gold_levels(gold: np.ndarray) -> np.ndarray:
     """The gold values of the chain rule: 0 and 1 for 0/1 labels, else the distinct values."""
-    return np.array([0.0, 1.0]) if is_binary(gold) else np.unique(gold)
+    if is_binary(gold):
+        return np.array([0.0, 1.0])
+    found = levels_of(gold, MAX_CHAIN_LEVELS)
+    return np.unique(gold) if found is None else found
+
+
+def levels_of(values: np.ndarray, cap: int) -> np.ndarray | None:
+    """The sorted distinct values, or None when there are more than ``cap`` (hashing, not
+    sorting, the values; a continuous score is told from its first 100,000 values)."""
+    if values.size > 100_000 and pd.unique(values[:100_000]).size > cap:
+        return None
+    found = pd.unique(values)
+    return None if found.size > cap else np.sort(found)
 
 
 def choose_method(gold: np.ndarray, judge_all: np.ndarray) -> tuple[str, str]:
     """The default method and why: the chain rule for discrete judge and gold scores (at most
     :data:`MAX_LEVELS` values each), PPI++ otherwise."""
-    levels = np.unique(judge_all)
+    levels = levels_of(judge_all, MAX_LEVELS)
     n_gold = gold_levels(gold).size
-    if levels.size > MAX_LEVELS:
-        return "ppi++", (f"the judge's scores take {levels.size} distinct values (more than "
-                         f"{MAX_LEVELS}: continuous), so PPI++ (power-tuned lambda)")
+    if levels is None:
+        return "ppi++", (f"the judge's scores take more than {MAX_LEVELS} distinct values "
+                         "(continuous), so PPI++ (power-tuned lambda)")
     if n_gold > MAX_LEVELS:
         return "ppi++", (f"the gold labels take {n_gold} distinct values (more than "
                          f"{MAX_LEVELS}), so PPI++ (power-tuned lambda)")

@@ -56,6 +56,7 @@ from evaluq.judges._mean import (
     WEAK_GAIN,
     choose_method,
     gold_levels,
+    levels_of,
 )
 from evaluq.judges._transport import TransportWarning, transport_test
 
@@ -160,23 +161,33 @@ def _fit(t: JudgeTable, method: str, lam: float | None, n_draws: int,
     if method != "chain-rule":
         return ppi_fits(t, method, lam), None
     values = gold_levels(t.gold[t.labelled])
-    n_levels = np.unique(t.judge).size
-    if n_levels > MAX_CHAIN_LEVELS or values.size > MAX_CHAIN_LEVELS:
+    levels = levels_of(t.judge, MAX_CHAIN_LEVELS)
+    if levels is None or values.size > MAX_CHAIN_LEVELS:
         raise ValueError(f"method='chain-rule' needs discrete scores (at most "
-                         f"{MAX_CHAIN_LEVELS} distinct values); the judge has {n_levels} and "
-                         f"the gold labels {values.size}: use method='ppi++'")
-    return chain_fits(t, values, n_draws, rng), values
+                         f"{MAX_CHAIN_LEVELS} distinct values each); the judge has "
+                         f"{'more' if levels is None else levels.size} and the gold labels "
+                         f"{values.size}: use method='ppi++'")
+    return chain_fits(t, levels, values, n_draws, rng), values
 
 
-def _transport(t: JudgeTable, method: str, alpha: float | None) -> dict[str, np.ndarray] | None:
+RELATIONS = ("judge-given-gold", "gold-given-judge")
+"""What the transport check compares between models: the judge's scores given the gold
+labels (a lenient judge; the default), or the gold labels given the judge's scores (a
+calibration that carries over, as cje-eval's transport audit)."""
+
+
+def _transport(t: JudgeTable, method: str, alpha: float | None,
+               relation: str) -> dict[str, np.ndarray] | None:
     """The transport check on the labelled rows (None for gold-only or when switched off)."""
     if method == "classical" or alpha is None:
         return None
     lab = t.labelled
-    levels, codes = np.unique(t.gold[lab], return_inverse=True)
-    discrete = levels.size <= MAX_LEVELS
-    return transport_test(t.model[lab], t.gold[lab], t.judge[lab], len(t.models),
-                          codes if discrete else None, levels.size, alpha)
+    given, response = (t.gold[lab], t.judge[lab]) if relation == RELATIONS[0] else (
+        t.judge[lab], t.gold[lab])
+    levels = levels_of(given, MAX_LEVELS)
+    codes = None if levels is None else np.searchsorted(levels, given)
+    return transport_test(t.model[lab], given, response, len(t.models), codes,
+                          0 if levels is None else levels.size, alpha)
 
 
 def _fall_back(t: JudgeTable, fits: ModelFits, fallback: ModelFits,
@@ -193,6 +204,25 @@ def _fall_back(t: JudgeTable, fits: ModelFits, fallback: ModelFits,
                      phi=np.where(rows, fallback.phi, fits.phi), draws=draws)
 
 
+DENSE_CELLS = 20_000_000
+"""Above this many (model, unit) cells the influence functions are summed as a sparse matrix
+(models with items of their own); below, as a dense one (BLAS)."""
+
+
+def _gram(rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, n_rows: int,
+          n_cols: int) -> np.ndarray:
+    """:math:`AA^T` of the (n_rows, n_cols) matrix summing ``weights`` at (rows, cols): dense
+    for up to :data:`DENSE_CELLS` cells, sparse (scipy) beyond."""
+    if n_rows * n_cols <= DENSE_CELLS:
+        a = np.bincount(rows * n_cols + cols, weights=weights,
+                        minlength=n_rows * n_cols).reshape(n_rows, n_cols)
+        return a @ a.T
+    from scipy import sparse
+
+    sp = sparse.csr_matrix((weights, (rows, cols)), shape=(n_rows, n_cols))
+    return np.asarray((sp @ sp.T).toarray())
+
+
 def _covariance(t: JudgeTable, fits: ModelFits, exact: bool) -> tuple[np.ndarray, np.ndarray]:
     r"""Covariance of the models' estimates and each model's design effect.
 
@@ -202,9 +232,7 @@ def _covariance(t: JudgeTable, fits: ModelFits, exact: bool) -> tuple[np.ndarray
     design effect, with :math:`C`'s correlations.
     """
     n_models, n_groups = len(t.models), t.n_groups
-    phi = np.bincount(t.model * n_groups + t.group, weights=fits.phi,
-                      minlength=n_models * n_groups).reshape(n_models, n_groups)
-    cov = phi @ phi.T
+    cov = _gram(t.model, t.group, fits.phi, n_models, n_groups)
     if t.clustered:
         cov *= n_groups / max(n_groups - 1, 1)
     iid = np.bincount(t.model, weights=fits.phi**2, minlength=n_models)
@@ -222,9 +250,10 @@ def _covariance(t: JudgeTable, fits: ModelFits, exact: bool) -> tuple[np.ndarray
 def _shared_items(t: JudgeTable) -> np.ndarray:
     """Items each pair of models shares (M, M)."""
     n_models = len(t.models)
-    counts = np.bincount(t.model * t.n_items + t.item, minlength=n_models * t.n_items)
-    present = counts.reshape(n_models, t.n_items).astype(np.float32)
-    return np.rint(present @ present.T).astype(np.int64)
+    if t.model.size == n_models * t.n_items:       # every model has every item (no repeats)
+        return np.full((n_models, n_models), t.n_items, dtype=np.int64)
+    shared = _gram(t.model, t.item, np.ones(t.model.size), n_models, t.n_items)
+    return np.rint(shared).astype(np.int64)
 
 
 def _differences(models: np.ndarray, est: np.ndarray, cov: np.ndarray, shared: np.ndarray,
@@ -297,18 +326,21 @@ def _validate(method: str | None, lam: Any, transport_alpha: Any, confidence_lev
 
 
 def _check_transport(t: JudgeTable, fits: ModelFits, method: str, alpha: float | None,
-                     values: np.ndarray | None, n_draws: int, rng: np.random.Generator
+                     relation: str, values: np.ndarray | None, n_draws: int,
+                     rng: np.random.Generator
                      ) -> tuple[ModelFits, xr.Dataset | None, list[str]]:
     """Run the transport check; flagged models fall back to gold-only, with a warning."""
-    check = _transport(t, method, alpha)
+    check = _transport(t, method, alpha, relation)
     if check is None:
         return fits, None, []
     flagged = check[FLAGGED]
     ds = xr.Dataset({k: (MODEL, v) for k, v in check.items()}, coords={MODEL: t.models})
     ds.attrs["description"] = (
-        "transport check: each model's judge scores against the judge's relation to the gold "
-        "labels on the other models' items (shift > 0: the judge is lenient for the model; "
-        f"its SE, z, p, Holm over the models; flagged at alpha={alpha})")
+        f"transport check ({relation}): each model's "
+        f"{'judge scores' if relation == RELATIONS[0] else 'gold labels'} against their "
+        "relation to the other models' on the labelled items (the shift, its SE, z, p, Holm "
+        f"over the models; flagged at alpha={alpha}, step-down)")
+    ds.attrs["relation"] = relation
     if not flagged.any():
         return fits, ds, []
     fallback = gold_only_fits(t, values, n_draws, rng)
@@ -368,7 +400,8 @@ def _notes(t: JudgeTable, per_model: xr.Dataset, extra: list[str]) -> tuple[str,
 def judged_means(table: Any, *, model: str = "model", item: str = "item",
                  judge: str = "judge", gold: str = "gold", method: str | None = None,
                  lam: float | None = None, cluster: str | None = None,
-                 transport_alpha: float | None = 0.05, confidence_level: float = 0.95,
+                 transport_alpha: float | None = 0.05,
+                 transport_relation: str = "judge-given-gold", confidence_level: float = 0.95,
                  n_draws: int = N_DRAWS, rng: Any = None) -> JudgedMeansResult:
     r"""Every model's mean gold score from a judge's scores and a few gold labels, with the
     paired differences between models over shared items.
@@ -390,10 +423,13 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
     chain rule the variances are the posterior's (times the design effect
     :math:`C_{mm}/\sum_i\phi_{mi}^2` with clusters) and :math:`C` gives the correlations.
 
-    **Transport check** (``transport_alpha``): whether a model's gold labels follow the
-    judge-to-gold relation of the other models (:mod:`evaluq.judges._transport`); a flagged
-    model (Holm-adjusted p below ``transport_alpha``) gets its gold-only estimate, with a
-    :class:`TransportWarning`.
+    **Transport check** (``transport_alpha``, ``transport_relation``): whether the judge
+    relates to a model's gold labels as it does to the other models'
+    (:mod:`evaluq.judges._transport`); a flagged model (Holm-adjusted p below
+    ``transport_alpha``, step-down) gets its gold-only estimate, with a
+    :class:`TransportWarning`. Each model's correction uses its own labels, so the
+    estimates are valid either way; the fallback says that the judge's scores of that model
+    cannot be trusted like the others'.
 
     **Draws** (``resample``, ``model``) from :math:`N(\hat\theta, C)` for
     :func:`evaluq.rank_distribution`, :func:`evaluq.leaderboard`,
@@ -416,6 +452,12 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
         Column of the items' clusters (one per item): cluster-robust covariances.
     transport_alpha
         Family-wise level of the transport check; None skips it.
+    transport_relation
+        ``"judge-given-gold"`` (default: is the judge lenient, or harsh, with one model's
+        answers of the same gold quality? This relation does not depend on how good a model
+        is) or ``"gold-given-judge"`` (does the judge's calibration, E[gold | judge], carry
+        over between models, as cje-eval's transport audit asks; it also differs between
+        models of different accuracy under the same judge errors).
     confidence_level
         Level of the intervals, in (0, 1).
     n_draws
@@ -462,6 +504,7 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
     0.017
     """
     level, n_draws = _validate(method, lam, transport_alpha, confidence_level, n_draws)
+    check_choice("transport_relation", transport_relation, RELATIONS)
     generator = check_rng(rng)
     t = read_judge_table(table, model=model, item=item, judge=judge, gold=gold,
                          cluster=cluster)
@@ -471,8 +514,8 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
         if lam is not None:
             method, reason = "ppi++", f"PPI++ at the given lambda {float(lam):g}"
     fits, values = _fit(t, method, lam, n_draws, generator)
-    fits, transport, notes = _check_transport(t, fits, method, transport_alpha, values,
-                                              n_draws, generator)
+    fits, transport, notes = _check_transport(t, fits, method, transport_alpha,
+                                              transport_relation, values, n_draws, generator)
     fits, nan_reason = _estimable(t, fits)
     cov, deff = _covariance(t, fits, exact=method != "chain-rule")
     flagged = (transport[FLAGGED].values if transport is not None

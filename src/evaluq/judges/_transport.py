@@ -12,15 +12,22 @@ judge scores against the relation learnt on the *other* models' labelled items
   (\bar{\hat Y}_{mk} - \bar{\hat Y}_{-m,k})`, :math:`w_{mk} \propto n_{mk}` over the levels
   the others labelled too, :math:`\mathrm{var} = \sum_k w_{mk}^2 s_k^2 (1/n_{mk} +
   1/n_{-m,k})` with :math:`s_k^2` the variance (ddof 1) of every judge score at gold level k
-  (the variance under the null);
+  (the variance under the null); the p-value is the Wald test over the levels,
+  :math:`\sum_k d_k^2 / (s_k^2 (1/n_{mk} + 1/n_{-m,k}))` (:math:`d_k` the level's
+  difference) against :math:`\chi^2` with as many degrees of freedom as levels compared, so
+  that a shift at one level is not diluted by the others;
 * continuous gold scores: the others' least-squares line of the judge score on the gold
   score :math:`a + bY`, :math:`\delta_m = \bar{\hat Y}_m - a - b\bar Y_m`,
   :math:`\mathrm{var} = \sigma^2 (1/n_m + 1/n_{-m} + (\bar Y_m - \bar Y_{-m})^2 /
   S_{xx,-m})` (the others' residual variance :math:`\sigma^2`, ddof 2).
 
-:math:`z = \delta_m / \mathrm{se}`, two-sided normal p-values, Holm-adjusted over the models;
-a model is flagged when its adjusted p-value is below ``alpha``. A positive shift: the judge
-is lenient for the model.
+:math:`z = \delta_m / \mathrm{se}` (and, for continuous scores, its two-sided normal
+p-value); the p-values are Holm-adjusted over the models, a model is flagged when its
+adjusted p-value is below ``alpha`` (step-down: see :func:`transport_test`). With
+``relation="gold-given-judge"`` (:func:`evaluq.judges.judged_means`) the roles of judge and
+gold swap: the gold labels given the judge's scores, the calibration cje-eval audits. A
+positive shift: the judge is lenient for the model (judge given gold), or the model's gold
+labels are above what the judge's scores predict (gold given judge).
 """
 
 from __future__ import annotations
@@ -40,9 +47,10 @@ class TransportWarning(EvaluqWarning):
 
 
 def _discrete_shift(model: np.ndarray, level: np.ndarray, y: np.ndarray, n_models: int,
-                    n_levels: int, reference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Shift and its SE per model: responses ``y`` within discrete levels (labelled rows),
-    against the ``reference`` models other than itself."""
+                    n_levels: int, reference: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Shift, its SE and the Wald p-value over levels per model: responses ``y`` within
+    discrete levels (labelled rows), against the ``reference`` models other than itself."""
     cell = model * n_levels + level
     size = n_models * n_levels
     n = np.bincount(cell, minlength=size).reshape(n_models, n_levels).astype(np.float64)
@@ -58,8 +66,12 @@ def _discrete_shift(model: np.ndarray, level: np.ndarray, y: np.ndarray, n_model
         w = np.where(usable, n, 0.0)
         w = w / w.sum(axis=1, keepdims=True)
         diff = np.where(usable, s / n - s_o / n_o, 0.0)
-        var = np.where(usable, w**2 * var_k[None, :] * (1 / n + 1 / n_o), 0.0)
-    return np.sum(w * diff, axis=1), np.sqrt(var.sum(axis=1))
+        cell_var = np.where(usable, var_k[None, :] * (1 / n + 1 / n_o), 0.0)
+        tested = cell_var > 0
+        chi2 = np.sum(np.where(tested, diff**2 / cell_var, 0.0), axis=1)
+        df = tested.sum(axis=1)
+        p = np.where(df > 0, stats.chi2.sf(chi2, np.maximum(df, 1)), np.nan)
+    return np.sum(w * diff, axis=1), np.sqrt(np.sum(w**2 * cell_var, axis=1)), p
 
 
 def _linear_shift(model: np.ndarray, f: np.ndarray, y: np.ndarray, n_models: int,
@@ -90,15 +102,16 @@ def _one_round(model: np.ndarray, f: np.ndarray, y: np.ndarray, n_models: int,
                level: np.ndarray | None, n_levels: int, reference: np.ndarray
                ) -> dict[str, np.ndarray]:
     """Every model's shift, SE, z, p and Holm-adjusted p against ``reference``."""
+    n = np.bincount(model, minlength=n_models)
     if level is not None:
-        shift, se = _discrete_shift(model, level, y, n_models, n_levels, reference)
+        shift, se, p = _discrete_shift(model, level, y, n_models, n_levels, reference)
     else:
         shift, se = _linear_shift(model, f, y, n_models, reference)
-    n = np.bincount(model, minlength=n_models)
     with np.errstate(invalid="ignore", divide="ignore"):
-        z = shift / se
-    z = np.where((n >= 2) & (se > 0), z, np.nan)
-    p = np.where(np.isnan(z), np.nan, 2.0 * stats.norm.sf(np.abs(z)))
+        z = np.where((n >= 2) & (se > 0), shift / se, np.nan)
+    if level is None:
+        p = 2.0 * stats.norm.sf(np.abs(z))
+    p = np.where((n >= 2) & ~np.isnan(z), p, np.nan)
     p_holm = np.full(n_models, np.nan)
     ok = ~np.isnan(p)
     if ok.sum() >= 2:
