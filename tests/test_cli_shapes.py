@@ -175,6 +175,20 @@ def test_loss_is_ranked_lowest_first(tmp_path, capsys):
     assert board.index[0] == board["observed"].idxmax()
 
 
+def test_out_naming_an_existing_file_is_an_error_not_a_traceback(tmp_path, capsys):
+    """Issue 35: ``evaluq report --out EXISTING_FILE`` ended in FileExistsError's traceback;
+    the file is left as it was."""
+    kept = tmp_path / "notes.html"
+    kept.write_text("mine")
+    file, frame, cols = SHAPES["one model"]
+    path = _write(tmp_path / file, frame)
+    code = main(["report", str(path), *cols, *FAST, "--out", str(kept)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--out" in err and "is a file" in err and "Traceback" not in err
+    assert kept.read_text() == "mine"
+
+
 def test_missing_raise_stops_with_the_cells(tmp_path, capsys):
     code, _, _ = _report(tmp_path, "a missing cell", ["--missing", "raise"])
     err = capsys.readouterr().err

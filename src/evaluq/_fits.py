@@ -172,6 +172,12 @@ def posterior_interval(draws: xr.DataArray, level: float,
                                level)
 
 
+FIT_CLASS = "evaluq_fit"
+"""The attribute of a saved fit naming its class (``PosteriorFit.save``)."""
+FIT_LOADER = "evaluq_fit_loader"
+"""The attribute of a saved fit naming the function that reads it back."""
+
+
 def read_fit_tree(path: Any, *, writer: str, what: str = "fit"
                   ) -> tuple[xr.DataTree, dict[str, Any]]:
     """The DataTree and the configuration of a fit saved by :meth:`PosteriorFit.save`.
@@ -193,6 +199,11 @@ def read_fit_tree(path: Any, *, writer: str, what: str = "fit"
         raise ValueError(f"`path` {os.fspath(path)!r} cannot be read as a saved fit (not one "
                          f"written by {writer}, or truncated or corrupted): "
                          f"{type(err).__name__}: {err}") from err
+    expected, found = writer.partition(".")[0], tree.attrs.get(FIT_CLASS)
+    if found is not None and found != expected:
+        loader = tree.attrs.get(FIT_LOADER) or f"the loader of {found}"
+        raise ValueError(f"`path` {os.fspath(path)!r} was written by {found}.save, not by "
+                         f"{writer}; read it with {loader}")
     return tree, config
 
 
@@ -218,6 +229,9 @@ class PosteriorFit:
     """
 
     SCOPES: ClassVar[tuple[str, ...]] = ()
+    LOADER: ClassVar[str] = ""
+    """The function that reads a saved fit of this class back (``"evaluq.load_fit"``): written
+    into the file, so a file given to another fit's loader is named with its own."""
     idata: xr.DataTree
     config: dict[str, Any]
     data: Any
@@ -333,8 +347,10 @@ class PosteriorFit:
             The file to write (replaced). Read it back with :func:`evaluq.load_fit`
             (``HierarchicalFit``) or :func:`evaluq.load_item_fit` (``ItemFit``).
         """
+        tree = self.idata.copy(deep=False)
+        tree.attrs = {**self.idata.attrs, FIT_CLASS: type(self).__name__, FIT_LOADER: self.LOADER}
         with atomic_file(path) as tmp:
-            self.idata.to_netcdf(tmp, encoding=netcdf_checksums(self.idata))
+            tree.to_netcdf(tmp, encoding=netcdf_checksums(tree))
 
     # -- display: the subclass's header, summary table and notes ---------------------------------
     def _header(self) -> str:

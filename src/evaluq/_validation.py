@@ -44,6 +44,24 @@ def check_choice(name: str, value: Any, options: Sequence[Any]) -> Any:
     return value
 
 
+def check_bounds(value: Any, name: str = "bounds", *, also: str = ""
+                 ) -> tuple[float, float] | None:
+    """A metric's range ``(lower, upper)`` with lower < upper (either may be infinite), or
+    None; ``also`` names other accepted values in the message (``"'auto'"``)."""
+    if value is None:
+        return None
+    if (not isinstance(value, tuple | list) or len(value) != 2
+            or not all(isinstance(b, numbers.Real) and not isinstance(b, bool) for b in value)):
+        other = f", {also}" if also else ""
+        raise TypeError(f"`{name}` must be a pair of numbers (lower, upper){other} or None; "
+                        f"got {value!r}")
+    lo, hi = float(value[0]), float(value[1])
+    if np.isnan(lo) or np.isnan(hi) or not lo < hi:
+        raise ValueError(f"`{name}` must satisfy lower < upper (either may be infinite); "
+                         f"got {value!r}")
+    return lo, hi
+
+
 def check_orientation(value: Any, name: str = "higher_is_better", *,
                       or_none: bool = False) -> bool:
     """The one validator of a ``higher_is_better`` *argument*: True or False (``np.bool_``

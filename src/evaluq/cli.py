@@ -414,7 +414,6 @@ def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
 
 def _run_report(args: argparse.Namespace) -> int:
     import shlex
-    from pathlib import Path
 
     from evaluq.reporting import report
 
@@ -427,8 +426,7 @@ def _run_report(args: argparse.Namespace) -> int:
                                    else args.resample_languages)
     else:
         cubes = _report_cubes(args)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = _out_folder(args.out)
     command = "evaluq " + shlex.join(args.argv)
     rep = report(cubes, out / "report.html" if "html" in formats else None,
                  n_resamples=args.n_resamples, replication=args.replication,
@@ -502,7 +500,6 @@ def _outcomes(texts: Sequence[str] | None) -> dict[str, str] | None:
 
 def _run_ratings(args: argparse.Namespace) -> int:
     import shlex
-    from pathlib import Path
 
     import pandas as pd
 
@@ -518,8 +515,7 @@ def _run_ratings(args: argparse.Namespace) -> int:
                "confidence_level": args.confidence_level, "n_resamples": args.n_resamples,
                "scale": args.scale, "reference": args.reference, "rng": args.rng}
     result = fit_ratings(votes, **options)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = _out_folder(args.out)
     command = "evaluq " + shlex.join(args.argv)
     ratings_report(result, out=out / "ratings.html", settings=options, command=command)
     write_text(out / "ratings.csv", result.to_dataframe().to_csv())
@@ -528,6 +524,18 @@ def _run_ratings(args: argparse.Namespace) -> int:
     print(result)
     print(f"evaluq ratings: wrote ratings.html, ratings.csv and win_probability.csv to {out}/")
     return 0
+
+
+def _out_folder(text: str) -> Path:
+    """The --out folder, made if missing; an existing file there is refused (not overwritten)."""
+    from pathlib import Path
+
+    out = Path(text)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {text!r} is a file; --out names the folder the outputs go to "
+                         f"(e.g. --out {out.with_suffix('')}-report)")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
 
 
 def _bayes_options(args: argparse.Namespace) -> dict[str, Any] | None:

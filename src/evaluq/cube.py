@@ -62,7 +62,7 @@ from evaluq._schema import higher_is_better as higher_is_better
 from evaluq._schema import is_summary as is_summary
 from evaluq._schema import orientation as orientation
 from evaluq._schema import validate as validate
-from evaluq._validation import check_columns, check_orientation
+from evaluq._validation import check_bounds, check_columns, check_orientation
 from evaluq.errors import CubeError, ScaleWarning
 from evaluq.io import TableLike, as_table
 
@@ -101,17 +101,7 @@ def _check_options(metric: Any, higher_is_better: Any, bounds_: Any,
     if metric is not None and not isinstance(metric, str):
         raise TypeError(f"`metric` must be a string; got {metric!r}")
     check_orientation(higher_is_better)
-    out_bounds = None
-    if bounds_ is not None:
-        if (not isinstance(bounds_, tuple | list) or len(bounds_) != 2
-                or not all(isinstance(b, numbers.Real) and not isinstance(b, bool)
-                           for b in bounds_)):
-            raise TypeError(f"`bounds` must be a pair of numbers (lower, upper); got {bounds_!r}")
-        lo, hi = float(bounds_[0]), float(bounds_[1])
-        if np.isnan(lo) or np.isnan(hi) or not lo < hi:
-            raise ValueError(f"`bounds` must satisfy lower < upper (either may be infinite); "
-                             f"got {bounds_!r}")
-        out_bounds = (lo, hi)
+    out_bounds = check_bounds(bounds_)
     threshold = None
     if outlier_threshold is not None:
         if isinstance(outlier_threshold, bool) or not isinstance(outlier_threshold,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -14,7 +13,7 @@ from evaluq._dims import BOOT_SCORE, BOOTSTRAP, CLASS, ITEM, LANGUAGE, MODEL, SC
 from evaluq._kernels import bootstrap_counts
 from evaluq._provenance import provenance
 from evaluq._schema import validate
-from evaluq._validation import RNGLike, check_int, check_rng
+from evaluq._validation import RNGLike, check_bounds, check_int, check_rng
 from evaluq.errors import CubeError
 from evaluq.metrics._base import Metric, get_metric
 from evaluq.metrics._inputs import prepare_inputs
@@ -85,17 +84,7 @@ def metric_bounds(metric: str | Metric) -> tuple[float, float] | None:
 
 def _check_bounds(value: Any) -> tuple[float, float] | None:
     """Validate ``from_predictions(bounds=...)``: a pair of numbers lower < upper, or None."""
-    if value is None:
-        return None
-    if (not isinstance(value, tuple | list) or len(value) != 2
-            or not all(isinstance(b, numbers.Real) and not isinstance(b, bool) for b in value)):
-        raise TypeError(f"`bounds` must be a pair of numbers (lower, upper), 'auto' or None; "
-                        f"got {value!r}")
-    lo, hi = float(value[0]), float(value[1])
-    if math.isnan(lo) or math.isnan(hi) or not lo < hi:
-        raise ValueError(f"`bounds` must satisfy lower < upper (either may be infinite); "
-                         f"got {value!r}")
-    return lo, hi
+    return check_bounds(value, also="'auto'")
 
 
 def _check_inside(cube: xr.Dataset, bounds: tuple[float, float]) -> None:

@@ -87,6 +87,10 @@ def reporting_cases() -> list[Case]:
              "NaN|missing|no score"))
     add(Case("evaluq.report", "out is a directory",
              lambda: eq.report(cube(), out=mkdtemp()), "`out`"))
+    add(Case("evaluq.report", "bounds reversed (from_long refuses them too)",
+             lambda: eq.report(cube(), out=_out(), bounds=(1, 0)), "`bounds`.*lower < upper"))
+    add(Case("evaluq.report", "bounds not a pair",
+             lambda: eq.report(cube(), out=_out(), bounds="x"), "`bounds`"))
     add(Case("evaluq.reporting.Report", "bayes not bool",
              lambda: eq.report(cube(), out=_out(), bayes="yes"), "`bayes`"))
     add(Case("evaluq.fit_hierarchical", "unknown model",

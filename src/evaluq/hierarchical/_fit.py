@@ -244,6 +244,7 @@ class HierarchicalFit(PosteriorFit):
     data: HierarchicalData = field(repr=False)
     cube: xr.Dataset | None = field(repr=False)
     SCOPES: ClassVar[tuple[str, ...]] = SCOPES
+    LOADER: ClassVar[str] = "evaluq.load_fit"
     # the fit base's questions, named on the class too (``vars(cls)``: the docstring checks
     # and the API docs list them per fit); each is defined once, in ``_fits.PosteriorFit``
     pairwise_differences = PosteriorFit.pairwise_differences

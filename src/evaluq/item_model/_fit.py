@@ -117,6 +117,7 @@ class ItemFit(PosteriorFit):
     config: dict[str, Any]
     data: ItemData = field(repr=False)
     SCOPES: ClassVar[tuple[str, ...]] = SCOPES
+    LOADER: ClassVar[str] = "evaluq.load_item_fit"
     # the fit base's questions, named on the class too (``vars(cls)``: the docstring checks
     # and the API docs list them per fit); each is defined once, in ``_fits.PosteriorFit``
     pairwise_differences = PosteriorFit.pairwise_differences
@@ -536,6 +537,7 @@ def load_item_fit(path: str | os.PathLike[str]) -> ItemFit:
     'marginal'
     """
     tree, config = read_fit_tree(path, writer="ItemFit.save", what="item-model fit")
-    if "observed_data" not in tree:
-        raise ValueError(f"`path`: {str(path)!r} is not a file written by ItemFit.save")
+    if "observed_data" not in tree or "family" not in tree["observed_data"].attrs:
+        raise ValueError(f"`path`: {str(path)!r} is not a file written by ItemFit.save (a "
+                         "HierarchicalFit's file is read by evaluq.load_fit)")
     return ItemFit(idata=tree, config=config, data=_stored_data(tree))

@@ -16,7 +16,7 @@ import xarray as xr
 from evaluq._atomic import write_text
 from evaluq._dims import BOOT_SCORE, MODEL, N_ITEMS, RANK
 from evaluq._schema import orientation
-from evaluq._validation import RNGLike, check_confidence_level, check_int
+from evaluq._validation import RNGLike, check_bounds, check_confidence_level, check_int
 from evaluq.errors import CubeError
 from evaluq.reporting._item_model import (
     ItemModelResults,
@@ -639,6 +639,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     for flag, value in (("bayes", bayes), ("scale_check", scale_check)):
         if not isinstance(value, bool):
             raise TypeError(f"`{flag}` must be True or False; got {value!r}")
+    bounds = check_bounds(bounds)
     _check_out(out)
     steps = sum(8 + int(bayes and name not in fits) + int(bayes or name in fits)
                 for name in cubes) + 1
