@@ -185,7 +185,9 @@ def test_out_naming_an_existing_file_is_an_error_not_a_traceback(tmp_path, capsy
     code = main(["report", str(path), *cols, *FAST, "--out", str(kept)])
     err = capsys.readouterr().err
     assert code == 2
-    assert "--out" in err and "is a file" in err and "Traceback" not in err
+    assert "--out" in err
+    assert "is a file" in err
+    assert "Traceback" not in err
     assert kept.read_text() == "mine"
 
 
