@@ -1,40 +1,45 @@
 r"""``fit_judge_model``: the Bayesian judge model, the chain rule generalised (issue 32 item 5).
 
 Per model m the judge puts each item at one of K levels and a few items carry a gold (human)
-score, one of L values :math:`v_1 < \dots < v_L` (0 and 1 for binary gold). The model:
+score, one of L values :math:`v_1 < \dots < v_L` (0 and 1 for binary gold). Every item's
+(judge level, gold value) pair follows one joint distribution per model; the models differ in
+how often each gold value occurs, and the judge's behaviour given the truth is shared:
 
 .. math::
 
-    \text{judge}_{mi} \sim \mathrm{Categorical}(\pi_m), \quad
-    \pi_m \sim \mathrm{Dirichlet}(1, \dots, 1),
+    P(\text{gold}_{mi} = v_l) = p_{ml}, \quad
+    P(\text{judge}_{mi} = j \mid \text{gold}_{mi} = v_l) = r_{mlj}, \quad
+    \theta_m = \sum_l v_l\, p_{ml}.
 
-    P(\text{gold}_{mi} = v_l \mid \text{judge}_{mi} = j) = q_{mjl}, \quad
-    \theta_m = \sum_j \pi_{mj} \sum_l v_l\, q_{mjl}.
-
-``pooling="none"``: every confusion row :math:`q_{mj} \sim \mathrm{Dirichlet}(1, \dots, 1)`
-independently (Beta(1, 1) for binary gold): exactly the chain rule of
-:func:`evaluq.judges.ppi_mean` (``method="chain-rule"``) for every model. ``pooling="partial"``
-pools each judge level's row across models on the multinomial-logit scale,
+``pooling="none"`` leaves the joint distribution free per model under the chain rule's prior
+(Hofer et al. 2024: :math:`\pi_m \sim \mathrm{Dirichlet}(1)` over judge levels, each row
+:math:`P(\text{gold} \mid \text{judge} = j) \sim \mathrm{Dirichlet}(1)`), drawn exactly:
+:func:`evaluq.judges.ppi_mean`'s ``method="chain-rule"`` for every model.
+``pooling="partial"`` pools the judge's confusion **given the truth** across models on the
+multinomial-logit scale,
 
 .. math::
 
-    \log q_{mjl} = \eta_{mjl} - \log\textstyle\sum_{l'} e^{\eta_{mjl'}}, \quad
-    \eta_{mj1} = 0, \quad \eta_{mjl} = a_{jl} + \tau_j z_{mjl}\ (l \ge 2),
+    \log r_{mlj} = \eta_{mlj} - \log\textstyle\sum_{j'} e^{\eta_{mlj'}}, \quad
+    \eta_{ml1} = 0, \quad \eta_{mlj} = a_{lj} + \tau_l z_{mlj}\ (j \ge 2),
 
-    a_{jl} \sim N(0, \sigma_a^2), \quad \tau_j \sim \mathrm{HalfNormal}(\sigma_\tau),
-    \quad z_{mjl} \sim N(0, 1)
+    p_m \sim \mathrm{Dirichlet}(1), \quad a_{lj} \sim N(0, \sigma_a^2), \quad
+    \tau_l \sim \mathrm{HalfNormal}(\sigma_\tau), \quad z_{mlj} \sim N(0, 1)
 
-(non-centred); for binary gold :math:`\operatorname{logit} P(\text{gold} = 1 \mid j, m) =
-a_j + d_{jm}`, :math:`d_{jm} \sim N(0, \tau_j^2)`. A small :math:`\tau_j` (models graded
-alike by the judge at level j) lends each model the other models' labels.
+(non-centred): for binary scores the judge's sensitivity and specificity, shared up to a
+model-specific deviation of spread :math:`\tau_l`. Why this direction: P(gold | judge) mixes the
+judge's behaviour with the model's own prevalence (Bayes' rule), so it differs between a
+strong and a weak model even for a judge that treats them alike; pooling it shrinks every
+model's estimate toward the others' (on the Chatbot Arena battles, GPT-4 as judge, its 95%
+intervals covered the human win rates 0.894 of the time). P(judge | gold) is the judge's
+own behaviour, which is what may be shared.
 
-The likelihood factorises: :math:`\pi_m` meets only the judge-level counts of all judged items
-and the confusion only the (judge level, gold value) counts of the labelled items, and the
-priors are independent, so :math:`\pi_m` is drawn exactly from its Dirichlet posterior and only
-the pooled confusion is sampled (nutpie, on the M x K x L counts: a few hundred cells whatever
-the number of items; the model is compiled once per (M, K, L) and cached across processes by
-:mod:`evaluq._nutpie_cache`). Gold labels are assumed missing at random given the judge's
-level (labelled items a random subset, or random within judge levels).
+The likelihood is on counts (a few hundred cells whatever the number of items): labelled
+items :math:`c_{mjl}` contribute :math:`\log p_{ml} + \log r_{mlj}`, unlabelled items
+:math:`u_{mj}` the mixture :math:`\log \sum_l p_{ml} r_{mlj}`. nutpie samples it (compiled
+once per (M, K, L) and cached across processes by :mod:`evaluq._nutpie_cache`). Gold labels
+are assumed missing at random given the judge's level (labelled items a random subset, or
+random within judge levels).
 """
 
 from __future__ import annotations
@@ -53,9 +58,11 @@ from evaluq._dims import (
     BENCHMARK_MEAN,
     CONFUSION_SD,
     CORRECTED_MEAN,
-    GOLD_CONTRAST,
     GOLD_GIVEN_JUDGE,
     GOLD_LEVEL,
+    GOLD_SHARE,
+    JUDGE_CONTRAST,
+    JUDGE_GIVEN_GOLD,
     JUDGE_LEVEL,
     JUDGE_SHARE,
     MODEL,
@@ -83,9 +90,10 @@ SCOPES: Final = ("population", "benchmark")
 """``population``: the mean gold score on the items' population (the chain rule's theta);
 ``benchmark``: the mean gold score over the model's own judged items."""
 POOLINGS: Final = ("partial", "none")
-DEFAULT_PRIORS: Final = {"intercept_sigma": 1.5, "confusion_sd_sigma": 1.0}
-"""sigma_a (the SD of the pooled confusion logits a_jl) and sigma_tau (the HalfNormal scale of
-tau_j, the SD across models of the confusion logits at judge level j)."""
+DEFAULT_PRIORS: Final = {"intercept_sigma": 2.0, "confusion_sd_sigma": 1.0}
+"""sigma_a (the SD of the pooled confusion logits a_lj, log P(judge = j | gold = l) against
+the first level) and sigma_tau (the HalfNormal scale of tau_l, the SD across models of those
+logits)."""
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 TARGET_ACCEPT: Final = 0.9
 RHAT_MAX: Final = 1.01
@@ -206,24 +214,29 @@ def _data_notes(models: np.ndarray, gold_counts: np.ndarray, counts: np.ndarray
 # --- the pooled confusion: PyMC model, compiled once per shape, sampled by nutpie -----------------
 
 def build_model(shape: tuple[int, int, int]) -> Any:
-    """The partially pooled confusion (module docstring) on the counts ``gold_counts``
-    (M, K, L) and the prior scales, all ``pm.Data`` (a compiled model is refitted on new
-    data of the same shape); the free variables are standardised (``intercept_raw``,
-    ``confusion_sd_raw``, ``deviation_z``), the prior scales multiply them."""
+    """The partially pooled judge model (module docstring) on the labelled counts
+    ``gold_counts`` (M, L, K), the unlabelled counts ``unlabelled_counts`` (M, K) and the prior
+    scales, all ``pm.Data`` (a compiled model is refitted on new data of the same shape); the
+    free variables are ``gold_share`` (p, model x gold value) and the standardised
+    ``intercept_raw``, ``confusion_sd_raw``, ``deviation_z`` (the prior scales multiply them)."""
     import pymc as pm
     import pytensor.tensor as pt
 
     n_m, n_k, n_l = shape
     with pm.Model() as pm_model:
-        counts = pm.Data("gold_counts", np.zeros(shape))
+        counts = pm.Data("gold_counts", np.zeros((n_m, n_l, n_k)))
+        unlabelled = pm.Data("unlabelled_counts", np.zeros((n_m, n_k)))
         a_sigma = pm.Data("prior_intercept_sigma", DEFAULT_PRIORS["intercept_sigma"])
         tau_sigma = pm.Data("prior_confusion_sd_sigma", DEFAULT_PRIORS["confusion_sd_sigma"])
-        a_raw = pm.Normal("intercept_raw", 0.0, 1.0, shape=(n_k, n_l - 1))
-        tau_raw = pm.HalfNormal("confusion_sd_raw", 1.0, shape=(n_k,))
-        z = pm.Normal("deviation_z", 0.0, 1.0, shape=(n_m, n_k, n_l - 1))
+        share = pm.Dirichlet("gold_share", a=np.full((n_m, n_l), CHAIN_PRIOR))
+        a_raw = pm.Normal("intercept_raw", 0.0, 1.0, shape=(n_l, n_k - 1))
+        tau_raw = pm.HalfNormal("confusion_sd_raw", 1.0, shape=(n_l,))
+        z = pm.Normal("deviation_z", 0.0, 1.0, shape=(n_m, n_l, n_k - 1))
         eta = a_sigma * a_raw[None] + (tau_sigma * tau_raw)[None, :, None] * z
-        eta = pt.concatenate([pt.zeros((n_m, n_k, 1)), eta], axis=-1)
-        pm.Potential("gold_loglik", (counts * pt.special.log_softmax(eta, axis=-1)).sum())
+        eta = pt.concatenate([pt.zeros((n_m, n_l, 1)), eta], axis=-1)
+        log_joint = pt.log(share)[:, :, None] + pt.special.log_softmax(eta, axis=-1)
+        pm.Potential("judge_loglik", (counts * log_joint).sum()
+                     + (unlabelled * pt.logsumexp(log_joint, axis=1)).sum())
     return pm_model
 
 
@@ -241,31 +254,37 @@ def _compiled(shape: tuple[int, int, int]) -> tuple[Any, float]:
     return _COMPILED[shape], time.perf_counter() - start
 
 
+def _softmax_padded(eta: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis of ``eta`` with a 0 logit put first."""
+    eta = np.concatenate([np.zeros((*eta.shape[:-1], 1)), eta], axis=-1)
+    eta -= eta.max(axis=-1, keepdims=True)
+    out = np.exp(eta)
+    return out / out.sum(axis=-1, keepdims=True)
+
+
 def _sample_partial(data: JudgeCounts, priors: dict[str, float], sizes: tuple[int, int, int],
-                    seed: int) -> tuple[np.ndarray, dict[str, np.ndarray], xr.Dataset,
-                                        dict[str, float]]:
-    """nutpie's draws of the pooled confusion: q (chain, draw, M, K, L), the pooled
-    parameters, the sampler statistics and the timings."""
+                    seed: int) -> tuple[dict[str, np.ndarray], xr.Dataset, dict[str, float]]:
+    """nutpie's draws of the pooled model: p (chain, draw, M, L), r = P(judge | gold)
+    (chain, draw, M, L, K), the pooled parameters; the sampler statistics; the timings."""
     import nutpie
 
     draws, tune, chains = sizes
     compiled, compile_s = _compiled(data.shape)
     start = time.perf_counter()
+    unlabelled = data.level_counts - data.gold_counts.sum(axis=-1)
     raw = nutpie.sample(compiled.with_data(
-        gold_counts=data.gold_counts, prior_intercept_sigma=priors["intercept_sigma"],
+        gold_counts=np.swapaxes(data.gold_counts, 1, 2), unlabelled_counts=unlabelled,
+        prior_intercept_sigma=priors["intercept_sigma"],
         prior_confusion_sd_sigma=priors["confusion_sd_sigma"]),
         draws=draws, tune=tune, chains=chains, cores=chains, seed=seed, progress_bar=False,
         save_warmup=False, target_accept=TARGET_ACCEPT)
     sample_s = time.perf_counter() - start
     post = raw["posterior"].to_dataset()
-    a = priors["intercept_sigma"] * post["intercept_raw"].values            # (C, D, K, L-1)
-    tau = priors["confusion_sd_sigma"] * post["confusion_sd_raw"].values    # (C, D, K)
-    eta = a[:, :, None] + tau[:, :, None, :, None] * post["deviation_z"].values
-    eta = np.concatenate([np.zeros((*eta.shape[:-1], 1)), eta], axis=-1)
-    eta -= eta.max(axis=-1, keepdims=True)
-    q = np.exp(eta)
-    q /= q.sum(axis=-1, keepdims=True)
-    return q, {"confusion_intercept": a, CONFUSION_SD: tau}, sampler_stats(raw), {
+    a = priors["intercept_sigma"] * post["intercept_raw"].values            # (C, D, L, K-1)
+    tau = priors["confusion_sd_sigma"] * post["confusion_sd_raw"].values    # (C, D, L)
+    r = _softmax_padded(a[:, :, None] + tau[:, :, None, :, None] * post["deviation_z"].values)
+    return {GOLD_SHARE: post["gold_share"].values, JUDGE_GIVEN_GOLD: r,
+            "confusion_intercept": a, CONFUSION_SD: tau}, sampler_stats(raw), {
         "compile_seconds": compile_s, "sampling_seconds": sample_s}
 
 
@@ -274,6 +293,23 @@ def _dirichlet(alpha: np.ndarray, lead: tuple[int, int], gen: np.random.Generato
     """Dirichlet draws (*lead, ..., K) from ``alpha`` (..., K) by normalised gammas."""
     g = gen.standard_gamma(np.broadcast_to(alpha, (*lead, *alpha.shape)))
     return g / g.sum(axis=-1, keepdims=True)
+
+
+def _chain_rule(data: JudgeCounts, lead: tuple[int, int], gen: np.random.Generator
+                ) -> dict[str, np.ndarray]:
+    """Exact posterior draws of the chain rule (``pooling="none"``): pi (chain, draw, M, K)
+    and q = P(gold | judge) (chain, draw, M, K, L)."""
+    return {JUDGE_SHARE: _dirichlet(data.level_counts + CHAIN_PRIOR, lead, gen),
+            GOLD_GIVEN_JUDGE: _dirichlet(data.gold_counts + CHAIN_PRIOR, lead, gen)}
+
+
+def _by_judge(parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The pooled model's draws turned around by Bayes' rule: pi_mj = sum_l p_ml r_mlj and
+    q_mjl = p_ml r_mlj / pi_mj."""
+    joint = parts[GOLD_SHARE][..., :, None] * parts[JUDGE_GIVEN_GOLD]       # (C, D, M, L, K)
+    pi = joint.sum(axis=-2)
+    return {**parts, JUDGE_SHARE: pi, GOLD_GIVEN_JUDGE: np.swapaxes(joint / pi[..., None, :],
+                                                                    -1, -2)}
 
 
 def _benchmark(data: JudgeCounts, q: np.ndarray, gen: np.random.Generator) -> np.ndarray:
@@ -287,26 +323,28 @@ def _benchmark(data: JudgeCounts, q: np.ndarray, gen: np.random.Generator) -> np
         return total / data.n_judged
 
 
-def _posterior(data: JudgeCounts, q: np.ndarray, pooled: dict[str, np.ndarray],
-               gen: np.random.Generator) -> xr.Dataset:
-    """The posterior group: judge shares, confusion, both scopes' means, pooled parameters."""
-    pi = _dirichlet(data.level_counts + CHAIN_PRIOR, q.shape[:2], gen)      # (C, D, M, K)
-    theta = np.sum(pi * (q @ data.gold_values), axis=-1)
+def _posterior(data: JudgeCounts, parts: dict[str, np.ndarray], gen: np.random.Generator
+               ) -> xr.Dataset:
+    """The posterior group: judge shares, P(gold | judge), both scopes' means and, pooled,
+    the gold shares, P(judge | gold) and the pooled parameters."""
+    pi, q = parts[JUDGE_SHARE], parts[GOLD_GIVEN_JUDGE]
+    theta = (parts[GOLD_SHARE] @ data.gold_values if GOLD_SHARE in parts
+             else np.sum(pi * (q @ data.gold_values), axis=-1))
     cd = (*SAMPLE_DIMS, MODEL)
-    out = xr.Dataset({
-        CORRECTED_MEAN: (cd, theta), BENCHMARK_MEAN: (cd, _benchmark(data, q, gen)),
-        JUDGE_SHARE: ((*cd, JUDGE_LEVEL), pi),
-        GOLD_GIVEN_JUDGE: ((*cd, JUDGE_LEVEL, GOLD_LEVEL), q)},
+    dims = {JUDGE_SHARE: (*cd, JUDGE_LEVEL), GOLD_GIVEN_JUDGE: (*cd, JUDGE_LEVEL, GOLD_LEVEL),
+            GOLD_SHARE: (*cd, GOLD_LEVEL), JUDGE_GIVEN_GOLD: (*cd, GOLD_LEVEL, JUDGE_LEVEL),
+            CONFUSION_SD: (*SAMPLE_DIMS, GOLD_LEVEL),
+            "confusion_intercept": (*SAMPLE_DIMS, GOLD_LEVEL, JUDGE_CONTRAST)}
+    out = xr.Dataset(
+        {CORRECTED_MEAN: (cd, theta), BENCHMARK_MEAN: (cd, _benchmark(data, q, gen)),
+         **{name: (dims[name], values) for name, values in parts.items()}},
         coords={MODEL: data.models, JUDGE_LEVEL: data.judge_levels,
                 GOLD_LEVEL: data.gold_values})
-    if pooled:
-        out[CONFUSION_SD] = ((*SAMPLE_DIMS, JUDGE_LEVEL), pooled[CONFUSION_SD])
-        out["confusion_intercept"] = xr.DataArray(
-            pooled["confusion_intercept"], dims=(*SAMPLE_DIMS, JUDGE_LEVEL, GOLD_CONTRAST),
-            coords={GOLD_CONTRAST: data.gold_values[1:]})
+    if "confusion_intercept" in parts:
+        out = out.assign_coords({JUDGE_CONTRAST: data.judge_levels[1:]})
     out[CORRECTED_MEAN].attrs["description"] = (
-        "each model's mean gold score on the items' population: sum_j P(judge = j) "
-        "E[gold | judge = j]")
+        "each model's mean gold score on the items' population: sum_l v_l P(gold = v_l) = "
+        "sum_j P(judge = j) E[gold | judge = j]")
     out[BENCHMARK_MEAN].attrs["description"] = (
         "each model's mean gold score over its judged items (gold labels, and the unlabelled "
         "items' gold drawn given the judge level)")
@@ -440,14 +478,17 @@ def _draw(data: JudgeCounts, pooling: str, priors: dict[str, float],
     draws, _, chains = sizes
     post_gen = np.random.default_rng(post_seed)
     if pooling == "none":
-        q = _dirichlet(data.gold_counts + CHAIN_PRIOR, (chains, draws), post_gen)
-        pooled: dict[str, np.ndarray] = {}
+        parts = _chain_rule(data, (chains, draws), post_gen)
         stats = _exact_stats(chains, draws)
         run: dict[str, Any] = {"sampler": "exact"}
     else:
-        q, pooled, stats, timings = _sample_partial(data, priors, sizes, seed)
+        if data.shape[1] < 2:
+            raise ValueError("the judge gives every item one level: it carries no information "
+                             "to pool; use pooling='none' (the gold labels alone)")
+        pooled, stats, timings = _sample_partial(data, priors, sizes, seed)
+        parts = _by_judge(pooled)
         run = {"sampler": "nutpie", **timings}
-    return _posterior(data, q, pooled, post_gen), stats, {
+    return _posterior(data, parts, post_gen), stats, {
         "seed": seed, "post_seed": post_seed, **run}
 
 
