@@ -142,6 +142,18 @@ def test_flat_prior_posterior_mean_is_close_to_the_mle(votes, flat_fit):
     assert flat_fit.config["prior"].startswith("theta ~ ZeroSumNormal(100)")
 
 
+@pytest.mark.parametrize("ties", ["half", "drop"])
+def test_flat_prior_matches_the_mle_with_ties_half_or_dropped(votes, ties):
+    mle = fit_ratings(votes, ties=ties, scale="logit")
+    fit = fit_ratings_bayes(votes, ties=ties, prior_sd=100.0, scale="logit", **SMALL, rng=6)
+    mean = fit.ratings().mean(("chain", "draw")).values
+    assert np.all(np.abs(mean - mle.rating.values) < 0.15 * mle.se.values)
+    assert np.isnan(fit.tie_parameter).all()
+    assert "nan_reason" in fit.tie_parameter.attrs
+    assert fit.data.n_ties_dropped == (int((votes["winner"] == "tie").sum())
+                                       if ties == "drop" else 0)
+
+
 def test_ratings_sum_to_zero_on_the_logit_scale(flat_fit, pooled_fit):
     np.testing.assert_allclose(flat_fit.ratings().sum("model"), 0.0, atol=1e-9)
     np.testing.assert_allclose(pooled_fit.posterior["theta"].sum("model"), 0.0, atol=1e-9)
