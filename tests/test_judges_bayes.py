@@ -213,6 +213,8 @@ def test_bad_input(data: tuple[pd.DataFrame, np.ndarray, np.ndarray], tmp_path: 
         fit_judge_model(continuous, pooling="none")
     with pytest.raises(ValueError, match="discrete judge"):
         fit_judge_model(table.assign(judge=np.arange(len(table))), pooling="none")
+    with pytest.raises(ValueError, match="every item one level"):
+        fit_judge_model(table.assign(judge=1.0))
     with pytest.raises(ValueError, match="unknown key"):
         fit_judge_model(table, priors={"tau": 1.0})
     with pytest.raises(CubeError, match="no labels"):

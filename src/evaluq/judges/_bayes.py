@@ -202,8 +202,9 @@ def _data_notes(models: np.ndarray, gold_counts: np.ndarray, counts: np.ndarray
     few = gold_counts.sum(axis=(1, 2)) < 2
     if few.any():
         notes.append(f"model(s) {models[few][:10].tolist()} have fewer than two gold labels: "
-                     "with pooling='partial' their confusion is the other models' (pooled), "
-                     "with pooling='none' the prior's (uniform)")
+                     "with pooling='partial' the judge's behaviour on them is learnt from "
+                     "the other models' labels (pooled), with pooling='none' their P(gold | "
+                     "judge) is the prior's (uniform)")
     empty = counts.sum(axis=0) == 0
     if empty.any():
         notes.append(f"{int(empty.sum())} judge level(s) of `levels` hold no item: they get "
@@ -380,8 +381,10 @@ class JudgeFit(PosteriorFit):
         ArviZ data (``xarray.DataTree``): ``posterior`` (chain, draw, ...) with
         ``corrected_mean`` and ``benchmark_mean`` (model), ``judge_share`` (model,
         judge_level), ``gold_given_judge`` (model, judge_level, gold_level) and, with
-        partial pooling, ``confusion_sd`` (judge_level) and ``confusion_intercept``;
-        ``sample_stats``; ``observed_data`` (the counts); ``constant_data`` (the priors).
+        partial pooling, ``gold_share`` (model, gold_level), ``judge_given_gold`` (model,
+        gold_level, judge_level), ``confusion_sd`` (gold_level) and
+        ``confusion_intercept`` (gold_level, judge_contrast); ``sample_stats``;
+        ``observed_data`` (the counts); ``constant_data`` (the priors).
     config
         The arguments, priors, seeds, timings and ``sampler`` (``"nutpie"``, or
         ``"exact"``: conjugate draws with ``pooling="none"``).
@@ -498,19 +501,20 @@ def fit_judge_model(table: Any, *, model: str = "model", item: str = "item",
                     draws: int = 1000, tune: int = 1000, chains: int = 2,
                     rng: RNGLike = 0) -> JudgeFit:
     r"""Fit the Bayesian judge model: every model's mean gold score from a judge's discrete
-    scores and a few gold labels, the judge's confusion partially pooled across models.
+    scores and a few gold labels, the judge's behaviour partially pooled across models.
 
     .. math::
 
-        \theta_m = \sum_j \pi_{mj} \sum_l v_l\, q_{mjl}, \quad
-        \pi_m \sim \mathrm{Dir}(1), \quad
-        \operatorname{logit} q_{mj}\ (\text{binary gold}) = a_j + \tau_j z_{mj}
+        \theta_m = \sum_l v_l\, p_{ml}, \quad p_m \sim \mathrm{Dir}(1), \quad
+        \log \frac{P(\text{judge} = j \mid \text{gold} = v_l, m)}
+        {P(\text{judge} = 1 \mid \text{gold} = v_l, m)} = a_{lj} + \tau_l z_{mlj}
 
-    (multinomial logit over the L gold values in general; the model, its priors and its
-    assumptions in ``models/judges.md`` and :mod:`evaluq.judges._bayes`). ``pooling="none"``
-    is the chain rule of :func:`evaluq.judges.ppi_mean` per model (independent Dirichlet /
-    Beta rows, drawn exactly); ``"partial"`` pools each judge level's confusion row across
-    models (nutpie on the counts per (model, judge level, gold value)).
+    (the model, its priors and its assumptions in ``models/judges.md`` and
+    :mod:`evaluq.judges._bayes`). ``pooling="partial"`` pools the judge's behaviour given the
+    truth (its sensitivity and specificity) across models, nutpie on the counts per (model,
+    judge level, gold value); ``pooling="none"`` is the chain rule of
+    :func:`evaluq.judges.ppi_mean` per model (independent Dirichlet / Beta rows of P(gold |
+    judge), drawn exactly).
 
     Parameters
     ----------
