@@ -205,7 +205,7 @@ def test_diagnostics_and_repr(pooled_fit):
     assert "sum-zero" in text
 
 
-def test_save_and_load_round_trip(pooled_fit, tmp_path):
+def test_save_and_load_round_trip(pooled_fit, cluster_fit, tmp_path):
     path = tmp_path / "ratings.nc"
     pooled_fit.save(path)
     back = load_ratings_fit(path)
@@ -218,6 +218,12 @@ def test_save_and_load_round_trip(pooled_fit, tmp_path):
     assert list(back.data.models) == list(pooled_fit.data.models)
     np.testing.assert_allclose(back.rank_probabilities()["p_best"],
                                pooled_fit.rank_probabilities()["p_best"])
+    clustered = tmp_path / "clustered.nc"
+    cluster_fit.save(clustered)
+    again = load_ratings_fit(clustered)
+    np.testing.assert_array_equal(again.ratings("benchmark"), cluster_fit.ratings("benchmark"))
+    assert list(again.data.clusters) == [str(c) for c in cluster_fit.data.clusters]
+    assert again.data.cells.n_clusters == 40
     other = tmp_path / "other.nc"
     pd.DataFrame({"x": [1]}).to_xarray().to_netcdf(other)
     with pytest.raises(ValueError, match="RatingsFit.save"):
