@@ -222,6 +222,8 @@ def test_save_and_load_round_trip(pooled_fit, cluster_fit, tmp_path):
     cluster_fit.save(clustered)
     again = load_ratings_fit(clustered)
     np.testing.assert_array_equal(again.ratings("benchmark"), cluster_fit.ratings("benchmark"))
+    assert again.data.clusters is not None
+    assert cluster_fit.data.clusters is not None
     assert list(again.data.clusters) == [str(c) for c in cluster_fit.data.clusters]
     assert again.data.cells.n_clusters == 40
     other = tmp_path / "other.nc"
