@@ -84,7 +84,8 @@ def _ppi_pp(y: np.ndarray, f: np.ndarray, n: int, lam: float | None = None) -> n
 
 def _report(study: str, kind: str, nominal: float, measured: float, n: int) -> None:
     """One CALIBRATION line (scripts/calibration_table.py collects them)."""
-    print(f"\nCALIBRATION | {study} | {kind} | nominal {nominal:.3f} | measured {measured:.4f} "
+    shown = "-" if np.isnan(nominal) else f"{nominal:.3f}"
+    print(f"\nCALIBRATION | {study} | {kind} | nominal {shown} | measured {measured:.4f} "
           f"| n {n}")
 
 
