@@ -43,6 +43,7 @@ QUICK = {
     "bench_field_methods.py": ["--skip-anchor"],
     "bench_field_rliable.py": ["--skip-anchor"],
     "bench_ratings.py": ["--skip-anchor"],
+    "bench_judges.py": [],
 }
 
 

@@ -34,6 +34,7 @@ PUBLIC_SUBMODULES = (
     "hierarchical",
     "power",
     "ratings",
+    "judges",
 )
 
 # Public functions that may go without an ``Examples`` section, each with its reason.

@@ -18,6 +18,7 @@ from evaluq import field as field
 from evaluq import hierarchical as hierarchical
 from evaluq import intervals as intervals
 from evaluq import io
+from evaluq import judges as judges
 from evaluq import measurement_error as measurement_error
 from evaluq import metrics as metrics
 from evaluq import pairwise
@@ -81,6 +82,12 @@ from evaluq.item_model import simulate_items as simulate_items
 from evaluq.item_stats import item_means as item_means
 from evaluq.items import from_items as from_items
 from evaluq.items import item_scores as item_scores
+from evaluq.judges import JudgedMeansResult as JudgedMeansResult
+from evaluq.judges import PPIMeanResult as PPIMeanResult
+from evaluq.judges import TransportWarning as TransportWarning
+from evaluq.judges import judged_means as judged_means
+from evaluq.judges import label_budget as label_budget
+from evaluq.judges import ppi_mean as ppi_mean
 from evaluq.pairwise import pairwise_by_language as pairwise_by_language
 from evaluq.pairwise import pairwise_differences as pairwise_differences
 from evaluq.pairwise import pairwise_table as pairwise_table

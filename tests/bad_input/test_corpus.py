@@ -24,6 +24,7 @@ from .corpus import FINITE
 from .corpus_field import field_cases
 from .corpus_issue35 import issue35_cases
 from .corpus_items import item_cases
+from .corpus_judges import judges_cases
 from .corpus_orientation import orientation_cases
 from .corpus_ratings import ratings_cases
 from .corpus_reporting import reporting_cases
@@ -32,7 +33,7 @@ from .corpus_small import small_sample_cases
 
 CASES = [*CUBE_CASES, *reporting_cases(), *field_cases(), *small_sample_cases(),
          *rliable_cases(), *item_cases(), *orientation_cases(), *issue35_cases(),
-         *ratings_cases()]
+         *ratings_cases(), *judges_cases()]
 
 PUBLIC_MODULES = ("agreement", "dirichlet", "intervals", "measurement_error", "metrics",
                   "significance", "plots", "tables", "reporting")

@@ -147,6 +147,9 @@ class JudgedMeansResult(ResultBase):
             self.per_model).to_dataframe()
         if self.transport is not None:
             df[FLAGGED] = self.transport[FLAGGED].to_series()
+        parts = {ESTIMATE: self.estimate, SE: self.se, **dict(self.per_model.data_vars)}
+        df.attrs["nan_reasons"] = {str(name): var.attrs["nan_reason"]
+                                   for name, var in parts.items() if "nan_reason" in var.attrs}
         return df
 
     def _fields(self) -> dict[str, Any]:
@@ -360,10 +363,19 @@ def _per_model(t: JudgeTable, fits: ModelFits, var: np.ndarray, methods: np.ndar
     n_judged = np.bincount(t.model, minlength=len(t.models))
     with np.errstate(invalid="ignore", divide="ignore"):
         gain = np.where(var > 0, fits.var_classical / var, np.nan)
-    return xr.Dataset({LAMBDA: (MODEL, fits.lam), N_GOLD: (MODEL, n_gold),
-                       N_JUDGED: (MODEL, n_judged), N_EFFECTIVE: (MODEL, n_gold * gain),
-                       GAIN: (MODEL, gain), METHOD: (MODEL, methods)},
-                      coords={MODEL: t.models})
+    out = xr.Dataset({LAMBDA: (MODEL, fits.lam), N_GOLD: (MODEL, n_gold),
+                      N_JUDGED: (MODEL, n_judged), N_EFFECTIVE: (MODEL, n_gold * gain),
+                      GAIN: (MODEL, gain), METHOD: (MODEL, methods)},
+                     coords={MODEL: t.models})
+    reasons = {LAMBDA: "lambda is PPI's weight on the judge: none for the chain rule or "
+                       "gold-only, and not identified for a judge whose scores are all equal",
+               GAIN: "no gain over gold-only where the model has too few gold labels or its "
+                     "estimate has no variance",
+               N_EFFECTIVE: "no effective number of labels where the gain is NaN"}
+    for name, reason in reasons.items():
+        if np.isnan(out[name].values).any():
+            out[name].attrs["nan_reason"] = reason
+    return out
 
 
 def _estimable(t: JudgeTable, fits: ModelFits) -> tuple[ModelFits, str | None]:
