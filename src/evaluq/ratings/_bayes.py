@@ -12,8 +12,10 @@ clusters, (cluster, pair, outcome) with them. The likelihood of a cell row with 
 Strengths ``theta ~ ZeroSumNormal(sigma_theta)`` (sum zero, as the frequentist fit) with
 ``sigma_theta ~ HalfNormal`` (partial pooling) or fixed at ``prior_sd``; with ``cluster``,
 a non-centred deviation of every model's strength in every cluster, ``sigma_cluster z_gm``
-with ``z_g ~ ZeroSumNormal(1)``. The PyMC model is compiled once per shape (in the process,
-and across processes by :mod:`evaluq._nutpie_cache`) and sampled by nutpie.
+with ``z_g ~ ZeroSumNormal(1)`` (sampled as the benchmark strengths plus the clusters'
+deviations from their mean: :func:`_cluster_strengths`). The PyMC model is compiled once per
+shape of its parameters (in the process, and across processes by
+:mod:`evaluq._nutpie_cache`; any number of cells) and sampled by nutpie.
 :class:`RatingsFit` is a :class:`evaluq._fits.PosteriorFit`; :func:`compare_ratings_fits`
 compares fits by PSIS-LOO (arviz-stats) with a whole cluster left out.
 """
@@ -79,7 +81,8 @@ PROPOSAL_SCALE: Final = 1.0
 such as the mean over models, then cancel exactly in the weights)."""
 K_THRESHOLD: Final = 0.7
 _COMPILED: dict[tuple[Any, ...], Any] = {}
-"""nutpie models compiled in this process, by (ties, pooling, clusters, shape)."""
+"""nutpie models compiled in this process, by (Davidson, pooling, cluster effects, models,
+clusters): the shapes of the sampled parameters."""
 
 
 # --- the data ---------------------------------------------------------------------------------
@@ -182,6 +185,26 @@ def model_inputs(data: RatingsData, opts: _Options) -> dict[str, np.ndarray]:
     return inputs | priors
 
 
+def _cluster_strengths(x: dict[str, Any], sigma: Any, n_g: int, n_m: int) -> Any:
+    """The cells' logit differences with cluster effects, sampled in the coordinates the votes
+    identify: the benchmark strengths ``b = theta + sigma_c mean_g z_g`` and the clusters'
+    deviations from their mean. The same model as ``theta ~ ZeroSumNormal(sigma)``,
+    ``u_g = sigma_c z_g`` (unit Jacobian; the Potential turns b's ZeroSumNormal density into
+    theta's), without the ridge between ``theta`` and the mean deviation that data-rich
+    clusters leave in the plain non-centred form."""
+    import pymc as pm
+
+    sigma_c = pm.HalfNormal("sigma_cluster", x["prior_sigma_cluster_scale"])
+    z = pm.ZeroSumNormal("cluster_z", sigma=1.0, shape=(n_g, n_m))   # non-centred
+    bench = pm.ZeroSumNormal("benchmark_theta", sigma=sigma, dims=MODEL)
+    z_bar = z.mean(axis=0)
+    theta = pm.Deterministic("theta", bench - sigma_c * z_bar, dims=MODEL)
+    pm.Potential("theta_prior", ((bench ** 2).sum() - (theta ** 2).sum()) / (2 * sigma ** 2))
+    u = sigma_c * (z - z_bar[None, :])
+    g, i, j = x["cell_g"], x["cell_i"], x["cell_j"]
+    return bench[i] - bench[j] + u[g, i] - u[g, j]
+
+
 def build_model(data: RatingsData, opts: _Options) -> Any:
     """The PyMC model on the cell rows (module docstring); every array a ``pm.Data``."""
     import pymc as pm
@@ -191,14 +214,11 @@ def build_model(data: RatingsData, opts: _Options) -> Any:
         x = {name: pm.Data(name, value) for name, value in model_inputs(data, opts).items()}
         sigma = (pm.HalfNormal("sigma_theta", x["prior_sigma_theta_scale"]) if opts.pooled
                  else x["prior_sd"])
-        theta = pm.ZeroSumNormal("theta", sigma=sigma, dims=MODEL)
-        d = theta[x["cell_i"]] - theta[x["cell_j"]]
         if opts.clustered:
-            sigma_c = pm.HalfNormal("sigma_cluster", x["prior_sigma_cluster_scale"])
-            z = pm.ZeroSumNormal("cluster_z", sigma=1.0, shape=(n_g, n_m))   # non-centred
-            u = sigma_c * z
-            pm.Deterministic("cluster_mean_effect", u.mean(axis=0), dims=MODEL)
-            d = d + u[x["cell_g"], x["cell_i"]] - u[x["cell_g"], x["cell_j"]]
+            d = _cluster_strengths(x, sigma, n_g, n_m)
+        else:
+            theta = pm.ZeroSumNormal("theta", sigma=sigma, dims=MODEL)
+            d = theta[x["cell_i"]] - theta[x["cell_j"]]
         lam = (pm.Normal("log_nu", x["prior_log_nu_mu"], x["prior_log_nu_sd"])
                if opts.davidson else 0.0)
         pm.Potential("loglik", cell_loglik(d, lam, x["cell_counts"], opts.davidson).sum())
@@ -208,13 +228,14 @@ def build_model(data: RatingsData, opts: _Options) -> Any:
 def _stored(opts: _Options) -> list[str]:
     names = ["theta"] + (["sigma_theta"] if opts.pooled else [])
     names += ["log_nu"] if opts.davidson else []
-    return names + (["sigma_cluster", "cluster_mean_effect"] if opts.clustered else [])
+    return names + (["sigma_cluster", "benchmark_theta"] if opts.clustered else [])
 
 
 def compiled_nutpie(data: RatingsData, opts: _Options) -> tuple[Any, float]:
-    """The nutpie model for the data's shape, compiled on first use; compile seconds."""
-    key = (opts.davidson, opts.pooled, opts.clustered, data.n_models, data.cells.g.size,
-           data.cells.n_clusters)
+    """The nutpie model for the parameters' shapes, compiled on first use; compile seconds."""
+    # the cells' number is not in the graph (pm.Data of any length): one compiled model
+    # serves every vote table with these parameters' shapes
+    key = (opts.davidson, opts.pooled, opts.clustered, data.n_models, data.cells.n_clusters)
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()
@@ -253,8 +274,8 @@ def _posterior(raw: xr.DataTree, data: RatingsData, opts: _Options) -> xr.Datase
                       "rating": (sc.factor * theta + sc.offset).assign_attrs(attrs)})
     bench = theta
     if opts.clustered:
-        shift = post["cluster_mean_effect"].transpose(*SAMPLE_DIMS, ...).values
-        bench = theta + shift
+        bench = theta.copy(data=post["benchmark_theta"].transpose(*SAMPLE_DIMS, ...).values)
+        out["benchmark_theta"] = bench
         out["sigma_cluster"] = post["sigma_cluster"]
     out["benchmark_rating"] = (sc.factor * bench + sc.offset).assign_attrs(attrs)
     if opts.pooled:
@@ -340,7 +361,8 @@ class RatingsFit(PosteriorFit):
                                            f"parameter (only ties='davidson' models ties)")
 
     def _diagnose(self, post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
-        names = [v for v in ("theta", "nu", "sigma_theta", "sigma_cluster") if v in post]
+        names = [v for v in ("theta", "benchmark_theta", "nu", "sigma_theta", "sigma_cluster")
+                 if v in post]
         table = convergence_table(post[names], SAMPLE_DIMS)
         n_div = divergences(stats)
         table.attrs = {"divergences": n_div,
