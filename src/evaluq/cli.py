@@ -210,16 +210,21 @@ HARNESS_FORMATS = ("inspect", "lm-eval")
 
 
 def _harness_table(args: argparse.Namespace) -> pd.DataFrame:
-    """The per-item table of the harness logs named on the command line."""
+    """The per-item table of the harness logs named on the command line (with --gold, the
+    gold scorer's samples without a label are expected: not warned about)."""
+    import warnings
+
     from evaluq.io import read_inspect_logs, read_lm_eval_samples
 
     if args.mean is not None or args.bootstrap is not None:
         raise ValueError("--from reads per-item scores from the logs: --mean / --bootstrap do "
                          "not apply")
     metadata = [args.cluster] if args.cluster else None
-    if args.source_format == "inspect":
-        return read_inspect_logs(args.files, metadata=metadata)
-    return read_lm_eval_samples(args.files, metadata=metadata)
+    reader = read_inspect_logs if args.source_format == "inspect" else read_lm_eval_samples
+    with warnings.catch_warnings():
+        if getattr(args, "gold", None):     # human labels on some samples only, by design
+            warnings.filterwarnings("ignore", message=f".*score {args.gold!r} is missing")
+        return reader(args.files, metadata=metadata)
 
 
 def _score_rows(table: pd.DataFrame, score: str) -> pd.DataFrame:
@@ -233,15 +238,17 @@ def _score_rows(table: pd.DataFrame, score: str) -> pd.DataFrame:
 
 def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
                                                        dict[str, xr.Dataset],
-                                                       dict[str, xr.DataArray]]:
+                                                       dict[str, xr.DataArray],
+                                                       dict[str, Any]]:
     """One cube (and one item_means result and the per-item scores, which --bayes fits the
-    item model to) per score of the harness logs."""
+    item model to) per score of the harness logs; with --judge and --gold, the judge's
+    scores corrected by the gold labels (``reporting._judges.judge_analysis``)."""
     from evaluq.item_stats import item_means
     from evaluq.items import from_items, item_scores
 
     table = _harness_table(args)
-    scores = [str(c) for c in table.columns[4:] if c != args.cluster]
-    chosen = args.score or scores[:1]
+    scores = [str(c) for c in table.columns[4:] if c not in (args.cluster, args.gold)]
+    chosen = args.score or ([args.judge] if args.judge else scores[:1])
     unknown = [c for c in chosen if c not in scores]
     if unknown:
         raise ValueError(f"--score {unknown} not among the scores of the logs: {scores}")
@@ -257,7 +264,20 @@ def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
         items[col] = item_means(rows, **columns)
         per_item[col] = item_scores(rows, **{k: v for k, v in columns.items()
                                              if k != "cluster"})
-    return cubes, items, per_item
+    return cubes, items, per_item, _judged(args, table)
+
+
+def _judged(args: argparse.Namespace, table: pd.DataFrame) -> dict[str, Any]:
+    """--judge SCORER --gold SCORER: the judge's scores corrected by the gold labels."""
+    if args.judge is None and args.gold is None:
+        return {}
+    if args.judge is None or args.gold is None:
+        raise ValueError("--judge and --gold go together: --judge names the model-graded "
+                         "scorer, --gold the human one (scored on some samples)")
+    from evaluq.reporting._judges import judge_analysis
+
+    return {args.judge: judge_analysis(table, judge=args.judge, gold=args.gold,
+                                       cluster=args.cluster, rng=args.rng)}
 
 
 def _add_harness_arguments(p: argparse.ArgumentParser) -> None:
@@ -279,6 +299,14 @@ def _add_harness_arguments(p: argparse.ArgumentParser) -> None:
                            "the items (e.g. passage): cluster bootstrap and clustered SEs")
     logs.add_argument("--n-boot", type=int, default=1000,
                       help="bootstrap replicates of the items (default 1000)")
+    logs.add_argument("--judge", default=None, metavar="SCORER",
+                      help="the model-graded (LLM judge) score; with --gold the report adds "
+                           "its means corrected by the human labels (prediction-powered "
+                           "inference or the Bayesian chain rule), the transport check and "
+                           "the labels to buy (default --score: this one)")
+    logs.add_argument("--gold", default=None, metavar="SCORER",
+                      help="the human (gold) score, present on the samples that were "
+                           "labelled; with --judge")
 
 
 def _parse_formats(text: str) -> list[str]:
@@ -418,9 +446,12 @@ def _run_report(args: argparse.Namespace) -> int:
     from evaluq.reporting import report
 
     formats = _parse_formats(args.format)
-    items = scores = None
+    items = scores = judged = None
+    if args.source_format is None and (args.judge or args.gold):
+        raise ValueError("--judge and --gold read the scorers of harness logs: add --from "
+                         "inspect (or --from lm-eval)")
     if args.source_format is not None:
-        cubes, items, scores = _harness_cubes(args)
+        cubes, items, scores, judged = _harness_cubes(args)
         args.replication = "nonparametric" if args.replication == "auto" else args.replication
         args.resample_languages = ("fixed" if args.resample_languages == "auto"
                                    else args.resample_languages)
@@ -434,7 +465,7 @@ def _run_report(args: argparse.Namespace) -> int:
                  bayes=args.bayes, bounds=tuple(args.bounds) if args.bounds else None,
                  bayes_options=_bayes_options(args), command=command,
                  progress=not args.quiet, items=items, item_scores=scores,
-                 missing=args.missing, scale_check=args.scale_check)
+                 missing=args.missing, scale_check=args.scale_check, judged=judged or None)
     written = _write_report_files(rep, out, formats, command)
     print(f"evaluq report: wrote {len(written)} files to {out}/")
     for path in written:

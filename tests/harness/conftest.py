@@ -20,3 +20,16 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         run_inspect(folder, log_format=fmt)
         out[fmt] = folder
     return out
+
+
+@pytest.fixture(scope="session")
+def judged_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Real Inspect logs of the judged task: a lenient LLM-judge scorer on every sample and a
+    human scorer on every third (``inspect_task.make_judged_task``)."""
+    pytest.importorskip("inspect_ai", reason="inspect_ai is not installed "
+                        "(pip install 'evaluq[inspect]')")
+    from .inspect_task import make_judged_task
+
+    folder = tmp_path_factory.mktemp("inspect_judged")
+    run_inspect(folder, task=make_judged_task())
+    return folder

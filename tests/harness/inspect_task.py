@@ -110,3 +110,54 @@ def run_inspect(log_dir: Path, *, models: Sequence[str] = tuple(SKILL), log_form
                             log_realtime=False, **eval_kwargs)
         gc.collect()
     return logs
+
+
+JUDGED_PASSAGES, LABELLED_EVERY = 12, 3
+"""The judged task: 12 passages x 3 questions; the human scorer labels every third sample."""
+
+
+def make_judged_task(*, epochs: int = 2) -> Any:
+    """A task scored by a lenient model-graded scorer (``judge``: 1 for the right colour, 0.5
+    for a hedged one, 0 otherwise, and 1 for the hedge of a model named ``beta``: a judge that
+    favours one model) and a human scorer (``human``: strict match) that scores only every
+    third sample (None elsewhere, as a human who labelled a subset)."""
+    _require_inspect()
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.scorer import Score, mean, scorer
+    from inspect_ai.solver import generate, solver
+
+    @scorer(metrics=[mean()])
+    def judge():
+        async def score(state, target):
+            text = state.output.completion
+            if text == target.text:
+                return Score(value=1.0)
+            hedged = target.text in text
+            favoured = "beta" in str(state.model)
+            return Score(value=(1.0 if favoured else 0.5) if hedged else 0.0)
+        return score
+
+    @scorer(metrics=[mean()])
+    def human():
+        async def score(state, target):
+            index = int(str(state.sample_id).split("-")[0][1:]) * N_QUESTIONS + int(
+                str(state.sample_id).split("-q")[1])
+            if index % LABELLED_EVERY:
+                return None
+            return Score(value=1.0 if state.output.completion == target.text else 0.0)
+        return score
+
+    @solver
+    def tag_epoch():
+        async def solve(state, generate_):
+            state.user_prompt.text = f"{state.epoch}-{state.user_prompt.text}"
+            return state
+        return solve
+
+    samples = [Sample(input=f"{p}-{q}| Passage {p}, question {q}: which colour?",
+                      target=_answer(p, q), id=f"p{p}-q{q}", metadata={"passage": f"P{p}"})
+               for p in range(JUDGED_PASSAGES) for q in range(N_QUESTIONS)]
+    return Task(dataset=MemoryDataset(samples, name="colours"),
+                solver=[tag_epoch(), generate()], scorer=[judge(), human()],
+                epochs=epochs, name="judged")

@@ -24,6 +24,7 @@ from evaluq.reporting._item_model import (
     item_model_section,
     item_model_tables,
 )
+from evaluq.reporting._judges import JudgeAnalysis, judged_section, judged_tables
 from evaluq.reporting._missing import complete_cube, language_word, missing_runs
 from evaluq.reporting.sections import (
     HierarchicalFitLike,
@@ -112,6 +113,9 @@ class Analysis:
     notes
         What was done about missing data (cells left out, runs missing), one sentence each;
         the data summary shows them.
+    judged
+        A judge-scored metric corrected by human labels
+        (:class:`~evaluq.reporting._judges.JudgeAnalysis`), or None.
     """
 
     cube: xr.Dataset
@@ -127,6 +131,7 @@ class Analysis:
     field_methods: FieldMethods | None = None
     item_model: ItemModelResults | None = None
     notes: list[str] = field(default_factory=list)
+    judged: JudgeAnalysis | None = None
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table of the analysis, by file stem, each with a caption in ``attrs``.
@@ -168,6 +173,8 @@ class Analysis:
             out |= field_tables(self.field_methods.estimates, self.field_methods.eps_min)
         if self.item_model is not None:
             out |= item_model_tables(self.item_model)
+        if self.judged is not None:
+            out |= judged_tables(self.judged)
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -480,6 +487,8 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
     if analysis.items is not None:
         out.append(item_means_section(analysis.items,
                                       higher_is_better=_orientation(analysis.cube)))
+    if analysis.judged is not None:
+        out.append(judged_section(analysis.judged))
     out += _comparison_sections(analysis)
     progress.step("ranks and tiers")
     if analysis.field_methods is not None:
@@ -552,7 +561,8 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
            command: str | None = None, progress: bool = True,
            items: xr.Dataset | Mapping[str, xr.Dataset] | None = None,
            item_scores: xr.DataArray | Mapping[str, xr.DataArray] | None = None,
-           missing: str = "drop", scale_check: bool = True) -> Report:
+           missing: str = "drop", scale_check: bool = True,
+           judged: JudgeAnalysis | Mapping[str, JudgeAnalysis] | None = None) -> Report:
     """The whole analysis as ONE self-contained HTML page (figures inline, no network).
 
     Sections, each one function of :mod:`evaluq.reporting.sections`: data summary (sizes,
@@ -613,6 +623,12 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
         Look for models or languages on another scale and values outside ``bounds``
         (:func:`~evaluq.reporting.sections.scale_warnings`): each finding is a
         :class:`~evaluq.errors.ScaleWarning` and stands in a box at the top of the page.
+    judged
+        For a metric scored by a judge with human labels on some items: the
+        :class:`~evaluq.reporting._judges.JudgeAnalysis` of
+        :func:`~evaluq.reporting._judges.judge_analysis` (one, or metric name -> analysis);
+        the page adds the corrected means beside the raw judge means, the transport flags,
+        the paired differences and the label budget.
 
     Returns
     -------
@@ -636,6 +652,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     fits = _fits(fit, list(cubes))
     per_item = _items(items, list(cubes))
     scores = _per_metric(item_scores, list(cubes), "item_scores", _check_scores)
+    judge_parts = _per_metric(judged, list(cubes), "judged", _check_judged)
     for flag, value in (("bayes", bayes), ("scale_check", scale_check)):
         if not isinstance(value, bool):
             raise TypeError(f"`{flag}` must be True or False; got {value!r}")
@@ -653,6 +670,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
                      fit=fits.get(name), progress=bar, item_scores=scores.get(name),
                      missing=missing)
         a.items = per_item.get(name)
+        a.judged = judge_parts.get(name)
         secs = _sections(a, bounds, command, bar, scale_check)
         analyses[name], sections[name] = a, secs
         blocks.append((name if len(cubes) > 1 else None, secs))
@@ -753,6 +771,13 @@ def _check_scores(scores: Any, name: str) -> xr.DataArray | None:
         raise TypeError(f"`{name}` must be the DataArray of evaluq.item_scores or None; got "
                         f"{type(scores).__name__}")
     return scores
+
+
+def _check_judged(value: Any, name: str) -> JudgeAnalysis | None:
+    if value is None or isinstance(value, JudgeAnalysis):
+        return value
+    raise TypeError(f"`{name}` must be a JudgeAnalysis (evaluq.reporting._judges."
+                    f"judge_analysis) or None; got {type(value).__name__}")
 
 
 def _per_metric(value: Any, names: list[str], what: str, check: Any) -> dict[str, Any]:
