@@ -477,7 +477,7 @@ def fit_ratings_bayes(
     :math:`\sigma_\theta \sim \text{HalfNormal}(1)`: partial pooling, so models the votes
     cannot tell apart are shrunk together (calibrated ranks and P(best) with few votes, the
     fix the item model needed). ``prior_sd`` fixes :math:`\sigma_\theta` instead (no pooling:
-    the posterior mode is ``fit_ratings(prior_sd=...)``'s estimate; a large value is a
+    the strengths' penalty of ``fit_ratings(prior_sd=...)``, its ridge; a large value is a
     flat-ish prior whose posterior mean is close to the maximum-likelihood ratings).
     :math:`\log \nu \sim N(0, 1.5^2)`. With ``cluster`` (prompt, voter): each model's strength
     in cluster g is :math:`\theta_i + \sigma_c z_{gi}`, :math:`z_g \sim
