@@ -47,6 +47,7 @@ from evaluq.cube import higher_is_better as higher_is_better
 from evaluq.cube import is_summary as is_summary
 from evaluq.cube import open_cube as open_cube
 from evaluq.cube import validate as validate
+from evaluq.cube import save_cube as save_cube
 from evaluq.errors import ConvergenceWarning as ConvergenceWarning
 from evaluq.errors import CubeError as CubeError
 from evaluq.errors import EvaluqWarning as EvaluqWarning

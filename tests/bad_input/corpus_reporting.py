@@ -89,6 +89,12 @@ def reporting_cases() -> list[Case]:
              lambda: eq.report(cube(), out=mkdtemp()), "`out`"))
     add(Case("evaluq.report", "bounds reversed (from_long refuses them too)",
              lambda: eq.report(cube(), out=_out(), bounds=(1, 0)), "`bounds`.*lower < upper"))
+    add(Case("evaluq.save_cube", "not a cube",
+             lambda: eq.save_cube(eq.simulate_cube(rng=0)[["score"]].rename(score="x"),
+                                  _out().with_suffix(".nc")), "score|cube"))
+    add(Case("evaluq.save_cube", "overwrite='yes'",
+             lambda: eq.save_cube(cube(), _out().with_suffix(".nc"), overwrite="yes"),
+             "`overwrite`"))
     add(Case("evaluq.report", "bounds not a pair",
              lambda: eq.report(cube(), out=_out(), bounds="x"), "`bounds`"))
     add(Case("evaluq.reporting.Report", "bayes not bool",
