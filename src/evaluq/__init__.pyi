@@ -98,6 +98,10 @@ from evaluq.ranks import rank_distribution as rank_distribution
 from evaluq.ranks import significance_groups as significance_groups
 from evaluq.ratings import RatingsResult as RatingsResult
 from evaluq.ratings import fit_ratings as fit_ratings
+from evaluq.ratings._bayes import RatingsFit as RatingsFit
+from evaluq.ratings._bayes import compare_ratings_fits as compare_ratings_fits
+from evaluq.ratings._bayes import fit_ratings_bayes as fit_ratings_bayes
+from evaluq.ratings._bayes import load_ratings_fit as load_ratings_fit
 from evaluq.reporting import report as report
 from evaluq.resampling import ResamplePlan
 from evaluq.resampling import resample as resample

@@ -65,4 +65,18 @@ def ratings_cases() -> list[Case]:
     add(Case("evaluq.plots.win_probability_heatmap", "annotate='yes'",
              lambda: plots.win_probability_heatmap(eq.fit_ratings(votes()), annotate="yes"),
              "`annotate`"))
+    add(Case("evaluq.fit_ratings_bayes", "a vote of a model against itself",
+             lambda: eq.fit_ratings_bayes(votes([("x", "x", "tie"), ("x", "y", "model_a"),
+                                                 ("y", "x", "model_a")])), "itself"))
+    add(Case("evaluq.fit_ratings_bayes", "draws 0",
+             lambda: eq.fit_ratings_bayes(votes(), draws=0), "`draws`"))
+    add(Case("evaluq.RatingsFit", "a negative prior_sd",
+             lambda: eq.fit_ratings_bayes(votes(), prior_sd=-1), "`prior_sd`"))
+    add(Case("evaluq.load_ratings_fit", "no such file",
+             lambda: eq.load_ratings_fit("/nonexistent/ratings.nc"), "`path`",
+             errors=(FileNotFoundError,)))
+    add(Case("evaluq.compare_ratings_fits", "no fits",
+             lambda: eq.compare_ratings_fits({}), "`fits`"))
+    add(Case("evaluq.compare_ratings_fits", "not fits",
+             lambda: eq.compare_ratings_fits({"a": 1, "b": 2}), "`fits`"))
     return c
