@@ -24,10 +24,10 @@ import evaluq as eq
 from evaluq.errors import CubeError
 from evaluq.field.stochastic_order import (
     ASOWarning,
-    bonferroni_level,
-    grid,
-    quantile_index,
-    violation_ratio,
+    _bonferroni_level,
+    _grid,
+    _quantile_index,
+    _violation_ratio,
 )
 
 REF = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "anchors"
@@ -103,19 +103,19 @@ def test_deepsig_version_recorded():
 # --- closed forms and properties ----------------------------------------------------------------
 
 def test_violation_ratio_closed_forms():
-    t = grid(0.005)
+    t = _grid(0.005)
     assert t.size == 199
     a, b = np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 2.0])   # a = b + 1 everywhere
-    f, g = np.sort(a)[quantile_index(3, t)], np.sort(b)[quantile_index(3, t)]
-    assert violation_ratio(f, g, 0.005) == 0.0
+    f, g = np.sort(a)[_quantile_index(3, t)], np.sort(b)[_quantile_index(3, t)]
+    assert _violation_ratio(f, g, 0.005) == 0.0
     # b above a everywhere: every grid point but the first (deepsig's diff[1:]) is violated
-    assert violation_ratio(g, f, 0.005) == pytest.approx(198 / 199, abs=1e-12)
+    assert _violation_ratio(g, f, 0.005) == pytest.approx(198 / 199, abs=1e-12)
 
 
 def test_quantile_index_is_deepsigs():
     for n in (1, 3, 7, 10):
-        for p in grid(0.005):
-            assert quantile_index(n, np.array([p]))[0] == np.clip(int(np.ceil(n * p)) - 1, 0,
+        for p in _grid(0.005):
+            assert _quantile_index(n, np.array([p]))[0] == np.clip(int(np.ceil(n * p)) - 1, 0,
                                                                    n - 1)
 
 
@@ -215,8 +215,8 @@ def test_multi_aso_bad_input():
 
 
 def test_bonferroni_level():
-    assert bonferroni_level(0.95, 1) == 0.95
-    assert bonferroni_level(0.95, 10) == pytest.approx(0.995)
+    assert _bonferroni_level(0.95, 1) == 0.95
+    assert _bonferroni_level(0.95, 10) == pytest.approx(0.995)
 
 
 def test_multi_aso_follows_the_orientation():

@@ -25,10 +25,10 @@ import xarray as xr
 import evaluq as eq
 from evaluq.errors import CubeError
 from evaluq.field.bayescomp import (
-    correlated_t_statistics,
-    signed_rank_samples,
-    t_probabilities,
-    winner_probabilities,
+    _correlated_t_statistics,
+    _signed_rank_samples,
+    _t_probabilities,
+    _winner_probabilities,
 )
 
 ANCHORS = json.loads((Path(__file__).parents[1] / "benchmarks" / "anchors" / "baycomp.json")
@@ -53,8 +53,8 @@ def test_signed_rank_kernel_reproduces_baycomp_given_its_weights(case):
     alpha = np.ones(x.size + 1)
     alpha[0] = case["prior"]
     weights = np.random.RandomState(case["random_state"]).dirichlet(alpha, case["nsamples"])
-    samples = signed_rank_samples(y - x, weights, case["rope"])
-    np.testing.assert_allclose(winner_probabilities(samples), case["probs"], rtol=0, atol=1e-12)
+    samples = _signed_rank_samples(y - x, weights, case["rope"])
+    np.testing.assert_allclose(_winner_probabilities(samples), case["probs"], rtol=0, atol=1e-12)
     np.testing.assert_allclose(samples.mean(axis=0), case["sample_mean"], rtol=0, atol=1e-12)
     np.testing.assert_allclose(samples[:3], case["first_samples"], rtol=0, atol=1e-12)
 
@@ -88,7 +88,7 @@ def test_p_left_is_model_scoring_higher():
                          f"-runs{c['runs']}")
 def test_correlated_t_matches_baycomp_closed_form(case):
     x, y = np.asarray(case["x"], float), np.asarray(case["y"], float)
-    mean, var, df = correlated_t_statistics(x, y, case["runs"])
+    mean, var, df = _correlated_t_statistics(x, y, case["runs"])
     np.testing.assert_allclose([mean, var], [case["mean"], case["var"]], rtol=1e-12, atol=1e-15)
     assert df == case["df"]
     res = eq.correlated_t_test(x, y, rope=case["rope"], runs=case["runs"], rng=0)
@@ -102,14 +102,14 @@ def test_correlated_t_matches_baycomp_closed_form(case):
 def test_correlated_t_baycomp_suite_statistics():
     """baycomp's tests/test_single.py::test_compute_statistics, re-derived."""
     x, y = np.array([4.0, 2, 6]), np.array([5.0, 7, 3])
-    assert correlated_t_statistics(x, y, 1) == (1, (4 ** 2 + 4 ** 2) / 2 * (1 / 3 + 1 / 2), 2)
+    assert _correlated_t_statistics(x, y, 1) == (1, (4 ** 2 + 4 ** 2) / 2 * (1 / 3 + 1 / 2), 2)
     x, y = np.array([4.0, 2, 6, 4]), np.array([5.0, 7, 3, 5])
-    assert correlated_t_statistics(x, y, 2) == (1, (4 ** 2 + 4 ** 2) / 3 * (1 / 4 + 1), 3)
-    assert correlated_t_statistics(np.ones(10), np.zeros(10), 1) == (-1, 0, 9)
+    assert _correlated_t_statistics(x, y, 2) == (1, (4 ** 2 + 4 ** 2) / 3 * (1 / 4 + 1), 3)
+    assert _correlated_t_statistics(np.ones(10), np.zeros(10), 1) == (-1, 0, 9)
     # test_probs_var_0
-    assert t_probabilities(42, 0, 1, 2).tolist() == [0, 0, 1]
-    assert t_probabilities(-42, 0, 1, 2).tolist() == [1, 0, 0]
-    assert t_probabilities(0, 0, 1, 0).tolist() == [0.5, 0, 0.5]
+    assert _t_probabilities(42, 0, 1, 2).tolist() == [0, 0, 1]
+    assert _t_probabilities(-42, 0, 1, 2).tolist() == [1, 0, 0]
+    assert _t_probabilities(0, 0, 1, 0).tolist() == [0.5, 0, 0.5]
 
 
 def test_correlated_t_samples_and_interval():
@@ -191,12 +191,12 @@ HIER = json.loads((Path(__file__).parents[1] / "benchmarks" / "anchors"
 def test_exchangeable_loglik_is_baycomps_stan_likelihood():
     """Term for term the Stan program's logLik, with M^-1 built from its adjugate formula."""
     pt = pytest.importorskip("pytensor.tensor")
-    from evaluq.field.bayescomp import exchangeable_loglik
+    from evaluq.field.bayescomp import _exchangeable_loglik
 
     gen = np.random.default_rng(0)
     for n, rho in ((10, 0.1), (10, 0.2), (4, 0.25)):
         d, s = gen.normal(size=(3, n)), np.array([0.5, 1.0, 2.0])
-        got = exchangeable_loglik(pt.as_tensor_variable(d), pt.as_tensor_variable(s), rho,
+        got = _exchangeable_loglik(pt.as_tensor_variable(d), pt.as_tensor_variable(s), rho,
                                   n).eval()
         det_m = (1 + (n - 1) * rho) * (1 - rho) ** (n - 1)
         inv_m = np.where(np.eye(n) == 1, (1 + (n - 2) * rho) * (1 - rho) ** (n - 2),
@@ -208,11 +208,11 @@ def test_exchangeable_loglik_is_baycomps_stan_likelihood():
 
 
 def test_hierarchical_data_is_baycomps_scaling():
-    from evaluq.field.bayescomp import hierarchical_data
+    from evaluq.field.bayescomp import _hierarchical_data
 
     case = HIER["cases"][2]
     diff = np.asarray(case["y"]) - np.asarray(case["x"])
-    scaled, rope, const = hierarchical_data(diff.copy(), case["rope"], case["runs"],
+    scaled, rope, const = _hierarchical_data(diff.copy(), case["rope"], case["runs"],
                                             np.random.default_rng(0))
     std_diff = np.mean(np.std(diff, axis=1))
     np.testing.assert_allclose(rope, case["rope"] / std_diff, rtol=1e-12)
@@ -251,8 +251,8 @@ def test_hierarchical_matches_baycomp_within_mcmc_error(index, monkeypatch):
     pytest.importorskip("pymc")
     from evaluq.field import bayescomp
 
-    fill = bayescomp.hierarchical_data
-    monkeypatch.setattr(bayescomp, "hierarchical_data", lambda d, r, runs, gen, upper=1000.0:
+    fill = bayescomp._hierarchical_data
+    monkeypatch.setattr(bayescomp, "_hierarchical_data", lambda d, r, runs, gen, upper=1000.0:
                         fill(d, r, runs, np.random.RandomState(0), upper))
     case = HIER["cases"][index]
     cube = eq.from_arrays(np.stack([np.asarray(case["x"]), np.asarray(case["y"])]),

@@ -15,7 +15,7 @@ from scipy import stats
 
 import evaluq as eq
 from evaluq.errors import CubeError
-from evaluq.field.demsar import block_ranks, friedman_kernel, nemenyi_q
+from evaluq.field.demsar import _block_ranks, _friedman_kernel, nemenyi_q
 
 ANCHORS = json.loads((Path(__file__).parents[1] / "benchmarks" / "anchors" / "autorank.json")
                      .read_text())
@@ -141,7 +141,7 @@ def test_orientation_lower_is_better():
 def test_ties_get_average_ranks_and_scipy_tie_correction():
     table = np.array([[1.0, 1.0, 1.0, 1.0], [0.9, 0.8, 0.8, 0.7], [0.5, 0.6, 0.6, 0.6],
                       [0.3, 0.2, 0.1, 0.0], [0.4, 0.4, 0.3, 0.3]])
-    assert block_ranks(table, True)[0].tolist() == [2.5] * 4
+    assert _block_ranks(table, True)[0].tolist() == [2.5] * 4
     res = eq.friedman_test(_cube(table, list("abcd")))
     ref = stats.friedmanchisquare(*table.T)
     np.testing.assert_allclose([res.statistic, res.pvalue], [ref.statistic, ref.pvalue],
@@ -227,7 +227,7 @@ def test_type_one_error_friedman_and_nemenyi():
     gen = np.random.default_rng(19)
     n_sim, n, k, alpha = 20000, 20, 5, 0.05
     ranks = _null_ranks(gen, n_sim, n, k)
-    stat, p = friedman_kernel(ranks)
+    stat, p = _friedman_kernel(ranks)
     f = (n - 1) * stat / (n * (k - 1) - stat)
     p_f = stats.f.sf(f, k - 1, (k - 1) * (n - 1))
     mean = ranks.mean(axis=1)

@@ -27,11 +27,11 @@ from scipy import optimize, stats
 
 import evaluq as eq
 from evaluq.field.stochastic_order import (
-    bootstrap_quantiles,
-    eps_min_from,
-    grid,
-    quantile_index,
-    violation_ratio,
+    _bootstrap_quantiles,
+    _eps_min_from,
+    _grid,
+    _quantile_index,
+    _violation_ratio,
 )
 
 pytestmark = pytest.mark.slow
@@ -107,15 +107,15 @@ def aso_rejections(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
                    thresholds: tuple[float, ...]) -> list[int]:
     """How many data sets (rows of a, b) get eps_min < each threshold (confidence 0.95)."""
     n_boot, dt = 1000, 0.005
-    t = grid(dt)
-    idx = quantile_index(a.shape[-1], t)
-    ratio = violation_ratio(np.sort(a)[:, idx], np.sort(b)[:, idx], dt)
+    t = _grid(dt)
+    idx = _quantile_index(a.shape[-1], t)
+    ratio = _violation_ratio(np.sort(a)[:, idx], np.sort(b)[:, idx], dt)
     counts = np.zeros(len(thresholds), dtype=int)
     for start in range(0, a.shape[0], 200):    # blocks of data sets, every resample at once
         part = slice(start, start + 200)
-        boot = violation_ratio(bootstrap_quantiles(a[part], t, n_boot, rng),
-                               bootstrap_quantiles(b[part], t, n_boot, rng), dt)
-        eps, _ = eps_min_from(ratio[part], boot, a.shape[-1], b.shape[-1], 0.95)
+        boot = _violation_ratio(_bootstrap_quantiles(a[part], t, n_boot, rng),
+                               _bootstrap_quantiles(b[part], t, n_boot, rng), dt)
+        eps, _ = _eps_min_from(ratio[part], boot, a.shape[-1], b.shape[-1], 0.95)
         counts += np.array([np.sum(eps < tau) for tau in thresholds])
     return counts.tolist()
 

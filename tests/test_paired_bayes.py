@@ -9,7 +9,7 @@ import pytest
 from scipy import special, stats
 
 import evaluq as eq
-from evaluq.small_samples.paired_bayes import _phi2, _solve_rho, paired_probit_probability
+from evaluq.small_samples.paired_bayes import _paired_probit_probability, _phi2, _solve_rho
 
 ANCHOR = Path(__file__).resolve().parents[1] / "benchmarks" / "anchors" / "bayes_evals_paired.json"
 
@@ -49,7 +49,7 @@ def test_rho_solves_the_cell_probability():
 @pytest.mark.parametrize("table", [[10, 5, 2, 3], [18, 3, 1, 8], [5, 2, 2, 1], [40, 9, 4, 7],
                                    [0, 0, 0, 0], [2, 6, 0, 22]])
 def test_matches_brute_force_monte_carlo(table):
-    p, se, ess = paired_probit_probability(np.array([table]), 20_000, np.random.default_rng(0))
+    p, se, ess = _paired_probit_probability(np.array([table]), 20_000, np.random.default_rng(0))
     ref, ref_se = brute_force(table)
     # tolerance: 4 combined Monte Carlo SEs (both estimators report theirs)
     assert abs(p[0] - ref) <= 4 * np.hypot(se[0], ref_se)

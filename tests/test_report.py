@@ -158,7 +158,7 @@ def test_reproducibility_section_lists_settings_and_command(rep):
     assert "<th>numpy</th>" in body
     assert "<th>evaluq</th>" in body
     assert "not an integer" not in body
-    gen = sections.reproducibility_section({"rng": np.random.default_rng(0)})
+    gen = sections._reproducibility_section({"rng": np.random.default_rng(0)})
     assert "not an integer" in gen.body
 
 
@@ -222,25 +222,25 @@ def test_data_summary_counts_missing_cells_and_warns_on_scale(cube):
     score[0, 0, :] = np.nan
     score[1, 2, 0] = np.nan
     broken = cube.assign(score=score)
-    s = sections.data_summary(broken)
+    s = sections._data_summary(broken)
     table = _frames(s.body)[1]
     assert table.loc["score", "missing"] == "6"
     assert table.loc["boot_score", "missing"] == "0"
     assert "No score at all for 1 (model, language) cells: m0/l00." in s.body
-    warned = sections.data_summary(cube, bounds=(0.0, 1.0))
+    warned = sections._data_summary(cube, bounds=(0.0, 1.0))
     assert "lie outside the bounds [0, 1]" in warned.body
     outside = int(((cube.score < 0) | (cube.score > 1)).sum())
     assert warned.notes[0].startswith(f"{outside} of {cube.score.size} scores")
     flat = cube.assign(score=cube.score.isel(seed=[0] * 5).assign_coords(seed=range(5)))
-    assert not sections.scale_warnings(flat)       # no spread is a remark, not a scale verdict
-    assert "identical scores for every seed" in sections.data_summary(flat).body
+    assert not sections._scale_warnings(flat)       # no spread is a remark, not a scale verdict
+    assert "identical scores for every seed" in sections._data_summary(flat).body
 
 
 def test_sections_compose_into_a_page(cube):
     agg = eq.aggregate(eq.resample(cube, n_resamples=100, rng=0))
     page = sections.render_page("Mine", [(None, [
-        sections.tiers_section(agg, eq.significance_groups(agg)),
-        sections.ranks_section(eq.rank_distribution(agg))])])
+        sections._tiers_section(agg, eq.significance_groups(agg)),
+        sections._ranks_section(eq.rank_distribution(agg))])])
     assert _ids(page) == ["tiers", "ranks"]
     assert "<title>Mine</title>" in page
 
@@ -289,28 +289,28 @@ def test_bayes_fits_the_hierarchical_model_lazily(cube, monkeypatch):
 
 def test_tiers_section_warns_when_too_few_resamples_can_reject(cube):
     few = eq.aggregate(eq.resample(cube, n_resamples=100, rng=0))   # floor 2/101, 6 pairs
-    s = sections.tiers_section(few, eq.significance_groups(few))
+    s = sections._tiers_section(few, eq.significance_groups(few))
     assert s.notes == ["With 100 resamples the smallest p-value is 2/(n+1) = 0.0198, 0.119 "
                        "after Holm's adjustment over 6 pairs: no test can reject at alpha = "
                        "0.05, so every model stays in one tier. Use at least 240 resamples."]
     assert (eq.significance_groups(few).values == 1).all()
     enough = eq.aggregate(eq.resample(cube, n_resamples=300, rng=0))
-    assert sections.tiers_section(enough, eq.significance_groups(enough)).notes == []
-    bh = sections.tiers_section(few, eq.significance_groups(few, adjustment="bh"))
+    assert sections._tiers_section(enough, eq.significance_groups(enough)).notes == []
+    bh = sections._tiers_section(few, eq.significance_groups(few, adjustment="bh"))
     assert bh.notes == []
 
 
 def test_tiers_section_draws_the_critical_difference_diagram():
     """The tiers section's figure is Demšar's CD diagram of the cube (issue 19); the tier
     diagram only where the CD does not apply (a model missing a language)."""
-    from evaluq.reporting.sections import tiers_section
+    from evaluq.reporting.sections import _tiers_section
 
     cube = eq.simulate_cube(n_models=3, n_languages=6, rng=0)
     agg = eq.aggregate(eq.resample(cube, n_resamples=200, rng=0))
     tiers = eq.significance_groups(agg)
-    section = tiers_section(agg, tiers, cd=eq.critical_difference(cube))
+    section = _tiers_section(agg, tiers, cd=eq.critical_difference(cube))
     assert 'alt="critical-difference diagram"' in section.body
-    assert 'alt="tier diagram"' in tiers_section(agg, tiers).body
+    assert 'alt="tier diagram"' in _tiers_section(agg, tiers).body
 
 
 # --- the field's methods: rliable and ASO (issue 19) --------------------------------------------
@@ -351,7 +351,7 @@ def test_field_section_is_skipped_with_one_seed(cube):
     assert "need at least 2 seeds (runs)" in one.field_methods.reason
     assert "has 1 seed(s)" in one.field_methods.reason
     assert "multi_aso" not in one.tables()
-    section = sections.field_methods_section(None, None, None,
+    section = sections._field_methods_section(None, None, None,
                                              reason=one.field_methods.reason)
     assert section.figures == 0
     assert "has 1 seed(s)" in section.body

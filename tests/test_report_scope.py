@@ -31,7 +31,7 @@ class _Fit:
 
 def test_posterior_section_takes_scope():
     fit = _Fit()
-    section = sections.posterior_section(fit, scope="population")
+    section = sections._posterior_section(fit, scope="population")
     assert fit.scopes == ["population"]
     assert (section.id, section.figures) == ("posterior", 1)
 
@@ -39,7 +39,7 @@ def test_posterior_section_takes_scope():
 def test_level_is_the_deprecated_name_of_scope():
     fit = _Fit()
     with pytest.warns(DeprecationWarning, match=r"`level` is deprecated; use `scope`"):
-        sections.posterior_section(fit, level="benchmark")
+        sections._posterior_section(fit, level="benchmark")
     assert fit.scopes == ["benchmark"]
     with pytest.raises(TypeError, match="got both `level` and `scope`"):
-        sections.posterior_section(fit, level="benchmark", scope="population")
+        sections._posterior_section(fit, level="benchmark", scope="population")

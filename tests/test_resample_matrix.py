@@ -186,7 +186,7 @@ def test_default_chunk_size_bounds_a_chunk_of_scores():
     wide = eq.simulate_cube(n_models=600, n_languages=61, n_seeds=2, n_boot=2, rng=0)
     lazy = eq.resample(wide, n_resamples=2500, lazy=True, rng=0)
     # 64 MiB / (600 x 61 x 8 B) = 229 resamples, rounded up to one random-number block, which
-    # for 36 600 cells a resample is 2**24 // 36 600 = 458 resamples (block_size)
+    # for 36 600 cells a resample is 2**24 // 36 600 = 458 resamples (_block_size)
     assert lazy.score.chunks[0] == (458, 458, 458, 458, 458, 210)
     small = eq.simulate_cube(n_models=3, n_languages=7, rng=0)
     assert eq.resample(small, n_resamples=25_000, lazy=True, rng=0).score.chunks[0] == (

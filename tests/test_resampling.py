@@ -344,9 +344,9 @@ def test_dask_cube_other_modes_are_loaded(small_cube):
 
 def test_block_size_constant():
     assert RNG_BLOCK == 1000
-    assert resampling.block_size(6, 61) == 1000
-    assert resampling.block_size(6, 20_833) * 6 * 20_833 <= resampling.BLOCK_VALUES
-    assert resampling.block_size(10**6, 10**3) == 1
+    assert resampling._block_size(6, 61) == 1000
+    assert resampling._block_size(6, 20_833) * 6 * 20_833 <= resampling.BLOCK_VALUES
+    assert resampling._block_size(10**6, 10**3) == 1
 
 
 @pytest.mark.parametrize("kw", [
@@ -361,7 +361,7 @@ def test_wide_cubes_draw_smaller_blocks_whatever_the_chunking(small_cube, monkey
     pytest.importorskip("dask")
     cells = small_cube.sizes["model"] * (kw.get("n_languages") or small_cube.sizes["language"])
     monkeypatch.setattr(resampling, "BLOCK_VALUES", 37 * cells)     # 37 resamples a block
-    assert resampling.block_size(small_cube.sizes["model"], cells // small_cube.sizes["model"]) \
+    assert resampling._block_size(small_cube.sizes["model"], cells // small_cube.sizes["model"]) \
         == 37
     eager = eq.resample(small_cube, n_resamples=200, rng=3, **kw)
     for chunk in (37, 80, 1000):

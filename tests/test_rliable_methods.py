@@ -28,13 +28,13 @@ import evaluq as eq
 from evaluq.errors import CubeError
 from evaluq.field.rliable import (
     AGGREGATES,
-    by_run_count,
-    improvement_matrix,
-    improvement_resampled,
-    model_runs,
-    resampled_aggregates,
-    run_counts,
-    stratified_distribution,
+    _by_run_count,
+    _improvement_matrix,
+    _improvement_resampled,
+    _model_runs,
+    _resampled_aggregates,
+    _run_counts,
+    _stratified_distribution,
 )
 
 REF = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "anchors"
@@ -164,8 +164,8 @@ def test_rliable_versions_are_recorded():
 @pytest.mark.parametrize("dtype", [np.float64, np.int16])
 def test_resampled_aggregates_equal_the_resampled_matrices(dtype):
     x = np.random.default_rng(5).normal(0.8, 0.2, size=(2, 7, 5))
-    counts = run_counts(np.random.default_rng(6), 4, x.shape, dtype)
-    got = resampled_aggregates(x, counts, 0.9, AGGREGATES)
+    counts = _run_counts(np.random.default_rng(6), 4, x.shape, dtype)
+    got = _resampled_aggregates(x, counts, 0.9, AGGREGATES)
     for b in range(4):
         for k in range(2):
             runs = [np.repeat(x[k, m], counts[b, k, m].astype(int)) for m in range(7)]
@@ -179,8 +179,8 @@ def test_resampled_aggregates_equal_the_resampled_matrices(dtype):
 
 def test_resampled_improvement_equals_mann_whitney():
     x = np.round(np.random.default_rng(7).normal(size=(3, 4, 5)), 1)   # ties
-    counts = run_counts(np.random.default_rng(8), 3, x.shape)
-    got = improvement_resampled(improvement_matrix(x), counts)
+    counts = _run_counts(np.random.default_rng(8), 3, x.shape)
+    got = _improvement_resampled(_improvement_matrix(x), counts)
     for b in range(3):
         for i, j in ((0, 1), (2, 0)):
             per_task = []
@@ -349,11 +349,11 @@ def test_ragged_bootstrap_sd_matches_rliable(name):
     ``s sqrt((kappa - 1) / (4 B))``. Resampling a model with another model's run count would
     move it by a factor sqrt(10 / 3) for the 3-run model."""
     models = REF["ragged_data"][name]
-    _, x, n_runs = model_runs(ragged_cube(models))
+    _, x, n_runs = _model_runs(ragged_cube(models))
     for gamma in ("1.0", "0.9"):
-        stat = by_run_count(lambda xg, c, g=float(gamma): resampled_aggregates(
+        stat = _by_run_count(lambda xg, c, g=float(gamma): _resampled_aggregates(
             xg, c, g, AGGREGATES), x, n_runs)
-        dist = stratified_distribution(x, stat, B_EVALUQ, np.random.default_rng(4),
+        dist = _stratified_distribution(x, stat, B_EVALUQ, np.random.default_rng(4),
                                        n_runs=n_runs)
         sd, ref = dist.std(axis=-1), np.asarray(REF["ragged_results"][name]["boot_sd"][gamma])
         kappa = stats.kurtosis(dist, axis=-1, fisher=False)
@@ -432,14 +432,14 @@ def test_ragged_resamples_equal_the_resampled_matrices():
     """Run counts with a run count per model: zero beyond a model's runs, its own number of
     draws per task; the grouped aggregates and P(X > Y) equal explicit loops."""
     models = _ragged_models()
-    _, x, n_runs = model_runs(ragged_cube(models))
-    counts = run_counts(np.random.default_rng(6), 5, x.shape, n_runs=n_runs)
+    _, x, n_runs = _model_runs(ragged_cube(models))
+    counts = _run_counts(np.random.default_rng(6), 5, x.shape, n_runs=n_runs)
     for k, n in enumerate(n_runs):
         assert (counts[:, k, :, n:] == 0).all()
         assert (counts[:, k].sum(axis=-1) == n).all()
-    got = by_run_count(lambda xg, c: resampled_aggregates(xg, c, 0.9, AGGREGATES), x,
+    got = _by_run_count(lambda xg, c: _resampled_aggregates(xg, c, 0.9, AGGREGATES), x,
                        n_runs)(counts)
-    poi = improvement_resampled(improvement_matrix(x), counts, n_runs)
+    poi = _improvement_resampled(_improvement_matrix(x), counts, n_runs)
     for b in range(5):
         drawn = [[np.repeat(x[k, m, :n], counts[b, k, m, :n].astype(int)) for m in range(4)]
                  for k, n in enumerate(n_runs)]

@@ -9,7 +9,7 @@ import pytest
 import evaluq as eq
 from evaluq._schema import orientation
 from evaluq.errors import CubeError
-from evaluq.reporting.sections import data_summary
+from evaluq.reporting.sections import _data_summary
 
 SPELLINGS = [
     (True, True), (False, False), (1, True), (0, False), (np.bool_(True), True),
@@ -32,7 +32,7 @@ def test_every_spelling_reads_the_same_everywhere(value, expected):
     best = aggregated["observed"].idxmax() if expected else aggregated["observed"].idxmin()
     assert ranks["expected_rank"].idxmin().item() == best.item()
     shown = "higher is better" if expected else "lower is better"
-    assert shown in data_summary(cube).body
+    assert shown in _data_summary(cube).body
 
 
 @pytest.mark.parametrize("value", ["yes", "no", 2, -1, 0.5, "", None, "10", [1]])

@@ -7,19 +7,19 @@ reduces them over languages. ``resample(..., lazy=True)`` (the default on a dask
 returns the same Dataset backed by dask, one chunk per ``chunk_size`` resamples, so that a
 consumer such as :func:`evaluq.aggregate` holds one chunk of scores at a time.
 
-Random numbers are drawn in blocks of :func:`block_size` resamples (:data:`RNG_BLOCK`, 1000,
+Random numbers are drawn in blocks of ``_block_size`` resamples (:data:`RNG_BLOCK`, 1000,
 unless a cube has more than 16 777 cells per resample), each block from its own
 stream (``SeedSequence(entropy, spawn_key=(block, purpose))``). The numbers therefore depend
 only on ``rng`` (not on ``chunk_size``, laziness or the cube's chunking), and the first ``n``
 resamples of a longer run are the ``n`` resamples of a shorter one.
 
-:func:`resample` is a pipeline of short steps: :func:`_validate` (the options),
-:func:`_plan` (a private :class:`_Recipe`: the inputs every block is drawn from),
+:func:`resample` is a pipeline of short steps: ``_validate`` (the options),
+``_plan`` (a private :class:`_Recipe`: the inputs every block is drawn from),
 :meth:`_Recipe.block` (one block of resamples, drawn by the function of its replication
 in :data:`_DRAWERS`),
-:func:`_collect_eager` / :func:`_collect_lazy` (the chunks, in memory or as dask tasks) and
-:func:`_assemble` (the Dataset, in the cube's label order). A new replication mode is one
-new drawer; a new language mode one branch of :func:`_draw_languages`.
+``_collect_eager`` / ``_collect_lazy`` (the chunks, in memory or as dask tasks) and
+``_assemble`` (the Dataset, in the cube's label order). A new replication mode is one
+new drawer; a new language mode one branch of ``_draw_languages``.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ LANGUAGE_MODES: Final = ("fixed", "bootstrap", "subsample")
 SEED_MODES: Final = ("one", "bootstrap", "rescaled", "mean")
 RNG_BLOCK: Final = 1000
 """Resamples per random-number block (each block has its own stream), at most; see
-:func:`block_size`."""
+``_block_size``."""
 BLOCK_VALUES: Final = 2**24
 """Scores one random-number block may hold (128 MiB of float64): a cube with more than
 ``BLOCK_VALUES // RNG_BLOCK`` (16 777) model x language cells per resample draws fewer
@@ -88,14 +88,14 @@ SeedMode = Literal["one", "bootstrap", "rescaled", "mean"]
 
 # --- numpy kernels --------------------------------------------------------------------------------
 
-def block_size(n_models: int, n_languages: int) -> int:
+def _block_size(n_models: int, n_languages: int) -> int:
     """Resamples per random-number block for ``n_models`` x ``n_languages`` scores per
     resample: ``RNG_BLOCK`` (1000), fewer when a block would hold more than ``BLOCK_VALUES``
     scores. It depends on the cube's shape only, never on ``chunk_size`` or on the chunks.
 
     Examples
     --------
-    >>> block_size(6, 61), block_size(6, 20_833), block_size(600, 61)
+    >>> _block_size(6, 61), _block_size(6, 20_833), _block_size(600, 61)
     (1000, 134, 458)
     """
     return max(1, min(RNG_BLOCK, BLOCK_VALUES // max(1, n_models * n_languages)))
@@ -171,7 +171,7 @@ def _ragged_positions(gen: np.random.Generator, seeds: str, shape: tuple[int, ..
                       n_s: int, n_b: int) -> tuple[np.ndarray, np.ndarray]:
     """Nonparametric draws of a cube with unequal seeds per cell: uniforms (n, k) for
     ``seeds="one"`` or (n, k, S) otherwise, shared by every model (each cell maps them onto
-    its own seeds, :func:`_gather_ragged`), and the replicate positions (n, k)."""
+    its own seeds, ``_gather_ragged``), and the replicate positions (n, k)."""
     if seeds == "one":
         return gen.random(shape), gen.integers(0, n_b, size=shape)
     b_idx = gen.integers(0, n_b, size=shape)
@@ -183,7 +183,7 @@ def _ragged_positions(gen: np.random.Generator, seeds: str, shape: tuple[int, ..
 def _gather_ragged(boot: np.ndarray, runs: np.ndarray, seeds: str,
                    bounds: tuple[float, float] | None, lang: np.ndarray, u: np.ndarray,
                    b_idx: np.ndarray) -> np.ndarray:
-    """:func:`_gather_replicates` for unequal seeds: ``boot`` holds each cell's seeds first
+    """``_gather_replicates`` for unequal seeds: ``boot`` holds each cell's seeds first
     (model, language, seed, bootstrap) and ``runs`` (model, language) how many it has. Cell
     (m, l) draws its c = runs[m, l] seeds with replacement through the first c uniforms,
     position floor(u c); ``"mean"`` takes every seed of the cell once; ``"rescaled"`` stretches
@@ -264,7 +264,7 @@ class _Options:
     seeds: str | None
     lazy: bool
     block: int = RNG_BLOCK
-    """Resamples per random-number block (:func:`block_size`)."""
+    """Resamples per random-number block (``_block_size``)."""
 
 
 class _Block(NamedTuple):
@@ -358,7 +358,7 @@ def _draw_nonparametric(inputs: _Inputs, seeds: str, lang: np.ndarray | None,
 
 def _draw_ragged(inputs: _Inputs, seeds: str, lang: np.ndarray | None, slots: np.ndarray,
                  gen: np.random.Generator, values: bool, draws: bool) -> _Block:
-    """:func:`_draw_nonparametric` for a cube with unequal seeds per cell. The recorded seed
+    """``_draw_nonparametric`` for a cube with unequal seeds per cell. The recorded seed
     draws are those of a cell with every seed (position floor(u S)); a cell with c seeds maps
     the same uniforms onto its own seeds."""
     assert inputs.runs is not None
@@ -385,7 +385,7 @@ _DRAWERS: Final[dict[str, Drawer]] = {
     "none": _draw_none,
 }
 """One drawer per replication mode: a new mode is one new entry (and its inputs in
-:func:`_inputs`)."""
+``_inputs``)."""
 
 
 # --- the recipe every chunk is drawn from (private) -----------------------------------------------
@@ -452,7 +452,7 @@ def _chunk_scores(recipe: _Recipe, start: int, stop: int,
 
 
 def _chunk_draws(recipe: _Recipe, start: int, stop: int) -> dict[str, np.ndarray]:
-    """The drawn labels / seed counts of resamples ``start:stop`` (see :func:`_draw_specs`)."""
+    """The drawn labels / seed counts of resamples ``start:stop`` (see ``_draw_specs``)."""
     blocks = _chunk_blocks(recipe, start, stop, values=False, draws=True)
     out: dict[str, np.ndarray] = {}
     coords = recipe.coords
@@ -746,7 +746,7 @@ def _validate(cube: Any, n_resamples: Any, replication: Any, languages: Any,
                          f"spread: its interval would have width zero); got {n_resamples}")
     replication = check_choice("replication", replication, REPLICATIONS)
     if replication == "nonparametric":
-        seeds = (default_seed_mode(cube) if seeds is None
+        seeds = (_default_seed_mode(cube) if seeds is None
                  else check_choice("seeds", seeds, SEED_MODES))
     elif seeds is not None:
         raise ValueError(f"`seeds` applies only to replication='nonparametric' (it says how "
@@ -762,7 +762,7 @@ def _validate(cube: Any, n_resamples: Any, replication: Any, languages: Any,
         per_resample = 8 * cube.sizes[MODEL] * k
         chunk_size = min(MAX_AUTO_CHUNK, max(1, CHUNK_BYTES // per_resample))
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
-    block = block_size(cube.sizes[MODEL], k)
+    block = _block_size(cube.sizes[MODEL], k)
     chunk_size = -(-chunk_size // block) * block
     _check_size(n_resamples, chunk_size if lazy else block, lazy, cube.sizes[MODEL] * k)
     entropy = int(check_rng(rng).integers(0, 2**63))
@@ -770,7 +770,7 @@ def _validate(cube: Any, n_resamples: Any, replication: Any, languages: Any,
                           lazy, block)
 
 
-def default_seed_mode(cube: xr.Dataset) -> str:
+def _default_seed_mode(cube: xr.Dataset) -> str:
     """``"mean"`` for a cube whose seeds are epochs of the same items with replicates shared
     by the epochs (``attrs["seeds_are"] == "epochs"``, as :func:`evaluq.from_items` records),
     ``"bootstrap"`` otherwise."""
@@ -978,7 +978,7 @@ def resample(
         longer run equal a run of n.
     chunk_size
         Resamples per chunk (rounded up to a multiple of the random-number block,
-        :func:`block_size`: 1000 unless the cube has more than 16 777 cells per resample):
+        ``_block_size``: 1000 unless the cube has more than 16 777 cells per resample):
         bounds the working memory at
         about ``chunk_size * models * n_languages * 8`` bytes times a small factor. Default:
         chunks of about 64 MiB of scores (at most 10 000 resamples). The numbers do not
@@ -1038,7 +1038,7 @@ def resample(
     (the other slots are 0) and the blocks' results are added, which is exact since every
     slot is filled by one block. The resamples equal the in-memory ones for any chunking of
     the cube and any ``chunk_size``: the random draws of a block of resamples (1000, fewer
-    for a cube of more than 16 777 cells per resample: :func:`block_size`) come from its own
+    for a cube of more than 16 777 cells per resample: ``_block_size``) come from its own
     stream and are made again, cheaply, by every task that needs them.
 
     References
@@ -1088,4 +1088,8 @@ def __getattr__(name: str) -> Any:
                       "(chunks of `chunk_size` resamples) that evaluq.aggregate consumes chunk "
                       "by chunk", DeprecationWarning, stacklevel=2)
         return _Recipe
+    if name == "block_size":        # public until issue 35; deprecated alias for one release
+        warnings.warn("evaluq.resampling.block_size is a private helper now (issue 35); the "
+                      "old name goes in the next release", DeprecationWarning, stacklevel=2)
+        return _block_size
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,7 @@ import evaluq as eq
 from evaluq import agreement, dirichlet
 from evaluq.dirichlet._quadrature import _expected_m_log_m, _taylor_m_log_m
 from evaluq.errors import CubeError
-from evaluq.resampling import MAX_LAZY_CHUNKS, block_size
+from evaluq.resampling import MAX_LAZY_CHUNKS, _block_size
 
 SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow,
@@ -53,7 +53,7 @@ def test_the_suggested_chunk_size_fits_and_the_numbers_do_not_change(small_cube)
     suggested = int(info.value.args[0].split("chunk_size >= ")[1].split()[0])
     lazy = eq.resample(small_cube, n_resamples=n, chunk_size=suggested, lazy=True)
     assert len(lazy.score.chunks[0]) <= MAX_LAZY_CHUNKS
-    assert block_size(3, 4) == 1000
+    assert _block_size(3, 4) == 1000
     first = eq.resample(small_cube, n_resamples=3000, rng=0)   # the first n of a longer run
     longer = eq.resample(small_cube, n_resamples=n, chunk_size=suggested, lazy=True, rng=0)
     xr.testing.assert_identical(longer.score[:3000].compute(), first.score)

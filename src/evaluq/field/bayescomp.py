@@ -49,7 +49,7 @@ from evaluq.errors import CubeError
 from evaluq.field._blocks import block_scores
 
 __all__ = ["BayesianComparison", "bayesian_signed_rank", "correlated_t_test",
-           "hierarchical_t_test", "signed_rank_samples"]
+           "hierarchical_t_test"]
 
 _BLOCK = 10_000
 """Posterior samples evaluated at once by the signed-rank kernel (bounds the memory to
@@ -64,7 +64,7 @@ def _heaviside(a: np.ndarray, thresh: float) -> np.ndarray:
     return (a > thresh).astype(float) + 0.5 * (a == thresh).astype(float)
 
 
-def signed_rank_samples(diff: np.ndarray, weights: np.ndarray, rope: float) -> np.ndarray:
+def _signed_rank_samples(diff: np.ndarray, weights: np.ndarray, rope: float) -> np.ndarray:
     r"""Posterior samples of (left, rope, right) of the Bayesian signed-rank test.
 
     With :math:`z_0 = 0` the prior's pseudo-observation and :math:`z_1..z_n` the differences
@@ -109,14 +109,14 @@ def signed_rank_samples(diff: np.ndarray, weights: np.ndarray, rope: float) -> n
     return out
 
 
-def winner_probabilities(samples: np.ndarray) -> np.ndarray:
+def _winner_probabilities(samples: np.ndarray) -> np.ndarray:
     """baycomp's ``Posterior.probs``: the share of samples in which each region is the most
     probable (``argmax``; a tie goes to the earlier region)."""
     winners = np.argmax(samples, axis=1)
     return np.bincount(winners, minlength=3) / len(winners)
 
 
-def correlated_t_statistics(x: np.ndarray, y: np.ndarray, runs: int) -> tuple[float, float, int]:
+def _correlated_t_statistics(x: np.ndarray, y: np.ndarray, runs: int) -> tuple[float, float, int]:
     """baycomp's ``CorrelatedTTest.compute_statistics``: mean and Nadeau-Bengio-corrected
     variance of ``y - x``, and the degrees of freedom."""
     diff = y - x
@@ -128,7 +128,7 @@ def correlated_t_statistics(x: np.ndarray, y: np.ndarray, runs: int) -> tuple[fl
     return float(mean), float(var), n - 1
 
 
-def t_probabilities(mean: float, var: float, df: int, rope: float) -> np.ndarray:
+def _t_probabilities(mean: float, var: float, df: int, rope: float) -> np.ndarray:
     """baycomp's single-data-set ``Posterior.probs`` as (left, rope, right); rope 0 gives
     p_rope = 0."""
     from scipy import stats
@@ -275,7 +275,7 @@ def _simplex_comparison(samples: np.ndarray, method: str, rope: float, names: tu
     dist = xr.DataArray(samples.T, dims=(REGION, SAMPLE), coords={REGION: list(REGIONS)},
                         name="posterior")
     return BayesianComparison(
-        probabilities=_probabilities(winner_probabilities(samples)), distribution=dist,
+        probabilities=_probabilities(_winner_probabilities(samples)), distribution=dist,
         method=method, rope=rope,
         attrs={MODEL: str(names[0]), MODEL_B: str(names[1]),
                "higher_is_better": int(higher_is_better), **extra})
@@ -315,7 +315,7 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
     measure is a pseudo-observation at 0 of weight ``prior``; each posterior draw of the
     weights (:math:`\mathrm{Dir}(s, 1, \dots, 1)`) gives the probabilities that the Walsh
     average of two differences lies left of, inside or right of the ROPE
-    (:func:`signed_rank_samples`). ``p_above`` / ``p_rope`` / ``p_below`` (baycomp's
+    (``_signed_rank_samples``). ``p_above`` / ``p_rope`` / ``p_below`` (baycomp's
     ``p_left`` / ``p_rope`` / ``p_right``) are, as baycomp's ``probs()``, the shares of draws
     in which each of the three is the largest.
 
@@ -365,7 +365,7 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
     gen = check_rng(rng)
     x, y, hib = _pair_scores(cube, model, model_b)
     weights = gen.dirichlet(np.concatenate(([prior], np.ones(x.size))), n_samples)
-    samples = signed_rank_samples(y - x, weights, rope)
+    samples = _signed_rank_samples(y - x, weights, rope)
     return _simplex_comparison(samples, "signed-rank", rope, (model, model_b), hib,
                                {"prior": prior, "n_samples": n_samples,
                                 "n_blocks": int(x.size)})
@@ -449,12 +449,12 @@ def correlated_t_test(scores_a: Any, scores_b: Any, *, rope: float = 0.0, runs: 
     if x.size % runs or x.size // runs < 2:
         raise ValueError(f"`runs` must divide the {x.size} fold scores into runs of at least "
                          f"2 folds; got {runs}")
-    mean, var, df = correlated_t_statistics(x, y, runs)
+    mean, var, df = _correlated_t_statistics(x, y, runs)
     draws = np.full(n_samples, mean) if var == 0 else (
         mean + np.sqrt(var) * check_rng(rng).standard_t(df, n_samples))
     dist = xr.DataArray(draws, dims=(SAMPLE,), name="difference")
     return BayesianComparison(
-        probabilities=_probabilities(t_probabilities(mean, var, df, rope)), distribution=dist,
+        probabilities=_probabilities(_t_probabilities(mean, var, df, rope)), distribution=dist,
         method="correlated-t", rope=rope,
         attrs={MODEL: str(names[0]), MODEL_B: str(names[1]),
                "higher_is_better": int(higher), "runs": runs, "mean": mean,
@@ -467,7 +467,7 @@ def correlated_t_test(scores_a: Any, scores_b: Any, *, rope: float = 0.0, runs: 
 # --- baycomp's hierarchical test (PyMC in place of Stan) -----------------------------------------
 
 
-def hierarchical_data(diff: np.ndarray, rope: float, runs: int, gen: np.random.Generator,
+def _hierarchical_data(diff: np.ndarray, rope: float, runs: int, gen: np.random.Generator,
                       upper_sigma: float = 1000.0) -> tuple[np.ndarray, float, dict[str, float]]:
     """baycomp's ``scaled_data`` and ``prepare_stan_data``: the differences (data sets x folds)
     and the ROPE divided by the mean within-data-set SD, a data set of constant differences
@@ -510,11 +510,11 @@ def _hierarchical_model(diff: np.ndarray, const: dict[str, float],
         delta = delta0 + std0 * z
         sigma = pm.Uniform("sigma", 0.0, const["std_hi"], shape=q)
         resid = pt.as_tensor_variable(diff) - delta[:, None]
-        pm.Potential("loglik", pt.sum(exchangeable_loglik(resid, sigma, rho, diff.shape[1])))
+        pm.Potential("loglik", pt.sum(_exchangeable_loglik(resid, sigma, rho, diff.shape[1])))
     return model
 
 
-def exchangeable_loglik(resid: Any, sigma: Any, rho: float, n: int) -> Any:
+def _exchangeable_loglik(resid: Any, sigma: Any, rho: float, n: int) -> Any:
     r"""Log density of each row of ``resid`` under :math:`N(0, \sigma_i^2 M)`, with
     :math:`M = (1 - \rho) I + \rho \mathbf 1 \mathbf 1^\top` (the folds of one cross
     validation), term for term as baycomp's Stan program (its constant
@@ -647,7 +647,7 @@ def hierarchical_t_test(cube: xr.Dataset, model: Any, model_b: Any, *, rope: flo
     if diff.shape[1] % runs or diff.shape[1] // runs < 2:
         raise ValueError(f"`runs` must divide the {diff.shape[1]} folds into runs of at least 2 "
                          f"folds; got {runs}")
-    scaled, srope, const = hierarchical_data(diff.copy(), rope, runs, gen, upper_sigma)
+    scaled, srope, const = _hierarchical_data(diff.copy(), rope, runs, gen, upper_sigma)
     post = _sample_hierarchical(scaled, const, gamma, draws, tune, chains, gen)
     mu, std0, nu = (post[k] for k in ("delta0", "std0", "nu"))
     samples = np.empty((mu.size, 3))

@@ -27,7 +27,7 @@ import xarray as xr
 from evaluq._dims import GROUP, IN_GROUP, MEAN_RANK, MODEL, MODEL_B, NAN_REASON, PVALUE, SIGNIFICANT
 from evaluq._kernels import holm
 from evaluq._results import ResultBase
-from evaluq._validation import check_choice, check_real
+from evaluq._validation import check_choice, check_int, check_real
 from evaluq.field._blocks import Blocks, block_scores
 
 __all__ = ["FriedmanResult", "critical_difference", "friedman_test", "nemenyi_q"]
@@ -38,14 +38,14 @@ TESTS = ("nemenyi", "wilcoxon-holm")
 # --- kernels (numpy) ---------------------------------------------------------------------------
 
 
-def block_ranks(scores: np.ndarray, higher_is_better: bool) -> np.ndarray:
+def _block_ranks(scores: np.ndarray, higher_is_better: bool) -> np.ndarray:
     """Ranks of the models within each block (rows), 1 = best, ties averaged."""
     from scipy.stats import rankdata
 
     return rankdata(-scores if higher_is_better else scores, axis=1)
 
 
-def friedman_kernel(ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _friedman_kernel(ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Friedman's chi-square with the tie correction (as scipy.stats.friedmanchisquare) and its
     p-value, over the last two axes (block, model) of ``ranks``; NaN where every block is one
     tie (no ordering anywhere)."""
@@ -83,12 +83,33 @@ def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     the quantile of the studentized range of ``k`` means with infinite degrees of freedom
     (:data:`scipy.stats.studentized_range`, computed by numerical integration).
 
+    Parameters
+    ----------
+    k
+        The number of models compared, an integer from 2 to 1000.
+    alpha
+        The significance level, in (0, 1).
+
+    Returns
+    -------
+    float
+        :math:`q_\alpha`; the critical difference of mean ranks over ``n`` blocks is
+        :math:`q_\alpha \sqrt{k (k + 1) / (6 n)}`.
+
     Examples
     --------
     >>> from evaluq.field.demsar import nemenyi_q
     >>> round(nemenyi_q(4), 3)     # Demšar (2006), Table 5(a): 2.569
     2.569
     """
+    k = check_int("k", k, minimum=2, maximum=1000)
+    alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_inclusive=False,
+                       high_inclusive=False)
+    return _nemenyi_q(k, alpha)
+
+
+def _nemenyi_q(k: int, alpha: float) -> float:
+    """:func:`nemenyi_q` without the checks (its callers pass checked values)."""
     from scipy.stats import studentized_range
 
     return float(studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2))
@@ -103,7 +124,7 @@ def _nemenyi(mean_ranks: np.ndarray, n: int, alpha: float) -> tuple[np.ndarray, 
     diff = np.abs(mean_ranks[:, None] - mean_ranks[None, :])
     p = studentized_range.sf(diff / se, k, np.inf)
     np.fill_diagonal(p, np.nan)
-    return p, nemenyi_q(k, alpha) * np.sqrt(k * (k + 1) / (6.0 * n))
+    return p, _nemenyi_q(k, alpha) * np.sqrt(k * (k + 1) / (6.0 * n))
 
 
 def _wilcoxon_holm(scores: np.ndarray) -> np.ndarray:
@@ -123,7 +144,7 @@ def _wilcoxon_holm(scores: np.ndarray) -> np.ndarray:
     return out
 
 
-def rank_groups(mean_ranks: np.ndarray, significant: np.ndarray) -> list[tuple[int, ...]]:
+def _rank_groups(mean_ranks: np.ndarray, significant: np.ndarray) -> list[tuple[int, ...]]:
     """Maximal runs of models, in mean-rank order, with no significant pair inside.
 
     For the Nemenyi test this is autorank's ``get_sorted_rank_groups`` (for each model the
@@ -270,9 +291,9 @@ def friedman_test(cube: xr.Dataset) -> FriedmanResult:
     (2.0, [1.3333333333333333, 2.3333333333333335, 2.3333333333333335])
     """
     blocks = block_scores(cube)
-    ranks = block_ranks(blocks.scores, blocks.higher_is_better)
+    ranks = _block_ranks(blocks.scores, blocks.higher_is_better)
     n, k = ranks.shape
-    stat, p = (float(v) for v in friedman_kernel(ranks))
+    stat, p = (float(v) for v in _friedman_kernel(ranks))
     fstat, fp, dfs = _iman_davenport(stat, n, k)
     attrs = _attrs(blocks)
     if np.isnan(stat):
@@ -363,7 +384,7 @@ def critical_difference(cube: xr.Dataset, *, test: str = "nemenyi",
     check_choice("test", test, TESTS)
     alpha = check_real("alpha", alpha, low=0, high=1, low_inclusive=False, high_inclusive=False)
     blocks = block_scores(cube)
-    ranks = block_ranks(blocks.scores, blocks.higher_is_better)
+    ranks = _block_ranks(blocks.scores, blocks.higher_is_better)
     mean_ranks = ranks.mean(axis=0)
     n = ranks.shape[0]
     attrs = {**_attrs(blocks), "test": test, "alpha": alpha}
@@ -376,9 +397,9 @@ def critical_difference(cube: xr.Dataset, *, test: str = "nemenyi",
         attrs[NAN_REASON] = ("cd: the Wilcoxon-Holm test has no critical difference of mean "
                              "ranks; its groups come from the adjusted p-values")
     np.fill_diagonal(significant, False)
-    stat, fp = (float(v) for v in friedman_kernel(ranks))
+    stat, fp = (float(v) for v in _friedman_kernel(ranks))
     attrs.update(cd=float(cd), friedman_statistic=stat, friedman_pvalue=fp)
-    groups = rank_groups(mean_ranks, significant)
+    groups = _rank_groups(mean_ranks, significant)
     return xr.Dataset({MEAN_RANK: _mean_rank_array(blocks, ranks),
                        PVALUE: _pair_array(p, blocks.models, PVALUE),
                        SIGNIFICANT: _pair_array(significant, blocks.models, SIGNIFICANT),

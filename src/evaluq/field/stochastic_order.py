@@ -67,12 +67,12 @@ class ASOWarning(EvaluqWarning):
 
 # --- kernels ------------------------------------------------------------------------------------
 
-def grid(dt: float) -> np.ndarray:
+def _grid(dt: float) -> np.ndarray:
     """deepsig's integration grid ``np.arange(dt, 1, dt)``."""
     return np.arange(dt, 1, dt)
 
 
-def quantile_index(n: int, t: np.ndarray) -> np.ndarray:
+def _quantile_index(n: int, t: np.ndarray) -> np.ndarray:
     """Index into the sorted scores of deepsig's empirical quantile function at ``t``."""
     return np.clip(np.ceil(n * t).astype(np.int64) - 1, 0, n - 1)
 
@@ -89,7 +89,7 @@ def _unit_scale(f: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return f * scale, g * scale
 
 
-def violation_ratio(f: np.ndarray, g: np.ndarray, dt: float) -> np.ndarray:
+def _violation_ratio(f: np.ndarray, g: np.ndarray, dt: float) -> np.ndarray:
     """deepsig's ``compute_violation_ratio`` on quantile values ``f``, ``g`` (..., grid);
     1/2 where the two are identical (zero Wasserstein distance)."""
     f, g = _unit_scale(f, g)
@@ -101,17 +101,17 @@ def violation_ratio(f: np.ndarray, g: np.ndarray, dt: float) -> np.ndarray:
         return np.where(squared_wasserstein == 0, 0.5, violation / squared_wasserstein)
 
 
-def bootstrap_quantiles(scores: np.ndarray, t: np.ndarray, n_boot: int,
+def _bootstrap_quantiles(scores: np.ndarray, t: np.ndarray, n_boot: int,
                         rng: np.random.Generator) -> np.ndarray:
     """Quantile functions of ``n_boot`` resamples of ``scores`` (..., n) on the grid:
     (..., n_boot, grid); leading dims (e.g. simulated data sets) are resampled independently."""
     n = scores.shape[-1]
     idx = rng.integers(0, n, size=(*scores.shape[:-1], n_boot, n))
     drawn = np.sort(np.take_along_axis(scores[..., None, :], idx, axis=-1), axis=-1)
-    return drawn[..., quantile_index(n, t)]
+    return drawn[..., _quantile_index(n, t)]
 
 
-def eps_min_from(ratio: Any, boot: np.ndarray, n_a: int | np.ndarray, n_b: int | np.ndarray,
+def _eps_min_from(ratio: Any, boot: np.ndarray, n_a: int | np.ndarray, n_b: int | np.ndarray,
                  level: float) -> tuple[np.ndarray, np.ndarray]:
     """deepsig's final step: (eps_min, sigma_hat) from the violation ratio and its
     bootstrap values (bootstrap on the last axis); the numbers of scores ``n_a``, ``n_b``
@@ -123,7 +123,7 @@ def eps_min_from(ratio: Any, boot: np.ndarray, n_a: int | np.ndarray, n_b: int |
     return eps, sigma_hat
 
 
-def bonferroni_level(level: float, n_comparisons: int) -> float:
+def _bonferroni_level(level: float, n_comparisons: int) -> float:
     """Bonferroni's level ``1 - (1 - level) / n_comparisons``.
 
     deepsig (1.2.8) instead raises the level to ``level + (1 - level) / n_comparisons`` (=
@@ -164,7 +164,7 @@ class ASOResult(ResultBase):
         self.distribution = xr.DataArray(boot, dims=(RESAMPLE,), name="violation_ratio")
         self.n_a, self.n_b, self.dt = n_a, n_b, dt
         self.confidence_level = level
-        eps, sigma = eps_min_from(ratio, boot, n_a, n_b, level)
+        eps, sigma = _eps_min_from(ratio, boot, n_a, n_b, level)
         self.eps_min = float(eps)
         self.sigma_hat = float(sigma)
 
@@ -181,7 +181,7 @@ class ASOResult(ResultBase):
         """
         level = self.confidence_level if confidence_level is None else check_confidence_level(
             confidence_level)
-        eps, _ = eps_min_from(float(self.estimate), self.distribution.values, self.n_a,
+        eps, _ = _eps_min_from(float(self.estimate), self.distribution.values, self.n_a,
                               self.n_b, level)
         return interval_from_bounds(np.array([0.0, float(eps)]), dims=(), kind="normal",
                                     confidence_level=level)
@@ -279,7 +279,7 @@ def aso(scores_a: Any, scores_b: Any, *, confidence_level: float = 0.95,
         Number of comparisons for a Bonferroni correction: the level becomes
         ``1 - (1 - confidence_level) / num_comparisons`` (deepsig uses
         ``confidence_level + (1 - confidence_level) / num_comparisons``; see
-        :func:`bonferroni_level`).
+        ``_bonferroni_level``).
     n_resamples
         Bootstrap resamples for :math:`\hat\sigma` (deepsig's default 1000; deepsig's
         name ``num_bootstrap_iterations`` is accepted as a deprecated alias).
@@ -318,16 +318,16 @@ def aso(scores_a: Any, scores_b: Any, *, confidence_level: float = 0.95,
     level, n_boot, dt, gen = _aso_args(confidence_level, n_resamples, dt, rng)
     k = check_int("num_comparisons", num_comparisons, minimum=1)
     if k > 1:
-        level = bonferroni_level(level, k)
-    t = grid(dt)
+        level = _bonferroni_level(level, k)
+    t = _grid(dt)
     _check_bootstrap_memory(n_boot, max(a.size, b.size), t.size, 2)
-    f = np.sort(a)[quantile_index(a.size, t)]
-    g = np.sort(b)[quantile_index(b.size, t)]
-    ratio = float(violation_ratio(f, g, dt))
+    f = np.sort(a)[_quantile_index(a.size, t)]
+    g = np.sort(b)[_quantile_index(b.size, t)]
+    ratio = float(_violation_ratio(f, g, dt))
     if np.array_equal(f, g):
         _warn_identical("aso")
-    boot = violation_ratio(bootstrap_quantiles(a, t, n_boot, gen),
-                           bootstrap_quantiles(b, t, n_boot, gen), dt)
+    boot = _violation_ratio(_bootstrap_quantiles(a, t, n_boot, gen),
+                           _bootstrap_quantiles(b, t, n_boot, gen), dt)
     return ASOResult(ratio, boot, a.size, b.size, level, dt)
 
 
@@ -405,7 +405,7 @@ def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
     with the same :math:`\hat\sigma`, and with ``use_bonferroni`` the level is corrected for
     the :math:`K(K-1)/2` pairs, here by Bonferroni's ``1 - (1 - level) / (K(K-1)/2)``
     (deepsig 1.2.8's adjustment is weaker for more than two pairs: see
-    :func:`bonferroni_level`). Each model's runs are resampled once per bootstrap iteration
+    ``_bonferroni_level``). Each model's runs are resampled once per bootstrap iteration
     and shared by its pairs (each pair's two models independently, as deepsig).
 
     **Ragged runs.** Models may have different numbers of runs (NaN at a model's missing
@@ -456,8 +456,8 @@ def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
     score = _model_scores(cube, language)
     runs = _model_runs(score)
     n_models = len(runs)
-    _check_bootstrap_memory(n_boot, max(r.size for r in runs), grid(dt).size, n_models)
-    used = bonferroni_level(level, n_models * (n_models - 1) // 2) if use_bonferroni else level
+    _check_bootstrap_memory(n_boot, max(r.size for r in runs), _grid(dt).size, n_models)
+    used = _bonferroni_level(level, n_models * (n_models - 1) // 2) if use_bonferroni else level
     eps = _pair_eps(runs, n_boot, dt, used, gen)
     models = score[MODEL].values
     out = xr.DataArray(eps, dims=(MODEL, MODEL_B), coords={MODEL: models, MODEL_B: models},
@@ -475,23 +475,23 @@ def _pair_eps(runs: list[np.ndarray], n_boot: int, dt: float, level: float,
     not resamples, looped)."""
     n_models = len(runs)
     n = np.array([r.size for r in runs])
-    t = grid(dt)
+    t = _grid(dt)
     # (K, T), grid-major in memory as a sorted matrix indexed on its last axis is, so the
     # sums over the grid (hence the last digits) are those of a complete cube before
-    observed = np.asfortranarray(np.stack([np.sort(r)[quantile_index(r.size, t)]
+    observed = np.asfortranarray(np.stack([np.sort(r)[_quantile_index(r.size, t)]
                                            for r in runs]))
-    boot = np.stack([bootstrap_quantiles(r, t, n_boot, gen) for r in runs])    # (K, B, T)
+    boot = np.stack([_bootstrap_quantiles(r, t, n_boot, gen) for r in runs])    # (K, B, T)
     eps = np.full((n_models, n_models), np.nan)
     for i in range(n_models - 1):
-        ratio = violation_ratio(observed[i], observed[i + 1:], dt)          # (K - i - 1,)
+        ratio = _violation_ratio(observed[i], observed[i + 1:], dt)          # (K - i - 1,)
         if np.any([np.array_equal(observed[i], o) for o in observed[i + 1:]]):
             _warn_identical("multi_aso")
-        samples = violation_ratio(boot[i][None], boot[i + 1:], dt)         # (K - i - 1, B)
-        ab, sigma = eps_min_from(ratio, samples, n[i], n[i + 1:], level)
+        samples = _violation_ratio(boot[i][None], boot[i + 1:], dt)         # (K - i - 1, B)
+        ab, sigma = _eps_min_from(ratio, samples, n[i], n[i + 1:], level)
         const = np.sqrt(n[i] * n[i + 1:] / (n[i] + n[i + 1:]))
         ba = np.clip((1 - ratio) - (1 / const) * sigma * norm.ppf(1 - level), 0, 1)
         eps[i, i + 1:], eps[i + 1:, i] = ab, ba
     return eps
 
 
-__all__ = ["ASOResult", "ASOWarning", "aso", "bonferroni_level", "multi_aso"]
+__all__ = ["ASOResult", "ASOWarning", "aso", "multi_aso"]

@@ -12,10 +12,9 @@ from evaluq.hierarchical._fit import (
     load_fit,
     nutpie_available,
 )
-from evaluq.hierarchical._model import PRIOR_KEYS, build_model, default_priors
+from evaluq.hierarchical._model import build_model, default_priors
 
 __all__ = [
-    "PRIOR_KEYS",
     "ConvergenceWarning",
     "HierarchicalData",
     "HierarchicalFit",

@@ -198,6 +198,14 @@ def tau_m_from_coordinates(z: np.ndarray, scale: np.ndarray, sigma: float,
         return np.sqrt(tau_m_prior_terms(z, scale, sigma, variant)[0])
 
 
+def _check_data(data: Any) -> None:
+    """``data`` of the public building blocks: the result of ``cube_statistics`` (issue 35)."""
+    if not isinstance(data, HierarchicalData):
+        raise TypeError("`data` must be the HierarchicalData of "
+                        "evaluq.hierarchical.cube_statistics(cube); got "
+                        f"{type(data).__name__}")
+
+
 def default_priors(data: HierarchicalData) -> dict[str, float]:
     """Weakly informative prior scales computed from the data (see ``PRIOR_TEXT``).
 
@@ -225,6 +233,7 @@ def default_priors(data: HierarchicalData) -> dict[str, float]:
     >>> priors["alpha_sigma"] == 2 * priors["tau_lang_sigma"]
     True
     """
+    _check_data(data)
     cells = data.ybar[data.observed]
     spread = float(np.std(cells, ddof=1)) if cells.size > 1 else 0.0
     if not np.isfinite(spread) or spread <= 0:
@@ -345,7 +354,7 @@ def build_model(data: HierarchicalData, model: str = "crossed",
         ``"crossed"`` (language effect shared by all models) or ``"independent"`` (no
         shared language effect).
     priors
-        Overrides of the default prior scales (keys in ``PRIOR_KEYS``).
+        Overrides of the default prior scales (the keys of :func:`default_priors`).
 
     Returns
     -------
@@ -375,6 +384,7 @@ def build_model(data: HierarchicalData, model: str = "crossed",
 
     from evaluq.hierarchical._fused import fused_marginal_loglik
 
+    _check_data(data)
     model = check_choice("model", model, MODELS)
     inputs = model_inputs(data, resolve_priors(data, priors), model)
     n_models = data.shape[0]

@@ -2,8 +2,14 @@
 
 A section function takes results (a cube, :func:`evaluq.variance_components`,
 :func:`evaluq.aggregate`, ... or a hierarchical fit) and returns a :class:`Section`: an id, a
-title and a self-contained HTML body (tables as HTML, figures as base64 PNG). Compose your own
-report from them with :func:`render_page`.
+title and a self-contained HTML body (tables as HTML, figures as base64 PNG).
+
+The public names are :class:`Section`, :func:`render_page` (a page of sections, your own
+included) and :func:`item_tables` (the tables of :func:`evaluq.item_means`). The section
+builders are private (issue 35): users get them through :func:`evaluq.report`. Their old
+spellings (``data_summary``, ``tiers_section``, ...) still import from this module, for
+evaluq's own report modules, through the module ``__getattr__`` at the end; they are neither
+in ``__all__`` nor documented.
 """
 
 from __future__ import annotations
@@ -27,29 +33,10 @@ from evaluq.tables import whole_ranks
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = [
-    "HierarchicalFitLike",
-    "Section",
-    "data_summary",
-    "field_methods_section",
-    "field_tables",
-    "figure_html",
-    "item_means_section",
-    "item_tables",
-    "leaderboard_section",
-    "posterior_section",
-    "power_section",
-    "ranks_section",
-    "render_page",
-    "reproducibility_section",
-    "scale_warnings",
-    "table_html",
-    "tiers_section",
-    "variance_section",
-]
+__all__ = ["Section", "item_tables", "render_page"]
 
 
-class HierarchicalFitLike(Protocol):
+class _HierarchicalFitLike(Protocol):
     """What the report needs of a fitted hierarchical model (``evaluq.fit_hierarchical``)."""
 
     # the scope (population / benchmark) is passed by position: the report does not depend on
@@ -99,7 +86,7 @@ class Section:
 
 # --- HTML helpers -------------------------------------------------------------------------------
 
-def figure_html(fig: Figure, *, alt: str, caption: str | None = None, dpi: int = 150) -> str:
+def _figure_html(fig: Figure, *, alt: str, caption: str | None = None, dpi: int = 150) -> str:
     """A figure as an ``<img>`` with the PNG inline (base64), the figure closed afterwards.
 
     Parameters
@@ -121,10 +108,10 @@ def figure_html(fig: Figure, *, alt: str, caption: str | None = None, dpi: int =
     Examples
     --------
     >>> from matplotlib.figure import Figure
-    >>> from evaluq.reporting.sections import figure_html
+    >>> from evaluq.reporting.sections import _figure_html
     >>> fig = Figure(figsize=(1, 1))
     >>> _ = fig.subplots().plot([0, 1])
-    >>> figure_html(fig, alt="a line").startswith('<figure><img class="figure" alt="a line" '
+    >>> _figure_html(fig, alt="a line").startswith('<figure><img class="figure" alt="a line" '
     ...                                           'src="data:image/png;base64,')
     True
     """
@@ -144,7 +131,7 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def table_html(table: pd.DataFrame, *, caption: str | None = None) -> str:
+def _table_html(table: pd.DataFrame, *, caption: str | None = None) -> str:
     """A DataFrame as an HTML table, numbers to 4 significant figures, with its caption.
 
     Parameters
@@ -162,8 +149,8 @@ def table_html(table: pd.DataFrame, *, caption: str | None = None) -> str:
     Examples
     --------
     >>> import pandas as pd
-    >>> from evaluq.reporting.sections import table_html
-    >>> "<td>0.1235</td>" in table_html(pd.DataFrame({"p": [0.123456]}))
+    >>> from evaluq.reporting.sections import _table_html
+    >>> "<td>0.1235</td>" in _table_html(pd.DataFrame({"p": [0.123456]}))
     True
     """
     text = caption if caption is not None else str(table.attrs.get("caption", ""))
@@ -210,7 +197,7 @@ def _close(fig: Figure) -> None:
 
 def _figure(fig: Figure, alt: str, caption: str | None = None) -> str:
     try:
-        return figure_html(fig, alt=alt, caption=caption)
+        return _figure_html(fig, alt=alt, caption=caption)
     finally:
         _close(fig)
 
@@ -221,7 +208,7 @@ def _p(text: str) -> str:
 
 # --- sections -------------------------------------------------------------------------------
 
-def scale_warnings(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None) -> list[str]:
+def _scale_warnings(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None) -> list[str]:
     """Warnings about the scale of the scores: values out of bounds, languages or models on
     another scale.
 
@@ -250,9 +237,9 @@ def scale_warnings(cube: xr.Dataset, *, bounds: tuple[float, float] | None = Non
     Examples
     --------
     >>> import numpy as np, evaluq as eq
-    >>> from evaluq.reporting.sections import scale_warnings
+    >>> from evaluq.reporting.sections import _scale_warnings
     >>> scores = np.array([[[0.31, 0.33], [35.0, 36.0]]])   # one language on a 0-100 scale
-    >>> print(scale_warnings(eq.from_arrays(scores))[0])  # doctest: +ELLIPSIS
+    >>> print(_scale_warnings(eq.from_arrays(scores))[0])  # doctest: +ELLIPSIS
     the languages look like different scales: ...
     """
     out: list[str] = []
@@ -325,7 +312,7 @@ def _models_on_another_scale(score: xr.DataArray) -> list[str]:
     return out
 
 
-def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None,
+def _data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None,
                  notes: Sequence[str] = (), scale_check: bool = True) -> Section:
     """Section: what the cube holds (sizes, variables), its missing cells and scale warnings.
 
@@ -334,12 +321,12 @@ def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None,
     cube
         The evaluation cube.
     bounds
-        The metric's range, for :func:`scale_warnings`.
+        The metric's range, for ``_scale_warnings``.
     notes
         What the analysis did about missing data (cells left out, runs missing), shown in a
         box at the top of the section.
     scale_check
-        Run :func:`scale_warnings` (False: the section says the check was switched off).
+        Run ``_scale_warnings`` (False: the section says the check was switched off).
 
     Returns
     -------
@@ -349,8 +336,8 @@ def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None,
     Examples
     --------
     >>> import evaluq as eq
-    >>> from evaluq.reporting.sections import data_summary
-    >>> s = data_summary(eq.simulate_cube(n_models=2, rng=0))
+    >>> from evaluq.reporting.sections import _data_summary
+    >>> s = _data_summary(eq.simulate_cube(n_models=2, rng=0))
     >>> s.id, "no warnings" in s.body
     ('data', True)
     """
@@ -376,8 +363,8 @@ def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None,
                         "share missing": n_nan / da.size if da.size else 0.0})
     miss = pd.DataFrame(missing).set_index("variable")
     body = [_note_box("Missing data", notes)] if notes else []
-    body += [table_html(facts, caption=""),
-            table_html(miss, caption="Missing cells are NaN: never filled, never dropped "
+    body += [_table_html(facts, caption=""),
+            _table_html(miss, caption="Missing cells are NaN: never filled, never dropped "
                                      "silently.")]
     empty = cube[SCORE].isnull().all(SEED) if SEED in cube[SCORE].dims else cube[SCORE].isnull()
     if bool(empty.any()):
@@ -388,7 +375,7 @@ def data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None,
                        f"{', '.join(pairs[:10])}{', ...' if len(pairs) > 10 else ''}."))
     same = _identical_seeds(cube)
     body += [_p(same)] if same else []
-    warnings = scale_warnings(cube, bounds=bounds) if scale_check else []
+    warnings = _scale_warnings(cube, bounds=bounds) if scale_check else []
     if warnings:
         body.append(_note_box("Scale warnings", warnings))
     elif not scale_check:
@@ -403,7 +390,7 @@ def _note_box(title: str, lines: Sequence[str]) -> str:
     return f'<div class="warning"><strong>{html.escape(title)}</strong><ul>{items}</ul></div>'
 
 
-def variance_section(components: xr.Dataset) -> Section:
+def _variance_section(components: xr.Dataset) -> Section:
     """Section: the variance components as a table and as bars per language.
 
     Parameters
@@ -419,8 +406,8 @@ def variance_section(components: xr.Dataset) -> Section:
     Examples
     --------
     >>> import evaluq as eq
-    >>> from evaluq.reporting.sections import variance_section
-    >>> variance_section(eq.variance_components(eq.simulate_cube(n_models=2, rng=0))).figures
+    >>> from evaluq.reporting.sections import _variance_section
+    >>> _variance_section(eq.variance_components(eq.simulate_cube(n_models=2, rng=0))).figures
     1
     """
     from evaluq.plots import variance_bars
@@ -429,7 +416,7 @@ def variance_section(components: xr.Dataset) -> Section:
     table = variance_table(components)
     body = [_p("How much each score moves with the training seed (seed SD) and with the test "
                "set (bootstrap SD), per language; the table summarises them over languages."),
-            table_html(table)]
+            _table_html(table)]
     if {"sigma_between", "tau_between"} <= set(map(str, table.columns)):
         body.append(_p("sigma_between is the SD of a model's observed per-language means; "
                        "tau_between is the SD of its true per-language scores, sigma_between "
@@ -446,7 +433,7 @@ def variance_section(components: xr.Dataset) -> Section:
     return Section("variance", "Variance components", "\n".join(body), figures=1)
 
 
-def leaderboard_section(aggregated: xr.Dataset, pairwise: xr.Dataset,
+def _leaderboard_section(aggregated: xr.Dataset, pairwise: xr.Dataset,
                         board: pd.DataFrame) -> Section:
     """Section: the leaderboard with its intervals, the pairwise table and a forest plot.
 
@@ -467,10 +454,10 @@ def leaderboard_section(aggregated: xr.Dataset, pairwise: xr.Dataset,
     Examples
     --------
     >>> import evaluq as eq
-    >>> from evaluq.reporting.sections import leaderboard_section
+    >>> from evaluq.reporting.sections import _leaderboard_section
     >>> agg = eq.aggregate(eq.resample(eq.simulate_cube(n_models=3, rng=0), n_resamples=200,
     ...                                rng=0))
-    >>> s = leaderboard_section(agg, eq.pairwise_differences(agg), eq.leaderboard(agg))
+    >>> s = _leaderboard_section(agg, eq.pairwise_differences(agg), eq.leaderboard(agg))
     >>> s.id, s.figures
     ('leaderboard', 1)
     """
@@ -479,22 +466,22 @@ def leaderboard_section(aggregated: xr.Dataset, pairwise: xr.Dataset,
 
     del aggregated  # the board and the differences carry what is shown
     if pairwise.sizes.get(MODEL, 0) < 2:
-        body = [table_html(board),
+        body = [_table_html(board),
                 _p("One model: its score and interval over the languages are shown; there is "
                    "no other model to compare it with, so the pairwise, rank and tier "
                    "sections are left out.")]
         return Section("leaderboard", "Leaderboard", "\n".join(body))
-    body = [table_html(board),
+    body = [_table_html(board),
             _figure(forest_plot(pairwise), alt="forest plot of pairwise differences",
                     caption="Each pair once, better model first; blue: the interval "
                             "excludes 0."),
             "<details><summary>All pairwise differences (table)</summary>",
-            table_html(pairwise_table(pairwise, unique=True)), "</details>"]
+            _table_html(pairwise_table(pairwise, unique=True)), "</details>"]
     return Section("leaderboard", "Leaderboard and pairwise differences", "\n".join(body),
                    figures=1)
 
 
-def ranks_section(ranks: xr.Dataset, posterior: xr.Dataset | None = None) -> Section:
+def _ranks_section(ranks: xr.Dataset, posterior: xr.Dataset | None = None) -> Section:
     """Section: rank-distribution heatmaps, frequentist and (when given) posterior side by side.
 
     Parameters
@@ -512,10 +499,10 @@ def ranks_section(ranks: xr.Dataset, posterior: xr.Dataset | None = None) -> Sec
     Examples
     --------
     >>> import evaluq as eq
-    >>> from evaluq.reporting.sections import ranks_section
+    >>> from evaluq.reporting.sections import _ranks_section
     >>> agg = eq.aggregate(eq.resample(eq.simulate_cube(n_models=3, rng=0), n_resamples=200,
     ...                                rng=0))
-    >>> ranks_section(eq.rank_distribution(agg)).figures
+    >>> _ranks_section(eq.rank_distribution(agg)).figures
     1
     """
     from evaluq.plots import rank_heatmap
@@ -535,11 +522,11 @@ def ranks_section(ranks: xr.Dataset, posterior: xr.Dataset | None = None) -> Sec
     body = [_p("P(rank = r): the share of resamples (or posterior draws) in which each model "
                "takes rank r; rank 1 is the best."),
             f'<div class="figure-row">{"".join(figs)}</div>',
-            table_html(table, caption="Expected rank and P(best).")]
+            _table_html(table, caption="Expected rank and P(best).")]
     return Section("ranks", "Rank distributions", "\n".join(body), figures=len(figs))
 
 
-def tiers_section(aggregated: xr.Dataset, tiers: xr.DataArray,
+def _tiers_section(aggregated: xr.Dataset, tiers: xr.DataArray,
                   cd: xr.Dataset | None = None) -> Section:
     """Section: the significance groups as a critical-difference-style diagram.
 
@@ -563,10 +550,10 @@ def tiers_section(aggregated: xr.Dataset, tiers: xr.DataArray,
     Examples
     --------
     >>> import evaluq as eq
-    >>> from evaluq.reporting.sections import tiers_section
+    >>> from evaluq.reporting.sections import _tiers_section
     >>> agg = eq.aggregate(eq.resample(eq.simulate_cube(n_models=3, rng=0), n_resamples=200,
     ...                                rng=0))
-    >>> tiers_section(agg, eq.significance_groups(agg)).figures
+    >>> _tiers_section(agg, eq.significance_groups(agg)).figures
     1
     """
     from evaluq.plots import tier_diagram
@@ -579,7 +566,7 @@ def tiers_section(aggregated: xr.Dataset, tiers: xr.DataArray,
     figure = (_figure(tier_diagram(aggregated, tiers), alt="tier diagram",
                       caption="Models joined by a bar cannot be told apart from their tier's "
                               "top model.") if cd is None else _cd_figure(cd))
-    body += [figure, table_html(groups, caption="")]
+    body += [figure, _table_html(groups, caption="")]
     return Section("tiers", "Significance groups", "\n".join(body), figures=1,
                    notes=[floor] if floor else [])
 
@@ -634,7 +621,7 @@ def _as_frame(value: Any, name: str) -> pd.DataFrame:
 
 
 @renamed_argument("level", "scope", meaning="population or benchmark")
-def posterior_section(fit: HierarchicalFitLike, *, scope: str = "benchmark") -> Section:
+def _posterior_section(fit: _HierarchicalFitLike, *, scope: str = "benchmark") -> Section:
     """Section: the posterior next to the resampling results, and the sampler diagnostics.
 
     Parameters
@@ -664,13 +651,13 @@ def posterior_section(fit: HierarchicalFitLike, *, scope: str = "benchmark") -> 
                                      str(getattr(data, "pairing_note", ""))) if text]
     body = [_p("Posterior of the hierarchical model beside the resampling results."),
             *pairing,
-            table_html(compare, caption=str(compare.attrs.get(
+            _table_html(compare, caption=str(compare.attrs.get(
                 "caption", "Posterior versus frequentist (resampling) estimates."))),
             *([_figure(forest_plot(pw, title=f"posterior differences ({scope} scope)"),
                        alt="forest plot of posterior differences")]
               if pw.sizes.get(MODEL, 0) > 1 else []),
             "<h3>Sampler diagnostics</h3>",
-            table_html(diagnostics, caption=str(diagnostics.attrs.get(
+            _table_html(diagnostics, caption=str(diagnostics.attrs.get(
                 "caption", "R-hat near 1 and large effective sample sizes mean the chains "
                            "agree.")))]
     return Section("posterior", "Posterior (hierarchical model)", "\n".join(body),
@@ -702,7 +689,7 @@ def item_tables(items: xr.Dataset, *, higher_is_better: bool = True
     items
         The result of :func:`evaluq.item_means`.
     higher_is_better
-        Orientation: each pair is shown once, the better model first.
+        Orientation: each pair is shown once, the better model first (True or False).
 
     Returns
     -------
@@ -733,7 +720,13 @@ def item_tables(items: xr.Dataset, *, higher_is_better: bool = True
         SE_DIFFERENCE,
         UPPER,
     )
+    from evaluq._validation import check_orientation, check_result_dims
 
+    if not isinstance(items, xr.Dataset) or CI_MEAN not in items or CI_DIFFERENCE not in items:
+        raise TypeError("`items` must be the Dataset of evaluq.item_means (with "
+                        f"{CI_MEAN!r} and {CI_DIFFERENCE!r}); got {type(items).__name__}")
+    check_result_dims("items", items, [MODEL, MODEL_B], "evaluq.item_means")
+    higher_is_better = check_orientation(higher_is_better)
     extra = [LANGUAGE] if LANGUAGE in items.dims else []
     per_model = [v for v in items.data_vars if set(items[v].dims) <= {MODEL, *extra}]
     per_pair = [v for v in items.data_vars
@@ -777,7 +770,7 @@ FEW_ITEMS: int = 30
 caution: they would move a lot between benchmarks of the same kind."""
 
 
-def few_items_caution(items: xr.Dataset | None) -> str | None:
+def _few_items_caution(items: xr.Dataset | None) -> str | None:
     """A caution for P(best) and the tiers when some model rests on fewer than
     :data:`FEW_ITEMS` effective items (:func:`evaluq.item_means`' ``n_effective``), or None.
 
@@ -786,7 +779,7 @@ def few_items_caution(items: xr.Dataset | None) -> str | None:
     >>> import pandas as pd, evaluq as eq
     >>> df = pd.DataFrame({"model": ["a"] * 9 + ["b"] * 9, "q": list(range(9)) * 2,
     ...                    "ok": [1] * 9 + [1, 0] * 4 + [1]})
-    >>> print(few_items_caution(eq.item_means(df, model="model", item="q", score="ok")))
+    >>> print(_few_items_caution(eq.item_means(df, model="model", item="q", score="ok")))
     ... # doctest: +ELLIPSIS
     Few items: P(best), the ranks and the tiers rest on 9 effective items...
     """
@@ -806,7 +799,7 @@ def few_items_caution(items: xr.Dataset | None) -> str | None:
             f"from the same kind of benchmark. Read them with the intervals.")
 
 
-def caution_box(text: str) -> str:
+def _caution_box(text: str) -> str:
     """A warning box of one sentence (HTML)."""
     return f'<div class="warning">{html.escape(text)}</div>'
 
@@ -822,10 +815,10 @@ def _harness_logs(attrs: Mapping[str, Any]) -> str:
     return ("<details><summary>The harness logs read "
             f"({html.escape(str(attrs.get('harness', '')))} "
             f"{html.escape(str(attrs.get('harness_version', '')))})</summary>"
-            f"{table_html(logs, caption='')}</details>")
+            f"{_table_html(logs, caption='')}</details>")
 
 
-def item_means_section(items: xr.Dataset, *, higher_is_better: bool = True) -> Section:
+def _item_means_section(items: xr.Dataset, *, higher_is_better: bool = True) -> Section:
     """Section: per-item means and paired differences with their analytic (clustered) SEs.
 
     Parameters
@@ -844,10 +837,10 @@ def item_means_section(items: xr.Dataset, *, higher_is_better: bool = True) -> S
     Examples
     --------
     >>> import pandas as pd, evaluq as eq
-    >>> from evaluq.reporting.sections import item_means_section
+    >>> from evaluq.reporting.sections import _item_means_section
     >>> df = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "q": [1, 2, 3, 4] * 2,
     ...                    "ok": [1, 1, 0, 1, 0, 1, 0, 1]})
-    >>> item_means_section(eq.item_means(df, model="model", item="q", score="ok")).id
+    >>> _item_means_section(eq.item_means(df, model="model", item="q", score="ok")).id
     'items'
     """
     tables = item_tables(items, higher_is_better=higher_is_better)
@@ -855,13 +848,13 @@ def item_means_section(items: xr.Dataset, *, higher_is_better: bool = True) -> S
                "standard error by the central limit theorem (cluster-robust when items come "
                "in clusters, such as several questions on one passage), and the differences "
                "between models on the same items with the SE of the paired difference."),
-            table_html(tables["item_means"]), table_html(tables["item_differences"]),
+            _table_html(tables["item_means"]), _table_html(tables["item_differences"]),
             _harness_logs(items.attrs)]
     return Section("items", "Per-item means and paired differences (analytic SEs)",
                    "\n".join(b for b in body if b))
 
 
-def reproducibility_section(settings: Mapping[str, Any], *, command: str | None = None,
+def _reproducibility_section(settings: Mapping[str, Any], *, command: str | None = None,
                             ) -> Section:
     """Section: every setting needed to reproduce the report, versions and the command.
 
@@ -879,8 +872,8 @@ def reproducibility_section(settings: Mapping[str, Any], *, command: str | None 
 
     Examples
     --------
-    >>> from evaluq.reporting.sections import reproducibility_section
-    >>> "n_resamples" in reproducibility_section({"n_resamples": 100, "rng": 0}).body
+    >>> from evaluq.reporting.sections import _reproducibility_section
+    >>> "n_resamples" in _reproducibility_section({"n_resamples": 100, "rng": 0}).body
     True
     """
     import importlib.metadata as md
@@ -904,7 +897,7 @@ def reproducibility_section(settings: Mapping[str, Any], *, command: str | None 
         body.append('<div class="warning">The random seed was not an integer '
                     f"({html.escape(repr(rng))}): rerun with an integer <code>rng</code> to "
                     "reproduce the resamples exactly.</div>")
-    body += [table_html(opts, caption=""), table_html(vers, caption="")]
+    body += [_table_html(opts, caption=""), _table_html(vers, caption="")]
     return Section("reproducibility", "Reproducibility", "\n".join(body))
 
 
@@ -1002,7 +995,7 @@ def render_page(title: str, blocks: Sequence[tuple[str | None, Sequence[Section]
 
 # --- per-item data: power ---------------------------------------------------------------------
 
-def power_section(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 0.8) -> Section:
+def _power_section(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 0.8) -> Section:
     """Section: the smallest detectable difference, and where more compute buys the most.
 
     Parameters
@@ -1022,9 +1015,9 @@ def power_section(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 0.8) 
     Examples
     --------
     >>> import evaluq as eq
-    >>> from evaluq.reporting.sections import power_section
+    >>> from evaluq.reporting.sections import _power_section
     >>> d = eq.power.design_from_sds(sd_item=0.5, n_items=400)
-    >>> power_section(d).figures
+    >>> _power_section(d).figures
     1
     """
     from evaluq._dims import MODEL_B, N_ITEMS, N_SEEDS
@@ -1043,7 +1036,7 @@ def power_section(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 0.8) 
                               f"{alpha:g}, power {power:g}), in the metric's units.")
     body = [_p(f"The smallest true difference between two models this evaluation detects "
                f"with probability {power:g} at level {alpha:g}. {table.attrs['summary']}"),
-            table_html(table), table_html(frame)]
+            _table_html(table), _table_html(frame)]
     figures = 0
     n_items = design[N_ITEMS].values
     if np.isfinite(n_items).all():
@@ -1063,9 +1056,9 @@ def power_section(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 0.8) 
 
 # --- the field's methods: rliable and Almost Stochastic Order (issue 19) ------------------------
 
-def field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None
+def _field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None
                  ) -> dict[str, pd.DataFrame]:
-    """The tables of :func:`field_methods_section`, by file stem, each with a caption.
+    """The tables of ``_field_methods_section``, by file stem, each with a caption.
 
     Parameters
     ----------
@@ -1084,10 +1077,10 @@ def field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None
     Examples
     --------
     >>> import numpy as np, evaluq as eq
-    >>> from evaluq.reporting.sections import field_tables
+    >>> from evaluq.reporting.sections import _field_tables
     >>> cube = eq.from_arrays(np.random.default_rng(0).normal(0.6, 0.1, (2, 4, 3)))
     >>> est = eq.interval_estimates(cube, n_resamples=200, rng=0)
-    >>> list(field_tables(est, None)["interval_estimates"].columns[:3])
+    >>> list(_field_tables(est, None)["interval_estimates"].columns[:3])
     ['median', 'median lower', 'median upper']
     """
     from evaluq._dims import AGGREGATE, CI, CI_BOUND, ESTIMATE, MODEL_B
@@ -1125,7 +1118,7 @@ def field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None
     return out
 
 
-def field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset | None,
+def _field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset | None,
                           eps_min: xr.DataArray | None, *, reason: str | None = None,
                           note: str | None = None) -> Section:
     """Section: the methods the field cites, rliable's interval estimates and probability of
@@ -1150,12 +1143,12 @@ def field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset 
         Id ``field``; the interval-estimates panel and the probability-of-improvement figure
         (:func:`evaluq.plots.interval_estimates_panel`,
         :func:`evaluq.plots.probability_of_improvement_plot`) and the tables of
-        :func:`field_tables`.
+        ``_field_tables``.
 
     Examples
     --------
-    >>> from evaluq.reporting.sections import field_methods_section
-    >>> field_methods_section(None, None, None, reason="The cube has one seed.").figures
+    >>> from evaluq.reporting.sections import _field_methods_section
+    >>> _field_methods_section(None, None, None, reason="The cube has one seed.").figures
     0
     """
     title = "The field's methods: rliable and Almost Stochastic Order"
@@ -1163,7 +1156,7 @@ def field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset 
         return Section("field", title, _p(reason or "Not computed."))
     from evaluq.plots import interval_estimates_panel, probability_of_improvement_plot
 
-    tables = field_tables(estimates, eps_min)
+    tables = _field_tables(estimates, eps_min)
     body = [_p("rliable (Agarwal et al. 2021) and deep-significance (Dror et al. 2019) on "
                "the cube's seeds as runs and its languages as tasks: how much each summary "
                "would move if the runs were repeated on these languages (not on other "
@@ -1173,11 +1166,47 @@ def field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset 
     body += [_figure(interval_estimates_panel(estimates), alt="interval estimates",
                      caption="Aggregate scores with stratified-bootstrap intervals "
                              "(rliable's panel)."),
-             table_html(tables["interval_estimates"]),
+             _table_html(tables["interval_estimates"]),
              _figure(probability_of_improvement_plot(improvement),
                      alt="probability of improvement",
                      caption="Probability of improvement P(X > Y): how often a run of X "
                              "beats a run of Y on a random language (rliable); the dashed "
                              "line is 1/2."),
-             table_html(tables["multi_aso"])]
+             _table_html(tables["multi_aso"])]
     return Section("field", title, "\n".join(body), figures=2)
+
+
+_INTERNAL = ("HierarchicalFitLike", "caution_box", "data_summary", "few_items_caution",
+             "field_methods_section", "field_tables", "figure_html", "item_means_section",
+             "leaderboard_section", "posterior_section", "power_section", "ranks_section",
+             "reproducibility_section", "scale_warnings", "table_html", "tiers_section",
+             "variance_section")
+"""The section builders' old public spellings, still importable (PEP 562) for evaluq's report
+modules (``_build``, ``_judges``, ``_ratings``, ``_item_model``) until they import the private
+names; not in ``__all__``, not in ``dir()``, not documented."""
+
+
+if TYPE_CHECKING:       # the old spellings, typed for the modules that import them
+    HierarchicalFitLike = _HierarchicalFitLike
+    caution_box = _caution_box
+    data_summary = _data_summary
+    few_items_caution = _few_items_caution
+    field_methods_section = _field_methods_section
+    field_tables = _field_tables
+    figure_html = _figure_html
+    item_means_section = _item_means_section
+    leaderboard_section = _leaderboard_section
+    posterior_section = _posterior_section
+    power_section = _power_section
+    ranks_section = _ranks_section
+    reproducibility_section = _reproducibility_section
+    scale_warnings = _scale_warnings
+    table_html = _table_html
+    tiers_section = _tiers_section
+    variance_section = _variance_section
+
+
+def __getattr__(name: str) -> Any:
+    if name in _INTERNAL:
+        return globals()[f"_{name}"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

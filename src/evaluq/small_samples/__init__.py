@@ -17,7 +17,7 @@ DeprecationWarning. The submodules import numpy, scipy and xarray only.
 
 from evaluq.small_samples import clusters, paired_bayes, pass_k, proportions
 from evaluq.small_samples.clusters import design_effect
-from evaluq.small_samples.paired_bayes import bayes_paired_comparison, paired_probit_probability
+from evaluq.small_samples.paired_bayes import bayes_paired_comparison
 from evaluq.small_samples.pass_k import pass_at_k, pass_hat_k
 from evaluq.small_samples.proportions import (
     PROPORTION_METHODS,
@@ -29,5 +29,13 @@ from evaluq.small_samples.proportions import (
 
 __all__ = ["PROPORTION_METHODS", "bayes_paired_comparison", "clusters", "design_effect",
            "interval_coverage", "mcnemar_test", "paired_bayes", "paired_counts",
-           "paired_probit_probability", "pass_at_k", "pass_hat_k", "pass_k", "proportion_interval",
+           "pass_at_k", "pass_hat_k", "pass_k", "proportion_interval",
            "proportions"]
+
+
+def __getattr__(name: str) -> object:
+    """``paired_probit_probability`` (in ``__all__`` until issue 35): the deprecated alias of
+    :mod:`evaluq.small_samples.paired_bayes`, for one release."""
+    if name == "paired_probit_probability":
+        return getattr(paired_bayes, name)      # warns (DeprecationWarning)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

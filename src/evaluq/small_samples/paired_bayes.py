@@ -39,6 +39,7 @@ Jacobian and :math:`\\partial \\Phi_2 / \\partial \\rho = \\varphi_2` (Plackett 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -61,7 +62,7 @@ from evaluq._dims import (
 from evaluq._validation import RNGLike, check_int, check_memory, check_real, check_rng
 from evaluq.small_samples.proportions import paired_counts
 
-__all__ = ["bayes_paired_comparison", "paired_probit_probability"]
+__all__ = ["bayes_paired_comparison"]
 
 ArrayLike = Any
 _BLOCK = 2**21
@@ -148,7 +149,7 @@ def _dirichlet(alpha: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.
     return g / g.sum(axis=-1, keepdims=True)
 
 
-def paired_probit_probability(tables: np.ndarray, n_draws: int, rng: RNGLike = None,
+def _paired_probit_probability(tables: np.ndarray, n_draws: int, rng: RNGLike = None,
                               prior: tuple[float, float] = (1.0, 1.0),
                               rho_prior: tuple[float, float] = (4.0, 2.0)
                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -268,7 +269,7 @@ def bayes_paired_comparison(correct_a: ArrayLike, correct_b: ArrayLike | None = 
     gen = check_rng(rng)
     counts = paired_counts(correct_a, correct_b, item_dim=item_dim, model_dim=model_dim)
     unique, where, shape = _unique_pairs(counts)
-    p, se, ess = paired_probit_probability(unique, n_draws, gen, prior_ab, rho_ab)
+    p, se, ess = _paired_probit_probability(unique, n_draws, gen, prior_ab, rho_ab)
     idx = np.where(where < 0, -where - 1, where)
     # T == U: the posterior is symmetric in A and B (one prior for both), P = 1/2 exactly
     tie = (counts[ONLY_A_CORRECT] == counts[ONLY_B_CORRECT]).values.ravel()
@@ -284,3 +285,14 @@ def bayes_paired_comparison(correct_a: ArrayLike, correct_b: ArrayLike | None = 
                      prior=list(prior_ab), rho_prior=list(rho_ab),
                      sampler="importance sampling, Dirichlet(1 + counts) proposal")
     return out
+
+
+def __getattr__(name: str) -> Any:
+    """``paired_probit_probability``: public (and documented) until issue 35 made it private;
+    a deprecated alias of ``_paired_probit_probability`` for one release."""
+    if name == "paired_probit_probability":
+        warnings.warn("evaluq.small_samples.paired_bayes.paired_probit_probability is a private "
+                      "helper now (issue 35): use evaluq.bayes_paired_comparison; the old name "
+                      "goes in the next release", DeprecationWarning, stacklevel=2)
+        return _paired_probit_probability
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
