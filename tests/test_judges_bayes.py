@@ -278,7 +278,7 @@ def test_calibration_partial_against_no_pooling() -> None:
         assert report[scope, "partial"][1] < report[scope, "none"][1], report
     for (scope, pooling), (coverage, width) in report.items():
         print(f"\nCALIBRATION | judge model, pooling={pooling!r}, {scope} scope (4 models x 300 "
-              f"items, 30 labelled, 3-level judge, P(judge | gold) deviations SD 0.3 logit; mean "
+              f"items, 30 labelled, 3-level judge, judge-given-gold deviations SD 0.3 logit; mean "
               f"width {width:.3f}) | 95% credible interval coverage | nominal 0.95 | measured "
               f"{coverage:.4f} | n {n}")
     print(f"{time.perf_counter() - start:.1f} s")
