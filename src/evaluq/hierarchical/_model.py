@@ -379,13 +379,13 @@ def build_model(data: HierarchicalData, model: str = "crossed",
     >>> sorted(v.name for v in build_model(data).free_RVs)
     ['alpha', 'dev', 'sigma_seed', 'tau_lang_raw', 'tau_m_scale_raw', 'tau_m_z']
     """
+    _check_data(data)
+    model = check_choice("model", model, MODELS)
     import pymc as pm
     import pytensor.tensor as pt
 
     from evaluq.hierarchical._fused import fused_marginal_loglik
 
-    _check_data(data)
-    model = check_choice("model", model, MODELS)
     inputs = model_inputs(data, resolve_priors(data, priors), model)
     n_models = data.shape[0]
     coords = {MODEL: list(map(str, data.models)), LANGUAGE: list(map(str, data.languages))}
