@@ -190,6 +190,21 @@ def test_save_load_round_trip(fit: JudgeFit, tmp_path: pytest.TempPathFactory) -
                                   fit.rank_probabilities("benchmark")["p_best"].values)
 
 
+def test_a_model_without_labels_borrows_the_pooled_judge(
+        fit: JudgeFit, data: tuple[pd.DataFrame, np.ndarray, np.ndarray]) -> None:
+    """Partial pooling estimates a model with no gold label from its judge scores and the
+    judge learnt on the other models (as Rogan-Gladen would), with a wider interval than
+    with its 30 labels; the fit says so."""
+    table = data[0].assign(gold=np.where(data[0]["model"] == "m3", np.nan, data[0]["gold"]))
+    unlabelled = fit_judge_model(table, draws=1000, tune=1000, rng=0)
+    ends = {name: np.quantile(f.means().sel(model="m3").stack(s=SAMPLE).values, [0.025, 0.975])
+            for name, f in (("labelled", fit), ("unlabelled", unlabelled))}
+    lo, hi = ends["unlabelled"]
+    assert lo <= data[1][3] <= hi
+    assert np.diff(ends["labelled"])[0] < hi - lo < 0.7
+    assert any("fewer than two gold labels" in note for note in unlabelled.data.notes)
+
+
 def test_convergence_warning_is_evaluq_s(
         data: tuple[pd.DataFrame, np.ndarray, np.ndarray]) -> None:
     with pytest.warns(ConvergenceWarning, match="ESS"):
