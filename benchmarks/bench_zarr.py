@@ -110,7 +110,7 @@ def _variance(path: str) -> object:
 def _leaderboard(path: str, n_resamples: int) -> object:
     import evaluq as eq
     # the default chunk_size: about 64 MiB of scores a task, rounded up to one random-number
-    # block (1000 resamples, 134 for 20 833 languages: evaluq.resampling.block_size)
+    # block (1000 resamples, 134 for 20 833 languages: evaluq.resampling._block_size)
     rs = eq.resample(eq.open_cube(path), n_resamples=n_resamples, rng=0)
     return eq.leaderboard(eq.aggregate(rs))
 

@@ -1,6 +1,6 @@
 """False alarms and power of the report's scale check.
 
-``evaluq.reporting.sections.scale_warnings`` on: the real demo predictions (accuracy, F1),
+``evaluq.reporting.sections._scale_warnings`` on: the real demo predictions (accuracy, F1),
 1000 Atari-like cubes (games on scales 1 to 1e5, algorithms about 2x apart, log-normal runs),
 1000 cubes of accuracies 0.02-0.9, and 500 such cubes with one model's scores x100.
 
@@ -13,7 +13,7 @@ import numpy as np
 
 import evaluq as eq
 from evaluq.demo import demo_cube
-from evaluq.reporting.sections import scale_warnings
+from evaluq.reporting.sections import _scale_warnings
 
 
 def atari_like(rng: np.random.Generator, n_m: int = 6, n_g: int = 26,
@@ -33,13 +33,13 @@ def accuracies(rng: np.random.Generator, n_m: int = 5, n_l: int = 10,
 
 def flagged(scores: np.ndarray) -> bool:
     cube = eq.from_arrays(scores, outlier_threshold=None)
-    return any("another scale" in w for w in scale_warnings(cube))
+    return any("another scale" in w for w in _scale_warnings(cube))
 
 
 def main() -> None:
     rng = np.random.default_rng(0)
     for metric in ("accuracy", "f1"):
-        print(f"demo predictions, {metric}: {scale_warnings(demo_cube(metric=metric, n_boot=50))}")
+        print(f"demo predictions, {metric}: {_scale_warnings(demo_cube(metric=metric, n_boot=50))}")
     for name, make in (("Atari-like log-normal", atari_like),
                        ("accuracies 0.02-0.9", accuracies)):
         rate = np.mean([flagged(make(rng)) for _ in range(1000)])

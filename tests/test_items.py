@@ -295,7 +295,7 @@ def test_bootstrap_interval_coverage(clustered):
 
 
 def test_report_of_an_item_cube_has_the_power_section(rng, tmp_path):
-    from evaluq.reporting.sections import item_means_section
+    from evaluq.reporting.sections import _item_means_section
 
     df = item_table(rng)
     cube = eq.from_items(df, **KW, cluster="c", n_boot=200)
@@ -303,7 +303,7 @@ def test_report_of_an_item_cube_has_the_power_section(rng, tmp_path):
     ids = [s.id for s in rep.sections[cube.attrs["metric"]]]
     assert "power" in ids
     assert "smallest detectable difference" in rep.html
-    section = item_means_section(eq.item_means(df, **KW, cluster="c"))
+    section = _item_means_section(eq.item_means(df, **KW, cluster="c"))
     assert "cluster-robust (CR1)" in section.body
 
 

@@ -1,5 +1,5 @@
 """The report says ``scope`` for population / benchmark (``level`` is a confidence level only):
-``posterior_section(level=...)`` still works, with a DeprecationWarning (issue 23)."""
+``_posterior_section(level=...)`` still works, with a DeprecationWarning (issue 23)."""
 
 from __future__ import annotations
 

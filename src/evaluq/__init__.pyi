@@ -89,6 +89,9 @@ from evaluq.judges import TransportWarning as TransportWarning
 from evaluq.judges import judged_means as judged_means
 from evaluq.judges import label_budget as label_budget
 from evaluq.judges import ppi_mean as ppi_mean
+from evaluq.judges._bayes import JudgeFit as JudgeFit
+from evaluq.judges._bayes import fit_judge_model as fit_judge_model
+from evaluq.judges._bayes import load_judge_fit as load_judge_fit
 from evaluq.pairwise import pairwise_by_language as pairwise_by_language
 from evaluq.pairwise import pairwise_differences as pairwise_differences
 from evaluq.pairwise import pairwise_table as pairwise_table

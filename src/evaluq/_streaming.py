@@ -16,7 +16,7 @@ to work on such a cube without ever loading ``boot_score`` whole:
   and sums of squares about a fixed per-cell shift) that are added over chunks.
 * :func:`from_chunks` / :func:`from_boot_blocks` build the dask arrays of lazy resamples: one
   task per chunk of resamples (and, for replicates streamed from ``boot_score``, per block of
-  the cube); each block of :func:`~evaluq.resampling.block_size` resamples has its own random
+  the cube); each block of ``evaluq.resampling._block_size`` resamples has its own random
   stream, so the numbers do not depend on the chunking.
 
 dask is imported inside the functions: ``import evaluq`` never loads it.

@@ -94,7 +94,29 @@ def _check_last_line(p: Path) -> None:
 
 
 def as_table(data: TableLike, name: str = "data") -> tuple[pd.DataFrame, str]:
-    """Return a DataFrame and a description of its source (for provenance)."""
+    """A table given as a DataFrame or a file path, as a DataFrame and a description of its
+    source (for provenance): the one coercion every evaluq reader of tables uses.
+
+    Parameters
+    ----------
+    data
+        A pandas DataFrame (returned as it is) or the path of a CSV, TSV, JSON lines or
+        parquet file (read by :func:`read_table`).
+    name
+        The argument's name in the caller, for the error message.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, str)
+        The table and ``"DataFrame"`` or the file's path.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evaluq.io import as_table
+    >>> as_table(pd.DataFrame({"a": [1]}))[1]
+    'DataFrame'
+    """
     if isinstance(data, pd.DataFrame):
         return data, "DataFrame"
     if isinstance(data, str | os.PathLike):

@@ -53,4 +53,13 @@ def judges_cases() -> list[Case]:
              lambda: eq.judged_means(table(), method="rogan-gladen"), "ppi_mean"))
     add(Case("evaluq.JudgedMeansResult", "two labels per model: a finite table",
              lambda: eq.judged_means(table(), rng=0).to_dataframe()))
+    add(Case("evaluq.fit_judge_model", "draws 0",
+             lambda: eq.fit_judge_model(table(), draws=0), "`draws`"))
+    add(Case("evaluq.fit_judge_model", "an unknown gold column",
+             lambda: eq.fit_judge_model(table(), gold="human"), "`gold`"))
+    add(Case("evaluq.JudgeFit", "unknown pooling",
+             lambda: eq.fit_judge_model(table(), pooling="some"), "`pooling`"))
+    add(Case("evaluq.load_judge_fit", "no such file",
+             lambda: eq.load_judge_fit("/nonexistent/judge.nc"), "`path`",
+             errors=(FileNotFoundError,)))
     return c

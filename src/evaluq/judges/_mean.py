@@ -243,8 +243,16 @@ class PPIMeanResult(ResultBase):
         scores, else their Pearson correlation).
     notes
         What the user must know: a weak judge, judge levels without labels, a NaN's reason.
+    confidence_level
+        The level of :attr:`interval`.
+    ci_kind
+        The interval's kind (``"normal"`` or ``"percentile"``, evaluq's interval vocabulary).
+    bounds
+        The range the interval is clipped to (Rogan-Gladen: [0, 1]).
     distribution
         Posterior draws of the chain rule (None for the closed-form intervals).
+    nan_reason
+        Why the estimate is NaN (None when it is not).
     """
 
     estimate: float
@@ -267,7 +275,13 @@ class PPIMeanResult(ResultBase):
     def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
         """The interval at ``confidence_level`` (default the level given): normal for the
         PPI family and Rogan-Gladen (clipped to [0, 1] for Rogan-Gladen), the equal-tailed
-        interval of the posterior draws for the chain rule."""
+        interval of the posterior draws for the chain rule.
+
+        Parameters
+        ----------
+        confidence_level
+            Level in (0, 1); default the level the result was made with.
+        """
         level = check_confidence_level(self.confidence_level if confidence_level is None
                                        else confidence_level)
         if self.distribution is not None:

@@ -92,6 +92,13 @@ class JudgedMeansResult(ResultBase):
         :func:`evaluq.pairwise_differences`.
     method, reason, notes
         The method asked or chosen and why; what the user must know.
+    confidence_level
+        The level of :attr:`interval`.
+    posterior
+        The chain rule's posterior draws of each model's mean (model, draw); None for the PPI
+        family.
+    distribution
+        None: the draws for ranks are :attr:`draws`.
     """
 
     estimate: xr.DataArray
@@ -110,7 +117,13 @@ class JudgedMeansResult(ResultBase):
 
     def confidence_interval(self, confidence_level: float | None = None) -> xr.DataArray:
         """Per-model intervals (``model``, ``ci_bound``): normal (estimate +- z se) for the
-        PPI family, the equal-tailed interval of the posterior draws for the chain rule."""
+        PPI family, the equal-tailed interval of the posterior draws for the chain rule.
+
+        Parameters
+        ----------
+        confidence_level
+            Level in (0, 1); default the level the result was made with.
+        """
         level = check_confidence_level(self.confidence_level if confidence_level is None
                                        else confidence_level)
         est, se = self.estimate.values, self.se.values

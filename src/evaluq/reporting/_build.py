@@ -27,22 +27,22 @@ from evaluq.reporting._item_model import (
 from evaluq.reporting._judges import JudgeAnalysis, judged_section, judged_tables
 from evaluq.reporting._missing import complete_cube, language_word, missing_runs
 from evaluq.reporting.sections import (
-    HierarchicalFitLike,
     Section,
-    caution_box,
-    data_summary,
-    few_items_caution,
-    field_methods_section,
-    item_means_section,
-    leaderboard_section,
-    posterior_section,
-    power_section,
-    ranks_section,
+    _caution_box,
+    _data_summary,
+    _few_items_caution,
+    _field_methods_section,
+    _HierarchicalFitLike,
+    _item_means_section,
+    _leaderboard_section,
+    _posterior_section,
+    _power_section,
+    _ranks_section,
+    _reproducibility_section,
+    _scale_warnings,
+    _tiers_section,
+    _variance_section,
     render_page,
-    reproducibility_section,
-    scale_warnings,
-    tiers_section,
-    variance_section,
 )
 
 __all__ = ["Analysis", "FieldMethods", "Report", "analyse", "report"]
@@ -126,7 +126,7 @@ class Analysis:
     tiers: xr.DataArray
     leaderboard: pd.DataFrame
     settings: dict[str, Any]
-    fit: HierarchicalFitLike | None = None
+    fit: _HierarchicalFitLike | None = None
     items: xr.Dataset | None = None
     field_methods: FieldMethods | None = None
     item_model: ItemModelResults | None = None
@@ -168,9 +168,9 @@ class Analysis:
 
             out |= item_tables(self.items, higher_is_better=_orientation(self.cube))
         if self.field_methods is not None:
-            from evaluq.reporting.sections import field_tables
+            from evaluq.reporting.sections import _field_tables
 
-            out |= field_tables(self.field_methods.estimates, self.field_methods.eps_min)
+            out |= _field_tables(self.field_methods.estimates, self.field_methods.eps_min)
         if self.item_model is not None:
             out |= item_model_tables(self.item_model)
         if self.judged is not None:
@@ -222,7 +222,7 @@ def _orientation(cube: xr.Dataset) -> bool:
     return orientation(cube.attrs)
 
 
-def _fit(cube: xr.Dataset, rng: RNGLike, options: Mapping[str, Any]) -> HierarchicalFitLike:
+def _fit(cube: xr.Dataset, rng: RNGLike, options: Mapping[str, Any]) -> _HierarchicalFitLike:
     try:
         from evaluq.hierarchical import fit_hierarchical
     except ImportError as err:
@@ -237,7 +237,7 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
             languages: str = "auto", how: str = "mean", confidence_level: float = 0.95,
             alpha: float = 0.05, adjustment: str = "holm", rng: RNGLike = 0,
             bayes: bool = False, bayes_options: Mapping[str, Any] | None = None,
-            fit: HierarchicalFitLike | None = None, items: xr.Dataset | None = None,
+            fit: _HierarchicalFitLike | None = None, items: xr.Dataset | None = None,
             item_scores: xr.DataArray | None = None, missing: str = "drop") -> Analysis:
     """Run the frequentist analysis of a cube (and the hierarchical model when asked).
 
@@ -305,7 +305,7 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
 
 def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages: str, how: str,
              confidence_level: float, alpha: float, adjustment: str, rng: RNGLike, bayes: bool,
-             bayes_options: Mapping[str, Any] | None, fit: HierarchicalFitLike | None,
+             bayes_options: Mapping[str, Any] | None, fit: _HierarchicalFitLike | None,
              progress: _Progress, item_scores: xr.DataArray | None = None,
              missing: str = "drop") -> Analysis:
     from evaluq._schema import validate
@@ -366,7 +366,7 @@ def _complete(cube: xr.Dataset, missing: str) -> tuple[xr.Dataset, list[str]]:
 
 def _bayes(cube: xr.Dataset, rng: RNGLike, options: Mapping[str, Any],
            item_scores: xr.DataArray | None
-           ) -> tuple[HierarchicalFitLike | None, ItemModelResults | None]:
+           ) -> tuple[_HierarchicalFitLike | None, ItemModelResults | None]:
     """``bayes=True``: the item model when there are per-item scores (the cube model too when
     the scores suit none of its families), else the cube model."""
     if item_scores is None:
@@ -459,7 +459,7 @@ def _critical_difference(analysis: Analysis) -> xr.Dataset | None:
 
 def _scale_verdict(cube: xr.Dataset, metric: str | None, bounds: tuple[float, float] | None,
                    check: bool) -> list[str]:
-    """The scale warnings of the page's data summary (:func:`scale_warnings`), each also a
+    """The scale warnings of the page's data summary (:func:`_scale_warnings`), each also a
     :class:`~evaluq.errors.ScaleWarning`, so that the terminal and the page say the same."""
     import warnings
 
@@ -467,7 +467,7 @@ def _scale_verdict(cube: xr.Dataset, metric: str | None, bounds: tuple[float, fl
 
     if not check:
         return []
-    found = scale_warnings(cube, bounds=bounds)
+    found = _scale_warnings(cube, bounds=bounds)
     for text in found:
         warnings.warn(text + " (scale_check=False silences this check)",
                       ScaleWarning, stacklevel=4)
@@ -476,16 +476,16 @@ def _scale_verdict(cube: xr.Dataset, metric: str | None, bounds: tuple[float, fl
 
 def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: str | None,
               progress: _Progress, scale_check: bool = True) -> list[Section]:
-    out = [data_summary(analysis.cube, bounds=bounds, notes=analysis.notes,
+    out = [_data_summary(analysis.cube, bounds=bounds, notes=analysis.notes,
                         scale_check=scale_check)]
     progress.step("data summary")
-    out.append(variance_section(analysis.components))
+    out.append(_variance_section(analysis.components))
     progress.step("variance section")
-    out.append(leaderboard_section(analysis.aggregated, analysis.pairwise,
+    out.append(_leaderboard_section(analysis.aggregated, analysis.pairwise,
                                    analysis.leaderboard))
     progress.step("leaderboard section")
     if analysis.items is not None:
-        out.append(item_means_section(analysis.items,
+        out.append(_item_means_section(analysis.items,
                                       higher_is_better=_orientation(analysis.cube)))
     if analysis.judged is not None:
         out.append(judged_section(analysis.judged))
@@ -493,19 +493,19 @@ def _sections(analysis: Analysis, bounds: tuple[float, float] | None, command: s
     progress.step("ranks and tiers")
     if analysis.field_methods is not None:
         fm = analysis.field_methods
-        out.append(field_methods_section(fm.estimates, fm.improvement, fm.eps_min,
+        out.append(_field_methods_section(fm.estimates, fm.improvement, fm.eps_min,
                                          reason=fm.reason, note=fm.note))
     if analysis.item_model is not None:
         out.append(item_model_section(analysis.item_model))
     if analysis.fit is not None:
-        out.append(posterior_section(analysis.fit))
+        out.append(_posterior_section(analysis.fit))
     if analysis.fit is not None or analysis.item_model is not None:
         progress.step("posterior section")
     if (N_ITEMS in analysis.cube.data_vars and BOOT_SCORE in analysis.cube.data_vars
             and analysis.cube.sizes[MODEL] > 1):          # power: of differences between models
-        out.append(power_section(analysis.cube, alpha=analysis.settings["alpha"]))
-    out.append(reproducibility_section(analysis.settings, command=command))
-    caution = few_items_caution(analysis.items)
+        out.append(_power_section(analysis.cube, alpha=analysis.settings["alpha"]))
+    out.append(_reproducibility_section(analysis.settings, command=command))
+    caution = _few_items_caution(analysis.items)
     return [_in_users_words(_cautioned(section, caution), language_word(analysis.cube))
             for section in out]
 
@@ -537,8 +537,8 @@ def _comparison_sections(analysis: Analysis) -> list[Section]:
     posterior = (analysis.fit.rank_probabilities("benchmark") if analysis.fit is not None
                  else item_fit.rank_probabilities("benchmark") if item_fit is not None
                  else None)
-    return [ranks_section(analysis.ranks, posterior),
-            tiers_section(analysis.aggregated, analysis.tiers,
+    return [_ranks_section(analysis.ranks, posterior),
+            _tiers_section(analysis.aggregated, analysis.tiers,
                           cd=_critical_difference(analysis))]
 
 
@@ -546,7 +546,7 @@ def _cautioned(section: Section, caution: str | None) -> Section:
     """The leaderboard, rank and tier sections with the few-items caution on top."""
     if caution is None or section.id not in ("leaderboard", "ranks", "tiers"):
         return section
-    return replace(section, body=caution_box(caution) + section.body,
+    return replace(section, body=_caution_box(caution) + section.body,
                    notes=[caution, *section.notes])
 
 
@@ -556,7 +556,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
            how: str = "mean", confidence_level: float = 0.95, alpha: float = 0.05,
            adjustment: str = "holm", rng: RNGLike = 0, bayes: bool = False,
            bayes_options: Mapping[str, Any] | None = None,
-           fit: HierarchicalFitLike | Mapping[str, HierarchicalFitLike] | None = None,
+           fit: _HierarchicalFitLike | Mapping[str, _HierarchicalFitLike] | None = None,
            bounds: tuple[float, float] | None = None, title: str | None = None,
            command: str | None = None, progress: bool = True,
            items: xr.Dataset | Mapping[str, xr.Dataset] | None = None,
@@ -621,7 +621,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
         have no score, as in :func:`analyse`; the page's data summary says what was done.
     scale_check
         Look for models or languages on another scale and values outside ``bounds``
-        (:func:`~evaluq.reporting.sections.scale_warnings`): each finding is a
+        (``evaluq.reporting.sections._scale_warnings``): each finding is a
         :class:`~evaluq.errors.ScaleWarning` and stands in a box at the top of the page.
     judged
         For a metric scored by a judge with human labels on some items: the

@@ -22,7 +22,7 @@ import xarray as xr
 from evaluq._dims import ITEM, LANGUAGE, MODEL, MODEL_B, SEED
 from evaluq._validation import RNGLike
 from evaluq.errors import CubeError, EvaluqWarning
-from evaluq.reporting.sections import Section, _figure, _p, table_html
+from evaluq.reporting.sections import Section, _figure, _p, _table_html
 
 if TYPE_CHECKING:
     from evaluq.item_model import ItemFit
@@ -265,21 +265,21 @@ def item_model_section(res: ItemModelResults) -> Section:
                f"{fit.data.family} family, 1PL, item effects crossed with models and "
                f"integrated out; form {fit.form!r}). It replaces the cube model here: the "
                "data are items, not cell means."),
-            table_html(tables["item_model_scores"])]
+            _table_html(tables["item_model_scores"])]
     pairs = fit.pairwise_differences("benchmark")
     several = pairs.sizes.get("model", 0) > 1                 # one model: nothing to compare
     if several:
-        body += [table_html(tables["item_model_pairs"]),
+        body += [_table_html(tables["item_model_pairs"]),
                  _figure(forest_plot(pairs, title="item model: posterior differences "
                                                   "(benchmark scope)"),
                          alt="forest plot of the item model's posterior differences")]
     body += ["<h3>Model comparison (PSIS-LOO)</h3>",
-            table_html(tables["item_model_loo"]) if "item_model_loo" in tables else _p(
+            _table_html(tables["item_model_loo"]) if "item_model_loo" in tables else _p(
                 "No comparison: no other fit could be made."),
-            "<h3>Predictive checks</h3>", table_html(tables["item_model_checks"]),
-            "<h3>Sampler diagnostics</h3>", table_html(tables["item_model_diagnostics"]),
+            "<h3>Predictive checks</h3>", _table_html(tables["item_model_checks"]),
+            "<h3>Sampler diagnostics</h3>", _table_html(tables["item_model_diagnostics"]),
             "<h3>Posterior beside the per-item CLT answer</h3>",
-            table_html(tables["item_model_vs_frequentist"])]
+            _table_html(tables["item_model_vs_frequentist"])]
     if res.notes:
         body.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in res.notes)
                     + "</ul>")

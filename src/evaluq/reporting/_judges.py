@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from evaluq._dims import CI_BOUND, MODEL
-from evaluq.reporting.sections import Section, _p, caution_box, table_html
+from evaluq.reporting.sections import Section, _caution_box, _p, _table_html
 
 ITEM_KEY = "task/item"
 """The per-item table's item column when items are keyed by (task, item)."""
@@ -144,19 +144,19 @@ def judged_section(analysis: JudgeAnalysis) -> Section:
         flags = result.transport["flagged"].to_series()
         flagged = [str(m) for m in flags.index[flags.to_numpy(dtype=bool)]]
     if flagged:
-        body.append(caution_box(
+        body.append(_caution_box(
             f"The judge does not score {', '.join(flagged)} as it scores the other models "
             "(the transport check: its relation to the gold labels differs); their means use "
             "the gold labels only."))
-    body.append(table_html(_corrected_table(analysis),
+    body.append(_table_html(_corrected_table(analysis),
                            caption="Raw judge mean and the corrected mean per model."))
     body += [_p(note) for note in result.notes]
     if result.estimate.sizes[MODEL] > 1:
-        body.append(table_html(_differences_table(result),
+        body.append(_table_html(_differences_table(result),
                                caption="Paired differences of the corrected means over shared "
                                        "items (Holm-adjusted p-values over the pairs)."))
     if analysis.budget is not None:
-        body.append(table_html(analysis.budget,
+        body.append(_table_html(analysis.budget,
                                caption="Gold labels per model for an interval half as wide "
                                        "as today's, with the judge (PPI++) and without it; "
                                        "blank: not reachable by labelling more of the items "

@@ -23,11 +23,11 @@ from evaluq.reporting.sections import (
     Section,
     _figure,
     _p,
-    ranks_section,
+    _ranks_section,
+    _reproducibility_section,
+    _table_html,
+    _tiers_section,
     render_page,
-    reproducibility_section,
-    table_html,
-    tiers_section,
 )
 
 
@@ -65,7 +65,7 @@ def ratings_section(result: Any) -> Section:
     table = result.to_dataframe()
     body = [_p(_summary(result)),
             _figure(ratings_plot(result), alt="ratings with their intervals"),
-            table_html(table, caption=str(getattr(result, "_caption", lambda: "")()))]
+            _table_html(table, caption=str(getattr(result, "_caption", lambda: "")()))]
     return Section("ratings", "Ratings", "\n".join(body), figures=1)
 
 
@@ -94,7 +94,7 @@ def win_probability_section(result: Any) -> Section:
             _figure(win_probability_heatmap(result), alt="win-probability matrix")]
     if result.rating.sizes[MODEL] > 1:
         level = result.confidence_level
-        body.append(table_html(_neighbour_pairs(result),
+        body.append(_table_html(_neighbour_pairs(result),
                                caption=f"Each model against the next one down, with the "
                                        f"{level:.0%} interval of P(win)."))
     return Section("win-probability", "Win probabilities", "\n".join(body), figures=1)
@@ -108,9 +108,9 @@ def ratings_sections(result: Any, *, settings: Mapping[str, Any] | None = None,
     agg = ratings_draws(result)
     sections = [ratings_section(result)]
     if result.rating.sizes[MODEL] > 1:
-        sections += [ranks_section(rank_distribution(agg)), win_probability_section(result),
-                     tiers_section(agg, significance_groups(agg))]
-    sections.append(reproducibility_section(dict(settings or {}), command=command))
+        sections += [_ranks_section(rank_distribution(agg)), win_probability_section(result),
+                     _tiers_section(agg, significance_groups(agg))]
+    sections.append(_reproducibility_section(dict(settings or {}), command=command))
     return sections
 
 

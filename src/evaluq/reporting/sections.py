@@ -1181,9 +1181,9 @@ _INTERNAL = ("HierarchicalFitLike", "caution_box", "data_summary", "few_items_ca
              "leaderboard_section", "posterior_section", "power_section", "ranks_section",
              "reproducibility_section", "scale_warnings", "table_html", "tiers_section",
              "variance_section")
-"""The section builders' old public spellings, still importable (PEP 562) for evaluq's report
-modules (``_build``, ``_judges``, ``_ratings``, ``_item_model``) until they import the private
-names; not in ``__all__``, not in ``dir()``, not documented."""
+"""The section builders' old public spellings (issue 35 made them private): importable for one
+release (PEP 562) with a DeprecationWarning; not in ``__all__``, not in ``dir()``, not
+documented. evaluq's own report modules import the private names."""
 
 
 if TYPE_CHECKING:       # the old spellings, typed for the modules that import them
@@ -1208,5 +1208,10 @@ if TYPE_CHECKING:       # the old spellings, typed for the modules that import t
 
 def __getattr__(name: str) -> Any:
     if name in _INTERNAL:
+        import warnings
+
+        warnings.warn(f"evaluq.reporting.sections.{name} is a private helper of the report "
+                      f"now (_{name}); build pages with evaluq.report, or Section and "
+                      "render_page", DeprecationWarning, stacklevel=2)
         return globals()[f"_{name}"]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
