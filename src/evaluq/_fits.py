@@ -31,6 +31,27 @@ AGREE_TOLERANCE: Final = 0.1
 """Where neither side has an interval, the two estimates agree within this (a P(best))."""
 
 
+def cells_as_models(post: xr.Dataset, *, skip_fixed: bool = False) -> xr.Dataset:
+    """Variables over other dims than ``model`` (cutpoints, grader x model, judge level x gold
+    level) with those dims stacked into one ``model`` dim labelled ``dim=value,...``, as
+    :func:`convergence_table` takes; ``skip_fixed`` leaves out a variable constant over the
+    draws (a scale fixed by the priors: no R-hat or ESS)."""
+    out = {}
+    for name, var in post.data_vars.items():
+        if skip_fixed and float(var.std()) == 0.0:
+            continue
+        extra = [d for d in var.dims if d not in POSTERIOR_SAMPLE_DIMS]
+        if not extra or extra == [MODEL]:
+            out[name] = var
+            continue
+        stacked = var.stack(_cell=extra)
+        labels = [",".join(f"{d}={v}" for d, v in zip(extra, np.atleast_1d(key), strict=True))
+                  for key in stacked["_cell"].values]
+        out[name] = xr.DataArray(stacked.values, dims=(*POSTERIOR_SAMPLE_DIMS, MODEL),
+                                 coords={MODEL: labels})
+    return xr.Dataset(out)
+
+
 def convergence_table(ds: xr.Dataset, sample_dims: Sequence[Hashable]) -> pd.DataFrame:
     """R-hat, bulk and tail ESS and the MCSE of the mean of every variable of ``ds``.
 

@@ -15,7 +15,13 @@ import xarray as xr
 from scipy.stats import norm
 
 from evaluq._dims import BENCHMARK_SCORE, MODEL, NEW_ITEMS_SCORE, POSTERIOR_SAMPLE_DIMS
-from evaluq._fits import agree, convergence_problems, convergence_table, divergences
+from evaluq._fits import (
+    agree,
+    cells_as_models,
+    convergence_problems,
+    convergence_table,
+    divergences,
+)
 from evaluq._kernels import percentile_interval
 from evaluq.item_model._data import ItemData
 
@@ -37,30 +43,10 @@ ADVICE: Final = {
 }
 
 
-def _one_label_dim(post: Any) -> Any:
-    """Variables over other dims than (model,) (cutpoints, grader, grader x model) with
-    their dims stacked into one ``model`` dim labelled ``dim=label,...``, as the
-    convergence table takes."""
-    out = {}
-    for name, var in post.data_vars.items():
-        if float(var.std()) == 0.0:      # a scale fixed by the priors: no R-hat / ESS
-            continue
-        extra = [d for d in var.dims if d not in SAMPLE_DIMS]
-        if not extra or extra == [MODEL]:
-            out[name] = var
-            continue
-        stacked = var.stack(_cell=extra)
-        labels = [",".join(f"{d}={v}" for d, v in zip(extra, np.atleast_1d(key), strict=True))
-                  for key in stacked["_cell"].values]
-        out[name] = xr.DataArray(stacked.values, dims=(*SAMPLE_DIMS, MODEL),
-                                 coords={MODEL: labels})
-    return xr.Dataset(out)
-
-
 def diagnostics(post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
     """The table of :meth:`ItemFit.diagnostics` from the posterior group and the sampler
     statistics."""
-    post = _one_label_dim(post[[v for v in REPORTED if v in post]])
+    post = cells_as_models(post[[v for v in REPORTED if v in post]], skip_fixed=True)
     table = convergence_table(post, SAMPLE_DIMS)
     n_divergent = divergences(stats)
     table.attrs = {"divergences": n_divergent,

@@ -72,6 +72,7 @@ from evaluq._dims import (
 )
 from evaluq._fits import (
     PosteriorFit,
+    cells_as_models,
     convergence_problems,
     convergence_table,
     divergences,
@@ -354,23 +355,6 @@ def _posterior(data: JudgeCounts, parts: dict[str, np.ndarray], gen: np.random.G
 
 # --- the fit object -------------------------------------------------------------------------------
 
-def _cells_as_models(post: xr.Dataset) -> xr.Dataset:
-    """Variables over other dims than ``model`` with those dims stacked into one ``model``
-    dim labelled ``dim=value,...``, as :func:`evaluq._fits.convergence_table` takes."""
-    out = {}
-    for name, var in post.data_vars.items():
-        extra = [d for d in var.dims if d not in SAMPLE_DIMS]
-        if extra == [MODEL] or not extra:
-            out[name] = var
-            continue
-        stacked = var.stack(_cell=extra)
-        labels = [",".join(f"{d}={v}" for d, v in zip(extra, np.atleast_1d(key), strict=True))
-                  for key in stacked["_cell"].values]
-        out[name] = xr.DataArray(stacked.values, dims=(*SAMPLE_DIMS, MODEL),
-                                 coords={MODEL: labels})
-    return xr.Dataset(out)
-
-
 @dataclass(eq=False, repr=False)
 class JudgeFit(PosteriorFit):
     """A fitted judge model (see :func:`evaluq.judges.fit_judge_model`).
@@ -429,7 +413,7 @@ class JudgeFit(PosteriorFit):
         return self.posterior[GOLD_GIVEN_JUDGE].mean(SAMPLE_DIMS)
 
     def _diagnose(self, post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
-        post = _cells_as_models(post[[v for v in REPORTED if v in post]])
+        post = cells_as_models(post[[v for v in REPORTED if v in post]])
         table = convergence_table(post, SAMPLE_DIMS)
         n_divergent = divergences(stats)
         exact = self.config["sampler"] == "exact"      # independent draws: nothing to converge
