@@ -24,6 +24,7 @@ import pandas as pd
 from scipy.special import expit
 
 from evaluq._dims import MODEL
+from evaluq._kernels import percentile_interval
 from evaluq.item_model._data import FittedDraws, ItemData
 from evaluq.item_model._model import log_integrand, term_mode
 from evaluq.item_model._posterior import GRID, GRID_HALF_WIDTH, flat_posterior, linear_predictor
@@ -109,7 +110,8 @@ def _rows(kind: str, observed: dict[str, np.ndarray], reps: list[dict[str, np.nd
         for k, value in enumerate(obs):
             draws = rep[:, k]
             p = float((draws >= value).mean())
-            lo, hi = np.quantile(draws, PRIOR_BAND if kind == "prior" else POSTERIOR_BAND)
+            band = PRIOR_BAND if kind == "prior" else POSTERIOR_BAND
+            lo, hi = percentile_interval(draws, band[1] - band[0])
             passed = (lo <= value <= hi) if kind == "prior" else (
                 POSTERIOR_BAND[0] <= p <= POSTERIOR_BAND[1])
             rows.append({"check": kind, "statistic": name,

@@ -20,6 +20,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import ITEM, LANGUAGE, MODEL, MODEL_B, SEED
+from evaluq._fits import posterior_interval
 from evaluq._validation import RNGLike
 from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.reporting.sections import Section, _figure, _p, _table_html
@@ -171,7 +172,7 @@ def _scores_table(fit: ItemFit) -> pd.DataFrame:
     cols: dict[tuple[str, str], Any] = {}
     for scope in SCOPES:
         s = fit.scores(scope)
-        lo, hi = s.quantile([0.025, 0.975], SAMPLE_DIMS).values
+        lo, hi = posterior_interval(s, 0.95).T
         cols |= {(scope, "mean"): s.mean(SAMPLE_DIMS).values, (scope, "2.5%"): lo,
                  (scope, "97.5%"): hi,
                  (scope, "P(best)"): fit.rank_probabilities(scope)["p_best"].values}
