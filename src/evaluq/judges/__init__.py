@@ -8,9 +8,9 @@ labels" (``docs/guides/judges.md``) walks through them.
 """
 
 from evaluq.judges._budget import label_budget
-from evaluq.judges._mean import METHODS, PPIMeanResult, ppi_mean
+from evaluq.judges._mean import PPIMeanResult, ppi_mean
 from evaluq.judges._table import JudgedMeansResult, judged_means
 from evaluq.judges._transport import TransportWarning
 
-__all__ = ["METHODS", "JudgedMeansResult", "PPIMeanResult", "TransportWarning",
+__all__ = ["JudgedMeansResult", "PPIMeanResult", "TransportWarning",
            "judged_means", "label_budget", "ppi_mean"]
