@@ -321,7 +321,7 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         g_{mk} \\sim N(0, \\sigma_{m \\times t}^2)
 
     for model m, item i of task k and epoch e (``models/item_model.md``). The item effects
-    are integrated out by adaptive Gauss-Hermite quadrature (15 nodes); items with the same
+    are integrated out by adaptive Gauss-Hermite quadrature (21 nodes); items with the same
     total in a task (the 1PL's sufficient statistic; identical response patterns a fortiori)
     form one weighted term, so the sampler (nutpie) sees only the model, task and scale
     parameters, whatever the number of items. The item effects are drawn afterwards from
