@@ -24,7 +24,7 @@ from evaluq._dims import (
 from evaluq._draws import NO_NOISE_REASON, draws_no_noise
 from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import nanmean, percentile_interval
-from evaluq._validation import check_choice, check_confidence_level, check_real
+from evaluq._validation import check_bool, check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
 from evaluq.field.rliable import field_aggregate
 
@@ -110,8 +110,7 @@ def _aggregate_iv(resampled: Any, how: Any, confidence_level: Any, trim: Any,
         check_choice("how", how, AGGREGATES)
     level = check_confidence_level(confidence_level)
     trim = check_real("trim", trim, low=0.0, high=0.5, high_inclusive=False)
-    if not isinstance(skipna, bool):
-        raise TypeError(f"`skipna` must be True or False; got {skipna!r}")
+    check_bool("skipna", skipna)
     if skipna and how == "trimmed":
         raise ValueError("`skipna=True` is not available for how='trimmed' (the trimmed "
                          "share would differ between models); remove the missing cells")

@@ -62,7 +62,7 @@ from evaluq._schema import higher_is_better as higher_is_better
 from evaluq._schema import is_summary as is_summary
 from evaluq._schema import orientation as orientation
 from evaluq._schema import validate as validate
-from evaluq._validation import check_bounds, check_columns, check_orientation
+from evaluq._validation import check_bool, check_bounds, check_columns, check_orientation
 from evaluq.errors import CubeError, ScaleWarning
 from evaluq.io import TableLike, as_table
 
@@ -643,8 +643,7 @@ def save_cube(cube: xr.Dataset, path: str | os.PathLike[str], *, overwrite: bool
     cube = validate(cube)
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"`path` must be a str or a path; got {type(path).__name__}")
-    if not isinstance(overwrite, bool):
-        raise TypeError(f"`overwrite` must be True or False; got {overwrite!r}")
+    check_bool("overwrite", overwrite)
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f"`path` already exists: {str(path)!r}; pass overwrite=True to "
                               "replace it (atomically)")

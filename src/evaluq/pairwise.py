@@ -22,7 +22,7 @@ from evaluq._dims import (
 from evaluq._draws import as_draws, orientation_of, sample_dims_label
 from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import benjamini_hochberg, holm, percentile_interval
-from evaluq._validation import check_confidence_level, check_result_dims
+from evaluq._validation import check_bool, check_confidence_level, check_result_dims
 from evaluq.errors import CubeError
 
 PAIR_STATS: Final = ("observed", "mean", "sd", "p_greater", "z", "p_value", "p_holm", "p_bh",
@@ -367,8 +367,7 @@ def pairwise_table(pairwise: xr.Dataset, *, unique: bool = False) -> pd.DataFram
                         "eq.pairwise_by_language")
     check_result_dims("pairwise", pairwise["ci"], (MODEL, MODEL_B, CI_BOUND),
                       "eq.pairwise_differences")
-    if not isinstance(unique, bool | np.bool_):
-        raise TypeError(f"`unique` must be True or False; got {unique!r}")
+    check_bool("unique", unique)
     frame, point = _pair_frame(pairwise)
     first = frame.index.get_level_values(MODEL)
     second = frame.index.get_level_values(MODEL_B)

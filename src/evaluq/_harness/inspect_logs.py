@@ -25,6 +25,7 @@ from evaluq._harness._common import (
     name_samples,
     warn,
 )
+from evaluq._validation import check_bool
 from evaluq.errors import CubeError
 
 SUFFIXES = (".eval", ".json")
@@ -344,8 +345,7 @@ def read_inspect_logs(paths: PathsLike, *, metadata: str | Sequence[str] | None 
     ['model', 'task', 'item', 'epoch', 'match', 'passage']
     """
     keys = metadata_keys(metadata)
-    if not isinstance(allow_incomplete, bool):
-        raise TypeError(f"`allow_incomplete` must be True or False; got {allow_incomplete!r}")
+    check_bool("allow_incomplete", allow_incomplete)
     api = _InspectAPI()
     parts = [_read_one(f, keys, allow_incomplete, api) for f in _files(paths, api)]
     return combine(parts, keys)

@@ -45,6 +45,7 @@ from evaluq._intervals import interval_from_bounds
 from evaluq._results import ResultBase
 from evaluq._validation import (
     RNGLike,
+    check_bool,
     check_confidence_level,
     check_int,
     check_memory,
@@ -451,8 +452,7 @@ def multi_aso(cube: xr.Dataset, *, language: Hashable | None = None,
     (('model', 'model_b'), True)
     """
     level, n_boot, dt, gen = _aso_args(confidence_level, n_resamples, dt, rng)
-    if not isinstance(use_bonferroni, bool):
-        raise TypeError(f"`use_bonferroni` must be True or False; got {use_bonferroni!r}")
+    check_bool("use_bonferroni", use_bonferroni)
     score = _model_scores(cube, language)
     runs = _model_runs(score)
     n_models = len(runs)

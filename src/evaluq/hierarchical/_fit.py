@@ -25,7 +25,14 @@ from evaluq._fits import (
 )
 from evaluq._nutpie_cache import compile_pymc_model
 from evaluq._schema import orientation, validate
-from evaluq._validation import RNGLike, check_choice, check_confidence_level, check_int, check_rng
+from evaluq._validation import (
+    RNGLike,
+    check_bool,
+    check_choice,
+    check_confidence_level,
+    check_int,
+    check_rng,
+)
 from evaluq.errors import ConvergenceWarning, NotFittedError
 from evaluq.hierarchical._compare import compare, frequentist_side
 from evaluq.hierarchical._data import (
@@ -395,8 +402,7 @@ def _fit_iv(model: Any, draws: Any, tune: Any, chains: Any, sampler: Any,
     elif sampler == "nutpie" and not nutpie_available():
         raise ValueError("`sampler` is 'nutpie' but nutpie is not installed; "
                          "pip install nutpie, or use sampler='pymc'")
-    if not isinstance(progressbar, bool):
-        raise TypeError(f"`progressbar` must be True or False; got {progressbar!r}")
+    check_bool("progressbar", progressbar)
     return draws, tune, chains, sampler
 
 
@@ -513,8 +519,7 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     1.0
     """
     draws, tune, chains, sampler = _fit_iv(model, draws, tune, chains, sampler, progressbar)
-    if not isinstance(retry, bool):
-        raise TypeError(f"`retry` must be True or False; got {retry!r}")
+    check_bool("retry", retry)
     check_choice("test_set_errors", test_set_errors, TEST_SET_ERRORS)
     gen = check_rng(rng)
     data = cube_statistics(cube, test_set_errors, error_correlation)

@@ -30,6 +30,7 @@ from evaluq._fits import (
 )
 from evaluq._validation import (
     RNGLike,
+    check_bool,
     check_choice,
     check_column_args,
     check_confidence_level,
@@ -282,8 +283,7 @@ class ItemFit(PosteriorFit):
 def _check_args(family: Any, discrimination: Any, draws: Any, tune: Any, chains: Any
                 ) -> tuple[str, int, int, int]:
     family = check_choice("family", family, FAMILIES)
-    if discrimination is not False and discrimination is not True:
-        raise TypeError(f"`discrimination` must be True or False; got {discrimination!r}")
+    check_bool("discrimination", discrimination)
     return (family, check_int("draws", draws, minimum=1), check_int("tune", tune, minimum=0),
             check_int("chains", chains, minimum=1))
 

@@ -34,7 +34,7 @@ from scipy.special import expit
 from evaluq._dims import MODEL
 from evaluq._fits import merge_priors, sampler_stats
 from evaluq._nutpie_cache import compile_pymc_model
-from evaluq._validation import check_columns
+from evaluq._validation import check_bool, check_columns
 from evaluq.errors import CubeError
 from evaluq.item_model._model import model_task_effects
 from evaluq.item_model._posterior import flat_posterior
@@ -603,8 +603,7 @@ def fit_ordinal(df: pd.DataFrame, columns: dict[str, str | None], *, levels: Any
     import xarray as xr
 
     stats = ordinal_statistics(df, levels=levels, **columns)  # type: ignore[arg-type]
-    if not isinstance(interaction, bool):
-        raise TypeError(f"`grader_interaction` must be True or False; got {interaction!r}")
+    check_bool("grader_interaction", interaction)
     resolved = resolve_ordinal_priors(stats, priors)
     notes = _notes(stats, requested, interaction)
     config: dict[str, Any] = {

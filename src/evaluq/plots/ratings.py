@@ -9,6 +9,7 @@ import numpy as np
 import xarray as xr
 
 from evaluq._dims import CI_BOUND, MODEL, MODEL_B
+from evaluq._validation import check_bool
 from evaluq.plots._common import _GOOD, COLUMN_WIDTH, _axes, _styled
 
 if TYPE_CHECKING:
@@ -132,8 +133,8 @@ def win_probability_heatmap(result: Any, *, annotate: bool | None = None,
     (3, 3)
     """
     _check_ratings(result)
-    if annotate is not None and not isinstance(annotate, bool):
-        raise TypeError(f"`annotate` must be True, False or None; got {annotate!r}")
+    if annotate is not None:
+        check_bool("annotate", annotate, or_none=True)
     order = _order(result)
     grid: xr.DataArray = result.win_probability
     models = result.rating[MODEL].values[order]

@@ -16,7 +16,7 @@ import xarray as xr
 from evaluq._atomic import write_text
 from evaluq._dims import BOOT_SCORE, MODEL, N_ITEMS, RANK
 from evaluq._schema import orientation
-from evaluq._validation import RNGLike, check_bounds, check_confidence_level, check_int
+from evaluq._validation import RNGLike, check_bool, check_bounds, check_confidence_level, check_int
 from evaluq.errors import CubeError
 from evaluq.reporting._item_model import (
     ItemModelResults,
@@ -318,8 +318,7 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
     cube, notes = _complete(validate(cube), missing)
     n_resamples = check_int("n_resamples", n_resamples, minimum=10)
     confidence_level = check_confidence_level(confidence_level)
-    if not isinstance(bayes, bool):
-        raise TypeError(f"`bayes` must be True or False; got {bayes!r}")
+    check_bool("bayes", bayes)
     replication, languages = _resolve_modes(cube, replication, languages)
     components = variance_components(cube)
     progress.step("variance components")
@@ -654,8 +653,7 @@ def report(cube: xr.Dataset | Mapping[str, xr.Dataset],
     scores = _per_metric(item_scores, list(cubes), "item_scores", _check_scores)
     judge_parts = _per_metric(judged, list(cubes), "judged", _check_judged)
     for flag, value in (("bayes", bayes), ("scale_check", scale_check)):
-        if not isinstance(value, bool):
-            raise TypeError(f"`{flag}` must be True or False; got {value!r}")
+        check_bool(flag, value)
     bounds = check_bounds(bounds)
     _check_out(out)
     steps = sum(8 + int(bayes and name not in fits) + int(bayes or name in fits)

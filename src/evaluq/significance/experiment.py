@@ -21,7 +21,7 @@ import pandas as pd
 
 from evaluq._atomic import atomic_file, write_text
 from evaluq._results import N_RESAMPLES_TEST
-from evaluq._validation import RNGLike, check_choice, check_rng
+from evaluq._validation import RNGLike, check_bool, check_choice, check_rng
 from evaluq.metrics._base import Metric
 from evaluq.significance._bootstrap import METHODS, RUNS, compare_runs
 from evaluq.significance._result import BootstrapTestResult
@@ -46,13 +46,6 @@ def _check_path(name: str, value: Any) -> Path:
         raise TypeError(f"`{name}` must be a str or os.PathLike (a file or directory path); "
                         f"got {value!r} of type {type(value).__name__}")
     return Path(value)
-
-
-def _check_bool(name: str, value: Any) -> bool:
-    """``value`` itself if it is a bool (numpy's included); anything else raises ``TypeError``."""
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"`{name}` must be True or False; got {value!r}")
-    return bool(value)
 
 
 def _to_list(name: str, value: Any) -> list[Any]:
@@ -117,7 +110,7 @@ class Experiment:
     def __init__(self, path: str | os.PathLike[str] | None = None, *,
                  autosave: bool = True) -> None:
         self.path = None if path is None else _check_path("path", path)
-        self.autosave = _check_bool("autosave", autosave)
+        self.autosave = check_bool("autosave", autosave)
         self.data: _Registry = {}
         if self.path is not None and (file := _outcomes_file(self.path)).exists():
             self.data = _read_outcomes(file)
