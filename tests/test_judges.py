@@ -254,6 +254,32 @@ def test_cluster_robust_by_hand() -> None:
         np.sqrt(17 / 16 * np.sum(totals**2)), rel=1e-12)
 
 
+def test_cluster_variance_is_never_below_the_independent_rows_one() -> None:
+    """Clusters that pair a right and a wrong answer cancel in the cluster sums (CR1 near 0);
+    the independent-rows variance is used instead, and the result says so."""
+    n = 40
+    gold = np.tile([1.0, 0.0], n // 2)
+    df = pd.DataFrame({"model": "a", "item": np.arange(n), "judge": gold,
+                       "gold": np.where(np.arange(n) < 20, gold, np.nan),
+                       "pair": np.arange(n) // 2})
+    res = judged_means(df, method="classical", cluster="pair", transport_alpha=None)
+    lab = gold[:20]
+    assert float(res.se.sel(model="a")) == pytest.approx(np.sqrt(lab.var() / 20), rel=1e-12)
+    assert any("the larger is used" in note for note in res.notes)
+
+
+def test_worth_in_labels_compares_like_with_like_under_clusters() -> None:
+    """With clusters, ``gain`` is gold-only's clustered variance over the method's: the
+    same as the ratio of the two fits' squared SEs (not the iid gold-only variance)."""
+    df = _table(np.random.default_rng(4), MODELS)
+    df["topic"] = df["item"] // 6
+    ppi = judged_means(df, method="ppi++", cluster="topic", transport_alpha=None)
+    gold_only = judged_means(df, method="classical", cluster="topic", transport_alpha=None)
+    np.testing.assert_allclose(ppi.per_model["gain"].values,
+                               (gold_only.se**2 / ppi.se**2).values, rtol=1e-12)
+    assert (ppi.per_model["n_effective"] <= ppi.per_model["n_judged"]).all()
+
+
 def test_draws_feed_ranks_and_pairwise() -> None:
     from evaluq.pairwise import pairwise_differences
     from evaluq.ranks import leaderboard, rank_distribution, significance_groups

@@ -239,23 +239,51 @@ def _gram(rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, n_rows: int,
     return np.asarray((sp @ sp.T).toarray())
 
 
+def _clustered_gram(t: JudgeTable, phi: np.ndarray) -> np.ndarray:
+    r""":math:`\frac{G}{G-1}\Phi\Phi^T` (the factor only with clusters), :math:`\Phi` the
+    influence functions ``phi`` of the rows summed per model and unit (M, G)."""
+    n_models, n_groups = len(t.models), t.n_groups
+    cov = _gram(t.model, t.group, phi, n_models, n_groups)
+    if t.clustered:
+        cov *= n_groups / max(n_groups - 1, 1)
+    return cov
+
+
+def design_effect(t: JudgeTable, phi: np.ndarray) -> np.ndarray:
+    """Each model's design effect: the clustered variance of its estimate (influence
+    functions ``phi``, CR1) over the independent-rows one, floored at 1 (the larger of the
+    two variances is used: with few clusters the cluster-robust variance is itself noisy and
+    biased down, Angrist and Pischke 2009, sec. 8.2); 1 without clusters."""
+    return np.maximum(_raw_design_effect(t, phi), 1.0)
+
+
+def _raw_design_effect(t: JudgeTable, phi: np.ndarray) -> np.ndarray:
+    if not t.clustered:
+        return np.ones(len(t.models))
+    n_models, n_groups = len(t.models), t.n_groups
+    iid = np.bincount(t.model, weights=phi**2, minlength=n_models)
+    sums = np.bincount(t.model * n_groups + t.group, weights=phi, minlength=n_models * n_groups)
+    clustered = np.sum(sums.reshape(n_models, n_groups) ** 2, axis=1)
+    clustered *= n_groups / max(n_groups - 1, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(iid > 0, clustered / iid, 1.0)
+
+
 def _covariance(t: JudgeTable, fits: ModelFits, exact: bool) -> tuple[np.ndarray, np.ndarray]:
     r"""Covariance of the models' estimates and each model's design effect.
 
     :math:`C = \frac{G}{G-1}\Phi\Phi^T` (the factor only with clusters), :math:`\Phi` the
-    influence functions summed per model and unit (M, G). For the PPI family (``exact``) the
-    variances are :math:`C`'s diagonal; for the chain rule the posterior variances times the
-    design effect, with :math:`C`'s correlations.
+    influence functions summed per model and unit (M, G), gives the correlations. The
+    variances are the independent-rows ones (the influence functions' for the PPI family
+    (``exact``), the posterior's for the chain rule) times the design effect
+    (:func:`design_effect`, at least 1): without clusters, :math:`C`'s diagonal itself.
     """
-    n_models, n_groups = len(t.models), t.n_groups
-    cov = _gram(t.model, t.group, fits.phi, n_models, n_groups)
-    if t.clustered:
-        cov *= n_groups / max(n_groups - 1, 1)
-    iid = np.bincount(t.model, weights=fits.phi**2, minlength=n_models)
+    cov = _clustered_gram(t, fits.phi)
     diag = np.diag(cov).copy()
+    deff = design_effect(t, fits.phi)
+    iid = np.bincount(t.model, weights=fits.phi**2, minlength=len(t.models))
     with np.errstate(invalid="ignore", divide="ignore"):
-        deff = np.where(iid > 0, diag / iid, 1.0) if t.clustered else np.ones(n_models)
-        var = diag if exact else fits.var * deff
+        var = (iid if exact else fits.var) * deff
         sd = np.sqrt(diag)
         rho = np.where(np.outer(sd, sd) > 0, cov / np.outer(sd, sd), 0.0)
     np.fill_diagonal(rho, 1.0)
@@ -374,8 +402,9 @@ def _per_model(t: JudgeTable, fits: ModelFits, var: np.ndarray, methods: np.ndar
                ) -> xr.Dataset:
     n_gold = np.bincount(t.model[t.labelled], minlength=len(t.models))
     n_judged = np.bincount(t.model, minlength=len(t.models))
+    gold_deff = design_effect(t, ppi_fits(t, "classical", None).phi)  # like with like
     with np.errstate(invalid="ignore", divide="ignore"):
-        gain = np.where(var > 0, fits.var_classical / var, np.nan)
+        gain = np.where(var > 0, fits.var_classical * gold_deff / var, np.nan)
     out = xr.Dataset({LAMBDA: (MODEL, fits.lam), N_GOLD: (MODEL, n_gold),
                       N_JUDGED: (MODEL, n_judged), N_EFFECTIVE: (MODEL, n_gold * gain),
                       GAIN: (MODEL, gain), METHOD: (MODEL, methods)},
@@ -543,6 +572,11 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
                                               transport_relation, values, n_draws, generator)
     fits, nan_reason = _estimable(t, fits)
     cov, deff = _covariance(t, fits, exact=method != "chain-rule")
+    floored = _raw_design_effect(t, fits.phi) < 1.0
+    if floored.any():
+        notes.append(f"for {int(floored.sum())} model(s) {t.models[floored][:10].tolist()} "
+                     "the cluster-robust variance is below the independent-rows one; the "
+                     f"larger is used (with {t.n_groups} clusters the robust one is noisy)")
     flagged = (transport[FLAGGED].values if transport is not None
                else np.zeros(len(t.models), dtype=bool))
     per_model = _per_model(t, fits, np.diag(cov), np.where(flagged, "classical", method))
