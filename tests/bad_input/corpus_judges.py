@@ -49,8 +49,12 @@ def judges_cases() -> list[Case]:
              lambda: eq.judged_means(table(), gold="human"), "`gold`"))
     add(Case("evaluq.judged_means", "a repeated (model, item) key",
              lambda: eq.judged_means(pd.concat([table(), table()])), "repeat"))
-    add(Case("evaluq.judged_means", "Rogan-Gladen (one prevalence at a time)",
-             lambda: eq.judged_means(table(), method="rogan-gladen"), "ppi_mean"))
+    add(Case("evaluq.judged_means", "Rogan-Gladen on a judge score of 0.5",
+             lambda: eq.judged_means(table().replace({"judge": {0.0: 0.5}}),
+                                     method="rogan-gladen"), "0/1 judge"))
+    add(Case("evaluq.JudgedMeansResult", "Rogan-Gladen with a judge at chance: NaN, reason",
+             lambda: eq.judged_means(table(), method="rogan-gladen",
+                                     transport_alpha=None).to_dataframe()))
     add(Case("evaluq.JudgedMeansResult", "two labels per model: a finite table",
              lambda: eq.judged_means(table(), rng=0).to_dataframe()))
     add(Case("evaluq.fit_judge_model", "draws 0",

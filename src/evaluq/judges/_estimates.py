@@ -12,7 +12,12 @@ over the items they share, :math:`\sum_g (\sum_{i \in g}\phi_{ai})(\sum_{i \in g
   unlabelled rows (its sum of squares is ppi_py's variance, ddof 0);
 * the chain rule (post-stratification on the judge levels):
   :math:`\phi = (\hat\mu_{m,j(i)} - \hat\theta_m)/T_m` on every row (T_m judged items) plus
-  :math:`\hat\pi_{mj}(Y - \hat\mu_{mj})/n_{mj}` on the labelled rows.
+  :math:`\hat\pi_{mj}(Y - \hat\mu_{mj})/n_{mj}` on the labelled rows;
+* Rogan-Gladen, :math:`\hat\theta = (\hat p + \widehat{sp} - 1)/J`,
+  :math:`J = \widehat{se} + \widehat{sp} - 1`: :math:`(\hat Y - \hat p)/(J T_m)` on every
+  row, plus :math:`-\hat\theta(\hat Y - \widehat{se})/(J n_{m1})` on the labelled
+  positives and :math:`(1 - \hat\theta)(1 - \hat Y - \widehat{sp})/(J n_{m0})` on the
+  labelled negatives (the delta method's derivatives).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from evaluq.judges._kernels import (
     chain_rule_draws,
     chain_rule_moments,
     ppi_estimate,
+    rogan_gladen,
     tuned_lambda,
 )
 
@@ -137,3 +143,31 @@ def gold_only_fits(t: JudgeTable, bayes: np.ndarray | None, n_draws: int,
     mean, var = chain_rule_moments(ones, c, bayes)
     return ModelFits(estimate=mean, var=var, var_classical=var, lam=fits.lam, phi=fits.phi,
                      draws=chain_rule_draws(ones, c, bayes, n_draws, rng))
+
+
+def rogan_gladen_fits(t: JudgeTable) -> ModelFits:
+    """Rogan-Gladen for every model (0/1 judge and gold scores): the kernel's estimate and
+    delta-method variance (:func:`~evaluq.judges._kernels.rogan_gladen`, as ``ppi_mean``),
+    and the rows' influence function for the covariances and the clusters."""
+    n_models = len(t.models)
+    lab = t.labelled
+    pos, neg = lab & (np.where(lab, t.gold, 0.0) == 1), lab & (np.where(lab, t.gold, 1.0) == 0)
+    total = _per_model(t.model, None, n_models)
+    n_pos, n_neg = _per_model(t.model[pos], None, n_models), _per_model(t.model[neg], None,
+                                                                         n_models)
+    tp = _per_model(t.model[pos], t.judge[pos], n_models)
+    tn = _per_model(t.model[neg], 1.0 - t.judge[neg], n_models)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = _per_model(t.model, t.judge, n_models) / total
+        theta, var = rogan_gladen(p, total, tp, n_pos, tn, n_neg)
+        se, sp = tp / n_pos, tn / n_neg
+        youden = se + sp - 1.0
+        m = t.model
+        phi = (t.judge - p[m]) / (youden[m] * total[m])
+        phi = np.where(pos, phi - theta[m] * (t.judge - se[m]) / (youden[m] * n_pos[m]), phi)
+        phi = np.where(neg, phi + (1.0 - theta[m]) * (1.0 - t.judge - sp[m])
+                       / (youden[m] * n_neg[m]), phi)
+    gold_only = ppi_fits(t, "classical", None)
+    return ModelFits(estimate=theta, var=var, var_classical=gold_only.var_classical,
+                     lam=np.full(n_models, np.nan),
+                     phi=np.where(np.isfinite(theta)[t.model], phi, 0.0))

