@@ -32,6 +32,7 @@ from evaluq.judges._kernels import (
     chain_rule_draws,
     moments_1d,
     ppi_estimate,
+    rogan_gladen,
     tuned_lambda,
 )
 from evaluq.judges._transport import transport_test
@@ -127,6 +128,52 @@ def test_default_method_is_calibrated() -> None:
     calibrated_ppi = [r for r in rows if r["cover_ppi++"] >= floor]
     wider = [r for r in calibrated_ppi if r["width_chain"] > 1.1 * r["width_ppi++"]]
     assert not wider, f"the chain rule is wider than a calibrated PPI++: {wider}"
+
+
+RG_SETTINGS = [(acc, n) for acc in (0.75, 0.95) for n in (60, 300)]
+
+
+def rogan_gladen_calibration(seed: int = 1978) -> list[dict[str, float]]:
+    """Rogan-Gladen's 95% interval (``ppi_mean(method="rogan-gladen")``: the kernel's
+    estimate and variance, every data set at once) on binary lenient judges, beside the
+    textbook variance that omits the covariance of the judge's rate with its sensitivity and
+    specificity."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for acc, n in RG_SETTINGS:
+        y, f = _simulate(rng, 2, acc, BIAS, N_SETS, 10 * n)
+        yl, fl = y[:, :n], f[:, :n]
+        pos = yl == 1
+        n_pos, n_neg = pos.sum(axis=1), (~pos).sum(axis=1)
+        tp, tn = (fl * pos).sum(axis=1), ((1 - fl) * ~pos).sum(axis=1)
+        p_judge = f.mean(axis=1)
+        est, var = rogan_gladen(p_judge, np.full(N_SETS, 10.0 * n), tp, n_pos, tn, n_neg)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            se_, sp_ = tp / n_pos, tn / n_neg
+            shared = 2 * (est * se_ * (1 - se_) + (1 - est) * sp_ * (1 - sp_)) / (10.0 * n)
+        row = {"accuracy": acc, "n_gold": n, "nan": float(np.mean(np.isnan(est)))}
+        for name, v in (("rg", var), ("textbook", var + shared / (se_ + sp_ - 1) ** 2)):
+            half = Z * np.sqrt(v)
+            ci = np.stack([est - half, est + half], axis=-1)[~np.isnan(est)]
+            row[f"cover_{name}"], row[f"width_{name}"] = _coverage(ci, 0.6)
+        rows.append(row)
+    return rows
+
+
+@pytest.mark.slow
+def test_rogan_gladen_is_calibrated() -> None:
+    """Rogan-Gladen's delta-method interval covers 95% within binomial error (3 SE) on
+    accurate judges, and is narrower than the textbook variance (which over-covers)."""
+    rows = rogan_gladen_calibration()
+    floor = LEVEL - 3 * np.sqrt(LEVEL * (1 - LEVEL) / N_SETS)
+    for r in rows:
+        _report(f"judges ppi_mean rogan-gladen, binary judge, accuracy {r['accuracy']}, "
+                f"lenient by {BIAS}, {r['n_gold']} labels of {10 * r['n_gold']} (width "
+                f"{r['width_rg']:.3f}; textbook variance {r['cover_textbook']:.3f} / "
+                f"{r['width_textbook']:.3f})", "95% confidence interval coverage", LEVEL,
+                r["cover_rg"], N_SETS)
+    assert all(r["cover_rg"] >= floor for r in rows), rows
+    assert all(r["width_rg"] < r["width_textbook"] for r in rows), rows
 
 
 # --- paired differences of judged_means ------------------------------------------------------
@@ -319,6 +366,8 @@ if __name__ == "__main__":
     for r in mean_calibration():
         print(" | ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                          for k, v in r.items()))
+    for r in rogan_gladen_calibration():
+        print(r)
     for r in difference_calibration():
         print(r)
     for r in transport_rates():
