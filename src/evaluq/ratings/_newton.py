@@ -18,6 +18,14 @@ not change when every ``theta`` moves by the same amount: the Newton system is s
 ``H + J`` (``J = 11'/m`` on the ``theta`` block), whose solution is the minimum-norm step, so
 the iterates keep ``sum(theta) = 0`` (the sum-zero constraint); a ridge (Gaussian prior of
 precision ``ridge`` on each ``theta``) keeps it too.
+
+Covariates (a contextual Bradley-Terry model, style control): the fit's rows are then the
+unique (pair, covariate row) combinations, row r with covariates ``z_r`` (q,), and
+``d_r = theta_i - theta_j + z_r' beta``; the parameters are ``(theta, [lam], beta)``. The
+likelihood is still concave in all of them (``d`` is linear in the parameters), the pair terms
+are the same functions of ``d_r``, and the Hessian gains the blocks
+``sum_r h_r z_r z_r'`` (beta, beta) and ``sum_r h_r x_r z_r'`` (theta, beta), ``x_r`` the
+row's +1 / -1 incidence; the null direction stays ``(1, ..., 1, 0, ...)``.
 """
 
 from __future__ import annotations
@@ -35,25 +43,62 @@ MAX_HALVINGS = 40
 
 @dataclass(frozen=True)
 class Design:
-    """The pairs as a signed incidence matrix ``X`` (P, m): +1 at i, -1 at j."""
+    """The fit's rows as a signed incidence matrix ``X`` (R, m): +1 at i, -1 at j.
+
+    Without covariates the rows are the pairs (``row_pair`` None); with covariates row r
+    belongs to pair ``row_pair[r]`` and has covariates ``features[r]``. Parameters:
+    ``theta`` (m), then ``lam`` (Davidson), then ``beta`` (q).
+    """
 
     pair_i: np.ndarray
     pair_j: np.ndarray
     n_models: int
     davidson: bool
     ridge: float
+    row_pair: np.ndarray | None = None
+    features: np.ndarray | None = None
+
+    @property
+    def row_i(self) -> np.ndarray:
+        return self.pair_i if self.row_pair is None else self.pair_i[self.row_pair]
+
+    @property
+    def row_j(self) -> np.ndarray:
+        return self.pair_j if self.row_pair is None else self.pair_j[self.row_pair]
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.row_i.size)
 
     @property
     def incidence(self) -> sp.csr_matrix:
-        p = self.pair_i.size
-        rows = np.r_[np.arange(p), np.arange(p)]
-        vals = np.r_[np.ones(p), -np.ones(p)]
-        return sp.csr_matrix((vals, (rows, np.r_[self.pair_i, self.pair_j])),
-                             shape=(p, self.n_models))
+        r = self.n_rows
+        rows = np.r_[np.arange(r), np.arange(r)]
+        vals = np.r_[np.ones(r), -np.ones(r)]
+        return sp.csr_matrix((vals, (rows, np.r_[self.row_i, self.row_j])),
+                             shape=(r, self.n_models))
+
+    @property
+    def n_covariates(self) -> int:
+        return 0 if self.features is None else int(self.features.shape[1])
+
+    @property
+    def beta(self) -> slice:
+        """Where the covariates' coefficients are in the parameter vector."""
+        start = self.n_models + int(self.davidson)
+        return slice(start, start + self.n_covariates)
 
     @property
     def n_params(self) -> int:
-        return self.n_models + int(self.davidson)
+        return self.n_models + int(self.davidson) + self.n_covariates
+
+    def to_pairs(self, per_row: np.ndarray) -> np.ndarray:
+        """Sum a per-row quantity (B, R) over each pair's rows (B, P)."""
+        if self.row_pair is None:
+            return per_row
+        out = np.zeros((per_row.shape[0], self.pair_i.size))
+        np.add.at(out.T, self.row_pair, per_row.T)
+        return out
 
 
 @dataclass(frozen=True)
@@ -105,6 +150,25 @@ def pair_terms(d: np.ndarray, lam: np.ndarray, counts: np.ndarray, davidson: boo
     )
 
 
+def _covariate_blocks(design: Design, terms: PairTerms, incidence: sp.csr_matrix,
+                      hess: np.ndarray) -> np.ndarray:
+    """Fill the Hessian's beta blocks; return the gradient in beta (B, q)."""
+    z = design.features
+    assert z is not None
+    batch, q, b, m = terms.h_dd.shape[0], design.n_covariates, design.beta, design.n_models
+    zz = (z[:, :, None] * z[:, None, :]).reshape(z.shape[0], q * q)
+    hess[:, b, b] = (terms.h_dd @ zz).reshape(batch, q, q)
+    weighted = (terms.h_dd[:, :, None] * z[None]).transpose(1, 0, 2).reshape(z.shape[0], -1)
+    cross = np.asarray(incidence.T @ weighted).reshape(m, batch, q).transpose(1, 0, 2)
+    hess[:, :m, b] = cross
+    hess[:, b, :m] = cross.transpose(0, 2, 1)
+    if design.davidson:
+        h_lb = terms.h_dl @ z
+        hess[:, m, b] = h_lb
+        hess[:, b, m] = h_lb
+    return np.asarray(terms.g_d @ z)
+
+
 def _assemble(design: Design, x: np.ndarray, terms: PairTerms,
               incidence: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
     """Gradient (B, K) and minus the Hessian plus ``J`` (B, K, K) in the parameters."""
@@ -112,24 +176,30 @@ def _assemble(design: Design, x: np.ndarray, terms: PairTerms,
     theta = x[:, :m]
     grad_theta = (incidence.T @ terms.g_d.T).T - design.ridge * theta
     hess = np.zeros((batch, design.n_params, design.n_params))
-    hess[:, design.pair_i, design.pair_j] = -terms.h_dd
-    hess[:, design.pair_j, design.pair_i] = -terms.h_dd
+    h_pair = design.to_pairs(terms.h_dd)
+    hess[:, design.pair_i, design.pair_j] = -h_pair
+    hess[:, design.pair_j, design.pair_i] = -h_pair
     diag = (abs(incidence).T @ terms.h_dd.T).T + design.ridge
     idx = np.arange(m)
     hess[:, idx, idx] = diag
     hess[:, :m, :m] += diag.mean(axis=1, keepdims=True)[:, :, None] / m
-    if not design.davidson:
-        return grad_theta, hess
-    h_tl = (incidence.T @ terms.h_dl.T).T
-    hess[:, :m, m] = h_tl
-    hess[:, m, :m] = h_tl
-    hess[:, m, m] = terms.h_ll
-    return np.concatenate([grad_theta, terms.g_lam[:, None]], axis=1), hess
+    grads = [grad_theta]
+    if design.davidson:
+        h_tl = (incidence.T @ terms.h_dl.T).T
+        hess[:, :m, m] = h_tl
+        hess[:, m, :m] = h_tl
+        hess[:, m, m] = terms.h_ll
+        grads.append(terms.g_lam[:, None])
+    if design.features is not None:
+        grads.append(_covariate_blocks(design, terms, incidence, hess))
+    return (grads[0] if len(grads) == 1 else np.concatenate(grads, axis=1)), hess
 
 
 def evaluate(design: Design, x: np.ndarray, counts: np.ndarray) -> PairTerms:
     """The pair terms at parameters ``x`` (B, K)."""
-    d = x[:, design.pair_i] - x[:, design.pair_j]
+    d = x[:, design.row_i] - x[:, design.row_j]
+    if design.features is not None:
+        d = d + x[:, design.beta] @ design.features.T
     lam = x[:, design.n_models] if design.davidson else np.zeros(x.shape[0])
     return pair_terms(d, lam, counts, design.davidson)
 
@@ -149,7 +219,7 @@ def start(design: Design, counts: np.ndarray) -> np.ndarray:
         ties = counts[..., 2].sum(axis=-1)
         decisive = counts[..., :2].sum(axis=(-2, -1))
         with np.errstate(divide="ignore"):
-            x[:, -1] = np.log(2.0 * np.maximum(ties, 0.5) / np.maximum(decisive, 0.5))
+            x[:, design.n_models] = np.log(2.0 * np.maximum(ties, 0.5) / np.maximum(decisive, 0.5))
     return x
 
 

@@ -21,6 +21,9 @@ ELO_FACTOR = 400.0 / np.log(10.0)
 """Elo points per logit: ``rating = 400 / ln(10) * theta + 1000`` (arena-rank's scale)."""
 ELO_OFFSET = 1000.0
 
+COVARIATE = "covariate"
+"""The dim of the covariates' coefficients (``fit_ratings(..., covariates=...)``)."""
+NO_COVARIATES = "the fit has no covariates (fit_ratings(..., covariates=...))"
 NO_TIE_MODEL = ("ties='{ties}' has no tie parameter (only ties='davidson' models ties)")
 SELF_PAIR = "a model is not compared with itself"
 BLOCK_ELEMENTS = 4_000_000
@@ -82,7 +85,17 @@ class RatingsResult(ResultBase):
         Level of :attr:`interval`.
     details : dict
         How the fit was made: ties, interval, cluster, covariance kind, scale,
-        identifiability, prior, votes, clusters, iterations.
+        identifiability, prior, votes, clusters, iterations, covariates (their definitions,
+        means and SDs, whether standardised; None without covariates).
+    covariate_coefficient : DataArray or None
+        With ``covariates``: each covariate's coefficient (``covariate``) on the ratings'
+        scale without its offset (Elo points, or logits, added to ``model_a``'s side per unit
+        of the covariate; per SD when standardised); the ratings are then the
+        covariate-controlled ones. None without covariates.
+    covariate_se : DataArray or None
+        Their standard errors (sandwich, or the bootstrap SD).
+    covariate_draws : DataArray or None
+        Their values in every draw (``resample``, ``covariate``).
     """
 
     rating: xr.DataArray
@@ -97,6 +110,9 @@ class RatingsResult(ResultBase):
     details: dict[str, Any] = field(default_factory=dict)
     _params: np.ndarray = field(default_factory=lambda: np.zeros(0))
     _param_cov: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    covariate_coefficient: xr.DataArray | None = None
+    covariate_se: xr.DataArray | None = None
+    covariate_draws: xr.DataArray | None = None
 
     # --- ResultBase ------------------------------------------------------------------------------
     @property
@@ -155,6 +171,64 @@ class RatingsResult(ResultBase):
         ci.attrs.update(self._attrs())
         return ci
 
+    def covariate_interval(self, confidence_level: float | None = None) -> xr.DataArray:
+        """The covariates' coefficients' interval (``covariate``, ``ci_bound``).
+
+        ``interval="sandwich"``: ``coefficient +- z * se``; ``interval="bootstrap"``: the
+        percentile interval of the bootstrap coefficients.
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            In (0, 1); default the stored level.
+
+        Returns
+        -------
+        xarray.DataArray
+
+        Raises
+        ------
+        ValueError
+            The fit has no covariates.
+        """
+        coef, se, draws = self.covariate_coefficient, self.covariate_se, self.covariate_draws
+        if coef is None or se is None or draws is None:
+            raise ValueError(f"covariate_interval: {NO_COVARIATES}")
+        level = self._level(confidence_level)
+        if self.details["interval"] == "bootstrap":
+            bounds = percentile_interval(draws.transpose(COVARIATE, RESAMPLE).values, level)
+            kind = "percentile"
+        else:
+            z = st.norm.ppf(0.5 + level / 2.0)
+            bounds = np.stack([coef.values - z * se.values, coef.values + z * se.values], axis=-1)
+            kind = "normal"
+        ci = interval_from_bounds(bounds, dims=(COVARIATE,), coords={COVARIATE: coef[COVARIATE]},
+                                  kind=kind, confidence_level=level, name="covariate_ci")
+        ci.attrs.update({**self._attrs(), **coef.attrs})
+        return ci
+
+    @property
+    def covariate_ci(self) -> xr.DataArray:
+        """The covariates' interval at the stored level (:meth:`covariate_interval`)."""
+        return self.covariate_interval()
+
+    def covariate_table(self) -> pd.DataFrame:
+        """The covariates' coefficients, SEs and interval (one row per covariate), with how
+        each covariate was made, its mean and SD over the votes."""
+        coef = self.covariate_coefficient
+        if coef is None or self.covariate_se is None:
+            raise ValueError(f"covariate_table: {NO_COVARIATES}")
+        ci, info = self.covariate_ci, self.details["covariates"]
+        names = [str(n) for n in coef[COVARIATE].values]
+        table = pd.DataFrame({
+            "coefficient": coef.values, "se": self.covariate_se.values,
+            "lower": ci.sel(ci_bound="lower").values, "upper": ci.sel(ci_bound="upper").values,
+            "definition": [info["definition"][n] for n in names],
+            "mean": [info["mean"][n] for n in names], "sd": [info["sd"][n] for n in names],
+        }, index=pd.Index(names, name=COVARIATE))
+        table.attrs = {"unit": coef.attrs["unit"], "confidence_level": self.confidence_level}
+        return table
+
     # --- pairwise probabilities -------------------------------------------------------------------
     def _pair_grid(self, theta: np.ndarray,
                    lam: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -179,7 +253,8 @@ class RatingsResult(ResultBase):
     @property
     def win_probability(self) -> xr.DataArray:
         """P(``model`` beats ``model_b``) in one vote (``model``, ``model_b``), from the
-        estimates; NaN on the diagonal."""
+        estimates; NaN on the diagonal. With covariates: at covariates 0 (standardised: at
+        the votes' mean a-vs-b difference)."""
         theta, lam = self._point()
         pw, _, _ = self._pair_grid(theta, lam)
         return self._grid_array(pw, "win_probability")
@@ -290,6 +365,11 @@ class RatingsResult(ResultBase):
             "tie_parameter": self.tie_parameter, "tie_se": self.tie_se,
             **{name: self.counts[name] for name in self.counts.data_vars},
         }
+        if self.covariate_coefficient is not None:
+            variables.update({"covariate_coefficient": self.covariate_coefficient,
+                              "covariate_se": self.covariate_se,
+                              "covariate_ci": self.covariate_ci,
+                              "covariate_draws": self.covariate_draws})
         ds = xr.Dataset(variables)
         ds.attrs = {**self._attrs(), "confidence_level": self.confidence_level,
                     **{k: v for k, v in self.details.items() if isinstance(v, int | float | str)}}
@@ -316,9 +396,12 @@ class RatingsResult(ResultBase):
         d = self.details
         how = ("the (cluster-)robust sandwich (" + d["covariance_kind"] + ")"
                if d["interval"] == "sandwich" else f"{d['n_resamples']} bootstrap resamples")
+        covariates = d.get("covariates")
         return (f"Ratings ({d['scale']} scale; {d['identifiability']}), ties '{d['ties']}', "
                 f"{self.confidence_level:.0%} intervals from {how}"
-                + (f" clustered by {d['cluster']!r}" if d["cluster"] else "") + ".")
+                + (f" clustered by {d['cluster']!r}" if d["cluster"] else "")
+                + (f", controlled for {', '.join(covariates['names'])}" if covariates else "")
+                + ".")
 
     def __repr__(self) -> str:
         d = self.details
@@ -332,6 +415,11 @@ class RatingsResult(ResultBase):
                          f"{float(self.tie_parameter) / 2:.4f})")
         if d["prior"] != "none":
             lines.append(f"  prior: {d['prior']}")
+        if self.covariate_coefficient is not None:
+            coefs = self.covariate_table()
+            lines.append(f"  covariates ({coefs.attrs['unit']}): " + "; ".join(
+                f"{n} {r.coefficient:.2f} [{r.lower:.2f}, {r.upper:.2f}]"
+                for n, r in coefs.iterrows()))
         table = self.to_dataframe().head(20).to_string(float_format=lambda v: f"{v:.2f}")
         more = (f"\n  ... {d['n_models'] - 20} more models" if d["n_models"] > 20 else "")
         return "\n".join(lines) + "\n" + table + more

@@ -11,6 +11,10 @@ of the sum-zero estimate (``B^+`` is the pseudo-inverse on that subspace).
 Bootstrap: multinomial counts over the unique (pair, outcome) cells (iid votes), or whole
 clusters drawn with replacement (the cells' counts then a sparse matrix product), and one
 batched Newton fit over every resample of a block at once (no loop over resamples).
+
+With covariates the cells are the unique (pair, covariate row, outcome) combinations (about
+one per vote with continuous covariates); the scores gain the covariates' block
+``s_d * z_r`` and everything else is unchanged.
 """
 
 from __future__ import annotations
@@ -24,18 +28,28 @@ import scipy.sparse as sp
 from evaluq.ratings import _newton
 from evaluq.ratings._checks import strongly_connected, took_from
 from evaluq.ratings._newton import Design
-from evaluq.ratings._votes import Votes
+from evaluq.ratings._votes import Votes, pair_counts
 
 BLOCK_ELEMENTS = 4_000_000
 """Resamples are fitted in blocks holding at most this many (resample x pair-cell or
 resample x parameter^2) numbers."""
 RUNAWAY_LOGIT = 15.0
 """A resample whose logit strengths span more than this is checked for an infinite MLE."""
+RUNAWAY_COVARIATE_LOGIT = 30.0
+"""A fit in which the covariates move some row's log-odds by more than this has no finite
+MLE (the covariates separate the outcomes: ``beta`` runs off)."""
+
+
+def covariate_logits(design: Design, x: np.ndarray) -> np.ndarray:
+    """The covariates' part of every row's log-odds, ``z_r' beta`` (B, R), for ``x`` (B, K)."""
+    if design.features is None:
+        return np.zeros((x.shape[0], design.n_rows))
+    return np.asarray(x[:, design.beta] @ design.features.T)
 
 
 def cell_scores(design: Design, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Score of one vote in each cell (P, 3): in ``d`` and in ``lam``, at parameters ``x`` (K,)."""
-    d = x[design.pair_i] - x[design.pair_j]
+    """Score of one vote in each cell (R, 3): in ``d`` and in ``lam``, at parameters ``x`` (K,)."""
+    d = x[design.row_i] - x[design.row_j] + covariate_logits(design, x[None])[0]
     if not design.davidson:
         p, _, _ = _newton.pair_probabilities(d, None)
         s_d = np.stack([1.0 - p, -p, 0.5 - p], axis=1)
@@ -52,15 +66,16 @@ def _cluster_scores(design: Design, votes: Votes, s_d: np.ndarray,
     """Summed scores per cluster (G, K); without clusters per cell, weighted by sqrt(count)."""
     rows: Any = (sp.diags(np.sqrt(votes.counts).ravel()).tocsr()
                          if votes.cluster_counts is None else votes.cluster_counts)
-    p = votes.n_pairs
-    to_pair = sp.csr_matrix((np.ones(3 * p), (np.arange(3 * p), np.repeat(np.arange(p), 3))),
-                            shape=(3 * p, p))
-    by_pair = (rows @ sp.diags(s_d.ravel()) @ to_pair)
-    u_theta = np.asarray((by_pair @ design.incidence).todense())
-    if not design.davidson:
-        return u_theta
-    u_lam = np.asarray(rows @ s_l.ravel()).reshape(-1, 1)
-    return np.concatenate([u_theta, u_lam], axis=1)
+    r = votes.n_rows
+    to_row = sp.csr_matrix((np.ones(3 * r), (np.arange(3 * r), np.repeat(np.arange(r), 3))),
+                           shape=(3 * r, r))
+    by_row = (rows @ sp.diags(s_d.ravel()) @ to_row)
+    parts = [np.asarray((by_row @ design.incidence).todense())]
+    if design.davidson:
+        parts.append(np.asarray(rows @ s_l.ravel()).reshape(-1, 1))
+    if design.features is not None:
+        parts.append(np.asarray(by_row @ design.features))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
 
 
 @dataclass(frozen=True)
@@ -98,10 +113,10 @@ def normal_draws(x: np.ndarray, cov: np.ndarray, n: int, rng: np.random.Generato
 
 
 def resample_counts(votes: Votes, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Counts (n, P, 3) of ``n`` bootstrap resamples: N votes drawn with replacement (their
+    """Counts (n, R, 3) of ``n`` bootstrap resamples: N votes drawn with replacement (their
     cells counted: multinomial counts over the cells), or G whole clusters drawn with
     replacement (a sparse product of the clusters' draw counts and cell counts)."""
-    p = votes.n_pairs
+    p = votes.n_rows
     if votes.cluster_counts is None:
         flat = votes.counts.ravel()
         cell_of_vote = np.repeat(np.arange(flat.size), flat.astype(np.int64))
@@ -146,6 +161,14 @@ def _failed(design: Design, x: np.ndarray, ok: np.ndarray, counts: np.ndarray,
     :data:`RUNAWAY_LOGIT`)."""
     bad = ~ok | ~np.isfinite(x).all(axis=1)
     reasons = ["the fit did not converge"] if bad.any() else []
+    if design.features is not None:
+        with np.errstate(invalid="ignore"):
+            runaway = ~(np.abs(covariate_logits(design, x)).max(axis=1)
+                        <= RUNAWAY_COVARIATE_LOGIT)
+        bad |= runaway
+        reasons += (["the covariates separate the outcomes (their coefficients run off)"]
+                    if runaway.any() else [])
+    counts = pair_counts(counts, design.row_pair, design.pair_i.size)
     if design.davidson:
         one_kind = (counts[..., 2].sum(axis=-1) == 0) | (counts[..., :2].sum(axis=(-2, -1)) == 0)
         bad |= one_kind
@@ -166,7 +189,8 @@ def bootstrap(design: Design, votes: Votes, x_hat: np.ndarray, n: int,
               rng: np.random.Generator, ties_count: bool) -> Bootstrap:
     """Fit ``n`` resamples in blocks, each block one batched Newton fit warm-started at the
     estimate."""
-    width = max(3 * votes.n_pairs, design.n_params ** 2, votes.n_votes // 4)
+    width = max(3 * votes.n_rows * (1 + design.n_covariates), design.n_params ** 2,
+                votes.n_votes // 4)
     block = max(1, min(n, BLOCK_ELEMENTS // width))
     out = np.empty((n, design.n_params))
     n_bad, reason = 0, ""
@@ -177,6 +201,7 @@ def bootstrap(design: Design, votes: Votes, x_hat: np.ndarray, n: int,
         if design.davidson:
             x0 = _newton.start(design, counts)
             x0[:, :design.n_models] = x_hat[:design.n_models]
+            x0[:, design.beta] = x_hat[design.beta]
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             x, ok, _ = _newton.newton(design, counts, x0)
         bad, why = _failed(design, x, ok, counts, ties_count)

@@ -6,6 +6,11 @@ outcome relative to ``i`` (0: ``i`` wins, 1: ``j`` wins, 2: tie), so that the co
 result, do not depend on the rows' order or on which side a model was shown. The cells of the
 fit are the unique (pair, outcome) combinations; with clusters, the (cluster, pair, outcome)
 counts are a sparse (cluster, cell) matrix.
+
+With covariates (``_covariates``: style control), a vote's covariate row is negated when its
+sides are swapped (it is an a-vs-b difference), and the cells are the unique (pair, covariate
+row, outcome) combinations: the fit's rows are the unique (pair, covariate row) combinations,
+``row_pair`` naming each one's pair (with continuous covariates, about one row per vote).
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import scipy.sparse as sp
 
 from evaluq._validation import check_columns
 from evaluq.io import TableLike, as_table
+from evaluq.ratings import _covariates
+from evaluq.ratings._covariates import Covariates
 
 A_WINS, B_WINS, TIE = 0, 1, 2
 OUTCOME_NAMES = ("model_a", "model_b", "tie")
@@ -34,11 +41,14 @@ arena-rank's ``"both_bad"`` (both read as ties)."""
 
 @dataclass(frozen=True)
 class Votes:
-    """The votes as counts over unique cells (pair, outcome).
+    """The votes as counts over unique cells (row, outcome).
 
-    ``pair_i`` / ``pair_j`` (P,) index the sorted ``models`` with ``pair_i < pair_j``;
-    ``counts`` (P, 3) holds per pair the votes ``i`` won, ``j`` won and tied. With clusters,
-    ``cluster_counts`` is a sparse (G, 3 P) matrix: votes of cluster g in cell ``3 p + o``.
+    ``pair_i`` / ``pair_j`` (P,) index the sorted ``models`` with ``pair_i < pair_j``. Without
+    covariates the rows are the pairs: ``counts`` (P, 3) holds per pair the votes ``i`` won,
+    ``j`` won and tied. With covariates the rows are the unique (pair, covariate row)
+    combinations: ``row_pair`` (R,) names each row's pair, ``features`` (R, q) its covariates
+    (oriented from ``i``), ``counts`` (R, 3). With clusters, ``cluster_counts`` is a sparse
+    (G, 3 R) matrix: votes of cluster g in cell ``3 r + o``.
     """
 
     models: np.ndarray
@@ -50,6 +60,9 @@ class Votes:
     n_votes: int
     n_ties_dropped: int
     source: str
+    row_pair: np.ndarray | None = None
+    features: np.ndarray | None = None
+    covariates: Covariates | None = None
 
     @property
     def n_models(self) -> int:
@@ -59,14 +72,35 @@ class Votes:
     def n_pairs(self) -> int:
         return int(self.pair_i.size)
 
+    @property
+    def n_rows(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def pair_counts(self) -> np.ndarray:
+        """Counts per pair (P, 3) (the rows' counts summed over their covariate rows)."""
+        return pair_counts(self.counts, self.row_pair, self.n_pairs)
+
     def per_model(self) -> dict[str, np.ndarray]:
         """Each model's votes, wins, losses and ties (over its pairs)."""
         m = self.n_models
-        w, lost, t = self.counts[:, A_WINS], self.counts[:, B_WINS], self.counts[:, TIE]
+        counts = self.pair_counts
+        w, lost, t = counts[:, A_WINS], counts[:, B_WINS], counts[:, TIE]
         wins = np.bincount(self.pair_i, w, m) + np.bincount(self.pair_j, lost, m)
         losses = np.bincount(self.pair_i, lost, m) + np.bincount(self.pair_j, w, m)
         ties = np.bincount(self.pair_i, t, m) + np.bincount(self.pair_j, t, m)
         return {"n_votes": wins + losses + ties, "wins": wins, "losses": losses, "ties": ties}
+
+
+def pair_counts(counts: np.ndarray, row_pair: np.ndarray | None, n_pairs: int) -> np.ndarray:
+    """Counts (..., R, 3) of rows summed to their pairs (..., P, 3) (unchanged without
+    covariate rows)."""
+    if row_pair is None:
+        return counts
+    moved = np.moveaxis(counts, -2, 0)                        # (R, ..., 3)
+    out = np.zeros((n_pairs, *moved.shape[1:]))
+    np.add.at(out, row_pair, moved)
+    return np.moveaxis(out, 0, -2)
 
 
 def _rows(mask: np.ndarray, index: pd.Index, limit: int = 10) -> str:
@@ -150,10 +184,22 @@ def _cells(a: np.ndarray, b: np.ndarray, code: np.ndarray,
     return pair_key // m, pair_key % m, pair_of_vote.ravel(), out
 
 
+def _covariate_rows(pair_of_vote: np.ndarray, swapped: np.ndarray,
+                    values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of unique (pair, covariate row), covariates oriented from the pair's ``i``:
+    each vote's row, each row's pair and covariates."""
+    oriented = np.where(swapped[:, None], -values, values)
+    keys = np.column_stack([pair_of_vote.astype(np.float64), oriented])
+    unique, row_of_vote = np.unique(keys, axis=0, return_inverse=True)
+    return row_of_vote.ravel(), unique[:, 0].astype(np.int64), np.ascontiguousarray(unique[:, 1:])
+
+
 def read_votes(votes: TableLike, *, model_a: str, model_b: str, winner: str,
                outcomes: Mapping[Any, str] | None, cluster: str | None,
-               drop_ties: bool) -> Votes:
+               drop_ties: bool, covariates: Any = None,
+               standardize_covariates: bool = True) -> Votes:
     """Validate the vote table and count it over cells (see the module docstring)."""
+    specs = _covariates.parse(covariates)
     df, source = as_table(votes, "votes")
     columns = {"model_a": model_a, "model_b": model_b, "winner": winner, "cluster": cluster}
     for arg, col in columns.items():
@@ -173,14 +219,20 @@ def read_votes(votes: TableLike, *, model_a: str, model_b: str, winner: str,
     if cluster is not None:
         g, labels = _factorize(df[cluster][keep], "cluster")
     i, j, pair_of_vote, out = _cells(a[keep], b[keep], code[keep], models.size)
-    n_pairs = i.size
-    cell = pair_of_vote * 3 + out
-    counts = np.bincount(cell, minlength=3 * n_pairs).reshape(n_pairs, 3).astype(np.float64)
+    row_of_vote, row_pair, features, cov = pair_of_vote, None, None, None
+    if specs is not None:
+        cov = _covariates.read(df, specs, keep, standardize_covariates)
+        row_of_vote, row_pair, features = _covariate_rows(pair_of_vote, a[keep] > b[keep],
+                                                          cov.values)
+    n_rows = int(row_of_vote.max()) + 1
+    cell = row_of_vote * 3 + out
+    counts = np.bincount(cell, minlength=3 * n_rows).reshape(n_rows, 3).astype(np.float64)
     cluster_counts = None
     if g is not None and labels is not None:
         cluster_counts = sp.csr_matrix((np.ones(cell.size), (g, cell)),
-                                       shape=(labels.size, 3 * n_pairs))
+                                       shape=(labels.size, 3 * n_rows))
         cluster_counts.sum_duplicates()
     return Votes(models=models, pair_i=i, pair_j=j, counts=counts, clusters=labels,
                  cluster_counts=cluster_counts, n_votes=int(keep.sum()),
-                 n_ties_dropped=n_dropped, source=source)
+                 n_ties_dropped=n_dropped, source=source, row_pair=row_pair,
+                 features=features, covariates=cov)
