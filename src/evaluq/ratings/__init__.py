@@ -7,6 +7,7 @@ fits them by a batched Newton method (``_newton``), estimates their uncertainty
 """
 
 from evaluq.ratings._fit import fit_ratings
+from evaluq.ratings._judged import fit_judged_ratings
 from evaluq.ratings._result import RatingsResult
 
-__all__ = ["RatingsResult", "fit_ratings"]
+__all__ = ["RatingsResult", "fit_judged_ratings", "fit_ratings"]

@@ -1,0 +1,764 @@
+r"""``fit_judged_ratings``: ratings from a judge's votes on every pair corrected by gold (human)
+votes on some, by prediction-powered inference (PPI++) for Bradley-Terry / Davidson.
+
+Every row is one comparison of ``model_a`` with ``model_b``; the ``judge`` column holds an LLM
+judge's verdict on every row and the ``gold`` column a human verdict on the labelled rows (NaN /
+None elsewhere). With :math:`\ell(\theta; x, y)` the negative log-likelihood of one vote (the
+model of ``ties``), n labelled rows :math:`(x_i, y_i, \hat y_i)` and N unlabelled rows
+:math:`(x^u_k, \hat y^u_k)`, the PPI++ M-estimator (Angelopoulos, Duchi and Zrnic 2023; for
+Bradley-Terry Boyeau et al. 2024) is
+
+.. math:: \hat\theta_\lambda = \arg\min_\theta\; \frac{\lambda}{N}\sum_k \ell(\theta; x^u_k,
+   \hat y^u_k) + \frac{1}{n}\sum_i \big[\ell(\theta; x_i, y_i)
+   - \lambda\,\ell(\theta; x_i, \hat y_i)\big].
+
+The objective is linear in the counts of votes, so it is a Bradley-Terry / Davidson
+log-likelihood on *weighted* counts per (pair, outcome) cell and ``_newton`` maximises it
+unchanged. Its covariance is the sandwich :math:`H^{-1} V_\lambda H^{-1}`: ``H`` the mean
+per-vote Hessian (Fisher information; outcome-free for ``"half"`` and ``"davidson"``), ``V``
+the variance of the objective's gradient, from the labelled rows' rectified gradients and the
+unlabelled rows' judge gradients (ppi_py's ``ppi_logistic_ci``), or summed per cluster (CR1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import xarray as xr
+from scipy.sparse.csgraph import connected_components
+
+from evaluq._dims import MODEL, MODEL_B, NAN_REASON, RESAMPLE
+from evaluq._validation import (
+    RNGLike,
+    check_choice,
+    check_columns,
+    check_confidence_level,
+    check_int,
+    check_real,
+    check_rng,
+)
+from evaluq.io import TableLike, as_table
+from evaluq.judges._mean import WEAK_GAIN
+from evaluq.ratings import _checks, _newton, _uncertainty
+from evaluq.ratings._newton import Design
+from evaluq.ratings._result import NO_TIE_MODEL, RatingsResult, Scale, scale_of
+from evaluq.ratings._votes import (
+    TIE,
+    Votes,
+    _cells,
+    _check_missing,
+    _factorize,
+    _model_codes,
+    _outcome_map,
+    _rows,
+)
+
+TIES = ("davidson", "half", "drop")
+SCALES = ("elo", "logit")
+METHOD = ("PPI++ for Bradley-Terry (Angelopoulos, Duchi and Zrnic 2023; Boyeau et al. 2024): "
+          "the judge's votes on every row, rectified by gold votes on the labelled rows")
+
+
+# --- the votes ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgedVotes:
+    """Rows counted over cells. Pairs (P) as in :class:`~evaluq.ratings._votes.Votes`
+    (``pair_i < pair_j``, outcomes relative to ``pair_i``); labelled cells (pair, gold
+    outcome, judge outcome) with ``lab_count``; unlabelled cells (pair, judge outcome) with
+    ``unl_count``; with clusters, sparse (G, cells) counts of each."""
+
+    models: np.ndarray
+    pair_i: np.ndarray
+    pair_j: np.ndarray
+    lab_pair: np.ndarray
+    lab_gold: np.ndarray
+    lab_judge: np.ndarray
+    lab_count: np.ndarray
+    unl_pair: np.ndarray
+    unl_judge: np.ndarray
+    unl_count: np.ndarray
+    clusters: np.ndarray | None
+    lab_clusters: sp.csr_matrix | None
+    unl_clusters: sp.csr_matrix | None
+    source: str
+
+    @property
+    def n_labelled(self) -> int:
+        return int(self.lab_count.sum())
+
+    @property
+    def n_unlabelled(self) -> int:
+        return int(self.unl_count.sum())
+
+    def pair_counts(self, which: str) -> np.ndarray:
+        """(P, 3) counts of ``"gold"`` (labelled), ``"judge_labelled"``,
+        ``"judge_unlabelled"`` or ``"judge"`` (every row) outcomes."""
+        p = self.pair_i.size
+        if which == "judge":
+            return self.pair_counts("judge_labelled") + self.pair_counts("judge_unlabelled")
+        pair, out, count = {"gold": (self.lab_pair, self.lab_gold, self.lab_count),
+                            "judge_labelled": (self.lab_pair, self.lab_judge, self.lab_count),
+                            "judge_unlabelled": (self.unl_pair, self.unl_judge,
+                                                 self.unl_count)}[which]
+        return np.bincount(pair * 3 + out, count, 3 * p).reshape(p, 3)
+
+    def as_votes(self, counts: np.ndarray) -> Votes:
+        """``counts`` (P, 3) as :class:`Votes` (for ``_checks`` and per-model counts)."""
+        return Votes(models=self.models, pair_i=self.pair_i, pair_j=self.pair_j, counts=counts,
+                     clusters=None, cluster_counts=None, n_votes=int(counts.sum()),
+                     n_ties_dropped=0, source=self.source)
+
+
+def _verdicts(series: pd.Series, outcomes: Mapping[Any, str] | None, arg: str) -> np.ndarray:
+    """Outcome codes of a verdict column (its missing values must be dropped first)."""
+    mapping = _outcome_map(outcomes)
+    codes = series.map(mapping)
+    unknown = codes.isna().to_numpy()
+    if unknown.any():
+        bad = sorted(map(str, series[unknown].unique()))
+        how = ("map them with `outcomes=`" if outcomes is None else "add them to `outcomes`")
+        raise ValueError(
+            f"`{arg}` column {series.name!r} holds label(s) {bad[:10]} that are not a verdict "
+            f"(row(s) {_rows(unknown, series.index)}); understood: "
+            f"{sorted(map(str, mapping))}; {how}")
+    return codes.to_numpy(dtype=np.int64)
+
+
+def _check_verdict_columns(df: pd.DataFrame, judge: str, gold: str) -> np.ndarray:
+    """Every row needs a judge verdict; returns the labelled rows (gold given)."""
+    if judge == gold:
+        raise ValueError(f"`judge` and `gold` name the same column {judge!r}: the judge's and "
+                         f"the gold verdicts must be two columns of the same rows")
+    labelled = df[gold].notna().to_numpy()
+    no_judge = df[judge].isna().to_numpy()
+    if (no_judge & labelled).any():
+        raise ValueError(
+            f"{int((no_judge & labelled).sum())} row(s) have a gold verdict but no judge vote "
+            f"in `judge` column {judge!r} (row(s) {_rows(no_judge & labelled, df.index)}): "
+            f"PPI pairs every gold verdict with the judge's on the same row; judge them or "
+            f"remove them")
+    if no_judge.any():
+        raise ValueError(
+            f"`judge` column {judge!r} has {int(no_judge.sum())} missing verdict(s) at row(s) "
+            f"{_rows(no_judge, df.index)}: the judge must vote on every row; remove these rows")
+    if not labelled.any():
+        raise ValueError(f"`gold` column {gold!r} has no gold verdict (every value is missing): "
+                         f"at least two labelled rows are needed")
+    if labelled.sum() < 2:
+        raise ValueError(f"`gold` column {gold!r} has a single gold verdict: at least two "
+                         f"labelled rows are needed for a variance")
+    return labelled
+
+
+def _cell_table(keys: np.ndarray, groups: np.ndarray | None,
+                n_groups: int) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix | None]:
+    """Unique cell keys, their counts and (with clusters) the sparse (G, cells) counts."""
+    cells, inverse, count = np.unique(keys, return_inverse=True, return_counts=True)
+    by_cluster = None
+    if groups is not None:
+        by_cluster = sp.csr_matrix((np.ones(keys.size), (groups, inverse.ravel())),
+                                   shape=(n_groups, cells.size))
+        by_cluster.sum_duplicates()
+    return cells, count.astype(np.float64), by_cluster
+
+
+def read_judged_votes(votes: TableLike, *, model_a: str, model_b: str, judge: str, gold: str,
+                      outcomes: Mapping[Any, str] | None, cluster: str | None) -> JudgedVotes:
+    """Validate the vote table and count it over labelled and unlabelled cells."""
+    df, source = as_table(votes, "votes")
+    columns = {"model_a": model_a, "model_b": model_b, "judge": judge, "gold": gold,
+               "cluster": cluster}
+    for arg, col in columns.items():
+        if col is not None and not isinstance(col, str):
+            raise TypeError(f"`{arg}` must be a column name (str); got {col!r}")
+    check_columns("`votes`", df.columns, columns)
+    if len(df) == 0:
+        raise ValueError("`votes` has no rows")
+    _check_missing(df, {"model_a": model_a, "model_b": model_b, "cluster": cluster})
+    labelled = _check_verdict_columns(df, judge, gold)
+    code_j = _verdicts(df[judge], outcomes, "judge")
+    code_g = np.zeros(len(df), dtype=np.int64)
+    code_g[labelled] = _verdicts(df[gold][labelled], outcomes, "gold")
+    a, b, models = _model_codes(df, model_a, model_b)
+    m = models.size
+    i, j, pair, out_j = _cells(a, b, code_j, m)
+    _, _, _, out_g = _cells(a, b, code_g, m)
+    g, labels, n_groups = None, None, 0
+    if cluster is not None:
+        codes, labels = _factorize(df[cluster], "cluster")
+        g, n_groups = codes, labels.size
+    lab_keys = (pair * 3 + out_g) * 3 + out_j
+    lab, lab_n, lab_g = _cell_table(lab_keys[labelled], None if g is None else g[labelled],
+                                    n_groups)
+    unl, unl_n, unl_g = _cell_table((pair * 3 + out_j)[~labelled],
+                                    None if g is None else g[~labelled], n_groups)
+    return JudgedVotes(models=models, pair_i=i, pair_j=j, lab_pair=lab // 9,
+                       lab_gold=(lab // 3) % 3, lab_judge=lab % 3, lab_count=lab_n,
+                       unl_pair=unl // 3, unl_judge=unl % 3, unl_count=unl_n, clusters=labels,
+                       lab_clusters=lab_g, unl_clusters=unl_g, source=source)
+
+
+# --- the estimator -----------------------------------------------------------------------------
+
+
+def objective_counts(data: JudgedVotes, lam: float, ties: str) -> np.ndarray:
+    r"""The PPI++ objective as weighted counts (P, 3) per vote of all rows:
+    :math:`(n + N)\,[\frac{\lambda}{N} C^u_{judge} + \frac{1}{n}(C_{gold} - \lambda C_{judge})]`
+    (ties' cells zero under ``"drop"``: a tie's loss is 0)."""
+    n, big_n = data.n_labelled, data.n_unlabelled
+    c = (data.pair_counts("gold") - lam * data.pair_counts("judge_labelled")) / n
+    if big_n:
+        c = c + lam / big_n * data.pair_counts("judge_unlabelled")
+    if ties == "drop":
+        c[:, TIE] = 0.0
+    return c * (n + big_n)
+
+
+def hessian_counts(data: JudgedVotes, lam: float, ties: str) -> np.ndarray:
+    r"""Counts (P, 3) whose Bradley-Terry / Davidson Hessian is the mean per-vote Hessian of
+    the estimator: the judge's over every row plus the labelled rows' gold-minus-judge
+    difference (the difference is 0 for ``"half"`` and ``"davidson"``, whose Hessian does not
+    depend on the outcome: ppi_py's pooled Hessian); with :math:`\lambda = 0` the gold votes'
+    alone (ppi_py's classical sandwich)."""
+    gold, n = data.pair_counts("gold"), data.n_labelled
+    if lam == 0.0:
+        c = gold / n
+    else:
+        c = (data.pair_counts("judge") / (n + data.n_unlabelled)
+             + (gold - data.pair_counts("judge_labelled")) / n)
+    if ties == "drop":
+        c = c.copy()
+        c[:, TIE] = 0.0
+    return c
+
+
+def _solve(data: JudgedVotes, design: Design, lam: float, ties: str,
+           x0: np.ndarray) -> np.ndarray:
+    """The PPI++ estimate at ``lam`` (one Newton fit on the weighted counts), or a ValueError
+    saying that it has no finite minimum."""
+    counts = objective_counts(data, lam, ties)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        x, ok, _ = _newton.newton(design, counts[None], x0[None])
+    x = x[0]
+    m = design.n_models
+    spread = float(np.ptp(x[:m])) if np.isfinite(x).all() else np.inf
+    tie_ok = not design.davidson or abs(float(x[m])) <= _uncertainty.RUNAWAY_LOGIT
+    if ok[0] and spread <= _uncertainty.RUNAWAY_LOGIT and tie_ok:
+        return x
+    order = np.argsort(x[:m]) if np.isfinite(x[:m]).all() else np.arange(m)
+    extremes = [str(data.models[k]) for k in (order[0], order[-1])]
+    raise ValueError(
+        f"the judge-assisted (PPI++) objective at lam={lam:.4g} has no finite minimum: the "
+        f"logit strengths run off (spread {spread:.3g}; lowest and highest {extremes}"
+        f"{'' if tie_ok else '; the tie parameter too'}). A model that (after the gold "
+        f"correction) never wins or never loses, or pairs whose gold votes contradict the "
+        f"judge's with few other votes, cause this: collect more votes or labels, pass a "
+        f"smaller `lam`, or use ties='half'")
+
+
+@dataclass(frozen=True)
+class Gradients:
+    """Per-vote gradients of the log-likelihood (K,) per cell at the estimate: gold ``gy`` and
+    judge ``gh`` on the labelled cells, judge ``gu`` on the unlabelled ones; the bread
+    (inverse mean Hessian, plus ``J`` on the sum-zero null direction)."""
+
+    gy: np.ndarray
+    gh: np.ndarray
+    gu: np.ndarray
+    bread: np.ndarray
+
+
+def _cell_gradients(design: Design, scores: tuple[np.ndarray, np.ndarray], pair: np.ndarray,
+                    outcome: np.ndarray) -> np.ndarray:
+    s_d, s_l = scores
+    rows = sp.diags(s_d[pair, outcome]) @ design.incidence[pair]
+    g = np.asarray(rows.todense()).reshape(pair.size, design.n_models)
+    return np.concatenate([g, s_l[pair, outcome][:, None]], axis=1) if design.davidson else g
+
+
+def gradients(data: JudgedVotes, design: Design, x: np.ndarray, lam: float,
+              ties: str) -> Gradients:
+    """The :class:`Gradients` at ``x`` (for the tuning of ``lam`` and the covariance)."""
+    s_d, s_l = _uncertainty.cell_scores(design, x)
+    if ties == "drop":
+        s_d, s_l = s_d.copy(), s_l.copy()
+        s_d[:, TIE] = s_l[:, TIE] = 0.0
+    scores = (s_d, s_l)
+    _, hess = _newton.gradient_hessian(design, x[None], hessian_counts(data, lam, ties)[None])
+    if np.linalg.eigvalsh(hess[0]).min() <= 0.0:
+        raise ValueError("the estimator's Hessian is not positive definite (under ties='drop' "
+                         "the gold votes' decisive share differs too much from the judge's on "
+                         "a sparse pair); use ties='half' or 'davidson'")
+    return Gradients(gy=_cell_gradients(design, scores, data.lab_pair, data.lab_gold),
+                     gh=_cell_gradients(design, scores, data.lab_pair, data.lab_judge),
+                     gu=_cell_gradients(design, scores, data.unl_pair, data.unl_judge),
+                     bread=np.linalg.inv(hess[0]))
+
+
+def _centred(g: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return g - (w @ g) / w.sum()
+
+
+def _wcov(a: np.ndarray, b: np.ndarray, w: np.ndarray, ddof: int) -> np.ndarray:
+    """Weighted (co)variance of rows ``a`` and ``b`` (already centred), ``w`` the counts."""
+    return (a * w[:, None]).T @ b / (w.sum() - ddof)
+
+
+@dataclass(frozen=True)
+class Meat:
+    r"""The variance of the objective's gradient is the quadratic
+    :math:`V(\lambda) = V_{yy} - \lambda (V_{yh} + V_{hy}) + \lambda^2 V_{hh}`."""
+
+    v_yy: np.ndarray
+    v_yh: np.ndarray
+    v_hh: np.ndarray
+    kind: str
+
+    def at(self, lam: float) -> np.ndarray:
+        return self.v_yy - lam * (self.v_yh + self.v_yh.T) + lam ** 2 * self.v_hh
+
+
+def iid_meat(data: JudgedVotes, grads: Gradients) -> Meat:
+    r"""Independent rows (ppi_py's ``ppi_logistic_ci``): :math:`V(\lambda) =
+    \mathrm{cov}_1(g_y - \lambda g_h)/n + \lambda^2 \mathrm{cov}_1(g^u_h)/N` (ddof 1 in each
+    group)."""
+    w, wu, n, big_n = data.lab_count, data.unl_count, data.n_labelled, data.n_unlabelled
+    gy, gh = _centred(grads.gy, w), _centred(grads.gh, w)
+    v_hh = _wcov(gh, gh, w, 1) / n
+    if big_n > 1:
+        gu = _centred(grads.gu, wu)
+        v_hh = v_hh + _wcov(gu, gu, wu, 1) / big_n
+    return Meat(v_yy=_wcov(gy, gy, w, 1) / n, v_yh=_wcov(gy, gh, w, 1) / n, v_hh=v_hh,
+                kind="PPI++ sandwich (independent votes; ddof 1 per group, as ppi_py)")
+
+
+def cluster_meat(data: JudgedVotes, grads: Gradients) -> Meat:
+    r"""Clusters: each cluster's summed influence
+    :math:`a_g - \lambda b_g`, :math:`a_g = \frac1n \sum_{i \in g} (g_{y,i} - \bar g_y)`,
+    :math:`b_g = \frac1n \sum_{i \in g} (g_{h,i} - \bar g_h) - \frac1N \sum_{k \in g}
+    (g^u_{h,k} - \bar g^u_h)`; :math:`V(\lambda) = \frac{G}{G-1}\sum_g (a_g - \lambda b_g)
+    (a_g - \lambda b_g)'` (CR1)."""
+    assert data.lab_clusters is not None
+    assert data.unl_clusters is not None
+    w, wu, n, big_n = data.lab_count, data.unl_count, data.n_labelled, data.n_unlabelled
+    a = np.asarray(data.lab_clusters @ _centred(grads.gy, w)) / n
+    b = np.asarray(data.lab_clusters @ _centred(grads.gh, w)) / n
+    if big_n:
+        b = b - np.asarray(data.unl_clusters @ _centred(grads.gu, wu)) / big_n
+    groups = a.shape[0]
+    if groups < 2:
+        raise ValueError("`cluster` has a single cluster: a cluster-robust covariance needs at "
+                         "least two")
+    f = groups / (groups - 1)
+    return Meat(v_yy=f * a.T @ a, v_yh=f * a.T @ b, v_hh=f * b.T @ b,
+                kind="PPI++ sandwich, CR1 over clusters")
+
+
+def _trace(grads: Gradients, anchor: np.ndarray, matrix: np.ndarray) -> float:
+    half = anchor @ grads.bread
+    return float(np.trace(half @ matrix @ half.T))
+
+
+def tune_lambda(data: JudgedVotes, grads: Gradients, anchor: np.ndarray, clustered: bool,
+                ) -> float:
+    r"""The power-tuned :math:`\lambda`, minimising the trace of the strengths' covariance
+    (in the stated identifiability; the tie parameter left out), clipped to [0, 1].
+
+    Independent votes, ppi_py's ``_calc_lam_glm``: :math:`\lambda =
+    \mathrm{tr}(A H^{-1} \mathrm{cov}_0(g_y, g_h)^{sym} H^{-1} A') / [(1 + n/N)\,
+    \mathrm{tr}(A H^{-1} \mathrm{var}_1(g_h \cup g^u_h) H^{-1} A')]` (the judge's gradient
+    variance pooled over all rows); clusters: the exact minimiser
+    :math:`\mathrm{tr}(A H^{-1} V_{yh}^{sym} H^{-1} A') / \mathrm{tr}(A H^{-1} V_{hh} H^{-1}
+    A')` of the CR1 covariance.
+    """
+    if clustered:
+        meat = cluster_meat(data, grads)
+        num, den = _trace(grads, anchor, 0.5 * (meat.v_yh + meat.v_yh.T)), _trace(
+            grads, anchor, meat.v_hh)
+    else:
+        w, wu, n, big_n = data.lab_count, data.unl_count, data.n_labelled, data.n_unlabelled
+        gy, gh = _centred(grads.gy, w), _centred(grads.gh, w)
+        cyh = _wcov(gy, gh, w, 0)
+        pooled = np.concatenate([grads.gh, grads.gu])
+        pw = np.concatenate([w, wu])
+        pc = _centred(pooled, pw)
+        num = _trace(grads, anchor, 0.5 * (cyh + cyh.T))
+        den = (1.0 + n / big_n) * _trace(grads, anchor, _wcov(pc, pc, pw, 1))
+    if not den > 0:
+        return 0.0
+    return float(np.clip(num / den, 0.0, 1.0))
+
+
+# --- the public function -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Options:
+    ties: str
+    lam: float | None
+    scale: Scale
+    level: float
+    n_resamples: int
+    rng: np.random.Generator
+
+
+def _options(ties: Any, lam: Any, scale: Any, confidence_level: Any, n_resamples: Any,
+             rng: RNGLike) -> _Options:
+    check_choice("ties", ties, TIES)
+    check_choice("scale", scale, SCALES)
+    lam_value = None if lam is None else check_real("lam", lam, low=0.0, high=1.0)
+    return _Options(ties=ties, lam=lam_value, scale=scale_of(scale),
+                    level=check_confidence_level(confidence_level),
+                    n_resamples=check_int("n_resamples", n_resamples, minimum=2),
+                    rng=check_rng(rng))
+
+
+def _gold_connects(data: JudgedVotes, ties: str) -> bool:
+    """Whether the gold votes alone link every model (the gold-only fit exists as a scale)."""
+    counts = data.pair_counts("gold")
+    if ties == "drop":
+        counts[:, TIE] = 0.0
+    present = counts.sum(axis=1) > 0
+    m = data.models.size
+    graph = sp.csr_matrix((np.ones(int(present.sum())),
+                           (data.pair_i[present], data.pair_j[present])), shape=(m, m))
+    seen = np.zeros(m, dtype=bool)
+    seen[data.pair_i[present]] = seen[data.pair_j[present]] = True
+    return bool(seen.all() and connected_components(graph, directed=False)[0] == 1)
+
+
+def _check_estimable(data: JudgedVotes, opts: _Options) -> None:
+    judge = data.pair_counts("judge")
+    if opts.ties == "drop":
+        judge[:, TIE] = 0.0
+    _checks.check_connected(data.as_votes(judge))
+    if opts.ties == "davidson":
+        _checks.check_ties(data.as_votes(judge + data.pair_counts("gold")))
+    if opts.lam is not None and opts.lam > 0 and data.n_unlabelled < 2:
+        raise ValueError(f"`lam`={opts.lam:g} weighs the judge's unlabelled votes, but there "
+                         f"are {data.n_unlabelled} unlabelled row(s) (at least 2 needed); "
+                         f"use lam=0 (gold only)")
+
+
+def _reference_index(models: np.ndarray, reference: Any) -> int | None:
+    if reference is None:
+        return None
+    hits = np.flatnonzero(models == reference)
+    if hits.size == 0:
+        raise ValueError(f"`reference` must be one of the models; got {reference!r} (models: "
+                         f"{[str(m) for m in models[:10]]}{' ...' if models.size > 10 else ''})")
+    return int(hits[0])
+
+
+def _anchor(design: Design, ref: int | None) -> np.ndarray:
+    """The linear map (K, K) from sum-zero parameters to the stated identifiability."""
+    anchor = np.eye(design.n_params)
+    if ref is not None:
+        anchor[:design.n_models, ref] -= 1.0
+    return anchor
+
+
+@dataclass(frozen=True)
+class _Fit:
+    x: np.ndarray
+    cov: np.ndarray
+    lam: float
+    tuned: bool
+    gain: float
+    gain_reason: str
+    kind: str
+    n_clusters: int
+
+
+def _meat(data: JudgedVotes, grads: Gradients) -> Meat:
+    return cluster_meat(data, grads) if data.clusters is not None else iid_meat(data, grads)
+
+
+def _lambda(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray,
+            x0: np.ndarray) -> tuple[float, np.ndarray]:
+    """The lambda to use and a start for its fit: given, 0 without unlabelled rows, or tuned
+    at the lambda = 1 estimate (ppi_py's ``ppi_logistic_pointestimate``)."""
+    if opts.lam is not None:
+        return opts.lam, x0
+    if data.n_unlabelled < 2:
+        return 0.0, x0
+    x1 = _solve(data, design, 1.0, opts.ties, x0)
+    grads = gradients(data, design, x1, 1.0, opts.ties)
+    return tune_lambda(data, grads, anchor[:design.n_models], data.clusters is not None), x1
+
+
+def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) -> _Fit:
+    start = np.maximum(data.pair_counts("judge") + data.pair_counts("gold"), 0.0)
+    x0 = _newton.start(design, start[None])[0]
+    lam, x0 = _lambda(data, design, opts, anchor, x0)
+    gold_ok = _gold_connects(data, opts.ties)
+    if lam == 0.0 and not gold_ok:
+        raise ValueError("lambda is 0 (gold votes only: "
+                         + ("as given" if opts.lam is not None else "the tuned value")
+                         + "), but the gold votes do not link every model (some model has no "
+                         "gold vote, or the gold votes fall into disconnected groups); label "
+                         "more rows, or pass a `lam` above 0")
+    x = _solve(data, design, lam, opts.ties, x0)
+    grads = gradients(data, design, x, lam, opts.ties)
+    meat = _meat(data, grads)
+    cov = grads.bread @ meat.at(lam) @ grads.bread
+    cov = 0.5 * (cov + cov.T)
+    a = anchor[:design.n_models]
+    if not gold_ok:
+        gain, reason = np.nan, "the gold votes alone do not link every model"
+    else:
+        gain = _trace(grads, a, meat.at(0.0)) / _trace(grads, a, meat.at(lam))
+        reason = ""
+    groups = 0 if data.lab_clusters is None else data.lab_clusters.shape[0]
+    return _Fit(x=x, cov=cov, lam=lam, tuned=opts.lam is None, gain=float(gain),
+                gain_reason=reason, kind=meat.kind, n_clusters=groups)
+
+
+def _identifiability(scale: Scale, ref: Any) -> str:
+    if ref is None:
+        return (f"sum-zero: the models' logit strengths sum to 0 (the mean rating is "
+                f"{scale.offset:g})")
+    return f"reference: model {ref!r} is fixed at logit strength 0 (rating {scale.offset:g})"
+
+
+def _details(data: JudgedVotes, fit: _Fit, opts: _Options, names: dict[str, Any],
+             ref: Any) -> dict[str, Any]:
+    n, big_n = data.n_labelled, data.n_unlabelled
+    notes = []
+    if fit.gain_reason:
+        notes.append(f"no gain over gold-only: {fit.gain_reason}")
+    elif fit.gain < WEAK_GAIN:
+        notes.append(f"weak judge: the interval is about as wide as gold-only's (gain "
+                     f"{fit.gain:.2f} < {WEAK_GAIN:g})")
+    if opts.lam is None and big_n < 2:
+        notes.append("fewer than 2 unlabelled rows: lambda = 0 (gold only)")
+    return {"ties": opts.ties, "interval": "sandwich", "scale": opts.scale.name,
+            "cluster": names["cluster"], "covariance_kind": fit.kind,
+            "identifiability": _identifiability(opts.scale, ref), "prior": "none",
+            "method": METHOD, "judge": names["judge"], "gold": names["gold"],
+            "lam": fit.lam, "lam_tuned": fit.tuned, "n_labelled": n, "n_unlabelled": big_n,
+            "n_votes": n + big_n, "n_ties_dropped": 0, "n_models": int(data.models.size),
+            "n_pairs": int(data.pair_i.size), "n_clusters": fit.n_clusters,
+            "effective_labels": n * fit.gain, "gain": fit.gain, "notes": "; ".join(notes),
+            "n_resamples": opts.n_resamples, "iterations": 0,
+            "draws": "normal approximation of the PPI++ sandwich", "source": data.source,
+            "reference": "" if ref is None else str(ref)}
+
+
+def _tie_arrays(x: np.ndarray, cov: np.ndarray, draws: np.ndarray, m: int,
+                opts: _Options, davidson: bool) -> tuple[xr.DataArray, ...]:
+    if not davidson:
+        reason = {NAN_REASON: NO_TIE_MODEL.format(ties=opts.ties)}
+        nan = xr.DataArray(np.nan, name="tie_parameter", attrs=reason)
+        nan_draws = xr.DataArray(np.full(draws.shape[0], np.nan), dims=(RESAMPLE,),
+                                 attrs=reason, name="tie_parameter")
+        return nan, nan.rename("tie_se"), nan_draws
+    nu = float(np.exp(x[m]))
+    formula = ("Davidson (1970): P(i beats j) = pi_i / D, P(tie) = nu sqrt(pi_i pi_j) / D, "
+               "D = pi_i + pi_j + nu sqrt(pi_i pi_j); nu estimated by PPI++")
+    return (xr.DataArray(nu, name="tie_parameter", attrs={"model": formula}),
+            xr.DataArray(nu * float(np.sqrt(cov[m, m])), name="tie_se"),
+            xr.DataArray(np.exp(draws[:, m]), dims=(RESAMPLE,), name="tie_parameter"))
+
+
+def _counts(data: JudgedVotes) -> dict[str, np.ndarray]:
+    judge = data.as_votes(data.pair_counts("judge")).per_model()
+    gold = data.as_votes(data.pair_counts("gold")).per_model()
+    return {"n_votes": judge["n_votes"], "n_labelled": gold["n_votes"],
+            "judge_wins": judge["wins"], "gold_wins": gold["wins"]}
+
+
+def _result(data: JudgedVotes, design: Design, fit: _Fit, anchor: np.ndarray, opts: _Options,
+            details: dict[str, Any]) -> RatingsResult:
+    m, sc = design.n_models, opts.scale
+    draws = _uncertainty.normal_draws(fit.x, fit.cov, opts.n_resamples, opts.rng)
+    draws[:, :m] -= draws[:, :m].mean(axis=1, keepdims=True)
+    x, cov, draws = anchor @ fit.x, anchor @ fit.cov @ anchor.T, draws @ anchor.T
+    coords = {MODEL: data.models}
+    attrs = {"scale": details["scale"], "identifiability": details["identifiability"]}
+    cov_r = sc.factor ** 2 * cov[:m, :m]
+    draw_attrs = {**attrs, "higher_is_better": 1, "n_resamples": opts.n_resamples,
+                  "replication": details["draws"], "how": "Bradley-Terry (PPI++)",
+                  "metric": "rating", "confidence_level": opts.level}
+    tie, tie_se, tie_draws = _tie_arrays(x, cov, draws, m, opts, design.davidson)
+    return RatingsResult(
+        rating=xr.DataArray(sc.to_rating(x[:m]), dims=(MODEL,), coords=coords, name="rating",
+                            attrs=attrs),
+        se=xr.DataArray(np.sqrt(np.clip(np.diag(cov_r), 0.0, None)), dims=(MODEL,),
+                        coords=coords, name="se", attrs=attrs),
+        covariance=xr.DataArray(cov_r, dims=(MODEL, MODEL_B),
+                                coords={**coords, MODEL_B: data.models}, name="covariance",
+                                attrs=attrs),
+        draws=xr.DataArray(sc.to_rating(draws[:, :m]), dims=(RESAMPLE, MODEL),
+                           coords={RESAMPLE: np.arange(opts.n_resamples), **coords},
+                           name="rating", attrs=draw_attrs),
+        tie_parameter=tie, tie_se=tie_se, tie_draws=tie_draws,
+        counts=xr.Dataset({k: (MODEL, v) for k, v in _counts(data).items()}, coords=coords),
+        confidence_level=opts.level, details=details, _params=x, _param_cov=cov)
+
+
+def fit_judged_ratings(
+    votes: TableLike,
+    *,
+    model_a: str = "model_a",
+    model_b: str = "model_b",
+    judge: str = "judge",
+    gold: str = "gold",
+    outcomes: Mapping[Any, str] | None = None,
+    ties: Literal["davidson", "half", "drop"] = "davidson",
+    lam: float | None = None,
+    cluster: str | None = None,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
+    scale: Literal["elo", "logit"] = "elo",
+    reference: Any = None,
+    rng: RNGLike = 0,
+) -> RatingsResult:
+    r"""Ratings from a judge's votes on every comparison, corrected by gold (human) votes on
+    some of them: prediction-powered inference (PPI++) for Bradley-Terry / Davidson.
+
+    An LLM judge picks the better answer in every row; people (the gold) did so in a random
+    subset. The judge alone is biased (it may favour some models); the gold votes alone are
+    few. PPI++ (Angelopoulos, Duchi and Zrnic 2023; for Bradley-Terry, Boyeau et al. 2024)
+    fits the ratings to the judge's votes and removes the judge's bias with the gold votes:
+
+    .. math:: \hat\theta_\lambda = \arg\min_\theta\; \frac{\lambda}{N}\sum_{k=1}^{N}
+       \ell(\theta; \hat y^u_k) + \frac{1}{n}\sum_{i=1}^{n} \big[\ell(\theta; y_i)
+       - \lambda\,\ell(\theta; \hat y_i)\big]
+
+    with :math:`\ell` the negative log-likelihood of one vote under the ``ties`` model of
+    :func:`evaluq.fit_ratings`, :math:`y_i` / :math:`\hat y_i` the gold and the judge's
+    verdicts on the n labelled rows and :math:`\hat y^u_k` the judge's on the N unlabelled
+    rows (``"drop"``: a tie's loss is 0). For every :math:`\lambda` the estimate is consistent
+    for the ratings the *gold* votes define, whatever the judge's bias, if the labelled rows
+    are a random subset of the rows. :math:`\lambda = 0` is the gold-only fit; the default
+    tunes :math:`\lambda` at the :math:`\lambda = 1` estimate to minimise the trace of the
+    strengths' covariance (ppi_py's ``_calc_lam_glm``, clipped to [0, 1]).
+
+    The covariance is the sandwich :math:`\Sigma = H^{-1} V(\lambda) H^{-1}`, ``H`` the mean
+    per-vote Hessian of the log-likelihood over all rows (with :math:`\lambda = 0` over the
+    gold votes), :math:`V(\lambda) = \mathrm{cov}_1(g_y - \lambda g_h)/n + \lambda^2
+    \mathrm{cov}_1(g^u_h)/N` (``g`` per-vote gradients: gold ``y``, judge ``h``, unlabelled
+    ``u``; ddof 1), exactly ppi_py's ``ppi_logistic_ci`` for Bradley-Terry without ties (a
+    logistic regression on the +1 / -1 design). With ``cluster``, :math:`V(\lambda)` is the
+    CR1 sum over clusters of each cluster's summed influence (labelled and unlabelled rows of a
+    prompt together), and :math:`\lambda` minimises that covariance's trace exactly.
+    Intervals are normal: ``rating +- z se``. The gain over gold-only is
+    :math:`\mathrm{tr}\,\Sigma(0) / \mathrm{tr}\,\Sigma(\lambda)` (same ``H``), the effective
+    number of labels n times the gain.
+
+    Parameters
+    ----------
+    votes : pandas.DataFrame or path
+        One row per comparison (a CSV / TSV / JSON lines / parquet path is read by
+        :func:`evaluq.io.read_table`).
+    model_a, model_b : str
+        Columns naming the two models compared.
+    judge : str
+        Column of the judge's verdict on every row (``"model_a"`` / ``"a"``, ``"model_b"`` /
+        ``"b"``, ``"tie"``, or labels mapped by ``outcomes``); a missing verdict is refused.
+    gold : str
+        Column of the gold (human) verdict, missing (NaN / None) on the unlabelled rows; the
+        same labels as ``judge``. At least two labelled rows.
+    outcomes : mapping, optional
+        Verdict labels to ``"model_a"`` / ``"model_b"`` / ``"tie"`` for both columns (as
+        :func:`evaluq.fit_ratings`).
+    ties : {"davidson", "half", "drop"}
+        The tie model (as :func:`evaluq.fit_ratings`); Davidson's tie parameter is estimated
+        by PPI++ too.
+    lam : float, optional
+        :math:`\lambda` in [0, 1] (0: gold only; 1: PPI); default None: tuned.
+    cluster : str, optional
+        Column of the rows' clusters (prompt, voter): CR1 cluster-robust covariance.
+    confidence_level : float
+        Level of the intervals, in (0, 1).
+    n_resamples : int
+        Draws from the sandwich's normal approximation (the ``draws`` for ranks and tiers).
+    scale : {"elo", "logit"}
+        Ratings in Elo points (``400 / ln(10) * theta + 1000``) or logits.
+    reference : model label, optional
+        Fix this model's logit strength at 0 instead of the sum-zero constraint (``lam`` is
+        tuned in the stated identifiability).
+    rng : int, Generator, SeedSequence or None
+        Seed of the normal draws (default 0).
+
+    Returns
+    -------
+    RatingsResult
+        As :func:`evaluq.fit_ratings` (``rating``, ``se``, ``ci``, ``covariance``,
+        ``win_probability`` and its interval, ``tie_parameter``, ``draws`` for
+        :func:`evaluq.rank_distribution`, :func:`evaluq.leaderboard` and
+        :func:`evaluq.significance_groups`); ``details`` adds ``lam``, ``lam_tuned``,
+        ``n_labelled``, ``n_unlabelled``, ``gain`` (NaN when the gold votes alone do not link
+        every model), ``effective_labels``, ``method`` and ``notes`` (a weak judge: gain
+        below 1.25); ``counts`` holds each model's ``n_votes``, ``n_labelled``,
+        ``judge_wins`` and ``gold_wins``.
+
+    Raises
+    ------
+    ValueError
+        A gold verdict without a judge vote, a missing judge verdict, fewer than two labelled
+        rows, an unknown verdict label (naming ``judge`` or ``gold``), a model against itself,
+        a disconnected comparison graph, ``ties="davidson"`` without any tie, ``lam`` above 0
+        with fewer than two unlabelled rows, a zero ``lam`` whose gold votes do not link every
+        model, an objective without a finite minimum.
+    CubeError
+        A named column is missing.
+
+    See Also
+    --------
+    fit_ratings : the ratings from one column of votes.
+    ppi_mean : PPI++ for one mean.
+
+    References
+    ----------
+    A. N. Angelopoulos, J. C. Duchi and T. Zrnic (2023), PPI++: Efficient prediction-powered
+    inference, arXiv:2311.01453. P. Boyeau, A. N. Angelopoulos, N. Yosef, J. Malik and
+    M. I. Jordan (2024), AutoEval done right: using synthetic data for model evaluation,
+    arXiv:2403.07008.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import evaluq as eq
+    >>> rng = np.random.default_rng(1)
+    >>> theta = {"x": 0.6, "y": 0.0, "z": -0.6}
+    >>> pairs = rng.choice([("x", "y"), ("x", "z"), ("y", "z")], size=3000)
+    >>> d = np.array([theta[a] - theta[b] for a, b in pairs])
+    >>> human = np.where(rng.random(3000) < 1 / (1 + np.exp(-d)), "a", "b")
+    >>> judge = np.where(rng.random(3000) < 0.8, human, np.where(pairs[:, 0] == "z", "a", "b"))
+    >>> votes = pd.DataFrame({"model_a": pairs[:, 0], "model_b": pairs[:, 1], "judge": judge,
+    ...                       "gold": np.where(rng.random(3000) < 0.1, human, None)})
+    >>> fit = eq.ratings.fit_judged_ratings(votes, ties="drop", scale="logit")
+    >>> fit.rating.round(2).values.tolist()
+    [0.61, 0.07, -0.68]
+    >>> round(fit.details["lam"], 2), round(fit.details["gain"], 2), fit.details["n_labelled"]
+    (0.58, 1.76, 300)
+    >>> round(fit.details["effective_labels"])
+    529
+
+    The judge alone (it favours ``z``) compresses the ratings:
+
+    >>> judge_only = eq.fit_ratings(votes, winner="judge", ties="drop", scale="logit")
+    >>> judge_only.rating.round(2).values.tolist()
+    [0.2, -0.02, -0.17]
+    """
+    opts = _options(ties, lam, scale, confidence_level, n_resamples, rng)
+    data = read_judged_votes(votes, model_a=model_a, model_b=model_b, judge=judge, gold=gold,
+                             outcomes=outcomes, cluster=cluster)
+    ref = _reference_index(data.models, reference)
+    _check_estimable(data, opts)
+    design = Design(pair_i=data.pair_i, pair_j=data.pair_j, n_models=int(data.models.size),
+                    davidson=ties == "davidson", ridge=0.0)
+    anchor = _anchor(design, ref)
+    fit = _fit(data, design, opts, anchor)
+    names = {"judge": judge, "gold": gold, "cluster": cluster}
+    details = _details(data, fit, opts, names, None if ref is None else data.models[ref])
+    return _result(data, design, fit, anchor, opts, details)
