@@ -1,0 +1,422 @@
+"""fit_judged_ratings (issue 33 item 3): PPI++ for Bradley-Terry / Davidson ratings.
+
+Checked against ppi_py 0.2.3's PPI++ logistic regression (benchmarks/anchors/run_ppi_bt.py),
+against an explicit per-row reference form (the objective written row by row, its scores and
+Hessians by central differences, the sandwich and the tuned lambda by their formulas, clusters
+by pandas' groupby), against fit_ratings on the gold votes (lambda = 0), and for invariances.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats as st
+
+import evaluq as eq
+from evaluq.errors import CubeError
+from evaluq.ratings import fit_judged_ratings, fit_ratings
+
+ROOT = Path(__file__).resolve().parents[1]
+ANCHOR = ROOT / "benchmarks" / "anchors" / "ppi_bt_reference.json"
+CODE = {"a": 0, "b": 1, "tie": 2}
+
+
+def simulate(seed: int, m: int = 5, n: int = 1500, n_gold: int = 200, tie_share: float = 0.2,
+             n_prompts: int = 0) -> pd.DataFrame:
+    """Votes with a human (gold) verdict on ``n_gold`` random rows and a judge that agrees 70%
+    of the time and otherwise favours the first half of the models."""
+    rng = np.random.default_rng(seed)
+    theta = np.linspace(0.8, -0.8, m)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    p = 1.0 / (1.0 + np.exp(-(theta[a] - theta[b])))
+    human = np.where(rng.random(n) < tie_share, "tie", np.where(rng.random(n) < p, "a", "b"))
+    favoured = np.where(a < m // 2, "a", np.where(b < m // 2, "b", "tie"))
+    judge = np.where(rng.random(n) < 0.7, human, favoured)
+    gold = np.full(n, None, dtype=object)
+    labelled = rng.choice(n, n_gold, replace=False)
+    gold[labelled] = human[labelled]
+    votes = pd.DataFrame({"model_a": [f"m{k}" for k in a], "model_b": [f"m{k}" for k in b],
+                          "judge": judge, "gold": gold})
+    if n_prompts:
+        votes["prompt"] = rng.integers(0, n_prompts, n)
+    return votes
+
+
+# --- ppi_py's numbers ---------------------------------------------------------------------------
+
+
+def _anchor_cases():
+    data = json.loads(ANCHOR.read_text())
+    return [(name, par) for name in data["cases"] for par in ("sum-zero", "reference")]
+
+
+@pytest.mark.parametrize(("name", "par"), _anchor_cases())
+def test_equals_ppi_py_ppi_logistic(name, par):
+    """Point estimates and standard errors equal ppi_py's ppi_logistic_pointestimate /
+    ppi_logistic_ci for lambda 0, 0.4, 1 and tuned (ties as half a win), in both
+    parametrisations. ppi_py's L-BFGS-B stops at a gradient of up to 2e-9 (its 'small' case,
+    where evaluq's Newton fit reaches 1e-13): 1e-7 there, 1e-8 elsewhere."""
+    data = json.loads(ANCHOR.read_text())
+    case = data["cases"][name]
+    votes = pd.DataFrame(case["rows"])
+    contrasts = np.array(case["contrasts"])
+    ref = None if par == "sum-zero" else "m0"
+    tol = 1e-7 if name == "small" else 1e-8
+
+    def beta(fit):
+        theta, cov = fit.rating.values, fit.covariance.values
+        if ref is None:
+            return contrasts.T @ theta, np.sqrt(np.diag(contrasts.T @ cov @ contrasts))
+        return theta[1:], np.sqrt(np.diag(cov)[1:])
+
+    expected = case[par]
+    for lam in (0.0, 0.4, 1.0):
+        fit = fit_judged_ratings(votes, ties="half", lam=lam, scale="logit", reference=ref)
+        point, se = beta(fit)
+        np.testing.assert_allclose(point, expected[f"lam_{lam:g}"]["point"], rtol=0, atol=tol)
+        np.testing.assert_allclose(se, expected[f"lam_{lam:g}"]["se"], rtol=0, atol=tol)
+    fit = fit_judged_ratings(votes, ties="half", scale="logit", reference=ref)
+    tuned = expected["tuned"]
+    point, se = beta(fit)
+    assert fit.details["lam"] == pytest.approx(tuned["lam1"], abs=1e-9)
+    np.testing.assert_allclose(point, tuned["point"], rtol=0, atol=tol)
+    np.testing.assert_allclose(se, tuned["se_at_lam1"], rtol=0, atol=tol)
+    # ppi_logistic_ci(lam=None) tunes once more (lam2, at the lam1 estimate): close, not equal
+    assert abs(tuned["lam2"] - tuned["lam1"]) < 0.05
+    np.testing.assert_allclose(se, tuned["ci_none_se"], rtol=0.02)
+
+
+# --- an explicit per-row reference form ----------------------------------------------------------
+
+
+def _loglik(params, a, b, y, ties, m):
+    """Per-row log-likelihood (rows,) with theta_0 = 0 (reference parametrisation)."""
+    theta = np.concatenate([[0.0], params[:m - 1]])
+    d = theta[a] - theta[b]
+    if ties == "davidson":
+        lam = params[m - 1]
+        f = np.logaddexp(np.logaddexp(d / 2, -d / 2), lam)
+        return np.where(y == 0, d / 2 - f, np.where(y == 1, -d / 2 - f, lam - f))
+    yy = np.where(y == 0, 1.0, np.where(y == 1, 0.0, 0.5))
+    ll = yy * d - np.logaddexp(0.0, d)
+    return np.where(y == 2, 0.0, ll) if ties == "drop" else ll
+
+
+def _scores(params, a, b, y, ties, m, h=1e-5):
+    """Per-row gradients (rows, K) by central differences."""
+    eye = np.eye(params.size) * h
+    return np.stack([(_loglik(params + e, a, b, y, ties, m) - _loglik(params - e, a, b, y, ties, m))
+                     / (2 * h) for e in eye], axis=1)
+
+
+def _hessians(params, a, b, y, ties, m, h=1e-4):
+    """Per-row Hessians of the negative log-likelihood (rows, K, K) by central differences."""
+    eye = np.eye(params.size) * h
+    return -np.stack([(_scores(params + e, a, b, y, ties, m)
+                       - _scores(params - e, a, b, y, ties, m)) / (2 * h) for e in eye], axis=2)
+
+
+class Reference:
+    """The PPI++ estimator of a vote table written row by row (reference parametrisation)."""
+
+    def __init__(self, votes, ties, cluster=None):
+        models = np.array(sorted(set(votes.model_a) | set(votes.model_b)))
+        self.m = models.size
+        self.ties = ties
+        self.a = np.searchsorted(models, votes.model_a.to_numpy())
+        self.b = np.searchsorted(models, votes.model_b.to_numpy())
+        self.lab = votes.gold.notna().to_numpy()
+        self.judge = votes.judge.map(CODE).to_numpy()
+        self.gold = votes.gold.map(CODE).fillna(-1).to_numpy().astype(int)
+        self.groups = None if cluster is None else votes[cluster].to_numpy()
+        self.n, self.big_n = int(self.lab.sum()), int((~self.lab).sum())
+
+    def parts(self, params):
+        """Labelled rows' gold and judge scores, unlabelled rows' judge scores."""
+        lab, unl = self.lab, ~self.lab
+        sy = _scores(params, self.a[lab], self.b[lab], self.gold[lab], self.ties, self.m)
+        sh = _scores(params, self.a[lab], self.b[lab], self.judge[lab], self.ties, self.m)
+        su = _scores(params, self.a[unl], self.b[unl], self.judge[unl], self.ties, self.m)
+        return sy, sh, su
+
+    def gradient(self, params, lam):
+        sy, sh, su = self.parts(params)
+        return lam * su.mean(axis=0) + (sy - lam * sh).mean(axis=0)
+
+    def hessian(self, params):
+        """Mean Hessian over all rows of the judge's votes plus the labelled gold-minus-judge
+        difference."""
+        h_all = _hessians(params, self.a, self.b, self.judge, self.ties, self.m).mean(axis=0)
+        lab = self.lab
+        h_gold = _hessians(params, self.a[lab], self.b[lab], self.gold[lab], self.ties, self.m)
+        h_judge = _hessians(params, self.a[lab], self.b[lab], self.judge[lab], self.ties, self.m)
+        h = h_all + (h_gold - h_judge).mean(axis=0)
+        return 0.5 * (h + h.T)
+
+    def influence(self, params, lam):
+        """Per-row contributions to the objective's gradient, centred per group: a (labelled
+        gold part) and b (the judge parts), rows in the table's order."""
+        sy, sh, su = self.parts(params)
+        a = np.zeros((self.lab.size, sy.shape[1]))
+        b = np.zeros_like(a)
+        a[self.lab] = (sy - sy.mean(axis=0)) / self.n
+        b[self.lab] = (sh - sh.mean(axis=0)) / self.n
+        b[~self.lab] = -(su - su.mean(axis=0)) / self.big_n
+        return a, b
+
+    def covariance(self, params, lam):
+        hinv = np.linalg.inv(self.hessian(params))
+        sy, sh, su = self.parts(params)
+        if self.groups is None:
+            meat = (np.cov((sy - lam * sh).T) / self.n
+                    + lam ** 2 * np.cov(su.T) / self.big_n)
+        else:
+            a, b = self.influence(params, lam)
+            per = pd.DataFrame(a - lam * b).groupby(self.groups).sum().to_numpy()
+            g = per.shape[0]
+            meat = g / (g - 1) * per.T @ per
+        return hinv @ meat @ hinv
+
+    def tuned(self, params):
+        """The lambda minimising the trace of the strengths' covariance (ppi_py's formula
+        without clusters; the exact quadratic minimiser of the CR1 trace with clusters)."""
+        hinv = np.linalg.inv(self.hessian(params))[:self.m - 1]
+        sy, sh, su = self.parts(params)
+        if self.groups is None:
+            yc, hc = sy - sy.mean(axis=0), sh - sh.mean(axis=0)
+            cyh = (yc.T @ hc + hc.T @ yc) / self.n
+            pooled = np.cov(np.concatenate([sh, su]).T)
+            lam = (np.trace(hinv @ cyh @ hinv.T)
+                   / (2 * (1 + self.n / self.big_n) * np.trace(hinv @ pooled @ hinv.T)))
+        else:
+            a, b = self.influence(params, 0.0)
+            a = pd.DataFrame(a).groupby(self.groups).sum().to_numpy()
+            b = pd.DataFrame(b).groupby(self.groups).sum().to_numpy()
+            lam = (np.trace(hinv @ (a.T @ b + b.T @ a) / 2 @ hinv.T)
+                   / np.trace(hinv @ b.T @ b @ hinv.T))
+        return float(np.clip(lam, 0.0, 1.0))
+
+
+def _params(fit):
+    """The reference-parametrisation parameters (theta_1.., [log nu]) of a logit fit."""
+    theta = fit.rating.values
+    extra = [np.log(float(fit.tie_parameter))] if fit.davidson else []
+    return np.concatenate([theta[1:] - theta[0], extra])
+
+
+def _param_cov(fit):
+    k = fit._params.size
+    return fit._param_cov[1:k, 1:k]
+
+
+@pytest.mark.parametrize("ties", ["davidson", "half", "drop"])
+@pytest.mark.parametrize("cluster", [None, "prompt"])
+def test_equals_the_per_row_reference_form(ties, cluster):
+    votes = simulate(3, n_prompts=80 if cluster else 0)
+    ref = Reference(votes, ties, cluster)
+    one = fit_judged_ratings(votes, ties=ties, lam=1.0, scale="logit", reference="m0",
+                             cluster=cluster)
+    fit = fit_judged_ratings(votes, ties=ties, scale="logit", reference="m0", cluster=cluster)
+    lam = fit.details["lam"]
+    assert 0.0 < lam < 1.0
+    assert lam == pytest.approx(ref.tuned(_params(one)), abs=1e-7)
+    params = _params(fit)
+    assert np.abs(ref.gradient(params, lam)).max() < 1e-8       # a stationary point
+    np.testing.assert_allclose(_param_cov(fit), ref.covariance(params, lam), rtol=1e-6,
+                               atol=1e-8)
+    gain = (np.trace(ref.covariance(params, 0.0)[:4, :4])
+            / np.trace(ref.covariance(params, lam)[:4, :4]))
+    assert fit.details["gain"] == pytest.approx(gain, rel=1e-6)
+    assert fit.details["effective_labels"] == pytest.approx(200 * gain, rel=1e-6)
+
+
+def test_lambda_zero_is_the_gold_only_fit():
+    """lam=0: fit_ratings on the labelled rows' gold votes; the SE is its HC0 one times
+    sqrt(n / (n - 1)) (ppi_py's ddof 1)."""
+    votes = simulate(5)
+    fit = fit_judged_ratings(votes, lam=0.0)
+    gold = fit_ratings(votes[votes.gold.notna()], winner="gold")
+    np.testing.assert_allclose(fit.rating.values, gold.rating.values, atol=1e-8)
+    np.testing.assert_allclose(float(fit.tie_parameter), float(gold.tie_parameter), atol=1e-10)
+    np.testing.assert_allclose(fit.se.values, gold.se.values * np.sqrt(200 / 199), rtol=1e-8)
+    assert fit.details["gain"] == pytest.approx(1.0)
+
+
+def test_every_row_labelled_is_gold_only():
+    votes = simulate(6, n=300, n_gold=300)
+    fit = fit_judged_ratings(votes, ties="half")
+    gold = fit_ratings(votes, winner="gold", ties="half")
+    np.testing.assert_allclose(fit.rating.values, gold.rating.values, atol=1e-8)
+    assert fit.details["lam"] == 0.0
+    assert "gold only" in fit.details["notes"]
+
+
+def test_judge_equal_to_gold_takes_lambda_one_and_gains():
+    """A perfect judge: lambda near 1, the gain near (n + N) / n."""
+    votes = simulate(7, n=2000, n_gold=200)
+    human = simulate(7, n=2000, n_gold=2000)     # the same draws, every row labelled
+    assert (human.gold[votes.gold.notna()] == votes.gold[votes.gold.notna()]).all()
+    votes["judge"] = human["gold"].to_numpy()
+    fit = fit_judged_ratings(votes, ties="half")
+    assert fit.details["lam"] > 0.85
+    assert fit.details["gain"] > 6.0
+
+
+def test_row_order_and_sides_do_not_matter():
+    votes = simulate(8, n_prompts=50)
+    fit = fit_judged_ratings(votes, cluster="prompt")
+    swapped = votes.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    flip = np.arange(len(swapped)) % 2 == 0
+    swap = {"a": "b", "b": "a", "tie": "tie"}
+    swapped.loc[flip, ["model_a", "model_b"]] = swapped.loc[flip, ["model_b", "model_a"]].to_numpy()
+    swapped.loc[flip, "judge"] = swapped.loc[flip, "judge"].map(swap)
+    swapped.loc[flip, "gold"] = swapped.loc[flip, "gold"].map(swap)
+    other = fit_judged_ratings(swapped, cluster="prompt")
+    np.testing.assert_allclose(other.rating.values, fit.rating.values, atol=1e-9)
+    np.testing.assert_allclose(other.covariance.values, fit.covariance.values, atol=1e-9)
+    assert other.details["lam"] == pytest.approx(fit.details["lam"], abs=1e-12)
+
+
+def test_singleton_clusters_are_close_to_the_iid_sandwich():
+    votes = simulate(9)
+    votes["row"] = np.arange(len(votes))
+    iid = fit_judged_ratings(votes, lam=0.5)
+    single = fit_judged_ratings(votes, lam=0.5, cluster="row")
+    np.testing.assert_allclose(single.se.values, iid.se.values, rtol=5e-3)
+
+
+def test_result_works_with_ranks_and_tables():
+    votes = simulate(10, n_prompts=40)
+    fit = fit_judged_ratings(votes, cluster="prompt", n_resamples=300)
+    ranks = eq.rank_distribution(fit.draws, sample_dims="resample")
+    np.testing.assert_allclose(ranks.probability.sum("rank").values, 1.0)
+    assert ranks.observed_rank.values.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+    table = fit.to_dataframe()
+    assert list(table.columns[-4:]) == ["n_votes", "n_labelled", "judge_wins", "gold_wins"]
+    assert table["n_labelled"].sum() == 2 * 200
+    ci = fit.win_probability_interval()
+    assert ((ci >= 0) & (ci <= 1)).sum() == 5 * 4 * 2
+    z = st.norm.ppf(0.975)
+    np.testing.assert_allclose(fit.ci.sel(ci_bound="upper").values,
+                               fit.rating.values + z * fit.se.values)
+    assert "PPI++" in fit.details["covariance_kind"]
+    assert fit.details["cluster"] == "prompt"
+    assert fit.details["n_clusters"] == 40
+    assert "RatingsResult" in repr(fit)
+
+
+def test_weak_judge_is_noted():
+    votes = simulate(11)
+    rng = np.random.default_rng(0)
+    votes["judge"] = rng.choice(["a", "b", "tie"], len(votes))
+    fit = fit_judged_ratings(votes)
+    assert fit.details["gain"] < 1.25
+    assert "weak judge" in fit.details["notes"]
+
+
+def test_gold_that_misses_a_model_has_no_gain():
+    votes = simulate(12)
+    votes.loc[(votes.model_a == "m4") | (votes.model_b == "m4"), "gold"] = None
+    fit = fit_judged_ratings(votes, lam=0.5)
+    assert np.isnan(fit.details["gain"])
+    assert "do not link every model" in fit.details["notes"]
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+
+def test_gold_without_a_judge_vote_is_refused():
+    votes = simulate(13)
+    row = votes.index[votes.gold.notna()][0]
+    votes.loc[row, "judge"] = None
+    with pytest.raises(ValueError, match="gold verdict but no judge vote"):
+        fit_judged_ratings(votes)
+
+
+def test_missing_judge_verdict_is_refused():
+    votes = simulate(13)
+    row = votes.index[votes.gold.isna()][0]
+    votes.loc[row, "judge"] = np.nan
+    with pytest.raises(ValueError, match="`judge` column 'judge' has 1 missing verdict"):
+        fit_judged_ratings(votes)
+
+
+@pytest.mark.parametrize(("n_gold", "match"), [(0, "no gold verdict"), (1, "single gold")])
+def test_too_few_labels_are_refused(n_gold, match):
+    votes = simulate(14, n_gold=max(n_gold, 1))
+    if n_gold == 0:
+        votes["gold"] = None
+    with pytest.raises(ValueError, match=match):
+        fit_judged_ratings(votes)
+
+
+@pytest.mark.parametrize("column", ["judge", "gold"])
+def test_unknown_labels_name_their_column(column):
+    votes = simulate(15)
+    row = votes.index[votes.gold.notna()][0]
+    votes.loc[row, column] = "left"
+    with pytest.raises(ValueError, match=f"`{column}` column '{column}' holds label"):
+        fit_judged_ratings(votes)
+
+
+def test_outcomes_map_both_columns():
+    votes = simulate(16)
+    names = {"a": "left", "b": "right", "tie": "draw"}
+    mapped = votes.assign(judge=votes.judge.map(names), gold=votes.gold.map(names))
+    outcomes = {"left": "model_a", "right": "model_b", "draw": "tie"}
+    fit = fit_judged_ratings(mapped, outcomes=outcomes)
+    np.testing.assert_allclose(fit.rating.values, fit_judged_ratings(votes).rating.values)
+
+
+def test_other_refusals():
+    votes = simulate(17)
+    with pytest.raises(ValueError, match="same column"):
+        fit_judged_ratings(votes, gold="judge")
+    with pytest.raises(ValueError, match=r"`lam` must be in \[0, 1\]"):
+        fit_judged_ratings(votes, lam=1.5)
+    with pytest.raises(TypeError, match="`lam` must be a real number"):
+        fit_judged_ratings(votes, lam="tuned")
+    with pytest.raises(CubeError, match="given as `gold`"):
+        fit_judged_ratings(votes, gold="human")
+    with pytest.raises(ValueError, match="`reference` must be one of the models"):
+        fit_judged_ratings(votes, reference="m9")
+    with pytest.raises(ValueError, match="`ties` must be one of"):
+        fit_judged_ratings(votes, ties="newman")
+    no_ties = votes[(votes.judge != "tie") & (votes.gold != "tie")]
+    with pytest.raises(ValueError, match="hold no tie"):
+        fit_judged_ratings(no_ties, ties="davidson")
+    self_vote = votes.copy()
+    self_vote.loc[0, "model_b"] = self_vote.loc[0, "model_a"]
+    with pytest.raises(ValueError, match="against itself"):
+        fit_judged_ratings(self_vote)
+
+
+def test_all_labelled_with_lambda_is_refused():
+    votes = simulate(18, n=300, n_gold=300)
+    with pytest.raises(ValueError, match="at least 2 needed"):
+        fit_judged_ratings(votes, lam=0.5)
+
+
+def test_gold_only_without_a_gold_link_is_refused():
+    votes = simulate(19)
+    votes.loc[(votes.model_a == "m4") | (votes.model_b == "m4"), "gold"] = None
+    with pytest.raises(ValueError, match="gold votes do not link every model"):
+        fit_judged_ratings(votes, lam=0.0)
+
+
+def test_an_unbounded_objective_is_refused():
+    """m3 never wins or ties: no finite rating."""
+    votes = simulate(20, tie_share=0.0)
+    loses = (votes.model_a == "m3")
+    votes.loc[loses, ["judge"]] = "b"
+    votes.loc[loses & votes.gold.notna(), "gold"] = "b"
+    wins_b = votes.model_b == "m3"
+    votes.loc[wins_b, "judge"] = "a"
+    votes.loc[wins_b & votes.gold.notna(), "gold"] = "a"
+    with pytest.raises(ValueError, match="no finite minimum"):
+        fit_judged_ratings(votes, ties="half")
