@@ -5,9 +5,7 @@ graph with an edge i -> j whenever i took something from j (a win, or a tie unde
 and ``"davidson"``) is strongly connected: otherwise a group of models never loses (or never
 wins) against the rest and its ratings run off to infinity. A comparison graph that is not even
 connected leaves the ratings of its parts with no common scale. Davidson's tie parameter
-needs at least one tie and one decisive vote (``nu`` is 0 or infinite otherwise). Covariates
-must not be linear combinations of the models' identities or of each other (their
-coefficients would not be identified).
+needs at least one tie and one decisive vote (``nu`` is 0 or infinite otherwise).
 """
 
 from __future__ import annotations
@@ -109,28 +107,3 @@ def strongly_connected(counts: np.ndarray, pair_i: np.ndarray, pair_j: np.ndarra
         reach = np.minimum(reach @ reach, 1.0)
     return np.asarray((reach > 0).all(axis=(1, 2)))
 
-
-def check_covariates_identified(incidence: sp.csr_matrix, features: np.ndarray,
-                                names: list[str]) -> None:
-    """Refuse covariates that are linear combinations of the model identities (+1 for
-    ``model_a``, -1 for ``model_b``) or of each other: their coefficients and the ratings
-    cannot be told apart. Checked on the Gram matrix of the design's columns (the models'
-    block made full rank along its null direction ``(1, ..., 1)``)."""
-    m, q = incidence.shape[1], features.shape[1]
-    gram = np.zeros((m + q, m + q))
-    gram[:m, :m] = (incidence.T @ incidence).toarray() + 1.0 / m
-    cross = np.asarray(incidence.T @ features)
-    gram[:m, m:], gram[m:, :m] = cross, cross.T
-    gram[m:, m:] = features.T @ features
-    scale = np.sqrt(np.diag(gram))
-    vals, vecs = np.linalg.eigh(gram / np.outer(scale, scale))
-    null = vals < 1e-10 * vals.max()
-    if not null.any():
-        return
-    loading = np.abs(vecs[m:, null]).max(axis=1)
-    which = [n for n, w in zip(names, loading, strict=True) if w > 1e-6]
-    raise ValueError(
-        f"`covariates`: {which} are collinear with the models compared (a covariate that is a "
-        f"fixed property of each model, such as its typical length, is the same as the models' "
-        f"strengths) or with each other, so their coefficients and the ratings cannot be told "
-        f"apart; use per-vote differences that vary within model pairs, or remove one")

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from evaluq._validation import check_columns
 
@@ -62,6 +63,7 @@ class Covariates:
     mean: np.ndarray
     sd: np.ndarray
     standardized: bool
+    raw: np.ndarray
 
     @property
     def names(self) -> list[str]:
@@ -165,4 +167,36 @@ def read(df: pd.DataFrame, specs: tuple[CovariateSpec, ...], keep: np.ndarray,
         raise ValueError(f"`{ARG}`: covariate(s) {which} take one value in every vote "
                          f"({raw[0, bad].tolist()}): {why}; remove it")
     values = (raw - mean) / sd if standardize else raw
-    return Covariates(specs=specs, values=values, mean=mean, sd=sd, standardized=standardize)
+    return Covariates(specs=specs, values=values, mean=mean, sd=sd, standardized=standardize,
+                      raw=raw)
+
+
+def check_identified(cov: Covariates, a: np.ndarray, b: np.ndarray, n_models: int) -> None:
+    """Refuse covariates that are linear combinations of the model identities (+1 for
+    ``model_a``, -1 for ``model_b``) or of each other: their coefficients and the ratings
+    cannot be told apart. Checked on the raw values (divided by their SD), so that centring
+    (whose constant shift is a side advantage, identified by itself) cannot hide a covariate
+    that is a fixed property of each model; on the Gram matrix of the votes' design columns
+    (the models' block made full rank along its null direction ``(1, ..., 1)``)."""
+    n, m = a.size, n_models
+    incidence = sp.csr_matrix((np.r_[np.ones(n), -np.ones(n)],
+                               (np.r_[np.arange(n), np.arange(n)], np.r_[a, b])), shape=(n, m))
+    z = cov.raw / cov.sd if cov.standardized else cov.raw
+    q = z.shape[1]
+    gram = np.zeros((m + q, m + q))
+    gram[:m, :m] = (incidence.T @ incidence).toarray() + 1.0 / m
+    cross = np.asarray(incidence.T @ z)
+    gram[:m, m:], gram[m:, :m] = cross, cross.T
+    gram[m:, m:] = z.T @ z
+    scale = np.sqrt(np.diag(gram))
+    vals, vecs = np.linalg.eigh(gram / np.outer(scale, scale))
+    null = vals < 1e-10 * vals.max()
+    if not null.any():
+        return
+    loading = np.abs(vecs[m:, null]).max(axis=1)
+    which = [name for name, w in zip(cov.names, loading, strict=True) if w > 1e-6]
+    raise ValueError(
+        f"`{ARG}`: {which} are collinear with the models compared (a covariate that is a fixed "
+        f"property of each model, such as its typical length, is the same as the models' "
+        f"strengths) or with each other, so their coefficients and the ratings cannot be told "
+        f"apart; use per-vote differences that vary within model pairs, or remove one")

@@ -441,9 +441,6 @@ def fit_ratings(
     design = Design(pair_i=data.pair_i, pair_j=data.pair_j, n_models=data.n_models,
                     davidson=ties == "davidson", ridge=opts.ridge, row_pair=data.row_pair,
                     features=data.features)
-    if data.features is not None and data.covariates is not None:
-        _checks.check_covariates_identified(design.incidence, data.features,
-                                            data.covariates.names)
     fit = _fit(data, design, opts, ref)
     details = _details(data, fit, opts, cluster, None if ref is None else data.models[ref])
     return _result(data, design, fit, opts, details)

@@ -20,7 +20,6 @@ one per vote with continuous covariates); the scores gain the covariates' block
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -61,21 +60,47 @@ def cell_scores(design: Design, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s_d, s_l
 
 
-def _cluster_scores(design: Design, votes: Votes, s_d: np.ndarray,
-                    s_l: np.ndarray) -> np.ndarray:
-    """Summed scores per cluster (G, K); without clusters per cell, weighted by sqrt(count)."""
-    rows: Any = (sp.diags(np.sqrt(votes.counts).ravel()).tocsr()
-                         if votes.cluster_counts is None else votes.cluster_counts)
+def _cell_scores(design: Design, votes: Votes, s_d: np.ndarray,
+                 s_l: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray | None]:
+    """One vote's score in each cell (3 R, K): the ``theta`` block as a sparse matrix (two
+    entries a row) and the ``lam`` / ``beta`` columns dense (None without them)."""
     r = votes.n_rows
     to_row = sp.csr_matrix((np.ones(3 * r), (np.arange(3 * r), np.repeat(np.arange(r), 3))),
                            shape=(3 * r, r))
-    by_row = (rows @ sp.diags(s_d.ravel()) @ to_row)
-    parts = [np.asarray((by_row @ design.incidence).todense())]
+    u_theta = sp.diags(s_d.ravel()) @ (to_row @ design.incidence)
+    dense = []
     if design.davidson:
-        parts.append(np.asarray(rows @ s_l.ravel()).reshape(-1, 1))
+        dense.append(s_l.reshape(-1, 1))
     if design.features is not None:
-        parts.append(np.asarray(by_row @ design.features))
-    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+        dense.append(s_d.reshape(-1, 1) * np.repeat(design.features, 3, axis=0))
+    return sp.csr_matrix(u_theta), (np.concatenate(dense, axis=1) if dense else None)
+
+
+def _meat(design: Design, votes: Votes, s_d: np.ndarray, s_l: np.ndarray) -> np.ndarray:
+    """``M = sum_g U_g U_g'``: the summed scores of every cluster (G, K) multiplied out; without
+    clusters ``sum_c n_c u_c u_c'`` over the cells, computed blockwise from the sparse
+    ``theta`` block (never a dense (cells, K) matrix: with covariates there is about one cell
+    per vote)."""
+    u_theta, dense = _cell_scores(design, votes, s_d, s_l)
+    if votes.cluster_counts is not None:
+        rows = votes.cluster_counts
+        parts = [np.asarray((rows @ u_theta).todense())]
+        if dense is not None:
+            parts.append(np.asarray(rows @ dense))
+        scores = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+        return np.asarray(scores.T @ scores)
+    n = votes.counts.ravel()
+    weighted = sp.diags(n) @ u_theta
+    theta = np.asarray((u_theta.T @ weighted).todense())
+    if dense is None:
+        return theta
+    m = design.n_models
+    meat = np.empty((design.n_params, design.n_params))
+    meat[:m, :m] = theta
+    cross = np.asarray(weighted.T @ dense)
+    meat[:m, m:], meat[m:, :m] = cross, cross.T
+    meat[m:, m:] = dense.T @ (n[:, None] * dense)
+    return meat
 
 
 @dataclass(frozen=True)
@@ -90,8 +115,7 @@ def sandwich(design: Design, votes: Votes, x: np.ndarray) -> Sandwich:
     """The robust covariance (K, K) of the estimate ``x`` (K,) on the logit scale."""
     _, hess = _newton.gradient_hessian(design, x[None, :], votes.counts[None])
     bread = np.linalg.inv(hess[0])
-    scores = _cluster_scores(design, votes, *cell_scores(design, x))
-    meat = scores.T @ scores
+    meat = _meat(design, votes, *cell_scores(design, x))
     n, k = votes.n_votes, design.n_params - 1
     if votes.cluster_counts is None:
         kind, groups, factor = "HC0", n, 1.0

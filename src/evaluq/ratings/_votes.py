@@ -222,6 +222,7 @@ def read_votes(votes: TableLike, *, model_a: str, model_b: str, winner: str,
     row_of_vote, row_pair, features, cov = pair_of_vote, None, None, None
     if specs is not None:
         cov = _covariates.read(df, specs, keep, standardize_covariates)
+        _covariates.check_identified(cov, a[keep], b[keep], models.size)
         row_of_vote, row_pair, features = _covariate_rows(pair_of_vote, a[keep] > b[keep],
                                                           cov.values)
     n_rows = int(row_of_vote.max()) + 1
