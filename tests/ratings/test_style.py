@@ -400,8 +400,12 @@ def test_covariate_that_is_a_model_property(small):
     """Each model's typical length differenced: the same as the strengths, not identified."""
     typical = {m: k * 10.0 for k, m in enumerate(sorted(small["model_a"].unique()))}
     df = small.assign(t=small["model_a"].map(typical) - small["model_b"].map(typical))
-    with pytest.raises(ValueError, match=r"`covariates`: \['t'\] are collinear with the models"):
-        fit_ratings(df, covariates=["z1", "t"])
+    for standardize in (True, False):     # centring's shift must not hide it
+        with pytest.raises(ValueError, match=r"`covariates`: \['t'\] are collinear with the "
+                                             r"models"):
+            fit_ratings(df, covariates=["z1", "t"], standardize_covariates=standardize)
+        with pytest.raises(ValueError, match=r"`covariates`: \['t'\] are collinear"):
+            fit_ratings(df, covariates={"t": "t"}, standardize_covariates=standardize)
     with pytest.raises(ValueError, match=r"`covariates`: \['z1', 'z3'\] are collinear"):
         fit_ratings(small.assign(z3=2 * small["z1"]), covariates=["z1", "z3"])
 
