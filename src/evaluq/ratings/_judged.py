@@ -255,8 +255,8 @@ def _solve(data: JudgedVotes, design: Design, lam: float, ties: str,
     order = np.argsort(x[:m]) if np.isfinite(x[:m]).all() else np.arange(m)
     extremes = [str(data.models[k]) for k in (order[0], order[-1])]
     raise ValueError(
-        f"the judge-assisted (PPI++) objective at lam={lam:.4g} has no finite minimum: the "
-        f"logit strengths run off (spread {spread:.3g}; lowest and highest {extremes}"
+        f"`votes`: the judge-assisted (PPI++) objective at `lam`={lam:.4g} has no finite "
+        f"minimum: the logit strengths run off (spread {spread:.3g}; lowest and highest {extremes}"
         f"{'' if tie_ok else '; the tie parameter too'}). A model that (after the gold "
         f"correction) never wins or never loses, or pairs whose gold votes contradict the "
         f"judge's with few other votes, cause this: collect more votes or labels, pass a "
@@ -293,9 +293,9 @@ def gradients(data: JudgedVotes, design: Design, x: np.ndarray, lam: float,
     scores = (s_d, s_l)
     _, hess = _newton.gradient_hessian(design, x[None], hessian_counts(data, lam, ties)[None])
     if np.linalg.eigvalsh(hess[0]).min() <= 0.0:
-        raise ValueError("the estimator's Hessian is not positive definite (under ties='drop' "
-                         "the gold votes' decisive share differs too much from the judge's on "
-                         "a sparse pair); use ties='half' or 'davidson'")
+        raise ValueError("`ties`='drop': the estimator's Hessian is not positive definite (the "
+                         "gold votes' decisive share differs too much from the judge's on a "
+                         "sparse pair); use ties='half' or 'davidson'")
     return Gradients(gy=_cell_gradients(design, scores, data.lab_pair, data.lab_gold),
                      gh=_cell_gradients(design, scores, data.lab_pair, data.lab_judge),
                      gu=_cell_gradients(design, scores, data.unl_pair, data.unl_judge),
@@ -500,9 +500,9 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
     lam, x0 = _lambda(data, design, opts, anchor, x0)
     gold_ok = _gold_connects(data, opts.ties)
     if lam == 0.0 and not gold_ok:
-        raise ValueError("lambda is 0 (gold votes only: "
+        raise ValueError("`lam` is 0 (gold votes only: "
                          + ("as given" if opts.lam is not None else "the tuned value")
-                         + "), but the gold votes do not link every model (some model has no "
+                         + "), but the `gold` votes do not link every model (some model has no "
                          "gold vote, or the gold votes fall into disconnected groups); label "
                          "more rows, or pass a `lam` above 0")
     x = _solve(data, design, lam, opts.ties, x0)
