@@ -405,7 +405,7 @@ def test_all_labelled_with_lambda_is_refused():
 def test_gold_only_without_a_gold_link_is_refused():
     votes = simulate(19)
     votes.loc[(votes.model_a == "m4") | (votes.model_b == "m4"), "gold"] = None
-    with pytest.raises(ValueError, match="gold votes do not link every model"):
+    with pytest.raises(ValueError, match="`gold` votes do not link every model"):
         fit_judged_ratings(votes, lam=0.0)
 
 
