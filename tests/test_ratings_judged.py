@@ -319,6 +319,12 @@ def test_weak_judge_is_noted():
     assert "weak judge" in fit.details["notes"]
 
 
+def test_few_labels_are_noted():
+    few = fit_judged_ratings(simulate(21, n_gold=50))
+    assert "few gold votes (10.0 per model)" in few.details["notes"]
+    assert "few gold votes" not in fit_judged_ratings(simulate(21)).details["notes"]
+
+
 def test_gold_that_misses_a_model_has_no_gain():
     votes = simulate(12)
     votes.loc[(votes.model_a == "m4") | (votes.model_b == "m4"), "gold"] = None

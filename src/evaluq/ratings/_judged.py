@@ -60,6 +60,10 @@ from evaluq.ratings._votes import (
 
 TIES = ("davidson", "half", "drop")
 SCALES = ("elo", "logit")
+FEW_LABELS_PER_MODEL = 15
+"""Below this many gold votes per model the result notes that the PPI++ interval may
+under-cover (simulated arenas of 6 models: 95% intervals covered 0.927 with 50 gold votes,
+0.942 with 100, 0.948 with 200; ``tests/test_ratings_judged_calibration.py``)."""
 METHOD = ("PPI++ for Bradley-Terry (Angelopoulos, Duchi and Zrnic 2023; Boyeau et al. 2024): "
           "the judge's votes on every row, rectified by gold votes on the labelled rows")
 
@@ -539,6 +543,10 @@ def _details(data: JudgedVotes, fit: _Fit, opts: _Options, names: dict[str, Any]
                      f"{fit.gain:.2f} < {WEAK_GAIN:g})")
     if opts.lam is None and big_n < 2:
         notes.append("fewer than 2 unlabelled rows: lambda = 0 (gold only)")
+    if fit.lam > 0 and n < FEW_LABELS_PER_MODEL * data.models.size:
+        notes.append(f"few gold votes ({n / data.models.size:.1f} per model): the PPI++ "
+                     f"interval may cover less than its level (0.93 for 95% with 8 per model "
+                     f"in simulations)")
     return {"ties": opts.ties, "interval": "sandwich", "scale": opts.scale.name,
             "cluster": names["cluster"], "covariance_kind": fit.kind,
             "identifiability": _identifiability(opts.scale, ref), "prior": "none",
