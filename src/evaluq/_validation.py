@@ -285,11 +285,12 @@ def _size(n_bytes: float) -> str:
 
 
 def check_memory(name: str, n_bytes: float, budget: int | None = None, *,
-                 hint: str = "") -> None:
+                 hint: str = "", remedy: str | None = None) -> None:
     """Refuse a call that would allocate ``n_bytes`` at once, above ``budget`` (default
     :func:`memory_budget`: ``EVALUQ_MEMORY_BUDGET``, else 2 GiB), with a ValueError naming the
     argument ``name`` to lower, the memory needed and the budget (an out-of-memory kill is
-    never the answer). ``hint`` ends the message (e.g. what else to pass).
+    never the answer). ``hint`` ends the message (e.g. what else to pass); ``remedy``
+    replaces "lower `name`" where lowering is not the cure (e.g. "raise `dt`").
 
     >>> check_memory("n_draws", 8 * 10**6)
     >>> check_memory("n_draws", 8 * 10**9, budget=2**30)
@@ -302,7 +303,7 @@ def check_memory(name: str, n_bytes: float, budget: int | None = None, *,
         raise ValueError(f"`{name}` would need {_size(n_bytes)} of memory at once, above "
                          f"evaluq's memory budget of {_size(limit)} (the environment variable "
                          f"{MEMORY_BUDGET_ENV}, in bytes or with a unit K, M, G, T, raises it): "
-                         f"lower `{name}`{hint}")
+                         f"{remedy or f'lower `{name}`'}{hint}")
 
 
 def check_nonempty(name: str, values: np.ndarray | Sequence[Any]) -> None:
