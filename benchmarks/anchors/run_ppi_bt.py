@@ -11,7 +11,7 @@ tie). Its design is rank-deficient (the columns sum to 0), so ppi_py gets a full
 * ``reference``: the reference model's column dropped, ``beta_k = theta_k - theta_ref``.
 
 Runs in ppi_py's own virtual env (``benchmarks/anchors/setup_ppi.sh``). Every data set is
-written into the JSON; evaluq's test (``tests/test_ratings_judged.py``) reads only the JSON.
+written into the JSON; evaluq's test (``tests/ratings/test_judged.py``) reads only the JSON.
 
 Usage::
 

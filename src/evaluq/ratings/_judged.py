@@ -63,7 +63,7 @@ SCALES = ("elo", "logit")
 FEW_LABELS_PER_MODEL = 15
 """Below this many gold votes per model the result notes that the PPI++ interval may
 under-cover (simulated arenas of 6 models: 95% intervals covered 0.93 with 50 gold votes,
-0.942 with 100, 0.948 with 200; ``tests/test_ratings_judged_calibration.py``)."""
+0.942 with 100, 0.948 with 200; ``tests/ratings/test_judged_calibration.py``)."""
 METHOD = ("PPI++ for Bradley-Terry (Angelopoulos, Duchi and Zrnic 2023; Boyeau et al. 2024): "
           "the judge's votes on every row, rectified by gold votes on the labelled rows")
 

@@ -20,7 +20,7 @@ import evaluq as eq
 from evaluq.errors import CubeError
 from evaluq.ratings import fit_judged_ratings, fit_ratings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ANCHOR = ROOT / "benchmarks" / "anchors" / "ppi_bt_reference.json"
 CODE = {"a": 0, "b": 1, "tie": 2}
 

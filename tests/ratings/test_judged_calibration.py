@@ -195,7 +195,7 @@ def test_prompt_clustered_judged_intervals_cover():
     assert res["ppi cluster"][1] > 1.03 * res["ppi"][1], res
 
 
-ARENA = Path(__file__).resolve().parent / "data" / "judges" / "arena_battles.csv"
+ARENA = Path(__file__).resolve().parents[1] / "data" / "judges" / "arena_battles.csv"
 N_SUBSETS = 200
 
 
