@@ -400,12 +400,95 @@ def tune_lambda(data: JudgedVotes, grads: Gradients, anchor: np.ndarray, cluster
     return float(np.clip(num / den, 0.0, 1.0))
 
 
+# --- the bootstrap -----------------------------------------------------------------------------
+
+
+def _onehot(pair: np.ndarray, outcome: np.ndarray, n_pairs: int) -> sp.csr_matrix:
+    """(cells, 3 P): each cell's (pair, outcome) column."""
+    return sp.csr_matrix((np.ones(pair.size), (np.arange(pair.size), pair * 3 + outcome)),
+                         shape=(pair.size, 3 * n_pairs))
+
+
+def _resampled_cells(data: JudgedVotes, n: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of the labelled (n, C_l) and unlabelled (n, C_u) cells in ``n`` resamples: the
+    labelled and the unlabelled rows resampled apart (multinomial over their cells), or
+    whole clusters drawn with replacement."""
+    if data.lab_clusters is None or data.unl_clusters is None:
+        lab = rng.multinomial(data.n_labelled, data.lab_count / data.n_labelled, size=n)
+        unl = (rng.multinomial(data.n_unlabelled, data.unl_count / data.n_unlabelled, size=n)
+               if data.n_unlabelled else np.zeros((n, 0)))
+        return lab.astype(np.float64), unl.astype(np.float64)
+    groups = data.lab_clusters.shape[0]
+    drawn = rng.integers(0, groups, size=(n, groups))
+    weights = np.bincount((drawn + (np.arange(n) * groups)[:, None]).ravel(),
+                          minlength=n * groups).reshape(n, groups).astype(np.float64)
+    return (np.asarray((data.lab_clusters.T @ weights.T).T),
+            np.asarray((data.unl_clusters.T @ weights.T).T))
+
+
+def resampled_objective_counts(data: JudgedVotes, lam: float, ties: str, n: int,
+                               rng: np.random.Generator) -> np.ndarray:
+    """:func:`objective_counts` of ``n`` bootstrap resamples (n, P, 3); a resample without
+    two labelled rows (possible when whole clusters are drawn) is NaN."""
+    p = data.pair_i.size
+    lab, unl = _resampled_cells(data, n, rng)
+    n_lab, n_unl = lab.sum(axis=1), unl.sum(axis=1)
+    gold = np.asarray((_onehot(data.lab_pair, data.lab_gold, p).T @ lab.T).T)
+    judge = np.asarray((_onehot(data.lab_pair, data.lab_judge, p).T @ lab.T).T)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = (gold - lam * judge) / n_lab[:, None]
+        if lam > 0.0:
+            judge_u = np.asarray((_onehot(data.unl_pair, data.unl_judge, p).T @ unl.T).T)
+            c = c + lam * judge_u / n_unl[:, None]
+    c = (c * (n_lab + n_unl)[:, None]).reshape(n, p, 3)
+    if ties == "drop":
+        c[..., TIE] = 0.0
+    c[n_lab < 2] = np.nan
+    return c
+
+
+def bootstrap(data: JudgedVotes, design: Design, x_hat: np.ndarray, lam: float, ties: str,
+              n: int, rng: np.random.Generator) -> np.ndarray:
+    """Parameters (n, K) of ``n`` resamples at the data's ``lam``, fitted in blocks (one
+    batched Newton fit per block, warm-started at the estimate); a ValueError when some
+    resample has no finite estimate."""
+    width = max(3 * data.pair_i.size, design.n_params ** 2, data.lab_count.size,
+                data.unl_count.size)
+    block = max(1, min(n, _uncertainty.BLOCK_ELEMENTS // width))
+    out = np.empty((n, design.n_params))
+    for begin in range(0, n, block):
+        size = min(block, n - begin)
+        counts = resampled_objective_counts(data, lam, ties, size, rng)
+        empty = ~np.isfinite(counts).all(axis=(1, 2))
+        counts[empty] = 0.0
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            x, ok, _ = _newton.newton(design, counts, np.broadcast_to(x_hat, (size, x_hat.size)))
+        m = design.n_models
+        bad = empty | ~ok | ~np.isfinite(x).all(axis=1)
+        bad |= np.ptp(np.nan_to_num(x[:, :m]), axis=1) > _uncertainty.RUNAWAY_LOGIT
+        if design.davidson:
+            bad |= np.abs(np.nan_to_num(x[:, m])) > _uncertainty.RUNAWAY_LOGIT
+        if bad.any():
+            raise ValueError(
+                f"`interval`='bootstrap': {int(bad.sum())} of the first {begin + size} "
+                f"resamples have no finite judge-assisted estimate (too few labelled rows or "
+                f"clusters drawn, or a model that never wins or never loses in them); use "
+                f"interval='sandwich' or label more rows")
+        out[begin:begin + size] = x
+    return out
+
+
 # --- the public function -----------------------------------------------------------------------
+
+
+INTERVALS = ("sandwich", "bootstrap")
 
 
 @dataclass(frozen=True)
 class _Options:
     ties: str
+    interval: str
     lam: float | None
     scale: Scale
     level: float
@@ -413,12 +496,13 @@ class _Options:
     rng: np.random.Generator
 
 
-def _options(ties: Any, lam: Any, scale: Any, confidence_level: Any, n_resamples: Any,
-             rng: RNGLike) -> _Options:
+def _options(ties: Any, interval: Any, lam: Any, scale: Any, confidence_level: Any,
+             n_resamples: Any, rng: RNGLike) -> _Options:
     check_choice("ties", ties, TIES)
+    check_choice("interval", interval, INTERVALS)
     check_choice("scale", scale, SCALES)
     lam_value = None if lam is None else check_real("lam", lam, low=0.0, high=1.0)
-    return _Options(ties=ties, lam=lam_value, scale=scale_of(scale),
+    return _Options(ties=ties, interval=interval, lam=lam_value, scale=scale_of(scale),
                     level=check_confidence_level(confidence_level),
                     n_resamples=check_int("n_resamples", n_resamples, minimum=2),
                     rng=check_rng(rng))
@@ -479,6 +563,7 @@ class _Fit:
     gain_reason: str
     kind: str
     n_clusters: int
+    draws: np.ndarray | None = None
 
 
 def _meat(data: JudgedVotes, grads: Gradients) -> Meat:
@@ -521,8 +606,14 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
         gain = _trace(grads, a, meat.at(0.0)) / _trace(grads, a, meat.at(lam))
         reason = ""
     groups = 0 if data.lab_clusters is None else data.lab_clusters.shape[0]
+    draws, kind = None, meat.kind
+    if opts.interval == "bootstrap":
+        draws = bootstrap(data, design, x, lam, opts.ties, opts.n_resamples, opts.rng)
+        cov = np.cov(draws, rowvar=False)
+        kind = ("PPI++ bootstrap (" + ("whole clusters" if groups else "labelled and "
+                "unlabelled votes resampled apart") + f", lambda fixed at {lam:.4g})")
     return _Fit(x=x, cov=cov, lam=lam, tuned=opts.lam is None, gain=float(gain),
-                gain_reason=reason, kind=meat.kind, n_clusters=groups)
+                gain_reason=reason, kind=kind, n_clusters=groups, draws=draws)
 
 
 def _identifiability(scale: Scale, ref: Any) -> str:
@@ -547,7 +638,9 @@ def _details(data: JudgedVotes, fit: _Fit, opts: _Options, names: dict[str, Any]
         notes.append(f"few gold votes ({n / data.models.size:.1f} per model): the PPI++ "
                      f"interval may cover less than its level (0.93 for 95% with 8 per model "
                      f"in simulations)")
-    return {"ties": opts.ties, "interval": "sandwich", "scale": opts.scale.name,
+    draws = ("normal approximation of the PPI++ sandwich" if opts.interval == "sandwich"
+             else ("cluster" if names["cluster"] else "vote") + " bootstrap of the PPI++ fit")
+    return {"ties": opts.ties, "interval": opts.interval, "scale": opts.scale.name,
             "cluster": names["cluster"], "covariance_kind": fit.kind,
             "identifiability": _identifiability(opts.scale, ref), "prior": "none",
             "method": METHOD, "judge": names["judge"], "gold": names["gold"],
@@ -556,7 +649,7 @@ def _details(data: JudgedVotes, fit: _Fit, opts: _Options, names: dict[str, Any]
             "n_pairs": int(data.pair_i.size), "n_clusters": fit.n_clusters,
             "effective_labels": n * fit.gain, "gain": fit.gain, "notes": "; ".join(notes),
             "n_resamples": opts.n_resamples, "iterations": 0,
-            "draws": "normal approximation of the PPI++ sandwich", "source": data.source,
+            "draws": draws, "source": data.source,
             "reference": "" if ref is None else str(ref)}
 
 
@@ -571,8 +664,10 @@ def _tie_arrays(x: np.ndarray, cov: np.ndarray, draws: np.ndarray, m: int,
     nu = float(np.exp(x[m]))
     formula = ("Davidson (1970): P(i beats j) = pi_i / D, P(tie) = nu sqrt(pi_i pi_j) / D, "
                "D = pi_i + pi_j + nu sqrt(pi_i pi_j); nu estimated by PPI++")
+    se = (float(np.std(np.exp(draws[:, m]), ddof=1)) if opts.interval == "bootstrap"
+          else nu * float(np.sqrt(cov[m, m])))
     return (xr.DataArray(nu, name="tie_parameter", attrs={"model": formula}),
-            xr.DataArray(nu * float(np.sqrt(cov[m, m])), name="tie_se"),
+            xr.DataArray(se, name="tie_se"),
             xr.DataArray(np.exp(draws[:, m]), dims=(RESAMPLE,), name="tie_parameter"))
 
 
@@ -586,8 +681,11 @@ def _counts(data: JudgedVotes) -> dict[str, np.ndarray]:
 def _result(data: JudgedVotes, design: Design, fit: _Fit, anchor: np.ndarray, opts: _Options,
             details: dict[str, Any]) -> RatingsResult:
     m, sc = design.n_models, opts.scale
-    draws = _uncertainty.normal_draws(fit.x, fit.cov, opts.n_resamples, opts.rng)
-    draws[:, :m] -= draws[:, :m].mean(axis=1, keepdims=True)
+    if fit.draws is None:
+        draws = _uncertainty.normal_draws(fit.x, fit.cov, opts.n_resamples, opts.rng)
+        draws[:, :m] -= draws[:, :m].mean(axis=1, keepdims=True)
+    else:
+        draws = fit.draws
     x, cov, draws = anchor @ fit.x, anchor @ fit.cov @ anchor.T, draws @ anchor.T
     coords = {MODEL: data.models}
     attrs = {"scale": details["scale"], "identifiability": details["identifiability"]}
@@ -623,6 +721,7 @@ def fit_judged_ratings(
     ties: Literal["davidson", "half", "drop"] = "davidson",
     lam: float | None = None,
     cluster: str | None = None,
+    interval: Literal["sandwich", "bootstrap"] = "sandwich",
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
     scale: Literal["elo", "logit"] = "elo",
@@ -684,18 +783,25 @@ def fit_judged_ratings(
     lam : float, optional
         :math:`\lambda` in [0, 1] (0: gold only; 1: PPI); default None: tuned.
     cluster : str, optional
-        Column of the rows' clusters (prompt, voter): CR1 cluster-robust covariance.
+        Column of the rows' clusters (prompt, voter): CR1 cluster-robust covariance, or a
+        bootstrap of whole clusters.
+    interval : {"sandwich", "bootstrap"}
+        ``"sandwich"``: normal intervals from the PPI++ sandwich; ``"bootstrap"``: the
+        labelled and the unlabelled rows resampled apart (or whole clusters drawn), every
+        resample refitted at the data's :math:`\lambda` (one batched Newton fit per block),
+        percentile intervals.
     confidence_level : float
         Level of the intervals, in (0, 1).
     n_resamples : int
-        Draws from the sandwich's normal approximation (the ``draws`` for ranks and tiers).
+        Bootstrap resamples, or draws from the sandwich's normal approximation (the
+        ``draws`` for ranks and tiers).
     scale : {"elo", "logit"}
         Ratings in Elo points (``400 / ln(10) * theta + 1000``) or logits.
     reference : model label, optional
         Fix this model's logit strength at 0 instead of the sum-zero constraint (``lam`` is
         tuned in the stated identifiability).
     rng : int, Generator, SeedSequence or None
-        Seed of the normal draws (default 0).
+        Seed of the bootstrap or of the normal draws (default 0: a fit is reproducible).
 
     Returns
     -------
@@ -758,7 +864,7 @@ def fit_judged_ratings(
     >>> judge_only.rating.round(2).values.tolist()
     [0.2, -0.02, -0.17]
     """
-    opts = _options(ties, lam, scale, confidence_level, n_resamples, rng)
+    opts = _options(ties, interval, lam, scale, confidence_level, n_resamples, rng)
     data = read_judged_votes(votes, model_a=model_a, model_b=model_b, judge=judge, gold=gold,
                              outcomes=outcomes, cluster=cluster)
     ref = _reference_index(data.models, reference)
