@@ -68,5 +68,13 @@ def judged_ratings_cases() -> list[Case]:
              lambda: fit_judged_ratings(judged(), ties="newman"), "`ties`"))
     add(Case(NAME, "an unknown reference model",
              lambda: fit_judged_ratings(judged(), reference="w"), "`reference`"))
+    add(Case(NAME, "unknown interval",
+             lambda: fit_judged_ratings(judged(), interval="jackknife"), "`interval`"))
+    add(Case(NAME, "n_resamples 1",
+             lambda: fit_judged_ratings(judged(), interval="bootstrap", n_resamples=1),
+             "`n_resamples`"))
+    add(Case(NAME, "valid bootstrap: a finite table",
+             lambda: fit_judged_ratings(judged(), interval="bootstrap", n_resamples=50)
+             .to_dataframe()))
     add(Case(NAME, "valid: a finite table", lambda: fit_judged_ratings(judged()).to_dataframe()))
     return c
