@@ -90,8 +90,11 @@ def _differences(fit):
     return est, sd
 
 
+N_RESAMPLES = 300
+
+
 def coverage(rng, n_arenas, n_votes, tau=0.0, n_prompts=1, clustered=False,
-             labelled_share=LABELLED):
+             labelled_share=LABELLED, n_bootstrap=0):
     """Coverage and mean width of the 95% intervals of the rating differences."""
     truth = pseudo_true(tau, rng)
     target = np.array([truth[i] - truth[j] for i, j in PAIRS])
@@ -110,6 +113,10 @@ def coverage(rng, n_arenas, n_votes, tau=0.0, n_prompts=1, clustered=False,
             fits["ppi cluster"] = fit_judged_ratings(votes, cluster="prompt", scale="logit",
                                                      n_resamples=2)
         fits["ppi"] = fit_judged_ratings(votes, scale="logit", n_resamples=2)
+        if r < n_bootstrap:
+            fits["bootstrap"] = fit_judged_ratings(
+                votes, scale="logit", interval="bootstrap", n_resamples=N_RESAMPLES, rng=r,
+                cluster="prompt" if clustered else None)
         lams.append(fits["ppi"].details["lam"])
         if not clustered:
             fits["gold only"] = fit_ratings(votes[labelled[r]], winner="gold", scale="logit",
@@ -118,6 +125,13 @@ def coverage(rng, n_arenas, n_votes, tau=0.0, n_prompts=1, clustered=False,
                                              n_resamples=2)
         for key, fit in fits.items():
             est, sd = _differences(fit)
+            if key == "bootstrap":
+                draws = fit.draws.values
+                diff = np.stack([draws[:, i] - draws[:, j] for i, j in PAIRS], axis=1)
+                lo, hi = np.quantile(diff, [0.025, 0.975], axis=0)
+                hits.setdefault(key, []).append((lo <= target) & (target <= hi))
+                widths.setdefault(key, []).append(hi - lo)
+                continue
             hits.setdefault(key, []).append(np.abs(est - target) <= Z * sd)
             widths.setdefault(key, []).append(2 * Z * sd)
     out = {key: (float(np.mean(v)), float(np.mean(widths[key]))) for key, v in hits.items()}
@@ -139,19 +153,23 @@ def _line(study, rate, width, n, unit="arenas"):
 
 N_ARENAS = 400
 N_VOTES = 2000
+N_BOOTSTRAP = 150
 
 
 @pytest.mark.slow
 def test_judged_intervals_cover_and_the_judge_alone_is_biased():
     rng = np.random.default_rng(20261126)
-    res = coverage(rng, N_ARENAS, N_VOTES)
+    res = coverage(rng, N_ARENAS, N_VOTES, n_bootstrap=N_BOOTSTRAP)
     design = (f"{THETA.size} models, {N_VOTES} votes, 10% with gold, judge agrees {AGREE} "
               f"and favours 2 models, median lambda {res['lam'][0]:.2f}")
     for key, label in (("ppi", "fit_judged_ratings, Davidson, lambda tuned"),
                        ("gold only", "fit_ratings on the gold votes alone"),
                        ("judge only", "fit_ratings on the judge's votes alone, *biased*")):
         _line(f"{label} ({design})", *res[key], N_ARENAS)
+    _line(f"fit_judged_ratings, Davidson, vote bootstrap (percentile, {N_RESAMPLES} "
+          f"resamples) ({design})", *res["bootstrap"], N_BOOTSTRAP)
     assert _within_binomial(res["ppi"][0], N_ARENAS), res
+    assert _within_binomial(res["bootstrap"][0], N_BOOTSTRAP), res
     assert _within_binomial(res["gold only"][0], N_ARENAS), res
     assert res["judge only"][0] < 0.5, res
     assert res["ppi"][1] < 0.9 * res["gold only"][1], res
@@ -183,14 +201,18 @@ N_PROMPT_ARENAS = 300
 @pytest.mark.slow
 def test_prompt_clustered_judged_intervals_cover():
     rng = np.random.default_rng(20261127)
-    res = coverage(rng, N_PROMPT_ARENAS, 1800, tau=0.8, n_prompts=60, clustered=True)
+    res = coverage(rng, N_PROMPT_ARENAS, 1800, tau=0.8, n_prompts=60, clustered=True,
+                   n_bootstrap=N_BOOTSTRAP)
     design = ("6 models, 60 prompts x 30 votes, prompt effects tau=0.8, 10% with gold, "
               f"median lambda {res['lam'][0]:.2f}")
     _line(f"fit_judged_ratings, Davidson, cluster='prompt' (CR1) ({design})",
           *res["ppi cluster"], N_PROMPT_ARENAS)
     _line(f"fit_judged_ratings, Davidson, iid PPI++ sandwich, *documented* under-coverage "
           f"({design})", *res["ppi"], N_PROMPT_ARENAS)
+    _line(f"fit_judged_ratings, Davidson, cluster='prompt' bootstrap (percentile, "
+          f"{N_RESAMPLES} resamples) ({design})", *res["bootstrap"], N_BOOTSTRAP)
     assert _within_binomial(res["ppi cluster"][0], N_PROMPT_ARENAS), res
+    assert _within_binomial(res["bootstrap"][0], N_BOOTSTRAP), res
     assert res["ppi"][0] < res["ppi cluster"][0] - 0.005, res
     assert res["ppi cluster"][1] > 1.03 * res["ppi"][1], res
 
