@@ -822,7 +822,8 @@ def fit_judged_ratings(
         rows, an unknown verdict label (naming ``judge`` or ``gold``), a model against itself,
         a disconnected comparison graph, ``ties="davidson"`` without any tie, ``lam`` above 0
         with fewer than two unlabelled rows, a zero ``lam`` whose gold votes do not link every
-        model, an objective without a finite minimum.
+        model, an objective without a finite minimum (or, with ``interval="bootstrap"``, a
+        resample without one).
     CubeError
         A named column is missing.
 
