@@ -21,6 +21,7 @@ from evaluq._nutpie_cache import compile_pymc_model
 from evaluq.item_model._data import FittedDraws, ItemData
 from evaluq.item_model._model import (
     build_model,
+    centred_effects,
     model_inputs,
     padded_terms,
     resolve_priors,
@@ -44,8 +45,8 @@ LOGLIK_NAMES: Final = ("alpha", "dev", "sigma_item", "task_effect", "model_x_tas
 CHUNK: Final = 100
 """Draws per block of the pointwise log-likelihood."""
 _COMPILED: dict[tuple[Any, ...], Any] = {}
-"""nutpie models compiled in this process, by (models, tasks, padded terms, items, family):
-refits of data of the same shape and family reuse them."""
+"""nutpie models compiled in this process, by (models, tasks, padded terms, items, family,
+centred effects): refits of data of the same shape and family reuse them."""
 
 
 def model_parts(data: ItemData) -> tuple[Any, Any, Any]:
@@ -62,7 +63,8 @@ def compiled_nutpie(data: ItemData) -> tuple[Any, float]:
     n_m, n_k = data.shape
     key = (n_m, n_k, padded_terms(len(data.term_total)) if data.has_items else 0,
            data.has_items, data.family == "beta-binomial",
-           int(data.epochs.max()) if data.family == "beta-binomial" else 0)
+           int(data.epochs.max()) if data.family == "beta-binomial" else 0,
+           data.family != "beta-binomial" and centred_effects(data))
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()

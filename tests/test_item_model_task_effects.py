@@ -1,0 +1,126 @@
+"""The item model's task effects sampled summing to zero (issue 34): the same prior and
+posterior as the iid form, and the explicit-item reference agrees."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evaluq.item_model import item_statistics, simulate_items
+from evaluq.item_model._model import (
+    CENTRED_MIN_ITEMS,
+    build_explicit_model,
+    build_model,
+    centred_effects,
+)
+from evaluq.item_model._posterior import linear_predictor
+
+COLS = {"model": "model", "item": "item", "score": "score", "task": "task", "epoch": "epoch"}
+
+
+def _data(n_items: int = 60, rng: int = 5):
+    t = simulate_items(n_models=3, n_items=n_items, n_epochs=2, n_tasks=3, sigma_task=0.6,
+                       sigma_model_x_task=0.4, rng=rng)
+    return item_statistics(t, **COLS)
+
+
+def _prior_eta(model, n: int, seed: int) -> np.ndarray:
+    """n prior draws of eta (draw, model x task), summed from the model's own effects."""
+    import pymc as pm
+
+    names = [v for v in ("alpha", "dev", "task_effect", "model_x_task")
+             if v in model.named_vars]
+    draws = pm.draw([model[v] for v in names], draws=n, random_seed=seed)
+    post = {name: np.asarray(d) for name, d in zip(names, draws, strict=True)}
+    return linear_predictor(_DATA, post).reshape(n, -1)
+
+
+_DATA = _data()
+
+
+@pytest.mark.parametrize("centred", [False, True])
+def test_zero_sum_prior_of_eta_is_the_iid_prior(centred, monkeypatch):
+    """Every mean, variance and covariance of eta (9 cells) under the zero-sum form equals
+    the iid form's, within Monte Carlo error (the decomposition is exact)."""
+    from evaluq.item_model import _model
+
+    monkeypatch.setattr(_model, "centred_effects", lambda data: centred)
+    n = 40_000
+    small = {"alpha_sigma": 0.1, "dev_sigma": 0.1}   # the task and model x task parts show
+    new = _prior_eta(build_model(_DATA, small), n, 1)
+    old = _prior_eta(build_model(_DATA, small, effects="iid"), n, 2)
+    se = np.sqrt((new.var(0) + old.var(0)) / n)
+    assert np.all(np.abs(new.mean(0) - old.mean(0)) < 5 * se)
+    # every covariance: the SE of each estimate from the SD of its products (heavy tails:
+    # the scales are random)
+    cov, cov_se = [], []
+    for a in (new, old):
+        c = a - a.mean(0)
+        prod = c[:, :, None] * c[:, None, :]
+        cov.append(prod.mean(0))
+        cov_se.append(prod.std(0) / np.sqrt(n))
+    z = (cov[0] - cov[1]) / np.hypot(*cov_se)
+    assert np.all(np.abs(z) < 5), z.round(1)
+    # the zero-sum effects do sum to zero in every draw
+    import pymc as pm
+
+    model = build_model(_DATA)
+    t, g = pm.draw([model["task_effect"], model["model_x_task"]], draws=50, random_seed=3)
+    np.testing.assert_allclose(t.sum(-1), 0, atol=1e-9)
+    np.testing.assert_allclose(g.sum(-1), 0, atol=1e-9)
+    np.testing.assert_allclose(g.sum(-2), 0, atol=1e-9)
+
+
+def test_centred_when_every_task_has_many_items():
+    assert not centred_effects(_DATA)
+    big = _data(n_items=3 * CENTRED_MIN_ITEMS)
+    assert centred_effects(big)
+    one = item_statistics(simulate_items(n_models=3, n_items=400, n_epochs=2, rng=0),
+                          **{k: v for k, v in COLS.items() if k != "task"})
+    assert not centred_effects(one)                 # one task: nothing to centre
+
+
+def test_unknown_effects_raise():
+    with pytest.raises(ValueError, match="effects"):
+        build_model(_DATA, effects="centred")
+
+
+def _posterior(model, data, seed: int) -> dict[str, np.ndarray]:
+    import nutpie
+
+    compiled = nutpie.compile_pymc_model(model, backend="numba")
+    raw = nutpie.sample(compiled, draws=1500, tune=1000, chains=2, cores=2, seed=seed,
+                        progress_bar=False, target_accept=0.9)
+    post = raw["posterior"]
+    flat = {v: post[v].values.reshape(-1, *post[v].shape[2:]) for v in
+            ("alpha", "dev", "task_effect", "model_x_task") if v in post}
+    eta = linear_predictor(data, flat)                           # (draw, M, K)
+    out = {f"eta{m}{k}": eta[:, m, k] for m in range(eta.shape[1]) for k in range(eta.shape[2])}
+    for v in ("sigma_item", "sigma_task", "sigma_model_x_task"):
+        out[v] = post[v].values.reshape(-1)
+    return {k: v.reshape(2, -1) for k, v in out.items()}
+
+
+@pytest.mark.slow   # three nutpie compiles (~30 s each on a loaded machine) and samples
+def test_posterior_means_agree_across_forms_and_the_explicit_reference():
+    """Posterior means of eta (every model x task cell) and of the three scales agree within
+    MCSE: the zero-sum marginal model, the former iid marginal model and the explicit-item
+    model (zero-sum effects, one sampled difficulty per item)."""
+    from evaluq._convergence import convergence_arrays
+
+    data = _DATA
+    forms = {"zero-sum": _posterior(build_model(data), data, 1),
+             "iid": _posterior(build_model(data, effects="iid"), data, 2),
+             "explicit": _posterior(build_explicit_model(data, data.per_item), data, 3)}
+    summary = {}
+    for name, post in forms.items():
+        stacked = np.stack(list(post.values()), axis=-1)                   # (chain, draw, q)
+        conv = convergence_arrays(stacked)
+        assert np.nanmax(conv["r_hat"]) < 1.02, name
+        summary[name] = (stacked.mean(axis=(0, 1)), conv["mcse_mean"])
+    mean0, se0 = summary["zero-sum"]
+    for other in ("iid", "explicit"):
+        mean1, se1 = summary[other]
+        z = (mean0 - mean1) / np.sqrt(se0**2 + se1**2)
+        assert np.all(np.abs(z) < 4), (other, dict(zip(forms["iid"], z.round(2),
+                                                       strict=True)))
