@@ -96,7 +96,9 @@ def _check_binary(values: np.ndarray, score: str, family: str) -> None:
 
 def resolve_family(values: np.ndarray, family: str, n_epochs: int, score: str) -> str:
     """The family ``"auto"`` stands for (binary scores: bernoulli with one epoch, else
-    binomial); an explicit family is checked against the scores."""
+    binomial; :func:`item_statistics` then picks beta-binomial when the epochs agree more
+    often than the binomial allows, ``_drift``); an explicit family is checked against the
+    scores."""
     if family == "auto":
         family = "bernoulli" if n_epochs == 1 else "binomial"
     _check_binary(values, score, family)
@@ -155,7 +157,10 @@ def item_statistics(table: TableLike, *, model: str, item: str | None, score: st
     """Validate a per-item table and reduce it to the item model's sufficient statistics.
 
     Scores must be 0 or 1 (``bernoulli``: one epoch; ``binomial``: several epochs pooled per
-    item). Every model is scored on every item of a task in each of its epochs; NaN scores,
+    item; ``auto``: bernoulli with one epoch, else binomial unless the epochs of a (model,
+    item) agree more often than the binomial allows -- the epoch-agreement test of
+    ``_drift``, z > 3 -- then beta-binomial; the notes say which and why). Every model is
+    scored on every item of a task in each of its epochs; NaN scores,
     duplicated keys, missing items, unequal epochs per item and items scored by one model
     only raise. A model may skip a whole task (its model x task deviation then comes from the
     prior). ``item=None``: the rows are exchangeable responses (no item effect).
@@ -189,14 +194,16 @@ def item_statistics(table: TableLike, *, model: str, item: str | None, score: st
     _check_models_scored(pivot.models, epochs)
     total, task_of = np.concatenate(totals), np.concatenate(tasks_of)
     counts = np.concatenate(per_item, axis=1)
+    keys, item_term, weight = np.unique(np.stack([task_of, total]), axis=1,
+                                        return_inverse=True, return_counts=True)
+    term_counts, drift = None, None
+    if family == "auto" and fam == "binomial" and epochs[epochs > 0].min() >= 2:
+        drift = _auto_drift(counts, epochs, task_of, correct, keys, weight, item_term.ravel())
+        fam = "beta-binomial" if drift.drift else fam
     if fam == "beta-binomial":
         keys, item_term, weight, term_counts = pattern_terms(task_of, total, counts, epochs)
-    else:
-        keys, item_term, weight = np.unique(np.stack([task_of, total]), axis=1,
-                                            return_inverse=True, return_counts=True)
-        term_counts = None
     notes = _notes(family, fam, len(pivot.seeds), pivot.models,
-                   np.array([b.label for b in pivot.blocks]), epochs)
+                   np.array([b.label for b in pivot.blocks]), epochs, drift)
     return ItemData(
         notes=notes,
         models=pivot.models, tasks=np.array([b.label for b in pivot.blocks]), family=fam,
@@ -229,13 +236,36 @@ def pattern_terms(task_of: np.ndarray, total: np.ndarray, counts: np.ndarray,
     return keys, item_term.ravel(), weight, patterns
 
 
+def _auto_drift(counts: np.ndarray, epochs: np.ndarray, task_of: np.ndarray,
+                correct: np.ndarray, keys: np.ndarray, weight: np.ndarray,
+                item_term: np.ndarray) -> Any:
+    """``family="auto"`` with epochs: the epoch-agreement test of ``_drift`` (seeded by the
+    data, so the same table always gets the same family)."""
+    from evaluq.item_model._drift import epoch_agreement_test
+
+    seed = int(_digest(correct, epochs, counts.sum(axis=0))[:8], 16)
+    return epoch_agreement_test(counts, epochs, task_of, correct, keys[1].astype(np.float64),
+                                keys[0].astype(np.int64), weight.astype(np.float64),
+                                item_term, rng=seed)
+
+
 def _notes(requested: str, family: str, n_epochs: int, models: np.ndarray, tasks: np.ndarray,
-           epochs: np.ndarray) -> dict[str, str]:
-    """What the fit decided for the user: the family ``auto`` chose, skipped tasks."""
+           epochs: np.ndarray, drift: Any = None) -> dict[str, str]:
+    """What the fit decided for the user: the family ``auto`` chose (and, with epochs, the
+    epoch-agreement test that chose between binomial and beta-binomial), skipped tasks."""
     out = {}
     if requested == "auto":
         out["family"] = (f"family='auto' chose {family!r} (0/1 scores, {n_epochs} epoch(s) "
                          "per item)")
+        if drift is not None and drift.drift:
+            out["family"] = (f"family='auto' chose 'beta-binomial' (0/1 scores, {n_epochs} "
+                             "epochs per item): the epochs of a (model, item) agree more "
+                             "often than the binomial family allows (run-to-run drift, or "
+                             f"items the 1PL does not fit): {drift.text()}; 'auto' picks "
+                             "'beta-binomial' when z > 3")
+        elif drift is not None:
+            out["family"] += (f"; the epochs agree as the binomial predicts ({drift.text()}; "
+                              "'auto' picks 'beta-binomial' when z > 3)")
     skipped = np.argwhere(epochs == 0)
     if skipped.size:
         pairs = [f"{models[m]!s} on {tasks[k]!s}" for m, k in skipped[:_SHOWN]]

@@ -27,16 +27,18 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from evaluq._backend import array_module, sigmoid, softplus
 from evaluq._dims import MODEL
 from evaluq._fits import merge_priors
 from evaluq.item_model._data import ItemData
+from evaluq.item_model._quadrature import N_NODES as N_NODES
+from evaluq.item_model._quadrature import NEWTON_STEPS as NEWTON_STEPS
+from evaluq.item_model._quadrature import log_integrand as log_integrand
+from evaluq.item_model._quadrature import term_loglik as term_loglik
+from evaluq.item_model._quadrature import term_mode as term_mode
 
 if TYPE_CHECKING:
     import pymc as pm
 
-N_NODES: Final = 21
-NEWTON_STEPS: Final = 6
 PRIOR_KEYS: Final = ("alpha_mu", "alpha_sigma", "dev_sigma", "sigma_item_sigma",
                      "sigma_task_sigma", "sigma_mxt_sigma")
 PRIOR_TEXT: Final = {
@@ -48,7 +50,6 @@ PRIOR_TEXT: Final = {
     "sigma_task_sigma": "scale of sigma_task ~ HalfNormal (default 1)",
     "sigma_mxt_sigma": "scale of sigma_model_x_task ~ HalfNormal (default 1)",
 }
-_NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(N_NODES)
 
 
 def default_priors(data: ItemData) -> dict[str, float]:
@@ -81,52 +82,6 @@ def model_inputs(data: ItemData, priors: dict[str, float]) -> dict[str, np.ndarr
                 "term_weight": np.r_[data.term_weight, np.zeros(pad)],
                 "epochs": data.epochs}
     return out | {f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in priors.items()}
-
-
-def term_mode(eta_t: Any, n_t: Any, total: Any, sigma: Any) -> tuple[Any, Any]:
-    """Mode and curvature SD of each term's integrand in b (Newton from the item's logit).
-
-    ``eta_t``, ``n_t`` (..., term, model); ``total`` (term,); ``sigma`` (...) or scalar.
-    """
-    lib = array_module(eta_t, n_t, total, sigma)
-    s2 = (sigma**2)[..., None] if lib is np and np.ndim(sigma) else sigma**2
-    n_sum = n_t.sum(axis=-1)
-    rate = (total + 0.5) / (n_sum + 1.0)
-    b = (eta_t * n_t).sum(axis=-1) / lib.maximum(n_sum, 1.0) - lib.log(rate / (1.0 - rate))
-    for _ in range(NEWTON_STEPS):
-        p = sigmoid(lib, eta_t - b[..., None])
-        d1 = -total + (n_t * p).sum(axis=-1) - b / s2
-        d2 = -(n_t * p * (1.0 - p)).sum(axis=-1) - 1.0 / s2
-        b = b - lib.clip(d1 / d2, -2.0, 2.0)
-    p = sigmoid(lib, eta_t - b[..., None])
-    d2 = (n_t * p * (1.0 - p)).sum(axis=-1) + 1.0 / s2
-    return b, 1.0 / lib.sqrt(d2)
-
-
-def log_integrand(eta_t: Any, n_t: Any, total: Any, sigma: Any, b: Any) -> Any:
-    """log N(b; 0, s^2) - b Y - sum_m n softplus(eta - b) at points ``b`` (..., term, node)."""
-    lib = array_module(eta_t, n_t, total, sigma, b)
-    s = sigma[..., None, None] if lib is np and np.ndim(sigma) else sigma
-    soft = (n_t[..., None] * softplus(lib, eta_t[..., None] - b[..., None, :])).sum(axis=-2)
-    return (-b * total[:, None] - soft - 0.5 * (b / s) ** 2 - lib.log(s)
-            - 0.5 * np.log(2 * np.pi))
-
-
-def term_loglik(eta_t: Any, n_t: Any, total: Any, sigma: Any) -> Any:
-    """log of the integral over b of each term's integrand (adaptive Gauss-Hermite)."""
-    lib = array_module(eta_t, n_t, total, sigma)
-    mode, sd = term_mode(eta_t, n_t, total, sigma)
-    if lib is not np:
-        # the rule's value does not depend on where it is centred (up to its error): no
-        # gradient through the Newton steps (half the cost of a gradient)
-        from pytensor.gradient import disconnected_grad
-
-        mode, sd = disconnected_grad(mode), disconnected_grad(sd)
-    b = mode[..., None] + np.sqrt(2.0) * sd[..., None] * _NODES
-    vals = log_integrand(eta_t, n_t, total, sigma, b) + np.log(_WEIGHTS) + _NODES**2
-    top = vals.max(axis=-1)
-    lse = top + lib.log(lib.exp(vals - top[..., None]).sum(axis=-1))
-    return lse + lib.log(np.sqrt(2.0) * sd)
 
 
 def model_task_effects(x: dict[str, Any], n_m: int, n_k: int) -> Any:
