@@ -46,6 +46,13 @@ STUB = ROOT / "src" / "evaluq" / "__init__.pyi"
 ALLOWED: dict[str, str] = {
     "evaluq.__version__": "the package version (a Python convention, not an API entry; the "
                           "docs show it in their title)",
+    # Seen since the surface counts the modules the stub imports names from, and evaluq.demo
+    # (issue 35): for the lead to document in docs/api.rst or make private.
+    **{name: "issue 35: public module newly enumerated; api.rst entry or underscore pending"
+       for name in ("evaluq.demo.demo_cube", "evaluq.demo.load_demo", "evaluq.demo.run_demo",
+                    "evaluq.item_model.ItemData", "evaluq.item_model.item_statistics",
+                    "evaluq.item_model.simulate_ratings", "evaluq.items.ItemTable",
+                    "evaluq.items.LanguageBlock", "evaluq.items.pivot_items")},
 }
 
 
@@ -127,13 +134,25 @@ def documented() -> tuple[set[str], set[int]]:
     return set(names), {id(obj) for obj in names.values()}
 
 
+# Public modules the stub does not import: users import them by their path.
+EXTRA_MODULES: dict[str, str] = {
+    "evaluq.demo": "the quickstart and README import `from evaluq.demo import demo_cube`",
+}
+
+
 def public_modules() -> list[ModuleType]:
-    """The modules and sub-packages the stub imports (moved paths excluded), recursively."""
+    """The modules and sub-packages the stub imports, and those it imports public names from
+    (``evaluq.item_model``, ``evaluq.item_stats``, ...), without a leading underscore in their
+    path, and ``EXTRA_MODULES`` (moved paths excluded), recursively."""
     tree = ast.parse(STUB.read_text())
-    roots: list[ModuleType] = []
+    roots: list[ModuleType] = [importlib.import_module(name) for name in EXTRA_MODULES]
     for node in tree.body:
         if not isinstance(node, ast.ImportFrom) or node.module is None:
             continue
+        parts = node.module.split(".")
+        if (parts[0] == "evaluq" and len(parts) > 1 and node.module not in MOVED
+                and not any(part.startswith("_") for part in parts)):
+            roots.append(importlib.import_module(node.module))
         for alias in node.names:
             dotted = f"{node.module}.{alias.name}"
             if dotted in MOVED or not dotted.startswith("evaluq."):
@@ -187,6 +206,10 @@ def test_the_enumeration_sees_the_surface():
     assert "evaluq.report" in names
     assert "evaluq.power.mde_grid" in names
     assert "evaluq.plots.forest_plot" in names
+    modules = {module.__name__ for module in public_modules()}
+    assert {"evaluq.demo", "evaluq.item_model", "evaluq.item_stats", "evaluq.items"} <= modules
+    assert "evaluq.item_model.simulate_ratings" in surface
+    assert "evaluq.demo.demo_cube" in surface
 
 
 def test_allow_list_is_public_and_needed():

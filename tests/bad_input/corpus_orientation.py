@@ -56,7 +56,17 @@ CALLS: dict[str, Any] = {
     "evaluq.significance_groups": lambda v: eq.significance_groups(agg(), higher_is_better=v),
     "evaluq.leaderboard": lambda v: eq.leaderboard(agg(), higher_is_better=v),
     "evaluq.metrics.Metric": _metric,
+    "evaluq.reporting.sections.item_tables": lambda v: _item_tables(v),
 }
+
+
+def _item_tables(value: Any) -> Any:
+    from evaluq.reporting.sections import item_tables
+
+    df = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "q": [1, 2, 3, 4] * 2,
+                       "ok": [1, 1, 0, 1, 0, 1, 0, 1]})
+    return item_tables(eq.item_means(df, model="model", item="q", score="ok"),
+                       higher_is_better=value)
 
 
 def orientation_cases() -> list[Case]:
