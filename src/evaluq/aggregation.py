@@ -265,6 +265,7 @@ def aggregate(
     True
     """
     how, level, trim = _aggregate_iv(resampled, how, confidence_level, trim, skipna)
+    gamma = check_real("gamma", gamma)          # checked whatever `how` (NaN is no target)
     how = field_aggregate(how, gamma, skipna)   # "iqm", "optimality_gap" (field.rliable)
     score_dim, obs_dim = _reduced_dims(resampled, dim)
     observed = resampled[OBSERVED].transpose(MODEL, ..., obs_dim).compute()

@@ -36,6 +36,7 @@ from evaluq._validation import (
     check_choice,
     check_confidence_level,
     check_int,
+    check_memory,
     check_rng,
 )
 
@@ -189,6 +190,9 @@ def _weighted_item_sums(item_stats: np.ndarray, n_resamples: int,
     Also returns the number of distinct items in each resample.
     """
     n_items = item_stats.shape[0]
+    # the resamples' sums are kept (n_resamples x statistics) for the percentile interval,
+    # with the statistic computed from them (a few copies): refused past the budget
+    check_memory("n_resamples", 4 * 8 * n_resamples * (item_stats.shape[1] + 1))
     chunk = max(1, _CHUNK_ELEMENTS // max(n_items, 1))
     out = np.empty((n_resamples, item_stats.shape[1]))
     distinct = np.empty(n_resamples, dtype=np.int64)
@@ -376,6 +380,8 @@ def cohen_kappa(rater1: Any, rater2: Any, *, labels: Sequence[Any] | None = None
                             minlength=n_labels * n_labels)
     w = _kappa_weights(n_labels, weights)
     estimate = _kappa_from_confusion(confusion.reshape(n_labels, n_labels), w)
+    # the resampled confusion matrices (int64, then float64) and kappa's terms from them
+    check_memory("n_resamples", 4 * 8 * n_resamples * n_labels * n_labels)
     boot_counts = gen.multinomial(a.size, confusion / a.size, size=n_resamples)
     boot = _kappa_from_confusion(
         boot_counts.reshape(n_resamples, n_labels, n_labels).astype(np.float64), w)

@@ -385,7 +385,7 @@ def from_long(
     check_columns("the table", df.columns, {"model": model, "language": language,
                                            "seed": seed, "bootstrap": bootstrap, "score": score})
     if len(df) == 0:
-        raise CubeError("the table is empty")
+        raise CubeError("`data`: the table is empty (no rows)")
     df = df.reset_index(drop=True)
     if seed is None:
         df = df.assign(__seed__=0)
@@ -478,7 +478,7 @@ def from_summary(
                                            "sd_seed": sd_seed, "sd_boot": sd_boot,
                                            "n_seeds": n_seeds_col})
     if len(df) == 0:
-        raise CubeError("the table is empty")
+        raise CubeError("`data`: the table is empty (no rows)")
     df = df.reset_index(drop=True)
     keys = {MODEL: model, LANGUAGE: language}
     _check_unique_keys(df, keys)
@@ -769,7 +769,7 @@ def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str
                   {"model": keys[MODEL], "language": keys[LANGUAGE], "seed": seed_column,
                    "bootstrap": bootstrap, "score": score})
     if meta.metadata.num_rows == 0:
-        raise CubeError("the table is empty")
+        raise CubeError("`data`: the table is empty (no rows)")
     cols = {dim: str(col) if col is not None else "__seed__" for dim, col in keys.items()}
     read = [c for c in (keys[MODEL], keys[LANGUAGE], seed_column, bootstrap) if c is not None]
     coords = _parquet_labels(path, read, seed_column, cols, bootstrap)    # pass 1

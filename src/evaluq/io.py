@@ -117,6 +117,8 @@ def as_table(data: TableLike, name: str = "data") -> tuple[pd.DataFrame, str]:
     >>> as_table(pd.DataFrame({"a": [1]}))[1]
     'DataFrame'
     """
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be the argument's name, a string; got {name!r}")
     if isinstance(data, pd.DataFrame):
         return data, "DataFrame"
     if isinstance(data, str | os.PathLike):

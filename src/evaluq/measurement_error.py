@@ -83,6 +83,7 @@ from evaluq._validation import (
     check_choice,
     check_confidence_level,
     check_int,
+    check_memory,
     check_rng,
 )
 
@@ -491,7 +492,7 @@ class MSEDistribution:
         """
         probs = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if np.any((probs <= 0) | (probs >= 1)):
-            raise ValueError(f"quantile levels must be in (0, 1); got {q!r}")
+            raise ValueError(f"`q`: quantile levels must be in (0, 1); got {q!r}")
         vals = np.array([[self._cells.quantile(c, float(p)) for p in probs]
                          for c in range(self._cells.count)])
         return _on_cells(self.mean, vals, {QUANTILE: probs}).rename(MSE_QUANTILE)
@@ -695,6 +696,9 @@ def _mse_draws(dv: np.ndarray, sv: np.ndarray, n_draws: Any, rng: RNGLike) -> np
     n = check_int("n_draws", n_draws, minimum=100)
     gen = check_rng(rng)
     cells, m = dv.shape
+    # the draws are kept (cells x n_draws) for the quantiles, plus one sorted copy
+    check_memory("n_draws", 2 * 8 * cells * n, hint=" (or use method='imhof' or 'ncx2', "
+                 "which draw nothing)")
     draws = np.empty((cells, n))
     step = max(1, 2_000_000 // m)
     for start in range(0, n, step):

@@ -69,7 +69,13 @@ from evaluq._dims import (
 )
 from evaluq._kernels import nanmean, nanvar
 from evaluq._schema import orientation
-from evaluq._validation import check_choice, check_int, check_int_sequence, check_real
+from evaluq._validation import (
+    as_float_array,
+    check_choice,
+    check_int,
+    check_int_sequence,
+    check_real,
+)
 from evaluq.cube import is_summary, validate
 from evaluq.errors import CubeError
 
@@ -121,6 +127,9 @@ def design(cube: xr.Dataset) -> xr.Dataset:
                         "e.g. from eq.from_items or eq.from_predictions); use "
                         "design_from_sds for SDs given by hand")
     _check_replicates(cube)
+    if cube.sizes[MODEL] < 2:
+        raise CubeError(f"`cube` has {cube.sizes[MODEL]} model: power is about the difference "
+                        "between two models, so a design needs at least two")
     boot = cube[BOOT_SCORE].transpose(LANGUAGE, SEED, MODEL, BOOTSTRAP).values
     score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED).values
     k = (~np.isnan(score)).sum(axis=-1).astype(np.float64)
@@ -270,7 +279,11 @@ def design_from_sds(*, sd_item: float | Sequence[float], n_items: int,
     >>> round(float(eq.power.minimum_detectable_effect(d).sel(model="A", model_b="B")), 4)
     0.0886
     """
-    sds = np.broadcast_to(np.asarray(sd_item, dtype=np.float64), (2,))
+    sds = as_float_array("sd_item", sd_item)
+    if sds.shape not in ((), (1,), (2,)):
+        raise ValueError(f"`sd_item` must be one SD, or one per model of the pair; got shape "
+                         f"{sds.shape}")
+    sds = np.broadcast_to(sds, (2,))
     for name, value in (("sd_item", sds[0]), ("sd_item", sds[1]), ("sd_seed", sd_seed),
                         ("sd_language", sd_language)):
         check_real(name, value, low=0.0)

@@ -59,7 +59,7 @@ from evaluq._dims import (  # the DRAWN_* names and LANGUAGE_SLOT are re-exporte
 from evaluq._kernels import count_valid, nanmean, nanstd
 from evaluq._schema import bounds as cube_bounds
 from evaluq._schema import is_summary, orientation, validate
-from evaluq._validation import RNGLike, check_choice, check_int, check_rng
+from evaluq._validation import RNGLike, check_choice, check_int, check_memory, check_rng
 from evaluq.errors import CubeError
 
 REPLICATIONS: Final = ("parametric", "nonparametric", "none")
@@ -780,7 +780,8 @@ def _default_seed_mode(cube: xr.Dataset) -> str:
 
 def _check_size(n_resamples: int, chunk: int, lazy: bool, cells: int) -> None:
     """Refuse, before anything is built, a lazy graph of more than :data:`MAX_LAZY_CHUNKS`
-    tasks per variable, or an in-memory result larger than the machine's memory."""
+    tasks per variable, or an in-memory result above evaluq's memory budget
+    (``EVALUQ_MEMORY_BUDGET``, :func:`evaluq._validation.check_memory`)."""
     n_chunks = -(-n_resamples // chunk)
     if lazy and n_chunks > MAX_LAZY_CHUNKS:
         need = -(-n_resamples // MAX_LAZY_CHUNKS)
@@ -789,16 +790,10 @@ def _check_size(n_resamples: int, chunk: int, lazy: bool, cells: int) -> None:
             f"{n_chunks} dask tasks per variable; a lazy resample holds at most "
             f"MAX_LAZY_CHUNKS={MAX_LAZY_CHUNKS} chunks (its graph is built in memory): "
             f"pass chunk_size >= {need} or fewer resamples")
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):     # not a POSIX system: no check
-        return
-    if not lazy and 8 * n_resamples * cells > memory:
-        raise ValueError(
-            f"`n_resamples`={n_resamples} resamples of {cells} scores need "
-            f"{8 * n_resamples * cells / 2**30:.3g} GiB in memory, more than this machine's "
-            f"{memory / 2**30:.3g} GiB: pass lazy=True (chunks of `chunk_size`) or fewer "
-            f"resamples")
+    if not lazy:                  # the in-memory result: within evaluq's memory budget
+        check_memory("n_resamples", 8 * n_resamples * cells,
+                     hint=f" ({n_resamples} resamples of {cells} scores), or pass lazy=True "
+                          f"(chunks of `chunk_size`, computed as they are reduced)")
 
 
 def _check_n_languages(languages: str, n_languages: Any, n_l: int) -> int:

@@ -19,7 +19,7 @@ from evaluq.dirichlet._posterior import (
     _as_q,
     _check_eps,
 )
-from evaluq.dirichlet._quadrature import _expected_m_log_m, _special
+from evaluq.dirichlet._quadrature import _MAX_NODES, _expected_m_log_m, _special
 from evaluq.metrics._soft import (
     _clip,
     cross_entropy_items,
@@ -379,7 +379,8 @@ def expected_jsd(counts: Any, q: Any, *, prior: Any = None, n_nodes: int | None 
         As in :func:`expected_cross_entropy`.
     n_nodes
         Minimum quadrature nodes per (item, class) (default None: the rule's own size, at
-        least 16); more are used automatically where a marginal needs them.
+        least 16; at most 8192, the rule's largest); more are used automatically where a
+        marginal needs them.
     dim
         As in :func:`expected_cross_entropy`; on dask the rule groups the marginals of each
         chunk (its batched range search and products), so values agree with the in-memory
@@ -395,7 +396,8 @@ def expected_jsd(counts: Any, q: Any, *, prior: Any = None, n_nodes: int | None 
     >>> round(float(eq.dirichlet.expected_jsd([0, 0, 0, 0, 2], [.2, .2, .2, .2, .2])), 5)
     0.09746
     """
-    n = None if n_nodes is None else check_int("n_nodes", n_nodes, minimum=16)
+    n = None if n_nodes is None else check_int("n_nodes", n_nodes, minimum=16,
+                                               maximum=_MAX_NODES)
     post, single = _as_posterior(counts, prior, dim)
     qa = _as_q(q, post)
 

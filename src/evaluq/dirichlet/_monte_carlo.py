@@ -15,6 +15,7 @@ from evaluq._validation import (
     RNGLike,
     check_choice,
     check_int,
+    check_memory,
     check_rng,
 )
 from evaluq.dirichlet._posterior import (
@@ -119,6 +120,10 @@ def monte_carlo_expectation(
     # the draws are taken in one pass over the items: dask-backed input is loaded
     post = replace(post, concentration=post.concentration.compute())
     qa = _as_q(q, post).compute()
+    # one item's draws (n_draws x classes) are held at once: the gammas, the probabilities
+    # and the metric's temporaries
+    check_memory("n_draws", 4 * 8 * n * post.n_classes, hint=" (the draws of one item are "
+                 "held at once; its standard error falls as 1 / sqrt(n_draws))")
     out = _apply(lambda a, qq: _mc_kernel(a, qq, metric, n, gen), post, qa, single, "mc", {},
                  output_core_dims=("stat",), output_sizes={"stat": 2})
     ds = xr.Dataset({"estimate": out.isel(stat=0, drop=True),

@@ -297,17 +297,18 @@ def _check_labels(values: np.ndarray, n_classes: int) -> np.ndarray:
         return values.astype(np.int64)
     if values.dtype.kind == "f":
         if np.isnan(values).any():
-            raise ValueError("annotation labels contain NaN")
+            raise ValueError("`annotations`: the labels contain NaN")
         if np.any(values != np.round(values)):
-            raise ValueError("annotation labels must be integers 0..K-1")
+            raise ValueError("`annotations`: the labels must be integers 0..K-1")
     elif values.dtype.kind not in "iu":
-        raise TypeError(f"annotation labels must be integers 0..K-1; got dtype {values.dtype}")
+        raise TypeError(f"`annotations`: the labels must be integers 0..K-1; got dtype "
+                        f"{values.dtype}")
     labels = values.astype(np.int64)
     bad = (labels < 0) | (labels >= n_classes)
     if bad.any():
         raise ValueError(
-            f"annotation labels must be in [0, {n_classes - 1}] (n_classes={n_classes}); "
-            f"got {labels[bad][0]}"
+            f"`annotations`: the labels must be in [0, {n_classes - 1}] "
+            f"(`n_classes`={n_classes}); got {labels[bad][0]}"
         )
     return labels
 

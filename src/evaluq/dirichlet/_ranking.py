@@ -18,6 +18,7 @@ from evaluq._validation import (
     check_choice,
     check_confidence_level,
     check_int,
+    check_memory,
     check_rng,
 )
 from evaluq.dirichlet._binned import empirical_metric
@@ -138,6 +139,8 @@ def model_ranking(
     if n_boot == 0:
         return df
     models = list(df.columns[:-1])
+    # the resampled means (resample, row, model) are kept for the intervals, a few copies
+    check_memory("n_resamples", 4 * 8 * n_boot * len(per_item) * len(models))
     means = _resampled_means(per_item, n_boot, gen)
     _add_uncertainty(df, means, models, level)
     df.attrs = {"n_resamples": n_boot, "confidence_level": level}

@@ -39,8 +39,10 @@ from evaluq._kernels import percentile_interval
 from evaluq._results import ResultBase
 from evaluq._validation import (
     RNGLike,
+    as_float_array,
     check_confidence_level,
     check_int,
+    check_memory,
     check_orientation,
     check_real,
     check_rng,
@@ -364,6 +366,9 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
     n_samples = check_int("n_samples", n_samples, minimum=1)
     gen = check_rng(rng)
     x, y, hib = _pair_scores(cube, model, model_b)
+    # the Dirichlet weights (n_samples, n + 1), the samples (n_samples, 3) and their argmax
+    check_memory("n_samples", n_samples * (8 * (x.size + 1) + 8 * 3 + 8),
+                 hint=" (baycomp's default is 50 000)")
     weights = gen.dirichlet(np.concatenate(([prior], np.ones(x.size))), n_samples)
     samples = _signed_rank_samples(y - x, weights, rope)
     return _simplex_comparison(samples, "signed-rank", rope, (model, model_b), hib,
@@ -372,7 +377,7 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
 
 
 def _fold_scores(name: str, values: Any) -> np.ndarray:
-    arr = np.asarray(values.values if isinstance(values, xr.DataArray) else values, dtype=float)
+    arr = as_float_array(name, values.values if isinstance(values, xr.DataArray) else values)
     if arr.ndim != 1:
         raise ValueError(f"`{name}` must be one-dimensional (one score per fold); got shape "
                          f"{arr.shape}")
@@ -450,6 +455,7 @@ def correlated_t_test(scores_a: Any, scores_b: Any, *, rope: float = 0.0, runs: 
         raise ValueError(f"`runs` must divide the {x.size} fold scores into runs of at least "
                          f"2 folds; got {runs}")
     mean, var, df = _correlated_t_statistics(x, y, runs)
+    check_memory("n_samples", 16 * n_samples, hint=" (the samples are only for plots)")
     draws = np.full(n_samples, mean) if var == 0 else (
         mean + np.sqrt(var) * check_rng(rng).standard_t(df, n_samples))
     dist = xr.DataArray(draws, dims=(SAMPLE,), name="difference")
@@ -647,6 +653,10 @@ def hierarchical_t_test(cube: xr.Dataset, model: Any, model_b: Any, *, rope: flo
     if diff.shape[1] % runs or diff.shape[1] // runs < 2:
         raise ValueError(f"`runs` must divide the {diff.shape[1]} folds into runs of at least 2 "
                          f"folds; got {runs}")
+    # the trace: per draw and chain the data sets' deltas and sigmas and the scalars, plus the
+    # (draw, 3) samples
+    check_memory("draws", draws * chains * 8 * (2 * diff.shape[0] + 12),
+                 hint=" (or `chains`; baycomp's default is 2500 draws)")
     scaled, srope, const = _hierarchical_data(diff.copy(), rope, runs, gen, upper_sigma)
     post = _sample_hierarchical(scaled, const, gamma, draws, tune, chains, gen)
     mu, std0, nu = (post[k] for k in ("delta0", "std0", "nu"))

@@ -74,6 +74,7 @@ from evaluq._validation import (
     check_choice,
     check_confidence_level,
     check_int,
+    check_memory,
     check_real,
     check_rng,
 )
@@ -213,6 +214,15 @@ def _resample_args(n_resamples: Any, confidence_level: Any, rng: RNGLike
                    ) -> tuple[int, float, np.random.Generator]:
     return (check_int("n_resamples", n_resamples, minimum=1),
             check_confidence_level(confidence_level), check_rng(rng))
+
+
+def _check_distribution_memory(n_resamples: int, per_resample: int) -> None:
+    """Refuse a bootstrap distribution above the memory budget before drawing: the resamples'
+    statistics (``per_resample`` numbers each) are kept for the percentile interval, three
+    float64 copies at once (the blocks, their concatenation and the sort of the percentile);
+    the run counts are drawn in blocks (``_blocks``)."""
+    check_memory("n_resamples", 3 * 8 * n_resamples * per_resample,
+                 hint=" (rliable's defaults: 2000 resamples for profiles, 50 000 for intervals)")
 
 
 # --- kernels (runs on the last axis) ------------------------------------------------------------
@@ -449,6 +459,7 @@ def interval_estimates(
     def point(xg: np.ndarray) -> np.ndarray:
         points = _point_aggregates(xg, gamma)
         return np.stack([points[a] for a in names], axis=-1)
+    _check_distribution_memory(n, x.shape[0] * len(names))
     estimate = _per_group(point, x, n_runs)
     statistic = _by_run_count(lambda xg, c: _resampled_aggregates(xg, c, gamma, names), x, n_runs)
     dist = _stratified_distribution(x, statistic, n, gen, _count_dtype(x[0].size), n_runs)
@@ -554,6 +565,7 @@ def performance_profile(
     tau = _check_thresholds(thresholds)
     kind = check_choice("kind", kind, PROFILE_KINDS)
     score, x, n_runs = _model_runs(cube)
+    _check_distribution_memory(n, x.shape[0] * tau.size)
     statistic = _by_run_count(lambda xg, c: _profile_resampled(xg, c, tau, kind), x, n_runs)
     dist = _stratified_distribution(x, statistic, n, gen, n_runs=n_runs)
     models = score[MODEL].values
@@ -677,6 +689,10 @@ def probability_of_improvement(
     """
     n, level, gen = _resample_args(n_resamples, confidence_level, rng)
     score, x, n_runs = _model_runs(cube)
+    if x.shape[0] < 2:
+        raise CubeError(f"`cube` has {x.shape[0]} model: the probability of improvement "
+                        f"compares at least 2 models")
+    _check_distribution_memory(n, x.shape[0] ** 2)
     sign = 1.0 if higher_is_better(cube) else -1.0
     x = np.ascontiguousarray(sign * x)
     g = _improvement_matrix(x)               # a missing (NaN) run beats nothing, ties nothing

@@ -45,6 +45,7 @@ from evaluq._intervals import interval_from_bounds
 from evaluq._results import ResultBase
 from evaluq._validation import (
     RNGLike,
+    as_float_array,
     check_bool,
     check_confidence_level,
     check_int,
@@ -207,7 +208,7 @@ class ASOResult(ResultBase):
 
 
 def _check_scores(name: str, scores: Any) -> np.ndarray:
-    x = np.asarray(scores, dtype=np.float64)
+    x = as_float_array(name, scores)
     if x.ndim != 1:
         raise ValueError(f"`{name}` must be 1-D (one score per run); got shape {x.shape}")
     if x.size < 2:
@@ -221,10 +222,11 @@ def _check_scores(name: str, scores: Any) -> np.ndarray:
 
 def _aso_args(confidence_level: Any, n_resamples: Any, dt: Any,
               rng: RNGLike) -> tuple[float, int, float, np.random.Generator]:
+    dt = check_real("dt", dt, low=0.0, high=0.5, low_inclusive=False)
+    # the grid alone, before any resample: 1/dt points, 5 arrays of them (8 bytes a point)
+    check_memory("dt", 40 / dt, remedy="raise `dt`", hint=" (deepsig's default is 0.005)")
     return (check_confidence_level(confidence_level),
-            check_int("n_resamples", n_resamples, minimum=2),
-            check_real("dt", dt, low=0.0, high=0.5, low_inclusive=False),
-            check_rng(rng))
+            check_int("n_resamples", n_resamples, minimum=2), dt, check_rng(rng))
 
 
 def _check_bootstrap_memory(n_boot: int, n_scores: int, n_grid: int, n_models: int) -> None:
@@ -384,8 +386,8 @@ def _model_runs(score: xr.DataArray) -> list[np.ndarray]:
         few = (f"{n_runs[0] if runs else 0} seed(s)" if len(set(n_runs)) <= 1 else
                ", ".join(f"{m!r} {n} run(s)" for m, n in zip(score[MODEL].values.tolist(),
                                                              n_runs, strict=True)))
-        raise CubeError(f"multi_aso needs at least 2 models and 2 seeds (runs) per model; "
-                        f"got {len(runs)} model(s) and {few}")
+        raise CubeError(f"`cube`: multi_aso needs at least 2 models and 2 seeds (runs) per "
+                        f"model; got {len(runs)} model(s) and {few}")
     return runs
 
 

@@ -31,6 +31,7 @@ from evaluq._validation import (
     check_choice,
     check_confidence_level,
     check_int,
+    check_memory,
     check_rng,
 )
 from evaluq.errors import ConvergenceWarning, NotFittedError
@@ -406,6 +407,15 @@ def _fit_iv(model: Any, draws: Any, tune: Any, chains: Any, sampler: Any,
     return draws, tune, chains, sampler
 
 
+def _check_trace_memory(data: HierarchicalData, draws: int, chains: int) -> None:
+    """Refuse a posterior above the memory budget before sampling: per draw and chain about
+    4 M L + 3 M + L + 16 float64 (theta, g, the cells' sigma_boot and error terms; mu, tau_m,
+    sigma_seed; a; the scalars), twice (the sampler's trace and the InferenceData)."""
+    m, n_lang = data.shape
+    check_memory("draws", 2 * 8 * draws * chains * (4 * m * n_lang + 3 * m + n_lang + 16),
+                 hint=" (or `chains`)")
+
+
 def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1000,
                      tune: int = 1000, chains: int = 4, rng: RNGLike = 0,
                      sampler: str = "auto", priors: dict[str, float] | None = None,
@@ -523,6 +533,7 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
     check_choice("test_set_errors", test_set_errors, TEST_SET_ERRORS)
     gen = check_rng(rng)
     data = cube_statistics(cube, test_set_errors, error_correlation)
+    _check_trace_memory(data, draws, chains)
     resolved = resolve_priors(data, priors)
     seed, post_seed, boot_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=3))
     config: dict[str, Any] = {"model": model, "test_set_errors": test_set_errors,

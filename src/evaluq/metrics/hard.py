@@ -29,7 +29,7 @@ import numpy as np
 import xarray as xr
 
 from evaluq._dims import CLASS
-from evaluq._validation import check_choice, check_int
+from evaluq._validation import check_choice, check_int, check_memory
 from evaluq.metrics._base import ACCURACY, Metric, register_metric
 from evaluq.metrics._common import UndefinedMetricWarning, wrap
 from evaluq.metrics._inputs import PreparedInputs, check_label_set, prepare_inputs
@@ -73,6 +73,8 @@ def confusion_matrix(targets: np.ndarray, predictions: np.ndarray, n_classes: in
            [1., 1.]])
     """
     n_classes = check_int("n_classes", n_classes, minimum=1)
+    check_memory("n_classes", 2 * 8 * n_classes * n_classes * max(
+        1, int(np.prod(np.shape(targets)[:-1]))), hint=" (the matrix is n_classes x n_classes)")
     targets, predictions = ACCURACY.check_encoded(targets, predictions, n_classes,
                                                   caller="confusion_matrix")
     lead = predictions.shape[:-1]

@@ -13,6 +13,7 @@ from evaluq._validation import (
     check_choice,
     check_confidence_level,
     check_int,
+    check_memory,
     check_rng,
 )
 from evaluq.metrics._base import Metric, get_metric
@@ -295,6 +296,11 @@ def _test_units(units: list[_engine.Unit], widths: list[int], metric_objs: list[
                 fraction: float, level: float, two_level: bool, crossed: bool, method: str,
                 runs: str, n_runs: int, h0_name: str, h1_name: str) -> BootstrapTestResult:
     """The test on items already reduced to units (cells or per-item statistics)."""
+    # the resampled deltas are kept (metric, resample) for the p-value and the interval: the
+    # chunks, their concatenation and a sorted copy, twice for a permutation null (its
+    # distribution and the bootstrap's); the resamples themselves are drawn in chunks
+    copies = 2 if spec.permutation_null else 1
+    check_memory("n_resamples", 3 * 8 * copies * n_resamples * len(metric_objs))
     slices = _engine.metric_slices(metric_objs, widths)
     n_items = sum(u.n_items for u in units)
     sample_n = sum(round(fraction * u.n_items) for u in units)

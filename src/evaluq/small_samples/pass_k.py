@@ -30,7 +30,13 @@ from scipy import stats
 from evaluq._apply import as_dataarray
 from evaluq._dims import EPOCH, ESTIMATE, INTERVAL, ITEM, PASS_K, PER_ITEM, SE
 from evaluq._intervals import interval_array
-from evaluq._validation import check_choice, check_confidence_level, check_int
+from evaluq._validation import (
+    as_float_array,
+    check_choice,
+    check_confidence_level,
+    check_int,
+    check_memory,
+)
 from evaluq.errors import CubeError
 from evaluq.small_samples.proportions import check_binary
 
@@ -67,8 +73,17 @@ def _counts(correct: ArrayLike, trials: ArrayLike | None, item_dim: Hashable,
                                                float(da.sizes[epoch_dim]))
     c = as_dataarray(correct, "correct", dims=None if isinstance(correct, xr.DataArray)
                      else (*(f"dim_{i}" for i in range(np.ndim(correct) - 1)), item_dim))
-    n = trials if isinstance(trials, xr.DataArray) else xr.DataArray(
-        np.broadcast_to(np.asarray(trials, dtype=np.float64), c.shape), dims=c.dims)
+    if isinstance(trials, xr.DataArray):
+        n = trials
+    else:
+        t = as_float_array("trials", trials)
+        try:
+            t = np.broadcast_to(t, c.shape)
+        except ValueError:
+            raise ValueError(f"`trials` of shape {t.shape} does not broadcast to `correct`'s "
+                             f"shape {c.shape} (one count of attempts per item, or one for "
+                             f"all)") from None
+        n = xr.DataArray(t, dims=c.dims)
     n = as_dataarray(n, "trials")
     c, n = xr.broadcast(c, n)
     for name, v in (("correct", c.values), ("trials", n.values)):
@@ -85,6 +100,10 @@ def _counts(correct: ArrayLike, trials: ArrayLike | None, item_dim: Hashable,
 def _check_ks(k: int | Sequence[int], n: xr.DataArray) -> list[int]:
     ks = [k] if np.ndim(k) == 0 else list(k)  # type: ignore[arg-type]
     ks = [check_int("k", v, minimum=1) for v in ks]
+    if not ks:
+        raise ValueError("`k` must name at least one k; got an empty sequence")
+    if n.size == 0:
+        raise ValueError(f"`correct` holds no item (its shape is {n.shape})")
     n_min = float(n.min())
     if max(ks) > n_min:
         raise ValueError(f"`k` must be at most the number of attempts of every item; got "
@@ -118,6 +137,9 @@ def _pass_k(kind: str, correct: ArrayLike, k: int | Sequence[int], trials: Array
     c, n = _counts(correct, trials, item_dim, epoch_dim)
     ks = _check_ks(k, n)
     m = (n - c).values if kind == "pass@k" else c.values
+    # the survival ratio's factors (cells x k) of the largest k, one k at a time
+    check_memory("k", 2 * 8 * max(m.size, 1) * max(ks), hint=" (the ratio multiplies k "
+                 "factors per item)")
     values = [_survival_ratio(m, n.values, kk) for kk in ks]
     per = np.stack([1.0 - v if kind == "pass@k" else v for v in values], axis=-1)
     per_item = xr.DataArray(per, dims=(*c.dims, PASS_K), coords={**c.coords, PASS_K: ks})

@@ -41,10 +41,12 @@ from evaluq._dims import (
 from evaluq._intervals import interval_array
 from evaluq._kernels import clopper_pearson_bounds, wilson_bounds
 from evaluq._validation import (
+    as_float_array,
     broadcast_together,
     check_choice,
     check_confidence_level,
     check_memory,
+    check_nonempty,
     check_real,
 )
 from evaluq.errors import CubeError
@@ -199,6 +201,8 @@ def as_correctness(x: ArrayLike, name: str, item_dim: Hashable) -> xr.DataArray:
         if arr.ndim == 0:
             raise ValueError(f"`{name}` must hold one score per item; got a scalar")
         da = xr.DataArray(arr, dims=(*(f"dim_{i}" for i in range(arr.ndim - 1)), item_dim))
+    if da.sizes[item_dim] == 0:
+        raise ValueError(f"`{name}` is empty: it holds no item (dim {item_dim!r} of length 0)")
     if da.dtype.kind in "biu":      # integers and booleans stay as they are (no float copy)
         if da.dtype.kind != "b" and ((da.values < 0) | (da.values > 1)).any():
             bad = da.values[(da.values < 0) | (da.values > 1)]
@@ -217,6 +221,11 @@ def align_items(a: xr.DataArray, b: xr.DataArray, item_dim: Hashable,
     Different item sets are an error naming both arguments: an item scored for one model
     only carries no pairing information, and dropping it silently would change the test.
     """
+    for name, x in zip(names, (a, b), strict=True):
+        if not isinstance(x, xr.DataArray) or item_dim not in x.dims:
+            raise TypeError(f"`{name}` must be an xarray.DataArray with an item dim "
+                            f"{item_dim!r} (as_correctness makes one); got "
+                            f"{type(x).__name__}")
     if a.sizes[item_dim] != b.sizes[item_dim] and not (item_dim in a.coords
                                                       and item_dim in b.coords):
         raise ValueError(f"`{names[0]}` has {a.sizes[item_dim]} items and `{names[1]}` "
@@ -337,13 +346,16 @@ def interval_coverage(trials: Sequence[int] | int, p: Sequence[float] | float, *
     >>> interval_coverage([30], [0.95], method="clt").round(4).values.tolist()
     [[0.7821]]
     """
-    ns = np.atleast_1d(np.asarray(trials))
-    ps = np.atleast_1d(np.asarray(p, dtype=np.float64))
+    ns = np.atleast_1d(as_float_array("trials", trials))
+    ps = np.atleast_1d(as_float_array("p", p))
     if ns.ndim != 1 or ps.ndim != 1:
         raise ValueError("`trials` and `p` must be scalars or 1-D sequences")
+    check_nonempty("trials", ns)
+    check_nonempty("p", ps)
     _check_counts("trials", ns.astype(np.float64))
     if (ns < 1).any():
-        raise ValueError(f"`trials` must be positive; got {ns[ns < 1][0]}")
+        raise ValueError(f"`trials` must be positive; got {ns[ns < 1][0]:g}")
+    ns = ns.astype(np.int64)
     if np.isnan(ps).any() or (ps < 0).any() or (ps > 1).any():
         raise ValueError(f"`p` must hold proportions in [0, 1]; got {ps.tolist()}")
     # per outcome: x, n, both ends, and a pmf and a mask per p
