@@ -22,7 +22,7 @@ import evaluq as eq
 ARTEFACTS = {
     "from_items", "from_predictions",          # cube constructors with bootstrap replicates
     "fit_hierarchical", "fit_items", "fit_ratings",  # model fits
-    "fit_ratings_bayes", "fit_judge_model",
+    "fit_ratings_bayes", "fit_judge_model", "fit_judged_ratings",
     "report", "analyse",                        # the report (``analyse`` is its first step)
     "demo_cube", "run_demo",                    # the demo
 }

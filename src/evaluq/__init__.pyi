@@ -100,6 +100,7 @@ from evaluq.ranks import leaderboard as leaderboard
 from evaluq.ranks import rank_distribution as rank_distribution
 from evaluq.ranks import significance_groups as significance_groups
 from evaluq.ratings import RatingsResult as RatingsResult
+from evaluq.ratings import fit_judged_ratings as fit_judged_ratings
 from evaluq.ratings import fit_ratings as fit_ratings
 from evaluq.ratings._bayes import RatingsFit as RatingsFit
 from evaluq.ratings._bayes import compare_ratings_fits as compare_ratings_fits
