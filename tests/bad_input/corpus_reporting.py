@@ -61,6 +61,12 @@ def reporting_cases() -> list[Case]:
              lambda: plots.resample_histogram(_test_result(), bins=[0.2, 0.1, 0.0]), "`bins`"))
     add(Case("evaluq.plots.posterior_differences", "bins zero",
              lambda: plots.posterior_differences(_draws(), bins=0), "`bins`"))
+    add(Case("evaluq.plots.posterior_differences", "bins 10**9 (huge)",
+             lambda: plots.posterior_differences(_draws(), bins=10**9),
+             r"`bins` would need [\d.]+ TiB"))
+    add(Case("evaluq.plots.resample_histogram", "bins 10**9 (huge)",
+             lambda: plots.resample_histogram(_test_result(), bins=10**9),
+             r"`bins` would need [\d.]+ TiB"))
     add(Case("evaluq.plots.scarce_intervals", "not an interval result",
              lambda: plots.scarce_intervals(3.0), "`results`"))
     tables = eq.tables

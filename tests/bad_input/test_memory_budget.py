@@ -77,6 +77,10 @@ CALLS = {
         np.array([0, 1]), np.array([0, 1]), 100)),
     "pass_at_k": ("k", lambda: eq.pass_at_k(np.array([5, 7]), 1000, trials=[2000, 2000])),
     "interval_coverage": ("trials", lambda: interval_coverage([10_000], 0.5)),
+    "resample_histogram": ("bins", lambda: eq.plots.resample_histogram(
+        eq.bootstrap_test(np.array([0, 1, 1, 0] * 10), np.array([0, 1, 0, 0] * 10),
+                          np.array([0, 1, 1, 1] * 10), metrics="accuracy", n_resamples=50,
+                          rng=0), bins=100)),
     "bayes_paired_comparison": ("n_draws", lambda: eq.bayes_paired_comparison(
         A, B, n_draws=1000, rng=0)),
 }

@@ -14,6 +14,7 @@ import numpy as np
 import xarray as xr
 
 from evaluq._schema import orientation
+from evaluq._validation import check_memory
 from evaluq.errors import CubeError
 
 if TYPE_CHECKING:
@@ -197,6 +198,8 @@ def _check_bins(bins: Any) -> int | str | np.ndarray:
     if isinstance(bins, numbers.Integral):
         if bins < 1:
             raise ValueError(f"`bins` must be at least 1; got {bins!r}")
+        # each bin is a count, an edge and a drawn bar (a matplotlib patch, about 2 KiB)
+        check_memory("bins", 2048 * int(bins), hint=" (each bin is a drawn bar)")
         return int(bins)
     if isinstance(bins, str):
         if bins not in _BIN_RULES:

@@ -291,16 +291,21 @@ def _in_memory_units(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any
     return units, widths, metric_objs, n_classes
 
 
+def _check_resample_memory(spec: TestMethod, n_resamples: int, n_metrics: int) -> None:
+    """Refuse ``n_resamples`` above the memory budget: the resampled deltas are kept (metric,
+    resample) for the p-value and the interval (the chunks, their concatenation and a sorted
+    copy), twice for a permutation null (its distribution and the bootstrap's); the
+    resamples themselves are drawn in chunks."""
+    copies = 2 if spec.permutation_null else 1
+    check_memory("n_resamples", 3 * 8 * copies * n_resamples * n_metrics)
+
+
 def _test_units(units: list[_engine.Unit], widths: list[int], metric_objs: list[Metric],
                 n_classes: int, *, spec: TestMethod, gen: np.random.Generator, n_resamples: int,
                 fraction: float, level: float, two_level: bool, crossed: bool, method: str,
                 runs: str, n_runs: int, h0_name: str, h1_name: str) -> BootstrapTestResult:
     """The test on items already reduced to units (cells or per-item statistics)."""
-    # the resampled deltas are kept (metric, resample) for the p-value and the interval: the
-    # chunks, their concatenation and a sorted copy, twice for a permutation null (its
-    # distribution and the bootstrap's); the resamples themselves are drawn in chunks
-    copies = 2 if spec.permutation_null else 1
-    check_memory("n_resamples", 3 * 8 * copies * n_resamples * len(metric_objs))
+    _check_resample_memory(spec, n_resamples, len(metric_objs))
     slices = _engine.metric_slices(metric_objs, widths)
     n_items = sum(u.n_items for u in units)
     sample_n = sum(round(fraction * u.n_items) for u in units)
