@@ -630,6 +630,127 @@ def _memory() -> list[Case]:
     ]
 
 
+def _battery() -> list[Case]:
+    """The same malformed inputs for every array function of a family (issue 35 item 2: 5-15
+    cases a function): text, NaN, empty, lengths that differ, None, out-of-range options."""
+    from evaluq import dirichlet, intervals, metrics
+    from evaluq import measurement_error as me
+
+    from .corpus import COUNTS, Q3, SOFT_P, SOFT_T, P, Y
+    c: list[Case] = []
+    M = "evaluq.metrics."
+    for name in ("accuracy", "f1", "precision", "recall"):
+        fn = getattr(metrics, name)
+        c += [Case(M + name, "text predictions", lambda fn=fn: fn(Y, ["a"] * len(Y)), ARG),
+              Case(M + name, "NaN target", lambda fn=fn: fn(np.r_[Y[:-1], NAN], P), ARG),
+              Case(M + name, "empty", lambda fn=fn: fn([], []), ARG),
+              Case(M + name, "lengths differ", lambda fn=fn: fn(Y, P[:-2]), ARG),
+              Case(M + name, "None", lambda fn=fn: fn(None, P), ARG)]
+    for name in ("precision", "recall", "f1"):
+        fn = getattr(metrics, name)
+        c += [Case(M + name, "unknown average", lambda fn=fn: fn(Y, P, average="mean"),
+                   "`average`"),
+              Case(M + name, "target_class not a label",
+                   lambda fn=fn: fn(Y, P, target_class=7), "`target_class` 7 is not one"),
+              Case(M + name, "target_class with average=None",
+                   lambda fn=fn: fn(Y, P, average=None, target_class=1), "`target_class`")]
+    for name in ("cross_entropy", "kl", "emd", "js_distance", "js_divergence",
+                 "entropy_correlation", "entropy_similarity"):
+        fn = getattr(metrics, name)
+        c += [Case(M + name, "rows not summing to 1", lambda fn=fn: fn(SOFT_T * 2, SOFT_P), ARG),
+              Case(M + name, "a negative probability",
+                   lambda fn=fn: fn(SOFT_T, SOFT_P - 0.5), ARG),
+              Case(M + name, "NaN", lambda fn=fn: fn(SOFT_T, SOFT_P * NAN), ARG),
+              Case(M + name, "shapes differ", lambda fn=fn: fn(SOFT_T, SOFT_P[:2]), ARG),
+              Case(M + name, "text", lambda fn=fn: fn([["a", "b"]], SOFT_P[:1]), ARG),
+              Case(M + name, "empty", lambda fn=fn: fn(np.zeros((0, 2)), np.zeros((0, 2))),
+                   ARG)]
+    for name in ("mae", "mse"):
+        fn = getattr(metrics, name)
+        c += [Case(M + name, "NaN", lambda fn=fn: fn([1.0, NAN], [1.0, 2.0]), ARG),
+              Case(M + name, "inf", lambda fn=fn: fn([1.0, np.inf], [1.0, 2.0]), ARG),
+              Case(M + name, "text", lambda fn=fn: fn(["a"], [1.0]), ARG),
+              Case(M + name, "lengths differ", lambda fn=fn: fn([1.0, 2.0], [1.0]), ARG),
+              Case(M + name, "empty", lambda fn=fn: fn([], []), ARG)]
+    t, pr = [1.0, 2.0, 3.0], [1.5, 2.0, 2.0]
+    E = "evaluq.measurement_error."
+    for name in ("expected_mse", "var_mse", "expected_mae", "var_mae", "mse_distribution"):
+        fn = getattr(me, name)
+        c += [Case(E + name, "sigma NaN", lambda fn=fn: fn(t, pr, NAN), "`sigma`"),
+              Case(E + name, "sigma negative", lambda fn=fn: fn(t, pr, -0.5), "`sigma`"),
+              Case(E + name, "text targets", lambda fn=fn: fn(["a"] * 3, pr, 0.5), "`targets`"),
+              Case(E + name, "lengths differ", lambda fn=fn: fn(t, pr[:2], 0.5), ARG),
+              Case(E + name, "empty", lambda fn=fn: fn([], [], 0.5), ARG),
+              Case(E + name, "inf prediction", lambda fn=fn: fn(t, [1.0, np.inf, 2.0], 0.5),
+                   "`predictions`")]
+    for name in ("expected_accuracy", "var_accuracy", "accuracy_distribution"):
+        fn = getattr(me, name)
+        c += [Case(E + name, "q NaN", lambda fn=fn: fn(Y, P, q=NAN), "`q`"),
+              Case(E + name, "q text", lambda fn=fn: fn(Y, P, q="high"), "`q`"),
+              Case(E + name, "lengths differ", lambda fn=fn: fn(Y, P[:3], q=0.1), ARG),
+              Case(E + name, "empty", lambda fn=fn: fn([], [], q=0.1), ARG),
+              Case(E + name, "transition not square",
+                   lambda fn=fn: fn(Y, P, transition=np.full((2, 3), 1 / 3)), "`transition`"),
+              Case(E + name, "transition smaller than the labels",
+                   lambda fn=fn: fn(np.array([0, 2, 1]), np.array([0, 1, 2]),
+                                    transition=np.eye(2)), ARG)]
+    IV = "evaluq.intervals."
+    c += [Case(IV + "t_interval", "text", lambda: intervals.t_interval(["a", "b"]), "`x`"),
+          Case(IV + "t_interval", "empty", lambda: intervals.t_interval([]), "`x`"),
+          Case(IV + "t_interval", "confidence_level NaN",
+               lambda: intervals.t_interval([1.0, 2.0], confidence_level=NAN),
+               "`confidence_level`"),
+          Case(IV + "t_interval", "bounds reversed",
+               lambda: intervals.t_interval([1.0, 2.0], bounds=(1, 0)), "`bounds`"),
+          Case(IV + "t_interval", "unknown dim",
+               lambda: intervals.t_interval(xr.DataArray([1.0, 2.0], dims="x"), dim="y"),
+               "`dim`|'y'"),
+          Case(IV + "prob_above", "text", lambda: intervals.prob_above(["a"], 0.5), "`x`"),
+          Case(IV + "prob_above", "threshold text",
+               lambda: intervals.prob_above([1.0, 2.0], "a"), "`threshold`"),
+          Case(IV + "arf_interval", "lengths differ",
+               lambda: intervals.arf_interval([0.5, 0.6], [0.5, 0.6, 0.7], k=1.0), ARG),
+          Case(IV + "arf_interval", "unknown distribution",
+               lambda: intervals.arf_interval([0.5], [0.5], k=1.0, distribution="cauchy"),
+               "`distribution`"),
+          Case(IV + "arf_alpha", "k text", lambda: intervals.arf_alpha("a"), "`k`"),
+          Case(IV + "arf_alpha", "k NaN", lambda: intervals.arf_alpha(NAN), "`k`"),
+          Case(IV + "arf_k", "alpha 0", lambda: intervals.arf_k(0.0), "`arf_alpha`"),
+          Case(IV + "arf_k", "alpha NaN", lambda: intervals.arf_k(NAN), "`arf_alpha`")]
+    D = "evaluq.dirichlet."
+    for name in ("expected_cross_entropy", "expected_kl", "expected_emd", "expected_jsd"):
+        fn = getattr(dirichlet, name)
+        c += [Case(D + name, "q of another class count", lambda fn=fn: fn(COUNTS, Q3[:, :2]),
+                   ARG),
+              Case(D + name, "q NaN", lambda fn=fn: fn(COUNTS, Q3 * NAN), "`q`"),
+              Case(D + name, "counts text", lambda fn=fn: fn([["a", "b", "c"]], Q3[:1]),
+                   "`counts`"),
+              Case(D + name, "prior negative", lambda fn=fn: fn(COUNTS, Q3, prior=-1.0),
+                   "`prior`")]
+    for name in ("expected_entropy", "expected_probs"):
+        fn = getattr(dirichlet, name)
+        c += [Case(D + name, "counts NaN", lambda fn=fn: fn(COUNTS * NAN), "`counts`"),
+              Case(D + name, "counts text", lambda fn=fn: fn([["a", "b"]]), "`counts`"),
+              Case(D + name, "empty", lambda fn=fn: fn(np.zeros((0, 3))), ARG),
+              Case(D + name, "prior NaN", lambda fn=fn: fn(COUNTS, prior=NAN), "`prior`")]
+    c += [Case(D + "empirical_metric", "unknown metric",
+               lambda: dirichlet.empirical_metric(COUNTS, Q3, metric="bogus"), "`metric`"),
+          Case(D + "empirical_metric", "q NaN",
+               lambda: dirichlet.empirical_metric(COUNTS, Q3 * NAN, metric="emd"), "`q`"),
+          Case(D + "counts_from_annotations", "n_classes 0",
+               lambda: dirichlet.counts_from_annotations([[0, 1]], n_classes=0), "`n_classes`"),
+          Case(D + "counts_from_annotations", "text labels",
+               lambda: dirichlet.counts_from_annotations([["a"]], n_classes=2),
+               "`annotations`"),
+          Case(D + "by_annotation_count", "bins not increasing",
+               lambda: dirichlet.by_annotation_count(
+                   xr.DataArray([1.0, 2.0], dims="item"), [1, 2], bins=(5, 2)), "`bins`"),
+          Case(D + "by_annotation_count", "n_annotations of another length",
+               lambda: dirichlet.by_annotation_count(
+                   xr.DataArray([1.0, 2.0], dims="item"), [1, 2, 3]), "`n_annotations`")]
+    return c
+
+
 def _experiment() -> Any:
     exp = eq.Experiment()
     targets = np.array([0, 1, 1, 0] * 10)
@@ -671,7 +792,7 @@ HANGS = {"evaluq.demo.demo_cube:n_boot 10**12 (huge)"}
 
 def surface_cases() -> list[Case]:
     cases = [*_field(), *_hierarchical(), *_small_samples(), *_power(), *_cube_pipeline(),
-             *_items(), *_demo_io(), *_others(), *_memory()]
+             *_items(), *_demo_io(), *_others(), *_memory(), *_battery()]
     stale = set(XFAIL) - {f"{c.name}:{c.label}" for c in cases}
     assert not stale, f"XFAIL entries naming no case: {sorted(stale)}"
     return [Case(c.name, c.label, c.call, c.match, XFAIL.get(f"{c.name}:{c.label}", c.xfail),

@@ -153,9 +153,9 @@ def test_file_errors(tmp_path):
     ([0, 1, 5], [0, 1, 1], {"labels": [0, 1]}, ValueError,
      r"`targets` holds labels \[5\] that are not in `labels`"),
     (["a", "b"], [1, 2], {}, TypeError,
-     r"labels must be all strings or all numbers across inputs; strings in \['targets'\], "
-     r"numbers in \['predictions'\]"),
-    ([0, 1], [0, 1], {"labels": ["a", "b"]}, TypeError, r"strings in \['labels'\]"),
+     r"labels must be all strings or all numbers across inputs; `predictions` holds numbers "
+     r"and `targets` holds strings"),
+    ([0, 1], [0, 1], {"labels": ["a", "b"]}, TypeError, r"`labels` holds strings"),
     ([0, 1], [0, 1], {"labels": [0, 0, 1]}, ValueError, r"`labels` holds duplicates: \[0\]"),
     ([0, 1], [0, 1], {"labels": []}, ValueError, r"`labels` must be a non-empty 1-D"),
     ([0.5, 1.0], [0.5, 1.0], {"labels": [0, 1]}, ValueError,

@@ -184,7 +184,8 @@ def by_annotation_count(
     for name, da in items.items():
         if ITEM not in da.dims or da.sizes[ITEM] != n.size:
             raise ValueError(
-                f"values {name!r} need an {ITEM!r} dim of length {n.size}; got {dict(da.sizes)}"
+                f"`values` {name!r} need an {ITEM!r} dim of the length of `n_annotations`, "
+                f"{n.size}; got {dict(da.sizes)}"
             )
         other = [d for d in da.dims if d != ITEM]
         if len(other) > 1:

@@ -103,20 +103,20 @@ def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in _SUFFIXES:
-        raise ValueError(f"prediction file {str(p)!r} must end in one of {', '.join(_SUFFIXES)}; "
-                         f"got {suffix or 'no suffix'!r}")
+        raise ValueError(f"`path`: prediction file {str(p)!r} must end in one of "
+                         f"{', '.join(_SUFFIXES)}; got {suffix or 'no suffix'!r}")
     if not p.is_file():
-        raise FileNotFoundError(f"prediction file {str(p)!r} does not exist")
+        raise FileNotFoundError(f"`path`: prediction file {str(p)!r} does not exist")
     if suffix == ".npy":
         return np.load(p, allow_pickle=False)
     text = p.read_text()
     if not text.strip():
-        raise ValueError(f"prediction file {str(p)!r} is empty")
+        raise ValueError(f"`path`: prediction file {str(p)!r} is empty")
     if suffix == ".txt":
         lines = [line.strip() for line in text.splitlines()]
         blank = [i + 1 for i, line in enumerate(lines) if not line]
         if blank:
-            raise ValueError(f"prediction file {str(p)!r} has blank line(s) {blank[:5]}; "
+            raise ValueError(f"`path`: prediction file {str(p)!r} has blank line(s) {blank[:5]}; "
                              "every line must hold one label")
         values = np.array(lines)
         for dtype in (np.int64, np.float64):
@@ -298,16 +298,17 @@ def _encode(raws: Sequence[_Raw], values: Sequence[np.ndarray],
     if labels is not None:
         text["labels"] = np.asarray(labels).dtype.kind in "USO"
     if len(set(text.values())) > 1:
-        raise TypeError("labels must be all strings or all numbers across inputs; strings in "
-                        f"{sorted(k for k, v in text.items() if v)}, numbers in "
-                        f"{sorted(k for k, v in text.items() if not v)}")
+        shown = " and ".join(f"`{k}` holds {'strings' if v else 'numbers'}"
+                             for k, v in sorted(text.items()))
+        raise TypeError(f"labels must be all strings or all numbers across inputs; {shown}")
     if labels is None:
         try:
             label_set = np.unique(np.concatenate([v.ravel() for v in values]))
         except (TypeError, ValueError):
-            kinds = {r.name: str(v.dtype) for r, v in zip(raws, values, strict=True)}
+            kinds = ", ".join(f"`{r.name}` of dtype {v.dtype}"
+                              for r, v in zip(raws, values, strict=True))
             raise TypeError(f"labels must be all strings or all numbers across inputs; got "
-                            f"dtypes {kinds}") from None
+                            f"{kinds}") from None
     else:
         label_set = check_label_set(labels)
     sorter = np.argsort(label_set, kind="stable")
