@@ -575,7 +575,7 @@ def open_cube(path: str | os.PathLike[str]) -> xr.Dataset:
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"`path` must be a str or a path; got {type(path).__name__}")
     if not os.path.exists(path):
-        raise FileNotFoundError(f"no such file: {str(path)!r}")
+        raise FileNotFoundError(f"`path`: no such file: {str(path)!r}")
     if os.path.isdir(path):
         _atomic.check_complete(path, "zarr cube store")
         generation = _atomic.check_manifest(path, "zarr cube store")

@@ -63,11 +63,12 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     suffix = p.suffix.lower()
     if suffix not in _READERS:
         shown = ", ".join(sorted(_READERS))
-        raise CubeError(f"cannot read {str(p)!r}: unknown suffix {suffix!r}; use one of {shown}")
+        raise CubeError(f"`path`: cannot read {str(p)!r}: unknown suffix {suffix!r}; use one "
+                        f"of {shown}")
     if not p.exists():
-        raise FileNotFoundError(f"no such file: {str(p)!r}")
+        raise FileNotFoundError(f"`path`: no such file: {str(p)!r}")
     if p.is_file() and p.stat().st_size < 4096 and not p.read_bytes().strip():
-        raise CubeError(f"{str(p)!r} is empty (no header and no rows)")
+        raise CubeError(f"`path`: {str(p)!r} is empty (no header and no rows)")
     try:
         table = _READERS[suffix](p, kwargs)
     except pd.errors.EmptyDataError:

@@ -285,7 +285,7 @@ def _read_outcomes(file: Path) -> _Registry:
     for h0, cond in raw.items():
         entry = _outcome_entry(file, f"baseline {h0!r}", cond, (*_FIELDS, "h1"))
         if not isinstance(cond["h1"], dict):
-            raise ValueError(f"baseline {h0!r} in {str(file)!r}: 'h1' must be a mapping "
+            raise ValueError(f"`path`: baseline {h0!r} in {str(file)!r}: 'h1' must be a mapping "
                              f"treatment -> runs; got {type(cond['h1']).__name__}")
         data[h0] = entry
         data[h0]["h1"] = {h1: _outcome_entry(file, f"treatment {h1!r} of baseline {h0!r}", c,
@@ -296,15 +296,15 @@ def _read_outcomes(file: Path) -> _Registry:
 def _outcome_entry(file: Path, who: str, cond: Any, fields: tuple[str, ...]) -> dict[str, Any]:
     """One condition of an outcomes file: a mapping with a list per field."""
     if not isinstance(cond, dict):
-        raise ValueError(f"{who} in {str(file)!r} must be a mapping of {list(fields)}; got "
+        raise ValueError(f"`path`: {who} in {str(file)!r} must be a mapping of {list(fields)}; got "
                          f"{type(cond).__name__} {cond!r:.60}")
     missing = [f for f in fields if f not in cond]
     if missing:
-        raise ValueError(f"{who} in {str(file)!r} lacks {missing}")
+        raise ValueError(f"`path`: {who} in {str(file)!r} lacks {missing}")
     bad = [f for f in _FIELDS if not isinstance(cond[f], list)]
     if bad:
-        raise ValueError(f"{who} in {str(file)!r}: {bad} must be lists (one entry per run); "
-                         f"got {[type(cond[f]).__name__ for f in bad]}")
+        raise ValueError(f"`path`: {who} in {str(file)!r}: {bad} must be lists (one entry per "
+                         f"run); got {[type(cond[f]).__name__ for f in bad]}")
     return {f: list(cond[f]) for f in _FIELDS}
 
 
