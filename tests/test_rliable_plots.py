@@ -58,6 +58,10 @@ def test_plots_refuse_other_results(cube):
     with pytest.raises(CubeError, match="`profile` must be the result of"):
         eq.plots.performance_profile_plot(cube)
     one = eq.from_arrays(np.ones((1, 2, 3)))
-    poi = eq.probability_of_improvement(one, n_resamples=10, rng=0)
+    with pytest.raises(CubeError, match="`cube` has 1 model"):   # nothing to compare
+        eq.probability_of_improvement(one, n_resamples=10, rng=0)
+    two = eq.from_arrays(np.arange(12.0).reshape(2, 2, 3), models=["a", "b"])
+    poi = eq.probability_of_improvement(two, n_resamples=10, rng=0).isel(model=[0],
+                                                                          model_b=[0])
     with pytest.raises(CubeError, match="fewer than two models"):
         eq.plots.probability_of_improvement_plot(poi)

@@ -802,6 +802,56 @@ def _cube_battery() -> list[Case]:
     return c
 
 
+def _plots_battery() -> list[Case]:
+    """Every plot of the modules this work owns (not plots/ratings.py), given None, a table,
+    an empty dataset, and (where a valid result is cheap) ``title=5`` and ``ax="ax"``."""
+    import matplotlib.pyplot as plt
+
+    from evaluq import plots
+
+    def closing(call: Any) -> Any:
+        def run() -> Any:
+            try:
+                return call()
+            finally:
+                plt.close("all")
+        return run
+
+    first = {
+        "annotation_bins": plots.annotation_bins,
+        "bayesian_comparison": plots.bayesian_comparison,
+        "critical_difference_diagram": plots.critical_difference_diagram,
+        "forest_plot": plots.forest_plot,
+        "interval_estimates_panel": plots.interval_estimates_panel,
+        "mde_plot": plots.mde_plot,
+        "performance_profile_plot": plots.performance_profile_plot,
+        "posterior_differences": plots.posterior_differences,
+        "probability_of_improvement_plot": plots.probability_of_improvement_plot,
+        "rank_heatmap": plots.rank_heatmap,
+        "resample_histogram": plots.resample_histogram,
+        "scarce_intervals": plots.scarce_intervals,
+        "tier_diagram": plots.tier_diagram,
+        "variance_bars": plots.variance_bars,
+    }
+    bad = {"None": lambda: None, "a DataFrame": lambda: pd.DataFrame({"a": [1.0]}),
+           "an empty dataset": xr.Dataset}
+    c = [Case(f"evaluq.plots.{name}", f"plots battery: {label}",
+              closing(lambda fn=fn, make=make: fn(make())), ARG)
+         for name, fn in first.items() for label, make in bad.items()]
+    valid = {"forest_plot": lambda: eq.pairwise_differences(eq.aggregate(resampled())),
+             "rank_heatmap": lambda: eq.rank_distribution(eq.aggregate(resampled())),
+             "critical_difference_diagram": lambda: eq.critical_difference(cube()),
+             "performance_profile_plot": lambda: eq.performance_profile(
+                 cube(), [0.5], n_resamples=20, rng=0)}
+    for name, make in valid.items():
+        fn = first[name]
+        c += [Case(f"evaluq.plots.{name}", "plots battery: title=5",
+                   closing(lambda fn=fn, make=make: fn(make(), title=5)), "`title`"),
+              Case(f"evaluq.plots.{name}", "plots battery: ax='ax'",
+                   closing(lambda fn=fn, make=make: fn(make(), ax="ax")), "`ax`")]
+    return c
+
+
 def _experiment() -> Any:
     exp = eq.Experiment()
     targets = np.array([0, 1, 1, 0] * 10)
@@ -843,7 +893,8 @@ HANGS = {"evaluq.demo.demo_cube:n_boot 10**12 (huge)"}
 
 def surface_cases() -> list[Case]:
     cases = [*_field(), *_hierarchical(), *_small_samples(), *_power(), *_cube_pipeline(),
-             *_items(), *_demo_io(), *_others(), *_memory(), *_battery(), *_cube_battery()]
+             *_items(), *_demo_io(), *_others(), *_memory(), *_battery(), *_cube_battery(),
+             *_plots_battery()]
     stale = set(XFAIL) - {f"{c.name}:{c.label}" for c in cases}
     assert not stale, f"XFAIL entries naming no case: {sorted(stale)}"
     return [Case(c.name, c.label, c.call, c.match, XFAIL.get(f"{c.name}:{c.label}", c.xfail),

@@ -12,7 +12,7 @@ import xarray as xr
 
 from evaluq._dims import LANGUAGE, LANGUAGE_LABEL, MODEL, MODEL_B, RANK
 from evaluq._intervals import CI_KIND
-from evaluq._validation import check_bool
+from evaluq._validation import check_bool, check_text
 from evaluq.errors import CubeError
 from evaluq.pairwise import pairwise_table
 from evaluq.plots._common import (
@@ -81,6 +81,7 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['m2 − m0', 'm2 − m1', 'm1 − m0']
     """
+    check_text("title", title, or_none=True)
     _require(pairwise, "pairwise", "eq.pairwise_differences", ("ci",))
     if MODEL_B not in pairwise.dims:
         raise CubeError(f"`pairwise` must be the result of eq.pairwise_differences (a Dataset "
@@ -153,6 +154,7 @@ def rank_heatmap(ranks: xr.Dataset, *, title: str | None = None,
     >>> fig.axes[0].images[0].get_array().shape
     (3, 3)
     """
+    check_text("title", title, or_none=True)
     _require(ranks, "ranks", "eq.rank_distribution", ("probability", "expected_rank"))
     if annotate is not None:
         annotate = check_bool("annotate", annotate, or_none=True)
@@ -226,6 +228,7 @@ def tier_diagram(aggregated: xr.Dataset, tiers: xr.DataArray | None = None, *,
     >>> [line.get_label() for line in fig.axes[0].lines if line.get_label().startswith("tier")]
     ['tier 2']
     """
+    check_text("title", title, or_none=True)
     from evaluq._dims import RESAMPLED
     from evaluq.ranks import significance_groups
     from evaluq.resampling import OBSERVED

@@ -11,7 +11,7 @@ import numpy as np
 import xarray as xr
 
 from evaluq._dims import MODEL, MODEL_B
-from evaluq._validation import check_pair
+from evaluq._validation import check_pair, check_text
 from evaluq.errors import CubeError
 from evaluq.plots._common import (
     _ACCENT,
@@ -112,6 +112,7 @@ def critical_difference_diagram(result: xr.Dataset, *, ax: Axes | None = None,
     >>> sorted(line.get_label() for line in fig.axes[0].lines if line.get_label()[0] in "Cg")
     ['CD', 'group 0', 'group 1']
     """
+    check_text("title", title, or_none=True)
     from evaluq._dims import IN_GROUP, MEAN_RANK
 
     _require(result, "result", "eq.critical_difference", (MEAN_RANK, IN_GROUP))
@@ -221,6 +222,7 @@ def bayesian_comparison(result: Any, *, ax: Axes | None = None,
     >>> len(fig.axes)
     1
     """
+    check_text("title", title, or_none=True)
     from evaluq.field.bayescomp import BayesianComparison
 
     if not isinstance(result, BayesianComparison):
@@ -280,6 +282,7 @@ def interval_estimates_panel(estimates: xr.Dataset, *, axes: Any = None,
     >>> [ax.get_title() for ax in fig.axes]
     ['Median', 'IQM', 'Mean', 'Optimality gap']
     """
+    check_text("title", title, or_none=True)
     _require(estimates, "estimates", "eq.interval_estimates", ("estimate", "ci"),
              ("aggregate",))
     names = [str(a) for a in estimates["aggregate"].values]
@@ -333,6 +336,7 @@ def performance_profile_plot(profile: xr.Dataset, *, ax: Any = None,
     >>> len(fig.axes[0].get_lines())
     2
     """
+    check_text("title", title, or_none=True)
     _require(profile, "profile", "eq.performance_profile", ("estimate", "ci"),
              ("threshold",))
     fig, axis = _axes(ax, COLUMN_WIDTH, 2.3)
@@ -385,6 +389,7 @@ def probability_of_improvement_plot(poi: xr.Dataset, *,
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['0 vs 1', '0 vs 2', '1 vs 2']
     """
+    check_text("title", title, or_none=True)
     _require(poi, "poi", "eq.probability_of_improvement", ("estimate", "ci"), (MODEL_B,))
     models = list(poi[MODEL].values)
     if pairs is None:
