@@ -105,3 +105,71 @@ def test_rows_in_another_order_give_the_same_files(tmp_path):
     a = pd.read_csv(tmp_path / "a" / "ratings.csv", index_col=0)
     b = pd.read_csv(tmp_path / "b" / "ratings.csv", index_col=0)
     pd.testing.assert_frame_equal(a, b, rtol=1e-9)
+
+
+STYLE = Path(__file__).parents[1] / "benchmarks" / "anchors" / "arena_style_votes.csv"
+BATTLES = Path(__file__).parent / "data" / "judges" / "arena_battles.csv"
+ARENA_LABELS = ["--outcome", "a=model_a", "--outcome", "b=model_b", "--outcome", "tie=tie",
+                "--outcome", "bothbad=tie"]
+
+
+def test_style_covariates_from_the_command_line(tmp_path, capsys):
+    """``--covariate NAME=COL_A,COL_B`` is fit_ratings' ``covariates={NAME: (COL_A, COL_B)}``:
+    the same ratings and coefficients, a covariates.csv and a section of the page."""
+    from evaluq.ratings import fit_ratings
+
+    out = tmp_path / "out"
+    code = main(["ratings", str(STYLE), "--covariate", "length=tokens_a,tokens_b",
+                 "--covariate", "headers=headers_a,headers_b", "--cluster", "prompt",
+                 "--out", str(out)])
+    assert code == 0
+    assert "covariates (elo per SD of the covariate)" in capsys.readouterr().out
+    expected = fit_ratings(pd.read_csv(STYLE), cluster="prompt", covariates={
+        "length": ("tokens_a", "tokens_b"), "headers": ("headers_a", "headers_b")})
+    table = pd.read_csv(out / "covariates.csv", index_col=0)
+    np.testing.assert_allclose(table["coefficient"], expected.covariate_coefficient.values,
+                               rtol=1e-12)
+    ratings = pd.read_csv(out / "ratings.csv", index_col=0)["rating"]
+    np.testing.assert_allclose(ratings, expected.rating.to_series().loc[ratings.index],
+                               rtol=1e-12)
+    page = (out / "ratings.html").read_text()
+    assert 'id="covariates"' in page
+    assert "(tokens_a - tokens_b) / (tokens_a + tokens_b)" in page
+
+
+def test_judge_assisted_ratings_from_the_command_line(tmp_path, capsys):
+    """``--judge COL --gold COL`` runs fit_judged_ratings on real arena battles with a tenth
+    of the human votes kept; the page says what lambda and the gain were."""
+    from evaluq.ratings import fit_judged_ratings
+
+    votes = pd.read_csv(BATTLES)
+    votes.loc[np.random.default_rng(0).random(len(votes)) > 0.1, "human"] = None
+    path = tmp_path / "battles.csv"
+    votes.to_csv(path, index=False)
+    out = tmp_path / "out"
+    code = main(["ratings", str(path), "--judge", "gpt4", "--gold", "human", *ARENA_LABELS,
+                 "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "judge-assisted (PPI++): lambda" in printed
+    outcomes = {"a": "model_a", "b": "model_b", "tie": "tie", "bothbad": "tie"}
+    expected = fit_judged_ratings(pd.read_csv(path), judge="gpt4", gold="human",
+                                  outcomes=outcomes)
+    ratings = pd.read_csv(out / "ratings.csv", index_col=0)["rating"]
+    np.testing.assert_allclose(ratings, expected.rating.to_series().loc[ratings.index],
+                               rtol=1e-12)
+    assert "Judge-assisted (PPI++)" in (out / "ratings.html").read_text()
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--judge", "gpt4"], "--judge and --gold go together"),
+    (["--lam", "0.5"], "--lam is PPI's weight"),
+    (["--judge", "gpt4", "--gold", "human", "--covariate", "x"], "not available with --judge"),
+    (["--covariate", "length=tokens_a"], "NAME=COL_A,COL_B"),
+    (["--judge", "gpt4", "--gold", "human"], "map them with --outcome LABEL=ROLE"),
+])
+def test_ratings_flags_refused_with_their_remedy(flags, message, tmp_path, capsys):
+    source = BATTLES if "--judge" in flags else STYLE
+    code = main(["ratings", str(source), *flags, "--out", str(tmp_path / "out")])
+    assert code == 2
+    assert message in capsys.readouterr().err

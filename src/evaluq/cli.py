@@ -495,6 +495,22 @@ def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cluster", default=None, metavar="COL",
                    help="votes sharing this column (prompt, voter) are not independent: "
                         "cluster-robust intervals and a cluster bootstrap")
+    p.add_argument("--covariate", action="append", default=None, metavar="SPEC",
+                   help="style control: a per-vote covariate fitted with the ratings; COL (a "
+                        "column holding an a-vs-b value) or NAME=COL_A,COL_B (counts of each "
+                        "side's answer, e.g. length=len_a,len_b: LMArena's relative "
+                        "difference); repeat for several")
+    p.add_argument("--no-standardize-covariates", action="store_true",
+                   help="use the covariates' raw values (default: mean 0, SD 1 over the votes)")
+    p.add_argument("--judge", default=None, metavar="COL",
+                   help="judge-assisted ratings: the column of a judge's verdict on every "
+                        "vote, corrected by the human verdicts in --gold (PPI++); replaces "
+                        "--winner")
+    p.add_argument("--gold", default=None, metavar="COL",
+                   help="with --judge: the column of the human (gold) verdict, empty where "
+                        "no person voted")
+    p.add_argument("--lam", type=float, default=None,
+                   help="with --judge: PPI's weight on the judge in [0, 1] (default: tuned)")
     p.add_argument("--ties", choices=("davidson", "half", "drop"), default="davidson",
                    help="davidson (default: a fitted tie parameter), half (a tie is half a "
                         "win each) or drop")
@@ -529,6 +545,51 @@ def _outcomes(texts: Sequence[str] | None) -> dict[str, str] | None:
     return out
 
 
+def _covariates(texts: Sequence[str] | None) -> dict[str, Any] | None:
+    """``--covariate COL`` / ``--covariate NAME=COL_A,COL_B`` as ``fit_ratings``'
+    ``covariates`` (a mapping from a name to a column or a pair of columns)."""
+    if not texts:
+        return None
+    out: dict[str, Any] = {}
+    for text in texts:
+        name, sep, columns = text.partition("=")
+        if not sep:
+            out[text] = text
+            continue
+        pair = tuple(columns.split(","))
+        if not name or len(pair) != 2 or not all(pair):
+            raise ValueError(f"--covariate takes COL or NAME=COL_A,COL_B (e.g. --covariate "
+                             f"length=len_a,len_b); got {text!r}")
+        out[name] = pair
+    return out
+
+
+def _ratings_options(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
+    """The fit's keyword arguments from the command line, and whether it is judge-assisted
+    (``--judge`` with ``--gold``)."""
+    judged = args.judge is not None or args.gold is not None
+    if judged and (args.judge is None or args.gold is None):
+        raise ValueError("--judge and --gold go together: the judge's verdict on every vote "
+                         "and the human verdict where there is one")
+    if not judged and args.lam is not None:
+        raise ValueError("--lam is PPI's weight on the judge: give it with --judge and --gold")
+    if judged and args.covariate:
+        raise ValueError("--covariate (style control) is not available with --judge: fit the "
+                         "style-controlled ratings on the human votes, or drop --covariate")
+    options: dict[str, Any] = {
+        "model_a": args.model_a, "model_b": args.model_b, "outcomes": _outcomes(args.outcome),
+        "ties": args.ties, "cluster": args.cluster, "interval": args.interval,
+        "confidence_level": args.confidence_level, "n_resamples": args.n_resamples,
+        "scale": args.scale, "reference": args.reference, "rng": args.rng}
+    if judged:
+        return options | {"judge": args.judge, "gold": args.gold, "lam": args.lam}, True
+    options["winner"] = args.winner
+    if args.covariate:
+        options |= {"covariates": _covariates(args.covariate),
+                    "standardize_covariates": not args.no_standardize_covariates}
+    return options, False
+
+
 def _run_ratings(args: argparse.Namespace) -> int:
     import shlex
 
@@ -536,24 +597,24 @@ def _run_ratings(args: argparse.Namespace) -> int:
 
     from evaluq._atomic import write_text
     from evaluq.io import read_table
-    from evaluq.ratings import fit_ratings
+    from evaluq.ratings import fit_judged_ratings, fit_ratings
     from evaluq.reporting._ratings import ratings_report
 
+    options, judged = _ratings_options(args)
     votes = pd.concat([read_table(f) for f in args.files], ignore_index=True)
-    options = {"model_a": args.model_a, "model_b": args.model_b, "winner": args.winner,
-               "outcomes": _outcomes(args.outcome), "ties": args.ties,
-               "cluster": args.cluster, "interval": args.interval,
-               "confidence_level": args.confidence_level, "n_resamples": args.n_resamples,
-               "scale": args.scale, "reference": args.reference, "rng": args.rng}
-    result = fit_ratings(votes, **options)
+    result = (fit_judged_ratings if judged else fit_ratings)(votes, **options)
     out = _out_folder(args.out)
     command = "evaluq " + shlex.join(args.argv)
     ratings_report(result, out=out / "ratings.html", settings=options, command=command)
     write_text(out / "ratings.csv", result.to_dataframe().to_csv())
     write_text(out / "win_probability.csv",
                result.win_probability.to_pandas().to_csv())
+    written = ["ratings.html", "ratings.csv", "win_probability.csv"]
+    if result.covariate_coefficient is not None:
+        write_text(out / "covariates.csv", result.covariate_table().to_csv())
+        written.append("covariates.csv")
     print(result)
-    print(f"evaluq ratings: wrote ratings.html, ratings.csv and win_probability.csv to {out}/")
+    print(f"evaluq ratings: wrote {', '.join(written[:-1])} and {written[-1]} to {out}/")
     return 0
 
 
@@ -632,6 +693,11 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"`?replication='(\w+)'`?", r"--replication \1"),
     (r"`?languages='(\w+)'`?", r"--resample-languages \1"),
     (r"`?n_resamples`?", "--n-resamples"),
+    (r"(add them to|map them with) `outcomes=?`(?!, e\.g\.)",
+     "map them with --outcome LABEL=ROLE (ROLE model_a, model_b or tie)"),
+    (r"`judge` column", "--judge column"),
+    (r"`gold` column", "--gold column"),
+    (r"`covariates`", "--covariate"),
 )
 """(pattern, replacement) pairs that turn a Python remedy in a message into the command
 line's flag (``tests/test_cli_remedies.py`` checks every flag named exists)."""

@@ -415,6 +415,12 @@ class RatingsResult(ResultBase):
                          f"{float(self.tie_parameter) / 2:.4f})")
         if d["prior"] != "none":
             lines.append(f"  prior: {d['prior']}")
+        if "lam" in d:
+            lines.append(f"  judge-assisted (PPI++): lambda {d['lam']:.3g}; {d['n_labelled']} "
+                         f"gold votes worth {d['effective_labels']:.0f} (gain "
+                         f"{d['gain']:.2f})")
+            if d.get("notes"):
+                lines.append(f"  note: {d['notes']}")
         if self.covariate_coefficient is not None:
             coefs = self.covariate_table()
             lines.append(f"  covariates ({coefs.attrs['unit']}): " + "; ".join(

@@ -55,7 +55,34 @@ def _summary(result: Any) -> str:
                f"{nu / 2:.4f}).")
     return (f"{d.get('n_votes', '?')} votes between {n_models} models{clusters}; ties "
             f"{d.get('ties')}, {d.get('interval')} intervals, {d.get('scale')} scale; "
-            f"{d.get('identifiability', '')}.{tie}")
+            f"{d.get('identifiability', '')}.{tie}{_judged_summary(d)}")
+
+
+def _judged_summary(d: Mapping[str, Any]) -> str:
+    """How the judge's votes were corrected by the gold ones (``fit_judged_ratings``)."""
+    if "lam" not in d:
+        return ""
+    notes = f"Note: {d['notes']}." if d.get("notes") else ""
+    return (f" Judge-assisted (PPI++): the judge voted on all {d.get('n_votes', '?')} "
+            f"comparisons, people on {d.get('n_labelled', '?')}; lambda = {d['lam']:.3g} "
+            f"(the judge's weight); the {d.get('n_labelled', '?')} human votes are worth "
+            f"{d['effective_labels']:.0f} (gain {d['gain']:.2f} over the human votes "
+            f"alone). {notes}").rstrip()
+
+
+def covariates_section(result: Any) -> Section:
+    """Section: the style covariates' coefficients (style control), with how each was made."""
+    table = result.covariate_table()
+    unit = table.attrs.get("unit", "")
+    level = result.confidence_level
+    text = (f"The ratings above are net of these per-vote covariates, fitted jointly (a "
+            f"contextual Bradley-Terry, as LMArena's style control). A coefficient is how "
+            f"much the covariate moves the a-vs-b rating difference, in {unit}; the interval "
+            f"is {level:.0%}.")
+    return Section("covariates", "Style covariates",
+                   "\n".join([_p(text), _table_html(table, caption=(
+                       f"Style covariates: coefficient, SE and {level:.0%} interval; the "
+                       "covariate's definition, mean and SD over the votes."))]))
 
 
 def ratings_section(result: Any) -> Section:
@@ -107,6 +134,8 @@ def ratings_sections(result: Any, *, settings: Mapping[str, Any] | None = None,
 
     agg = ratings_draws(result)
     sections = [ratings_section(result)]
+    if result.covariate_coefficient is not None:
+        sections.append(covariates_section(result))
     if result.rating.sizes[MODEL] > 1:
         sections += [_ranks_section(rank_distribution(agg)), win_probability_section(result),
                      _tiers_section(agg, significance_groups(agg))]
@@ -122,7 +151,8 @@ def ratings_report(result: Any, *, out: str | Path | None = None, title: str | N
     Parameters
     ----------
     result
-        The result of :func:`evaluq.fit_ratings`.
+        The result of :func:`evaluq.fit_ratings` (with style covariates: a section of their
+        coefficients) or :func:`evaluq.fit_judged_ratings` (how the judge was corrected).
     out
         The HTML file to write (atomically); None to only build the page.
     title
@@ -151,7 +181,8 @@ def ratings_report(result: Any, *, out: str | Path | None = None, title: str | N
     ['ratings', 'ranks', 'win-probability', 'tiers', 'reproducibility']
     """
     if not hasattr(result, "win_probability"):
-        raise TypeError(f"`result` must be the result of eq.fit_ratings; got "
+        raise TypeError(f"`result` must be the result of eq.fit_ratings (or "
+                        f"eq.fit_judged_ratings); got "
                         f"{type(result).__name__}")
     sections = ratings_sections(result, settings=settings, command=command)
     n_models = result.rating.sizes[MODEL]
