@@ -297,7 +297,13 @@ def write(table: pd.DataFrame, stem: str | os.PathLike[str], *,
     chosen = list(formats)
     for f in chosen:
         check_choice("formats", f, FORMATS)
+    if not isinstance(stem, str | os.PathLike):
+        raise TypeError(f"`stem` must be a path (str or os.PathLike) without suffix; got "
+                        f"{type(stem).__name__}")
     base = Path(stem)
+    if not base.parent.is_dir():
+        raise FileNotFoundError(f"`stem`: the folder {str(base.parent)!r} does not exist "
+                                f"(create it first)")
     written = []
     for f in chosen:
         path = base.with_name(base.name + "." + f)

@@ -852,6 +852,96 @@ def _plots_battery() -> list[Case]:
     return c
 
 
+def _tables_tests_battery() -> list[Case]:
+    """The tables, bootstrap_test and the agreement statistics: wrong types, empty, NaN,
+    unknown options, out-of-range levels."""
+    from evaluq import agreement, tables
+
+    from .corpus import RATINGS
+    T = "evaluq.tables."
+    table = lambda: eq.variance_table(eq.variance_components(cube()))  # noqa: E731
+    c = [Case(T + "to_latex", "None", lambda: tables.to_latex(None), "`table`"),
+         Case(T + "to_latex", "digits -1", lambda: tables.to_latex(table(), digits=-1),
+              "`digits`"),
+         Case(T + "to_latex", "digits '3'", lambda: tables.to_latex(table(), digits="3"),
+              "`digits`"),
+         Case(T + "to_latex", "caption 5", lambda: tables.to_latex(table(), caption=5),
+              "`caption`"),
+         Case(T + "to_latex", "index 'yes'", lambda: tables.to_latex(table(), index="yes"),
+              "`index`"),
+         Case(T + "to_markdown", "None", lambda: tables.to_markdown(None), "`table`"),
+         Case(T + "to_markdown", "digits -1", lambda: tables.to_markdown(table(), digits=-1),
+              "`digits`"),
+         Case(T + "to_markdown", "caption 5", lambda: tables.to_markdown(table(), caption=5),
+              "`caption`"),
+         Case(T + "caption", "a number", lambda: tables.caption(5), "`table`"),
+         Case(T + "whole_ranks", "a number", lambda: tables.whole_ranks(5), "`table`"),
+         Case(T + "write", "unknown format",
+              lambda: tables.write(table(), os.path.join(tempfile.gettempdir(), "t"),
+                                   formats=["pdf"]), "`formats`"),
+         Case(T + "write", "stem a number", lambda: tables.write(table(), 5), "`stem`"),
+         Case(T + "write", "a folder that does not exist",
+              lambda: tables.write(table(), "/nonexistent/dir/t"), "`stem`",
+              errors=(ValueError, TypeError, FileNotFoundError))]
+    y0, y1 = np.array([0, 1, 1, 0] * 10), np.array([0, 1, 0, 0] * 10)
+    y2 = np.array([0, 1, 1, 1] * 10)
+    BT = "evaluq.bootstrap_test"
+    c += [Case(BT, "text predictions against numeric targets",
+               lambda: eq.bootstrap_test(y0, ["a"] * 40, y2, metrics="accuracy", rng=0), ARG),
+          Case(BT, "lengths differ",
+               lambda: eq.bootstrap_test(y0, y1[:-4], y2, metrics="accuracy", rng=0), ARG),
+          Case(BT, "empty", lambda: eq.bootstrap_test([], [], [], metrics="accuracy", rng=0),
+               ARG),
+          Case(BT, "unknown method",
+               lambda: eq.bootstrap_test(y0, y1, y2, metrics="accuracy", method="bogus", rng=0),
+               "`method`"),
+          Case(BT, "unknown metric",
+               lambda: eq.bootstrap_test(y0, y1, y2, metrics="bleu", rng=0), "`metric"),
+          Case(BT, "sample_size 0",
+               lambda: eq.bootstrap_test(y0, y1, y2, metrics="accuracy", sample_size=0, rng=0),
+               "`sample_size`"),
+          Case(BT, "sample_size 2",
+               lambda: eq.bootstrap_test(y0, y1, y2, metrics="accuracy", sample_size=2, rng=0),
+               "`sample_size`"),
+          Case(BT, "confidence_level 1",
+               lambda: eq.bootstrap_test(y0, y1, y2, metrics="accuracy", confidence_level=1,
+                                         rng=0), "`confidence_level`"),
+          Case(BT, "unknown kind",
+               lambda: eq.bootstrap_test(y0, y1, y2, kind="fuzzy", rng=0), "`kind`"),
+          Case(BT, "NaN prediction",
+               lambda: eq.bootstrap_test(y0, np.r_[y1[:-1], NAN], y2, metrics="accuracy",
+                                         rng=0), ARG)]
+    AG = "evaluq.agreement."
+    c += [Case(AG + "cohen_kappa", "text and numbers",
+               lambda: agreement.cohen_kappa(["a", "b"], [0, 1], n_resamples=10), ARG),
+          Case(AG + "cohen_kappa", "empty",
+               lambda: agreement.cohen_kappa([], [], n_resamples=10), ARG),
+          Case(AG + "cohen_kappa", "unknown weights",
+               lambda: agreement.cohen_kappa([0, 1, 1], [0, 1, 0], weights="cubic",
+                                             n_resamples=10), "`weights`"),
+          Case(AG + "icc", "text ratings", lambda: agreement.icc([["a", "b"], ["c", "d"]],
+                                                                 n_resamples=10), "`ratings`"),
+          Case(AG + "icc", "one item", lambda: agreement.icc(RATINGS[:1], n_resamples=10), ARG),
+          Case(AG + "icc", "confidence_level 2",
+               lambda: agreement.icc(RATINGS, confidence_level=2, n_resamples=10),
+               "`confidence_level`"),
+          Case(AG + "icc", "1-D ratings", lambda: agreement.icc(RATINGS[:, 0], n_resamples=10),
+               "`ratings`"),
+          Case(AG + "krippendorff_alpha", "unknown level",
+               lambda: agreement.krippendorff_alpha(RATINGS, level_of_measurement="ratio",
+                                                    n_resamples=10),
+               "`level_of_measurement`"),
+          Case(AG + "krippendorff_alpha", "text ratings",
+               lambda: agreement.krippendorff_alpha([["a", "b"], ["c", "d"]], n_resamples=10),
+               "`ratings`"),
+          Case(AG + "krippendorff_alpha", "all NaN",
+               lambda: agreement.krippendorff_alpha(RATINGS * NAN, n_resamples=10), ARG),
+          Case(AG + "krippendorff_alpha", "value_domain missing a value",
+               lambda: agreement.krippendorff_alpha(RATINGS, value_domain=[1, 2],
+                                                    n_resamples=10), "`value_domain`|`ratings`")]
+    return c
+
+
 def _experiment() -> Any:
     exp = eq.Experiment()
     targets = np.array([0, 1, 1, 0] * 10)
@@ -894,7 +984,7 @@ HANGS = {"evaluq.demo.demo_cube:n_boot 10**12 (huge)"}
 def surface_cases() -> list[Case]:
     cases = [*_field(), *_hierarchical(), *_small_samples(), *_power(), *_cube_pipeline(),
              *_items(), *_demo_io(), *_others(), *_memory(), *_battery(), *_cube_battery(),
-             *_plots_battery()]
+             *_plots_battery(), *_tables_tests_battery()]
     stale = set(XFAIL) - {f"{c.name}:{c.label}" for c in cases}
     assert not stale, f"XFAIL entries naming no case: {sorted(stale)}"
     return [Case(c.name, c.label, c.call, c.match, XFAIL.get(f"{c.name}:{c.label}", c.xfail),
