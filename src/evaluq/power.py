@@ -74,6 +74,7 @@ from evaluq._validation import (
     check_choice,
     check_int,
     check_int_sequence,
+    check_memory,
     check_real,
 )
 from evaluq.cube import is_summary, validate
@@ -596,6 +597,9 @@ def mde_grid(cube: xr.Dataset, *, n_items: Sequence[int], n_seeds: Sequence[int]
     n_items = check_int_sequence("n_items", n_items, minimum=1)
     n_seeds = check_int_sequence("n_seeds", n_seeds, minimum=1)
     d = _as_design(cube)
+    # the grid: every ordered pair of models at every point, joined twice (rows, then grid)
+    check_memory("n_items", 3 * 8 * d.sizes[MODEL] ** 2 * len(n_items) * len(n_seeds),
+                 hint=" (or `n_seeds`: the grid holds every pair of models at each point)")
     rows = [xr.concat([minimum_detectable_effect(d, alpha=alpha, power=power, n_items=n,
                                                  n_seeds=s, scope=scope)
                        for n in n_items], dim=N_ITEMS)

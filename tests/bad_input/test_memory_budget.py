@@ -81,6 +81,9 @@ CALLS = {
         eq.bootstrap_test(np.array([0, 1, 1, 0] * 10), np.array([0, 1, 0, 0] * 10),
                           np.array([0, 1, 1, 1] * 10), metrics="accuracy", n_resamples=50,
                           rng=0), bins=100)),
+    "mde_grid": ("n_items", lambda: eq.power.mde_grid(
+        eq.power.design_from_sds(sd_item=0.5, n_items=100), n_items=list(range(1, 200)),
+        n_seeds=[1, 2, 3])),
     "bayes_paired_comparison": ("n_draws", lambda: eq.bayes_paired_comparison(
         A, B, n_draws=1000, rng=0)),
 }
