@@ -26,6 +26,7 @@ from .corpus import FINITE
 from .corpus_field import field_cases
 from .corpus_issue35 import issue35_cases
 from .corpus_items import item_cases
+from .corpus_judged_ratings import judged_ratings_cases
 from .corpus_judges import judges_cases
 from .corpus_orientation import orientation_cases
 from .corpus_ratings import ratings_cases
@@ -36,7 +37,7 @@ from .corpus_surface import surface_cases
 
 CASES = [*CUBE_CASES, *reporting_cases(), *field_cases(), *small_sample_cases(),
          *rliable_cases(), *item_cases(), *orientation_cases(), *issue35_cases(),
-         *ratings_cases(), *judges_cases(), *surface_cases()]
+         *ratings_cases(), *judges_cases(), *judged_ratings_cases(), *surface_cases()]
 
 
 def _surface_module() -> Any:
