@@ -10,8 +10,11 @@ default budget: an unguarded one would be killed or run for hours.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
+import xarray as xr
 
 import evaluq as eq
 from evaluq import agreement, dirichlet, metrics
@@ -19,12 +22,20 @@ from evaluq import measurement_error as me
 from evaluq._validation import MEMORY_BUDGET_ENV
 from evaluq.small_samples import interval_coverage
 
-from .corpus import COUNTS, Q3, RATINGS, P, Y, cube
+from . import corpus
+from .corpus import COUNTS, Q3, RATINGS, P, Y
 
 A = np.array([1, 0, 1, 1, 0, 1, 1, 0, 1, 1] * 3)
 B = np.array([1, 1, 0, 1, 0, 0, 1, 0, 1, 0] * 3)
 FOLDS_A = np.random.default_rng(1).normal(0.0, 1.0, 10)
 FOLDS_B = FOLDS_A + 0.5
+
+
+@functools.cache
+def cube() -> xr.Dataset:
+    """The small simulated cube, built once, before a test lowers the budget (simulating it
+    is checked against the budget too)."""
+    return corpus.cube()
 
 
 def _experiment() -> eq.Experiment:
@@ -92,6 +103,7 @@ CALLS = {
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_a_size_past_the_budget_is_refused_before_it_is_drawn(name, monkeypatch):
     argument, call = CALLS[name]
+    cube()                                      # the input, built within the default budget
     monkeypatch.setenv(MEMORY_BUDGET_ENV, "16K")
     with pytest.raises(ValueError, match=rf"`{argument}` would need [\d.]+ [KMGT]iB of memory "
                                          r"at once, above evaluq's memory budget of 16 KiB"):
@@ -115,6 +127,7 @@ def test_the_same_calls_run_within_the_default_budget():
 
 
 def test_a_lazy_resample_is_not_held_to_the_budget(monkeypatch):
+    cube()
     monkeypatch.setenv(MEMORY_BUDGET_ENV, "16K")
     lazy = eq.resample(cube(), n_resamples=1000, rng=0, lazy=True)
     assert lazy.sizes["resample"] == 1000
