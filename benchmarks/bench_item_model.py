@@ -12,6 +12,15 @@ The beta-binomial family (run drift rho 0.2) is timed on 10 models x 2,000 items
 of the benchmark scores; ``--skip-beta-binomial`` leaves it out, ``--only-beta-binomial``
 runs it alone.
 
+Task effects (issue 34): one table of 10 models x 1,000 items x 3 epochs in 4 tasks
+(``--quick``: 5 x 300 x 3 in 2 tasks) fitted with the binomial family without and with its
+``task=`` column, each cold and warm (warm: the second fit of the same shape, new data),
+in the same run; printed per fit: sampling and wall seconds, the sampler's leapfrog steps
+per draw and mean tree depth, divergences, and the warm ratios (target: with tasks <= 2x
+without). ``--former-effects`` adds the same fits under the former iid parametrisation of
+the effects (``effects="iid"``: the figures before issue 34); ``--only-tasks`` runs the
+task fits alone, ``--skip-tasks`` leaves them out.
+
 Run: ``python benchmarks/bench_item_model.py``
 """
 
@@ -97,6 +106,57 @@ def betabinomial_fits(n_m: int, n_i: int, n_e: int, draws: int, tune: int,
               f"(true 1.5), max |score - truth| {err:.4f}")
 
 
+def _task_fit(table, task: bool, draws: int, tune: int, chains: int) -> dict[str, float]:
+    cols = COLS | ({"task": "task"} if task else {})
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ItemConvergenceWarning)
+        fit = eq.fit_items(table, **cols, family="binomial", draws=draws, tune=tune,
+                           chains=chains, rng=1)
+    wall = time.perf_counter() - start
+    stats = fit.idata["sample_stats"]
+    c = fit.config
+    return {"wall": wall, "sampling": c["sampling_seconds"], "compile": c["compile_seconds"],
+            "steps": float(stats["n_steps"].mean()), "depth": float(stats["depth"].mean()),
+            "divergences": int(stats["diverging"].sum()), "terms": c["n_terms"],
+            "min_ess": float(fit.diagnostics()["ess_bulk"].min())}
+
+
+def task_fits(n_m: int, n_i: int, n_e: int, n_k: int, draws: int, tune: int, chains: int,
+              former: bool = False) -> None:
+    """The binomial fit of one table without and with its task column, cold and warm."""
+    from functools import partial
+
+    from evaluq.item_model import _marginal
+    from evaluq.item_model._model import build_model
+
+    forms = ["zero-sum"] + (["iid"] if former else [])
+    for form in forms:
+        _marginal.build_model = partial(build_model, effects=form)    # type: ignore[assignment]
+        _marginal._COMPILED.clear()
+        warm = {}
+        for task in (False, True):
+            for kind, seed in (("cold", 0), ("warm", 1)):
+                table = simulate_items(n_models=n_m, n_items=n_i, n_epochs=n_e, n_tasks=n_k,
+                                       sigma_item=1.5, model_sd=0.5, rng=seed)
+                r = _task_fit(table, task, draws, tune, chains)
+                print(f"{n_m} models x {n_i} items x {n_e} epochs, {n_k} tasks, effects "
+                      f"{form}, {'with' if task else 'without'} task=, {kind}: wall "
+                      f"{r['wall']:6.2f} s (compile {r['compile']:5.2f}, sampling "
+                      f"{r['sampling']:6.2f}), {r['terms']} terms, {r['steps']:.1f} leapfrog "
+                      f"steps per draw (mean tree depth {r['depth']:.2f}), divergences "
+                      f"{r['divergences']}, min ESS {r['min_ess']:.0f}", flush=True)
+                if kind == "warm":
+                    warm[task] = r
+        ratio = warm[True]["sampling"] / warm[False]["sampling"]
+        print(f"effects {form}: warm with / without tasks: sampling {ratio:.2f}x, wall "
+              f"{warm[True]['wall'] / warm[False]['wall']:.2f}x, steps per draw "
+              f"{warm[True]['steps'] / warm[False]['steps']:.2f}x, terms "
+              f"{warm[True]['terms'] / warm[False]['terms']:.2f}x "
+              f"[target <= 2x: {'ok' if ratio <= 2 else 'OVER TARGET'}]", flush=True)
+    _marginal.build_model = build_model
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
@@ -104,11 +164,19 @@ def main() -> None:
     parser.add_argument("--skip-explicit", action="store_true")
     parser.add_argument("--skip-beta-binomial", action="store_true")
     parser.add_argument("--only-beta-binomial", action="store_true")
+    parser.add_argument("--skip-tasks", action="store_true")
+    parser.add_argument("--only-tasks", action="store_true")
+    parser.add_argument("--former-effects", action="store_true")
     args = parser.parse_args()
     n_m, n_i, n_e = args.size or ((5, 300, 3) if args.quick else (20, 10_000, 5))
     draws, tune, chains = (100, 100, 2) if args.quick else (1000, 1000, 2)
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; sampler nutpie; "
           f"draws={draws}, tune={tune}, chains={chains}")
+    task_args = (((5, 300, 3, 2) if args.quick else (10, 1000, 3, 4))
+                 + (draws, tune, chains) + (args.former_effects,))
+    if args.only_tasks:
+        task_fits(*task_args)
+        return
     if args.only_beta_binomial:
         betabinomial_fits(*((4, 60, 3) if args.quick else (10, 2000, 5)),
                           *((100, 100, 2) if args.quick else (500, 500, 2)))
@@ -123,6 +191,8 @@ def main() -> None:
     text, warm = marginal_fit(_table(n_m, n_i, n_e, 1), draws, tune, chains)
     flag = "ok" if warm <= 30 else "OVER TARGET"
     print(f"{label} marginal warm: {text}  [target sampling <= 30 s: {flag}]")
+    if not args.skip_tasks:
+        task_fits(*task_args)
     if not args.skip_beta_binomial:
         betabinomial_fits(*((4, 60, 3) if args.quick else (10, 2000, 5)),
                           *((100, 100, 2) if args.quick else (500, 500, 2)))

@@ -3,19 +3,22 @@
     logit P(y_mie = 1) = eta_mk - b_i,  eta_mk = alpha + dev_m + t_k + g_mk,
     b_i ~ N(0, sigma_item^2),  t_k ~ N(0, sigma_task^2),  g_mk ~ N(0, sigma_mxt^2).
 
-Each item's effect is integrated out by adaptive Gauss-Hermite quadrature: the integrand
-N(b; 0, s^2) exp(-b Y - sum_m n_km softplus(eta_mk - b)) of a (task, item total) term is
-centred at its mode (a few Newton steps from the logit of the item's accuracy) and scaled
-by its curvature, so ``N_NODES`` nodes are accurate even when an item has hundreds of
-responses (a fixed grid on the prior is not). Terms are few (see ``_data``), so one
-log-density costs O(terms x models x nodes), independent of the number of items.
+The sampler integrates each item's effect out on one grid shared by every term
+(``_gridquad``'s fused kernel, :func:`grid_terms`): a table of -softplus(eta_mk - b_g) per
+(model, task) and node, and each (task, item total) term's integrand N(b; 0, s^2)
+exp(-b Y - sum_m n_km softplus(eta_mk - b)) summed from its task's rows, so one
+log-density costs (models x tasks) x nodes transcendental functions plus terms x models x
+nodes additions, independent of the number of items. The adaptive Gauss-Hermite rule
+(``_quadrature``: each term centred at its mode and scaled by its curvature, ``N_NODES``
+nodes) is the reference (``quadrature="gauss-hermite"``) and serves the draws after
+sampling.
 
 The effects are sampled summing to zero (:func:`zero_sum_effects`: an exact
 reparametrisation of the iid prior above, so the same model), centred when every task has
 many items (:func:`centred_effects`). With a task column the terms are (task, item total)
-pairs, up to K times those of one task: a gradient costs K times more, and that is the
-floor of a task fit's cost against the same fit without tasks (the sampler's steps per
-draw are near those without tasks once the ridges of the iid form are gone).
+pairs, up to K times those of one task: the per-term part of a gradient costs K times
+more, the floor of a task fit's cost against the same fit without tasks (the sampler's
+steps per draw are near those without tasks once the ridges of the iid form are gone).
 
 ``build_explicit_model`` is the same model with one parameter per item (the baseline of the
 speed benchmark and the form for checks).
@@ -71,16 +74,50 @@ def padded_terms(n_terms: int) -> int:
     return max(16, 1 << int(np.ceil(np.log2(max(n_terms, 1)))))
 
 
+QUADRATURES: Final = ("grid", "gauss-hermite")
+"""How :func:`build_model` integrates the item effects out (see :func:`grid_terms`)."""
+
+
+def grid_spacing(data: ItemData) -> float:
+    """h_data of the shared grid (``_gridquad``): the largest information about b of one
+    item, 1/4 per response (p = 1/2)."""
+    from evaluq.item_model._gridquad import data_spacing
+
+    return data_spacing(float(np.max(data.epochs.sum(axis=0))) / 4.0)
+
+
+def grid_terms(data: ItemData, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each (task, item total) term's entries in the shared-grid table (``_gridquad``).
+
+    The table has one row per (model, task), -softplus(eta_mk - b_g) (row m K + k), and a
+    last row -b_g (row M K); term t of task k and total Y takes the rows of its task with
+    counts n_km and the last row with count Y, so its integrand is N(b; 0, s^2) exp(-b Y -
+    sum_m n_km softplus(eta_mk - b)), as the adaptive rule's. Returns rows (size, M + 1)
+    int and counts (size, M + 1); padded terms (weight 0) have zero counts.
+    """
+    n_m, n_k = data.shape
+    n_t = len(data.term_total)
+    rows = np.zeros((size, n_m + 1), dtype=np.int64)
+    counts = np.zeros((size, n_m + 1))
+    rows[:n_t, :n_m] = np.arange(n_m)[None, :] * n_k + data.term_task[:, None]
+    rows[:n_t, n_m] = n_m * n_k
+    counts[:n_t, :n_m] = data.epochs[:, data.term_task].T
+    counts[:n_t, n_m] = data.term_total
+    return rows, counts
+
+
 def model_inputs(data: ItemData, priors: dict[str, float]) -> dict[str, np.ndarray]:
     """Every ``pm.Data`` array of the marginal model, by name."""
     out = {"correct": data.correct, "trials": data.trials}
     if data.has_items:
         size = padded_terms(len(data.term_total))
         pad = size - len(data.term_total)
+        rows, counts = grid_terms(data, size)
         out |= {"term_total": np.r_[data.term_total, np.zeros(pad)],
                 "term_task": np.r_[data.term_task, np.zeros(pad, dtype=np.int64)],
                 "term_weight": np.r_[data.term_weight, np.zeros(pad)],
-                "epochs": data.epochs}
+                "epochs": data.epochs, "grid_rows": rows, "grid_counts": counts,
+                "grid_spacing": np.asarray(grid_spacing(data))}
     return out | {f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in priors.items()}
 
 
@@ -198,8 +235,53 @@ def _effects(x: dict[str, Any], data: ItemData, effects: str = "zero-sum",
     return alpha + model_task_effects(x, *data.shape)
 
 
+TAIL_SDS: Final = 8.0
+"""The shared grid reaches this many curvature SDs beyond the modes of the extreme terms."""
+
+
+def grid_span(x: dict[str, Any], eta: Any, sigma_item: Any) -> tuple[Any, Any]:
+    """Lowest and highest node of the shared grid (PyTensor): +-``HALF_WIDTH`` prior SDs
+    (``_gridquad``), widened to ``TAIL_SDS`` curvature SDs beyond the modes of each task's
+    extreme terms (total 0 and total sum_m n_km: an item no model ever answers, or every
+    model always does). Their mass sits in the prior's tail when an item has many
+    responses (at 4 models x 40 epochs and s = 0.69 the mode of total 0 is 6.2 s out, and
+    a grid of +-7 s misses 3% of its integral); every other term's mode lies between them."""
+    import pytensor.tensor as pt
+
+    from evaluq.item_model._gridquad import HALF_WIDTH
+
+    n_t = pt.concatenate([x["epochs"].T, x["epochs"].T])                  # (2K, M)
+    eta_t = pt.concatenate([eta.T, eta.T])
+    total = pt.concatenate([pt.zeros(eta.shape[1]), x["epochs"].sum(axis=0)])
+    mode, sd = term_mode(eta_t, n_t, total, sigma_item)
+    lo = pt.minimum(-HALF_WIDTH * sigma_item, (mode - TAIL_SDS * sd).min())
+    hi = pt.maximum(HALF_WIDTH * sigma_item, (mode + TAIL_SDS * sd).max())
+    return lo, hi
+
+
+def _grid_loglik(x: dict[str, Any], eta: Any, sigma_item: Any) -> Any:
+    """sum_t w_t log I_t on the grid shared by every term (``_gridquad``'s fused kernel; see
+    :func:`grid_terms`): (models x tasks + 1) x nodes transcendental functions, not terms x
+    models x nodes. Nodes lo + g h over :func:`grid_span`, h = min(h_data, ``HZ`` s) as
+    ``_gridquad``'s (trapezoid rule, relative error ~2 exp(-2 pi^2 w^2 / h^2) for an
+    integrand of SD w)."""
+    import pytensor.tensor as pt
+    from pytensor.gradient import disconnected_grad
+
+    from evaluq.item_model._gridquad import HZ, grid_loglik, prior_base
+
+    lo, hi = grid_span(x, eta, sigma_item)
+    h = pt.minimum(x["grid_spacing"], HZ * sigma_item)
+    b = lo + h * pt.arange(pt.ceil((hi - lo) / h).astype("int64") + 1).astype("float64")
+    b, h = disconnected_grad(b), disconnected_grad(h)      # the rule's value is its own
+    table = pt.concatenate([-pt.softplus(eta[:, :, None] - b).reshape((-1, b.shape[0])),
+                            -b[None, :]], axis=0)
+    return grid_loglik(table, prior_base(pt, b, sigma_item, h), x["grid_rows"],
+                       x["grid_counts"], x["term_weight"])
+
+
 def build_model(data: ItemData, priors: dict[str, float] | None = None,
-                effects: str = "zero-sum") -> pm.Model:
+                effects: str = "zero-sum", quadrature: str = "grid") -> pm.Model:
     """Build the marginal 1PL model (items integrated out) on the sufficient statistics.
 
     Free variables: ``alpha``, ``dev`` (model; with more than one model), ``sigma_item``
@@ -208,12 +290,17 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None,
     summing to zero (``effects="zero-sum"``, :func:`zero_sum_effects`; centred when
     :func:`centred_effects`, else the standardised ``task_z`` / ``model_x_task_z``), or
     ``effects="iid"``: the former form, alpha + dev + sigma_task z_k + sigma_mxt z_mk with
-    iid standard normal z (the same model, kept as the tests' reference). Every array is a
-    ``pm.Data`` so a compiled model is refitted on new data of the same shape.
+    iid standard normal z (the same model, kept as the tests' reference). The item effects
+    are integrated out on the grid shared by every term (``quadrature="grid"``,
+    :func:`grid_terms`) or by the adaptive Gauss-Hermite rule of each term
+    (``"gauss-hermite"``, :func:`term_loglik`; the reference). Every array is a ``pm.Data``
+    so a compiled model is refitted on new data of the same shape.
     """
     import pymc as pm
     import pytensor.tensor as pt
 
+    if quadrature not in QUADRATURES:
+        raise ValueError(f"`quadrature` must be one of {QUADRATURES}; got {quadrature!r}")
     inputs = model_inputs(data, resolve_priors(data, priors))
     with pm.Model(coords={MODEL: list(map(str, data.models))}) as pm_model:
         x = {name: pm.Data(name, value) for name, value in inputs.items()}
@@ -221,10 +308,13 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None,
         loglik = (x["correct"] * eta).sum()
         if data.has_items:
             sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
-            task = x["term_task"]
-            terms = term_loglik(eta[:, task].T, x["epochs"][:, task].T, x["term_total"],
-                                sigma_item)
-            loglik = loglik + (x["term_weight"] * terms).sum()
+            if quadrature == "grid":
+                loglik = loglik + _grid_loglik(x, eta, sigma_item)
+            else:
+                task = x["term_task"]
+                terms = term_loglik(eta[:, task].T, x["epochs"][:, task].T,
+                                    x["term_total"], sigma_item)
+                loglik = loglik + (x["term_weight"] * terms).sum()
         else:
             loglik = loglik - (x["trials"] * pt.softplus(eta)).sum()
         pm.Potential("item_loglik", loglik)
