@@ -264,7 +264,7 @@ def _checked_table(table: TableLike, cols: dict[str, str | None], names: dict[st
     df, source = _read(table, [c for c in cols.values() if c is not None], optional)
     check_column_args(df.columns, {names[k]: v for k, v in cols.items()})
     if len(df) == 0:
-        raise CubeError("the table is empty (no rows)")
+        raise CubeError("`table` is empty (no rows)")
     values = numeric_column(df, str(cols[SCORE]), names[SCORE])
     if cols[SEED] is None and epoch_from_table:
         keys = [c for c in (cols[MODEL], cols[LANGUAGE], cols[ITEM]) if c is not None]

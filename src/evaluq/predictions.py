@@ -13,7 +13,7 @@ from evaluq._dims import BOOT_SCORE, BOOTSTRAP, CLASS, ITEM, LANGUAGE, MODEL, SC
 from evaluq._kernels import bootstrap_counts
 from evaluq._provenance import provenance
 from evaluq._schema import validate
-from evaluq._validation import RNGLike, check_bounds, check_int, check_rng
+from evaluq._validation import RNGLike, check_bounds, check_int, check_memory, check_rng
 from evaluq.errors import CubeError
 from evaluq.metrics._base import Metric, get_metric
 from evaluq.metrics._inputs import prepare_inputs
@@ -297,6 +297,8 @@ def _score_language(lang: Any, targets: Any, predictions: Any, metric_obj: Metri
     metric_lang = metric_obj.for_labels(prepared.labels) if metric_obj.kind == "hard" \
         else metric_obj
     score = metric_lang(y, p, n_classes)                         # (model, seed)
+    # the replicates (model, seed, bootstrap), their chunks and the concatenated copy
+    check_memory("n_boot", 16.0 * n_boot * max(np.size(score), 1))
     n_items = y.shape[0]
     chunk = max(1, min(n_boot, _CHUNK_BYTES // (8 * n_items)))
     boot = np.concatenate(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from evaluq._validation import RNGLike, check_int, check_real, check_rng
+from evaluq._validation import RNGLike, check_int, check_memory, check_real, check_rng
 from evaluq.cube import from_arrays
 
 
@@ -103,6 +103,7 @@ def simulate_cube(
     boot = None
     if n_boot is not None:
         n_boot = check_int("n_boot", n_boot, minimum=2)
+        check_memory("n_boot", 8.0 * 2 * n_models * n_languages * n_seeds * n_boot)
         noise = gen.normal(0, 1, (*shape, n_seeds, n_boot))
         if kappa > 0:
             shared = gen.normal(0, 1, (*shape, 1, n_boot))

@@ -6,7 +6,11 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from evaluq._validation import RNGLike, check_int, check_real, check_rng
+from evaluq._validation import RNGLike, check_int, check_memory, check_real, check_rng
+
+ROW_BYTES = 160
+"""Memory of one simulated row at its peak (the arrays it is built from and the table's
+columns, labels as strings): what the budget is checked against."""
 
 
 def _check_sds(**sds: float) -> list[float]:
@@ -71,6 +75,7 @@ def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
                                                                     minimum=1)
     n_e, n_k = check_int("n_epochs", n_epochs, minimum=1), check_int("n_tasks", n_tasks,
                                                                     minimum=1)
+    check_memory("n_items", float(ROW_BYTES) * n_m * n_i * n_e)
     over = check_real("overdispersion", overdispersion, low=0.0, high=0.999)
     model_sd, sigma_item, sigma_task, sigma_model_x_task, discrimination_sd = _check_sds(
         model_sd=model_sd, sigma_item=sigma_item, sigma_task=sigma_task,
@@ -149,6 +154,7 @@ def simulate_ratings(*, n_models: int = 4, n_items: int = 30, n_graders: int = 3
     n_g, n_k = check_int("n_graders", n_graders, minimum=1), check_int("n_levels", n_levels,
                                                                       minimum=2)
     n_e = check_int("n_epochs", n_epochs, minimum=1)
+    check_memory("n_items", float(ROW_BYTES) * n_m * n_i * n_g * n_e)
     model_sd, sigma_item, sigma_grader, sigma_grader_x_model = _check_sds(
         model_sd=model_sd, sigma_item=sigma_item, sigma_grader=sigma_grader,
         sigma_grader_x_model=sigma_grader_x_model)

@@ -192,6 +192,7 @@ def label_budget(gold: Any, judge_gold: Any, judge_unlabelled: Any = (), *,
     >>> int(plan["n_gold"]), int(plan["n_gold_only"])
     (262, 384)
     """
+    check_real("power", power, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     pilot_y = as_scores("gold", gold)
     pilot_f = as_scores("judge_gold", judge_gold)
     unl = as_scores("judge_unlabelled", judge_unlabelled, allow_empty=True)

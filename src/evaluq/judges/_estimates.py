@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluq._validation import check_memory
 from evaluq.judges._data import JudgeTable
 from evaluq.judges._kernels import (
     Moments,
@@ -107,6 +108,7 @@ def _chain_counts(t: JudgeTable, levels: np.ndarray, values: np.ndarray
 def chain_fits(t: JudgeTable, levels: np.ndarray, values: np.ndarray, n_draws: int,
                rng: np.random.Generator) -> ModelFits:
     """The chain rule for every model: posterior moments and draws, influence function."""
+    check_memory("n_draws", 8.0 * n_draws * len(t.models) * levels.size * (values.size + 2))
     level, m, c = _chain_counts(t, levels, values)
     mean, var = chain_rule_moments(m, c, values)
     n_mk = c.sum(axis=-1)

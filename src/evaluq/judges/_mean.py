@@ -31,6 +31,7 @@ from evaluq._validation import (
     check_choice,
     check_confidence_level,
     check_int,
+    check_memory,
     check_real,
     check_rng,
 )
@@ -180,6 +181,7 @@ def _chain_fit(gold: np.ndarray, judge_gold: np.ndarray, judge_all: np.ndarray,
         raise ValueError(f"method='chain-rule' needs discrete scores (at most "
                          f"{MAX_CHAIN_LEVELS} distinct values); the judge has {levels.size} "
                          f"and the gold labels {values.size}: use method='ppi++'")
+    check_memory("n_draws", 8.0 * n_draws * levels.size * (values.size + 2))
     m, c = level_counts(judge_gold, judge_all, gold, values)
     mean, var = chain_rule_moments(m, c, values)
     _, var_gold_only = dirichlet_linear_moments(c.sum(axis=0) + CHAIN_PRIOR, values)

@@ -44,6 +44,7 @@ from evaluq._validation import (
     check_choice,
     check_confidence_level,
     check_int,
+    check_memory,
     check_real,
     check_rng,
 )
@@ -574,6 +575,7 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
     generator = check_rng(rng)
     t = read_judge_table(table, model=model, item=item, judge=judge, gold=gold,
                          cluster=cluster)
+    check_memory("n_draws", 16.0 * n_draws * len(t.models))
     reason = "as requested"
     if method is None:
         method, reason = choose_method(t.gold[t.labelled], t.judge)

@@ -437,6 +437,9 @@ def fit_ratings(
                       outcomes=outcomes, cluster=cluster, drop_ties=ties == "drop",
                       covariates=covariates, standardize_covariates=standardize)
     ref = _reference_index(data, reference)
+    n_features = 0 if data.features is None else data.features.shape[1]
+    _uncertainty.check_draws_memory(opts.n_resamples, data.n_models,
+                                    data.n_models + 1 + n_features)
     _check_estimable(data, opts)
     design = Design(pair_i=data.pair_i, pair_j=data.pair_j, n_models=data.n_models,
                     davidson=ties == "davidson", ridge=opts.ridge, row_pair=data.row_pair,

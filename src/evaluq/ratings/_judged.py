@@ -869,6 +869,7 @@ def fit_judged_ratings(
     data = read_judged_votes(votes, model_a=model_a, model_b=model_b, judge=judge, gold=gold,
                              outcomes=outcomes, cluster=cluster)
     ref = _reference_index(data.models, reference)
+    _uncertainty.check_draws_memory(opts.n_resamples, data.models.size, data.models.size + 1)
     _check_estimable(data, opts)
     design = Design(pair_i=data.pair_i, pair_j=data.pair_j, n_models=int(data.models.size),
                     davidson=ties == "davidson", ridge=0.0)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from evaluq._validation import check_memory
 from evaluq.ratings import _newton
 from evaluq.ratings._checks import strongly_connected, took_from
 from evaluq.ratings._newton import Design
@@ -233,3 +234,10 @@ def bootstrap(design: Design, votes: Votes, x_hat: np.ndarray, n: int,
         reason = reason or why
         out[begin:begin + size] = np.where(bad[:, None], np.nan, x)
     return Bootstrap(params=out, n_failed=n_bad, failed_reason=reason)
+
+
+def check_draws_memory(n_resamples: int, n_models: int, n_params: int) -> None:
+    """Refuse ``n_resamples`` whose draws and their pairwise grids (win and tie probabilities
+    and logit differences, resample x model x model, float64) would pass evaluq's memory
+    budget, before anything is fitted."""
+    check_memory("n_resamples", 8.0 * n_resamples * (3 * n_models**2 + n_params))

@@ -972,6 +972,7 @@ def render_page(title: str, blocks: Sequence[tuple[str | None, Sequence[Section]
     >>> page.startswith("<!DOCTYPE html>"), 'id="a"' in page
     (True, True)
     """
+    _check_page(title, blocks, subtitle)
     nav, parts = [], []
     several = len(blocks) > 1
     for k, (heading, sections) in enumerate(blocks):
@@ -991,6 +992,22 @@ def render_page(title: str, blocks: Sequence[tuple[str | None, Sequence[Section]
             f"{_note_box('Check before reading the ranks', alerts) if alerts else ''}"
             f"{''.join(parts)}\n</main>\n"
             "<footer>Made with evaluq.</footer>\n</body>\n</html>\n")
+
+
+def _check_page(title: Any, blocks: Any, subtitle: Any) -> None:
+    """``render_page``'s arguments: text, and ``(heading, sections)`` pairs of Sections."""
+    for name, value in (("title", title), ("subtitle", subtitle)):
+        if not isinstance(value, str):
+            raise TypeError(f"`{name}` must be text; got {type(value).__name__}")
+    if isinstance(blocks, str | bytes) or not isinstance(blocks, Sequence):
+        raise TypeError(f"`blocks` must be a list of (heading, sections) pairs; got "
+                        f"{type(blocks).__name__}")
+    for block in blocks:
+        if not (isinstance(block, tuple | list) and len(block) == 2
+                and isinstance(block[1], Sequence)
+                and all(isinstance(s, Section) for s in block[1])):
+            raise TypeError(f"`blocks` must hold (heading, [Section, ...]) pairs; got "
+                            f"{block!r:.80}")
 
 
 # --- per-item data: power ---------------------------------------------------------------------
