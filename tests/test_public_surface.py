@@ -46,13 +46,6 @@ STUB = ROOT / "src" / "evaluq" / "__init__.pyi"
 ALLOWED: dict[str, str] = {
     "evaluq.__version__": "the package version (a Python convention, not an API entry; the "
                           "docs show it in their title)",
-    # Seen since the surface counts the modules the stub imports names from, and evaluq.demo
-    # (issue 35): for the lead to document in docs/api.rst or make private.
-    **{name: "issue 35: public module newly enumerated; api.rst entry or underscore pending"
-       for name in ("evaluq.demo.demo_cube", "evaluq.demo.load_demo", "evaluq.demo.run_demo",
-                    "evaluq.item_model.ItemData", "evaluq.item_model.item_statistics",
-                    "evaluq.item_model.simulate_ratings", "evaluq.items.ItemTable",
-                    "evaluq.items.LanguageBlock", "evaluq.items.pivot_items")},
 }
 
 
