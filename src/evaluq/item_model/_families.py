@@ -97,7 +97,7 @@ def _sample_twopl(data: ItemData, priors: dict[str, float], draws: int, tune: in
 
 def _twopl_posterior(data: ItemData, raw: xr.DataTree, post_seed: int
                      ) -> tuple[xr.Dataset, xr.Dataset]:
-    return twopl_posterior(data, raw)       # the item parameters are sampled: no extra seed
+    return twopl_posterior(data, raw, post_seed)  # marginal form: (a_i, b_i) drawn after
 
 
 def _ordinal_compare(data: ItemData, post: np.ndarray, level: float) -> pd.DataFrame:
