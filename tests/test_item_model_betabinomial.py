@@ -92,17 +92,18 @@ def _sampler_loglik(d, eta, sigma, rho):
     and its gradient in (eta, sigma, rho), through PyTensor."""
     import pytensor
     import pytensor.tensor as pt
-    from pytensor.gradient import disconnected_grad
 
-    from evaluq.item_model._betabinomial import bb_table, grid_spacing, max_epochs, term_rows
-    from evaluq.item_model._gridquad import grid_loglik, grid_nodes, prior_base
+    from evaluq.item_model._betabinomial import (
+        grid_spacing,
+        max_epochs,
+        sampler_loglik,
+        term_rows,
+    )
 
     e, s, r = pt.dmatrix("eta"), pt.dscalar("sigma"), pt.dscalar("rho")
-    b, h = grid_nodes(s, grid_spacing(d))
-    b, h = disconnected_grad(b), disconnected_grad(h)
-    table = bb_table(pt, e, d.epochs, 1.0 / r - 1.0, b, max_epochs(d)).reshape((-1, b.shape[0]))
     rows = term_rows(d)
-    out = grid_loglik(table, prior_base(pt, b, s, h), rows, np.ones(rows.shape), d.term_weight)
+    out = sampler_loglik(e, d.epochs, r, s, grid_spacing(d), rows, np.ones(rows.shape),
+                         d.term_weight, max_epochs(d))
     fn = pytensor.function([e, s, r], [out, *pt.grad(out, [e, s, r])], mode="FAST_COMPILE")
     value, *grads = fn(eta, sigma, rho)
     return float(value), grads
@@ -470,3 +471,20 @@ def test_posterior_means_equal_the_explicit_items_model():
         print(f"\n{name}: marginal {np.round(m1, 3)} (MCSE {np.round(s1, 3)}), explicit "
               f"{np.round(m2, 3)} (MCSE {np.round(s2, 3)})")
         assert np.all(np.abs(m1 - m2) < 4 * np.sqrt(s1**2 + s2**2)), name
+
+
+@pytest.mark.parametrize(("sigma", "rho"), [(0.69, 0.01), (0.3, 0.001)])
+def test_sampler_grid_reaches_extreme_items_with_many_epochs(sigma, rho):
+    """4 models x 40 epochs and a small sigma_item: an item no model ever answers (or every
+    model always does) has its mass 7 prior SDs out; the grid is widened to reach it (the
+    adaptive rule, equal to quad on those terms to 1e-12, is the reference)."""
+    t = simulate_items(n_models=4, n_items=30, n_epochs=40, n_tasks=2, overdispersion=0.02,
+                       sigma_item=0.7, rng=3)
+    t.loc[t["item"] < 2, "score"] = 0
+    t.loc[(t["item"] >= 2) & (t["item"] < 4), "score"] = 1
+    d = item_statistics(t, **COLS, family=BB)
+    eta = np.full(d.shape, 0.5)
+    task = d.term_task
+    ref = (d.term_weight * term_loglik(eta[:, task].T, d.epochs[:, task].T, d.term_counts,
+                                       rho, sigma)).sum()
+    assert _sampler_loglik(d, eta, sigma, rho)[0] == pytest.approx(ref, abs=1e-6)

@@ -200,9 +200,6 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None) -> pm.Mo
     (task, pattern) term sums its models' rows, in one fused kernel with its gradient.
     """
     import pymc as pm
-    from pytensor.gradient import disconnected_grad
-
-    from evaluq.item_model._gridquad import grid_loglik, grid_nodes, prior_base
 
     inputs = model_inputs(data, resolve_priors(data, priors))
     n_max = max_epochs(data)
@@ -211,22 +208,36 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None) -> pm.Mo
         eta = _effects(x, data)
         sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
         rho = pm.Beta("run_drift", 1.0, x["prior_run_drift_beta"])
-        b, h = grid_nodes(sigma_item, x["grid_spacing"])
-        b, h = disconnected_grad(b), disconnected_grad(h)   # the rule's value is its own
-        table = bb_table(pt_module(), eta, x["epochs"], 1.0 / rho - 1.0, b, n_max)
-        table = table.reshape((-1, b.shape[0]))
-        pm.Potential("item_loglik", grid_loglik(table, prior_base(pt_module(), b, sigma_item,
-                                                                    h),
-                                                x["term_rows"], x["term_ones"],
-                                                x["term_weight"]))
+        pm.Potential("item_loglik", sampler_loglik(
+            eta, x["epochs"], rho, sigma_item, x["grid_spacing"], x["term_rows"],
+            x["term_ones"], x["term_weight"], n_max))
     return pm_model
 
 
-def pt_module() -> Any:
-    """``pytensor.tensor`` (imported when a model is built)."""
+def sampler_loglik(eta: Any, epochs: Any, rho: Any, sigma: Any, h_data: Any, rows: Any,
+                   ones: Any, weight: Any, n_max: int) -> Any:
+    """The sampler's log-likelihood of the items (PyTensor): sum_t w_t log of each term's
+    integral on the shared grid (``_gridquad``), the grid spanning the extreme patterns'
+    mass (:func:`extreme_terms`); no gradient through the nodes."""
     import pytensor.tensor as pt
+    from pytensor.gradient import disconnected_grad
 
-    return pt
+    from evaluq.item_model._gridquad import extreme_span, grid_loglik, grid_nodes, prior_base
+
+    span = extreme_span(pt, sigma, *centre(*extreme_terms(pt, eta, epochs), rho, sigma))
+    b, h = grid_nodes(sigma, h_data, span)
+    b, h = disconnected_grad(b), disconnected_grad(h)       # the rule's value is its own
+    table = bb_table(pt, eta, epochs, 1.0 / rho - 1.0, b, n_max).reshape((-1, b.shape[0]))
+    return grid_loglik(table, prior_base(pt, b, sigma, h), rows, ones, weight)
+
+
+def extreme_terms(lib: Any, eta: Any, epochs: Any) -> tuple[Any, Any, Any]:
+    """eta, epochs and counts (..., 2 K, model) of each task's extreme patterns: no correct
+    answer, and every answer correct (``eta`` (..., model, task))."""
+    e = lib.swapaxes(eta, -1, -2) if lib is np else eta.T
+    n = epochs.T
+    return (lib.concatenate([e, e], axis=-2), lib.concatenate([n, n], axis=0),
+            lib.concatenate([0.0 * n, n], axis=0))
 
 
 # --- after sampling -----------------------------------------------------------------------------
@@ -250,9 +261,15 @@ def shared_grid_probabilities(data: ItemData, eta: np.ndarray, sigma: np.ndarray
                               rho: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The nodes (G,) of one shared grid for these draws and each term's conditional mass
     on them (d, T, G): the sampler's rule (``_gridquad``) evaluated after sampling."""
-    from evaluq.item_model._gridquad import posterior_grid, prior_base, term_probabilities
+    from evaluq.item_model._gridquad import (
+        extreme_span,
+        posterior_grid,
+        prior_base,
+        term_probabilities,
+    )
 
-    b, h = posterior_grid(sigma, grid_spacing(data))
+    span = extreme_span(np, sigma, *centre(*extreme_terms(np, eta, data.epochs), rho, sigma))
+    b, h = posterior_grid(sigma, grid_spacing(data), span)
     table = bb_table(np, eta, data.epochs, 1.0 / rho - 1.0, b, max_epochs(data))
     table = table.reshape(len(eta), -1, len(b))
     base = prior_base(np, b, sigma[:, None], h)
@@ -265,10 +282,10 @@ def conditional_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray, rho: n
     """Benchmark-scope scores (draw, model): each item's effect drawn from its exact
     conditional given the pattern (on the sampler's shared grid, one node per item and
     draw by inverse CDF); and the item effects' posterior mean and SD (item,)."""
-    from evaluq.item_model._gridquad import draw_cells, posterior_grid
+    from evaluq.item_model._gridquad import draw_cells
 
     n_d, n_t, (n_m, n_k) = eta.shape[0], len(data.term_weight), data.shape
-    n_nodes = len(posterior_grid(sigma, grid_spacing(data))[0])
+    n_nodes = len(shared_grid_probabilities(data, eta[:1], sigma[:1], rho[:1])[0]) * 2
     item_term = np.asarray(data.item_term)
     item_task = np.asarray(data.item_task)
     step = max(1, CHUNK_CELLS // ((n_t + len(item_term)) * n_nodes))
