@@ -191,12 +191,12 @@ def validate(cube: Any) -> xr.Dataset:
     >>> eq.validate(bad)
     Traceback (most recent call last):
     ...
-    evaluq.errors.CubeError: variable 'score' has unknown dim(s) ['task']; its dims ...
+    evaluq.errors.CubeError: `cube`: variable 'score' has unknown dim(s) ['task']; its dims ...
     """
     if not isinstance(cube, xr.Dataset):
         raise CubeError(f"`cube`: a cube must be an xarray.Dataset; got {type(cube).__name__}")
     if SCORE not in cube.data_vars:
-        raise CubeError(f"the cube has no {SCORE!r} variable; its variables are "
+        raise CubeError(f"`cube`: the cube has no {SCORE!r} variable; its variables are "
                         f"{sorted(map(str, cube.data_vars))}")
     for name, var in cube.data_vars.items():
         allowed = _ALLOWED_DIMS.get(str(name))
@@ -204,42 +204,43 @@ def validate(cube: Any) -> xr.Dataset:
             continue  # extra variables are the user's business
         unknown = [d for d in var.dims if d not in allowed]
         if unknown:
-            raise CubeError(f"variable {name!r} has unknown dim(s) {unknown}; its dims must be "
-                            f"{allowed}")
+            raise CubeError(f"`cube`: variable {name!r} has unknown dim(s) {unknown}; its "
+                            f"dims must be {allowed}")
         if set(var.dims) != set(allowed):
-            raise CubeError(f"variable {name!r} has dims {var.dims}; they must be {allowed}")
+            raise CubeError(f"`cube`: variable {name!r} has dims {var.dims}; they must be "
+                            f"{allowed}")
         if not np.issubdtype(var.dtype, np.number) or var.dtype == bool:
-            raise CubeError(f"variable {name!r} must be numeric; it has dtype {var.dtype}")
+            raise CubeError(f"`cube`: variable {name!r} must be numeric; it has dtype {var.dtype}")
         # ``.data`` keeps dask arrays lazy: the check is a chunked reduction, not a load
         if bool(np.isinf(var.data).any()):
-            raise CubeError(f"variable {name!r} has infinite values")
+            raise CubeError(f"`cube`: variable {name!r} has infinite values")
     for dim in cube.dims:
         if dim in cube.coords:
             index = cube.indexes.get(dim)
             if index is not None and not index.is_unique:
                 dup = index[index.duplicated()].tolist()[:5]
-                raise CubeError(f"coordinate {dim!r} has duplicated labels {dup}")
+                raise CubeError(f"`cube`: coordinate {dim!r} has duplicated labels {dup}")
     if cube[SCORE].size == 0:
-        raise CubeError(f"variable {SCORE!r} is empty (a dim has length 0)")
+        raise CubeError(f"`cube`: variable {SCORE!r} is empty (a dim has length 0)")
     if bool(np.isnan(cube[SCORE].data).all()):
-        raise CubeError(f"variable {SCORE!r} has no values (all NaN)")
+        raise CubeError(f"`cube`: variable {SCORE!r} has no values (all NaN)")
     if BOOT_SCORE in cube.data_vars and cube.sizes[BOOTSTRAP] < 2:
-        raise CubeError(f"variable {BOOT_SCORE!r} needs at least 2 bootstrap replicates; got "
-                        f"{cube.sizes[BOOTSTRAP]}")
+        raise CubeError(f"`cube`: variable {BOOT_SCORE!r} needs at least 2 bootstrap "
+                        f"replicates; got {cube.sizes[BOOTSTRAP]}")
     for sd_name in (SD_SEED, SD_BOOT):
         if sd_name in cube.data_vars and bool((cube[sd_name].data < 0).any()):
-            raise CubeError(f"variable {sd_name!r} has negative standard deviations")
+            raise CubeError(f"`cube`: variable {sd_name!r} has negative standard deviations")
     if N_SEEDS in cube.data_vars:
         n = cube[N_SEEDS].values
         n = n[~np.isnan(n)]
         if (n < 1).any() or (n != np.round(n)).any():
-            raise CubeError(f"variable {N_SEEDS!r} must hold whole numbers >= 1")
+            raise CubeError(f"`cube`: variable {N_SEEDS!r} must hold whole numbers >= 1")
     if is_summary(cube) and cube.sizes[SEED] != 1:
-        raise CubeError(f"a summary-only cube (with {SD_SEED!r} / {SD_BOOT!r}) must have one "
-                        f"seed holding the seed mean; got {cube.sizes[SEED]} seeds")
+        raise CubeError(f"`cube`: a summary-only cube (with {SD_SEED!r} / {SD_BOOT!r}) must "
+                        f"have one seed holding the seed mean; got {cube.sizes[SEED]} seeds")
     for attr in ("metric", "higher_is_better"):
         if attr not in cube.attrs:
-            raise CubeError(f"the cube has no {attr!r} attribute")
+            raise CubeError(f"`cube`: the cube has no {attr!r} attribute")
     orientation(cube.attrs)  # the one rule: every consumer reads the value the same way
     out = cube.copy()
     for name in out.data_vars:
