@@ -21,10 +21,16 @@ import evaluq as eq
 from evaluq.item_model import ItemConvergenceWarning, item_statistics, simulate_items
 from evaluq.item_model._model import term_loglik
 from evaluq.item_model._twopl import (
+    _fit_u_rule,
+    _numpy_terms,
+    build_marginal_twopl_model,
     build_twopl_model,
+    conditional_item_draws,
     marginal_item_loglik,
+    pattern_u_logdensity,
     twopl_loglik,
     twopl_moments,
+    twopl_terms,
 )
 
 COLS = {"model": "model", "item": "item", "score": "score", "task": "task", "epoch": "epoch"}
@@ -131,6 +137,97 @@ def test_new_items_moments_against_monte_carlo():
     mc_se = p.std(axis=-1) / np.sqrt(n)
     assert np.all(np.abs(m1[0] - p.mean(-1)) < 5 * mc_se + 1e-6)
     np.testing.assert_allclose(m2[0], (p**2).mean(-1), atol=2e-3)
+
+
+# --- the marginal form: (log a_i, b_i) integrated out of the sampler's log-density -------------
+
+def _pattern_loglik(d, eta, s_b, s_a):
+    """log p(y_i) (item,) of the marginal form's rule: per pattern, plus the constants."""
+    tt, terms = _numpy_terms(d)
+    z, logw = _fit_u_rule()
+    vals = pattern_u_logdensity(np, terms, eta[None], np.array([s_b]), np.array([s_a]), z,
+                                logw)[0]
+    top = vals.max(axis=0)
+    lse = top + np.log(np.exp(vals - top).sum(axis=0))
+    return lse[tt.item_pattern] + d.log_binom
+
+
+def test_patterns_collapse_items_with_the_same_task_and_counts():
+    d = item_statistics(_table(n_items=60, n_models=3, n_epochs=1), **COLS)
+    tt = twopl_terms(d)
+    keys = {(int(k), *map(int, c)) for k, c in zip(d.item_task, d.per_item.T, strict=True)}
+    assert len(tt.weight) == len(keys) < 60
+    assert tt.weight.sum() == 60
+    np.testing.assert_array_equal(tt.counts[tt.item_pattern], d.per_item.T)
+    np.testing.assert_array_equal(tt.task[tt.item_pattern], d.item_task)
+    total = tt.counts.sum(axis=1)
+    full = d.epochs[:, tt.task].sum(axis=0)
+    extreme = (total == 0) | (total == full)
+    assert extreme.any()
+    # regular patterns point at their (task, total) term, extreme ones at their task's slot
+    reg = ~extreme
+    np.testing.assert_array_equal(tt.total[tt.term[reg]], total[reg])
+    np.testing.assert_array_equal(tt.term_task[tt.term[reg]], tt.task[reg])
+    np.testing.assert_array_equal(tt.term[extreme], tt.n_regular + 2 * tt.task[extreme]
+                                  + (total[extreme] > 0))
+
+
+@pytest.mark.parametrize(("s_b", "s_a"), [(1.0, 0.3), (2.0, 0.5), (1.5, 0.8)])
+def test_marginal_form_loglik_equals_2d_numerical_integration(s_b, s_a):
+    d = item_statistics(_table(n_items=16, n_epochs=3), **COLS)
+    eta = np.random.default_rng(1).normal(0.3, 1.0, d.shape)
+    ours = _pattern_loglik(d, eta, s_b, s_a)
+    ref = _numerical_item_loglik(d, eta, s_b, s_a)
+    totals = d.per_item.sum(axis=0)
+    extreme = (totals == 0) | (totals == d.epochs[:, d.item_task].sum(axis=0))
+    print(f"\nmarginal 2PL (sampler's rule) vs 2-D integration (sigma_item {s_b}, "
+          f"sigma_logdisc {s_a}): max error {np.abs(ours - ref)[~extreme].max():.1e} mixed, "
+          f"{np.abs(ours - ref)[extreme].max(initial=0):.1e} all-right / all-wrong")
+    assert extreme.any()
+    np.testing.assert_allclose(ours, ref, atol=1e-4)     # 4e-5 at sigma_logdisc 0.8
+
+
+def test_marginal_form_pymc_potential_equals_the_numpy_rule():
+    d = item_statistics(_table(n_items=40), **COLS)
+    model = build_marginal_twopl_model(d)
+    assert "difficulty_z" not in model.named_vars          # no item parameter is sampled
+    gen = np.random.default_rng(4)
+    point = {k: v + gen.normal(0, 0.5, np.shape(v)) for k, v in model.initial_point().items()}
+    names = ("alpha", "dev", "task_effect", "model_x_task", "sigma_item", "sigma_logdisc")
+    outs = model.replace_rvs_by_values([model.potentials[0]] + [model[n] for n in names])
+    pot, alpha, dev, t, g, s_b, s_a = model.compile_fn(outs, inputs=model.value_vars)(point)
+    eta = alpha + dev[:, None] + t[None, :] + g
+    ref = _pattern_loglik(d, eta, float(s_b), float(s_a)).sum() - d.log_binom.sum()
+    np.testing.assert_allclose(pot, ref, rtol=1e-10)
+    # and the same, up to the rule's error, as the explicit 2PL integrated numerically
+    num = _numerical_item_loglik(d, eta, float(s_b), float(s_a)).sum() - d.log_binom.sum()
+    np.testing.assert_allclose(pot, num, atol=1e-3)
+
+
+def test_conditional_item_draws_match_the_2d_posterior_on_a_grid():
+    """(a_i, b_i) drawn given fixed parameters: their means and SDs equal those of the exact
+    2-D conditional p(u, b | y_i) on a dense grid, within Monte Carlo error."""
+    d = item_statistics(_table(n_items=12, n_models=5, n_epochs=2, n_tasks=1), **COLS)
+    gen = np.random.default_rng(5)
+    eta1 = gen.normal(0.2, 1.0, d.shape)
+    s_b, s_a, n_draws = 1.3, 0.6, 4000
+    eta = np.broadcast_to(eta1, (n_draws, *d.shape)).copy()
+    a, b = conditional_item_draws(d, eta, np.full(n_draws, s_b), np.full(n_draws, s_a), gen)
+    u = np.log(a)
+    grid_u = np.linspace(-7 * s_a, 7 * s_a, 401)
+    grid_b = np.linspace(-10 * s_b - 4, 10 * s_b + 4, 1601)
+    for i in range(d.per_item.shape[1]):
+        logit = np.exp(grid_u)[:, None, None] * (eta1[:, 0][None, None, :] - grid_b[None, :,
+                                                                                    None])
+        ll = stats.binom.logpmf(d.per_item[:, i], d.epochs[:, 0], expit(logit)).sum(-1)
+        ll += stats.norm.logpdf(grid_u, 0, s_a)[:, None] + stats.norm.logpdf(grid_b, 0, s_b)
+        w = np.exp(ll - ll.max())
+        w /= w.sum()
+        for draws, grid in ((u[:, i], grid_u[:, None]), (b[:, i], grid_b[None, :])):
+            mean = (w * grid).sum()
+            sd = np.sqrt((w * (grid - mean) ** 2).sum())
+            assert abs(draws.mean() - mean) < 4.5 * sd / np.sqrt(n_draws)
+            assert draws.std() == pytest.approx(sd, rel=0.08)
 
 
 # --- a small fit through the whole interface -----------------------------------------------------
