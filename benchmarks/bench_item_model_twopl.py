@@ -8,7 +8,14 @@ of sigma_logdisc and of the benchmark scores; the marginal 1PL's sampling second
 baseline); and the seconds of ``compare_fits`` (the 2PL's pointwise likelihood integrates
 (a_i, b_i) out at every draw). ``--quick``: one tiny 2PL fit (smoke).
 
-Run: ``python benchmarks/bench_item_model_twopl.py [--sizes 20x300x1 20x1000x3]``
+``--warm``: issue 34's target, at each size (default 10 x 1,000 x 3, 4 tasks): the binomial
+1PL, the marginal 2PL (``_twopl.FORM = "marginal"``: (log a_i, b_i) integrated out) and the
+explicit 2PL, each fitted twice on the same data (warm = the second fit, compiled model
+reused), and the ratios of the warm fits to the binomial's in the same run (target: the
+marginal 2PL <= 5x), with the benchmark scores' agreement between the two 2PL forms.
+
+Run: ``python benchmarks/bench_item_model_twopl.py [--sizes 20x300x1 20x1000x3]`` or
+``python benchmarks/bench_item_model_twopl.py --warm [--sizes 10x1000x3]``
 """
 
 from __future__ import annotations
@@ -63,11 +70,57 @@ def run(n_m: int, n_i: int, n_e: int, draws: int, tune: int, baseline: bool) -> 
           f"(dse {table_loo.loc['1PL', 'dse']:.1f})", flush=True)
 
 
+def _warm(table, disc: bool, form: str) -> tuple[object, float]:
+    from evaluq.item_model import _twopl
+
+    old = _twopl.FORM
+    _twopl.FORM = form                                     # type: ignore[misc]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ItemConvergenceWarning)
+            cols = COLS | {"task": "task"}
+            eq.fit_items(table, **cols, discrimination=disc, chains=2, rng=1)   # cold
+            start = time.perf_counter()
+            fit = eq.fit_items(table, **cols, discrimination=disc, chains=2, rng=2)
+            return fit, time.perf_counter() - start
+    finally:
+        _twopl.FORM = old                                  # type: ignore[misc]
+
+
+def run_warm(n_m: int, n_i: int, n_e: int) -> None:
+    """Warm fits of the binomial, the marginal 2PL and the explicit 2PL on the same data."""
+    table = simulate_items(n_models=n_m, n_items=n_i, n_epochs=n_e, n_tasks=4, model_sd=0.8,
+                           sigma_item=1.5, discrimination_sd=0.5, rng=7)
+    _, t1 = _warm(table, False, "marginal")
+    print(f"{n_m} x {n_i} x {n_e}, 4 tasks: binomial warm {t1:.1f} s", flush=True)
+    fits = {}
+    for form in ("marginal", "explicit"):
+        fit, t = _warm(table, True, form)
+        fits[form] = fit
+        diag = fit.diagnostics()
+        print(f"    2PL {form}: warm {t:.1f} s = {t / t1:.1f}x the binomial (sampling "
+              f"{fit.config['sampling_seconds']:.1f} s, posterior "
+              f"{fit.config['posterior_seconds']:.1f} s), divergences "
+              f"{diag.attrs['divergences']}, max R-hat {diag['r_hat'].max():.3f}, sigma_logdisc "
+              f"{float(fit.posterior['sigma_logdisc'].mean()):.3f} (true 0.5)", flush=True)
+    b = {k: f.scores("benchmark") for k, f in fits.items()}
+    gap = np.abs(b["marginal"].mean(("chain", "draw")) - b["explicit"].mean(("chain", "draw")))
+    print(f"    benchmark score means, marginal - explicit: max |gap| {float(gap.max()):.4f} "
+          f"(posterior SD {float(b['explicit'].std(('chain', 'draw')).mean()):.4f})",
+          flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--sizes", nargs="+", default=["20x300x1", "20x1000x3"])
+    parser.add_argument("--sizes", nargs="+", default=None)
+    parser.add_argument("--warm", action="store_true")
     args = parser.parse_args()
+    if args.warm:
+        for size in args.sizes or ["10x1000x3"]:
+            run_warm(*(int(v) for v in size.split("x")))
+        return
+    args.sizes = args.sizes or ["20x300x1", "20x1000x3"]
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     if args.quick:
         run(3, 30, 1, 50, 50, baseline=False)
