@@ -45,7 +45,7 @@ same draws, bit for bit, in both. (With nutpie's own compilation, or with numba'
 linking, a call to a copy goes through a symbol the JIT binds to the first definition in
 the process: PyTensor's freshly compiled kernel in the first process, the cached copy in a
 later one, whose fastmath code differs in the last bits of the gradient; NUTS turned that
-into draws differing by 1e-13 after a hundred iterations.)
+into draws differing by up to 7e-13 after a hundred iterations.)
 
 The cache directory is ``$EVALUQ_CACHE_DIR`` when set, otherwise ``evaluq-nutpie`` inside
 PyTensor's ``base_compiledir`` (``~/.pytensor`` by default, moved with
