@@ -182,7 +182,7 @@ def test_from_arrays_errors():
         eq.from_arrays(np.zeros((2, 3)))
     with pytest.raises(CubeError, match="`boot_score` must have shape"):
         eq.from_arrays(np.zeros((2, 3, 4)), np.zeros((2, 3, 5, 10)))
-    with pytest.raises(CubeError, match="coordinate labels do not match"):
+    with pytest.raises(CubeError, match="labels .*do not match the array shape"):
         eq.from_arrays(np.zeros((2, 3, 4)), models=["a"])
     with pytest.raises(CubeError, match="coordinate 'model' has duplicated labels \\['a'\\]"):
         eq.from_arrays(np.zeros((2, 3, 4)), models=["a", "a"])

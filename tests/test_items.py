@@ -208,7 +208,7 @@ def test_missing_column_and_empty_table(rng):
     df = item_table(rng)
     with pytest.raises(CubeError, match=r"column 'task' \(given as `language`\) is not in"):
         eq.from_items(df, **{**KW, "language": "task"})
-    with pytest.raises(CubeError, match="the table is empty"):
+    with pytest.raises(CubeError, match="`table` is empty"):
         eq.from_items(df.iloc[:0], **KW)
     with pytest.raises(TypeError, match="`cluster` must be a column name"):
         eq.from_items(df, **KW, cluster=3)

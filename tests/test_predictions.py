@@ -88,7 +88,7 @@ def test_errors(rng):
     y, preds = make_predictions(rng, n_items=20)
     with pytest.raises(CubeError, match="must name the same languages.*'de'"):
         eq.from_predictions({"en": y}, {"en": preds, "de": preds})
-    with pytest.raises(CubeError, match="targets of language 'all' have shape \\(19,\\)"):
+    with pytest.raises(CubeError, match="`targets` of language 'all' have shape \\(19,\\)"):
         eq.from_predictions(y[:-1], preds)
     with pytest.raises(ValueError, match="`n_boot` must be >= 2; got 1"):
         eq.from_predictions(y, preds, n_boot=1)

@@ -18,7 +18,7 @@ def _sorted_labels(values: pd.Series, column: str) -> np.ndarray:
     """Sorted unique labels of a key column; a column of mixed types is an error."""
     if values.isna().any():
         rows = values.index[values.isna()].tolist()[:5]
-        raise CubeError(f"key column {column!r} has missing values (rows {rows})")
+        raise CubeError(f"`data`: key column {column!r} has missing values (rows {rows})")
     unique = pd.unique(values.to_numpy())
     try:
         return np.asarray(sorted(unique.tolist()), dtype=object if unique.dtype == object
@@ -62,8 +62,8 @@ def _check_unique_keys(df: pd.DataFrame, keys: dict[str, str]) -> None:
         first = df.loc[dup, cols].iloc[0].to_dict()
         n = int(df.loc[dup, cols].drop_duplicates().shape[0])
         raise CubeError(
-            f"{n} key(s) appear more than once in the table; first duplicated key: {first}. "
-            "Each combination of the key columns must occur once"
+            f"`data`: {n} key(s) appear more than once in the table; first duplicated key: "
+            f"{first}. Each combination of the key columns must occur once"
         )
 
 

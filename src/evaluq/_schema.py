@@ -60,7 +60,7 @@ def parse_orientation(value: Any, *, name: str = HIGHER_IS_BETTER) -> bool:
         token = str(value).strip().lower()
         if token in _TRUE | _FALSE:
             return token in _TRUE
-    raise CubeError(f"attribute {name!r} must be 1 or 0 (or True / False, or the strings "
+    raise CubeError(f"`cube`: attribute {name!r} must be 1 or 0 (or True / False, or the strings "
                     f"'true' / 'false' / '1' / '0' in any case); got {value!r}")
 
 
@@ -81,7 +81,7 @@ def orientation(attrs: Mapping[Any, Any]) -> bool:
     >>> orientation({"higher_is_better": "yes"})
     Traceback (most recent call last):
     ...
-    evaluq.errors.CubeError: attribute 'higher_is_better' must be 1 or 0 (or True / False, ...
+    evaluq.errors.CubeError: `cube`: attribute 'higher_is_better' must be 1 or 0 (or True ...
     """
     return parse_orientation(attrs.get(HIGHER_IS_BETTER, 1))
 

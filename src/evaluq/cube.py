@@ -265,7 +265,8 @@ def from_arrays(
     try:
         cube = xr.Dataset(data_vars, coords=coords)
     except ValueError as err:  # wrong number of labels for a dim
-        raise CubeError(f"coordinate labels do not match the array shape: {err}") from None
+        raise CubeError(f"the labels (`models`, `languages`, `seeds`) do not match the "
+                        f"array shape: {err}") from None
     cube.attrs = provenance("from_arrays", "arrays", metric=metric,
                              higher_is_better=higher_is_better)
     cube.attrs.update(_shared_attrs(shared_bootstrap, boot_score is not None))

@@ -194,7 +194,7 @@ def _check_duplicates(flat: np.ndarray, size: int, df: pd.DataFrame,
         shown = df.iloc[dup_rows[: 2 * _SHOWN]][keys].drop_duplicates().head(_SHOWN)
         key_names = ", ".join(names[k] for k in (MODEL, LANGUAGE, SEED, ITEM))
         raise CubeError(
-            f"{int((counts > 1).sum())} ({key_names}) key(s) appear in more "
+            f"`table`: {int((counts > 1).sum())} ({key_names}) key(s) appear in more "
             f"than one row ({len(dup_rows)} rows), e.g. "
             f"{shown.to_dict(orient='records')}; each key needs exactly one score"
             + _duplicate_hint(df.iloc[dup_rows], keys, cols, names))
@@ -349,7 +349,7 @@ def _report_missing(lang: Any, absent: np.ndarray, items: np.ndarray,
         parts.append(f"model {_py(labels[MODEL][m])!r} {seed} {_py(labels[SEED][s])!r} lacks "
                      f"{len(gone)} item(s), e.g. {gone[:_SHOWN].tolist()}")
     more = f" (and {len(lacking) - _SHOWN} more cells)" if len(lacking) > _SHOWN else ""
-    where = f"{language} {lang!r}: " + "; ".join(parts) + more
+    where = f"`table`: {language} {lang!r}: " + "; ".join(parts) + more
     if missing == "raise":
         raise CubeError(
             f"{where}. Every model and {seed} of a {language} must be scored on the same items "

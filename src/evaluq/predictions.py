@@ -279,7 +279,7 @@ def _score_language(lang: Any, targets: Any, predictions: Any, metric_obj: Metri
     preds = _as_model_seed_item(lang, predictions, soft)
     y = np.asarray(targets.values if isinstance(targets, xr.DataArray) else targets)
     if y.shape != preds.shape[2:]:
-        raise CubeError(f"targets of language {lang!r} have shape {y.shape}, but its "
+        raise CubeError(f"`targets` of language {lang!r} have shape {y.shape}, but its "
                         f"predictions have (item{', class' if soft else ''}) shape "
                         f"{preds.shape[2:]}")
     if y.shape[0] == 0:

@@ -257,7 +257,7 @@ def _read_log(file: Path, keys: list[str], api: _InspectAPI) -> tuple[Any, Seque
                 return header, api.read_eval_log_sample_summaries(str(file))
         log = api.read_eval_log(str(file), exclude_fields=set(_EXCLUDE))
     except Exception as err:
-        raise CubeError(f"cannot read the Inspect log {str(file)!r}: "
+        raise CubeError(f"`paths`: cannot read the Inspect log {str(file)!r}: "
                         f"{type(err).__name__}: {err}") from err
     return log, log.samples
 

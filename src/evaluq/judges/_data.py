@@ -79,8 +79,8 @@ def _check_unique(model: np.ndarray, item: np.ndarray, n_items: int, df: pd.Data
         key, return_counts=True)[1]
     if (counts > 1).any():
         dup = df.duplicated(subset=list(names), keep=False).to_numpy()
-        raise CubeError(f"rows repeat the ({names[0]}, {names[1]}) key: one judge score and at "
-                        f"most one gold label per model and item; repeated at rows "
+        raise CubeError(f"`table`: rows repeat the ({names[0]}, {names[1]}) key: one judge "
+                        f"score and at most one gold label per model and item; repeated at rows "
                         f"{np.flatnonzero(dup)[:5].tolist()}")
 
 

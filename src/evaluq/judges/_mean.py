@@ -205,8 +205,8 @@ def _rogan_gladen_fit(gold: np.ndarray, judge_gold: np.ndarray,
     """Rogan-Gladen with the delta-method normal interval, clipped to [0, 1]."""
     for name, arr in (("gold", gold), ("judge", judge_all)):
         if not is_binary(arr):
-            raise ValueError(f"method='rogan-gladen' needs 0/1 {name} scores; got the values "
-                             f"{np.unique(arr)[:6].tolist()}")
+            raise ValueError(f"`{name}`: method='rogan-gladen' needs 0/1 {name} scores; got "
+                             f"the values {np.unique(arr)[:6].tolist()}")
     pos = gold == 1
     est, var = rogan_gladen(np.array(judge_all.mean()), np.array(judge_all.size),
                             np.array(np.sum(judge_gold[pos] == 1)), np.array(pos.sum()),

@@ -186,8 +186,8 @@ def _fit(t: JudgeTable, method: str, lam: float | None, n_draws: int,
     if method == "rogan-gladen":
         for name, values in (("judge", t.judge), ("gold", t.gold[t.labelled])):
             if not is_binary(values):
-                raise ValueError(f"method='rogan-gladen' needs 0/1 {name} scores; got the "
-                                 f"values {np.unique(values)[:6].tolist()}")
+                raise ValueError(f"`{name}`: method='rogan-gladen' needs 0/1 {name} "
+                                 f"scores; got the values {np.unique(values)[:6].tolist()}")
         return rogan_gladen_fits(t), None
     if method != "chain-rule":
         return ppi_fits(t, method, lam), None
