@@ -89,7 +89,7 @@ def _check_binary(values: np.ndarray, score: str, family: str) -> None:
     if bad.any():
         shown = np.unique(values[bad])[:_SHOWN].tolist()
         raise ValueError(
-            f"family {family!r} needs scores 0 or 1 in column {score!r}; got "
+            f"`score`: family {family!r} needs scores 0 or 1 in column {score!r}; got "
             f"{int(bad.sum())} other value(s), e.g. {shown}. Fractional or graded scores "
             "need another family (ordinal ratings are integers 0..K)")
 
@@ -103,7 +103,7 @@ def resolve_family(values: np.ndarray, family: str, n_epochs: int, score: str) -
         family = "bernoulli" if n_epochs == 1 else "binomial"
     _check_binary(values, score, family)
     if family == "beta-binomial" and n_epochs < 2:
-        raise ValueError(f"family 'beta-binomial' needs at least 2 epochs per item (run-to-run "
+        raise ValueError(f"`family`: 'beta-binomial' needs at least 2 epochs per item (run-to-run "
                          f"drift is measured from repeated epochs of an item); the table has "
                          f"{n_epochs} epoch(s): use family='bernoulli' or 'binomial'")
     if family == "bernoulli" and n_epochs > 1:
@@ -120,7 +120,7 @@ def _check_single_model_items(df: pd.DataFrame, model: str, item: str,
     if df[model].nunique() > 1 and (n_models == 1).any():
         lone = n_models[n_models == 1]
         raise CubeError(
-            f"{len(lone)} item(s) are scored by only one model, e.g. "
+            f"`table`: {len(lone)} item(s) are scored by only one model, e.g. "
             f"{lone.index[:_SHOWN].tolist()}: such an item carries no pairing information "
             "(its difficulty cannot be told from that model's ability). Score them with every "
             "model, or remove them from the table")
@@ -226,7 +226,7 @@ def pattern_terms(task_of: np.ndarray, total: np.ndarray, counts: np.ndarray,
     """
     scored = epochs[epochs > 0]
     if scored.size and scored.min() < 2:
-        raise ValueError(f"family 'beta-binomial' needs at least 2 epochs per item for every "
+        raise ValueError(f"`family`: 'beta-binomial' needs at least 2 epochs per item for every "
                          f"model; some model x task cells have {int(scored.min())}: run-to-run "
                          "drift is measured from repeated epochs of an item")
     rows = np.column_stack([task_of, counts.T])
