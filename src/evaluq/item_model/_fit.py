@@ -321,7 +321,8 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         g_{mk} \\sim N(0, \\sigma_{m \\times t}^2)
 
     for model m, item i of task k and epoch e (``models/item_model.md``). The item effects
-    are integrated out by adaptive Gauss-Hermite quadrature (21 nodes); items with the same
+    are integrated out on one grid shared by every term (the sampler's rule; adaptive
+    Gauss-Hermite, 21 nodes, for the pointwise likelihood and the checks); items with the same
     total in a task (the 1PL's sufficient statistic; identical response patterns a fortiori)
     form one weighted term, so the sampler (nutpie) sees only the model, task and scale
     parameters, whatever the number of items. The item effects are drawn afterwards from
@@ -350,7 +351,9 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         ``"bernoulli"``, ``"binomial"``, ``"beta-binomial"`` (two or more epochs per item;
         epochs overdispersed by run-to-run drift rho = 1 / (1 + phi),
         ``y ~ BetaBinomial(n, p phi, (1 - p) phi)``; items with the same (task,
-        response-count pattern) form one term; ``auto`` never picks it) or ``"ordinal"``
+        response-count pattern) form one term; ``auto`` picks it when the epochs of a
+        (model, item) agree more often than the binomial allows: the epoch-agreement z > 3,
+        figures in the notes) or ``"ordinal"``
         (ordered logistic on the rating levels; scores are the expected rating on the
         levels' own scale, averaged over graders).
     discrimination
