@@ -20,9 +20,11 @@ from evaluq.item_model import ItemConvergenceWarning
 from evaluq.item_model._ordinal import (
     expected_rating,
     level_probabilities,
+    level_table,
     looks_ordinal,
     ordinal_logp,
     ordinal_statistics,
+    ordinal_terms,
 )
 from evaluq.item_model._ordinal_checks import ordinal_pointwise_loglik
 from evaluq.item_model._simulate import simulate_ratings
@@ -120,6 +122,126 @@ def test_auto_family_choice():
     assert not looks_ordinal(np.array([0.0, 1.0, 1.0]), None)
     assert looks_ordinal(np.array([0.0, 1.0]), "grader")
     assert not looks_ordinal(np.array([0.0, 2.5, 3.0]), None)
+
+
+# --- the marginal form: items integrated out on the shared grid ---------------------------------
+
+def _task_ratings(rng=1):
+    t = simulate_ratings(n_models=3, n_items=20, n_graders=3, n_levels=6, n_epochs=2, rng=rng)
+    t["task"] = "t" + (t["item"] % 2).astype(str)
+    return ordinal_statistics(t, model="model", item="item", score="score", task="task",
+                              epoch="epoch", grader="grader")
+
+
+def test_level_table_equals_ordinal_logp():
+    x = np.linspace(-12, 12, 25)
+    kappa = np.array([-2.0, -0.5, 0.1, 1.5, 3.0])
+    table = level_table(np, x[None, :], kappa[None])[0]                   # (level, node)
+    for c in range(6):
+        np.testing.assert_allclose(table[c], _direct_logp(x, kappa, c), rtol=1e-10,
+                                   atol=1e-12)
+        np.testing.assert_allclose(table[c], ordinal_logp(np, x, kappa, np.full(25, c)),
+                                   rtol=1e-12)
+
+
+def test_terms_hold_each_items_ratings():
+    s = _task_ratings()
+    terms = ordinal_terms(s)
+    n_k, n_j, n_c = len(s.tasks), len(s.graders), len(terms.combos)
+    assert terms.weight.sum() == 20
+    unit = (s.cell_model * n_k + s.cell_task) * n_j + s.cell_grader
+    for i in range(20):
+        mine = s.cell_item == i
+        expected = sorted(zip(unit[mine].tolist(), s.cell_level[mine].tolist(),
+                              s.cell_count[mine].tolist(), strict=True))
+        t = terms.item_term[i]
+        got = []
+        for row in terms.rows[t][terms.counts[t] > 0]:
+            levels = terms.combos[row % n_c]
+            got += [(int(row // n_c), c, float(levels[c])) for c in np.flatnonzero(levels)]
+        assert sorted(got) == expected
+
+
+def _marginal_loglik(s, eta, kappa, sigma):
+    """The sampler's log-density of the ratings (the marginal form's graph) and its
+    gradient in (eta, kappa, sigma), through PyTensor."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    from evaluq.item_model._ordinal import marginal_loglik
+
+    terms = ordinal_terms(s)
+    e, k, sg = pt.dtensor3("eta"), pt.dvector("kappa"), pt.dscalar("sigma")
+    out = marginal_loglik(e, k, sg, terms.h_data, terms.unit_ratings, terms.combos,
+                          terms.rows, terms.counts, terms.weight, eta.shape)
+    fn = pytensor.function([e, k, sg], [out, *pt.grad(out, [e, k, sg])], mode="FAST_COMPILE")
+    value, *grads = fn(eta, kappa, sigma)
+    return float(value), grads
+
+
+def _brute_force(s, eta, kappa, sigma):
+    """sum over items of log int N(b; 0, s^2) prod_cells P(level | eta - b)^count db by a
+    trapezoid on 300,001 points (cell by cell, no terms, no table)."""
+    grid = np.linspace(-15, 15, 300_001)
+    total = 0.0
+    for i in range(len(s.item_labels)):
+        mine = s.cell_item == i
+        x = eta[s.cell_model[mine], s.cell_task[mine], s.cell_grader[mine]]
+        logf = (s.cell_count[mine][:, None] * _direct_logp(
+            x[:, None] - grid[None, :], kappa, s.cell_level[mine][:, None])).sum(axis=0)
+        logf += -0.5 * (grid / sigma) ** 2 - np.log(sigma * np.sqrt(2 * np.pi))
+        top = logf.max()
+        total += top + np.log(np.exp(logf - top).sum() * (grid[1] - grid[0]))
+    return total
+
+
+@pytest.mark.parametrize("sigma", [0.3, 1.2, 3.0])
+def test_marginal_loglik_and_gradient_equal_brute_force_integration(sigma):
+    s = _task_ratings()
+    gen = np.random.default_rng(0)
+    eta = gen.normal(0.0, 0.7, (3, 2, 3))                                  # model, task, grader
+    kappa = np.array([-2.0, -1.0, 0.0, 0.7, 2.0])
+    value, (g_eta, g_kappa, g_sigma) = _marginal_loglik(s, eta, kappa, sigma)
+    assert value == pytest.approx(_brute_force(s, eta, kappa, sigma), abs=2e-7)
+    eps = 1e-5
+    bump = np.zeros_like(eta)
+    bump[1, 0, 2] = eps
+    fd = (_brute_force(s, eta + bump, kappa, sigma)
+          - _brute_force(s, eta - bump, kappa, sigma)) / (2 * eps)
+    assert g_eta[1, 0, 2] == pytest.approx(fd, rel=1e-5, abs=1e-7)
+    kb = np.zeros(5)
+    kb[2] = eps
+    fd = (_brute_force(s, eta, kappa + kb, sigma)
+          - _brute_force(s, eta, kappa - kb, sigma)) / (2 * eps)
+    assert g_kappa[2] == pytest.approx(fd, rel=1e-5, abs=1e-7)
+    fd = (_brute_force(s, eta, kappa, sigma + eps)
+          - _brute_force(s, eta, kappa, sigma - eps)) / (2 * eps)
+    assert g_sigma == pytest.approx(fd, rel=1e-5, abs=1e-7)
+
+
+def test_item_effects_follow_their_exact_conditional():
+    """The marginal form's item draws have, per item, the mean and SD of the normalised
+    integrand (brute force on a fine grid)."""
+    from evaluq.item_model._ordinal import conditional_items
+
+    s = _task_ratings()
+    eta = np.random.default_rng(2).normal(0.0, 0.7, (3, 2, 3))
+    kappa = np.array([-2.0, -1.0, 0.0, 0.7, 2.0])
+    n = 4000
+    b = conditional_items(s, np.broadcast_to(eta, (n, 3, 2, 3)), np.tile(kappa, (n, 1)),
+                          np.full(n, 1.2), np.random.default_rng(3))
+    grid = np.linspace(-12, 12, 48_001)
+    for i in (0, 9, 17):
+        mine = s.cell_item == i
+        x = eta[s.cell_model[mine], s.cell_task[mine], s.cell_grader[mine]]
+        logf = (s.cell_count[mine][:, None] * _direct_logp(
+            x[:, None] - grid[None, :], kappa, s.cell_level[mine][:, None])).sum(axis=0)
+        post = np.exp(logf - 0.5 * (grid / 1.2) ** 2 - logf.max())
+        post /= post.sum()
+        mean = (post * grid).sum()
+        sd = np.sqrt((post * grid**2).sum() - mean**2)
+        assert abs(b[:, i].mean() - mean) < 4 * sd / np.sqrt(n)
+        assert b[:, i].std() == pytest.approx(sd, rel=0.06)
 
 
 # --- a small fit through the whole interface -----------------------------------------------------
@@ -402,3 +524,53 @@ def test_calibration_of_benchmark_intervals():
               f"levels; {n_rep} simulated panels) benchmark {name} | {level:.0%} credible "
               f"interval coverage | nominal {level:.3f} | measured {cov:.4f} | n {len(hits)}")
         assert abs(cov - level) <= 4 * se
+
+
+@pytest.mark.slow
+def test_marginal_form_equals_the_explicit_items_form():
+    """Items integrated out (the default form) and one explicit non-centred parameter per
+    item sample the same posterior: the means of the cutpoints, the model and grader
+    effects, sigma_item and the benchmark-scope scores agree within 4 combined MCSEs (3
+    models x 30 items x 2 graders x 2 epochs, 2 tasks; both sampled by nutpie)."""
+    from evaluq._convergence import convergence_arrays
+    from evaluq.item_model._ordinal import fit_ordinal
+
+    t = simulate_ratings(n_models=3, n_items=30, n_graders=2, n_levels=5, n_epochs=2, rng=11)
+    t["task"] = "t" + (t["item"] % 2).astype(str)
+    columns = {"model": "model", "item": "item", "score": "score", "task": "task",
+               "epoch": "epoch", "grader": "grader"}
+    settings = {"draws": 1500, "tune": 1000, "chains": 2, "seed": 5, "post_seed": 6,
+                "target_accept": 0.9}
+    posts = {}
+    for form in ("marginal", "explicit"):
+        tree, config, _ = fit_ordinal(t, columns, levels=None, interaction=True,
+                                      requested="ordinal", priors=None, settings=settings,
+                                      form=form)
+        assert config["form"] == form
+        posts[form] = tree["posterior"].to_dataset()
+    for name in ("cutpoints", "dev", "grader_effect", "sigma_item", "benchmark_score"):
+        summary = []
+        for form in ("marginal", "explicit"):
+            arr = posts[form][name].transpose("chain", "draw", ...).values
+            arr = arr.reshape(arr.shape[0], arr.shape[1], -1)
+            summary.append((arr.mean(axis=(0, 1)), convergence_arrays(arr)["mcse_mean"]))
+        (m1, s1), (m2, s2) = summary
+        print(f"\n{name}: marginal {np.round(m1, 3)}, explicit {np.round(m2, 3)} (MCSE "
+              f"{np.round(np.sqrt(s1**2 + s2**2), 3)})")
+        assert np.all(np.abs(m1 - m2) < 4 * np.sqrt(s1**2 + s2**2)), name
+
+
+def test_marginal_grid_reaches_extreme_items_with_many_ratings():
+    """3 models x 2 graders x 20 epochs and a small sigma_item: an item rated at the lowest
+    (or highest) level every time has its mass far in the prior's tail; the grid is widened
+    to reach it (brute-force integration is the reference)."""
+    t = simulate_ratings(n_models=3, n_items=8, n_graders=2, n_levels=4, n_epochs=20, rng=4)
+    t["task"] = "t" + (t["item"] % 2).astype(str)
+    t.loc[t["item"] < 2, "score"] = 0
+    t.loc[(t["item"] >= 2) & (t["item"] < 4), "score"] = 3
+    s = ordinal_statistics(t, model="model", item="item", score="score", task="task",
+                           epoch="epoch", grader="grader")
+    eta = np.random.default_rng(5).normal(0.0, 0.3, (3, 2, 2))
+    kappa = np.array([-1.5, 0.0, 1.5])
+    value, _ = _marginal_loglik(s, eta, kappa, 0.3)
+    assert value == pytest.approx(_brute_force(s, eta, kappa, 0.3), abs=1e-6)

@@ -9,12 +9,21 @@ ordered logistic (proportional odds) model
 model m (d ~ ZeroSumNormal), task k and model x task (non-centred, as in the binary family),
 grader j (r_j = sigma_grader * z_j, z ~ ZeroSumNormal(1)) and grader x model (q_jm =
 sigma_gxm * z_jm, z ~ ZeroSumNormal(1) over both axes: self-preference), item i (b_i ~
-N(0, sigma_item^2), one explicit non-centred parameter per item). There is no intercept:
-the cutpoints carry the level. Cutpoints: kappa_0 ~ N(cut_first_mu, cut_first_sigma^2) and
-kappa_c - kappa_{c-1} = cut_min_spacing + LogNormal(cut_diff_mu, cut_diff_sigma) (ordered by
-construction; HiBayES's parameterisation). The form is ``"explicit"`` with items (an item
-enters through its whole rating pattern, not a scalar total, so the 1PL's collapse into
-terms does not apply) and ``"no items"`` without.
+N(0, sigma_item^2)). There is no intercept: the cutpoints carry the level. Cutpoints:
+kappa_0 ~ N(cut_first_mu, cut_first_sigma^2) and kappa_c - kappa_{c-1} = cut_min_spacing +
+LogNormal(cut_diff_mu, cut_diff_sigma) (ordered by construction; HiBayES's
+parameterisation).
+
+With items, the ``"marginal"`` form (issue 34; ``fit_ordinal(..., form="marginal")``, not
+yet the default): an item enters through its whole rating
+pattern (its cells' (model, grader, level, count)), not a scalar total, so items with the
+same (task, pattern) form one term (:func:`ordinal_terms`), and each term's integral over b
+is a trapezoid sum on the grid shared by every term (``_gridquad``): the level
+log-probabilities form one (model, task, grader, level, node) table per log-density and a
+term adds its ratings' rows, in a fused kernel with its gradient. The item effects are drawn
+afterwards from their exact conditional (:func:`conditional_items`). ``"explicit"`` (one
+non-centred parameter per item on the weighted cells) is the default and the reference of
+the tests; ``"no items"`` without items.
 
 Identical (model, task, grader, item, level) rows (epochs, repeated ratings) collapse into one
 weighted cell; without items the cells are (model, task, grader, level), so a fit costs
@@ -277,6 +286,99 @@ def level_probabilities(eta: np.ndarray, kappa: np.ndarray) -> np.ndarray:
     return np.diff(np.concatenate([0 * ones, cum, ones], axis=-1), axis=-1)
 
 
+def level_table(lib: Any, x: Any, kappa: Any) -> Any:
+    """log P(y = c | x) for every level c: (..., level, node) from ``x`` (..., node).
+
+    ``kappa`` (K-1,) (PyTensor), or (draw, K-1) with ``x`` (draw, ..., node) (numpy). With
+    a = kappa_c - x, b = kappa_{c-1} - x (kappa_{-1} = -inf, kappa_{K-1} = +inf), as in
+    :func:`ordinal_logp`: -softplus(-a) - softplus(b) + log(1 - exp(kappa_{c-1} - kappa_c)).
+    """
+    if lib is np:
+        pad = np.full((*kappa.shape[:-1], 1), _BIG)
+        padded = np.concatenate([-pad, kappa, pad], axis=-1)                 # (D, K + 1)
+        shape = (len(padded),) + (1,) * (x.ndim - 2) + (padded.shape[-1] - 1, 1)
+        upper, lower = padded[:, 1:].reshape(shape), padded[:, :-1].reshape(shape)
+        soft: Any = _np_softplus
+    else:
+        big = lib.as_tensor_variable(np.array([_BIG]))
+        padded = lib.concatenate([-big, kappa, big])
+        upper, lower = padded[1:][:, None], padded[:-1][:, None]
+        soft = lib.softplus
+    xs = x[..., None, :]
+    return -soft(xs - upper) - soft(lower - xs) + lib.log(-lib.expm1(lower - upper))
+
+
+def _np_softplus(v: np.ndarray) -> np.ndarray:
+    return np.logaddexp(0.0, v)
+
+
+@dataclass(eq=False)
+class OrdinalTerms:
+    """Items with the same (task, rating pattern) form one term (the marginal form).
+
+    An item's pattern is, per unit (a (model, task, grader)), how many of its ratings fell
+    on each level (a row of ``combos``: the distinct level-count vectors, zero rows padding
+    them to a power of two); ``rows`` (term, entry) index the rows (unit, combo) of the
+    combined table (``unit * len(combos) + combo``), ``counts`` (term, entry) are 1 (0:
+    padding), ``weight`` (term,) how many items share the term, ``item_term`` (item,);
+    ``h_data`` the shared grid's spacing (``_gridquad.data_spacing`` of 1/3 per rating: the
+    information about b of a logistic latent variable bounds that of its ordered levels).
+    """
+
+    rows: np.ndarray
+    counts: np.ndarray
+    weight: np.ndarray
+    item_term: np.ndarray
+    combos: np.ndarray
+    h_data: float
+    unit_ratings: np.ndarray
+    """(model, task, grader): the most ratings one item has from the unit (the extreme
+    patterns of :func:`extreme_units`)."""
+
+
+def ordinal_terms(stats: OrdinalStats) -> OrdinalTerms:
+    """The distinct (task, rating pattern) terms of the items (see :class:`OrdinalTerms`)."""
+    from evaluq.item_model._gridquad import data_spacing
+
+    n_k, n_j, n_l = len(stats.tasks), len(stats.graders), stats.n_levels
+    n_units = len(stats.models) * n_k * n_j
+    n_items = len(np.asarray(stats.item_labels))
+    unit = (stats.cell_model * n_k + stats.cell_task) * n_j + stats.cell_grader
+    pairs, pair_of_cell = np.unique(stats.cell_item * n_units + unit, return_inverse=True)
+    vectors = np.zeros((len(pairs), n_l), dtype=np.int64)
+    np.add.at(vectors, (pair_of_cell.ravel(), stats.cell_level),
+              np.rint(stats.cell_count).astype(np.int64))
+    combos, combo = np.unique(vectors, axis=0, return_inverse=True)
+    n_combos = padded_cells(len(combos))
+    item = pairs // n_units                                   # pairs sorted by item, unit
+    per = np.bincount(item, minlength=n_items)
+    pos = np.arange(len(item)) - np.r_[0, np.cumsum(per)[:-1]][item]
+    rows = np.zeros((n_items, int(per.max())), dtype=np.int64)
+    ones = np.zeros((n_items, int(per.max())), dtype=np.int64)
+    rows[item, pos], ones[item, pos] = (pairs % n_units) * n_combos + combo.ravel(), 1
+    uniq, item_term, weight = np.unique(np.concatenate([rows, ones], axis=1), axis=0,
+                                        return_inverse=True, return_counts=True)
+    ratings = np.bincount(stats.cell_item, weights=stats.cell_count, minlength=n_items)
+    unit_ratings = np.zeros(n_units)
+    np.maximum.at(unit_ratings, pairs % n_units, vectors.sum(axis=1) * 1.0)
+    return OrdinalTerms(unit_ratings=unit_ratings.reshape(len(stats.models), n_k, n_j),
+                        rows=uniq[:, :rows.shape[1]], counts=uniq[:, rows.shape[1]:] * 1.0,
+                        weight=weight.astype(np.float64), item_term=item_term.ravel(),
+                        combos=np.r_[combos, np.zeros((n_combos - len(combos), n_l),
+                                                      dtype=np.int64)] * 1.0,
+                        h_data=data_spacing(float(ratings.max()) / 3.0))
+
+
+def combined_table(lib: Any, table: Any, combos: Any) -> Any:
+    """The (unit, combo) rows of the terms: sum_c combos[k, c] table[..., u, c, node], as
+    (..., unit * combo, node) from the level table (..., unit, level, node)."""
+    if lib is np:
+        out = np.einsum("kl,dulg->dukg", combos, table)
+        return out.reshape(len(out), -1, out.shape[-1])
+    out = lib.tensordot(combos, table, axes=[[1], [1]])                 # (combo, unit, node)
+    return out.transpose(1, 0, 2).reshape((-1, table.shape[-1]))
+
+
 # --- the PyMC model -----------------------------------------------------------------------------
 
 def _scale(name: str, x: dict[str, Any], fixed: dict[str, float], sigma_key: str) -> Any:
@@ -328,8 +430,25 @@ def padded_cells(n_cells: int) -> int:
     return max(16, 1 << int(np.ceil(np.log2(max(n_cells, 1)))))
 
 
-def ordinal_inputs(stats: OrdinalStats, priors: dict[str, float]) -> dict[str, np.ndarray]:
-    """Every ``pm.Data`` array of the model, by name (cells padded with count 0)."""
+def marginal_inputs(terms: OrdinalTerms, priors: dict[str, float]) -> dict[str, np.ndarray]:
+    """Every ``pm.Data`` array of the marginal form, by name (terms padded with weight 0 to
+    a power of two)."""
+    pad = padded_cells(len(terms.weight)) - len(terms.weight)
+    width = terms.rows.shape[1]
+    return {"term_rows": np.r_[terms.rows, np.zeros((pad, width), dtype=np.int64)],
+            "term_counts": np.r_[terms.counts, np.zeros((pad, width))],
+            "term_weight": np.r_[terms.weight, np.zeros(pad)], "combos": terms.combos,
+            "unit_ratings": terms.unit_ratings,
+            "grid_spacing": np.asarray(terms.h_data)} | {
+        f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in priors.items()}
+
+
+def ordinal_inputs(stats: OrdinalStats, priors: dict[str, float],
+                   form: str = "explicit") -> dict[str, np.ndarray]:
+    """Every ``pm.Data`` array of the model, by name (cells padded with count 0; the
+    marginal form: :func:`marginal_inputs`)."""
+    if form == "marginal":
+        return marginal_inputs(ordinal_terms(stats), priors)
     n = len(stats.cell_count)
     pad = padded_cells(n) - n
     out: dict[str, np.ndarray] = {
@@ -340,18 +459,38 @@ def ordinal_inputs(stats: OrdinalStats, priors: dict[str, float]) -> dict[str, n
     return out | {f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in priors.items()}
 
 
-def model_key(stats: OrdinalStats, priors: dict[str, float], interaction: bool) -> tuple:
+def model_key(stats: OrdinalStats, priors: dict[str, float], interaction: bool,
+              form: str = "explicit") -> tuple:
     """What the compiled model's structure depends on."""
-    n_items = len(stats.item_labels) if stats.item_labels is not None else 0
-    return ("ordinal", len(stats.models), len(stats.tasks), len(stats.graders), n_items,
-            stats.n_levels, padded_cells(len(stats.cell_count)), bool(interaction),
+    n_items: Any = len(stats.item_labels) if stats.item_labels is not None else 0
+    size = padded_cells(len(stats.cell_count))
+    if form == "marginal":
+        terms = ordinal_terms(stats)
+        n_items = (padded_cells(len(terms.weight)), terms.rows.shape[1])
+        size = len(terms.combos)
+    return ("ordinal", form, len(stats.models), len(stats.tasks), len(stats.graders),
+            n_items, stats.n_levels, size, bool(interaction),
             tuple(sorted(k for k in priors if k.endswith("_fixed"))))
 
 
+def default_form(stats: OrdinalStats) -> str:
+    """``"explicit"`` with items (the marginal form, ``form="marginal"`` of
+    :func:`fit_ordinal`, is not the default until its posterior is checked against the
+    explicit form's at scale: issue 34), ``"no items"`` without."""
+    return "explicit" if stats.has_items else "no items"
+
+
 def build_ordinal_model(stats: OrdinalStats, priors: dict[str, float],
-                        interaction: bool) -> pm.Model:
-    """The ordinal model on the weighted cells (explicit non-centred item effects); every
-    array is a ``pm.Data`` so a compiled model is refitted on data of the same shape."""
+                        interaction: bool, form: str = "explicit") -> pm.Model:
+    """The ordinal model; every array is a ``pm.Data`` so a compiled model is refitted on
+    data of the same shape.
+
+    ``form``: ``"marginal"`` (with items: each item's effect integrated out on the shared
+    grid of ``_gridquad``, one term per distinct (task, rating pattern): the level
+    log-probabilities form a (model, task, grader, level, node) table and each term sums
+    its ratings' rows, in one fused kernel with its gradient) or ``"explicit"`` (the
+    weighted cells, one explicit non-centred effect per item; also the form without items).
+    """
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -359,13 +498,19 @@ def build_ordinal_model(stats: OrdinalStats, priors: dict[str, float],
              for k in priors if k.endswith("_fixed")]
     coords = {MODEL: list(map(str, stats.models)), GRADER: list(map(str, stats.graders)),
               CUT: list(range(stats.n_levels - 1))}
+    marginal = form == "marginal" and stats.has_items
     with pm.Model(coords=coords) as pm_model:
-        x = {k: pm.Data(k, v) for k, v in ordinal_inputs(stats, priors).items()}
+        x = {k: pm.Data(k, v) for k, v in ordinal_inputs(
+            stats, priors, "marginal" if marginal else "explicit").items()}
         x |= {f"fixed_{name}": x[f"prior_{name.replace('grader_x_model', 'gxm')}_fixed"]
               for name in fixed}
         kappa = _cutpoints(x, stats.n_levels)
         base = model_task_effects(x, len(stats.models), len(stats.tasks))
         gm = _grader_effects(x, stats, interaction, dict.fromkeys(fixed, 0.0))
+        if marginal:
+            _marginal_potential(x, base[:, :, None] + gm.T[:, None, :], kappa,
+                                (len(stats.models), len(stats.tasks), len(stats.graders)))
+            return pm_model
         eta = base[x["cell_model"], x["cell_task"]] + gm[x["cell_grader"], x["cell_model"]]
         if stats.has_items:
             sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
@@ -374,6 +519,59 @@ def build_ordinal_model(stats: OrdinalStats, priors: dict[str, float],
         logp = ordinal_logp(pt, eta, kappa, x["cell_level"])
         pm.Potential("rating_loglik", (x["cell_count"] * logp).sum())
     return pm_model
+
+
+def _marginal_potential(x: dict[str, Any], eta: Any, kappa: Any,
+                        shape: tuple[int, int, int]) -> None:
+    """sigma_item and the ratings' log-likelihood with the item effects integrated out
+    (``eta`` (model, task, grader) without the item effect)."""
+    import pymc as pm
+
+    sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
+    pm.Potential("rating_loglik", marginal_loglik(
+        eta, kappa, sigma_item, x["grid_spacing"], x["unit_ratings"], x["combos"],
+        x["term_rows"], x["term_counts"], x["term_weight"], shape))
+
+
+def extreme_units(lib: Any, eta: Any, kappa: Any, unit_ratings: Any,
+                  shape: tuple[int, int, int]) -> tuple[Any, Any, Any]:
+    """eta', ratings and totals (..., 2 K, model x grader) of each task's extreme patterns
+    as binomial terms: every rating at the lowest level (P = 1 - expit(eta - b - kappa_0):
+    total 0 at eta' = eta - kappa_0) or at the highest (total all at eta - kappa_{K-2});
+    ``eta`` (..., model, task, grader), ``kappa`` (..., K-1), ``unit_ratings`` (model, task,
+    grader), of the sizes ``shape``."""
+    n_m, n_k, n_j = shape
+    if lib is np:
+        e = np.moveaxis(eta, -2, -3).reshape(*eta.shape[:-3], n_k, n_m * n_j)
+        first, last = kappa[..., :1, None], kappa[..., -1:, None]
+    else:
+        e = eta.transpose(1, 0, 2).reshape((n_k, n_m * n_j))
+        first, last = kappa[0], kappa[-1]
+    n = unit_ratings.transpose(1, 0, 2).reshape((n_k, n_m * n_j))
+    return (lib.concatenate([e - first, e - last], axis=-2), lib.concatenate([n, n], axis=0),
+            lib.concatenate([0.0 * n.sum(axis=1), n.sum(axis=1)]))
+
+
+def marginal_loglik(eta: Any, kappa: Any, sigma: Any, h_data: Any, unit_ratings: Any,
+                    combos: Any, rows: Any, counts: Any, weight: Any,
+                    shape: tuple[int, int, int]) -> Any:
+    """The marginal form's log-likelihood of the ratings (PyTensor): sum_t w_t log of each
+    term's integral on the shared grid (``_gridquad``), spanning the extreme patterns'
+    mass; no gradient through the nodes. ``eta`` (model, task, grader)."""
+    import pytensor.tensor as pt
+    from pytensor.gradient import disconnected_grad
+
+    from evaluq.item_model._gridquad import extreme_span, grid_loglik, grid_nodes, prior_base
+    from evaluq.item_model._model import term_mode
+
+    eta_x, n_x, total = extreme_units(pt, eta, kappa, unit_ratings, shape)
+    span = extreme_span(pt, sigma, *term_mode(eta_x, n_x, total, sigma))
+    b, h = grid_nodes(sigma, h_data, span)
+    b, h = disconnected_grad(b), disconnected_grad(h)       # the rule's value is its own
+    table = level_table(pt, eta[..., None] - b, kappa)
+    table = table.reshape((int(np.prod(shape)), kappa.shape[0] + 1, b.shape[0]))
+    table = combined_table(pt, table, combos)
+    return grid_loglik(table, prior_base(pt, b, sigma, h), rows, counts, weight)
 
 
 # --- sampling and the posterior ------------------------------------------------------------------
@@ -390,23 +588,25 @@ _COMPILED: dict[tuple, Any] = {}
 
 
 def sample_ordinal(stats: OrdinalStats, priors: dict[str, float], interaction: bool,
-                   settings: dict[str, Any]) -> tuple[Any, float, float]:
+                   settings: dict[str, Any], form: str = "explicit"
+                   ) -> tuple[Any, float, float]:
     """nutpie draws (the compiled model reused for data of the same shape); compile and
     sampling seconds. ``settings``: draws, tune, chains, seed, target_accept."""
     import time
 
     import nutpie
 
-    key = model_key(stats, priors, interaction)
+    form = form if stats.has_items else "explicit"
+    key = model_key(stats, priors, interaction, form)
     start = time.perf_counter()
     if key not in _COMPILED:
         _COMPILED[key] = compile_pymc_model(  # cached across processes
-            build_ordinal_model(stats, priors, interaction))[0]
+            build_ordinal_model(stats, priors, interaction, form))[0]
     compile_s = time.perf_counter() - start
     start = time.perf_counter()
     known = {var.name for var in _COMPILED[key].shared_var_keys}
-    compiled = _COMPILED[key].with_data(**{k: v for k, v in ordinal_inputs(stats, priors)
-                                           .items() if k in known})
+    compiled = _COMPILED[key].with_data(**{
+        k: v for k, v in ordinal_inputs(stats, priors, form).items() if k in known})
     raw = nutpie.sample(compiled, draws=settings["draws"], tune=settings["tune"],
                         chains=settings["chains"], cores=settings["chains"],
                         seed=settings["seed"], progress_bar=False, save_warmup=False,
@@ -466,6 +666,44 @@ def benchmark_ratings(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
         e = eta[part][:, :, task, :] - b[part][:, None, :, None]       # (d, M, I, G)
         r = expected_rating(e, kappa[part][:, None, None, None, :], stats.levels)
         out[part] = r.mean(axis=(-1, -2))
+    return out
+
+
+def conditional_items(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
+                      sigma: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+    """Item effects (draw, item) of the marginal form, each from its exact conditional
+    given the draw's parameters and its term's rating pattern: the integrand of
+    :func:`build_ordinal_model`'s rule normalised on a shared grid (``_gridquad``), one node
+    per item and draw by inverse CDF (chunks of draws). The draws sit on the nodes: their
+    moments are the rule's (exact to its error), where a uniform spread within a cell
+    would add h^2 / 12 to each item's variance."""
+    from evaluq.item_model._gridquad import (
+        draw_cells,
+        extreme_span,
+        posterior_grid,
+        prior_base,
+        term_probabilities,
+    )
+    from evaluq.item_model._model import term_mode
+
+    terms = ordinal_terms(stats)
+    n_items = len(terms.item_term)
+    out = np.empty((len(eta), n_items))
+    n_nodes = 2 * len(posterior_grid(sigma, terms.h_data)[0])
+    per_draw = (len(terms.weight) + n_items + eta[0].size * len(terms.combos)) * n_nodes
+    for part in _chunks(len(eta), per_draw):
+        eta_x, n_x, total = extreme_units(np, eta[part], kappa[part], terms.unit_ratings,
+                                          terms.unit_ratings.shape)
+        span = extreme_span(np, sigma[part], *term_mode(eta_x, n_x, total, sigma[part]))
+        b, h = posterior_grid(sigma[part], terms.h_data, span)
+        table = level_table(np, eta[part][..., None] - b, kappa[part])
+        table = combined_table(np, table.reshape(len(table), eta[0].size, -1, len(b)),
+                               terms.combos)
+        prob = term_probabilities(table,
+                                  prior_base(np, b, sigma[part][:, None], h),
+                                  terms.rows, terms.counts)
+        cell = draw_cells(prob, terms.item_term, gen)
+        out[part] = b[cell]
     return out
 
 
@@ -560,9 +798,10 @@ def _notes(stats: OrdinalStats, requested: str, interaction: bool) -> dict[str, 
     return out
 
 
-def _posterior_group(stats: OrdinalStats, raw: Any) -> tuple[Any, Any]:
+def _posterior_group(stats: OrdinalStats, raw: Any, form: str = "explicit",
+                     post_seed: int = 0) -> tuple[Any, Any]:
     """The posterior (sampled variables and both scopes' expected ratings) and the item
-    effects' summary."""
+    effects' draws and summary (the marginal form: drawn from their exact conditional)."""
     import xarray as xr
 
     from evaluq._dims import BENCHMARK_SCORE, ITEM, NEW_ITEMS_SCORE
@@ -574,7 +813,12 @@ def _posterior_group(stats: OrdinalStats, raw: Any) -> tuple[Any, Any]:
     eta = grader_model_eta(stats, flat)
     kappa = flat["cutpoints"]
     sigma = flat.get("sigma_item")
-    b = sigma[:, None] * flat["item_z"] if sigma is not None else None
+    if sigma is None:
+        b = None
+    elif form == "marginal":
+        b = conditional_items(stats, eta, kappa, sigma, np.random.default_rng(post_seed))
+    else:
+        b = sigma[:, None] * flat["item_z"]
     dims = ("chain", "draw", MODEL)
     for name, values in ((NEW_ITEMS_SCORE, new_items_ratings(stats, eta, kappa, sigma)),
                          (BENCHMARK_SCORE, benchmark_ratings(stats, eta, kappa, b))):
@@ -592,10 +836,13 @@ def _posterior_group(stats: OrdinalStats, raw: Any) -> tuple[Any, Any]:
 
 def fit_ordinal(df: pd.DataFrame, columns: dict[str, str | None], *, levels: Any,
                 interaction: bool, requested: str, priors: Any,
-                settings: dict[str, Any]) -> tuple[Any, dict[str, Any], Any]:
+                settings: dict[str, Any], form: str | None = None
+                ) -> tuple[Any, dict[str, Any], Any]:
     """Sample the ordinal model; (tree, config, ItemData) for :class:`ItemFit`.
 
-    ``settings``: draws, tune, chains, seed, post_seed, target_accept.
+    ``settings``: draws, tune, chains, seed, post_seed, target_accept. ``form``: with items,
+    ``"explicit"`` (the default: one parameter per item) or ``"marginal"`` (item effects
+    integrated out on the shared grid; see :func:`build_ordinal_model`).
     """
     import json
     import time
@@ -606,18 +853,27 @@ def fit_ordinal(df: pd.DataFrame, columns: dict[str, str | None], *, levels: Any
     check_bool("grader_interaction", interaction)
     resolved = resolve_ordinal_priors(stats, priors)
     notes = _notes(stats, requested, interaction)
+    if not stats.has_items:
+        form = "no items"
+    elif form is None:
+        form = default_form(stats)
+    elif form not in ("marginal", "explicit"):
+        raise ValueError(f"`form` must be 'marginal' or 'explicit'; got {form!r}")
     config: dict[str, Any] = {
         "family": "ordinal", "family_requested": requested, "discrimination": False,
-        "form": "explicit" if stats.has_items else "no items", "quadrature_nodes": 0,
+        "form": form, "quadrature_nodes": 0,
         "columns": columns, "levels": stats.levels.tolist(),
         "grader_interaction": bool(interaction and stats.has_graders),
         "priors": resolved, "sampler": "nutpie", "n_cells": len(stats.cell_count),
         "score_scale": "expected rating on the levels' own scale, graders weighted equally"}
+    if form == "marginal":
+        config["n_terms"] = len(ordinal_terms(stats).weight)
+        config["quadrature"] = "shared grid (trapezoid rule, _gridquad)"
     config |= {k: settings[k] for k in ("draws", "tune", "chains", "seed", "post_seed")}
     raw, config["compile_seconds"], config["sampling_seconds"] = sample_ordinal(
-        stats, resolved, interaction, settings)
+        stats, resolved, interaction, settings, form)
     start = time.perf_counter()
-    post, items = _posterior_group(stats, raw)
+    post, items = _posterior_group(stats, raw, form, settings["post_seed"])
     config["posterior_seconds"] = time.perf_counter() - start
     groups = {"posterior": post, "sample_stats": sampler_stats(raw),
               "observed_data": observed_dataset(stats),
