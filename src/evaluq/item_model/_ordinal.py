@@ -131,8 +131,8 @@ def integer_levels(values: np.ndarray, score: str) -> np.ndarray:
     bad = values != np.round(values)
     if bad.any():
         shown = np.unique(values[bad])[:_SHOWN].tolist()
-        raise ValueError(f"family 'ordinal' needs integer rating levels in column {score!r}; "
-                         f"got {int(bad.sum())} non-integer value(s), e.g. {shown}")
+        raise ValueError(f"`score`: family 'ordinal' needs integer rating levels in column "
+                         f"{score!r}; got {int(bad.sum())} non-integer value(s), e.g. {shown}")
     return values.astype(np.int64)
 
 
@@ -169,8 +169,8 @@ def _check_graders(df: pd.DataFrame, model: str, grader: str) -> None:
     n_models = df.groupby(grader, sort=False)[model].nunique()
     if df[model].nunique() > 1 and (n_models == 1).any():
         lone = n_models[n_models == 1].index[:_SHOWN].tolist()
-        raise CubeError(f"grader(s) {lone} rated only one model: a grader's effect (and its "
-                        "self-preference) is measured against the other models it rated; "
+        raise CubeError(f"`grader`: grader(s) {lone} rated only one model: a grader's effect "
+                        "(and its self-preference) is measured against the other models it rated; "
                         "remove those graders or give them ratings of other models")
 
 
