@@ -83,12 +83,20 @@ def grid_nodes(sigma: Any, h_data: Any, span: tuple[Any, Any] | None = None
     if span is None:
         h = pt.maximum(pt.minimum(h_data, HZ * sigma),
                        2.0 * HALF_WIDTH * sigma / (MAX_NODES - 1))
-        half = pt.ceil(HALF_WIDTH * sigma / h).astype("int64")
+        half = _node_count(HALF_WIDTH * sigma / h, (MAX_NODES - 1) // 2)
         return pt.arange(-half, half + 1).astype("float64") * h, h
     lo, hi = span
     h = pt.maximum(pt.minimum(h_data, HZ * sigma), (hi - lo) / (MAX_NODES - 1))
-    n = pt.ceil((hi - lo) / h).astype("int64") + 1
+    n = _node_count((hi - lo) / h, MAX_NODES - 1) + 1
     return lo + h * pt.arange(n).astype("float64"), h
+
+
+def _node_count(ratio: Any, most: int) -> Any:
+    """ceil(ratio) as an int64 in [1, most]: a NaN or infinite ratio (a sampler trajectory
+    through NaN or inf parameters, whose log-density is then NaN and rejected) gives 1, never
+    the garbage integer of a NaN cast, which once asked for gigabytes of nodes."""
+    ratio = pt.switch(pt.isfinite(ratio), ratio, 1.0)
+    return pt.clip(pt.ceil(ratio), 1.0, float(most)).astype("int64")
 
 
 def extreme_span(lib: Any, sigma: Any, mode: Any, sd: Any) -> tuple[Any, Any]:

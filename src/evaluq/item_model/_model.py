@@ -264,15 +264,16 @@ def _grid_loglik(x: dict[str, Any], eta: Any, sigma_item: Any) -> Any:
     :func:`grid_terms`): (models x tasks + 1) x nodes transcendental functions, not terms x
     models x nodes. Nodes lo + g h over :func:`grid_span`, h = min(h_data, ``HZ`` s) as
     ``_gridquad``'s (trapezoid rule, relative error ~2 exp(-2 pi^2 w^2 / h^2) for an
-    integrand of SD w)."""
+    integrand of SD w; the spacing widened where the span would need more than
+    ``_gridquad.MAX_NODES`` nodes)."""
     import pytensor.tensor as pt
     from pytensor.gradient import disconnected_grad
 
-    from evaluq.item_model._gridquad import HZ, grid_loglik, prior_base
+    from evaluq.item_model._gridquad import grid_loglik, grid_nodes, prior_base
 
-    lo, hi = grid_span(x, eta, sigma_item)
-    h = pt.minimum(x["grid_spacing"], HZ * sigma_item)
-    b = lo + h * pt.arange(pt.ceil((hi - lo) / h).astype("int64") + 1).astype("float64")
+    # at most MAX_NODES nodes: a small sigma_item on a wide span (a warm-up trajectory)
+    # once asked for billions of nodes (an out-of-memory kill)
+    b, h = grid_nodes(sigma_item, x["grid_spacing"], grid_span(x, eta, sigma_item))
     b, h = disconnected_grad(b), disconnected_grad(h)      # the rule's value is its own
     table = pt.concatenate([-pt.softplus(eta[:, :, None] - b).reshape((-1, b.shape[0])),
                             -b[None, :]], axis=0)
