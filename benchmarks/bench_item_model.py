@@ -45,12 +45,17 @@ def _table(n_m: int, n_i: int, n_e: int, rng: int):
                           model_sd=0.5, rng=rng)
 
 
-def marginal_fit(table, draws: int, tune: int, chains: int) -> tuple[str, float]:
+def quiet_fit(table, cols: dict[str, str] = COLS, **kwargs):
+    """``eq.fit_items`` with convergence warnings silenced, and its wall seconds."""
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ItemConvergenceWarning)
-        fit = eq.fit_items(table, **COLS, draws=draws, tune=tune, chains=chains, rng=1)
-    wall = time.perf_counter() - start
+        fit = eq.fit_items(table, **cols, rng=1, **kwargs)
+    return fit, time.perf_counter() - start
+
+
+def marginal_fit(table, draws: int, tune: int, chains: int) -> tuple[str, float]:
+    fit, wall = quiet_fit(table, draws=draws, tune=tune, chains=chains)
     diag = fit.diagnostics()
     truth = table.attrs["truth"]["benchmark"]
     err = np.abs(fit.scores("benchmark").mean(("chain", "draw")).values - truth).max()
@@ -88,12 +93,8 @@ def betabinomial_fits(n_m: int, n_i: int, n_e: int, draws: int, tune: int,
     for kind, seed in (("cold", 0), ("warm", 1)):
         table = simulate_items(n_models=n_m, n_items=n_i, n_epochs=n_e, sigma_item=1.5,
                                model_sd=0.5, overdispersion=0.2, rng=seed)
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ItemConvergenceWarning)
-            fit = eq.fit_items(table, **COLS, family="beta-binomial", draws=draws, tune=tune,
-                               chains=chains, rng=1)
-        wall = time.perf_counter() - start
+        fit, wall = quiet_fit(table, family="beta-binomial", draws=draws, tune=tune,
+                              chains=chains)
         c, diag = fit.config, fit.diagnostics()
         err = np.abs(fit.scores().mean(("chain", "draw")).values
                      - table.attrs["truth"]["benchmark"]).max()
@@ -108,12 +109,8 @@ def betabinomial_fits(n_m: int, n_i: int, n_e: int, draws: int, tune: int,
 
 def _task_fit(table, task: bool, draws: int, tune: int, chains: int) -> dict[str, float]:
     cols = COLS | ({"task": "task"} if task else {})
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ItemConvergenceWarning)
-        fit = eq.fit_items(table, **cols, family="binomial", draws=draws, tune=tune,
-                           chains=chains, rng=1)
-    wall = time.perf_counter() - start
+    fit, wall = quiet_fit(table, cols, family="binomial", draws=draws, tune=tune,
+                          chains=chains)
     stats = fit.idata["sample_stats"]
     c = fit.config
     return {"wall": wall, "sampling": c["sampling_seconds"], "compile": c["compile_seconds"],

@@ -28,7 +28,8 @@ import pytest
 import scipy.stats as st
 
 from evaluq.ratings import fit_judged_ratings, fit_ratings
-from evaluq.ratings._newton import Design, newton
+
+from ._davidson import difference_sd, outcome_probabilities, pseudo_true
 
 THETA = np.array([0.6, 0.35, 0.1, -0.1, -0.35, -0.6])
 NU = 0.8
@@ -41,11 +42,6 @@ NAMES = np.array([f"m{k}" for k in range(THETA.size)])
 LABELS = np.array(["a", "b", "tie"], dtype=object)
 
 
-def _probabilities(d):
-    denom = np.exp(d / 2) + np.exp(-d / 2) + NU
-    return np.exp(d / 2) / denom, np.exp(-d / 2) / denom
-
-
 def simulate(rng, n_arenas, n_votes, tau=0.0, n_prompts=1, labelled_share=LABELLED):
     """Arrays (arena, vote): model codes, human and judge outcomes (0 a, 1 b, 2 tie), prompt,
     whether the row is labelled."""
@@ -56,7 +52,7 @@ def simulate(rng, n_arenas, n_votes, tau=0.0, n_prompts=1, labelled_share=LABELL
     effects = rng.normal(0.0, tau, (n_arenas, n_prompts, m))
     arena = np.arange(n_arenas)[:, None]
     d = THETA[a] + effects[arena, prompt, a] - THETA[b] - effects[arena, prompt, b]
-    p_a, p_b = _probabilities(d)
+    p_a, p_b = outcome_probabilities(d, NU)
     u = rng.random((n_arenas, n_votes))
     human = np.where(u < p_a, 0, np.where(u < p_a + p_b, 1, 2))
     favoured = np.where(BIASED[a] & ~BIASED[b], 0, np.where(BIASED[b] & ~BIASED[a], 1, 2))
@@ -65,29 +61,11 @@ def simulate(rng, n_arenas, n_votes, tau=0.0, n_prompts=1, labelled_share=LABELL
     return a, b, human, judge, prompt, labelled
 
 
-def pseudo_true(tau, rng, n_prompts=200_000):
-    """The pooled Davidson parameters of the gold votes under prompt effects (THETA itself
-    when tau = 0)."""
-    if tau == 0.0:
-        return THETA - THETA.mean()
-    effects = rng.normal(0.0, tau, size=(n_prompts, THETA.size))
-    counts = np.zeros((len(PAIRS), 3))
-    for k, (i, j) in enumerate(PAIRS):
-        p_i, p_j = _probabilities(THETA[i] + effects[:, i] - THETA[j] - effects[:, j])
-        counts[k] = [p_i.mean(), p_j.mean(), 1.0 - p_i.mean() - p_j.mean()]
-    design = Design(pair_i=np.array([p[0] for p in PAIRS]), pair_j=np.array([p[1] for p in PAIRS]),
-                    n_models=THETA.size, davidson=True, ridge=0.0)
-    x, ok, _ = newton(design, 1e4 * counts[None])
-    assert ok[0]
-    return x[0, :THETA.size]
-
-
 def _differences(fit):
     """Rating differences and their SDs over the pairs (logit scale)."""
     r, cov = fit.rating.values, fit.covariance.values
     est = np.array([r[i] - r[j] for i, j in PAIRS])
-    sd = np.array([np.sqrt(cov[i, i] + cov[j, j] - 2 * cov[i, j]) for i, j in PAIRS])
-    return est, sd
+    return est, difference_sd(cov, PAIRS)
 
 
 N_RESAMPLES = 300
@@ -96,7 +74,7 @@ N_RESAMPLES = 300
 def coverage(rng, n_arenas, n_votes, tau=0.0, n_prompts=1, clustered=False,
              labelled_share=LABELLED, n_bootstrap=0):
     """Coverage and mean width of the 95% intervals of the rating differences."""
-    truth = pseudo_true(tau, rng)
+    truth = THETA - THETA.mean() if tau == 0.0 else pseudo_true(THETA, NU, tau, rng)
     target = np.array([truth[i] - truth[j] for i, j in PAIRS])
     a, b, human, judge, prompt, labelled = simulate(rng, n_arenas, n_votes, tau, n_prompts,
                                                     labelled_share)

@@ -20,7 +20,8 @@ import pytest
 import scipy.stats as st
 
 from evaluq.ratings import fit_ratings
-from evaluq.ratings._newton import Design, newton
+
+from ._davidson import difference_sd, outcome_probabilities, pseudo_true
 
 THETA = np.array([0.0, 0.3, -0.2, 0.5, -0.6])
 NU = 1.0
@@ -33,11 +34,6 @@ Z = st.norm.ppf(0.975)
 PAIRS = [(i, j) for i in range(THETA.size) for j in range(i + 1, THETA.size)]
 
 
-def _outcome_probabilities(d):
-    denom = np.exp(d / 2) + np.exp(-d / 2) + NU
-    return np.exp(d / 2) / denom, np.exp(-d / 2) / denom
-
-
 def simulate_arenas(tau, rng, n_arenas=N_ARENAS):
     """Votes (arena, vote): model_a, model_b, outcome (0 a wins, 1 b wins, 2 tie), prompt."""
     m, n = THETA.size, N_PROMPTS * VOTES_PER_PROMPT
@@ -47,30 +43,10 @@ def simulate_arenas(tau, rng, n_arenas=N_ARENAS):
     b = (a + rng.integers(1, m, size=(n_arenas, n))) % m
     arena = np.arange(n_arenas)[:, None]
     d = (THETA[a] + effects[arena, prompt, a]) - (THETA[b] + effects[arena, prompt, b])
-    p_a, p_b = _outcome_probabilities(d)
+    p_a, p_b = outcome_probabilities(d, NU)
     u = rng.random((n_arenas, n))
     outcome = np.where(u < p_a, 0, np.where(u < p_a + p_b, 1, 2))
     return a, b, outcome, prompt
-
-
-def pseudo_true(tau, rng, n_prompts=200_000):
-    """The pooled Davidson model's parameters under prompt effects: fitted to the outcome
-    probabilities of every pair averaged over the prompts (expected counts)."""
-    effects = rng.normal(0.0, tau, size=(n_prompts, THETA.size))
-    counts = np.zeros((len(PAIRS), 3))
-    for k, (i, j) in enumerate(PAIRS):
-        d = THETA[i] + effects[:, i] - THETA[j] - effects[:, j]
-        p_i, p_j = _outcome_probabilities(d)
-        counts[k] = [p_i.mean(), p_j.mean(), 1.0 - p_i.mean() - p_j.mean()]
-    design = Design(pair_i=np.array([p[0] for p in PAIRS]), pair_j=np.array([p[1] for p in PAIRS]),
-                    n_models=THETA.size, davidson=True, ridge=0.0)
-    x, ok, _ = newton(design, 1e4 * counts[None])
-    assert ok[0]
-    return x[0, :THETA.size]
-
-
-def _difference_sd(cov):
-    return np.array([np.sqrt(cov[i, i] + cov[j, j] - 2 * cov[i, j]) for i, j in PAIRS])
 
 
 def coverage(tau, rng, n_arenas=N_ARENAS, n_bootstrap=0):
@@ -79,7 +55,7 @@ def coverage(tau, rng, n_arenas=N_ARENAS, n_bootstrap=0):
     (percentile) over the first ``n_bootstrap`` arenas."""
     import pandas as pd
 
-    truth = pseudo_true(tau, rng)
+    truth = pseudo_true(THETA, NU, tau, rng)
     target = np.array([truth[i] - truth[j] for i, j in PAIRS])
     a, b, outcome, prompt = simulate_arenas(tau, rng, n_arenas)
     names = np.array([f"m{k}" for k in range(THETA.size)])
@@ -91,7 +67,8 @@ def coverage(tau, rng, n_arenas=N_ARENAS, n_bootstrap=0):
         for cluster, key in (("prompt", "prompt"), (None, "iid")):
             fit = fit_ratings(votes, cluster=cluster, scale="logit", n_resamples=2)
             est = np.array([fit.rating.values[i] - fit.rating.values[j] for i, j in PAIRS])
-            covered[key].append(np.abs(est - target) <= Z * _difference_sd(fit.covariance.values))
+            sd = difference_sd(fit.covariance.values, PAIRS)
+            covered[key].append(np.abs(est - target) <= Z * sd)
         if r < n_bootstrap:
             boot = fit_ratings(votes, cluster="prompt", scale="logit", interval="bootstrap",
                                n_resamples=300, rng=r)
