@@ -630,7 +630,7 @@ def _memory() -> list[Case]:
                                                    "sd_boot": [0.1, 0.2]}), n_seeds=HUGE),
              FINITE),    # a count in closed forms: nothing is allocated per seed
         Case("evaluq.Experiment", "run(n_resamples=10**12) (huge)",
-             lambda: _experiment().run(metrics=["accuracy"], n_resamples=HUGE, rng=0), MEM),
+             lambda: small_experiment().run(metrics=["accuracy"], n_resamples=HUGE, rng=0), MEM),
         Case("evaluq.pass_at_k", "k 10**9 on counts of 10**9 attempts (huge)",
              lambda: eq.pass_at_k(np.array([5, 7]), 10**9, trials=[10**9, 10**9]),
              r"`k`"),
@@ -949,7 +949,8 @@ def _tables_tests_battery() -> list[Case]:
     return c
 
 
-def _experiment() -> Any:
+def small_experiment() -> Any:
+    """A two-system experiment of 40 targets (one run each)."""
     exp = eq.Experiment()
     targets = np.array([0, 1, 1, 0] * 10)
     exp.feed("base", run=0, targets=targets, predictions=np.array([0, 1, 0, 0] * 10))

@@ -24,6 +24,7 @@ from evaluq.small_samples import interval_coverage
 
 from . import corpus
 from .corpus import COUNTS, Q3, RATINGS, P, Y
+from .corpus_surface import small_experiment
 
 A = np.array([1, 0, 1, 1, 0, 1, 1, 0, 1, 1] * 3)
 B = np.array([1, 1, 0, 1, 0, 0, 1, 0, 1, 0] * 3)
@@ -36,15 +37,6 @@ def cube() -> xr.Dataset:
     """The small simulated cube, built once, before a test lowers the budget (simulating it
     is checked against the budget too)."""
     return corpus.cube()
-
-
-def _experiment() -> eq.Experiment:
-    exp = eq.Experiment()
-    targets = np.array([0, 1, 1, 0] * 10)
-    exp.feed("base", run=0, targets=targets, predictions=np.array([0, 1, 0, 0] * 10))
-    exp.feed("base", h1="new", run=0, targets=targets,
-             predictions=np.array([0, 1, 1, 1] * 10))
-    return exp
 
 
 # (argument refused, call) at ordinary sizes
@@ -70,7 +62,7 @@ CALLS = {
     "bootstrap_test": ("n_resamples", lambda: eq.bootstrap_test(
         np.array([0, 1, 1, 0] * 10), np.array([0, 1, 0, 0] * 10),
         np.array([0, 1, 1, 1] * 10), metrics="accuracy", n_resamples=1000, rng=0)),
-    "Experiment.run": ("n_resamples", lambda: _experiment().run(
+    "Experiment.run": ("n_resamples", lambda: small_experiment().run(
         metrics=["accuracy"], n_resamples=1000, rng=0)),
     "cohen_kappa": ("n_resamples", lambda: agreement.cohen_kappa(Y, P, n_resamples=1000,
                                                                  rng=0)),
