@@ -100,6 +100,8 @@ _BX, _BW = np.polynomial.hermite.hermgauss(PRIOR_NODES)
 _BW = _BW / np.sqrt(np.pi)
 FIT_U_NODES: Final = 32
 """Trapezoid nodes of the marginal 2PL's u = log a rule (over +-U_HALF_WIDTH prior SDs)."""
+SAMPLER_U_NODES: Final = 10
+"""Gauss-Hermite nodes of the sampler's u = log a rule (:func:`sampler_u_rule`)."""
 FIT_B_NODES: Final = 15
 """Adaptive Gauss-Hermite nodes of the marginal 2PL's b-integral of a regular term."""
 EXT_NODES: Final = 8
@@ -572,52 +574,61 @@ def pattern_u_logdensity(lib: Any, terms: Any, eta: Any, sigma: Any, sigma_logdi
 def marginal_twopl_inputs(data: ItemData, priors: dict[str, float]) -> dict[str, np.ndarray]:
     """Every ``pm.Data`` array of the marginal 2PL model, by name: the patterns and terms of
     :func:`twopl_terms`, each padded (weight 0) to a power of two so a compiled model serves
-    data of similar size."""
+    data of similar size; ``term_total`` / ``term_task`` end with the 2 x tasks extreme
+    slots (slot 2k: total 0 in task k, 2k + 1: every response right)."""
     tt = twopl_terms(data)
     n_t, n_p = padded_terms(tt.n_regular), padded_terms(len(tt.weight))
     pad_t, pad_p = n_t - tt.n_regular, n_p - len(tt.weight)
     term = np.where(tt.term >= tt.n_regular, tt.term + pad_t, tt.term)
+    n_k = data.shape[1]
+    ext_task = np.repeat(np.arange(n_k), 2)
+    ext_total = np.where(np.arange(2 * n_k) % 2 == 1, tt.epochs.sum(axis=0)[ext_task], 0.0)
     return ({"pattern_counts": np.vstack([tt.counts, np.zeros((pad_p, tt.counts.shape[1]))]),
              "pattern_task": np.r_[tt.task, np.zeros(pad_p, dtype=np.int64)],
              "pattern_term": np.r_[term, np.zeros(pad_p, dtype=np.int64)],
              "pattern_weight": np.r_[tt.weight, np.zeros(pad_p)],
-             "term_total": np.r_[tt.total, np.zeros(pad_t)],
-             "term_task": np.r_[tt.term_task, np.zeros(pad_t, dtype=np.int64)],
+             "term_total": np.r_[tt.total, np.zeros(pad_t), ext_total],
+             "term_task": np.r_[tt.term_task, np.zeros(pad_t, dtype=np.int64), ext_task],
              "epochs": tt.epochs}
             | {f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in priors.items()})
 
 
-def _terms_view(x: dict[str, Any]) -> dict[str, Any]:
-    return {"term_task": x["term_task"], "total": x["term_total"], "epochs": x["epochs"],
-            "task": x["pattern_task"], "counts": x["pattern_counts"],
-            "term": x["pattern_term"]}
+def sampler_u_rule() -> tuple[np.ndarray, np.ndarray]:
+    """The marginal 2PL sampler's rule over u = log a on the standardised scale: the
+    ``SAMPLER_U_NODES``-point Gauss-Hermite nodes z_g (u_g = sigma_logdisc z_g) and log weights
+    (summing to 1 over the standard normal)."""
+    x, w = np.polynomial.hermite.hermgauss(SAMPLER_U_NODES)
+    return np.sqrt(2.0) * x, np.log(w / np.sqrt(np.pi))
 
 
 def build_marginal_twopl_model(data: ItemData, priors: dict[str, float] | None = None
                                ) -> pm.Model:
     """The 2PL with (log a_i, b_i) integrated out: free variables as the marginal 1PL's plus
-    ``sigma_logdisc``; the log-density sums, over the distinct (task, count vector)
-    patterns weighted by their items,
+    ``sigma_logdisc`` (the task and model x task effects centred as the 1PL's,
+    ``_model.centred_effects``); the log-density sums, over the distinct (task, count
+    vector) patterns weighted by their items,
 
         log sum_g w_g exp(a_g S_p + log T(a_g, Y_p)),  a_g = exp(sigma_logdisc z_g),
 
-    with z_g the ``FIT_U_NODES``-point trapezoid rule over +-``U_HALF_WIDTH`` and T the
-    b-integral of the pattern's (task, total) term (module docstring)."""
+    with (z_g, w_g) the ``SAMPLER_U_NODES``-point Gauss-Hermite rule (:func:`sampler_u_rule`)
+    and T the b-integral of the pattern's (task, total) term on one trapezoid grid per
+    (u-node, task), value and gradient in one numba kernel (``_twopl_grid``)."""
     import pymc as pm
-    import pytensor.tensor as pt
+
+    from evaluq.item_model._model import centred_effects
+    from evaluq.item_model._twopl_grid import twopl_grid_loglik
 
     inputs = marginal_twopl_inputs(data, resolve_priors_2pl(data, priors))
-    z, logw = _fit_u_rule()
+    z, logw = sampler_u_rule()
     with pm.Model(coords={MODEL: list(map(str, data.models))}) as pm_model:
         x = {name: pm.Data(name, value) for name, value in inputs.items()}
-        eta = _effects(x, data)
+        eta = _effects(x, data, centred=centred_effects(data))
         sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
         sigma_logdisc = pm.HalfNormal("sigma_logdisc", x["prior_sigma_logdisc_sigma"])
-        vals = pattern_u_logdensity(pt, _terms_view(x) | {"n_tasks": data.shape[1]}, eta,
-                                    sigma_item, sigma_logdisc, z, logw)   # (G, P)
-        top = vals.max(axis=0)
-        lse = top + pt.log(pt.exp(vals - top[None, :]).sum(axis=0))
-        pm.Potential("item_loglik", (x["pattern_weight"] * lse).sum())
+        pm.Potential("item_loglik", twopl_grid_loglik(
+            eta, sigma_item, sigma_logdisc, x["epochs"], x["term_task"], x["term_total"],
+            x["pattern_counts"], x["pattern_task"], x["pattern_term"], x["pattern_weight"],
+            z, logw))
     return pm_model
 
 

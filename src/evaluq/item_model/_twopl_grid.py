@@ -1,0 +1,426 @@
+"""The marginal 2PL's log-density and gradient in one fused numba kernel (issue 34).
+
+The 2PL with (u_i = log a_i, b_i) integrated out has, per distinct (task k, count vector y)
+pattern p shared by w_p items,
+
+    log p(y_p) = log int N(u; 0, s_u^2) exp(a S_p) T_k(a, Y_p) du,   a = e^u,
+    S_p = sum_m y_pm eta_mk,   Y_p = sum_m y_pm,
+    T_k(a, Y) = int N(b; 0, s^2) exp(-a b Y - sum_m n_mk softplus(a (eta_mk - b))) db,
+
+(binomial constants excluded). The u-integral takes a fixed rule on the standardised scale,
+u_g = s_u z_g with weights w_g (Gauss-Hermite, ``_twopl.FIT_U_NODES`` nodes); the b-integral
+of every (task, total) term at a_g takes one grid per (u-node, task), b_j = lo + j h, with
+the trapezoid rule (geometric convergence for these analytic, log-concave integrands, as
+``_gridquad``'s shared grid):
+
+    log T_k(a_g, Y) ~ log sum_j exp(log N(b_j; 0, s^2) + log h + R_gk[j] - a_g Y b_j),
+    R_gk[j] = -sum_m n_mk softplus(a_g (eta_mk - b_j)).
+
+The table R_gk depends on the task only, not on the term: the transcendental functions cost
+(u-nodes x models x tasks x b-nodes), and a term costs additions and the exponentials of its
+own window (the integrand is log-concave in b, so from its largest node outwards it only
+falls; nodes below e^-``WINDOW`` of the largest are left out). The spacing is
+h = min(``SPACING`` / sqrt(``INFO_SAFETY`` I_gk), ``HZ`` s), with I_gk the largest Fisher
+information about b the task's responses can carry at a_g (a_g^2 max_b' sum_m n_mk p(1 - p),
+b' over the models' eta_mk), so the narrowest term integrand has at least 1 / ``SPACING``
+nodes per SD (trapezoid error ~2 exp(-2 pi^2 / SPACING^2)); the grid spans +-``HALF_WIDTH``
+s, widened to ``TAIL_SDS`` curvature SDs beyond the modes of the all-wrong and all-right
+terms (Newton; every other term's mode lies between them). Nodes carry no gradient: the
+rule's value does not depend on them (up to its error).
+
+The gradient in eta (model, task), s and s_u is accumulated in the same call: with pi_pg the
+pattern's share of node g and rho_tj a term's share of b-node j,
+
+    d/d eta_mk = sum_p w_p y_pm sum_g pi_pg a_g - sum_g a_g n_mk sum_j Q_gk[j] p_mkgj,
+    d/ds = sum_{g,t} W_gt sum_j rho_tj (b_j^2 / s^3 - 1 / s),
+    d/ds_u = sum_g z_g a_g (sum_p w_p pi_pg S_p + sum_t W_gt sum_j rho_tj (-Y_t b_j)
+             + sum_k sum_j Q_gk[j] dR_gk[j]/da),
+
+W_gt = sum_{p in t} w_p pi_pg, Q_gk[j] = sum_{t in k} W_gt rho_tj, p_mkgj = expit(a_g (eta_mk
+- b_j)). :class:`TwoPLGridLoglik` wraps it as a PyTensor Op (numba backend for nutpie, the
+numba cache key salted by a hash of this file). ``tests/test_item_model_twopl_grid.py``
+checks it against 2-D numerical integration, the former adaptive rule and finite differences.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+from typing import Any, Final
+
+import numba
+import numpy as np
+import pytensor.tensor as pt
+from pytensor.gradient import DisconnectedType, grad_undefined
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
+from pytensor.link.numba.dispatch import basic as numba_basic
+from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
+
+SOURCE_HASH: Final = int(hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12], 16)
+"""Salts the numba cache key of the Op (any change of this file recompiles it)."""
+FASTMATH: Final = {"reassoc", "contract", "arcp", "nsz"}
+SPACING: Final = 0.9
+"""Nodes per SD of the narrowest integrand: 1 / SPACING (as ``_gridquad.SPACING``)."""
+INFO_SAFETY: Final = 1.5
+"""The largest information is estimated at b = eta_mk; between two models it can be larger
+(at most ~1.2x for two models close together): the estimate is scaled by this."""
+HZ: Final = 0.5
+"""Largest spacing in prior SDs."""
+HALF_WIDTH: Final = 7.0
+"""The b-grid spans at least +-HALF_WIDTH prior SDs."""
+TAIL_SDS: Final = 8.0
+"""... and this many curvature SDs beyond the modes of the extreme terms."""
+MAX_NODES: Final = 2049
+"""At most this many b-nodes per (u-node, task) (h widened beyond: only at implausibly large
+a or small s, where the draw's log-density is far from the posterior)."""
+WINDOW: Final = 40.0
+"""A term's nodes more than this below its largest log-integrand are left out (e^-40)."""
+NEWTON_STEPS: Final = 30
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _extreme_mode(eta_k: np.ndarray, n_k: np.ndarray, a: float, s: float,
+                  sign: float) -> tuple[float, float]:  # pragma: no cover - compiled
+    """Mode and curvature SD in b of the all-wrong (``sign`` 1) or all-right (-1) term's
+    log-integrand -b^2 / (2 s^2) - sum_m n_m softplus(sign a (eta_m - b)) (concave)."""
+    b = 0.0
+    d2 = -1.0 / (s * s)
+    cap = s + 1.0 / a
+    for _ in range(NEWTON_STEPS):
+        d1 = -b / (s * s)
+        d2 = -1.0 / (s * s)
+        for m in range(eta_k.shape[0]):
+            n = n_k[m]
+            if n > 0.0:
+                x = sign * a * (eta_k[m] - b)
+                p = 1.0 / (1.0 + math.exp(-x)) if x >= 0.0 else (
+                    math.exp(x) / (1.0 + math.exp(x)))
+                d1 += sign * a * n * p
+                d2 -= a * a * n * p * (1.0 - p)
+        step = -d1 / d2
+        step = min(max(step, -cap), cap)
+        b += step
+        if abs(step) < 1e-9 * cap:
+            break
+    return b, 1.0 / math.sqrt(-d2)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _grids(eta: np.ndarray, s: float, a: np.ndarray, epochs: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
+    """lo, h, node count and flat offset of the b-grid of every (u-node, task)."""
+    n_m, n_k = eta.shape
+    n_g = a.shape[0]
+    lo = np.empty((n_g, n_k))
+    h = np.empty((n_g, n_k))
+    count = np.empty((n_g, n_k), dtype=np.int64)
+    off = np.empty((n_g, n_k), dtype=np.int64)
+    total = 0
+    for g in range(n_g):
+        ag = a[g]
+        for k in range(n_k):
+            info = 0.0
+            for mm in range(n_m):                   # the information at b = eta_mm,k
+                if epochs[mm, k] <= 0.0:
+                    continue
+                acc = 0.0
+                for m in range(n_m):
+                    n = epochs[m, k]
+                    if n > 0.0:
+                        e = math.exp(-abs(ag * (eta[m, k] - eta[mm, k])))
+                        acc += n * e / ((1.0 + e) * (1.0 + e))
+                info = max(info, acc)
+            info *= ag * ag * INFO_SAFETY
+            hk = HZ * s
+            if info > 0.0:
+                hk = min(hk, SPACING / math.sqrt(info))
+            lo_k, hi_k = -HALF_WIDTH * s, HALF_WIDTH * s
+            mode, sd = _extreme_mode(eta[:, k], epochs[:, k], ag, s, 1.0)
+            hi_k = max(hi_k, mode + TAIL_SDS * sd)
+            mode, sd = _extreme_mode(eta[:, k], epochs[:, k], ag, s, -1.0)
+            lo_k = min(lo_k, mode - TAIL_SDS * sd)
+            span = hi_k - lo_k
+            if not (math.isfinite(span) and math.isfinite(hk) and hk > 0.0):
+                lo_k, hk, nodes = 0.0, 1.0, 1
+            else:
+                hk = max(hk, span / (MAX_NODES - 1))
+                nodes = min(math.ceil(span / hk) + 1, MAX_NODES)
+            lo[g, k], h[g, k], count[g, k], off[g, k] = lo_k, hk, nodes, total
+            total += nodes
+    return lo, h, count, off
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _task_table(eta_k: np.ndarray, n_k: np.ndarray, s: float, ag: float, lo_k: float,
+                hk: float, fixed: np.ndarray, d_r: np.ndarray,
+                prob: np.ndarray) -> None:  # pragma: no cover - compiled
+    """One (u-node, task) block: ``fixed`` = log N(b_j; 0, s^2) + log h + R[j], ``d_r`` =
+    dR[j] / da and ``prob`` (M, J) = expit(a (eta_m - b_j)), in place."""
+    nk = fixed.shape[0]
+    half_log_2pi = 0.5 * math.log(2.0 * math.pi)
+    for j in range(nk):
+        b = lo_k + j * hk
+        fixed[j] = -0.5 * (b / s) ** 2 - math.log(s) - half_log_2pi + math.log(hk)
+        d_r[j] = 0.0
+    for m in range(eta_k.shape[0]):
+        n = n_k[m]
+        row = prob[m]
+        if n <= 0.0:
+            row[:] = 0.0
+            continue
+        for j in range(nk):
+            diff = eta_k[m] - (lo_k + j * hk)
+            x = ag * diff
+            e = math.exp(-abs(x))
+            pj = 1.0 / (1.0 + e) if x >= 0.0 else e / (1.0 + e)
+            fixed[j] -= n * (max(x, 0.0) + math.log1p(e))
+            d_r[j] -= n * diff * pj
+            row[j] = pj
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _term_window(fixed: np.ndarray, slope: float, lo_k: float, hk: float, f: np.ndarray,
+                 rho: np.ndarray) -> tuple[float, int, int]:  # pragma: no cover - compiled
+    """log T of one term (its log-integrand ``fixed`` - ``slope`` b_j) and its window
+    [j0, j1) of nodes within e^-``WINDOW`` of the largest, their shares in ``rho``."""
+    nk = fixed.shape[0]
+    best, top = 0, -np.inf
+    for j in range(nk):
+        f[j] = fixed[j] - slope * (lo_k + j * hk)
+        if f[j] > top:
+            top, best = f[j], j
+    j0 = best
+    while j0 > 0 and f[j0 - 1] > top - WINDOW:
+        j0 -= 1
+    j1 = best
+    while j1 < nk - 1 and f[j1 + 1] > top - WINDOW:
+        j1 += 1
+    acc = 0.0
+    for j in range(j0, j1 + 1):
+        e = math.exp(f[j] - top)
+        rho[j] = e
+        acc += e
+    for j in range(j0, j1 + 1):
+        rho[j] /= acc
+    return top + math.log(acc), j0, j1 + 1
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _patterns(eta: np.ndarray, a: np.ndarray, log_t: np.ndarray, pat_counts: np.ndarray,
+              pat_task: np.ndarray, pat_term: np.ndarray, pat_weight: np.ndarray,
+              logw: np.ndarray, weight_gt: np.ndarray, d_a: np.ndarray,
+              d_eta: np.ndarray) -> float:  # pragma: no cover - compiled
+    """sum_p w_p log sum_g exp(log w_g + a_g S_p + log T[g, t_p]); accumulates W_gt
+    (``weight_gt``), the pattern part of dL/da_g (``d_a``) and of dL/d eta (``d_eta``)."""
+    n_m = eta.shape[0]
+    n_g = a.shape[0]
+    v = np.empty(n_g)
+    total = 0.0
+    for p in range(pat_weight.shape[0]):
+        w = pat_weight[p]
+        if w == 0.0:
+            continue
+        k, t = pat_task[p], pat_term[p]
+        sp = 0.0
+        for m in range(n_m):
+            sp += pat_counts[p, m] * eta[m, k]
+        top = -np.inf
+        for g in range(n_g):
+            v[g] = logw[g] + a[g] * sp + log_t[g, t]
+            top = max(top, v[g])
+        acc = 0.0
+        for g in range(n_g):
+            v[g] = math.exp(v[g] - top)
+            acc += v[g]
+        total += w * (top + math.log(acc))
+        mean_a = 0.0
+        for g in range(n_g):
+            share = w * v[g] / acc
+            weight_gt[g, t] += share
+            d_a[g] += share * sp
+            mean_a += share * a[g]
+        for m in range(n_m):
+            d_eta[m, k] += pat_counts[p, m] * mean_a
+    return total
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _finite(eta: np.ndarray, s: float, su: float) -> bool:  # pragma: no cover - compiled
+    ok = math.isfinite(s) and math.isfinite(su) and s > 0.0
+    for value in eta.ravel():
+        ok = ok and math.isfinite(value)
+    return ok
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def twopl_grid_loglik_and_grad(eta: np.ndarray, s: float, su: float, epochs: np.ndarray,
+                               term_task: np.ndarray, term_total: np.ndarray,
+                               pat_counts: np.ndarray, pat_task: np.ndarray,
+                               pat_term: np.ndarray, pat_weight: np.ndarray, z: np.ndarray,
+                               logw: np.ndarray) -> Any:  # pragma: no cover - compiled
+    """sum_p w_p log p(y_p) of the marginal 2PL (module docstring) and its gradient in
+    ``eta`` (M, K), ``s`` and ``su``: returns (value, d_eta, d_s, d_su). ``term_task`` /
+    ``term_total`` (T,): the (task, total) terms; ``pat_counts`` (P, M), ``pat_task``,
+    ``pat_term``, ``pat_weight`` (P,) the patterns (weight 0: padding); ``z``, ``logw``
+    (G,): the standardised u-rule."""
+    n_m, n_k = eta.shape
+    n_g, n_t = z.shape[0], term_task.shape[0]
+    d_eta = np.zeros((n_m, n_k))
+    if not _finite(eta, s, su):
+        return math.nan, d_eta, 0.0, 0.0
+    a = np.exp(su * z)
+    used = np.zeros(n_t, dtype=np.bool_)
+    for p in range(pat_weight.shape[0]):
+        if pat_weight[p] != 0.0:
+            used[pat_term[p]] = True
+    lo, h, count, off = _grids(eta, s, a, epochs)
+    prob = np.empty((n_m, count.sum()))         # expit(a_g (eta_mk - b_j)), (g, k) blocks
+    d_r = np.empty(count.sum())                  # dR_gk[j] / da
+    window = np.zeros((n_g, n_t, 3), dtype=np.int64)    # j0, j1, offset of each term's rho
+    log_t = np.full((n_g, n_t), -np.inf)
+    size = 0
+    for g in range(n_g):
+        for t in range(n_t):
+            if used[t]:
+                window[g, t, 2] = size
+                size += count[g, term_task[t]]
+    rho = np.empty(size)
+    for g in range(n_g):
+        for k in range(n_k):
+            o, nk = off[g, k], count[g, k]
+            fixed, f = np.empty(nk), np.empty(nk)
+            _task_table(eta[:, k], epochs[:, k], s, a[g], lo[g, k], h[g, k], fixed,
+                        d_r[o:o + nk], prob[:, o:o + nk])
+            for t in range(n_t):
+                if used[t] and term_task[t] == k:
+                    ro = window[g, t, 2]
+                    log_t[g, t], window[g, t, 0], window[g, t, 1] = _term_window(
+                        fixed, a[g] * term_total[t], lo[g, k], h[g, k], f, rho[ro:ro + nk])
+    weight_gt, d_a = np.zeros((n_g, n_t)), np.zeros(n_g)
+    total = _patterns(eta, a, log_t, pat_counts, pat_task, pat_term, pat_weight, logw,
+                      weight_gt, d_a, d_eta)
+    d_s = _back(s, a, epochs, term_task, term_total, lo, h, count, off, window, rho, prob,
+                d_r, weight_gt, d_a, d_eta)
+    return total, d_eta, d_s, (z * a * d_a).sum()
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _back(s: float, a: np.ndarray, epochs: np.ndarray, term_task: np.ndarray,
+          term_total: np.ndarray, lo: np.ndarray, h: np.ndarray, count: np.ndarray,
+          off: np.ndarray, window: np.ndarray, rho: np.ndarray, prob: np.ndarray,
+          d_r: np.ndarray, weight_gt: np.ndarray, d_a: np.ndarray,
+          d_eta: np.ndarray) -> float:  # pragma: no cover - compiled
+    """Back through the b-rule: accumulates dL/da_g (``d_a``) and dL/d eta (``d_eta``) and
+    returns dL/ds."""
+    n_m, n_k = epochs.shape
+    d_s = 0.0
+    q = np.zeros(prob.shape[1])
+    for g in range(a.shape[0]):
+        for t in range(term_task.shape[0]):
+            wt = weight_gt[g, t]
+            if wt == 0.0:
+                continue
+            k = term_task[t]
+            o, ro = off[g, k], window[g, t, 2]
+            acc_s, acc_a = 0.0, 0.0
+            for j in range(window[g, t, 0], window[g, t, 1]):
+                r = wt * rho[ro + j]
+                b = lo[g, k] + j * h[g, k]
+                q[o + j] += r
+                acc_s += r * b * b
+                acc_a -= r * b
+            d_s += acc_s / (s * s * s) - wt / s
+            d_a[g] += acc_a * term_total[t]
+        for k in range(n_k):
+            o = off[g, k]
+            acc_a = 0.0
+            for j in range(count[g, k]):
+                acc_a += q[o + j] * d_r[o + j]
+            d_a[g] += acc_a
+            for m in range(n_m):
+                if epochs[m, k] > 0.0:
+                    acc = 0.0
+                    for j in range(count[g, k]):
+                        acc += q[o + j] * prob[m, o + j]
+                    d_eta[m, k] -= epochs[m, k] * a[g] * acc
+    return d_s
+
+
+INPUTS: Final = ("eta", "sigma", "sigma_u", "epochs", "term_task", "term_total",
+                 "pat_counts", "pat_task", "pat_term", "pat_weight", "z", "logw")
+_NDIM: Final = (2, 0, 0, 2, 1, 1, 2, 1, 1, 1, 1, 1)
+_INT: Final = ("term_task", "pat_task", "pat_term")
+
+
+def _call(*args: Any) -> tuple[float, np.ndarray, float, float]:
+    arrays: list[Any] = [np.ascontiguousarray(x, dtype=np.int64 if name in _INT else np.float64)
+                         for name, x in zip(INPUTS, args, strict=True)]
+    arrays[1], arrays[2] = float(np.asarray(args[1])), float(np.asarray(args[2]))
+    kernel: Any = twopl_grid_loglik_and_grad   # numba's Dispatcher stub types no arguments
+    return kernel(*arrays)
+
+
+def numpy_loglik_and_grad(*args: Any) -> tuple[float, np.ndarray, float, float]:
+    """The kernel on numpy inputs (in ``INPUTS`` order): (value, d_eta, d_s, d_su)."""
+    return _call(*args)
+
+
+class TwoPLGridLoglik(Op):
+    """Outputs the marginal 2PL's sum_p w_p log p(y_p) and its gradient in eta, s and s_u
+    (module docstring); inputs in ``INPUTS`` order."""
+
+    __props__ = ()
+
+    def make_node(self, *inputs: Any) -> Apply:
+        tensors = []
+        for name, value, ndim in zip(INPUTS, inputs, _NDIM, strict=True):
+            var = pt.as_tensor_variable(value).astype("int64" if name in _INT else "float64")
+            if var.ndim != ndim:
+                raise ValueError(f"{name} must have {ndim} dimensions, got {var.ndim}")
+            tensors.append(var)
+        return Apply(self, tensors, [pt.dscalar(), pt.dmatrix(), pt.dscalar(), pt.dscalar()])
+
+    def perform(self, node: Apply, inputs: Any, output_storage: Any) -> None:
+        values = _call(*inputs)
+        for store, value in zip(output_storage, values, strict=True):
+            store[0] = np.asarray(value, dtype=np.float64)
+
+    def infer_shape(self, node: Apply, shapes: Any) -> list[Any]:
+        return [(), shapes[0], (), ()]
+
+    def pullback(self, inputs: Any, outputs: Any, output_grads: Any) -> list[Any]:
+        if any(not isinstance(og.type, DisconnectedType) for og in output_grads[1:]):
+            raise NotImplementedError("the gradient outputs have no gradient of their own")
+        g = output_grads[0]
+        data = [grad_undefined(self, i, inputs[i], "data, not differentiated")
+                for i in range(3, len(INPUTS))]
+        return [g * outputs[1], g * outputs[2], g * outputs[3], *data]
+
+
+twopl_grid_op = TwoPLGridLoglik()
+
+
+def twopl_grid_loglik(*inputs: Any) -> Any:
+    """The PyTensor scalar sum_p w_p log p(y_p), fused with its gradient (inputs in
+    ``INPUTS`` order)."""
+    outputs: Any = twopl_grid_op(*inputs)
+    return outputs[0]
+
+
+@register_funcify_default_op_cache_key(TwoPLGridLoglik)
+def _numba_funcify(op: TwoPLGridLoglik, node: Apply, **kwargs: Any) -> Any:
+    @numba_basic.numba_njit
+    def fused(eta: Any, s: Any, su: Any, epochs: Any, term_task: Any, term_total: Any,
+              pat_counts: Any, pat_task: Any, pat_term: Any, pat_weight: Any, z: Any,
+              logw: Any) -> Any:  # pragma: no cover - compiled
+        total, d_eta, d_s, d_su = twopl_grid_loglik_and_grad(
+            np.ascontiguousarray(eta), s.item(), su.item(), np.ascontiguousarray(epochs),
+            np.ascontiguousarray(term_task), np.ascontiguousarray(term_total),
+            np.ascontiguousarray(pat_counts), np.ascontiguousarray(pat_task),
+            np.ascontiguousarray(pat_term), np.ascontiguousarray(pat_weight),
+            np.ascontiguousarray(z), np.ascontiguousarray(logw))
+        return np.array(total), d_eta, np.array(d_s), np.array(d_su)
+
+    return fused, SOURCE_HASH

