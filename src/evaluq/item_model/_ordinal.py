@@ -375,8 +375,10 @@ def combined_table(lib: Any, table: Any, combos: Any) -> Any:
     if lib is np:
         out = np.einsum("kl,dulg->dukg", combos, table)
         return out.reshape(len(out), -1, out.shape[-1])
-    out = lib.tensordot(combos, table, axes=[[1], [1]])                 # (combo, unit, node)
-    return out.transpose(1, 0, 2).reshape((-1, table.shape[-1]))
+    # a broadcast sum over the K levels, not a tensordot: PyTensor's numba Dot of these
+    # shapes took 40 ms where this takes 1.5 ms (10 x 1,000 x 3, 124 nodes; issue 34)
+    out = (combos[None, :, :, None] * table[:, None, :, :]).sum(axis=2)  # (unit, combo, node)
+    return out.reshape((-1, table.shape[-1]))
 
 
 # --- the PyMC model -----------------------------------------------------------------------------
@@ -473,11 +475,14 @@ def model_key(stats: OrdinalStats, priors: dict[str, float], interaction: bool,
             tuple(sorted(k for k in priors if k.endswith("_fixed"))))
 
 
+FORM: Final = "explicit"
+"""The form ``fit_items(family="ordinal")`` samples with items: ``"marginal"`` or
+``"explicit"``."""
+
+
 def default_form(stats: OrdinalStats) -> str:
-    """``"explicit"`` with items (the marginal form, ``form="marginal"`` of
-    :func:`fit_ordinal`, is not the default until its posterior is checked against the
-    explicit form's at scale: issue 34), ``"no items"`` without."""
-    return "explicit" if stats.has_items else "no items"
+    """``FORM`` with items, ``"no items"`` without."""
+    return FORM if stats.has_items else "no items"
 
 
 def build_ordinal_model(stats: OrdinalStats, priors: dict[str, float],

@@ -1,0 +1,132 @@
+"""Benchmark: the ordinal family with item effects, both forms warm, beside the binomial (issue 34).
+
+Ratings on 5 levels (one grader, ``simulate_ratings``, the items split over 4 tasks) at 10
+models x 1,000 items x 3 epochs by default. In one run, each fit twice on the same table (warm =
+the second fit: the compiled model reused, as a user refitting data of the same shape):
+
+- the binomial 1PL (``family="binomial"``) on the same ratings binarised (score >= the middle
+  level), the baseline;
+- the ordinal family's marginal form (items integrated out on ``_gridquad``'s shared grid);
+- the ordinal family's explicit form (one non-centred parameter per item; ``--no-explicit``
+  skips it, it is the slow reference).
+
+Printed per warm fit: wall, sampling and post-processing seconds, divergences, the largest
+R-hat, the smallest bulk ESS, the mean leapfrog steps per draw and the seconds per gradient
+(sampling seconds / (chains x (draws + tune) x mean steps): an estimate, warm-up steps differ);
+then the warm ratios to the binomial's (target: the ordinal with item effects <= 3x) and the
+two ordinal forms' benchmark-score means side by side. The machine is shared: read the ratios.
+
+Run: ``python benchmarks/bench_item_ordinal.py [--size 10 1000 3] [--no-explicit]``;
+``--quick`` (4 x 60 x 3, few draws) is a smoke run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+import evaluq as eq
+from evaluq.item_model import ItemConvergenceWarning
+from evaluq.item_model._simulate import simulate_ratings
+
+COLS = {"model": "model", "item": "item", "score": "score", "task": "task", "epoch": "epoch"}
+N_TASKS = 4
+N_LEVELS = 5
+TARGET = 3.0
+
+
+def rating_table(n_m: int, n_i: int, n_e: int, rng: int) -> Any:
+    """Ratings 0..4 (one grader) with the items split over 4 tasks."""
+    table = simulate_ratings(n_models=n_m, n_items=n_i, n_graders=1, n_levels=N_LEVELS,
+                             n_epochs=n_e, sigma_item=1.0, rng=rng)
+    table["task"] = "t" + (table["item"] % N_TASKS).astype(str)
+    return table.drop(columns="grader")
+
+
+def binarised(table: Any) -> Any:
+    """The same ratings as 0 / 1: score >= the middle level."""
+    out = table.copy()
+    out["score"] = (out["score"] >= N_LEVELS // 2).astype(float)
+    return out
+
+
+def _fit(table: Any, family: str, form: str | None, rng: int, settings: dict) -> Any:
+    from evaluq.item_model import _ordinal
+
+    old = _ordinal.FORM
+    if form is not None:
+        _ordinal.FORM = form                                    # type: ignore[misc]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ItemConvergenceWarning)
+            start = time.perf_counter()
+            fit = eq.fit_items(table, **COLS, family=family, rng=rng, **settings)
+            return fit, time.perf_counter() - start
+    finally:
+        _ordinal.FORM = old                                     # type: ignore[misc]
+
+
+def warm(table: Any, family: str, form: str | None, settings: dict) -> tuple[Any, dict]:
+    """Fit twice (cold, then warm); the warm fit and its figures."""
+    _, cold = _fit(table, family, form, 1, settings)
+    fit, wall = _fit(table, family, form, 2, settings)
+    c, diag = fit.config, fit.diagnostics()
+    steps = float(fit.idata["sample_stats"]["n_steps"].mean())
+    evals = settings["chains"] * (settings["draws"] + settings["tune"]) * steps
+    return fit, {"cold": cold, "wall": wall, "sampling": c["sampling_seconds"],
+                 "posterior": c["posterior_seconds"], "form": c["form"],
+                 "divergences": int(diag.attrs["divergences"]),
+                 "rhat": float(diag["r_hat"].max()), "ess": float(diag["ess_bulk"].min()),
+                 "steps": steps, "per_grad_ms": 1e3 * c["sampling_seconds"] / evals}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--size", type=int, nargs=3, metavar=("M", "I", "E"))
+    parser.add_argument("--no-explicit", action="store_true")
+    args = parser.parse_args()
+    size = tuple(args.size or ((4, 60, 3) if args.quick else (10, 1000, 3)))
+    settings = ({"draws": 100, "tune": 100, "chains": 2} if args.quick
+                else {"draws": 1000, "tune": 1000, "chains": 2})
+    print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {settings}; "
+          f"{size[0]} models x {size[1]} items x {size[2]} epochs, {N_TASKS} tasks, "
+          f"{N_LEVELS} levels", flush=True)
+    table = rating_table(*size, rng=0)
+    runs = [("binomial", "binomial", None), ("ordinal marginal", "ordinal", "marginal")]
+    if not args.no_explicit:
+        runs.append(("ordinal explicit", "ordinal", "explicit"))
+    fits, figs = {}, {}
+    for name, family, form in runs:
+        data = binarised(table) if family == "binomial" else table
+        fits[name], r = warm(data, family, form, settings)
+        figs[name] = r
+        print(f"{name:>17}: warm {r['wall']:7.2f} s (cold {r['cold']:7.2f}; sampling "
+              f"{r['sampling']:7.2f}, posterior {r['posterior']:5.2f}), form {r['form']}, "
+              f"divergences {r['divergences']}, max R-hat {r['rhat']:.3f}, min ESS "
+              f"{r['ess']:.0f}, steps/draw {r['steps']:.1f}, ~{r['per_grad_ms']:.3f} ms per "
+              "gradient", flush=True)
+    base = figs["binomial"]["wall"]
+    for name in figs:
+        if name == "binomial":
+            continue
+        ratio = figs[name]["wall"] / base
+        flag = "ok" if ratio <= TARGET else "OVER TARGET"
+        print(f"{name} warm / binomial warm: {ratio:.2f}x [target <= {TARGET:.0f}x: {flag}]")
+    if "ordinal explicit" in fits:
+        means = {k: fits[k].scores("benchmark").mean(("chain", "draw")).values
+                 for k in ("ordinal marginal", "ordinal explicit")}
+        sd = fits["ordinal explicit"].scores("benchmark").std(("chain", "draw")).values
+        print(f"benchmark score means (expected rating): marginal {np.round(means['ordinal marginal'], 3)}, "
+              f"explicit {np.round(means['ordinal explicit'], 3)}; max |gap| / posterior SD "
+              f"{float(np.max(np.abs(means['ordinal marginal'] - means['ordinal explicit']) / sd)):.2f}")
+    print(f"(the binomial's warm fit: {base:.2f} s; the machine is shared: read the ratios)")
+
+
+if __name__ == "__main__":
+    main()
