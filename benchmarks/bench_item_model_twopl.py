@@ -87,22 +87,33 @@ def _warm(table, disc: bool, form: str) -> tuple[object, float]:
         _twopl.FORM = old                                  # type: ignore[misc]
 
 
-def run_warm(n_m: int, n_i: int, n_e: int) -> None:
+def _steps(fit) -> str:
+    stats = fit.idata["sample_stats"].to_dataset()
+    return (f"leapfrog steps per draw {float(stats['n_steps'].mean()):.1f}, step size "
+            f"{float(stats['step_size'].mean()):.3f}")
+
+
+def run_warm(n_m: int, n_i: int, n_e: int, forms: tuple[str, ...] = ("marginal", "explicit")
+             ) -> None:
     """Warm fits of the binomial, the marginal 2PL and the explicit 2PL on the same data."""
     table = simulate_items(n_models=n_m, n_items=n_i, n_epochs=n_e, n_tasks=4, model_sd=0.8,
                            sigma_item=1.5, discrimination_sd=0.5, rng=7)
-    _, t1 = _warm(table, False, "marginal")
-    print(f"{n_m} x {n_i} x {n_e}, 4 tasks: binomial warm {t1:.1f} s", flush=True)
+    fit1, t1 = _warm(table, False, "marginal")
+    print(f"{n_m} x {n_i} x {n_e}, 4 tasks: binomial warm {t1:.1f} s ({_steps(fit1)})",
+          flush=True)
     fits = {}
-    for form in ("marginal", "explicit"):
+    for form in forms:
         fit, t = _warm(table, True, form)
         fits[form] = fit
         diag = fit.diagnostics()
+        print(f"    2PL {form}: {_steps(fit)}", flush=True)
         print(f"    2PL {form}: warm {t:.1f} s = {t / t1:.1f}x the binomial (sampling "
               f"{fit.config['sampling_seconds']:.1f} s, posterior "
               f"{fit.config['posterior_seconds']:.1f} s), divergences "
               f"{diag.attrs['divergences']}, max R-hat {diag['r_hat'].max():.3f}, sigma_logdisc "
               f"{float(fit.posterior['sigma_logdisc'].mean()):.3f} (true 0.5)", flush=True)
+    if len(fits) < 2:
+        return
     b = {k: f.scores("benchmark") for k, f in fits.items()}
     gap = np.abs(b["marginal"].mean(("chain", "draw")) - b["explicit"].mean(("chain", "draw")))
     print(f"    benchmark score means, marginal - explicit: max |gap| {float(gap.max()):.4f} "
@@ -115,10 +126,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--sizes", nargs="+", default=None)
     parser.add_argument("--warm", action="store_true")
+    parser.add_argument("--forms", nargs="+", default=["marginal", "explicit"],
+                        choices=["marginal", "explicit"], help="2PL forms of --warm")
     args = parser.parse_args()
     if args.warm:
         for size in args.sizes or ["10x1000x3"]:
-            run_warm(*(int(v) for v in size.split("x")))
+            n_m, n_i, n_e = (int(v) for v in size.split("x"))
+            run_warm(n_m, n_i, n_e, tuple(args.forms))
         return
     args.sizes = args.sizes or ["20x300x1", "20x1000x3"]
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)

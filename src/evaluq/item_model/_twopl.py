@@ -71,7 +71,6 @@ from evaluq.item_model._model import (
     term_loglik,
 )
 from evaluq.item_model._posterior import (
-    GRID_HALF_WIDTH,
     PRIOR_NODES,
     flat_posterior,
     linear_predictor,
@@ -107,7 +106,6 @@ FIT_B_NODES: Final = 15
 EXT_NODES: Final = 8
 """Gauss-Legendre nodes per piece of the marginal 2PL's all-right / all-wrong terms."""
 NEWTON_2PL: Final = 6
-POST_B_CELLS: Final = 32
 FORM: Final = "explicit"
 """The form ``fit_items(discrimination=True)`` samples: ``"marginal"`` or ``"explicit"``."""
 _FX, _FW = np.polynomial.hermite.hermgauss(FIT_B_NODES)
@@ -662,77 +660,37 @@ def _numpy_terms(data: ItemData) -> tuple[TwoPLTerms, dict[str, Any]]:
                 "n_tasks": data.shape[1]}
 
 
-def _draw_b(eta_i: np.ndarray, n_i: np.ndarray, y_i: np.ndarray, a: np.ndarray,
-            sigma: np.ndarray, gen: np.random.Generator) -> np.ndarray:
-    """b_i (d, I) from its exact conditional given a_i and the other parameters.
-
-    The density N(b; 0, sigma^2) exp(-a b Y - sum_m n_m softplus(a (eta_m - b))) is
-    evaluated on the union of ``POST_B_CELLS`` points over +-``GRID_HALF_WIDTH`` curvature
-    SDs around its mode and as many over +-``GRID_HALF_WIDTH`` prior SDs (an item every
-    model got right has a density shaped like the prior cut by a step, wider than its
-    curvature says); each point carries the mass of its cell (edges half-way between
-    points). ``eta_i`` (d, I, M), ``n_i`` / ``y_i`` (I, M), ``a`` (d, I), ``sigma`` (d,).
-    """
-    total = y_i.sum(axis=-1)
-    n_sum = n_i.sum(axis=-1)
-    s2 = (sigma**2)[:, None]
-    rate = (total + 0.5) / (n_sum + 1.0)
-    b = (eta_i * n_i).sum(axis=-1) / np.maximum(n_sum, 1.0) - np.log(rate / (1 - rate)) / a
-    for _ in range(2 * NEWTON_2PL):
-        p = expit(a[..., None] * (eta_i - b[..., None]))
-        d1 = a * ((n_i * p).sum(axis=-1) - total) - b / s2
-        d2 = -(a**2) * (n_i * p * (1.0 - p)).sum(axis=-1) - 1.0 / s2
-        b = b - np.clip(d1 / d2, -2.0, 2.0)
-    p = expit(a[..., None] * (eta_i - b[..., None]))
-    sd = 1.0 / np.sqrt((a**2) * (n_i * p * (1.0 - p)).sum(axis=-1) + 1.0 / s2)
-    z = np.linspace(-GRID_HALF_WIDTH, GRID_HALF_WIDTH, POST_B_CELLS)
-    pts = np.sort(np.concatenate([b[..., None] + sd[..., None] * z,
-                                  np.broadcast_to(sigma[:, None, None] * z,
-                                                  (*b.shape, POST_B_CELLS))], axis=-1))
-    mid = 0.5 * (pts[..., 1:] + pts[..., :-1])
-    width = np.diff(np.concatenate([2 * pts[..., :1] - mid[..., :1], mid,
-                                    2 * pts[..., -1:] - mid[..., -1:]], axis=-1))
-    x = a[..., None, None] * (eta_i[..., None, :] - pts[..., None])    # (d, I, C, M)
-    logd = (-a[..., None] * pts * total[:, None] - (n_i[:, None, :] * np.logaddexp(0.0, x))
-            .sum(axis=-1) - 0.5 * pts**2 / s2[..., None] + np.log(np.maximum(width, 1e-300)))
-    cum = np.cumsum(np.exp(logd - logd.max(axis=-1, keepdims=True)), axis=-1)
-    u = gen.random(b.shape)[..., None] * cum[..., -1:]
-    pick = np.minimum((cum < u).sum(axis=-1), pts.shape[-1] - 1)
-    return np.take_along_axis(pts, pick[..., None], axis=-1)[..., 0]
-
-
 def conditional_item_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray,
                            sigma_logdisc: np.ndarray, gen: np.random.Generator
                            ) -> tuple[np.ndarray, np.ndarray]:
-    """(a_i, b_i) (draw, item) from their exact conditional given each draw's parameters.
+    """(a_i, b_i) (draw, item) from their exact conditional given each draw's parameters,
+    discretised on fine rules (``_twopl_grid.conditional_draws``, numba).
 
-    u_i = log a_i first, from its marginal given the pattern (the sampler's trapezoid rule:
-    node g with probability prop. to w_g exp(a_g S_p + log T(a_g, Y_p)), then uniform
-    within its cell), then b_i given a_i (:func:`_draw_b`); chunks of draws, vectorised."""
-    tt, terms = _numpy_terms(data)
+    u_i = log a_i first, on the ``FIT_U_NODES``-point trapezoid rule over +-``U_HALF_WIDTH``
+    prior SDs (:func:`_fit_u_rule`): node g with probability prop. to w_g exp(a_g S_p +
+    log T(a_g, Y_p)); then b_i given a_g, on that node's b-grid of the item's task (spacing
+    at most the narrowest term integrand's SD), with probability prop. to the integrand of
+    the item's (task, total) term: given a, b depends on the item's responses only through
+    its total. Both are grid values (the trapezoid rule's discrete distribution, whose
+    moments are those of the continuous conditional up to the rules' error)."""
+    from evaluq.item_model._twopl_grid import conditional_draws
+
+    tt = twopl_terms(data)
+    n_k = data.shape[1]
+    ext_task = np.repeat(np.arange(n_k), 2)
+    ext_total = np.where(np.arange(2 * n_k) % 2 == 1, tt.epochs.sum(axis=0)[ext_task], 0.0)
     z, logw = _fit_u_rule()
-    h = z[1] - z[0]
-    task = np.asarray(data.item_task)
-    y_all = np.asarray(data.per_item, dtype=np.float64).T             # (I, M)
-    n_all = data.epochs[:, task].T.astype(np.float64)                 # (I, M)
-    n_d, n_m = eta.shape[:2]
-    n_i = len(task)
-    per_draw = len(z) * (tt.n_regular + 2 * data.shape[1]) * n_m * max(FIT_B_NODES, 3 *
-                                                                       EXT_NODES)
-    step = max(1, min(CHUNK_CELLS // per_draw,
-                      CHUNK_CELLS // (n_i * 2 * POST_B_CELLS * n_m)))
-    a_out, b_out = np.empty((n_d, n_i)), np.empty((n_d, n_i))
-    for start in range(0, n_d, step):                                  # chunks of draws
+    n_i = len(tt.item_pattern)
+    kernel: Any = conditional_draws
+    step = max(1, CHUNK_CELLS // (2 * n_i))
+    a_out, b_out = np.empty((len(eta), n_i)), np.empty((len(eta), n_i))
+    for start in range(0, len(eta), step):                             # chunks of draws
         part = slice(start, start + step)
-        vals = pattern_u_logdensity(np, terms, eta[part], sigma[part], sigma_logdisc[part],
-                                    z, logw)                           # (d, G, P)
-        cum = np.cumsum(np.exp(vals - vals.max(axis=1, keepdims=True)), axis=1)
-        cum = cum[:, :, tt.item_pattern]                               # (d, G, I)
-        u = gen.random((len(vals), n_i)) * cum[:, -1]
-        g = np.minimum((cum < u[:, None, :]).sum(axis=1), len(z) - 1)
-        zz = z[g] + h * (gen.random(g.shape) - 0.5)
-        a = np.exp(sigma_logdisc[part, None] * zz)
-        eta_i = np.moveaxis(eta[part][:, :, task], 1, 2)               # (d, I, M)
-        a_out[part] = a
-        b_out[part] = _draw_b(eta_i, n_all, y_all, a, sigma[part], gen)
+        uniform = gen.random((len(eta[part]), n_i, 2))
+        a_out[part], b_out[part] = kernel(
+            np.ascontiguousarray(eta[part], dtype=np.float64),
+            np.ascontiguousarray(sigma[part], dtype=np.float64),
+            np.ascontiguousarray(sigma_logdisc[part], dtype=np.float64), tt.epochs,
+            np.r_[tt.term_task, ext_task].astype(np.int64), np.r_[tt.total, ext_total],
+            tt.counts, tt.task, tt.term, z, logw, tt.item_pattern.astype(np.int64), uniform)
     return a_out, b_out

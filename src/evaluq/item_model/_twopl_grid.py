@@ -61,9 +61,9 @@ from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache
 SOURCE_HASH: Final = int(hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12], 16)
 """Salts the numba cache key of the Op (any change of this file recompiles it)."""
 FASTMATH: Final = {"reassoc", "contract", "arcp", "nsz"}
-SPACING: Final = 0.9
+SPACING: Final = 1.0
 """Nodes per SD of the narrowest integrand: 1 / SPACING (as ``_gridquad.SPACING``)."""
-INFO_SAFETY: Final = 1.5
+INFO_SAFETY: Final = 1.2
 """The largest information is estimated at b = eta_mk; between two models it can be larger
 (at most ~1.2x for two models close together): the estimate is scaled by this."""
 HZ: Final = 0.5
@@ -75,7 +75,7 @@ TAIL_SDS: Final = 8.0
 MAX_NODES: Final = 2049
 """At most this many b-nodes per (u-node, task) (h widened beyond: only at implausibly large
 a or small s, where the draw's log-density is far from the posterior)."""
-WINDOW: Final = 40.0
+WINDOW: Final = 36.0
 """A term's nodes more than this below its largest log-integrand are left out (e^-40)."""
 NEWTON_STEPS: Final = 30
 
@@ -153,53 +153,99 @@ def _grids(eta: np.ndarray, s: float, a: np.ndarray, epochs: np.ndarray
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _tails(x0: float, step: float, nk: int, out: np.ndarray) -> int:  # pragma: no cover
+    """``out[j]`` = exp(-|x0 - j step|) (``step`` > 0) by two geometric recurrences from the
+    sign change outwards (one exponential each, no underflow on the way); returns the last j
+    with x0 - j step >= 0 (-1: none)."""
+    last = min(max(math.floor(x0 / step), -1), nk - 1) if math.isfinite(x0 / step) else (
+        nk - 1 if x0 > 0 else -1)
+    r = math.exp(-step)
+    if last >= 0:
+        e = math.exp(-(x0 - last * step))
+        for j in range(last, -1, -1):
+            out[j] = e
+            e *= r
+    if last + 1 < nk:
+        e = math.exp(x0 - (last + 1) * step)
+        for j in range(last + 1, nk):
+            out[j] = e
+            e *= r
+    return int(last)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def _task_table(eta_k: np.ndarray, n_k: np.ndarray, s: float, ag: float, lo_k: float,
                 hk: float, fixed: np.ndarray, d_r: np.ndarray,
                 prob: np.ndarray) -> None:  # pragma: no cover - compiled
     """One (u-node, task) block: ``fixed`` = log N(b_j; 0, s^2) + log h + R[j], ``d_r`` =
-    dR[j] / da and ``prob`` (M, J) = expit(a (eta_m - b_j)), in place."""
+    dR[j] / da and ``prob`` (M, J) = expit(a (eta_m - b_j)), in place.
+
+    softplus(x) = max(x, 0) + log(1 + e^-|x|): the e^-|x| by :func:`_tails`, and the logs
+    of one node summed as the log of a product (integer counts: (1 + e)^n by
+    multiplication), so a node costs one logarithm, not one per model."""
     nk = fixed.shape[0]
+    n_m = eta_k.shape[0]
     half_log_2pi = 0.5 * math.log(2.0 * math.pi)
+    last = np.empty(n_m, dtype=np.int64)
+    whole = np.empty(n_m, dtype=np.int64)
+    for m in range(n_m):
+        last[m] = _tails(ag * (eta_k[m] - lo_k), ag * hk, nk, prob[m])
+        whole[m] = int(n_k[m]) if n_k[m] == math.floor(n_k[m]) and n_k[m] < 64 else -1
     for j in range(nk):
         b = lo_k + j * hk
-        fixed[j] = -0.5 * (b / s) ** 2 - math.log(s) - half_log_2pi + math.log(hk)
-        d_r[j] = 0.0
-    for m in range(eta_k.shape[0]):
-        n = n_k[m]
-        row = prob[m]
-        if n <= 0.0:
-            row[:] = 0.0
-            continue
-        for j in range(nk):
-            diff = eta_k[m] - (lo_k + j * hk)
-            x = ag * diff
-            e = math.exp(-abs(x))
-            pj = 1.0 / (1.0 + e) if x >= 0.0 else e / (1.0 + e)
-            fixed[j] -= n * (max(x, 0.0) + math.log1p(e))
-            d_r[j] -= n * diff * pj
-            row[j] = pj
+        lin, dr, prod, logs = 0.0, 0.0, 1.0, 0.0
+        for m in range(n_m):
+            n = n_k[m]
+            e = prob[m, j]
+            if n <= 0.0:
+                prob[m, j] = 0.0
+                continue
+            diff = eta_k[m] - b
+            one = 1.0 + e
+            if j <= last[m]:
+                pj = 1.0 / one
+                lin += n * ag * diff
+            else:
+                pj = e / one
+            prob[m, j] = pj
+            dr += n * diff * pj
+            if whole[m] >= 0:
+                for _ in range(whole[m]):
+                    prod *= one
+                if prod > 1e250:
+                    logs += math.log(prod)
+                    prod = 1.0
+            else:
+                logs += n * math.log1p(e)
+        fixed[j] = (-0.5 * (b / s) ** 2 - math.log(s) - half_log_2pi + math.log(hk)
+                    - lin - logs - math.log(prod))
+        d_r[j] = -dr
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
-def _term_window(fixed: np.ndarray, slope: float, lo_k: float, hk: float, f: np.ndarray,
+def _term_window(fixed: np.ndarray, slope: float, lo_k: float, hk: float,
                  rho: np.ndarray) -> tuple[float, int, int]:  # pragma: no cover - compiled
-    """log T of one term (its log-integrand ``fixed`` - ``slope`` b_j) and its window
-    [j0, j1) of nodes within e^-``WINDOW`` of the largest, their shares in ``rho``."""
-    nk = fixed.shape[0]
-    best, top = 0, -np.inf
-    for j in range(nk):
-        f[j] = fixed[j] - slope * (lo_k + j * hk)
-        if f[j] > top:
-            top, best = f[j], j
-    j0 = best
-    while j0 > 0 and f[j0 - 1] > top - WINDOW:
+    """log T of one term (its log-integrand f_j = ``fixed`` - ``slope`` b_j) and its window
+    [j0, j1) of nodes within e^-``WINDOW`` of the largest, their shares in ``rho``. f is
+    concave in j: its largest node by bisection, the window by walking outwards."""
+    i0, i1 = 0, fixed.shape[0] - 1
+    while i0 < i1:
+        mid = (i0 + i1) // 2
+        if fixed[mid + 1] - fixed[mid] > slope * hk:
+            i0 = mid + 1
+        else:
+            i1 = mid
+    top = fixed[i0] - slope * (lo_k + i0 * hk)
+    j0 = i0
+    while j0 > 0 and fixed[j0 - 1] - slope * (lo_k + (j0 - 1) * hk) > top - WINDOW:
         j0 -= 1
-    j1 = best
-    while j1 < nk - 1 and f[j1 + 1] > top - WINDOW:
+    j1 = i0
+    while (j1 < fixed.shape[0] - 1
+           and fixed[j1 + 1] - slope * (lo_k + (j1 + 1) * hk) > top - WINDOW):
         j1 += 1
     acc = 0.0
     for j in range(j0, j1 + 1):
-        e = math.exp(f[j] - top)
+        e = math.exp(fixed[j] - slope * (lo_k + j * hk) - top)
         rho[j] = e
         acc += e
     for j in range(j0, j1 + 1):
@@ -290,14 +336,14 @@ def twopl_grid_loglik_and_grad(eta: np.ndarray, s: float, su: float, epochs: np.
     for g in range(n_g):
         for k in range(n_k):
             o, nk = off[g, k], count[g, k]
-            fixed, f = np.empty(nk), np.empty(nk)
+            fixed = np.empty(nk)
             _task_table(eta[:, k], epochs[:, k], s, a[g], lo[g, k], h[g, k], fixed,
                         d_r[o:o + nk], prob[:, o:o + nk])
             for t in range(n_t):
                 if used[t] and term_task[t] == k:
                     ro = window[g, t, 2]
                     log_t[g, t], window[g, t, 0], window[g, t, 1] = _term_window(
-                        fixed, a[g] * term_total[t], lo[g, k], h[g, k], f, rho[ro:ro + nk])
+                        fixed, a[g] * term_total[t], lo[g, k], h[g, k], rho[ro:ro + nk])
     weight_gt, d_a = np.zeros((n_g, n_t)), np.zeros(n_g)
     total = _patterns(eta, a, log_t, pat_counts, pat_task, pat_term, pat_weight, logw,
                       weight_gt, d_a, d_eta)
@@ -424,3 +470,89 @@ def _numba_funcify(op: TwoPLGridLoglik, node: Apply, **kwargs: Any) -> Any:
         return np.array(total), d_eta, np.array(d_s), np.array(d_su)
 
     return fused, SOURCE_HASH
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _draw_one(eta: np.ndarray, s: float, su: float, epochs: np.ndarray,
+              term_task: np.ndarray, term_total: np.ndarray, pat_counts: np.ndarray,
+              pat_task: np.ndarray, pat_term: np.ndarray, z: np.ndarray, logw: np.ndarray,
+              item_pattern: np.ndarray, uniform: np.ndarray, a_out: np.ndarray,
+              b_out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """One draw's (a_i, b_i): u_i on the rule's nodes with probability prop. to w_g exp(a_g
+    S_p + log T(a_g, Y_p)), then b_i on the b-grid of (that node, its task) with probability
+    prop. to its term's integrand (b given a depends on the item only through its (task,
+    total) term); ``uniform`` (I, 2)."""
+    n_m, n_k = eta.shape
+    n_g, n_t, n_p = z.shape[0], term_task.shape[0], pat_task.shape[0]
+    a = np.exp(su * z)
+    used = np.zeros(n_t, dtype=np.bool_)
+    for p in range(n_p):
+        used[pat_term[p]] = True
+    lo, h, count, _ = _grids(eta, s, a, epochs)
+    window = np.zeros((n_g, n_t, 3), dtype=np.int64)
+    log_t = np.full((n_g, n_t), -np.inf)
+    size = 0
+    for g in range(n_g):
+        for t in range(n_t):
+            if used[t]:
+                window[g, t, 2] = size
+                size += count[g, term_task[t]]
+    rho = np.empty(size)
+    for g in range(n_g):
+        for k in range(n_k):
+            nk = count[g, k]
+            fixed, d_r, prob = np.empty(nk), np.empty(nk), np.empty((n_m, nk))
+            _task_table(eta[:, k], epochs[:, k], s, a[g], lo[g, k], h[g, k], fixed, d_r, prob)
+            for t in range(n_t):
+                if used[t] and term_task[t] == k:
+                    ro = window[g, t, 2]
+                    log_t[g, t], window[g, t, 0], window[g, t, 1] = _term_window(
+                        fixed, a[g] * term_total[t], lo[g, k], h[g, k], rho[ro:ro + nk])
+    cdf = np.empty((n_p, n_g))
+    for p in range(n_p):
+        k, t = pat_task[p], pat_term[p]
+        sp = 0.0
+        for m in range(n_m):
+            sp += pat_counts[p, m] * eta[m, k]
+        top = -np.inf
+        for g in range(n_g):
+            cdf[p, g] = logw[g] + a[g] * sp + log_t[g, t]
+            top = max(top, cdf[p, g])
+        acc = 0.0
+        for g in range(n_g):
+            acc += math.exp(cdf[p, g] - top)
+            cdf[p, g] = acc
+    for i in range(item_pattern.shape[0]):
+        p = item_pattern[i]
+        t, k = pat_term[p], pat_task[p]
+        target = uniform[i, 0] * cdf[p, n_g - 1]
+        g = 0
+        while g < n_g - 1 and cdf[p, g] < target:
+            g += 1
+        j0, j1, ro = window[g, t, 0], window[g, t, 1], window[g, t, 2]
+        target = uniform[i, 1]
+        j = j0
+        acc = rho[ro + j]
+        while j < j1 - 1 and acc < target:
+            j += 1
+            acc += rho[ro + j]
+        a_out[i] = a[g]
+        b_out[i] = lo[g, k] + j * h[g, k]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def conditional_draws(eta: np.ndarray, s: np.ndarray, su: np.ndarray, epochs: np.ndarray,
+                      term_task: np.ndarray, term_total: np.ndarray, pat_counts: np.ndarray,
+                      pat_task: np.ndarray, pat_term: np.ndarray, z: np.ndarray,
+                      logw: np.ndarray, item_pattern: np.ndarray, uniform: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
+    """(a_i, b_i) (draw, item) from their conditional given each draw's ``eta`` (D, M, K),
+    ``s`` and ``su`` (D,), discretised on the rule's u-nodes (``z``, ``logw``) and each
+    (u-node, task)'s b-grid (:func:`_draw_one`); ``uniform`` (D, I, 2)."""
+    n_d, n_i = uniform.shape[0], uniform.shape[1]
+    a_out, b_out = np.empty((n_d, n_i)), np.empty((n_d, n_i))
+    for d in range(n_d):
+        _draw_one(np.ascontiguousarray(eta[d]), s[d], su[d], epochs, term_task, term_total,
+                  pat_counts, pat_task, pat_term, z, logw, item_pattern, uniform[d],
+                  a_out[d], b_out[d])
+    return a_out, b_out
