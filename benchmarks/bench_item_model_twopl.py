@@ -1,8 +1,9 @@
-"""Benchmark: the 2PL item model (explicit item parameters) beside the marginal 1PL.
+"""Benchmark: the 2PL item model beside the marginal 1PL.
 
-``fit_items(..., discrimination=True)`` samples one (difficulty, log discrimination) pair per
-item (no marginal form: the items do not collapse into terms), so its cost grows with the
-items. Printed per size, on the same 2PL data and with the same draws: the 2PL's wall,
+``fit_items(..., discrimination=True)`` integrates (log a_i, b_i) out (``_twopl.FORM =
+"marginal"``: one term per (task, count vector) pattern, ``_twopl_grid``'s fused kernel);
+the explicit form samples one (difficulty, log discrimination) pair per item. Printed per
+size, on the same 2PL data and with the same draws: the 2PL's wall,
 compile and sampling seconds, divergences, largest R-hat, smallest bulk ESS and the recovery
 of sigma_logdisc and of the benchmark scores; the marginal 1PL's sampling seconds (the
 baseline); and the seconds of ``compare_fits`` (the 2PL's pointwise likelihood integrates
@@ -11,8 +12,9 @@ baseline); and the seconds of ``compare_fits`` (the 2PL's pointwise likelihood i
 ``--warm``: issue 34's target, at each size (default 10 x 1,000 x 3, 4 tasks): the binomial
 1PL, the marginal 2PL (``_twopl.FORM = "marginal"``: (log a_i, b_i) integrated out) and the
 explicit 2PL, each fitted twice on the same data (warm = the second fit, compiled model
-reused), and the ratios of the warm fits to the binomial's in the same run (target: the
-marginal 2PL <= 5x), with the benchmark scores' agreement between the two 2PL forms.
+reused), the leapfrog steps per draw and step size, and the ratios of the warm fits to the
+binomial's in the same run (target: the marginal 2PL <= 5x), with the benchmark scores'
+agreement between the two 2PL forms (``--forms marginal``: the marginal 2PL only).
 
 Run: ``python benchmarks/bench_item_model_twopl.py [--sizes 20x300x1 20x1000x3]`` or
 ``python benchmarks/bench_item_model_twopl.py --warm [--sizes 10x1000x3]``
@@ -28,7 +30,7 @@ import warnings
 import numpy as np
 
 import evaluq as eq
-from evaluq.item_model import ItemConvergenceWarning, simulate_items
+from evaluq.item_model import ItemConvergenceWarning, _twopl, simulate_items
 
 COLS = {"model": "model", "item": "item", "score": "score", "epoch": "epoch"}
 
@@ -51,7 +53,8 @@ def run(n_m: int, n_i: int, n_e: int, draws: int, tune: int, baseline: bool) -> 
     err = np.abs(fit2.scores("benchmark").mean(("chain", "draw")).values
                  - table.attrs["truth"]["benchmark"]).max()
     print(f"{n_m} models x {n_i} items x {n_e} epochs, {draws} draws + {tune} tune x 2 "
-          f"chains: 2PL explicit wall {wall:.1f} s (compile {c['compile_seconds']:.1f}, "
+          f"chains: 2PL ({_twopl.FORM} form) wall {wall:.1f} s (compile "
+          f"{c['compile_seconds']:.1f}, "
           f"sampling {c['sampling_seconds']:.1f}, posterior {c['posterior_seconds']:.1f}), "
           f"divergences {diag.attrs['divergences']}, max R-hat {diag['r_hat'].max():.3f}, "
           f"min ESS {diag['ess_bulk'].min():.0f}, sigma_logdisc "
@@ -71,8 +74,6 @@ def run(n_m: int, n_i: int, n_e: int, draws: int, tune: int, baseline: bool) -> 
 
 
 def _warm(table, disc: bool, form: str) -> tuple[object, float]:
-    from evaluq.item_model import _twopl
-
     old = _twopl.FORM
     _twopl.FORM = form                                     # type: ignore[misc]
     try:

@@ -112,7 +112,8 @@ MARGINAL = Family("marginal", _resolve_marginal, sample_marginal, marginal_poste
 TWO_PL = Family("2pl", resolve_priors_2pl, _sample_twopl, _twopl_posterior,
                 predictive_checks_2pl, compare_frequentist, _variance_components,
                 pointwise_loglik_2pl)
-"""The 2PL (``discrimination=True``): explicit item parameters, integrated out for LOO."""
+"""The 2PL (``discrimination=True``): (log a_i, b_i) integrated out of the log-density
+(``_twopl.FORM``; explicit item parameters the tests' reference) and for LOO."""
 
 ORDINAL = Family("ordinal", None, None, None, ordinal_predictive_checks, _ordinal_compare,
                  ordinal_variance_components, ordinal_pointwise_loglik)
