@@ -300,12 +300,26 @@ def level_table(lib: Any, x: Any, kappa: Any) -> Any:
         upper, lower = padded[:, 1:].reshape(shape), padded[:, :-1].reshape(shape)
         soft: Any = _np_softplus
     else:
-        big = lib.as_tensor_variable(np.array([_BIG]))
-        padded = lib.concatenate([-big, kappa, big])
-        upper, lower = padded[1:][:, None], padded[:-1][:, None]
-        soft = lib.softplus
+        return _level_table_pt(lib, x, kappa)
     xs = x[..., None, :]
     return -soft(xs - upper) - soft(lower - xs) + lib.log(-lib.expm1(lower - upper))
+
+
+def _level_table_pt(pt: Any, x: Any, kappa: Any) -> Any:
+    """:func:`level_table` in PyTensor with one softplus per (cut, node), not two per (level,
+    node): with s_c = softplus(x - kappa_c) and softplus(kappa_c - x) = kappa_c - x + s_c,
+    log P(y = c) = -s_c [c < K-1] - (kappa_{c-1} - x + s_{c-1}) [c > 0] + log(1 -
+    exp(kappa_{c-1} - kappa_c)) [0 < c < K-1] (the cut-only term on the K levels, not on
+    every node; the sum kappa - x + s loses at most |kappa - x| x 1e-16 in the log)."""
+    xs = x[..., None, :]                                       # (..., 1, node)
+    cut = kappa[:, None]
+    s = pt.softplus(xs - cut)                                  # (..., K-1, node)
+    zeros = pt.zeros_like(s[..., :1, :])
+    gap = pt.log(-pt.expm1(kappa[:-1] - kappa[1:]))
+    pad = pt.zeros((1,))
+    return (pt.concatenate([-s, zeros], axis=-2) - pt.concatenate([zeros, cut - xs + s],
+                                                                   axis=-2)
+            + pt.concatenate([pad, gap, pad])[:, None])
 
 
 def _np_softplus(v: np.ndarray) -> np.ndarray:
@@ -318,7 +332,7 @@ class OrdinalTerms:
 
     An item's pattern is, per unit (a (model, task, grader)), how many of its ratings fell
     on each level (a row of ``combos``: the distinct level-count vectors, zero rows padding
-    them to a power of two); ``rows`` (term, entry) index the rows (unit, combo) of the
+    them to a multiple of 16); ``rows`` (term, entry) index the rows (unit, combo) of the
     combined table (``unit * len(combos) + combo``), ``counts`` (term, entry) are 1 (0:
     padding), ``weight`` (term,) how many items share the term, ``item_term`` (item,);
     ``h_data`` the shared grid's spacing (``_gridquad.data_spacing`` of 1/3 per rating: the
@@ -349,7 +363,7 @@ def ordinal_terms(stats: OrdinalStats) -> OrdinalTerms:
     np.add.at(vectors, (pair_of_cell.ravel(), stats.cell_level),
               np.rint(stats.cell_count).astype(np.int64))
     combos, combo = np.unique(vectors, axis=0, return_inverse=True)
-    n_combos = padded_cells(len(combos))
+    n_combos = -(-len(combos) // 16) * 16     # zero rows to a multiple of 16
     item = pairs // n_units                                   # pairs sorted by item, unit
     per = np.bincount(item, minlength=n_items)
     pos = np.arange(len(item)) - np.r_[0, np.cumsum(per)[:-1]][item]
