@@ -8,7 +8,16 @@ their conditional grid after the fit, from N(0, sigma_item^2) under the prior):
   the item difficulties' spread drives;
 - ``epoch_agreement`` (two or more epochs): the share of (model, item) pairs whose epochs all
   agree, which is too high in the data when epochs are overdispersed (run-to-run drift the
-  binomial family leaves out).
+  binomial family leaves out);
+- ``item_skewness`` and ``item_kurtosis`` (``SHAPE_MIN_ITEMS`` items or more): the
+  standardised third and fourth moments over items of the items' mean score, the shape of
+  the item population beyond its spread (issue 36): a bimodal population of difficulties
+  (many easy items and a hard cluster) gives a flatter, more skewed spread of item scores
+  than any normal population with the same SD, which the normal model's replicates cannot
+  reproduce; when either fails under
+  ``item_distribution="normal"`` the table's ``attrs["advice"]`` recommends
+  ``item_distribution="learned"`` (whose replicates draw the items from the learned
+  density).
 
 A posterior check passes when the posterior predictive p-value P(T_rep >= T_obs) lies in
 [0.025, 0.975]; a prior check when the observed statistic lies inside the central 99% of the
@@ -27,9 +36,19 @@ from evaluq._dims import MODEL
 from evaluq._kernels import percentile_interval
 from evaluq.item_model._data import FittedDraws, ItemData
 from evaluq.item_model._model import log_integrand, term_mode
-from evaluq.item_model._posterior import GRID, GRID_HALF_WIDTH, flat_posterior, linear_predictor
+from evaluq.item_model._posterior import (
+    GRID,
+    GRID_HALF_WIDTH,
+    flat_posterior,
+    linear_predictor,
+    prior_ratio,
+)
 
 N_REPLICATES: Final = 200
+SHAPE_MIN_ITEMS: Final = 300
+"""``item_skewness`` and ``item_kurtosis`` are checked with at least this many items (with
+fewer, the third and fourth moments of a few dozen item scores are too noisy to tell a
+population's shape)."""
 POSTERIOR_BAND: Final = (0.025, 0.975)
 """A posterior check passes when its p-value lies in this band (its replicates' band too)."""
 PRIOR_BAND: Final = (0.005, 0.995)
@@ -42,8 +61,14 @@ not an interval of draws: ``_kernels.percentile_interval`` forms its tails as
 def _observed(data: ItemData) -> dict[str, np.ndarray]:
     per = np.asarray(data.per_item)
     n = data.epochs[:, np.asarray(data.item_task)]                      # (M, I)
+    score = per.sum(0) / n.sum(0)
     out = {"accuracy": data.correct.sum(axis=1) / data.trials.sum(axis=1),
-           "item_spread": np.array([(per.sum(0) / n.sum(0)).std()])}
+           "item_spread": np.array([score.std()])}
+    if len(score) >= SHAPE_MIN_ITEMS:
+        centred = score - score.mean()
+        sd = max(float(centred.std()), 1e-12)
+        out["item_skewness"] = np.array([(centred**3).mean() / sd**3])
+        out["item_kurtosis"] = np.array([(centred**4).mean() / sd**4])
     if n.max() >= 2:
         multi = n >= 2
         agree = ((per == 0) | (per == n)) & multi
@@ -71,8 +96,9 @@ def _replicate(data: ItemData, eta: np.ndarray, b: np.ndarray,
 
 
 def _posterior_items(data: ItemData, eta: np.ndarray, sigma: float,
-                     gen: np.random.Generator) -> np.ndarray:
-    """One draw of every item's effect from its exact conditional (grid of the posterior)."""
+                     gen: np.random.Generator, shape: np.ndarray | None = None) -> np.ndarray:
+    """One draw of every item's effect from its exact conditional (grid of the posterior;
+    ``shape``: the coefficients of a learned item distribution, the prior g)."""
     t_task = data.term_task
     eta_t = eta[:, t_task].T[None]                                       # (1, T, M)
     n_t = data.epochs[:, t_task].T[None]
@@ -81,6 +107,8 @@ def _posterior_items(data: ItemData, eta: np.ndarray, sigma: float,
     z = (np.arange(GRID) + 0.5) / GRID * 2 * GRID_HALF_WIDTH - GRID_HALF_WIDTH
     grid = mode[..., None] + sd[..., None] * z
     logd = log_integrand(eta_t, n_t, data.term_total, s, grid)[0]
+    if shape is not None:
+        logd = logd + prior_ratio(grid, s, shape[None])[0]
     prob = np.exp(logd - logd.max(axis=-1, keepdims=True))
     cdf = np.cumsum(prob / prob.sum(axis=-1, keepdims=True), axis=-1)
     item_term = np.asarray(data.item_term)
@@ -156,23 +184,39 @@ def predictive_checks(fit: FittedDraws, n_replicates: int, gen: np.random.Genera
     observed = _observed(data)
     flat = flat_posterior(fit.posterior, ("alpha", "dev", "sigma_item", "task_effect",
                                           "model_x_task", "sigma_task",
-                                          "sigma_model_x_task"))
+                                          "sigma_model_x_task", "item_shape"))
     eta = linear_predictor(data, flat)
+    shape = flat.get("item_shape")
     pick = gen.choice(len(eta), size=min(n_replicates, len(eta)), replace=False)
     if "run_drift" in fit.posterior:
         post, prior = _beta_binomial_replicates(fit, eta, pick, n_replicates, gen)
     else:
-        post = [_replicate(data, eta[d], _posterior_items(data, eta[d], flat["sigma_item"][d],
-                                                          gen), gen) for d in pick]
+        post = [_replicate(data, eta[d], _posterior_items(
+            data, eta[d], flat["sigma_item"][d], gen, None if shape is None else shape[d]),
+            gen) for d in pick]
         prior = []
         n_items = len(np.asarray(data.item_term))
         for _ in range(n_replicates):      # one replicate per prior draw (vectorised inside)
             eta0, sigma0 = _prior_draw(data, fit.config["priors"], gen)
-            prior.append(_replicate(data, eta0, gen.normal(0, sigma0, n_items), gen))
+            if shape is None:
+                b0 = gen.normal(0, sigma0, n_items)
+            else:
+                from evaluq.item_model._item_density import prior_shape, sample_items
+
+                c0 = prior_shape(gen, fit.config["priors"]["shape_sigma"])
+                b0 = sample_items(gen, sigma0, c0, n_items)
+            prior.append(_replicate(data, eta0, b0, gen))
     models = [str(m) for m in data.models]
     out = pd.DataFrame(_rows("prior", observed, prior, models)
                        + _rows("posterior", observed, post, models))
     out.attrs = {"n_replicates": n_replicates,
                  "rule": "posterior: p-value P(T_rep >= T_obs) in [0.025, 0.975]; prior: "
                          "observed inside the central 99% of the prior predictive"}
+    shape_rows = out[(out.check == "posterior")
+                     & out.statistic.isin(["item_skewness", "item_kurtosis"])]
+    if shape is None and "run_drift" not in fit.posterior and not shape_rows.passed.all():
+        out.attrs["advice"] = (
+            "the items' mean scores have a shape (skewness / kurtosis) the normal item "
+            "distribution does not reproduce: its new-items score averages over the wrong "
+            "population; refit with fit_items(..., item_distribution='learned')")
     return out

@@ -156,7 +156,54 @@ class ItemFit(PosteriorFit):
     @property
     def _family(self) -> Family:
         """The family's pieces (``_families``): checks, comparisons, variance components."""
+        if self.config.get("item_distribution") == "learned":
+            from evaluq.item_model._learned import learned_family
+
+            return learned_family()
         return family_of(self.data, bool(self.config.get("discrimination")))
+
+    def item_distribution(self, n_points: int = 201) -> xr.DataArray:
+        """Posterior draws of the item-difficulty density g(b) on a grid of b.
+
+        With ``item_distribution="learned"`` the learned density (``_item_density``:
+        log g0(z) = log phi(z) + f(z) on the standardised scale z, its mean 0 and SD
+        sigma_item exactly); with ``"normal"`` the N(0, sigma_item^2) density of each draw.
+        Compare it with the items' own estimates (``idata["item_effects"]``).
+
+        Parameters
+        ----------
+        n_points
+            Points of b, equally spaced over +-5 posterior-mean sigma_item; default 201.
+
+        Returns
+        -------
+        xarray.DataArray
+            (chain, draw, difficulty), ``difficulty`` the points b (logit scale).
+
+        Examples
+        --------
+        >>> import evaluq as eq
+        >>> table = eq.simulate_items(n_models=3, n_items=50, n_epochs=2, rng=0)
+        >>> fit = eq.fit_items(table, model="model", item="item", score="score",
+        ...                    epoch="epoch", item_distribution="learned")  # doctest: +SKIP
+        >>> fit.item_distribution().mean(("chain", "draw")).sizes     # doctest: +SKIP
+        Frozen({'difficulty': 201})
+        """
+        from evaluq.item_model._item_density import DIFFICULTY, density_draws
+        from evaluq.item_model._posterior import flat_posterior
+
+        n = check_int("n_points", n_points, minimum=2)
+        post = self.posterior
+        if "sigma_item" not in post or "item_difficulty" in post:
+            raise ValueError("item_distribution needs a marginal 1PL fit with items "
+                             f"(item=...); this fit's form is {self.form!r}")
+        flat = flat_posterior(post, ("sigma_item", "item_shape"))
+        sigma = flat["sigma_item"]
+        b = np.linspace(-5.0, 5.0, n) * float(sigma.mean())
+        dens = density_draws(sigma, flat.get("item_shape"), b)
+        return xr.DataArray(dens.reshape(post.sizes["chain"], post.sizes["draw"], n),
+                            dims=("chain", "draw", DIFFICULTY), coords={DIFFICULTY: b},
+                            name="item_density")
 
     def variance_components(self) -> xr.Dataset:
         """Posterior draws of the variance components.
@@ -311,7 +358,7 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
               family: str = "auto", discrimination: bool = False,
               priors: dict[str, float] | None = None, draws: int = 1000, tune: int = 1000,
               chains: int = 4, rng: RNGLike = 0, grader_interaction: bool = True,
-              levels: Any = None) -> ItemFit:
+              levels: Any = None, item_distribution: str = "normal") -> ItemFit:
     """Fit the Bayesian item model (1PL, items crossed with models) to per-item scores.
 
     .. math::
@@ -378,6 +425,15 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         Ordinal family: the rating scale's levels (increasing integers holding every
         score, e.g. ``range(11)`` for 0-10); default every integer from the lowest to the
         highest observed score.
+    item_distribution
+        ``"normal"`` (b_i ~ N(0, sigma_item^2)) or ``"learned"`` (bernoulli / binomial 1PL
+        with items): a smooth density with the normal as its special case, log g0(z) =
+        log phi(z) + f(z) on z = b / sigma_item, f a Gaussian-bump log-spline on 17 knots
+        over [-4, 4] with a second-difference prior of scale tau_shape ~
+        HalfNormal(``shape_sigma``, default 1), standardised so sigma_item stays the SD of
+        the item difficulties (``_item_density``). The new-items scope then averages over
+        the learned density (a bimodal item population biases the normal's new-items
+        score); :meth:`ItemFit.item_distribution` returns it. Other families raise.
 
     Returns
     -------
@@ -413,6 +469,9 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     'explicit'
     """
     family, draws, tune, chains = _check_args(family, discrimination, draws, tune, chains)
+    from evaluq.item_model._learned import learned_family
+
+    learned = _check_learned(item_distribution, family, discrimination, item, grader)
     if discrimination and item is None:
         raise ValueError("`discrimination=True` (2PL) needs item effects: pass `item=` (the "
                          "column naming the items); with item=None there is no item to "
@@ -423,6 +482,7 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     table, epoch = _checked_table(table, columns)
     columns["epoch"] = epoch
     if _ordinal_family(table, family, score, grader):
+        _check_learned_family(learned, "ordinal")
         if discrimination:
             raise ValueError("`discrimination=True` (2PL) takes the bernoulli or binomial "
                              "family; got family 'ordinal' (ratings or a `grader` column)")
@@ -433,7 +493,8 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     if discrimination and data.family not in ("bernoulli", "binomial"):
         raise ValueError(f"`discrimination=True` (2PL) takes the bernoulli or binomial "
                          f"family; got family {data.family!r}")
-    family_parts = family_of(data, discrimination)
+    _check_learned_family(learned, data.family)
+    family_parts = learned_family() if learned else family_of(data, discrimination)
     assert family_parts.resolve_priors is not None
     assert family_parts.sample is not None
     resolved = family_parts.resolve_priors(data, priors)
@@ -446,7 +507,7 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         "columns": {"model": model, "item": item, "score": score, "task": task,
                     "epoch": epoch}, "draws": draws, "tune": tune, "chains": chains,
         "priors": resolved, "seed": seed, "post_seed": post_seed, "sampler": "nutpie",
-        "n_terms": len(data.term_total)}
+        "n_terms": len(data.term_total), "item_distribution": item_distribution}
     raw, config["compile_seconds"], config["sampling_seconds"] = family_parts.sample(
         data, resolved, draws, tune, chains, seed)
     start = time.perf_counter()
@@ -456,6 +517,29 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     fit = ItemFit(idata=tree, config=config, data=data)
     fit._warn_unconverged(stacklevel=2)
     return fit
+
+
+def _check_learned(item_distribution: Any, family: str, discrimination: bool,
+                   item: str | None, grader: str | None) -> bool:
+    """Whether ``item_distribution`` is ``"learned"`` (checked; the learned distribution
+    takes the bernoulli or binomial 1PL with items)."""
+    from evaluq.item_model._item_density import ITEM_DISTRIBUTIONS
+
+    learned = check_choice("item_distribution", item_distribution,
+                           ITEM_DISTRIBUTIONS) == "learned"
+    if learned and (discrimination or item is None or family in ("beta-binomial", "ordinal")
+                    or grader is not None):
+        raise ValueError("`item_distribution='learned'` takes the bernoulli or binomial 1PL "
+                         "with items (item=..., discrimination=False, no grader); got "
+                         f"family={family!r}, discrimination={discrimination}, item={item!r}")
+    return learned
+
+
+def _check_learned_family(learned: bool, family: str) -> None:
+    """The family ``auto`` chose takes the learned distribution (or it was not asked)."""
+    if learned and family not in ("bernoulli", "binomial"):
+        raise ValueError("`item_distribution='learned'` takes the bernoulli or binomial 1PL; "
+                         f"got family {family!r} (pass family='binomial')")
 
 
 def _ordinal_family(table: Any, family: str, score: str, grader: str | None) -> bool:

@@ -107,7 +107,8 @@ def grid_terms(data: ItemData, size: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def model_inputs(data: ItemData, priors: dict[str, float]) -> dict[str, np.ndarray]:
-    """Every ``pm.Data`` array of the marginal model, by name."""
+    """Every ``pm.Data`` array of the marginal model, by name (a prior of a learned item
+    distribution, ``_item_density.SHAPE_PRIOR_KEYS``, among ``priors`` included)."""
     out = {"correct": data.correct, "trials": data.trials}
     if data.has_items:
         size = padded_terms(len(data.term_total))
@@ -239,13 +240,16 @@ TAIL_SDS: Final = 8.0
 """The shared grid reaches this many curvature SDs beyond the modes of the extreme terms."""
 
 
-def grid_span(x: dict[str, Any], eta: Any, sigma_item: Any) -> tuple[Any, Any]:
+def grid_span(x: dict[str, Any], eta: Any, sigma_item: Any,
+              standard: tuple[Any, Any] | None = None) -> tuple[Any, Any]:
     """Lowest and highest node of the shared grid (PyTensor): +-``HALF_WIDTH`` prior SDs
     (``_gridquad``), widened to ``TAIL_SDS`` curvature SDs beyond the modes of each task's
     extreme terms (total 0 and total sum_m n_km: an item no model ever answers, or every
     model always does). Their mass sits in the prior's tail when an item has many
     responses (at 4 models x 40 epochs and s = 0.69 the mode of total 0 is 6.2 s out, and
-    a grid of +-7 s misses 3% of its integral); every other term's mode lies between them."""
+    a grid of +-7 s misses 3% of its integral); every other term's mode lies between them.
+    ``standard`` (m, v) of a learned item distribution (``_item_density``): the span also
+    covers z in [-Z_EDGE, Z_EDGE] on its standardised scale, b = s (z - m) / v."""
     import pytensor.tensor as pt
 
     from evaluq.item_model._gridquad import HALF_WIDTH
@@ -256,33 +260,58 @@ def grid_span(x: dict[str, Any], eta: Any, sigma_item: Any) -> tuple[Any, Any]:
     mode, sd = term_mode(eta_t, n_t, total, sigma_item)
     lo = pt.minimum(-HALF_WIDTH * sigma_item, (mode - TAIL_SDS * sd).min())
     hi = pt.maximum(HALF_WIDTH * sigma_item, (mode + TAIL_SDS * sd).max())
+    if standard is not None:
+        from evaluq.item_model._item_density import Z_EDGE
+
+        m, v = standard
+        lo = pt.minimum(lo, sigma_item * (-Z_EDGE - m) / v)
+        hi = pt.maximum(hi, sigma_item * (Z_EDGE - m) / v)
     return lo, hi
 
 
-def _grid_loglik(x: dict[str, Any], eta: Any, sigma_item: Any) -> Any:
+def _grid_loglik(x: dict[str, Any], eta: Any, sigma_item: Any, shape: Any = None) -> Any:
     """sum_t w_t log I_t on the grid shared by every term (``_gridquad``'s fused kernel; see
     :func:`grid_terms`): (models x tasks + 1) x nodes transcendental functions, not terms x
     models x nodes. Nodes lo + g h over :func:`grid_span`, h = min(h_data, ``HZ`` s) as
     ``_gridquad``'s (trapezoid rule, relative error ~2 exp(-2 pi^2 w^2 / h^2) for an
     integrand of SD w; the spacing widened where the span would need more than
-    ``_gridquad.MAX_NODES`` nodes)."""
+    ``_gridquad.MAX_NODES`` nodes). ``shape``: the coefficients of a learned item
+    distribution (``_item_density``), whose log g(b_g) + log h is then the base instead of
+    log N(b_g; 0, s^2) + log h (the span widened to its support, the kernel unchanged)."""
     import pytensor.tensor as pt
     from pytensor.gradient import disconnected_grad
 
     from evaluq.item_model._gridquad import grid_loglik, grid_nodes, prior_base
 
+    standard = None
+    if shape is not None:
+        from evaluq.item_model._item_density import standardise
+
+        standard = standardise(pt, shape)
+    span = grid_span(x, eta, sigma_item, None if standard is None else standard[:2])
     # at most MAX_NODES nodes: a small sigma_item on a wide span (a warm-up trajectory)
     # once asked for billions of nodes (an out-of-memory kill)
-    b, h = grid_nodes(sigma_item, x["grid_spacing"], grid_span(x, eta, sigma_item))
+    h_data = x["grid_spacing"]
+    if standard is not None:
+        from evaluq.item_model._item_density import H_Z
+
+        h_data = pt.minimum(h_data, H_Z * sigma_item / standard[1])
+    b, h = grid_nodes(sigma_item, h_data, span)
     b, h = disconnected_grad(b), disconnected_grad(h)      # the rule's value is its own
     table = pt.concatenate([-pt.softplus(eta[:, :, None] - b).reshape((-1, b.shape[0])),
                             -b[None, :]], axis=0)
-    return grid_loglik(table, prior_base(pt, b, sigma_item, h), x["grid_rows"],
-                       x["grid_counts"], x["term_weight"])
+    if standard is None:
+        base = prior_base(pt, b, sigma_item, h)
+    else:
+        from evaluq.item_model._item_density import log_density
+
+        base = log_density(pt, b, sigma_item, shape, *standard) + pt.log(h)
+    return grid_loglik(table, base, x["grid_rows"], x["grid_counts"], x["term_weight"])
 
 
 def build_model(data: ItemData, priors: dict[str, float] | None = None,
-                effects: str = "zero-sum", quadrature: str = "grid") -> pm.Model:
+                effects: str = "zero-sum", quadrature: str = "grid",
+                item_distribution: str = "normal") -> pm.Model:
     """Build the marginal 1PL model (items integrated out) on the sufficient statistics.
 
     Free variables: ``alpha``, ``dev`` (model; with more than one model), ``sigma_item``
@@ -295,14 +324,27 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None,
     are integrated out on the grid shared by every term (``quadrature="grid"``,
     :func:`grid_terms`) or by the adaptive Gauss-Hermite rule of each term
     (``"gauss-hermite"``, :func:`term_loglik`; the reference). Every array is a ``pm.Data``
-    so a compiled model is refitted on new data of the same shape.
+    so a compiled model is refitted on new data of the same shape. ``item_distribution``
+    ``"learned"``: b ~ g, the learned distribution of ``_item_density`` (free variables
+    ``tau_shape`` and ``item_shape_z``, deterministic ``item_shape``; prior key
+    ``shape_sigma``), on the shared grid only.
     """
     import pymc as pm
     import pytensor.tensor as pt
 
+    from evaluq.item_model._item_density import ITEM_DISTRIBUTIONS, split_priors
+
     if quadrature not in QUADRATURES:
         raise ValueError(f"`quadrature` must be one of {QUADRATURES}; got {quadrature!r}")
-    inputs = model_inputs(data, resolve_priors(data, priors))
+    if item_distribution not in ITEM_DISTRIBUTIONS:
+        raise ValueError(f"`item_distribution` must be one of {ITEM_DISTRIBUTIONS}; got "
+                         f"{item_distribution!r}")
+    learned = item_distribution == "learned" and data.has_items
+    if learned and quadrature != "grid":
+        raise ValueError("`item_distribution='learned'` integrates the items out on the "
+                         f"shared grid only; got quadrature={quadrature!r}")
+    rest, shape_priors = split_priors(priors, learned)
+    inputs = model_inputs(data, resolve_priors(data, rest) | shape_priors)
     with pm.Model(coords={MODEL: list(map(str, data.models))}) as pm_model:
         x = {name: pm.Data(name, value) for name, value in inputs.items()}
         eta = _effects(x, data, effects, centred_effects(data))
@@ -310,7 +352,12 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None,
         if data.has_items:
             sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
             if quadrature == "grid":
-                loglik = loglik + _grid_loglik(x, eta, sigma_item)
+                shape = None
+                if learned:
+                    from evaluq.item_model._item_density import shape_coefficients
+
+                    shape = shape_coefficients(x)
+                loglik = loglik + _grid_loglik(x, eta, sigma_item, shape)
             else:
                 task = x["term_task"]
                 terms = term_loglik(eta[:, task].T, x["epochs"][:, task].T,

@@ -9,7 +9,9 @@ density: the mass outside is below 1e-8), and the w items of a term are spread o
 by one multinomial draw per posterior draw (items of a term are exchangeable given the
 parameters). The benchmark-scope score is the mean over these items of
 sigmoid(eta_mk - b_i); the new-items score integrates b over N(0, s^2) (Gauss-Hermite,
-``PRIOR_NODES`` nodes).
+``PRIOR_NODES`` nodes). With a learned item distribution g (``_item_density``; ``shape``,
+the coefficients per draw) the conditional density is the integrand times g(b) / N(b; 0,
+s^2), and the new-items score integrates b over g (``_item_density.learned_moments``).
 """
 
 from __future__ import annotations
@@ -49,21 +51,29 @@ def task_weights(data: ItemData) -> np.ndarray:
     return data.n_items / data.n_items.sum()
 
 
-def prior_moments(eta: np.ndarray, sigma: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """E[p] and E[p^2] (draw, model, task) of p = sigmoid(eta - b), b ~ N(0, sigma^2)."""
+def prior_moments(eta: np.ndarray, sigma: np.ndarray | None, shape: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """E[p] and E[p^2] (draw, model, task) of p = sigmoid(eta - b), b ~ N(0, sigma^2) (or b
+    ~ g, the learned distribution with coefficients ``shape`` (draw, knot))."""
     if sigma is None:
         p = expit(eta)
         return p, p**2
+    if shape is not None:
+        from evaluq.item_model._item_density import learned_moments
+
+        return learned_moments(eta, sigma, shape)
     p = expit(eta[..., None] - np.sqrt(2.0) * sigma[:, None, None, None] * _PX)
     return p @ _PW, (p**2) @ _PW
 
 
-def new_items_scores(data: ItemData, eta: np.ndarray, sigma: np.ndarray | None) -> np.ndarray:
+def new_items_scores(data: ItemData, eta: np.ndarray, sigma: np.ndarray | None,
+                     shape: np.ndarray | None = None) -> np.ndarray:
     """Expected score on a new item of the benchmark's tasks (draw, model)."""
-    return prior_moments(eta, sigma)[0] @ task_weights(data)
+    return prior_moments(eta, sigma, shape)[0] @ task_weights(data)
 
 
-def _chunk_terms(data: ItemData, eta: np.ndarray, sigma: np.ndarray, gen: np.random.Generator
+def _chunk_terms(data: ItemData, eta: np.ndarray, sigma: np.ndarray, gen: np.random.Generator,
+                 shape: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One chunk of draws: the benchmark sums (draw, model) and the conditional mean and
     variance of b per (draw, term)."""
@@ -74,6 +84,8 @@ def _chunk_terms(data: ItemData, eta: np.ndarray, sigma: np.ndarray, gen: np.ran
     z = (np.arange(GRID) + 0.5) / GRID * 2 * GRID_HALF_WIDTH - GRID_HALF_WIDTH
     b = mode[..., None] + sd[..., None] * z                       # (d, T, G)
     logd = log_integrand(eta_t, np.broadcast_to(n_t, eta_t.shape), data.term_total, sigma, b)
+    if shape is not None:
+        logd = logd + prior_ratio(b, sigma, shape)
     prob = np.exp(logd - logd.max(axis=-1, keepdims=True))
     prob /= prob.sum(axis=-1, keepdims=True)
     counts = gen.multinomial(data.term_weight.astype(np.int64), prob)
@@ -83,8 +95,17 @@ def _chunk_terms(data: ItemData, eta: np.ndarray, sigma: np.ndarray, gen: np.ran
     return sums, cmean, cvar
 
 
+def prior_ratio(b: np.ndarray, sigma: np.ndarray, shape: np.ndarray) -> np.ndarray:
+    """log g(b) - log N(b; 0, s^2) per draw (``b`` (d, ...)): turns the normal-prior
+    integrand into the learned one's."""
+    from evaluq.item_model._item_density import log_density_draws, normal_log_density
+
+    return log_density_draws(b, sigma, shape) - normal_log_density(b, sigma)
+
+
 def conditional_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray | None,
-                      gen: np.random.Generator) -> dict[str, np.ndarray]:
+                      gen: np.random.Generator, shape: np.ndarray | None = None
+                      ) -> dict[str, np.ndarray]:
     """Benchmark-scope scores (draw, model) and the item effects' posterior mean and SD
     (item,), chunk by chunk of draws (vectorised inside)."""
     n_draws = eta.shape[0]
@@ -97,7 +118,8 @@ def conditional_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray | None,
     cvar = np.empty((n_draws, n_t))
     for start in range(0, n_draws, step):                          # chunks, not draws
         part = slice(start, start + step)
-        sums[part], cmean[part], cvar[part] = _chunk_terms(data, eta[part], sigma[part], gen)
+        sums[part], cmean[part], cvar[part] = _chunk_terms(
+            data, eta[part], sigma[part], gen, None if shape is None else shape[part])
     term_mean = cmean.mean(axis=0)
     term_sd = np.sqrt(cvar.mean(axis=0) + cmean.var(axis=0))
     item_term = np.asarray(data.item_term)
@@ -105,8 +127,8 @@ def conditional_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray | None,
             "item_sd": term_sd[item_term], "term_mean_draws": cmean}
 
 
-def icc_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray | None
-              ) -> dict[str, np.ndarray]:
+def icc_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray | None,
+              shape: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """ICC of repeated epochs, design effect and effective number of responses per model.
 
     Over the items of the benchmark's tasks (a new item, task by item share): p_i =
@@ -114,7 +136,7 @@ def icc_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray | None
     of one item under the binomial model), deff = 1 + (E - 1) ICC with E epochs per item,
     and n_eff = I E / deff.
     """
-    m1, m2 = prior_moments(eta, sigma)
+    m1, m2 = prior_moments(eta, sigma, shape)
     w = task_weights(data)
     mean = m1 @ w
     second = m2 @ w

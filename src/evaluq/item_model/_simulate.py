@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Final
+
 import numpy as np
 import pandas as pd
 from scipy.special import expit
@@ -28,11 +30,42 @@ def _truth_new_items(eta: np.ndarray, w: np.ndarray, sigma_item: float, disc_sd:
     return expit(a * (eta[:, k] - b)).mean(axis=1)
 
 
+BIMODAL: Final = ((0.65, -1.0, 0.4), (0.35, 1.9, 0.6))
+"""Issue 36's bimodal item population: many easy items and a hard cluster."""
+
+
+def _check_mixture(mixture: Any, discrimination_sd: float) -> np.ndarray | None:
+    """(component, 3) array of (weight, mean, sd), checked; None stays None."""
+    if mixture is None:
+        return None
+    arr = np.asarray(mixture, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] != 3 or len(arr) < 1 or not np.isfinite(arr).all() \
+            or (arr[:, 0] <= 0).any() or (arr[:, 2] <= 0).any() \
+            or abs(arr[:, 0].sum() - 1.0) > 1e-9:
+        raise ValueError("`item_mixture` must be (weight, mean, sd) triples with positive "
+                         f"weights summing to 1 and positive SDs; got {mixture!r}")
+    if discrimination_sd > 0:
+        raise ValueError("`item_mixture` takes the 1PL (discrimination_sd=0)")
+    return arr
+
+
+def mixture_new_items(eta: np.ndarray, w: np.ndarray, mixture: np.ndarray) -> np.ndarray:
+    """Exact expected score on a new item (model,) with b from the normal ``mixture``
+    (component, (weight, mean, sd)) and tasks weighted ``w``: per component 64-node
+    Gauss-Hermite of sigmoid(eta - b)."""
+    x, wx = np.polynomial.hermite.hermgauss(64)
+    b = mixture[:, 1, None] + np.sqrt(2.0) * mixture[:, 2, None] * x          # (C, 64)
+    p = expit(eta[..., None, None] - b)                                       # (M, K, C, 64)
+    per = (p @ (wx / np.sqrt(np.pi))) @ mixture[:, 0]                         # (M, K)
+    return per @ w
+
+
 def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
                    n_tasks: int = 1, model_sd: float = 0.5, sigma_item: float = 1.5,
                    sigma_task: float = 0.5, sigma_model_x_task: float = 0.2,
                    mean_logit: float = 0.5, discrimination_sd: float = 0.0,
-                   overdispersion: float = 0.0, rng: RNGLike = None) -> pd.DataFrame:
+                   overdispersion: float = 0.0, item_mixture: Any = None,
+                   rng: RNGLike = None) -> pd.DataFrame:
     """Simulate binary per-item scores (model x item x epoch) with known truth.
 
     logit p_mi = a_i (eta_mk - b_i) with eta_mk = mean_logit + d_m + t_k + g_mk, b_i ~ N(0,
@@ -53,6 +86,11 @@ def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
         SD of log discrimination (0: 1PL).
     overdispersion
         ICC of the epochs given the item (beta-binomial), in [0, 0.999].
+    item_mixture
+        None, or (weight, mean, sd) triples: b_i from this mixture of normals instead of
+        N(0, sigma_item^2) (``sigma_item`` is then unused; weights sum to 1; 1PL only), e.g.
+        ``BIMODAL`` (issue 36's population); the new-items truth is then exact (64-node
+        Gauss-Hermite per component).
     rng
         Seed or Generator.
 
@@ -85,7 +123,12 @@ def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
     eta = (mean_logit + gen.normal(0, model_sd, n_m)[:, None] + gen.normal(0, sigma_task, n_k)
            + gen.normal(0, sigma_model_x_task, (n_m, n_k)))
     task = np.sort(np.arange(n_i) % n_k)
-    b = gen.normal(0, sigma_item, n_i)
+    mix = _check_mixture(item_mixture, discrimination_sd)
+    if mix is None:
+        b = gen.normal(0, sigma_item, n_i)
+    else:
+        comp = gen.choice(len(mix), size=n_i, p=mix[:, 0])
+        b = gen.normal(mix[comp, 1], mix[comp, 2])
     a = np.exp(gen.normal(0, discrimination_sd, n_i)) if discrimination_sd > 0 else np.ones(n_i)
     p = expit(a * (eta[:, task] - b))                                      # (M, I)
     if over > 0:
@@ -105,9 +148,9 @@ def simulate_items(*, n_models: int = 5, n_items: int = 100, n_epochs: int = 1,
                                                               width_k)),
                        "item": ii.ravel(), "epoch": ee.ravel(), "score": y.ravel()})
     w = np.bincount(task, minlength=n_k) / n_i
-    df.attrs["truth"] = {"benchmark": p.mean(axis=1),
-                         "new_items": _truth_new_items(eta, w, sigma_item, discrimination_sd,
-                                                       gen)}
+    new = _truth_new_items(eta, w, sigma_item, discrimination_sd, gen) if mix is None \
+        else mixture_new_items(eta, w, mix)
+    df.attrs["truth"] = {"benchmark": p.mean(axis=1), "new_items": new}
     df.attrs["items"] = {"difficulty": b, "discrimination": a}
     return df
 
