@@ -246,10 +246,13 @@ class ItemFit(PosteriorFit):
         """Prior and posterior predictive checks, each reported pass / fail with its statistic.
 
         Statistics: per-model accuracy, the spread (SD over items) of the items' mean score,
-        and (with epochs) the share of (model, item) pairs whose epochs all agree, which
-        flags run-to-run drift the binomial family leaves out. Replicated data are drawn
-        exactly given each draw (item effects from their conditional after the fit, from
-        N(0, sigma_item^2) under the prior).
+        (with epochs) the share of (model, item) pairs whose epochs all agree, which
+        flags run-to-run drift the binomial family leaves out, and (300 items or more) the
+        skewness and kurtosis over items of the items' mean score, which flag an item
+        population the normal does not fit (a bimodal one biases the new-items score; the
+        table's ``attrs["advice"]`` then recommends ``item_distribution="learned"``).
+        Replicated data are drawn exactly given each draw (item effects from their
+        conditional after the fit, from the item distribution under the prior).
 
         Parameters
         ----------
