@@ -48,18 +48,49 @@ PRIOR_TEXT: Final = {
     "alpha_mu": "mean of the common logit alpha ~ Normal (default: logit of the pooled "
                 "accuracy)",
     "alpha_sigma": "SD of alpha (default 2.5)",
-    "dev_sigma": "SD of the model deviations dev ~ ZeroSumNormal (default 2.5)",
+    "dev_sigma": "scale of tau_dev ~ HalfNormal, the SD of the model deviations dev ~ "
+                 "ZeroSumNormal(tau_dev), learned from the data (partially pooled; default 1 "
+                 "logit)",
     "sigma_item_sigma": "scale of sigma_item ~ HalfNormal (default 2.5)",
     "sigma_task_sigma": "scale of sigma_task ~ HalfNormal (default 1)",
     "sigma_mxt_sigma": "scale of sigma_model_x_task ~ HalfNormal (default 1)",
 }
 
 
+DEV_SIGMA: Final = 1.0
+"""Default scale of tau_dev ~ HalfNormal (``dev_sigma``): models 0.1-2 logits apart are
+within its bulk (a fixed ZeroSumNormal(2.5) was effectively flat, and P(a > b) of close
+models overconfident; issue 36)."""
+
+
+def model_deviations(x: dict[str, Any], n_m: int, extra_var: Any = 0.0) -> Any:
+    """dev (model,) ~ ZeroSumNormal(sqrt(tau_dev^2 + ``extra_var``)), tau_dev ~
+    HalfNormal(``dev_sigma``): the model deviations partially pooled (their scale learned
+    from the data, as the cube model's tau_m); ``extra_var`` is the model x task variance
+    folded in by :func:`zero_sum_effects`. Non-centred (``dev_z`` ~ ZSN(1), ``dev`` a
+    deterministic; see ``DEV_CENTRED``)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    tau_dev = pm.HalfNormal("tau_dev", x["prior_dev_sigma"])
+    scale = pt.sqrt(tau_dev**2 + extra_var)
+    if DEV_CENTRED:
+        return pm.ZeroSumNormal("dev", sigma=scale, dims=MODEL)
+    return pm.Deterministic("dev", scale * pm.ZeroSumNormal("dev_z", 1.0, dims=MODEL),
+                            dims=MODEL)
+
+
+DEV_CENTRED: bool = False
+"""dev sampled centred (True) or non-centred (False, the default): with 60 items x 1 epoch the
+data pin a deviation down to about its prior's scale, the funnel of a centred dev with tau_dev
+near 0 (``benchmarks/calibration_item_pooling.py --steps`` measures both)."""
+
+
 def default_priors(data: ItemData) -> dict[str, float]:
     """Weakly informative priors on the logit scale (see ``PRIOR_TEXT``)."""
     rate = (data.correct.sum() + 0.5) / (data.trials.sum() + 1.0)
     return {"alpha_mu": float(np.log(rate / (1 - rate))), "alpha_sigma": 2.5,
-            "dev_sigma": 2.5, "sigma_item_sigma": 2.5, "sigma_task_sigma": 1.0,
+            "dev_sigma": DEV_SIGMA, "sigma_item_sigma": 2.5, "sigma_task_sigma": 1.0,
             "sigma_mxt_sigma": 1.0}
 
 
@@ -129,8 +160,7 @@ def model_task_effects(x: dict[str, Any], n_m: int, n_k: int) -> Any:
 
     eta = pt.zeros((n_m, n_k))
     if n_m > 1:
-        dev = pm.ZeroSumNormal("dev", sigma=x["prior_dev_sigma"], dims=MODEL)
-        eta = eta + dev[:, None]
+        eta = eta + model_deviations(x, n_m)[:, None]
     if n_k > 1:
         # non-centred: with a handful of tasks the scales are weakly identified and a
         # centred effect with its scale near 0 makes a funnel (divergences, measured)
@@ -190,7 +220,7 @@ def zero_sum_effects(x: dict[str, Any], n_m: int, n_k: int, centred: bool = Fals
     import pytensor.tensor as pt
 
     alpha_var = x["prior_alpha_sigma"] ** 2
-    dev_var = x["prior_dev_sigma"] ** 2
+    dev_extra = 0.0
     eta = pt.zeros((n_m, n_k))
     if n_k > 1:
         sigma_task = pm.HalfNormal("sigma_task", x["prior_sigma_task_sigma"])
@@ -206,7 +236,7 @@ def zero_sum_effects(x: dict[str, Any], n_m: int, n_k: int, centred: bool = Fals
                     "model_x_task_z", 1.0, shape=(n_m, n_k), n_zerosum_axes=2))
             eta = eta + mxt
             task_var = task_var + sigma_mxt**2 / n_m
-            dev_var = dev_var + sigma_mxt**2 / n_k
+            dev_extra = sigma_mxt**2 / n_k
             alpha_var = alpha_var + sigma_mxt**2 / (n_m * n_k)
         if centred:
             task = pm.ZeroSumNormal("task_effect", pt.sqrt(task_var), shape=n_k)
@@ -215,8 +245,7 @@ def zero_sum_effects(x: dict[str, Any], n_m: int, n_k: int, centred: bool = Fals
                 "task_z", 1.0, shape=n_k))
         eta = eta + task[None, :]
     if n_m > 1:
-        dev = pm.ZeroSumNormal("dev", sigma=pt.sqrt(dev_var), dims=MODEL)
-        eta = eta + dev[:, None]
+        eta = eta + model_deviations(x, n_m, dev_extra)[:, None]
     alpha = pm.Normal("alpha", x["prior_alpha_mu"], pt.sqrt(alpha_var))
     return alpha + eta
 
