@@ -473,6 +473,30 @@ def _numba_funcify(op: TwoPLGridLoglik, node: Apply, **kwargs: Any) -> Any:
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _pattern_cdf(eta: np.ndarray, a: np.ndarray, logw: np.ndarray, log_t: np.ndarray,
+                 pat_counts: np.ndarray, pat_task: np.ndarray, pat_term: np.ndarray
+                 ) -> np.ndarray:  # pragma: no cover - compiled
+    """Each pattern's unnormalised cumulative weights over the u-nodes (pattern, node):
+    w_g exp(a_g S_p + log T(a_g, Y_p)), scaled by the largest term."""
+    n_m, n_p, n_g = eta.shape[0], pat_task.shape[0], a.shape[0]
+    cdf = np.empty((n_p, n_g))
+    for p in range(n_p):
+        k, t = pat_task[p], pat_term[p]
+        sp = 0.0
+        for m in range(n_m):
+            sp += pat_counts[p, m] * eta[m, k]
+        top = -np.inf
+        for g in range(n_g):
+            cdf[p, g] = logw[g] + a[g] * sp + log_t[g, t]
+            top = max(top, cdf[p, g])
+        acc = 0.0
+        for g in range(n_g):
+            acc += math.exp(cdf[p, g] - top)
+            cdf[p, g] = acc
+    return cdf
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def _draw_one(eta: np.ndarray, s: float, su: float, epochs: np.ndarray,
               term_task: np.ndarray, term_total: np.ndarray, pat_counts: np.ndarray,
               pat_task: np.ndarray, pat_term: np.ndarray, z: np.ndarray, logw: np.ndarray,
@@ -508,20 +532,7 @@ def _draw_one(eta: np.ndarray, s: float, su: float, epochs: np.ndarray,
                     ro = window[g, t, 2]
                     log_t[g, t], window[g, t, 0], window[g, t, 1] = _term_window(
                         fixed, a[g] * term_total[t], lo[g, k], h[g, k], rho[ro:ro + nk])
-    cdf = np.empty((n_p, n_g))
-    for p in range(n_p):
-        k, t = pat_task[p], pat_term[p]
-        sp = 0.0
-        for m in range(n_m):
-            sp += pat_counts[p, m] * eta[m, k]
-        top = -np.inf
-        for g in range(n_g):
-            cdf[p, g] = logw[g] + a[g] * sp + log_t[g, t]
-            top = max(top, cdf[p, g])
-        acc = 0.0
-        for g in range(n_g):
-            acc += math.exp(cdf[p, g] - top)
-            cdf[p, g] = acc
+    cdf = _pattern_cdf(eta, a, logw, log_t, pat_counts, pat_task, pat_term)
     for i in range(item_pattern.shape[0]):
         p = item_pattern[i]
         t, k = pat_term[p], pat_task[p]
