@@ -67,7 +67,8 @@ def test_coverage_under_a_misspecified_process():
 
 def _sbc_table(gen: np.random.Generator, n_m: int, n_i: int, n_e: int):
     alpha = gen.normal(0.0, 1.0)
-    z = gen.normal(0.0, 0.5, n_m)
+    tau_dev = abs(gen.normal(0.0, 0.5))            # the pooled prior, dev_sigma 0.5
+    z = gen.normal(0.0, tau_dev, n_m)
     dev = z - z.mean()
     sigma = abs(gen.normal(0.0, 1.0))
     b = gen.normal(0.0, sigma, n_i)

@@ -465,7 +465,7 @@ def _hibayes_priors() -> dict[str, float]:
     """
     return {"cut_first_mu": -4.0, "cut_first_sigma": float(np.sqrt(0.2**2 + 1.0)),
             "cut_diff_mu": -0.5, "cut_diff_sigma": 0.3, "cut_min_spacing": 0.3,
-            "dev_sigma": 10.0 * np.sqrt(2.0), "sigma_grader_fixed": 10.0,
+            "dev_sigma_fixed": 10.0 * np.sqrt(2.0), "sigma_grader_fixed": 10.0,
             "sigma_gxm_fixed": 10.0}
 
 

@@ -450,7 +450,8 @@ def test_pyirt_anchor():
 
 def _sbc_table_2pl(gen: np.random.Generator, n_m: int, n_i: int, n_e: int):
     alpha = gen.normal(0.0, 1.0)
-    z = gen.normal(0.0, 0.5, n_m)
+    tau_dev = abs(gen.normal(0.0, 0.5))            # the pooled prior, dev_sigma 0.5
+    z = gen.normal(0.0, tau_dev, n_m)
     dev = z - z.mean()
     s_b, s_a = abs(gen.normal(0.0, 1.0)), abs(gen.normal(0.0, 0.5))
     b = gen.normal(0.0, s_b, n_i)

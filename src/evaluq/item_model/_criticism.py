@@ -121,7 +121,7 @@ def _posterior_items(data: ItemData, eta: np.ndarray, sigma: float,
 def _prior_draw(data: ItemData, priors: dict[str, float], gen: np.random.Generator
                 ) -> tuple[np.ndarray, float]:
     n_m, n_k = data.shape
-    z = gen.normal(0, priors["dev_sigma"], n_m)
+    z = gen.normal(0, abs(gen.normal(0, priors["dev_sigma"])), n_m)     # tau_dev, then dev
     eta = gen.normal(priors["alpha_mu"], priors["alpha_sigma"]) + (z - z.mean())[:, None] \
         + np.zeros((n_m, n_k))
     if n_k > 1:

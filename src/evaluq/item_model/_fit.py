@@ -45,6 +45,7 @@ from evaluq.item_model._diagnostics import diagnostics
 from evaluq.item_model._families import Family, family_of
 from evaluq.item_model._marginal import SAMPLE_DIMS, TARGET_ACCEPT
 from evaluq.item_model._model import N_NODES
+from evaluq.item_model._twopl import FORM as TWOPL_FORM
 
 SCOPES: Final = ("benchmark", "new_items")
 
@@ -409,8 +410,9 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     discrimination
         False (1PL). True: the 2PL, logit P = a_i (eta_mk - b_i) with log a_i ~ N(0,
         sigma_logdisc^2), sigma_logdisc ~ HalfNormal(``sigma_logdisc_sigma``, default 0.5),
-        sampled with explicit (non-centred) item parameters (``config["form"] ==
-        "explicit"``; see ``models/item_model.md``). Needs ``item=``.
+        with (log a_i, b_i) integrated out per (task, count vector) pattern
+        (``config["form"] == "marginal"``, ``_twopl_grid``) and drawn afterwards from their
+        exact conditional; see ``models/item_model.md``. Needs ``item=``.
     priors
         Overrides of the prior scales (``alpha_mu``, ``alpha_sigma``, ``dev_sigma``,
         ``sigma_item_sigma``, ``sigma_task_sigma``, ``sigma_mxt_sigma``: ``_model.PRIOR_TEXT``).
@@ -421,7 +423,9 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         than P(a > b) said, z -6.5; pooled +1.4 points, z +1.9;
         ``benchmarks/calibration_item_pooling.py``). With
         ``discrimination=True`` also ``sigma_logdisc_sigma``; ``beta-binomial`` also
-        ``run_drift_beta``: rho ~ Beta(1, run_drift_beta), default 5).
+        ``run_drift_beta``: rho ~ Beta(1, run_drift_beta), default 5; with
+        ``item_distribution="learned"`` also ``shape_sigma``: the shape's scale tau_shape ~
+        HalfNormal(shape_sigma), default 1).
     draws, tune, chains
         Posterior draws and tuning steps per chain; chains.
     rng
@@ -510,7 +514,7 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     seed, post_seed = (int(s) for s in gen.integers(0, 2**31 - 1, size=2))
     config: dict[str, Any] = {
         "family": data.family, "family_requested": family, "discrimination": discrimination,
-        "form": "explicit" if discrimination else "marginal" if data.has_items else "no items",
+        "form": TWOPL_FORM if discrimination else "marginal" if data.has_items else "no items",
         "quadrature_nodes": (N_NODES if data.family != "beta-binomial" else 31)
         if data.has_items else 0,
         "columns": {"model": model, "item": item, "score": score, "task": task,

@@ -38,7 +38,7 @@ from evaluq.item_model._posterior import (
 TARGET_ACCEPT: Final = 0.9
 """NUTS's target acceptance (nutpie's default 0.8 left a few divergences with three tasks)."""
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
-SAMPLED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "task_effect",
+SAMPLED: Final = ("alpha", "dev", "tau_dev", "sigma_item", "sigma_task", "task_effect",
                   "sigma_model_x_task", "model_x_task", "run_drift")
 LOGLIK_NAMES: Final = ("alpha", "dev", "sigma_item", "task_effect", "model_x_task",
                        "sigma_task", "sigma_model_x_task", "run_drift")

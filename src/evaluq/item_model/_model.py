@@ -68,10 +68,14 @@ def model_deviations(x: dict[str, Any], n_m: int, extra_var: Any = 0.0) -> Any:
     HalfNormal(``dev_sigma``): the model deviations partially pooled (their scale learned
     from the data, as the cube model's tau_m); ``extra_var`` is the model x task variance
     folded in by :func:`zero_sum_effects`. Non-centred (``dev_z`` ~ ZSN(1), ``dev`` a
-    deterministic; see ``DEV_CENTRED``)."""
+    deterministic; see ``DEV_CENTRED``). With ``fixed_dev_sigma`` in ``x`` (the ordinal
+    family's ``dev_sigma_fixed``) the scale is that constant, as HiBayES's fixed prior."""
     import pymc as pm
     import pytensor.tensor as pt
 
+    if "fixed_dev_sigma" in x:      # the ordinal family's dev_sigma_fixed (HiBayES's prior)
+        return pm.ZeroSumNormal("dev", sigma=pt.sqrt(x["fixed_dev_sigma"] ** 2 + extra_var),
+                                dims=MODEL)
     tau_dev = pm.HalfNormal("tau_dev", x["prior_dev_sigma"])
     scale = pt.sqrt(tau_dev**2 + extra_var)
     if DEV_CENTRED:

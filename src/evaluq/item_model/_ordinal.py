@@ -61,7 +61,7 @@ RATING: Final = "rating"
 PRIOR_KEYS: Final = ("cut_first_mu", "cut_first_sigma", "cut_diff_mu", "cut_diff_sigma",
                      "cut_min_spacing", "dev_sigma", "sigma_item_sigma", "sigma_task_sigma",
                      "sigma_mxt_sigma", "sigma_grader_sigma", "sigma_gxm_sigma",
-                     "sigma_grader_fixed", "sigma_gxm_fixed")
+                     "sigma_grader_fixed", "sigma_gxm_fixed", "dev_sigma_fixed")
 SIGNED: Final = ("cut_first_mu", "cut_diff_mu")
 PRIOR_TEXT: Final = {
     "cut_first_mu": "mean of the first cutpoint kappa_0 ~ Normal (default: logit of the "
@@ -72,7 +72,8 @@ PRIOR_TEXT: Final = {
                    "cutpoints over the observed range)",
     "cut_diff_sigma": "log-scale SD of the increments (default 1)",
     "cut_min_spacing": "a constant added to every increment (default 1e-6; HiBayES: 0.3)",
-    "dev_sigma": "SD of the model effects d ~ ZeroSumNormal (default 2.5)",
+    "dev_sigma": "scale of tau_dev ~ HalfNormal, the learned SD of the model effects d ~ "
+                 "ZeroSumNormal(tau_dev) (partially pooled; default 1)",
     "sigma_item_sigma": "scale of sigma_item ~ HalfNormal (default 2.5)",
     "sigma_task_sigma": "scale of sigma_task ~ HalfNormal (default 1)",
     "sigma_mxt_sigma": "scale of sigma_model_x_task ~ HalfNormal (default 1)",
@@ -80,6 +81,8 @@ PRIOR_TEXT: Final = {
     "sigma_gxm_sigma": "scale of sigma_grader_x_model ~ HalfNormal (default 0.5)",
     "sigma_grader_fixed": "if given, sigma_grader is fixed at this value (no hyperprior)",
     "sigma_gxm_fixed": "if given, sigma_grader_x_model is fixed at this value",
+    "dev_sigma_fixed": "if given, d ~ ZeroSumNormal(dev_sigma_fixed) with no learned scale "
+                       "(HiBayES: 10 sqrt 2)",
 }
 _SHOWN: Final = 5
 _BIG: Final = 1e4
@@ -248,7 +251,7 @@ def default_priors(stats: OrdinalStats) -> dict[str, float]:
     span = (logits[-1] - logits[0]) / (n_k - 2) if n_k > 2 else 1.0
     return {"cut_first_mu": float(logits[0]), "cut_first_sigma": 2.5,
             "cut_diff_mu": float(np.log(max(span, 0.05))), "cut_diff_sigma": 1.0,
-            "cut_min_spacing": 1e-6, "dev_sigma": 2.5, "sigma_item_sigma": 2.5,
+            "cut_min_spacing": 1e-6, "dev_sigma": 1.0, "sigma_item_sigma": 2.5,
             "sigma_task_sigma": 1.0, "sigma_mxt_sigma": 1.0, "sigma_grader_sigma": 1.0,
             "sigma_gxm_sigma": 0.5}
 
@@ -597,7 +600,7 @@ def marginal_loglik(eta: Any, kappa: Any, sigma: Any, h_data: Any, unit_ratings:
 
 # --- sampling and the posterior ------------------------------------------------------------------
 
-SAMPLED: Final = ("cutpoints", "dev", "task_effect", "model_x_task", "sigma_task",
+SAMPLED: Final = ("cutpoints", "dev", "tau_dev", "task_effect", "model_x_task", "sigma_task",
                   "sigma_model_x_task", "grader_effect", "sigma_grader", "grader_x_model",
                   "sigma_grader_x_model", "sigma_item", "item_z")
 PRIOR_NODES: Final = 32

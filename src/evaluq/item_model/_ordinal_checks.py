@@ -206,7 +206,8 @@ def _prior_draw(stats: OrdinalStats, priors: dict[str, float], config: dict[str,
     inc = gen.lognormal(priors["cut_diff_mu"], priors["cut_diff_sigma"], stats.n_levels - 2)
     kappa = gen.normal(priors["cut_first_mu"], priors["cut_first_sigma"]) + np.r_[
         0.0, np.cumsum(inc + priors["cut_min_spacing"])]
-    eta = np.zeros((n_m, n_k, n_g)) + _centred(gen, priors["dev_sigma"], (n_m,))[:, None, None]
+    tau_dev = priors.get("dev_sigma_fixed", abs(gen.normal(0, priors["dev_sigma"])))
+    eta = np.zeros((n_m, n_k, n_g)) + _centred(gen, tau_dev, (n_m,))[:, None, None]
     if n_k > 1:
         eta += abs(gen.normal(0, priors["sigma_task_sigma"])) * gen.normal(0, 1, n_k)[:, None]
         eta += abs(gen.normal(0, priors["sigma_mxt_sigma"])) * gen.normal(0, 1, (n_m, n_k, 1))

@@ -94,7 +94,7 @@ A_NODES: Final = 24
 U_GRID: Final = 64
 U_HALF_WIDTH: Final = 6.0
 CHUNK_CELLS: Final = 4_000_000
-SAMPLED_2PL: Final = ("alpha", "dev", "sigma_item", "sigma_logdisc", "sigma_task",
+SAMPLED_2PL: Final = ("alpha", "dev", "tau_dev", "sigma_item", "sigma_logdisc", "sigma_task",
                       "task_effect", "sigma_model_x_task", "model_x_task")
 ITEM_VARS: Final = ("item_difficulty", "item_discrimination")
 EDGE_NODES: Final = 64
