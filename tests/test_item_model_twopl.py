@@ -254,7 +254,7 @@ def fit1(table):
 
 def test_twopl_fit_structure(fit2, table):
     post = fit2.posterior
-    assert fit2.form == "explicit"
+    assert fit2.form == "marginal"
     assert fit2.config["discrimination"] is True
     assert "sigma_logdisc_sigma" in fit2.config["priors"]
     assert post["item_discrimination"].dims == ("chain", "draw", "item")
@@ -275,8 +275,8 @@ def test_twopl_fit_structure(fit2, table):
     assert {"sigma_item", "sigma_logdisc", "icc_epochs", "design_effect"} <= set(vc.data_vars)
     assert np.all((vc.icc_epochs > 0) & (vc.icc_epochs < 1))
     assert "sigma_logdisc" in fit2.diagnostics().index.get_level_values(0)
-    assert "ItemFit(family='binomial', form='explicit'" in repr(fit2)
-    assert "form='explicit'" in fit2._repr_html_()
+    assert "ItemFit(family='binomial', 2PL, form='marginal'" in repr(fit2)
+    assert "2PL, form='marginal'" in fit2._repr_html_()
     items = fit2.idata["item_effects"]
     assert items["discrimination_mean"].sizes["item"] == 100
     truth = table.attrs["items"]
@@ -305,7 +305,7 @@ def test_twopl_save_load_round_trip(fit2, tmp_path):
     path = tmp_path / "fit2.nc"
     fit2.save(path)
     back = eq.load_item_fit(path)
-    assert back.form == "explicit"
+    assert back.form == "marginal"
     assert back.config == fit2.config
     np.testing.assert_array_equal(back.posterior["item_discrimination"],
                                   fit2.posterior["item_discrimination"])
@@ -319,7 +319,7 @@ def test_compare_fits_ranks_the_2pl_first_on_2pl_data(fit2, fit1):
     print(table[["rank", "elpd", "elpd_diff", "dse", "pareto_k_above_0.7", "form"]])
     assert table.index[0] == "2PL"
     assert abs(table.loc["1PL", "elpd_diff"]) > 2 * table.loc["1PL", "dse"]
-    assert table.loc["2PL", "form"] == "explicit"
+    assert table.loc["2PL", "form"] == "marginal"
 
 
 # --- bad input -----------------------------------------------------------------------------------

@@ -313,7 +313,10 @@ class ItemFit(PosteriorFit):
         div = divergences(self.idata["sample_stats"].to_dataset())
         units = "ratings" if self.data.family == "ordinal" and not self.data.has_items \
             else "items"
-        return (f"ItemFit(family={self.data.family!r}, form={self.form!r}, {n_m} models x "
+        kind = ", 2PL" if self.config.get("discrimination") else ""
+        if self.config.get("item_distribution") == "learned":
+            kind += ", learned item distribution"
+        return (f"ItemFit(family={self.data.family!r}{kind}, form={self.form!r}, {n_m} models x "
                 f"{int(self.data.n_items.sum())} {units} in {n_k} task(s), "
                 f"{post.sizes['chain']} chains x {post.sizes['draw']} draws, "
                 f"divergences={div})")
