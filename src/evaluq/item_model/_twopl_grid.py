@@ -301,6 +301,24 @@ def _finite(eta: np.ndarray, s: float, su: float) -> bool:  # pragma: no cover -
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _term_layout(used: np.ndarray, term_task: np.ndarray, count: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled
+    """Per (u-node, used term): its window (j0, j1, offset into ``rho``), its log T (-inf
+    until filled) and the ``rho`` buffer holding each term's node weights on its task's grid
+    (``count`` (node, task) grid sizes)."""
+    n_g, n_t = count.shape[0], term_task.shape[0]
+    window = np.zeros((n_g, n_t, 3), dtype=np.int64)    # j0, j1, offset of each term's rho
+    log_t = np.full((n_g, n_t), -np.inf)
+    size = 0
+    for g in range(n_g):
+        for t in range(n_t):
+            if used[t]:
+                window[g, t, 2] = size
+                size += count[g, term_task[t]]
+    return window, log_t, np.empty(size)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def twopl_grid_loglik_and_grad(eta: np.ndarray, s: float, su: float, epochs: np.ndarray,
                                term_task: np.ndarray, term_total: np.ndarray,
                                pat_counts: np.ndarray, pat_task: np.ndarray,
@@ -324,15 +342,7 @@ def twopl_grid_loglik_and_grad(eta: np.ndarray, s: float, su: float, epochs: np.
     lo, h, count, off = _grids(eta, s, a, epochs)
     prob = np.empty((n_m, count.sum()))         # expit(a_g (eta_mk - b_j)), (g, k) blocks
     d_r = np.empty(count.sum())                  # dR_gk[j] / da
-    window = np.zeros((n_g, n_t, 3), dtype=np.int64)    # j0, j1, offset of each term's rho
-    log_t = np.full((n_g, n_t), -np.inf)
-    size = 0
-    for g in range(n_g):
-        for t in range(n_t):
-            if used[t]:
-                window[g, t, 2] = size
-                size += count[g, term_task[t]]
-    rho = np.empty(size)
+    window, log_t, rho = _term_layout(used, term_task, count)
     for g in range(n_g):
         for k in range(n_k):
             o, nk = off[g, k], count[g, k]
@@ -513,15 +523,7 @@ def _draw_one(eta: np.ndarray, s: float, su: float, epochs: np.ndarray,
     for p in range(n_p):
         used[pat_term[p]] = True
     lo, h, count, _ = _grids(eta, s, a, epochs)
-    window = np.zeros((n_g, n_t, 3), dtype=np.int64)
-    log_t = np.full((n_g, n_t), -np.inf)
-    size = 0
-    for g in range(n_g):
-        for t in range(n_t):
-            if used[t]:
-                window[g, t, 2] = size
-                size += count[g, term_task[t]]
-    rho = np.empty(size)
+    window, log_t, rho = _term_layout(used, term_task, count)
     for g in range(n_g):
         for k in range(n_k):
             nk = count[g, k]
