@@ -268,6 +268,8 @@ SAMPLER_ADVICE = [
     "refit with more tuning (tune=2000)",
     "3 divergent transitions: refit with tune=2000, or tighter prior scales "
     "(priors={'sigma_task_sigma': ..., 'sigma_mxt_sigma': ...})",
+    "1 divergent transitions: refit with tune=2000, or tighter prior scales "
+    "(priors={'sigma_item_sigma': ..., 'dev_sigma': ...})",
 ]
 """The sampler's advice as the fits word it (hierarchical and item model diagnostics)."""
 

@@ -179,3 +179,26 @@ def test_item_loglik_equals_a_fine_trapezoid_reference(quadrature, shape):
 def test_unknown_quadrature_raises():
     with pytest.raises(ValueError, match="quadrature"):
         build_model(_DATA, quadrature="laplace")
+
+
+@pytest.mark.parametrize(("with_tasks", "named"), [(True, "sigma_task_sigma"),
+                                                   (False, "sigma_item_sigma")])
+def test_divergence_advice_names_only_priors_the_fit_has(with_tasks, named):
+    """A fit with one task has no task scales: its divergence advice names the item and
+    model-deviation scales instead."""
+    import xarray as xr
+
+    from evaluq.item_model._diagnostics import diagnostics
+
+    gen = np.random.default_rng(0)
+    draws = {"sigma_item": (("chain", "draw"), np.abs(gen.normal(1, 0.1, (2, 200))))}
+    if with_tasks:
+        draws["sigma_task"] = (("chain", "draw"), np.abs(gen.normal(1, 0.1, (2, 200))))
+    diverging = np.zeros((2, 200), dtype=bool)
+    diverging[0, 3] = True
+    table = diagnostics(xr.Dataset(draws),
+                        xr.Dataset({"diverging": (("chain", "draw"), diverging)}))
+    advice = [p for p in table.attrs["problems"] if "divergent" in p]
+    assert len(advice) == 1
+    assert named in advice[0]
+    assert ("sigma_task_sigma" in advice[0]) is with_tasks

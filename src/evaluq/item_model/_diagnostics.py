@@ -41,6 +41,9 @@ ADVICE: Final = {
     "divergences": "refit with tune=2000, or tighter prior scales "
                    "(priors={'sigma_task_sigma': ..., 'sigma_mxt_sigma': ...})",
 }
+ONE_TASK_DIVERGENCES: Final = ("refit with tune=2000, or tighter prior scales "
+                               "(priors={'sigma_item_sigma': ..., 'dev_sigma': ...})")
+"""The divergence advice of a fit with one task: it has no task scales to tighten."""
 
 
 def diagnostics(post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
@@ -49,9 +52,11 @@ def diagnostics(post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
     post = cells_as_models(post[[v for v in REPORTED if v in post]], skip_fixed=True)
     table = convergence_table(post, SAMPLE_DIMS)
     n_divergent = divergences(stats)
+    advice = ADVICE if "sigma_task" in post else ADVICE | {
+        "divergences": ONE_TASK_DIVERGENCES}
     table.attrs = {"divergences": n_divergent,
                    "problems": convergence_problems(table, n_divergent, rhat_max=RHAT_MAX,
-                                                    ess_min=ESS_MIN, advice=ADVICE)}
+                                                    ess_min=ESS_MIN, advice=advice)}
     return table
 
 
