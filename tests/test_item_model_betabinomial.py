@@ -488,3 +488,23 @@ def test_sampler_grid_reaches_extreme_items_with_many_epochs(sigma, rho):
     ref = (d.term_weight * term_loglik(eta[:, task].T, d.epochs[:, task].T, d.term_counts,
                                        rho, sigma)).sum()
     assert _sampler_loglik(d, eta, sigma, rho)[0] == pytest.approx(ref, abs=1e-6)
+
+
+@pytest.mark.slow
+def test_shape_advice_of_a_beta_binomial_fit_points_to_the_learned_binomial():
+    """On 2,000 bimodal items x 2 epochs the beta-binomial fit's item-shape checks fail, and
+    the advice names the learned item distribution together with family='binomial' (the
+    learned distribution is the binomial family's only)."""
+    from evaluq.item_model._simulate import BIMODAL
+
+    t = simulate_items(n_models=5, n_items=2000, n_epochs=2, rng=8, item_mixture=BIMODAL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ItemConvergenceWarning)
+        fit = eq.fit_items(t, **COLS, family="beta-binomial", draws=200, tune=300, chains=2,
+                           rng=1)
+    checks = fit.predictive_checks(n_replicates=100, rng=0)
+    shape = checks[(checks.check == "posterior")
+                   & checks.statistic.isin(["item_skewness", "item_kurtosis"])]
+    assert not shape.passed.all()
+    assert "item_distribution='learned'" in checks.attrs["advice"]
+    assert "family='binomial'" in checks.attrs["advice"]

@@ -214,9 +214,15 @@ def predictive_checks(fit: FittedDraws, n_replicates: int, gen: np.random.Genera
                          "observed inside the central 99% of the prior predictive"}
     shape_rows = out[(out.check == "posterior")
                      & out.statistic.isin(["item_skewness", "item_kurtosis"])]
-    if shape is None and "run_drift" not in fit.posterior and not shape_rows.passed.all():
+    if shape is None and not shape_rows.passed.all():
         out.attrs["advice"] = (
             "the items' mean scores have a shape (skewness / kurtosis) the normal item "
             "distribution does not reproduce: its new-items score averages over the wrong "
             "population; refit with fit_items(..., item_distribution='learned')")
+        if "run_drift" in fit.posterior:            # the learned distribution is the 1PL's
+            out.attrs["advice"] += (
+                " and family='binomial' (the learned distribution is the binomial "
+                "family's): epochs that agree beyond the binomial, which make 'auto' pick "
+                "'beta-binomial', can come from this item shape rather than run drift; "
+                "compare the two fits with compare_fits")
     return out
