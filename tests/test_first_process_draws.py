@@ -7,8 +7,9 @@ cfuncs), one reuses the first one's directories once it is done (every later pro
 cfuncs loaded from the cache, PyTensor compiling nothing; hierarchical skips PyTensor's
 functions through its manifest), one has a warm PyTensor directory and an empty evaluq
 cache (evaluq upgraded: the cfuncs compiled against PyTensor's cached kernels). Every
-process must print the same bytes for every stored draw of a small ``fit_items`` and a small
-``fit_hierarchical``.
+process must print the same bytes for every stored draw of a small ``fit_items`` (the
+binomial family, and the 2PL on its marginal form, whose fused kernel is evaluq's own numba
+code: each process also gets its own ``NUMBA_CACHE_DIR``) and a small ``fit_hierarchical``.
 
 Before the cfuncs were made self-contained (``evaluq._nutpie_cache._self_contained``) the
 first process differed from the later ones in the last bits of the gradient (1e-15),
@@ -44,10 +45,12 @@ SCRIPT = textwrap.dedent("""
     table = eq.simulate_items(n_models=3, n_items=40, n_epochs=2, rng=1)
     items = eq.fit_items(table, model="model", item="item", score="score", epoch="epoch",
                          family="binomial", draws=50, tune=50, chains=2, rng=7)
+    twopl = eq.fit_items(table, model="model", item="item", score="score", epoch="epoch",
+                         discrimination=True, draws=50, tune=50, chains=2, rng=7)
     cube = eq.simulate_cube(n_models=3, n_languages=4, n_seeds=3, rng=2)
     hier = eq.fit_hierarchical(cube, draws=50, tune=50, chains=2, rng=7, sampler="nutpie",
                                retry=False)
-    print(json.dumps({"items": digest(items.posterior),
+    print(json.dumps({"items": digest(items.posterior), "2pl": digest(twopl.posterior),
                       "hierarchical": digest(hier.idata["posterior"].to_dataset()),
                       "alpha": float(items.posterior["alpha"].values.ravel()[-1])}))
 """)
@@ -58,6 +61,7 @@ def _env(compiledir: Path, cache: Path) -> dict[str, str]:
     flags = env.get("PYTENSOR_FLAGS", "")
     env["PYTENSOR_FLAGS"] = ",".join(f for f in (flags, f"base_compiledir={compiledir}") if f)
     env["EVALUQ_CACHE_DIR"] = str(cache)
+    env["NUMBA_CACHE_DIR"] = str(compiledir / "numba")      # evaluq's own numba kernels
     return env
 
 
@@ -93,5 +97,6 @@ def test_first_process_draws_equal_later_ones(tmp_path: Path) -> None:
     reference = results["first 0"]
     assert reference["items"]
     assert reference["hierarchical"]
+    assert reference["2pl"]
     for name, result in results.items():
         assert result == reference, f"{name} differs from the first process: {result}"
