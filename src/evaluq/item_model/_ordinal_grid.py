@@ -1,0 +1,369 @@
+"""The ordinal family's marginal log-density on the shared grid, each term on its own window
+of nodes (issue 34).
+
+With the item effect b integrated out, a (task, rating pattern) term t shared by w_t items has
+(``_ordinal``, ``_gridquad``)
+
+    L_t = log sum_g exp(f_t(g)),   f_t(g) = base_g + sum_e c_e C[r_e, g],
+    C[(u, k), g] = sum_l n_kl T[u, l, g],   T[u, l, g] = log P(y = l | x = eta_u - b_g),
+
+over the nodes b_g of ``_gridquad.grid_nodes`` (base_g = log N(b_g; 0, s^2) + log h), with u a
+unit (model, task, grader), k a level-count vector (a row of ``combos``: how many of the
+item's ratings from the unit fell on each level l) and the entries e = (u, k) of the term.
+With a = kappa_l - x, b = kappa_{l-1} - x and s_c = softplus(x - kappa_c),
+
+    T[u, l, g] = -s_l [l < K-1] - (kappa_{l-1} - x + s_{l-1}) [l > 0]
+                 + log(1 - exp(kappa_{l-1} - kappa_l)) [0 < l < K-1]
+
+(:func:`evaluq.item_model._ordinal.level_table`). Every f_t is concave in b (a Gaussian
+log-density plus log-probabilities of a logistic latent variable falling in an interval, each
+concave in b), so the kernel finds each term's largest node (parabolic steps inside a bracket
+that shrinks at every step: a local maximum of a concave sequence is its maximum) and sums
+outwards until f_t falls more than ``WINDOW`` nats below it: the nodes left out hold less than
+e^-``WINDOW`` each, and fall geometrically beyond (at most ~1e-13 relative over the 2,049
+nodes a grid can have). A term costs its entries' additions over its window (~20 nodes where
+the grid has 50-130), and the tables are filled lazily: T and its derivatives only on the node
+ranges some term's window needs for that unit, C only for the (unit, combo) rows some term
+uses, on the node ranges its terms need (each a contiguous range, extended on demand).
+
+The value returned is that windowed sum, and the gradient is exact for it (the windows are
+piecewise constant in the parameters): with q_t(g) = w_t softmax_t(g) on the window,
+D[r, g] = sum_{t, e: r_e = r} c_e q_t(g) and G[u, l, g] = sum_k n_kl D[(u, k), g],
+
+    dL/d base_g = sum_t q_t(g),
+    dL/d eta_u = -dL/d b_g summed = sum_{l, g} G[u, l, g] dT[u, l, g]/dx,
+    dT/dx = -p_l [l < K-1] + (1 - p_{l-1}) [l > 0],   p_c = expit(x - kappa_c),
+    dT/d kappa_l = p_l + 1 / expm1(kappa_l - kappa_{l-1}) [l > 0]     (l < K-1),
+    dT/d kappa_{l-1} = -(1 - p_{l-1}) - 1 / expm1(kappa_l - kappa_{l-1}) [l < K-1]   (l > 0).
+
+:class:`OrdinalGridLoglik` wraps it as a PyTensor Op (numba backend for nutpie, the numba cache
+key salted by a hash of this file). ``tests/test_item_model_ordinal_grid.py`` checks it against
+the full-grid sum (``_gridquad.numpy_grid_loglik``), ``scipy.integrate.quad`` and finite
+differences.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+from typing import Any, Final
+
+import numba
+import numpy as np
+import pytensor.tensor as pt
+from pytensor.gradient import grad_undefined
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
+from pytensor.link.numba.dispatch import basic as numba_basic
+from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
+
+SOURCE_HASH: Final = int(hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12], 16)
+"""Salts the numba cache key of the Op (any change of this file recompiles it)."""
+FASTMATH: Final = {"reassoc", "contract", "arcp", "nsz"}
+WINDOW: Final = 36.0
+"""A term's nodes more than this below its largest log-integrand are left out (e^-36 =
+2e-16 each; as ``_twopl_grid.WINDOW``)."""
+EXTEND: Final = 8
+"""A term's evaluated range grows by this many nodes at a time."""
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _fill_unit(u: int, eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, gap: np.ndarray,
+               lt: np.ndarray, pp: np.ndarray) -> None:  # pragma: no cover - compiled
+    """T[u, :, g] (``lt``) and p_c = expit(x - kappa_c) (``pp``) on every node."""
+    n_cut = kappa.shape[0]
+    for g in range(b.shape[0]):
+        x = eta[u] - b[g]
+        prev = s = 0.0                    # kappa_{l-1} - x + s_{l-1} (l > 0)
+        for c in range(n_cut + 1):
+            v = 0.0
+            if c < n_cut:
+                z = x - kappa[c]
+                e = math.exp(-abs(z))
+                s = max(z, 0.0) + math.log1p(e)
+                pp[u, c, g] = 1.0 / (1.0 + e) if z >= 0.0 else e / (1.0 + e)
+                v -= s
+            if c > 0:
+                v -= prev
+                v += gap[c]
+            if c < n_cut:
+                prev = kappa[c] - x + s
+            lt[u, c, g] = v
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _finite(v: np.ndarray) -> bool:  # pragma: no cover - compiled
+    for i in range(v.shape[0]):
+        if not math.isfinite(v[i]):
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _fill_rows(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, gap: np.ndarray,
+               combos: np.ndarray, rows: np.ndarray, counts: np.ndarray,
+               weight: np.ndarray) -> Any:  # pragma: no cover - compiled
+    """The tables the terms read: T and p of every unit some term uses, and C of every
+    (unit, combo) row some term uses (``row_used``); each combo's nonzero levels."""
+    n_units, n_nodes = eta.shape[0], b.shape[0]
+    n_combos, n_levels = combos.shape
+    c_lev = np.zeros((n_combos, n_levels), dtype=np.int64)
+    c_cnt = np.zeros((n_combos, n_levels))
+    c_nnz = np.zeros(n_combos, dtype=np.int64)
+    for k in range(n_combos):
+        for level in range(n_levels):
+            if combos[k, level] != 0.0:
+                c_lev[k, c_nnz[k]], c_cnt[k, c_nnz[k]] = level, combos[k, level]
+                c_nnz[k] += 1
+    row_used = np.zeros(n_units * n_combos, dtype=np.bool_)
+    unit_used = np.zeros(n_units, dtype=np.bool_)
+    for t in range(rows.shape[0]):
+        if weight[t] != 0.0:
+            for e in range(rows.shape[1]):
+                if counts[t, e] != 0.0:
+                    row_used[rows[t, e]] = True
+                    unit_used[rows[t, e] // n_combos] = True
+    lt = np.empty((n_units, n_levels, n_nodes))
+    pp = np.empty((n_units, n_levels, n_nodes))
+    for u in range(n_units):
+        if unit_used[u]:
+            _fill_unit(u, eta, kappa, b, gap, lt, pp)
+    comb = np.empty((n_units * n_combos, n_nodes))
+    for r in range(comb.shape[0]):
+        if row_used[r]:
+            u, k = r // n_combos, r % n_combos
+            for g in range(n_nodes):
+                acc = 0.0
+                for j in range(c_nnz[k]):
+                    acc += c_cnt[k, j] * lt[u, c_lev[k, j], g]
+                comb[r, g] = acc
+    return lt, pp, comb, row_used, unit_used, c_lev, c_cnt, c_nnz
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _evaluate(t: int, g0: int, g1: int, f: np.ndarray, base: np.ndarray, comb: np.ndarray,
+              rows: np.ndarray, counts: np.ndarray) -> None:  # pragma: no cover - compiled
+    """f_t(g) into ``f[g]`` for g in [g0, g1), row by row (contiguous, vectorised)."""
+    for g in range(g0, g1):
+        f[g] = base[g]
+    for e in range(rows.shape[1]):
+        c = counts[t, e]
+        if c != 0.0:
+            row = comb[rows[t, e]]
+            for g in range(g0, g1):
+                f[g] += c * row[g]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _window(t: int, g0: int, g1: int, f: np.ndarray, base: np.ndarray, comb: np.ndarray,
+            rows: np.ndarray, counts: np.ndarray
+            ) -> tuple[int, int, int]:  # pragma: no cover - compiled
+    """(peak, j0, j1): f_t's largest node and its window [j0, j1] of nodes within
+    ``WINDOW`` of it, from a first guess [g0, g1) (the previous term's window): evaluated
+    there, then extended by ``EXTEND`` nodes on a side while the largest evaluated node is
+    at that edge, or the edge is within ``WINDOW`` of it (f_t is concave: a largest
+    evaluated node inside the range is the largest of all, and beyond an edge more than
+    ``WINDOW`` below it every node is lower still)."""
+    n_nodes = base.shape[0]
+    g0, g1 = max(min(g0, n_nodes - 1), 0), min(max(g1, g0 + 1), n_nodes)
+    _evaluate(t, g0, g1, f, base, comb, rows, counts)
+    while True:
+        p = g0
+        for g in range(g0 + 1, g1):
+            if f[g] > f[p]:
+                p = g
+        top = f[p]
+        left = g0 > 0 and (p == g0 or f[g0] > top - WINDOW)
+        right = g1 < n_nodes and (p == g1 - 1 or f[g1 - 1] > top - WINDOW)
+        if not (left or right):
+            break
+        if left:
+            a = max(g0 - EXTEND, 0)
+            _evaluate(t, a, g0, f, base, comb, rows, counts)
+            g0 = a
+        if right:
+            a = min(g1 + EXTEND, n_nodes)
+            _evaluate(t, g1, a, f, base, comb, rows, counts)
+            g1 = a
+    j0 = j1 = p
+    while j0 > g0 and f[j0 - 1] > top - WINDOW:
+        j0 -= 1
+    while j1 < g1 - 1 and f[j1 + 1] > top - WINDOW:
+        j1 += 1
+    return p, j0, j1
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def ordinal_grid_loglik_and_grad(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray,
+                                 base: np.ndarray, combos: np.ndarray, rows: np.ndarray,
+                                 counts: np.ndarray, weight: np.ndarray
+                                 ) -> Any:  # pragma: no cover - compiled
+    """sum_t w_t L_t on each term's window (module docstring) and its gradient: (value,
+    d_eta (U,), d_kappa (K-1,), d_b (G,), d_base (G,)). ``eta`` (U,) the units' linear
+    predictors without the item effect, ``kappa`` (K-1,) increasing, ``b`` / ``base`` (G,),
+    ``combos`` (C, K) level counts, ``rows`` (T, E) int ``unit * C + combo``, ``counts``
+    (T, E) (0: padding), ``weight`` (T,) (0: a padded term)."""
+    n_units, n_cut, n_nodes = eta.shape[0], kappa.shape[0], b.shape[0]
+    n_terms, n_entries = rows.shape
+    d_eta, d_kappa = np.zeros(n_units), np.zeros(n_cut)
+    d_b, d_base = np.zeros(n_nodes), np.zeros(n_nodes)
+    gap = np.zeros(n_cut + 1)
+    ok = n_nodes > 0
+    for c in range(1, n_cut):
+        ok = ok and kappa[c] > kappa[c - 1]
+        gap[c] = math.log(-math.expm1(kappa[c - 1] - kappa[c])) if ok else 0.0
+    ok = ok and _finite(eta) and _finite(kappa) and _finite(b) and _finite(base)
+    if not ok:
+        return math.nan, d_eta, d_kappa, d_b, d_base
+    lt, pp, comb, row_used, unit_used, c_lev, c_cnt, c_nnz = _fill_rows(
+        eta, kappa, b, gap, combos, rows, counts, weight)
+    d_comb = np.zeros(comb.shape)
+    f = np.empty(n_nodes)
+    j0, j1 = n_nodes // 2 - EXTEND, n_nodes // 2 + EXTEND
+    total = 0.0
+    for t in range(n_terms):
+        w = weight[t]
+        if w == 0.0:
+            continue
+        g, j0, j1 = _window(t, j0, j1 + 1, f, base, comb, rows, counts)
+        top = f[g]
+        s = 0.0
+        for j in range(j0, j1 + 1):
+            f[j] = math.exp(f[j] - top)
+            s += f[j]
+        total += w * (top + math.log(s))
+        scale = w / s
+        for j in range(j0, j1 + 1):
+            f[j] *= scale
+            d_base[j] += f[j]
+        for e in range(n_entries):
+            c = counts[t, e]
+            if c != 0.0:
+                r = rows[t, e]
+                for j in range(j0, j1 + 1):
+                    d_comb[r, j] += c * f[j]
+    _back(kappa, c_lev, c_cnt, c_nnz, row_used, unit_used, d_comb, pp, d_eta, d_kappa, d_b)
+    return total, d_eta, d_kappa, d_b, d_base
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _back(kappa: np.ndarray, c_lev: np.ndarray, c_cnt: np.ndarray, c_nnz: np.ndarray,
+          row_used: np.ndarray, unit_used: np.ndarray, d_comb: np.ndarray, pp: np.ndarray,
+          d_eta: np.ndarray, d_kappa: np.ndarray,
+          d_b: np.ndarray) -> None:  # pragma: no cover - compiled
+    """From D[r, g] (``d_comb``) to G[u, l, g] to the gradients in eta, kappa and the nodes
+    (module docstring)."""
+    n_units, n_cut, n_nodes = d_eta.shape[0], kappa.shape[0], d_b.shape[0]
+    n_combos = c_nnz.shape[0]
+    glt = np.zeros((n_units, n_cut + 1, n_nodes))
+    for r in range(d_comb.shape[0]):
+        if row_used[r]:
+            u, k = r // n_combos, r % n_combos
+            for j in range(c_nnz[k]):
+                level, cnt = c_lev[k, j], c_cnt[k, j]
+                for g in range(n_nodes):
+                    glt[u, level, g] += cnt * d_comb[r, g]
+    inv = np.zeros(n_cut + 1)             # 1 / expm1(kappa_l - kappa_{l-1}), 0 < l < K-1
+    for c in range(1, n_cut):
+        inv[c] = 1.0 / math.expm1(kappa[c] - kappa[c - 1])
+    for u in range(n_units):
+        if not unit_used[u]:
+            continue
+        for g in range(n_nodes):
+            dx = 0.0
+            for c in range(n_cut + 1):
+                q = glt[u, c, g]
+                if q == 0.0:
+                    continue
+                if c < n_cut:
+                    p = pp[u, c, g]
+                    dx -= q * p
+                    d_kappa[c] += q * (p + inv[c])
+                if c > 0:
+                    p = pp[u, c - 1, g]
+                    dx += q * (1.0 - p)
+                    d_kappa[c - 1] -= q * (1.0 - p + inv[c])
+            d_eta[u] += dx
+            d_b[g] -= dx
+
+
+def numpy_loglik(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, base: np.ndarray,
+                 combos: np.ndarray, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each term's full-grid log sum_g exp(f_t(g)) (T,) in plain numpy (the reference the
+    windowed kernel is tested against; ``_ordinal.level_table``'s formula)."""
+    from scipy.special import logsumexp
+
+    pad = np.full(1, 1e4)
+    padded = np.concatenate([-pad, kappa, pad])
+    x = eta[:, None, None] - b                                   # (U, 1, G)
+    upper, lower = padded[1:, None], padded[:-1, None]           # (K, 1)
+    table = (-np.logaddexp(0.0, x - upper) - np.logaddexp(0.0, lower - x)
+             + np.log(-np.expm1(lower - upper)))                 # (U, K, G)
+    comb = np.einsum("kl,ulg->ukg", combos, table).reshape(-1, len(b))
+    f = base + np.einsum("te,teg->tg", counts, comb[rows])
+    return logsumexp(f, axis=-1)
+
+
+class OrdinalGridLoglik(Op):
+    """Outputs sum_t w_t L_t and its gradient in ``eta``, ``kappa``, ``b`` and ``base``
+    (module docstring); inputs ``eta`` (U,), ``kappa`` (K-1,), ``b`` (G,), ``base`` (G,),
+    ``combos`` (C, K), ``rows`` (T, E) int64, ``counts`` (T, E), ``weight`` (T,)."""
+
+    __props__ = ()
+    _NDIM: Final = (1, 1, 1, 1, 2, 2, 2, 1)
+    _NAMES: Final = ("eta", "kappa", "b", "base", "combos", "rows", "counts", "weight")
+
+    def make_node(self, *inputs: Any) -> Apply:
+        tensors = [pt.as_tensor_variable(v).astype("int64" if name == "rows" else "float64")
+                   for name, v in zip(self._NAMES, inputs, strict=True)]
+        for name, var, ndim in zip(self._NAMES, tensors, self._NDIM, strict=True):
+            if var.ndim != ndim:
+                raise ValueError(f"{name} must have {ndim} dimensions, got {var.ndim}")
+        outputs = [pt.dscalar(), pt.dvector(), pt.dvector(), pt.dvector(), pt.dvector()]
+        return Apply(self, tensors, outputs)
+
+    def perform(self, node: Apply, inputs: Any, output_storage: Any) -> None:
+        kernel: Any = ordinal_grid_loglik_and_grad   # numba's Dispatcher stub types nothing
+        values = kernel(*(np.ascontiguousarray(v, dtype=np.int64 if i == 5 else np.float64)
+                          for i, v in enumerate(inputs)))
+        for store, value in zip(output_storage, values, strict=True):
+            store[0] = np.asarray(value, dtype=np.float64)
+
+    def infer_shape(self, node: Apply, shapes: Any) -> list[Any]:
+        return [(), shapes[0], shapes[1], shapes[2], shapes[3]]
+
+    def pullback(self, inputs: Any, outputs: Any, output_grads: Any) -> list[Any]:
+        from pytensor.gradient import DisconnectedType
+
+        if any(not isinstance(og.type, DisconnectedType) for og in output_grads[1:]):
+            raise NotImplementedError("the gradient outputs have no gradient of their own")
+        g = output_grads[0]
+        data = [grad_undefined(self, i, inputs[i], "data, not differentiated")
+                for i in (4, 5, 6, 7)]
+        return [g * outputs[1], g * outputs[2], g * outputs[3], g * outputs[4], *data]
+
+
+ordinal_grid_op = OrdinalGridLoglik()
+
+
+def ordinal_grid_loglik(eta: Any, kappa: Any, b: Any, base: Any, combos: Any, rows: Any,
+                        counts: Any, weight: Any) -> Any:
+    """The PyTensor scalar sum_t w_t L_t (module docstring), fused with its gradient."""
+    outputs: Any = ordinal_grid_op(eta, kappa, b, base, combos, rows, counts, weight)
+    return outputs[0]
+
+
+@register_funcify_default_op_cache_key(OrdinalGridLoglik)
+def _numba_funcify(op: OrdinalGridLoglik, node: Apply, **kwargs: Any) -> Any:
+    @numba_basic.numba_njit
+    def fused(eta: Any, kappa: Any, b: Any, base: Any, combos: Any, rows: Any, counts: Any,
+              weight: Any) -> Any:  # pragma: no cover - compiled
+        total, d_eta, d_kappa, d_b, d_base = ordinal_grid_loglik_and_grad(
+            np.ascontiguousarray(eta), np.ascontiguousarray(kappa), np.ascontiguousarray(b),
+            np.ascontiguousarray(base), np.ascontiguousarray(combos),
+            np.ascontiguousarray(rows), np.ascontiguousarray(counts),
+            np.ascontiguousarray(weight))
+        return np.array(total), d_eta, d_kappa, d_b, d_base
+
+    return fused, SOURCE_HASH
