@@ -89,3 +89,27 @@ def test_the_z_of_the_test_is_calibrated_under_the_binomial():
     assert abs(zs.mean()) < 3 * zs.std() / np.sqrt(len(zs))
     assert zs.std() < 1.2
     assert zs.max() < DRIFT_Z
+
+
+@pytest.mark.parametrize("kw", [{"discrimination": True}, {"item_distribution": "learned"}])
+def test_auto_with_the_2pl_or_a_learned_distribution_stays_binomial(kw):
+    """Epochs that agree beyond the binomial make ``auto`` pick beta-binomial, which neither
+    the 2PL nor the learned item distribution takes: with either ``auto`` resolves to the
+    binomial (the extra agreement may come from the items they model) and says why, where
+    it once raised."""
+    import warnings
+
+    import evaluq as eq
+    from evaluq.item_model import ItemConvergenceWarning
+
+    t = _table(0.2, 0)
+    assert item_statistics(t, **COLS).family == "beta-binomial"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ItemConvergenceWarning)
+        fit = eq.fit_items(t, **COLS, draws=30, tune=30, chains=2, rng=0, **kw)
+    assert fit.data.family == "binomial"
+    note = fit.data.notes["family"]
+    assert note.startswith("family='auto' chose 'binomial' for the ")
+    assert "z = " in note
+    assert "family='beta-binomial'" in note
+    assert note in repr(fit)

@@ -262,7 +262,9 @@ def _notes(requested: str, family: str, n_epochs: int, models: np.ndarray, tasks
                              "epochs per item): the epochs of a (model, item) agree more "
                              "often than the binomial family allows (run-to-run drift, or "
                              f"items the 1PL does not fit): {drift.text()}; 'auto' picks "
-                             "'beta-binomial' when z > 3")
+                             "'beta-binomial' when z > 3. Items of unequal discrimination "
+                             "do this too: compare with fit_items(..., discrimination=True) "
+                             "by compare_fits")
         elif drift is not None:
             out["family"] += (f"; the epochs agree as the binomial predicts ({drift.text()}; "
                               "'auto' picks 'beta-binomial' when z > 3)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
@@ -334,6 +335,28 @@ class ItemFit(PosteriorFit):
 
 # --- public functions -----------------------------------------------------------------------------
 
+def _binomial_for_auto(table: Any, columns: dict[str, Any], data: ItemData,
+                       discrimination: bool) -> ItemData:
+    """``family="auto"`` with the 2PL or the learned item distribution (both the binomial
+    family's): the binomial statistics, with a note on why not the beta-binomial the
+    epoch-agreement test would pick (its extra agreement can come from the items' unequal
+    discriminations or their shape, which these fits model)."""
+    binomial = item_statistics(table, model=columns["model"], item=columns["item"],
+                               score=columns["score"], task=columns["task"],
+                               epoch=columns["epoch"], family="binomial")
+    why = "the 2PL (discrimination=True)" if discrimination else (
+        "the learned item distribution")
+    found = re.search(r"share of \(model, item\).*?p = [0-9.e+-]+", data.notes["family"])
+    test = found.group(0) if found else "the epoch-agreement test"
+    binomial.notes = binomial.notes | {"family": (
+        f"family='auto' chose 'binomial' for {why}, which is the binomial family's: the "
+        f"epochs of a (model, item) agree more often than the 1PL allows ({test}), which "
+        "would make 'auto' pick 'beta-binomial' (run drift); items of unequal "
+        "discrimination or of a non-normal spread do this too, and this fit models them. "
+        "Compare with fit_items(..., family='beta-binomial') by compare_fits")}
+    return binomial
+
+
 def _check_args(family: Any, discrimination: Any, draws: Any, tune: Any, chains: Any
                 ) -> tuple[str, int, int, int]:
     family = check_choice("family", family, FAMILIES)
@@ -407,7 +430,9 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         ``y ~ BetaBinomial(n, p phi, (1 - p) phi)``; items with the same (task,
         response-count pattern) form one term; ``auto`` picks it when the epochs of a
         (model, item) agree more often than the binomial allows: the epoch-agreement z > 3,
-        figures in the notes) or ``"ordinal"``
+        figures in the notes; not with ``discrimination=True`` or a learned item
+        distribution, which are the binomial family's and model what else makes epochs
+        agree: ``auto`` is then ``binomial``, and the notes say why) or ``"ordinal"``
         (ordered logistic on the rating levels; scores are the expected rating on the
         levels' own scale, averaged over graders).
     discrimination
@@ -506,6 +531,8 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
                                   (draws, tune, chains), gen)
     data = item_statistics(table, model=model, item=item, score=score, task=task,
                            epoch=epoch, family=family)
+    if family == "auto" and data.family == "beta-binomial" and (discrimination or learned):
+        data = _binomial_for_auto(table, columns, data, discrimination)
     if discrimination and data.family not in ("bernoulli", "binomial"):
         raise ValueError(f"`discrimination=True` (2PL) takes the bernoulli or binomial "
                          f"family; got family {data.family!r}")
