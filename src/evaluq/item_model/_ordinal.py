@@ -15,17 +15,17 @@ LogNormal(cut_diff_mu, cut_diff_sigma) (ordered by construction; HiBayES's
 parameterisation).
 
 With items, the ``"marginal"`` form (issue 34; ``fit_ordinal(..., form="marginal")``, or
-``FORM``; not yet the default: at 10 models x 1,000 items x 3 epochs its warm fit is 13.5x
-the binomial's on the same ratings binarised, against 38.6x for the explicit form, and the
-target is 3x; ``benchmarks/bench_item_ordinal.py``): an item enters through its whole rating
-pattern (its cells' (model, grader, level, count)), not a scalar total, so items with the
-same (task, pattern) form one term (:func:`ordinal_terms`), and each term's integral over b
-is a trapezoid sum on the grid shared by every term (``_gridquad``): the level
-log-probabilities form one (model, task, grader, level, node) table per log-density and a
-term adds its ratings' rows, in a fused kernel with its gradient. The item effects are drawn
-afterwards from their exact conditional (:func:`conditional_items`). ``"explicit"`` (one
-non-centred parameter per item on the weighted cells) is the default and the reference of
-the tests; ``"no items"`` without items.
+``FORM``; not yet the default: see ``benchmarks/bench_item_ordinal.py`` for its warm fit
+against the binomial's on the same ratings binarised, the target being 3x): an item enters
+through its whole rating pattern (its cells' (model, grader, level, count)), not a scalar
+total, so items with the same (task, pattern) form one term (:func:`ordinal_terms`), and each
+term's integral over b is a trapezoid sum on the grid shared by every term
+(``_gridquad.grid_nodes``), each term over its own window of nodes (``_ordinal_grid``: the
+integrand is log-concave, so the kernel finds its largest node and sums outwards until 36
+nats below; the level table, the terms' rows and the exact gradient in one fused kernel).
+The item effects are drawn afterwards from their exact conditional on the full grid
+(:func:`conditional_items`). ``"explicit"`` (one non-centred parameter per item on the
+weighted cells) is the default and the reference of the tests; ``"no items"`` without items.
 
 Identical (model, task, grader, item, level) rows (epochs, repeated ratings) collapse into one
 weighted cell; without items the cells are (model, task, grader, level), so a fit costs
@@ -510,9 +510,9 @@ def build_ordinal_model(stats: OrdinalStats, priors: dict[str, float],
     data of the same shape.
 
     ``form``: ``"marginal"`` (with items: each item's effect integrated out on the shared
-    grid of ``_gridquad``, one term per distinct (task, rating pattern): the level
-    log-probabilities form a (model, task, grader, level, node) table and each term sums
-    its ratings' rows, in one fused kernel with its gradient) or ``"explicit"`` (the
+    grid of ``_gridquad``, one term per distinct (task, rating pattern), each summed over
+    its own window of nodes: the level log-probabilities, the terms' rows and the gradient
+    in one fused kernel, ``_ordinal_grid``) or ``"explicit"`` (the
     weighted cells, one explicit non-centred effect per item; also the form without items).
     """
     import pymc as pm
@@ -580,22 +580,23 @@ def marginal_loglik(eta: Any, kappa: Any, sigma: Any, h_data: Any, unit_ratings:
                     combos: Any, rows: Any, counts: Any, weight: Any,
                     shape: tuple[int, int, int]) -> Any:
     """The marginal form's log-likelihood of the ratings (PyTensor): sum_t w_t log of each
-    term's integral on the shared grid (``_gridquad``), spanning the extreme patterns'
-    mass; no gradient through the nodes. ``eta`` (model, task, grader)."""
+    term's integral on the shared grid (``_gridquad.grid_nodes``), spanning the extreme
+    patterns' mass, each term summed over its own window of nodes (``_ordinal_grid``: the
+    level table, the terms' rows, their windows and the gradient in one fused kernel); no
+    gradient through the nodes. ``eta`` (model, task, grader)."""
     import pytensor.tensor as pt
     from pytensor.gradient import disconnected_grad
 
-    from evaluq.item_model._gridquad import extreme_span, grid_loglik, grid_nodes, prior_base
+    from evaluq.item_model._gridquad import extreme_span, grid_nodes, prior_base
     from evaluq.item_model._model import term_mode
+    from evaluq.item_model._ordinal_grid import ordinal_grid_loglik
 
     eta_x, n_x, total = extreme_units(pt, eta, kappa, unit_ratings, shape)
     span = extreme_span(pt, sigma, *term_mode(eta_x, n_x, total, sigma))
     b, h = grid_nodes(sigma, h_data, span)
     b, h = disconnected_grad(b), disconnected_grad(h)       # the rule's value is its own
-    table = level_table(pt, eta[..., None] - b, kappa)
-    table = table.reshape((int(np.prod(shape)), kappa.shape[0] + 1, b.shape[0]))
-    table = combined_table(pt, table, combos)
-    return grid_loglik(table, prior_base(pt, b, sigma, h), rows, counts, weight)
+    return ordinal_grid_loglik(eta.reshape((-1,)), kappa, b, prior_base(pt, b, sigma, h),
+                               combos, rows, counts, weight)
 
 
 # --- sampling and the posterior ------------------------------------------------------------------

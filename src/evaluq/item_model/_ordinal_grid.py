@@ -17,29 +17,33 @@ With a = kappa_l - x, b = kappa_{l-1} - x and s_c = softplus(x - kappa_c),
 
 (:func:`evaluq.item_model._ordinal.level_table`). Every f_t is concave in b (a Gaussian
 log-density plus log-probabilities of a logistic latent variable falling in an interval, each
-concave in b), so the kernel finds each term's largest node (parabolic steps inside a bracket
-that shrinks at every step: a local maximum of a concave sequence is its maximum) and sums
-outwards until f_t falls more than ``WINDOW`` nats below it: the nodes left out hold less than
-e^-``WINDOW`` each, and fall geometrically beyond (at most ~1e-13 relative over the 2,049
-nodes a grid can have). A term costs its entries' additions over its window (~20 nodes where
-the grid has 50-130), and the tables are filled lazily: T and its derivatives only on the node
-ranges some term's window needs for that unit, C only for the (unit, combo) rows some term
-uses, on the node ranges its terms need (each a contiguous range, extended on demand).
+concave in b), so each term needs only the nodes within ``WINDOW`` nats of its largest: the
+kernel evaluates f_t on a first guess (the previous term's window; terms come sorted by their
+rows, so neighbours have similar patterns), extends the range by ``EXTEND`` nodes on a side
+while its largest node is at that edge or the edge is within ``WINDOW`` of it (a largest node
+inside the range is the largest of all; beyond an edge more than ``WINDOW`` below it every
+node is lower still), and sums the window: each node left out holds less than e^-``WINDOW``
+of the largest, and they fall geometrically beyond (at most ~1e-13 relative over the 2,049
+nodes a grid can have). A term costs its entries' additions over its window and guess (~20
+and ~28 nodes where the grid has 50-130) and its window's exponentials; T (with p_c) is
+filled for every unit some term uses and C for every (unit, combo) row some term uses, each
+row once per call, not once per term.
 
 The value returned is that windowed sum, and the gradient is exact for it (the windows are
 piecewise constant in the parameters): with q_t(g) = w_t softmax_t(g) on the window,
 D[r, g] = sum_{t, e: r_e = r} c_e q_t(g) and G[u, l, g] = sum_k n_kl D[(u, k), g],
 
     dL/d base_g = sum_t q_t(g),
-    dL/d eta_u = -dL/d b_g summed = sum_{l, g} G[u, l, g] dT[u, l, g]/dx,
+    dL/d eta_u = sum_{l, g} G[u, l, g] dT[u, l, g]/dx,
+    dL/d b_g = -sum_{u, l} G[u, l, g] dT[u, l, g]/dx,
     dT/dx = -p_l [l < K-1] + (1 - p_{l-1}) [l > 0],   p_c = expit(x - kappa_c),
     dT/d kappa_l = p_l + 1 / expm1(kappa_l - kappa_{l-1}) [l > 0]     (l < K-1),
     dT/d kappa_{l-1} = -(1 - p_{l-1}) - 1 / expm1(kappa_l - kappa_{l-1}) [l < K-1]   (l > 0).
 
 :class:`OrdinalGridLoglik` wraps it as a PyTensor Op (numba backend for nutpie, the numba cache
 key salted by a hash of this file). ``tests/test_item_model_ordinal_grid.py`` checks it against
-the full-grid sum (``_gridquad.numpy_grid_loglik``), ``scipy.integrate.quad`` and finite
-differences.
+the full-grid sum (:func:`numpy_loglik`), ``scipy.integrate.quad``, PyTensor's autodiff of
+the full-grid sum and finite differences.
 """
 
 from __future__ import annotations
@@ -94,7 +98,7 @@ def _fill_unit(u: int, eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, gap: n
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def _finite(v: np.ndarray) -> bool:  # pragma: no cover - compiled
-    for i in range(v.shape[0]):
+    for i in range(v.shape[0]):  # noqa: SIM110 - a plain loop compiles in numba
         if not math.isfinite(v[i]):
             return False
     return True
@@ -104,8 +108,9 @@ def _finite(v: np.ndarray) -> bool:  # pragma: no cover - compiled
 def _fill_rows(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, gap: np.ndarray,
                combos: np.ndarray, rows: np.ndarray, counts: np.ndarray,
                weight: np.ndarray) -> Any:  # pragma: no cover - compiled
-    """The tables the terms read: T and p of every unit some term uses, and C of every
-    (unit, combo) row some term uses (``row_used``); each combo's nonzero levels."""
+    """The tables the terms read: p of every unit some term uses (``unit_used``; T is only
+    read through C), and C of every (unit, combo) row some term uses (``row_used``); each
+    combo's nonzero levels."""
     n_units, n_nodes = eta.shape[0], b.shape[0]
     n_combos, n_levels = combos.shape
     c_lev = np.zeros((n_combos, n_levels), dtype=np.int64)
@@ -138,7 +143,7 @@ def _fill_rows(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, gap: np.ndarra
                 for j in range(c_nnz[k]):
                     acc += c_cnt[k, j] * lt[u, c_lev[k, j], g]
                 comb[r, g] = acc
-    return lt, pp, comb, row_used, unit_used, c_lev, c_cnt, c_nnz
+    return pp, comb, row_used, unit_used, c_lev, c_cnt, c_nnz
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
@@ -216,7 +221,7 @@ def ordinal_grid_loglik_and_grad(eta: np.ndarray, kappa: np.ndarray, b: np.ndarr
     ok = ok and _finite(eta) and _finite(kappa) and _finite(b) and _finite(base)
     if not ok:
         return math.nan, d_eta, d_kappa, d_b, d_base
-    lt, pp, comb, row_used, unit_used, c_lev, c_cnt, c_nnz = _fill_rows(
+    pp, comb, row_used, unit_used, c_lev, c_cnt, c_nnz = _fill_rows(
         eta, kappa, b, gap, combos, rows, counts, weight)
     d_comb = np.zeros(comb.shape)
     f = np.empty(n_nodes)

@@ -1,0 +1,163 @@
+"""The ordinal family's windowed shared-grid kernel (``_ordinal_grid``, issue 34): its value
+against the full-grid sum (numpy) and ``scipy.integrate.quad``, its gradient against finite
+differences and PyTensor's autodiff of the full-grid sum, the numba backend against Python
+mode, and its guards."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from scipy import integrate
+from scipy.special import expit
+
+from evaluq.item_model._gridquad import numpy_nodes, prior_base
+from evaluq.item_model._ordinal_grid import (
+    WINDOW,
+    numpy_loglik,
+    ordinal_grid_loglik,
+    ordinal_grid_loglik_and_grad,
+)
+
+
+def _case(seed=0, n_units=6, n_levels=4, n_combos=7, n_terms=40, n_entries=5, sigma=1.2,
+          h_data=0.25, spread=1.0):
+    gen = np.random.default_rng(seed)
+    eta = gen.normal(0.0, spread, n_units)
+    kappa = np.sort(gen.normal(0.0, 1.5, n_levels - 1))
+    combos = gen.integers(0, 4, (n_combos, n_levels)).astype(np.float64)
+    combos[0] = 0.0                                         # a padding combo
+    combos[1] = 0.0
+    combos[1, 0] = 6.0                                      # every rating at the lowest
+    combos[2] = 0.0
+    combos[2, -1] = 6.0                                     # ... and at the highest
+    rows = gen.integers(0, n_units * n_combos, (n_terms, n_entries))
+    counts = (gen.random((n_terms, n_entries)) < 0.8) * 1.0   # 0: padding
+    weight = gen.integers(0, 4, n_terms).astype(np.float64)   # 0: a padded term
+    b, h = numpy_nodes(sigma, h_data)
+    return [eta, kappa, b, prior_base(np, b, sigma, h), combos, rows, counts, weight]
+
+
+def _kernel(args):
+    kernel: object = ordinal_grid_loglik_and_grad
+    return kernel(*args)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_value_equals_the_full_grid_sum(seed):
+    """Each term's window leaves out nodes more than WINDOW nats below its top: the sum
+    equals numpy's full-grid logsumexp to 1e-12 relative, with terms whose mass sits at the
+    grid's edges (every rating at one extreme) and terms far apart (the window's guess is the
+    previous term's)."""
+    args = _case(seed=seed, spread=1.0 + seed)
+    total = _kernel(args)[0]
+    eta, kappa, b, base, combos, rows, counts, weight = args
+    ref = (weight * numpy_loglik(eta, kappa, b, base, combos, rows, counts)).sum()
+    assert total == pytest.approx(ref, rel=1e-12)
+    order = np.random.default_rng(seed).permutation(len(weight))   # any term order
+    shuffled = [*args[:5], rows[order], counts[order], weight[order]]
+    assert _kernel(shuffled)[0] == pytest.approx(ref, rel=1e-12)
+
+
+def test_one_term_equals_quad():
+    """One item with ratings from three units, integrated over b by scipy's quad: the
+    grid's trapezoid sum (windowed) matches to 1e-9 relative."""
+    sigma, n_levels = 1.1, 5
+    eta = np.array([0.4, -0.3, 1.0])
+    kappa = np.array([-1.5, -0.4, 0.5, 1.7])
+    ratings = [(0, 3, 2.0), (0, 4, 1.0), (1, 1, 3.0), (2, 2, 1.0), (2, 4, 2.0)]
+    combos = np.zeros((len(ratings), n_levels))
+    rows = np.zeros((1, len(ratings)), dtype=np.int64)
+    for e, (unit, level, count) in enumerate(ratings):
+        combos[e, level] = count
+        rows[0, e] = unit * len(ratings) + e
+    b, h = numpy_nodes(sigma, 0.2)
+    total = _kernel([eta, kappa, b, prior_base(np, b, sigma, h), combos, rows,
+                     np.ones((1, len(ratings))), np.ones(1)])[0]
+
+    def integrand(x):
+        out = np.exp(-0.5 * (x / sigma) ** 2) / np.sqrt(2 * np.pi) / sigma
+        for unit, level, count in ratings:
+            cum = np.r_[0.0, expit(kappa - (eta[unit] - x)), 1.0]
+            out *= (cum[level + 1] - cum[level]) ** count
+        return out
+
+    ref, _ = integrate.quad(integrand, -12 * sigma, 12 * sigma, epsabs=0, epsrel=1e-13,
+                            limit=200)
+    assert total == pytest.approx(np.log(ref), rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gradient_equals_finite_differences(seed):
+    """The gradient in eta, kappa, the nodes and base is exact for the value computed:
+    central differences (h = 1e-6) agree to 1e-6 of the largest component."""
+    args = _case(seed=10 + seed, n_terms=25)
+    _, *grads = _kernel(args)
+    for i, grad in enumerate(grads):
+        fd = np.zeros_like(args[i])
+        for j in range(len(fd)):
+            hi, lo = [a.copy() for a in args], [a.copy() for a in args]
+            hi[i][j] += 1e-6
+            lo[i][j] -= 1e-6
+            fd[j] = (_kernel(hi)[0] - _kernel(lo)[0]) / 2e-6
+        np.testing.assert_allclose(grad, fd, atol=1e-6 * max(1.0, np.abs(fd).max()))
+
+
+def test_gradient_equals_autodiff_of_the_full_grid_sum():
+    """PyTensor's gradient of the full-grid sum (the level table in PyTensor, logsumexp over
+    every node) equals the kernel's to 1e-9: the nodes left out carry no mass."""
+    from evaluq.item_model._ordinal import level_table
+
+    eta, kappa, b, base, combos, rows, counts, weight = _case(seed=5)
+    e, k, bb = pt.dvector("eta"), pt.dvector("kappa"), pt.dvector("base")
+    table = level_table(pt, e[:, None] - b, k)                     # (U, K, G)
+    comb = (pt.as_tensor(combos)[None, :, :, None] * table[:, None]).sum(axis=2)
+    comb = comb.reshape((-1, len(b)))
+    f = bb[None, :] + (pt.as_tensor(counts)[:, :, None] * comb[rows]).sum(axis=1)
+    ref = (weight * pt.logsumexp(f, axis=1)).sum()
+    fn = pytensor.function([e, k, bb], [ref, *pt.grad(ref, [e, k, bb])],
+                           mode="FAST_COMPILE")
+    value, g_eta, g_kappa, g_base = fn(eta, kappa, base)
+    total, d_eta, d_kappa, _, d_base = _kernel([eta, kappa, b, base, combos, rows, counts,
+                                                weight])
+    assert total == pytest.approx(float(value), rel=1e-12)
+    for mine, theirs in ((d_eta, g_eta), (d_kappa, g_kappa), (d_base, g_base)):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "NUMBA"])
+def test_op_value_and_gradient_in_python_and_numba(mode):
+    eta, kappa, b, base, combos, rows, counts, weight = _case(seed=7)
+    inputs = [pt.dvector(n) for n in ("eta", "kappa", "b", "base")]
+    out = ordinal_grid_loglik(*inputs, combos, rows, counts, weight)
+    fn = pytensor.function(inputs, [out, *pt.grad(out, inputs)], mode=mode)
+    value, *grads = fn(eta, kappa, b, base)
+    total, *ref = _kernel([eta, kappa, b, base, combos, rows, counts, weight])
+    assert float(value) == pytest.approx(total, rel=1e-12)
+    for mine, theirs in zip(grads, ref, strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-300)
+
+
+def test_window_leaves_out_only_negligible_nodes():
+    """WINDOW nats below the top: each node left out holds at most e^-WINDOW of it."""
+    assert np.exp(-WINDOW) < 1e-15
+
+
+@pytest.mark.parametrize("bad", ["eta", "kappa", "order"])
+def test_non_finite_or_unordered_inputs_give_nan(bad):
+    args = _case(seed=3)
+    if bad == "order":
+        args[1] = args[1][::-1].copy()
+    else:
+        args[0 if bad == "eta" else 1][0] = np.nan
+    total, *grads = _kernel(args)
+    assert np.isnan(total)
+    assert all(np.all(g == 0.0) for g in grads)
+
+
+def test_op_rejects_wrong_dimensions():
+    with pytest.raises(ValueError, match="eta must have 1 dimensions"):
+        ordinal_grid_loglik(pt.dmatrix("eta"), pt.dvector("k"), pt.dvector("b"),
+                            pt.dvector("base"), np.zeros((2, 3)), np.zeros((1, 1), int),
+                            np.zeros((1, 1)), np.zeros(1))
