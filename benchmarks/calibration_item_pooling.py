@@ -20,6 +20,14 @@ Per prior, over ``--n`` data sets (one compile per prior; each data set refitted
 * **coverage** of the 90% intervals of the per-model scores (benchmark and new-items scopes)
   and of the pairwise new-items differences, with cluster SEs.
 
+``--truth prior``: the SD of the true deviations drawn per data set from tau_dev's own prior
+(SBC-style: every figure above must then be nominal, or the model or the study is wrong);
+``--prior gamma``: tau_dev ~ Gamma(2, rate 2 / ``dev_sigma``) (``_model.DEV_PRIOR``, the
+boundary-avoiding alternative); ``--no-former``: skip the former prior. Each run also
+prints the pairwise coverage by quartile of |true difference|, the slope of the true
+difference on its posterior mean (1 when the shrinkage is right; > 1 too much shrinkage),
+the divergences and tau_dev's posterior mean against the truth.
+
 ``--steps``: the sampler's leapfrog steps per draw and divergences of the centred and
 non-centred dev at 2, 3, 5 and 10 models (60 x 1 and 1,000 x 2). ``--sensitivity``: the
 scale of tau_dev's prior at 0.5x and 2x: how far P(a > b) and the 90% intervals of the
@@ -116,10 +124,22 @@ def rank_probs(s: np.ndarray) -> np.ndarray:
     return (ranks[:, :, None] == np.arange(s.shape[1])).mean(axis=0)
 
 
-def one(comp: Any, seed: int) -> dict[str, np.ndarray]:
+def truth_tau(seed: int, truth: str, prior: str = "halfnormal") -> float:
+    """The data set's SD of the true deviations: ``"fixed"`` 0.3 (issue 36's study), or
+    ``"prior"`` drawn from tau_dev's prior (``prior``, ``dev_sigma`` 1: an SBC-style run,
+    whose coverage must be nominal)."""
+    if truth == "fixed":
+        return 0.3
+    gen = np.random.default_rng([seed, 7])
+    return float(abs(gen.normal(0, 1.0)) if prior == "halfnormal" else gen.gamma(2.0, 0.5))
+
+
+def one(comp: Any, seed: int, truth_kind: str = "fixed",
+        prior: str = "halfnormal") -> dict[str, np.ndarray]:
     """The study's records of one data set."""
-    data, truth = simulate(seed)
-    scores, _ = refit(comp, data, seed)
+    tau = truth_tau(seed, truth_kind, prior)
+    data, truth = simulate(seed, model_sd=tau)
+    scores, stats = refit(comp, data, seed)
     s, t = scores["new_items"], truth["new_items"]
     p = pair_probs(s)
     a, b = np.array(PAIRS_5).T
@@ -141,6 +161,12 @@ def one(comp: Any, seed: int) -> dict[str, np.ndarray]:
     d = s[:, a] - s[:, b]
     lo, hi = np.quantile(d, q, axis=0)
     out["cover_pairwise"] = ((lo <= t[a] - t[b]) & (t[a] - t[b] <= hi)).astype(float)
+    out["true_diff"] = t[a] - t[b]
+    out["post_diff"] = d.mean(axis=0)
+    out["abs_diff"] = np.abs(t[a] - t[b])
+    out["divergences"] = np.array([stats["divergences"]], dtype=float)
+    out["tau"] = np.array([tau, float(np.mean(stats["tau_dev"]))
+                           if stats["tau_dev"] is not None else np.nan])
     return out
 
 
@@ -170,8 +196,10 @@ def binned(stated: np.ndarray, hit: np.ndarray, edges: np.ndarray) -> list[str]:
     return lines
 
 
-def report(label: str, rows: list[dict[str, np.ndarray]]) -> None:
+def report(label: str, rows: list[dict[str, np.ndarray]], save: str | None = None) -> None:
     cat = {k: np.stack([r[k] for r in rows]) for k in rows[0]}
+    if save:
+        np.savez(save, **cat)
     print(f"== {label}: {len(rows)} data sets", flush=True)
     for stated, hit, name, edges in (
             ("stated", "ahead", "P(a > b) of the favoured model",
@@ -189,17 +217,54 @@ def report(label: str, rows: list[dict[str, np.ndarray]]) -> None:
         per = cat[key].mean(axis=1)
         print(f"{key[6:]} 90% coverage {per.mean():.3f} (cluster SE "
               f"{per.std(ddof=1) / np.sqrt(len(per)):.3f})")
+    # pairwise coverage by |true difference| (quartiles over every pair): over-shrinkage of
+    # large differences shows as low coverage in the top bins
+    edges = np.quantile(cat["abs_diff"], [0, 0.25, 0.5, 0.75, 1.0])
+    edges[-1] += 1e-12
+    for lo, hi in itertools.pairwise(edges):
+        mask = (cat["abs_diff"] >= lo) & (cat["abs_diff"] < hi)
+        hit = np.where(mask, cat["cover_pairwise"], 0.0)
+        n_row = mask.sum(axis=1)
+        share = hit.sum() / mask.sum()
+        per = hit.sum(axis=1) - share * n_row
+        se = np.sqrt((per**2).sum() * len(per) / (len(per) - 1)) / mask.sum()
+        print(f"  pairwise coverage at |true diff| in [{lo:.3f}, {hi:.3f}): {share:.3f} "
+              f"(cluster SE {se:.3f})")
+    # regression of the true difference on the posterior mean: slope 1 if the shrinkage is
+    # right (E[true | data] = posterior mean), < 1 too little shrinkage, > 1 too much
+    x, y = cat["post_diff"].ravel(), cat["true_diff"].ravel()
+    slope = float((x * y).sum() / (x * x).sum())
+    boot = np.random.default_rng(0).integers(0, len(cat["post_diff"]),
+                                               (200, len(cat["post_diff"])))
+    slopes = [(cat["post_diff"][i] * cat["true_diff"][i]).sum()
+              / (cat["post_diff"][i] ** 2).sum() for i in boot]
+    print(f"slope of true on posterior-mean difference {slope:.3f} (cluster bootstrap SE "
+          f"{np.std(slopes):.3f}); divergences {int(cat['divergences'].sum())} in "
+          f"{len(rows)} fits; tau true mean {cat['tau'][:, 0].mean():.3f}, posterior mean "
+          f"of tau_dev, mean over data sets {np.nanmean(cat['tau'][:, 1]):.3f}")
 
 
-def study(n: int) -> None:
+def study(n: int, truth: str = "fixed", prior: str = "halfnormal", former: bool = True,
+          save: str | None = None) -> None:
+    """``truth`` ``"fixed"`` (tau 0.3) or ``"prior"`` (tau drawn from ``prior``: SBC-style);
+    ``prior`` the family of tau_dev's prior (``_model.DEV_PRIOR``); ``former``: also the
+    former fixed ZSN(2.5)."""
+    from evaluq.item_model import _model
+
     data, _ = simulate(0)
-    for label, fixed in (("pooled: tau_dev ~ HalfNormal(1)", None),
-                         ("former: dev ~ ZeroSumNormal(2.5)", 2.5)):
+    _model.DEV_PRIOR = prior
+    name = "HalfNormal(1)" if prior == "halfnormal" else "Gamma(2, rate 2)"
+    runs: list[tuple[str, float | None]] = [(f"pooled: tau_dev ~ {name}", None)]
+    if former:
+        runs.append(("former: dev ~ ZeroSumNormal(2.5)", 2.5))
+    for label, fixed in runs:
         comp = compiled(data, fixed)
         start = time.perf_counter()
-        rows = [one(comp, 10_000 + i) for i in range(n)]
-        report(label, rows)
+        rows = [one(comp, 10_000 + i, truth, prior) for i in range(n)]
+        report(f"{label}, truth tau {'0.3' if truth == 'fixed' else 'from the prior'}", rows,
+               save if fixed is None else None)
         print(f"({time.perf_counter() - start:.0f} s)", flush=True)
+    _model.DEV_PRIOR = "halfnormal"
 
 
 def steps() -> None:
@@ -221,7 +286,11 @@ def steps() -> None:
             print("  ".join(line), flush=True)
 
 
-def sensitivity(n: int) -> None:
+def sensitivity(n: int, prior: str = "halfnormal") -> None:
+    from evaluq.item_model import _model
+
+    _model.DEV_PRIOR = prior
+    print(f"== tau_dev prior {prior}")
     for n_items in (60, 1000):
         data, _ = simulate(0, n_items=n_items)
         comp = compiled(data)
@@ -254,13 +323,20 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=400, help="data sets per prior")
     parser.add_argument("--steps", action="store_true")
     parser.add_argument("--sensitivity", action="store_true")
+    parser.add_argument("--truth", choices=("fixed", "prior"), default="fixed",
+                        help="true tau 0.3, or drawn from tau_dev's prior (SBC-style)")
+    parser.add_argument("--prior", choices=("halfnormal", "gamma"), default="halfnormal",
+                        help="family of tau_dev's prior (_model.DEV_PRIOR)")
+    parser.add_argument("--no-former", action="store_true",
+                        help="skip the former fixed ZSN(2.5)")
+    parser.add_argument("--save", help="the pooled run's records to this .npz")
     args = parser.parse_args()
     if args.steps:
         steps()
     elif args.sensitivity:
-        sensitivity(min(args.n, 20))
+        sensitivity(min(args.n, 20), args.prior)
     else:
-        study(args.n)
+        study(args.n, args.truth, args.prior, not args.no_former, args.save)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,51 @@ pytest.importorskip("nutpie")
 N_SETS = 60
 
 
+@pytest.fixture
+def gamma_prior(monkeypatch):
+    """tau_dev ~ Gamma(2, rate 2 / dev_sigma) while the test runs (``_model.DEV_PRIOR``)."""
+    from evaluq.item_model import _model
+
+    monkeypatch.setattr(_model, "DEV_PRIOR", "gamma")
+    return _model
+
+
+@pytest.mark.parametrize("effects", ["zero-sum", "iid"])
+def test_gamma_prior_is_the_model_built(gamma_prior, effects):
+    """With ``DEV_PRIOR = "gamma"`` the model's tau_dev has the log-density of scipy's
+    Gamma(2, scale dev_sigma / 2) (mean dev_sigma, zero density at 0), and the public
+    ``dev_sigma`` key still sets it."""
+    import pymc as pm
+    from scipy import stats
+
+    from evaluq.item_model import item_statistics
+    from evaluq.item_model._simulate import simulate_items
+
+    t = simulate_items(n_models=4, n_items=12, n_epochs=2, rng=3)
+    data = item_statistics(t, model="model", item="item", score="score", epoch="epoch",
+                           family="binomial")
+    for scale in (0.7, 1.0):
+        model = gamma_prior.build_model(data, priors={"dev_sigma": scale}, effects=effects)
+        for tau in (0.05, 0.37, 2.0):
+            got = float(pm.logp(model["tau_dev"], tau).eval())
+            np.testing.assert_allclose(got, stats.gamma(2.0, scale=scale / 2).logpdf(tau),
+                                       rtol=1e-10)
+
+
+def test_draw_tau_dev_matches_the_prior(gamma_prior):
+    """``draw_tau_dev`` draws the prior of the model built: Gamma(2, scale s / 2) under
+    ``"gamma"`` (KS against scipy), HalfNormal(s) otherwise."""
+    from scipy import stats
+
+    gen = np.random.default_rng(5)
+    x = gamma_prior.draw_tau_dev(gen, 0.6, 4000)
+    assert stats.kstest(x, stats.gamma(2.0, scale=0.3).cdf).pvalue > 1e-3
+    gamma_prior.DEV_PRIOR = "halfnormal"
+    y = gamma_prior.draw_tau_dev(gen, 0.6, 4000)
+    assert stats.kstest(y, stats.halfnorm(scale=0.6).cdf).pvalue > 1e-3
+    assert stats.kstest(y, stats.gamma(2.0, scale=0.3).cdf).pvalue < 1e-6
+
+
 @pytest.mark.slow
 def test_favoured_model_ahead_as_often_as_stated():
     """60 data sets of 5 models x 60 items x 1 epoch (dev_m ~ N(0, 0.3^2)): the favoured

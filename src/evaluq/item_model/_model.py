@@ -76,12 +76,39 @@ def model_deviations(x: dict[str, Any], n_m: int, extra_var: Any = 0.0) -> Any:
     if "fixed_dev_sigma" in x:      # the ordinal family's dev_sigma_fixed (HiBayES's prior)
         return pm.ZeroSumNormal("dev", sigma=pt.sqrt(x["fixed_dev_sigma"] ** 2 + extra_var),
                                 dims=MODEL)
-    tau_dev = pm.HalfNormal("tau_dev", x["prior_dev_sigma"])
+    if DEV_PRIOR == "gamma":
+        tau_dev = pm.Gamma("tau_dev", alpha=2.0, beta=2.0 / x["prior_dev_sigma"])
+    else:
+        tau_dev = pm.HalfNormal("tau_dev", x["prior_dev_sigma"])
     scale = pt.sqrt(tau_dev**2 + extra_var)
     if DEV_CENTRED:
         return pm.ZeroSumNormal("dev", sigma=scale, dims=MODEL)
     return pm.Deterministic("dev", scale * pm.ZeroSumNormal("dev_z", 1.0, dims=MODEL),
                             dims=MODEL)
+
+
+DEV_PRIORS: Final = ("halfnormal", "gamma")
+"""Families of tau_dev's prior (see ``DEV_PRIOR``)."""
+DEV_PRIOR: str = "halfnormal"
+"""tau_dev ~ HalfNormal(``dev_sigma``) (the default) or ``"gamma"``: Gamma(2, rate 2 /
+``dev_sigma``) (mean ``dev_sigma``, mode ``dev_sigma`` / 2, density 0 at tau_dev = 0: the
+boundary-avoiding prior of Chung et al. 2013), read when a model is built; the alternative
+``benchmarks/calibration_item_pooling.py --prior gamma`` measures."""
+
+
+def draw_tau_dev(gen: np.random.Generator, dev_sigma: float, size: Any = None) -> Any:
+    """Draws of tau_dev from its prior (``DEV_PRIOR``), for prior predictive draws and SBCs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = draw_tau_dev(np.random.default_rng(0), 1.0, 100_000)
+    >>> bool(abs(x.mean() - (1.0 if DEV_PRIOR == "gamma" else np.sqrt(2 / np.pi))) < 0.01)
+    True
+    """
+    if DEV_PRIOR == "gamma":
+        return gen.gamma(2.0, dev_sigma / 2.0, size)
+    return np.abs(gen.normal(0.0, dev_sigma, size))
 
 
 DEV_CENTRED: bool = False
