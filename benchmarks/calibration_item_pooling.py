@@ -124,12 +124,16 @@ def rank_probs(s: np.ndarray) -> np.ndarray:
     return (ranks[:, :, None] == np.arange(s.shape[1])).mean(axis=0)
 
 
+FIXED_TAU = 0.3
+"""The SD of the true deviations of a ``"fixed"`` truth (``--tau``)."""
+
+
 def truth_tau(seed: int, truth: str, prior: str = "halfnormal") -> float:
     """The data set's SD of the true deviations: ``"fixed"`` 0.3 (issue 36's study), or
     ``"prior"`` drawn from tau_dev's prior (``prior``, ``dev_sigma`` 1: an SBC-style run,
     whose coverage must be nominal)."""
     if truth == "fixed":
-        return 0.3
+        return FIXED_TAU
     gen = np.random.default_rng([seed, 7])
     return float(abs(gen.normal(0, 1.0)) if prior == "halfnormal" else gen.gamma(2.0, 0.5))
 
@@ -261,7 +265,7 @@ def study(n: int, truth: str = "fixed", prior: str = "halfnormal", former: bool 
         comp = compiled(data, fixed)
         start = time.perf_counter()
         rows = [one(comp, 10_000 + i, truth, prior) for i in range(n)]
-        report(f"{label}, truth tau {'0.3' if truth == 'fixed' else 'from the prior'}", rows,
+        report(f"{label}, truth tau {FIXED_TAU if truth == 'fixed' else 'from the prior'}", rows,
                save if fixed is None else None)
         print(f"({time.perf_counter() - start:.0f} s)", flush=True)
     _model.DEV_PRIOR = "halfnormal"
@@ -329,8 +333,11 @@ def main() -> None:
                         help="family of tau_dev's prior (_model.DEV_PRIOR)")
     parser.add_argument("--no-former", action="store_true",
                         help="skip the former fixed ZSN(2.5)")
+    parser.add_argument("--tau", type=float, default=0.3,
+                        help="SD of the true deviations with --truth fixed")
     parser.add_argument("--save", help="the pooled run's records to this .npz")
     args = parser.parse_args()
+    globals()["FIXED_TAU"] = args.tau
     if args.steps:
         steps()
     elif args.sensitivity:
