@@ -92,8 +92,13 @@ DEV_PRIORS: Final = ("halfnormal", "gamma")
 DEV_PRIOR: str = "halfnormal"
 """tau_dev ~ HalfNormal(``dev_sigma``) (the default) or ``"gamma"``: Gamma(2, rate 2 /
 ``dev_sigma``) (mean ``dev_sigma``, mode ``dev_sigma`` / 2, density 0 at tau_dev = 0: the
-boundary-avoiding prior of Chung et al. 2013), read when a model is built; the alternative
-``benchmarks/calibration_item_pooling.py --prior gamma`` measures."""
+boundary-avoiding prior of Chung et al. 2013), read when a model is built. Measured
+(``benchmarks/calibration_item_pooling.py``, 5 models x 60 items x 1 epoch): both are
+nominal under their own prior (SBC-style, 200 sets: P(a > b) observed - stated +0.009 /
++0.005, pairwise 90% coverage 0.881 / 0.891, SE 0.011, shrinkage slope 1.01 / 1.01), but
+neither at every fixed truth: at tau 0.3 (400 sets) HalfNormal gives P(a > b) +0.014 (z
++1.9) and pairwise coverage 0.866, Gamma +0.0005 (z +0.1) and 0.886; at tau 0.1 (200 sets)
+HalfNormal -0.009 (z -0.7) and 0.897, Gamma -0.036 (z -3.0, overconfident) and 0.920."""
 
 
 def draw_tau_dev(gen: np.random.Generator, dev_sigma: float, size: Any = None) -> Any:
