@@ -212,6 +212,9 @@ def model_task_effects(x: dict[str, Any], n_m: int, n_k: int) -> Any:
 
 EFFECTS: Final = ("zero-sum", "iid")
 """Parametrisations of eta: the same prior on eta (see :func:`zero_sum_effects`)."""
+CENTRED_RATIO: Final = 1.5
+"""The task and model x task effects are centred when their spread is at least this many
+times the noise of their estimates (:func:`effects_identified`)."""
 CENTRED_MIN_ITEMS: Final = 100
 """With at least this many items in every task the task and model x task effects are
 sampled centred (the data pin each cell's eta down, so a non-centred effect would make the
@@ -222,9 +225,55 @@ non-centred, no divergences either way."""
 
 
 def centred_effects(data: ItemData) -> bool:
-    """Whether :func:`build_model` samples the task and model x task effects centred (every
-    task has at least ``CENTRED_MIN_ITEMS`` items)."""
-    return bool(data.shape[1] > 1 and data.n_items.min() >= CENTRED_MIN_ITEMS)
+    """Whether :func:`build_model` samples the task and model x task effects centred: every
+    task has at least ``CENTRED_MIN_ITEMS`` items and (with items) the data pin both effects
+    down within their spread (:func:`effects_identified`)."""
+    if not (data.shape[1] > 1 and data.n_items.min() >= CENTRED_MIN_ITEMS):
+        return False
+    return not data.has_items or effects_identified(data)
+
+
+def effects_identified(data: ItemData) -> bool:
+    """Whether the spread of the model x task and of the task effects is at least
+    ``CENTRED_RATIO`` times the noise of their estimates (from the penalised marginal
+    maximum of ``_drift.plug_in_fit``; deterministic).
+
+    A centred effect is efficient when the data pin each value down more tightly than its
+    scale spreads them, a non-centred one when its scale is small against that noise (a
+    centred effect with its scale near 0 is a funnel). With cell estimates eta_mk of
+    information I_mk = n_items_k n_km E_b[p (1 - p)] (b ~ N(0, sigma_item^2)), the
+    method-of-moments spreads are
+
+        tau_g^2 = sum g_mk^2 / ((M - 1)(K - 1)) - mean(1 / I),   g the interaction of eta,
+        tau_t^2 = sum t_k^2 / (K - 1) - mean(se_t^2),   se_t^2 = mean_m(1 / I) / M
+                  + sigma_item^2 / n_items_k      (t_k the task means minus the grand mean;
+                  a task's items are a sample),
+
+    compared with the root mean noise. Measured at 10 models x 1,000 items x 3 epochs in 4
+    tasks: with no model x task effect (tasks that are arbitrary splits) the centred form
+    mixed sigma_model_x_task at R-hat 1.03-1.08 and ESS 49-126 of 2,000 draws (26 leapfrog
+    steps per draw), the non-centred one at R-hat 1.00 and ESS 830-920 (16 steps); with an
+    effect of SD 0.2 (ratio 1.8-2.3) the centred form takes 8.5-9.4 steps, the non-centred
+    14.8."""
+    from scipy.special import expit
+
+    from evaluq.item_model._drift import plug_in_fit
+
+    eta, sigma = plug_in_fit(data.correct, data.epochs, data.term_total, data.term_task,
+                             data.term_weight)
+    z, w = np.polynomial.hermite.hermgauss(20)
+    p = expit(eta[..., None] - np.sqrt(2.0) * sigma * z)
+    variance = (p * (1.0 - p)) @ (w / np.sqrt(np.pi))              # E_b[p (1 - p)]
+    noise = 1.0 / np.maximum(data.n_items * data.epochs * variance, 1e-12)
+    n_m, n_k = eta.shape
+    t = eta.mean(axis=0) - eta.mean()
+    se_t = noise.mean(axis=0) / n_m + sigma**2 / data.n_items
+    identified = (t @ t / (n_k - 1) - se_t.mean()) >= CENTRED_RATIO**2 * se_t.mean()
+    if n_m > 1:
+        g = eta - eta.mean(axis=0) - eta.mean(axis=1, keepdims=True) + eta.mean()
+        tau2 = (g**2).sum() / ((n_m - 1) * (n_k - 1)) - noise.mean()
+        identified = identified and tau2 >= CENTRED_RATIO**2 * noise.mean()
+    return bool(identified)
 
 
 def zero_sum_effects(x: dict[str, Any], n_m: int, n_k: int, centred: bool = False) -> Any:
