@@ -42,10 +42,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import time
-import warnings
 from typing import Any
 
 import numpy as np
+from _common import refit_item_model
 
 LEVEL = 0.9
 MEAN_LOGIT = float(np.log(0.6 / 0.4))
@@ -82,9 +82,6 @@ def compiled(data: Any, fixed_tau: float | None = None) -> Any:
 def refit(comp: Any, data: Any, seed: int, priors: dict[str, float] | None = None,
           draws: int = 500, tune: int = 500) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Posterior scores (draw, model) of both scopes, and sampler statistics."""
-    import nutpie
-
-    from evaluq.item_model._model import model_inputs, resolve_priors
     from evaluq.item_model._posterior import (
         conditional_draws,
         flat_posterior,
@@ -92,13 +89,7 @@ def refit(comp: Any, data: Any, seed: int, priors: dict[str, float] | None = Non
         new_items_scores,
     )
 
-    known = {var.name for var in comp.shared_var_keys}
-    inputs = {k: v for k, v in model_inputs(data, resolve_priors(data, priors)).items()
-              if k in known}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        raw = nutpie.sample(comp.with_data(**inputs), draws=draws, tune=tune, chains=2, cores=2,
-                            seed=seed, progress_bar=False, target_accept=0.9)
+    raw = refit_item_model(comp, data, priors, seed, draws, tune)
     post = raw["posterior"].to_dataset()
     flat = flat_posterior(post, ("alpha", "dev", "sigma_item"))
     eta = linear_predictor(data, flat)

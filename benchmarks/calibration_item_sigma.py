@@ -41,10 +41,10 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 from typing import Any
 
 import numpy as np
+from _common import refit_item_model
 
 LEVEL = 0.9
 MEAN_LOGIT = float(np.log(0.6 / 0.4))
@@ -85,18 +85,7 @@ def compiled(data: Any, quadrature: str) -> Any:
 def refit(comp: Any, data: Any, seed: int, draws: int, tune: int
           ) -> tuple[np.ndarray, int]:
     """Draws of sigma_item (all chains) and the divergences."""
-    import nutpie
-
-    from evaluq.item_model._fit import TARGET_ACCEPT
-    from evaluq.item_model._model import model_inputs, resolve_priors
-
-    known = {var.name for var in comp.shared_var_keys}
-    inputs = {k: v for k, v in model_inputs(data, resolve_priors(data, None)).items()
-              if k in known}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        raw = nutpie.sample(comp.with_data(**inputs), draws=draws, tune=tune, chains=2, cores=2,
-                            seed=seed, progress_bar=False, target_accept=TARGET_ACCEPT)
+    raw = refit_item_model(comp, data, None, seed, draws, tune)
     sigma = raw["posterior"]["sigma_item"].values.ravel()
     return sigma, int(raw["sample_stats"]["diverging"].values.sum())
 
