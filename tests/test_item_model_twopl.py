@@ -145,7 +145,7 @@ def _pattern_loglik(d, eta, s_b, s_a):
     """log p(y_i) (item,) of the marginal form's rule: per pattern, plus the constants."""
     tt, terms = _numpy_terms(d)
     z, logw = _fit_u_rule()
-    vals = pattern_u_logdensity(np, terms, eta[None], np.array([s_b]), np.array([s_a]), z,
+    vals = pattern_u_logdensity(terms, eta[None], np.array([s_b]), np.array([s_a]), z,
                                 logw)[0]
     top = vals.max(axis=0)
     lse = top + np.log(np.exp(vals - top).sum(axis=0))

@@ -63,7 +63,6 @@ import pandas as pd
 import xarray as xr
 from scipy.special import expit, logsumexp
 
-from evaluq._backend import sigmoid, softplus
 from evaluq._dims import BENCHMARK_SCORE, ITEM, MODEL, NEW_ITEMS_SCORE, POSTERIOR_SAMPLE_DIMS, TASK
 from evaluq._fits import merge_priors
 from evaluq._nutpie_cache import compile_pymc_model
@@ -469,7 +468,8 @@ def _fit_u_rule() -> tuple[np.ndarray, np.ndarray]:
     return z, -0.5 * z**2 - 0.5 * np.log(2 * np.pi) + np.log(z[1] - z[0])
 
 
-def _regular_log_t(lib: Any, eta_t: Any, n_t: Any, total: Any, a: Any, sigma: Any) -> Any:
+def _regular_log_t(eta_t: np.ndarray, n_t: np.ndarray, total: np.ndarray, a: np.ndarray,
+                   sigma: np.ndarray) -> np.ndarray:
     """log T(a, Y) (..., G, T) of the regular terms by adaptive Gauss-Hermite in b.
 
     T(a, Y) = int N(b; 0, sigma^2) exp(-a b Y - sum_m n_m softplus(a (eta_m - b))) db; the
@@ -482,32 +482,26 @@ def _regular_log_t(lib: Any, eta_t: Any, n_t: Any, total: Any, a: Any, sigma: An
     s2 = (sigma**2)[..., None, None]
     n_sum = n_t.sum(axis=-1)
     rate = (total + 0.5) / (n_sum + 1.0)
-    b = ((e * n_t).sum(axis=-1) / lib.maximum(n_sum, 1.0)
-         - lib.log(rate / (1.0 - rate)) / av)                          # (..., G, T)
+    b = ((e * n_t).sum(axis=-1) / np.maximum(n_sum, 1.0)
+         - np.log(rate / (1.0 - rate)) / av)                           # (..., G, T)
     for _ in range(NEWTON_2PL):
-        p = sigmoid(lib, av[..., None] * (e - b[..., None]))
+        p = expit(av[..., None] * (e - b[..., None]))
         d1 = av * ((n_t * p).sum(axis=-1) - total) - b / s2
         d2 = -(av**2) * (n_t * p * (1.0 - p)).sum(axis=-1) - 1.0 / s2
-        b = b - lib.clip(d1 / d2, -2.0, 2.0)
-    p = sigmoid(lib, av[..., None] * (e - b[..., None]))
-    sd = 1.0 / lib.sqrt((av**2) * (n_t * p * (1.0 - p)).sum(axis=-1) + 1.0 / s2)
-    if lib is not np:
-        from pytensor.gradient import disconnected_grad
-
-        b, sd = disconnected_grad(b), disconnected_grad(sd)
+        b = b - np.clip(d1 / d2, -2.0, 2.0)
+    p = expit(av[..., None] * (e - b[..., None]))
+    sd = 1.0 / np.sqrt((av**2) * (n_t * p * (1.0 - p)).sum(axis=-1) + 1.0 / s2)
     nodes = b[..., None] + np.sqrt(2.0) * sd[..., None] * _FX           # (..., G, T, Q)
     x = av[..., None, None] * (e[..., None, :] - nodes[..., None])     # (..., G, T, Q, M)
-    soft = (n_t[:, None, :] * softplus(lib, x)).sum(axis=-1)
+    soft = (n_t[:, None, :] * np.logaddexp(0.0, x)).sum(axis=-1)
     s = sigma[..., None, None, None]
     vals = (-av[..., None] * nodes * total[:, None] - soft - 0.5 * (nodes / s) ** 2
-            - lib.log(s) + np.log(_FW) + _FX**2)
-    top = vals.max(axis=-1)
-    return (top + lib.log(lib.exp(vals - top[..., None]).sum(axis=-1))
-            + lib.log(np.sqrt(2.0) * sd) - 0.5 * np.log(2 * np.pi))
+            - np.log(s) + np.log(_FW) + _FX**2)
+    return (logsumexp(vals, axis=-1) + np.log(np.sqrt(2.0) * sd) - 0.5 * np.log(2 * np.pi))
 
 
-def _extreme_slots_log_t(lib: Any, eta: Any, epochs: Any, a: Any, sigma: Any,
-                         n_k: int) -> Any:
+def _extreme_slots_log_t(eta: np.ndarray, epochs: np.ndarray, a: np.ndarray,
+                         sigma: np.ndarray, n_k: int) -> np.ndarray:
     """log T (..., G, 2K) of the all-wrong (slot 2k) and all-right (2k + 1) terms of every
     task k by a piecewise Gauss-Legendre rule.
 
@@ -525,52 +519,46 @@ def _extreme_slots_log_t(lib: Any, eta: Any, epochs: Any, a: Any, sigma: Any,
     slot_task = np.repeat(np.arange(n_k), 2)
     n_e = epochs[:, slot_task].T                                       # (E, M)
     sign = np.where(right, 1.0, -1.0)[:, None]
-    e = sign * lib.swapaxes(eta[..., :, slot_task], -1, -2)            # (..., E, M)
-    b0 = lib.where(n_e > 0, e, 1e6).min(axis=-1)[..., None, :, None]  # (..., 1, E, 1)
+    e = sign * np.swapaxes(eta[..., :, slot_task], -1, -2)             # (..., E, M)
+    b0 = np.where(n_e > 0, e, 1e6).min(axis=-1)[..., None, :, None]   # (..., 1, E, 1)
     av = a[..., :, None, None]                                         # (..., G, 1, 1)
     s = sigma[..., None, None, None]
-    cuts = lib.concatenate([0.0 * b0 * av + s * _EXT_PRIOR_CUTS,
-                            lib.clip(b0 + _EXT_STEP_CUTS / av, -10.0 * s, 10.0 * s)],
-                           axis=-1)
-    cuts = lib.sort(cuts, axis=-1)                                     # (..., G, E, C)
-    if lib is not np:
-        from pytensor.gradient import disconnected_grad
-
-        cuts = disconnected_grad(cuts)
+    cuts = np.concatenate([0.0 * b0 * av + s * _EXT_PRIOR_CUTS,
+                           np.clip(b0 + _EXT_STEP_CUTS / av, -10.0 * s, 10.0 * s)], axis=-1)
+    cuts = np.sort(cuts, axis=-1)                                      # (..., G, E, C)
     half = (cuts[..., 1:] - cuts[..., :-1]) / 2.0                      # (..., G, E, C - 1)
     b = ((cuts[..., :-1] + half)[..., None] + half[..., None] * _EX)   # (..., G, E, C-1, Q)
-    lw = lib.log(lib.maximum(half, 1e-300))[..., None] + np.log(_EW)
+    lw = np.log(np.maximum(half, 1e-300))[..., None] + np.log(_EW)
     x = av[..., None, None] * (e[..., None, :, None, None, :] - b[..., None])
     ss = s[..., None]                                                 # (..., 1, 1, 1, 1)
-    vals = (lw - 0.5 * (b / ss) ** 2 - lib.log(ss) - 0.5 * np.log(2 * np.pi)
-            - (n_e[:, None, None, :] * softplus(lib, -x)).sum(axis=-1))
-    vals = vals.reshape((*vals.shape[:-2], -1)) if lib is np else vals.flatten(
-        ndim=vals.ndim - 1)
-    top = vals.max(axis=-1)
-    out = top + lib.log(lib.exp(vals - top[..., None]).sum(axis=-1))
-    s_right = lib.where(right, (e * n_e).sum(axis=-1), 0.0)[..., None, :]
+    vals = (lw - 0.5 * (b / ss) ** 2 - np.log(ss) - 0.5 * np.log(2 * np.pi)
+            - (n_e[:, None, None, :] * np.logaddexp(0.0, -x)).sum(axis=-1))
+    out = logsumexp(vals.reshape((*vals.shape[:-2], -1)), axis=-1)
+    s_right = np.where(right, (e * n_e).sum(axis=-1), 0.0)[..., None, :]
     return out - a[..., :, None] * s_right
 
 
-def twopl_log_t(lib: Any, terms: Any, eta: Any, a: Any, sigma: Any) -> Any:
+def twopl_log_t(terms: Any, eta: np.ndarray, a: np.ndarray, sigma: np.ndarray
+                ) -> np.ndarray:
     """log T (..., G, T + 2K): every term's b-integral at the discriminations ``a`` (..., G);
     ``terms``: a mapping with ``term_task``, ``total``, ``epochs`` and ``n_tasks`` (``eta``
     (..., M, K))."""
     task = terms["term_task"]
-    eta_t = lib.swapaxes(eta[..., :, task], -1, -2)                    # (..., T, M)
+    eta_t = np.swapaxes(eta[..., :, task], -1, -2)                     # (..., T, M)
     n_t = terms["epochs"][:, task].T
-    regular = _regular_log_t(lib, eta_t, n_t, terms["total"], a, sigma)
-    extreme = _extreme_slots_log_t(lib, eta, terms["epochs"], a, sigma, terms["n_tasks"])
-    return lib.concatenate([regular, extreme], axis=-1)
+    regular = _regular_log_t(eta_t, n_t, terms["total"], a, sigma)
+    extreme = _extreme_slots_log_t(eta, terms["epochs"], a, sigma, terms["n_tasks"])
+    return np.concatenate([regular, extreme], axis=-1)
 
 
-def pattern_u_logdensity(lib: Any, terms: Any, eta: Any, sigma: Any, sigma_logdisc: Any,
-                         z: np.ndarray, logw: Any) -> Any:
+def pattern_u_logdensity(terms: Any, eta: np.ndarray, sigma: np.ndarray,
+                         sigma_logdisc: np.ndarray, z: np.ndarray, logw: np.ndarray
+                         ) -> np.ndarray:
     """(..., G, P): log of w_g p(y_p | a_g, eta, sigma) with a_g = exp(sigma_logdisc z_g),
     binomial constants excluded; its log-sum-exp over G is the pattern's log-likelihood."""
-    a = lib.exp(sigma_logdisc[..., None] * z)                          # (..., G)
-    log_t = twopl_log_t(lib, terms, eta, a, sigma)                     # (..., G, T + 2K)
-    e_p = lib.swapaxes(eta[..., :, terms["task"]], -1, -2)             # (..., P, M)
+    a = np.exp(sigma_logdisc[..., None] * z)                           # (..., G)
+    log_t = twopl_log_t(terms, eta, a, sigma)                          # (..., G, T + 2K)
+    e_p = np.swapaxes(eta[..., :, terms["task"]], -1, -2)              # (..., P, M)
     s = (e_p * terms["counts"]).sum(axis=-1)                           # (..., P)
     return a[..., :, None] * s[..., None, :] + log_t[..., terms["term"]] + logw[:, None]
 
