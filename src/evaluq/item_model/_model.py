@@ -391,11 +391,13 @@ def _grid_loglik(x: dict[str, Any], eta: Any, sigma_item: Any, shape: Any = None
     integrand of SD w; the spacing widened where the span would need more than
     ``_gridquad.MAX_NODES`` nodes). ``shape``: the coefficients of a learned item
     distribution (``_item_density``), whose log g(b_g) + log h is then the base instead of
-    log N(b_g; 0, s^2) + log h (the span widened to its support, the kernel unchanged)."""
+    log N(b_g; 0, s^2) + log h (the span widened to its support, the nodes on its lattice
+    and the spacing from its curvature: ``_item_density.lattice_grid``; the kernel
+    unchanged)."""
     import pytensor.tensor as pt
     from pytensor.gradient import disconnected_grad
 
-    from evaluq.item_model._gridquad import grid_loglik, grid_nodes, prior_base
+    from evaluq.item_model._gridquad import MAX_NODES, grid_loglik, grid_nodes, prior_base
 
     standard = None
     if shape is not None:
@@ -405,21 +407,17 @@ def _grid_loglik(x: dict[str, Any], eta: Any, sigma_item: Any, shape: Any = None
     span = grid_span(x, eta, sigma_item, None if standard is None else standard[:2])
     # at most MAX_NODES nodes: a small sigma_item on a wide span (a warm-up trajectory)
     # once asked for billions of nodes (an out-of-memory kill)
-    h_data = x["grid_spacing"]
-    if standard is not None:
-        from evaluq.item_model._item_density import H_Z
-
-        h_data = pt.minimum(h_data, H_Z * sigma_item / standard[1])
-    b, h = grid_nodes(sigma_item, h_data, span)
-    b, h = disconnected_grad(b), disconnected_grad(h)      # the rule's value is its own
-    table = pt.concatenate([-pt.softplus(eta[:, :, None] - b).reshape((-1, b.shape[0])),
-                            -b[None, :]], axis=0)
     if standard is None:
+        b, h = grid_nodes(sigma_item, x["grid_spacing"], span)
+        b, h = disconnected_grad(b), disconnected_grad(h)  # the rule's value is its own
         base = prior_base(pt, b, sigma_item, h)
     else:
-        from evaluq.item_model._item_density import log_density
+        from evaluq.item_model._item_density import lattice_grid
 
-        base = log_density(pt, b, sigma_item, shape, *standard) + pt.log(h)
+        b, h, base = lattice_grid(span, sigma_item, shape, standard, x["grid_spacing"],
+                                  MAX_NODES)
+    table = pt.concatenate([-pt.softplus(eta[:, :, None] - b).reshape((-1, b.shape[0])),
+                            -b[None, :]], axis=0)
     return grid_loglik(table, base, x["grid_rows"], x["grid_counts"], x["term_weight"])
 
 
