@@ -23,8 +23,11 @@ spans +-``HALF_WIDTH`` s (the prior's mass beyond is below 3e-12; the integrand 
 prior times the likelihood's maximum, so no term has mass there either).
 
 The nodes depend on s (their number, and h when s is small), but the rule's value does not
-(up to its error): as the adaptive rules of ``_model`` and ``_betabinomial``, no gradient
-flows through the nodes. :class:`GridLoglik` returns sum_t w_t L_t together with its
+(up to its error). The families mark the nodes ``disconnected_grad``, as the adaptive rules
+of ``_model`` and ``_betabinomial`` mark their centres, but PyMC and nutpie canonicalise the
+log-density before differentiating, which removes the mark (``rewrite_pregrad``): the sampler's
+gradient is the exact derivative of the rule's value, nodes moving, which is what keeps its
+Hamiltonian consistent. :class:`GridLoglik` returns sum_t w_t L_t together with its
 gradient in ``table`` (sum_t w_t c_e softmax_t(g) scattered onto the rows) and in ``base``
 (sum_t w_t softmax_t(g)); PyTensor's own autodiff then carries them to eta, s and the
 family's parameters through the small graphs that build ``table`` and ``base``. It runs in

@@ -24,8 +24,10 @@ density of b is
     g(b) = g0(m + v b / s) v / s,
 
 so b has mean 0 and SD s = sigma_item for every shape, and tau_shape = 0 (c = 0) gives
-g = N(0, s^2) exactly (m = 0, v = 1, C = 1 to rounding). ``log_density`` replaces log N(b;
-0, s^2) in ``_gridquad``'s base (the fused kernel is unchanged).
+g = N(0, s^2) exactly (m = 0, v = 1, C = 1 to rounding). log g replaces log N(b; 0, s^2) in
+``_gridquad``'s base (the fused kernel is unchanged), on nodes that lie on a lattice of z
+(:func:`lattice_grid`: f there is a row of a constant table) at a spacing from the shape's
+curvature (:func:`shape_spacing`).
 
 Why bumps, not a mixture of normals: a mixture's components swap (label switching) and
 collapse onto each other when the population is normal (a funnel for NUTS), and the normal

@@ -51,7 +51,9 @@ diagonal. The shape's coefficients are correlated in the posterior (c = tau_shap
 squashed by tanh and coupled through the standardisation m, v, C), which a diagonal mass
 matrix cannot rescale: on 10 models x 1,000 bimodal items x 3 epochs the leapfrog steps per
 draw were 48.5 (diag) against 17.5 (low rank; the normal fit 14.6), on a normal population
-23.7 against 15.5 (normal fit 13.8); ``benchmarks/bench_item_density.py``."""
+23.7 against 15.5 (normal fit 13.8); ``benchmarks/bench_item_density.py``. Its warm-up
+is what remains costly on bimodal items: the first 100 draws take 80-180 steps each while
+the matrix is learned (neither an unjittered start nor a centred shape changed that)."""
 LOGLIK_CHUNK: Final = 16
 """Draws per block of the pointwise log-likelihood."""
 _COMPILED: dict[tuple[Any, ...], Any] = {}
