@@ -198,11 +198,12 @@ def test_unknown_quadrature_raises():
         build_model(_DATA, quadrature="laplace")
 
 
-@pytest.mark.parametrize(("with_tasks", "named"), [(True, "sigma_task_sigma"),
-                                                   (False, "sigma_item_sigma")])
-def test_divergence_advice_names_only_priors_the_fit_has(with_tasks, named):
+@pytest.mark.parametrize(("with_tasks", "learned", "named"),
+                         [(True, False, "sigma_task_sigma"), (False, False, "sigma_item_sigma"),
+                          (True, True, "tau_shape"), (False, True, "tau_shape")])
+def test_divergence_advice_names_only_priors_the_fit_has(with_tasks, learned, named):
     """A fit with one task has no task scales: its divergence advice names the item and
-    model-deviation scales instead."""
+    model-deviation scales instead; a learned item distribution's names its shape."""
     import xarray as xr
 
     from evaluq.item_model._diagnostics import diagnostics
@@ -211,6 +212,8 @@ def test_divergence_advice_names_only_priors_the_fit_has(with_tasks, named):
     draws = {"sigma_item": (("chain", "draw"), np.abs(gen.normal(1, 0.1, (2, 200))))}
     if with_tasks:
         draws["sigma_task"] = (("chain", "draw"), np.abs(gen.normal(1, 0.1, (2, 200))))
+    if learned:
+        draws["tau_shape"] = (("chain", "draw"), np.abs(gen.normal(2, 0.3, (2, 200))))
     diverging = np.zeros((2, 200), dtype=bool)
     diverging[0, 3] = True
     table = diagnostics(xr.Dataset(draws),
@@ -218,4 +221,4 @@ def test_divergence_advice_names_only_priors_the_fit_has(with_tasks, named):
     advice = [p for p in table.attrs["problems"] if "divergent" in p]
     assert len(advice) == 1
     assert named in advice[0]
-    assert ("sigma_task_sigma" in advice[0]) is with_tasks
+    assert ("sigma_task_sigma" in advice[0]) is (with_tasks and not learned)
