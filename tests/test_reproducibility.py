@@ -95,3 +95,56 @@ def test_results_round_trip_netcdf(tmp_path, kind):
     result.to_netcdf(path)
     with xr.open_dataset(path) as back:
         xr.testing.assert_identical(back.load(), result)
+
+
+def test_compiled_model_refit_starts_where_a_fresh_compile_would():
+    """A model compiled on one data set and refitted on another (``with_data``) draws its
+    initial points under the new data: a starting value that depends on the data (here a
+    location held in ``pm.Data``) is the fresh compile's, so the same seed gives the same
+    draws whatever was fitted before in the process."""
+    import pymc as pm
+
+    from evaluq._nutpie_cache import compile_pymc_model, with_data
+
+    def model(loc: float) -> pm.Model:
+        with pm.Model() as m:
+            mu = pm.Data("mu", np.asarray(loc))
+            pm.Normal("x", mu, 1.0)
+        return m
+
+    first = compile_pymc_model(model(0.0))[0]
+    fresh = compile_pymc_model(model(5.0))[0]
+    ours = with_data(first, mu=np.asarray(5.0))
+    for seed in (1, 2, 3):
+        np.testing.assert_array_equal(ours.initial_point_func(seed),
+                                      fresh.initial_point_func(seed))
+    # nutpie's own with_data starts from the compiled data's location (what this fixes)
+    assert not np.allclose(first.with_data(mu=np.asarray(5.0)).initial_point_func(1),
+                           fresh.initial_point_func(1))
+    # a refit of a refit reads its own data, and the compiled model's data stay its own
+    np.testing.assert_array_equal(ours.initial_point_func(1),
+                                  with_data(ours, mu=np.asarray(5.0)).initial_point_func(1))
+    assert abs(float(first.initial_point_func(1)[0])) < 1.5
+
+
+@pytest.mark.filterwarnings("ignore::evaluq.errors.ConvergenceWarning")
+def test_item_fit_does_not_depend_on_the_fit_before_it():
+    """fit_items on a table gives the same draws after a fit of another table of the same
+    shape (whose compiled model it reuses) as in a process that compiles afresh: the item
+    model's alpha_mu prior location comes from the data."""
+    from evaluq.item_model import _marginal
+    from evaluq.item_model._simulate import simulate_items
+
+    cols = {"model": "model", "item": "item", "score": "score", "epoch": "epoch"}
+    other, table = (simulate_items(n_models=3, n_items=40, n_epochs=2, rng=s, mean_logit=mu)
+                    for s, mu in ((1, 2.0), (2, -0.5)))
+
+    def fit(t):
+        return eq.fit_items(t, **cols, family="binomial", draws=100, tune=100, chains=2,
+                            rng=3).posterior["alpha"].values
+
+    _marginal._COMPILED.clear()
+    eq.fit_items(other, **cols, family="binomial", draws=50, tune=50, chains=2, rng=3)
+    after = fit(table)
+    _marginal._COMPILED.clear()
+    np.testing.assert_array_equal(after, fit(table))

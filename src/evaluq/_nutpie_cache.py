@@ -409,6 +409,55 @@ def _compile_cached(model: Any, var_names: list[str] | None,
     return compiled, info
 
 
+_INITIAL_LOCK = threading.Lock()
+"""Held while an initial point is computed under another fit's data (:func:`with_data`)."""
+
+
+def with_data(compiled: Any, **updates: Any) -> Any:
+    """``compiled.with_data(**updates)`` whose initial points are computed under the same
+    data.
+
+    nutpie's ``with_data`` replaces the arrays the log-density reads, but its initial-point
+    function is PyMC's, which reads the model's shared variables: a starting value that
+    depends on the data (a prior's location set from them, as the item model's
+    ``alpha_mu``) came from the data the model was compiled with. The same seed then gave
+    other draws after another fit of the same shape in the process than in a fresh one.
+    Here the shared variables hold this model's data while a point is computed (under a
+    lock; their values are restored after).
+
+    Parameters
+    ----------
+    compiled : nutpie.compile_pymc.CompiledPyMCModel
+        A compiled model (from :func:`compile_pymc_model`).
+    **updates
+        New values of its shared variables, by name.
+
+    Returns
+    -------
+    nutpie.compile_pymc.CompiledPyMCModel
+        The model with the new data and an initial-point function that reads them.
+    """
+    import dataclasses
+
+    new = compiled.with_data(**updates)
+    base = getattr(compiled.initial_point_func, "evaluq_base", compiled.initial_point_func)
+    values = {var: new.shared_data[key] for var, key in new.shared_var_keys.items()}
+
+    def initial_point(seed: Any) -> Any:
+        with _INITIAL_LOCK:
+            saved = {var: var.get_value(borrow=True) for var in values}
+            try:
+                for var, value in values.items():
+                    var.set_value(value)
+                return base(seed)
+            finally:
+                for var, value in saved.items():
+                    var.set_value(value, borrow=True)
+
+    initial_point.evaluq_base = base          # type: ignore[attr-defined]
+    return dataclasses.replace(new, initial_point_func=initial_point)
+
+
 def _initial_point(model: Any) -> Any:
     """PyMC's initial-point function as nutpie builds it with its defaults (support
     point, every free variable jittered)."""

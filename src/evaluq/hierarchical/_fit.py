@@ -23,7 +23,7 @@ from evaluq._fits import (
     sampler_stats,
     summary_columns,
 )
-from evaluq._nutpie_cache import compile_pymc_model
+from evaluq._nutpie_cache import compile_pymc_model, with_data
 from evaluq._schema import orientation, validate
 from evaluq._validation import (
     RNGLike,
@@ -141,7 +141,7 @@ def _sample_nutpie(compiled: Any, inputs: dict[str, np.ndarray], run: dict[str, 
     """``run``: draws, tune, chains, seed and target_accept (of ``config``)."""
     import nutpie
 
-    return nutpie.sample(compiled.with_data(**inputs), draws=run["draws"], tune=run["tune"],
+    return nutpie.sample(with_data(compiled, **inputs), draws=run["draws"], tune=run["tune"],
                          chains=run["chains"], cores=run["chains"], seed=run["seed"],
                          target_accept=run["target_accept"], progress_bar=progressbar,
                          save_warmup=False)

@@ -15,7 +15,7 @@ import numpy as np
 import xarray as xr
 
 from evaluq._dims import BENCHMARK_SCORE, ITEM, MODEL, NEW_ITEMS_SCORE, TASK
-from evaluq._nutpie_cache import compile_pymc_model
+from evaluq._nutpie_cache import compile_pymc_model, with_data
 from evaluq.item_model._families import MARGINAL, Family
 from evaluq.item_model._item_density import (
     KNOT,
@@ -92,7 +92,7 @@ def sample_learned(data: Any, priors: dict[str, float], draws: int, tune: int, c
     start = time.perf_counter()
     known = {var.name for var in compiled.shared_var_keys}
     inputs = {k: v for k, v in model_inputs(data, priors).items() if k in known}
-    raw = nutpie.sample(compiled.with_data(**inputs), draws=draws, tune=tune, chains=chains,
+    raw = nutpie.sample(with_data(compiled, **inputs), draws=draws, tune=tune, chains=chains,
                         cores=chains, seed=seed, progress_bar=False, save_warmup=False,
                         target_accept=TARGET_ACCEPT_LEARNED, adaptation=ADAPTATION)
     return raw, compile_s, time.perf_counter() - start

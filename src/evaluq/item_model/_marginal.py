@@ -17,7 +17,7 @@ import numpy as np
 import xarray as xr
 
 from evaluq._dims import BENCHMARK_SCORE, ITEM, MODEL, NEW_ITEMS_SCORE, POSTERIOR_SAMPLE_DIMS, TASK
-from evaluq._nutpie_cache import compile_pymc_model
+from evaluq._nutpie_cache import compile_pymc_model, with_data
 from evaluq.item_model._data import FittedDraws, ItemData
 from evaluq.item_model._model import (
     build_model,
@@ -80,7 +80,7 @@ def sample_marginal(data: ItemData, priors: dict[str, float], draws: int, tune: 
     start = time.perf_counter()
     known = {var.name for var in compiled.shared_var_keys}
     inputs = {k: v for k, v in model_parts(data)[1](data, priors).items() if k in known}
-    raw = nutpie.sample(compiled.with_data(**inputs), draws=draws,
+    raw = nutpie.sample(with_data(compiled, **inputs), draws=draws,
                         tune=tune, chains=chains, cores=chains, seed=seed, progress_bar=False,
                         save_warmup=False, target_accept=TARGET_ACCEPT)
     return raw, compile_s, time.perf_counter() - start

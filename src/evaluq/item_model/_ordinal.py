@@ -44,7 +44,7 @@ from scipy.special import expit
 
 from evaluq._dims import MODEL
 from evaluq._fits import merge_priors, sampler_stats
-from evaluq._nutpie_cache import compile_pymc_model
+from evaluq._nutpie_cache import compile_pymc_model, with_data
 from evaluq._validation import check_bool, check_columns
 from evaluq.errors import CubeError
 from evaluq.item_model._model import model_task_effects
@@ -630,7 +630,7 @@ def sample_ordinal(stats: OrdinalStats, priors: dict[str, float], interaction: b
     compile_s = time.perf_counter() - start
     start = time.perf_counter()
     known = {var.name for var in _COMPILED[key].shared_var_keys}
-    compiled = _COMPILED[key].with_data(**{
+    compiled = with_data(_COMPILED[key], **{
         k: v for k, v in ordinal_inputs(stats, priors, form).items() if k in known})
     raw = nutpie.sample(compiled, draws=settings["draws"], tune=settings["tune"],
                         chains=settings["chains"], cores=settings["chains"],

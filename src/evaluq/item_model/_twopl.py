@@ -65,7 +65,7 @@ from scipy.special import expit, logsumexp
 
 from evaluq._dims import BENCHMARK_SCORE, ITEM, MODEL, NEW_ITEMS_SCORE, POSTERIOR_SAMPLE_DIMS, TASK
 from evaluq._fits import merge_priors
-from evaluq._nutpie_cache import compile_pymc_model
+from evaluq._nutpie_cache import compile_pymc_model, with_data
 from evaluq.item_model._criticism import _observed, _prior_draw, _rows
 from evaluq.item_model._data import FittedDraws, ItemData
 from evaluq.item_model._model import (
@@ -183,7 +183,7 @@ def sample_twopl(data: ItemData, priors: dict[str, float], draws: int, tune: int
     known = {var.name for var in compiled.shared_var_keys}
     inputs = {k: v for k, v in twopl_inputs(data, priors).items() if k in known}
     start = time.perf_counter()
-    raw = nutpie.sample(compiled.with_data(**inputs), draws=draws, tune=tune, chains=chains,
+    raw = nutpie.sample(with_data(compiled, **inputs), draws=draws, tune=tune, chains=chains,
                         cores=chains, seed=seed, progress_bar=False, save_warmup=False,
                         target_accept=target_accept)
     return raw, compile_s, time.perf_counter() - start
@@ -641,7 +641,7 @@ def sample_marginal_twopl(data: ItemData, priors: dict[str, float], draws: int, 
     compiled = _COMPILED_2PL[key]
     known = {var.name for var in compiled.shared_var_keys}
     start = time.perf_counter()
-    raw = nutpie.sample(compiled.with_data(**{k: v for k, v in inputs.items() if k in known}),
+    raw = nutpie.sample(with_data(compiled, **{k: v for k, v in inputs.items() if k in known}),
                         draws=draws, tune=tune, chains=chains, cores=chains, seed=seed,
                         progress_bar=False, save_warmup=False, target_accept=target_accept)
     return raw, compile_s, time.perf_counter() - start

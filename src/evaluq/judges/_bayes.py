@@ -81,7 +81,7 @@ from evaluq._fits import (
     sampler_stats,
     summary_columns,
 )
-from evaluq._nutpie_cache import compile_pymc_model
+from evaluq._nutpie_cache import compile_pymc_model, with_data
 from evaluq._validation import RNGLike, check_choice, check_int, check_rng
 from evaluq.judges._data import read_judge_table
 from evaluq.judges._kernels import CHAIN_PRIOR
@@ -274,7 +274,7 @@ def _sample_partial(data: JudgeCounts, priors: dict[str, float], sizes: tuple[in
     compiled, compile_s = _compiled(data.shape)
     start = time.perf_counter()
     unlabelled = data.level_counts - data.gold_counts.sum(axis=-1)
-    raw = nutpie.sample(compiled.with_data(
+    raw = nutpie.sample(with_data(compiled,
         gold_counts=np.swapaxes(data.gold_counts, 1, 2), unlabelled_counts=unlabelled,
         prior_intercept_sigma=priors["intercept_sigma"],
         prior_confusion_sd_sigma=priors["confusion_sd_sigma"]),

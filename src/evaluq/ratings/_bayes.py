@@ -46,7 +46,7 @@ from evaluq._fits import (
     sampler_stats,
     summary_columns,
 )
-from evaluq._nutpie_cache import compile_pymc_model
+from evaluq._nutpie_cache import compile_pymc_model, with_data
 from evaluq._validation import RNGLike, check_choice, check_int, check_real, check_rng
 from evaluq.io import TableLike
 from evaluq.ratings import _checks
@@ -254,7 +254,7 @@ def _sample(data: RatingsData, opts: _Options, seed: int) -> tuple[xr.DataTree, 
     known = {var.name for var in compiled.shared_var_keys}
     inputs = {k: v for k, v in model_inputs(data, opts).items() if k in known}
     start = time.perf_counter()
-    raw = nutpie.sample(compiled.with_data(**inputs), draws=opts.draws, tune=opts.tune,
+    raw = nutpie.sample(with_data(compiled, **inputs), draws=opts.draws, tune=opts.tune,
                         chains=opts.chains, cores=opts.chains, seed=seed, progress_bar=False,
                         save_warmup=False, target_accept=TARGET_ACCEPT)
     return raw, compile_s, time.perf_counter() - start
