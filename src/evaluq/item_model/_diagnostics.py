@@ -48,9 +48,10 @@ LEARNED_DIVERGENCES: Final = (
     "they come from the learned item distribution's shape: its scale tau_shape times its "
     "coefficients forms a curved ridge where the items pin the shape down, and the fit "
     "already samples it with target_accept 0.95 (about 1 divergence per default fit on 10 "
-    "models x 1,000 bimodal items); more tuning does not remove them. The scores' R-hat "
-    "and ESS (the fit's diagnostics) say whether the scores are affected; when the items' "
-    "shape check passes, item_distribution='normal' has no shape to diverge on")
+    "models x 1,000 bimodal items, 0.3 on normal ones); more tuning does not remove them. "
+    "The scores' R-hat and ESS (the fit's diagnostics) say whether the scores are "
+    "affected; when the items' shape check passes, item_distribution='normal' has no "
+    "shape to diverge on")
 """The divergence advice of a fit with a learned item distribution (``tau_shape`` in the
 posterior): the divergences come from its shape, not from the scales the other advice
 names, and neither tuning nor those scales remove them (``_learned.TARGET_ACCEPT_LEARNED``

@@ -57,11 +57,11 @@ the matrix is learned (neither an unjittered start nor a centred shape changed t
 TARGET_ACCEPT_LEARNED: Final = 0.95
 """nutpie's target acceptance for the learned distribution (the other binomial fits take
 ``_marginal.TARGET_ACCEPT``, 0.9). The shape's scale times its coefficients forms a curved
-ridge where the items pin the shape down; at 0.9 its default fits diverged 21 times over 4
-fits on 10 models x 1,000 bimodal items x 3 epochs (6 over 4 on normal items), at the
-ridge's ends (tau_shape in its 1% tails), and more tuning did not help (25 with
-``tune=2000``), nor a wider shape prior (272 with ``shape_sigma=3``); at 0.95, 5 over 6
-fits, for 1.2-1.5x the leapfrog steps (``benchmarks/bench_item_density.py``)."""
+ridge where the items pin the shape down; at 0.9 its default fits diverged 31 times over 6
+fits on 10 models x 1,000 bimodal items x 3 epochs (19 over 6 on normal items), at the
+ridge's ends (tau_shape in its 1% tails), and more tuning did not help (25 over 4 with
+``tune=2000``), nor a wider shape prior (272 over 4 with ``shape_sigma=3``); at 0.95, 5
+and 2 over 6 fits, for 1.2-1.5x the leapfrog steps (``benchmarks/bench_item_density.py``)."""
 LOGLIK_CHUNK: Final = 16
 """Draws per block of the pointwise log-likelihood."""
 _COMPILED: dict[tuple[Any, ...], Any] = {}
