@@ -200,7 +200,8 @@ def test_unknown_quadrature_raises():
 
 @pytest.mark.parametrize(("with_tasks", "learned", "named"),
                          [(True, False, "sigma_task_sigma"), (False, False, "sigma_item_sigma"),
-                          (True, True, "tau_shape"), (False, True, "tau_shape")])
+                          (True, True, "item distribution's shape"),
+                          (False, True, "item distribution's shape")])
 def test_divergence_advice_names_only_priors_the_fit_has(with_tasks, learned, named):
     """A fit with one task has no task scales: its divergence advice names the item and
     model-deviation scales instead; a learned item distribution's names its shape."""
@@ -213,7 +214,7 @@ def test_divergence_advice_names_only_priors_the_fit_has(with_tasks, learned, na
     if with_tasks:
         draws["sigma_task"] = (("chain", "draw"), np.abs(gen.normal(1, 0.1, (2, 200))))
     if learned:
-        draws["tau_shape"] = (("chain", "draw"), np.abs(gen.normal(2, 0.3, (2, 200))))
+        draws["item_shape"] = (("chain", "draw", "knot"), gen.normal(0, 1, (2, 200, 17)))
     diverging = np.zeros((2, 200), dtype=bool)
     diverging[0, 3] = True
     table = diagnostics(xr.Dataset(draws),

@@ -45,23 +45,21 @@ ONE_TASK_DIVERGENCES: Final = ("refit with tune=2000, or tighter prior scales "
                                "(priors={'sigma_item_sigma': ..., 'dev_sigma': ...})")
 """The divergence advice of a fit with one task: it has no task scales to tighten."""
 LEARNED_DIVERGENCES: Final = (
-    "they come from the learned item distribution's shape: its scale tau_shape times its "
-    "coefficients forms a curved ridge where the items pin the shape down, and the fit "
-    "already samples it with target_accept 0.95 (about 1 divergence per default fit on 10 "
-    "models x 1,000 bimodal items, 0.3 on normal ones); more tuning does not remove them. "
+    "the learned item distribution's shape is already sampled with target_accept 0.95 "
+    "(about 0.2-0.3 divergences per default fit on 10 models x 1,000 bimodal or normal "
+    "items); more tuning does not remove them. "
     "The scores' R-hat and ESS (the fit's diagnostics) say whether the scores are "
     "affected; when the items' shape check passes, item_distribution='normal' has no "
     "shape to diverge on")
-"""The divergence advice of a fit with a learned item distribution (``tau_shape`` in the
-posterior): the divergences come from its shape, not from the scales the other advice
-names, and neither tuning nor those scales remove them (``_learned.TARGET_ACCEPT_LEARNED``
-has the measurements)."""
+"""The divergence advice of a fit with a learned item distribution (``item_shape`` in the
+posterior): the scales the other advice names do not apply to its shape, and tuning does
+not remove them (``_learned.TARGET_ACCEPT_LEARNED`` has the measurements)."""
 
 
 def diagnostics(post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
     """The table of :meth:`ItemFit.diagnostics` from the posterior group and the sampler
     statistics."""
-    learned = "tau_shape" in post
+    learned = "item_shape" in post
     post = cells_as_models(post[[v for v in REPORTED if v in post]], skip_fixed=True)
     table = convergence_table(post, SAMPLE_DIMS)
     n_divergent = divergences(stats)

@@ -452,8 +452,8 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         ``benchmarks/calibration_item_pooling.py``). With
         ``discrimination=True`` also ``sigma_logdisc_sigma``; ``beta-binomial`` also
         ``run_drift_beta``: rho ~ Beta(1, run_drift_beta), default 5; with
-        ``item_distribution="learned"`` also ``shape_sigma``: the shape's scale tau_shape ~
-        HalfNormal(shape_sigma), default 1).
+        ``item_distribution="learned"`` also ``shape_sigma``: the shape's fixed prior
+        scale, default 1).
     draws, tune, chains
         Posterior draws and tuning steps per chain; chains.
     rng
@@ -470,8 +470,8 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
         ``"normal"`` (b_i ~ N(0, sigma_item^2)) or ``"learned"`` (bernoulli / binomial 1PL
         with items): a smooth density with the normal as its special case, log g0(z) =
         log phi(z) + f(z) on z = b / sigma_item, f a Gaussian-bump log-spline on 17 knots
-        over [-4, 4] with a second-difference prior of scale tau_shape ~
-        HalfNormal(``shape_sigma``, default 1), standardised so sigma_item stays the SD of
+        over [-4, 4] with a second-difference prior of fixed scale ``shape_sigma``
+        (default 1), standardised so sigma_item stays the SD of
         the item difficulties (``_item_density``). The new-items scope then averages over
         the learned density (a bimodal item population biases the normal's new-items
         score); :meth:`ItemFit.item_distribution` returns it. Other families raise.

@@ -8,14 +8,26 @@ Woods 2006, with a Gaussian-bump log-spline)
 
 ``N_KNOTS`` knots k_j equally spaced over [-4, 4] (spacing dk, bump width w = dk; the bumps
 sum to ~1 on [-4, 4], so c_j is near f(k_j)), f -> 0 beyond (normal tails). The coefficients
-are non-centred, c = tau_shape A zeta with zeta ~ N(0, I) and tau_shape ~
-HalfNormal(``shape_sigma``): A is the Demmler-Reinsch basis of a second-difference
+are c = s_shape A zeta with zeta ~ N(0, I) and s_shape = ``shape_sigma`` a fixed scale
+(default 1): A is the Demmler-Reinsch basis of a second-difference
 (RW2) penalty plus a small ridge, ``RIDGE`` (the ridge bounds the ratio of the smoothest
 mode's prior SD to the roughest one's, so two sharp modes are reachable), on the
 complement of span{1, k, k^2} (a constant, a linear and a quadratic f only move the
 normaliser, the mean and the SD of g0, which the standardisation below removes exactly:
 not identified, so not sampled), scaled so that the prior RMS of c over the knots is
-tau_shape.
+s_shape.
+
+Why a fixed scale: a learned one, tau_shape ~ HalfNormal(``shape_sigma``) with c = tau_shape A
+zeta, made a curved ridge where the items pin c down (every tau_shape pairs with zeta = c /
+tau_shape), at whose ends NUTS diverged (31 over 6 default fits on 10 models x 1,000 bimodal
+items x 3 epochs at target_accept 0.9, 5 at 0.95; more tuning did not help) and whose
+warm-up took 2.5x the normal fit's leapfrog steps. With the scale fixed the posterior of zeta
+is nearly Gaussian once the items inform it: 15 and 1 divergences over the same fits, a warm
+fit 1.84x the normal one's (was 2.61x; ``benchmarks/bench_item_density.py``), and the same
+calibration over 100 data sets per population (new items 0.918 bimodal, 0.908 normal;
+``benchmarks/calibration_item_density.py``). The cost is the hierarchical shrinkage towards
+the normal: a normal population's c is not pulled to 0 beyond what the prior and the items
+say.
 
 Standardisation: the normaliser C, mean m and SD v of g0 are computed on the fixed grid
 ``Z_STD`` (trapezoid rule; g0 is analytic, so the rule is exact to rounding), and the
@@ -23,7 +35,7 @@ density of b is
 
     g(b) = g0(m + v b / s) v / s,
 
-so b has mean 0 and SD s = sigma_item for every shape, and tau_shape = 0 (c = 0) gives
+so b has mean 0 and SD s = sigma_item for every shape, and c = 0 gives
 g = N(0, s^2) exactly (m = 0, v = 1, C = 1 to rounding). log g replaces log N(b; 0, s^2) in
 ``_gridquad``'s base (the fused kernel is unchanged), on nodes that lie on a lattice of z
 (:func:`lattice_grid`: f there is a row of a constant table) at a spacing from the shape's
@@ -31,7 +43,7 @@ curvature (:func:`shape_spacing`).
 
 Why bumps, not a mixture of normals: a mixture's components swap (label switching) and
 collapse onto each other when the population is normal (a funnel for NUTS), and the normal
-is a boundary point of it; the log-spline has the normal at its centre (tau_shape = 0),
+is a boundary point of it; the log-spline has the normal at its centre (c = 0),
 no labels, a prior that shrinks towards it, and is analytic, so the shared grid's trapezoid
 rule keeps its geometric convergence (piecewise-linear or cubic interpolation of f would
 put kinks in the integrand).
@@ -69,16 +81,16 @@ mass beyond is below 1e-9 for any shape the prior reaches: f is ~0 beyond |z| = 
 ITEM_DISTRIBUTIONS: Final = ("normal", "learned")
 SHAPE_PRIOR_KEYS: Final = ("shape_sigma",)
 SHAPE_PRIOR_TEXT: Final = {
-    "shape_sigma": "scale of tau_shape ~ HalfNormal, the prior RMS of the learned item "
-                   "distribution's log-density deviation from the normal at the knots "
-                   "(item_distribution='learned'; default 1)"}
+    "shape_sigma": "the fixed prior RMS of the learned item distribution's log-density "
+                   "deviation from the normal at the knots (item_distribution='learned'; "
+                   "default 1)"}
 SHAPE_DEFAULTS: Final = {"shape_sigma": 1.0}
 C_MAX: Final = 8.0
 """The coefficients are bounded softly, c = C_MAX tanh(c' / C_MAX): the log-density's
 curvature is then at most ~1 + C_MAX / w^2, so g0's narrowest feature has an SD of at least
 ~w / sqrt(1 + C_MAX) = 0.17 on z (issue 36's bimodal population needs |c| < 5). Unbounded,
 the sampler found spikes narrower than the shared grid's spacing, whose trapezoid sum
-then rewards them (aliasing: tau_shape went to 50)."""
+then rewards them (aliasing: the shape's learned scale went to 50)."""
 Z_LATTICE_STEP: Final = 0.025
 """The sampled model's nodes lie on the lattice z = i ``Z_LATTICE_STEP`` of the standardised
 scale (the multiples of k, k from the spacing rule below), so the bumps at the nodes are rows
@@ -271,19 +283,18 @@ def sample_items(gen: np.random.Generator, sigma: float, c: np.ndarray, n: int) 
 
 def prior_shape(gen: np.random.Generator, shape_sigma: float) -> np.ndarray:
     """One draw of the coefficients c from their prior."""
-    raw = abs(gen.normal(0.0, shape_sigma)) * (BASIS @ gen.normal(0.0, 1.0, N_SHAPE))
+    raw = shape_sigma * (BASIS @ gen.normal(0.0, 1.0, N_SHAPE))
     return C_MAX * np.tanh(raw / C_MAX)
 
 
 def shape_coefficients(x: dict[str, Any]) -> Any:
-    """The PyMC variables of the shape: ``tau_shape``, ``item_shape_z`` and the
-    deterministic coefficients ``item_shape`` (knot,)."""
+    """The PyMC variables of the shape: ``item_shape_z`` and the deterministic coefficients
+    ``item_shape`` (knot,), c = C_MAX tanh(s_shape A zeta / C_MAX)."""
     import pymc as pm
     import pytensor.tensor as pt
 
-    tau = pm.HalfNormal("tau_shape", x["prior_shape_sigma"])
     zeta = pm.Normal("item_shape_z", 0.0, 1.0, shape=N_SHAPE)
-    raw = tau * pt.dot(pt.as_tensor_variable(BASIS), zeta)
+    raw = x["prior_shape_sigma"] * pt.dot(pt.as_tensor_variable(BASIS), zeta)
     return pm.Deterministic("item_shape", C_MAX * pt.tanh(raw / C_MAX))
 
 

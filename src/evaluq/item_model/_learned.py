@@ -1,7 +1,7 @@
 """The family entry of the binomial 1PL with a learned item distribution (issue 36;
 ``_item_density`` holds the density): the PyMC model compiled once per shape and sampled by
-nutpie, the posterior group (both scopes under g, the shape's draws ``tau_shape`` and
-``item_shape`` (knot)), the pointwise log-likelihood (trapezoid over g's support), and the
+nutpie, the posterior group (both scopes under g, the shape's draws ``item_shape``
+(knot)), the pointwise log-likelihood (trapezoid over g's support), and the
 ``_families.Family`` that ``ItemFit`` uses when ``config["item_distribution"] ==
 "learned"``. Nothing but ``_fit`` imports it (so the density module stays import-free).
 """
@@ -44,24 +44,20 @@ from evaluq.item_model._posterior import (
 )
 from evaluq.item_model._quadrature import log_integrand
 
-SHAPE_SAMPLED: Final = ("tau_shape", "item_shape")
+SHAPE_SAMPLED: Final = ("item_shape",)
 ADAPTATION: Final = "low_rank"
 """nutpie's mass-matrix adaptation for the learned distribution: a low-rank modified
-diagonal. The shape's coefficients are correlated in the posterior (c = tau_shape A zeta,
-squashed by tanh and coupled through the standardisation m, v, C), which a diagonal mass
-matrix cannot rescale: on 10 models x 1,000 bimodal items x 3 epochs the leapfrog steps per
-draw were 48.5 (diag) against 17.5 (low rank; the normal fit 14.6), on a normal population
-23.7 against 15.5 (normal fit 13.8); ``benchmarks/bench_item_density.py``. Its warm-up
-is what remains costly on bimodal items: the first 100 draws take 80-180 steps each while
-the matrix is learned (neither an unjittered start nor a centred shape changed that)."""
+diagonal. The shape's coefficients are correlated in the posterior (squashed by tanh and
+coupled through the standardisation m, v, C), which a diagonal mass matrix cannot rescale:
+with the shape's former learned scale, on 10 models x 1,000 bimodal items x 3 epochs the
+leapfrog steps per draw were 48.5 (diag) against 17.5 (low rank; the normal fit 14.6), on a
+normal population 23.7 against 15.5 (normal fit 13.8); ``benchmarks/bench_item_density.py``."""
 TARGET_ACCEPT_LEARNED: Final = 0.95
 """nutpie's target acceptance for the learned distribution (the other binomial fits take
-``_marginal.TARGET_ACCEPT``, 0.9). The shape's scale times its coefficients forms a curved
-ridge where the items pin the shape down; at 0.9 its default fits diverged 31 times over 6
-fits on 10 models x 1,000 bimodal items x 3 epochs (19 over 6 on normal items), at the
-ridge's ends (tau_shape in its 1% tails), and more tuning did not help (25 over 4 with
-``tune=2000``), nor a wider shape prior (272 over 4 with ``shape_sigma=3``); at 0.95, 5
-and 2 over 6 fits, for 1.2-1.5x the leapfrog steps (``benchmarks/bench_item_density.py``)."""
+``_marginal.TARGET_ACCEPT``, 0.9). Over 6 default fits on 10 models x 1,000 items x 3
+epochs, bimodal / normal items: 15 / 4 divergences at 0.9, 1 / 2 at 0.95. (With the
+shape's former learned scale, whose ridge this fixed scale removed: 31 / 19 at 0.9, 5 / 2 at
+0.95; more tuning did not help, 25 over 4 with ``tune=2000``.)"""
 LOGLIK_CHUNK: Final = 16
 """Draws per block of the pointwise log-likelihood."""
 _COMPILED: dict[tuple[Any, ...], Any] = {}
@@ -99,8 +95,8 @@ def sample_learned(data: Any, priors: dict[str, float], draws: int, tune: int, c
 
 
 def learned_posterior(data: Any, raw: Any, post_seed: int) -> tuple[Any, Any]:
-    """The posterior group (as ``_marginal.marginal_posterior``'s, with ``tau_shape`` and
-    ``item_shape`` (knot)) and the item effects' summary, every draw under g."""
+    """The posterior group (as ``_marginal.marginal_posterior``'s, with ``item_shape``
+    (knot)) and the item effects' summary, every draw under g."""
 
 
     post = raw["posterior"].to_dataset()

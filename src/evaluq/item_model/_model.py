@@ -437,8 +437,8 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None,
     :func:`grid_terms`) or by the adaptive Gauss-Hermite rule of each term
     (``"gauss-hermite"``, :func:`term_loglik`; the reference). Every array is a ``pm.Data``
     so a compiled model is refitted on new data of the same shape. ``item_distribution``
-    ``"learned"``: b ~ g, the learned distribution of ``_item_density`` (free variables
-    ``tau_shape`` and ``item_shape_z``, deterministic ``item_shape``; prior key
+    ``"learned"``: b ~ g, the learned distribution of ``_item_density`` (free variable
+    ``item_shape_z``, deterministic ``item_shape``; prior key
     ``shape_sigma``), on the shared grid only.
     """
     import pymc as pm
