@@ -30,7 +30,20 @@ gradient is the exact derivative of the rule's value, nodes moving, which is wha
 Hamiltonian consistent. :class:`GridLoglik` returns sum_t w_t L_t together with its
 gradient in ``table`` (sum_t w_t c_e softmax_t(g) scattered onto the rows) and in ``base``
 (sum_t w_t softmax_t(g)); PyTensor's own autodiff then carries them to eta, s and the
-family's parameters through the small graphs that build ``table`` and ``base``. It runs in
+family's parameters through the small graphs that build ``table`` and ``base``.
+
+Each term sums only its window of nodes. An integrand with many responses is narrow (at 100
+responses per item its nodes within 36 nats of its largest are about 37 of 119), and the
+beta-binomial integrand is not log-concave in b, so the window is not grown from a peak
+until the edges fall: it comes from bounds. Per block of ``BLOCK`` nodes, bound_k = max base
++ sum_e c_e max(row r_e) (min where c_e < 0) over the block is at least the term's
+log-integrand at every node of the block; with top the largest value on the block of the
+largest bound, every block with bound_k >= top - ``WINDOW`` lies in the window (from the
+first such block to the last), and each node left out holds less than e^-36 = 2e-16 of
+the largest (at most 5e-13 relative over 2,049 nodes). The value returned is the windowed
+sum and the gradient is exactly its own (the windows are piecewise constant in the
+parameters). On the beta-binomial's 9,663 terms at 20 models x 10^4 items x 5 epochs one
+log-density and gradient went from 18.0 to 10.1 ms. It runs in
 PyTensor's numba backend (nutpie; the numba cache key carries a hash of this file) and in
 Python mode through the same compiled kernel. ``tests/test_item_model_gridquad.py`` checks
 it against a numpy logsumexp, PyTensor's gradient of the same sum and a high-node reference.
@@ -64,6 +77,11 @@ HALF_WIDTH: Final = 7.0
 """The grid spans +-HALF_WIDTH prior SDs."""
 MAX_NODES: Final = 2049
 """At most this many nodes (h is widened beyond: only at implausibly large s)."""
+BLOCK: Final = 8
+"""Nodes per block of a term's window (:func:`_term_window`)."""
+WINDOW: Final = 36.0
+"""A block whose bound lies more than this below a term's largest node is left out (each
+of its nodes holds less than e^-36 = 2e-16 of the largest; as ``_ordinal_grid.WINDOW``)."""
 
 
 def data_spacing(information: float) -> float:
@@ -127,14 +145,84 @@ def prior_base(lib: Any, b: Any, sigma: Any, h: Any) -> Any:
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _block_bounds(table: np.ndarray, base: np.ndarray
+                  ) -> Any:  # pragma: no cover - compiled
+    """The largest and smallest value of every row of ``table`` on each block of ``BLOCK``
+    nodes (R, B), and the largest of ``base`` on each (B,)."""
+    n_rows, n_nodes = table.shape
+    n_blocks = (n_nodes + BLOCK - 1) // BLOCK
+    hi = np.empty((n_rows, n_blocks))
+    lo = np.empty((n_rows, n_blocks))
+    top = np.empty(n_blocks)
+    for k in range(n_blocks):
+        g0, g1 = k * BLOCK, min((k + 1) * BLOCK, n_nodes)
+        m = base[g0]
+        for g in range(g0 + 1, g1):
+            m = max(m, base[g])
+        top[k] = m
+        for r in range(n_rows):
+            a = b = table[r, g0]
+            for g in range(g0 + 1, g1):
+                v = table[r, g]
+                a, b = max(a, v), min(b, v)
+            hi[r, k], lo[r, k] = a, b
+    return hi, lo, top
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy", inline="always")
+def _term_window(t: int, table: np.ndarray, base: np.ndarray, rows: np.ndarray,
+                 counts: np.ndarray, hi: np.ndarray, lo: np.ndarray, base_top: np.ndarray,
+                 bound: np.ndarray) -> tuple[int, int]:  # pragma: no cover - compiled
+    """The nodes [g0, g1) of term t that can lie within ``WINDOW`` of its largest.
+    ``bound`` [k] = max base + sum_e c_e (max, or min when c_e < 0, of row r_e) over block
+    k is at least f_t at every node of the block; f_t's largest value on the block of the
+    largest bound is top, and the window runs from the first to the last block with
+    bound >= top - ``WINDOW`` (a block outside has every node below top - ``WINDOW``). A NaN
+    bound is inside (the NaN reaches the value)."""
+    n_nodes, n_blocks = base.shape[0], bound.shape[0]
+    for k in range(n_blocks):
+        bound[k] = base_top[k]
+    for e in range(rows.shape[1]):
+        c = counts[t, e]
+        if c > 0.0:
+            row = hi[rows[t, e]]
+            for k in range(n_blocks):
+                bound[k] += c * row[k]
+        elif c < 0.0:
+            row = lo[rows[t, e]]
+            for k in range(n_blocks):
+                bound[k] += c * row[k]
+    best = 0
+    for k in range(1, n_blocks):
+        if bound[k] > bound[best]:
+            best = k
+    top = -np.inf
+    for g in range(best * BLOCK, min((best + 1) * BLOCK, n_nodes)):
+        v = base[g]
+        for e in range(rows.shape[1]):
+            v += counts[t, e] * table[rows[t, e], g]
+        top = max(top, v)
+    first, last = best, best
+    for k in range(n_blocks):
+        if not bound[k] < top - WINDOW:
+            first, last = min(first, k), max(last, k)
+    return first * BLOCK, min((last + 1) * BLOCK, n_nodes)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def grid_loglik_and_grad(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
                          counts: np.ndarray, weight: np.ndarray
                          ) -> Any:  # pragma: no cover - compiled
     """sum_t w_t log sum_g exp(base_g + sum_e c_te table[r_te, g]) and its gradient in
     ``table`` (R, G) and ``base`` (G,); ``rows`` (T, E) int, ``counts`` (T, E) (0: padding),
-    ``weight`` (T,) (0: a padded term)."""
+    ``weight`` (T,) (0: a padded term). Each term sums its window only
+    (:func:`_term_window`; the module docstring); the gradient is that sum's. The loops run
+    on views indexed from 0: a loop from a variable start does not vectorise (numba's
+    negative-index wraparound is in the way), which made it 2.5x slower."""
     n_nodes = base.shape[0]
     n_terms, n_entries = rows.shape
+    hi, lo, base_top = _block_bounds(table, base)
+    bound = np.empty(base_top.shape[0])
     f = np.empty(n_nodes)
     d_table = np.zeros(table.shape)
     d_base = np.zeros(n_nodes)
@@ -143,32 +231,34 @@ def grid_loglik_and_grad(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
         w = weight[t]
         if w == 0.0:
             continue
-        for g in range(n_nodes):
-            f[g] = base[g]
+        g0, g1 = _term_window(t, table, base, rows, counts, hi, lo, base_top, bound)
+        q, start, d_q, n = f[g0:g1], base[g0:g1], d_base[g0:g1], g1 - g0
+        for g in range(n):
+            q[g] = start[g]
         for e in range(n_entries):
             c = counts[t, e]
             if c != 0.0:
-                row = table[rows[t, e]]
-                for g in range(n_nodes):
-                    f[g] += c * row[g]
+                row = table[rows[t, e], g0:g1]
+                for g in range(n):
+                    q[g] += c * row[g]
         top = -np.inf
-        for g in range(n_nodes):
-            top = max(top, f[g])
+        for g in range(n):
+            top = max(top, q[g])
         s = 0.0
-        for g in range(n_nodes):
-            f[g] = math.exp(f[g] - top)
-            s += f[g]
+        for g in range(n):
+            q[g] = math.exp(q[g] - top)
+            s += q[g]
         total += w * (top + math.log(s))
         scale = w / s
-        for g in range(n_nodes):
-            f[g] *= scale
-            d_base[g] += f[g]
+        for g in range(n):
+            q[g] *= scale
+            d_q[g] += q[g]
         for e in range(n_entries):
             c = counts[t, e]
             if c != 0.0:
-                drow = d_table[rows[t, e]]
-                for g in range(n_nodes):
-                    drow[g] += c * f[g]
+                drow = d_table[rows[t, e], g0:g1]
+                for g in range(n):
+                    drow[g] += c * q[g]
     return total, d_table, d_base
 
 
