@@ -38,6 +38,7 @@ from evaluq.item_model._simulate import BIMODAL, simulate_items
 LEVEL = 0.9
 COLS = {"model": "model", "item": "item", "score": "score", "epoch": "epoch"}
 RUNS = ("bimodal:learned", "normal:learned", "bimodal:normal")
+CHOICES = (*RUNS, "normal:normal")
 
 
 def one(seed: int, population: str, dist: str, n_items: int) -> dict[str, np.ndarray]:
@@ -99,14 +100,14 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100, help="data sets per population")
     parser.add_argument("--items", type=int, default=5000)
     parser.add_argument("--runs", default=",".join(RUNS),
-                        help=f"comma-separated population:distribution, of {RUNS}")
+                        help=f"comma-separated population:distribution, of {CHOICES}")
     parser.add_argument("--progress", type=int, default=0,
                         help="print the running summary every this many data sets")
     args = parser.parse_args()
     gen = np.random.default_rng(0)
     for run in args.runs.split(","):
-        if run not in RUNS:
-            raise ValueError(f"`--runs`: {run!r} is not one of {RUNS}")
+        if run not in CHOICES:
+            raise ValueError(f"`--runs`: {run!r} is not one of {CHOICES}")
         population, dist = run.split(":")
         rows = []
         for i in range(args.n):
