@@ -144,7 +144,7 @@ def test_windows_leave_out_only_nodes_far_below_each_terms_largest():
     (the block bound is a bound), the windows do cut (most nodes are left out), and the
     windowed sum equals the full one to 1e-13 with a gradient equal to autodiff's of the full
     sum, on integrands that are peaked, two-peaked and not log-concave."""
-    from evaluq.item_model._gridquad import WINDOW, _block_bounds, _term_window
+    from evaluq.item_model._gridquad import BLOCK, WINDOW, _block_bounds, _term_window
 
     table, base, rows, counts, weight = _peaked_case()
     hi, lo, top = _block_bounds(table, base)
@@ -152,7 +152,8 @@ def test_windows_leave_out_only_nodes_far_below_each_terms_largest():
     f = base + np.einsum("te,teg->tg", counts, table[rows])
     kept = 0
     for t in range(len(weight)):
-        g0, g1 = _term_window(t, table, base, rows, counts, hi, lo, top, bound)
+        g0, g1 = _term_window(t, table, base, rows, counts, hi, lo, top, bound,
+                              np.empty(BLOCK))
         outside = np.r_[f[t, :g0], f[t, g1:]]
         assert np.all(outside < f[t].max() - WINDOW)
         assert f[t, g0:g1].max() == f[t].max()

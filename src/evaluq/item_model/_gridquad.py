@@ -172,7 +172,8 @@ def _block_bounds(table: np.ndarray, base: np.ndarray
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy", inline="always")
 def _term_window(t: int, table: np.ndarray, base: np.ndarray, rows: np.ndarray,
                  counts: np.ndarray, hi: np.ndarray, lo: np.ndarray, base_top: np.ndarray,
-                 bound: np.ndarray) -> tuple[int, int]:  # pragma: no cover - compiled
+                 bound: np.ndarray, scratch: np.ndarray
+                 ) -> tuple[int, int]:  # pragma: no cover - compiled
     """The nodes [g0, g1) of term t that can lie within ``WINDOW`` of its largest.
     ``bound`` [k] = max base + sum_e c_e (max, or min when c_e < 0, of row r_e) over block
     k is at least f_t at every node of the block; f_t's largest value on the block of the
@@ -196,12 +197,19 @@ def _term_window(t: int, table: np.ndarray, base: np.ndarray, rows: np.ndarray,
     for k in range(1, n_blocks):
         if bound[k] > bound[best]:
             best = k
-    top = -np.inf
-    for g in range(best * BLOCK, min((best + 1) * BLOCK, n_nodes)):
-        v = base[g]
-        for e in range(rows.shape[1]):
-            v += counts[t, e] * table[rows[t, e], g]
-        top = max(top, v)
+    b0, b1 = best * BLOCK, min((best + 1) * BLOCK, n_nodes)
+    v, start = scratch[:b1 - b0], base[b0:b1]
+    for g in range(b1 - b0):
+        v[g] = start[g]
+    for e in range(rows.shape[1]):
+        c = counts[t, e]
+        if c != 0.0:
+            row = table[rows[t, e], b0:b1]
+            for g in range(b1 - b0):
+                v[g] += c * row[g]
+    top = v[0]
+    for g in range(1, b1 - b0):
+        top = max(top, v[g])
     first, last = best, best
     for k in range(n_blocks):
         if not bound[k] < top - WINDOW:
@@ -222,7 +230,7 @@ def grid_loglik_and_grad(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
     n_nodes = base.shape[0]
     n_terms, n_entries = rows.shape
     hi, lo, base_top = _block_bounds(table, base)
-    bound = np.empty(base_top.shape[0])
+    bound, scratch = np.empty(base_top.shape[0]), np.empty(BLOCK)
     f = np.empty(n_nodes)
     d_table = np.zeros(table.shape)
     d_base = np.zeros(n_nodes)
@@ -231,7 +239,7 @@ def grid_loglik_and_grad(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
         w = weight[t]
         if w == 0.0:
             continue
-        g0, g1 = _term_window(t, table, base, rows, counts, hi, lo, base_top, bound)
+        g0, g1 = _term_window(t, table, base, rows, counts, hi, lo, base_top, bound, scratch)
         q, start, d_q, n = f[g0:g1], base[g0:g1], d_base[g0:g1], g1 - g0
         for g in range(n):
             q[g] = start[g]
