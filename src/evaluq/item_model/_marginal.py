@@ -64,7 +64,7 @@ def compiled_nutpie(data: ItemData) -> tuple[Any, float]:
     key = (n_m, n_k, padded_terms(len(data.term_total)) if data.has_items else 0,
            data.has_items, data.family == "beta-binomial",
            int(data.epochs.max()) if data.family == "beta-binomial" else 0,
-           data.family != "beta-binomial" and centred_effects(data))
+           centred_effects(data))
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()
