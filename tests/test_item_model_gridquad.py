@@ -189,3 +189,17 @@ def test_a_nan_reaches_the_value():
     table, base, rows, counts, weight = _peaked_case(seed=4)
     table[rows[0, 0], 0] = np.nan
     assert np.isnan(grid_loglik_and_grad(table, base, rows, counts, weight)[0])
+
+
+def test_term_probabilities_on_windows_equal_the_dense_softmax():
+    """On peaked integrands the posterior's conditional masses are the dense softmax to
+    1e-15, exactly 0 on the nodes the windows leave out (each below e^-36 of the largest)."""
+    table, base, rows, counts, _ = _peaked_case(seed=5)
+    prob = term_probabilities(np.stack([table, 1.5 * table]), np.stack([base, base]), rows,
+                              counts)
+    for d, scale in enumerate((1.0, 1.5)):
+        f = base + np.einsum("te,teg->tg", counts, scale * table[rows])
+        dense = np.exp(f - logsumexp(f, axis=1, keepdims=True))
+        np.testing.assert_allclose(prob[d], dense, rtol=1e-12, atol=1e-15)
+        assert (prob[d] == 0.0).mean() > 0.5
+        np.testing.assert_allclose(prob[d].sum(axis=1), 1.0, rtol=1e-13)

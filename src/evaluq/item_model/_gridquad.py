@@ -351,26 +351,30 @@ def _term_probabilities(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
                         counts: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     n_draws, _, n_nodes = table.shape
     n_terms, n_entries = rows.shape
-    out = np.empty((n_draws, n_terms, n_nodes))
+    out = np.zeros((n_draws, n_terms, n_nodes))
     for d in range(n_draws):
+        hi, lo, base_top = _block_bounds(table[d], base[d])
+        bound, scratch = np.empty(base_top.shape[0]), np.empty(BLOCK)
         for t in range(n_terms):
-            f = out[d, t]
-            for g in range(n_nodes):
-                f[g] = base[d, g]
+            g0, g1 = _term_window(t, table[d], base[d], rows, counts, hi, lo, base_top, bound,
+                                  scratch)
+            f, start, n = out[d, t, g0:g1], base[d, g0:g1], g1 - g0
+            for g in range(n):
+                f[g] = start[g]
             for e in range(n_entries):
                 c = counts[t, e]
                 if c != 0.0:
-                    row = table[d, rows[t, e]]
-                    for g in range(n_nodes):
+                    row = table[d, rows[t, e], g0:g1]
+                    for g in range(n):
                         f[g] += c * row[g]
             top = -np.inf
-            for g in range(n_nodes):
+            for g in range(n):
                 top = max(top, f[g])
             s = 0.0
-            for g in range(n_nodes):
+            for g in range(n):
                 f[g] = math.exp(f[g] - top)
                 s += f[g]
-            for g in range(n_nodes):
+            for g in range(n):
                 f[g] /= s
     return out
 
@@ -378,7 +382,8 @@ def _term_probabilities(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
 def term_probabilities(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
                        counts: np.ndarray) -> np.ndarray:
     """Each term's conditional mass on the nodes (draw, term, node): exp(base_g + sum_e c_e
-    table[r_e, g]) normalised; ``table`` (draw, R, G), ``base`` (draw, G)."""
+    table[r_e, g]) normalised over the term's window (0 outside it, where each node holds
+    less than e^-``WINDOW`` of the largest); ``table`` (draw, R, G), ``base`` (draw, G)."""
     kernel: Any = _term_probabilities
     return kernel(np.ascontiguousarray(table, dtype=np.float64),
                   np.ascontiguousarray(base, dtype=np.float64),
