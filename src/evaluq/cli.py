@@ -307,6 +307,11 @@ def _add_harness_arguments(p: argparse.ArgumentParser) -> None:
     logs.add_argument("--gold", default=None, metavar="SCORER",
                       help="the human (gold) score, present on the samples that were "
                            "labelled; with --judge")
+    logs.add_argument("--item-distribution", choices=("normal", "learned"), default=None,
+                      help="with --bayes: the item model's distribution of item difficulty, "
+                           "normal (default) or learned (a smooth density learned from the "
+                           "items, binomial family; use it when the predictive checks say the "
+                           "items' shape is off)")
 
 
 def _parse_formats(text: str) -> list[str]:
@@ -651,9 +656,15 @@ def _bayes_options(args: argparse.Namespace) -> dict[str, Any] | None:
                              f"{text!r}")
     if priors:
         options["priors"] = priors
+    if getattr(args, "item_distribution", None) is not None:
+        if args.source_format is None:
+            raise ValueError("--item-distribution sets the item model, which needs per-item "
+                             "scores: read harness logs with --from inspect|lm-eval (and add "
+                             "--bayes)")
+        options["item_distribution"] = args.item_distribution
     if options and not args.bayes:
-        raise ValueError("--draws, --tune, --prior and --error-correlation set the Bayesian "
-                         "fit: add --bayes")
+        raise ValueError("--draws, --tune, --prior, --error-correlation and "
+                         "--item-distribution set the Bayesian fit: add --bayes")
     return options or None
 
 

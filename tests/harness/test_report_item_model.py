@@ -178,3 +178,51 @@ def test_item_scores_argument_errors(table):
         eq.reporting.analyse(cube, n_resamples=100, item_scores="x")
     with pytest.raises(TypeError, match=r"dims model, seed, item"):
         _item_model.item_table(scores.rename(item="question"))
+
+
+def test_cli_learned_item_distribution(inspect_logs, tmp_path, capsys, monkeypatch):
+    """``--item-distribution learned``: the item model is the binomial 1PL with a learned
+    distribution of item difficulty, compared by LOO with the other fits (normal items)."""
+    monkeypatch.setattr(_item_model, "FIT_DEFAULTS", QUICK)
+    code = main(["report", str(inspect_logs["eval"]), "--from", "inspect", "--bayes",
+                 "--item-distribution", "learned", "--out", str(tmp_path), "--format",
+                 "html,csv", *FAST])
+    assert code == 0, capsys.readouterr().err
+    loo = pd.read_csv(tmp_path / "match_item_model_loo.csv")
+    assert "binomial, item effects, learned item distribution" in set(loo["fit"])
+    assert len(loo) == 3
+    page = (tmp_path / "report.html").read_text()
+    assert "integrated out over a learned distribution" in page
+
+
+def test_cli_item_distribution_needs_logs_and_bayes(inspect_logs, tmp_path, capsys):
+    code = main(["report", str(inspect_logs["eval"]), "--from", "inspect",
+                 "--item-distribution", "learned", "--out", str(tmp_path), *FAST])
+    assert code == 2
+    assert "--item-distribution set the Bayesian fit: add --bayes" in capsys.readouterr().err
+    csv = tmp_path / "runs.csv"
+    pd.DataFrame({"model": ["a", "b"], "language": ["x", "x"], "score": [0.1, 0.2]}).to_csv(
+        csv, index=False)
+    code = main(["report", str(csv), "--score", "score", "--bayes", "--item-distribution",
+                 "learned", "--out", str(tmp_path), *FAST])
+    assert code == 2
+    assert "read harness logs with --from inspect|lm-eval" in capsys.readouterr().err
+
+
+def test_the_checks_advice_reaches_the_page(table, monkeypatch):
+    """When the predictive checks flag the items' shape, their advice is a note of the
+    section, with the command line's flag (the check itself: tests/test_item_density.py)."""
+    from evaluq.item_model._fit import ItemFit
+
+    real = ItemFit.predictive_checks
+
+    def flagged(self, *args, **kwargs):
+        out = real(self, *args, **kwargs)
+        out.attrs["advice"] = "refit with fit_items(..., item_distribution='learned')"
+        return out
+
+    monkeypatch.setattr(ItemFit, "predictive_checks", flagged)
+    scores = eq.item_scores(table, score="match", **COLS)
+    res = _item_model.fit_item_model(scores, QUICK, 0)
+    assert any(n.startswith("predictive checks: refit with") and
+               n.endswith("(evaluq report: --item-distribution learned)") for n in res.notes)

@@ -147,21 +147,30 @@ def fit_item_model(scores: xr.DataArray, options: Mapping[str, Any] | None,
     table = item_table(scores)
     base = {"model": "model", "item": "item", "score": "score", "task": "task",
             "epoch": "epoch", "rng": rng, **FIT_DEFAULTS, **dict(options or {})}
+    learned = base.get("item_distribution") == "learned"
+    if learned:                      # the learned distribution is the binomial family's
+        base.setdefault("family", "binomial")
     try:
         fit, said = _fit(table, base)
     except (ValueError, CubeError) as err:
         return ItemModelResults(reason=str(err))
     res = ItemModelResults(fit=fit, notes=[f"item model: {t}" for t in said])
-    fits: dict[str, Any] = {f"{fit.data.family}, {MAIN}": fit}
+    main = f"{fit.data.family}, {MAIN}" + (", learned item distribution" if learned else "")
+    fits: dict[str, Any] = {main: fit}
     for label, overrides in COMPARED:
         try:
-            fits[label], said = _fit(table, {**base, **overrides})
+            fits[label], said = _fit(table, {**base, "item_distribution": "normal",
+                                             **({"family": "auto"} if learned else {}),
+                                             **overrides})
             res.notes += [f"{label}: {t}" for t in said]
         except (ValueError, CubeError) as err:
             res.notes.append(f"{label}: not fitted ({err})")
     if len(fits) >= 2:
         res.comparison = compare_fits(fits)
     res.checks = fit.predictive_checks(rng=rng)
+    if "advice" in res.checks.attrs:
+        res.notes.append(f"predictive checks: {res.checks.attrs['advice']} (evaluq report: "
+                         "--item-distribution learned)")
     return res
 
 
@@ -262,10 +271,12 @@ def item_model_section(res: ItemModelResults) -> Section:
             f"The item model was not fitted: {res.reason} The cube model is shown instead."))
     tables = item_model_tables(res)
     fit = res.fit
+    shape = ("a learned distribution" if fit.config.get("item_distribution") == "learned"
+             else "a normal distribution")
     body = [_p(f"Bayesian item model fitted to the per-item scores (evaluq.fit_items: "
                f"{fit.data.family} family, 1PL, item effects crossed with models and "
-               f"integrated out; form {fit.form!r}). It replaces the cube model here: the "
-               "data are items, not cell means."),
+               f"integrated out over {shape}; form {fit.form!r}). It replaces the cube model "
+               "here: the data are items, not cell means."),
             _table_html(tables["item_model_scores"])]
     pairs = fit.pairwise_differences("benchmark")
     several = pairs.sizes.get("model", 0) > 1                 # one model: nothing to compare
