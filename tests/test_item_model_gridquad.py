@@ -203,3 +203,26 @@ def test_term_probabilities_on_windows_equal_the_dense_softmax():
         np.testing.assert_allclose(prob[d], dense, rtol=1e-12, atol=1e-15)
         assert (prob[d] == 0.0).mean() > 0.5
         np.testing.assert_allclose(prob[d].sum(axis=1), 1.0, rtol=1e-13)
+
+
+def test_draw_cells_is_the_inverse_cdf_of_each_items_term():
+    """The binary search gives the count of nodes with cumulative mass below the uniform
+    (the former comparison with every node), ties and the last node included, and the
+    cells' frequencies follow the terms' masses."""
+    from evaluq.item_model._gridquad import draw_cells
+
+    gen = np.random.default_rng(0)
+    prob = gen.random((3, 4, 7))
+    prob[:, :, 2] = 0.0                                   # a zero-mass node (a tie in the CDF)
+    prob /= prob.sum(axis=-1, keepdims=True)
+    item_term = gen.integers(0, 4, 50)
+    cell = draw_cells(prob, item_term, np.random.default_rng(1))
+    u = np.random.default_rng(1).random((3, 50))
+    cdf = np.cumsum(prob, axis=-1)
+    brute = np.minimum((cdf[:, item_term, :] < u[..., None]).sum(axis=-1), 6)
+    np.testing.assert_array_equal(cell, brute)
+    assert not np.any(cell == 2)
+    many = draw_cells(prob[:1, :1], np.zeros(200_000, dtype=np.int64),
+                      np.random.default_rng(2))
+    freq = np.bincount(many[0], minlength=7) / 200_000
+    np.testing.assert_allclose(freq, prob[0, 0], atol=4e-3)

@@ -402,11 +402,27 @@ def posterior_grid(sigma: np.ndarray, h_data: float,
     return lo + h * np.arange(np.ceil((hi - lo) / h) + 1.0), h
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _inverse_cdf(cdf: np.ndarray, item_term: np.ndarray, u: np.ndarray
+                 ) -> np.ndarray:  # pragma: no cover - compiled
+    """The number of nodes whose cumulative mass is below u, per (draw, item): a binary
+    search in the item's term's (nondecreasing) row of ``cdf``, at most the last node."""
+    n_draws, n_items = u.shape
+    last = cdf.shape[2] - 1
+    out = np.empty((n_draws, n_items), dtype=np.int64)
+    for d in range(n_draws):
+        for i in range(n_items):
+            out[d, i] = min(np.searchsorted(cdf[d, item_term[i]], u[d, i]), last)
+    return out
+
+
 def draw_cells(prob: np.ndarray, item_term: np.ndarray, gen: np.random.Generator
                ) -> np.ndarray:
     """One node per (draw, item) from its term's conditional mass ``prob`` (draw, term,
-    node), by inverse CDF (items of a term are independent given the draw)."""
+    node), by inverse CDF (items of a term are independent given the draw): the count of
+    nodes with cumulative mass below a uniform, by binary search (a comparison with every
+    node was 2.4 million per draw at 10^4 items)."""
     cdf = np.cumsum(prob, axis=-1)
     u = gen.random((prob.shape[0], len(item_term)))
-    cell = (cdf[:, item_term, :] < u[..., None]).sum(axis=-1)
-    return np.minimum(cell, prob.shape[-1] - 1)
+    kernel: Any = _inverse_cdf
+    return kernel(cdf, np.ascontiguousarray(item_term, dtype=np.int64), u)
