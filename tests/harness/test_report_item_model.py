@@ -226,3 +226,9 @@ def test_the_checks_advice_reaches_the_page(table, monkeypatch):
     res = _item_model.fit_item_model(scores, QUICK, 0)
     assert any(n.startswith("predictive checks: refit with") and
                n.endswith("(evaluq report: --item-distribution learned)") for n in res.notes)
+
+
+def test_loo_caption_says_once_what_one_observation_is(report):
+    caption = report.analyses["match"].tables()["item_model_loo"].attrs["caption"]
+    assert caption.count("is one observation") == 1
+    assert "one observation is one item" not in caption

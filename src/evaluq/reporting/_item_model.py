@@ -234,9 +234,9 @@ def item_model_tables(res: ItemModelResults) -> dict[str, pd.DataFrame]:
         loo.index.name = "fit"
         loo.attrs = {**res.comparison.attrs, "caption": (
             "PSIS-LOO comparison (arviz-stats): expected log predictive density elpd, its "
-            "difference to the best fit and the SE of that difference (dse); one observation "
-            f"is {res.comparison.attrs.get('unit', '')}; items whose Pareto k exceeds 0.7 "
-            "(an unreliable estimate) are counted.")}
+            "difference to the best fit and the SE of that difference (dse); "
+            f"{res.comparison.attrs.get('unit', 'one item is one observation')}; items whose "
+            "Pareto k exceeds 0.7 (an unreliable estimate) are counted.")}
         out["item_model_loo"] = loo
     if res.checks is not None:
         checks = res.checks.copy()
