@@ -96,13 +96,13 @@ def _sampler_loglik(d, eta, sigma, rho):
     from evaluq.item_model._betabinomial import (
         grid_spacing,
         max_epochs,
+        pair_rows,
         sampler_loglik,
-        term_rows,
     )
 
     e, s, r = pt.dmatrix("eta"), pt.dscalar("sigma"), pt.dscalar("rho")
-    rows = term_rows(d)
-    out = sampler_loglik(e, d.epochs, r, s, grid_spacing(d), rows, np.ones(rows.shape),
+    pairs, rows = pair_rows(d)
+    out = sampler_loglik(e, d.epochs, r, s, grid_spacing(d), pairs, rows, np.ones(rows.shape),
                          d.term_weight, max_epochs(d))
     fn = pytensor.function([e, s, r], [out, *pt.grad(out, [e, s, r])], mode="FAST_COMPILE")
     value, *grads = fn(eta, sigma, rho)
@@ -532,3 +532,41 @@ def test_effects_centred_when_the_data_pin_them_down():
     data = item_statistics(small, **COLS, family="beta-binomial")
     assert not centred_effects(data)
     assert {"task_z", "model_x_task_z"} <= free(data)
+
+
+@pytest.mark.parametrize("n_models", [3, 4])
+def test_pair_rows_give_the_terms_sums_of_single_rows(n_models):
+    """The sampler's terms read rows of model pairs (an odd model paired with a zero row):
+    value and gradient equal the same kernel on one row per model."""
+    import pytensor
+    import pytensor.tensor as pt
+    from pytensor.gradient import disconnected_grad
+
+    from evaluq.item_model._betabinomial import (
+        bb_table,
+        centre,
+        extreme_terms,
+        grid_spacing,
+        max_epochs,
+        term_rows,
+    )
+    from evaluq.item_model._gridquad import extreme_span, grid_loglik, grid_nodes, prior_base
+
+    t = simulate_items(n_models=n_models, n_items=40, n_epochs=3, n_tasks=2,
+                       overdispersion=0.3, rng=4)
+    d = item_statistics(t, **COLS, family=BB)
+    eta = np.random.default_rng(2).normal(0.2, 0.7, d.shape)
+    e, s, r = pt.dmatrix("eta"), pt.dscalar("sigma"), pt.dscalar("rho")
+    span = extreme_span(pt, s, *centre(*extreme_terms(pt, e, d.epochs), r, s))
+    b, h = (disconnected_grad(v) for v in grid_nodes(s, grid_spacing(d), span))  # as there
+    table = bb_table(pt, e, d.epochs, 1.0 / r - 1.0, b, max_epochs(d)).reshape((-1, b.shape[0]))
+    rows = term_rows(d)
+    single = grid_loglik(table, prior_base(pt, b, s, h), rows, np.ones(rows.shape),
+                         d.term_weight)
+    fn = pytensor.function([e, s, r], [single, *pt.grad(single, [e, s, r])],
+                           mode="FAST_COMPILE")
+    want = fn(eta, 1.2, 0.3)
+    value, grads = _sampler_loglik(d, eta, 1.2, 0.3)
+    assert value == pytest.approx(float(want[0]), rel=1e-13)
+    for got, ref in zip(grads, want[1:], strict=True):
+        np.testing.assert_allclose(got, ref, rtol=1e-11, atol=1e-12)

@@ -178,15 +178,40 @@ def bb_table(lib: Any, eta: Any, epochs: Any, phi: Any, b: Any, n_max: int) -> A
     return log_bb_kernel(lib, x, epochs[..., None, None], y, phi, n_max)
 
 
+def pair_rows(data: ItemData) -> tuple[np.ndarray, np.ndarray]:
+    """The terms' rows of model pairs: ``pairs`` (P, 2), each a pair of rows of the table
+    (model, task, count) of two neighbouring models (models 2j and 2j + 1; with an odd
+    number of models the last one is paired with the table's extra row of zeros, index
+    rows of the table), and ``term_pairs`` (term, ceil(M / 2)), each term's pairs. A pair
+    row is summed once per log-density and a term adds half as many rows (the kernel's cost
+    per term is its rows' loads and additions)."""
+    rows = term_rows(data)
+    n_rows = data.shape[0] * data.shape[1] * (max_epochs(data) + 1)
+    if rows.shape[1] % 2:
+        rows = np.c_[rows, np.full(len(rows), n_rows)]
+    both = np.stack([rows[:, 0::2], rows[:, 1::2]], axis=-1).reshape(-1, 2)
+    pairs, index = np.unique(both, axis=0, return_inverse=True)
+    return pairs, index.reshape(len(rows), -1)
+
+
+def padded_pairs(data: ItemData) -> int:
+    """The pairs' count padded to a power of two (part of the compiled model's key)."""
+    return padded_terms(len(pair_rows(data)[0]))
+
+
 def model_inputs(data: ItemData, priors: dict[str, float]) -> dict[str, np.ndarray]:
     """Every ``pm.Data`` array of the marginal beta-binomial model, by name (terms padded
-    with weight 0 to a power of two)."""
-    rows = term_rows(data)
-    size = padded_terms(len(rows))
-    pad = size - len(rows)
+    with weight 0 and pairs with pairs of the zero row to a power of two)."""
+    pairs, term_pairs = pair_rows(data)
+    zero_row = data.shape[0] * data.shape[1] * (max_epochs(data) + 1)
+    size = padded_terms(len(term_pairs))
+    pad = size - len(term_pairs)
+    extra = padded_terms(len(pairs)) - len(pairs)
     return {"epochs": np.asarray(data.epochs, dtype=np.float64),
-            "term_rows": np.r_[rows, np.zeros((pad, rows.shape[1]), dtype=np.int64)],
-            "term_ones": np.r_[np.ones(rows.shape), np.zeros((pad, rows.shape[1]))],
+            "pairs": np.r_[pairs, np.full((extra, 2), zero_row)],
+            "term_pairs": np.r_[term_pairs, np.zeros((pad, term_pairs.shape[1]), np.int64)],
+            "term_ones": np.r_[np.ones(term_pairs.shape),
+                               np.zeros((pad, term_pairs.shape[1]))],
             "term_weight": np.r_[data.term_weight, np.zeros(pad)],
             "grid_spacing": np.asarray(grid_spacing(data))} | {
         f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in priors.items()}
@@ -217,16 +242,17 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None) -> pm.Mo
         sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
         rho = pm.Beta("run_drift", 1.0, x["prior_run_drift_beta"])
         pm.Potential("item_loglik", sampler_loglik(
-            eta, x["epochs"], rho, sigma_item, x["grid_spacing"], x["term_rows"],
-            x["term_ones"], x["term_weight"], n_max))
+            eta, x["epochs"], rho, sigma_item, x["grid_spacing"], x["pairs"],
+            x["term_pairs"], x["term_ones"], x["term_weight"], n_max))
     return pm_model
 
 
-def sampler_loglik(eta: Any, epochs: Any, rho: Any, sigma: Any, h_data: Any, rows: Any,
-                   ones: Any, weight: Any, n_max: int) -> Any:
+def sampler_loglik(eta: Any, epochs: Any, rho: Any, sigma: Any, h_data: Any, pairs: Any,
+                   rows: Any, ones: Any, weight: Any, n_max: int) -> Any:
     """The sampler's log-likelihood of the items (PyTensor): sum_t w_t log of each term's
     integral on the shared grid (``_gridquad``), the grid spanning the extreme patterns'
-    mass (:func:`extreme_terms`); no gradient through the nodes."""
+    mass (:func:`extreme_terms`); the terms read rows of model pairs (:func:`pair_rows`:
+    ``pairs`` (P, 2) rows of the table, ``rows`` (term, pair) their indices)."""
     import pytensor.tensor as pt
     from pytensor.gradient import disconnected_grad
 
@@ -236,7 +262,9 @@ def sampler_loglik(eta: Any, epochs: Any, rho: Any, sigma: Any, h_data: Any, row
     b, h = grid_nodes(sigma, h_data, span)
     b, h = disconnected_grad(b), disconnected_grad(h)       # the rule's value is its own
     table = bb_table(pt, eta, epochs, 1.0 / rho - 1.0, b, n_max).reshape((-1, b.shape[0]))
-    return grid_loglik(table, prior_base(pt, b, sigma, h), rows, ones, weight)
+    table = pt.concatenate([table, pt.zeros((1, b.shape[0]))], axis=0)   # the zero row
+    paired = table[pairs[:, 0]] + table[pairs[:, 1]]
+    return grid_loglik(paired, prior_base(pt, b, sigma, h), rows, ones, weight)
 
 
 def extreme_terms(lib: Any, eta: Any, epochs: Any) -> tuple[Any, Any, Any]:

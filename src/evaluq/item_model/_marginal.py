@@ -58,12 +58,22 @@ def model_parts(data: ItemData) -> tuple[Any, Any, Any]:
     return build_model, model_inputs, resolve_priors
 
 
+def _padded_pairs(data: ItemData) -> int:
+    """The beta-binomial's padded count of model-pair rows (0 for the other families)."""
+    if data.family != "beta-binomial":
+        return 0
+    from evaluq.item_model._betabinomial import padded_pairs
+
+    return padded_pairs(data)
+
+
 def compiled_nutpie(data: ItemData) -> tuple[Any, float]:
     """The nutpie model for the data's shape, compiled on first use; compile seconds."""
     n_m, n_k = data.shape
     key = (n_m, n_k, padded_terms(len(data.term_total)) if data.has_items else 0,
            data.has_items, data.family == "beta-binomial",
            int(data.epochs.max()) if data.family == "beta-binomial" else 0,
+           _padded_pairs(data),
            centred_effects(data))
     if key in _COMPILED:
         return _COMPILED[key], 0.0
