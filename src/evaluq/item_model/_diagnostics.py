@@ -29,7 +29,7 @@ REPORTED: Final = ("alpha", "dev", "sigma_item", "sigma_task", "sigma_model_x_ta
                    "run_drift",
                    BENCHMARK_SCORE, NEW_ITEMS_SCORE,
                    "cutpoints", "grader_effect", "grader_x_model", "sigma_grader",
-                   "sigma_grader_x_model", "sigma_logdisc")
+                   "sigma_grader_x_model", "sigma_logdisc", "item_shape")
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 RHAT_MAX: Final = 1.01
 ESS_MIN: Final = 400
