@@ -534,27 +534,37 @@ def test_effects_centred_when_the_data_pin_them_down():
     assert {"task_z", "model_x_task_z"} <= free(data)
 
 
-@pytest.mark.parametrize("n_models", [3, 4])
-def test_pair_rows_give_the_terms_sums_of_single_rows(n_models):
-    """The sampler's terms read rows of model pairs (an odd model paired with a zero row):
-    value and gradient equal the same kernel on one row per model."""
+@pytest.mark.parametrize(("n_models", "n_epochs", "paired"),
+                         [(3, 3, True), (4, 3, True), (3, 12, False)])
+def test_pair_rows_give_the_terms_sums_of_single_rows(n_models, n_epochs, paired):
+    """The sampler's terms read rows of model pairs (an odd model paired with a zero row),
+    or with many epochs (more possible pairs than terms) each model's row alone: value and
+    gradient equal the same kernel on one row per model."""
     import pytensor
     import pytensor.tensor as pt
     from pytensor.gradient import disconnected_grad
 
     from evaluq.item_model._betabinomial import (
+        _paired,
         bb_table,
         centre,
         extreme_terms,
         grid_spacing,
         max_epochs,
+        model_inputs,
+        padded_pairs,
+        pair_rows,
         term_rows,
     )
     from evaluq.item_model._gridquad import extreme_span, grid_loglik, grid_nodes, prior_base
 
-    t = simulate_items(n_models=n_models, n_items=40, n_epochs=3, n_tasks=2,
+    t = simulate_items(n_models=n_models, n_items=120, n_epochs=n_epochs, n_tasks=2,
                        overdispersion=0.3, rng=4)
     d = item_statistics(t, **COLS, family=BB)
+    assert _paired(d) is paired
+    pairs, term_pairs = pair_rows(d)
+    assert term_pairs.shape[1] == (-(-n_models // 2) if paired else n_models)
+    assert len(model_inputs(d, {})["pairs"]) == padded_pairs(d) >= len(pairs)
     eta = np.random.default_rng(2).normal(0.2, 0.7, d.shape)
     e, s, r = pt.dmatrix("eta"), pt.dscalar("sigma"), pt.dscalar("rho")
     span = extreme_span(pt, s, *centre(*extreme_terms(pt, e, d.epochs), r, s))

@@ -184,9 +184,14 @@ def pair_rows(data: ItemData) -> tuple[np.ndarray, np.ndarray]:
     number of models the last one is paired with the table's extra row of zeros, index
     rows of the table), and ``term_pairs`` (term, ceil(M / 2)), each term's pairs. A pair
     row is summed once per log-density and a term adds half as many rows (the kernel's cost
-    per term is its rows' loads and additions)."""
+    per term is its rows' loads and additions). Pairs only when every possible pair row
+    (ceil(M / 2) K Y^2, Y counts) fits in the padded terms (:func:`padded_pairs`); else each
+    model's row is its own "pair" with the zero row (many epochs: the pair table would cost
+    more than it saves)."""
     rows = term_rows(data)
     n_rows = data.shape[0] * data.shape[1] * (max_epochs(data) + 1)
+    if not _paired(data):
+        return np.c_[np.arange(n_rows), np.full(n_rows, n_rows)], rows
     if rows.shape[1] % 2:
         rows = np.c_[rows, np.full(len(rows), n_rows)]
     both = np.stack([rows[:, 0::2], rows[:, 1::2]], axis=-1).reshape(-1, 2)
@@ -194,9 +199,24 @@ def pair_rows(data: ItemData) -> tuple[np.ndarray, np.ndarray]:
     return pairs, index.reshape(len(rows), -1)
 
 
+def _possible_pairs(data: ItemData) -> int:
+    """ceil(M / 2) K Y^2: every pair row the data's shape allows."""
+    n_m, n_k = data.shape
+    return -(-n_m // 2) * n_k * (max_epochs(data) + 1) ** 2
+
+
+def _paired(data: ItemData) -> bool:
+    return _possible_pairs(data) <= padded_terms(len(data.term_weight))
+
+
 def padded_pairs(data: ItemData) -> int:
-    """The pairs' count padded to a power of two (part of the compiled model's key)."""
-    return padded_terms(len(pair_rows(data)[0]))
+    """The pair rows' padded count, from the data's shape and padded terms only (part of
+    the compiled model's key: data of the same shape reuse it): every possible pair row, or
+    with single rows the table's rows."""
+    n_m, n_k = data.shape
+    if _paired(data):
+        return _possible_pairs(data)
+    return n_m * n_k * (max_epochs(data) + 1)
 
 
 def model_inputs(data: ItemData, priors: dict[str, float]) -> dict[str, np.ndarray]:
@@ -206,7 +226,7 @@ def model_inputs(data: ItemData, priors: dict[str, float]) -> dict[str, np.ndarr
     zero_row = data.shape[0] * data.shape[1] * (max_epochs(data) + 1)
     size = padded_terms(len(term_pairs))
     pad = size - len(term_pairs)
-    extra = padded_terms(len(pairs)) - len(pairs)
+    extra = padded_pairs(data) - len(pairs)
     return {"epochs": np.asarray(data.epochs, dtype=np.float64),
             "pairs": np.r_[pairs, np.full((extra, 2), zero_row)],
             "term_pairs": np.r_[term_pairs, np.zeros((pad, term_pairs.shape[1]), np.int64)],
