@@ -3,9 +3,10 @@
 At 10 models x 1,000 items x 3 epochs with 4 tasks (a 2PL simulation with run drift rho 0.2,
 as in the issue), each family is fitted twice on data of the same shape: cold (the first fit,
 compiling or loading the compiled model) and warm (the second fit, on new data of the same
-shape: the compiled model reused). Printed per fit: wall, compile, sampling and
+shape: the compiled model reused, unless the new data centre the task effects differently,
+which the compile seconds then show). Printed per fit: wall, compile, sampling and
 post-processing seconds, divergences, the largest R-hat and smallest bulk ESS; then each
-family's warm wall time over the binomial's warm wall time, against the issue's targets
+family's warm wall time without compiling over the binomial's, against the issue's targets
 (beta-binomial <= 3x, ordinal with item effects <= 3x).
 
 The ordinal fit is of ratings on 5 levels (one grader, 3 epochs, the same 4 tasks: 10 x 1,000
@@ -83,14 +84,16 @@ def main() -> None:
                   f"sampling {r['sampling']:7.2f}, posterior {r['posterior']:6.2f}), form "
                   f"{r['form']}, divergences {r['divergences']}, max R-hat {r['rhat']:.3f}, "
                   f"min ESS {r['ess']:.0f}", flush=True)
-            warm[family] = r["wall"]
+            # a second table of the same shape can still compile anew: the centring of the
+            # task effects is the data's (``_model.centred_effects``), part of the key
+            warm[family] = r["wall"] - r["compile"]
     for family in args.families:
         ratio = warm[family] / warm["binomial"]
         flag = "ok" if ratio <= TARGETS[family] else "OVER TARGET"
         print(f"{family} warm / binomial warm: {ratio:.2f}x [target <= "
               f"{TARGETS[family]:.0f}x: {flag}]")
-    print(f"(the binomial's warm fit: {warm['binomial']:.2f} s; the machine is shared: read "
-          "the ratios)")
+    print(f"(the binomial's warm fit: {warm['binomial']:.2f} s without compiling; the machine "
+          "is shared: read the ratios)")
 
 
 if __name__ == "__main__":
