@@ -189,7 +189,7 @@ def pair_rows(data: ItemData) -> tuple[np.ndarray, np.ndarray]:
     model's row is its own "pair" with the zero row (many epochs: the pair table would cost
     more than it saves)."""
     rows = term_rows(data)
-    n_rows = data.shape[0] * data.shape[1] * (max_epochs(data) + 1)
+    n_rows = _table_rows(data)
     if not _paired(data):
         return np.c_[np.arange(n_rows), np.full(n_rows, n_rows)], rows
     if rows.shape[1] % 2:
@@ -197,6 +197,11 @@ def pair_rows(data: ItemData) -> tuple[np.ndarray, np.ndarray]:
     both = np.stack([rows[:, 0::2], rows[:, 1::2]], axis=-1).reshape(-1, 2)
     pairs, index = np.unique(both, axis=0, return_inverse=True)
     return pairs, index.reshape(len(rows), -1)
+
+
+def _table_rows(data: ItemData) -> int:
+    """The table's rows (model, task, count): M K Y; the zero row is the next index."""
+    return data.shape[0] * data.shape[1] * (max_epochs(data) + 1)
 
 
 def _possible_pairs(data: ItemData) -> int:
@@ -213,17 +218,15 @@ def padded_pairs(data: ItemData) -> int:
     """The pair rows' padded count, from the data's shape and padded terms only (part of
     the compiled model's key: data of the same shape reuse it): every possible pair row, or
     with single rows the table's rows."""
-    n_m, n_k = data.shape
-    if _paired(data):
-        return _possible_pairs(data)
-    return n_m * n_k * (max_epochs(data) + 1)
+    return _possible_pairs(data) if _paired(data) else _table_rows(data)
 
 
 def model_inputs(data: ItemData, priors: dict[str, float]) -> dict[str, np.ndarray]:
     """Every ``pm.Data`` array of the marginal beta-binomial model, by name (terms padded
-    with weight 0 and pairs with pairs of the zero row to a power of two)."""
+    with weight 0 to a power of two, pair rows with pairs of the zero row to
+    :func:`padded_pairs`)."""
     pairs, term_pairs = pair_rows(data)
-    zero_row = data.shape[0] * data.shape[1] * (max_epochs(data) + 1)
+    zero_row = _table_rows(data)
     size = padded_terms(len(term_pairs))
     pad = size - len(term_pairs)
     extra = padded_pairs(data) - len(pairs)
