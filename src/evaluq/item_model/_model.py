@@ -304,7 +304,22 @@ def zero_sum_effects(x: dict[str, Any], n_m: int, n_k: int, centred: bool = Fals
     import pymc as pm
     import pytensor.tensor as pt
 
-    alpha_var = x["prior_alpha_sigma"] ** 2
+    eta, mean_var = zero_sum_parts(x, n_m, n_k, centred)
+    alpha = pm.Normal("alpha", x["prior_alpha_mu"],
+                      pt.sqrt(x["prior_alpha_sigma"] ** 2 + mean_var))
+    return alpha + eta
+
+
+def zero_sum_parts(x: dict[str, Any], n_m: int, n_k: int, centred: bool = False
+                   ) -> tuple[Any, Any]:
+    """(dev + t + g, v): the zero-sum parts of :func:`zero_sum_effects` and the variance v =
+    s_t^2 / K + s_g^2 / (M K) of the iid effects' mean, which the caller folds into its
+    intercept's prior (the binary families' alpha; the ordinal family's first cutpoint,
+    with the opposite sign, which leaves the prior of eta - kappa unchanged)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    alpha_var: Any = 0.0
     dev_extra = 0.0
     eta = pt.zeros((n_m, n_k))
     if n_k > 1:
@@ -331,8 +346,7 @@ def zero_sum_effects(x: dict[str, Any], n_m: int, n_k: int, centred: bool = Fals
         eta = eta + task[None, :]
     if n_m > 1:
         eta = eta + model_deviations(x, n_m, dev_extra)[:, None]
-    alpha = pm.Normal("alpha", x["prior_alpha_mu"], pt.sqrt(alpha_var))
-    return alpha + eta
+    return eta, alpha_var
 
 
 def _effects(x: dict[str, Any], data: ItemData, effects: str = "zero-sum",

@@ -6,13 +6,16 @@ ordered logistic (proportional odds) model
     P(y <= l_c) = expit(kappa_c - eta),   c = 0..K-2,   kappa_0 < ... < kappa_{K-2},
     eta = d_m + t_k + g_mk + r_j + q_jm - b_i,
 
-model m (d ~ ZeroSumNormal), task k and model x task (non-centred, as in the binary family),
-grader j (r_j = sigma_grader * z_j, z ~ ZeroSumNormal(1)) and grader x model (q_jm =
-sigma_gxm * z_jm, z ~ ZeroSumNormal(1) over both axes: self-preference), item i (b_i ~
-N(0, sigma_item^2)). There is no intercept: the cutpoints carry the level. Cutpoints:
-kappa_0 ~ N(cut_first_mu, cut_first_sigma^2) and kappa_c - kappa_{c-1} = cut_min_spacing +
-LogNormal(cut_diff_mu, cut_diff_sigma) (ordered by construction; HiBayES's
-parameterisation).
+model m (d ~ ZeroSumNormal), task k and model x task (zero-sum and non-centred, as in the
+binary family: ``_model.zero_sum_parts``; the mean of iid task and model x task effects,
+which only shifts eta against the cutpoints, is folded into kappa_0's prior, so the prior of
+eta - kappa is the iid one), grader j (r_j = sigma_grader * z_j, z ~ ZeroSumNormal(1)) and
+grader x model (q_jm = sigma_gxm * z_jm, z ~ ZeroSumNormal(1) over both axes:
+self-preference), item i (b_i ~ N(0, sigma_item^2)). There is no intercept: the cutpoints
+carry the level. Cutpoints: kappa_0 ~ N(cut_first_mu, cut_first_sigma^2 + v) (v =
+sigma_task^2 / K + sigma_model_x_task^2 / (M K), the variance of the iid effects' mean; 0
+with one task) and kappa_c - kappa_{c-1} = cut_min_spacing + LogNormal(cut_diff_mu,
+cut_diff_sigma) (ordered by construction; HiBayES's parameterisation).
 
 With items, the ``"marginal"`` form (issue 34; ``fit_ordinal(..., form="marginal")``, or
 ``FORM``; not yet the default: see ``benchmarks/bench_item_ordinal.py`` for its warm fit
@@ -47,7 +50,7 @@ from evaluq._fits import merge_priors, sampler_stats
 from evaluq._nutpie_cache import compile_pymc_model, with_data
 from evaluq._validation import check_bool, check_columns
 from evaluq.errors import CubeError
-from evaluq.item_model._model import model_task_effects
+from evaluq.item_model._model import zero_sum_parts
 from evaluq.item_model._posterior import flat_posterior
 
 if TYPE_CHECKING:
@@ -66,7 +69,8 @@ SIGNED: Final = ("cut_first_mu", "cut_diff_mu")
 PRIOR_TEXT: Final = {
     "cut_first_mu": "mean of the first cutpoint kappa_0 ~ Normal (default: logit of the "
                     "share of ratings at the lowest level, smoothed)",
-    "cut_first_sigma": "SD of kappa_0 (default 2.5)",
+    "cut_first_sigma": "SD of kappa_0 (default 2.5; with tasks its variance also holds the "
+                       "task effects' mean, sigma_task^2 / K + sigma_model_x_task^2 / (M K))",
     "cut_diff_mu": "log-scale location of the cutpoint increments ~ LogNormal (default: log "
                    "of the empirical logit span / (K - 2), so the prior median spreads the "
                    "cutpoints over the observed range)",
@@ -410,11 +414,14 @@ def _scale(name: str, x: dict[str, Any], fixed: dict[str, float], sigma_key: str
     return pm.HalfNormal(name, x[f"prior_{sigma_key}"])
 
 
-def _cutpoints(x: dict[str, Any], n_levels: int) -> Any:
+def _cutpoints(x: dict[str, Any], n_levels: int, mean_var: Any = 0.0) -> Any:
+    """kappa (K-1,); the first cutpoint's prior variance widened by ``mean_var`` (the
+    variance of the iid task effects' mean, :func:`_model.zero_sum_parts`)."""
     import pymc as pm
     import pytensor.tensor as pt
 
-    first = pm.Normal("cut_first", x["prior_cut_first_mu"], x["prior_cut_first_sigma"])
+    first = pm.Normal("cut_first", x["prior_cut_first_mu"],
+                      pt.sqrt(x["prior_cut_first_sigma"] ** 2 + mean_var))
     if n_levels == 2:
         return pm.Deterministic("cutpoints", first[None], dims=CUT)
     inc = pm.LogNormal("cut_increments", x["prior_cut_diff_mu"], x["prior_cut_diff_sigma"],
@@ -528,8 +535,8 @@ def build_ordinal_model(stats: OrdinalStats, priors: dict[str, float],
             stats, priors, "marginal" if marginal else "explicit").items()}
         x |= {f"fixed_{name}": x[f"prior_{name.replace('grader_x_model', 'gxm')}_fixed"]
               for name in fixed}
-        kappa = _cutpoints(x, stats.n_levels)
-        base = model_task_effects(x, len(stats.models), len(stats.tasks))
+        base, mean_var = zero_sum_parts(x, len(stats.models), len(stats.tasks))
+        kappa = _cutpoints(x, stats.n_levels, mean_var)
         gm = _grader_effects(x, stats, interaction, dict.fromkeys(fixed, 0.0))
         if marginal:
             _marginal_potential(x, base[:, :, None] + gm.T[:, None, :], kappa,
