@@ -362,6 +362,48 @@ def test_loo_quadrature_equals_numerical_integration(fit):
             assert ll[d, i] == pytest.approx(direct, abs=1e-4)   # << MC error of elpd
 
 
+def test_zero_sum_task_effects_keep_the_iid_prior_of_eta_minus_kappa():
+    """The task and model x task effects are zero-sum with their iid mean folded into the
+    first cutpoint's prior: eta_mk - kappa_0 has the iid prior's joint law (20,000 prior
+    draws of the model against a direct numpy simulation of d ~ ZSN(tau), t_k ~ N(0, s_t^2),
+    g_mk ~ N(0, s_g^2), kappa_0 ~ N(mu, sd^2); two-sample KS on cells and contrasts)."""
+    import pymc as pm
+    from scipy.stats import ks_2samp
+
+    from evaluq.item_model import _model
+    from evaluq.item_model._ordinal import build_ordinal_model, resolve_ordinal_priors
+
+    assert _model.DEV_PRIOR == "halfnormal"
+    t = simulate_ratings(n_models=3, n_items=9, n_graders=1, n_levels=4, rng=2)
+    t["task"] = "t" + (t["item"] % 3).astype(str)
+    stats = ordinal_statistics(t, model="model", item=None, score="score", task="task",
+                               epoch=None, grader=None)
+    # a narrow kappa_0 prior, so the folded mean's variance is most of the grand mean's
+    priors = resolve_ordinal_priors(stats, {"cut_first_sigma": 0.1})
+    n = 20_000
+    with build_ordinal_model(stats, priors, False, "no items"), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "The effect of Potentials")   # the likelihood's
+        draws = pm.sample_prior_predictive(n, var_names=["dev", "task_effect",
+                                                         "model_x_task", "cutpoints"],
+                                           random_seed=3).prior
+    mine = (draws["dev"].values[0][:, :, None] + draws["task_effect"].values[0][:, None, :]
+            + draws["model_x_task"].values[0]
+            - draws["cutpoints"].values[0][:, :1, None])
+    gen = np.random.default_rng(4)
+    tau = np.abs(gen.normal(0, priors["dev_sigma"], n))
+    dev = tau[:, None] * gen.normal(size=(n, 3))
+    dev -= dev.mean(axis=1, keepdims=True)
+    s_t = np.abs(gen.normal(0, priors["sigma_task_sigma"], n))
+    s_g = np.abs(gen.normal(0, priors["sigma_mxt_sigma"], n))
+    iid = (dev[:, :, None] + s_t[:, None, None] * gen.normal(size=(n, 1, 3))
+           + s_g[:, None, None] * gen.normal(size=(n, 3, 3))
+           - gen.normal(priors["cut_first_mu"], priors["cut_first_sigma"], n)[:, None, None])
+    for f in (lambda e: e[:, 0, 0], lambda e: e[:, 2, 1], lambda e: e[:, 0, 0] - e[:, 0, 1],
+              lambda e: e[:, 0, 0] - e[:, 1, 0], lambda e: e[:, 0, 0] - e[:, 1, 1],
+              lambda e: e.mean(axis=(1, 2))):
+        assert ks_2samp(f(mine), f(iid)).pvalue > 1e-3
+
+
 @pytest.mark.slow
 def test_tasks_epochs_and_no_items():
     t = simulate_ratings(n_models=2, n_items=12, n_graders=2, n_levels=4, n_epochs=2, rng=5)
