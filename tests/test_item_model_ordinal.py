@@ -270,7 +270,7 @@ def test_item_effects_follow_their_exact_conditional():
 # --- a small fit through the whole interface -----------------------------------------------------
 
 def test_fit_structure(fit, table):
-    assert fit.form == "explicit"
+    assert fit.form == "marginal"
     assert fit.config["family"] == "ordinal"
     assert "chose 'ordinal'" in fit.data.notes["family"]
     assert fit.config["levels"] == list(range(6))
@@ -327,7 +327,7 @@ def test_save_load_round_trip(fit, tmp_path):
     fit.save(tmp_path / "ord.nc")
     back = eq.load_item_fit(tmp_path / "ord.nc")
     assert back.data.family == "ordinal"
-    assert back.form == "explicit"
+    assert back.form == "marginal"
     np.testing.assert_array_equal(back.scores().values, fit.scores().values)
     assert repr(back) == repr(fit)
     np.testing.assert_array_equal(back.data.ordinal.cell_count, fit.data.ordinal.cell_count)

@@ -15,6 +15,8 @@ from scipy.special import expit
 from evaluq.item_model._gridquad import numpy_nodes, prior_base
 from evaluq.item_model._ordinal_grid import (
     WINDOW,
+    conditional_cells,
+    numpy_integrand,
     numpy_loglik,
     ordinal_grid_loglik,
     ordinal_grid_loglik_and_grad,
@@ -58,6 +60,35 @@ def test_value_equals_the_full_grid_sum(seed):
     order = np.random.default_rng(seed).permutation(len(weight))   # any term order
     shuffled = [*args[:5], rows[order], counts[order], weight[order]]
     assert _kernel(shuffled)[0] == pytest.approx(ref, rel=1e-12)
+
+
+def test_conditional_cells_equal_the_full_grid_inverse_cdf():
+    """Each item's node drawn on its term's window equals numpy's inverse CDF of the term's
+    full-grid mass with the same uniform (the mass outside a window is below 1e-13), on two
+    draws whose grids differ in length (the shorter one padded)."""
+    sigmas = (1.2, 0.7)
+    cases = [_case(seed=5, sigma=s) for s in sigmas]
+    n_max = max(len(c[2]) for c in cases)
+    n_terms = len(cases[0][5])
+    item_term = np.random.default_rng(6).integers(0, n_terms, 300)
+    u = np.random.default_rng(7).random((2, 300))
+    eta = np.stack([cases[0][0], cases[0][0] + 0.3])
+    kappa = np.stack([cases[0][1], cases[0][1] - 0.2])
+    b = np.zeros((2, n_max))
+    base = np.zeros((2, n_max))
+    for d, c in enumerate(cases):
+        b[d, :len(c[2])], base[d, :len(c[2])] = c[2], c[3]
+    combos, rows, counts = cases[0][4], cases[0][5], cases[0][6]
+    kernel: object = conditional_cells
+    cells = kernel(eta, kappa, b, np.array([len(c[2]) for c in cases]), base,  # type: ignore[operator]
+                   combos, rows, counts, item_term, u)
+    for d, c in enumerate(cases):
+        f = numpy_integrand(eta[d], kappa[d], c[2], c[3], combos, rows, counts)
+        mass = np.exp(f - f.max(axis=1, keepdims=True))
+        cdf = np.cumsum(mass / mass.sum(axis=1, keepdims=True), axis=1)
+        ref = [min(np.searchsorted(cdf[t], x), len(c[2]) - 1)
+               for t, x in zip(item_term, u[d], strict=True)]
+        assert np.array_equal(cells[d], ref)
 
 
 def test_one_term_equals_quad():

@@ -501,7 +501,7 @@ def model_key(stats: OrdinalStats, priors: dict[str, float], interaction: bool,
             tuple(sorted(k for k in priors if k.endswith("_fixed"))))
 
 
-FORM: Final = "explicit"
+FORM: Final = "marginal"
 """The form ``fit_items(family="ordinal")`` samples with items: ``"marginal"`` or
 ``"explicit"``."""
 
@@ -704,39 +704,30 @@ def benchmark_ratings(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
 def conditional_items(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
                       sigma: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     """Item effects (draw, item) of the marginal form, each from its exact conditional
-    given the draw's parameters and its term's rating pattern: the integrand of
-    :func:`build_ordinal_model`'s rule normalised on a shared grid (``_gridquad``), one node
-    per item and draw by inverse CDF (chunks of draws). The draws sit on the nodes: their
-    moments are the rule's (exact to its error), where a uniform spread within a cell
-    would add h^2 / 12 to each item's variance."""
-    from evaluq.item_model._gridquad import (
-        draw_cells,
-        extreme_span,
-        posterior_grid,
-        prior_base,
-        term_probabilities,
-    )
+    given the draw's parameters and its term's rating pattern, on the grid the sampler's
+    rule used at that draw (:func:`marginal_loglik`: ``_gridquad.grid_nodes`` over the
+    extreme patterns' span), one node per item and draw by inverse CDF over the term's
+    window (``_ordinal_grid.conditional_cells``). The draws sit on the nodes: their moments
+    are the rule's (exact to its error), where a uniform spread within a cell would add
+    h^2 / 12 to each item's variance."""
+    from evaluq.item_model._gridquad import HZ, MAX_NODES, extreme_span, prior_base
     from evaluq.item_model._model import term_mode
+    from evaluq.item_model._ordinal_grid import conditional_cells
 
     terms = ordinal_terms(stats)
-    n_items = len(terms.item_term)
-    out = np.empty((len(eta), n_items))
-    n_nodes = 2 * len(posterior_grid(sigma, terms.h_data)[0])
-    per_draw = (len(terms.weight) + n_items + eta[0].size * len(terms.combos)) * n_nodes
-    for part in _chunks(len(eta), per_draw):
-        eta_x, n_x, total = extreme_units(np, eta[part], kappa[part], terms.unit_ratings,
-                                          terms.unit_ratings.shape)
-        span = extreme_span(np, sigma[part], *term_mode(eta_x, n_x, total, sigma[part]))
-        b, h = posterior_grid(sigma[part], terms.h_data, span)
-        table = level_table(np, eta[part][..., None] - b, kappa[part])
-        table = combined_table(np, table.reshape(len(table), eta[0].size, -1, len(b)),
-                               terms.combos)
-        prob = term_probabilities(table,
-                                  prior_base(np, b, sigma[part][:, None], h),
-                                  terms.rows, terms.counts)
-        cell = draw_cells(prob, terms.item_term, gen)
-        out[part] = b[cell]
-    return out
+    eta_x, n_x, total = extreme_units(np, eta, kappa, terms.unit_ratings,
+                                      terms.unit_ratings.shape)
+    lo, hi = extreme_span(np, sigma, *term_mode(eta_x, n_x, total, sigma))
+    h = np.maximum(np.minimum(terms.h_data, HZ * sigma), (hi - lo) / (MAX_NODES - 1))
+    n_nodes = np.clip(np.ceil((hi - lo) / h), 1, MAX_NODES - 1).astype(np.int64) + 1
+    b = lo[:, None] + h[:, None] * np.arange(n_nodes.max())
+    u = gen.random((len(eta), len(terms.item_term)))
+    kernel: Any = conditional_cells             # numba's Dispatcher stub types nothing
+    cell = kernel(np.ascontiguousarray(eta.reshape(len(eta), -1)),
+                  np.ascontiguousarray(kappa, dtype=np.float64), b, n_nodes,
+                  prior_base(np, b, sigma[:, None], h[:, None]), terms.combos,
+                  terms.rows, terms.counts, terms.item_term.astype(np.int64), u)
+    return np.take_along_axis(b, cell, axis=1)
 
 
 def flat_draws(post: Any) -> dict[str, np.ndarray]:

@@ -309,12 +309,62 @@ def _back(kappa: np.ndarray, c_lev: np.ndarray, c_cnt: np.ndarray, c_nnz: np.nda
             d_b[g] -= dx
 
 
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def conditional_cells(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, n_nodes: np.ndarray,
+                      base: np.ndarray, combos: np.ndarray, rows: np.ndarray,
+                      counts: np.ndarray, item_term: np.ndarray,
+                      u: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    """The node of each item's effect drawn from its exact conditional on each draw's own
+    grid (draw, item): per draw the tables and each term's window as in
+    :func:`ordinal_grid_loglik_and_grad`, the term's normalised cumulative mass on its window
+    (0 before it, 1 after it: each node outside holds less than e^-``WINDOW`` of the
+    largest) and, per item, the first node whose cumulative mass reaches its uniform ``u``
+    (a binary search). ``eta`` (D, U), ``kappa`` (D, K-1), ``b`` / ``base`` (D, G) with the
+    first ``n_nodes`` (D,) valid, ``item_term`` (I,), ``u`` (D, I)."""
+    n_draws, n_cut = kappa.shape
+    n_terms, n_items = rows.shape[0], item_term.shape[0]
+    out = np.empty((n_draws, n_items), dtype=np.int64)
+    ones = np.ones(n_terms)
+    for d in range(n_draws):
+        n = n_nodes[d]
+        gap = np.zeros(n_cut + 1)
+        for c in range(1, n_cut):
+            gap[c] = math.log(-math.expm1(kappa[d, c - 1] - kappa[d, c]))
+        comb = _fill_rows(eta[d], kappa[d], b[d, :n], gap, combos, rows, counts, ones)[1]
+        f = np.empty(n)
+        cdf = np.empty((n_terms, n))
+        first = np.empty(n_terms, dtype=np.int64)
+        width = np.empty(n_terms, dtype=np.int64)
+        j0, j1 = n // 2 - EXTEND, n // 2 + EXTEND
+        for t in range(n_terms):
+            g, j0, j1 = _window(t, j0, j1 + 1, f, base[d, :n], comb, rows, counts)
+            top, acc = f[g], 0.0
+            mass = cdf[t, :j1 + 1 - j0]
+            for j in range(j1 + 1 - j0):
+                acc += math.exp(f[j0 + j] - top)
+                mass[j] = acc
+            for j in range(j1 + 1 - j0):
+                mass[j] /= acc
+            first[t], width[t] = j0, j1 + 1 - j0
+        for i in range(n_items):
+            t = item_term[i]
+            k = np.searchsorted(cdf[t, :width[t]], u[d, i])
+            out[d, i] = first[t] + min(k, width[t] - 1)
+    return out
+
+
 def numpy_loglik(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, base: np.ndarray,
                  combos: np.ndarray, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Each term's full-grid log sum_g exp(f_t(g)) (T,) in plain numpy (the reference the
     windowed kernel is tested against; ``_ordinal.level_table``'s formula)."""
     from scipy.special import logsumexp
 
+    return logsumexp(numpy_integrand(eta, kappa, b, base, combos, rows, counts), axis=-1)
+
+
+def numpy_integrand(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, base: np.ndarray,
+                    combos: np.ndarray, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each term's log-integrand f_t(g) on every node (T, G) in plain numpy."""
     pad = np.full(1, 1e4)
     padded = np.concatenate([-pad, kappa, pad])
     x = eta[:, None, None] - b                                   # (U, 1, G)
@@ -322,8 +372,7 @@ def numpy_loglik(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, base: np.nda
     table = (-np.logaddexp(0.0, x - upper) - np.logaddexp(0.0, lower - x)
              + np.log(-np.expm1(lower - upper)))                 # (U, K, G)
     comb = np.einsum("kl,ulg->ukg", combos, table).reshape(-1, len(b))
-    f = base + np.einsum("te,teg->tg", counts, comb[rows])
-    return logsumexp(f, axis=-1)
+    return base + np.einsum("te,teg->tg", counts, comb[rows])
 
 
 class OrdinalGridLoglik(Op):
