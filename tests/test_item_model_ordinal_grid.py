@@ -14,6 +14,7 @@ from scipy.special import expit
 
 from evaluq.item_model._gridquad import numpy_nodes, prior_base
 from evaluq.item_model._ordinal_grid import (
+    PRODUCT_RANGE,
     WINDOW,
     conditional_cells,
     numpy_integrand,
@@ -60,6 +61,23 @@ def test_value_equals_the_full_grid_sum(seed):
     order = np.random.default_rng(seed).permutation(len(weight))   # any term order
     shuffled = [*args[:5], rows[order], counts[order], weight[order]]
     assert _kernel(shuffled)[0] == pytest.approx(ref, rel=1e-12)
+
+
+def test_wide_arguments_take_the_direct_exponentials():
+    """With |eta| + |b| + |kappa| beyond PRODUCT_RANGE the level table's exponentials are
+    not products (they would overflow): eta and kappa shifted by 400 together give the same
+    value and gradient as unshifted, and both equal the full-grid sum."""
+    args = _case(seed=1)
+    total, d_eta, d_kappa = _kernel(args)[:3]
+    wide = [args[0] + 400.0, args[1] + 400.0, *args[2:]]
+    assert np.abs(wide[0]).max() + np.abs(wide[1]).max() > PRODUCT_RANGE
+    total_w, d_eta_w, d_kappa_w = _kernel(wide)[:3]
+    eta, kappa, b, base, combos, rows, counts, weight = wide
+    ref = (weight * numpy_loglik(eta, kappa, b, base, combos, rows, counts)).sum()
+    assert total_w == pytest.approx(ref, rel=1e-11)
+    assert total_w == pytest.approx(total, rel=1e-11)
+    np.testing.assert_allclose(d_eta_w, d_eta, rtol=1e-8, atol=1e-9)
+    np.testing.assert_allclose(d_kappa_w, d_kappa, rtol=1e-8, atol=1e-9)
 
 
 def test_conditional_cells_equal_the_full_grid_inverse_cdf():

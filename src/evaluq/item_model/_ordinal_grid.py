@@ -68,33 +68,51 @@ FASTMATH: Final = {"reassoc", "contract", "arcp", "nsz"}
 WINDOW: Final = 36.0
 """A term's nodes more than this below its largest log-integrand are left out (e^-36 =
 2e-16 each; as ``_twopl_grid.WINDOW``)."""
+PRODUCT_RANGE: Final = 600.0
+"""Below this bound on |eta - b - kappa| the level table's exponentials are products of
+per-unit, per-cut and per-node ones (no overflow: e^600 < 1.8e308)."""
 EXTEND: Final = 4
-"""A term's evaluated range grows by this many nodes at a time (2: about 21 nodes
-evaluated for a window of 18 at 10 x 1,000 x 3, against 28 with 8)."""
+"""A term's evaluated range grows by this many nodes at a time (at 10 x 1,000 x 3, for a
+window of 18 nodes: 23 evaluated with 4, 28 with 8, 21 with 2 at more passes)."""
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def _fill_unit(u: int, eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, gap: np.ndarray,
-               lt: np.ndarray, pp: np.ndarray) -> None:  # pragma: no cover - compiled
-    """T[u, :, g] (``lt``) and p_c = expit(x - kappa_c) (``pp``) on every node."""
-    n_cut = kappa.shape[0]
-    for g in range(b.shape[0]):
-        x = eta[u] - b[g]
-        prev = s = 0.0                    # kappa_{l-1} - x + s_{l-1} (l > 0)
-        for c in range(n_cut + 1):
-            v = 0.0
-            if c < n_cut:
-                z = x - kappa[c]
+               lt: np.ndarray, pp: np.ndarray, neg_exp_b: np.ndarray,
+               soft: np.ndarray) -> None:  # pragma: no cover - compiled
+    """T[u, :, g] (``lt``) and p_c = expit(x - kappa_c) (``pp``) on every node.
+
+    With ``neg_exp_b`` = e^-b (its first entry NaN: arguments too wide for it), e^(x -
+    kappa_c) = e^eta_u e^-kappa_c e^-b_g is a product, so a node and cut cost one logarithm
+    (s_c = log1p of it) and no exponential; otherwise s_c = max(z, 0) + log1p(e^-|z|)."""
+    n_cut, n_nodes = kappa.shape[0], b.shape[0]
+    if math.isnan(neg_exp_b[0]):
+        for c in range(n_cut):
+            row, prob = soft[c], pp[u, c]
+            for g in range(n_nodes):
+                z = eta[u] - b[g] - kappa[c]
                 e = math.exp(-abs(z))
-                s = max(z, 0.0) + math.log1p(e)
-                pp[u, c, g] = 1.0 / (1.0 + e) if z >= 0.0 else e / (1.0 + e)
-                v -= s
-            if c > 0:
-                v -= prev
-                v += gap[c]
-            if c < n_cut:
-                prev = kappa[c] - x + s
-            lt[u, c, g] = v
+                row[g] = max(z, 0.0) + math.log1p(e)
+                prob[g] = 1.0 / (1.0 + e) if z >= 0.0 else e / (1.0 + e)
+    else:
+        for c in range(n_cut):
+            scale, row, prob = math.exp(eta[u] - kappa[c]), soft[c], pp[u, c]
+            for g in range(n_nodes):
+                e = scale * neg_exp_b[g]
+                row[g] = math.log1p(e)
+                prob[g] = e / (1.0 + e)
+    for c in range(n_cut + 1):         # T = -s_c [c < K-1] - (kappa_{c-1} - x + s_{c-1}) [c > 0]
+        out = lt[u, c]
+        for g in range(n_nodes):
+            out[g] = 0.0
+        if c < n_cut:
+            row = soft[c]
+            for g in range(n_nodes):
+                out[g] -= row[g]
+        if c > 0:
+            row, shift = soft[c - 1], kappa[c - 1] - eta[u] - gap[c]
+            for g in range(n_nodes):
+                out[g] -= shift + b[g] + row[g]
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
@@ -110,8 +128,9 @@ def _fill_rows(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, gap: np.ndarra
                combos: np.ndarray, rows: np.ndarray, counts: np.ndarray,
                weight: np.ndarray) -> Any:  # pragma: no cover - compiled
     """The tables the terms read: p of every unit some term uses (``unit_used``; T is only
-    read through C), and C of every (unit, combo) row some term uses (``row_used``); each
-    combo's nonzero levels."""
+    read through C), and C of every (unit, combo) row some term uses, compacted (row k of
+    ``comb`` is the combined row ``row_of[k]``, and ``crows`` the terms' ``rows`` in that
+    numbering: a smaller table to fill, zero and read); each combo's nonzero levels."""
     n_units, n_nodes = eta.shape[0], b.shape[0]
     n_combos, n_levels = combos.shape
     c_lev = np.zeros((n_combos, n_levels), dtype=np.int64)
@@ -132,21 +151,33 @@ def _fill_rows(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, gap: np.ndarra
                     unit_used[rows[t, e] // n_combos] = True
     lt = np.empty((n_units, n_levels, n_nodes))
     pp = np.empty((n_units, n_levels, n_nodes))
+    soft = np.empty((n_levels, n_nodes))
+    neg_exp_b = np.empty(n_nodes)
+    widest = np.abs(eta).max() + np.abs(b).max() + np.abs(kappa).max() if n_nodes else 0.0
+    for g in range(n_nodes):         # products of exponentials stay finite below e^600
+        neg_exp_b[g] = math.exp(-b[g]) if widest < PRODUCT_RANGE else math.nan
     for u in range(n_units):
         if unit_used[u]:
-            _fill_unit(u, eta, kappa, b, gap, lt, pp)
-    comb = np.empty((n_units * n_combos, n_nodes))
-    for r in range(comb.shape[0]):
-        if row_used[r]:
-            u, k = r // n_combos, r % n_combos
-            out = comb[r]
-            for g in range(n_nodes):               # a combo has at least one rating
-                out[g] = 0.0
-            for j in range(c_nnz[k]):              # level by level: vectorised over nodes
-                cnt, level = c_cnt[k, j], lt[u, c_lev[k, j]]
-                for g in range(n_nodes):
-                    out[g] += cnt * level[g]
-    return pp, comb, row_used, unit_used, c_lev, c_cnt, c_nnz
+            _fill_unit(u, eta, kappa, b, gap, lt, pp, neg_exp_b, soft)
+    row_of = np.flatnonzero(row_used)
+    slot = np.zeros(n_units * n_combos, dtype=np.int64)
+    for k in range(row_of.shape[0]):
+        slot[row_of[k]] = k
+    crows = np.zeros(rows.shape, dtype=np.int64)
+    for t in range(rows.shape[0]):
+        for e in range(rows.shape[1]):
+            crows[t, e] = slot[rows[t, e]]
+    comb = np.empty((row_of.shape[0], n_nodes))
+    for i in range(row_of.shape[0]):
+        u, k = row_of[i] // n_combos, row_of[i] % n_combos
+        out = comb[i]
+        for g in range(n_nodes):                   # a combo has at least one rating
+            out[g] = 0.0
+        for j in range(c_nnz[k]):                  # level by level: vectorised over nodes
+            cnt, level = c_cnt[k, j], lt[u, c_lev[k, j]]
+            for g in range(n_nodes):
+                out[g] += cnt * level[g]
+    return pp, comb, crows, row_of, unit_used, c_lev, c_cnt, c_nnz
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
@@ -235,7 +266,7 @@ def ordinal_grid_loglik_and_grad(eta: np.ndarray, kappa: np.ndarray, b: np.ndarr
     ok = ok and _finite(eta) and _finite(kappa) and _finite(b) and _finite(base)
     if not ok:
         return math.nan, d_eta, d_kappa, d_b, d_base
-    pp, comb, row_used, unit_used, c_lev, c_cnt, c_nnz = _fill_rows(
+    pp, comb, crows, row_of, unit_used, c_lev, c_cnt, c_nnz = _fill_rows(
         eta, kappa, b, gap, combos, rows, counts, weight)
     d_comb = np.zeros(comb.shape)
     f = np.empty(n_nodes)
@@ -245,7 +276,7 @@ def ordinal_grid_loglik_and_grad(eta: np.ndarray, kappa: np.ndarray, b: np.ndarr
         w = weight[t]
         if w == 0.0:
             continue
-        g, j0, j1 = _window(t, j0, j1 + 1, f, base, comb, rows, counts)
+        g, j0, j1 = _window(t, j0, j1 + 1, f, base, comb, crows, counts)
         top = f[g]
         q, n_q = f[j0:j1 + 1], j1 + 1 - j0           # views from 0 (they vectorise)
         s = 0.0
@@ -261,30 +292,30 @@ def ordinal_grid_loglik_and_grad(eta: np.ndarray, kappa: np.ndarray, b: np.ndarr
         for e in range(n_entries):
             c = counts[t, e]
             if c != 0.0:
-                into = d_comb[rows[t, e], j0:j1 + 1]
+                into = d_comb[crows[t, e], j0:j1 + 1]
                 for j in range(n_q):
                     into[j] += c * q[j]
-    _back(kappa, c_lev, c_cnt, c_nnz, row_used, unit_used, d_comb, pp, d_eta, d_kappa, d_b)
+    _back(kappa, c_lev, c_cnt, c_nnz, row_of, unit_used, d_comb, pp, d_eta, d_kappa, d_b)
     return total, d_eta, d_kappa, d_b, d_base
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def _back(kappa: np.ndarray, c_lev: np.ndarray, c_cnt: np.ndarray, c_nnz: np.ndarray,
-          row_used: np.ndarray, unit_used: np.ndarray, d_comb: np.ndarray, pp: np.ndarray,
+          row_of: np.ndarray, unit_used: np.ndarray, d_comb: np.ndarray, pp: np.ndarray,
           d_eta: np.ndarray, d_kappa: np.ndarray,
           d_b: np.ndarray) -> None:  # pragma: no cover - compiled
-    """From D[r, g] (``d_comb``) to G[u, l, g] to the gradients in eta, kappa and the nodes
-    (module docstring)."""
+    """From D[r, g] (``d_comb``, row k the combined row ``row_of[k]``) to G[u, l, g] to the
+    gradients in eta, kappa and the nodes (module docstring)."""
     n_units, n_cut, n_nodes = d_eta.shape[0], kappa.shape[0], d_b.shape[0]
     n_combos = c_nnz.shape[0]
     glt = np.zeros((n_units, n_cut + 1, n_nodes))
-    for r in range(d_comb.shape[0]):
-        if row_used[r]:
-            u, k = r // n_combos, r % n_combos
-            for j in range(c_nnz[k]):
-                level, cnt = c_lev[k, j], c_cnt[k, j]
-                for g in range(n_nodes):
-                    glt[u, level, g] += cnt * d_comb[r, g]
+    for i in range(row_of.shape[0]):
+        u, k = row_of[i] // n_combos, row_of[i] % n_combos
+        source = d_comb[i]
+        for j in range(c_nnz[k]):
+            cnt, into = c_cnt[k, j], glt[u, c_lev[k, j]]
+            for g in range(n_nodes):
+                into[g] += cnt * source[g]
     inv = np.zeros(n_cut + 1)             # 1 / expm1(kappa_l - kappa_{l-1}), 0 < l < K-1
     for c in range(1, n_cut):
         inv[c] = 1.0 / math.expm1(kappa[c] - kappa[c - 1])
@@ -330,14 +361,15 @@ def conditional_cells(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, n_nodes
         gap = np.zeros(n_cut + 1)
         for c in range(1, n_cut):
             gap[c] = math.log(-math.expm1(kappa[d, c - 1] - kappa[d, c]))
-        comb = _fill_rows(eta[d], kappa[d], b[d, :n], gap, combos, rows, counts, ones)[1]
+        _, comb, crows = _fill_rows(eta[d], kappa[d], b[d, :n], gap, combos, rows, counts,
+                                    ones)[:3]
         f = np.empty(n)
         cdf = np.empty((n_terms, n))
         first = np.empty(n_terms, dtype=np.int64)
         width = np.empty(n_terms, dtype=np.int64)
         j0, j1 = n // 2 - EXTEND, n // 2 + EXTEND
         for t in range(n_terms):
-            g, j0, j1 = _window(t, j0, j1 + 1, f, base[d, :n], comb, rows, counts)
+            g, j0, j1 = _window(t, j0, j1 + 1, f, base[d, :n], comb, crows, counts)
             top, acc = f[g], 0.0
             mass = cdf[t, :j1 + 1 - j0]
             for j in range(j1 + 1 - j0):
