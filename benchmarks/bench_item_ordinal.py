@@ -16,23 +16,21 @@ R-hat, the smallest bulk ESS, the mean leapfrog steps per draw and the seconds p
 then the warm ratios to the binomial's (target: the ordinal with item effects <= 3x) and the
 two ordinal forms' benchmark-score means side by side. The machine is shared: read the ratios.
 
-Measured (a shared 2-core machine, load 2-8), with the full-grid kernel (``_gridquad``):
-the binomial warm 5.8 s, the marginal form 78.6 s (13.5x; 21.1 steps per draw against the
-binomial's 20.3, no divergence, R-hat 1.011); in an earlier run with the binomial at 10.1 s,
-the explicit form 391 s (38.6x; 30.9 steps per draw) and the two forms' benchmark-score means
-within 0.05 posterior SD. With each term on its own window of the grid (``_ordinal_grid``,
-issue 34): the binomial warm 8.45 s, the marginal form 101.9 s (12.1x; 19.4 steps per draw
-against 20.3, 3 divergent draws of 2,000, R-hat 1.012). The gap is the cost of a gradient:
-the binomial's items collapse on (task, total) (the total is sufficient for b under the Rasch
-model: 100 terms here), the ordinal's do not (1,000 distinct patterns), and a term costs its
-entries' additions over its window (~20 nodes, ~28 evaluated) whatever the kernel.
+Measured on a quiet 2-core machine (2026-11-27), 10 x 1,000 x 3: the binomial warm 5.41 s,
+the marginal form 19.0 s (3.5x; 16.6 steps per draw against the binomial's 15.3, no
+divergence, R-hat 1.009; posterior step 1.7 s). The same morning, before the kernel's
+vectorised loops and compacted rows, the zero-sum task effects and the item draws' kernel:
+28.2 s (5.2x; 18.2 steps per draw, posterior step 3.3 s); on a loaded machine 101.9 s against
+8.45 s (12.1x), and the explicit form 391 s against 10.1 s (38.6x). The gap is the cost of a
+gradient: the binomial's items collapse on (task, total) (the total is sufficient for b
+under the Rasch model: 100 terms here), the ordinal's do not (1,000 distinct patterns), and a
+term costs its entries' additions over its window (~23 nodes evaluated) whatever the kernel.
 
 ``--gradient`` times one log-density + gradient of the binomial and of the marginal form
-(the fastest of 3 interleaved rounds, one process). Full-grid kernel, at sigma_item 1: 1.17
-ms against 0.10 ms (11.6x) at 10 x 1,000 x 3, and 27.0 ms against 0.58 ms (47x) at 20 x 10^4
-x 5 (10^4 ordinal terms against 356 binomial ones). Windowed kernel: 0.83 ms against 0.079 ms
-(10.5x) at 10 x 1,000 x 3 (the full-grid kernel measured 0.83 ms, 10.2x, the same day), and
-14.9 ms against 0.37 ms (40x) at 20 x 10^4 x 5.
+(the fastest of 3 interleaved rounds, one process, the model's initial point): at sigma_item
+1, 0.51 ms against 0.099 ms (5.2x) at 10 x 1,000 x 3 and 7.3 ms against 0.40 ms (18.4x) at
+20 x 10^4 x 5 (10^4 ordinal terms against 356 binomial ones); before the kernel changes 0.79
+and 14.9 ms.
 
 Run: ``python benchmarks/bench_item_ordinal.py [--size 10 1000 3] [--no-explicit]
 [--gradient]``;

@@ -102,6 +102,32 @@ def test_benchmark_draws_average_to_the_conditional_expectation():
     np.testing.assert_allclose(out["item_mean"], (post * GRID).sum(axis=1), atol=2e-3)
 
 
+@pytest.mark.parametrize("shift", [0.0, 400.0])
+def test_posterior_kernels_equal_numpy(shift):
+    """The conditional densities' kernel (products of exponentials and of (1 + e)^n, or the
+    direct softplus beyond PRODUCT_RANGE: ``shift`` moves eta and b together) equals
+    ``_model.log_integrand`` in numpy, with integer and fractional counts; the benchmark sums
+    equal numpy's sigmoid sums."""
+    from evaluq.item_model._posterior import PRODUCT_RANGE, _benchmark_sums, _log_densities
+
+    gen = np.random.default_rng(8)
+    eta = gen.normal(0.0, 2.0, (3, 5, 4)) + shift                   # (draw, term, model)
+    n_t = gen.integers(0, 6, (5, 4)).astype(np.float64)
+    n_t[1, 2] = 2.5                                                  # fractional: log1p
+    n_t[2] = 40.0                                                    # products flushed
+    total = gen.integers(0, 10, 5).astype(np.float64)
+    sigma = np.array([0.8, 1.2, 2.0])
+    b = gen.normal(0.0, 3.0, (3, 5, 7)) + shift
+    assert (np.abs(eta).max() >= PRODUCT_RANGE) == (shift > 0)
+    mine = _log_densities(eta, n_t, total, sigma, b)
+    for d in range(3):
+        ref = log_integrand(eta[d], n_t, total, sigma[d], b[d])
+        np.testing.assert_allclose(mine[d], ref, rtol=1e-13, atol=1e-11)
+    counts = gen.integers(0, 3, b.shape).astype(np.float64)
+    ref = np.einsum("dtg,dtgm->dm", counts, expit(eta[:, :, None, :] - b[..., None]))
+    np.testing.assert_allclose(_benchmark_sums(eta, b, counts), ref, rtol=1e-13)
+
+
 def test_new_items_score_and_icc_against_monte_carlo():
     d = item_statistics(_table(), **COLS)
     eta = np.array([[[0.5, -0.2], [1.0, 0.3], [0.0, 0.0]]])

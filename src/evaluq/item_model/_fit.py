@@ -108,10 +108,10 @@ class ItemFit(PosteriorFit):
         item's difficulty, from its exact conditional); ``sample_stats``; ``observed_data``
         (the sufficient statistics); ``constant_data`` (the priors).
     config
-        The arguments, priors, seeds, timings and ``form`` (``"marginal"``: items integrated
-        out by adaptive Gauss-Hermite quadrature; ``"no items"`` with ``item=None``;
-        ``"explicit"``: the 2PL, one sampled difficulty and discrimination per item, whose
-        draws are in ``posterior["item_difficulty"]`` / ``["item_discrimination"]``).
+        The arguments, priors, seeds, timings and ``form`` (``"marginal"``, every family's
+        default with items: item effects integrated out on a shared grid and drawn afterwards
+        from their exact conditional; ``"no items"`` with ``item=None``; ``"explicit"``: one
+        sampled parameter per item, the tests' reference).
     data
         The sufficient statistics (:class:`ItemData`).
     """
@@ -135,7 +135,7 @@ class ItemFit(PosteriorFit):
     @property
     def form(self) -> str:
         """``"marginal"`` (item effects integrated out), ``"no items"`` or ``"explicit"``
-        (the 2PL's sampled item parameters)."""
+        (sampled item parameters)."""
         return str(self.config["form"])
 
     def scores(self, scope: str = "benchmark") -> xr.DataArray:
