@@ -393,18 +393,6 @@ def ordinal_terms(stats: OrdinalStats) -> OrdinalTerms:
                         h_data=data_spacing(float(ratings.max()) / 3.0))
 
 
-def combined_table(lib: Any, table: Any, combos: Any) -> Any:
-    """The (unit, combo) rows of the terms: sum_c combos[k, c] table[..., u, c, node], as
-    (..., unit * combo, node) from the level table (..., unit, level, node)."""
-    if lib is np:
-        out = np.einsum("kl,dulg->dukg", combos, table)
-        return out.reshape(len(out), -1, out.shape[-1])
-    # a broadcast sum over the K levels, not a tensordot: PyTensor's numba Dot of these
-    # shapes took 40 ms where this takes 1.5 ms (10 x 1,000 x 3, 124 nodes; issue 34)
-    out = (combos[None, :, :, None] * table[:, None, :, :]).sum(axis=2)  # (unit, combo, node)
-    return out.reshape((-1, table.shape[-1]))
-
-
 # --- the PyMC model -----------------------------------------------------------------------------
 
 def _scale(name: str, x: dict[str, Any], fixed: dict[str, float], sigma_key: str) -> Any:
@@ -718,19 +706,23 @@ def conditional_items(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
     from evaluq.item_model._ordinal_grid import conditional_cells
 
     terms = ordinal_terms(stats)
-    eta_x, n_x, total = extreme_units(np, eta, kappa, terms.unit_ratings,
-                                      terms.unit_ratings.shape)
-    lo, hi = extreme_span(np, sigma, *term_mode(eta_x, n_x, total, sigma))
-    h = np.maximum(np.minimum(terms.h_data, HZ * sigma), (hi - lo) / (MAX_NODES - 1))
-    n_nodes = np.clip(np.ceil((hi - lo) / h), 1, MAX_NODES - 1).astype(np.int64) + 1
-    b = lo[:, None] + h[:, None] * np.arange(n_nodes.max())
-    u = gen.random((len(eta), len(terms.item_term)))
+    item_term = terms.item_term.astype(np.int64)
+    out = np.empty((len(eta), len(item_term)))
     kernel: Any = conditional_cells             # numba's Dispatcher stub types nothing
-    cell = kernel(np.ascontiguousarray(eta.reshape(len(eta), -1)),
-                  np.ascontiguousarray(kappa, dtype=np.float64), b, n_nodes,
-                  prior_base(np, b, sigma[:, None], h[:, None]), terms.combos,
-                  terms.rows, terms.counts, terms.item_term.astype(np.int64), u)
-    return np.take_along_axis(b, cell, axis=1)
+    for part in _chunks(len(eta), 2 * len(item_term)):   # the uniforms and the cells
+        eta_x, n_x, total = extreme_units(np, eta[part], kappa[part], terms.unit_ratings,
+                                          terms.unit_ratings.shape)
+        lo, hi = extreme_span(np, sigma[part], *term_mode(eta_x, n_x, total, sigma[part]))
+        h = np.maximum(np.minimum(terms.h_data, HZ * sigma[part]), (hi - lo) / (MAX_NODES - 1))
+        n_nodes = np.clip(np.ceil((hi - lo) / h), 1, MAX_NODES - 1).astype(np.int64) + 1
+        b = lo[:, None] + h[:, None] * np.arange(n_nodes.max())
+        u = gen.random((len(b), len(item_term)))
+        cell = kernel(np.ascontiguousarray(eta[part].reshape(len(b), -1)),
+                      np.ascontiguousarray(kappa[part], dtype=np.float64), b, n_nodes,
+                      prior_base(np, b, sigma[part][:, None], h[:, None]), terms.combos,
+                      terms.rows, terms.counts, item_term, u)
+        out[part] = np.take_along_axis(b, cell, axis=1)
+    return out
 
 
 def flat_draws(post: Any) -> dict[str, np.ndarray]:
