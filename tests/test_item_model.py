@@ -115,6 +115,8 @@ def test_posterior_kernels_equal_numpy(shift):
     n_t = gen.integers(0, 6, (5, 4)).astype(np.float64)
     n_t[1, 2] = 2.5                                                  # fractional: log1p
     n_t[2] = 40.0                                                    # products flushed
+    eta[:, 2, 0] = 40.0 + shift                 # (1 + e^40)^40: flushed within the power
+    eta[:, 4, 1] = 130.0 + shift                # e^130 > 1e50: its own logarithm
     total = gen.integers(0, 10, 5).astype(np.float64)
     sigma = np.array([0.8, 1.2, 2.0])
     b = gen.normal(0.0, 3.0, (3, 5, 7)) + shift

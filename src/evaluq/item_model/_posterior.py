@@ -108,8 +108,9 @@ def _log_densities(eta_t: np.ndarray, n_t: np.ndarray, total: np.ndarray, sigma:
     integrand, ``_model.log_integrand``) without temporaries over the models. When |eta| and
     |b| are below ``PRODUCT_RANGE``, e^(eta - b) is the product e^eta e^-b and the sum of
     n softplus = n log(1 + e^(eta - b)) over the models is the logarithm of a product (integer
-    counts: (1 + e)^n by multiplication, flushed to a logarithm above 1e250), one logarithm
-    per (draw, term, node); otherwise softplus(x) = max(x, 0) + log1p(e^-|x|)."""
+    counts: (1 + e)^n by multiplication, flushed to a logarithm above 1e250; e above 1e50
+    by its own logarithm), one logarithm per (draw, term, node); otherwise softplus(x) =
+    max(x, 0) + log1p(e^-|x|)."""
     n_d, n_t_, n_g = b.shape
     n_m = eta_t.shape[2]
     out = np.empty((n_d, n_t_, n_g))
@@ -137,16 +138,15 @@ def _log_densities(eta_t: np.ndarray, n_t: np.ndarray, total: np.ndarray, sigma:
                 else:
                     scale, prod = math.exp(-x), 1.0
                     for m in range(n_m):
-                        k = whole[t, m]
-                        if k < 0:
-                            acc += n_t[t, m] * math.log1p(odds[m] * scale)
+                        k, e = whole[t, m], odds[m] * scale
+                        if k < 0 or e > 1e50:
+                            acc += n_t[t, m] * math.log1p(e)
                             continue
-                        one = 1.0 + odds[m] * scale
-                        for _ in range(k):
-                            prod *= one
-                        if prod > 1e250:
-                            acc += math.log(prod)
-                            prod = 1.0
+                        for _ in range(k):        # below 1e250 x 1e50: never overflows
+                            prod *= 1.0 + e
+                            if prod > 1e250:
+                                acc += math.log(prod)
+                                prod = 1.0
                     acc += math.log(prod)
                 out[d, t, g] = -x * total[t] - acc - 0.5 * (x / sigma[d]) ** 2 + const
     return out
