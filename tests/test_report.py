@@ -236,6 +236,17 @@ def test_data_summary_counts_missing_cells_and_warns_on_scale(cube):
     assert "identical scores for every seed" in sections._data_summary(flat).body
 
 
+def test_data_summary_names_many_source_files_by_their_folder(cube):
+    """A harness log directory's cube lists one file per model and task in its source; the
+    summary says how many and where (the whole list made the value column so wide that every
+    other value sat out of view)."""
+    files = [f"/logs/{m}/samples_{t}.jsonl" for m in "abc" for t in ("mc", "gen")]
+    c = cube.assign_attrs(source="; ".join(files), loader="from_items")
+    facts = _frames(sections._data_summary(c).body)[0]
+    assert facts.loc["source", "value"] == "6 files under /logs (from_items)"
+    assert c.attrs["source"].count(";") == 5                  # the cube keeps the full list
+
+
 def test_sections_compose_into_a_page(cube):
     agg = eq.aggregate(eq.resample(cube, n_resamples=100, rng=0))
     page = sections.render_page("Mine", [(None, [

@@ -312,6 +312,30 @@ def _models_on_another_scale(score: xr.DataArray) -> list[str]:
     return out
 
 
+def _source_text(source: str) -> str:
+    """The cube's ``source`` for the data summary: with more than two files (a harness log
+    directory holds one per model and task) their count and the folder they share, so the
+    summary table stays readable; the full list stays in the cube's attributes.
+
+    Examples
+    --------
+    >>> _source_text("/logs/a/x.jsonl; /logs/b/y.jsonl; /logs/b/z.jsonl")
+    '3 files under /logs'
+    >>> _source_text("runs.csv")
+    'runs.csv'
+    """
+    import os
+
+    parts = [p for p in source.split("; ") if p]
+    if len(parts) <= 2:
+        return source
+    try:
+        common = os.path.commonpath(parts)
+    except ValueError:                      # absolute and relative paths mixed
+        common = ""
+    return f"{len(parts)} files under {common}" if common else f"{len(parts)} files"
+
+
 def _data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None,
                  notes: Sequence[str] = (), scale_check: bool = True) -> Section:
     """Section: what the cube holds (sizes, variables), its missing cells and scale warnings.
@@ -345,7 +369,7 @@ def _data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None
     rows = {
         "metric": attrs.get("metric", ""),
         "orientation": "higher is better" if orientation(attrs) else "lower is better",
-        "source": f"{attrs.get('source', '')} ({attrs.get('loader', '')})",
+        "source": f"{_source_text(str(attrs.get('source', '')))} ({attrs.get('loader', '')})",
         "kind": "summary-only (means and SDs)" if is_summary(cube) else "scores per seed"
         + (" and bootstrap replicate" if BOOT_SCORE in cube else ""),
     }
