@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -324,8 +325,6 @@ def _source_text(source: str) -> str:
     >>> _source_text("runs.csv")
     'runs.csv'
     """
-    import os
-
     parts = [p for p in source.split("; ") if p]
     if len(parts) <= 2:
         return source
