@@ -15,7 +15,12 @@ from scipy.special import expit
 from evaluq.item_model._gridquad import numpy_nodes, prior_base
 from evaluq.item_model._ordinal_grid import (
     PRODUCT_RANGE,
+    TINY,
     WINDOW,
+    _fill_products,
+    _fill_rows,
+    _layout,
+    _terms,
     conditional_cells,
     numpy_integrand,
     numpy_loglik,
@@ -78,6 +83,62 @@ def test_wide_arguments_take_the_direct_exponentials():
     assert total_w == pytest.approx(total, rel=1e-11)
     np.testing.assert_allclose(d_eta_w, d_eta, rtol=1e-8, atol=1e-9)
     np.testing.assert_allclose(d_kappa_w, d_kappa, rtol=1e-8, atol=1e-9)
+
+
+def _both_paths(args):
+    """(log path, product path) of the terms' value and gradients in the table and base,
+    or None for the product path when it does not apply."""
+    eta, kappa, b, base, combos, rows, counts, weight = args
+    layout = _layout(len(eta), combos, rows, counts, weight)
+    gap = np.r_[0.0, np.log(-np.expm1(kappa[:-1] - kappa[1:])), 0.0]
+    pp, comb = _fill_rows(eta, kappa, b, gap, combos, layout)
+    log = _terms(base, comb, layout[4], counts, weight, 0.0, False)
+    pp2, comb2, ok = _fill_products(eta, kappa, b, combos, layout)
+    if not (layout[6] and ok):
+        return log, None, (pp, pp2, layout[5])
+    shift = base.max()
+    return log, _terms(np.exp(base - shift), comb2, layout[4], counts, weight, shift, True), \
+        (pp, pp2, layout[5])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_product_path_equals_log_path(seed):
+    """The product path (likelihoods multiplied, one logarithm per term) gives the log
+    path's value, gradient in C and in base, and the same p table, to 1e-12."""
+    log, product, (pp, pp2, used) = _both_paths(_case(seed=seed, spread=1.0 + seed))
+    assert product is not None
+    assert product[3]
+    assert product[0] == pytest.approx(log[0], rel=1e-13)
+    np.testing.assert_allclose(product[1], log[1], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(product[2], log[2], rtol=1e-12, atol=1e-12)
+    n_cut = len(_case(seed=seed)[1])
+    np.testing.assert_allclose(pp2[used, :n_cut], pp[used, :n_cut], rtol=1e-13, atol=1e-300)
+
+
+def test_product_path_steps_aside_where_it_cannot_hold():
+    """Where a term's likelihood underflows (its log-likelihood below log TINY: many
+    ratings), or a count is not 0 / 1, or a combo count is fractional, the kernel takes the
+    log path: its value still equals numpy's full-grid sum."""
+    many = _case(seed=2, n_entries=12)
+    many[4] = many[4] * 10.0                  # up to 60 ratings per (unit, combo)
+    many[6] = np.ones_like(many[6])
+    _, product, _ = _both_paths(many)
+    assert product is not None
+    assert not product[3]                                  # stopped at a tiny term
+    eta, kappa, b, base, combos, rows, counts, weight = many
+    per_term = numpy_loglik(eta, kappa, b, base, combos, rows, counts)
+    assert per_term.min() < np.log(TINY)
+    assert _kernel(many)[0] == pytest.approx((weight * per_term).sum(), rel=1e-12)
+    for change in ("counts", "combos"):
+        args = _case(seed=4)
+        if change == "counts":
+            args[6] = args[6] * 2.0
+        else:
+            args[4] = args[4] * 0.5
+        eta, kappa, b, base, combos, rows, counts, weight = args
+        assert not _layout(len(eta), combos, rows, counts, weight)[6]
+        ref = (weight * numpy_loglik(eta, kappa, b, base, combos, rows, counts)).sum()
+        assert _kernel(args)[0] == pytest.approx(ref, rel=1e-12)
 
 
 def test_conditional_cells_equal_the_full_grid_inverse_cdf():
