@@ -27,6 +27,7 @@ from evaluq.item_model._ordinal import (
     ordinal_terms,
 )
 from evaluq.item_model._ordinal_checks import ordinal_pointwise_loglik
+from evaluq.item_model._ordinal_ratings import mean_expected_ratings
 from evaluq.item_model._simulate import simulate_ratings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -656,3 +657,21 @@ def test_marginal_grid_reaches_extreme_items_with_many_ratings():
     kappa = np.array([-1.5, 0.0, 1.5])
     value, _ = _marginal_loglik(s, eta, kappa, 0.3)
     assert value == pytest.approx(_brute_force(s, eta, kappa, 0.3), abs=1e-6)
+
+
+@pytest.mark.parametrize("shift", [0.0, 700.0])
+def test_mean_expected_ratings_equal_numpy(shift):
+    """The fused benchmark-score kernel equals numpy's expected rating averaged over items
+    and graders, on unequal tasks, two graders and uneven levels; shifted by 700 (beyond the
+    products' range) it takes the direct form and still agrees."""
+    gen = np.random.default_rng(3)
+    n_d, n_m, n_k, n_g, n_i = 7, 4, 3, 2, 50
+    eta = gen.normal(0.0, 1.5, (n_d, n_m, n_k, n_g)) + shift
+    kappa = np.sort(gen.normal(0.0, 2.0, (n_d, 4)), axis=1) + shift
+    b = gen.normal(0.0, 1.2, (n_d, n_i))
+    task = gen.integers(0, n_k, n_i)
+    levels = np.array([0.0, 1.0, 2.5, 3.0, 7.0])
+    ref = expected_rating(eta[:, :, task, :] - b[:, None, :, None],
+                          kappa[:, None, None, None, :], levels).mean(axis=(-1, -2))
+    np.testing.assert_allclose(mean_expected_ratings(eta, kappa, b, task, levels), ref,
+                               rtol=1e-13, atol=1e-13)
