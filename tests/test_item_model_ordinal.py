@@ -197,7 +197,7 @@ def _marginal_loglik(s, eta, kappa, sigma):
     terms = ordinal_terms(s)
     e, k, sg = pt.dtensor3("eta"), pt.dvector("kappa"), pt.dscalar("sigma")
     out = marginal_loglik(e, k, sg, terms.h_data, terms.unit_ratings, terms.combos,
-                          terms.rows, terms.counts, terms.weight, eta.shape)
+                          terms.row_of, terms.crows, terms.counts, terms.weight, eta.shape)
     fn = pytensor.function([e, k, sg], [out, *pt.grad(out, [e, k, sg])], mode="FAST_COMPILE")
     value, *grads = fn(eta, kappa, sigma)
     return float(value), grads

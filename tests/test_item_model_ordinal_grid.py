@@ -21,6 +21,7 @@ from evaluq.item_model._ordinal_grid import (
     _fill_rows,
     _layout,
     _terms,
+    compact_rows,
     conditional_cells,
     numpy_integrand,
     numpy_loglik,
@@ -48,8 +49,12 @@ def _case(seed=0, n_units=6, n_levels=4, n_combos=7, n_terms=40, n_entries=5, si
 
 
 def _kernel(args):
+    """The kernel on a case's arguments, the rows ``unit * C + combo`` compacted."""
+    eta, kappa, b, base, combos, rows, counts, weight = args
+    row_of, crows = compact_rows(rows, counts, weight, n_pad=len(np.unique(rows)) + 3)
     kernel: object = ordinal_grid_loglik_and_grad
-    return kernel(*args)  # type: ignore[operator]
+    return kernel(eta, kappa, b, base, combos, row_of, crows,  # type: ignore[operator]
+                  counts, weight)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -89,16 +94,17 @@ def _both_paths(args):
     """(log path, product path) of the terms' value and gradients in the table and base,
     or None for the product path when it does not apply."""
     eta, kappa, b, base, combos, rows, counts, weight = args
-    layout = _layout(len(eta), combos, rows, counts, weight)
+    row_of, crows = compact_rows(rows, counts, weight)
+    layout = _layout(len(eta), combos, row_of, counts, weight)
     gap = np.r_[0.0, np.log(-np.expm1(kappa[:-1] - kappa[1:])), 0.0]
     pp, comb = _fill_rows(eta, kappa, b, gap, combos, layout)
-    log = _terms(base, comb, layout[4], counts, weight, 0.0, False)
+    log = _terms(base, comb, crows, counts, weight, 0.0, False)
     pp2, comb2, ok = _fill_products(eta, kappa, b, combos, layout)
-    if not (layout[6] and ok):
-        return log, None, (pp, pp2, layout[5])
+    if not (layout[5] and ok):
+        return log, None, (pp, pp2, layout[4])
     shift = base.max()
-    return log, _terms(np.exp(base - shift), comb2, layout[4], counts, weight, shift, True), \
-        (pp, pp2, layout[5])
+    return log, _terms(np.exp(base - shift), comb2, crows, counts, weight, shift, True), \
+        (pp, pp2, layout[4])
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -136,7 +142,8 @@ def test_product_path_steps_aside_where_it_cannot_hold():
         else:
             args[4] = args[4] * 0.5
         eta, kappa, b, base, combos, rows, counts, weight = args
-        assert not _layout(len(eta), combos, rows, counts, weight)[6]
+        assert not _layout(len(eta), combos, compact_rows(rows, counts, weight)[0], counts,
+                           weight)[5]
         ref = (weight * numpy_loglik(eta, kappa, b, base, combos, rows, counts)).sum()
         assert _kernel(args)[0] == pytest.approx(ref, rel=1e-12)
 
@@ -158,9 +165,10 @@ def test_conditional_cells_equal_the_full_grid_inverse_cdf():
     for d, c in enumerate(cases):
         b[d, :len(c[2])], base[d, :len(c[2])] = c[2], c[3]
     combos, rows, counts = cases[0][4], cases[0][5], cases[0][6]
+    row_of, crows = compact_rows(rows, counts, np.ones(n_terms))
     kernel: object = conditional_cells
     cells = kernel(eta, kappa, b, np.array([len(c[2]) for c in cases]), base,  # type: ignore[operator]
-                   combos, rows, counts, item_term, u)
+                   combos, row_of, crows, counts, item_term, u)
     for d, c in enumerate(cases):
         f = numpy_integrand(eta[d], kappa[d], c[2], c[3], combos, rows, counts)
         mass = np.exp(f - f.max(axis=1, keepdims=True))
@@ -240,7 +248,8 @@ def test_gradient_equals_autodiff_of_the_full_grid_sum():
 def test_op_value_and_gradient_in_python_and_numba(mode):
     eta, kappa, b, base, combos, rows, counts, weight = _case(seed=7)
     inputs = [pt.dvector(n) for n in ("eta", "kappa", "b", "base")]
-    out = ordinal_grid_loglik(*inputs, combos, rows, counts, weight)
+    out = ordinal_grid_loglik(*inputs, combos, *compact_rows(rows, counts, weight), counts,
+                              weight)
     fn = pytensor.function(inputs, [out, *pt.grad(out, inputs)], mode=mode)
     value, *grads = fn(eta, kappa, b, base)
     total, *ref = _kernel([eta, kappa, b, base, combos, rows, counts, weight])
@@ -269,5 +278,5 @@ def test_non_finite_or_unordered_inputs_give_nan(bad):
 def test_op_rejects_wrong_dimensions():
     with pytest.raises(ValueError, match="eta must have 1 dimensions"):
         ordinal_grid_loglik(pt.dmatrix("eta"), pt.dvector("k"), pt.dvector("b"),
-                            pt.dvector("base"), np.zeros((2, 3)), np.zeros((1, 1), int),
-                            np.zeros((1, 1)), np.zeros(1))
+                            pt.dvector("base"), np.zeros((2, 3)), np.zeros(1, int),
+                            np.zeros((1, 1), int), np.zeros((1, 1)), np.zeros(1))

@@ -345,6 +345,8 @@ class OrdinalTerms:
     them to a multiple of 16); ``rows`` (term, entry) index the rows (unit, combo) of the
     combined table (``unit * len(combos) + combo``), ``counts`` (term, entry) are 1 (0:
     padding), ``weight`` (term,) how many items share the term, ``item_term`` (item,);
+    ``row_of`` the combined rows some term uses and ``crows`` the terms' rows as indices into
+    it (``_ordinal_grid.compact_rows``: what the kernel reads);
     ``h_data`` the shared grid's spacing (``_gridquad.data_spacing`` of 1/3 per rating: the
     information about b of a logistic latent variable bounds that of its ordered levels).
     """
@@ -355,6 +357,8 @@ class OrdinalTerms:
     item_term: np.ndarray
     combos: np.ndarray
     h_data: float
+    row_of: np.ndarray
+    crows: np.ndarray
     unit_ratings: np.ndarray
     """(model, task, grader): the most ratings one item has from the unit (the extreme
     patterns of :func:`extreme_units`)."""
@@ -363,6 +367,7 @@ class OrdinalTerms:
 def ordinal_terms(stats: OrdinalStats) -> OrdinalTerms:
     """The distinct (task, rating pattern) terms of the items (see :class:`OrdinalTerms`)."""
     from evaluq.item_model._gridquad import data_spacing
+    from evaluq.item_model._ordinal_grid import compact_rows
 
     n_k, n_j, n_l = len(stats.tasks), len(stats.graders), stats.n_levels
     n_units = len(stats.models) * n_k * n_j
@@ -387,12 +392,14 @@ def ordinal_terms(stats: OrdinalStats) -> OrdinalTerms:
     ratings = np.bincount(stats.cell_item, weights=stats.cell_count, minlength=n_items)
     unit_ratings = np.zeros(n_units)
     np.maximum.at(unit_ratings, pairs % n_units, vectors.sum(axis=1) * 1.0)
+    row_of, crows = compact_rows(uniq[:, :rows.shape[1]], uniq[:, rows.shape[1]:], weight)
     return OrdinalTerms(unit_ratings=unit_ratings.reshape(len(stats.models), n_k, n_j),
                         rows=uniq[:, :rows.shape[1]], counts=uniq[:, rows.shape[1]:] * 1.0,
                         weight=weight.astype(np.float64), item_term=item_term,
                         combos=np.r_[combos, np.zeros((n_combos - len(combos), n_l),
                                                       dtype=np.int64)] * 1.0,
-                        h_data=data_spacing(float(ratings.max()) / 3.0))
+                        h_data=data_spacing(float(ratings.max()) / 3.0),
+                        row_of=row_of, crows=crows)
 
 
 def _by_mean_rating(uniq: np.ndarray, item_term: np.ndarray, weight: np.ndarray,
@@ -474,7 +481,9 @@ def marginal_inputs(terms: OrdinalTerms, priors: dict[str, float]) -> dict[str, 
     a power of two)."""
     pad = padded_cells(len(terms.weight)) - len(terms.weight)
     width = terms.rows.shape[1]
-    return {"term_rows": np.r_[terms.rows, np.zeros((pad, width), dtype=np.int64)],
+    n_rows = len(terms.row_of)
+    return {"term_rows": np.r_[terms.crows, np.zeros((pad, width), dtype=np.int64)],
+            "row_of": np.r_[terms.row_of, np.full(padded_cells(n_rows) - n_rows, -1)],
             "term_counts": np.r_[terms.counts, np.zeros((pad, width))],
             "term_weight": np.r_[terms.weight, np.zeros(pad)], "combos": terms.combos,
             "unit_ratings": terms.unit_ratings,
@@ -505,7 +514,8 @@ def model_key(stats: OrdinalStats, priors: dict[str, float], interaction: bool,
     size = padded_cells(len(stats.cell_count))
     if form == "marginal":
         terms = ordinal_terms(stats)
-        n_items = (padded_cells(len(terms.weight)), terms.rows.shape[1])
+        n_items = (padded_cells(len(terms.weight)), terms.rows.shape[1],
+                   padded_cells(len(terms.row_of)))
         size = len(terms.combos)
     return ("ordinal", form, len(stats.models), len(stats.tasks), len(stats.graders),
             n_items, stats.n_levels, size, bool(interaction),
@@ -574,7 +584,7 @@ def _marginal_potential(x: dict[str, Any], eta: Any, kappa: Any,
     sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
     pm.Potential("rating_loglik", marginal_loglik(
         eta, kappa, sigma_item, x["grid_spacing"], x["unit_ratings"], x["combos"],
-        x["term_rows"], x["term_counts"], x["term_weight"], shape))
+        x["row_of"], x["term_rows"], x["term_counts"], x["term_weight"], shape))
 
 
 def extreme_units(lib: Any, eta: Any, kappa: Any, unit_ratings: Any,
@@ -597,7 +607,7 @@ def extreme_units(lib: Any, eta: Any, kappa: Any, unit_ratings: Any,
 
 
 def marginal_loglik(eta: Any, kappa: Any, sigma: Any, h_data: Any, unit_ratings: Any,
-                    combos: Any, rows: Any, counts: Any, weight: Any,
+                    combos: Any, row_of: Any, rows: Any, counts: Any, weight: Any,
                     shape: tuple[int, int, int]) -> Any:
     """The marginal form's log-likelihood of the ratings (PyTensor): sum_t w_t log of each
     term's integral on the shared grid (``_gridquad.grid_nodes``), spanning the extreme
@@ -616,7 +626,7 @@ def marginal_loglik(eta: Any, kappa: Any, sigma: Any, h_data: Any, unit_ratings:
     b, h = grid_nodes(sigma, h_data, span)
     b, h = disconnected_grad(b), disconnected_grad(h)       # the rule's value is its own
     return ordinal_grid_loglik(eta.reshape((-1,)), kappa, b, prior_base(pt, b, sigma, h),
-                               combos, rows, counts, weight)
+                               combos, row_of, rows, counts, weight)
 
 
 # --- sampling and the posterior ------------------------------------------------------------------
@@ -748,7 +758,7 @@ def conditional_items(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
         cell = kernel(np.ascontiguousarray(eta[part].reshape(len(b), -1)),
                       np.ascontiguousarray(kappa[part], dtype=np.float64), b, n_nodes,
                       prior_base(np, b, sigma[part][:, None], h[:, None]), terms.combos,
-                      terms.rows, terms.counts, item_term, u)
+                      terms.row_of, terms.crows, terms.counts, item_term, u)
         out[part] = np.take_along_axis(b, cell, axis=1)
     return out
 
