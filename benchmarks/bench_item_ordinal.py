@@ -16,21 +16,26 @@ R-hat, the smallest bulk ESS, the mean leapfrog steps per draw and the seconds p
 then the warm ratios to the binomial's (target: the ordinal with item effects <= 3x) and the
 two ordinal forms' benchmark-score means side by side. The machine is shared: read the ratios.
 
-Measured on a quiet 2-core machine (2026-11-27), 10 x 1,000 x 3: the binomial warm 5.41 s,
-the marginal form 19.0 s (3.5x; 16.6 steps per draw against the binomial's 15.3, no
-divergence, R-hat 1.009; posterior step 1.7 s). The same morning, before the kernel's
-vectorised loops and compacted rows, the zero-sum task effects and the item draws' kernel:
-28.2 s (5.2x; 18.2 steps per draw, posterior step 3.3 s); on a loaded machine 101.9 s against
-8.45 s (12.1x), and the explicit form 391 s against 10.1 s (38.6x). The gap is the cost of a
-gradient: the binomial's items collapse on (task, total) (the total is sufficient for b
-under the Rasch model: 100 terms here), the ordinal's do not (1,000 distinct patterns), and a
-term costs its entries' additions over its window (~23 nodes evaluated) whatever the kernel.
+Measured on 2026-11-27 at 10 x 1,000 x 3 (this script, warm): on the afternoon's 2-core
+machine the binomial 5.49 s and the marginal form 16.89 s (3.08x; 16.5 steps per draw, 1
+divergence, R-hat 1.003; posterior step 0.84 s), after the kernel's product path, flat
+indexing, the terms ordered by mean rating, rows compacted once and the benchmark-score
+kernel; the code before them 29.8 s against 5.72 s (5.2x) on the same machine, 19.0 s
+against 5.41 s (3.5x) on the morning's machine (ratios differ between machines, and the
+binomial's warm fit alone varied 4.8-6.6 s between runs: compare within a run). Earlier that
+morning 28.2 s (5.2x), on a loaded machine 101.9 s against 8.45 s (12.1x), and the explicit
+form 391 s against 10.1 s (38.6x). At 20 x 10^4 x 5 (``--size 20 10000 5``): 582.8 s
+against 36.85 s (15.8x; 31.0 steps per draw, 0 divergences). The gap is the cost of a
+gradient: the binomial's items collapse on (task, total) (the total is sufficient for b under
+the Rasch model: 100 terms here), the ordinal's do not (1,000 distinct patterns), and a term
+costs its entries' products over its window (~25 nodes evaluated) whatever the kernel.
 
 ``--gradient`` times one log-density + gradient of the binomial and of the marginal form
 (the fastest of 3 interleaved rounds, one process, the model's initial point): at sigma_item
-1, 0.51 ms against 0.099 ms (5.2x) at 10 x 1,000 x 3 and 7.3 ms against 0.40 ms (18.4x) at
-20 x 10^4 x 5 (10^4 ordinal terms against 356 binomial ones); before the kernel changes 0.79
-and 14.9 ms.
+1, 0.40 ms against 0.11 ms (3.7x) at 10 x 1,000 x 3 and 9.0 ms against 0.46 ms (19.6x) at
+20 x 10^4 x 5 (10^4 ordinal terms against 356 binomial ones) on the afternoon's machine;
+the code before the day's kernel changes 12.6 ms there (on the morning's machine 0.79 ->
+0.51 ms and 14.9 -> 7.3 ms).
 
 Run: ``python benchmarks/bench_item_ordinal.py [--size 10 1000 3] [--no-explicit]
 [--gradient]``;

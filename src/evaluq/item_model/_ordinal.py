@@ -525,7 +525,7 @@ def model_key(stats: OrdinalStats, priors: dict[str, float], interaction: bool,
 FORM: Final = "marginal"
 """The form ``fit_items(family="ordinal")`` samples with items: ``"marginal"`` (faster than
 the explicit form at 3 models x 200 items x 3 graders, 5.1 against 6.3 s warm; at 10 x 1,000
-x 3 it is 3.4x the binomial's warm fit, the explicit form 38.6x in an earlier run) or
+x 3 it is 3.1x the binomial's warm fit, the explicit form 38.6x in an earlier run) or
 ``"explicit"``."""
 
 
@@ -640,15 +640,6 @@ _PX, _PW = np.polynomial.hermite.hermgauss(PRIOR_NODES)
 _PW = _PW / np.sqrt(np.pi)
 _COMPILED: dict[tuple, Any] = {}
 """nutpie models of the ordinal family compiled in this process, by ``model_key``."""
-ADAPTATION: Final = {"marginal": "low_rank", "explicit": "diag"}
-"""nutpie's mass-matrix adaptation by form. The marginal form's few parameters (cutpoints,
-task, model and grader effects, their scales, sigma_item) are correlated in the posterior
-(the cutpoints move with the effects' location and with sigma_item), which a low-rank
-modified diagonal rescales: on 10 models x 1,000 items x 3 epochs (4 tasks, 5 levels),
-seeds 2-4, 15.0 leapfrog steps per draw against 16.8-18.8 with the diagonal, smallest bulk
-ESS 479-600 against 229-535, divergences 0-3 either way, warm fit 15.4-16.5 s against
-18.3-18.7 s (``benchmarks/bench_item_ordinal.py``). The explicit form (a parameter per item)
-keeps the diagonal."""
 
 
 def sample_ordinal(stats: OrdinalStats, priors: dict[str, float], interaction: bool,
@@ -674,7 +665,7 @@ def sample_ordinal(stats: OrdinalStats, priors: dict[str, float], interaction: b
     raw = nutpie.sample(compiled, draws=settings["draws"], tune=settings["tune"],
                         chains=settings["chains"], cores=settings["chains"],
                         seed=settings["seed"], progress_bar=False, save_warmup=False,
-                        target_accept=settings["target_accept"], adaptation=ADAPTATION[form])
+                        target_accept=settings["target_accept"])
     return raw, compile_s, time.perf_counter() - start
 
 
@@ -921,8 +912,7 @@ def fit_ordinal(df: pd.DataFrame, columns: dict[str, str | None], *, levels: Any
         "form": form, "quadrature_nodes": 0,
         "columns": columns, "levels": stats.levels.tolist(),
         "grader_interaction": bool(interaction and stats.has_graders),
-        "priors": resolved, "sampler": "nutpie", "adaptation": ADAPTATION.get(form, "diag"),
-        "n_cells": len(stats.cell_count),
+        "priors": resolved, "sampler": "nutpie", "n_cells": len(stats.cell_count),
         "score_scale": "expected rating on the levels' own scale, graders weighted equally"}
     if form == "marginal":
         config["n_terms"] = len(ordinal_terms(stats).weight)
