@@ -400,8 +400,8 @@ def ordinal_grid_loglik_and_grad(eta: np.ndarray, kappa: np.ndarray, b: np.ndarr
     d_eta (U,), d_kappa (K-1,), d_b (G,), d_base (G,)). ``eta`` (U,) the units' linear
     predictors without the item effect, ``kappa`` (K-1,) increasing, ``b`` / ``base`` (G,),
     ``combos`` (C, K) level counts, ``row_of`` (R,) and ``rows`` (T, E) (:func:`compact_rows`
-    of the rows ``unit * C + combo``), ``counts``
-    (T, E) (0: padding), ``weight`` (T,) (0: a padded term)."""
+    of the rows ``unit * C + combo``), ``counts`` (T, E) (0: padding), ``weight`` (T,) (0: a
+    padded term). The product path runs when it can, else the log path (module docstring)."""
     n_units, n_cut, n_nodes = eta.shape[0], kappa.shape[0], b.shape[0]
     d_eta, d_kappa = np.zeros(n_units), np.zeros(n_cut)
     d_b, d_base = np.zeros(n_nodes), np.zeros(n_nodes)
