@@ -324,7 +324,7 @@ def test_multi_aso_ragged_runs_and_languages():
     assert eq.multi_aso(cube, language="en", rng=0).attrs["n_runs"] == [5, 3, 5]
     x[1, :, 1:] = np.nan                          # b: one run
     with pytest.raises(CubeError, match=r"2 seeds \(runs\) per model; got 3 model\(s\) and "
-                                        r"'a' 5 run\(s\), 'b' 1 run\(s\), 'c' 4 run\(s\)"):
+                                        r"'a': 5 run\(s\), 'b': 1 run\(s\), 'c': 4 run\(s\)"):
         eq.multi_aso(eq.from_arrays(x, models=["a", "b", "c"], languages=["en", "fi"]),
                      language="fi")
 

@@ -241,3 +241,35 @@ def test_error_correlation_reaches_the_hierarchical_fit(tmp_path, long_table, ca
               "--seed", "run", "--n-resamples", "50", "--bayes", "--error-correlation", "0.7",
               "--out", str(tmp_path / "o"), "--quiet"], capsys)
     assert calls[0]["error_correlation"] == 0.7
+
+
+def test_report_names_the_files_and_explains_what_seeds_alone_cannot_identify(
+        tmp_path, long_table, capsys):
+    """A CSV of seeds without bootstrap replicates: the data summary names the file (not the
+    merged DataFrame); the variance table leaves out the components the cube cannot identify
+    (test-set noise, so also tau_between) and says why, rather than showing blank columns; the
+    SD figure's heading uses the file's own name for the language column."""
+    path = tmp_path / "runs.csv"
+    long_table.to_csv(path, index=False)
+    out = tmp_path / "out"
+    code, _, _ = _run(["report", str(path), "--model", "system", "--language", "lp",
+                       "--score", "BLEU", "--seed", "run", "--n-resamples", "100",
+                       "--out", str(out), "--quiet"], capsys)
+    assert code == 0
+    page = (out / "report.html").read_text()
+    assert f"{path} (from_long)" in page
+    assert "DataFrame (from_long)" not in page
+    variance = page[page.index('id="variance"'):page.index('id="leaderboard"')]
+    assert "<th>sigma_seed mean</th>" in variance
+    assert "<th>sigma_boot mean</th>" not in variance
+    assert "<th>tau_between</th>" not in variance
+    assert re.search(r"Not identifiable here \(not shown\): sigma_boot mean, sigma_boot sd, "
+                     r"sigma_boot min, sigma_boot max.*no &#x27;boot_score&#x27;", variance)
+    assert "Not identifiable here (not shown): tau_between, se_mean_fixed" in variance
+    # the written table keeps every column, NaN where unknown
+    table = pd.read_csv(out / "BLEU_variance.csv", index_col=0)
+    assert table["sigma_boot mean"].isna().all()
+    assert table["sigma_seed mean"].notna().all()
+    fig = eq.plots.variance_bars(eq.variance_components(
+        eq.open_cube(out / "BLEU_cube.nc")))
+    assert fig._suptitle.get_text().startswith("within-lp SDs of BLEU")

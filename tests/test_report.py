@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import re
 from html.parser import HTMLParser
 
@@ -377,12 +378,37 @@ def test_field_section_is_skipped_with_one_seed(cube):
     assert field.figures == 0
 
 
-def test_field_section_is_skipped_with_a_nan_run(cube):
+def test_field_section_leaves_out_a_run_missing_on_some_languages_and_names_it(cube):
+    """rliable's matrix is runs x tasks: a run missing on one language is left out of that
+    section on every language, named on the page; the estimates equal rliable's on the cube
+    with that run NaN throughout (every other section keeps its other scores)."""
+    from evaluq.reporting._build import _field_methods
+
     holed = cube.copy(deep=True)
     holed["score"][0, 0, 0] = np.nan
     with pytest.warns(eq.MissingDataWarning, match="1 run missing"):
         rep = eq.report(holed, None, n_resamples=200, rng=0, progress=False)
     section = next(s for s in rep.sections["simulated"] if s.id == "field")
+    assert section.figures == 2
+    model, seed = holed.model.values[0], holed.seed.values[0]
+    language = holed.language.values[0]
+    assert f"{model} seed {seed} (missing on {language})" in html.unescape(section.body)
+    dropped = holed.copy(deep=True)
+    dropped["score"][0, :, 0] = np.nan
+    got = _field_methods(holed, 200, 0.95, 0).estimates
+    want = eq.field.interval_estimates(dropped, n_resamples=200, rng=0,
+                                       aggregates=[str(a) for a in got.aggregate.values])
+    for name in want.data_vars:
+        np.testing.assert_array_equal(got[name].values, want[name].values)
+
+
+def test_field_section_gives_its_reason_when_a_model_is_left_with_one_run():
+    scores = np.array([[[0.5, 0.52], [0.6, np.nan]], [[0.4, 0.41], [0.7, 0.72]]])
+    with pytest.warns(eq.MissingDataWarning):
+        rep = eq.report(eq.from_arrays(scores), None, n_resamples=100, rng=0, progress=False)
+    section = next(s for sec in rep.sections.values() for s in sec if s.id == "field")
     assert section.figures == 0
-    assert "skipped" in section.body
-    assert "NaN" in section.body
+    body = html.unescape(section.body)
+    assert "1 run(s) missing on some languages are left out" in body
+    assert "skipped" in body
+    assert "needs at least 2 models and 2 seeds" in body

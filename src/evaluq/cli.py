@@ -389,6 +389,7 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
                                    **checks)
     for cube in cubes.values():
         cube.attrs[LANGUAGE_LABEL] = args.language
+        cube.attrs["source"] = "; ".join(map(str, args.files))   # not the merged DataFrame
     return cubes
 
 

@@ -453,10 +453,15 @@ def variance_table(components: xr.Dataset, *, digits: int | None = None) -> pd.D
     reasons = {str(name): components[name].attrs[NAN_REASON]
                for name in components.data_vars if NAN_REASON in components[name].attrs}
     for name in WITHIN_COMPONENTS:
-        if f"{name}_summary" in reasons:
-            reasons.update({f"{name} {stat}": reasons[f"{name}_summary"]
-                            for stat in SUMMARY_STATS})
-    table.attrs[NAN_REASONS] = {col: reasons[col] for col in table.columns if col in reasons}
+        # the 'sd' over languages has a reason of its own (one language with a value)
+        known = bool(components[name].notnull().any())
+        for stat in SUMMARY_STATS:
+            reason = reasons.get(f"{name}_summary" if stat == "sd" and known else name,
+                                 reasons.get(f"{name}_summary"))
+            if reason:
+                reasons[f"{name} {stat}"] = reason
+    table.attrs[NAN_REASONS] = {col: reasons[col] for col in table.columns
+                                if col in reasons and bool(table[col].isna().any())}
     table.attrs["uncertainty"] = ("se_* are standard errors of the mean over languages; SDs "
                                   "are summarised (mean, sd, min, max) over languages")
     table.attrs["caption"] = (

@@ -384,7 +384,7 @@ def _model_runs(score: xr.DataArray) -> list[np.ndarray]:
     n_runs = [r.size for r in runs]
     if len(runs) < 2 or min(n_runs) < 2:
         few = (f"{n_runs[0] if runs else 0} seed(s)" if len(set(n_runs)) <= 1 else
-               ", ".join(f"{m!r} {n} run(s)" for m, n in zip(score[MODEL].values.tolist(),
+               ", ".join(f"{m!r}: {n} run(s)" for m, n in zip(score[MODEL].values.tolist(),
                                                              n_runs, strict=True)))
         raise CubeError(f"`cube`: multi_aso needs at least 2 models and 2 seeds (runs) per "
                         f"model; got {len(runs)} model(s) and {few}")

@@ -359,8 +359,9 @@ def variance_bars(components: xr.Dataset, *,
     last.set_xticks(pos, wrapped if slant else labels,
                     rotation=40 if slant else 0, ha="right" if slant else "center",
                     rotation_mode="anchor", fontsize=7 if slant else None)
-    last.set_xlabel(str(components.attrs.get(LANGUAGE_LABEL) or "language"))
-    heading = f"within-language SDs of {metric} (bars: ± standard error)"
+    axis_label = str(components.attrs.get(LANGUAGE_LABEL) or "language")
+    last.set_xlabel(axis_label)
+    heading = f"within-{axis_label} SDs of {metric} (bars: ± standard error)"
     if new:  # on the user's figure the heading goes on the first panel, not the figure
         fig.suptitle(heading, fontsize=8)
     else:

@@ -396,12 +396,15 @@ def _field_methods(cube: xr.Dataset, n_resamples: int, confidence_level: float,
             f"(runs) per cell and 2 models; this cube has {n_seeds} seed(s) "
             f"{'(summary statistics only) ' if is_summary(cube) else ''}and "
             f"{cube.sizes[MODEL]} model(s): skipped."))
-    aggregates, note = list(AGGREGATES), None
+    aggregates = list(AGGREGATES)
+    cube, dropped = _complete_runs(cube)
+    note = dropped
     values = cube[SCORE].values
     if not (_orientation(cube) and np.nanmin(values) >= 0 and np.nanmax(values) <= 1):
         aggregates.remove("optimality_gap")
-        note = ("The optimality gap (to the target 1) is left out: it needs scores in [0, 1] "
-                "where higher is better.")
+        gap = ("The optimality gap (to the target 1) is left out: it needs scores in [0, 1] "
+               "where higher is better.")
+        note = gap if note is None else f"{note} {gap}"
     try:
         kw: dict[str, Any] = {"n_resamples": n_resamples, "confidence_level": confidence_level,
                               "rng": rng}
@@ -418,8 +421,37 @@ def _field_methods(cube: xr.Dataset, n_resamples: int, confidence_level: float,
             estimates=estimates, improvement=probability_of_improvement(cube, **kw),
             eps_min=multi_aso(cube, confidence_level=confidence_level, rng=rng), note=note)
     except CubeError as err:
-        return FieldMethods(reason=f"rliable's interval estimates and Almost Stochastic Order "
-                                   f"skipped: {err}")
+        return FieldMethods(reason=f"{dropped + ' ' if dropped else ''}rliable's interval "
+                                   f"estimates and Almost Stochastic Order skipped: {err}")
+
+
+def _complete_runs(cube: xr.Dataset) -> tuple[xr.Dataset, str | None]:
+    """The cube for rliable's runs x tasks matrices: a run (model, seed) missing on some
+    languages but not all is left out on all of them, and the note names each such run (its
+    other languages' scores are not used by this section; every other section uses them).
+    A model left with fewer than 2 runs still fails in the field methods, with its reason."""
+    import numpy as np
+
+    from evaluq._dims import LANGUAGE, SCORE, SEED
+
+    score = cube[SCORE].transpose(MODEL, LANGUAGE, SEED)
+    nan = np.isnan(score.values)
+    partial = nan.any(axis=1) & ~nan.all(axis=1)                  # (model, seed)
+    if not partial.any():
+        return cube, None
+    named = [f"{score[MODEL].values[k]} seed {score[SEED].values[s]} (missing on "
+             f"{', '.join(map(str, score[LANGUAGE].values[nan[k, :, s]]))})"
+             for k, s in np.argwhere(partial)]
+    shown = "; ".join(named[:6]) + (f"; and {len(named) - 6} more" if len(named) > 6 else "")
+    keep = xr.DataArray(~partial, dims=(MODEL, SEED),
+                        coords={MODEL: score[MODEL].values, SEED: score[SEED].values})
+    out = cube.copy()
+    out[SCORE] = cube[SCORE].where(keep)
+    word = language_word(cube)
+    note = (f"rliable's matrices are runs x {word}s, so a run needs every {word}: "
+            f"{len(named)} run(s) missing on some {word}s are left out of this section "
+            f"(on all {word}s; every other section uses their scores): {shown}.")
+    return out, note
 
 
 def _resolve_modes(cube: xr.Dataset, replication: str, languages: str) -> tuple[str, str]:

@@ -27,7 +27,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._deprecation import renamed_argument
-from evaluq._dims import BOOT_SCORE, BOOTSTRAP, LANGUAGE, MODEL, SCORE, SEED
+from evaluq._dims import BOOT_SCORE, BOOTSTRAP, LANGUAGE, MODEL, NAN_REASONS, SCORE, SEED
 from evaluq._schema import is_summary, orientation
 from evaluq.tables import whole_ranks
 
@@ -155,12 +155,50 @@ def _table_html(table: pd.DataFrame, *, caption: str | None = None) -> str:
     True
     """
     text = caption if caption is not None else str(table.attrs.get("caption", ""))
+    table, unknown = _unknown_columns(table)
     table, notes = _footnoted(whole_ranks(table))
     plain_rows = isinstance(table.index, pd.RangeIndex)   # 0, 1, 2, ...: says nothing
     body = table.to_html(classes="data", border=0, float_format=_fmt, na_rep="",
                          escape=True, index=not plain_rows)
     cap = f'<p class="caption">{html.escape(text)}</p>' if text else ""
-    return f'<div class="table-wrap">{body}{cap}{notes}</div>'
+    return f'<div class="table-wrap">{body}{cap}{unknown}{notes}</div>'
+
+
+def _unknown_columns(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """``table`` without its columns that are NaN throughout for a stated reason
+    (``attrs["nan_reasons"]``: what the data cannot identify), and the list (HTML) of those
+    columns and of the blank cells elsewhere, each with its reason: a blank is never left
+    unexplained, and a column of blanks does not widen the table.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evaluq.reporting.sections import _unknown_columns
+    >>> t = pd.DataFrame({"a": [1.0, np.nan], "b": [np.nan, np.nan]})
+    >>> t.attrs["nan_reasons"] = {"a": "one seed", "b": "no bootstrap"}
+    >>> shown, notes = _unknown_columns(t)
+    >>> list(shown.columns), "Not identifiable here" in notes, "Blank cells" in notes
+    (['a'], True, True)
+    """
+    reasons = {str(k): str(v) for k, v in dict(table.attrs.get(NAN_REASONS) or {}).items()}
+    gone: dict[str, list[str]] = {}
+    blank: dict[str, list[str]] = {}
+    for col in table.columns:
+        reason = reasons.get(str(col))
+        if reason is None or not bool(table[col].isna().any()):
+            continue
+        where = gone if bool(table[col].isna().all()) else blank
+        where.setdefault(reason, []).append(str(col))
+    if not gone and not blank:
+        return table, ""
+    items = [f"Not identifiable here (not shown): {', '.join(cols)}: {reason}."
+             for reason, cols in gone.items()]
+    items += [f"Blank cells in {', '.join(cols)}: {reason}." for reason, cols in blank.items()]
+    hidden = {c for cols in gone.values() for c in cols}
+    shown = table.drop(columns=[c for c in table.columns if str(c) in hidden])
+    shown.attrs = table.attrs
+    lis = "".join(f"<li>{html.escape(t)}</li>" for t in items)
+    return shown, f'<ul class="notes">{lis}</ul>'
 
 
 LONG_TEXT: int = 40
@@ -440,7 +478,7 @@ def _variance_section(components: xr.Dataset) -> Section:
     body = [_p("How much each score moves with the training seed (seed SD) and with the test "
                "set (bootstrap SD), per language; the table summarises them over languages."),
             _table_html(table)]
-    if {"sigma_between", "tau_between"} <= set(map(str, table.columns)):
+    if "tau_between" in table and bool(table["tau_between"].notna().any()):
         body.append(_p("sigma_between is the SD of a model's observed per-language means; "
                        "tau_between is the SD of its true per-language scores, sigma_between "
                        "with the seed and test-set noise taken out (method of moments, 0 when "
@@ -960,7 +998,7 @@ img.figure { max-width: 100%; height: auto; border: 1px solid #eef2f6; }
 .ok { color: #27ab83; }
 pre { background: #f0f4f8; padding: .6rem; overflow-x: auto; font-size: .85rem; }
 details summary { cursor: pointer; color: var(--accent); font-size: .9rem; }
-ol.notes { color: var(--muted); font-size: .8rem; max-width: 60rem; margin: .3rem 0; }
+ol.notes, ul.notes { color: var(--muted); font-size: .8rem; max-width: 60rem; margin: .3rem 0; }
 table.data td, table.data tbody th { white-space: nowrap; }
 footer { color: var(--muted); font-size: .8rem; text-align: center; padding: 1rem; }
 """
