@@ -24,16 +24,15 @@ from evaluq.item_model._twopl import (
     build_marginal_twopl_model,
     marginal_twopl_inputs,
     resolve_priors_2pl,
-    sampler_u_rule,
+    u_step,
 )
-from evaluq.item_model._twopl_grid import MAX_NODES, _grids, numpy_loglik_and_grad
+from evaluq.item_model._twopl_grid import MAX_NODES, _grids, numpy_loglik_and_grad, u_rule
 
 
 def _args(d, eta, s_b, s_a):
     x = marginal_twopl_inputs(d, resolve_priors_2pl(d, None))
-    z, logw = sampler_u_rule()
     return (eta, s_b, s_a, x["epochs"], x["term_task"], x["term_total"], x["pattern_counts"],
-            x["pattern_task"], x["pattern_term"], x["pattern_weight"], z, logw)
+            x["pattern_task"], x["pattern_term"], x["pattern_weight"], u_step(x["epochs"]))
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +42,7 @@ def small():
 
 
 @pytest.mark.parametrize(("s_b", "s_a", "tol"), [(1.0, 0.3, 1e-6), (2.0, 0.5, 1e-4),
-                                                 (1.5, 0.8, 1e-2)])
+                                                 (1.5, 0.8, 1e-4), (0.8, 1.2, 1e-3)])
 def test_kernel_equals_2d_numerical_integration(small, s_b, s_a, tol):
     d, eta = small
     ours = numpy_loglik_and_grad(*_args(d, eta, s_b, s_a))[0]
@@ -55,6 +54,31 @@ def test_kernel_equals_2d_numerical_integration(small, s_b, s_a, tol):
     assert abs(ours - ref) < tol
 
 
+@pytest.mark.parametrize("s_a", [1.0, 1.5, 2.0])
+def test_u_rule_resolves_items_with_many_responses(s_a):
+    """20 models x 5 epochs (100 responses per item) at large sigma_logdisc: an item's
+    u-integrand is far narrower than its prior, and the rule's step on the u scale follows
+    it. The value and its derivatives equal those of a rule 4x finer to a small fraction of
+    the curvature (the former 10-node Gauss-Hermite rule in z was 450 off the value and 930
+    off d/d sigma_logdisc at 1.5 over 2,000 such items, with the curvature ~1,100)."""
+    t = _table(n_models=20, n_items=240, n_epochs=5, n_tasks=2, discrimination_sd=s_a,
+               model_sd=1.2, rng=11)
+    d = item_statistics(t, **COLS)
+    eta = np.random.default_rng(2).normal(0.5, 1.2, d.shape)
+    args = _args(d, eta, 1.5, s_a)
+    fine = (*args[:10], args[10] / 4)
+    v, d_eta, d_s, d_su = numpy_loglik_and_grad(*args)
+    v4, d_eta4, d_s4, d_su4 = numpy_loglik_and_grad(*fine)
+    n_nodes = len(u_rule(s_a, args[10])[0])
+    print(f"\nsigma_logdisc {s_a}: {n_nodes} u-nodes (step {args[10]:.3f}); vs 4x finer: "
+          f"value {v - v4:.1e}, d/d sigma_logdisc {d_su - d_su4:.1e} (of {d_su4:.1f}), "
+          f"d/d sigma_item {d_s - d_s4:.1e}, d/d eta {np.abs(d_eta - d_eta4).max():.1e}")
+    assert abs(v - v4) < 1e-3 * d.per_item.shape[1]
+    assert abs(d_su - d_su4) < 2e-3 * d.per_item.shape[1]
+    assert abs(d_s - d_s4) < 2e-3 * d.per_item.shape[1]
+    np.testing.assert_allclose(d_eta, d_eta4, atol=1e-3 * np.abs(d_eta4).max())
+
+
 def test_kernel_gradient_equals_finite_differences(small):
     d, eta = small
     args = _args(d, eta, 1.3, 0.6)
@@ -64,8 +88,10 @@ def test_kernel_gradient_equals_finite_differences(small):
     def f(i, value):
         return numpy_loglik_and_grad(*args[:i], value, *args[i + 1:])[0]
 
-    assert d_s == pytest.approx((f(1, 1.3 + h) - f(1, 1.3 - h)) / (2 * h), rel=1e-6)
-    assert d_su == pytest.approx((f(2, 0.6 + h) - f(2, 0.6 - h)) / (2 * h), rel=1e-6)
+    # the b-grids move with s and a = exp(s_u z) (their nodes carry no gradient, the rule's
+    # value does not depend on them up to its error): 1.5e-6 to 5.2e-6 apart here
+    assert d_s == pytest.approx((f(1, 1.3 + h) - f(1, 1.3 - h)) / (2 * h), rel=1e-5)
+    assert d_su == pytest.approx((f(2, 0.6 + h) - f(2, 0.6 - h)) / (2 * h), rel=1e-5)
     fd = np.zeros_like(eta)
     for idx in np.ndindex(eta.shape):
         step = np.zeros_like(eta)
@@ -110,7 +136,7 @@ def test_pymc_model_value_and_gradient_equal_the_kernel():
 def test_grid_is_bounded_and_bad_parameters_give_nan(small):
     d, eta = small
     args = _args(d, eta, 1.0, 0.5)
-    _, _, count, _ = _grids(eta, 1e-3, np.exp(8.0 * args[10]), args[3])
+    _, _, count, _ = _grids(eta, 1e-3, np.exp(8.0 * u_rule(1.0, args[10])[0]), args[3])
     assert count.max() <= MAX_NODES
     for bad in ((np.nan, 0.5), (1.0, np.inf), (-1.0, 0.5)):
         assert np.isnan(numpy_loglik_and_grad(*_args(d, eta, *bad))[0])

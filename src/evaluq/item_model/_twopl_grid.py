@@ -7,8 +7,12 @@ pattern p shared by w_p items,
     S_p = sum_m y_pm eta_mk,   Y_p = sum_m y_pm,
     T_k(a, Y) = int N(b; 0, s^2) exp(-a b Y - sum_m n_mk softplus(a (eta_mk - b))) db,
 
-(binomial constants excluded). The u-integral takes a fixed rule on the standardised scale,
-u_g = s_u z_g with weights w_g (Gauss-Hermite, ``_twopl.FIT_U_NODES`` nodes); the b-integral
+(binomial constants excluded). The u-integral takes the trapezoid rule on the standardised
+scale, u_g = s_u z_g over +-``U_HALF_WIDTH`` with weights w_g = h phi(z_g), its step at most
+``u_step`` on the u scale (:func:`u_rule`: the nodes grow with s_u, since an item with many
+responses has a u-integrand whose width does not grow with s_u; ``u_step`` is set from the
+data's responses per item, ``_twopl.u_step``). Between changes of the node count the nodes
+are fixed in z, so the gradient below is that of the rule's value; the b-integral
 of every (task, total) term at a_g takes one grid per (u-node, task), b_j = lo + j h, with
 the trapezoid rule (geometric convergence for these analytic, log-concave integrands, as
 ``_gridquad``'s shared grid):
@@ -78,6 +82,12 @@ a or small s, where the draw's log-density is far from the posterior)."""
 WINDOW: Final = 36.0
 """A term's nodes more than this below its largest log-integrand are left out (e^-40)."""
 NEWTON_STEPS: Final = 30
+U_HALF_WIDTH: Final = 5.0
+"""The u-rule spans +-U_HALF_WIDTH prior SDs of u = log a (prior mass 6e-7 beyond)."""
+U_MAX_STEP: Final = 1.0
+"""At most this many prior SDs between u-nodes (a wide integrand: trapezoid error ~e^-20)."""
+MAX_U_NODES: Final = 257
+"""At most this many u-nodes (the step widened beyond: only at implausibly large s_u)."""
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
@@ -319,21 +329,46 @@ def _term_layout(used: np.ndarray, term_task: np.ndarray, count: np.ndarray
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def u_rule(su: float, u_step: float) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
+    """The trapezoid rule over u = log a at ``su`` = sigma_logdisc: standardised nodes z_g
+    (u_g = su z_g, an odd number spanning +-``U_HALF_WIDTH``) at most ``u_step`` apart on the
+    u scale (and at most ``U_MAX_STEP`` on the z scale), and log weights log(h phi(z_g)).
+
+    A fixed rule in z (as the former 10-node Gauss-Hermite rule) cannot resolve the narrow
+    u-integrands of items with many responses when su is large (their width in z shrinks
+    as 1 / su): the step is set on the u scale, so the number of nodes grows with su."""
+    hz = U_MAX_STEP
+    if su > 0.0 and u_step > 0.0 and math.isfinite(su) and math.isfinite(u_step):
+        hz = min(hz, u_step / su)
+    n = min(math.ceil(2.0 * U_HALF_WIDTH / hz) + 1, MAX_U_NODES)
+    n += 1 - n % 2
+    z = np.empty(n)
+    logw = np.empty(n)
+    h = 2.0 * U_HALF_WIDTH / (n - 1)
+    for g in range(n):
+        z[g] = -U_HALF_WIDTH + g * h
+        logw[g] = -0.5 * z[g] * z[g] - 0.5 * math.log(2.0 * math.pi) + math.log(h)
+    return z, logw
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def twopl_grid_loglik_and_grad(eta: np.ndarray, s: float, su: float, epochs: np.ndarray,
                                term_task: np.ndarray, term_total: np.ndarray,
                                pat_counts: np.ndarray, pat_task: np.ndarray,
-                               pat_term: np.ndarray, pat_weight: np.ndarray, z: np.ndarray,
-                               logw: np.ndarray) -> Any:  # pragma: no cover - compiled
+                               pat_term: np.ndarray, pat_weight: np.ndarray,
+                               u_step: float) -> Any:  # pragma: no cover - compiled
     """sum_p w_p log p(y_p) of the marginal 2PL (module docstring) and its gradient in
     ``eta`` (M, K), ``s`` and ``su``: returns (value, d_eta, d_s, d_su). ``term_task`` /
     ``term_total`` (T,): the (task, total) terms; ``pat_counts`` (P, M), ``pat_task``,
-    ``pat_term``, ``pat_weight`` (P,) the patterns (weight 0: padding); ``z``, ``logw``
-    (G,): the standardised u-rule."""
+    ``pat_term``, ``pat_weight`` (P,) the patterns (weight 0: padding); ``u_step``: the
+    largest step of the u-rule on the u scale (:func:`u_rule`)."""
     n_m, n_k = eta.shape
-    n_g, n_t = z.shape[0], term_task.shape[0]
+    n_t = term_task.shape[0]
     d_eta = np.zeros((n_m, n_k))
     if not _finite(eta, s, su):
         return math.nan, d_eta, 0.0, 0.0
+    z, logw = u_rule(su, u_step)
+    n_g = z.shape[0]
     a = np.exp(su * z)
     used = np.zeros(n_t, dtype=np.bool_)
     for p in range(pat_weight.shape[0]):
@@ -405,8 +440,8 @@ def _back(s: float, a: np.ndarray, epochs: np.ndarray, term_task: np.ndarray,
 
 
 INPUTS: Final = ("eta", "sigma", "sigma_u", "epochs", "term_task", "term_total",
-                 "pat_counts", "pat_task", "pat_term", "pat_weight", "z", "logw")
-_NDIM: Final = (2, 0, 0, 2, 1, 1, 2, 1, 1, 1, 1, 1)
+                 "pat_counts", "pat_task", "pat_term", "pat_weight", "u_step")
+_NDIM: Final = (2, 0, 0, 2, 1, 1, 2, 1, 1, 1, 0)
 _INT: Final = ("term_task", "pat_task", "pat_term")
 
 
@@ -414,6 +449,7 @@ def _call(*args: Any) -> tuple[float, np.ndarray, float, float]:
     arrays: list[Any] = [np.ascontiguousarray(x, dtype=np.int64 if name in _INT else np.float64)
                          for name, x in zip(INPUTS, args, strict=True)]
     arrays[1], arrays[2] = float(np.asarray(args[1])), float(np.asarray(args[2]))
+    arrays[10] = float(np.asarray(args[10]))
     kernel: Any = twopl_grid_loglik_and_grad   # numba's Dispatcher stub types no arguments
     return kernel(*arrays)
 
@@ -469,14 +505,13 @@ def twopl_grid_loglik(*inputs: Any) -> Any:
 def _numba_funcify(op: TwoPLGridLoglik, node: Apply, **kwargs: Any) -> Any:
     @numba_basic.numba_njit
     def fused(eta: Any, s: Any, su: Any, epochs: Any, term_task: Any, term_total: Any,
-              pat_counts: Any, pat_task: Any, pat_term: Any, pat_weight: Any, z: Any,
-              logw: Any) -> Any:  # pragma: no cover - compiled
+              pat_counts: Any, pat_task: Any, pat_term: Any, pat_weight: Any,
+              u_step: Any) -> Any:  # pragma: no cover - compiled
         total, d_eta, d_s, d_su = twopl_grid_loglik_and_grad(
             np.ascontiguousarray(eta), s.item(), su.item(), np.ascontiguousarray(epochs),
             np.ascontiguousarray(term_task), np.ascontiguousarray(term_total),
             np.ascontiguousarray(pat_counts), np.ascontiguousarray(pat_task),
-            np.ascontiguousarray(pat_term), np.ascontiguousarray(pat_weight),
-            np.ascontiguousarray(z), np.ascontiguousarray(logw))
+            np.ascontiguousarray(pat_term), np.ascontiguousarray(pat_weight), u_step.item())
         return np.array(total), d_eta, np.array(d_s), np.array(d_su)
 
     return fused, SOURCE_HASH
@@ -509,7 +544,7 @@ def _pattern_cdf(eta: np.ndarray, a: np.ndarray, logw: np.ndarray, log_t: np.nda
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def _draw_one(eta: np.ndarray, s: float, su: float, epochs: np.ndarray,
               term_task: np.ndarray, term_total: np.ndarray, pat_counts: np.ndarray,
-              pat_task: np.ndarray, pat_term: np.ndarray, z: np.ndarray, logw: np.ndarray,
+              pat_task: np.ndarray, pat_term: np.ndarray, u_step: float,
               item_pattern: np.ndarray, uniform: np.ndarray, a_out: np.ndarray,
               b_out: np.ndarray) -> None:  # pragma: no cover - compiled
     """One draw's (a_i, b_i): u_i on the rule's nodes with probability prop. to w_g exp(a_g
@@ -517,6 +552,7 @@ def _draw_one(eta: np.ndarray, s: float, su: float, epochs: np.ndarray,
     prop. to its term's integrand (b given a depends on the item only through its (task,
     total) term); ``uniform`` (I, 2)."""
     n_m, n_k = eta.shape
+    z, logw = u_rule(su, u_step)
     n_g, n_t, n_p = z.shape[0], term_task.shape[0], pat_task.shape[0]
     a = np.exp(su * z)
     used = np.zeros(n_t, dtype=np.bool_)
@@ -556,16 +592,17 @@ def _draw_one(eta: np.ndarray, s: float, su: float, epochs: np.ndarray,
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def conditional_draws(eta: np.ndarray, s: np.ndarray, su: np.ndarray, epochs: np.ndarray,
                       term_task: np.ndarray, term_total: np.ndarray, pat_counts: np.ndarray,
-                      pat_task: np.ndarray, pat_term: np.ndarray, z: np.ndarray,
-                      logw: np.ndarray, item_pattern: np.ndarray, uniform: np.ndarray
+                      pat_task: np.ndarray, pat_term: np.ndarray, u_step: float,
+                      item_pattern: np.ndarray, uniform: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     """(a_i, b_i) (draw, item) from their conditional given each draw's ``eta`` (D, M, K),
-    ``s`` and ``su`` (D,), discretised on the rule's u-nodes (``z``, ``logw``) and each
-    (u-node, task)'s b-grid (:func:`_draw_one`); ``uniform`` (D, I, 2)."""
+    ``s`` and ``su`` (D,), discretised on the sampler's u-rule at each draw's ``su``
+    (:func:`u_rule`) and each (u-node, task)'s b-grid (:func:`_draw_one`); ``uniform``
+    (D, I, 2)."""
     n_d, n_i = uniform.shape[0], uniform.shape[1]
     a_out, b_out = np.empty((n_d, n_i)), np.empty((n_d, n_i))
     for d in range(n_d):
         _draw_one(np.ascontiguousarray(eta[d]), s[d], su[d], epochs, term_task, term_total,
-                  pat_counts, pat_task, pat_term, z, logw, item_pattern, uniform[d],
+                  pat_counts, pat_task, pat_term, u_step, item_pattern, uniform[d],
                   a_out[d], b_out[d])
     return a_out, b_out
