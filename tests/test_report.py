@@ -412,3 +412,18 @@ def test_field_section_gives_its_reason_when_a_model_is_left_with_one_run():
     assert "1 run(s) missing on some languages are left out" in body
     assert "skipped" in body
     assert "needs at least 2 models and 2 seeds" in body
+
+
+def test_one_model_report_shows_its_interval_estimates_and_says_what_is_left_out():
+    """rliable's interval estimates describe one model's runs; the probability of
+    improvement and ASO compare models and are left out, with the reason on the page."""
+    cube = eq.simulate_cube(n_models=1, n_languages=4, n_seeds=5, rng=3)
+    rep = eq.report(cube, None, n_resamples=200, rng=0, progress=False)
+    section = next(s for sec in rep.sections.values() for s in sec if s.id == "field")
+    assert section.figures == 1
+    assert "One model: its interval estimates are shown" in html.unescape(section.body)
+    got = rep.analyses[next(iter(rep.analyses))].field_methods.estimates
+    want = eq.field.interval_estimates(cube, n_resamples=200, rng=0,
+                                       aggregates=[str(a) for a in got.aggregate.values])
+    np.testing.assert_array_equal(got["ci"].values, want["ci"].values)
+    assert "1 model × 4 languages × 5 seeds" in rep.html

@@ -390,12 +390,12 @@ def _field_methods(cube: xr.Dataset, n_resamples: int, confidence_level: float,
     from evaluq.field.stochastic_order import multi_aso
 
     n_seeds = 0 if is_summary(cube) else cube[SCORE].sizes.get(SEED, 0)
-    if n_seeds < 2 or cube.sizes[MODEL] < 2:
+    if n_seeds < 2:
         return FieldMethods(reason=(
             f"rliable's interval estimates and Almost Stochastic Order need at least 2 seeds "
-            f"(runs) per cell and 2 models; this cube has {n_seeds} seed(s) "
-            f"{'(summary statistics only) ' if is_summary(cube) else ''}and "
-            f"{cube.sizes[MODEL]} model(s): skipped."))
+            f"(runs) per cell; this cube has {n_seeds} seed(s)"
+            f"{' (summary statistics only)' if is_summary(cube) else ''}: skipped."))
+    one = cube.sizes[MODEL] < 2
     aggregates = list(AGGREGATES)
     cube, dropped = _complete_runs(cube)
     note = dropped
@@ -417,6 +417,12 @@ def _field_methods(cube: xr.Dataset, n_resamples: int, confidence_level: float,
                       f"summarised and resampled on its own runs, as rliable and "
                       f"deep-significance do.")
             note = ragged if note is None else f"{note} {ragged}"
+        if one:
+            alone = ("One model: its interval estimates are shown; the probability of "
+                     "improvement and Almost Stochastic Order compare two models and are "
+                     "left out.")
+            return FieldMethods(estimates=estimates,
+                                note=alone if note is None else f"{note} {alone}")
         return FieldMethods(
             estimates=estimates, improvement=probability_of_improvement(cube, **kw),
             eps_min=multi_aso(cube, confidence_level=confidence_level, rng=rng), note=note)
@@ -735,8 +741,13 @@ def _check_out(out: Any) -> None:
 
 def _subtitle(a: Analysis) -> str:
     c = a.cube
-    return (f"{c.sizes.get(MODEL, 0)} models × {c.sizes.get('language', 0)} languages × "
-            f"{c.sizes.get('seed', 0)} seeds; {a.settings['n_resamples']} resamples "
+
+    def count(n: int, word: str) -> str:
+        return f"{n} {word}{'' if n == 1 else 's'}"
+
+    return (f"{count(c.sizes.get(MODEL, 0), 'model')} × "
+            f"{count(c.sizes.get('language', 0), 'language')} × "
+            f"{count(c.sizes.get('seed', 0), 'seed')}; {a.settings['n_resamples']} resamples "
             f"({a.settings['replication']} replication, {a.settings['languages']} languages), "
             f"{a.settings['how']} over languages")
 

@@ -1230,7 +1230,7 @@ def _field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset
     0
     """
     title = "The field's methods: rliable and Almost Stochastic Order"
-    if reason is not None or estimates is None or improvement is None or eps_min is None:
+    if reason is not None or estimates is None:
         return Section("field", title, _p(reason or "Not computed."))
     from evaluq.plots import interval_estimates_panel, probability_of_improvement_plot
 
@@ -1244,8 +1244,10 @@ def _field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset
     body += [_figure(interval_estimates_panel(estimates), alt="interval estimates",
                      caption="Aggregate scores with stratified-bootstrap intervals "
                              "(rliable's panel)."),
-             _table_html(tables["interval_estimates"]),
-             _figure(probability_of_improvement_plot(improvement),
+             _table_html(tables["interval_estimates"])]
+    if improvement is None or eps_min is None:       # one model: nothing to compare it with
+        return Section("field", title, "\n".join(body), figures=1)
+    body += [_figure(probability_of_improvement_plot(improvement),
                      alt="probability of improvement",
                      caption="Probability of improvement P(X > Y): how often a run of X "
                              "beats a run of Y on a random language (rliable); the dashed "
