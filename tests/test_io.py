@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
@@ -50,3 +51,21 @@ def test_reader_errors(tmp_path):
         eq.read_table(tmp_path / "scores.xlsx")
     with pytest.raises(FileNotFoundError, match="no such file"):
         eq.read_table(tmp_path / "missing.csv")
+
+
+def test_read_table_reads_a_semicolon_csv_with_decimal_commas(tmp_path):
+    """A spreadsheet export in a decimal-comma locale (';' between fields, '0,71' numbers)
+    reads as the same table as its ',' / '.' twin; a ';' file with decimal points too."""
+    from evaluq.io import read_table
+
+    df = pd.DataFrame({"model": ["a", "a", "b"], "lang": ["en", "de", "en"],
+                       "seed": [0, 1, 0], "acc": [0.71, 0.6543210987654321, np.nan]})
+    plain, semi, points = tmp_path / "p.csv", tmp_path / "s.csv", tmp_path / "t.csv"
+    df.to_csv(plain, index=False)
+    df.to_csv(semi, sep=";", decimal=",", index=False)
+    df.to_csv(points, sep=";", index=False)
+    assert "0,71" in semi.read_text()
+    want = read_table(plain)
+    for path in (semi, points):
+        got = read_table(path)
+        pd.testing.assert_frame_equal(got, want)

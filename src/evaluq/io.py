@@ -14,8 +14,30 @@ from evaluq._harness import read_inspect_logs as read_inspect_logs
 from evaluq._harness import read_lm_eval_samples as read_lm_eval_samples
 from evaluq.errors import CubeError
 
+
+def _read_csv(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
+    """A ``.csv`` file; one whose header splits on ';' but not on ',' (a spreadsheet's export
+    where ',' is the decimal mark) is read with ';' as the separator and ',' as the decimal
+    mark, unless ``sep`` / ``delimiter`` / ``decimal`` are given."""
+    if {"sep", "delimiter", "decimal"} & set(kw):
+        return pd.read_csv(p, **kw)
+    with open(p, encoding=kw.get("encoding") or "utf-8", errors="replace") as handle:
+        header = handle.readline()
+    if not (header.count(";") >= 1 and header.count(",") == 0):
+        return pd.read_csv(p, **kw)
+    table = pd.read_csv(p, sep=";", **kw)
+    for col in table.columns:
+        values = table[col].dropna()
+        text = values.dtype == object or pd.api.types.is_string_dtype(values)
+        if text and len(values) and values.astype(str).str.fullmatch(
+                r"\s*[+-]?\d*,\d+([eE][+-]?\d+)?\s*").all():
+            table[col] = pd.to_numeric(table[col].astype(str).str.replace(",", ".",
+                                                                          regex=False))
+    return table
+
+
 _READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {
-    ".csv": lambda p, kw: pd.read_csv(p, **kw),
+    ".csv": _read_csv,
     ".tsv": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
     ".tab": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
     ".jsonl": lambda p, kw: pd.read_json(p, lines=True, precise_float=True, **kw),
@@ -31,7 +53,10 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     """Read a tidy table from CSV, TSV, JSON lines or parquet.
 
     The format follows the suffix: ``.csv``; ``.tsv`` / ``.tab``; ``.jsonl`` / ``.ndjson``;
-    ``.parquet`` / ``.pq``. Extra keyword arguments go to the pandas reader.
+    ``.parquet`` / ``.pq``. Extra keyword arguments go to the pandas reader. A ``.csv`` whose
+    header has ';' and no ',' (a spreadsheet's export in a locale with the decimal comma) is
+    read with ';' as the separator, and its columns of numbers written with a decimal comma
+    ("0,71") as numbers.
 
     Parameters
     ----------
