@@ -273,3 +273,16 @@ def test_report_names_the_files_and_explains_what_seeds_alone_cannot_identify(
     fig = eq.plots.variance_bars(eq.variance_components(
         eq.open_cube(out / "BLEU_cube.nc")))
     assert fig._suptitle.get_text().startswith("within-lp SDs of BLEU")
+
+
+def test_report_on_duplicated_rows_names_the_remedy_in_flags(tmp_path, long_table, capsys):
+    """Repeated rows of one (model, language) and no --seed: the error names the key in the
+    user's columns (not evaluq's internal seed column) and the flags that fix it."""
+    path = tmp_path / "runs.csv"
+    long_table.to_csv(path, index=False)
+    code, _, err = _run(["report", str(path), "--model", "system", "--language", "lp",
+                         "--score", "BLEU", "--out", str(tmp_path / "o")], capsys)
+    assert code != 0
+    assert "__seed__" not in err
+    assert "appear more than once" in err
+    assert "name the column that numbers them as --seed" in err

@@ -55,15 +55,22 @@ def _numeric_column(df: pd.DataFrame, column: str, argument: str) -> np.ndarray:
     return values
 
 
+DUPLICATE_REMEDY = (" (rows that are repeated runs of one cell: name the column that "
+                    "numbers them as `seed=`, or their bootstrap replicates as `bootstrap=`; "
+                    "copies of one row: drop them)")
+"""What a duplicated key's message suggests (the command line reads ``seed=`` as --seed)."""
+
+
 def _check_unique_keys(df: pd.DataFrame, keys: dict[str, str]) -> None:
     cols = list(keys.values())
     dup = df.duplicated(subset=cols, keep=False)
     if dup.any():
-        first = df.loc[dup, cols].iloc[0].to_dict()
+        first = {k: v for k, v in df.loc[dup, cols].iloc[0].to_dict().items()
+                 if k != "__seed__"}            # from_long's seed column when none is given
         n = int(df.loc[dup, cols].drop_duplicates().shape[0])
         raise CubeError(
             f"`data`: {n} key(s) appear more than once in the table; first duplicated key: "
-            f"{first}. Each combination of the key columns must occur once"
+            f"{first}. Each combination of the key columns must occur once{DUPLICATE_REMEDY}"
         )
 
 

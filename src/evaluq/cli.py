@@ -710,9 +710,11 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"`judge` column", "--judge column"),
     (r"`gold` column", "--gold column"),
     (r"`covariates`", "--covariate"),
+    (r"`seed=`", "--seed"),
+    (r"`bootstrap=`", "--bootstrap"),
 )
 """(pattern, replacement) pairs that turn a Python remedy in a message into the command
-line's flag (``tests/test_cli_remedies.py`` checks every flag named exists)."""
+line's flag (``tests/test_cli_shapes.py`` checks every flag named exists)."""
 
 
 def cli_message(text: str, args: argparse.Namespace | None = None) -> str:

@@ -47,6 +47,7 @@ from evaluq._dims import (
     SUMMARY_SEED_LABEL,
 )
 from evaluq._pivot import (  # the pivot helpers (tests import two of them from here)
+    DUPLICATE_REMEDY,
     _check_unique_keys,
     _codes,
     _label_coord,
@@ -952,12 +953,12 @@ def _duplicate(piece: pd.DataFrame, cols: dict[str, str], bootstrap: str | None,
     repeated |= ~np.isnan(earlier)
     row = int(np.flatnonzero(repeated)[0])
     names = [*cols.values(), *([bootstrap] if bootstrap is not None else [])]
-    key = piece.iloc[row][names].to_dict()
+    key = {k: v for k, v in piece.iloc[row][names].to_dict().items() if k != "__seed__"}
     if bootstrap is not None and pd.isna(key[bootstrap]):
         key[bootstrap] = -np.inf
     raise CubeError(f"a key appears more than once in the table; first duplicated key found "
                     f"(row {int(piece.index[row])}): {key}. Each combination of the key "
-                    "columns must occur once")
+                    f"columns must occur once{DUPLICATE_REMEDY}")
 
 
 def _check_replicate_bounds(values: np.ndarray, where: tuple[np.ndarray, ...], rows: np.ndarray,
