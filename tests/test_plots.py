@@ -130,6 +130,30 @@ def test_variance_bars_heights_are_the_components():
         eq.plots.variance_bars(cube)
 
 
+def test_variance_bars_become_heatmaps_of_the_components_with_many_cells():
+    """30 models x 50 tasks: one heatmap per SD (rows models, columns tasks) holding the
+    components, not 1,500 bars; ``kind`` chooses either way."""
+    from evaluq.plots.cube import MAX_BARS
+
+    cube = eq.simulate_cube(n_models=30, n_languages=50, n_seeds=3, rng=1)
+    vc = eq.variance_components(cube)
+    assert MAX_BARS < 30 * 50
+    fig = eq.plots.variance_bars(vc)
+    images = [ax.images[0] for ax in fig.axes if ax.images]
+    assert len(images) == 2
+    for image, name in zip(images, ("sigma_seed", "sigma_boot"), strict=True):
+        np.testing.assert_array_equal(np.asarray(image.get_array()),
+                                      vc[name].transpose("model", "language").values)
+    assert not fig.axes[0].patches
+    small = eq.plots.variance_bars(eq.variance_components(cube.isel(model=[0, 1])),
+                                   kind="heatmap")
+    assert small.axes[0].images
+    bars = eq.plots.variance_bars(vc.isel(model=[0, 1], language=[0, 1]), kind="bars")
+    assert len(bars.axes[0].patches) == 4
+    with pytest.raises(ValueError, match="`kind`"):
+        eq.plots.variance_bars(vc, kind="pie")
+
+
 def test_posterior_differences_density_and_rope(rng):
     draws = xr.DataArray(rng.normal(0.3, 0.2, (2, 300, 3, 3)),
                          dims=("chain", "draw", "model", "model_b"),

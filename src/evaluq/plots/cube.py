@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import xarray as xr
 
 from evaluq._dims import LANGUAGE, LANGUAGE_LABEL, MODEL, MODEL_B, RANK
 from evaluq._intervals import CI_KIND
-from evaluq._validation import check_bool, check_text
+from evaluq._validation import check_bool, check_pair, check_text
 from evaluq.errors import CubeError
 from evaluq.pairwise import pairwise_table
 from evaluq.plots._common import (
@@ -42,6 +42,7 @@ __all__ = ["forest_plot", "rank_heatmap", "tier_diagram", "variance_bars"]
 
 @_styled
 def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
+                pairs: Sequence[tuple[Any, Any]] | None = None,
                 title: str | None = None, ax: Axes | None = None) -> Figure:
     """Forest plot of pairwise differences: one row per pair, its interval and estimate.
 
@@ -54,8 +55,9 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
     unique
         Draw each unordered pair once, better model first (as
         ``pairwise_table(unique=True)``); ``False`` draws every ordered pair.
-    title
-        Axes title; default names the interval level and kind.
+    pairs
+        Draw only these (model, model_b) pairs, in either order (default every pair): with
+        many models, e.g. each model against the next in the leaderboard.
     ax
         A matplotlib Axes to draw into (its figure is returned, figures compose); default a
         new figure.
@@ -90,9 +92,15 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
         raise CubeError("`pairwise` has a language dim (eq.pairwise_by_language): select one "
                         "language first, e.g. pairwise.sel(language='de')")
     table = pairwise_table(pairwise, unique=unique)
+    if pairs is not None:
+        models = list(pairwise[MODEL].values)
+        wanted = {frozenset(check_pair(f"pairs[{k}]", pair, models))
+                  for k, pair in enumerate(pairs)}
+        table = table[[frozenset(ab) in wanted for ab in table.index]]
     n = len(table)
     if n == 0:
-        raise CubeError("`pairwise` has fewer than two models: nothing to draw")
+        raise CubeError("`pairwise` has fewer than two models (or `pairs` is empty): "
+                        "nothing to draw")
     fig, ax = _axes(ax, COLUMN_WIDTH, 0.7 + 0.22 * n)
     y = np.arange(n)[::-1].astype(float)
     labels = [f"{a} − {b}" for a, b in table.index]
@@ -286,11 +294,49 @@ def tier_diagram(aggregated: xr.Dataset, tiers: xr.DataArray | None = None, *,
 
 # --- variance components ----------------------------------------------------------------------
 
+def _variance_heatmaps(components: xr.Dataset, shown: Sequence[str],
+                       axes: Sequence[Axes] | None) -> Figure:
+    """``variance_bars`` as one heatmap per SD: models (rows) by languages (columns)."""
+    models = [str(m) for m in components[MODEL].values]
+    labels = [str(lang) for lang in components[LANGUAGE].values]
+    n_m, n_l = len(models), len(labels)
+    axis_label = str(components.attrs.get(LANGUAGE_LABEL) or "language")
+    longest = min(max(map(len, labels)), 24)
+    height = 0.6 + len(shown) * (0.5 + 0.11 * n_m) + 0.06 * longest
+    fig, panels, new = _panels(axes, len(shown), _WIDE, height, sharex=True)
+    for ax, name in zip(panels[:, 0], shown, strict=True):
+        values = components[name].transpose(MODEL, LANGUAGE).values
+        image = ax.imshow(values, cmap="viridis", aspect="auto", interpolation="nearest")
+        ax.set_yticks(np.arange(n_m), models, fontsize=6 if n_m > 20 else 7)
+        ax.set_ylabel("model")
+        ax.spines[:].set_visible(False)
+        fig.colorbar(image, ax=ax, label=_SD_LABELS.get(name, name), shrink=0.9, pad=0.01)
+    last = panels[-1, 0]
+    step = max(1, n_l // 60)                    # at most ~60 tick labels
+    ticks = np.arange(0, n_l, step)
+    last.set_xticks(ticks, [labels[i] for i in ticks], rotation=60, ha="right",
+                    rotation_mode="anchor", fontsize=5 if n_l > 30 else 7)
+    last.set_xlabel(axis_label)
+    heading = (f"within-{axis_label} SDs of {_metric(components.attrs)} per model and "
+               f"{axis_label} (blank: not estimable)")
+    if new:
+        fig.suptitle(heading, fontsize=8)
+    else:
+        panels[0, 0].set_title(heading, fontsize=8)
+    return fig
+
+
+MAX_BARS: Final = 120
+"""``variance_bars`` draws bars up to this many (model, language) cells; beyond, a heatmap
+per SD (at 30 models x 50 tasks, 1,500 bars were a grey comb)."""
+
+
 @_styled
 def variance_bars(components: xr.Dataset, *,
                   variables: Sequence[str] = ("sigma_seed", "sigma_boot"),
-                  axes: Sequence[Axes] | None = None) -> Figure:
-    """Bars of the within-language SDs per language, one bar per model, one panel per SD.
+                  axes: Sequence[Axes] | None = None, kind: str = "auto") -> Figure:
+    """Bars of the within-language SDs per language, one bar per model, one panel per SD
+    (a heatmap of model x language per SD when there are many cells).
 
     Parameters
     ----------
@@ -303,12 +349,16 @@ def variance_bars(components: xr.Dataset, *,
     axes
         Axes to draw into, one per drawn variable in order (their figure is returned; figures
         compose); default a new figure.
+    kind
+        ``"bars"``, ``"heatmap"`` or ``"auto"`` (bars up to ``MAX_BARS`` (model, language)
+        cells, a heatmap beyond).
 
     Returns
     -------
     matplotlib.figure.Figure
         One axes per drawn variable; bar ``k`` of model ``m`` has the height of
-        ``components[name].sel(model=m)`` at language ``k``.
+        ``components[name].sel(model=m)`` at language ``k``. As a heatmap, the axes' image
+        holds ``components[name]`` as (model, language), with a colour bar per panel.
 
     See Also
     --------
@@ -327,12 +377,16 @@ def variance_bars(components: xr.Dataset, *,
     if unknown:
         raise ValueError(f"`variables` names {unknown}, which the components do not hold; "
                          f"they hold {sorted(map(str, components.data_vars))}")
+    if kind not in ("auto", "bars", "heatmap"):
+        raise ValueError(f"`kind` must be 'auto', 'bars' or 'heatmap'; got {kind!r}")
     shown = [v for v in variables if np.isfinite(components[v].values).any()]
     if not shown:
         raise CubeError(f"every value of {', '.join(variables)} is missing: nothing to draw")
     models = components[MODEL].values
     languages = components[LANGUAGE].values
     n_m, n_l = len(models), len(languages)
+    if kind == "heatmap" or (kind == "auto" and n_m * n_l > MAX_BARS):
+        return _variance_heatmaps(components, shown, axes)
     width = COLUMN_WIDTH if n_l * n_m <= 24 else _WIDE
     labels = [str(lang) for lang in languages]
     # long names (MMLU subjects, harness task names) would overprint: slant them and wrap

@@ -170,7 +170,8 @@ class Analysis:
         if self.field_methods is not None:
             from evaluq.reporting.sections import _field_tables
 
-            out |= _field_tables(self.field_methods.estimates, self.field_methods.eps_min)
+            out |= _field_tables(self.field_methods.estimates, self.field_methods.eps_min,
+                                 self.field_methods.improvement)
         if self.item_model is not None:
             out |= item_model_tables(self.item_model)
         if self.judged is not None:

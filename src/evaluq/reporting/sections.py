@@ -20,7 +20,7 @@ import io
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 import pandas as pd
@@ -201,6 +201,12 @@ def _unknown_columns(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     return shown, f'<ul class="notes">{lis}</ul>'
 
 
+MAX_PAIRS: Final = 28
+"""The pairwise figures (forest plot, probability of improvement) draw every pair up to this
+many (8 models); with more models each model against the next in the leaderboard's (or
+rliable's IQM) order, and the tables written beside the page hold every pair."""
+
+
 LONG_TEXT: int = 40
 """A text longer than this that repeats down its column (the comparison's ``driver``) is shown
 as a footnote mark, the text once below the table, so the table keeps readable columns and a
@@ -373,6 +379,30 @@ def _source_text(source: str) -> str:
     return f"{len(parts)} files under {common}" if common else f"{len(parts)} files"
 
 
+LABELS_WIDTH: Final = 60
+"""The data summary lists a dim's first labels up to about this many characters (long task
+names would widen the table until its other values leave the view)."""
+
+
+def _first_labels(values: Any, most: int = 8) -> str:
+    """The first labels of a dim, at most ``most`` and about ``LABELS_WIDTH`` characters.
+
+    Examples
+    --------
+    >>> _first_labels(["en", "de", "fr"])
+    'en, de, fr'
+    >>> _first_labels([f"mmlu_college_subject_{i}" for i in range(50)])
+    'mmlu_college_subject_0, mmlu_college_subject_1, ...'
+    """
+    labels = [str(v) for v in list(values)[:most]]
+    shown: list[str] = []
+    for label in labels:
+        if shown and len(", ".join([*shown, label])) > LABELS_WIDTH:
+            break
+        shown.append(label)
+    return ", ".join(shown) + (", ..." if len(shown) < len(values) else "")
+
+
 def _data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None,
                  notes: Sequence[str] = (), scale_check: bool = True) -> Section:
     """Section: what the cube holds (sizes, variables), its missing cells and scale warnings.
@@ -412,9 +442,7 @@ def _data_summary(cube: xr.Dataset, *, bounds: tuple[float, float] | None = None
     }
     for dim in (MODEL, LANGUAGE, SEED, BOOTSTRAP):
         if dim in cube.sizes:
-            labels = [str(v) for v in cube[dim].values[:8]]
-            more = ", ..." if cube.sizes[dim] > 8 else ""
-            rows[f"{dim}s"] = f"{cube.sizes[dim]} ({', '.join(labels)}{more})"
+            rows[f"{dim}s"] = f"{cube.sizes[dim]} ({_first_labels(cube[dim].values)})"
     facts = pd.DataFrame({"value": pd.Series(rows)})
     missing = []
     for name, da in cube.data_vars.items():
@@ -532,10 +560,18 @@ def _leaderboard_section(aggregated: xr.Dataset, pairwise: xr.Dataset,
                    "no other model to compare it with, so the pairwise, rank and tier "
                    "sections are left out.")]
         return Section("leaderboard", "Leaderboard", "\n".join(body))
+    order = list(board.index)                    # the leaderboard's order, best first
+    n = len(order)
+    pairs, which = None, "Each pair once"
+    if n * (n - 1) // 2 > MAX_PAIRS:
+        pairs = [(order[i], order[i + 1]) for i in range(n - 1)]
+        which = (f"With {n} models, each model against the next on the leaderboard "
+                 f"({n - 1} of {n * (n - 1) // 2} pairs; every pair is in the table below "
+                 "and in the pairwise file)")
     body = [_table_html(board),
-            _figure(forest_plot(pairwise), alt="forest plot of pairwise differences",
-                    caption="Each pair once, better model first; blue: the interval "
-                            "excludes 0."),
+            _figure(forest_plot(pairwise, pairs=pairs),
+                    alt="forest plot of pairwise differences",
+                    caption=f"{which}, better model first; blue: the interval excludes 0."),
             "<details><summary>All pairwise differences (table)</summary>",
             _table_html(pairwise_table(pairwise, unique=True)), "</details>"]
     return Section("leaderboard", "Leaderboard and pairwise differences", "\n".join(body),
@@ -1134,8 +1170,8 @@ def _power_section(cube: xr.Dataset, *, alpha: float = 0.05, power: float = 0.8)
 
 # --- the field's methods: rliable and Almost Stochastic Order (issue 19) ------------------------
 
-def _field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None
-                 ) -> dict[str, pd.DataFrame]:
+def _field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None,
+                 improvement: xr.Dataset | None = None) -> dict[str, pd.DataFrame]:
     """The tables of ``_field_methods_section``, by file stem, each with a caption.
 
     Parameters
@@ -1144,13 +1180,16 @@ def _field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None
         The result of :func:`evaluq.interval_estimates`, or None.
     eps_min
         The result of :func:`evaluq.multi_aso`, or None.
+    improvement
+        The result of :func:`evaluq.probability_of_improvement`, or None.
 
     Returns
     -------
     dict of str to pandas.DataFrame
         ``interval_estimates`` (one row per model: each aggregate with its interval's
-        ``lower`` and ``upper`` ends) and ``multi_aso`` (the eps_min matrix, rows ``model``,
-        columns ``model_b``), the ones whose input is given.
+        ``lower`` and ``upper`` ends), ``multi_aso`` (the eps_min matrix, rows ``model``,
+        columns ``model_b``) and ``probability_of_improvement`` (one row per ordered pair:
+        the estimate of P(X > Y) and its interval), the ones whose input is given.
 
     Examples
     --------
@@ -1193,7 +1232,44 @@ def _field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None
             "0.5 rejects far above 5 % of the time under equality). Not a p-value."),
             "uncertainty": "upper confidence bound on the violation ratio"}
         out["multi_aso"] = matrix
+    if improvement is not None:
+        frame = improvement["estimate"].to_series().rename("estimate").to_frame()
+        for bound in improvement[CI_BOUND].values:
+            frame[str(bound)] = improvement[CI].sel({CI_BOUND: bound}).to_series()
+        frame = frame[frame.index.get_level_values(0) != frame.index.get_level_values(1)]
+        level = float(improvement.attrs.get("confidence_level", 0.95))
+        frame.attrs = {"caption": (
+            f"rliable's probability of improvement P(X > Y) of the row's model (X) over "
+            f"model_b (Y), with {level:.0%} stratified-bootstrap percentile intervals: how "
+            "often a run of X beats a run of Y on a random language."),
+            "uncertainty": "percentile intervals over stratified-bootstrap resamples"}
+        out["probability_of_improvement"] = frame
     return out
+
+
+
+
+def _improvement_pairs(estimates: xr.Dataset, improvement: xr.Dataset
+                       ) -> tuple[list[tuple[Any, Any]] | None, str]:
+    """The pairs the probability-of-improvement figure draws (None: every pair) and a
+    sentence saying which, when not every pair."""
+    from evaluq._dims import AGGREGATE, ESTIMATE
+
+    models = list(improvement[MODEL].values)
+    n = len(models)
+    if n * (n - 1) // 2 <= MAX_PAIRS:
+        return None, ""
+    aggs = [str(a) for a in estimates[AGGREGATE].values]
+    agg = "iqm" if "iqm" in aggs else aggs[0]
+    score = estimates[ESTIMATE].sel({AGGREGATE: agg}).to_series()
+    lower_better = agg == "optimality_gap"
+    order = sorted(models, key=lambda m: (score.get(m, np.nan) * (1 if lower_better else -1)
+                                          if np.isfinite(score.get(m, np.nan)) else np.inf,
+                                          str(m)))
+    pairs = [(order[i], order[i + 1]) for i in range(n - 1)]
+    return pairs, (f" With {n} models, each model against the next in the {agg} order "
+                   f"({n - 1} of {n * (n - 1) // 2} pairs; every pair is in the table "
+                   "probability_of_improvement written beside this page).")
 
 
 def _field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset | None,
@@ -1234,7 +1310,7 @@ def _field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset
         return Section("field", title, _p(reason or "Not computed."))
     from evaluq.plots import interval_estimates_panel, probability_of_improvement_plot
 
-    tables = _field_tables(estimates, eps_min)
+    tables = _field_tables(estimates, eps_min, improvement)
     body = [_p("rliable (Agarwal et al. 2021) and deep-significance (Dror et al. 2019) on "
                "the cube's seeds as runs and its languages as tasks: how much each summary "
                "would move if the runs were repeated on these languages (not on other "
@@ -1247,11 +1323,12 @@ def _field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset
              _table_html(tables["interval_estimates"])]
     if improvement is None or eps_min is None:       # one model: nothing to compare it with
         return Section("field", title, "\n".join(body), figures=1)
-    body += [_figure(probability_of_improvement_plot(improvement),
+    pairs, shown = _improvement_pairs(estimates, improvement)
+    body += [_figure(probability_of_improvement_plot(improvement, pairs=pairs),
                      alt="probability of improvement",
                      caption="Probability of improvement P(X > Y): how often a run of X "
                              "beats a run of Y on a random language (rliable); the dashed "
-                             "line is 1/2."),
+                             f"line is 1/2.{shown}"),
              _table_html(tables["multi_aso"])]
     return Section("field", title, "\n".join(body), figures=2)
 
