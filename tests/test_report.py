@@ -181,7 +181,7 @@ def test_posterior_sections_from_a_fit(cube):
     assert len(_images(rep.html)) == 8
     tables = rep.analyses["simulated"].tables()
     assert set(tables) == {"leaderboard", "pairwise", "variance", "ranks",
-                           "interval_estimates", "multi_aso",
+                           "interval_estimates", "multi_aso", "probability_of_improvement",
                            "posterior_vs_frequentist", "diagnostics"}
     np.testing.assert_allclose(tables["diagnostics"]["r_hat"], 1.0, atol=0.05)
 
@@ -344,6 +344,12 @@ def test_field_section_holds_rliable_and_aso_with_the_reports_rng(cube, rep):
                                est.ci.sel(aggregate="iqm", ci_bound="lower").values, rtol=1e-12)
     eps = eq.multi_aso(cube, rng=5)
     np.testing.assert_allclose(tables["multi_aso"].values, eps.values, rtol=1e-12)
+    poi = eq.probability_of_improvement(cube, n_resamples=300, rng=5)
+    got = tables["probability_of_improvement"]
+    for (x, y), row in got.iterrows():
+        assert row["estimate"] == poi.estimate.sel(model=x, model_b=y).item()
+        assert row["upper"] == poi.ci.sel(model=x, model_b=y, ci_bound="upper").item()
+    assert len(got) == cube.sizes["model"] * (cube.sizes["model"] - 1)
     # the simulated scores are not in [0, 1]: no optimality gap, and the page says why
     assert "optimality_gap" not in table.columns
     assert "optimality gap (to the target 1) is left out" in section.body
