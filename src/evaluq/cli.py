@@ -731,6 +731,8 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
     for pattern, replacement in REMEDIES:
         text = re.sub(pattern, replacement, text)
     text = re.sub(r"`outcomes=`, e\.g\. \{([^}]*)\}", _outcome_flags, text)
+    text = re.sub(r"\(given as `(\w+)`\)",          # a column argument: its flag
+                  lambda m: f"(given as --{m.group(1).replace('_', '-')})", text)
     column = getattr(args, "language", None) if args is not None else None
     if getattr(args, "source_format", None) is not None:
         column = "task"
