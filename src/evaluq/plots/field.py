@@ -44,12 +44,15 @@ _CD_GROUP_ROW = 0.16
 
 
 def _cd_axis(ax: Axes, lo: int, hi: int) -> None:
-    """The mean-rank axis of a CD diagram: a line, ticks at halves, labels at whole ranks."""
+    """The mean-rank axis of a CD diagram: a line, ticks at halves, labels at whole ranks
+    (every 5th rank, and the ends, beyond 15 ranks: the labels would overprint)."""
     ax.hlines(0.0, lo, hi, color="black", linewidth=0.8)
     for a in np.arange(lo, hi + 0.25, 0.5):
         ax.vlines(a, 0.0, 0.1 if float(a).is_integer() else 0.05, color="black", linewidth=0.8)
+    every = 1 if hi - lo < 15 else 5
     for a in range(lo, hi + 1):
-        ax.text(a, 0.13, str(a), ha="center", va="bottom", fontsize=7)
+        if a in (lo, hi) or a % every == 0:
+            ax.text(a, 0.13, str(a), ha="center", va="bottom", fontsize=7)
 
 
 def _cd_bar(ax: Axes, lo: int, cd: float) -> None:
