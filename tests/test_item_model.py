@@ -395,3 +395,23 @@ def test_compare_fits_bad_input(fit, fit_no_items):
         eq.compare_fits({"items": fit})
     with pytest.raises(ValueError, match="at least one fit with items"):
         eq.compare_fits({"a": fit_no_items, "b": fit_no_items})
+
+
+def test_compiled_models_are_keyed_by_the_module_switches(monkeypatch):
+    """A process that changes ``_model.DEV_PRIOR`` (the pooling calibration does) gets a model
+    built with the new prior, never the one compiled before: the switches are in every
+    compiled model's key (compilation itself is replaced by the built PyMC model here)."""
+    from evaluq.item_model import _marginal
+    from evaluq.item_model import _model as model_module
+
+    monkeypatch.setattr(_marginal, "_COMPILED", {})
+    monkeypatch.setattr(_marginal, "compile_pymc_model", lambda model: (model, None))
+    d = item_statistics(_table(n_models=3, n_items=20), **COLS)
+    first, _ = _marginal.compiled_nutpie(d)
+    assert type(first["tau_dev"].owner.op).__name__ == "HalfNormalRV"
+    assert _marginal.compiled_nutpie(d)[0] is first                      # cached
+    monkeypatch.setattr(model_module, "DEV_PRIOR", "gamma")
+    second, _ = _marginal.compiled_nutpie(d)
+    assert second is not first
+    assert type(second["tau_dev"].owner.op).__name__ == "GammaRV"
+    assert len(_marginal._COMPILED) == 2

@@ -34,6 +34,7 @@ from evaluq.item_model._model import (
     model_inputs,
     padded_terms,
     resolve_priors,
+    structure_flags,
 )
 from evaluq.item_model._posterior import (
     conditional_draws,
@@ -68,7 +69,8 @@ def compiled_learned(data: Any) -> tuple[Any, float]:
     """The nutpie model (learned item distribution) for the data's shape; compile seconds."""
 
 
-    key = (*data.shape, padded_terms(len(data.term_total)), centred_effects(data))
+    key = (*data.shape, padded_terms(len(data.term_total)), centred_effects(data),
+           *structure_flags())
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()

@@ -25,6 +25,7 @@ from evaluq.item_model._model import (
     model_inputs,
     padded_terms,
     resolve_priors,
+    structure_flags,
     term_loglik,
 )
 from evaluq.item_model._posterior import (
@@ -74,7 +75,7 @@ def compiled_nutpie(data: ItemData) -> tuple[Any, float]:
            data.has_items, data.family == "beta-binomial",
            int(data.epochs.max()) if data.family == "beta-binomial" else 0,
            _padded_pairs(data),
-           centred_effects(data))
+           centred_effects(data), *structure_flags())
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()

@@ -224,6 +224,13 @@ models x 1,000 items x 3 epochs in 4 tasks: 8.5-9.4 leapfrog steps per draw cent
 non-centred, no divergences either way."""
 
 
+def structure_flags() -> tuple[str, bool]:
+    """The module switches every item-model graph reads when it is built (``DEV_PRIOR``,
+    ``DEV_CENTRED``): part of every compiled model's key, so a process that changes them
+    never samples a model compiled before (same rng, same draws, whatever ran before)."""
+    return DEV_PRIOR, DEV_CENTRED
+
+
 def centred_effects(data: ItemData) -> bool:
     """Whether :func:`build_model` samples the task and model x task effects centred: every
     task has at least ``CENTRED_MIN_ITEMS`` items and (with items) the data pin both effects

@@ -51,7 +51,7 @@ from evaluq._fits import merge_priors, sampler_stats
 from evaluq._nutpie_cache import compile_pymc_model, with_data
 from evaluq._validation import check_bool, check_columns
 from evaluq.errors import CubeError
-from evaluq.item_model._model import zero_sum_parts
+from evaluq.item_model._model import structure_flags, zero_sum_parts
 from evaluq.item_model._posterior import flat_posterior
 
 if TYPE_CHECKING:
@@ -519,7 +519,7 @@ def model_key(stats: OrdinalStats, priors: dict[str, float], interaction: bool,
         size = len(terms.combos)
     return ("ordinal", form, len(stats.models), len(stats.tasks), len(stats.graders),
             n_items, stats.n_levels, size, bool(interaction),
-            tuple(sorted(k for k in priors if k.endswith("_fixed"))))
+            tuple(sorted(k for k in priors if k.endswith("_fixed"))), *structure_flags())
 
 
 FORM: Final = "marginal"

@@ -71,8 +71,10 @@ from evaluq.item_model._data import FittedDraws, ItemData
 from evaluq.item_model._model import (
     PRIOR_KEYS,
     _effects,
+    centred_effects,
     default_priors,
     padded_terms,
+    structure_flags,
     term_loglik,
 )
 from evaluq.item_model._posterior import (
@@ -173,7 +175,8 @@ def sample_twopl(data: ItemData, priors: dict[str, float], draws: int, tune: int
         return sample_marginal_twopl(data, priors, draws, tune, chains, seed, target_accept)
 
     n_m, n_k = data.shape
-    key = (n_m, n_k, len(np.asarray(data.item_task)))
+    key = (n_m, n_k, len(np.asarray(data.item_task)), centred_effects(data),
+           *structure_flags())
     compile_s = 0.0
     if key not in _COMPILED_2PL:
         start = time.perf_counter()
@@ -623,7 +626,6 @@ def build_marginal_twopl_model(data: ItemData, priors: dict[str, float] | None =
     (``_twopl_grid``)."""
     import pymc as pm
 
-    from evaluq.item_model._model import centred_effects
     from evaluq.item_model._twopl_grid import twopl_grid_loglik
 
     inputs = marginal_twopl_inputs(data, resolve_priors_2pl(data, priors))
@@ -647,7 +649,8 @@ def sample_marginal_twopl(data: ItemData, priors: dict[str, float], draws: int, 
     import nutpie
 
     inputs = marginal_twopl_inputs(data, priors)
-    key = ("marginal", *data.shape, len(inputs["pattern_weight"]), len(inputs["term_total"]))
+    key = ("marginal", *data.shape, len(inputs["pattern_weight"]), len(inputs["term_total"]),
+           centred_effects(data), *structure_flags())
     compile_s = 0.0
     if key not in _COMPILED_2PL:
         start = time.perf_counter()
