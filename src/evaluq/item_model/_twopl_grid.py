@@ -329,6 +329,29 @@ def _term_layout(used: np.ndarray, term_task: np.ndarray, count: np.ndarray
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _term_tables(eta: np.ndarray, s: float, a: np.ndarray, epochs: np.ndarray,
+                 term_task: np.ndarray, term_total: np.ndarray, used: np.ndarray,
+                 lo: np.ndarray, h: np.ndarray, count: np.ndarray, off: np.ndarray,
+                 window: np.ndarray, log_t: np.ndarray, rho: np.ndarray, d_r: np.ndarray,
+                 prob: np.ndarray) -> None:  # pragma: no cover - compiled
+    """Every (u-node, task) block of the b-tables (``d_r``, ``prob`` at the block's offset)
+    and, per used term, its log T, window and node shares (``log_t``, ``window``, ``rho``),
+    in place: the sampler's kernel and the item draws share it."""
+    n_k = eta.shape[1]
+    for g in range(a.shape[0]):
+        for k in range(n_k):
+            o, nk = off[g, k], count[g, k]
+            fixed = np.empty(nk)
+            _task_table(eta[:, k], epochs[:, k], s, a[g], lo[g, k], h[g, k], fixed,
+                        d_r[o:o + nk], prob[:, o:o + nk])
+            for t in range(term_task.shape[0]):
+                if used[t] and term_task[t] == k:
+                    ro = window[g, t, 2]
+                    log_t[g, t], window[g, t, 0], window[g, t, 1] = _term_window(
+                        fixed, a[g] * term_total[t], lo[g, k], h[g, k], rho[ro:ro + nk])
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def u_rule(su: float, u_step: float) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
     """The trapezoid rule over u = log a at ``su`` = sigma_logdisc: standardised nodes z_g
     (u_g = su z_g, an odd number spanning +-``U_HALF_WIDTH``) at most ``u_step`` apart on the
@@ -378,17 +401,8 @@ def twopl_grid_loglik_and_grad(eta: np.ndarray, s: float, su: float, epochs: np.
     prob = np.empty((n_m, count.sum()))         # expit(a_g (eta_mk - b_j)), (g, k) blocks
     d_r = np.empty(count.sum())                  # dR_gk[j] / da
     window, log_t, rho = _term_layout(used, term_task, count)
-    for g in range(n_g):
-        for k in range(n_k):
-            o, nk = off[g, k], count[g, k]
-            fixed = np.empty(nk)
-            _task_table(eta[:, k], epochs[:, k], s, a[g], lo[g, k], h[g, k], fixed,
-                        d_r[o:o + nk], prob[:, o:o + nk])
-            for t in range(n_t):
-                if used[t] and term_task[t] == k:
-                    ro = window[g, t, 2]
-                    log_t[g, t], window[g, t, 0], window[g, t, 1] = _term_window(
-                        fixed, a[g] * term_total[t], lo[g, k], h[g, k], rho[ro:ro + nk])
+    _term_tables(eta, s, a, epochs, term_task, term_total, used, lo, h, count, off, window,
+                 log_t, rho, d_r, prob)
     weight_gt, d_a = np.zeros((n_g, n_t)), np.zeros(n_g)
     total = _patterns(eta, a, log_t, pat_counts, pat_task, pat_term, pat_weight, logw,
                       weight_gt, d_a, d_eta)
@@ -551,25 +565,17 @@ def _draw_one(eta: np.ndarray, s: float, su: float, epochs: np.ndarray,
     S_p + log T(a_g, Y_p)), then b_i on the b-grid of (that node, its task) with probability
     prop. to its term's integrand (b given a depends on the item only through its (task,
     total) term); ``uniform`` (I, 2)."""
-    n_m, n_k = eta.shape
+    n_m = eta.shape[0]
     z, logw = u_rule(su, u_step)
     n_g, n_t, n_p = z.shape[0], term_task.shape[0], pat_task.shape[0]
     a = np.exp(su * z)
     used = np.zeros(n_t, dtype=np.bool_)
     for p in range(n_p):
         used[pat_term[p]] = True
-    lo, h, count, _ = _grids(eta, s, a, epochs)
+    lo, h, count, off = _grids(eta, s, a, epochs)
     window, log_t, rho = _term_layout(used, term_task, count)
-    for g in range(n_g):
-        for k in range(n_k):
-            nk = count[g, k]
-            fixed, d_r, prob = np.empty(nk), np.empty(nk), np.empty((n_m, nk))
-            _task_table(eta[:, k], epochs[:, k], s, a[g], lo[g, k], h[g, k], fixed, d_r, prob)
-            for t in range(n_t):
-                if used[t] and term_task[t] == k:
-                    ro = window[g, t, 2]
-                    log_t[g, t], window[g, t, 0], window[g, t, 1] = _term_window(
-                        fixed, a[g] * term_total[t], lo[g, k], h[g, k], rho[ro:ro + nk])
+    _term_tables(eta, s, a, epochs, term_task, term_total, used, lo, h, count, off, window,
+                 log_t, rho, np.empty(count.sum()), np.empty((n_m, count.sum())))
     cdf = _pattern_cdf(eta, a, logw, log_t, pat_counts, pat_task, pat_term)
     for i in range(item_pattern.shape[0]):
         p = item_pattern[i]
