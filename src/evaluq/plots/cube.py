@@ -58,6 +58,8 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
     pairs
         Draw only these (model, model_b) pairs, in either order (default every pair): with
         many models, e.g. each model against the next in the leaderboard.
+    title
+        Axes title; default names the interval level and kind.
     ax
         A matplotlib Axes to draw into (its figure is returned, figures compose); default a
         new figure.

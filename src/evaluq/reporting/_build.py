@@ -293,7 +293,8 @@ def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "au
     >>> import evaluq as eq
     >>> res = eq.reporting.analyse(eq.simulate_cube(n_models=3, rng=0), n_resamples=200)
     >>> sorted(res.tables())
-    ['interval_estimates', 'leaderboard', 'multi_aso', 'pairwise', 'ranks', 'variance']
+    ['interval_estimates', 'leaderboard', 'multi_aso', 'pairwise', 'probability_of_improvement',
+     'ranks', 'variance']
     """
     result = _analyse(cube, n_resamples=n_resamples, replication=replication,
                       languages=languages, how=how, confidence_level=confidence_level,
