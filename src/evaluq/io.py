@@ -17,8 +17,9 @@ from evaluq.errors import CubeError
 
 def _read_csv(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
     """A ``.csv`` file; one whose header splits on ';' but not on ',' (a spreadsheet's export
-    where ',' is the decimal mark) is read with ';' as the separator and ',' as the decimal
-    mark, unless ``sep`` / ``delimiter`` / ``decimal`` are given."""
+    where ',' is the decimal mark) is read with ';' as the separator, and each text column
+    whose every value is a number with a decimal comma ("0,71") becomes that number, unless
+    ``sep`` / ``delimiter`` / ``decimal`` are given."""
     if {"sep", "delimiter", "decimal"} & set(kw):
         return pd.read_csv(p, **kw)
     with open(p, encoding=kw.get("encoding") or "utf-8", errors="replace") as handle:
