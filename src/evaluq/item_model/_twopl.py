@@ -598,8 +598,7 @@ def u_step(epochs: np.ndarray) -> float:
     100, step 0.25) over 2,000 items against a rule of step 0.05: at sigma_logdisc 1.0, 1.5
     and 2.0 the log-density is within 1e-4 and its derivative in sigma_logdisc within 7e-4
     (the curvature is ~10^3); step 0.35 was within 5e-4 and 2.4e-2, step 0.5 0.04-0.3 and
-    0.4-1.5 off, and the former
-    10-node Gauss-Hermite rule in z 100-450 and 450-930 off
+    0.4-1.5 off, and the former 10-node Gauss-Hermite rule in z 100-450 and 450-930 off
     (``tests/test_item_model_twopl_grid.py -k many_responses``).
 
     Examples
