@@ -675,3 +675,57 @@ def test_mean_expected_ratings_equal_numpy(shift):
                           kappa[:, None, None, None, :], levels).mean(axis=(-1, -2))
     np.testing.assert_allclose(mean_expected_ratings(eta, kappa, b, task, levels), ref,
                                rtol=1e-13, atol=1e-13)
+
+
+def _rating_stats(n_models: int, n_items: int, n_epochs: int, shift: str = ""):
+    """Ratings 0..4 over 4 tasks (items split at random); ``shift`` ``"task"``: tasks 1 and 3
+    rated one level up, ``"mxt"``: only by every other model."""
+    t = simulate_ratings(n_models=n_models, n_items=n_items, n_graders=1, n_levels=5,
+                         n_epochs=n_epochs, sigma_item=1.0, rng=2)
+    task = t["item"].to_numpy() % 4
+    t["task"] = [f"t{k}" for k in task]
+    up = (task % 2).astype(float) if shift else 0.0
+    if shift == "mxt":
+        model = t["model"].astype("category").cat.codes.to_numpy()
+        up = up - (task % 2) * (model % 2)
+    t["score"] = np.clip(t["score"] + up, 0, 4)
+    return ordinal_statistics(t, model="model", item="item", score="score", task="task",
+                              epoch="epoch" if n_epochs > 1 else None, grader=None)
+
+
+def test_binarised_ratings_are_the_median_split():
+    """``binarised``: per (model, task) the ratings above the median level, n_km the ratings
+    per item, one term per (task, total above) with its items."""
+    from evaluq.item_model._ordinal_centring import binarised, median_split
+
+    stats = _rating_stats(3, 40, 2)
+    cut = median_split(stats)
+    pooled = np.bincount(stats.cell_level, weights=stats.cell_count)
+    shares = np.cumsum(pooled)[:-1] / pooled.sum()
+    assert abs(shares[cut] - 0.5) == np.abs(shares - 0.5).min()
+    data = binarised(stats)
+    above = stats.cell_count * (stats.cell_level > cut)
+    for m in range(3):
+        for k in range(4):
+            sel = (stats.cell_model == m) & (stats.cell_task == k)
+            assert data.correct[m, k] == above[sel].sum()
+    np.testing.assert_array_equal(data.epochs, 2.0)
+    assert data.term_weight.sum() == 40
+    assert data.trials.sum() == stats.cell_count.sum()
+
+
+@pytest.mark.parametrize(("size", "shift", "centring"), [
+    ((20, 4000, 3), "", (False, True)),     # models pinned down, tasks arbitrary splits
+    ((10, 2000, 3), "task", (False, True)),  # no model x task spread: effects non-centred
+    ((10, 2000, 3), "mxt", (True, True)),    # both effects spread: centred
+    ((5, 40, 1), "", (False, False)),        # a handful of ratings: non-centred
+])
+def test_ordinal_effects_centred_where_the_data_pin_them_down(size, shift, centring):
+    """The ordinal family takes the binary families' decision on its ratings split at the
+    median (``_ordinal_centring``), and the compiled model's key carries it."""
+    from evaluq.item_model._ordinal import model_key
+    from evaluq.item_model._ordinal_centring import ordinal_centring
+
+    stats = _rating_stats(*size, shift=shift)
+    assert ordinal_centring(stats) == centring
+    assert centring in model_key(stats, {}, interaction=False, form="marginal")

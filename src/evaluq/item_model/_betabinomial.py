@@ -40,7 +40,7 @@ from evaluq.item_model._model import PRIOR_KEYS as BINOMIAL_PRIOR_KEYS
 from evaluq.item_model._model import PRIOR_TEXT as BINOMIAL_PRIOR_TEXT
 from evaluq.item_model._model import (
     _effects,
-    centred_effects,
+    centring,
     default_priors,
     padded_terms,
     term_mode,
@@ -248,8 +248,8 @@ def max_epochs(data: ItemData) -> int:
 def build_model(data: ItemData, priors: dict[str, float] | None = None) -> pm.Model:
     """The marginal beta-binomial item model: free variables those of the binomial family
     plus ``run_drift`` (rho); every array a ``pm.Data`` (refits reuse a compiled model). The
-    task and model x task effects are centred when the data pin them down, as the binomial
-    family's (``_model.centred_effects``).
+    task and model x task effects, and the model deviations, are centred when the data pin
+    them down, as the binomial family's (``_model.centring``).
 
     The item effects are integrated out on the grid shared by every term (``_gridquad``):
     the beta-binomial log-probabilities form a (model, task, count, node) table and each
@@ -261,7 +261,7 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None) -> pm.Mo
     n_max = max_epochs(data)
     with pm.Model(coords={MODEL: list(map(str, data.models))}) as pm_model:
         x = {name: pm.Data(name, value) for name, value in inputs.items()}
-        eta = _effects(x, data, centred=centred_effects(data))
+        eta = _effects(x, data, centring=centring(data))
         sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
         rho = pm.Beta("run_drift", 1.0, x["prior_run_drift_beta"])
         pm.Potential("item_loglik", sampler_loglik(

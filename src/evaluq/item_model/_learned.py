@@ -30,7 +30,7 @@ from evaluq.item_model._item_density import (
 from evaluq.item_model._marginal import LOGLIK_NAMES, SAMPLE_DIMS, SAMPLED
 from evaluq.item_model._model import (
     build_model,
-    centred_effects,
+    centring,
     model_inputs,
     padded_terms,
     resolve_priors,
@@ -69,7 +69,7 @@ def compiled_learned(data: Any) -> tuple[Any, float]:
     """The nutpie model (learned item distribution) for the data's shape; compile seconds."""
 
 
-    key = (*data.shape, padded_terms(len(data.term_total)), centred_effects(data),
+    key = (*data.shape, padded_terms(len(data.term_total)), centring(data),
            *structure_flags())
     if key in _COMPILED:
         return _COMPILED[key], 0.0

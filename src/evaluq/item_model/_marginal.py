@@ -21,7 +21,7 @@ from evaluq._nutpie_cache import compile_pymc_model, with_data
 from evaluq.item_model._data import FittedDraws, ItemData
 from evaluq.item_model._model import (
     build_model,
-    centred_effects,
+    centring,
     model_inputs,
     padded_terms,
     resolve_priors,
@@ -75,7 +75,7 @@ def compiled_nutpie(data: ItemData) -> tuple[Any, float]:
            data.has_items, data.family == "beta-binomial",
            int(data.epochs.max()) if data.family == "beta-binomial" else 0,
            _padded_pairs(data),
-           centred_effects(data), *structure_flags())
+           centring(data), *structure_flags())
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     start = time.perf_counter()

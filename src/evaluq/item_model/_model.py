@@ -63,13 +63,15 @@ within its bulk (a fixed ZeroSumNormal(2.5) was effectively flat, and P(a > b) o
 models overconfident; issue 36)."""
 
 
-def model_deviations(x: dict[str, Any], n_m: int, extra_var: Any = 0.0) -> Any:
+def model_deviations(x: dict[str, Any], n_m: int, extra_var: Any = 0.0,
+                     centred: bool = False) -> Any:
     """dev (model,) ~ ZeroSumNormal(sqrt(tau_dev^2 + ``extra_var``)), tau_dev ~
     HalfNormal(``dev_sigma``): the model deviations partially pooled (their scale learned
     from the data, as the cube model's tau_m); ``extra_var`` is the model x task variance
-    folded in by :func:`zero_sum_effects`. Non-centred (``dev_z`` ~ ZSN(1), ``dev`` a
-    deterministic; see ``DEV_CENTRED``). With ``fixed_dev_sigma`` in ``x`` (the ordinal
-    family's ``dev_sigma_fixed``) the scale is that constant, as HiBayES's fixed prior."""
+    folded in by :func:`zero_sum_effects`. ``centred`` (:func:`centred_deviations`): dev
+    sampled directly; otherwise non-centred (``dev_z`` ~ ZSN(1), ``dev`` a deterministic).
+    With ``fixed_dev_sigma`` in ``x`` (the ordinal family's ``dev_sigma_fixed``) the scale
+    is that constant, as HiBayES's fixed prior."""
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -81,7 +83,7 @@ def model_deviations(x: dict[str, Any], n_m: int, extra_var: Any = 0.0) -> Any:
     else:
         tau_dev = pm.HalfNormal("tau_dev", x["prior_dev_sigma"])
     scale = pt.sqrt(tau_dev**2 + extra_var)
-    if DEV_CENTRED:
+    if centred:
         return pm.ZeroSumNormal("dev", sigma=scale, dims=MODEL)
     return pm.Deterministic("dev", scale * pm.ZeroSumNormal("dev_z", 1.0, dims=MODEL),
                             dims=MODEL)
@@ -116,10 +118,14 @@ def draw_tau_dev(gen: np.random.Generator, dev_sigma: float, size: Any = None) -
     return np.abs(gen.normal(0.0, dev_sigma, size))
 
 
-DEV_CENTRED: bool = False
-"""dev sampled centred (True) or non-centred (False, the default): with 60 items x 1 epoch the
-data pin a deviation down to about its prior's scale, the funnel of a centred dev with tau_dev
-near 0 (``benchmarks/calibration_item_pooling.py --steps`` measures both)."""
+DEV_CENTRED: bool | None = None
+"""dev sampled centred (True), non-centred (False) or, by default (None), as the data say
+(:func:`centred_deviations`). With 60 items x 1 epoch the data pin a deviation down to about
+its prior's scale, the funnel of a centred dev with tau_dev near 0
+(``benchmarks/calibration_item_pooling.py --steps`` measures both); with 10^6 responses
+they pin it down 50 times more tightly than the deviations spread, and a non-centred dev
+trades tau_dev against every dev_z (24.8 leapfrog steps per draw against 13.7 centred at
+20 models x 10^4 items x 5 epochs in 4 tasks; sampling 54.7 s against 33.3 s)."""
 
 
 def default_priors(data: ItemData) -> dict[str, float]:
@@ -215,6 +221,12 @@ EFFECTS: Final = ("zero-sum", "iid")
 CENTRED_RATIO: Final = 1.5
 """The task and model x task effects are centred when their spread is at least this many
 times the noise of their estimates (:func:`effects_identified`)."""
+DEV_CENTRED_RATIO: Final = 4.0
+"""The model deviations are centred when their spread is at least this many times the noise
+of their estimates (:func:`centred_deviations`): stricter than ``CENTRED_RATIO``, since with
+a handful of models the spread's estimate is itself noisy (the ratio measured 0-2.9 over
+five data sets of 5 models x 60 items x 1 epoch, whose posterior the non-centred form
+samples better; 7-19 at 10 x 1,000 x 3 in 4 tasks, 28-57 at 20 x 10^4 x 5)."""
 CENTRED_MIN_ITEMS: Final = 100
 """With at least this many items in every task the task and model x task effects are
 sampled centred (the data pin each cell's eta down, so a non-centred effect would make the
@@ -224,7 +236,7 @@ models x 1,000 items x 3 epochs in 4 tasks: 8.5-9.4 leapfrog steps per draw cent
 non-centred, no divergences either way."""
 
 
-def structure_flags() -> tuple[str, bool]:
+def structure_flags() -> tuple[str, bool | None]:
     """The module switches every item-model graph reads when it is built (``DEV_PRIOR``,
     ``DEV_CENTRED``): part of every compiled model's key, so a process that changes them
     never samples a model compiled before (same rng, same draws, whatever ran before)."""
@@ -238,6 +250,50 @@ def centred_effects(data: ItemData) -> bool:
     if not (data.shape[1] > 1 and data.n_items.min() >= CENTRED_MIN_ITEMS):
         return False
     return not data.has_items or effects_identified(data)
+
+
+def centred_deviations(data: ItemData) -> bool:
+    """Whether the model deviations are sampled centred (``DEV_CENTRED``, or by default the
+    data): with two models or more, the spread of the models' mean eta over tasks is at
+    least ``DEV_CENTRED_RATIO`` times the noise of those means (as :func:`effects_identified`,
+    from the same plug-in estimates: tau^2 = sum d_m^2 / (M - 1) - mean(se_m^2), d_m a
+    model's mean eta minus the grand mean, se_m^2 = mean_k(1 / I_mk) / K). Deterministic:
+    part of every compiled model's key (:func:`centring`)."""
+    if DEV_CENTRED is not None:
+        return DEV_CENTRED
+    if data.shape[0] < 2:
+        return False
+    eta, noise, _ = cell_estimates(data)
+    dev = eta.mean(axis=1) - eta.mean()
+    se2 = float((noise.mean(axis=1) / eta.shape[1]).mean())
+    return bool(dev @ dev / (len(dev) - 1) - se2 >= DEV_CENTRED_RATIO**2 * se2)
+
+
+def centring(data: ItemData) -> tuple[bool, bool]:
+    """(:func:`centred_effects`, :func:`centred_deviations`): how the effects are sampled,
+    part of every compiled model's key."""
+    return centred_effects(data), centred_deviations(data)
+
+
+def cell_estimates(data: ItemData) -> tuple[np.ndarray, np.ndarray, float]:
+    """eta (model, task) at the penalised marginal maximum (``_drift.plug_in_fit``; without
+    items the empirical logits), the noise 1 / I_mk of each, I_mk = n_items_k n_km E_b[p (1
+    - p)] (b ~ N(0, sigma_item^2)), and sigma_item (0 without items)."""
+    from scipy.special import expit
+
+    from evaluq.item_model._drift import plug_in_fit
+
+    if not data.has_items:
+        rate = (data.correct + 0.5) / (data.trials + 1.0)
+        noise = 1.0 / np.maximum(data.trials * rate * (1.0 - rate), 1e-12)
+        return np.log(rate / (1.0 - rate)), noise, 0.0
+    eta, sigma = plug_in_fit(data.correct, data.epochs, data.term_total, data.term_task,
+                             data.term_weight)
+    z, w = np.polynomial.hermite.hermgauss(20)
+    p = expit(eta[..., None] - np.sqrt(2.0) * sigma * z)
+    variance = (p * (1.0 - p)) @ (w / np.sqrt(np.pi))              # E_b[p (1 - p)]
+    noise = 1.0 / np.maximum(data.n_items * data.epochs * variance, 1e-12)
+    return eta, noise, sigma
 
 
 def effects_identified(data: ItemData) -> bool:
@@ -262,16 +318,7 @@ def effects_identified(data: ItemData) -> bool:
     steps per draw), the non-centred one at R-hat 1.00 and ESS 830-920 (16 steps); with an
     effect of SD 0.2 (ratio 1.8-2.3) the centred form takes 8.5-9.4 steps, the non-centred
     14.8."""
-    from scipy.special import expit
-
-    from evaluq.item_model._drift import plug_in_fit
-
-    eta, sigma = plug_in_fit(data.correct, data.epochs, data.term_total, data.term_task,
-                             data.term_weight)
-    z, w = np.polynomial.hermite.hermgauss(20)
-    p = expit(eta[..., None] - np.sqrt(2.0) * sigma * z)
-    variance = (p * (1.0 - p)) @ (w / np.sqrt(np.pi))              # E_b[p (1 - p)]
-    noise = 1.0 / np.maximum(data.n_items * data.epochs * variance, 1e-12)
+    eta, noise, sigma = cell_estimates(data)
     n_m, n_k = eta.shape
     t = eta.mean(axis=0) - eta.mean()
     se_t = noise.mean(axis=0) / n_m + sigma**2 / data.n_items
@@ -283,7 +330,8 @@ def effects_identified(data: ItemData) -> bool:
     return bool(identified)
 
 
-def zero_sum_effects(x: dict[str, Any], n_m: int, n_k: int, centred: bool = False) -> Any:
+def zero_sum_effects(x: dict[str, Any], n_m: int, n_k: int, centred: bool = False,
+                     dev_centred: bool = False) -> Any:
     """eta (model, task) = alpha + dev + t + g with every effect summing to zero.
 
     The iid prior t_k ~ N(0, s_t^2), g_mk ~ N(0, s_g^2) (with alpha ~ N(mu, a^2), dev ~
@@ -306,23 +354,25 @@ def zero_sum_effects(x: dict[str, Any], n_m: int, n_k: int, centred: bool = Fals
 
     ``centred``: the task and model x task effects centred (see ``CENTRED_MIN_ITEMS``);
     otherwise non-centred (a standardised ZSN times its scale: ``task_z``,
-    ``model_x_task_z``).
+    ``model_x_task_z``). ``dev_centred``: the model deviations centred
+    (:func:`centred_deviations`), otherwise ``dev_z``.
     """
     import pymc as pm
     import pytensor.tensor as pt
 
-    eta, mean_var = zero_sum_parts(x, n_m, n_k, centred)
+    eta, mean_var = zero_sum_parts(x, n_m, n_k, centred, dev_centred)
     alpha = pm.Normal("alpha", x["prior_alpha_mu"],
                       pt.sqrt(x["prior_alpha_sigma"] ** 2 + mean_var))
     return alpha + eta
 
 
-def zero_sum_parts(x: dict[str, Any], n_m: int, n_k: int, centred: bool = False
-                   ) -> tuple[Any, Any]:
+def zero_sum_parts(x: dict[str, Any], n_m: int, n_k: int, centred: bool = False,
+                   dev_centred: bool = False) -> tuple[Any, Any]:
     """(dev + t + g, v): the zero-sum parts of :func:`zero_sum_effects` and the variance v =
     s_t^2 / K + s_g^2 / (M K) of the iid effects' mean, which the caller folds into its
     intercept's prior (the binary families' alpha; the ordinal family's first cutpoint,
-    with the opposite sign, which leaves the prior of eta - kappa unchanged)."""
+    with the opposite sign, which leaves the prior of eta - kappa unchanged); ``centred``
+    and ``dev_centred`` as there."""
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -352,21 +402,22 @@ def zero_sum_parts(x: dict[str, Any], n_m: int, n_k: int, centred: bool = False
                 "task_z", 1.0, shape=n_k))
         eta = eta + task[None, :]
     if n_m > 1:
-        eta = eta + model_deviations(x, n_m, dev_extra)[:, None]
+        eta = eta + model_deviations(x, n_m, dev_extra, dev_centred)[:, None]
     return eta, alpha_var
 
 
 def _effects(x: dict[str, Any], data: ItemData, effects: str = "zero-sum",
-             centred: bool = False) -> Any:
-    """eta (model, task) = alpha + dev + t + g: :func:`zero_sum_effects`, or (``"iid"``, the
-    former parametrisation, kept as the reference of the tests) :func:`model_task_effects`
-    plus alpha ~ N(mu, a^2)."""
+             centring: tuple[bool, bool] = (False, False)) -> Any:
+    """eta (model, task) = alpha + dev + t + g: :func:`zero_sum_effects` (``centring`` its
+    (``centred``, ``dev_centred``), :func:`centring`), or (``"iid"``, the former
+    parametrisation, kept as the reference of the tests) :func:`model_task_effects` plus
+    alpha ~ N(mu, a^2)."""
     import pymc as pm
 
     if effects not in EFFECTS:
         raise ValueError(f"`effects` must be one of {EFFECTS}; got {effects!r}")
     if effects == "zero-sum":
-        return zero_sum_effects(x, *data.shape, centred=centred)
+        return zero_sum_effects(x, *data.shape, *centring)
     alpha = pm.Normal("alpha", x["prior_alpha_mu"], x["prior_alpha_sigma"])
     return alpha + model_task_effects(x, *data.shape)
 
@@ -480,7 +531,7 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None,
     inputs = model_inputs(data, resolve_priors(data, rest) | shape_priors)
     with pm.Model(coords={MODEL: list(map(str, data.models))}) as pm_model:
         x = {name: pm.Data(name, value) for name, value in inputs.items()}
-        eta = _effects(x, data, effects, centred_effects(data))
+        eta = _effects(x, data, effects, centring(data))
         loglik = (x["correct"] * eta).sum()
         if data.has_items:
             sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
@@ -518,7 +569,7 @@ def build_explicit_model(data: ItemData, per_item: np.ndarray,
     item_task = np.asarray(data.item_task)
     with pm.Model(coords={MODEL: list(map(str, data.models))}) as pm_model:
         x = {f"prior_{k}": pm.Data(f"prior_{k}", np.asarray(v)) for k, v in resolved.items()}
-        eta = _effects(x, data, effects, centred_effects(data))
+        eta = _effects(x, data, effects, centring(data))
         sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
         z = pm.Normal("item_z", 0.0, 1.0, shape=len(item_task))
         logit = eta[:, item_task] - sigma_item * z[None, :]

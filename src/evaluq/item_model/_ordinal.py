@@ -6,8 +6,9 @@ ordered logistic (proportional odds) model
     P(y <= l_c) = expit(kappa_c - eta),   c = 0..K-2,   kappa_0 < ... < kappa_{K-2},
     eta = d_m + t_k + g_mk + r_j + q_jm - b_i,
 
-model m (d ~ ZeroSumNormal), task k and model x task (zero-sum and non-centred, as in the
-binary family: ``_model.zero_sum_parts``; the mean of iid task and model x task effects,
+model m (d ~ ZeroSumNormal), task k and model x task (zero-sum, as in the binary family:
+``_model.zero_sum_parts``; each centred where the data pin it down,
+``_ordinal_centring``; the mean of iid task and model x task effects,
 which only shifts eta against the cutpoints, is folded into kappa_0's prior, so the prior of
 eta - kappa is the iid one), grader j (r_j = sigma_grader * z_j, z ~ ZeroSumNormal(1)) and
 grader x model (q_jm = sigma_gxm * z_jm, z ~ ZeroSumNormal(1) over both axes:
@@ -52,6 +53,7 @@ from evaluq._nutpie_cache import compile_pymc_model, with_data
 from evaluq._validation import check_bool, check_columns
 from evaluq.errors import CubeError
 from evaluq.item_model._model import structure_flags, zero_sum_parts
+from evaluq.item_model._ordinal_centring import ordinal_centring
 from evaluq.item_model._posterior import flat_posterior
 
 if TYPE_CHECKING:
@@ -519,7 +521,8 @@ def model_key(stats: OrdinalStats, priors: dict[str, float], interaction: bool,
         size = len(terms.combos)
     return ("ordinal", form, len(stats.models), len(stats.tasks), len(stats.graders),
             n_items, stats.n_levels, size, bool(interaction),
-            tuple(sorted(k for k in priors if k.endswith("_fixed"))), *structure_flags())
+            tuple(sorted(k for k in priors if k.endswith("_fixed"))), ordinal_centring(stats),
+            *structure_flags())
 
 
 FORM: Final = "marginal"
@@ -558,7 +561,8 @@ def build_ordinal_model(stats: OrdinalStats, priors: dict[str, float],
             stats, priors, "marginal" if marginal else "explicit").items()}
         x |= {f"fixed_{name}": x[f"prior_{name.replace('grader_x_model', 'gxm')}_fixed"]
               for name in fixed}
-        base, mean_var = zero_sum_parts(x, len(stats.models), len(stats.tasks))
+        base, mean_var = zero_sum_parts(x, len(stats.models), len(stats.tasks),
+                                        *ordinal_centring(stats))
         kappa = _cutpoints(x, stats.n_levels, mean_var)
         gm = _grader_effects(x, stats, interaction, dict.fromkeys(fixed, 0.0))
         if marginal:

@@ -71,7 +71,7 @@ from evaluq.item_model._data import FittedDraws, ItemData
 from evaluq.item_model._model import (
     PRIOR_KEYS,
     _effects,
-    centred_effects,
+    centring,
     default_priors,
     padded_terms,
     structure_flags,
@@ -175,7 +175,7 @@ def sample_twopl(data: ItemData, priors: dict[str, float], draws: int, tune: int
         return sample_marginal_twopl(data, priors, draws, tune, chains, seed, target_accept)
 
     n_m, n_k = data.shape
-    key = (n_m, n_k, len(np.asarray(data.item_task)), centred_effects(data),
+    key = (n_m, n_k, len(np.asarray(data.item_task)), centring(data),
            *structure_flags())
     compile_s = 0.0
     if key not in _COMPILED_2PL:
@@ -613,8 +613,8 @@ def u_step(epochs: np.ndarray) -> float:
 def build_marginal_twopl_model(data: ItemData, priors: dict[str, float] | None = None
                                ) -> pm.Model:
     """The 2PL with (log a_i, b_i) integrated out: free variables as the marginal 1PL's plus
-    ``sigma_logdisc`` (the task and model x task effects centred as the 1PL's,
-    ``_model.centred_effects``); the log-density sums, over the distinct (task, count
+    ``sigma_logdisc`` (the effects and model deviations centred as the 1PL's,
+    ``_model.centring``); the log-density sums, over the distinct (task, count
     vector) patterns weighted by their items,
 
         log sum_g w_g exp(a_g S_p + log T(a_g, Y_p)),  a_g = exp(sigma_logdisc z_g),
@@ -630,7 +630,7 @@ def build_marginal_twopl_model(data: ItemData, priors: dict[str, float] | None =
     inputs = marginal_twopl_inputs(data, resolve_priors_2pl(data, priors))
     with pm.Model(coords={MODEL: list(map(str, data.models))}) as pm_model:
         x = {name: pm.Data(name, value) for name, value in inputs.items()}
-        eta = _effects(x, data, centred=centred_effects(data))
+        eta = _effects(x, data, centring=centring(data))
         sigma_item = pm.HalfNormal("sigma_item", x["prior_sigma_item_sigma"])
         sigma_logdisc = pm.HalfNormal("sigma_logdisc", x["prior_sigma_logdisc_sigma"])
         pm.Potential("item_loglik", twopl_grid_loglik(
@@ -649,7 +649,7 @@ def sample_marginal_twopl(data: ItemData, priors: dict[str, float], draws: int, 
 
     inputs = marginal_twopl_inputs(data, priors)
     key = ("marginal", *data.shape, len(inputs["pattern_weight"]), len(inputs["term_total"]),
-           centred_effects(data), *structure_flags())
+           centring(data), *structure_flags())
     compile_s = 0.0
     if key not in _COMPILED_2PL:
         start = time.perf_counter()
