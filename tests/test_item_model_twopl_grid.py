@@ -178,3 +178,32 @@ def test_marginal_form_equals_the_explicit_form_within_mcse(monkeypatch):
     print(f"marginal 2PL vs explicit: largest |mean gap| / MCSE {worst:.2f}, "
           f"divergences {div}")
     assert div["marginal"] <= 2                            # of 2,000 draws
+
+
+@pytest.mark.parametrize("a", [0.3, 4.0, 60.0])
+def test_b_table_outside_the_middle_equals_the_direct_sum(a):
+    """``_task_table`` skips the loop over the models where every |a (eta_m - b)| > LINEAR
+    (R linear in b below the models, 0 above): its table equals the direct sum over the
+    models at every node, and its probabilities on the middle."""
+    from scipy.special import expit
+
+    from evaluq.item_model._twopl_grid import _middle, _task_table
+
+    eta = np.array([-0.8, 0.1, 0.4, 1.3])
+    n = np.array([3.0, 3.0, 0.0, 2.5])              # a model without responses, a fraction
+    s, lo, hk = 1.4, -15.0, 0.01 / a + 0.002
+    nk = int(30.0 / hk)
+    fixed, d_r, prob = np.empty(nk), np.empty(nk), np.full((4, nk), np.nan)
+    _task_table(eta, n, s, a, lo, hk, fixed, d_r, prob)
+    b = lo + hk * np.arange(nk)
+    x = a * (eta[:, None] - b[None, :])
+    direct = (-0.5 * (b / s) ** 2 - np.log(s) - 0.5 * np.log(2 * np.pi) + np.log(hk)
+              - (n[:, None] * np.logaddexp(0.0, x)).sum(axis=0))
+    np.testing.assert_allclose(fixed, direct, rtol=1e-13, atol=1e-11)
+    np.testing.assert_allclose(d_r, -(n[:, None] * (eta[:, None] - b) * expit(x)).sum(0),
+                               rtol=1e-12, atol=1e-12)
+    j_lo, j_hi = _middle(eta, n, a, lo, hk, nk)
+    if a > 1:
+        assert 0 < j_lo < j_hi < nk                 # both tails skipped
+    np.testing.assert_allclose(prob[[0, 1, 3], j_lo:j_hi], expit(x[[0, 1, 3], j_lo:j_hi]),
+                               rtol=1e-11, atol=1e-300)

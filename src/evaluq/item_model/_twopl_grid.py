@@ -21,9 +21,13 @@ the trapezoid rule (geometric convergence for these analytic, log-concave integr
     R_gk[j] = -sum_m n_mk softplus(a_g (eta_mk - b_j)).
 
 The table R_gk depends on the task only, not on the term: the transcendental functions cost
-(u-nodes x models x tasks x b-nodes), and a term costs additions and the exponentials of its
-own window (the integrand is log-concave in b, so from its largest node outwards it only
-falls; nodes below e^-``WINDOW`` of the largest are left out). The spacing is
+(u-nodes x models x tasks x b-nodes of the block's middle, where some |a_g (eta_mk - b_j)|
+<= ``LINEAR``; beyond it R_gk[j] is linear in b_j below the models and 0 above them, to
+e^-37, and a node costs no loop over the models: at large a_g most of a grid that must reach
+the prior's tails for the all-wrong and all-right terms), and a term costs additions and
+the exponentials of its own window (the integrand is log-concave in b, so from its largest
+node outwards it only falls; nodes below e^-``WINDOW`` of the largest are left out). The
+spacing is
 h = min(``SPACING`` / sqrt(``INFO_SAFETY`` I_gk), ``HZ`` s), with I_gk the largest Fisher
 information about b the task's responses can carry at a_g (a_g^2 max_b' sum_m n_mk p(1 - p),
 b' over the models' eta_mk), so the narrowest term integrand has at least 1 / ``SPACING``
@@ -82,6 +86,10 @@ a or small s, where the draw's log-density is far from the posterior)."""
 WINDOW: Final = 36.0
 """A term's nodes more than this below its largest log-integrand are left out (e^-40)."""
 NEWTON_STEPS: Final = 30
+LINEAR: Final = 37.0
+"""Beyond |a (eta_m - b)| > LINEAR for every model, softplus is linear (or 0) and expit 1
+(or 0) to e^-37 = 9e-17 (below a double's resolution of 1): the b-table's nodes there skip
+the loop over the models (:func:`_middle`)."""
 U_HALF_WIDTH: Final = 5.0
 """The u-rule spans +-U_HALF_WIDTH prior SDs of u = log a (prior mass 6e-7 beyond)."""
 U_MAX_STEP: Final = 1.0
@@ -184,24 +192,66 @@ def _tails(x0: float, step: float, nk: int, out: np.ndarray) -> int:  # pragma: 
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _middle(eta_k: np.ndarray, n_k: np.ndarray, ag: float, lo_k: float, hk: float,
+            nk: int) -> tuple[int, int]:  # pragma: no cover - compiled
+    """[j_lo, j_hi): the nodes of a (u-node, task) block where some model's logit x = a (eta_m
+    - b_j) lies within +-``LINEAR`` (models with responses). Below j_lo every x > LINEAR, so
+    softplus(x) = x and expit(x) = 1 to e^-LINEAR (R linear in b); from j_hi every x <
+    -LINEAR, so both are 0: there a node costs no loop over the models."""
+    emin, emax = math.inf, -math.inf
+    for m in range(eta_k.shape[0]):
+        if n_k[m] > 0.0:
+            emin = min(emin, eta_k[m])
+            emax = max(emax, eta_k[m])
+    if not (emin <= emax and ag > 0.0 and hk > 0.0):
+        return 0, nk
+    j_lo = (emin - LINEAR / ag - lo_k) / hk
+    j_hi = (emax + LINEAR / ag - lo_k) / hk
+    lo_j = min(max(math.ceil(j_lo), 0), nk) if math.isfinite(j_lo) else 0
+    hi_j = min(max(math.floor(j_hi) + 1, lo_j), nk) if math.isfinite(j_hi) else nk
+    return int(lo_j), int(hi_j)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def _task_table(eta_k: np.ndarray, n_k: np.ndarray, s: float, ag: float, lo_k: float,
                 hk: float, fixed: np.ndarray, d_r: np.ndarray,
                 prob: np.ndarray) -> None:  # pragma: no cover - compiled
     """One (u-node, task) block: ``fixed`` = log N(b_j; 0, s^2) + log h + R[j], ``d_r`` =
-    dR[j] / da and ``prob`` (M, J) = expit(a (eta_m - b_j)), in place.
+    dR[j] / da and ``prob`` (M, J) = expit(a (eta_m - b_j)), in place; ``prob`` is written
+    only on the block's middle (:func:`_middle`; 1 below it, 0 above, where no reader looks).
 
     softplus(x) = max(x, 0) + log(1 + e^-|x|): the e^-|x| by :func:`_tails`, and the logs
     of one node summed as the log of a product (integer counts: (1 + e)^n by
-    multiplication), so a node costs one logarithm, not one per model."""
+    multiplication), so a node costs one logarithm, not one per model; outside the middle,
+    R[j] = -a sum_m n_m (eta_m - b_j) (below) or 0 (above), with no loop over the models."""
     nk = fixed.shape[0]
     n_m = eta_k.shape[0]
-    half_log_2pi = 0.5 * math.log(2.0 * math.pi)
+    base = -math.log(s) - 0.5 * math.log(2.0 * math.pi) + math.log(hk)
+    j_lo, j_hi = _middle(eta_k, n_k, ag, lo_k, hk, nk)
+    sum_n, sum_ne = 0.0, 0.0
+    for m in range(n_m):
+        if n_k[m] > 0.0:
+            sum_n += n_k[m]
+            sum_ne += n_k[m] * eta_k[m]
+    for j in range(j_lo):
+        b = lo_k + j * hk
+        dr = sum_ne - b * sum_n
+        fixed[j] = -0.5 * (b / s) ** 2 + base - ag * dr
+        d_r[j] = -dr
+    for j in range(j_hi, nk):
+        b = lo_k + j * hk
+        fixed[j] = -0.5 * (b / s) ** 2 + base
+        d_r[j] = 0.0
+    if j_hi <= j_lo:
+        return
     last = np.empty(n_m, dtype=np.int64)
     whole = np.empty(n_m, dtype=np.int64)
+    lo_mid = lo_k + j_lo * hk
     for m in range(n_m):
-        last[m] = _tails(ag * (eta_k[m] - lo_k), ag * hk, nk, prob[m])
+        last[m] = j_lo + _tails(ag * (eta_k[m] - lo_mid), ag * hk, j_hi - j_lo,
+                                prob[m, j_lo:j_hi])
         whole[m] = int(n_k[m]) if n_k[m] == math.floor(n_k[m]) and n_k[m] < 64 else -1
-    for j in range(nk):
+    for j in range(j_lo, j_hi):
         b = lo_k + j * hk
         lin, dr, prod, logs = 0.0, 0.0, 1.0, 0.0
         for m in range(n_m):
@@ -227,8 +277,7 @@ def _task_table(eta_k: np.ndarray, n_k: np.ndarray, s: float, ag: float, lo_k: f
                     prod = 1.0
             else:
                 logs += n * math.log1p(e)
-        fixed[j] = (-0.5 * (b / s) ** 2 - math.log(s) - half_log_2pi + math.log(hk)
-                    - lin - logs - math.log(prod))
+        fixed[j] = -0.5 * (b / s) ** 2 + base - lin - logs - math.log(prod)
         d_r[j] = -dr
 
 
@@ -406,13 +455,13 @@ def twopl_grid_loglik_and_grad(eta: np.ndarray, s: float, su: float, epochs: np.
     weight_gt, d_a = np.zeros((n_g, n_t)), np.zeros(n_g)
     total = _patterns(eta, a, log_t, pat_counts, pat_task, pat_term, pat_weight, logw,
                       weight_gt, d_a, d_eta)
-    d_s = _back(s, a, epochs, term_task, term_total, lo, h, count, off, window, rho, prob,
+    d_s = _back(eta, s, a, epochs, term_task, term_total, lo, h, count, off, window, rho, prob,
                 d_r, weight_gt, d_a, d_eta)
     return total, d_eta, d_s, (z * a * d_a).sum()
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
-def _back(s: float, a: np.ndarray, epochs: np.ndarray, term_task: np.ndarray,
+def _back(eta: np.ndarray, s: float, a: np.ndarray, epochs: np.ndarray, term_task: np.ndarray,
           term_total: np.ndarray, lo: np.ndarray, h: np.ndarray, count: np.ndarray,
           off: np.ndarray, window: np.ndarray, rho: np.ndarray, prob: np.ndarray,
           d_r: np.ndarray, weight_gt: np.ndarray, d_a: np.ndarray,
@@ -444,10 +493,15 @@ def _back(s: float, a: np.ndarray, epochs: np.ndarray, term_task: np.ndarray,
             for j in range(count[g, k]):
                 acc_a += q[o + j] * d_r[o + j]
             d_a[g] += acc_a
+            j_lo, j_hi = _middle(eta[:, k], epochs[:, k], a[g], lo[g, k], h[g, k],
+                                 count[g, k])
+            below = 0.0                          # expit = 1 below the middle, 0 above
+            for j in range(j_lo):
+                below += q[o + j]
             for m in range(n_m):
                 if epochs[m, k] > 0.0:
-                    acc = 0.0
-                    for j in range(count[g, k]):
+                    acc = below
+                    for j in range(j_lo, j_hi):
                         acc += q[o + j] * prob[m, o + j]
                     d_eta[m, k] -= epochs[m, k] * a[g] * acc
     return d_s
