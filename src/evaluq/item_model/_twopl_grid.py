@@ -86,6 +86,9 @@ a or small s, where the draw's log-density is far from the posterior)."""
 WINDOW: Final = 36.0
 """A term's nodes more than this below its largest log-integrand are left out (e^-40)."""
 NEWTON_STEPS: Final = 30
+MAX_LOG_RATIO: Final = 600.0
+"""Node-to-node steps of a term's log-integrand up to this many nats are walked by products
+(:func:`_node_ratios`; exp(600) is far from a double's overflow)."""
 LINEAR: Final = 37.0
 """Beyond |a (eta_m - b)| > LINEAR for every model, softplus is linear (or 0) and expit 1
 (or 0) to e^-37 = 9e-17 (below a double's resolution of 1): the b-table's nodes there skip
@@ -282,12 +285,33 @@ def _task_table(eta_k: np.ndarray, n_k: np.ndarray, s: float, ag: float, lo_k: f
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
-def _term_window(fixed: np.ndarray, slope: float, lo_k: float, hk: float,
-                 rho: np.ndarray) -> tuple[float, int, int]:  # pragma: no cover - compiled
+def _node_ratios(fixed: np.ndarray, up: np.ndarray, down: np.ndarray
+                 ) -> bool:  # pragma: no cover - compiled
+    """``up[j]`` = exp(fixed[j] - fixed[j - 1]) and ``down[j]`` = 1 / up[j] (j >= 1), shared
+    by every term of a block (:func:`_term_window` then walks its window by products, not
+    one exponential per node and term); False (nothing usable) where a step exceeds
+    ``MAX_LOG_RATIO`` nats or is not finite (only on grids widened to ``MAX_NODES``)."""
+    for j in range(1, fixed.shape[0]):
+        step = fixed[j] - fixed[j - 1]
+        if not abs(step) <= MAX_LOG_RATIO:
+            return False
+        up[j] = math.exp(step)
+        down[j] = 1.0 / up[j]
+    return True
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _term_window(fixed: np.ndarray, slope: float, lo_k: float, hk: float, rho: np.ndarray,
+                 up: np.ndarray, down: np.ndarray, ratios: bool
+                 ) -> tuple[float, int, int]:  # pragma: no cover - compiled
     """log T of one term (its log-integrand f_j = ``fixed`` - ``slope`` b_j) and its window
     [j0, j1) of nodes within e^-``WINDOW`` of the largest, their shares in ``rho``. f is
-    concave in j: its largest node by bisection, the window by walking outwards."""
-    i0, i1 = 0, fixed.shape[0] - 1
+    concave in j: its largest node by bisection, the window by walking outwards, each node's
+    exp(f_j - f_max) the previous one's times exp(f_j - f_{j -+ 1}) (``up`` / ``down``
+    times exp(-+ slope h): :func:`_node_ratios`), or with ``ratios`` False one exponential
+    per node."""
+    nk = fixed.shape[0]
+    i0, i1 = 0, nk - 1
     while i0 < i1:
         mid = (i0 + i1) // 2
         if fixed[mid + 1] - fixed[mid] > slope * hk:
@@ -295,21 +319,43 @@ def _term_window(fixed: np.ndarray, slope: float, lo_k: float, hk: float,
         else:
             i1 = mid
     top = fixed[i0] - slope * (lo_k + i0 * hk)
-    j0 = i0
-    while j0 > 0 and fixed[j0 - 1] - slope * (lo_k + (j0 - 1) * hk) > top - WINDOW:
-        j0 -= 1
-    j1 = i0
-    while (j1 < fixed.shape[0] - 1
-           and fixed[j1 + 1] - slope * (lo_k + (j1 + 1) * hk) > top - WINDOW):
-        j1 += 1
-    acc = 0.0
-    for j in range(j0, j1 + 1):
-        e = math.exp(fixed[j] - slope * (lo_k + j * hk) - top)
-        rho[j] = e
-        acc += e
-    for j in range(j0, j1 + 1):
-        rho[j] /= acc
-    return top + math.log(acc), j0, j1 + 1
+    shift = slope * hk
+    if ratios and abs(shift) <= MAX_LOG_RATIO:
+        floor = math.exp(-WINDOW)
+        r_up, r_down = math.exp(-shift), math.exp(shift)
+        rho[i0] = 1.0
+        acc, e, j1 = 1.0, 1.0, i0 + 1
+        while j1 < nk:
+            e *= up[j1] * r_up
+            if not e > floor:
+                break
+            rho[j1] = e
+            acc += e
+            j1 += 1
+        e, j0 = 1.0, i0
+        while j0 > 0:
+            e *= down[j0] * r_down
+            if not e > floor:
+                break
+            j0 -= 1
+            rho[j0] = e
+            acc += e
+    else:
+        j0 = i0
+        while j0 > 0 and fixed[j0 - 1] - slope * (lo_k + (j0 - 1) * hk) > top - WINDOW:
+            j0 -= 1
+        j1 = i0 + 1
+        while j1 < nk and fixed[j1] - slope * (lo_k + j1 * hk) > top - WINDOW:
+            j1 += 1
+        acc = 0.0
+        for j in range(j0, j1):
+            e = math.exp(fixed[j] - slope * (lo_k + j * hk) - top)
+            rho[j] = e
+            acc += e
+    inv = 1.0 / acc
+    for j in range(j0, j1):
+        rho[j] *= inv
+    return top + math.log(acc), j0, j1
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
@@ -360,44 +406,46 @@ def _finite(eta: np.ndarray, s: float, su: float) -> bool:  # pragma: no cover -
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
-def _term_layout(used: np.ndarray, term_task: np.ndarray, count: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled
-    """Per (u-node, used term): its window (j0, j1, offset into ``rho``), its log T (-inf
-    until filled) and the ``rho`` buffer holding each term's node weights on its task's grid
-    (``count`` (node, task) grid sizes)."""
-    n_g, n_t = count.shape[0], term_task.shape[0]
-    window = np.zeros((n_g, n_t, 3), dtype=np.int64)    # j0, j1, offset of each term's rho
-    log_t = np.full((n_g, n_t), -np.inf)
-    size = 0
-    for g in range(n_g):
-        for t in range(n_t):
-            if used[t]:
-                window[g, t, 2] = size
-                size += count[g, term_task[t]]
-    return window, log_t, np.empty(size)
+def _term_layout(n_g: int, n_t: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
+    """Per (u-node, term): its window (j0, j1, and the offset o with its node weights at
+    ``rho[o + j]``, j0 <= j < j1) and its log T (-inf until filled)."""
+    return np.zeros((n_g, n_t, 3), dtype=np.int64), np.full((n_g, n_t), -np.inf)
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def _term_tables(eta: np.ndarray, s: float, a: np.ndarray, epochs: np.ndarray,
                  term_task: np.ndarray, term_total: np.ndarray, used: np.ndarray,
                  lo: np.ndarray, h: np.ndarray, count: np.ndarray, off: np.ndarray,
-                 window: np.ndarray, log_t: np.ndarray, rho: np.ndarray, d_r: np.ndarray,
-                 prob: np.ndarray) -> None:  # pragma: no cover - compiled
+                 window: np.ndarray, log_t: np.ndarray, d_r: np.ndarray,
+                 prob: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     """Every (u-node, task) block of the b-tables (``d_r``, ``prob`` at the block's offset)
-    and, per used term, its log T, window and node shares (``log_t``, ``window``, ``rho``),
-    in place: the sampler's kernel and the item draws share it."""
+    and, per used term, its log T and window (``log_t``, ``window``), in place; returns
+    ``rho``, the terms' node shares, each window's stored alone (a buffer grown by doubling:
+    the windows, not terms x grid nodes, which at large a_g ran to tens of megabytes per
+    call). The sampler's kernel and the item draws share it."""
     n_k = eta.shape[1]
+    rho = np.empty(max(16, 8 * count.sum()))
+    size = 0
     for g in range(a.shape[0]):
         for k in range(n_k):
             o, nk = off[g, k], count[g, k]
-            fixed = np.empty(nk)
+            fixed, up, down, scratch = np.empty(nk), np.empty(nk), np.empty(nk), np.empty(nk)
             _task_table(eta[:, k], epochs[:, k], s, a[g], lo[g, k], h[g, k], fixed,
                         d_r[o:o + nk], prob[:, o:o + nk])
+            ratios = _node_ratios(fixed, up, down)
             for t in range(term_task.shape[0]):
                 if used[t] and term_task[t] == k:
-                    ro = window[g, t, 2]
-                    log_t[g, t], window[g, t, 0], window[g, t, 1] = _term_window(
-                        fixed, a[g] * term_total[t], lo[g, k], h[g, k], rho[ro:ro + nk])
+                    log_t[g, t], j0, j1 = _term_window(
+                        fixed, a[g] * term_total[t], lo[g, k], h[g, k], scratch, up, down,
+                        ratios)
+                    if size + j1 - j0 > rho.shape[0]:
+                        grown = np.empty(2 * (size + j1 - j0))
+                        grown[:size] = rho[:size]
+                        rho = grown
+                    rho[size:size + j1 - j0] = scratch[j0:j1]
+                    window[g, t, 0], window[g, t, 1], window[g, t, 2] = j0, j1, size - j0
+                    size += j1 - j0
+    return rho
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
@@ -449,9 +497,9 @@ def twopl_grid_loglik_and_grad(eta: np.ndarray, s: float, su: float, epochs: np.
     lo, h, count, off = _grids(eta, s, a, epochs)
     prob = np.empty((n_m, count.sum()))         # expit(a_g (eta_mk - b_j)), (g, k) blocks
     d_r = np.empty(count.sum())                  # dR_gk[j] / da
-    window, log_t, rho = _term_layout(used, term_task, count)
-    _term_tables(eta, s, a, epochs, term_task, term_total, used, lo, h, count, off, window,
-                 log_t, rho, d_r, prob)
+    window, log_t = _term_layout(n_g, n_t)
+    rho = _term_tables(eta, s, a, epochs, term_task, term_total, used, lo, h, count, off,
+                       window, log_t, d_r, prob)
     weight_gt, d_a = np.zeros((n_g, n_t)), np.zeros(n_g)
     total = _patterns(eta, a, log_t, pat_counts, pat_task, pat_term, pat_weight, logw,
                       weight_gt, d_a, d_eta)
@@ -627,9 +675,9 @@ def _draw_one(eta: np.ndarray, s: float, su: float, epochs: np.ndarray,
     for p in range(n_p):
         used[pat_term[p]] = True
     lo, h, count, off = _grids(eta, s, a, epochs)
-    window, log_t, rho = _term_layout(used, term_task, count)
-    _term_tables(eta, s, a, epochs, term_task, term_total, used, lo, h, count, off, window,
-                 log_t, rho, np.empty(count.sum()), np.empty((n_m, count.sum())))
+    window, log_t = _term_layout(n_g, n_t)
+    rho = _term_tables(eta, s, a, epochs, term_task, term_total, used, lo, h, count, off,
+                       window, log_t, np.empty(count.sum()), np.empty((n_m, count.sum())))
     cdf = _pattern_cdf(eta, a, logw, log_t, pat_counts, pat_task, pat_term)
     for i in range(item_pattern.shape[0]):
         p = item_pattern[i]
