@@ -520,3 +520,18 @@ def test_sbc_of_the_2pl_model():
             if p < 0.001 or not lo_ok <= cover[:, k].sum() <= hi_ok:
                 failures.append(f"{name}[{k}] (p={p:.3f}, coverage={cover[:, k].mean():.3f})")
     assert not failures, failures
+
+
+def test_conditional_item_draws_do_not_depend_on_the_threads(monkeypatch):
+    """The draws split over two threads equal those of one thread, bit for bit (the
+    uniforms are drawn first, in draw order)."""
+    import os
+
+    d = item_statistics(_table(n_items=30, n_models=4, n_epochs=2, n_tasks=2), **COLS)
+    eta = np.random.default_rng(3).normal(0.2, 1.0, (7, *d.shape))
+    args = (d, eta, np.full(7, 1.2), np.full(7, 0.5))
+    two = conditional_item_draws(*args, np.random.default_rng(9))
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    one = conditional_item_draws(*args, np.random.default_rng(9))
+    for x, y in zip(two, one, strict=True):
+        np.testing.assert_array_equal(x, y)

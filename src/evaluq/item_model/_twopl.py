@@ -53,7 +53,9 @@ Everything downstream integrates where the 1PL does:
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Final
@@ -222,16 +224,23 @@ def twopl_moments(eta: np.ndarray, sigma_item: np.ndarray, sigma_logdisc: np.nda
                   ) -> tuple[np.ndarray, np.ndarray]:
     """E[p] and E[p^2] (draw, model, task) of p = expit(a (eta - b)) over a new item,
     log a ~ N(0, sigma_logdisc^2), b ~ N(0, sigma_item^2) (2-D Gauss-Hermite, A_NODES x
-    PRIOR_NODES nodes)."""
-    b = np.sqrt(2.0) * sigma_item[:, None] * _BX                      # (d, B)
-    m1 = np.zeros(eta.shape)
-    m2 = np.zeros(eta.shape)
-    for x, w in zip(_AX, _AW, strict=True):                           # 24 nodes, vectorised
-        a = np.exp(np.sqrt(2.0) * sigma_logdisc * x)[:, None, None, None]
-        p = expit(a * (eta[..., None] - b[:, None, None, :]))         # (d, M, K, B)
-        m1 += w * (p @ _BW)
-        m2 += w * ((p**2) @ _BW)
-    return m1, m2
+    PRIOR_NODES nodes; ``_twopl_grid.new_item_moments``, the draws split over two threads)."""
+    from evaluq.item_model._twopl_grid import new_item_moments
+
+    flat = np.ascontiguousarray(eta, dtype=np.float64).reshape(len(eta), -1)
+    s_b = np.ascontiguousarray(sigma_item, dtype=np.float64)
+    s_a = np.ascontiguousarray(sigma_logdisc, dtype=np.float64)
+    m1, m2 = np.empty(flat.shape), np.empty(flat.shape)
+    kernel: Any = new_item_moments
+
+    def run(part: slice) -> None:                              # the kernel releases the GIL
+        m1[part], m2[part] = kernel(flat[part], s_b[part], s_a[part], _AX, _AW, _BX, _BW)
+
+    cuts = pairwise(np.linspace(0, len(flat), max(1, min(2, os.cpu_count() or 1)) + 1
+                                ).astype(int))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(run, [slice(lo, hi) for lo, hi in cuts]))
+    return m1.reshape(eta.shape), m2.reshape(eta.shape)
 
 
 def icc_from_moments(data: ItemData, m1: np.ndarray, m2: np.ndarray) -> dict[str, np.ndarray]:
@@ -684,7 +693,8 @@ def conditional_item_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray,
     to the integrand of the item's (task, total) term: given a, b depends on the item's
     responses only through its total. Both are grid values (the trapezoid rule's discrete
     distribution, whose moments are those of the continuous conditional up to the rules'
-    error)."""
+    error). Each chunk of draws is split over two threads (the kernel releases the GIL); its
+    uniforms are drawn first, in draw order, so the draws do not depend on the threads."""
     from evaluq.item_model._twopl_grid import conditional_draws
 
     tt = twopl_terms(data)
@@ -696,13 +706,22 @@ def conditional_item_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray,
     kernel: Any = conditional_draws
     step = max(1, CHUNK_CELLS // (2 * n_i))
     a_out, b_out = np.empty((len(eta), n_i)), np.empty((len(eta), n_i))
-    for start in range(0, len(eta), step):                             # chunks of draws
-        part = slice(start, start + step)
-        uniform = gen.random((len(eta[part]), n_i, 2))
+    terms = (np.r_[tt.term_task, ext_task].astype(np.int64), np.r_[tt.total, ext_total],
+             tt.counts, tt.task, tt.term, step_u, tt.item_pattern.astype(np.int64))
+
+    def run(part: slice, uniform: np.ndarray) -> None:         # the kernel releases the GIL
         a_out[part], b_out[part] = kernel(
             np.ascontiguousarray(eta[part], dtype=np.float64),
             np.ascontiguousarray(sigma[part], dtype=np.float64),
             np.ascontiguousarray(sigma_logdisc[part], dtype=np.float64), tt.epochs,
-            np.r_[tt.term_task, ext_task].astype(np.int64), np.r_[tt.total, ext_total],
-            tt.counts, tt.task, tt.term, step_u, tt.item_pattern.astype(np.int64), uniform)
+            *terms, uniform)
+
+    workers = max(1, min(2, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for start in range(0, len(eta), step):                         # chunks of draws
+            stop = min(start + step, len(eta))
+            uniform = gen.random((stop - start, n_i, 2))               # in draw order
+            cuts = list(pairwise(np.linspace(start, stop, workers + 1).astype(int)))
+            list(pool.map(run, [slice(lo, hi) for lo, hi in cuts],
+                          [uniform[lo - start:hi - start] for lo, hi in cuts]))
     return a_out, b_out

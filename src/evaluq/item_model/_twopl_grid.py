@@ -714,3 +714,28 @@ def conditional_draws(eta: np.ndarray, s: np.ndarray, su: np.ndarray, epochs: np
                   pat_counts, pat_task, pat_term, u_step, item_pattern, uniform[d],
                   a_out[d], b_out[d])
     return a_out, b_out
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def new_item_moments(eta: np.ndarray, sigma_item: np.ndarray, sigma_logdisc: np.ndarray,
+                     ax: np.ndarray, aw: np.ndarray, bx: np.ndarray, bw: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
+    """E[p] and E[p^2] (draw, cell) of p = expit(a (eta - b)) over a new item, u = log a =
+    sqrt(2) sigma_logdisc x and b = sqrt(2) sigma_item y on the Gauss-Hermite nodes (x, y)
+    with weights (``aw``, ``bw``, each summing to 1); ``eta`` (draw, cell)."""
+    n_d, n_c = eta.shape
+    m1, m2 = np.zeros((n_d, n_c)), np.zeros((n_d, n_c))
+    root2 = math.sqrt(2.0)
+    for d in range(n_d):
+        for i in range(ax.shape[0]):
+            a = math.exp(root2 * sigma_logdisc[d] * ax[i])
+            for j in range(bx.shape[0]):
+                b = root2 * sigma_item[d] * bx[j]
+                w = aw[i] * bw[j]
+                for c in range(n_c):
+                    x = a * (eta[d, c] - b)
+                    p = 1.0 / (1.0 + math.exp(-x)) if x >= 0.0 else (
+                        math.exp(x) / (1.0 + math.exp(x)))
+                    m1[d, c] += w * p
+                    m2[d, c] += w * p * p
+    return m1, m2
