@@ -169,3 +169,16 @@ def test_centred_dev_is_the_same_prior(n_tasks):
     assert float(logp.eval()) == pytest.approx(_zsn_logp(dev, scale), rel=1e-10)
     hand = np.log(2) + stats.norm.logpdf(tau, 0, 0.7)
     assert float(pm.logp(model["tau_dev"], tau).eval()) == pytest.approx(hand, rel=1e-10)
+
+
+def test_deviations_centred_when_a_model_skips_a_task():
+    """A model not scored on one task (allowed: its model x task cell comes from the prior)
+    does not hide the others' spread: the decision averages each model's scored cells."""
+    from evaluq.item_model._model import centred_deviations
+
+    t = simulate_items(n_models=10, n_items=2000, n_epochs=3, n_tasks=4, model_sd=0.5, rng=4)
+    t = t[~((t["model"] == t["model"].iloc[0]) & (t["task"] == t["task"].iloc[0]))]
+    data = item_statistics(t, model="model", item="item", score="score", epoch="epoch",
+                           task="task", family="binomial")
+    assert (data.epochs == 0).sum() == 1
+    assert centred_deviations(data)

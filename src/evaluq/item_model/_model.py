@@ -257,15 +257,19 @@ def centred_deviations(data: ItemData) -> bool:
     data): with two models or more, the spread of the models' mean eta over tasks is at
     least ``DEV_CENTRED_RATIO`` times the noise of those means (as :func:`effects_identified`,
     from the same plug-in estimates: tau^2 = sum d_m^2 / (M - 1) - mean(se_m^2), d_m a
-    model's mean eta minus the grand mean, se_m^2 = mean_k(1 / I_mk) / K). Deterministic:
-    part of every compiled model's key (:func:`centring`)."""
+    model's mean eta minus the grand mean, se_m^2 = mean_k(1 / I_mk) / K, over the tasks
+    each model was scored on). Deterministic: part of every compiled model's key
+    (:func:`centring`)."""
     if DEV_CENTRED is not None:
         return DEV_CENTRED
     if data.shape[0] < 2:
         return False
     eta, noise, _ = cell_estimates(data)
-    dev = eta.mean(axis=1) - eta.mean()
-    se2 = float((noise.mean(axis=1) / eta.shape[1]).mean())
+    scored = data.epochs > 0
+    n_scored = np.maximum(scored.sum(axis=1), 1)
+    means = np.where(scored, eta, 0.0).sum(axis=1) / n_scored
+    dev = means - means.mean()
+    se2 = float((np.where(scored, noise, 0.0).sum(axis=1) / n_scored**2).mean())
     return bool(dev @ dev / (len(dev) - 1) - se2 >= DEV_CENTRED_RATIO**2 * se2)
 
 
