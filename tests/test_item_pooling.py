@@ -148,11 +148,15 @@ def test_dev_centred_switch_overrides_the_data(monkeypatch):
 
 
 @pytest.mark.parametrize("n_tasks", [1, 4])
-def test_centred_dev_is_the_same_prior(n_tasks):
+def test_centred_dev_is_the_same_prior(n_tasks, monkeypatch):
     """Centred, dev is the free variable: its prior log-density at a point equals
     HalfNormal(tau; s) + ZSN(dev; sqrt(tau^2 + sigma_mxt^2 / K)) by hand, the density of
     tau * dev_z's non-centred form transformed (the same model, sampled otherwise)."""
     import pymc as pm
+
+    from evaluq.item_model import _model
+
+    monkeypatch.setattr(_model, "DEV_CENTRED", True)
 
     data = _spread_data(10, 500, 0.5, n_tasks)
     model = build_model(data, priors={"dev_sigma": 0.7})

@@ -14,15 +14,33 @@ non-centred side, whose cost is leapfrog steps, not a funnel.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from evaluq.item_model._data import ItemData
 from evaluq.item_model._model import centring
 
-if TYPE_CHECKING:
-    from evaluq.item_model._ordinal import OrdinalStats
+
+class OrdinalStats(Protocol):
+    """What this module reads of ``_ordinal.OrdinalStats`` (typed here, so the two modules do
+    not import each other)."""
+
+    models: np.ndarray
+    tasks: np.ndarray
+    has_items: bool
+    cell_model: np.ndarray
+    cell_task: np.ndarray
+    cell_item: np.ndarray
+    cell_level: np.ndarray
+    cell_count: np.ndarray
+    n_items: np.ndarray
+    item_labels: np.ndarray | None
+    item_task: np.ndarray | None
+
+    @property
+    def n_levels(self) -> int:
+        """K, the number of levels."""
 
 
 def median_split(stats: OrdinalStats) -> int:
