@@ -95,7 +95,6 @@ def _sampler_loglik(d, eta, sigma, rho):
 
     from evaluq.item_model._betabinomial import (
         grid_spacing,
-        max_epochs,
         pair_rows,
         sampler_loglik,
     )
@@ -103,7 +102,7 @@ def _sampler_loglik(d, eta, sigma, rho):
     e, s, r = pt.dmatrix("eta"), pt.dscalar("sigma"), pt.dscalar("rho")
     pairs, rows = pair_rows(d)
     out = sampler_loglik(e, d.epochs, r, s, grid_spacing(d), pairs, rows, np.ones(rows.shape),
-                         d.term_weight, max_epochs(d))
+                         d.term_weight)
     fn = pytensor.function([e, s, r], [out, *pt.grad(out, [e, s, r])], mode="FAST_COMPILE")
     value, *grads = fn(eta, sigma, rho)
     return float(value), grads

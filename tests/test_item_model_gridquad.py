@@ -19,7 +19,7 @@ from evaluq.item_model._gridquad import (
     numpy_nodes,
     posterior_grid,
     prior_base,
-    term_probabilities,
+    term_cells,
 )
 
 
@@ -83,14 +83,36 @@ def test_op_value_and_gradient_in_python_and_numba(mode):
     np.testing.assert_allclose(g_base, d_base, rtol=1e-12)
 
 
-def test_term_probabilities_are_the_normalised_integrands():
+def _dense(table, base, rows, counts):
+    """Each term's normalised mass on every node (T, G): the dense softmax."""
+    f = base + np.einsum("te,teg->tg", counts, table[rows])
+    return np.exp(f - logsumexp(f, axis=1, keepdims=True))
+
+
+def _check_cells(table, base, rows, counts, scales, n_items=60):
+    """term_cells on draws of scaled tables: each term's mean and variance of b are the
+    dense softmax's to 1e-12, and each item's node is the dense inverse CDF of its term
+    (the count of nodes with cumulative mass below its uniform)."""
+    b = np.linspace(-2.0, 2.0, table.shape[1])
+    item_term = np.random.default_rng(9).integers(0, len(rows), n_items)
+    tables = np.stack([s * table for s in scales])
+    cell, mean, var = term_cells(tables, np.stack([base] * len(scales)), b, rows, counts,
+                                 item_term, np.random.default_rng(4))
+    u = np.random.default_rng(4).random((len(scales), n_items))
+    for d, scale in enumerate(scales):
+        prob = _dense(scale * table, base, rows, counts)
+        np.testing.assert_allclose(mean[d], prob @ b, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(var[d], prob @ b**2 - (prob @ b) ** 2, rtol=1e-10,
+                                   atol=1e-14)
+        cdf = np.cumsum(prob, axis=1)[item_term]
+        brute = np.minimum((cdf < u[d][:, None]).sum(axis=1), table.shape[1] - 1)
+        np.testing.assert_array_equal(cell[d], brute)
+    return prob
+
+
+def test_term_cells_are_the_inverse_cdf_of_the_normalised_integrands():
     table, base, rows, counts, _ = _case(seed=3)
-    prob = term_probabilities(np.stack([table, 2 * table]), np.stack([base, base]), rows,
-                              counts)
-    for d, scale in enumerate((1.0, 2.0)):
-        f = base + np.einsum("te,teg->tg", counts, scale * table[rows])
-        np.testing.assert_allclose(prob[d], np.exp(f - logsumexp(f, axis=1, keepdims=True)),
-                                   rtol=1e-12)
+    _check_cells(table, base, rows, counts, (1.0, 2.0))
 
 
 @pytest.mark.parametrize("sigma", [0.01, 0.4, 1.5, 6.0])
@@ -191,38 +213,26 @@ def test_a_nan_reaches_the_value():
     assert np.isnan(grid_loglik_and_grad(table, base, rows, counts, weight)[0])
 
 
-def test_term_probabilities_on_windows_equal_the_dense_softmax():
-    """On peaked integrands the posterior's conditional masses are the dense softmax to
-    1e-15, exactly 0 on the nodes the windows leave out (each below e^-36 of the largest)."""
+def test_term_cells_on_windows_equal_the_dense_softmax():
+    """On peaked integrands the windows leave out most nodes (each below e^-36 of its
+    term's largest), and the moments and cells are still the dense softmax's."""
     table, base, rows, counts, _ = _peaked_case(seed=5)
-    prob = term_probabilities(np.stack([table, 1.5 * table]), np.stack([base, base]), rows,
-                              counts)
-    for d, scale in enumerate((1.0, 1.5)):
-        f = base + np.einsum("te,teg->tg", counts, scale * table[rows])
-        dense = np.exp(f - logsumexp(f, axis=1, keepdims=True))
-        np.testing.assert_allclose(prob[d], dense, rtol=1e-12, atol=1e-15)
-        assert (prob[d] == 0.0).mean() > 0.5
-        np.testing.assert_allclose(prob[d].sum(axis=1), 1.0, rtol=1e-13)
+    prob = _check_cells(table, base, rows, counts, (1.0, 1.5))
+    assert (prob < np.exp(-36.0)).mean() > 0.5
 
 
-def test_draw_cells_is_the_inverse_cdf_of_each_items_term():
-    """The binary search gives the count of nodes with cumulative mass below the uniform
-    (the former comparison with every node), ties and the last node included, and the
-    cells' frequencies follow the terms' masses."""
-    from evaluq.item_model._gridquad import draw_cells
-
+def test_term_cells_follow_the_terms_masses_with_ties():
+    """A node of zero mass (a tie in the CDF) is never drawn, and the cells' frequencies
+    follow the term's mass (one row per term: its mass is the row's softmax)."""
     gen = np.random.default_rng(0)
-    prob = gen.random((3, 4, 7))
-    prob[:, :, 2] = 0.0                                   # a zero-mass node (a tie in the CDF)
-    prob /= prob.sum(axis=-1, keepdims=True)
-    item_term = gen.integers(0, 4, 50)
-    cell = draw_cells(prob, item_term, np.random.default_rng(1))
-    u = np.random.default_rng(1).random((3, 50))
-    cdf = np.cumsum(prob, axis=-1)
-    brute = np.minimum((cdf[:, item_term, :] < u[..., None]).sum(axis=-1), 6)
-    np.testing.assert_array_equal(cell, brute)
+    prob = gen.random(7)
+    prob[2] = 0.0
+    prob /= prob.sum()
+    with np.errstate(divide="ignore"):
+        table = np.log(prob)[None, :]
+    cell, mean, _ = term_cells(table[None], np.zeros((1, 7)), np.arange(7.0),
+                               np.zeros((1, 1), dtype=np.int64), np.ones((1, 1)),
+                               np.zeros(200_000, dtype=np.int64), np.random.default_rng(2))
     assert not np.any(cell == 2)
-    many = draw_cells(prob[:1, :1], np.zeros(200_000, dtype=np.int64),
-                      np.random.default_rng(2))
-    freq = np.bincount(many[0], minlength=7) / 200_000
-    np.testing.assert_allclose(freq, prob[0, 0], atol=4e-3)
+    np.testing.assert_allclose(np.bincount(cell[0], minlength=7) / 200_000, prob, atol=4e-3)
+    assert mean[0, 0] == pytest.approx(prob @ np.arange(7.0), rel=1e-13)

@@ -14,8 +14,8 @@ pattern over models) of the items, weighted by how many items share them. In the
 each term's integral over b is a trapezoid sum on the grid shared by every term
 (``_gridquad``: b_g = g h, h from the responses per item and sigma_item, +-8 sigma_item):
 the beta-binomial log-probabilities form one (model, task, count, node) table, evaluated
-once per log-density, and a term adds its models' rows (a fused numba kernel returns the
-sum over terms with its gradient). At 10 models x 1,000 items x 3 epochs this made the warm
+once per log-density, and a term adds its models' rows (``_bb_grid``: one fused numba kernel
+fills the table and returns the sum over terms with its gradient). At 10 models x 1,000 items x 3 epochs this made the warm
 fit as fast as the binomial family's (``benchmarks/bench_item_families.py``); the former rule
 (adaptive Gauss-Hermite per term, ``N_NODES`` nodes, centred by Newton steps on the
 binomial quasi-likelihood with each epoch count divided by its design effect 1 + (n - 1)
@@ -170,7 +170,8 @@ def term_rows(data: ItemData) -> np.ndarray:
 def bb_table(lib: Any, eta: Any, epochs: Any, phi: Any, b: Any, n_max: int) -> Any:
     """log BB(y | n_mk, p phi, (1 - p) phi) - log C(n, y) at p = expit(eta_mk - b_g), as
     (model, task, y = 0..n_max, node) (``eta``, ``epochs`` (..., model, task); ``phi``
-    a scalar, or (...) with numpy; ``b`` (node,) or (..., node))."""
+    a scalar, or (...) with numpy; ``b`` (node,) or (..., node)): the reference of the
+    fused table of ``_bb_grid`` (its tests)."""
     if lib is np:
         phi = _trail(lib, phi, 4)
     x = eta[..., None, None] - b
@@ -253,12 +254,12 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None) -> pm.Mo
 
     The item effects are integrated out on the grid shared by every term (``_gridquad``):
     the beta-binomial log-probabilities form a (model, task, count, node) table and each
-    (task, pattern) term sums its models' rows, in one fused kernel with its gradient.
+    (task, pattern) term sums its models' rows, the table and the sum in one fused kernel
+    with its gradient (``_bb_grid``).
     """
     import pymc as pm
 
     inputs = model_inputs(data, resolve_priors(data, priors))
-    n_max = max_epochs(data)
     with pm.Model(coords={MODEL: list(map(str, data.models))}) as pm_model:
         x = {name: pm.Data(name, value) for name, value in inputs.items()}
         eta = _effects(x, data, centring=centring(data))
@@ -266,12 +267,12 @@ def build_model(data: ItemData, priors: dict[str, float] | None = None) -> pm.Mo
         rho = pm.Beta("run_drift", 1.0, x["prior_run_drift_beta"])
         pm.Potential("item_loglik", sampler_loglik(
             eta, x["epochs"], rho, sigma_item, x["grid_spacing"], x["pairs"],
-            x["term_pairs"], x["term_ones"], x["term_weight"], n_max))
+            x["term_pairs"], x["term_ones"], x["term_weight"]))
     return pm_model
 
 
 def sampler_loglik(eta: Any, epochs: Any, rho: Any, sigma: Any, h_data: Any, pairs: Any,
-                   rows: Any, ones: Any, weight: Any, n_max: int) -> Any:
+                   rows: Any, ones: Any, weight: Any) -> Any:
     """The sampler's log-likelihood of the items (PyTensor): sum_t w_t log of each term's
     integral on the shared grid (``_gridquad``), the grid spanning the extreme patterns'
     mass (:func:`extreme_terms`); the terms read rows of model pairs (:func:`pair_rows`:
@@ -279,15 +280,14 @@ def sampler_loglik(eta: Any, epochs: Any, rho: Any, sigma: Any, h_data: Any, pai
     import pytensor.tensor as pt
     from pytensor.gradient import disconnected_grad
 
-    from evaluq.item_model._gridquad import extreme_span, grid_loglik, grid_nodes, prior_base
+    from evaluq.item_model._bb_grid import bb_grid_loglik
+    from evaluq.item_model._gridquad import extreme_span, grid_nodes, prior_base
 
     span = extreme_span(pt, sigma, *centre(*extreme_terms(pt, eta, epochs), rho, sigma))
     b, h = grid_nodes(sigma, h_data, span)
     b, h = disconnected_grad(b), disconnected_grad(h)       # the rule's value is its own
-    table = bb_table(pt, eta, epochs, 1.0 / rho - 1.0, b, n_max).reshape((-1, b.shape[0]))
-    table = pt.concatenate([table, pt.zeros((1, b.shape[0]))], axis=0)   # the zero row
-    paired = table[pairs[:, 0]] + table[pairs[:, 1]]
-    return grid_loglik(paired, prior_base(pt, b, sigma, h), rows, ones, weight)
+    return bb_grid_loglik(eta, epochs, 1.0 / rho - 1.0, b, prior_base(pt, b, sigma, h),
+                          pairs, rows, ones, weight)
 
 
 def extreme_terms(lib: Any, eta: Any, epochs: Any) -> tuple[Any, Any, Any]:
@@ -316,51 +316,48 @@ def _grid(data: ItemData, eta: np.ndarray, sigma: np.ndarray, rho: np.ndarray
     return eta_t, b, prob / prob.sum(axis=-1, keepdims=True)
 
 
-def shared_grid_probabilities(data: ItemData, eta: np.ndarray, sigma: np.ndarray,
-                              rho: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The nodes (G,) of one shared grid for these draws and each term's conditional mass
-    on them (d, T, G): the sampler's rule (``_gridquad``) evaluated after sampling."""
-    from evaluq.item_model._gridquad import (
-        extreme_span,
-        posterior_grid,
-        prior_base,
-        term_probabilities,
-    )
+def posterior_nodes(data: ItemData, eta: np.ndarray, sigma: np.ndarray, rho: np.ndarray
+                    ) -> tuple[np.ndarray, float]:
+    """The nodes (G,) and spacing of one shared grid for these draws: the sampler's rule
+    (``_gridquad``), spanning every draw's extreme patterns."""
+    from evaluq.item_model._gridquad import extreme_span, posterior_grid
 
     span = extreme_span(np, sigma, *centre(*extreme_terms(np, eta, data.epochs), rho, sigma))
-    b, h = posterior_grid(sigma, grid_spacing(data), span)
-    table = bb_table(np, eta, data.epochs, 1.0 / rho - 1.0, b, max_epochs(data))
-    table = table.reshape(len(eta), -1, len(b))
-    base = prior_base(np, b, sigma[:, None], h)
-    rows = term_rows(data)
-    return b, term_probabilities(table, base, rows, np.ones(rows.shape))
+    return posterior_grid(sigma, grid_spacing(data), span)
 
 
 def conditional_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray, rho: np.ndarray,
                       gen: np.random.Generator) -> dict[str, np.ndarray]:
     """Benchmark-scope scores (draw, model): each item's effect drawn from its exact
-    conditional given the pattern (on the sampler's shared grid, one node per item and
-    draw by inverse CDF); and the item effects' posterior mean and SD (item,)."""
-    from evaluq.item_model._gridquad import draw_cells
+    conditional given the pattern (on one shared grid per chunk of draws, by the sampler's
+    rule: the table of ``_bb_grid``, each term's window, one node per item and draw by
+    inverse CDF, ``_gridquad.term_cells``); and the item effects' posterior mean and SD
+    (item,)."""
+    from evaluq.item_model._bb_grid import bb_tables
+    from evaluq.item_model._gridquad import prior_base, term_cells
 
     n_d, n_t, (n_m, n_k) = eta.shape[0], len(data.term_weight), data.shape
-    n_nodes = len(shared_grid_probabilities(data, eta[:1], sigma[:1], rho[:1])[0]) * 2
+    n_nodes = len(posterior_nodes(data, eta[:1], sigma[:1], rho[:1])[0]) * 2
     item_term = np.asarray(data.item_term)
     item_task = np.asarray(data.item_task)
-    step = max(1, CHUNK_CELLS // ((n_t + len(item_term)) * n_nodes))
+    rows = term_rows(data)
+    ones = np.ones(rows.shape)
+    width = max_epochs(data) + 1
+    step = max(1, CHUNK_CELLS // (n_m * n_k * (width + 1) * n_nodes + len(item_term)))
     sums, cmean, cvar = np.empty((n_d, n_m)), np.empty((n_d, n_t)), np.empty((n_d, n_t))
     for start in range(0, n_d, step):                                 # chunks, not draws
         part = slice(start, start + step)
-        b, prob = shared_grid_probabilities(data, eta[part], sigma[part], rho[part])
-        cell = draw_cells(prob, item_term, gen)                        # (d, I)
+        b, h = posterior_nodes(data, eta[part], sigma[part], rho[part])
+        table: Any = bb_tables(np.ascontiguousarray(eta[part]), data.epochs,
+                               1.0 / rho[part] - 1.0, b, width)
+        base = prior_base(np, b, sigma[part][:, None], h)
+        cell, cmean[part], cvar[part] = term_cells(table, base, b, rows, ones, item_term, gen)
         d = np.arange(len(cell))[:, None]
         counts = np.zeros((len(cell), n_k, len(b)))
         np.add.at(counts, (d, item_task[None, :], cell), 1.0)
         sums[part] = np.einsum("dkg,dmkg->dm", counts,
                                expit(eta[part][..., None] - b))
-        cmean[part] = prob @ b
-        cvar[part] = prob @ b**2 - cmean[part] ** 2
-    term_sd = np.sqrt(np.maximum(cvar, 0.0).mean(axis=0) + cmean.var(axis=0))
+    term_sd = np.sqrt(cvar.mean(axis=0) + cmean.var(axis=0))
     return {"benchmark": sums / data.n_items.sum(), "item_mean": cmean.mean(0)[item_term],
             "item_sd": term_sd[item_term]}
 

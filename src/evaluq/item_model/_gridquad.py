@@ -347,18 +347,24 @@ def _numba_funcify(op: GridLoglik, node: Apply, **kwargs: Any) -> Any:
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
-def _term_probabilities(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
-                        counts: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+def _term_cells(table: np.ndarray, base: np.ndarray, b: np.ndarray, rows: np.ndarray,
+                counts: np.ndarray, item_term: np.ndarray, u: np.ndarray
+                ) -> Any:  # pragma: no cover - compiled
     n_draws, _, n_nodes = table.shape
     n_terms, n_entries = rows.shape
-    out = np.zeros((n_draws, n_terms, n_nodes))
+    n_items = item_term.shape[0]
+    cell = np.empty((n_draws, n_items), dtype=np.int64)
+    mean, var = np.zeros((n_draws, n_terms)), np.zeros((n_draws, n_terms))
+    cdf = np.empty((n_terms, n_nodes))
+    first = np.empty(n_terms, dtype=np.int64)
+    width = np.empty(n_terms, dtype=np.int64)
     for d in range(n_draws):
         hi, lo, base_top = _block_bounds(table[d], base[d])
         bound, scratch = np.empty(base_top.shape[0]), np.empty(BLOCK)
         for t in range(n_terms):
             g0, g1 = _term_window(t, table[d], base[d], rows, counts, hi, lo, base_top, bound,
                                   scratch)
-            f, start, n = out[d, t, g0:g1], base[d, g0:g1], g1 - g0
+            f, start, n = cdf[t], base[d, g0:g1], g1 - g0
             for g in range(n):
                 f[g] = start[g]
             for e in range(n_entries):
@@ -374,21 +380,45 @@ def _term_probabilities(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
             for g in range(n):
                 f[g] = math.exp(f[g] - top)
                 s += f[g]
+            m1 = 0.0
             for g in range(n):
                 f[g] /= s
-    return out
+                m1 += f[g] * b[g0 + g]
+            acc, m2 = 0.0, 0.0
+            for g in range(n):
+                m2 += f[g] * (b[g0 + g] - m1) ** 2
+                acc += f[g]
+                f[g] = acc
+            mean[d, t], var[d, t] = m1, m2
+            first[t], width[t] = g0, n
+        for i in range(n_items):
+            t = item_term[i]
+            k = np.searchsorted(cdf[t, :width[t]], u[d, i])
+            cell[d, i] = first[t] + min(k, width[t] - 1)
+    return cell, mean, var
 
 
-def term_probabilities(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
-                       counts: np.ndarray) -> np.ndarray:
-    """Each term's conditional mass on the nodes (draw, term, node): exp(base_g + sum_e c_e
-    table[r_e, g]) normalised over the term's window (0 outside it, where each node holds
-    less than e^-``WINDOW`` of the largest); ``table`` (draw, R, G), ``base`` (draw, G)."""
-    kernel: Any = _term_probabilities
-    return kernel(np.ascontiguousarray(table, dtype=np.float64),
-                  np.ascontiguousarray(base, dtype=np.float64),
-                  np.ascontiguousarray(rows, dtype=np.int64),
-                  np.ascontiguousarray(counts, dtype=np.float64))
+def term_cells(table: np.ndarray, base: np.ndarray, b: np.ndarray, rows: np.ndarray,
+               counts: np.ndarray, item_term: np.ndarray, gen: np.random.Generator
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each item's node drawn from its term's conditional mass, and each term's conditional
+    mean and variance of b (about the mean: no cancellation), per draw: (cell (draw, item),
+    mean (draw, term), var (draw, term)). A term's mass is exp(base_g + sum_e c_e
+    table[r_e, g]) normalised over its window (:func:`_term_window`: each node outside holds
+    less than e^-``WINDOW`` of the largest); an item's node is the first of its term's
+    window whose cumulative mass reaches a uniform (inverse CDF by binary search; items of a
+    term are independent given the draw; the uniforms ``gen.random((draw, item))``, drawn
+    first). ``table`` (draw, R, G), ``base`` (draw, G), ``b`` (G,), ``rows`` / ``counts``
+    (T, E), ``item_term`` (I,)."""
+    u = gen.random((table.shape[0], len(item_term)))
+    kernel: Any = _term_cells
+    cell, mean, var = kernel(np.ascontiguousarray(table, dtype=np.float64),
+                             np.ascontiguousarray(base, dtype=np.float64),
+                             np.ascontiguousarray(b, dtype=np.float64),
+                             np.ascontiguousarray(rows, dtype=np.int64),
+                             np.ascontiguousarray(counts, dtype=np.float64),
+                             np.ascontiguousarray(item_term, dtype=np.int64), u)
+    return cell, mean, var
 
 
 def posterior_grid(sigma: np.ndarray, h_data: float,
@@ -400,29 +430,3 @@ def posterior_grid(sigma: np.ndarray, h_data: float,
     hi = HALF_WIDTH * float(np.max(sigma)) if span is None else float(np.max(span[1]))
     h = max(min(h_data, HZ * float(np.min(sigma))), (hi - lo) / (MAX_NODES - 1))
     return lo + h * np.arange(np.ceil((hi - lo) / h) + 1.0), h
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _inverse_cdf(cdf: np.ndarray, item_term: np.ndarray, u: np.ndarray
-                 ) -> np.ndarray:  # pragma: no cover - compiled
-    """The number of nodes whose cumulative mass is below u, per (draw, item): a binary
-    search in the item's term's (nondecreasing) row of ``cdf``, at most the last node."""
-    n_draws, n_items = u.shape
-    last = cdf.shape[2] - 1
-    out = np.empty((n_draws, n_items), dtype=np.int64)
-    for d in range(n_draws):
-        for i in range(n_items):
-            out[d, i] = min(np.searchsorted(cdf[d, item_term[i]], u[d, i]), last)
-    return out
-
-
-def draw_cells(prob: np.ndarray, item_term: np.ndarray, gen: np.random.Generator
-               ) -> np.ndarray:
-    """One node per (draw, item) from its term's conditional mass ``prob`` (draw, term,
-    node), by inverse CDF (items of a term are independent given the draw): the count of
-    nodes with cumulative mass below a uniform, by binary search (a comparison with every
-    node was 2.4 million per draw at 10^4 items)."""
-    cdf = np.cumsum(prob, axis=-1)
-    u = gen.random((prob.shape[0], len(item_term)))
-    kernel: Any = _inverse_cdf
-    return kernel(cdf, np.ascontiguousarray(item_term, dtype=np.int64), u)
