@@ -41,13 +41,11 @@ from typing import Any, Final
 
 import numba
 import numpy as np
-import pytensor.tensor as pt
-from pytensor.gradient import DisconnectedType, grad_undefined
 from pytensor.graph.basic import Apply
-from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch import basic as numba_basic
 from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
 
+from evaluq.item_model._fused_op import FusedLoglik
 from evaluq.item_model._gridquad import BLOCK, FASTMATH, WINDOW, grid_loglik_and_grad
 
 SOURCE_HASH: Final = int(hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12], 16)
@@ -230,6 +228,39 @@ def _block_top(values: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     return out
 
 
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy", inline="always")
+def _product_window(t: int, like: np.ndarray, scaled: np.ndarray, rows: np.ndarray,
+                    hi: np.ndarray, base_top: np.ndarray, bound: np.ndarray
+                    ) -> tuple[int, int, float]:  # pragma: no cover - compiled
+    """Term t's window [g0, g1) and its largest node value on the block of the largest
+    bound (``_gridquad._term_window`` on likelihoods: bound_k = max scaled base x the
+    product of its rows' block maxima ``hi``; the blocks with bound_k at least e^-WINDOW
+    of that largest value)."""
+    n_nodes, n_blocks, n_entries = scaled.shape[0], bound.shape[0], rows.shape[1]
+    for k in range(n_blocks):
+        bound[k] = base_top[k]
+    for e in range(n_entries):
+        row = hi[rows[t, e]]
+        for k in range(n_blocks):
+            bound[k] *= row[k]
+    best = 0
+    for k in range(1, n_blocks):
+        if bound[k] > bound[best]:
+            best = k
+    top = 0.0
+    for g in range(best * BLOCK, min((best + 1) * BLOCK, n_nodes)):
+        v = scaled[g]
+        for e in range(n_entries):
+            v *= like[rows[t, e], g]
+        top = max(top, v)
+    floor = top * math.exp(-WINDOW)
+    first, last = best, best
+    for k in range(n_blocks):
+        if bound[k] >= floor:
+            first, last = min(first, k), max(last, k)
+    return first * BLOCK, min((last + 1) * BLOCK, n_nodes), top
+
+
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def product_loglik_and_grad(like: np.ndarray, base: np.ndarray, rows: np.ndarray,
                             weight: np.ndarray) -> Any:  # pragma: no cover - compiled
@@ -245,12 +276,11 @@ def product_loglik_and_grad(like: np.ndarray, base: np.ndarray, rows: np.ndarray
     scaled = np.empty(n_nodes)
     for g in range(n_nodes):
         scaled[g] = math.exp(base[g] - top_base)
-    n_blocks = (n_nodes + BLOCK - 1) // BLOCK
     base_top = _block_top(scaled)
-    hi = np.empty((n_pairs, n_blocks))
+    hi = np.empty((n_pairs, base_top.shape[0]))
     for i in range(n_pairs):
         hi[i] = _block_top(like[i])
-    bound = np.empty(n_blocks)
+    bound = np.empty(base_top.shape[0])
     q = np.empty(n_nodes)
     d_paired = np.zeros((n_pairs, n_nodes))
     d_base = np.zeros(n_nodes)
@@ -259,31 +289,9 @@ def product_loglik_and_grad(like: np.ndarray, base: np.ndarray, rows: np.ndarray
         w = weight[t]
         if w == 0.0:
             continue
-        for k in range(n_blocks):
-            bound[k] = base_top[k]
-        for e in range(n_entries):
-            row = hi[rows[t, e]]
-            for k in range(n_blocks):
-                bound[k] *= row[k]
-        best = 0
-        for k in range(1, n_blocks):
-            if bound[k] > bound[best]:
-                best = k
-        b0, b1 = best * BLOCK, min((best + 1) * BLOCK, n_nodes)
-        top = 0.0
-        for g in range(b0, b1):
-            v = scaled[g]
-            for e in range(n_entries):
-                v *= like[rows[t, e], g]
-            top = max(top, v)
+        g0, g1, top = _product_window(t, like, scaled, rows, hi, base_top, bound)
         if not (top >= TINY and top < math.inf):
             return False, 0.0, d_paired, d_base
-        floor = top * math.exp(-WINDOW)
-        first, last = best, best
-        for k in range(n_blocks):
-            if bound[k] >= floor:
-                first, last = min(first, k), max(last, k)
-        g0, g1 = first * BLOCK, min((last + 1) * BLOCK, n_nodes)
         window, n = q[g0:g1], g1 - g0
         start = scaled[g0:g1]
         for g in range(n):
@@ -367,46 +375,20 @@ def bb_grid_loglik_and_grad(eta: np.ndarray, epochs: np.ndarray, phi: np.ndarray
     return total, d_eta, np.array(grad_phi), d_b, d_base
 
 
-class BetaBinomialGridLoglik(Op):
+class BetaBinomialGridLoglik(FusedLoglik):
     """Outputs sum_t w_t L_t and its gradient in ``eta``, ``phi``, ``b`` and ``base``
     (module docstring); inputs ``eta`` (M, K), ``epochs`` (M, K), ``phi`` (), ``b`` (G,),
     ``base`` (G,), ``pairs`` (P, 2) int64, ``rows`` (T, E) int64, ``counts`` (T, E),
     ``weight`` (T,)."""
 
-    __props__ = ()
-    _NAMES: Final = ("eta", "epochs", "phi", "b", "base", "pairs", "rows", "counts", "weight")
-    _NDIM: Final = (2, 2, 0, 1, 1, 2, 2, 2, 1)
-    _INTS: Final = ("pairs", "rows")
-    _DIFFERENTIABLE: Final = (0, 2, 3, 4)
+    NAMES = ("eta", "epochs", "phi", "b", "base", "pairs", "rows", "counts", "weight")
+    NDIM = (2, 2, 0, 1, 1, 2, 2, 2, 1)
+    INTS = ("pairs", "rows")
+    DIFFERENTIABLE = (0, 2, 3, 4)
 
-    def make_node(self, *inputs: Any) -> Apply:
-        tensors = [pt.as_tensor_variable(v).astype("int64" if name in self._INTS else "float64")
-                   for name, v in zip(self._NAMES, inputs, strict=True)]
-        for name, var, ndim in zip(self._NAMES, tensors, self._NDIM, strict=True):
-            if var.ndim != ndim:
-                raise ValueError(f"{name} must have {ndim} dimensions, got {var.ndim}")
-        outputs = [pt.dscalar(), pt.dmatrix(), pt.dscalar(), pt.dvector(), pt.dvector()]
-        return Apply(self, tensors, outputs)
-
-    def perform(self, node: Apply, inputs: Any, output_storage: Any) -> None:
+    def compute(self, *arrays: np.ndarray) -> tuple[Any, ...]:
         kernel: Any = bb_grid_loglik_and_grad     # numba's Dispatcher stub types nothing
-        values = kernel(*(np.ascontiguousarray(v, dtype=np.int64 if name in self._INTS
-                                               else np.float64)
-                          for name, v in zip(self._NAMES, inputs, strict=True)))
-        for store, value in zip(output_storage, values, strict=True):
-            store[0] = np.asarray(value, dtype=np.float64)
-
-    def infer_shape(self, node: Apply, shapes: Any) -> list[Any]:
-        return [(), shapes[0], (), shapes[3], shapes[4]]
-
-    def pullback(self, inputs: Any, outputs: Any, output_grads: Any) -> list[Any]:
-        if any(not isinstance(og.type, DisconnectedType) for og in output_grads[1:]):
-            raise NotImplementedError("the gradient outputs have no gradient of their own")
-        g = output_grads[0]
-        grads = dict(zip(self._DIFFERENTIABLE, outputs[1:], strict=True))
-        return [g * grads[i] if i in grads
-                else grad_undefined(self, i, inputs[i], "data, not differentiated")
-                for i in range(len(inputs))]
+        return tuple(kernel(*arrays))
 
 
 bb_grid_op = BetaBinomialGridLoglik()

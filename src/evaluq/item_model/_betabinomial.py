@@ -14,16 +14,17 @@ pattern over models) of the items, weighted by how many items share them. In the
 each term's integral over b is a trapezoid sum on the grid shared by every term
 (``_gridquad``: b_g = g h, h from the responses per item and sigma_item, +-8 sigma_item):
 the beta-binomial log-probabilities form one (model, task, count, node) table, evaluated
-once per log-density, and a term adds its models' rows (``_bb_grid``: one fused numba kernel
-fills the table and returns the sum over terms with its gradient). At 10 models x 1,000 items x 3 epochs this made the warm
-fit as fast as the binomial family's (``benchmarks/bench_item_families.py``); the former rule
-(adaptive Gauss-Hermite per term, ``N_NODES`` nodes, centred by Newton steps on the
-binomial quasi-likelihood with each epoch count divided by its design effect 1 + (n - 1)
-rho) evaluated the kernel per (term, model, node), 40 times as often, and stays here as
-the numpy reference (:func:`term_loglik`: the pointwise log-likelihood, the tests). The
-log beta functions are sums of logs of rising factorials up to ``RISING_MAX`` epochs, above
-as differences of ``gammaln`` (scipy / pytensor): log BB(y | n, a, c) - log C(n, y) =
-lgamma(y + a) - lgamma(a) + lgamma(n - y + c) - lgamma(c) + lgamma(phi) - lgamma(n + phi).
+once per log-density, and a term adds its models' rows (``_bb_grid``: one fused numba
+kernel fills the table and returns the sum over terms with its gradient). At 10 models x
+1,000 items x 3 epochs the warm fit is ~2-3x the binomial family's
+(``benchmarks/bench_item_families.py``); the former rule (adaptive Gauss-Hermite per term,
+``N_NODES`` nodes, centred by Newton steps on the binomial quasi-likelihood with each epoch
+count divided by its design effect 1 + (n - 1) rho) evaluated the kernel per (term, model,
+node), 40 times as often, and stays here as the numpy reference (:func:`term_loglik`: the
+pointwise log-likelihood, the tests). In numpy the log beta functions are sums of logs of
+rising factorials up to ``RISING_MAX`` epochs, above as differences of ``gammaln``: log BB(y
+| n, a, c) - log C(n, y) = lgamma(y + a) - lgamma(a) + lgamma(n - y + c) - lgamma(c) +
+lgamma(phi) - lgamma(n + phi).
 """
 
 from __future__ import annotations

@@ -59,11 +59,11 @@ from typing import Any, Final
 import numba
 import numpy as np
 import pytensor.tensor as pt
-from pytensor.gradient import DisconnectedType, grad_undefined
 from pytensor.graph.basic import Apply
-from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch import basic as numba_basic
 from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
+
+from evaluq.item_model._fused_op import FusedLoglik
 
 SOURCE_HASH: Final = int(hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12], 16)
 """Salts the numba cache key of the Op (any change of this file recompiles it)."""
@@ -279,48 +279,19 @@ def numpy_grid_loglik(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
     return logsumexp(f, axis=-1)
 
 
-class GridLoglik(Op):
+class GridLoglik(FusedLoglik):
     """Outputs sum_t w_t L_t and its gradient in ``table`` and ``base`` (module docstring);
     inputs ``table`` (R, G), ``base`` (G,), ``rows`` (T, E) int64, ``counts`` (T, E),
     ``weight`` (T,)."""
 
-    __props__ = ()
+    NAMES = ("table", "base", "rows", "counts", "weight")
+    NDIM = (2, 1, 2, 2, 1)
+    INTS = ("rows",)
+    DIFFERENTIABLE = (0, 1)
 
-    def make_node(self, *inputs: Any) -> Apply:
-        table, base, rows, counts, weight = inputs
-        tensors = [pt.as_tensor_variable(table).astype("float64"),
-                   pt.as_tensor_variable(base).astype("float64"),
-                   pt.as_tensor_variable(rows).astype("int64"),
-                   pt.as_tensor_variable(counts).astype("float64"),
-                   pt.as_tensor_variable(weight).astype("float64")]
-        for name, var, ndim in zip(("table", "base", "rows", "counts", "weight"), tensors,
-                                   (2, 1, 2, 2, 1), strict=True):
-            if var.ndim != ndim:
-                raise ValueError(f"{name} must have {ndim} dimensions, got {var.ndim}")
-        outputs = [pt.dscalar(), pt.dmatrix(), pt.dvector()]
-        return Apply(self, tensors, outputs)
-
-    def perform(self, node: Apply, inputs: Any, output_storage: Any) -> None:
-        table, base, rows, counts, weight = inputs
+    def compute(self, *arrays: np.ndarray) -> tuple[Any, ...]:
         kernel: Any = grid_loglik_and_grad     # numba's Dispatcher stub types no arguments
-        values = kernel(np.ascontiguousarray(table, dtype=np.float64),
-                        np.ascontiguousarray(base, dtype=np.float64),
-                        np.ascontiguousarray(rows, dtype=np.int64),
-                        np.ascontiguousarray(counts, dtype=np.float64),
-                        np.ascontiguousarray(weight, dtype=np.float64))
-        for store, value in zip(output_storage, values, strict=True):
-            store[0] = np.asarray(value, dtype=np.float64)
-
-    def infer_shape(self, node: Apply, shapes: Any) -> list[Any]:
-        return [(), shapes[0], shapes[1]]
-
-    def pullback(self, inputs: Any, outputs: Any, output_grads: Any) -> list[Any]:
-        if any(not isinstance(og.type, DisconnectedType) for og in output_grads[1:]):
-            raise NotImplementedError("the gradient outputs have no gradient of their own")
-        g = output_grads[0]
-        data = [grad_undefined(self, i, inputs[i], "data, not differentiated")
-                for i in (2, 3, 4)]
-        return [g * outputs[1], g * outputs[2], *data]
+        return tuple(kernel(*arrays))
 
 
 grid_op = GridLoglik()

@@ -66,12 +66,11 @@ from typing import Any, Final
 
 import numba
 import numpy as np
-import pytensor.tensor as pt
-from pytensor.gradient import grad_undefined
 from pytensor.graph.basic import Apply
-from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch import basic as numba_basic
 from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
+
+from evaluq.item_model._fused_op import FusedLoglik
 
 SOURCE_HASH: Final = int(hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12], 16)
 """Salts the numba cache key of the Op (any change of this file recompiles it)."""
@@ -615,46 +614,20 @@ def numpy_integrand(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, base: np.
     return base + np.einsum("te,teg->tg", counts, comb[rows])
 
 
-class OrdinalGridLoglik(Op):
+class OrdinalGridLoglik(FusedLoglik):
     """Outputs sum_t w_t L_t and its gradient in ``eta``, ``kappa``, ``b`` and ``base``
     (module docstring); inputs ``eta`` (U,), ``kappa`` (K-1,), ``b`` (G,), ``base`` (G,),
     ``combos`` (C, K), ``row_of`` (R,) int64, ``rows`` (T, E) int64 (:func:`compact_rows`),
     ``counts`` (T, E), ``weight`` (T,)."""
 
-    __props__ = ()
-    _NDIM: Final = (1, 1, 1, 1, 2, 1, 2, 2, 1)
-    _NAMES: Final = ("eta", "kappa", "b", "base", "combos", "row_of", "rows", "counts",
-                     "weight")
-    _INTS: Final = ("row_of", "rows")
+    NAMES = ("eta", "kappa", "b", "base", "combos", "row_of", "rows", "counts", "weight")
+    NDIM = (1, 1, 1, 1, 2, 1, 2, 2, 1)
+    INTS = ("row_of", "rows")
+    DIFFERENTIABLE = (0, 1, 2, 3)
 
-    def make_node(self, *inputs: Any) -> Apply:
-        tensors = [pt.as_tensor_variable(v).astype("int64" if name in self._INTS else "float64")
-                   for name, v in zip(self._NAMES, inputs, strict=True)]
-        for name, var, ndim in zip(self._NAMES, tensors, self._NDIM, strict=True):
-            if var.ndim != ndim:
-                raise ValueError(f"{name} must have {ndim} dimensions, got {var.ndim}")
-        outputs = [pt.dscalar(), pt.dvector(), pt.dvector(), pt.dvector(), pt.dvector()]
-        return Apply(self, tensors, outputs)
-
-    def perform(self, node: Apply, inputs: Any, output_storage: Any) -> None:
+    def compute(self, *arrays: np.ndarray) -> tuple[Any, ...]:
         kernel: Any = ordinal_grid_loglik_and_grad   # numba's Dispatcher stub types nothing
-        values = kernel(*(np.ascontiguousarray(v, dtype=np.int64 if i in (5, 6) else np.float64)
-                          for i, v in enumerate(inputs)))
-        for store, value in zip(output_storage, values, strict=True):
-            store[0] = np.asarray(value, dtype=np.float64)
-
-    def infer_shape(self, node: Apply, shapes: Any) -> list[Any]:
-        return [(), shapes[0], shapes[1], shapes[2], shapes[3]]
-
-    def pullback(self, inputs: Any, outputs: Any, output_grads: Any) -> list[Any]:
-        from pytensor.gradient import DisconnectedType
-
-        if any(not isinstance(og.type, DisconnectedType) for og in output_grads[1:]):
-            raise NotImplementedError("the gradient outputs have no gradient of their own")
-        g = output_grads[0]
-        data = [grad_undefined(self, i, inputs[i], "data, not differentiated")
-                for i in (4, 5, 6, 7, 8)]
-        return [g * outputs[1], g * outputs[2], g * outputs[3], g * outputs[4], *data]
+        return tuple(kernel(*arrays))
 
 
 ordinal_grid_op = OrdinalGridLoglik()

@@ -59,12 +59,11 @@ from typing import Any, Final
 
 import numba
 import numpy as np
-import pytensor.tensor as pt
-from pytensor.gradient import DisconnectedType, grad_undefined
 from pytensor.graph.basic import Apply
-from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch import basic as numba_basic
 from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
+
+from evaluq.item_model._fused_op import FusedLoglik
 
 SOURCE_HASH: Final = int(hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12], 16)
 """Salts the numba cache key of the Op (any change of this file recompiles it)."""
@@ -575,36 +574,17 @@ def numpy_loglik_and_grad(*args: Any) -> tuple[float, np.ndarray, float, float]:
     return _call(*args)
 
 
-class TwoPLGridLoglik(Op):
+class TwoPLGridLoglik(FusedLoglik):
     """Outputs the marginal 2PL's sum_p w_p log p(y_p) and its gradient in eta, s and s_u
     (module docstring); inputs in ``INPUTS`` order."""
 
-    __props__ = ()
+    NAMES = INPUTS
+    NDIM = _NDIM
+    INTS = _INT
+    DIFFERENTIABLE = (0, 1, 2)
 
-    def make_node(self, *inputs: Any) -> Apply:
-        tensors = []
-        for name, value, ndim in zip(INPUTS, inputs, _NDIM, strict=True):
-            var = pt.as_tensor_variable(value).astype("int64" if name in _INT else "float64")
-            if var.ndim != ndim:
-                raise ValueError(f"{name} must have {ndim} dimensions, got {var.ndim}")
-            tensors.append(var)
-        return Apply(self, tensors, [pt.dscalar(), pt.dmatrix(), pt.dscalar(), pt.dscalar()])
-
-    def perform(self, node: Apply, inputs: Any, output_storage: Any) -> None:
-        values = _call(*inputs)
-        for store, value in zip(output_storage, values, strict=True):
-            store[0] = np.asarray(value, dtype=np.float64)
-
-    def infer_shape(self, node: Apply, shapes: Any) -> list[Any]:
-        return [(), shapes[0], (), ()]
-
-    def pullback(self, inputs: Any, outputs: Any, output_grads: Any) -> list[Any]:
-        if any(not isinstance(og.type, DisconnectedType) for og in output_grads[1:]):
-            raise NotImplementedError("the gradient outputs have no gradient of their own")
-        g = output_grads[0]
-        data = [grad_undefined(self, i, inputs[i], "data, not differentiated")
-                for i in range(3, len(INPUTS))]
-        return [g * outputs[1], g * outputs[2], g * outputs[3], *data]
+    def compute(self, *arrays: np.ndarray) -> tuple[Any, ...]:
+        return _call(*arrays)
 
 
 twopl_grid_op = TwoPLGridLoglik()
