@@ -53,6 +53,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
@@ -370,25 +373,39 @@ def _term_cells(table: np.ndarray, base: np.ndarray, b: np.ndarray, rows: np.nda
 
 
 def term_cells(table: np.ndarray, base: np.ndarray, b: np.ndarray, rows: np.ndarray,
-               counts: np.ndarray, item_term: np.ndarray, gen: np.random.Generator
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               counts: np.ndarray, item_term: np.ndarray, gen: np.random.Generator,
+               workers: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each item's node drawn from its term's conditional mass, and each term's conditional
     mean and variance of b (about the mean: no cancellation), per draw: (cell (draw, item),
     mean (draw, term), var (draw, term)). A term's mass is exp(base_g + sum_e c_e
     table[r_e, g]) normalised over its window (:func:`_term_window`: each node outside holds
     less than e^-``WINDOW`` of the largest); an item's node is the first of its term's
     window whose cumulative mass reaches a uniform (inverse CDF by binary search; items of a
-    term are independent given the draw; the uniforms ``gen.random((draw, item))``, drawn
-    first). ``table`` (draw, R, G), ``base`` (draw, G), ``b`` (G,), ``rows`` / ``counts``
-    (T, E), ``item_term`` (I,)."""
-    u = gen.random((table.shape[0], len(item_term)))
+    term are independent given the draw). The uniforms ``gen.random((draw, item))`` are
+    drawn first and the draws split over ``workers`` threads (default: two, or one on one
+    core; the kernel releases the GIL), so the result does not depend on the threads.
+    ``table`` (draw, R, G), ``base`` (draw, G), ``b`` (G,), ``rows`` / ``counts`` (T, E),
+    ``item_term`` (I,)."""
+    n_draws = table.shape[0]
+    u = gen.random((n_draws, len(item_term)))
     kernel: Any = _term_cells
-    cell, mean, var = kernel(np.ascontiguousarray(table, dtype=np.float64),
-                             np.ascontiguousarray(base, dtype=np.float64),
-                             np.ascontiguousarray(b, dtype=np.float64),
-                             np.ascontiguousarray(rows, dtype=np.int64),
-                             np.ascontiguousarray(counts, dtype=np.float64),
-                             np.ascontiguousarray(item_term, dtype=np.int64), u)
+    table = np.ascontiguousarray(table, dtype=np.float64)
+    base = np.ascontiguousarray(base, dtype=np.float64)
+    fixed = (np.ascontiguousarray(b, dtype=np.float64),
+             np.ascontiguousarray(rows, dtype=np.int64),
+             np.ascontiguousarray(counts, dtype=np.float64),
+             np.ascontiguousarray(item_term, dtype=np.int64))
+    cell = np.empty((n_draws, len(item_term)), dtype=np.int64)
+    mean, var = np.empty((n_draws, len(rows))), np.empty((n_draws, len(rows)))
+
+    def run(part: slice) -> None:
+        cell[part], mean[part], var[part] = kernel(table[part], base[part], *fixed, u[part])
+
+    workers = workers or max(1, min(2, os.cpu_count() or 1))
+    cuts = [slice(lo, hi) for lo, hi in pairwise(np.linspace(0, n_draws, workers + 1)
+                                                  .astype(int)) if hi > lo]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(run, cuts))
     return cell, mean, var
 
 
