@@ -16,6 +16,11 @@ R-hat, the smallest bulk ESS, the mean leapfrog steps per draw and the seconds p
 then the warm ratios to the binomial's (target: the ordinal with item effects <= 3x) and the
 two ordinal forms' benchmark-score means side by side. The machine is shared: read the ratios.
 
+Measured on 2026-11-28 at 10 x 1,000 x 3 (AMD EPYC 2-core, two rounds each with the former
+code in the same run): the binomial 4.32-4.35 s and the marginal form 11.09-11.22 s (2.55-2.60x;
+14.9 steps per draw, 0-1 divergences), after each term's first guess was widened by two nodes
+a side (``_ordinal_grid.GUESS_MARGIN``); the former code 11.59-12.01 s (2.72-2.78x).
+
 Measured on 2026-11-27 at 10 x 1,000 x 3 (this script, warm): on the afternoon's 2-core
 machine the binomial 5.49 s and the marginal form 16.89 s (3.08x; 16.5 steps per draw, 1
 divergence, R-hat 1.003; posterior step 0.84 s), after the kernel's product path, flat

@@ -18,14 +18,16 @@ With a = kappa_l - x, b = kappa_{l-1} - x and s_c = softplus(x - kappa_c),
 (:func:`evaluq.item_model._ordinal.level_table`). Every f_t is concave in b (a Gaussian
 log-density plus log-probabilities of a logistic latent variable falling in an interval, each
 concave in b), so each term needs only the nodes within ``WINDOW`` nats of its largest: the
-kernel evaluates f_t on a first guess (the previous term's window; ``_ordinal.ordinal_terms``
-orders the terms by task and mean rating, so neighbours have nearby integrands), extends the
+kernel evaluates f_t on a first guess (the previous term's window widened by ``GUESS_MARGIN``
+nodes a side; ``_ordinal.ordinal_terms`` orders the terms by task and mean rating, so
+neighbours have nearby integrands), extends the
 range by ``EXTEND`` nodes on a side while its largest node is at that edge or the edge is
 within ``WINDOW`` of it (a largest node inside the range is the largest of all; beyond an edge
 more than ``WINDOW`` below it every node is lower still), and sums the window: each node left
 out holds less than e^-``WINDOW`` of the largest, and they fall geometrically beyond (at most
 ~1e-13 relative over the 2,049 nodes a grid can have). A term costs its entries' operations
-over its window and guess (~22 and ~25 nodes at 10 x 1,000 x 3); the tables are filled for
+over its window and guess (~20 and ~24 nodes at 10 x 1,000 x 3, in ~1.05 passes over
+its entries); the tables are filled for
 every unit and every (unit, combo) row some term uses, each row once per call, not once per
 term.
 
@@ -84,6 +86,12 @@ per-unit, per-cut and per-node ones (no overflow: e^600 < 1.8e308)."""
 EXTEND: Final = 2
 """A term's evaluated range grows by this many nodes at a time (at 10 x 1,000 x 3, windows
 of 22 nodes, terms ordered by mean rating: 25 nodes evaluated per term with 2, 28 with 4)."""
+GUESS_MARGIN: Final = 2
+"""A term's first guess is the previous term's window widened by this many nodes a side.
+Each extension is another pass over the term's entries: at 10 x 1,000 x 3 (windows of ~20
+nodes) the guess alone took 2.7 passes per term, 23.4 nodes evaluated; widened by 1, 1.4
+passes and 22.7 nodes; by 2, 1.05 passes and 24.1 nodes (the terms' pass 0.22 -> 0.19 ms); by
+3, 1.04 passes and 26.1 nodes."""
 TINY: Final = 1e-250
 """The product path holds when every term's largest node (a likelihood times e^(base -
 max base), so at most 1) is above this: a window's nodes are then above 1e-250 e^-36,
@@ -350,7 +358,8 @@ def _window(g0: int, g1: int, f: np.ndarray, base: np.ndarray, flat: np.ndarray,
             ) -> tuple[int, int, int]:  # pragma: no cover - compiled
     """(peak, j0, j1): the term's (``offs``, ``cs``, ``m``: :func:`_term_rows`) largest
     node and its window [j0, j1] of nodes within ``WINDOW`` of it (``product``: within a
-    factor e^-``WINDOW``), from a first guess [g0, g1) (the previous term's window):
+    factor e^-``WINDOW``), from a first guess [g0, g1) (the previous term's window widened by
+    ``GUESS_MARGIN``):
     evaluated there, then extended by ``EXTEND`` nodes on a side while the largest evaluated
     node is at that edge, or the edge is within ``WINDOW`` of it (f_t is concave: a largest
     evaluated node inside the range is the largest of all, and beyond an edge more than
@@ -452,7 +461,8 @@ def _terms(base: np.ndarray, comb: np.ndarray, crows: np.ndarray, counts: np.nda
         if w == 0.0:
             continue
         m = _term_rows(t, crows, counts, n_nodes, offs, cs)
-        g, j0, j1 = _window(j0, j1 + 1, f, base, flat, offs, cs, m, product)
+        g, j0, j1 = _window(j0 - GUESS_MARGIN, j1 + 1 + GUESS_MARGIN, f, base, flat, offs, cs,
+                            m, product)
         top, a, z = f[g], np.uint64(j0), np.uint64(j1 + 1)
         s = 0.0
         if product:
@@ -536,7 +546,8 @@ def _term_masses(base: np.ndarray, flat: np.ndarray, crows: np.ndarray, counts: 
     j0, j1 = n // 2 - EXTEND, n // 2 + EXTEND
     for t in range(n_terms):
         m = _term_rows(t, crows, counts, n, offs, cs)
-        g, j0, j1 = _window(j0, j1 + 1, f, base, flat, offs, cs, m, product)
+        g, j0, j1 = _window(j0 - GUESS_MARGIN, j1 + 1 + GUESS_MARGIN, f, base, flat, offs, cs,
+                            m, product)
         top, acc = f[g], 0.0
         if product and not top > TINY:
             return False
