@@ -492,7 +492,13 @@ def _back(kappa: np.ndarray, layout: Any, d_comb: np.ndarray, pp: np.ndarray,
           d_eta: np.ndarray, d_kappa: np.ndarray,
           d_b: np.ndarray) -> None:  # pragma: no cover - compiled
     """From D[r, g] (``d_comb``, row k the combined row ``row_of[k]``) to G[u, l, g] to the
-    gradients in eta, kappa and the nodes (module docstring)."""
+    gradients in eta, kappa and the nodes (module docstring).
+
+    A sum over the nodes never shares its loop with a store to another array: LLVM then
+    vectorises the loop behind a run-time check that the arrays do not overlap, and its
+    scalar fallback adds in another order, so d_kappa changed in the last bits with where
+    the allocator had put ``dx`` (sampler draws then differed between runs with the same
+    seed; ``tests/test_reproducibility.py -k ordinal_fit_same``)."""
     c_lev, c_cnt, c_nnz, row_of, unit_used, _ = layout
     n_units, n_cut, n_nodes = d_eta.shape[0], kappa.shape[0], d_b.shape[0]
     n_combos = c_nnz.shape[0]
@@ -515,16 +521,18 @@ def _back(kappa: np.ndarray, layout: Any, d_comb: np.ndarray, pp: np.ndarray,
             dx[g] = 0.0
         for c in range(n_cut + 1):
             q = glt[u, c]
-            if c < n_cut:
+            if c < n_cut:              # each sum in a loop of its own (see the docstring)
                 p, acc = pp[u, c], 0.0
                 for g in range(n_nodes):
                     dx[g] -= q[g] * p[g]
+                for g in range(n_nodes):
                     acc += q[g] * (p[g] + inv[c])
                 d_kappa[c] += acc
             if c > 0:
                 p, acc = pp[u, c - 1], 0.0
                 for g in range(n_nodes):
                     dx[g] += q[g] * (1.0 - p[g])
+                for g in range(n_nodes):
                     acc += q[g] * (1.0 - p[g] + inv[c])
                 d_kappa[c - 1] -= acc
         acc = 0.0
