@@ -537,8 +537,9 @@ def _back(kappa: np.ndarray, layout: Any, d_comb: np.ndarray, pp: np.ndarray,
                 d_kappa[c - 1] -= acc
         acc = 0.0
         for g in range(n_nodes):
-            acc += dx[g]
             d_b[g] -= dx[g]
+        for g in range(n_nodes):
+            acc += dx[g]
         d_eta[u] += acc
 
 
