@@ -496,9 +496,9 @@ def _back(kappa: np.ndarray, layout: Any, d_comb: np.ndarray, pp: np.ndarray,
 
     A sum over the nodes never shares its loop with a store to another array: LLVM then
     vectorises the loop behind a run-time check that the arrays do not overlap, and its
-    scalar fallback adds in another order, so d_kappa changed in the last bits with where
-    the allocator had put ``dx`` (sampler draws then differed between runs with the same
-    seed; ``tests/test_reproducibility.py -k ordinal_fit_same``)."""
+    scalar fallback adds in another order, so d_kappa and d_eta changed in the last bits
+    with where the allocator had put ``dx`` and ``d_b`` (sampler draws then differed between
+    runs with the same seed; ``tests/test_reproducibility.py -k ordinal_fit_same``)."""
     c_lev, c_cnt, c_nnz, row_of, unit_used, _ = layout
     n_units, n_cut, n_nodes = d_eta.shape[0], kappa.shape[0], d_b.shape[0]
     n_combos = c_nnz.shape[0]
