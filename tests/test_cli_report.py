@@ -165,6 +165,22 @@ def test_empty_file_is_a_clear_error(tmp_path, capsys):
     assert f"{path} has no rows" in err
 
 
+def test_rows_with_an_empty_score_are_named(tmp_path, long_table, capsys):
+    """An empty (or NA) score is read as a missing run, like an absent row; the terminal
+    names the file and the rows, and the page counts the runs as missing."""
+    df = long_table.copy()
+    df.loc[[1, 5], "BLEU"] = np.nan
+    path = tmp_path / "runs.csv"
+    df.to_csv(path, index=False)
+    code, _, err = _run(["report", str(path), "--model", "system", "--language", "lp",
+                         "--seed", "run", "--score", "BLEU", "--out", str(tmp_path / "out")],
+                        capsys)
+    assert code == 0
+    assert ("runs.csv: column 'BLEU' (given as --score) has no value (empty or NA) in 2 of 36 "
+            "rows (rows 1, 5, counted from 0)") in err
+    assert "2 runs missing" in err
+
+
 def test_cli_test_json_and_out(tmp_path, rng, capsys):
     y = rng.integers(0, 2, 300)
     h0 = np.where(rng.random(300) < 0.65, y, 1 - y)

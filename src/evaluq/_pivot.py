@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from evaluq._dims import BOOTSTRAP
+from evaluq._validation import check_label_spacing
 from evaluq.errors import CubeError
 
 
@@ -20,6 +21,7 @@ def _sorted_labels(values: pd.Series, column: str) -> np.ndarray:
         rows = values.index[values.isna()].tolist()[:5]
         raise CubeError(f"`data`: key column {column!r} has missing values (rows {rows})")
     unique = pd.unique(values.to_numpy())
+    check_label_spacing(unique, column)
     try:
         return np.asarray(sorted(unique.tolist()), dtype=object if unique.dtype == object
                           else unique.dtype)
@@ -185,6 +187,7 @@ def _pivot_codes(df: pd.DataFrame, keys: dict[str, str], bootstrap: str | None, 
         if coded is None:
             return None
         codes, coords[dim] = coded
+        check_label_spacing(coords[dim], col)
         flat = codes if flat is None else flat * len(coords[dim]) + codes
     assert flat is not None
     shape = tuple(len(coords[d]) for d in keys)

@@ -358,6 +358,53 @@ def check_column_args(available: Iterable[Any], columns: Mapping[str, str | None
     check_columns(name, available, dict(columns))
 
 
+LABEL_SPACING = "labels that differ only in spaces around them"
+"""What :func:`check_label_spacing`'s message says (callers that add context test for it)."""
+
+
+def check_label_spacing(labels: np.ndarray | Sequence[Any], column: str) -> None:
+    """Raise when two labels of a key column differ only in spaces around them.
+
+    ``"gpt-4"`` and ``"gpt-4 "`` would be read as two models (languages, items, ...), each
+    with part of the other's rows: a typo in the file, never two systems. ``labels`` are the
+    column's unique labels; labels that are no strings are not compared.
+
+    Examples
+    --------
+    >>> check_label_spacing(["gpt-4", "llama"], "model")
+    >>> check_label_spacing(["gpt-4", "gpt-4 "], "model")
+    Traceback (most recent call last):
+    ...
+    evaluq.errors.CubeError: column 'model' has labels that differ only in spaces around
+    them, ... 'gpt-4' and 'gpt-4 '. Remove the spaces in the file ...
+    """
+    values = np.asarray(labels) if not isinstance(labels, np.ndarray) else labels
+    if values.dtype.kind in "biufcmM" or values.size == 0:
+        return                                              # numbers: no spaces to differ by
+    if pd.api.types.infer_dtype(values, skipna=True) != "string":
+        values = np.asarray([v for v in values.tolist() if isinstance(v, str)], dtype=object)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pa.array(values, type=pa.string(), from_pandas=True)
+    trimmed = pc.utf8_trim_whitespace(text)               # in C: no Python string per label
+    if not pc.any(pc.not_equal(pc.utf8_length(text), pc.utf8_length(trimmed))).as_py():
+        return
+    stripped = pd.Series(trimmed.to_pylist(), dtype=object)
+    text_ = pd.Series(text.to_pylist(), dtype=object)
+    clash = stripped.duplicated(keep=False).to_numpy()
+    if not clash.any():
+        return
+    first = stripped[clash].iloc[0]
+    group = sorted(text_[clash & (stripped == first).to_numpy()].tolist())
+    more = int(stripped[clash].nunique()) - 1
+    others = f" (and {more} more such group(s))" if more else ""
+    raise CubeError(
+        f"column {column!r} has {LABEL_SPACING}, which would be read as different labels: "
+        f"{' and '.join(map(repr, group))}{others}. Remove the "
+        f"spaces in the file (in pandas: table[{column!r}] = table[{column!r}].str.strip())")
+
+
 def _row(series: pd.Series, position: int) -> str:
     """A row by position, with its index label when that differs (a filtered table)."""
     label = series.index[position]

@@ -338,8 +338,32 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None]) -> pd.DataF
             if column is not None and column not in df.columns:
                 raise ValueError(f"column {column!r} (given as {option}) is not in {path}; "
                                  f"its columns are: {', '.join(present)}")
+        _say_empty_scores(df, path, needed)
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
+
+
+def _say_empty_scores(df: pd.DataFrame, path: str, needed: dict[str, str | None]) -> None:
+    """Warn (naming the file and rows) when a --score column is empty in some rows: the cube
+    reads each as a run that is missing, like a row that is not there, and the report counts
+    it so; this says which rows they are."""
+    import warnings
+
+    import numpy as np
+
+    from evaluq.errors import MissingDataWarning
+
+    for option, column in needed.items():
+        if not option.startswith("--score") or column is None:
+            continue
+        empty = np.flatnonzero(df[column].isna().to_numpy())
+        if 0 < len(empty) < len(df):
+            shown = ", ".join(map(str, empty[:5].tolist())) + (", ..." if len(empty) > 5
+                                                               else "")
+            warnings.warn(f"{path}: column {column!r} (given as --score) has no value (empty or "
+                          f"NA) in {len(empty)} of {len(df)} rows (rows {shown}, counted from 0): "
+                          "each is read as a run that is missing", MissingDataWarning,
+                          stacklevel=2)
 
 
 def _slug(name: str) -> str:

@@ -63,7 +63,13 @@ from evaluq._schema import higher_is_better as higher_is_better
 from evaluq._schema import is_summary as is_summary
 from evaluq._schema import orientation as orientation
 from evaluq._schema import validate as validate
-from evaluq._validation import check_bool, check_bounds, check_columns, check_orientation
+from evaluq._validation import (
+    check_bool,
+    check_bounds,
+    check_columns,
+    check_label_spacing,
+    check_orientation,
+)
 from evaluq.errors import CubeError, ScaleWarning
 from evaluq.io import TableLike, as_table
 
@@ -752,6 +758,7 @@ def _piece_codes(series: pd.Series, column: str, index: pd.Index | None = None
         assert len(series) == 0
         return np.zeros(0, dtype=np.intp), labels
     codes, labels = coded
+    check_label_spacing(labels, column)
     if index is not None:
         codes = index.get_indexer(pd.Index(labels))[codes]
     return codes, labels

@@ -55,6 +55,7 @@ from evaluq._validation import (
     check_choice,
     check_column_args,
     check_int,
+    check_label_spacing,
     check_orientation,
     check_rng,
     implicit_epoch,
@@ -129,6 +130,7 @@ def _sorted_codes(series: pd.Series, column: str, mixed_ok: bool = False
                          dtype=np.int64)
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
+    check_label_spacing(labels, column)
     return rank[codes], _plain_labels(labels[order])
 
 

@@ -26,7 +26,12 @@ import numpy as np
 import pandas as pd
 
 from evaluq._dims import LANGUAGE, MODEL, SEED
-from evaluq._validation import check_choice, check_column_args, numeric_column
+from evaluq._validation import (
+    LABEL_SPACING,
+    check_choice,
+    check_column_args,
+    numeric_column,
+)
 from evaluq.errors import CubeError
 from evaluq.io import TableLike, as_table
 from evaluq.items import pivot_items
@@ -132,6 +137,8 @@ def _pivot(df: pd.DataFrame, model: str, item: str, score: str, task: str | None
         return pivot_items(df, model=model, item=item, score=score, language=task, seed=epoch,
                            names={LANGUAGE: "task", SEED: "epoch"})
     except CubeError as exc:
+        if LABEL_SPACING in str(exc):               # a typo in the file, not a missing item
+            raise
         raise CubeError(f"{exc} (fit_items needs every model scored on every item of a task "
                         "in each of its epochs: unequal epochs per item or missing items are "
                         "not filled)") from None

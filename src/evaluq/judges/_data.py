@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluq._validation import check_column_args, numeric_column
+from evaluq._validation import check_column_args, check_label_spacing, numeric_column
 from evaluq.errors import CubeError
 from evaluq.io import as_table
 
@@ -52,6 +52,7 @@ def _codes(df: pd.DataFrame, column: str, argument: str) -> tuple[np.ndarray, np
         rows = np.flatnonzero(codes < 0)[:5].tolist()
         raise CubeError(f"column {column!r} (given as `{argument}`) has missing labels, at "
                         f"rows {rows}")
+    check_label_spacing(uniques, column)
     return codes.astype(np.int64), np.asarray(uniques)
 
 

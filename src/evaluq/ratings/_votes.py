@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from evaluq._validation import check_columns
+from evaluq._validation import check_columns, check_label_spacing
 from evaluq.io import TableLike, as_table
 from evaluq.ratings import _covariates
 from evaluq.ratings._covariates import Covariates
@@ -156,6 +156,7 @@ def _factorize(values: pd.Series, arg: str) -> tuple[np.ndarray, np.ndarray]:
         codes, labels = pd.factorize(values, sort=True)
     except TypeError as err:
         raise TypeError(f"the labels of `{arg}` cannot be sorted (mixed types?): {err}") from None
+    check_label_spacing(np.asarray(labels, dtype=object), arg)
     return codes.astype(np.int64), np.asarray(labels, dtype=object)
 
 

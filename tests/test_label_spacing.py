@@ -1,0 +1,108 @@
+"""Labels that differ only in spaces around them ("gpt-4" and "gpt-4 ") are refused wherever
+a table's key column becomes labels: read as two models they would split one model's rows
+(found by running ``evaluq report`` on a CSV with a trailing space in some model names: it
+went on with eight half-models and dropped three of them as incomplete)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evaluq as eq
+from evaluq.cli import main
+from evaluq.errors import CubeError
+
+
+def _runs(spaced: bool) -> pd.DataFrame:
+    rows = [{"model": m, "language": lang, "seed": s, "score": 0.5 + 0.1 * i + 0.01 * s}
+            for i, m in enumerate(["gpt-4", "llama"]) for lang in ["de", "en"]
+            for s in range(3)]
+    df = pd.DataFrame(rows)
+    if spaced:
+        df.loc[df.index % 2 == 1, "model"] = df["model"] + " "
+    return df
+
+
+COLS = {"model": "model", "language": "language", "seed": "seed", "score": "score"}
+
+
+def test_from_long_refuses_labels_that_differ_only_in_spaces():
+    with pytest.raises(CubeError, match=r"column 'model' .*'gpt-4' and 'gpt-4 '.*str\.strip"):
+        eq.from_long(_runs(spaced=True), **COLS)
+
+
+def test_from_summary_refuses_them():
+    df = pd.DataFrame({"model": ["gpt-4", "gpt-4 ", "llama", "llama"],
+                       "language": ["de", "en", "de", "en"], "mean": [0.6, 0.7, 0.5, 0.6],
+                       "sd_seed": 0.01, "sd_boot": 0.02})
+    with pytest.raises(CubeError, match=r"column 'model' .*'gpt-4' and 'gpt-4 '"):
+        eq.from_summary(df, n_seeds=3)
+
+
+def test_a_parquet_file_streamed_to_zarr_refuses_them(tmp_path):
+    path = tmp_path / "runs.parquet"
+    _runs(spaced=True).to_parquet(path)
+    with pytest.raises(CubeError, match="differ only in spaces"):
+        eq.from_long(str(path), **COLS, out=str(tmp_path / "cube.zarr"))
+    assert not (tmp_path / "cube.zarr").exists()
+
+
+def test_names_with_inner_spaces_or_without_clash_are_kept():
+    df = _runs(spaced=False)
+    df["model"] = df["model"].map({"gpt-4": "gpt 4", "llama": " llama"})
+    cube = eq.from_long(df, **COLS)
+    assert sorted(cube["model"].values.tolist()) == [" llama", "gpt 4"]
+
+
+def test_from_items_refuses_item_ids_that_differ_only_in_spaces():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"model": np.repeat(["a", "b"], 6), "item": ["q1", "q2", "q3"] * 4,
+                       "score": rng.integers(0, 2, 12).astype(float)})
+    df.loc[[0, 6], "item"] = "q1 "          # the first epoch's q1 written with a space
+    with pytest.raises(CubeError, match=r"column 'item' .*'q1' and 'q1 '"):
+        eq.from_items(df, model="model", item="item", score="score", n_boot=10)
+
+
+def test_ratings_refuse_model_names_that_differ_only_in_spaces():
+    votes = pd.DataFrame({"model_a": ["gpt-4", "llama", "gpt-4 "],
+                          "model_b": ["llama", "gpt-4", "llama"],
+                          "winner": ["model_a", "model_b", "tie"]})
+    with pytest.raises(CubeError, match=r"'gpt-4' and 'gpt-4 '"):
+        eq.fit_ratings(votes)
+
+
+def test_cli_report_exits_2_and_names_the_labels(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    _runs(spaced=True).to_csv(path, index=False)
+    code = main(["report", str(path), "--model", "model", "--language", "language",
+                 "--seed", "seed", "--score", "score", "--out", str(tmp_path / "out")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "'gpt-4' and 'gpt-4 '" in err
+    assert "Remove the spaces in the file" in err
+    assert not (tmp_path / "out" / "report.html").exists()
+
+
+def test_judged_means_refuse_model_names_that_differ_only_in_spaces():
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"model": np.repeat(["gpt-4", "llama"], 40),
+                       "item": np.tile(np.arange(40), 2),
+                       "judge": rng.integers(0, 2, 80).astype(float)})
+    df["gold"] = np.where(np.arange(80) % 4 == 0, df["judge"], np.nan)
+    df.loc[3, "model"] = "gpt-4 "
+    with pytest.raises(CubeError, match=r"'gpt-4' and 'gpt-4 '"):
+        eq.judged_means(df, transport_alpha=None)
+
+
+def test_fit_items_says_only_what_is_wrong():
+    """The item model's pivot adds a note on missing items to its errors; not to this one."""
+    from evaluq.item_model import simulate_items
+
+    table = simulate_items(n_models=3, n_items=20, n_epochs=1, rng=0)
+    table["model"] = table["model"].astype(str)
+    table.loc[0, "model"] = table.loc[0, "model"] + " "
+    with pytest.raises(CubeError, match=r"'m0' and 'm0 '") as info:
+        eq.fit_items(table, model="model", item="item", score="score", draws=10, tune=10,
+                     chains=1)
+    assert "fit_items needs" not in str(info.value)
