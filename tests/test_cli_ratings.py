@@ -167,9 +167,33 @@ def test_judge_assisted_ratings_from_the_command_line(tmp_path, capsys):
     (["--judge", "gpt4", "--gold", "human", "--covariate", "x"], "not available with --judge"),
     (["--covariate", "length=tokens_a"], "NAME=COL_A,COL_B"),
     (["--judge", "gpt4", "--gold", "human"], "map them with --outcome LABEL=ROLE"),
+    (["--judge", "gpt4", "--gold", "human", "--prior-sd", "2"],
+     "--prior-sd is not available with --judge"),
 ])
 def test_ratings_flags_refused_with_their_remedy(flags, message, tmp_path, capsys):
     source = BATTLES if "--judge" in flags else STYLE
     code = main(["ratings", str(source), *flags, "--out", str(tmp_path / "out")])
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_model_that_never_lost_is_refused_with_the_flag_that_fixes_it(tmp_path, capsys):
+    """The library's remedies (`prior_sd`, ties='drop') are named as the command's flags,
+    and --prior-sd reaches the fit: finite ratings, the prior stated."""
+    rows = [("A", "B", "model_a"), ("A", "C", "model_a"), ("B", "C", "model_a"),
+            ("C", "B", "model_a")] * 5
+    path = _votes(tmp_path, rows)
+    out = tmp_path / "out"
+    assert main(["ratings", str(path), "--out", str(out)]) == 2
+    assert "use --ties drop (or --ties half)" in capsys.readouterr().err
+    assert main(["ratings", str(path), "--ties", "drop", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "['A'] never lost" in err
+    assert "pass --prior-sd SD" in err
+    assert main(["ratings", str(path), "--ties", "drop", "--prior-sd", "2",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "prior: Gaussian N(0, 2^2) on each logit strength" in printed
+    ratings = pd.read_csv(out / "ratings.csv", index_col=0)
+    assert np.isfinite(ratings["rating"]).all()
+    assert ratings["rating"].idxmax() == "A"

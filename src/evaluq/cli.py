@@ -551,6 +551,10 @@ def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
                         "for the ranks (default 1000)")
     p.add_argument("--scale", choices=("elo", "logit"), default="elo",
                    help="elo (default: 400 points = odds of 10 to 1, mean 1000) or logit")
+    p.add_argument("--prior-sd", type=float, default=None, metavar="SD",
+                   help="a Gaussian prior N(0, SD^2) on each model's logit strength (a "
+                        "ridge, stated in the output): keeps the ratings finite when a model "
+                        "won or lost every vote (default: none, maximum likelihood)")
     p.add_argument("--reference", default=None, metavar="MODEL",
                    help="pin this model at 0 logits (Elo 1000) instead of a sum-zero scale")
     p.add_argument("--confidence-level", type=float, default=0.95,
@@ -603,6 +607,9 @@ def _ratings_options(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
                          "and the human verdict where there is one")
     if not judged and args.lam is not None:
         raise ValueError("--lam is PPI's weight on the judge: give it with --judge and --gold")
+    if judged and args.prior_sd is not None:
+        raise ValueError("--prior-sd is not available with --judge: the judge-assisted "
+                         "ratings are PPI++ estimates without a prior")
     if judged and args.covariate:
         raise ValueError("--covariate (style control) is not available with --judge: fit the "
                          "style-controlled ratings on the human votes, or drop --covariate")
@@ -614,6 +621,8 @@ def _ratings_options(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
     if judged:
         return options | {"judge": args.judge, "gold": args.gold, "lam": args.lam}, True
     options["winner"] = args.winner
+    if args.prior_sd is not None:
+        options["prior_sd"] = args.prior_sd
     if args.covariate:
         options |= {"covariates": _covariates(args.covariate),
                     "standardize_covariates": not args.no_standardize_covariates}
@@ -736,6 +745,9 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"`covariates`", "--covariate"),
     (r"`seed=`", "--seed"),
     (r"`bootstrap=`", "--bootstrap"),
+    (r"use ties='(\w+)' \(or '(\w+)'\)", r"use --ties \1 (or --ties \2)"),
+    (r"`?interval='(\w+)'`?", r"--interval \1"),
+    (r"pass `prior_sd`", "pass --prior-sd SD"),
 )
 """(pattern, replacement) pairs that turn a Python remedy in a message into the command
 line's flag (``tests/test_cli_shapes.py`` checks every flag named exists)."""
