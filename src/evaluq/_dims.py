@@ -173,6 +173,9 @@ SHARED_BOOTSTRAP: Final = "shared_bootstrap"
 LANGUAGE_LABEL: Final = "language_label"
 """Cube attribute: the input's own name for the language dim (``task``, ``game``, ...), which
 the report's words and tables use."""
+DATA_NOTE: Final = "data_note"
+"""Cube attribute: what its loader left out of the input (e.g. the models of harness logs
+with no log of a score's tasks), which the report shows with its own missing-data notes."""
 PASS_K: Final = "k"
 """The ``k`` of pass@k and pass^k."""
 ONLY_A_CORRECT: Final = "only_a_correct"

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from evaluq._dims import LANGUAGE_LABEL
+from evaluq._dims import DATA_NOTE, LANGUAGE_LABEL
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -236,6 +236,23 @@ def _score_rows(table: pd.DataFrame, score: str) -> pd.DataFrame:
     return rows
 
 
+def _absent_models(table: pd.DataFrame, rows: pd.DataFrame, score: str, missing: str
+                   ) -> str | None:
+    """Models of the logs with no row holding ``score`` (no log of the tasks that have it):
+    refused (--missing raise), else the note that they are left out of that score's analysis
+    (the report shows it and warns, as for the other missing data)."""
+    absent = sorted(set(table["model"].unique()) - set(rows["model"].unique()), key=str)
+    if not absent:
+        return None
+    tasks = sorted(map(str, rows["task"].unique()))
+    text = (f"model(s) {[str(m) for m in absent]} have no score {score!r} in the logs (no log "
+            f"of its task(s) {tasks}, or the score missing in every sample)")
+    if missing == "raise":
+        raise ValueError(f"{text}; give their logs, or --missing drop to leave them out of "
+                         f"the analysis of {score!r}")
+    return f"{text}: left out of the analysis of {score!r}"
+
+
 def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
                                                        dict[str, xr.Dataset],
                                                        dict[str, xr.DataArray],
@@ -255,12 +272,15 @@ def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
     cubes, items, per_item = {}, {}, {}
     for col in chosen:
         rows = _score_rows(table, col)
+        note = _absent_models(table, rows, col, args.missing)
         columns = {"model": "model", "item": "item", "score": col, "language": "task",
                    "seed": "epoch", "cluster": args.cluster, "missing": args.missing}
         cubes[col] = from_items(rows, n_boot=args.n_boot, rng=args.rng,
                                 higher_is_better=_higher_is_better(args, col, chosen),
                                 **columns)
         cubes[col].attrs[LANGUAGE_LABEL] = "task"
+        if note:
+            cubes[col].attrs[DATA_NOTE] = note
         items[col] = item_means(rows, **columns)
         per_item[col] = item_scores(rows, **{k: v for k, v in columns.items()
                                              if k != "cluster"})

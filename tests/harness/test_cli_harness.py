@@ -118,6 +118,35 @@ def test_report_on_lm_eval_samples(tmp_path, capsys):
     assert cube.attrs["harness_version"] == "0.4.13"
 
 
+def test_a_model_without_the_log_of_a_score_is_named_not_dropped_silently(tmp_path, capsys):
+    """dummy-c's toy_gen log is absent: its exact-match score has no row, so that score's
+    analysis has two models. The terminal and the page say so; --missing raise stops."""
+    import shutil
+
+    logs = tmp_path / "logs"
+    shutil.copytree(LM_EVAL, logs)
+    for path in (logs / "dummy-c").glob("samples_toy_gen_*.jsonl"):
+        path.unlink()
+    out = tmp_path / "out"
+    code, _, err = _run([logs, "--from", "lm-eval", "--score", "exact_match,strict",
+                         "--score", "acc", "--out", out, *FAST], capsys)
+    assert code == 0, err
+    said = ("model(s) ['dummy-c'] have no score 'exact_match,strict' in the logs (no log of "
+            "its task(s) ['toy_gen']")
+    assert said in err
+    assert "have no score 'acc'" not in err
+    board = (out / "exact_match_strict_leaderboard.md").read_text()
+    assert "dummy-c" not in board
+    assert "dummy-c" in (out / "acc_leaderboard.md").read_text()
+    assert said in (out / "report.html").read_text().replace("&#x27;", "'")
+    cube = xr.open_dataset(out / "exact_match_strict_cube.nc")
+    assert said in cube.attrs["data_note"]
+    code, _, err = _run([logs, "--from", "lm-eval", "--score", "exact_match,strict",
+                         "--missing", "raise", "--out", tmp_path / "out2", *FAST], capsys)
+    assert code == 2
+    assert "give their logs, or --missing drop" in err
+
+
 def test_errors_are_clear(inspect_logs, tmp_path, capsys):
     code, _, err = _run([inspect_logs["eval"], "--from", "inspect", "--score", "nope",
                          "--out", tmp_path, *FAST], capsys)

@@ -205,5 +205,18 @@ def test_not_json_is_an_error(tmp_path):
     folder = shutil.copytree(LOGS / "dummy-a", tmp_path / "a")
     (path,) = folder.glob("samples_toy_mc_*.jsonl")
     path.write_text(path.read_text()[:-40] + "\n")
-    with pytest.raises(CubeError, match=r"line 24 is not JSON"):
+    with pytest.raises(CubeError, match=r"line 24 is not JSON") as info:
+        eq.read_lm_eval_samples(path)
+    assert "interrupted" not in str(info.value)       # a damaged line, ending as lines do
+
+
+def test_a_file_cut_inside_its_last_line_says_the_run_stopped(tmp_path):
+    """A run killed while writing leaves its last record without its newline: the message
+    says so and how many complete samples precede it."""
+    folder = shutil.copytree(LOGS / "dummy-a", tmp_path / "a")
+    (path,) = folder.glob("samples_toy_mc_*.jsonl")
+    path.write_text(path.read_text()[:-300])
+    with pytest.raises(CubeError, match=r"line 24 is not JSON .*writing stopped .*Rerun the "
+                                        r"task, or delete that last line to use its 23 "
+                                        r"complete samples"):
         eq.read_lm_eval_samples(path)

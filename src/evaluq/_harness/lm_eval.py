@@ -131,14 +131,20 @@ def _lines(record: LogRecord) -> list[dict[str, Any]]:
             lines = fh.readlines()
     except UnicodeDecodeError as err:
         raise CubeError(f"{record.where()}: not UTF-8 text (damaged?): {err}") from None
-    out = []
+    out: list[dict[str, Any]] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as err:
-            raise CubeError(f"{record.where()}: line {number} is not JSON: {err}") from None
+            cut = number == len(lines) and not line.endswith("\n")  # lm-eval ends each
+            keep = (f", or delete that last line to use its {len(out)} complete samples"
+                    if out else "")                                   # record with one
+            why = (": the file ends inside it, so its writing stopped (an interrupted run?). "
+                   f"Rerun the task{keep}" if cut else "")
+            raise CubeError(f"{record.where()}: line {number} is not JSON ({err}){why}"
+                            ) from None
         if not isinstance(rec, dict) or "doc_id" not in rec:
             raise CubeError(f"{record.where()}: line {number} is not an lm-eval sample "
                             "(no doc_id)")

@@ -14,7 +14,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._atomic import write_text
-from evaluq._dims import BOOT_SCORE, MODEL, N_ITEMS, RANK
+from evaluq._dims import BOOT_SCORE, DATA_NOTE, MODEL, N_ITEMS, RANK
 from evaluq._schema import orientation
 from evaluq._validation import RNGLike, check_bool, check_bounds, check_confidence_level, check_int
 from evaluq.errors import CubeError
@@ -357,9 +357,10 @@ def _complete(cube: xr.Dataset, missing: str) -> tuple[xr.Dataset, list[str]]:
 
     from evaluq.errors import MissingDataWarning
 
+    loader_note = cube.attrs.get(DATA_NOTE)
     cube, notes = complete_cube(cube, missing)
     runs = missing_runs(cube)
-    notes += [runs] if runs else []
+    notes = ([str(loader_note)] if loader_note else []) + notes + ([runs] if runs else [])
     for note in notes:
         warnings.warn(note, MissingDataWarning, stacklevel=4)
     return cube, notes
