@@ -532,9 +532,13 @@ def _seed_counts(df: pd.DataFrame, n_seeds: Any, n_seeds_col: str | None) -> np.
         if isinstance(n_seeds, bool) or not isinstance(n_seeds, int | np.integer):
             raise TypeError(f"`n_seeds` must be an integer or a column name; got {n_seeds!r}")
         counts = np.full(len(df), float(n_seeds))
-    if (counts < 1).any() or (counts != np.round(counts)).any():
-        bad = counts[(counts < 1) | (counts != np.round(counts))][0]
-        raise CubeError(f"`n_seeds` must be a whole number >= 1; got {bad:g}")
+    wrong = (counts < 1) | (counts != np.round(counts))
+    if wrong.any():
+        row = int(np.flatnonzero(wrong)[0])
+        where = (f"column {n_seeds_col!r} (given as `n_seeds`) has {counts[row]:g} in row "
+                 f"{row}" if n_seeds_col is not None else f"got {counts[row]:g}")
+        raise CubeError(f"`n_seeds` must be a whole number >= 1 (the seeds behind a mean); "
+                        f"{where}")
     return counts
 
 

@@ -604,7 +604,8 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
             f"`replication='parametric'` needs the seed SD and the boot SD of every observed "
             f"(model, language); {int(bad.sum())} cell(s) lack one, for example model "
             f"{cube[MODEL].values[m]!r}, language {cube[LANGUAGE].values[lang]!r} (a seed SD "
-            f"needs at least 2 seeds)")
+            f"needs at least 2 seeds). Give both SDs of every cell, or use "
+            f"replication='none' (each cell's mean as it is, no noise within the cell)")
     return scale
 
 
