@@ -466,6 +466,7 @@ def test_runs_errors(rng):
 
 # --- metrics bound to labels, infinite statistics ------------------------------------------------
 
+@pytest.mark.filterwarnings("ignore::evaluq.metrics.UndefinedMetricWarning")
 def test_target_class_and_fixed_label_metrics(rng):
     names = np.array(["neg", "neu", "pos"])
     y, h0, h1 = (names[a] for a in _hard(rng, n=300, k=3))

@@ -268,8 +268,11 @@ def _in_memory_units(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any
         targets, h0, h1, kind=kind, labels=_metric_labels(metrics, labels))
     hard = kind == "hard"
     metric_objs = _resolve_metrics(metrics, kind)
-    if hard:  # bind target-class metrics to the codes of this label set
+    if hard and label_set is not None:  # bind target-class metrics to this label set's codes
         metric_objs = [m.for_labels(label_set) for m in metric_objs]
+        _stream.warn_labels_without_targets(
+            np.bincount(np.concatenate([e[0] for e in encoded]), minlength=n_classes),
+            label_set, metric_objs)
     units: list[_engine.Unit] = []
     widths: list[int] = []
     if crossed:

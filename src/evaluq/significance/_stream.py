@@ -418,6 +418,36 @@ def _item_units(layout: _Runs, resolve: Any) -> _Units:
     return units, widths, metrics, kind, n_classes
 
 
+MACRO_AVERAGES = ("f1", "precision", "recall")
+"""The built-in metrics that average over the label set (without ``target_class``)."""
+
+
+def warn_labels_without_targets(true_counts: np.ndarray, label_set: np.ndarray,
+                                metrics: Sequence[Metric]) -> None:
+    """Say which labels of the test's label set no target holds, when a macro average uses
+    it: each counts as a class with recall 0.0 for both systems (and precision and F1 0.0 for a
+    system that never predicts it), scikit-learn's zero_division, which formulas.md section 2
+    asks to state with a warning. ``true_counts`` (K,) are the targets per label."""
+    empty = np.flatnonzero(np.asarray(true_counts) == 0)
+    macro = [m.name for m in metrics if m.name in MACRO_AVERAGES and m.target_class is None]
+    if empty.size == 0 or not macro:
+        return
+    import warnings
+
+    from evaluq.metrics._common import UndefinedMetricWarning
+
+    names = label_set.tolist()
+    shown = [names[c] for c in empty[:5]]
+    more = f" and {empty.size - 5} more" if empty.size > 5 else ""
+    warnings.warn(
+        f"label(s) {shown}{more} of the label set ({len(names)} labels) have no true item: "
+        f"the macro {', '.join(macro)} count each as a class with recall 0.0 "
+        "for both systems, and precision and F1 0.0 for a system that never predicts it "
+        "(scikit-learn's zero_division), which lowers both systems' scores. If those "
+        "predictions are malformed answers, map them to one of the targets' labels first",
+        UndefinedMetricWarning, stacklevel=2)
+
+
 def _crossed_hard_units(layout: _Runs, user_set: np.ndarray | None, resolve: Any) -> _Units:
     """Hard labels of crossed runs: each chunk's distinct rows, merged on the client."""
     import dask
@@ -433,6 +463,8 @@ def _crossed_hard_units(layout: _Runs, user_set: np.ndarray | None, resolve: Any
     inv = np.asarray(inv).ravel()
     counts = np.zeros(rows.shape[0], dtype=np.int64)
     np.add.at(counts, inv, np.concatenate([p[2] for p in xparts]))  # a small table
+    warn_labels_without_targets(np.bincount(rows[:, 0], weights=counts, minlength=n_classes),
+                                label_set, metrics)
     offsets = np.cumsum([0] + [p[1].shape[0] for p in xparts])
     inverse = np.concatenate([inv[o + p[3]] for o, p in zip(offsets, xparts, strict=False)])
     k = max(n_classes, 1)
@@ -456,6 +488,9 @@ def _hard_units(layout: _Runs, user_set: np.ndarray | None, resolve: Any) -> _Un
     codes = [_engine.cell_codes(mp[c[0]], mp[c[1]], mp[c[2]], n_classes)
              for mp, (_, c, _) in zip(maps, done, strict=True)]
     counts_all = [p[2] for p in done]
+    warn_labels_without_targets(np.bincount(np.concatenate(codes) // max(n_classes, 1) ** 2,
+                                            weights=np.concatenate(counts_all),
+                                            minlength=n_classes), label_set, metrics)
     edges = np.cumsum([0] + [len(run) for run in tasks])
     groups = [(0, len(done))] if layout.pooled else list(itertools.pairwise(edges))
     units: list[_engine.Unit] = []
