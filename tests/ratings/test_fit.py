@@ -19,6 +19,7 @@ import statsmodels.api as sm
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 
+from evaluq.errors import EvaluqWarning
 from evaluq.pairwise import pairwise_differences
 from evaluq.ranks import leaderboard, rank_distribution, significance_groups
 from evaluq.ratings import RatingsResult, fit_ratings
@@ -342,7 +343,10 @@ def test_prior_keeps_an_infinite_mle_finite_and_says_so():
                        "winner": ["model_a", "model_a", "model_a", "model_b", "model_b"]})
     with pytest.raises(ValueError, match=r"infinite: model\(s\) \['y', 'z'\] never won"):
         fit_ratings(df, ties="drop")
-    fit = fit_ratings(df, ties="drop", prior_sd=2.0)
+    with pytest.warns(EvaluqWarning, match=r"only the prior keeps these ratings finite: "
+                                           r"model\(s\) \['y', 'z'\] never won.*"
+                                           r"fit_ratings_bayes\(\.\.\., prior_sd=2\)"):
+        fit = fit_ratings(df, ties="drop", prior_sd=2.0)
     assert np.isfinite(fit.rating.values).all()
     assert np.isfinite(fit.se.values).all()
     assert "Gaussian N(0, 2^2)" in fit.details["prior"]

@@ -59,11 +59,22 @@ def check_connected(votes: Votes) -> None:
 
 def check_finite_mle(votes: Votes, ties_count: bool) -> None:
     """Refuse data whose maximum-likelihood ratings are infinite, naming the models."""
+    problem = infinite_mle(votes, ties_count)
+    if problem is not None:
+        raise ValueError(
+            f"`votes`: the maximum-likelihood ratings are infinite: {problem}. Collect more "
+            f"votes, remove these models, or pass `prior_sd` (a Gaussian prior on the logit "
+            f"strengths, which keeps the ratings finite and is stated in the result)")
+
+
+def infinite_mle(votes: Votes, ties_count: bool) -> str | None:
+    """Why the maximum-likelihood ratings are infinite (the models that never win, or never
+    lose, against the rest), or None when they are finite."""
     forward, backward = took_from(votes.pair_counts, ties_count)
     graph = _graph(votes, forward, backward)
     n_parts, label = connected_components(graph, directed=True, connection="strong")
     if n_parts == 1:
-        return
+        return None
     coo = graph.tocoo()
     across = label[coo.row] != label[coo.col]
     has_out = np.zeros(n_parts, dtype=bool)
@@ -73,13 +84,10 @@ def check_finite_mle(votes: Votes, ties_count: bool) -> None:
     never_win = np.flatnonzero(np.isin(label, np.flatnonzero(~has_out)))
     never_lose = np.flatnonzero(np.isin(label, np.flatnonzero(~has_in)))
     took = "won or tied" if ties_count else "won"
-    raise ValueError(
-        f"`votes`: the maximum-likelihood ratings are infinite: model(s) "
-        f"{_names(votes.models, never_win)} never {took} against the models outside their "
-        f"group and {_names(votes.models, never_lose)} never lost to them (every model needs a "
-        f"path of {'wins or ties' if ties_count else 'wins'} to every other). Collect more "
-        f"votes, remove these models, or pass `prior_sd` (a Gaussian prior on the logit "
-        f"strengths, which keeps the ratings finite and is stated in the result)")
+    return (f"model(s) {_names(votes.models, never_win)} never {took} against the models "
+            f"outside their group and {_names(votes.models, never_lose)} never lost to them "
+            f"(every model needs a path of {'wins or ties' if ties_count else 'wins'} to every "
+            "other)")
 
 
 def check_ties(votes: Votes) -> None:

@@ -66,6 +66,19 @@ def _check_estimable(votes: Votes, opts: _Options) -> None:
         _checks.check_ties(votes)
     if opts.prior_sd is None:
         _checks.check_finite_mle(votes, ties_count=opts.ties != "drop")
+        return
+    problem = _checks.infinite_mle(votes, ties_count=opts.ties != "drop")
+    if problem is not None:
+        import warnings
+
+        from evaluq.errors import EvaluqWarning
+
+        warnings.warn(
+            f"only the prior keeps these ratings finite: {problem}. Their intervals are the "
+            "spread of the shrunk estimate over repeated votes, narrow because the prior, not "
+            f"the votes, stops them; fit_ratings_bayes(..., prior_sd={opts.prior_sd:g}) gives "
+            "the posterior, which says how far the votes leave them free", EvaluqWarning,
+            stacklevel=3)
 
 
 def _reference_index(votes: Votes, reference: Any) -> int | None:
