@@ -57,13 +57,24 @@ def test_clustering_by_prompt_widens_the_intervals(tmp_path):
     assert np.median(cl / iid.loc[cl.index]) > 1.2
 
 
-def test_unknown_winner_labels_name_the_flag_that_maps_them(capsys):
-    code = main(["ratings", str(LLMFAO), "--model-a", "left", "--model-b", "right",
-                 "--out", "unused"])
-    assert code == 2
+def test_unknown_winner_labels_name_the_flag_that_maps_them(capsys, tmp_path):
+    path = _votes(tmp_path, [("x", "y", "L"), ("y", "x", "R"), ("x", "y", "=")])
+    assert main(["ratings", str(path), "--out", "unused"]) == 2
     err = capsys.readouterr().err
+    assert "label(s) ['=', 'L', 'R']" in err
     assert "--outcome left=model_a --outcome right=model_b --outcome tie=tie" in err
     assert "outcomes=" not in err
+
+
+def test_winner_labels_naming_the_model_columns_need_no_outcome_flags(tmp_path):
+    """LLMFAO's winner says left / right / tie, the names of its model columns: read without
+    --outcome flags, the files equal those the flags give."""
+    with_flags, without = tmp_path / "flags", tmp_path / "bare"
+    assert main(["ratings", str(LLMFAO), *LEFT_RIGHT, "--out", str(with_flags)]) == 0
+    assert main(["ratings", str(LLMFAO), "--model-a", "left", "--model-b", "right",
+                 "--out", str(without)]) == 0
+    for name in ("ratings.csv", "win_probability.csv"):
+        assert (with_flags / name).read_bytes() == (without / name).read_bytes()
 
 
 def test_a_malformed_outcome_flag_is_refused(capsys, tmp_path):

@@ -537,8 +537,9 @@ def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model-b", default="model_b", metavar="COL",
                    help="column of the second model (default 'model_b')")
     p.add_argument("--winner", default="winner", metavar="COL",
-                   help="column of the outcome: model_a / model_b / tie (also a / b), or "
-                        "other labels mapped with --outcome (default 'winner')")
+                   help="column of the outcome: model_a / model_b / tie (also a / b, draw), "
+                        "the winning model's name, the name of its column, or other labels "
+                        "mapped with --outcome (default 'winner')")
     p.add_argument("--outcome", action="append", default=None, metavar="LABEL=ROLE",
                    help="map a label of --winner to model_a, model_b or tie; repeat (e.g. "
                         "--outcome left=model_a --outcome right=model_b --outcome tie=tie)")

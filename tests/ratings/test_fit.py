@@ -338,6 +338,26 @@ def test_outcome_labels(votes):
     np.testing.assert_allclose(fit_ratings(short).rating.values, fit_ratings(votes).rating.values)
 
 
+def test_winner_naming_the_model_or_its_column_is_read_without_outcomes(votes):
+    """Users' vote files often say who won by the model's name, or by the name of the
+    column it sits in (``left`` / ``right``); both read as model_a / model_b, and a label
+    whose two readings disagree is refused."""
+    expected = fit_ratings(votes).rating.values
+    who = np.select([votes["winner"] == "model_a", votes["winner"] == "model_b"],
+                    [votes["model_a"], votes["model_b"]], "tie")
+    np.testing.assert_allclose(fit_ratings(votes.assign(winner=who)).rating.values, expected)
+    sides = votes.rename(columns={"model_a": "left", "model_b": "right"}).assign(
+        winner=votes["winner"].map({"model_a": "left", "model_b": "right", "tie": "draw"}))
+    np.testing.assert_allclose(fit_ratings(sides, model_a="left", model_b="right").rating.values,
+                               expected)
+    named_a = pd.DataFrame({"model_a": ["b", "x"], "model_b": ["a", "b"],
+                            "winner": ["a", "model_b"]})
+    with pytest.raises(ValueError, match=r"ambiguous in 1 vote\(s\) \(row\(s\) 0\)"):
+        fit_ratings(named_a)
+    with pytest.raises(ValueError, match=r"the name of either model of the row"):
+        fit_ratings(votes.assign(winner="nobody"))
+
+
 def test_prior_keeps_an_infinite_mle_finite_and_says_so():
     df = pd.DataFrame({"model_a": ["x", "x", "y", "y", "z"], "model_b": ["y", "z", "z", "z", "x"],
                        "winner": ["model_a", "model_a", "model_a", "model_b", "model_b"]})

@@ -32,11 +32,13 @@ A_WINS, B_WINS, TIE = 0, 1, 2
 OUTCOME_NAMES = ("model_a", "model_b", "tie")
 DEFAULT_OUTCOMES: dict[Any, str] = {
     "model_a": "model_a", "a": "model_a", "model_b": "model_b", "b": "model_b",
-    "tie": "tie", "tie (bothbad)": "tie", "both_bad": "tie",
+    "tie": "tie", "tie (bothbad)": "tie", "both_bad": "tie", "draw": "tie",
 }
 """Winner labels understood without ``outcomes=``: ``"model_a"`` / ``"a"``,
-``"model_b"`` / ``"b"``, and ``"tie"`` with Chatbot Arena's ``"tie (bothbad)"`` and
-arena-rank's ``"both_bad"`` (both read as ties)."""
+``"model_b"`` / ``"b"``, and ``"tie"`` with Chatbot Arena's ``"tie (bothbad)"``,
+arena-rank's ``"both_bad"`` and ``"draw"`` (all read as ties). Without ``outcomes=`` a
+winner may also be the name of the model A or B column (``"left"`` in a column ``left``), or
+the name of the model that won in that row (:func:`_implicit_winners`)."""
 
 
 @dataclass(frozen=True)
@@ -134,21 +136,54 @@ def _outcome_map(outcomes: Mapping[Any, str] | None) -> dict[Any, int]:
     return {k: OUTCOME_NAMES.index(v) for k, v in outcomes.items()}
 
 
-def _winner_codes(series: pd.Series, outcomes: Mapping[Any, str] | None,
-                  column: str) -> np.ndarray:
+def _implicit_winners(df: pd.DataFrame, winner: str, model_a: str, model_b: str,
+                      codes: np.ndarray) -> np.ndarray:
+    """The winner codes without ``outcomes=``: ``codes`` (the default labels' codes, NaN
+    elsewhere) completed by the two readings users' files have, a winner naming the column
+    of model A or B (``"left"`` for a column ``left``) or naming the model that won in its
+    row (``"gpt-4o"``). A row both readings give different winners is refused."""
+    column_labels = {model_a: A_WINS, model_b: B_WINS}
+    by_label = codes.copy()
+    unset = np.isnan(by_label)
+    for label, code in column_labels.items():
+        if label not in DEFAULT_OUTCOMES:
+            by_label[unset & (df[winner] == label).to_numpy()] = code
+    values = df[winner].to_numpy(dtype=object)
+    by_name = np.select([values == df[model_a].to_numpy(dtype=object),
+                         values == df[model_b].to_numpy(dtype=object)],
+                        [float(A_WINS), float(B_WINS)], np.nan)
+    clash = ~np.isnan(by_label) & ~np.isnan(by_name) & (by_label != by_name)
+    if clash.any():
+        raise ValueError(
+            f"`winner` column {winner!r} is ambiguous in {int(clash.sum())} vote(s) (row(s) "
+            f"{_rows(clash, df.index)}): a label such as {values[clash][0]!r} names one side "
+            f"as a winner label and the model of the other side by its name; say which with "
+            f"`outcomes=`, e.g. {{'model_a': 'model_a', 'model_b': 'model_b', 'tie': 'tie'}}")
+    return np.where(np.isnan(by_label), by_name, by_label)
+
+
+def _winner_codes(df: pd.DataFrame, winner: str, model_a: str, model_b: str,
+                  outcomes: Mapping[Any, str] | None) -> np.ndarray:
+    series = df[winner]
     mapping = _outcome_map(outcomes)
-    codes = series.map(mapping)
-    unknown = codes.isna().to_numpy()
+    codes = series.map(mapping).to_numpy(dtype=np.float64, na_value=np.nan)
+    if outcomes is None:
+        codes = _implicit_winners(df, winner, model_a, model_b, codes)
+    unknown = np.isnan(codes)
     if unknown.any():
         seen = sorted(map(str, series.unique()))
         bad = sorted(map(str, series[unknown].unique()))
+        understood = sorted(map(str, mapping))
+        if outcomes is None:
+            understood += [f"the columns' names {model_a!r} / {model_b!r}",
+                           "the name of either model of the row"]
         how = ("map them with `outcomes=`, e.g. {'left': 'model_a', 'right': 'model_b', "
                "'tie': 'tie'}" if outcomes is None else "add them to `outcomes`")
         raise ValueError(
-            f"`winner` column {column!r} holds label(s) {bad} that are not a winner "
+            f"`winner` column {winner!r} holds label(s) {bad} that are not a winner "
             f"(row(s) {_rows(unknown, series.index)}); the values seen are {seen[:20]}; "
-            f"understood: {sorted(map(str, mapping))}; {how}")
-    return codes.to_numpy(dtype=np.int64)
+            f"understood: {understood}; {how}")
+    return codes.astype(np.int64)
 
 
 def _factorize(values: pd.Series, arg: str) -> tuple[np.ndarray, np.ndarray]:
@@ -210,7 +245,7 @@ def read_votes(votes: TableLike, *, model_a: str, model_b: str, winner: str,
     if len(df) == 0:
         raise ValueError("`votes` has no rows")
     _check_missing(df, columns)
-    code = _winner_codes(df[winner], outcomes, winner)
+    code = _winner_codes(df, winner, model_a, model_b, outcomes)
     a, b, models = _model_codes(df, model_a, model_b)
     keep = code != TIE if drop_ties else np.ones(len(df), dtype=bool)
     n_dropped = int((~keep).sum())
