@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
@@ -22,6 +21,7 @@ from evaluq._deprecation import renamed_argument
 from evaluq._dims import MODEL, MODEL_B, POSTERIOR_SAMPLE_DIMS
 from evaluq._kernels import percentile_interval
 from evaluq._validation import check_choice, check_confidence_level
+from evaluq._warn import warn
 from evaluq.errors import ConvergenceWarning
 from evaluq.pairwise import pairwise_differences
 from evaluq.ranks import rank_distribution
@@ -349,12 +349,12 @@ class PosteriorFit:
         """
         return self._diagnose(self.posterior, self.idata["sample_stats"].to_dataset())
 
-    def _warn_unconverged(self, stacklevel: int) -> list[str]:
+    def _warn_unconverged(self) -> list[str]:
         """The problems of :meth:`diagnostics`, warned as one ConvergenceWarning (at the
-        caller's ``stacklevel``)."""
+        user's line: ``evaluq._warn.warn``)."""
         problems: list[str] = self.diagnostics().attrs["problems"]
         if problems:
-            warnings.warn("; ".join(problems), ConvergenceWarning, stacklevel=stacklevel + 1)
+            warn("; ".join(problems), ConvergenceWarning)
         return problems
 
     def save(self, path: str | os.PathLike[str]) -> None:

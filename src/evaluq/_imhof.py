@@ -15,6 +15,7 @@ import numpy as np
 from scipy import integrate, stats
 from scipy.special import ndtr, ndtri
 
+from evaluq._warn import warn
 from evaluq.errors import EvaluqWarning
 
 NORMAL_LIMIT_SKEWNESS = 1e-2
@@ -108,10 +109,10 @@ def imhof_cdf(x: float, lam: np.ndarray, delta2: np.ndarray) -> float:
     """
     value, bound = imhof_cdf_with_bound(x, lam, delta2)
     if not bound <= IMHOF_CDF_TOLERANCE:
-        warnings.warn(f"the Imhof inversion of the MSE distribution's CDF at x={x:.6g} has an "
-                      f"error bound of {bound:.2g} (QUADPACK's estimate), above "
-                      f"{IMHOF_CDF_TOLERANCE:g}; method='monte_carlo' gives an independent "
-                      "check", ImhofAccuracyWarning, stacklevel=2)
+        warn(f"the Imhof inversion of the MSE distribution's CDF at x={x:.6g} has an "
+             f"error bound of {bound:.2g} (QUADPACK's estimate), above "
+             f"{IMHOF_CDF_TOLERANCE:g}; method='monte_carlo' gives an independent "
+             "check", ImhofAccuracyWarning)
     return value
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numbers
 import os
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
@@ -16,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from evaluq._dims import EPOCH
+from evaluq._warn import warn
 from evaluq.errors import CubeError, ImplicitEpochWarning
 
 RNGLike = int | np.random.Generator | np.random.SeedSequence | None
@@ -453,7 +453,7 @@ def numeric_column(df: pd.DataFrame, column: str, argument: str) -> np.ndarray:
 
 
 def implicit_epoch(df: pd.DataFrame, keys: Sequence[str], used: Iterable[str | None],
-                   argument: str, stacklevel: int) -> str | None:
+                   argument: str) -> str | None:
     """``"epoch"`` when rows repeat a key (the columns ``keys``), the table's ``epoch`` column
     (a harness log's, :mod:`evaluq.io`) tells every repeat apart, and ``argument`` (the epoch
     argument: ``seed`` or ``epoch``) was not given; with an :class:`ImplicitEpochWarning`.
@@ -466,11 +466,11 @@ def implicit_epoch(df: pd.DataFrame, keys: Sequence[str], used: Iterable[str | N
     if not df.duplicated(subset=list(keys)).any() or df.duplicated(
             subset=[*keys, EPOCH]).any():
         return None
-    warnings.warn(
+    warn(
         f"rows repeat the ({', '.join(keys)}) keys, told apart by the table's column 'epoch' "
         f"({df[EPOCH].nunique()} epochs), and `{argument}` was not given: the epochs are read "
         f"as repeated scorings of each item, as with {argument}='epoch' (an item's epochs are "
         f"pooled per item, as a harness pools them). Pass {argument}='epoch' to say so (and "
         "silence this warning), or keep one epoch per item",
-        ImplicitEpochWarning, stacklevel=stacklevel)
+        ImplicitEpochWarning)
     return EPOCH

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evaluq._dims import DATA_NOTE, LANGUAGE_LABEL
+from evaluq._warn import warn
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -367,7 +368,6 @@ def _say_empty_scores(df: pd.DataFrame, path: str, needed: dict[str, str | None]
     """Warn (naming the file and rows) when a --score column is empty in some rows: the cube
     reads each as a run that is missing, like a row that is not there, and the report counts
     it so; this says which rows they are."""
-    import warnings
 
     import numpy as np
 
@@ -380,10 +380,9 @@ def _say_empty_scores(df: pd.DataFrame, path: str, needed: dict[str, str | None]
         if 0 < len(empty) < len(df):
             shown = ", ".join(map(str, empty[:5].tolist())) + (", ..." if len(empty) > 5
                                                                else "")
-            warnings.warn(f"{path}: column {column!r} (given as --score) has no value (empty or "
-                          f"NA) in {len(empty)} of {len(df)} rows (rows {shown}, counted from 0): "
-                          "each is read as a run that is missing", MissingDataWarning,
-                          stacklevel=2)
+            warn(f"{path}: column {column!r} (given as --score) has no value (empty or "
+                 f"NA) in {len(empty)} of {len(df)} rows (rows {shown}, counted from 0): "
+                 "each is read as a run that is missing", MissingDataWarning)
 
 
 def _slug(name: str) -> str:

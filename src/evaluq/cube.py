@@ -70,6 +70,7 @@ from evaluq._validation import (
     check_label_spacing,
     check_orientation,
 )
+from evaluq._warn import warn
 from evaluq.errors import CubeError, ScaleWarning
 from evaluq.io import TableLike, as_table
 
@@ -176,14 +177,14 @@ def _check_scores(values: np.ndarray, labels: dict[str, np.ndarray],
         return
     far = ~np.isnan(dev) & (np.abs(dev) > threshold * scale)
     if far.any():
-        warnings.warn(
+        warn(
             f"{int(far.sum())} score(s) are more than {threshold:g} robust SDs "
             f"({scale:.3g} = 1.4826 x the median absolute deviation of all scores) from "
             f"their language's median: "
             f"{_describe(np.argwhere(far), labels, rows_of(far), values[far])}. "
             f"A wrong scale or a broken run? Pass `bounds=` to check the range, or "
             f"`outlier_threshold=None` to silence this check",
-            ScaleWarning, stacklevel=3)
+            ScaleWarning)
 
 
 # --- constructors -------------------------------------------------------------------------------

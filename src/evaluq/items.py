@@ -21,7 +21,6 @@ items of all languages one after the other along ``item``, labelled by the coord
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, cast
@@ -61,6 +60,7 @@ from evaluq._validation import (
     implicit_epoch,
     numeric_column,
 )
+from evaluq._warn import warn
 from evaluq.cube import validate
 from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.io import TableLike, as_table, read_table
@@ -270,7 +270,7 @@ def _checked_table(table: TableLike, cols: dict[str, str | None], names: dict[st
     values = numeric_column(df, str(cols[SCORE]), names[SCORE])
     if cols[SEED] is None and epoch_from_table:
         keys = [c for c in (cols[MODEL], cols[LANGUAGE], cols[ITEM]) if c is not None]
-        cols[SEED] = implicit_epoch(df, keys, cols.values(), names[SEED], stacklevel=5)
+        cols[SEED] = implicit_epoch(df, keys, cols.values(), names[SEED])
     return df, source, values
 
 
@@ -360,9 +360,9 @@ def _report_missing(lang: Any, absent: np.ndarray, items: np.ndarray,
     if not keep.any():
         raise CubeError(f"{where}; no item of {language} {lang!r} is scored by every model "
                         f"and {seed}")
-    warnings.warn(f"{where}; dropped these {int((~keep).sum())} item(s) of language {lang!r} "
-                  f"for every model (missing='drop'), {int(keep.sum())} remain",
-                  MissingItemsWarning, stacklevel=4)
+    warn(f"{where}; dropped these {int((~keep).sum())} item(s) of language {lang!r} "
+         f"for every model (missing='drop'), {int(keep.sum())} remain",
+         MissingItemsWarning)
 
 
 # --- the cube ------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from evaluq._dims import EPOCH, ITEM, MODEL, TASK
+from evaluq._warn import warn as issue_warning
 from evaluq.errors import CubeError, HarnessLogWarning
 
 KEYS = (MODEL, TASK, ITEM, EPOCH)
@@ -134,7 +134,7 @@ def name_samples(table: pd.DataFrame, mask: Any = None) -> str:
 
 def warn(message: str) -> None:
     """Emit a :class:`HarnessLogWarning` pointing at the caller of the reader."""
-    warnings.warn(message, HarnessLogWarning, stacklevel=4)
+    issue_warning(message, HarnessLogWarning)
 
 
 def _check_columns(parts: list[LogTable], keys: list[str]) -> None:

@@ -31,7 +31,6 @@ at a model's missing seeds), :math:`c` from the pair's two sizes.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Hashable
 from typing import Any, Final
 
@@ -53,6 +52,7 @@ from evaluq._validation import (
     check_real,
     check_rng,
 )
+from evaluq._warn import warn
 from evaluq.cube import higher_is_better
 from evaluq.errors import CubeError, EvaluqWarning
 
@@ -239,9 +239,9 @@ def _check_bootstrap_memory(n_boot: int, n_scores: int, n_grid: int, n_models: i
 
 
 def _warn_identical(where: str) -> None:
-    warnings.warn(f"{where}: the two score distributions are identical (zero Wasserstein "
-                  f"distance); the violation ratio is set to 1/2, as deepsig does",
-                  ASOWarning, stacklevel=3)
+    warn(f"{where}: the two score distributions are identical (zero Wasserstein "
+         f"distance); the violation ratio is set to 1/2, as deepsig does",
+         ASOWarning)
 
 
 @renamed_argument("num_bootstrap_iterations", "n_resamples",

@@ -6,7 +6,6 @@ import importlib.util
 import json
 import os
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -34,6 +33,7 @@ from evaluq._validation import (
     check_memory,
     check_rng,
 )
+from evaluq._warn import warn
 from evaluq.errors import ConvergenceWarning, NotFittedError
 from evaluq.hierarchical._compare import compare, frequentist_side
 from evaluq.hierarchical._data import (
@@ -567,7 +567,7 @@ def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1
         fit = _run(cube, data, model, resolved, config, compiled, progressbar)
         problems = fit.diagnostics().attrs["problems"]
     if problems:
-        warnings.warn("; ".join(problems), ConvergenceWarning, stacklevel=2)
+        warn("; ".join(problems), ConvergenceWarning)
     return fit
 
 

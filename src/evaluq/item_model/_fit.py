@@ -379,7 +379,7 @@ def _checked_table(table: Any, columns: dict[str, str | None]) -> tuple[pd.DataF
     if epoch is None and columns["item"] is not None:
         keys = [c for c in (columns["model"], columns["task"], columns["item"],
                             columns["grader"]) if c is not None]
-        epoch = implicit_epoch(df, keys, columns.values(), "epoch", stacklevel=4)
+        epoch = implicit_epoch(df, keys, columns.values(), "epoch")
     return df, epoch
 
 
@@ -558,7 +558,7 @@ def fit_items(table: Any, *, model: str, item: str | None, score: str,
     config["posterior_seconds"] = time.perf_counter() - start
     tree.attrs["evaluq_config"] = json.dumps(config)
     fit = ItemFit(idata=tree, config=config, data=data)
-    fit._warn_unconverged(stacklevel=2)
+    fit._warn_unconverged()
     return fit
 
 
@@ -616,7 +616,7 @@ def _fit_ordinal_items(table: Any, columns: dict[str, str | None], family: str, 
     tree, config, data = fit_ordinal(df, columns, levels=levels, interaction=interaction,
                                      requested=family, priors=priors, settings=settings)
     fit = ItemFit(idata=tree, config=config, data=data)
-    fit._warn_unconverged(stacklevel=3)
+    fit._warn_unconverged()
     return fit
 
 

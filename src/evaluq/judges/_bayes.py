@@ -582,7 +582,7 @@ def fit_judge_model(table: Any, *, model: str = "model", item: str = "item",
         "constant_data": xr.Dataset({f"prior_{k}": v for k, v in resolved.items()})})
     tree.attrs = {"evaluq_config": json.dumps(config), "notes": json.dumps(list(data.notes))}
     fit = JudgeFit(idata=tree, config=config, data=data)
-    fit._warn_unconverged(stacklevel=2)
+    fit._warn_unconverged()
     return fit
 
 

@@ -3,7 +3,6 @@ paired differences over shared items, the transport check and draws for ranks.""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +47,7 @@ from evaluq._validation import (
     check_real,
     check_rng,
 )
+from evaluq._warn import warn
 from evaluq.judges._data import JudgeTable, read_judge_table
 from evaluq.judges._estimates import (
     ModelFits,
@@ -405,7 +405,7 @@ def _check_transport(t: JudgeTable, fits: ModelFits, method: str, alpha: float |
     note = (f"the judge relates to the gold labels differently for {', '.join(which)} than for "
             "the other models: their estimates use their gold labels only (method "
             "'classical')")
-    warnings.warn(note, TransportWarning, stacklevel=3)
+    warn(note, TransportWarning)
     return _fall_back(t, fits, fallback, flagged), ds, [note]
 
 

@@ -21,7 +21,6 @@ in its internal label order: a silent source of errors we do not repeat).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -30,6 +29,7 @@ import xarray as xr
 
 from evaluq._dims import CLASS
 from evaluq._validation import check_choice, check_int, check_memory
+from evaluq._warn import warn
 from evaluq.metrics._base import ACCURACY, Metric, register_metric
 from evaluq.metrics._common import UndefinedMetricWarning, wrap
 from evaluq.metrics._inputs import PreparedInputs, check_label_set, prepare_inputs
@@ -296,8 +296,8 @@ def _prf(which: str, targets: Any, predictions: Any, average: Average, target_cl
             bad = np.asarray([target_class])
         reason = {"precision": "no predicted items", "recall": "no true items",
                   "f1": "no true nor predicted items"}[which]
-        warnings.warn(f"{which} is ill-defined and set to 0.0 for label(s) {bad.tolist()} "
-                      f"with {reason}", UndefinedMetricWarning, stacklevel=3)
+        warn(f"{which} is ill-defined and set to 0.0 for label(s) {bad.tolist()} "
+             f"with {reason}", UndefinedMetricWarning)
     if target_class is not None:
         return wrap(values, x)
     if average is None:

@@ -36,7 +36,6 @@ testing of soft and hard label predictions.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +43,7 @@ import numpy as np
 import xarray as xr
 
 from evaluq._validation import check_real
+from evaluq._warn import warn
 from evaluq.metrics import _soft
 from evaluq.metrics._base import Metric, register_metric
 from evaluq.metrics._common import UndefinedMetricWarning, mean_from_sums, per_item_stats, wrap
@@ -240,8 +240,8 @@ def _entropy_agreement(metric: Metric, what: str, targets: Any, predictions: Any
                        atol: float) -> float | xr.DataArray:
     value = _evaluate(metric, targets, predictions, atol)
     if np.isnan(np.asarray(value)).any():
-        warnings.warn(f"{metric.name} is undefined (the vectors of normalized entropies are "
-                      f"{what}) and set to NaN", UndefinedMetricWarning, stacklevel=3)
+        warn(f"{metric.name} is undefined (the vectors of normalized entropies are "
+             f"{what}) and set to NaN", UndefinedMetricWarning)
     return value
 
 

@@ -539,7 +539,7 @@ def fit_ratings_bayes(
         "columns": {k: v for k, v in columns.items()}}
     raw, config["compile_seconds"], config["sampling_seconds"] = _sample(data, opts, seed)
     fit = RatingsFit(idata=_build_tree(data, raw, opts, config), config=config, data=data)
-    fit._warn_unconverged(stacklevel=2)
+    fit._warn_unconverged()
     return fit
 
 

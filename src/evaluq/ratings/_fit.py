@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -20,6 +19,7 @@ from evaluq._validation import (
     check_real,
     check_rng,
 )
+from evaluq._warn import warn
 from evaluq.errors import ConvergenceWarning
 from evaluq.io import TableLike
 from evaluq.ratings import _checks, _newton, _uncertainty
@@ -69,16 +69,14 @@ def _check_estimable(votes: Votes, opts: _Options) -> None:
         return
     problem = _checks.infinite_mle(votes, ties_count=opts.ties != "drop")
     if problem is not None:
-        import warnings
 
         from evaluq.errors import EvaluqWarning
 
-        warnings.warn(
+        warn(
             f"only the prior keeps these ratings finite: {problem}. Their intervals are the "
             "spread of the shrunk estimate over repeated votes, narrow because the prior, not "
             f"the votes, stops them; fit_ratings_bayes(..., prior_sd={opts.prior_sd:g}) gives "
-            "the posterior, which says how far the votes leave them free", EvaluqWarning,
-            stacklevel=3)
+            "the posterior, which says how far the votes leave them free", EvaluqWarning)
 
 
 def _reference_index(votes: Votes, reference: Any) -> int | None:
@@ -118,9 +116,8 @@ def _estimate(design: Design, votes: Votes) -> tuple[np.ndarray, int]:
                 f"maximum-likelihood coefficients are infinite (the covariates alone move some "
                 f"vote's log-odds by {style:.3g}); remove the covariate that decides the votes")
     if not ok[0]:
-        warnings.warn(f"the rating fit did not reach a gradient of {_newton.GRADIENT_TOL:g} "
-                      f"per vote in {iterations} Newton iterations", ConvergenceWarning,
-                      stacklevel=3)
+        warn(f"the rating fit did not reach a gradient of {_newton.GRADIENT_TOL:g} "
+             f"per vote in {iterations} Newton iterations", ConvergenceWarning)
     return x[0], iterations
 
 

@@ -17,6 +17,7 @@ from evaluq._atomic import write_text
 from evaluq._dims import BOOT_SCORE, DATA_NOTE, MODEL, N_ITEMS, RANK
 from evaluq._schema import orientation
 from evaluq._validation import RNGLike, check_bool, check_bounds, check_confidence_level, check_int
+from evaluq._warn import warn
 from evaluq.errors import CubeError
 from evaluq.reporting._item_model import (
     ItemModelResults,
@@ -353,7 +354,6 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
 def _complete(cube: xr.Dataset, missing: str) -> tuple[xr.Dataset, list[str]]:
     """The cube with its empty cells left out (``missing``) and the notes on what the data
     lack, each also a :class:`~evaluq.errors.MissingDataWarning`."""
-    import warnings
 
     from evaluq.errors import MissingDataWarning
 
@@ -362,7 +362,7 @@ def _complete(cube: xr.Dataset, missing: str) -> tuple[xr.Dataset, list[str]]:
     runs = missing_runs(cube)
     notes = ([str(loader_note)] if loader_note else []) + notes + ([runs] if runs else [])
     for note in notes:
-        warnings.warn(note, MissingDataWarning, stacklevel=4)
+        warn(note, MissingDataWarning)
     return cube, notes
 
 
@@ -501,7 +501,6 @@ def _scale_verdict(cube: xr.Dataset, metric: str | None, bounds: tuple[float, fl
                    check: bool) -> list[str]:
     """The scale warnings of the page's data summary (:func:`_scale_warnings`), each also a
     :class:`~evaluq.errors.ScaleWarning`, so that the terminal and the page say the same."""
-    import warnings
 
     from evaluq.errors import ScaleWarning
 
@@ -509,8 +508,8 @@ def _scale_verdict(cube: xr.Dataset, metric: str | None, bounds: tuple[float, fl
         return []
     found = _scale_warnings(cube, bounds=bounds)
     for text in found:
-        warnings.warn(text + " (scale_check=False silences this check)",
-                      ScaleWarning, stacklevel=4)
+        warn(text + " (scale_check=False silences this check)",
+             ScaleWarning)
     return [f"{metric}: {t}" if metric else t for t in found]
 
 

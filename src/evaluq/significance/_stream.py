@@ -33,6 +33,7 @@ import numpy as np
 import xarray as xr
 
 from evaluq._dims import CLASS, ITEM
+from evaluq._warn import warn
 from evaluq.metrics._base import Metric
 from evaluq.metrics._inputs import (
     check_label_set,
@@ -432,20 +433,19 @@ def warn_labels_without_targets(true_counts: np.ndarray, label_set: np.ndarray,
     macro = [m.name for m in metrics if m.name in MACRO_AVERAGES and m.target_class is None]
     if empty.size == 0 or not macro:
         return
-    import warnings
 
     from evaluq.metrics._common import UndefinedMetricWarning
 
     names = label_set.tolist()
     shown = [names[c] for c in empty[:5]]
     more = f" and {empty.size - 5} more" if empty.size > 5 else ""
-    warnings.warn(
+    warn(
         f"label(s) {shown}{more} of the label set ({len(names)} labels) have no true item: "
         f"the macro {', '.join(macro)} count each as a class with recall 0.0 "
         "for both systems, and precision and F1 0.0 for a system that never predicts it "
         "(scikit-learn's zero_division), which lowers both systems' scores. If those "
         "predictions are malformed answers, map them to one of the targets' labels first",
-        UndefinedMetricWarning, stacklevel=2)
+        UndefinedMetricWarning)
 
 
 def _crossed_hard_units(layout: _Runs, user_set: np.ndarray | None, resolve: Any) -> _Units:
