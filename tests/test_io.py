@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
+import zipfile
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -69,3 +74,54 @@ def test_read_table_reads_a_semicolon_csv_with_decimal_commas(tmp_path):
     for path in (semi, points):
         got = read_table(path)
         pd.testing.assert_frame_equal(got, want)
+
+
+COMPRESSORS = {
+    ".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip",
+}
+
+
+@pytest.mark.parametrize("inner", ["csv", "tsv", "jsonl"])
+@pytest.mark.parametrize("outer", sorted(COMPRESSORS))
+def test_a_compressed_text_table_reads_as_the_plain_one(tmp_path, inner, outer):
+    """``runs.csv.gz`` (a long file of runs, as users keep it) reads as ``runs.csv``: the
+    reader is the inner suffix's, pandas decompresses it."""
+    plain, packed = tmp_path / f"scores.{inner}", tmp_path / f"scores.{inner}{outer}"
+    WRITERS[inner](table(), plain)
+    data = plain.read_bytes()
+    if outer == ".zip":
+        with zipfile.ZipFile(packed, "w") as archive:
+            archive.writestr(plain.name, data)
+    else:
+        packed.write_bytes({".gz": gzip, ".bz2": bz2, ".xz": lzma}[outer].compress(data))
+    pd.testing.assert_frame_equal(eq.read_table(packed), eq.read_table(plain))
+
+
+def test_compressed_tables_keep_the_plain_ones_checks(tmp_path):
+    df = pd.DataFrame({"model": ["a", "b"], "acc": [0.71, 0.65]})
+    semi = tmp_path / "semi.csv.gz"                   # a decimal-comma export, compressed
+    semi.write_bytes(gzip.compress(df.to_csv(sep=";", decimal=",", index=False).encode()))
+    pd.testing.assert_frame_equal(eq.read_table(semi), df)
+    whole = gzip.compress(b"model,lang,acc\na,en,0.7\nb,en,0.6\nc,en")
+    cut_line = tmp_path / "cut_line.csv.gz"           # complete archive, text cut mid-line
+    cut_line.write_bytes(whole)
+    with pytest.raises(CubeError, match="ends in the middle of a line"):
+        eq.read_table(cut_line)
+    cut_archive = tmp_path / "cut_archive.csv.gz"     # the archive itself cut short
+    rows = "".join(f"m{i},{v:.6f}\n" for i, v in enumerate(np.random.default_rng(0).random(2000)))
+    packed = gzip.compress(("model,acc\n" + rows).encode())
+    cut_archive.write_bytes(packed[:len(packed) // 2])
+    with pytest.raises(CubeError, match="truncated or corrupted"):
+        eq.read_table(cut_archive)
+    with zipfile.ZipFile(two := tmp_path / "two.csv.zip", "w") as archive:
+        archive.writestr("a.csv", "model,acc\na,1\n")
+        archive.writestr("b.csv", "model,acc\nb,1\n")
+    with pytest.raises(CubeError, match="holds 2 files; a zipped table holds one"):
+        eq.read_table(two)
+    with pytest.raises(CubeError, match=r"must be .*\.csv.* before '\.gz' \(a parquet file "
+                                        r"compresses itself\); got '\.parquet'"):
+        eq.read_table(tmp_path / "scores.parquet.gz")
+    empty = tmp_path / "empty.csv.gz"
+    empty.write_bytes(gzip.compress(b""))
+    with pytest.raises(CubeError, match="is empty"):
+        eq.read_table(empty)

@@ -122,7 +122,8 @@ REPORT_FORMATS = ("html", "md", "tex", "csv", "json")
 def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report", help="analyse a results file: HTML report, tables, cube",
-        description="Analyse results files (CSV, TSV, JSON lines, parquet) with one score per "
+        description="Analyse results files (CSV, TSV, JSON lines, parquet; a text file may "
+                    "be compressed: runs.csv.gz, .bz2, .xz, .zip) with one score per "
                     "row (--score, long format) or one mean and SDs per model and language "
                     "(--mean, summary format). Writes to --out: report.html, the cube as "
                     "NetCDF, and every table as CSV, Markdown and LaTeX.")
@@ -526,10 +527,10 @@ def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ratings", help="ratings from pairwise votes (Bradley-Terry, Davidson ties)",
         description="Rate models from a file of pairwise votes (CSV, TSV, JSON lines, "
-                    "parquet; one row per vote): Bradley-Terry with Davidson ties (or ties "
-                    "as half a win), cluster-robust intervals, ranks, win probabilities and "
-                    "tiers. Writes to --out: ratings.html, ratings.csv and "
-                    "win_probability.csv; prints the ratings.")
+                    "parquet, or a compressed text file: votes.csv.gz; one row per vote): "
+                    "Bradley-Terry with Davidson ties (or ties as half a win), cluster-robust "
+                    "intervals, ranks, win probabilities and tiers. Writes to --out: "
+                    "ratings.html, ratings.csv and win_probability.csv; prints the ratings.")
     p.add_argument("files", nargs="+", metavar="VOTES", help="vote files (rows concatenated)")
     p.add_argument("--model-a", default="model_a", metavar="COL",
                    help="column of the first model (default 'model_a')")
@@ -552,15 +553,7 @@ def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
                         "difference); repeat for several")
     p.add_argument("--no-standardize-covariates", action="store_true",
                    help="use the covariates' raw values (default: mean 0, SD 1 over the votes)")
-    p.add_argument("--judge", default=None, metavar="COL",
-                   help="judge-assisted ratings: the column of a judge's verdict on every "
-                        "vote, corrected by the human verdicts in --gold (PPI++); replaces "
-                        "--winner")
-    p.add_argument("--gold", default=None, metavar="COL",
-                   help="with --judge: the column of the human (gold) verdict, empty where "
-                        "no person voted")
-    p.add_argument("--lam", type=float, default=None,
-                   help="with --judge: PPI's weight on the judge in [0, 1] (default: tuned)")
+    _add_judged_vote_flags(p)
     p.add_argument("--ties", choices=("davidson", "half", "drop"), default="davidson",
                    help="davidson (default: a fitted tie parameter), half (a tie is half a "
                         "win each) or drop")
@@ -583,6 +576,19 @@ def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="evaluq-ratings", metavar="DIR",
                    help="output folder (default ./evaluq-ratings)")
     p.set_defaults(func=_run_ratings)
+
+
+def _add_judged_vote_flags(p: argparse.ArgumentParser) -> None:
+    """``evaluq ratings``' judge-assisted flags (--judge, --gold, --lam)."""
+    p.add_argument("--judge", default=None, metavar="COL",
+                   help="judge-assisted ratings: the column of a judge's verdict on every "
+                        "vote, corrected by the human verdicts in --gold (PPI++); replaces "
+                        "--winner")
+    p.add_argument("--gold", default=None, metavar="COL",
+                   help="with --judge: the column of the human (gold) verdict, empty where "
+                        "no person voted")
+    p.add_argument("--lam", type=float, default=None,
+                   help="with --judge: PPI's weight on the judge in [0, 1] (default: tuned)")
 
 
 def _outcomes(texts: Sequence[str] | None) -> dict[str, str] | None:

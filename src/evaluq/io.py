@@ -3,10 +3,15 @@ evaluation harnesses' own logs (Inspect AI, lm-evaluation-harness) as per-item t
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
+import lzma
 import os
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Final
 
 import pandas as pd
 
@@ -22,7 +27,8 @@ def _read_csv(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
     ``sep`` / ``delimiter`` / ``decimal`` are given."""
     if {"sep", "delimiter", "decimal"} & set(kw):
         return pd.read_csv(p, **kw)
-    with open(p, encoding=kw.get("encoding") or "utf-8", errors="replace") as handle:
+    with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=kw.get("encoding") or "utf-8",
+                                                 errors="replace") as handle:
         header = handle.readline()
     if not (header.count(";") >= 1 and header.count(",") == 0):
         return pd.read_csv(p, **kw)
@@ -48,16 +54,52 @@ _READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {
 }
 
 TableLike = pd.DataFrame | str | os.PathLike[str]
+COMPRESSED: Final = (".gz", ".bz2", ".xz", ".zip")
+"""A text table (CSV, TSV, JSON lines) may be compressed: ``runs.csv.gz``; the reader is
+that of the suffix before this one, and pandas decompresses it."""
+_TEXT: Final = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson")
+
+
+def _zip_member(p: Path) -> IO[bytes]:
+    archive = zipfile.ZipFile(p)
+    names = [n for n in archive.namelist() if not n.endswith("/")]
+    if len(names) != 1:
+        archive.close()
+        raise CubeError(f"`path`: {str(p)!r} holds {len(names)} files; a zipped table holds "
+                        f"one (pandas reads only that)")
+    return archive.open(names[0])
+
+
+def _open_bytes(p: Path) -> IO[bytes]:
+    """The file's bytes, decompressed when its suffix says so (:data:`COMPRESSED`)."""
+    openers: dict[str, Callable[[Path], Any]] = {
+        ".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".zip": _zip_member}
+    opener = openers.get(p.suffix.lower())
+    return opener(p) if opener is not None else open(p, "rb")
+
+
+def _suffix(p: Path) -> str:
+    """The suffix that picks the reader: the last, or the one before a compression's."""
+    suffix = p.suffix.lower()
+    if suffix in COMPRESSED:
+        inner = Path(p.stem).suffix.lower()
+        if inner not in _TEXT:
+            raise CubeError(f"`path`: cannot read {str(p)!r}: a compressed table must be "
+                            f"{', '.join(_TEXT)} before {suffix!r} (a parquet file compresses "
+                            f"itself); got {inner or 'no suffix'!r}")
+        return inner
+    return suffix
 
 
 def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     """Read a tidy table from CSV, TSV, JSON lines or parquet.
 
     The format follows the suffix: ``.csv``; ``.tsv`` / ``.tab``; ``.jsonl`` / ``.ndjson``;
-    ``.parquet`` / ``.pq``. Extra keyword arguments go to the pandas reader. A ``.csv`` whose
-    header has ';' and no ',' (a spreadsheet's export in a locale with the decimal comma) is
-    read with ';' as the separator, and its columns of numbers written with a decimal comma
-    ("0,71") as numbers.
+    ``.parquet`` / ``.pq``; a text table may be compressed (``runs.csv.gz``; also ``.bz2``,
+    ``.xz`` and a ``.zip`` of one file). Extra keyword arguments go to the pandas reader. A
+    ``.csv`` whose header has ';' and no ',' (a spreadsheet's export in a locale with the
+    decimal comma) is read with ';' as the separator, and its columns of numbers written with
+    a decimal comma ("0,71") as numbers.
 
     Parameters
     ----------
@@ -86,11 +128,12 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"`path` must be a str or a path; got {type(path).__name__}")
     p = Path(path)
-    suffix = p.suffix.lower()
+    suffix = _suffix(p)
     if suffix not in _READERS:
         shown = ", ".join(sorted(_READERS))
         raise CubeError(f"`path`: cannot read {str(p)!r}: unknown suffix {suffix!r}; use one "
-                        f"of {shown}")
+                        f"of {shown}, or a text table compressed as one of "
+                        f"{', '.join(COMPRESSED)}")
     if not p.exists():
         raise FileNotFoundError(f"`path`: no such file: {str(p)!r}")
     if p.is_file() and p.stat().st_size < 4096 and not p.read_bytes().strip():
@@ -99,7 +142,8 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
         table = _READERS[suffix](p, kwargs)
     except pd.errors.EmptyDataError:
         raise CubeError(f"{str(p)!r} is empty (no header and no rows)") from None
-    except (ValueError, OSError, UnicodeDecodeError) as err:   # ArrowInvalid is a ValueError
+    except (ValueError, OSError, UnicodeDecodeError, EOFError, zipfile.BadZipFile,
+            lzma.LZMAError) as err:    # ArrowInvalid is a ValueError; EOFError: cut archive
         raise CubeError(f"cannot read {str(p)!r} as a {suffix} table (truncated or corrupted?"
                         f"): {type(err).__name__}: {str(err)[:300]}") from err
     if table.shape[1] == 0:
@@ -112,9 +156,15 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
 def _check_last_line(p: Path) -> None:
     """A text table whose last row has missing fields and no final newline was cut in the
     middle of a line (a truncated file): refused, never read as a shorter table."""
-    with open(p, "rb") as handle:
-        handle.seek(-1, os.SEEK_END)
-        last = handle.read(1)
+    if p.suffix.lower() in COMPRESSED:
+        last = b""
+        with _open_bytes(p) as stream:
+            while block := stream.read(1 << 20):
+                last = block[-1:]
+    else:
+        with open(p, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            last = handle.read(1)
     if last not in (b"\n", b"\r"):
         raise CubeError(f"{str(p)!r} ends in the middle of a line (its last row has missing "
                         f"fields and no line end): the file looks truncated")
