@@ -181,6 +181,24 @@ def test_rows_with_an_empty_score_are_named(tmp_path, long_table, capsys):
     assert "2 runs missing" in err
 
 
+def test_a_folder_of_tables_or_a_compressed_file(tmp_path, long_table, capsys):
+    """A folder given as FILE said "unknown suffix ''": it now says what to give; the same
+    runs gzipped give the same tables as the plain file."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    long_table.to_csv(folder / "runs.csv", index=False)
+    flags = ["--model", "system", "--language", "lp", "--seed", "run", "--score", "BLEU",
+             "--format", "csv"]
+    code, _, err = _run(["report", str(folder), *flags, "--out", str(tmp_path / "o")], capsys)
+    assert code == 2
+    assert f"{folder} is a folder: give the table's file(s), or --from inspect" in err
+    long_table.to_csv(packed := tmp_path / "runs.csv.gz", index=False)
+    for path, out in ((folder / "runs.csv", "plain"), (packed, "gz")):
+        assert _run(["report", str(path), *flags, "--out", str(tmp_path / out)], capsys)[0] == 0
+    for table in sorted(p.name for p in (tmp_path / "plain").glob("*.csv")):
+        assert (tmp_path / "plain" / table).read_bytes() == (tmp_path / "gz" / table).read_bytes()
+
+
 def test_cli_test_json_and_out(tmp_path, rng, capsys):
     y = rng.integers(0, 2, 300)
     h0 = np.where(rng.random(300) < 0.65, y, 1 - y)

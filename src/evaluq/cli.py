@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evaluq._dims import DATA_NOTE, LANGUAGE_LABEL
@@ -352,10 +353,16 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None]) -> pd.DataF
 
     frames = []
     for path in files:
+        _refuse_a_log(path, _log_format(Path(path)))
+        if Path(path).is_dir():
+            raise ValueError(f"{path} is a folder: give the table's file(s), or --from inspect "
+                             f"or --from lm-eval for a folder of harness logs")
         df = read_table(path)
         if len(df) == 0:
             raise ValueError(f"{path} has no rows")
         present = [str(c) for c in df.columns]
+        if {"doc_id", "resps"} <= set(present):
+            _refuse_a_log(path, "lm-eval")
         for option, column in needed.items():
             if column is not None and column not in df.columns:
                 raise ValueError(f"column {column!r} (given as {option}) is not in {path}; "
@@ -363,6 +370,45 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None]) -> pd.DataF
         _say_empty_scores(df, path, needed)
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
+
+
+def _log_format(p: Path) -> str | None:
+    """The --from a file or folder given without it needs, when it looks like a harness's
+    log: an Inspect ``.eval`` (or JSON log), lm-eval's ``results_*.json`` or
+    ``samples_*.jsonl``, or a folder holding them."""
+    import json
+    import re
+
+    if p.is_dir():
+        files = [f for _, f in zip(range(10_000), p.rglob("*"), strict=False) if f.is_file()]
+        if any(f.suffix == ".eval" for f in files):
+            return "inspect"
+        found = {_log_format(f) for f in files[:1000] if f.suffix == ".jsonl"}
+        found |= {_log_format(f) for f in [f for f in files if f.suffix == ".json"][:3]}
+        return "lm-eval" if "lm-eval" in found else "inspect" if "inspect" in found else None
+    suffix = p.suffix.lower()
+    if suffix == ".eval":
+        return "inspect"
+    if suffix == ".jsonl" and re.fullmatch(r"samples_.+_\d{4}-\d\d-\d\dT[\d.-]+\.jsonl",
+                                           p.name):      # lm-eval's samples_{task}_{date}
+        return "lm-eval"
+    if suffix != ".json" or not p.is_file() or p.stat().st_size > 1 << 28:
+        return None
+    try:
+        keys = set(json.loads(p.read_bytes()))
+    except (ValueError, TypeError):
+        return None
+    if {"results", "versions"} <= keys or "lm_eval_version" in keys:
+        return "lm-eval"
+    return "inspect" if {"eval", "plan"} <= keys or {"eval", "status"} <= keys else None
+
+
+def _refuse_a_log(path: str, source: str | None) -> None:
+    if source is not None:
+        name = {"inspect": "an Inspect AI log", "lm-eval": "an lm-evaluation-harness log"}
+        raise ValueError(f"{path} looks like {name[source]}, not a table of scores: run with "
+                         f"--from {source} (FILE... the log files or their folder; --score "
+                         f"names the harness's score)")
 
 
 def _say_empty_scores(df: pd.DataFrame, path: str, needed: dict[str, str | None]) -> None:

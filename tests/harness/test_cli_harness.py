@@ -162,6 +162,25 @@ def test_errors_are_clear(inspect_logs, tmp_path, capsys):
     assert "has no metadata 'topic'" in err
 
 
+def test_a_log_given_without_from_names_the_flag(inspect_logs, tmp_path, capsys):
+    """A harness's log (file or folder) given as if it were a table of scores said 'unknown
+    suffix' (.eval, .json) or 'column not found' (a samples .jsonl): now it says --from."""
+    (results,) = (LM_EVAL / "dummy-b").glob("results_*.json")
+    (samples,) = (LM_EVAL / "dummy-b").glob("samples_toy_mc_*.jsonl")
+    renamed = tmp_path / "toy_mc.jsonl"                     # lm-eval samples, renamed
+    renamed.write_bytes(samples.read_bytes())
+    cases = {"lm-eval": [LM_EVAL, results, samples, renamed],
+             "inspect": [inspect_logs["eval"], next(inspect_logs["eval"].glob("*.eval")),
+                         inspect_logs["json"], next(inspect_logs["json"].glob("*.json"))]}
+    for source, paths in cases.items():
+        for path in paths:
+            code, _, err = _run([path, "--score", "acc", "--out", tmp_path, *FAST], capsys)
+            assert code == 2, path
+            name = "Inspect AI" if source == "inspect" else "lm-evaluation-harness"
+            assert f"looks like an {name} log" in err, err
+            assert f"run with --from {source}" in err, err
+
+
 def test_an_errored_run_stops_the_report(tmp_path, capsys):
     run_inspect(tmp_path / "logs", models=["alpha"], task=make_task(fail="p0-q1", epochs=1),
                 fail_on_error=True)
