@@ -90,3 +90,44 @@ def test_cli_test_labels_option(files, capsys):
     # a label outside the given set is an error naming it
     assert main(["test", *files, "--metrics", "f1", "--labels", "1"]) == 2
     assert "not in `labels`" in capsys.readouterr().err
+
+
+def test_one_table_with_columns_equals_three_files(files, tmp_path, capsys):
+    """A single predictions table (one row per item: the gold label and each system's) is
+    what many users have; --columns reads it, with the same result as three files."""
+    import pandas as pd
+
+    names = ["gold", "bert_base", "bert_large"]
+    words = np.array(["neg", "pos"])
+    values = [np.loadtxt(f, dtype=np.int64) for f in files]
+    table = pd.DataFrame({"id": range(500), **{n: words[v] for n, v in zip(names, values,
+                                                                          strict=True)}})
+    table.to_csv(path := tmp_path / "predictions.csv", index=False)
+    for f, v in zip(files, values, strict=True):            # the same labels as words
+        (tmp_path / f"{f.rsplit('/', 1)[-1]}.words.txt").write_text("\n".join(words[v]) + "\n")
+    word_files = [str(tmp_path / f"{f.rsplit('/', 1)[-1]}.words.txt") for f in files]
+    flags = ["--method", "paired", "--n-resamples", "200", "--seed", "3", "--json"]
+    assert main(["test", *word_files, *flags, "--h0-name", "bert_base", "--h1-name",
+                 "bert_large"]) == 0
+    from_files = capsys.readouterr().out
+    assert main(["test", str(path), "--columns", *names, *flags]) == 0
+    assert capsys.readouterr().out == from_files
+    assert '"h0_name": "bert_base"' in from_files
+
+
+@pytest.mark.parametrize(("rows", "extra", "message"), [
+    (None, ["--columns", "gold", "a", "nope"], r"column\(s\) \['nope'\] \(given as --columns\) "
+                                              r"not in .*; its columns are: gold, a, b"),
+    (None, [], r"give three files, TARGETS H0 H1, or one table with --columns"),
+    ([1, 4], ["--columns", "gold", "a", "b"], r"2 row\(s\) have no value in column\(s\) \['a'\] "
+                                              r"\(rows 1, 4, counted from 0\)"),
+])
+def test_table_input_errors_name_the_columns_and_rows(tmp_path, capsys, rows, extra, message):
+    import pandas as pd
+
+    df = pd.DataFrame({"gold": ["x", "y"] * 5, "a": ["x"] * 10, "b": ["y"] * 10})
+    if rows:
+        df.loc[rows, "a"] = None
+    df.to_csv(path := tmp_path / "t.csv", index=False)
+    assert main(["test", str(path), *extra]) == 2
+    assert re.search(message, capsys.readouterr().err)

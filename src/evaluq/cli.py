@@ -48,12 +48,17 @@ def _run_demo(args: argparse.Namespace) -> int:
 def _add_test_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "test", help="two-system significance test on prediction files",
-        description="Is H1 better than H0 on TARGETS? Files: .txt (one label per line), "
-                    ".csv / .tsv (rows of probabilities), .npy. Positive differences mean "
-                    "H1 is better.")
-    p.add_argument("targets", help="targets file")
-    p.add_argument("h0", help="baseline predictions file")
-    p.add_argument("h1", help="treatment predictions file")
+        description="Is H1 better than H0 on TARGETS? Three files TARGETS H0 H1: .txt (one "
+                    "label per line), .csv / .tsv (rows of probabilities), .npy; or one table "
+                    "of one row per item (CSV, TSV, JSON lines, parquet) with --columns. "
+                    "Positive differences mean H1 is better.")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="TARGETS H0 H1: the targets, baseline and treatment predictions files; "
+                        "or one table with --columns")
+    p.add_argument("--columns", nargs=3, default=None, metavar=("TARGET", "H0", "H1"),
+                   help="with one table file: its columns of the targets, the baseline's and "
+                        "the treatment's predictions (labels or values; H0 and H1 name the "
+                        "systems unless --h0-name / --h1-name)")
     p.add_argument("--metrics", nargs="+", default=None,
                    help="metric names (default: BooStSa's four for the kind of labels)")
     p.add_argument("--method", default="berg-kirkpatrick",
@@ -66,8 +71,8 @@ def _add_test_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kind", default=None, help="hard, soft or regression (default: detected)")
     p.add_argument("--labels", nargs="+", default=None,
                    help="hard labels: the label set, in order (default: the labels seen)")
-    p.add_argument("--h0-name", default="h0")
-    p.add_argument("--h1-name", default="h1")
+    p.add_argument("--h0-name", default=None, help="the baseline's name (default h0)")
+    p.add_argument("--h1-name", default=None, help="the treatment's name (default h1)")
     p.add_argument("--json", action="store_true",
                    help="print the result as JSON (settings, one record per metric, p-values, "
                         "intervals) instead of the text summary")
@@ -79,12 +84,12 @@ def _add_test_parser(sub: argparse._SubParsersAction) -> None:
 def _run_test(args: argparse.Namespace) -> int:
     from evaluq.significance import bootstrap_test
 
-    res = bootstrap_test(args.targets, args.h0, args.h1, metrics=args.metrics,
+    targets, h0, h1, names = _test_inputs(args)
+    res = bootstrap_test(targets, h0, h1, metrics=args.metrics,
                          method=args.method, n_resamples=args.n_resamples,
                          sample_size=args.sample_size, confidence_level=args.confidence_level,
                          rng=args.seed, kind=args.kind, labels=_parse_labels(args.labels),
-                         h0_name=args.h0_name,
-                         h1_name=args.h1_name)
+                         h0_name=args.h0_name or names[0], h1_name=args.h1_name or names[1])
     if args.json:
         import json
 
@@ -95,6 +100,36 @@ def _run_test(args: argparse.Namespace) -> int:
         text = res.summary()
     _emit(text, args.out)
     return 0
+
+
+def _test_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, tuple[str, str]]:
+    """``evaluq test``'s targets, h0 and h1 (three files, or three columns of one table) and
+    the systems' default names."""
+    if args.columns is None:
+        if len(args.files) != 3:
+            raise ValueError(f"give three files, TARGETS H0 H1, or one table with --columns "
+                             f"TARGET H0 H1; got {len(args.files)} file(s)")
+        return (*args.files, ("h0", "h1"))
+    if len(args.files) != 1:
+        raise ValueError(f"--columns takes one table file; got {len(args.files)} files")
+    from evaluq.io import read_table
+
+    path, columns = args.files[0], list(args.columns)
+    df = read_table(path)
+    absent = [c for c in columns if c not in df.columns]
+    if absent:
+        raise ValueError(f"column(s) {absent} (given as --columns) not in {path}; its columns "
+                         f"are: {', '.join(map(str, df.columns))}")
+    empty = df[columns].isna()
+    if empty.any(axis=None):
+        rows = empty.any(axis=1).to_numpy().nonzero()[0]
+        raise ValueError(f"{path}: {len(rows)} row(s) have no value in column(s) "
+                         f"{[c for c in columns if empty[c].any()]} (rows "
+                         f"{', '.join(map(str, rows[:10]))}{' ...' if len(rows) > 10 else ''}, "
+                         f"counted from 0): every item needs a target and both predictions; "
+                         f"remove those rows or fill them")
+    targets, h0, h1 = (df[c].to_numpy() for c in columns)
+    return targets, h0, h1, (str(columns[1]), str(columns[2]))
 
 
 def _emit(text: str, out: str | None) -> None:
