@@ -77,3 +77,19 @@ def test_average_ranks_are_scipys() -> None:
     flat[0, :5] = flat[0, 5]                                   # a run of ties
     np.testing.assert_array_equal(_average_ranks(flat),
                                   stats.rankdata(flat, method="average", axis=1))
+
+
+def test_the_advice_names_a_scalar_quantity_without_a_stray_space() -> None:
+    """A scalar quantity has an empty model coordinate in the convergence table: the advice
+    said "(sigma_item )"; a per-model one keeps its model ("(dev m1)")."""
+    import pandas as pd
+
+    from evaluq._fits import convergence_problems
+
+    table = pd.DataFrame({"r_hat": [1.0, 1.05], "ess_bulk": [90.0, 900.0],
+                          "ess_tail": [900.0, 900.0]},
+                         index=pd.MultiIndex.from_tuples([("sigma_item", ""), ("dev", "m1")]))
+    advice = {"r_hat": "refit", "ess": "more draws", "divergences": "tune"}
+    said = convergence_problems(table, 0, rhat_max=1.01, ess_min=400, advice=advice)
+    assert said == ["R-hat up to 1.050 (dev m1) > 1.01: the chains disagree; refit",
+                    "ESS down to 90 (sigma_item) < 400: more draws"]

@@ -123,6 +123,12 @@ def divergences(stats: xr.Dataset) -> int:
     return int(stats["diverging"].sum()) if "diverging" in stats else 0
 
 
+def _quantity(where: Any) -> str:
+    """A row of a :func:`convergence_table` as words: the quantity, then its model or other
+    coordinate when it has one (``"dev m1"``, ``"sigma_item"``)."""
+    return " ".join(str(part) for part in where if str(part) != "")
+
+
 def convergence_problems(table: pd.DataFrame, n_divergent: int, *, rhat_max: float,
                          ess_min: float, advice: Mapping[str, str]) -> list[str]:
     """The advice of a fit's convergence warning from its :func:`convergence_table`: the
@@ -133,12 +139,12 @@ def convergence_problems(table: pd.DataFrame, n_divergent: int, *, rhat_max: flo
     worst = table["r_hat"].max()
     if worst > rhat_max:
         where: Any = table["r_hat"].idxmax()
-        out.append(f"R-hat up to {worst:.3f} ({where[0]} {where[1]}) > {rhat_max}: the chains "
+        out.append(f"R-hat up to {worst:.3f} ({_quantity(where)}) > {rhat_max}: the chains "
                    f"disagree; {advice['r_hat']}")
     ess = table[["ess_bulk", "ess_tail"]].min(axis=1)
     if ess.min() < ess_min:
         where = ess.idxmin()
-        out.append(f"ESS down to {ess.min():.0f} ({where[0]} {where[1]}) < {ess_min}: "
+        out.append(f"ESS down to {ess.min():.0f} ({_quantity(where)}) < {ess_min}: "
                    f"{advice['ess']}")
     if n_divergent > 0:
         out.append(f"{n_divergent} divergent transitions: {advice['divergences']}")
