@@ -356,6 +356,12 @@ def test_winner_naming_the_model_or_its_column_is_read_without_outcomes(votes):
         fit_ratings(named_a)
     with pytest.raises(ValueError, match=r"the name of either model of the row"):
         fit_ratings(votes.assign(winner="nobody"))
+    numbered = pd.DataFrame({"model_a": [1, 2, 3, 1, 2, 3], "model_b": [2, 3, 1, 3, 1, 2],
+                             "winner": ["1", "3", "tie", "1", "2", "2"]})   # a CSV's columns
+    labelled = numbered.assign(winner=["model_a", "model_b", "tie", "model_a", "model_a",
+                                       "model_b"])
+    np.testing.assert_allclose(fit_ratings(numbered).rating.values,
+                               fit_ratings(labelled).rating.values)
 
 
 def test_prior_keeps_an_infinite_mle_finite_and_says_so():

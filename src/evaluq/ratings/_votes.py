@@ -149,8 +149,9 @@ def _implicit_winners(df: pd.DataFrame, winner: str, model_a: str, model_b: str,
         if label not in DEFAULT_OUTCOMES:
             by_label[unset & (df[winner] == label).to_numpy()] = code
     values = df[winner].to_numpy(dtype=object)
-    by_name = np.select([values == df[model_a].to_numpy(dtype=object),
-                         values == df[model_b].to_numpy(dtype=object)],
+    text = df[winner].astype(str).to_numpy()   # as text: a CSV's "2" among "tie" names model 2
+    by_name = np.select([text == df[model_a].astype(str).to_numpy(),
+                         text == df[model_b].astype(str).to_numpy()],
                         [float(A_WINS), float(B_WINS)], np.nan)
     clash = ~np.isnan(by_label) & ~np.isnan(by_name) & (by_label != by_name)
     if clash.any():
