@@ -67,7 +67,9 @@ def _zip_member(p: Path) -> IO[bytes]:
         archive.close()
         raise CubeError(f"`path`: {str(p)!r} holds {len(names)} files; a zipped table holds "
                         f"one (pandas reads only that)")
-    return archive.open(names[0])
+    member = archive.open(names[0])
+    archive.close()                 # the file stays open until the member is closed
+    return member
 
 
 def _open_bytes(p: Path) -> IO[bytes]:
