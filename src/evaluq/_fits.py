@@ -7,6 +7,7 @@ diagnostics, save, repr; a model supplies its draws at each scope and its extras
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final
@@ -29,6 +30,87 @@ from evaluq.ranks import rank_distribution
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 AGREE_TOLERANCE: Final = 0.1
 """Where neither side has an interval, the two estimates agree within this (a P(best))."""
+HALF_NORMAL_SD: Final = math.sqrt(1.0 - 2.0 / math.pi)
+"""The SD of HalfNormal(1): a HalfNormal(s) prior's SD is s times this."""
+WEAK_CONTRACTION: Final = 0.5
+"""A scale whose prior contraction is below this is mostly its prior: the data removed less
+than half of its prior variance (the fit and the report say so). For ``fit_items``'
+sigma_item (4 models, one epoch, HalfNormal(2.5)) it was 0.18, 0.24, 0.90, 0.95 and 0.99
+with 2, 5, 10, 40 and 200 items."""
+
+
+def contraction_table(post: xr.Dataset, scales: Mapping[str, tuple[str, float]],
+                      sample_dims: Sequence[Hashable] = SAMPLE_DIMS) -> pd.DataFrame:
+    """How far the data moved each scale parameter from its HalfNormal(sigma) prior.
+
+    The prior contraction of a parameter theta (Betancourt 2018, "Calibrating model-based
+    inferences and decisions", sec. 2.2; Schad, Betancourt and Vasishth 2021) is
+
+    .. math:: c = 1 - \\operatorname{Var}(\\theta \\mid y) / \\operatorname{Var}(\\theta),
+              \\qquad \\operatorname{Var}(\\theta) = \\sigma^2 (1 - 2 / \\pi)
+
+    for a HalfNormal(sigma) prior: near 1, the data decide the parameter; near 0, the
+    posterior is the prior (a scale of 2 items, or of 3 languages, is mostly its prior).
+
+    Parameters
+    ----------
+    post
+        The posterior draws (``sample_dims`` and, for a per-model scale, ``model``).
+    scales
+        {variable of ``post``: (the prior's key in ``priors=``, the sigma of its HalfNormal
+        prior)}; a variable not in ``post`` is skipped.
+    sample_dims
+        The draws' dims.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (quantity, model) (model ``""`` for a scalar) as
+        :func:`convergence_table`: ``prior_key``, ``prior_sigma``, ``prior_sd``,
+        ``posterior_sd``, ``contraction``.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from evaluq._fits import contraction_table
+    >>> draws = np.random.default_rng(0).normal(1.0, 0.1, (2, 500))
+    >>> post = xr.Dataset({"sigma_item": (("chain", "draw"), draws)})
+    >>> table = contraction_table(post, {"sigma_item": ("sigma_item_sigma", 2.0)})
+    >>> round(float(table["contraction"].iloc[0]), 3)
+    0.993
+    """
+    rows: list[tuple[str, str, str, float, float, float]] = []
+    for name, (key, sigma) in scales.items():
+        if name not in post:
+            continue
+        sd = post[name].std(dim=list(sample_dims), ddof=1)
+        models = sd[MODEL].values if MODEL in sd.dims else [""]
+        rows += [(str(name), str(m), key, float(sigma), float(sigma) * HALF_NORMAL_SD,
+                  float(v)) for m, v in zip(models, np.atleast_1d(sd.values), strict=True)]
+    index = pd.MultiIndex.from_arrays([[r[0] for r in rows], [r[1] for r in rows]],
+                                      names=["quantity", MODEL])
+    table = pd.DataFrame([r[2:] for r in rows], index=index,
+                         columns=["prior_key", "prior_sigma", "prior_sd", "posterior_sd"])
+    table["contraction"] = 1.0 - (table["posterior_sd"] / table["prior_sd"]) ** 2
+    return table
+
+
+def weak_contraction_note(table: pd.DataFrame, scope: str, more: str) -> str:
+    """The sentence a fit and its report give when some scale is mostly its prior (below
+    :data:`WEAK_CONTRACTION`), naming the scale, the ``scope`` that rests on it and the data
+    that would inform it (``more``); ``""`` when every scale is learned from the data."""
+    weak = table[table["contraction"] < WEAK_CONTRACTION]
+    if weak.empty:
+        return ""
+    named = ", ".join(
+        f"{q}{f' ({m})' if m else ''} {c:.2f} (prior HalfNormal({k} = {s:.3g}))"
+        for (q, m), c, k, s in zip(weak.index, weak["contraction"], weak["prior_key"],
+                                   weak["prior_sigma"], strict=True))
+    keys = ", ".join(dict.fromkeys(weak["prior_key"]))
+    return (f"the data barely move the prior of some scales (prior contraction, 1 - posterior "
+            f"/ prior variance, below {WEAK_CONTRACTION}: {named}): the {scope} intervals "
+            f"rest on those priors; more {more}, or a considered prior scale ({keys}), would "
+            f"change them")
 
 
 def cells_as_models(post: xr.Dataset, *, skip_fixed: bool = False) -> xr.Dataset:
@@ -275,6 +357,32 @@ class PosteriorFit:
     def _scope_draws(self, scope: str) -> xr.DataArray:
         raise NotImplementedError(f"{type(self).__name__} must supply _scope_draws(scope)")
 
+    def _scale_priors(self) -> dict[str, tuple[str, float]]:
+        """{posterior variable: (prior key, sigma)} of the fit's scale parameters with a
+        HalfNormal(sigma) prior (none by default)."""
+        return {}
+
+    PRIOR_SCOPE: ClassVar[tuple[str, str]] = ("", "")
+    """The scope whose intervals rest on the scales' priors, and the data that would inform
+    them (the note of :meth:`prior_contraction` names both)."""
+
+    def prior_contraction(self) -> pd.DataFrame:
+        """How far the data moved each scale parameter from its prior.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (quantity, model) of the fit's HalfNormal-prior scales:
+            ``prior_key`` (its name in ``priors=``), ``prior_sigma``, ``prior_sd``,
+            ``posterior_sd`` and ``contraction`` = 1 -
+            posterior / prior variance (:func:`contraction_table`; below 0.5 the scale is
+            mostly its prior, which the fit's repr and the report say). ``attrs["note"]``
+            holds that sentence (``""`` when every scale is learned from the data).
+        """
+        table = contraction_table(self.posterior, self._scale_priors())
+        table.attrs["note"] = weak_contraction_note(table, *self.PRIOR_SCOPE)
+        return table
+
     def _diagnose(self, post: xr.Dataset, stats: xr.Dataset) -> pd.DataFrame:
         raise NotImplementedError(f"{type(self).__name__} must supply _diagnose(post, stats)")
 
@@ -401,13 +509,16 @@ class PosteriorFit:
     def _notes(self) -> list[str]:
         return []
 
+    def _all_notes(self) -> list[str]:
+        return [*self._notes(), self.prior_contraction().attrs["note"]]
+
     def __repr__(self) -> str:
         return "\n".join([self._header(), *self._preamble(),
                           self._summary().round(4).to_string(), *self._trailer()]
-                         + [f"note: {text}" for text in self._notes() if text])
+                         + [f"note: {text}" for text in self._all_notes() if text])
 
     def _repr_html_(self) -> str:
         return (f"<p><strong>{self._header()}</strong></p>"
                 + "".join(f"<p>{text}</p>" for text in self._preamble())
                 + self._summary().round(4).to_html()
-                + "".join(f"<p><em>{text}</em></p>" for text in self._notes() if text))
+                + "".join(f"<p><em>{text}</em></p>" for text in self._all_notes() if text))

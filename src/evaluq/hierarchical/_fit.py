@@ -259,6 +259,16 @@ class HierarchicalFit(PosteriorFit):
     rank_probabilities = PosteriorFit.rank_probabilities
     diagnostics = PosteriorFit.diagnostics
     save = PosteriorFit.save
+    prior_contraction = PosteriorFit.prior_contraction
+    PRIOR_SCOPE: ClassVar[tuple[str, str]] = ("population", "languages")
+
+    def _scale_priors(self) -> dict[str, tuple[str, float]]:
+        """tau_lang = |N(0, tau_lang_sigma)| (``"crossed"``) and tau_m_scale ~
+        HalfNormal(tau_m_sigma), both HalfNormal: a new language's spread (the population
+        scope) rests on them."""
+        priors = self.config.get("priors", {})
+        keys = {"tau_lang": "tau_lang_sigma", "tau_m_scale": "tau_m_sigma"}
+        return {name: (key, float(priors[key])) for name, key in keys.items() if key in priors}
 
     # -- draws ----------------------------------------------------------------------------------
     def __post_init__(self) -> None:

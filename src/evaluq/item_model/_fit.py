@@ -127,10 +127,19 @@ class ItemFit(PosteriorFit):
     rank_probabilities = PosteriorFit.rank_probabilities
     diagnostics = PosteriorFit.diagnostics
     save = PosteriorFit.save
+    prior_contraction = PosteriorFit.prior_contraction
+    PRIOR_SCOPE: ClassVar[tuple[str, str]] = ("new_items", "items")
 
     @property
     def _higher_is_better(self) -> bool:
         return True            # scores on the probability / rating scale, higher is better
+
+    def _scale_priors(self) -> dict[str, tuple[str, float]]:
+        """sigma_item ~ HalfNormal(sigma_item_sigma) in every family: the new-items scope's
+        spread of a new item rests on it."""
+        priors = self.config.get("priors", {})
+        return ({"sigma_item": ("sigma_item_sigma", float(priors["sigma_item_sigma"]))}
+                if "sigma_item_sigma" in priors else {})
 
     @property
     def form(self) -> str:

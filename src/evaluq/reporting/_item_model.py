@@ -155,6 +155,8 @@ def fit_item_model(scores: xr.DataArray, options: Mapping[str, Any] | None,
     except (ValueError, CubeError) as err:
         return ItemModelResults(reason=str(err))
     res = ItemModelResults(fit=fit, notes=[f"item model: {t}" for t in said])
+    if weak := fit.prior_contraction().attrs["note"]:
+        res.notes.append(f"item model: {weak}")
     main = f"{fit.data.family}, {MAIN}" + (", learned item distribution" if learned else "")
     fits: dict[str, Any] = {main: fit}
     for label, overrides in COMPARED:

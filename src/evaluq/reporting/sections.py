@@ -746,8 +746,10 @@ def _posterior_section(fit: _HierarchicalFitLike, *, scope: str = "benchmark") -
     pairing = [_p(text) for text in (f"Test-set errors {getattr(data, 'pairing', '')}."
                                      if getattr(data, "pairing", "") else "",
                                      str(getattr(data, "pairing_note", ""))) if text]
+    weak = (fit.prior_contraction().attrs["note"] if hasattr(fit, "prior_contraction")
+            else "")
     body = [_p("Posterior of the hierarchical model beside the resampling results."),
-            *pairing,
+            *pairing, *([_p(f"Note: {weak}.")] if weak else []),
             _table_html(compare, caption=str(compare.attrs.get(
                 "caption", "Posterior versus frequentist (resampling) estimates."))),
             *([_figure(forest_plot(pw, title=f"posterior differences ({scope} scope)"),
