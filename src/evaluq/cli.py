@@ -18,8 +18,6 @@ from evaluq._dims import DATA_NOTE, LANGUAGE_LABEL
 from evaluq._warn import warn
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import pandas as pd
     import xarray as xr
 
