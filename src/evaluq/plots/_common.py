@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import io
 import numbers
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,7 @@ def _styled[**P](func: Callable[P, Figure]) -> Callable[P, Figure]:
             for ax in fig.axes:  # the axes drawn, never another axes of the user's figure
                 if ax not in before or ax in keep:
                     ax.tick_params(labelsize=7)
+                    _wrap_tick_labels(ax)
         return fig
 
     return wrapper
@@ -146,6 +148,123 @@ def _panels(axes: Sequence[Axes] | np.ndarray | None, n: int, width: float, heig
     grid = np.empty((n, 1), dtype=object)
     grid[:, 0] = given
     return given[0].figure, grid, False  # type: ignore[return-value]
+
+
+_LEGEND_CHAR = 0.052
+"""Inches a character of a 7-point legend label takes (about 0.53 em, a Latin text's mean)."""
+_LEGEND_ENTRY = 0.3
+"""Inches a legend entry takes besides its text: the handle and the spaces either side."""
+_LEGEND_ROW = 0.16
+"""Inches a line of 7-point legend text takes, with the space between lines."""
+
+
+_LABEL_CHARS = 34
+"""Characters of a 7-point tick label per line beside a column-wide axes (about 1.7 in)."""
+
+
+def _wrap_labels(labels: Sequence[Any], chars: int = _LABEL_CHARS) -> tuple[list[str], int]:
+    r"""The labels wrapped (:func:`_wrap_one`, line by line) to ``chars`` characters a line,
+    and how many lines the wrapping added: long model names (``org/checkpoint-name``) then
+    keep a column-wide figure's axes from collapsing.
+
+    Examples
+    --------
+    >>> from evaluq.plots._common import _wrap_labels
+    >>> _wrap_labels(["m0 − m1", "meta-llama/Meta-Llama-3.1-70B − Qwen/Qwen2.5-72B"])
+    (['m0 − m1', 'meta-llama/Meta-Llama-3.1-70B −\nQwen/Qwen2.5-72B'], 1)
+    >>> _wrap_labels(["meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo"], 20)[0]
+    ['meta-llama/Meta-\nLlama-3.1-70B-\nInstruct-Turbo']
+    >>> _wrap_labels(["a" * 25], 10)[0]
+    ['aaaaaaaaaa\naaaaaaaaaa\naaaaa']
+    """
+    wrapped = ["\n".join(_wrap_one(line, chars) for line in str(t).split("\n"))
+               for t in labels]                  # lines already broken are kept
+    return wrapped, sum(t.count("\n") for t in wrapped)
+
+
+def _wrap_one(text: str, chars: int) -> str:
+    """``text`` in lines of at most ``chars`` characters, broken after a space, ``/``, ``-``
+    or ``_`` where it can (``meta-llama/Meta-`` | ``Llama-3.1-70B-`` | ``Instruct``), inside a
+    longer run of other characters where it must."""
+    if len(text) <= chars:
+        return text
+    lines, line = [], ""
+    for piece in re.findall(r"[^/\-_ ]*[/\-_ ]?", text):
+        if line and len(line) + len(piece.rstrip()) > chars:
+            lines.append(line.rstrip())
+            line = ""
+        while len(line) + len(piece) > chars + (piece[-1:] == " "):
+            cut = chars - len(line)
+            lines.append(line + piece[:cut])
+            line, piece = "", piece[cut:]
+        line += piece
+    return "\n".join([*lines, line.rstrip()] if line.strip() else lines)
+
+
+def _wrap_tick_labels(ax: Axes) -> None:
+    """Wrap the tick labels an axes was given (model names, pairs) to ``_LABEL_CHARS`` a line:
+    a checkpoint's name of 50 characters beside a column-wide axes would squeeze it to
+    nothing (matplotlib's layout then gives up, with a warning)."""
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):     # labels given as text: set_ticks(ticks, labels)
+        formatter = axis.get_major_formatter()
+        if isinstance(formatter, FixedFormatter | FuncFormatter):   # (a partial pickles)
+            axis.set_major_formatter(FuncFormatter(functools.partial(_wrapped, formatter)))
+
+
+def _wrapped(formatter: Any, x: float, pos: int | None = None) -> str:
+    """The label ``formatter`` gives, wrapped (:func:`_wrap_labels`)."""
+    return _wrap_labels([formatter(x, pos)])[0][0]
+
+
+def _pair_labels(pairs: Sequence[tuple[Any, Any]], sep: str) -> tuple[list[str], float]:
+    """A label ``a <sep> b`` per pair, and the inches a row of them needs: one line (0.22 in)
+    while the longest fits ``_LABEL_CHARS``, else ``a <sep>`` and ``b`` on lines of their
+    own, each wrapped (0.1 in a row and 0.12 a line).
+
+    Examples
+    --------
+    >>> from evaluq.plots._common import _pair_labels
+    >>> _pair_labels([("m0", "m1")], "−")
+    (['m0 − m1'], 0.22)
+    >>> labels, row = _pair_labels([("org/a-long-model-name-7b", "org/b-long-model-name-7b")],
+    ...                            "vs")
+    >>> labels, round(row, 2)
+    (['org/a-long-model-name-7b vs\\norg/b-long-model-name-7b'], 0.34)
+    """
+    labels = [f"{a} {sep} {b}" for a, b in pairs]
+    if max(map(len, labels), default=0) > _LABEL_CHARS:
+        labels = _wrap_labels([f"{a} {sep}\n{b}" for a, b in pairs])[0]
+    lines = max((t.count("\n") + 1 for t in labels), default=1)
+    return labels, max(0.22, 0.1 + 0.12 * lines)
+
+
+def _legend_layout(labels: Sequence[str], width: float,
+                   most: int) -> tuple[int, list[str], float]:
+    """(ncols, labels, height) of a legend above a ``width``-inch axes: as many columns (up
+    to ``most``) as the labels fit side by side, a label too long for a whole line wrapped
+    (a model named ``org/a-very-long-checkpoint-name`` must not push the axes to nothing),
+    and the inches its lines take, for the figure's height.
+
+    Examples
+    --------
+    >>> from evaluq.plots._common import _legend_layout
+    >>> _legend_layout(["a", "b", "c"], 3.4, 3)[0]
+    3
+    >>> ncols, labels, height = _legend_layout(["meta-llama/Meta-Llama-3.1-70B-Instruct"] * 4,
+    ...                                        3.4, 3)
+    >>> ncols, round(height, 2)
+    (1, 0.64)
+    """
+    room = max(width - 0.6, 1.0)                 # the y label and tick labels take the rest
+    chars = max(int((room - _LEGEND_ENTRY) / _LEGEND_CHAR), 8)
+    wrapped, _ = _wrap_labels(labels, chars)
+    longest = max((len(line) for t in wrapped for line in t.splitlines()), default=1)
+    ncols = int(max(1, min(len(labels), most, room // (_LEGEND_ENTRY + _LEGEND_CHAR * longest))))
+    lines = [t.count("\n") + 1 for t in wrapped]
+    rows = [max(lines[i:i + ncols]) for i in range(0, len(lines), ncols)]
+    return ncols, wrapped, _LEGEND_ROW * sum(rows)
 
 
 def _metric(attrs: Mapping[str, Any]) -> str:

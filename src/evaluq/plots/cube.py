@@ -23,11 +23,14 @@ from evaluq.plots._common import (
     _WIDE,
     COLUMN_WIDTH,
     _axes,
+    _legend_layout,
     _metric,
     _orientation_text,
+    _pair_labels,
     _panels,
     _require,
     _styled,
+    _wrap_labels,
 )
 
 if TYPE_CHECKING:
@@ -103,9 +106,9 @@ def forest_plot(pairwise: xr.Dataset, *, unique: bool = True,
     if n == 0:
         raise CubeError("`pairwise` has fewer than two models (or `pairs` is empty): "
                         "nothing to draw")
-    fig, ax = _axes(ax, COLUMN_WIDTH, 0.7 + 0.22 * n)
+    labels, row = _pair_labels(list(table.index), "−")
+    fig, ax = _axes(ax, COLUMN_WIDTH, 0.7 + row * n)
     y = np.arange(n)[::-1].astype(float)
-    labels = [f"{a} − {b}" for a, b in table.index]
     lower, upper = table["lower"].to_numpy(float), table["upper"].to_numpy(float)
     observed = table["observed" if "observed" in table else "mean"].to_numpy(float)
     clear = table["verdict"].to_numpy() != 0
@@ -172,7 +175,9 @@ def rank_heatmap(ranks: xr.Dataset, *, title: str | None = None,
     prob = ranks["probability"].transpose(MODEL, RANK).values[order]
     models = ranks[MODEL].values[order]
     n_m, n_r = prob.shape
-    fig, ax = _axes(ax, max(COLUMN_WIDTH, 1.8 + 0.14 * n_r), 0.9 + 0.24 * n_m)
+    longest = max(len(line) for m in _wrap_labels(list(models))[0] for line in str(m).split("\n"))
+    width = max(COLUMN_WIDTH, 1.8 + 0.14 * n_r + 0.06 * max(longest - 12, 0))  # the names' room
+    fig, ax = _axes(ax, width, 0.9 + 0.24 * n_m)
     image = ax.imshow(prob, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto",
                       interpolation="nearest")
     ax.set_xticks(np.arange(n_r), [str(r) for r in ranks[RANK].values])
@@ -190,6 +195,10 @@ def rank_heatmap(ranks: xr.Dataset, *, title: str | None = None,
                         color="white" if p > 0.55 else "black")
     fig.colorbar(image, ax=ax, label="probability", shrink=0.9)
     return fig
+
+
+_TIER_LABEL_CHARS: Final = 16
+"""Characters a line of a tier diagram's model label (beside the axis)."""
 
 
 @_styled
@@ -252,18 +261,23 @@ def tier_diagram(aggregated: xr.Dataset, tiers: xr.DataArray | None = None, *,
     adjustment = str(tiers.attrs.get("adjustment", adjustment))
     tiers = tiers.sel({MODEL: aggregated[MODEL].values})
     x = aggregated[OBSERVED].values.astype(float)
-    models = [str(m) for m in aggregated[MODEL].values]
+    models, _ = _wrap_labels([str(m) for m in aggregated[MODEL].values], _TIER_LABEL_CHARS)
+    lines = max(m.count("\n") + 1 for m in models)   # a label's lines: its row's height
     tier = tiers.values.astype(int)
     n = len(models)
     order = np.argsort(x, kind="stable")        # left to right on the axis
-    fig, ax = _axes(ax, COLUMN_WIDTH, 1.0 + 0.2 * ((n + 1) // 2) + 0.12 * tier.max())
+    fig, ax = _axes(ax, COLUMN_WIDTH, 1.0 + 0.2 * lines * ((n + 1) // 2) + 0.12 * tier.max())
     span = float(np.nanmax(x) - np.nanmin(x)) or 1.0
     lo, hi = float(np.nanmin(x)) - 0.08 * span, float(np.nanmax(x)) + 0.08 * span
-    ax.set_xlim(lo - 0.25 * span, hi + 0.25 * span)
+    # a side's margin holds its labels: w inches of text beside 1.16 span of data in the
+    # axes' ~3 inches needs a margin of 1.16 w / (3 - 2 w) spans
+    text = 0.055 * max(len(line) for m in models for line in m.split("\n"))
+    margin = max(0.25, 1.16 * text / (COLUMN_WIDTH - 0.4 - 2 * text))
+    ax.set_xlim(lo - margin * span, hi + margin * span)
     ax.hlines(0.0, lo, hi, color="black", linewidth=0.9)
     ax.plot(x, np.zeros(n), "|", color="black", markersize=6)
     n_left = (n + 1) // 2
-    step = 1.0
+    step = float(lines)
     for k, i in enumerate(order):
         left = k < n_left
         depth = -(k + 1) * step if left else -(n - k) * step
@@ -395,7 +409,9 @@ def variance_bars(components: xr.Dataset, *,
     # the longest, and give the figure the height they take
     slant = n_l > 6 or sum(map(len, labels)) > 8 * width
     longest = min(max(map(len, labels)), 24)
-    height = 0.5 + 1.35 * len(shown) + (0.06 * longest if slant else 0.0)
+    ncols, names, legend = _legend_layout([str(m) for m in models], width,
+                                          5 if width > COLUMN_WIDTH else 3)
+    height = 0.34 + legend + 1.35 * len(shown) + (0.06 * longest if slant else 0.0)
     fig, panels, new = _panels(axes, len(shown), width, height, sharex=True)
     pos = np.arange(n_l, dtype=float)
     bar = 0.8 / n_m
@@ -405,9 +421,9 @@ def variance_bars(components: xr.Dataset, *,
         se_name = f"se_{name}"
         se = (components[se_name].transpose(MODEL, LANGUAGE).values
               if se_name in components else None)
-        for k, model in enumerate(models):
+        for k, name_k in enumerate(names):
             err = None if se is None else np.where(np.isfinite(se[k]), se[k], 0.0)
-            ax.bar(pos - 0.4 + bar * (k + 0.5), values[k], width=bar, label=str(model),
+            ax.bar(pos - 0.4 + bar * (k + 0.5), values[k], width=bar, label=name_k,
                    yerr=err, error_kw={"elinewidth": 0.5, "capsize": 0, "ecolor": "#555555"})
         ax.set_ylabel(_SD_LABELS.get(name, name))
     last = panels[-1, 0]
@@ -422,6 +438,6 @@ def variance_bars(components: xr.Dataset, *,
         fig.suptitle(heading, fontsize=8)
     else:
         panels[0, 0].set_title(heading, fontsize=8)
-    panels[0, 0].legend(ncols=min(n_m, 5 if width > COLUMN_WIDTH else 3), loc="lower left",
+    panels[0, 0].legend(ncols=ncols, loc="lower left",
                         bbox_to_anchor=(0, 1.0), handlelength=1.0, columnspacing=0.8)
     return fig

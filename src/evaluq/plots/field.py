@@ -19,10 +19,13 @@ from evaluq.plots._common import (
     _NEUTRAL,
     COLUMN_WIDTH,
     _axes,
+    _legend_layout,
     _metric,
+    _pair_labels,
     _panels,
     _require,
     _styled,
+    _wrap_labels,
 )
 
 if TYPE_CHECKING:
@@ -41,6 +44,12 @@ _CD_ROW = 0.3
 """Vertical distance between two model labels of a CD diagram (data units)."""
 _CD_GROUP_ROW = 0.16
 """Vertical distance between two group bars of a CD diagram (data units)."""
+_CD_LABEL_CHARS = 18
+"""Characters a line of a CD diagram's model label (beside the axis, with its mean rank)."""
+_LINE_CHARS = 62
+"""Characters a line of a title or axis label of a column-wide figure."""
+_INSIDE_LEGEND_CHARS = 16
+"""Longer model names put a performance profile's legend above the axes, off the curves."""
 
 
 def _cd_axis(ax: Axes, lo: int, hi: int) -> None:
@@ -66,15 +75,16 @@ def _cd_bar(ax: Axes, lo: int, cd: float) -> None:
 
 
 def _cd_labels(ax: Axes, ranks: np.ndarray, models: Sequence[str], top: float,
-               lo: int, hi: int) -> None:
-    """Elbow lines from each model's mean rank to its label, the better half on the left."""
+               lo: int, hi: int, row: float) -> None:
+    """Elbow lines from each model's mean rank to its label, the better half on the left,
+    ``row`` apart."""
     order = np.argsort(ranks, kind="stable")
     k = order.size
     n_left = (k + 1) // 2
     pad = 0.04 * (hi - lo)
     for pos, i in enumerate(order):
         left = pos < n_left
-        depth = top - _CD_ROW * (pos if left else k - 1 - pos)
+        depth = top - row * (pos if left else k - 1 - pos)
         edge = lo - pad if left else hi + pad
         ax.plot([ranks[i], ranks[i], edge], [0.0, depth, depth], color=_NEUTRAL, linewidth=0.7)
         text = f"{models[i]} ({ranks[i]:.2f})"
@@ -120,11 +130,12 @@ def critical_difference_diagram(result: xr.Dataset, *, ax: Axes | None = None,
 
     _require(result, "result", "eq.critical_difference", (MEAN_RANK, IN_GROUP))
     ranks = result[MEAN_RANK].values.astype(float)
-    models = [str(m) for m in result[MODEL].values]
+    models, _ = _wrap_labels([str(m) for m in result[MODEL].values], _CD_LABEL_CHARS)
+    lines = max(m.count("\n") + 1 for m in models)     # a label's lines: its row's height
     member = result[IN_GROUP].values.astype(bool)
     k, n_groups = ranks.size, member.shape[0]
     lo, hi = min(1, int(np.floor(ranks.min()))), max(k, int(np.ceil(ranks.max())))
-    fig, ax = _axes(ax, COLUMN_WIDTH, 0.75 + 0.2 * ((k + 1) // 2) + 0.1 * n_groups)
+    fig, ax = _axes(ax, COLUMN_WIDTH, 0.75 + 0.2 * lines * ((k + 1) // 2) + 0.1 * n_groups)
     _cd_axis(ax, lo, hi)
     _cd_bar(ax, lo, float(result.attrs.get("cd", np.nan)))
     for g in range(n_groups):
@@ -133,9 +144,9 @@ def critical_difference_diagram(result: xr.Dataset, *, ax: Axes | None = None,
         ax.plot([r.min() - 0.05, r.max() + 0.05], [y, y], color=_ACCENT, linewidth=2.4,
                 solid_capstyle="round", label=f"group {g}")
     top = -0.18 - _CD_GROUP_ROW * max(n_groups, 1) - 0.12
-    _cd_labels(ax, ranks, models, top, lo, hi)
+    _cd_labels(ax, ranks, models, top, lo, hi, _CD_ROW * lines)
     ax.set_xlim(lo - 0.55 * (hi - lo), hi + 0.55 * (hi - lo))
-    ax.set_ylim(top - _CD_ROW * ((k + 1) // 2) + 0.1, 0.85)
+    ax.set_ylim(top - _CD_ROW * lines * ((k + 1) // 2) + 0.1, 0.85)
     ax.set_axis_off()
     at = result.attrs
     test, alpha, p = at.get("test", ""), at.get("alpha", np.nan), at.get("friedman_pvalue")
@@ -161,6 +172,7 @@ def _simplex(ax: Axes, samples: np.ndarray, probs: Sequence[float],
         ax.plot([cx, x], [cy, y], color="#e07b39", linewidth=0.7)
     pts = project(samples[:, [0, 2, 1]])
     ax.hexbin(pts[:, 0], pts[:, 1], mincnt=1, cmap="Blues_r", gridsize=40, linewidths=0)
+    names = _wrap_labels(names, _CD_LABEL_CHARS)[0]      # the vertices' labels
     ax.text(0, -0.04, f"p({names[0]}) = {probs[0]:.3f}", ha="center", va="top", fontsize=7)
     ax.text(0.5, np.sqrt(3) / 2 + 0.02, f"p(rope) = {probs[1]:.3f}", ha="center",
             va="bottom", fontsize=7)
@@ -171,7 +183,8 @@ def _simplex(ax: Axes, samples: np.ndarray, probs: Sequence[float],
     ax.set_axis_off()
 
 
-def _t_density(ax: Axes, attrs: Mapping[str, Any], rope: float, names: Sequence[str]) -> None:
+def _t_density(ax: Axes, attrs: Mapping[str, Any], rope: float, names: Sequence[str],
+               below: bool) -> None:
     """baycomp's single-data-set plot: the Student-t posterior of ``model_b - model`` with the
     ROPE's ends."""
     from scipy import stats
@@ -189,8 +202,12 @@ def _t_density(ax: Axes, attrs: Mapping[str, Any], rope: float, names: Sequence[
         ax.axvspan(-rope, rope, color=_NEUTRAL, alpha=0.2, linewidth=0, label="ROPE")
     ax.axvline(0.0, color="black", linewidth=0.6)
     ax.set_yticks([])
-    ax.set_xlabel(f"difference {names[1]} − {names[0]}  (left: {names[0]} higher)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), ncols=2)
+    ax.set_xlabel(_wrap_labels([f"difference {names[1]} − {names[0]}  (left: {names[0]} "
+                                "higher)"], _LINE_CHARS)[0][0])
+    if below:       # a new figure: the legend under the axis label, however many lines
+        ax.figure.legend(loc="outside lower center", ncols=2)
+    else:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), ncols=2)
 
 
 @_styled
@@ -231,11 +248,13 @@ def bayesian_comparison(result: Any, *, ax: Axes | None = None,
     if not isinstance(result, BayesianComparison):
         raise TypeError(f"`result` must be the result of eq.bayesian_signed_rank or "
                         f"eq.correlated_t_test; got {type(result).__name__}")
-    fig, ax = _axes(ax, COLUMN_WIDTH, 2.6 if result.method == "signed-rank" else 1.9)
+    new = ax is None
     names = (str(result.attrs.get(MODEL, "model")), str(result.attrs.get(MODEL_B, "model_b")))
+    lines = 0.3 if sum(map(len, names)) > _LINE_CHARS - 36 else 0.0  # title, label wrapped
+    fig, ax = _axes(ax, COLUMN_WIDTH, (2.6 if result.method == "signed-rank" else 1.9) + lines)
     probs = [result.p_above, result.p_rope, result.p_below]   # baycomp's left, rope, right
     if result.method == "correlated-t":
-        _t_density(ax, result.attrs, result.rope, names)
+        _t_density(ax, result.attrs, result.rope, names, below=new)
     elif float(result.distribution.sel(region="rope").max()) >= 0.1:
         _simplex(ax, result.distribution.values.T, probs, names)
     else:
@@ -244,10 +263,12 @@ def bayesian_comparison(result: Any, *, ax: Axes | None = None,
         ax.axvline(0.5, color=_ACCENT, linewidth=1.0)
         ax.set_xlim(0, 1)
         ax.set_yticks([])
-        ax.set_xlabel(f"P({names[1]} scores higher)")
-    ax.set_title(title if title is not None else
-                 f"p({names[0]}) = {probs[0]:.3f}, p(rope) = {probs[1]:.3f}, "
-                 f"p({names[1]}) = {probs[2]:.3f}", fontsize=7, loc="left")
+        ax.set_xlabel(_wrap_labels([f"P({names[1]} scores higher)"], _LINE_CHARS)[0][0])
+    parts = [f"p({names[0]}) = {probs[0]:.3f}", f"p(rope) = {probs[1]:.3f}",
+             f"p({names[1]}) = {probs[2]:.3f}"]
+    joined = ", ".join(parts)                   # long names: a line each
+    ax.set_title(title if title is not None else joined if len(joined) <= _LINE_CHARS else
+                 "\n".join(_wrap_labels(parts, _LINE_CHARS)[0]), fontsize=7, loc="left")
     return fig
 
 
@@ -342,21 +363,27 @@ def performance_profile_plot(profile: xr.Dataset, *, ax: Any = None,
     check_text("title", title, or_none=True)
     _require(profile, "profile", "eq.performance_profile", ("estimate", "ci"),
              ("threshold",))
-    fig, axis = _axes(ax, COLUMN_WIDTH, 2.3)
+    names = [str(m) for m in profile[MODEL].values]
+    above = max(map(len, names)) > _INSIDE_LEGEND_CHARS    # long names: the legend on top
+    ncols, names, legend = _legend_layout(names, COLUMN_WIDTH, 3) if above else (1, names, 0)
+    fig, axis = _axes(ax, COLUMN_WIDTH, 2.3 + legend)
     tau = profile["threshold"].values
     for k, model in enumerate(profile[MODEL].values):
         est = profile["estimate"].sel({MODEL: model}).values
         ci = profile["ci"].sel({MODEL: model}).values
-        axis.plot(tau, est, color=f"C{k}", linewidth=1.3, label=str(model))
+        axis.plot(tau, est, color=f"C{k}", linewidth=1.3, label=names[k])
         axis.fill_between(tau, ci[:, 0], ci[:, 1], color=f"C{k}", alpha=0.2, linewidth=0)
     kind = profile.attrs.get("kind", "run")
     what = "runs" if kind == "run" else "tasks (mean over runs)"
     axis.set_xlabel(rf"{_metric(profile.attrs)} threshold $\tau$")
     axis.set_ylabel(rf"fraction of {what} > $\tau$")
     axis.set_ylim(-0.02, 1.02)
-    axis.legend(loc="upper right")
-    if title is not None:
-        axis.set_title(title)
+    if above:
+        axis.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=ncols)
+    else:
+        axis.legend(loc="upper right")
+    if title is not None:                       # above the legend's lines (points)
+        axis.set_title(title, pad=6 + 72 * legend)
     return fig
 
 
@@ -400,7 +427,8 @@ def probability_of_improvement_plot(poi: xr.Dataset, *,
     pairs = [check_pair(f"pairs[{k}]", pair, models) for k, pair in enumerate(pairs)]
     if not pairs:
         raise CubeError("`poi` has fewer than two models: nothing to draw")
-    fig, axis = _axes(ax, COLUMN_WIDTH, 0.7 + 0.25 * len(pairs))
+    labels, row = _pair_labels(pairs, "vs")
+    fig, axis = _axes(ax, COLUMN_WIDTH, 0.7 + max(row, 0.25) * len(pairs))
     y = np.arange(len(pairs))[::-1].astype(float)
     for row, (a, b) in zip(y, pairs, strict=True):
         sel = {MODEL: a, MODEL_B: b}
@@ -409,7 +437,7 @@ def probability_of_improvement_plot(poi: xr.Dataset, *,
         axis.vlines(float(poi["estimate"].sel(sel)), row - 0.3, row + 0.3, colors="black",
                     linewidth=1.2)
     axis.axvline(0.5, color="black", linewidth=0.7, linestyle="--")
-    axis.set_yticks(y, [f"{a} vs {b}" for a, b in pairs])
+    axis.set_yticks(y, labels)
     axis.set_xlim(0, 1)
     level = float(poi.attrs.get("confidence_level", 0.95))
     axis.set_xlabel(f"P(X > Y) ({level:.0%} stratified bootstrap intervals)")
