@@ -76,6 +76,21 @@ def test_read_table_reads_a_semicolon_csv_with_decimal_commas(tmp_path):
         pd.testing.assert_frame_equal(got, want)
 
 
+@pytest.mark.parametrize("name", ["tabs.csv", "tabs.txt", "tabs.csv.gz", "semi.txt",
+                                  "commas.txt"])
+def test_a_csv_or_txt_file_reads_by_the_separator_of_its_header(tmp_path, name):
+    """A spreadsheet's "tab-delimited text" (.txt) or a TSV saved as .csv reads as the same
+    table as the CSV; so does a .txt of commas or semicolons. Before, a tab-separated .csv
+    was one column named 'sys\\ttask\\trun\\tf1' ('--model sys' was "not in the file")."""
+    sep = "\t" if name.startswith("tabs") else ";" if name.startswith("semi") else ","
+    path = tmp_path / name
+    text = table().to_csv(sep=sep, index=False).encode()
+    path.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    pd.testing.assert_frame_equal(eq.read_table(path), table())
+    cube = eq.from_long(path, model="sys", language="task", seed="run", score="f1")
+    assert cube.sizes["model"] == 2
+
+
 COMPRESSORS = {
     ".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip",
 }

@@ -21,15 +21,19 @@ from evaluq.errors import CubeError
 
 
 def _read_csv(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
-    """A ``.csv`` file; one whose header splits on ';' but not on ',' (a spreadsheet's export
-    where ',' is the decimal mark) is read with ';' as the separator, and each text column
-    whose every value is a number with a decimal comma ("0,71") becomes that number, unless
-    ``sep`` / ``delimiter`` / ``decimal`` are given."""
+    """A ``.csv`` (or ``.txt``) file; one whose header splits on tabs but not on ',' (a
+    spreadsheet's "tab-delimited text", or a TSV named ``.csv``) is read as tab-separated; one
+    whose header splits on ';' but not on ',' (a spreadsheet's export where ',' is the
+    decimal mark) is read with ';' as the separator, and each text column whose every value
+    is a number with a decimal comma ("0,71") becomes that number, unless ``sep`` /
+    ``delimiter`` / ``decimal`` are given."""
     if {"sep", "delimiter", "decimal"} & set(kw):
         return pd.read_csv(p, **kw)
     with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=kw.get("encoding") or "utf-8",
                                                  errors="replace") as handle:
         header = handle.readline()
+    if header.count("\t") >= 1 and header.count(",") == 0:
+        return pd.read_csv(p, sep="\t", **kw)
     if not (header.count(";") >= 1 and header.count(",") == 0):
         return pd.read_csv(p, **kw)
     table = pd.read_csv(p, sep=";", **kw)
@@ -45,6 +49,7 @@ def _read_csv(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
 
 _READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {
     ".csv": _read_csv,
+    ".txt": _read_csv,
     ".tsv": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
     ".tab": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
     ".jsonl": lambda p, kw: pd.read_json(p, lines=True, precise_float=True, **kw),
@@ -57,7 +62,7 @@ TableLike = pd.DataFrame | str | os.PathLike[str]
 COMPRESSED: Final = (".gz", ".bz2", ".xz", ".zip")
 """A text table (CSV, TSV, JSON lines) may be compressed: ``runs.csv.gz``; the reader is
 that of the suffix before this one, and pandas decompresses it."""
-_TEXT: Final = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson")
+_TEXT: Final = (".csv", ".txt", ".tsv", ".tab", ".jsonl", ".ndjson")
 
 
 def _zip_member(p: Path) -> IO[bytes]:
@@ -96,12 +101,13 @@ def _suffix(p: Path) -> str:
 def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     """Read a tidy table from CSV, TSV, JSON lines or parquet.
 
-    The format follows the suffix: ``.csv``; ``.tsv`` / ``.tab``; ``.jsonl`` / ``.ndjson``;
-    ``.parquet`` / ``.pq``; a text table may be compressed (``runs.csv.gz``; also ``.bz2``,
-    ``.xz`` and a ``.zip`` of one file). Extra keyword arguments go to the pandas reader. A
-    ``.csv`` whose header has ';' and no ',' (a spreadsheet's export in a locale with the
-    decimal comma) is read with ';' as the separator, and its columns of numbers written with
-    a decimal comma ("0,71") as numbers.
+    The format follows the suffix: ``.csv`` / ``.txt``; ``.tsv`` / ``.tab``; ``.jsonl`` /
+    ``.ndjson``; ``.parquet`` / ``.pq``; a text table may be compressed (``runs.csv.gz``; also
+    ``.bz2``, ``.xz`` and a ``.zip`` of one file). Extra keyword arguments go to the pandas
+    reader. A ``.csv`` or ``.txt`` whose header has tabs and no ',' is read as tab-separated;
+    one whose header has ';' and no ',' (a spreadsheet's export in a locale with the decimal
+    comma) with ';' as the separator, and its columns of numbers written with a decimal comma
+    ("0,71") as numbers.
 
     Parameters
     ----------
@@ -150,7 +156,7 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
                         f"): {type(err).__name__}: {str(err)[:300]}") from err
     if table.shape[1] == 0:
         raise CubeError(f"{str(p)!r} is empty (no header and no rows)")
-    if suffix in (".csv", ".tsv", ".tab") and len(table) and table.iloc[-1].isna().any():
+    if suffix in (".csv", ".txt", ".tsv", ".tab") and len(table) and table.iloc[-1].isna().any():
         _check_last_line(p)
     return table
 
