@@ -420,6 +420,20 @@ def test_field_section_gives_its_reason_when_a_model_is_left_with_one_run():
     assert "needs at least 2 models and 2 seeds" in body
 
 
+def test_field_section_says_so_when_no_run_has_every_language():
+    """Seeds numbered per language (each run misses the other languages): no run is left for
+    rliable's runs x languages matrices. The section says why, with no numpy warning about
+    an all-NaN slice (before: 'RuntimeWarning: All-NaN slice encountered' in the CLI)."""
+    scores = np.array([[[0.5, 0.52, np.nan, np.nan], [np.nan, np.nan, 0.6, 0.61]],
+                       [[0.4, 0.41, np.nan, np.nan], [np.nan, np.nan, 0.7, 0.72]]])
+    rep = eq.report(eq.from_arrays(scores), None, n_resamples=100, rng=0, progress=False)
+    section = next(s for sec in rep.sections.values() for s in sec if s.id == "field")
+    assert section.figures == 0
+    body = html.unescape(section.body)
+    assert "No run has a score on every language" in body
+    assert "are the seeds numbered alike on every language?" in body
+
+
 def test_one_model_report_shows_its_interval_estimates_and_says_what_is_left_out():
     """rliable's interval estimates describe one model's runs; the probability of
     improvement and ASO compare models and are left out, with the reason on the page."""

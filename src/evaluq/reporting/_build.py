@@ -403,6 +403,11 @@ def _field_methods(cube: xr.Dataset, n_resamples: int, confidence_level: float,
     cube, dropped = _complete_runs(cube)
     note = dropped
     values = cube[SCORE].values
+    if not np.isfinite(values).any():
+        word = language_word(cube)
+        return FieldMethods(reason=(
+            f"{dropped} No run has a score on every {word}: rliable's interval estimates and "
+            f"Almost Stochastic Order skipped (are the seeds numbered alike on every {word}?)."))
     if not (_orientation(cube) and np.nanmin(values) >= 0 and np.nanmax(values) <= 1):
         aggregates.remove("optimality_gap")
         gap = ("The optimality gap (to the target 1) is left out: it needs scores in [0, 1] "
