@@ -1,7 +1,8 @@
-"""Labels that differ only in spaces around them ("gpt-4" and "gpt-4 ") are refused wherever
-a table's key column becomes labels: read as two models they would split one model's rows
-(found by running ``evaluq report`` on a CSV with a trailing space in some model names: it
-went on with eight half-models and dropped three of them as incomplete)."""
+"""Labels that differ only in spaces around them ("gpt-4" and "gpt-4 "), or only in case ("hi"
+and "HI"), are refused wherever a table's key column becomes labels: read as two models they
+would split one model's rows (found by running ``evaluq report`` on a CSV with a trailing
+space in some model names: it went on with eight half-models and dropped three of them as
+incomplete)."""
 
 from __future__ import annotations
 
@@ -106,3 +107,54 @@ def test_fit_items_says_only_what_is_wrong():
         eq.fit_items(table, model="model", item="item", score="score", draws=10, tune=10,
                      chains=1)
     assert "fit_items needs" not in str(info.value)
+
+
+# --- labels that differ only in case ("HI" and "hi") --------------------------------------
+# Found by running ``evaluq report`` on a CSV whose language column mixed "hi" and "HI" (rows
+# from two exports): it went on with 12 half-languages, dropped four as incomplete and
+# printed numpy's "All-NaN slice" warning.
+
+
+def _cased(column: str) -> pd.DataFrame:
+    df = _runs(spaced=False)
+    df.loc[df.index % 2 == 1, column] = df[column].str.upper()
+    return df
+
+
+@pytest.mark.parametrize("column", ["model", "language"])
+def test_from_long_refuses_labels_that_differ_only_in_case(column):
+    with pytest.raises(CubeError, match=rf"column '{column}' has labels that differ only in "
+                                        rf"upper and lower case.*str\.lower"):
+        eq.from_long(_cased(column), **COLS)
+
+
+def test_names_that_differ_in_more_than_case_are_kept():
+    df = _runs(spaced=False)
+    df["model"] = df["model"].map({"gpt-4": "GPT-4o", "llama": "gpt-4"})
+    cube = eq.from_long(df, **COLS)
+    assert sorted(cube["model"].values.tolist()) == ["GPT-4o", "gpt-4"]
+
+
+def test_from_items_and_ratings_refuse_labels_that_differ_only_in_case():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"model": np.repeat(["a", "b"], 6), "item": ["q1", "q2", "q3"] * 4,
+                       "score": rng.integers(0, 2, 12).astype(float)})
+    df.loc[[0, 6], "item"] = "Q1"
+    with pytest.raises(CubeError, match=r"column 'item' .*'Q1' and 'q1'"):
+        eq.from_items(df, model="model", item="item", score="score", n_boot=10)
+    votes = pd.DataFrame({"model_a": ["gpt-4", "llama", "GPT-4"],
+                          "model_b": ["llama", "gpt-4", "llama"],
+                          "winner": ["model_a", "model_b", "tie"]})
+    with pytest.raises(CubeError, match=r"'GPT-4' and 'gpt-4'"):
+        eq.fit_ratings(votes)
+
+
+def test_cli_report_exits_2_on_labels_that_differ_only_in_case(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    _cased("language").to_csv(path, index=False)
+    code = main(["report", str(path), "--model", "model", "--language", "language",
+                 "--seed", "seed", "--score", "score", "--out", str(tmp_path / "out")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "'DE' and 'de' (and 1 more such group(s))" in err
+    assert "Spell each name one way in the file" in err

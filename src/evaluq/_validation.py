@@ -312,15 +312,39 @@ def check_nonempty(name: str, values: np.ndarray | Sequence[Any]) -> None:
         raise ValueError(f"`{name}` is empty")
 
 
+def closest_column(column: str, available: Iterable[Any]) -> str | None:
+    """The column of ``available`` that ``column`` most likely meant: the one spelled the
+    same but for case or spaces around it, else the closest by :mod:`difflib` (ratio 0.8 or
+    more), else None.
+
+    Examples
+    --------
+    >>> closest_column("model", ["Model", "language"]), closest_column("acc", ["accuracy"])
+    ('Model', None)
+    >>> closest_column("langauge", ["model", "language"])
+    'language'
+    """
+    import difflib
+
+    names = [str(c) for c in available]
+    folded = [n for n in names if n.strip().lower() == str(column).strip().lower()]
+    if folded:
+        return folded[0]
+    close = difflib.get_close_matches(str(column), names, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
 def check_columns(name: str, available: Iterable[str], required: dict[str, str | None]) -> None:
-    """Check that every column named in ``required`` (argument -> column) exists in a table."""
+    """Check that every column named in ``required`` (argument -> column) exists in a table;
+    the message suggests the column it most likely meant (:func:`closest_column`)."""
     cols = set(available)
     for arg, column in required.items():
         if column is not None and column not in cols:
             shown = ", ".join(sorted(map(str, cols)))
-            raise CubeError(
-                f"column {column!r} (given as `{arg}`) is not in {name}; its columns are: {shown}"
-            )
+            close = closest_column(column, cols)
+            hint = f"; did you mean {close!r}?" if close is not None else ""
+            raise CubeError(f"column {column!r} (given as `{arg}`) is not in {name}; its "
+                            f"columns are: {shown}{hint}")
 
 
 def check_result_dims(name: str, result: Any, required: Sequence[str], producer: str) -> None:
@@ -360,14 +384,18 @@ def check_column_args(available: Iterable[Any], columns: Mapping[str, str | None
 
 LABEL_SPACING = "labels that differ only in spaces around them"
 """What :func:`check_label_spacing`'s message says (callers that add context test for it)."""
+LABEL_CASE = "labels that differ only in upper and lower case"
+"""What :func:`check_label_spacing` says of ``"HI"`` and ``"hi"``."""
 
 
 def check_label_spacing(labels: np.ndarray | Sequence[Any], column: str) -> None:
-    """Raise when two labels of a key column differ only in spaces around them.
+    """Raise when two labels of a key column differ only in spaces around them, or only in
+    case.
 
-    ``"gpt-4"`` and ``"gpt-4 "`` would be read as two models (languages, items, ...), each
-    with part of the other's rows: a typo in the file, never two systems. ``labels`` are the
-    column's unique labels; labels that are no strings are not compared.
+    ``"gpt-4"`` and ``"gpt-4 "`` (or ``"hi"`` and ``"HI"``) would be read as two models
+    (languages, items, ...), each with part of the other's rows: a typo in the file, or two
+    sources' spellings of one name, never two systems. ``labels`` are the column's unique
+    labels; labels that are no strings are not compared.
 
     Examples
     --------
@@ -377,6 +405,11 @@ def check_label_spacing(labels: np.ndarray | Sequence[Any], column: str) -> None
     ...
     evaluq.errors.CubeError: column 'model' has labels that differ only in spaces around
     them, ... 'gpt-4' and 'gpt-4 '. Remove the spaces in the file ...
+    >>> check_label_spacing(["hi", "HI", "en"], "language")
+    Traceback (most recent call last):
+    ...
+    evaluq.errors.CubeError: column 'language' has labels that differ only in upper and lower
+    case, ... 'HI' and 'hi'. Spell each name one way in the file ...
     """
     values = np.asarray(labels) if not isinstance(labels, np.ndarray) else labels
     if values.dtype.kind in "biufcmM" or values.size == 0:
@@ -389,20 +422,45 @@ def check_label_spacing(labels: np.ndarray | Sequence[Any], column: str) -> None
     text = pa.array(values, type=pa.string(), from_pandas=True)
     trimmed = pc.utf8_trim_whitespace(text)               # in C: no Python string per label
     if not pc.any(pc.not_equal(pc.utf8_length(text), pc.utf8_length(trimmed))).as_py():
+        _check_label_case(text, column)
         return
     stripped = pd.Series(trimmed.to_pylist(), dtype=object)
     text_ = pd.Series(text.to_pylist(), dtype=object)
     clash = stripped.duplicated(keep=False).to_numpy()
     if not clash.any():
+        _check_label_case(text, column)
         return
-    first = stripped[clash].iloc[0]
-    group = sorted(text_[clash & (stripped == first).to_numpy()].tolist())
-    more = int(stripped[clash].nunique()) - 1
-    others = f" (and {more} more such group(s))" if more else ""
     raise CubeError(
         f"column {column!r} has {LABEL_SPACING}, which would be read as different labels: "
-        f"{' and '.join(map(repr, group))}{others}. Remove the "
+        f"{_clash_groups(text_, stripped, clash)}. Remove the "
         f"spaces in the file (in pandas: table[{column!r}] = table[{column!r}].str.strip())")
+
+
+def _check_label_case(text: Any, column: str) -> None:
+    """Raise when two of the unique labels ``text`` (a pyarrow string array) differ only in
+    case (:func:`check_label_spacing`)."""
+    import pyarrow.compute as pc
+
+    unique = pc.unique(pc.drop_null(text))
+    lower = pc.utf8_lower(unique)
+    if pc.count_distinct(lower).as_py() == len(unique):
+        return
+    folded = pd.Series(lower.to_pylist(), dtype=object)
+    clash = folded.duplicated(keep=False).to_numpy()
+    raise CubeError(
+        f"column {column!r} has {LABEL_CASE}, which would be read as different labels: "
+        f"{_clash_groups(pd.Series(unique.to_pylist(), dtype=object), folded, clash)}. Spell "
+        f"each name one way in the file (in pandas, e.g. table[{column!r}] = "
+        f"table[{column!r}].str.lower())")
+
+
+def _clash_groups(text: pd.Series, key: pd.Series, clash: np.ndarray) -> str:
+    """The first group of labels with one ``key``, and how many more groups there are."""
+    first = key[clash].iloc[0]
+    group = sorted(text[clash & (key == first).to_numpy()].tolist())
+    more = int(key[clash].nunique()) - 1
+    others = f" (and {more} more such group(s))" if more else ""
+    return f"{' and '.join(map(repr, group))}{others}"
 
 
 def _row(series: pd.Series, position: int) -> str:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from evaluq._dims import LANGUAGE, MODEL, SEED
 from evaluq._validation import (
+    LABEL_CASE,
     LABEL_SPACING,
     check_choice,
     check_column_args,
@@ -137,7 +138,7 @@ def _pivot(df: pd.DataFrame, model: str, item: str, score: str, task: str | None
         return pivot_items(df, model=model, item=item, score=score, language=task, seed=epoch,
                            names={LANGUAGE: "task", SEED: "epoch"})
     except CubeError as exc:
-        if LABEL_SPACING in str(exc):               # a typo in the file, not a missing item
+        if LABEL_SPACING in str(exc) or LABEL_CASE in str(exc):   # a typo, not a missing item
             raise
         raise CubeError(f"{exc} (fit_items needs every model scored on every item of a task "
                         "in each of its epochs: unequal epochs per item or missing items are "
