@@ -135,8 +135,12 @@ def test_several_files_are_concatenated(tmp_path, long_table, capsys):
     ("extra", "match"),
     [
         (["--score", "bleu"], "column 'bleu' \\(given as --score \\(1\\)\\) is not in .*a.csv; "
-                              "its columns are: system, lp, run, BLEU, chrF"),
-        (["--score", "BLEU", "--language", "lang"], "column 'lang' \\(given as --language\\)"),
+                              "its columns are: system, lp, run, BLEU, chrF \\(did you mean "
+                              "--score BLEU\\?\\)"),
+        (["--score", "BLEU", "--language", "lang"], "column 'lang' \\(given as --language\\)"
+                                                    "[^?]*$"),
+        (["--score", "BLEU", "--seed", "runs"], "its columns are: .* \\(did you mean --seed "
+                                                "run\\?\\)"),
         (["--score", "BLEU", "--seed", "s"], "column 's' \\(given as --seed\\)"),
         ([], "give either --score COL .* or --mean COL"),
         (["--score", "BLEU", "--mean", "BLEU"], "give either --score"),

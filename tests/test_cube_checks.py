@@ -129,3 +129,18 @@ def test_two_models_few_languages_do_not_warn():
         warnings.simplefilter("error")
         for seed in range(50):
             eq.simulate_cube(n_models=2, n_languages=3, n_seeds=1, n_boot=None, rng=seed)
+
+
+def test_a_column_named_in_another_case_is_suggested():
+    """A table exported with 'Model' / 'Accuracy' headers: the error names the column the
+    argument most likely meant (case, spaces around it, or a near spelling), and nothing
+    when no column is close."""
+    df = pd.DataFrame({"Model": ["a", "b"], "language": ["en", "en"], "Accuracy ": [0.5, 0.6]})
+    with pytest.raises(CubeError, match=r"given as `model`.*did you mean 'Model'\?"):
+        eq.from_long(df, model="model", language="language", score="Accuracy ")
+    with pytest.raises(CubeError, match=r"given as `score`.*did you mean 'Accuracy '\?"):
+        eq.from_long(df, model="Model", language="language", score="accuracy")
+    with pytest.raises(CubeError, match=r"given as `language`.*did you mean 'language'\?"):
+        eq.from_long(df, model="Model", language="langauge", score="Accuracy ")
+    with pytest.raises(CubeError, match=r"given as `score`\).*: Accuracy , Model, language$"):
+        eq.from_long(df, model="Model", language="language", score="f1")

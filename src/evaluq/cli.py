@@ -9,6 +9,7 @@ Each subcommand registers itself with an ``add_*_parser`` function below.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -383,6 +384,7 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None]) -> pd.DataF
     """Read and concatenate the files; every named column must be in every file."""
     import pandas as pd
 
+    from evaluq._validation import closest_column
     from evaluq.io import read_table
 
     frames = []
@@ -399,8 +401,11 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None]) -> pd.DataF
             _refuse_a_log(path, "lm-eval")
         for option, column in needed.items():
             if column is not None and column not in df.columns:
+                close = closest_column(column, present)
+                flag = option.split(" (")[0]               # '--score (1)': the flag
+                hint = f" (did you mean {flag} {shlex.quote(close)}?)" if close else ""
                 raise ValueError(f"column {column!r} (given as {option}) is not in {path}; "
-                                 f"its columns are: {', '.join(present)}")
+                                 f"its columns are: {', '.join(present)}{hint}")
         _say_empty_scores(df, path, needed)
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
