@@ -324,3 +324,18 @@ def test_report_on_duplicated_rows_names_the_remedy_in_flags(tmp_path, long_tabl
     assert "__seed__" not in err
     assert "appear more than once" in err
     assert "name the column that numbers them as --seed" in err
+
+
+def test_scores_written_as_percentages_give_the_report_of_their_numbers(tmp_path, long_table,
+                                                                         capsys):
+    """A spreadsheet export with scores formatted "64.3%": the same cube as the numbers."""
+    plain, percent = tmp_path / "plain.csv", tmp_path / "percent.csv"
+    long_table.to_csv(plain, index=False)
+    long_table.assign(BLEU=long_table["BLEU"].map(lambda v: f"{v!r}%")).to_csv(percent,
+                                                                                index=False)
+    for path, out in ((plain, "a"), (percent, "b")):
+        assert _run(["report", str(path), "--model", "system", "--language", "lp", "--seed",
+                     "run", "--score", "BLEU", "--n-resamples", "50", "--format", "csv",
+                     "--out", str(tmp_path / out), "--quiet"], capsys)[0] == 0
+    xr.testing.assert_identical(eq.open_cube(tmp_path / "a" / "BLEU_cube.nc").drop_attrs(),
+                                eq.open_cube(tmp_path / "b" / "BLEU_cube.nc").drop_attrs())

@@ -140,3 +140,24 @@ def test_compressed_tables_keep_the_plain_ones_checks(tmp_path):
     empty.write_bytes(gzip.compress(b""))
     with pytest.raises(CubeError, match="is empty"):
         eq.read_table(empty)
+
+
+def test_a_column_of_percentages_reads_as_their_numbers(tmp_path):
+    """A spreadsheet's scores formatted as percentages ("64.3%") read as 64.3, in every text
+    format; a column mixing "64.3%" with "0.5" stays text, and building a cube from it names a
+    value and the remedy (before: 'must be numeric; it has dtype str', with no way out)."""
+    df = pd.DataFrame({"sys": ["a", "b", "a", "b"], "task": ["qa", "qa", "mt", "mt"],
+                       "f1": ["50%", "60.5%", None, " 1e1 % "], "note": ["x%", "y", "z", "w"]})
+    for name, write in (("p.csv", lambda d, p: d.to_csv(p, index=False)),
+                        ("p.tsv", lambda d, p: d.to_csv(p, sep="\t", index=False)),
+                        ("p.jsonl", lambda d, p: d.to_json(p, orient="records", lines=True))):
+        write(df, tmp_path / name)
+        got = eq.read_table(tmp_path / name)
+        np.testing.assert_array_equal(got["f1"].to_numpy(float), [50.0, 60.5, np.nan, 10.0])
+        assert got["note"].tolist() == ["x%", "y", "z", "w"]
+    mixed = df.assign(f1=["50%", "0.605", "0.7", "0.1"])
+    mixed.to_csv(tmp_path / "m.csv", index=False)
+    assert eq.read_table(tmp_path / "m.csv")["f1"].tolist() == ["50%", "0.605", "0.7", "0.1"]
+    with pytest.raises(CubeError, match=r"'50%' in row 0\)\. Percentages written as text: .*"
+                                        r"str\.rstrip\('%'\)\.astype\(float\)"):
+        eq.from_long(tmp_path / "m.csv", model="sys", language="task", score="f1")

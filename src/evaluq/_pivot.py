@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from evaluq._dims import BOOTSTRAP
-from evaluq._validation import check_label_spacing
+from evaluq._validation import check_label_spacing, percent_hint
 from evaluq.errors import CubeError
 
 
@@ -45,9 +45,10 @@ def _numeric_column(df: pd.DataFrame, column: str, argument: str) -> np.ndarray:
     if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
         bad = series[pd.to_numeric(series, errors="coerce").isna() & series.notna()]
         example = f" (for example {bad.iloc[0]!r} in row {bad.index[0]})" if len(bad) else ""
+        hint = percent_hint(bad.iloc[0], column) if len(bad) else ""
         raise CubeError(
             f"column {column!r} (given as `{argument}`) must be numeric; "
-            f"it has dtype {series.dtype}{example}"
+            f"it has dtype {series.dtype}{example}{hint}"
         )
     values = series.to_numpy(dtype=np.float64)
     if np.isinf(values).any():

@@ -469,6 +469,15 @@ def _row(series: pd.Series, position: int) -> str:
     return f"row {position}" + ("" if label == position else f" (index {label!r})")
 
 
+def percent_hint(value: Any, column: str) -> str:
+    """What to do with a score written as a percentage ("64.3%"), or "" for another value."""
+    if not (isinstance(value, str) and value.rstrip().endswith("%")):
+        return ""
+    return (f". Percentages written as text: evaluq.read_table (and the CLI) reads a column of "
+            f"them as numbers when every value has its '%'; in pandas, "
+            f"table[{column!r}] = table[{column!r}].str.rstrip('%').astype(float)")
+
+
 def _not_numbers(series: pd.Series, column: str, argument: str) -> NoReturn:
     """Raise for a column that does not hold numbers: the first value that is no number, its
     row, and what to do."""
@@ -484,6 +493,10 @@ def _not_numbers(series: pd.Series, column: str, argument: str) -> NoReturn:
     labels = pd.unique(text[bad])
     listed = (f"; its values that are no number: {[str(v) for v in labels]}"
               if len(labels) <= _SHOWN else f"; {len(labels)} distinct values are no number")
+    hint = percent_hint(text.iloc[first], column)
+    if hint:
+        raise CubeError(f"{head}; it holds {text.iloc[first]!r} at {_row(series, first)}"
+                        f"{listed}{hint}")
     raise CubeError(f"{head}; it holds {text.iloc[first]!r} at {_row(series, first)}{listed}. "
                     "A score is a number: map each label to its score first (e.g. "
                     f"table[{column!r}].map({{'correct': 1, 'incorrect': 0}})), or score the "

@@ -107,7 +107,8 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     reader. A ``.csv`` or ``.txt`` whose header has tabs and no ',' is read as tab-separated;
     one whose header has ';' and no ',' (a spreadsheet's export in a locale with the decimal
     comma) with ';' as the separator, and its columns of numbers written with a decimal comma
-    ("0,71") as numbers.
+    ("0,71") as numbers. A column of percentages written as text ("64.3%") is read as their
+    numbers (64.3).
 
     Parameters
     ----------
@@ -156,9 +157,30 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
                         f"): {type(err).__name__}: {str(err)[:300]}") from err
     if table.shape[1] == 0:
         raise CubeError(f"{str(p)!r} is empty (no header and no rows)")
+    _read_percentages(table)
     if suffix in (".csv", ".txt", ".tsv", ".tab") and len(table) and table.iloc[-1].isna().any():
         _check_last_line(p)
     return table
+
+
+_PERCENT: Final = r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*%\s*"
+
+
+def _read_percentages(table: pd.DataFrame) -> None:
+    """Each text column whose every value is a number with a percent sign ("64.3%", as a
+    spreadsheet formats a score) becomes that number (64.3: the scale stays percent), in
+    place. A column mixing "64.3%" with "0.643" is left as text (and refused where a score is
+    needed, naming a value)."""
+    for col in table.columns:
+        values = table[col]
+        if not (values.dtype == object or pd.api.types.is_string_dtype(values)):
+            continue
+        present = values.dropna()
+        if not len(present) or not str(present.iloc[0]).rstrip().endswith("%"):
+            continue                               # the first value decides most columns
+        text = present.astype(str)
+        if text.str.fullmatch(_PERCENT).all():
+            table[col] = pd.to_numeric(values.str.strip().str.rstrip("%"))
 
 
 def _check_last_line(p: Path) -> None:
