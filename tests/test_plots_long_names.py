@@ -92,7 +92,8 @@ def test_long_model_names_keep_the_figure_laid_out(figures, name):
     assert widest(legend) <= 50                  # a legend's column may take the figure's width
     width, height = fig.get_size_inches()        # the names leave the data room
     box = fig.axes[0].get_position()
-    assert box.width * width > 0.5 and box.height * height > 0.5
+    assert box.width * width > 0.5
+    assert box.height * height > 0.5
 
 
 def test_the_report_of_long_model_names_draws_every_figure(tmp_path):
