@@ -246,20 +246,20 @@ def test_too_few_draws_warn_a_convergence_warning(votes):
 
 # --- bad input as fit_ratings --------------------------------------------------------------------
 
-@pytest.mark.parametrize(("change", "match"), [
-    (lambda df: df.assign(model_b=df["model_a"]), "same model"),
-    (lambda df: df.assign(winner="left"), "not a winner"),
+@pytest.mark.parametrize(("change", "match", "ties"), [
+    (lambda df: df.assign(model_b=df["model_a"]), "same model", "auto"),
+    (lambda df: df.assign(winner="left"), "not a winner", "auto"),
     (lambda df: df.assign(winner=np.where(df["winner"] == "tie", "model_a", df["winner"])),
-     "no tie"),
+     "no tie", "davidson"),
     (lambda df: pd.DataFrame({"model_a": ["a", "c"], "model_b": ["b", "d"],
-                              "winner": ["tie", "model_a"]}), "disconnected"),
+                              "winner": ["tie", "model_a"]}), "disconnected", "auto"),
 ])
-def test_bad_votes_are_refused_as_by_fit_ratings(votes, change, match):
+def test_bad_votes_are_refused_as_by_fit_ratings(votes, change, match, ties):
     bad = change(votes.copy())
     with pytest.raises(ValueError, match=match):
-        fit_ratings(bad)
+        fit_ratings(bad, ties=ties)
     with pytest.raises(ValueError, match=match):
-        fit_ratings_bayes(bad)
+        fit_ratings_bayes(bad, ties=ties)
 
 
 @pytest.mark.parametrize(("kwargs", "error"), [

@@ -639,9 +639,10 @@ def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-standardize-covariates", action="store_true",
                    help="use the covariates' raw values (default: mean 0, SD 1 over the votes)")
     _add_judged_vote_flags(p)
-    p.add_argument("--ties", choices=("davidson", "half", "drop"), default="davidson",
-                   help="davidson (default: a fitted tie parameter), half (a tie is half a "
-                        "win each) or drop")
+    p.add_argument("--ties", choices=("auto", "davidson", "half", "drop"), default="auto",
+                   help="auto (default: davidson when the votes hold a tie, else plain "
+                        "Bradley-Terry), davidson (a fitted tie parameter), half (a tie is "
+                        "half a win each) or drop")
     p.add_argument("--interval", choices=("sandwich", "bootstrap"), default="sandwich",
                    help="sandwich (default) or bootstrap intervals")
     p.add_argument("--n-resamples", type=int, default=1000,

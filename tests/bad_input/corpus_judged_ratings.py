@@ -63,7 +63,8 @@ def judged_ratings_cases() -> list[Case]:
              lambda: fit_judged_ratings(judged().assign(prompt="p"), cluster="prompt"),
              "`cluster`"))
     add(Case(NAME, "davidson without any tie",
-             lambda: fit_judged_ratings(judged().replace({"tie": "a"})), "`ties`"))
+             lambda: fit_judged_ratings(judged().replace({"tie": "a"}), ties="davidson"),
+             "`ties`"))
     add(Case(NAME, "unknown ties rule",
              lambda: fit_judged_ratings(judged(), ties="newman"), "`ties`"))
     add(Case(NAME, "an unknown reference model",

@@ -22,7 +22,7 @@ from hypothesis import strategies as hst
 from evaluq.errors import EvaluqWarning
 from evaluq.pairwise import pairwise_differences
 from evaluq.ranks import leaderboard, rank_distribution, significance_groups
-from evaluq.ratings import RatingsResult, fit_ratings
+from evaluq.ratings import RatingsResult, fit_judged_ratings, fit_ratings
 from evaluq.ratings._result import ELO_FACTOR
 
 from ._davidson import assert_ratings_equal_arena_rank
@@ -447,7 +447,8 @@ def test_bootstrap_resamples_without_a_finite_mle_are_refused():
 
 def test_bad_options():
     df = _small()
-    with pytest.raises(ValueError, match="`ties` must be one of 'davidson', 'half', 'drop'"):
+    with pytest.raises(ValueError,
+                       match="`ties` must be one of 'auto', 'davidson', 'half', 'drop'"):
         fit_ratings(df, ties="newman")
     with pytest.raises(ValueError, match="`interval` must be one of"):
         fit_ratings(df, interval="bca")
@@ -578,3 +579,40 @@ def test_property_row_order_and_sides_do_not_matter(seed, ties):
     np.testing.assert_allclose(two.se.values, one.se.values, rtol=1e-9)
     np.testing.assert_allclose(two.draws.values, one.draws.values, rtol=0, atol=1e-9)
     np.testing.assert_allclose(one.draws.sum("model").values, 0.0, atol=1e-9)
+
+
+def test_auto_ties_are_davidson_with_ties_and_bradley_terry_without():
+    """ties='auto' (the default): on votes with ties the Davidson fit; on votes without, the
+    plain Bradley-Terry fit, where ties='davidson' is refused (before, the default refused
+    every tie-free file). The result says which rule it used and that 'auto' chose it."""
+    with_ties = _small()
+    auto, davidson = fit_ratings(with_ties), fit_ratings(with_ties, ties="davidson")
+    np.testing.assert_array_equal(auto.rating.values, davidson.rating.values)
+    assert auto.details["ties"] == "davidson"
+    assert auto.details["ties_requested"] == "auto"
+    assert "ties='davidson' (auto: the votes hold ties)" in repr(auto)
+    no_ties = pd.DataFrame({"model_a": ["x", "y", "z", "x", "y", "z"] * 3,
+                            "model_b": ["y", "z", "x", "z", "x", "y"] * 3,
+                            "winner": ["model_a", "model_a", "model_b", "model_b", "model_a",
+                                       "model_b"] * 3})
+    auto = fit_ratings(no_ties)
+    for ties in ("drop", "half"):
+        np.testing.assert_array_equal(auto.rating.values,
+                                      fit_ratings(no_ties, ties=ties).rating.values)
+    assert auto.details["ties"] == "drop"
+    assert auto.details["n_ties_dropped"] == 0
+    assert "ties='drop' (auto: no tie in the votes)" in repr(auto)
+    assert "ties 'drop' (auto: no tie in the votes)" in auto.to_dataframe().attrs["caption"]
+    with pytest.raises(ValueError, match="hold no tie"):
+        fit_ratings(no_ties, ties="davidson")
+    rng = np.random.default_rng(0)
+    pick = rng.permuted(np.tile([0, 1, 2], (300, 1)), axis=1)[:, :2]
+    names = np.array(["x", "y", "z"])
+    win = np.where(rng.random(300) < 0.5 + 0.15 * (pick[:, 1] - pick[:, 0]), "model_a",
+                   "model_b")
+    judged = pd.DataFrame({"model_a": names[pick[:, 0]], "model_b": names[pick[:, 1]],
+                           "judge": win, "gold": np.where(np.arange(300) % 3 == 0, win, None)})
+    got = fit_judged_ratings(judged, judge="judge", gold="gold")
+    want = fit_judged_ratings(judged, judge="judge", gold="gold", ties="drop")
+    np.testing.assert_array_equal(got.rating.values, want.rating.values)
+    assert got.details["ties"] == "drop"

@@ -27,7 +27,7 @@ import os
 import time
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Final, Literal
 
 import numpy as np
@@ -54,7 +54,7 @@ from evaluq.ratings._result import Scale, scale_of
 from evaluq.ratings._votes import Votes, read_votes
 
 SCOPES: Final = ("population", "benchmark")
-TIES: Final = ("davidson", "half", "drop")
+TIES: Final = _checks.TIES
 SCALES: Final = ("elo", "logit")
 SAMPLE_DIMS: Final = POSTERIOR_SAMPLE_DIMS
 CLUSTER_DIM: Final = "cluster"
@@ -413,15 +413,18 @@ def _options(ties: Any, scale: Any, prior_sd: Any, cluster: Any, draws: Any, tun
                     chains=check_int("chains", chains, minimum=1))
 
 
-def _read(votes: TableLike, columns: dict[str, Any], outcomes: Any, opts: _Options) -> RatingsData:
+def _read(votes: TableLike, columns: dict[str, Any], outcomes: Any,
+          opts: _Options) -> tuple[RatingsData, _Options]:
     """The votes read and checked as :func:`evaluq.fit_ratings` reads them (a model that
-    never wins is kept: the prior keeps its rating finite)."""
+    never wins is kept: the prior keeps its rating finite), and the options with ``"auto"``
+    ties resolved (:func:`evaluq.ratings._checks.resolve_ties`)."""
     v = read_votes(votes, **columns, outcomes=outcomes, drop_ties=opts.ties == "drop")
+    opts = replace(opts, ties=_checks.resolve_ties(opts.ties, v.counts[:, 2].sum()))
     _checks.check_connected(v)
     if opts.davidson:
         _checks.check_ties(v)
     return RatingsData(models=v.models, cells=cells_of(v), clusters=v.clusters,
-                       n_votes=v.n_votes, n_ties_dropped=v.n_ties_dropped)
+                       n_votes=v.n_votes, n_ties_dropped=v.n_ties_dropped), opts
 
 
 def _prior_text(opts: _Options) -> str:
@@ -454,7 +457,7 @@ def fit_ratings_bayes(
     model_b: str = "model_b",
     winner: str = "winner",
     outcomes: Mapping[Any, str] | None = None,
-    ties: Literal["davidson", "half", "drop"] = "davidson",
+    ties: Literal["auto", "davidson", "half", "drop"] = "auto",
     cluster: str | None = None,
     prior_sd: float | None = None,
     scale: Literal["elo", "logit"] = "elo",
@@ -494,8 +497,9 @@ def fit_ratings_bayes(
         Columns of the two models and the winner (labels as :func:`evaluq.fit_ratings`).
     outcomes : mapping, optional
         Winner labels to ``"model_a"`` / ``"model_b"`` / ``"tie"``.
-    ties : {"davidson", "half", "drop"}
-        The tie rule.
+    ties : {"auto", "davidson", "half", "drop"}
+        The tie rule (as :func:`evaluq.fit_ratings`; ``"auto"``: Davidson's when the votes
+        hold a tie, else plain Bradley-Terry).
     cluster : str, optional
         Column of the votes' clusters: per-cluster deviations of every model's strength.
     prior_sd : float, optional
@@ -529,10 +533,11 @@ def fit_ratings_bayes(
     """
     opts = _options(ties, scale, prior_sd, cluster, draws, tune, chains)
     columns = {"model_a": model_a, "model_b": model_b, "winner": winner, "cluster": cluster}
-    data = _read(votes, columns, outcomes, opts)
+    data, opts = _read(votes, columns, outcomes, opts)
     seed, post_seed = (int(s) for s in check_rng(rng).integers(0, 2**31 - 1, size=2))
     config: dict[str, Any] = {
-        "ties": ties, "scale": scale, "cluster": cluster, "prior_sd": opts.prior_sd,
+        "ties": opts.ties, "ties_requested": ties, "scale": scale, "cluster": cluster,
+        "prior_sd": opts.prior_sd,
         "prior": _prior_text(opts), "identifiability": _identifiability(opts.scale),
         "priors": dict(PRIORS), "draws": opts.draws, "tune": opts.tune, "chains": opts.chains,
         "seed": seed, "post_seed": post_seed, "sampler": "nutpie",

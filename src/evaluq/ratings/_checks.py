@@ -10,6 +10,8 @@ needs at least one tie and one decisive vote (``nu`` is 0 or infinite otherwise)
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
@@ -88,6 +90,27 @@ def infinite_mle(votes: Votes, ties_count: bool) -> str | None:
             f"outside their group and {_names(votes.models, never_lose)} never lost to them "
             f"(every model needs a path of {'wins or ties' if ties_count else 'wins'} to every "
             "other)")
+
+
+TIES: Final = ("auto", "davidson", "half", "drop")
+"""How the fits treat ties; ``"auto"`` resolves by :func:`resolve_ties`."""
+
+
+def resolve_ties(ties: str, n_ties: float) -> str:
+    """The tie model a fit uses: ``"auto"`` is Davidson's when the votes hold a tie and
+    plain Bradley-Terry (``"drop"``: there is no tie to drop) when they hold none, where
+    ``"davidson"`` would be refused (its tie parameter's estimate would be 0); any other
+    choice is kept.
+
+    Examples
+    --------
+    >>> from evaluq.ratings._checks import resolve_ties
+    >>> resolve_ties("auto", 3), resolve_ties("auto", 0), resolve_ties("half", 0)
+    ('davidson', 'drop', 'half')
+    """
+    if ties != "auto":
+        return ties
+    return "davidson" if n_ties > 0 else "drop"
 
 
 def check_ties(votes: Votes) -> None:

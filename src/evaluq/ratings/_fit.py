@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -27,7 +27,7 @@ from evaluq.ratings._newton import Design
 from evaluq.ratings._result import COVARIATE, NO_TIE_MODEL, RatingsResult, Scale, scale_of
 from evaluq.ratings._votes import Votes, read_votes
 
-TIES = ("davidson", "half", "drop")
+TIES = _checks.TIES
 INTERVALS = ("sandwich", "bootstrap")
 SCALES = ("elo", "logit")
 
@@ -261,7 +261,7 @@ def fit_ratings(
     model_b: str = "model_b",
     winner: str = "winner",
     outcomes: Mapping[Any, str] | None = None,
-    ties: Literal["davidson", "half", "drop"] = "davidson",
+    ties: Literal["auto", "davidson", "half", "drop"] = "auto",
     cluster: str | None = None,
     interval: Literal["sandwich", "bootstrap"] = "sandwich",
     confidence_level: float = 0.95,
@@ -286,7 +286,9 @@ def fit_ratings(
       :math:`\nu` fitted (Newman's and evalica's ``v`` is :math:`\nu / 2`);
     * ``"half"``: a tie counts as half a win for each side (evalica's ``bradley_terry``,
       arena-rank);
-    * ``"drop"``: ties are left out (their number is in ``details["n_ties_dropped"]``).
+    * ``"drop"``: ties are left out (their number is in ``details["n_ties_dropped"]``);
+    * ``"auto"`` (the default): ``"davidson"`` when the votes hold a tie, else ``"drop"``
+      (Davidson's tie parameter needs ties).
 
     The maximum-likelihood estimate is found by Newton's method on the counts of the unique
     (pair, outcome) cells, to a gradient of 1e-12 per vote. The likelihood fixes only
@@ -340,8 +342,10 @@ def fit_ratings(
         Labels of ``winner`` to ``"model_a"`` / ``"model_b"`` / ``"tie"``, e.g.
         ``{"left": "model_a", "right": "model_b", "tie": "tie"}``; when given, only its labels
         are accepted.
-    ties : {"davidson", "half", "drop"}
-        The tie rule (above).
+    ties : {"auto", "davidson", "half", "drop"}
+        The tie rule (above). ``"auto"`` (default): ``"davidson"`` when the votes hold a
+        tie, else plain Bradley-Terry (``"drop"``, with nothing to drop); the rule used is
+        ``details["ties"]``, the one asked for ``details["ties_requested"]``.
     cluster : str, optional
         Column of the votes' clusters (prompt, voter): cluster-robust sandwich (CR1) or a
         bootstrap of whole clusters.
@@ -448,14 +452,16 @@ def fit_ratings(
     data = read_votes(votes, model_a=model_a, model_b=model_b, winner=winner,
                       outcomes=outcomes, cluster=cluster, drop_ties=ties == "drop",
                       covariates=covariates, standardize_covariates=standardize)
+    opts = replace(opts, ties=_checks.resolve_ties(opts.ties, data.counts[:, 2].sum()))
     ref = _reference_index(data, reference)
     n_features = 0 if data.features is None else data.features.shape[1]
     _uncertainty.check_draws_memory(opts.n_resamples, data.n_models,
                                     data.n_models + 1 + n_features)
     _check_estimable(data, opts)
     design = Design(pair_i=data.pair_i, pair_j=data.pair_j, n_models=data.n_models,
-                    davidson=ties == "davidson", ridge=opts.ridge, row_pair=data.row_pair,
+                    davidson=opts.ties == "davidson", ridge=opts.ridge, row_pair=data.row_pair,
                     features=data.features)
     fit = _fit(data, design, opts, ref)
     details = _details(data, fit, opts, cluster, None if ref is None else data.models[ref])
+    details["ties_requested"] = ties
     return _result(data, design, fit, opts, details)

@@ -23,7 +23,7 @@ unlabelled rows' judge gradients (ppi_py's ``ppi_logistic_ci``), or summed per c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -58,7 +58,7 @@ from evaluq.ratings._votes import (
     _rows,
 )
 
-TIES = ("davidson", "half", "drop")
+TIES = _checks.TIES
 SCALES = ("elo", "logit")
 FEW_LABELS_PER_MODEL = 15
 """Below this many gold votes per model the result notes that the PPI++ interval may
@@ -718,7 +718,7 @@ def fit_judged_ratings(
     judge: str = "judge",
     gold: str = "gold",
     outcomes: Mapping[Any, str] | None = None,
-    ties: Literal["davidson", "half", "drop"] = "davidson",
+    ties: Literal["auto", "davidson", "half", "drop"] = "auto",
     lam: float | None = None,
     cluster: str | None = None,
     interval: Literal["sandwich", "bootstrap"] = "sandwich",
@@ -777,9 +777,10 @@ def fit_judged_ratings(
     outcomes : mapping, optional
         Verdict labels to ``"model_a"`` / ``"model_b"`` / ``"tie"`` for both columns (as
         :func:`evaluq.fit_ratings`).
-    ties : {"davidson", "half", "drop"}
-        The tie model (as :func:`evaluq.fit_ratings`); Davidson's tie parameter is estimated
-        by PPI++ too.
+    ties : {"auto", "davidson", "half", "drop"}
+        The tie model (as :func:`evaluq.fit_ratings`; ``"auto"``: Davidson's when the judge's
+        or the gold votes hold a tie, else plain Bradley-Terry); Davidson's tie parameter is
+        estimated by PPI++ too.
     lam : float, optional
         :math:`\lambda` in [0, 1] (0: gold only; 1: PPI); default None: tuned.
     cluster : str, optional
@@ -868,13 +869,16 @@ def fit_judged_ratings(
     opts = _options(ties, interval, lam, scale, confidence_level, n_resamples, rng)
     data = read_judged_votes(votes, model_a=model_a, model_b=model_b, judge=judge, gold=gold,
                              outcomes=outcomes, cluster=cluster)
+    n_ties = (data.pair_counts("judge") + data.pair_counts("gold"))[:, TIE].sum()
+    opts = replace(opts, ties=_checks.resolve_ties(opts.ties, n_ties))
     ref = _reference_index(data.models, reference)
     _uncertainty.check_draws_memory(opts.n_resamples, data.models.size, data.models.size + 1)
     _check_estimable(data, opts)
     design = Design(pair_i=data.pair_i, pair_j=data.pair_j, n_models=int(data.models.size),
-                    davidson=ties == "davidson", ridge=0.0)
+                    davidson=opts.ties == "davidson", ridge=0.0)
     anchor = _anchor(design, ref)
     fit = _fit(data, design, opts, anchor)
     names = {"judge": judge, "gold": gold, "cluster": cluster}
     details = _details(data, fit, opts, names, None if ref is None else data.models[ref])
+    details["ties_requested"] = ties
     return _result(data, design, fit, anchor, opts, details)

@@ -397,7 +397,7 @@ class RatingsResult(ResultBase):
         how = ("the (cluster-)robust sandwich (" + d["covariance_kind"] + ")"
                if d["interval"] == "sandwich" else f"{d['n_resamples']} bootstrap resamples")
         covariates = d.get("covariates")
-        return (f"Ratings ({d['scale']} scale; {d['identifiability']}), ties '{d['ties']}', "
+        return (f"Ratings ({d['scale']} scale; {d['identifiability']}), ties {_ties_text(d)}, "
                 f"{self.confidence_level:.0%} intervals from {how}"
                 + (f" clustered by {d['cluster']!r}" if d["cluster"] else "")
                 + (f", controlled for {', '.join(covariates['names'])}" if covariates else "")
@@ -407,7 +407,7 @@ class RatingsResult(ResultBase):
         d = self.details
         head = (f"RatingsResult({d['n_models']} models, {d['n_votes']} votes"
                 + (f", {d['n_clusters']} clusters of {d['cluster']!r}" if d["cluster"] else "")
-                + f"; ties={d['ties']!r}, interval={d['interval']!r}, scale={d['scale']!r})")
+                + f"; ties={_ties_text(d)}, interval={d['interval']!r}, scale={d['scale']!r})")
         lines = [head, f"  {d['identifiability']}"]
         if self.davidson:
             lines.append(f"  tie parameter nu = {float(self.tie_parameter):.4f} "
@@ -433,3 +433,12 @@ class RatingsResult(ResultBase):
     def _repr_html_(self) -> str:
         table = self.to_dataframe().to_html(float_format=lambda v: f"{v:.2f}")
         return f"<div><b>RatingsResult</b><p>{self._caption()}</p>{table}</div>"
+
+
+def _ties_text(details: dict[str, Any]) -> str:
+    """The tie rule used, and why when ``ties="auto"`` chose it."""
+    used = repr(details["ties"])
+    if details.get("ties_requested") != "auto":
+        return used
+    return used + (" (auto: the votes hold ties)" if details["ties"] == "davidson"
+                   else " (auto: no tie in the votes)")
