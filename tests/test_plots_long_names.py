@@ -21,7 +21,8 @@ mpl.use("Agg")
 
 NAMES = ["meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo", "mistralai/Mixtral-8x22B-Instruct-v0.1",
          "Qwen/Qwen2.5-72B-Instruct", "google/gemma-2-27b-it",
-         "deepseek-ai/DeepSeek-V2.5-1210-chat-preview-final"]
+         "deepseek-ai/DeepSeek-V2.5-1210-chat-preview-final",
+         *(f"org{k}/a-fine-tuned-checkpoint-of-llama-v{k}" for k in range(7))]
 
 
 def _named(cube: Any) -> Any:
@@ -31,11 +32,11 @@ def _named(cube: Any) -> Any:
 @pytest.fixture(scope="module")
 def figures() -> dict[str, Callable[[], Any]]:
     rng = np.random.default_rng(0)
-    cube = _named(eq.simulate_cube(n_models=5, n_languages=8, model_means=[0, .2, .4, .6, .8],
-                                   rng=1))
+    cube = _named(eq.simulate_cube(n_models=12, n_languages=8,
+                                   model_means=np.linspace(0, 2.2, 12), rng=1))
     agg = eq.aggregate(eq.resample(cube, n_resamples=200, rng=1))
-    field = _named(eq.from_arrays(rng.normal(0.8, 0.2, (5, 5, 4))))
-    pick = rng.integers(0, 5, (600, 2))
+    field = _named(eq.from_arrays(rng.normal(0.8, 0.2, (12, 5, 4))))
+    pick = rng.integers(0, 12, (3000, 2))
     pick = pick[pick[:, 0] != pick[:, 1]]
     votes = pd.DataFrame({"model_a": np.array(NAMES)[pick[:, 0]],
                           "model_b": np.array(NAMES)[pick[:, 1]],
@@ -90,6 +91,13 @@ def test_long_model_names_keep_the_figure_laid_out(figures, name):
 
     assert widest(ticks) <= _LABEL_CHARS
     assert widest(legend) <= 50                  # a legend's column may take the figure's width
+    fig.draw_without_rendering()                 # no two labels of an axis overprint
+    for ax in fig.axes:
+        for axis, k in ((ax.yaxis, 1), (ax.xaxis, 0)):
+            boxes = sorted((t.get_window_extent() for t in axis.get_ticklabels()
+                            if t.get_visible() and t.get_text()), key=lambda b: b.bounds[k])
+            for a, b in zip(boxes, boxes[1:], strict=False):
+                assert a.bounds[k] + a.bounds[k + 2] <= b.bounds[k] + 0.5, (name, axis)
     width, height = fig.get_size_inches()        # the names leave the data room
     box = fig.axes[0].get_position()
     assert box.width * width > 0.5
@@ -105,5 +113,5 @@ def test_the_report_of_long_model_names_draws_every_figure(tmp_path):
     rep = eq.report(cube, tmp_path / "report.html", n_resamples=200, progress=False)
     page = (tmp_path / "report.html").read_text()
     assert page.count("<img") >= 5
-    assert all(name in page for name in NAMES)
+    assert all(name in page for name in NAMES[:5])
     assert rep is not None

@@ -218,6 +218,21 @@ def _wrapped(formatter: Any, x: float, pos: int | None = None) -> str:
     return _wrap_labels([formatter(x, pos)])[0][0]
 
 
+def _row_height(labels: Sequence[Any], base: float) -> float:
+    """Inches a row of a figure with these labels on its axis needs: ``base``, or more when
+    a label wraps (:func:`_wrap_labels`) to lines that would overprint the next row's (0.115
+    in a line of 7-point text, plus 0.06).
+
+    Examples
+    --------
+    >>> from evaluq.plots._common import _row_height
+    >>> _row_height(["m0", "m1"], 0.2), round(_row_height(["org/" + "x" * 60], 0.2), 3)
+    (0.2, 0.405)
+    """
+    lines = max((t.count("\n") + 1 for t in _wrap_labels(list(labels))[0]), default=1)
+    return max(base, 0.06 + 0.115 * lines)
+
+
 def _pair_labels(pairs: Sequence[tuple[Any, Any]], sep: str) -> tuple[list[str], float]:
     """A label ``a <sep> b`` per pair, and the inches a row of them needs: one line (0.22 in)
     while the longest fits ``_LABEL_CHARS``, else ``a <sep>`` and ``b`` on lines of their

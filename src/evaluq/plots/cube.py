@@ -29,6 +29,7 @@ from evaluq.plots._common import (
     _pair_labels,
     _panels,
     _require,
+    _row_height,
     _styled,
     _wrap_labels,
 )
@@ -177,7 +178,7 @@ def rank_heatmap(ranks: xr.Dataset, *, title: str | None = None,
     n_m, n_r = prob.shape
     longest = max(len(line) for m in _wrap_labels(list(models))[0] for line in str(m).split("\n"))
     width = max(COLUMN_WIDTH, 1.8 + 0.14 * n_r + 0.06 * max(longest - 12, 0))  # the names' room
-    fig, ax = _axes(ax, width, 0.9 + 0.24 * n_m)
+    fig, ax = _axes(ax, width, 0.9 + _row_height(list(models), 0.24) * n_m)
     image = ax.imshow(prob, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto",
                       interpolation="nearest")
     ax.set_xticks(np.arange(n_r), [str(r) for r in ranks[RANK].values])

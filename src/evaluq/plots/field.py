@@ -24,6 +24,7 @@ from evaluq.plots._common import (
     _pair_labels,
     _panels,
     _require,
+    _row_height,
     _styled,
     _wrap_labels,
 )
@@ -312,7 +313,7 @@ def interval_estimates_panel(estimates: xr.Dataset, *, axes: Any = None,
     names = [str(a) for a in estimates["aggregate"].values]
     models = [str(m) for m in estimates[MODEL].values]
     fig, grid, _ = _panels(axes, len(names), max(COLUMN_WIDTH, 1.7 * len(names)),
-                           0.6 + 0.25 * len(models), ncols=len(names))
+                           0.6 + _row_height(models, 0.25) * len(models), ncols=len(names))
     axes_list = list(np.ravel(grid))
     y = np.arange(len(models))[::-1].astype(float)
     for ax, name in zip(axes_list, names, strict=True):

@@ -10,7 +10,14 @@ import xarray as xr
 
 from evaluq._dims import CI_BOUND, MODEL, MODEL_B
 from evaluq._validation import check_bool
-from evaluq.plots._common import _GOOD, COLUMN_WIDTH, _axes, _styled
+from evaluq.plots._common import (
+    _GOOD,
+    COLUMN_WIDTH,
+    _axes,
+    _row_height,
+    _styled,
+    _wrap_labels,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -77,7 +84,7 @@ def ratings_plot(result: Any, *, confidence_level: float | None = None,
     rating = result.rating.values[order]
     models = result.rating[MODEL].values[order]
     n_m = len(models)
-    fig, ax = _axes(ax, COLUMN_WIDTH, 0.8 + 0.2 * n_m)
+    fig, ax = _axes(ax, COLUMN_WIDTH, 0.8 + _row_height(models, 0.2) * n_m)
     y = np.arange(n_m)
     ax.hlines(y, lower, upper, color=_GOOD, linewidth=1.2)
     ax.plot(rating, y, "o", color=_GOOD, markersize=3)
@@ -141,8 +148,10 @@ def win_probability_heatmap(result: Any, *, annotate: bool | None = None,
     prob = grid.sel({MODEL: models, MODEL_B: models}).values.astype(float)
     np.fill_diagonal(prob, np.nan)
     n_m = len(models)
-    side = max(COLUMN_WIDTH, 1.2 + 0.22 * n_m)
-    fig, ax = _axes(ax, side + 0.6, side)
+    side = max(COLUMN_WIDTH, 1.2 + _row_height(models, 0.22) * n_m)
+    longest = max(len(line) for m in _wrap_labels(list(models))[0] for line in m.split("\n"))
+    names = max(0.0, 0.055 * longest - 1.0)     # long names take room on both axes
+    fig, ax = _axes(ax, side + 0.6 + names, side + names)
     image = ax.imshow(prob, cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
     labels = [str(m) for m in models]
     ax.set_xticks(np.arange(n_m), labels, rotation=90)
