@@ -91,6 +91,43 @@ def test_a_csv_or_txt_file_reads_by_the_separator_of_its_header(tmp_path, name):
     assert cube.sizes["model"] == 2
 
 
+@pytest.mark.parametrize("orient", ["records", "columns", "split", "table"])
+def test_a_json_table_in_any_of_pandas_layouts_reads_as_the_csv(tmp_path, orient):
+    """A .json file of records (``[{"sys": ...}, ...]``, as scripts dump results) or in
+    pandas' other layouts reads as the CSV of the same table; so does its .json.gz. Before,
+    '.json' was an unknown suffix."""
+    want = table()
+    path = tmp_path / "scores.json"
+    want.to_json(path, orient=orient, indent=1)
+    pd.testing.assert_frame_equal(eq.read_table(path), want, check_dtype=False)
+    packed = tmp_path / "scores.json.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    pd.testing.assert_frame_equal(eq.read_table(packed), want, check_dtype=False)
+
+
+def test_a_json_file_that_is_no_table_says_what_a_table_looks_like(tmp_path):
+    results = tmp_path / "results.json"
+    results.write_text('{"results": {"arc": {"acc,none": 0.5}}, "versions": {"arc": 1}}')
+    with pytest.raises(CubeError, match=r"holds a JSON dict, not a table .*harness's log; "
+                                        r"read it with eq\.read_lm_eval_samples"):
+        eq.read_table(results)
+    numbers = tmp_path / "numbers.json"
+    numbers.write_text("[0.5, 0.6]")
+    with pytest.raises(CubeError, match=r"holds a JSON list, not a table \(a list of records"):
+        eq.read_table(numbers)
+    cut = tmp_path / "cut.json"
+    cut.write_text('[{"sys": "a", "f1": 0.5}, {"sys": "b", "f1"')
+    with pytest.raises(CubeError, match="truncated or corrupted"):
+        eq.read_table(cut)
+
+
+def test_a_spreadsheet_is_refused_with_what_to_do(tmp_path):
+    path = tmp_path / "scores.xlsx"
+    path.write_bytes(b"PK")
+    with pytest.raises(CubeError, match=r"unknown suffix '\.xlsx'.*save it as CSV"):
+        eq.read_table(path)
+
+
 COMPRESSORS = {
     ".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip",
 }

@@ -157,8 +157,8 @@ REPORT_FORMATS = ("html", "md", "tex", "csv", "json")
 def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report", help="analyse a results file: HTML report, tables, cube",
-        description="Analyse results files (CSV, TSV or tab-delimited .txt, JSON lines, "
-                    "parquet; a text file may "
+        description="Analyse results files (CSV, TSV or tab-delimited .txt, JSON records, "
+                    "JSON lines, parquet; a text file may "
                     "be compressed: runs.csv.gz, .bz2, .xz, .zip) with one score per "
                     "row (--score, long format) or one mean and SDs per model and language "
                     "(--mean, summary format). Writes to --out: report.html, the cube as "

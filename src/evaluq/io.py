@@ -47,11 +47,44 @@ def _read_csv(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
     return table
 
 
+def _read_json(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
+    """A ``.json`` table in any of pandas' layouts: a list of records (one object per row),
+    an object of columns (``DataFrame.to_json()``), ``split`` ({"columns", "data"}) or
+    ``table`` ({"schema", "data"}). Another object (a harness's results file, a config) is
+    refused, saying what a table looks like."""
+    import json
+
+    with _open_bytes(p) as raw:
+        text = raw.read().decode(kw.pop("encoding", None) or "utf-8")
+    data = json.loads(text)
+    harness = isinstance(data, dict) and ({"results", "versions"} <= set(data) or "eval" in data)
+    columns = (isinstance(data, dict) and bool(data)
+               and all(isinstance(v, dict) for v in data.values())
+               and len({frozenset(v) for v in data.values()}) == 1)   # one index: a table
+    if isinstance(data, list) and all(isinstance(row, dict) for row in data):
+        orient = "records"
+    elif isinstance(data, dict) and {"columns", "data"} <= set(data):
+        orient = "split"
+    elif isinstance(data, dict) and {"schema", "data"} <= set(data):
+        orient = "table"
+    elif columns and not harness:
+        orient = "columns"
+    else:
+        hint = (": it looks like a harness's log; read it with eq.read_lm_eval_samples or "
+                "eq.read_inspect_logs (in the CLI, --from lm-eval or --from inspect)"
+                if harness else "")
+        raise CubeError(f"`path`: {str(p)!r} holds a JSON {type(data).__name__}, not a table "
+                        f"(a list of records, one object per row, or pandas' 'columns', "
+                        f"'split' or 'table' layout){hint}")
+    return pd.read_json(io.StringIO(text), orient=orient, precise_float=True, **kw)
+
+
 _READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {
     ".csv": _read_csv,
     ".txt": _read_csv,
     ".tsv": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
     ".tab": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
+    ".json": _read_json,
     ".jsonl": lambda p, kw: pd.read_json(p, lines=True, precise_float=True, **kw),
     ".ndjson": lambda p, kw: pd.read_json(p, lines=True, precise_float=True, **kw),
     ".parquet": lambda p, kw: pd.read_parquet(p, **{"page_checksum_verification": True, **kw}),
@@ -62,7 +95,8 @@ TableLike = pd.DataFrame | str | os.PathLike[str]
 COMPRESSED: Final = (".gz", ".bz2", ".xz", ".zip")
 """A text table (CSV, TSV, JSON lines) may be compressed: ``runs.csv.gz``; the reader is
 that of the suffix before this one, and pandas decompresses it."""
-_TEXT: Final = (".csv", ".txt", ".tsv", ".tab", ".jsonl", ".ndjson")
+_SPREADSHEETS: Final = (".xlsx", ".xlsm", ".xls", ".ods", ".numbers")
+_TEXT: Final = (".csv", ".txt", ".tsv", ".tab", ".json", ".jsonl", ".ndjson")
 
 
 def _zip_member(p: Path) -> IO[bytes]:
@@ -101,7 +135,8 @@ def _suffix(p: Path) -> str:
 def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     """Read a tidy table from CSV, TSV, JSON lines or parquet.
 
-    The format follows the suffix: ``.csv`` / ``.txt``; ``.tsv`` / ``.tab``; ``.jsonl`` /
+    The format follows the suffix: ``.csv`` / ``.txt``; ``.tsv`` / ``.tab``; ``.json`` (a list
+    of records, or pandas' ``columns``, ``split`` or ``table`` layout); ``.jsonl`` /
     ``.ndjson``; ``.parquet`` / ``.pq``; a text table may be compressed (``runs.csv.gz``; also
     ``.bz2``, ``.xz`` and a ``.zip`` of one file). Extra keyword arguments go to the pandas
     reader. A ``.csv`` or ``.txt`` whose header has tabs and no ',' is read as tab-separated;
@@ -140,9 +175,11 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     suffix = _suffix(p)
     if suffix not in _READERS:
         shown = ", ".join(sorted(_READERS))
+        sheet = (". A spreadsheet: save it as CSV (File > Save as > CSV), or read it with "
+                 "pandas.read_excel and pass the DataFrame" if suffix in _SPREADSHEETS else "")
         raise CubeError(f"`path`: cannot read {str(p)!r}: unknown suffix {suffix!r}; use one "
                         f"of {shown}, or a text table compressed as one of "
-                        f"{', '.join(COMPRESSED)}")
+                        f"{', '.join(COMPRESSED)}{sheet}")
     if not p.exists():
         raise FileNotFoundError(f"`path`: no such file: {str(p)!r}")
     if p.is_file() and p.stat().st_size < 4096 and not p.read_bytes().strip():
