@@ -616,3 +616,19 @@ def test_auto_ties_are_davidson_with_ties_and_bradley_terry_without():
     want = fit_judged_ratings(judged, judge="judge", gold="gold", ties="drop")
     np.testing.assert_array_equal(got.rating.values, want.rating.values)
     assert got.details["ties"] == "drop"
+
+
+def test_the_default_winner_labels_are_read_in_any_case():
+    """'A' / 'B' / 'Tie' (or ' MODEL_A ') read as 'a' / 'b' / 'tie': the same fit, in
+    fit_ratings and in the judged fit's verdicts. Before: refused as 'not a winner'."""
+    df = _small()
+    upper = df.assign(winner=df["winner"].map({"model_a": "A", "model_b": " MODEL_B ",
+                                               "tie": "Tie"}))
+    np.testing.assert_array_equal(fit_ratings(upper).rating.values,
+                                  fit_ratings(df).rating.values)
+    from evaluq.ratings._judged import _verdicts
+
+    np.testing.assert_array_equal(_verdicts(upper["winner"], None, "judge"),
+                                  _verdicts(df["winner"], None, "judge"))
+    with pytest.raises(ValueError, match=r"not a winner"):
+        fit_ratings(upper, outcomes={"model_a": "model_a", "model_b": "model_b", "tie": "tie"})

@@ -36,7 +36,8 @@ DEFAULT_OUTCOMES: dict[Any, str] = {
 }
 """Winner labels understood without ``outcomes=``: ``"model_a"`` / ``"a"``,
 ``"model_b"`` / ``"b"``, and ``"tie"`` with Chatbot Arena's ``"tie (bothbad)"``,
-arena-rank's ``"both_bad"`` and ``"draw"`` (all read as ties). Without ``outcomes=`` a
+arena-rank's ``"both_bad"`` and ``"draw"`` (all read as ties), in any case (``"A"``,
+``"Tie"``) and with spaces around them. Without ``outcomes=`` a
 winner may also be the name of the model A or B column (``"left"`` in a column ``left``), or
 the name of the model that won in that row (:func:`_implicit_winners`)."""
 
@@ -167,9 +168,12 @@ def _winner_codes(df: pd.DataFrame, winner: str, model_a: str, model_b: str,
                   outcomes: Mapping[Any, str] | None) -> np.ndarray:
     series = df[winner]
     mapping = _outcome_map(outcomes)
-    codes = series.map(mapping).to_numpy(dtype=np.float64, na_value=np.nan)
-    if outcomes is None:
+    if outcomes is None:           # the default labels in any case: 'A', 'Tie', 'MODEL_B'
+        folded = series.map(lambda v: v.strip().casefold() if isinstance(v, str) else v)
+        codes = folded.map(mapping).to_numpy(dtype=np.float64, na_value=np.nan)
         codes = _implicit_winners(df, winner, model_a, model_b, codes)
+    else:
+        codes = series.map(mapping).to_numpy(dtype=np.float64, na_value=np.nan)
     unknown = np.isnan(codes)
     if unknown.any():
         seen = sorted(map(str, series.unique()))
