@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,3 +132,15 @@ def test_table_input_errors_name_the_columns_and_rows(tmp_path, capsys, rows, ex
     df.to_csv(path := tmp_path / "t.csv", index=False)
     assert main(["test", str(path), *extra]) == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+def test_files_of_different_lengths_are_named_by_file(files, tmp_path, capsys):
+    """A predictions file one line short: the error names the file and its role, not the
+    library's argument (before: '`h1` has 499 items but `targets` has 500')."""
+    targets, h0, h1 = files
+    short = tmp_path / "short.txt"
+    short.write_text("".join(Path(h1).read_text().splitlines(keepends=True)[:-1]))
+    assert main(["test", targets, h0, str(short)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(rf"H1 \({re.escape(str(short))}\) has \d+ items but TARGETS "
+                     rf"\({re.escape(targets)}\) has \d+", err), err

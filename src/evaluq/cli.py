@@ -882,6 +882,12 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
     text = re.sub(r"`outcomes=`, e\.g\. \{([^}]*)\}", _outcome_flags, text)
     text = re.sub(r"\(given as `(\w+)`\)",          # a column argument: its flag
                   lambda m: f"(given as --{m.group(1).replace('_', '-')})", text)
+    files = getattr(args, "files", None) or []
+    if getattr(args, "func", None) is _run_test and getattr(args, "columns", 1) is None \
+            and len(files) == 3:                  # evaluq test's three files, by name
+        names = dict(zip(("targets", "h0", "h1"), files, strict=True))
+        text = re.sub(r"`(targets|h0|h1)`",
+                      lambda m: f"{m.group(1).upper()} ({names[m.group(1)]})", text)
     column = getattr(args, "language", None) if args is not None else None
     if getattr(args, "source_format", None) is not None:
         column = "task"
