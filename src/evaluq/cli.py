@@ -173,6 +173,12 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     cols.add_argument("--seed", default=None, metavar="COL", help="seed column")
     cols.add_argument("--bootstrap", default=None, metavar="COL",
                       help="bootstrap replicate column (empty on full-test-set rows)")
+    cols.add_argument("--item", default=None, metavar="COL",
+                      help="item column: FILE... are per-item tables, one row per model and "
+                           "item (and epoch: --seed), --score their per-item scores; analysed "
+                           "as harness logs are (paired item bootstrap, item means, --bayes "
+                           "the item model, --judge/--gold, --cluster COL). --language names "
+                           "the task column, if any")
     summ = p.add_argument_group("columns of the summary format")
     summ.add_argument("--mean", default=None, metavar="COL", help="mean score over seeds")
     summ.add_argument("--sd-seed", default=None, metavar="COL", help="seed-to-seed SD")
@@ -255,14 +261,71 @@ def _harness_table(args: argparse.Namespace) -> pd.DataFrame:
     from evaluq.io import read_inspect_logs, read_lm_eval_samples
 
     if args.mean is not None or args.bootstrap is not None:
-        raise ValueError("--from reads per-item scores from the logs: --mean / --bootstrap do "
-                         "not apply")
+        flag = "--item" if args.item else "--from"
+        raise ValueError(f"{flag} reads per-item scores: --mean / --bootstrap do not apply")
+    if args.item is not None:
+        return _item_table(args)
     metadata = [args.cluster] if args.cluster else None
     reader = read_inspect_logs if args.source_format == "inspect" else read_lm_eval_samples
     with warnings.catch_warnings():
         if getattr(args, "gold", None):     # human labels on some samples only, by design
             warnings.filterwarnings("ignore", message=f".*score {args.gold!r} is missing")
         return reader(args.files, metadata=metadata)
+
+
+def _item_table(args: argparse.Namespace) -> pd.DataFrame:
+    """--item: the user's per-item tables as the harness readers' table (model, task, item,
+    epoch, then the scores, the judge's and gold scores and the cluster column). --language
+    names the task column (absent from the files and not given: one task, "all"), --seed
+    the epoch column (absent: one epoch)."""
+    import pandas as pd
+
+    if args.score is None and args.judge is None:
+        raise ValueError("--item needs the per-item score column(s): --score COL (or --judge "
+                         "COL with --gold COL)")
+    scores = list(dict.fromkeys([*(args.score or []), *filter(None, (args.judge, args.gold))]))
+    given = args.language if args.language != "language" else None   # not the default
+    needed: dict[str, str | None] = {"--model": args.model, "--item": args.item,
+                                     "--language": given, "--seed": args.seed,
+                                     "--cluster": args.cluster, "--judge": args.judge}
+    needed |= {f"--score ({i + 1})": c for i, c in enumerate(args.score or [])}
+    needed["--gold"] = args.gold                     # on some items only, by design: no warning
+    data = _read_files(args.files, needed,
+                       empty_is="that model's item left out of that score's analysis")
+    task = given or ("language" if "language" in data.columns else None)
+    table = pd.DataFrame({"model": data[args.model],
+                          "task": data[task] if task else "all",
+                          "item": data[args.item],
+                          "epoch": data[args.seed] if args.seed else 0})
+    for col in [*scores, *([args.cluster] if args.cluster else [])]:
+        table[col] = data[col]
+    table.attrs["source"] = ", ".join(args.files)
+    _refuse_repeated_items(table, data, args)
+    return table
+
+
+def _refuse_repeated_items(table: pd.DataFrame, data: pd.DataFrame,
+                           args: argparse.Namespace) -> None:
+    """--item: rows repeating a (model, task, item, epoch) are refused, naming the columns of
+    the files that tell them apart (repeated scorings: the one to give as --seed)."""
+    keys = ["model", "task", "item", "epoch"]
+    repeated = table.duplicated(keys, keep=False).to_numpy()
+    if not repeated.any():
+        return
+    used = {args.model, args.item, args.language, args.seed, args.cluster, args.judge,
+            args.gold, *(args.score or [])}
+    rows = data[repeated]
+    group = table[repeated].groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    apart = [str(c) for c in data.columns if c not in used
+             and (rows.groupby(group)[c].nunique(dropna=False) > 1).all()]
+    hint = (f"repeated scorings of an item (epochs, samples): name the column that numbers "
+            f"them as --seed (--seed {shlex.quote(apart[0])}?)" if apart else
+            "repeated scorings of an item: name the column that numbers them as --seed")
+    first = rows.index[0]
+    raise ValueError(f"{int(repeated.sum())} rows repeat a (model, {_task_word(args)}, item"
+                     f"{', epoch' if args.seed else ''}): e.g. row {first} and others with "
+                     f"model {table.loc[first, 'model']!r}, item {table.loc[first, 'item']!r}. "
+                     f"If they are {hint}; copies of one row: drop them")
 
 
 def _score_rows(table: pd.DataFrame, score: str) -> pd.DataFrame:
@@ -298,8 +361,10 @@ def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
     """One cube (and one item_means result and the per-item scores, which --bayes fits the
     item model to) per score of the harness logs; with --judge and --gold, the judge's
     scores corrected by the gold labels (``reporting._judges.judge_analysis``)."""
+    import warnings
+
     from evaluq.item_stats import item_means
-    from evaluq.items import from_items, item_scores
+    from evaluq.items import MissingItemsWarning, from_items, item_scores
 
     table = _harness_table(args)
     scores = [str(c) for c in table.columns[4:] if c not in (args.cluster, args.gold)]
@@ -316,13 +381,22 @@ def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
         cubes[col] = from_items(rows, n_boot=args.n_boot, rng=args.rng,
                                 higher_is_better=_higher_is_better(args, col, chosen),
                                 **columns)
-        cubes[col].attrs[LANGUAGE_LABEL] = "task"
+        cubes[col].attrs[LANGUAGE_LABEL] = _task_word(args)
         if note:
             cubes[col].attrs[DATA_NOTE] = note
-        items[col] = item_means(rows, **columns)
-        per_item[col] = item_scores(rows, **{k: v for k, v in columns.items()
-                                             if k != "cluster"})
+        with warnings.catch_warnings():     # from_items has said which items it dropped
+            warnings.simplefilter("ignore", MissingItemsWarning)
+            items[col] = item_means(rows, **columns)
+            per_item[col] = item_scores(rows, **{k: v for k, v in columns.items()
+                                                 if k != "cluster"})
     return cubes, items, per_item, _judged(args, table)
+
+
+def _task_word(args: argparse.Namespace) -> str:
+    """What the per-item report calls a language: the user's --language column with --item,
+    else (harness logs, or no such column) "task"."""
+    given = getattr(args, "item", None) is not None and args.language != "language"
+    return str(args.language) if given else "task"
 
 
 def _judged(args: argparse.Namespace, table: pd.DataFrame) -> dict[str, Any]:
@@ -380,8 +454,10 @@ def _parse_formats(text: str) -> list[str]:
     return chosen
 
 
-def _read_files(files: Sequence[str], needed: dict[str, str | None]) -> pd.DataFrame:
-    """Read and concatenate the files; every named column must be in every file."""
+def _read_files(files: Sequence[str], needed: dict[str, str | None],
+                empty_is: str | None = "a run that is missing") -> pd.DataFrame:
+    """Read and concatenate the files; every named column must be in every file. An empty
+    --score cell is warned about, saying it is read as ``empty_is`` (None: not warned)."""
     import pandas as pd
 
     from evaluq._validation import closest_column
@@ -406,7 +482,8 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None]) -> pd.DataF
                 hint = f" (did you mean {flag} {shlex.quote(close)}?)" if close else ""
                 raise ValueError(f"column {column!r} (given as {option}) is not in {path}; "
                                  f"its columns are: {', '.join(present)}{hint}")
-        _say_empty_scores(df, path, needed)
+        if empty_is is not None:
+            _say_empty_scores(df, path, needed, empty_is)
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
 
@@ -450,25 +527,26 @@ def _refuse_a_log(path: str, source: str | None) -> None:
                          f"names the harness's score)")
 
 
-def _say_empty_scores(df: pd.DataFrame, path: str, needed: dict[str, str | None]) -> None:
+def _say_empty_scores(df: pd.DataFrame, path: str, needed: dict[str, str | None],
+                      empty_is: str) -> None:
     """Warn (naming the file and rows) when a --score column is empty in some rows: the cube
-    reads each as a run that is missing, like a row that is not there, and the report counts
-    it so; this says which rows they are."""
+    reads each as ``empty_is`` (a run that is missing, like a row that is not there, and the
+    report counts it so; with --item, an item left out); this says which rows they are."""
 
     import numpy as np
 
     from evaluq.errors import MissingDataWarning
 
     for option, column in needed.items():
-        if not option.startswith("--score") or column is None:
+        if not option.startswith(("--score", "--judge")) or column is None:
             continue
         empty = np.flatnonzero(df[column].isna().to_numpy())
         if 0 < len(empty) < len(df):
             shown = ", ".join(map(str, empty[:5].tolist())) + (", ..." if len(empty) > 5
                                                                else "")
-            warn(f"{path}: column {column!r} (given as --score) has no value (empty or "
-                 f"NA) in {len(empty)} of {len(df)} rows (rows {shown}, counted from 0): "
-                 "each is read as a run that is missing", MissingDataWarning)
+            warn(f"{path}: column {column!r} (given as {option.split(' (')[0]}) has no "
+                 f"value (empty or NA) in {len(empty)} of {len(df)} rows (rows {shown}, "
+                 f"counted from 0): each is read as {empty_is}", MissingDataWarning)
 
 
 def _slug(name: str) -> str:
@@ -582,10 +660,12 @@ def _run_report(args: argparse.Namespace) -> int:
 
     formats = _parse_formats(args.format)
     items = scores = judged = None
-    if args.source_format is None and (args.judge or args.gold):
-        raise ValueError("--judge and --gold read the scorers of harness logs: add --from "
-                         "inspect (or --from lm-eval)")
-    if args.source_format is not None:
+    if args.source_format is not None and args.item is not None:
+        raise ValueError("--from reads harness logs and --item per-item tables: give one")
+    if args.source_format is None and args.item is None and (args.judge or args.gold):
+        raise ValueError("--judge and --gold read per-item scores: add --item COL (a table "
+                         "of one row per model and item) or --from inspect|lm-eval (logs)")
+    if args.source_format is not None or args.item is not None:
         cubes, items, scores, judged = _harness_cubes(args)
         args.replication = "nonparametric" if args.replication == "auto" else args.replication
         args.resample_languages = ("fixed" if args.resample_languages == "auto"
@@ -803,10 +883,10 @@ def _bayes_options(args: argparse.Namespace) -> dict[str, Any] | None:
     if priors:
         options["priors"] = priors
     if getattr(args, "item_distribution", None) is not None:
-        if args.source_format is None:
+        if args.source_format is None and args.item is None:
             raise ValueError("--item-distribution sets the item model, which needs per-item "
-                             "scores: read harness logs with --from inspect|lm-eval (and add "
-                             "--bayes)")
+                             "scores: --item COL (a per-item table) or harness logs with --from "
+                             "inspect|lm-eval (and add --bayes)")
         options["item_distribution"] = args.item_distribution
     if options and not args.bayes:
         raise ValueError("--draws, --tune, --prior, --error-correlation and "
@@ -889,8 +969,8 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
         text = re.sub(r"`(targets|h0|h1)`",
                       lambda m: f"{m.group(1).upper()} ({names[m.group(1)]})", text)
     column = getattr(args, "language", None) if args is not None else None
-    if getattr(args, "source_format", None) is not None:
-        column = "task"
+    if getattr(args, "source_format", None) is not None or getattr(args, "item", None):
+        column = _task_word(args)
     if column and column != "language":
         text = re.sub(r"\blanguage(?=[=,' ])", column, text)
     return text

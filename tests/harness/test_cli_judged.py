@@ -67,4 +67,5 @@ def test_judge_and_gold_go_together_and_need_logs(judged_logs, tmp_path, capsys)
         csv, index=False)
     assert main(["report", str(csv), "--score", "score", "--judge", "j", "--gold", "g",
                  "--out", str(tmp_path / "c"), *FAST[:2]]) == 2
-    assert "add --from inspect" in capsys.readouterr().err
+    assert "add --item COL (a table of one row per model and item) or --from" in \
+        capsys.readouterr().err

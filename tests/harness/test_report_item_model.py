@@ -206,7 +206,8 @@ def test_cli_item_distribution_needs_logs_and_bayes(inspect_logs, tmp_path, caps
     code = main(["report", str(csv), "--score", "score", "--bayes", "--item-distribution",
                  "learned", "--out", str(tmp_path), *FAST])
     assert code == 2
-    assert "read harness logs with --from inspect|lm-eval" in capsys.readouterr().err
+    assert "--item COL (a per-item table) or harness logs with --from inspect|lm-eval" in \
+        capsys.readouterr().err
 
 
 def test_the_checks_advice_reaches_the_page(table, monkeypatch):

@@ -1,0 +1,146 @@
+"""``evaluq report TABLE --item COL``: a per-item table of the user's own (one row per model
+and item, as scripts and spreadsheets export evaluations) gets the report of harness logs.
+The equivalence is checked on real Inspect logs: their table written as a CSV gives the same
+cube, item means and judge correction as the logs themselves."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import evaluq as eq
+from evaluq.cli import main
+
+FAST = ["--n-resamples", "200", "--n-boot", "200", "--quiet"]
+
+
+def _run(args, capsys):
+    code = main(["report", *(str(a) for a in args)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_a_csv_of_the_logs_items_gives_the_logs_report(inspect_logs, tmp_path, capsys):
+    """The Inspect logs' per-item table as a CSV with the user's own column names: the same
+    cube (scores and bootstrap replicates) and item means as --from inspect."""
+    table = eq.read_inspect_logs([inspect_logs["eval"]], metadata=["passage"])
+    renamed = table.rename(columns={"model": "system", "task": "benchmark", "item": "id",
+                                    "epoch": "sample"})
+    path = tmp_path / "items.csv"
+    renamed.sample(frac=1.0, random_state=0).to_csv(path, index=False)     # any row order
+    logs, csv = tmp_path / "logs", tmp_path / "csv"
+    assert _run([inspect_logs["eval"], "--from", "inspect", "--score", "match", "--cluster",
+                 "passage", "--out", logs, "--format", "csv", *FAST], capsys)[0] == 0
+    code, _, err = _run([path, "--item", "id", "--model", "system", "--language", "benchmark",
+                         "--seed", "sample", "--score", "match", "--cluster", "passage",
+                         "--out", csv, "--format", "csv", *FAST], capsys)
+    assert code == 0, err
+    got, want = (eq.open_cube(folder / "match_cube.nc") for folder in (csv, logs))
+    np.testing.assert_array_equal(got["score"].values, want["score"].values)
+    np.testing.assert_array_equal(got["boot_score"].values, want["boot_score"].values)
+    assert got.attrs["language_label"] == "benchmark"
+    for name in ("match_item_means.csv", "match_leaderboard.csv"):
+        a = pd.read_csv(csv / name).rename(columns={"benchmark": "task"})
+        pd.testing.assert_frame_equal(a, pd.read_csv(logs / name))
+
+
+def test_a_table_of_judge_and_human_scores_is_corrected(judged_logs, tmp_path, capsys):
+    """--item with --judge and --gold: the corrected means of the logs, from a CSV holding the
+    human label on a third of the rows (empty elsewhere: not warned about)."""
+    with pytest.warns(eq.HarnessLogWarning, match="score 'human' is missing"):
+        table = eq.read_inspect_logs([judged_logs], metadata=["passage"])
+    path = tmp_path / "judged.csv"
+    table.to_csv(path, index=False)
+    logs, csv = tmp_path / "logs", tmp_path / "csv"
+    assert _run([judged_logs, "--from", "inspect", "--judge", "judge", "--gold", "human",
+                 "--cluster", "passage", "--out", logs, "--format", "csv", *FAST],
+                capsys)[0] == 0
+    code, _, err = _run([path, "--item", "item", "--language", "task", "--seed", "epoch",
+                         "--judge", "judge", "--gold", "human", "--cluster", "passage",
+                         "--out", csv, "--format", "csv", *FAST], capsys)
+    assert code == 0, err
+    assert "human" not in err
+    pd.testing.assert_frame_equal(pd.read_csv(csv / "judge_corrected.csv"),
+                                  pd.read_csv(logs / "judge_corrected.csv"))
+
+
+@pytest.fixture
+def items(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = [(m, t, f"{t}-{i}", int(rng.random() < p)) for m, p in [("a", .8), ("b", .7)]
+            for t in ("arc", "mmlu") for i in range(40)]
+    df = pd.DataFrame(rows, columns=["model", "task", "item", "correct"])
+    path = tmp_path / "items.csv"
+    df.to_csv(path, index=False)
+    return df, path
+
+
+def test_without_a_task_column_the_items_are_one_task(items, tmp_path, capsys):
+    df, path = items
+    code, _, err = _run([path, "--item", "item", "--score", "correct", "--out", tmp_path / "o",
+                         "--format", "csv", *FAST], capsys)
+    assert code == 0, err
+    cube = eq.open_cube(tmp_path / "o" / "correct_cube.nc")
+    assert cube["language"].values.tolist() == ["all"]
+    want = df.groupby("model")["correct"].mean()
+    np.testing.assert_allclose(cube["score"].sel(language="all", seed=0).values, want.values)
+
+
+@pytest.mark.parametrize(("change", "extra", "message"), [
+    (lambda df: df, ["--score", "correct", "--from", "inspect"],
+     "--from reads harness logs and --item per-item tables: give one"),
+    (lambda df: df, [], r"--item needs the per-item score column\(s\): --score COL"),
+    (lambda df: df, ["--score", "correct", "--mean", "correct"],
+     "--item reads per-item scores: --mean / --bootstrap do not apply"),
+    (lambda df: df.rename(columns={"item": "Item"}), ["--score", "correct"],
+     r"column 'item' \(given as --item\) is not in .*\(did you mean --item Item\?\)"),
+    (lambda df: pd.concat([df.assign(epoch=0), df.assign(epoch=1)]),
+     ["--language", "task", "--score", "correct"],
+     r"320 rows repeat a \(model, task, item\).*as --seed \(--seed epoch\?\)"),
+    (lambda df: pd.concat([df, df]), ["--language", "task", "--score", "correct"],
+     r"rows repeat a \(model, task, item\).*name the column that numbers them as --seed; "
+     r"copies of one row: drop them"),
+])
+def test_per_item_table_errors_say_what_to_do(items, tmp_path, capsys, change, extra, message):
+    df, _ = items
+    path = tmp_path / "bad.csv"
+    change(df).to_csv(path, index=False)
+    code, _, err = _run([path, "--item", "item", "--out", tmp_path / "o", *extra, *FAST],
+                        capsys)
+    assert code == 2
+    assert re.search(message, err), err
+
+
+def test_items_missing_for_a_model_are_said_once(items, tmp_path, capsys):
+    df, _ = items
+    path = tmp_path / "holes.csv"
+    df.drop(index=[3]).to_csv(path, index=False)
+    code, _, err = _run([path, "--item", "item", "--language", "task", "--score", "correct",
+                         "--out", tmp_path / "o", "--format", "csv", *FAST], capsys)
+    assert code == 0, err
+    assert err.count("MissingItemsWarning") == 1
+    cube = eq.open_cube(tmp_path / "o" / "correct_cube.nc")
+    assert int(cube["n_items"].sel(language="arc")) == 39
+    xr.testing.assert_equal(cube["n_items"].sel(language="mmlu", drop=True),
+                            xr.DataArray(40))
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::evaluq.hierarchical._fit.ConvergenceWarning")
+def test_bayes_fits_the_item_model_to_a_per_item_table(items, tmp_path, capsys, monkeypatch):
+    """The real item-model fit on the user's table (fewer draws than the default)."""
+    from evaluq.reporting import _item_model
+
+    monkeypatch.setattr(_item_model, "FIT_DEFAULTS", {"draws": 300, "tune": 300, "chains": 2})
+    _, path = items
+    code, _, err = _run([path, "--item", "item", "--language", "task", "--score", "correct",
+                         "--bayes", "--out", tmp_path / "o", "--format", "html", *FAST],
+                        capsys)
+    assert code == 0, err
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert '<section id="item-model"' in page
+    assert '<section id="posterior"' not in page
