@@ -56,30 +56,46 @@ def test_names_with_inner_spaces_or_without_clash_are_kept():
     assert sorted(cube["model"].values.tolist()) == [" llama", "gpt 4"]
 
 
-def test_from_items_refuses_item_ids_that_differ_only_in_spaces():
+def _items(first_q1: str) -> pd.DataFrame:
+    """Two models' per-item scores over two epochs, the first epoch's q1 spelled ``first_q1``."""
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"model": np.repeat(["a", "b"], 6), "item": ["q1", "q2", "q3"] * 4,
                        "score": rng.integers(0, 2, 12).astype(float)})
-    df.loc[[0, 6], "item"] = "q1 "          # the first epoch's q1 written with a space
+    df.loc[[0, 6], "item"] = first_q1
+    return df
+
+
+def test_from_items_refuses_item_ids_that_differ_only_in_spaces():
+    df = _items("q1 ")                      # the first epoch's q1 written with a space
     with pytest.raises(CubeError, match=r"column 'item' .*'q1' and 'q1 '"):
         eq.from_items(df, model="model", item="item", score="score", n_boot=10)
 
 
-def test_ratings_refuse_model_names_that_differ_only_in_spaces():
-    votes = pd.DataFrame({"model_a": ["gpt-4", "llama", "gpt-4 "],
-                          "model_b": ["llama", "gpt-4", "llama"],
-                          "winner": ["model_a", "model_b", "tie"]})
-    with pytest.raises(CubeError, match=r"'gpt-4' and 'gpt-4 '"):
-        eq.fit_ratings(votes)
+def _votes(third: str) -> pd.DataFrame:
+    """Three votes, the third's model A spelled ``third`` (gpt-4 in the first two)."""
+    return pd.DataFrame({"model_a": ["gpt-4", "llama", third],
+                         "model_b": ["llama", "gpt-4", "llama"],
+                         "winner": ["model_a", "model_b", "tie"]})
 
 
-def test_cli_report_exits_2_and_names_the_labels(tmp_path, capsys):
+def _report_error(runs: pd.DataFrame, tmp_path, capsys) -> str:
+    """``evaluq report`` on these runs: exit 2 and nothing written; the message."""
     path = tmp_path / "runs.csv"
-    _runs(spaced=True).to_csv(path, index=False)
+    runs.to_csv(path, index=False)
     code = main(["report", str(path), "--model", "model", "--language", "language",
                  "--seed", "seed", "--score", "score", "--out", str(tmp_path / "out")])
     assert code == 2
-    err = capsys.readouterr().err
+    assert not (tmp_path / "out" / "report.html").exists()
+    return capsys.readouterr().err
+
+
+def test_ratings_refuse_model_names_that_differ_only_in_spaces():
+    with pytest.raises(CubeError, match=r"'gpt-4' and 'gpt-4 '"):
+        eq.fit_ratings(_votes("gpt-4 "))
+
+
+def test_cli_report_exits_2_and_names_the_labels(tmp_path, capsys):
+    err = _report_error(_runs(spaced=True), tmp_path, capsys)
     assert "'gpt-4' and 'gpt-4 '" in err
     assert "Remove the spaces in the file" in err
     assert not (tmp_path / "out" / "report.html").exists()
@@ -136,25 +152,14 @@ def test_names_that_differ_in_more_than_case_are_kept():
 
 
 def test_from_items_and_ratings_refuse_labels_that_differ_only_in_case():
-    rng = np.random.default_rng(0)
-    df = pd.DataFrame({"model": np.repeat(["a", "b"], 6), "item": ["q1", "q2", "q3"] * 4,
-                       "score": rng.integers(0, 2, 12).astype(float)})
-    df.loc[[0, 6], "item"] = "Q1"
+    df = _items("Q1")
     with pytest.raises(CubeError, match=r"column 'item' .*'Q1' and 'q1'"):
         eq.from_items(df, model="model", item="item", score="score", n_boot=10)
-    votes = pd.DataFrame({"model_a": ["gpt-4", "llama", "GPT-4"],
-                          "model_b": ["llama", "gpt-4", "llama"],
-                          "winner": ["model_a", "model_b", "tie"]})
     with pytest.raises(CubeError, match=r"'GPT-4' and 'gpt-4'"):
-        eq.fit_ratings(votes)
+        eq.fit_ratings(_votes("GPT-4"))
 
 
 def test_cli_report_exits_2_on_labels_that_differ_only_in_case(tmp_path, capsys):
-    path = tmp_path / "runs.csv"
-    _cased("language").to_csv(path, index=False)
-    code = main(["report", str(path), "--model", "model", "--language", "language",
-                 "--seed", "seed", "--score", "score", "--out", str(tmp_path / "out")])
-    assert code == 2
-    err = capsys.readouterr().err
+    err = _report_error(_cased("language"), tmp_path, capsys)
     assert "'DE' and 'de' (and 1 more such group(s))" in err
     assert "Spell each name one way in the file" in err

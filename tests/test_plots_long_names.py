@@ -6,6 +6,7 @@ label or legend entry is longer than the figures' wrapping width."""
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -96,7 +97,7 @@ def test_long_model_names_keep_the_figure_laid_out(figures, name):
         for axis, k in ((ax.yaxis, 1), (ax.xaxis, 0)):
             boxes = sorted((t.get_window_extent() for t in axis.get_ticklabels()
                             if t.get_visible() and t.get_text()), key=lambda b: b.bounds[k])
-            for a, b in zip(boxes, boxes[1:], strict=False):
+            for a, b in itertools.pairwise(boxes):
                 assert a.bounds[k] + a.bounds[k + 2] <= b.bounds[k] + 0.5, (name, axis)
     width, height = fig.get_size_inches()        # the names leave the data room
     box = fig.axes[0].get_position()

@@ -408,13 +408,18 @@ def test_field_section_leaves_out_a_run_missing_on_some_languages_and_names_it(c
         np.testing.assert_array_equal(got[name].values, want[name].values)
 
 
+def _field_section(scores: np.ndarray) -> tuple[int, str]:
+    """The field-methods section of the report of these scores: (figures, its text)."""
+    rep = eq.report(eq.from_arrays(scores), None, n_resamples=100, rng=0, progress=False)
+    section = next(s for sec in rep.sections.values() for s in sec if s.id == "field")
+    return section.figures, html.unescape(section.body)
+
+
 def test_field_section_gives_its_reason_when_a_model_is_left_with_one_run():
     scores = np.array([[[0.5, 0.52], [0.6, np.nan]], [[0.4, 0.41], [0.7, 0.72]]])
     with pytest.warns(eq.MissingDataWarning):
-        rep = eq.report(eq.from_arrays(scores), None, n_resamples=100, rng=0, progress=False)
-    section = next(s for sec in rep.sections.values() for s in sec if s.id == "field")
-    assert section.figures == 0
-    body = html.unescape(section.body)
+        figures, body = _field_section(scores)
+    assert figures == 0
     assert "1 run(s) missing on some languages are left out" in body
     assert "skipped" in body
     assert "needs at least 2 models and 2 seeds" in body
@@ -426,10 +431,8 @@ def test_field_section_says_so_when_no_run_has_every_language():
     an all-NaN slice (before: 'RuntimeWarning: All-NaN slice encountered' in the CLI)."""
     scores = np.array([[[0.5, 0.52, np.nan, np.nan], [np.nan, np.nan, 0.6, 0.61]],
                        [[0.4, 0.41, np.nan, np.nan], [np.nan, np.nan, 0.7, 0.72]]])
-    rep = eq.report(eq.from_arrays(scores), None, n_resamples=100, rng=0, progress=False)
-    section = next(s for sec in rep.sections.values() for s in sec if s.id == "field")
-    assert section.figures == 0
-    body = html.unescape(section.body)
+    figures, body = _field_section(scores)
+    assert figures == 0
     assert "No run has a score on every language" in body
     assert "are the seeds numbered alike on every language?" in body
 
