@@ -144,3 +144,22 @@ def test_a_column_named_in_another_case_is_suggested():
         eq.from_long(df, model="Model", language="langauge", score="Accuracy ")
     with pytest.raises(CubeError, match=r"given as `score`\).*: Accuracy , Model, language$"):
         eq.from_long(df, model="Model", language="language", score="f1")
+
+
+def test_scores_held_as_objects_are_read_as_numbers():
+    """A score column of numbers with dtype object (after concatenating frames of mixed
+    dtypes, or of Decimals from a database) builds the same cube as the floats; before, it
+    was refused as 'must be numeric; it has dtype object'. Text is still refused."""
+    import decimal
+
+    df = pd.DataFrame({"model": ["a", "a", "b", "b"], "language": ["en", "de"] * 2,
+                       "score": [0.5, 0.25, 0.75, 1.0]})
+    want = eq.from_long(df, model="model", language="language", score="score")
+    for held in (df["score"].astype(object),
+                 df["score"].map(lambda v: decimal.Decimal(repr(v)))):
+        got = eq.from_long(df.assign(score=held), model="model", language="language",
+                           score="score")
+        xr.testing.assert_identical(got.drop_attrs(), want.drop_attrs())
+    with pytest.raises(CubeError, match="must be numeric"):
+        eq.from_long(df.assign(score=["0.5", "x", 1.0, 2.0]), model="model",
+                     language="language", score="score")

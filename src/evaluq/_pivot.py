@@ -42,6 +42,9 @@ def _label_coord(labels: np.ndarray) -> np.ndarray:
 
 def _numeric_column(df: pd.DataFrame, column: str, argument: str) -> np.ndarray:
     series = df[column]
+    if series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) in (
+            "integer", "floating", "mixed-integer-float", "decimal"):
+        series = series.astype(np.float64)      # numbers held as objects (a concat, Decimals)
     if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
         bad = series[pd.to_numeric(series, errors="coerce").isna() & series.notna()]
         example = f" (for example {bad.iloc[0]!r} in row {bad.index[0]})" if len(bad) else ""
