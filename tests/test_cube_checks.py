@@ -163,3 +163,11 @@ def test_scores_held_as_objects_are_read_as_numbers():
     with pytest.raises(CubeError, match="must be numeric"):
         eq.from_long(df.assign(score=["0.5", "x", 1.0, 2.0]), model="model",
                      language="language", score="score")
+
+
+def test_a_papers_mean_and_spread_in_one_cell_is_refused_with_what_to_do():
+    df = pd.DataFrame({"model": ["a", "b"], "language": ["en", "en"],
+                       "acc": ["85.3 ± 0.4", "84.1 +/- 0.6"]})
+    with pytest.raises(CubeError, match=r"'85\.3 ± 0\.4' in row 0\)\. A mean and its spread in "
+                                        r"one cell.*--mean, --sd-seed and --n-seeds"):
+        eq.from_long(df, score="acc")

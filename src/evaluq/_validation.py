@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
@@ -470,8 +471,25 @@ def _row(series: pd.Series, position: int) -> str:
 
 
 def percent_hint(value: Any, column: str) -> str:
-    """What to do with a score written as a percentage ("64.3%"), or "" for another value."""
-    if not (isinstance(value, str) and value.rstrip().endswith("%")):
+    """What to do with a score written as a percentage ("64.3%") or as a paper's "mean ± SD"
+    ("85.3 ± 0.4"), or "" for another value.
+
+    Examples
+    --------
+    >>> percent_hint("85.3 ± 0.4", "acc").startswith(". A mean and its spread in one cell")
+    True
+    >>> percent_hint("64.3%", "acc").startswith(". Percentages written as text")
+    True
+    """
+    if not isinstance(value, str):
+        return ""
+    if re.fullmatch(r"\s*[-+]?[\d.]+\s*%?\s*(±|\+/-|\+-)\s*[\d.]+\s*%?\s*", value):
+        return (". A mean and its spread in one cell, as a paper prints them: put them in two "
+                "columns, the mean and the SD over seeds, and read them as a summary "
+                "(eq.from_summary(mean=..., sd_seed=..., n_seeds=...); in the CLI --mean, "
+                "--sd-seed and --n-seeds), after checking whether the '±' is an SD, a "
+                "standard error or an interval's half-width")
+    if not value.rstrip().endswith("%"):
         return ""
     return (f". Percentages written as text: evaluq.read_table (and the CLI) reads a column of "
             f"them as numbers when every value has its '%'; in pandas, "
