@@ -339,3 +339,49 @@ def test_scores_written_as_percentages_give_the_report_of_their_numbers(tmp_path
                      "--out", str(tmp_path / out), "--quiet"], capsys)[0] == 0
     xr.testing.assert_identical(eq.open_cube(tmp_path / "a" / "BLEU_cube.nc").drop_attrs(),
                                 eq.open_cube(tmp_path / "b" / "BLEU_cube.nc").drop_attrs())
+
+
+def test_a_fault_while_writing_or_an_interrupt_is_a_short_message(tmp_path, long_table,
+                                                                   capsys, monkeypatch):
+    """An --out that cannot be made, a full disk, Ctrl-C: one line naming what happened and
+    an exit code (1; 130 for an interrupt), never a traceback; the files written before the
+    fault are whole (written to a temporary file, then renamed) and no temporary is left."""
+    import errno
+
+    from evaluq import _atomic, reporting
+
+    path = tmp_path / "runs.csv"
+    long_table.to_csv(path, index=False)
+    args = ["report", str(path), "--model", "system", "--language", "lp", "--seed", "run",
+            "--score", "BLEU", "--n-resamples", "50", "--quiet"]
+    (tmp_path / "a-file").write_text("")
+    code, _, err = _run([*args, "--out", str(tmp_path / "a-file" / "out")], capsys)
+    assert code == 1
+    assert err.startswith("evaluq report: error: Not a directory: ")
+    assert "Traceback" not in err
+
+    real, calls = _atomic.os.replace, []
+
+    def full_disk(src, dst):
+        calls.append(dst)
+        if len(calls) > 3:
+            raise OSError(errno.ENOSPC, "No space left on device", str(dst))
+        return real(src, dst)
+
+    monkeypatch.setattr(_atomic.os, "replace", full_disk)
+    out = tmp_path / "full"
+    code, _, err = _run([*args, "--out", str(out)], capsys)
+    assert code == 1
+    assert err.startswith("evaluq report: error: No space left on device: ")
+    written = sorted(p.name for p in out.iterdir())
+    assert len(written) == 3
+    assert not [p for p in written if p.startswith(".") or "tmp" in p]
+    monkeypatch.undo()
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(reporting, "report", interrupted)
+    code, _, err = _run([*args, "--out", str(tmp_path / "i")], capsys)
+    assert code == 130
+    assert "evaluq report: interrupted; any output written before it is whole" in err

@@ -1012,6 +1012,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"evaluq {args.command}: error: {cli_message(str(err), args)}",
                   file=sys.stderr)
             return 2
+        except OSError as err:            # a folder that cannot be made, a full disk
+            print(f"evaluq {args.command}: error: {err.strerror or err}"
+                  f"{f': {err.filename!r}' if err.filename else ''} (any output written "
+                  f"before it is whole: each is written to a temporary file, then renamed)",
+                  file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print(f"\nevaluq {args.command}: interrupted; any output written before it is "
+                  f"whole (each is written to a temporary file, then renamed)",
+                  file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":  # pragma: no cover
