@@ -171,3 +171,23 @@ def test_a_papers_mean_and_spread_in_one_cell_is_refused_with_what_to_do():
     with pytest.raises(CubeError, match=r"'85\.3 ± 0\.4' in row 0\)\. A mean and its spread in "
                                         r"one cell.*--mean, --sd-seed and --n-seeds"):
         eq.from_long(df, score="acc")
+
+
+def test_a_table_path_or_cube_given_for_a_later_step_says_the_steps_before():
+    """A first session's usual slips: the DataFrame (or the CSV path) passed where a cube is
+    expected, the cube where the aggregated draws are: each message names the call to make
+    first."""
+    df = pd.DataFrame({"model": ["a", "b"] * 2, "language": ["en", "en", "de", "de"],
+                       "score": [0.5, 0.6, 0.4, 0.7]})
+    cube = eq.from_long(df, model="model", language="language", score="score")
+    table_hint = r"build the cube from the table first: eq\.from_long\(table, model=\.\.\."
+    with pytest.raises(TypeError, match=table_hint):
+        eq.report(df, None, progress=False)
+    with pytest.raises(TypeError, match=r"got str: read the file into a cube first"):
+        eq.report("runs.csv", None, progress=False)
+    with pytest.raises(CubeError, match=table_hint):
+        eq.resample(df)
+    with pytest.raises(TypeError, match=table_hint + r".*, then eq\.resample\(cube\)"):
+        eq.aggregate(df)
+    with pytest.raises(CubeError, match=r"\(a cube\): eq\.aggregate\(eq\.resample\(cube\)\)"):
+        eq.leaderboard(cube)

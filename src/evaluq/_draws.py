@@ -17,7 +17,7 @@ import xarray as xr
 
 from evaluq._apply import as_dims
 from evaluq._dims import MODEL, OBSERVED, RESAMPLE, RESAMPLED
-from evaluq._schema import orientation
+from evaluq._schema import build_a_cube_hint, orientation
 from evaluq._validation import check_orientation
 from evaluq.errors import CubeError
 
@@ -145,9 +145,10 @@ def as_draws(data: Any, *, sample_dims: Any = (RESAMPLE,), observed: Any = None,
         extra = (f" with variables {sorted(map(str, data.data_vars))}"
                  if isinstance(data, xr.Dataset) else "")
         error = CubeError if isinstance(data, xr.Dataset) else TypeError
+        hint = build_a_cube_hint(data, "eq.aggregate(eq.resample(cube))")
         raise error(f"`{name}` must be the result of eq.aggregate (a Dataset with "
-                        f"{OBSERVED!r} and {RESAMPLED!r}) or a DataArray of draws with a "
-                        f"{MODEL!r} dim; got {type(data).__name__}{extra}")
+                    f"{OBSERVED!r} and {RESAMPLED!r}) or a DataArray of draws with a "
+                    f"{MODEL!r} dim; got {type(data).__name__}{extra}{hint}")
     _check_layout(draws, dims, name)
     if draws.dtype == np.bool_ or not np.issubdtype(draws.dtype, np.number):
         raise TypeError(f"`{name}` must hold real numbers; got dtype {draws.dtype}")

@@ -157,6 +157,35 @@ def bounds(cube: xr.Dataset) -> tuple[float, float] | None:
 
 # --- validation ---------------------------------------------------------------------------------
 
+def build_a_cube_hint(given: Any, step: str = "") -> str:
+    """What to do when a table, a path or a cube is given where a cube (or a later result:
+    ``step``, e.g. ``"eq.aggregate(eq.resample(cube))"``) is expected; "" for anything else.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evaluq._schema import build_a_cube_hint
+    >>> build_a_cube_hint(pd.DataFrame()).startswith(": build the cube from the table first")
+    True
+    >>> build_a_cube_hint("runs.csv").startswith(": read the file into a cube first")
+    True
+    """
+    import os
+
+    import pandas as pd
+
+    if isinstance(given, pd.DataFrame):
+        return (": build the cube from the table first: eq.from_long(table, model=..., "
+                "language=..., seed=..., score=...) (one row per run), or eq.from_items (one "
+                "row per model and item)" + (f", then {step}" if step else ""))
+    if isinstance(given, str | os.PathLike):
+        return (": read the file into a cube first: eq.from_long(path, model=..., "
+                "language=..., seed=..., score=...)" + (f", then {step}" if step else ""))
+    if step and isinstance(given, xr.Dataset) and SCORE in given.data_vars:
+        return f" (a cube): {step}"
+    return ""
+
+
 def validate(cube: Any) -> xr.Dataset:
     """Check that ``cube`` is a well-formed evaluation cube.
 
@@ -194,7 +223,8 @@ def validate(cube: Any) -> xr.Dataset:
     evaluq.errors.CubeError: `cube`: variable 'score' has unknown dim(s) ['task']; its dims ...
     """
     if not isinstance(cube, xr.Dataset):
-        raise CubeError(f"`cube`: a cube must be an xarray.Dataset; got {type(cube).__name__}")
+        raise CubeError(f"`cube`: a cube must be an xarray.Dataset; got {type(cube).__name__}"
+                        f"{build_a_cube_hint(cube)}")
     if SCORE not in cube.data_vars:
         raise CubeError(f"`cube`: the cube has no {SCORE!r} variable; its variables are "
                         f"{sorted(map(str, cube.data_vars))}")

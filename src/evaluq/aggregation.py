@@ -24,6 +24,7 @@ from evaluq._dims import (
 from evaluq._draws import NO_NOISE_REASON, draws_no_noise
 from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import nanmean, percentile_interval
+from evaluq._schema import build_a_cube_hint
 from evaluq._validation import check_bool, check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
 from evaluq.field.rliable import field_aggregate
@@ -100,7 +101,8 @@ def _aggregate_iv(resampled: Any, how: Any, confidence_level: Any, trim: Any,
                   skipna: Any) -> tuple[str | Aggregator, float, float]:
     if not isinstance(resampled, xr.Dataset):
         raise TypeError(f"`resampled` must be the result of eq.resample (an xarray Dataset, "
-                        f"in memory or lazy); got {type(resampled).__name__}")
+                        f"in memory or lazy); got {type(resampled).__name__}"
+                        f"{build_a_cube_hint(resampled, 'eq.resample(cube)')}")
     if (RESAMPLE not in resampled.dims or OBSERVED not in resampled
             or SCORE not in resampled):
         raise CubeError("`resampled` has no 'resample' dim, or no 'score' or 'observed' "

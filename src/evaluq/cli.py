@@ -969,7 +969,8 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
         text = re.sub(r"`(targets|h0|h1)`",
                       lambda m: f"{m.group(1).upper()} ({names[m.group(1)]})", text)
     column = getattr(args, "language", None) if args is not None else None
-    if getattr(args, "source_format", None) is not None or getattr(args, "item", None):
+    if args is not None and (getattr(args, "source_format", None) is not None
+                             or getattr(args, "item", None)):
         column = _task_word(args)
     if column and column != "language":
         text = re.sub(r"\blanguage(?=[=,' ])", column, text)

@@ -61,6 +61,7 @@ def _read_json(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
     columns = (isinstance(data, dict) and bool(data)
                and all(isinstance(v, dict) for v in data.values())
                and len({frozenset(v) for v in data.values()}) == 1)   # one index: a table
+    orient: Any
     if isinstance(data, list) and all(isinstance(row, dict) for row in data):
         orient = "records"
     elif isinstance(data, dict) and {"columns", "data"} <= set(data):

@@ -15,7 +15,7 @@ import xarray as xr
 
 from evaluq._atomic import write_text
 from evaluq._dims import BOOT_SCORE, DATA_NOTE, MODEL, N_ITEMS, RANK
-from evaluq._schema import orientation
+from evaluq._schema import build_a_cube_hint, orientation
 from evaluq._validation import RNGLike, check_bool, check_bounds, check_confidence_level, check_int
 from evaluq._warn import warn
 from evaluq.errors import CubeError
@@ -771,7 +771,7 @@ def _cubes(cube: Any) -> dict[str, xr.Dataset]:
                                 f"got {type(v).__name__}")
         return {str(k): v for k, v in cube.items()}
     raise TypeError(f"`cube` must be a cube (xarray Dataset) or a mapping of metric name -> "
-                    f"cube; got {type(cube).__name__}")
+                    f"cube; got {type(cube).__name__}{build_a_cube_hint(cube)}")
 
 
 def _fits(fit: Any, names: list[str]) -> dict[str, Any]:
