@@ -72,3 +72,16 @@ def test_arf_interval_at_another_level_uses_that_levels_k() -> None:
 def test_test_result_estimate_is_delta() -> None:
     res = RESULTS["test"]
     np.testing.assert_array_equal(res.estimate.values, res.delta)  # type: ignore[attr-defined]
+
+
+def test_a_small_result_prints_its_numbers() -> None:
+    """``print(result)`` in a notebook: the fields' shapes, then the table of the values
+    (before, ``estimate=<dim_0: 2>`` and no number); a scalar result prints as before."""
+    res = eq.intervals.t_interval([[76.85, 81.99], [70.1, 72.3]], confidence_level=0.8)
+    lines = repr(res).splitlines()
+    assert lines[0] == "TIntervalResult("
+    table = res.to_dataframe()
+    assert lines[-2].split()[:2] == ["0", f"{table['estimate'].iloc[0]:.4g}"]
+    assert lines[-1].split()[:2] == ["1", f"{table['estimate'].iloc[1]:.4g}"]
+    scalar = eq.intervals.t_interval([76.85, 81.99], confidence_level=0.8)
+    assert repr(scalar).splitlines()[-1] == ")"

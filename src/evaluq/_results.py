@@ -27,6 +27,10 @@ N_RESAMPLES_TEST = 1000
 p-values it reproduces; the smallest attainable p-value is then 1/1001."""
 
 
+REPR_ROWS = 30
+"""A result's repr shows its table when it has at most this many rows."""
+
+
 class IntervalBoundsMixin:
     """``lower`` / ``upper`` from an ``interval`` DataArray with a ``ci_bound`` dim."""
 
@@ -97,7 +101,20 @@ class ResultBase(IntervalBoundsMixin):
         lines = [f"{type(self).__name__}("]
         lines += [f"    {name}={_shown(value)}," for name, value in self._fields().items()]
         lines.append(")")
-        return "\n".join(lines)
+        return "\n".join([*lines, *self._table_lines()])
+
+    def _table_lines(self) -> list[str]:
+        """The values behind the shapes the repr shows (``<model: 3>``): the table of
+        :meth:`to_dataframe`, when the estimate has dims and the table at most
+        ``REPR_ROWS`` rows (a notebook's ``print(result)`` then shows the numbers)."""
+        estimate = self.estimate
+        if not isinstance(estimate, xr.DataArray) or estimate.ndim == 0:
+            return []
+        table = self.to_dataframe()
+        if not 0 < len(table) <= REPR_ROWS:
+            return []
+        shown = table.select_dtypes(include="number")
+        return shown.to_string(float_format=lambda v: f"{v:.4g}").splitlines()
 
     def _repr_html_(self) -> str:
         table = self.to_dataframe().head(20).to_html(float_format=lambda v: f"{v:.4g}")
