@@ -305,7 +305,7 @@ def tier_diagram(aggregated: xr.Dataset, tiers: xr.DataArray | None = None, *,
     ax.set_xlabel(f"{how + ' ' if how else ''}{_metric(attrs)} ({_orientation_text(attrs)})")
     ax.set_title(title if title is not None else
                  f"tiers joined by a bar: {adjustment}-adjusted tests at α = {alpha:g}",
-                 pad=2, y=-0.02 - 0.02 * n, loc="left", fontsize=7)
+                 pad=2, y=-0.02, va="top", loc="left", fontsize=7)   # under the labels
     return fig
 
 
