@@ -55,7 +55,8 @@ columns = {"model_a": "left", "model_b": "right", "winner": "winner",
 # %% [markdown]
 # ## Two tie rules
 #
-# `ties="davidson"` (the default) fits Davidson's (1970) tie model: a tie is likelier between
+# `ties="davidson"` (what the default `"auto"` picks when the votes hold ties, as LLMFAO's do)
+# fits Davidson's (1970) tie model: a tie is likelier between
 # models of similar strength, with one fitted tie parameter $\nu$:
 # $P(i \text{ beats } j) = \pi_i / D$, $P(\text{tie}) = \nu\sqrt{\pi_i\pi_j} / D$,
 # $D = \pi_i + \pi_j + \nu\sqrt{\pi_i\pi_j}$. evalica fits the same model as `newman` and
