@@ -293,6 +293,7 @@ def _item_table(args: argparse.Namespace) -> pd.DataFrame:
     data = _read_files(args.files, needed,
                        empty_is="that model's item left out of that score's analysis")
     task = given or ("language" if "language" in data.columns else None)
+    args.task_word = task or "task"                  # what the report calls a task
     table = pd.DataFrame({"model": data[args.model],
                           "task": data[task] if task else "all",
                           "item": data[args.item],
@@ -393,10 +394,13 @@ def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
 
 
 def _task_word(args: argparse.Namespace) -> str:
-    """What the per-item report calls a language: the user's --language column with --item,
-    else (harness logs, or no such column) "task"."""
-    given = getattr(args, "item", None) is not None and args.language != "language"
-    return str(args.language) if given else "task"
+    """What the per-item report calls a language: with --item the name of the task column
+    (given as --language, or a column named 'language'), else (harness logs, or no such
+    column) "task"."""
+    if getattr(args, "item", None) is None:
+        return "task"
+    given = args.language if args.language != "language" else None
+    return str(getattr(args, "task_word", None) or given or "task")
 
 
 def _judged(args: argparse.Namespace, table: pd.DataFrame) -> dict[str, Any]:

@@ -144,3 +144,17 @@ def test_bayes_fits_the_item_model_to_a_per_item_table(items, tmp_path, capsys, 
     page = (tmp_path / "o" / "report.html").read_text()
     assert '<section id="item-model"' in page
     assert '<section id="posterior"' not in page
+
+
+def test_a_column_named_language_is_the_task_column(items, tmp_path, capsys):
+    """As the long format reads it: a 'language' column is the tasks without --language,
+    and the page calls them languages."""
+    df, _ = items
+    path = tmp_path / "lang.csv"
+    df.rename(columns={"task": "language"}).to_csv(path, index=False)
+    code, _, err = _run([path, "--item", "item", "--score", "correct", "--out", tmp_path / "o",
+                         "--format", "csv", *FAST], capsys)
+    assert code == 0, err
+    cube = eq.open_cube(tmp_path / "o" / "correct_cube.nc")
+    assert sorted(cube["language"].values.tolist()) == ["arc", "mmlu"]
+    assert cube.attrs["language_label"] == "language"
