@@ -129,23 +129,6 @@ def test_items_missing_for_a_model_are_said_once(items, tmp_path, capsys):
                             xr.DataArray(40))
 
 
-@pytest.mark.slow
-@pytest.mark.filterwarnings("ignore::evaluq.hierarchical._fit.ConvergenceWarning")
-def test_bayes_fits_the_item_model_to_a_per_item_table(items, tmp_path, capsys, monkeypatch):
-    """The real item-model fit on the user's table (fewer draws than the default)."""
-    from evaluq.reporting import _item_model
-
-    monkeypatch.setattr(_item_model, "FIT_DEFAULTS", {"draws": 300, "tune": 300, "chains": 2})
-    _, path = items
-    code, _, err = _run([path, "--item", "item", "--language", "task", "--score", "correct",
-                         "--bayes", "--out", tmp_path / "o", "--format", "html", *FAST],
-                        capsys)
-    assert code == 0, err
-    page = (tmp_path / "o" / "report.html").read_text()
-    assert '<section id="item-model"' in page
-    assert '<section id="posterior"' not in page
-
-
 def test_a_column_named_language_is_the_task_column(items, tmp_path, capsys):
     """As the long format reads it: a 'language' column is the tasks without --language,
     and the page calls them languages."""
