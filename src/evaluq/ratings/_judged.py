@@ -53,6 +53,7 @@ from evaluq.ratings._votes import (
     _cells,
     _check_missing,
     _factorize,
+    _folded,
     _model_codes,
     _outcome_map,
     _rows,
@@ -123,11 +124,8 @@ class JudgedVotes:
 def _verdicts(series: pd.Series, outcomes: Mapping[Any, str] | None, arg: str) -> np.ndarray:
     """Outcome codes of a verdict column (its missing values must be dropped first)."""
     mapping = _outcome_map(outcomes)
-    if outcomes is None:           # the default labels in any case, as fit_ratings reads them
-        codes = series.map(lambda v: v.strip().casefold() if isinstance(v, str) else v
-                           ).map(mapping)
-    else:
-        codes = series.map(mapping)
+    # the default labels in any case, as fit_ratings reads them
+    codes = (_folded(series) if outcomes is None else series).map(mapping)
     unknown = codes.isna().to_numpy()
     if unknown.any():
         bad = sorted(map(str, series[unknown].unique()))

@@ -164,12 +164,20 @@ def _implicit_winners(df: pd.DataFrame, winner: str, model_a: str, model_b: str,
     return np.where(np.isnan(by_label), by_name, by_label)
 
 
+def _folded(series: pd.Series) -> pd.Series:
+    """Labels stripped and case-folded, as the default winner labels are matched (vectorised
+    for a column of text: an arena's millions of votes)."""
+    if pd.api.types.is_string_dtype(series):
+        return series.str.strip().str.casefold()
+    return series.map(lambda v: v.strip().casefold() if isinstance(v, str) else v)
+
+
 def _winner_codes(df: pd.DataFrame, winner: str, model_a: str, model_b: str,
                   outcomes: Mapping[Any, str] | None) -> np.ndarray:
     series = df[winner]
     mapping = _outcome_map(outcomes)
     if outcomes is None:           # the default labels in any case: 'A', 'Tie', 'MODEL_B'
-        folded = series.map(lambda v: v.strip().casefold() if isinstance(v, str) else v)
+        folded = _folded(series)
         codes = folded.map(mapping).to_numpy(dtype=np.float64, na_value=np.nan)
         codes = _implicit_winners(df, winner, model_a, model_b, codes)
     else:
