@@ -108,7 +108,8 @@ class ResultBase(IntervalBoundsMixin):
         :meth:`to_dataframe`, when the estimate has dims and the table at most
         ``REPR_ROWS`` rows (a notebook's ``print(result)`` then shows the numbers)."""
         estimate = self.estimate
-        if not isinstance(estimate, xr.DataArray) or estimate.ndim == 0:
+        if not isinstance(estimate, xr.DataArray) or estimate.ndim == 0 \
+                or estimate.size > REPR_ROWS:        # a big result: no table built to print
             return []
         table = self.to_dataframe()
         if not 0 < len(table) <= REPR_ROWS:
