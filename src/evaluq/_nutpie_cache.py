@@ -55,6 +55,14 @@ miss at once both compile and write equivalent entries; the last one stays). An 
 cannot be read (a truncated or corrupt file) is deleted and rebuilt, never fatal; a
 directory that cannot be written means no cache (nutpie's own compilation). Deleting the
 directory is always safe.
+
+PyTensor writes the Python source of every function it compiles for numba to a file, by
+default one new file in the system temporary directory per function, which it never
+removes (75 files per item-model fit, in every process). Unless the user has chosen
+``pytensor.config.generated_src_dir``, :func:`compile_pymc_model` points it to
+``pytensor-src`` in the cache directory (:func:`keep_generated_source`): there PyTensor
+names each file by its content (a later process reuses it) and removes files unused for
+weeks.
 """
 
 from __future__ import annotations
@@ -80,6 +88,8 @@ from evaluq._atomic import write_text
 
 CACHE_ENV: Final = "EVALUQ_CACHE_DIR"
 """Environment variable naming the cache directory."""
+GENERATED_SRC: Final = "pytensor-src"
+"""The cache directory's subdirectory for PyTensor's generated source files."""
 FORMAT: Final = 2
 """Version of this module's cache entries (bump when the way the cfuncs are built changes;
 2: self-contained cfuncs, whose callees are internal copies)."""
@@ -110,6 +120,28 @@ def cache_dir() -> Path:
     import pytensor
 
     return Path(pytensor.config.base_compiledir) / "evaluq-nutpie"
+
+
+def keep_generated_source() -> None:
+    """Point PyTensor's generated source files to the cache directory's
+    :data:`GENERATED_SRC` when ``pytensor.config.generated_src_dir`` is unset and the
+    directory can be written (module docstring); otherwise change nothing.
+
+    Examples
+    --------
+    >>> import pytensor
+    >>> from evaluq._nutpie_cache import keep_generated_source
+    >>> keep_generated_source()
+    >>> pytensor.config.generated_src_dir != ""
+    True
+    """
+    import pytensor
+
+    if pytensor.config.generated_src_dir:
+        return
+    path = cache_dir() / GENERATED_SRC
+    if _writable(path):
+        pytensor.config.generated_src_dir = str(path)
 
 
 def _register_locator() -> None:
@@ -368,6 +400,7 @@ def compile_pymc_model(model: Any, var_names: Iterable[str] | None = None,
     True
     """
     var_names = None if var_names is None else list(var_names)
+    keep_generated_source()
     try:
         return _compile_cached(model, var_names, structure, sources)
     except (AttributeError, ImportError) as err:
