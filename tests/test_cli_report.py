@@ -385,3 +385,81 @@ def test_a_fault_while_writing_or_an_interrupt_is_a_short_message(tmp_path, long
     code, _, err = _run([*args, "--out", str(tmp_path / "i")], capsys)
     assert code == 130
     assert "evaluq report: interrupted; any output written before it is whole" in err
+
+
+def _wide(long_table: pd.DataFrame) -> pd.DataFrame:
+    """``long_table``'s BLEU with one column per language (a paper's table), an average
+    column and a text column as such tables have, and one empty cell."""
+    wide = long_table.pivot(index=["system", "run"], columns="lp", values="BLEU")
+    wide.columns.name = None
+    wide["Average"] = wide.mean(axis=1)
+    wide = wide.reset_index().assign(notes="fine-tuned")
+    wide.iloc[4, 2] = np.nan
+    return wide
+
+
+def test_a_wide_table_gives_the_report_of_its_long_table(tmp_path, long_table, capsys):
+    """One column per language (--wide): the same cube as the long file with the run of the
+    empty cell left out, the empty cell said once by model and language."""
+    wide = _wide(long_table)
+    languages = [c for c in wide.columns if c not in ("system", "run", "Average", "notes")]
+    empty = (wide.loc[4, "system"], wide.columns[2], wide.loc[4, "run"])
+    long_path, wide_path = tmp_path / "long.csv", tmp_path / "wide.csv"
+    keep = ~((long_table["system"] == empty[0]) & (long_table["lp"] == empty[1])
+             & (long_table["run"] == empty[2]))
+    long_table[keep].to_csv(long_path, index=False)
+    wide.to_csv(wide_path, index=False)
+    common = ["--model", "system", "--language", "lp", "--seed", "run", "--score", "BLEU",
+              "--n-resamples", "50", "--format", "csv", "--quiet"]
+    assert _run(["report", str(long_path), *common, "--out", str(tmp_path / "a")],
+                capsys)[0] == 0
+    code, _, err = _run(["report", str(wide_path), *common, "--wide", *languages,
+                         "--out", str(tmp_path / "b")], capsys)
+    assert code == 0
+    assert err.count("1 of 36 cells of the --wide columns is empty") == 1
+    assert f"{empty[0]} / {empty[1]}" in err
+    xr.testing.assert_identical(eq.open_cube(tmp_path / "a" / "BLEU_cube.nc").drop_attrs(),
+                                eq.open_cube(tmp_path / "b" / "BLEU_cube.nc").drop_attrs())
+
+
+def test_wide_alone_reads_the_numeric_columns_and_refuses_an_average(tmp_path, long_table,
+                                                                      capsys):
+    wide = _wide(long_table)
+    path, plain = tmp_path / "wide.csv", tmp_path / "plain.csv"
+    wide.to_csv(path, index=False)
+    wide.drop(columns="Average").to_csv(plain, index=False)
+    common = ["--model", "system", "--seed", "run", "--n-resamples", "50", "--format", "csv",
+              "--quiet"]
+    code, _, err = _run(["report", str(path), *common, "--wide", "--out", str(tmp_path / "a")],
+                        capsys)
+    assert code == 2
+    assert "'Average' looks like an aggregate of the languages" in err
+    assert "--wide l00 l01 l02 l03" in err                   # the command that works
+    code, _, _ = _run(["report", str(plain), *common, "--wide", "--out", str(tmp_path / "b")],
+                      capsys)
+    assert code == 0
+    cube = eq.open_cube(tmp_path / "b" / "score_cube.nc")   # --score defaults to 'score'
+    assert cube.sizes == {"model": 3, "language": 4, "seed": 3}
+    assert int(cube.score.isnull().sum()) == 1
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ([], "is it a wide table, one column per language? --wide l00 l01 l02 l03 Average "
+         "--score NAME"),
+    (["--wide", "l09"], "column 'l09' (given as --wide) is not in"),
+    (["--wide", "l00", "--score", "BLEU", "--score", "chrF"], "a wide table holds one metric"),
+    (["--wide", "l00", "--mean", "BLEU"], "give --score NAME (the metric's name), not --mean"),
+    (["--wide", "l00", "--score", "notes"], "already has a column 'notes'"),
+    (["--wide", "l00", "--item", "system"], "--wide reads a table of one score per model"),
+])
+def test_wide_table_errors_name_the_flag_that_works(tmp_path, long_table, capsys, extra,
+                                                    message):
+    path = tmp_path / "wide.csv"
+    _wide(long_table).to_csv(path, index=False)
+    args = ["report", str(path), "--model", "system", "--seed", "run", "--quiet",
+            "--out", str(tmp_path / "out")]
+    if not extra:
+        args += ["--score", "BLEU"]
+    code, _, err = _run([*args, *extra], capsys)
+    assert code == 2
+    assert message in err, err

@@ -1,9 +1,10 @@
 """The real ``evaluq report`` on the results files users have (issue 30): a long CSV of runs,
 ragged, single or missing seeds, missing cells, a summary file, two metrics one of them lower
 is better, one model, two models, mixed scales, two tasks, TSV / Parquet / JSON lines, a
-bootstrap column. Nothing is stubbed: the real command line, the real resampling and (slow)
-the real hierarchical fit. Each shape must give a complete report: exit 0, the HTML page with
-its sections and figures, the cube and the tables."""
+bootstrap column, a wide table (one column per task). Nothing is stubbed: the real command
+line, the real resampling and (slow) the real hierarchical fit. Each shape must give a
+complete report: exit 0, the HTML page with its sections and figures, the cube and the
+tables."""
 
 from __future__ import annotations
 
@@ -90,6 +91,10 @@ def _shapes() -> dict[str, tuple[str, pd.DataFrame, list[str]]]:
         "JSON lines": ("runs.jsonl", acc, COLS),
         "bootstrap column": ("boot.csv", _with_bootstrap(runs),
                              [*COLS, "--bootstrap", "boot"]),
+        "wide table, one column per task": (
+            "wide.csv", acc.pivot(index=["model", "seed"], columns="task",
+                                  values="accuracy").reset_index().assign(Average=0.6),
+            ["--language", "task", "--seed", "seed", "--score", "accuracy", "--wide", *TASKS]),
     }
 
 

@@ -140,7 +140,7 @@ def test_from_long_errors():
     inf = df.assign(bleu=df.bleu.replace(30.0, np.inf))
     with pytest.raises(CubeError, match="infinite value"):
         eq.from_long(inf, model="system", language="lang", seed="seed", score="bleu")
-    with pytest.raises(TypeError, match="`data` must be a pandas DataFrame or a path"):
+    with pytest.raises(TypeError, match="`data` must be a table: a pandas DataFrame"):
         eq.from_long(42, model="system", language="lang", score="bleu")  # type: ignore[arg-type]
 
 

@@ -191,3 +191,71 @@ def test_a_table_path_or_cube_given_for_a_later_step_says_the_steps_before():
         eq.aggregate(df)
     with pytest.raises(CubeError, match=r"\(a cube\): eq\.aggregate\(eq\.resample\(cube\)\)"):
         eq.leaderboard(cube)
+
+
+def _runs() -> pd.DataFrame:
+    cube = eq.simulate_cube(n_models=3, n_languages=4, n_seeds=2, rng=2)
+    return cube.score.to_dataframe().reset_index()
+
+
+def test_tables_in_the_shapes_a_notebook_has_build_the_same_cube():
+    """The keys in a groupby's index, ``cube.score.to_dataframe()``, a dict of columns, a
+    list of row dicts and a pyarrow Table build the cube the plain DataFrame builds (before,
+    each was refused: "column 'model' is not in the table; its columns are: score" or
+    "must be a pandas DataFrame ...; got list")."""
+    import pyarrow as pa
+
+    df = _runs()
+    keys = {"model": "model", "language": "language", "seed": "seed", "score": "score"}
+    plain = eq.from_long(df, **keys)
+    for shaped in (df.set_index(["model", "language", "seed"]),
+                   df.groupby(["model", "language", "seed"]).mean(),
+                   plain.score.to_dataframe(),
+                   df.set_index("model"),                        # one level; others columns
+                   df.to_dict("list"), df.to_dict("records"),
+                   pa.Table.from_pandas(df, preserve_index=False)):
+        xr.testing.assert_identical(eq.from_long(shaped, **keys).drop_attrs(),
+                                    plain.drop_attrs())
+    # a level named as a column stays in the index: the column is read
+    both = df.set_index(df["model"].str.upper().rename("model"))
+    assert list(eq.from_long(both, **keys).model.values) == sorted(df["model"].unique())
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (pd.Series([0.5, 0.6], name="score"),
+     r"got pandas\.Series; a Series is one column: pass the DataFrame it came from"),
+    (xr.DataArray(np.zeros((2, 2, 2))), r"must be a table: .*got xarray\.DataArray"),
+    ([0.5, 0.6], r"got builtins\.list"),
+    ({"model": "a", "score": 0.5}, r"the builtins\.dict is not a table of columns"),
+])
+def test_what_is_no_table_is_refused_naming_its_type(data, message):
+    with pytest.raises(TypeError, match=message):
+        eq.from_long(data)
+
+
+def test_a_wide_table_and_a_list_of_scores_say_what_to_do():
+    """A paper's table (one column per language) is refused with the melt that makes it
+    long, which then builds the cube; several score columns at once get a TypeError naming
+    the argument (it was "unhashable type: 'list'")."""
+    df = _runs()
+    wide = df.pivot(index=["model", "seed"], columns="language", values="score")
+    wide.columns.name = None
+    wide = wide.reset_index()
+    melt = r"table\.melt\(id_vars=\['model', 'seed'\], var_name='lang', value_name='acc'\)"
+    with pytest.raises(CubeError, match=r"given as `language`.*wide table.*" + melt):
+        eq.from_long(wide, model="model", language="lang", seed="seed", score="acc")
+    long = wide.melt(id_vars=["model", "seed"], var_name="lang", value_name="acc")
+    cube = eq.from_long(long, model="model", language="lang", seed="seed", score="acc")
+    np.testing.assert_array_equal(cube.score.values,
+                                  eq.from_long(df, seed="seed").score.values)
+    with pytest.raises(TypeError, match=r"`score` must be one column name; got \['score'\]: "
+                                        r"one cube per metric"):
+        eq.from_long(df, seed="seed", score=["score"])
+
+
+def test_a_key_column_with_missing_values_is_said_before_duplicates():
+    """An empty language column made every row a duplicate key; the error now names the
+    empty key column, as for the model column."""
+    df = _runs().assign(language=np.nan)
+    with pytest.raises(CubeError, match=r"key column 'language' has missing values"):
+        eq.from_long(df, seed="seed")

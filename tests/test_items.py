@@ -212,7 +212,7 @@ def test_missing_column_and_empty_table(rng):
         eq.from_items(df.iloc[:0], **KW)
     with pytest.raises(TypeError, match="`cluster` must be a column name"):
         eq.from_items(df, **KW, cluster=3)
-    with pytest.raises(TypeError, match="`table` must be a pandas DataFrame or a path"):
+    with pytest.raises(TypeError, match="`table` must be a table: a pandas DataFrame"):
         eq.from_items(df.to_numpy(), **KW)
 
 

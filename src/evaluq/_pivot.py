@@ -102,6 +102,7 @@ def _pivot_reference(df: pd.DataFrame, keys: dict[str, str], bootstrap: str | No
                      score: str) -> _Pivoted:
     """``from_long``'s pivot by label lookup: slow on large tables, but every check in order
     with its documented message (the fast :func:`_pivot_codes` defers to it on any problem)."""
+    coords = {d: _sorted_labels(df[c], c) for d, c in keys.items()}   # missing keys first
     if bootstrap is not None:
         keys_all = {**keys, BOOTSTRAP: bootstrap}
         _check_unique_keys(df.fillna({bootstrap: -np.inf}), keys_all)
@@ -117,7 +118,6 @@ def _pivot_reference(df: pd.DataFrame, keys: dict[str, str], bootstrap: str | No
         _check_unique_keys(df, keys)
         full, boot = df, df.iloc[:0]
     values = _numeric_column(df, score, "score")
-    coords = {d: _sorted_labels(df[c], c) for d, c in keys.items()}
     score_arr = _pivot(full, keys, values[full.index.to_numpy()], coords)
     full_rows = _pivot(full, keys, full.index.to_numpy(dtype=np.float64), coords)
     if bootstrap is None:

@@ -340,10 +340,19 @@ def check_columns(name: str, available: Iterable[str], required: dict[str, str |
     the message suggests the column it most likely meant (:func:`closest_column`)."""
     cols = set(available)
     for arg, column in required.items():
+        if isinstance(column, list | tuple | set | dict):
+            several = (": one cube per metric, from_long(..., score=name) for each"
+                       if arg == "score" else "")
+            raise TypeError(f"`{arg}` must be one column name; got {column!r}{several}")
         if column is not None and column not in cols:
             shown = ", ".join(sorted(map(str, cols)))
             close = closest_column(column, cols)
             hint = f"; did you mean {close!r}?" if close is not None else ""
+            if close is None and arg == "language" and required.get("score") not in cols:
+                ids = [c for a, c in required.items() if a in ("model", "seed") and c in cols]
+                hint = (f"; if each language is a column (a wide table), melt it first: "
+                        f"table.melt(id_vars={ids!r}, var_name={column!r}, "
+                        f"value_name={required.get('score') or 'score'!r})")
             raise CubeError(f"column {column!r} (given as `{arg}`) is not in {name}; its "
                             f"columns are: {shown}{hint}")
 

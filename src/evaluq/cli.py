@@ -173,6 +173,11 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     cols.add_argument("--seed", default=None, metavar="COL", help="seed column")
     cols.add_argument("--bootstrap", default=None, metavar="COL",
                       help="bootstrap replicate column (empty on full-test-set rows)")
+    cols.add_argument("--wide", nargs="*", default=None, metavar="COL",
+                      help="a wide table: one column per language (task), whose cells are "
+                           "the scores of --score NAME (default 'score'). Name the columns, "
+                           "or give --wide alone to read every numeric column other than "
+                           "--model / --seed / --bootstrap as a language")
     cols.add_argument("--item", default=None, metavar="COL",
                       help="item column: FILE... are per-item tables, one row per model and "
                            "item (and epoch: --seed), --score their per-item scores; analysed "
@@ -459,9 +464,11 @@ def _parse_formats(text: str) -> list[str]:
 
 
 def _read_files(files: Sequence[str], needed: dict[str, str | None],
-                empty_is: str | None = "a run that is missing") -> pd.DataFrame:
+                empty_is: str | None = "a run that is missing",
+                reshape: Any = None) -> pd.DataFrame:
     """Read and concatenate the files; every named column must be in every file. An empty
-    --score cell is warned about, saying it is read as ``empty_is`` (None: not warned)."""
+    --score cell is warned about, saying it is read as ``empty_is`` (None: not warned).
+    ``reshape(df, path)``, if given, turns each file's table into the long one (--wide)."""
     import pandas as pd
 
     from evaluq._validation import closest_column
@@ -484,12 +491,88 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None],
                 close = closest_column(column, present)
                 flag = option.split(" (")[0]               # '--score (1)': the flag
                 hint = f" (did you mean {flag} {shlex.quote(close)}?)" if close else ""
+                if not hint and option == "--language":
+                    hint = _wide_hint(df, needed)
                 raise ValueError(f"column {column!r} (given as {option}) is not in {path}; "
                                  f"its columns are: {', '.join(present)}{hint}")
-        if empty_is is not None:
+        if reshape is not None:
+            df = reshape(df, path)
+        elif empty_is is not None:
             _say_empty_scores(df, path, needed, empty_is)
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
+
+
+_AGGREGATE_NAMES = frozenset({"avg", "average", "mean", "overall", "total", "all", "macro",
+                              "micro", "macro-avg", "micro-avg", "avg.", "score"})
+"""Column names of a wide table that are an aggregate of its languages, not a language."""
+
+
+def _numeric_columns(df: pd.DataFrame, skip: Sequence[str | None]) -> list[str]:
+    """The columns of ``df`` (not in ``skip``) that hold numbers, in the file's order."""
+    import pandas as pd
+
+    return [str(c) for c in df.columns if c not in skip
+            and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+
+
+def _wide_hint(df: pd.DataFrame, needed: dict[str, str | None]) -> str:
+    """When a file has neither the --language column nor a --score column, but two or more
+    numeric columns besides the named ones: the --wide flag that reads them as the
+    languages."""
+    scores = [c for k, c in needed.items() if k.startswith("--score") and c is not None]
+    numbers = _numeric_columns(df, list(needed.values()))
+    if len(numbers) < 2 or any(c in df.columns for c in scores):
+        return ""                          # a wide table has no score column
+    shown = " ".join(map(shlex.quote, numbers[:6])) + (" ..." if len(numbers) > 6 else "")
+    return (f" (is it a wide table, one column per language? --wide {shown} --score NAME "
+            f"reads those columns as the languages)")
+
+
+def _melt_wide(df: pd.DataFrame, path: str, args: argparse.Namespace) -> pd.DataFrame:
+    """A wide table (one column per language) as the long one: a row per model (seed,
+    replicate) and language, the language in column --language, the score in --score.
+    Every cell is kept; an empty one is a run that is missing, said once per file."""
+    from evaluq._validation import closest_column
+    from evaluq.errors import MissingDataWarning
+
+    keys = [c for c in (args.model, args.seed, args.bootstrap) if c is not None]
+    score = args.score[0]
+    if args.wide:
+        for column in args.wide:
+            if column not in df.columns:
+                close = closest_column(column, df.columns)
+                hint = f" (did you mean --wide {shlex.quote(close)}?)" if close else ""
+                raise ValueError(f"column {column!r} (given as --wide) is not in {path}; its "
+                                 f"columns are: {', '.join(map(str, df.columns))}{hint}")
+        languages = list(dict.fromkeys(args.wide))
+    else:
+        languages = _numeric_columns(df, keys)
+        aggregates = [c for c in languages if c.strip().lower() in _AGGREGATE_NAMES]
+        if aggregates:
+            rest = " ".join(shlex.quote(c) for c in languages if c not in aggregates)
+            raise ValueError(f"{path}: column {aggregates[0]!r} looks like an aggregate of the "
+                             f"languages, not a language: name the language columns, "
+                             f"--wide {rest}")
+        if not languages:
+            raise ValueError(f"{path} has no numeric column besides --model / --seed / "
+                             f"--bootstrap: name the language columns with --wide COL ...")
+    clash = [c for c in (args.language, score) if c in df.columns and c not in languages]
+    if clash:
+        raise ValueError(f"{path} already has a column {clash[0]!r}, which --wide would "
+                         f"write the {'languages' if clash[0] == args.language else 'scores'} "
+                         f"to: name another with --language / --score")
+    long = df.melt(id_vars=keys, value_vars=languages, var_name=args.language,
+                   value_name=score)
+    empty = long[score].isna().to_numpy()
+    if empty.any() and not empty.all():
+        cells = long.loc[empty, [args.model, args.language]].astype(str).agg(" / ".join, axis=1)
+        shown = ", ".join(cells.iloc[:4]) + (", ..." if len(cells) > 4 else "")
+        n = int(empty.sum())
+        warn(f"{path}: {n} of {len(long)} cells of the --wide columns "
+             f"{'is' if n == 1 else 'are'} empty (model / {args.language}: {shown}): each is "
+             f"read as a run that is missing", MissingDataWarning)
+    return long
 
 
 def _log_format(p: Path) -> str | None:
@@ -563,6 +646,14 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
     """The cubes of ``evaluq report``: one per ``--score`` column, or the summary cube."""
     from evaluq.cube import from_long, from_summary
 
+    if args.wide is not None:
+        if args.mean is not None:
+            raise ValueError("--wide reads scores, one per row and language column: give "
+                             "--score NAME (the metric's name), not --mean")
+        if args.score is not None and len(args.score) > 1:
+            raise ValueError("a wide table holds one metric: give one --score NAME (its name), "
+                             "and one report per metric file")
+        args.score = args.score or ["score"]
     if (args.score is None) == (args.mean is None):
         raise ValueError("give either --score COL (long format, repeatable) or --mean COL "
                          "(summary format), not both and not neither")
@@ -576,7 +667,11 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
     else:
         needed |= {"--mean": args.mean, "--sd-seed": args.sd_seed, "--sd-boot": args.sd_boot,
                    "--n-seeds": n_seeds if isinstance(n_seeds, str) else None}
-    data = _read_files(args.files, needed)
+    reshape = None
+    if args.wide is not None:
+        needed = {k: v for k, v in needed.items() if k in ("--model", "--seed", "--bootstrap")}
+        reshape = lambda df, path: _melt_wide(df, path, args)  # noqa: E731
+    data = _read_files(args.files, needed, reshape=reshape)
     # --bounds refuses scores outside the range (naming the rows); the scale verdict is the
     # report's (page and terminal alike), so the loaders' own outlier warning is off
     checks: dict[str, Any] = {"bounds": tuple(args.bounds) if args.bounds else None,
@@ -666,6 +761,9 @@ def _run_report(args: argparse.Namespace) -> int:
     items = scores = judged = None
     if args.source_format is not None and args.item is not None:
         raise ValueError("--from reads harness logs and --item per-item tables: give one")
+    if args.wide is not None and (args.source_format is not None or args.item is not None):
+        raise ValueError("--wide reads a table of one score per model and language column; "
+                         "harness logs (--from) and per-item tables (--item) are long")
     if args.source_format is None and args.item is None and (args.judge or args.gold):
         raise ValueError("--judge and --gold read per-item scores: add --item COL (a table "
                          "of one row per model and item) or --from inspect|lm-eval (logs)")

@@ -323,8 +323,11 @@ def from_long(
     Parameters
     ----------
     data
-        A DataFrame, or a path to a CSV, TSV, JSON lines or parquet file
-        (see :func:`evaluq.io.read_table`).
+        A DataFrame (its named index levels read as columns: a ``groupby`` result or
+        ``cube.score.to_dataframe()`` as it is), a polars DataFrame or pyarrow Table, a dict
+        of columns, a list of row dicts, or a path to a CSV, TSV, JSON lines or parquet file
+        (see :func:`evaluq.io.as_table` and :func:`evaluq.io.read_table`). A wide table (one
+        column per language) is refused with the ``melt`` that makes it long.
     model, language, seed
         Names of the key columns. The language column may hold languages, tasks or data
         sets. Without ``seed`` the cube has one seed (labelled 0).
@@ -441,7 +444,8 @@ def from_summary(
     Parameters
     ----------
     data
-        A DataFrame or a path (CSV, TSV, JSON lines, parquet).
+        A table as :func:`from_long` takes it (a DataFrame, polars / pyarrow table, dict
+        of columns, list of row dicts) or a path (CSV, TSV, JSON lines, parquet).
     model, language
         Key columns.
     mean

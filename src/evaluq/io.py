@@ -9,9 +9,9 @@ import io
 import lzma
 import os
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Any, Final, Protocol, runtime_checkable
 
 import pandas as pd
 
@@ -92,7 +92,18 @@ _READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {
     ".pq": lambda p, kw: pd.read_parquet(p, **{"page_checksum_verification": True, **kw}),
 }
 
-TableLike = pd.DataFrame | str | os.PathLike[str]
+
+
+@runtime_checkable
+class _ToPandas(Protocol):
+    """A table of another library that converts itself to pandas (a polars DataFrame, a
+    pyarrow Table)."""
+
+    def to_pandas(self) -> pd.DataFrame: ...
+
+
+TableLike = (pd.DataFrame | str | os.PathLike[str] | _ToPandas | Mapping[str, Any]
+             | Sequence[Mapping[str, Any]])
 COMPRESSED: Final = (".gz", ".bz2", ".xz", ".zip")
 """A text table (CSV, TSV, JSON lines) may be compressed: ``runs.csv.gz``; the reader is
 that of the suffix before this one, and pandas decompresses it."""
@@ -245,7 +256,9 @@ def as_table(data: TableLike, name: str = "data") -> tuple[pd.DataFrame, str]:
     Parameters
     ----------
     data
-        A pandas DataFrame (returned as it is) or the path of a CSV, TSV, JSON lines or
+        A pandas DataFrame (its named index levels become columns, as ``reset_index()``
+        makes them), a table of another library that has ``to_pandas()`` (polars, pyarrow),
+        a dict of columns, a list of row dicts, or the path of a CSV, TSV, JSON lines or
         parquet file (read by :func:`read_table`).
     name
         The argument's name in the caller, for the error message.
@@ -253,7 +266,8 @@ def as_table(data: TableLike, name: str = "data") -> tuple[pd.DataFrame, str]:
     Returns
     -------
     tuple of (pandas.DataFrame, str)
-        The table and ``"DataFrame"`` or the file's path.
+        The table and ``"DataFrame"``, the file's path, or the type it was given as
+        (``"polars.DataFrame"``, ``"builtins.dict"``).
 
     Examples
     --------
@@ -261,14 +275,56 @@ def as_table(data: TableLike, name: str = "data") -> tuple[pd.DataFrame, str]:
     >>> from evaluq.io import as_table
     >>> as_table(pd.DataFrame({"a": [1]}))[1]
     'DataFrame'
+    >>> means = pd.DataFrame({"model": ["a", "a"], "acc": [0.5, 0.7]}).groupby("model").mean()
+    >>> as_table(means)[0].columns.tolist(), as_table([{"model": "a", "acc": 0.5}])[1]
+    (['model', 'acc'], 'builtins.list')
     """
     if not isinstance(name, str):
         raise TypeError(f"`name` must be the argument's name, a string; got {name!r}")
     if isinstance(data, pd.DataFrame):
-        return data, "DataFrame"
+        return _index_as_columns(data), "DataFrame"
     if isinstance(data, str | os.PathLike):
         return read_table(data), str(Path(data))
+    kind = f"{type(data).__module__.split('.')[0]}.{type(data).__qualname__}"
+    frame = _other_table(data, name, kind)
+    if frame is not None:
+        return _index_as_columns(frame), kind
+    hint = ("; a Series is one column: pass the DataFrame it came from"
+            if isinstance(data, pd.Series) else "")
     raise TypeError(
-        f"`{name}` must be a pandas DataFrame or a path to a CSV, TSV, JSON lines or parquet "
-        f"file; got {type(data).__name__}"
+        f"`{name}` must be a table: a pandas DataFrame (or a polars DataFrame, a pyarrow "
+        f"Table, a dict of columns, a list of row dicts) or a path to a CSV, TSV, JSON or "
+        f"parquet file; got {kind}{hint}"
     )
+
+
+def _index_as_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its named index levels as columns (as ``df.reset_index()`` gives them),
+    so ``df.groupby(["model", "language"]).mean()`` or ``cube.score.to_dataframe()`` reads
+    as the table it shows; a level named as a column stays in the index (the column is
+    read)."""
+    names = [n for n in df.index.names if n is not None and n not in df.columns]
+    if not names or len(set(names)) < len(names):
+        return df
+    return df.reset_index(level=names)
+
+
+def _other_table(data: Any, name: str, kind: str) -> pd.DataFrame | None:
+    """A polars / pyarrow table, a dict of columns or a list of row dicts as a pandas
+    DataFrame; None for anything else."""
+    if type(data).__module__.startswith("xarray"):
+        return None                      # a DataArray's to_pandas is no table of rows
+    if isinstance(data, _ToPandas) and not isinstance(data, pd.Series | type):
+        frame = data.to_pandas()
+        if isinstance(frame, pd.DataFrame):
+            return frame
+        raise TypeError(f"`{name}`: {kind}.to_pandas() gave {type(frame).__name__}, "
+                        f"not a DataFrame")
+    rows = isinstance(data, list | tuple) and len(data) > 0 and all(
+        isinstance(row, Mapping) for row in data)
+    if not (rows or isinstance(data, Mapping)):
+        return None
+    try:
+        return pd.DataFrame(list(data) if rows else dict(data))
+    except ValueError as err:
+        raise TypeError(f"`{name}`: the {kind} is not a table of columns ({err})") from err

@@ -406,7 +406,7 @@ def test_bad_votes():
         fit_ratings(df, winner="who")
     with pytest.raises(ValueError, match="`votes` has no rows"):
         fit_ratings(df.iloc[:0])
-    with pytest.raises(TypeError, match="`votes` must be a pandas DataFrame"):
+    with pytest.raises(TypeError, match="`votes` must be a table: a pandas DataFrame"):
         fit_ratings(df.to_numpy())
 
 
