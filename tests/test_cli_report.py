@@ -463,3 +463,31 @@ def test_wide_table_errors_name_the_flag_that_works(tmp_path, long_table, capsys
     code, _, err = _run([*args, *extra], capsys)
     assert code == 2
     assert message in err, err
+
+
+def test_na_value_reads_a_mark_for_a_missing_run_as_an_empty_cell(tmp_path, long_table,
+                                                                  capsys):
+    """A file marking a run that did not finish with '-': refused naming --na-value '-', and
+    with it the cube of the file whose cell is empty; a parquet file is refused (its cells
+    are typed)."""
+    marked, empty = tmp_path / "marked.csv", tmp_path / "empty.csv"
+    table = long_table.drop(columns="chrF").astype({"BLEU": object})
+    table.loc[5, "BLEU"] = "-"
+    table.to_csv(marked, index=False)
+    table.replace("-", np.nan).to_csv(empty, index=False)
+    args = ["--model", "system", "--language", "lp", "--seed", "run", "--score", "BLEU",
+            "--n-resamples", "50", "--format", "csv", "--quiet"]
+    code, _, err = _run(["report", str(marked), *args, "--out", str(tmp_path / "a")], capsys)
+    assert code == 2
+    assert "'-' looks like a mark for a run that is missing" in err
+    assert "pass --na-value '-'" in err
+    for path, out, extra in ((marked, "b", ["--na-value", "-"]), (empty, "c", [])):
+        assert _run(["report", str(path), *args, *extra, "--out", str(tmp_path / out)],
+                    capsys)[0] == 0
+    xr.testing.assert_identical(eq.open_cube(tmp_path / "b" / "BLEU_cube.nc").drop_attrs(),
+                                eq.open_cube(tmp_path / "c" / "BLEU_cube.nc").drop_attrs())
+    long_table.to_parquet(tmp_path / "runs.parquet")
+    code, _, err = _run(["report", str(tmp_path / "runs.parquet"), *args, "--na-value", "-",
+                         "--out", str(tmp_path / "d")], capsys)
+    assert code == 2
+    assert "--na-value reads CSV / TSV files" in err

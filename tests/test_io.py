@@ -198,3 +198,40 @@ def test_a_column_of_percentages_reads_as_their_numbers(tmp_path):
     with pytest.raises(CubeError, match=r"'50%' in row 0\)\. Percentages written as text: .*"
                                         r"str\.rstrip\('%'\)\.astype\(float\)"):
         eq.from_long(tmp_path / "m.csv", model="sys", language="task", score="f1")
+
+
+@pytest.mark.parametrize("head", ["# exported by run_eval.py\n# metric: f1\n",
+                                  "\ufeff# exported by run_eval.py\n", "#\n"])
+def test_comment_lines_above_a_csv_header_are_skipped(tmp_path, head):
+    """A tool's '#' lines above the header: the table below them. Before: "cannot read ...
+    (truncated or corrupted?): ParserError: Expected 1 fields in line 3, saw 4"."""
+    path = tmp_path / "runs.csv"
+    path.write_text(head + table().to_csv(index=False), encoding="utf-8")
+    pd.testing.assert_frame_equal(eq.read_table(path), table())
+
+
+def test_spaces_after_the_separators_are_not_part_of_the_values(tmp_path):
+    """'model, language, ...' as people type CSVs: the columns are 'task', not ' task', and the
+    labels 'qa', not ' qa' (a quoted value keeps its spaces)."""
+    path = tmp_path / "runs.csv"
+    path.write_text(table().to_csv(index=False).replace(",", ", "))
+    pd.testing.assert_frame_equal(eq.read_table(path), table())
+    path.write_text('sys, task, run, f1\n"  a", qa, 0, 0.5\n')
+    assert eq.read_table(path)["sys"].tolist() == ["  a"]
+
+
+@pytest.mark.parametrize(("cell", "message"), [
+    ("-", r"'-' looks like a mark for a run that is missing: leave those cells empty, or "
+          r"read the file with na_values=\['-'\]"),
+    ("OOM", r"'OOM' looks like a mark for a run that is missing"),
+    ("62.5 (0.3)", r"A mean and its spread in one cell.*whether the spread is an SD"),
+])
+def test_a_mark_or_a_spread_in_a_score_cell_says_what_to_do(tmp_path, cell, message):
+    path = tmp_path / "runs.csv"
+    table().astype({"f1": object}).assign(f1=[0.5, cell, 0.7, 0.65]).to_csv(path, index=False)
+    with pytest.raises(CubeError, match=message):
+        eq.from_long(path, model="sys", language="task", seed="run", score="f1")
+    if cell in ("-", "OOM"):          # the remedy it names works: the run is missing
+        cube = eq.from_long(eq.read_table(path, na_values=[cell]), model="sys",
+                            language="task", seed="run", score="f1")
+        assert int(cube.score.isnull().sum()) == 1

@@ -479,9 +479,15 @@ def _row(series: pd.Series, position: int) -> str:
     return f"row {position}" + ("" if label == position else f" (index {label!r})")
 
 
+MISSING_MARK = r"\s*([-\u2013\u2014?x*/]+|missing|oom|timeout|failed|error|n\.a\.)\s*"
+"""Text a table puts in a score's cell for a run that is missing (pandas reads "NA", "n/a",
+"null" and "" as missing already)."""
+
+
 def percent_hint(value: Any, column: str) -> str:
-    """What to do with a score written as a percentage ("64.3%") or as a paper's "mean ± SD"
-    ("85.3 ± 0.4"), or "" for another value.
+    """What to do with a score written as a percentage ("64.3%"), as a paper's "mean ± SD"
+    ("85.3 ± 0.4", "85.3 (0.4)"), or as a mark for a missing run ("-", "OOM"), or "" for
+    another value.
 
     Examples
     --------
@@ -489,14 +495,24 @@ def percent_hint(value: Any, column: str) -> str:
     True
     >>> percent_hint("64.3%", "acc").startswith(". Percentages written as text")
     True
+    >>> percent_hint("62.5 (0.3)", "acc").startswith(". A mean and its spread in one cell")
+    True
+    >>> percent_hint("—", "acc").split(":")[0]
+    ". '—' looks like a mark for a run that is missing"
     """
     if not isinstance(value, str):
         return ""
-    if re.fullmatch(r"\s*[-+]?[\d.]+\s*%?\s*(±|\+/-|\+-)\s*[\d.]+\s*%?\s*", value):
+    if re.fullmatch(MISSING_MARK, value, flags=re.IGNORECASE):
+        return (f". {value.strip()!r} looks like a mark for a run that is missing: leave "
+                f"those cells empty, or read the file with "
+                f"na_values=[{value.strip()!r}] (eq.read_table), and each is a run that "
+                f"is missing")
+    if re.fullmatch(r"\s*[-+]?[\d.]+\s*%?\s*((±|\+/-|\+-)\s*[\d.]+|\(\s*[\d.]+\s*%?\s*\))"
+                    r"\s*%?\s*", value):
         return (". A mean and its spread in one cell, as a paper prints them: put them in two "
                 "columns, the mean and the SD over seeds, and read them as a summary "
                 "(eq.from_summary(mean=..., sd_seed=..., n_seeds=...); in the CLI --mean, "
-                "--sd-seed and --n-seeds), after checking whether the '±' is an SD, a "
+                "--sd-seed and --n-seeds), after checking whether the spread is an SD, a "
                 "standard error or an interval's half-width")
     if not value.rstrip().endswith("%"):
         return ""

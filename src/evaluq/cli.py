@@ -178,6 +178,10 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
                            "the scores of --score NAME (default 'score'). Name the columns, "
                            "or give --wide alone to read every numeric column other than "
                            "--model / --seed / --bootstrap as a language")
+    cols.add_argument("--na-value", action="append", default=None, metavar="TEXT",
+                      help="read cells holding TEXT as empty (a run that is missing), e.g. "
+                           "--na-value - --na-value OOM; CSV / TSV files (empty cells and NA "
+                           "are read so already)")
     cols.add_argument("--item", default=None, metavar="COL",
                       help="item column: FILE... are per-item tables, one row per model and "
                            "item (and epoch: --seed), --score their per-item scores; analysed "
@@ -296,7 +300,8 @@ def _item_table(args: argparse.Namespace) -> pd.DataFrame:
     needed |= {f"--score ({i + 1})": c for i, c in enumerate(args.score or [])}
     needed["--gold"] = args.gold                     # on some items only, by design: no warning
     data = _read_files(args.files, needed,
-                       empty_is="that model's item left out of that score's analysis")
+                       empty_is="that model's item left out of that score's analysis",
+                       na_values=args.na_value)
     task = given or ("language" if "language" in data.columns else None)
     args.task_word = task or "task"                  # what the report calls a task
     table = pd.DataFrame({"model": data[args.model],
@@ -465,10 +470,11 @@ def _parse_formats(text: str) -> list[str]:
 
 def _read_files(files: Sequence[str], needed: dict[str, str | None],
                 empty_is: str | None = "a run that is missing",
-                reshape: Any = None) -> pd.DataFrame:
+                reshape: Any = None, na_values: Sequence[str] | None = None) -> pd.DataFrame:
     """Read and concatenate the files; every named column must be in every file. An empty
     --score cell is warned about, saying it is read as ``empty_is`` (None: not warned).
-    ``reshape(df, path)``, if given, turns each file's table into the long one (--wide)."""
+    ``reshape(df, path)``, if given, turns each file's table into the long one (--wide);
+    ``na_values`` (--na-value) are the texts read as empty cells."""
     import pandas as pd
 
     from evaluq._validation import closest_column
@@ -480,7 +486,7 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None],
         if Path(path).is_dir():
             raise ValueError(f"{path} is a folder: give the table's file(s), or --from inspect "
                              f"or --from lm-eval for a folder of harness logs")
-        df = read_table(path)
+        df = read_table(path, **_na_options(path, na_values))
         if len(df) == 0:
             raise ValueError(f"{path} has no rows")
         present = [str(c) for c in df.columns]
@@ -501,6 +507,19 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None],
             _say_empty_scores(df, path, needed, empty_is)
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
+
+
+def _na_options(path: str, na_values: Sequence[str] | None) -> dict[str, Any]:
+    """``read_table``'s options for --na-value: pandas' ``na_values`` for a CSV / TSV / text
+    file; another format is refused (its cells are typed already)."""
+    if not na_values:
+        return {}
+    from evaluq.io import _suffix
+
+    if _suffix(Path(path)) not in (".csv", ".txt", ".tsv", ".tab"):
+        raise ValueError(f"--na-value reads CSV / TSV files; {path} is another format, whose "
+                         f"empty cells are read as missing already")
+    return {"na_values": list(na_values)}
 
 
 _AGGREGATE_NAMES = frozenset({"avg", "average", "mean", "overall", "total", "all", "macro",
@@ -671,7 +690,7 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
     if args.wide is not None:
         needed = {k: v for k, v in needed.items() if k in ("--model", "--seed", "--bootstrap")}
         reshape = lambda df, path: _melt_wide(df, path, args)  # noqa: E731
-    data = _read_files(args.files, needed, reshape=reshape)
+    data = _read_files(args.files, needed, reshape=reshape, na_values=args.na_value)
     # --bounds refuses scores outside the range (naming the rows); the scale verdict is the
     # report's (page and terminal alike), so the loaders' own outlier warning is off
     checks: dict[str, Any] = {"bounds": tuple(args.bounds) if args.bounds else None,
@@ -1034,6 +1053,7 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"`?n_resamples`?", "--n-resamples"),
     (r"(add them to|map them with) `outcomes=?`(?!, e\.g\.)",
      "map them with --outcome LABEL=ROLE (ROLE model_a, model_b or tie)"),
+    (r"read the file with na_values=\[('[^']*')\] \(eq\.read_table\)", r"pass --na-value \1"),
     (r"`judge` column", "--judge column"),
     (r"`gold` column", "--gold column"),
     (r"`covariates`", "--covariate"),

@@ -26,12 +26,19 @@ def _read_csv(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
     whose header splits on ';' but not on ',' (a spreadsheet's export where ',' is the
     decimal mark) is read with ';' as the separator, and each text column whose every value
     is a number with a decimal comma ("0,71") becomes that number, unless ``sep`` /
-    ``delimiter`` / ``decimal`` are given."""
-    if {"sep", "delimiter", "decimal"} & set(kw):
-        return pd.read_csv(p, **kw)
+    ``delimiter`` / ``decimal`` are given. Lines starting with '#' above the header (a tool's
+    comments) are skipped, and spaces after a separator ("model, language") are not part of
+    the value."""
+    kw = {"skipinitialspace": True, **kw}
     with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=kw.get("encoding") or "utf-8",
                                                  errors="replace") as handle:
-        header = handle.readline()
+        header, comments = handle.readline(), 0
+        while header.lstrip("\ufeff").startswith("#") and not {"skiprows", "header"} & set(kw):
+            header, comments = handle.readline(), comments + 1
+    if comments and header.strip():
+        kw["skiprows"] = comments          # a tool's '# ...' lines above the header
+    if {"sep", "delimiter", "decimal"} & set(kw):
+        return pd.read_csv(p, **kw)
     if header.count("\t") >= 1 and header.count(",") == 0:
         return pd.read_csv(p, sep="\t", **kw)
     if not (header.count(";") >= 1 and header.count(",") == 0):
@@ -154,8 +161,10 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     reader. A ``.csv`` or ``.txt`` whose header has tabs and no ',' is read as tab-separated;
     one whose header has ';' and no ',' (a spreadsheet's export in a locale with the decimal
     comma) with ';' as the separator, and its columns of numbers written with a decimal comma
-    ("0,71") as numbers. A column of percentages written as text ("64.3%") is read as their
-    numbers (64.3).
+    ("0,71") as numbers. Comment lines ('#') above a CSV's header are skipped, and spaces after
+    its separators dropped. A column of percentages written as text ("64.3%") is read as
+    their numbers (64.3). A mark for a missing run ("-", "OOM") is text: pass
+    ``na_values=["-"]`` to read it as missing.
 
     Parameters
     ----------
