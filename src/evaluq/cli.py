@@ -260,6 +260,66 @@ def _add_bayes_arguments(p: argparse.ArgumentParser) -> None:
 
 
 HARNESS_FORMATS = ("inspect", "lm-eval")
+RESULTS_ONLY_NOTE = (
+    "built from lm-eval's results files (no samples files: lm-eval ran without "
+    "--log_samples): each model's score on each task with its standard error over the "
+    "documents (the test-set noise), one run (no run-to-run spread is measured, as with the "
+    "samples). The models' errors on the same documents are not paired, so "
+    "intervals of differences are wider than the samples would give; rerun lm-eval with "
+    "--log_samples for the paired item bootstrap, the item means and the item model")
+"""What the page and the terminal say of a report on lm-eval's results files alone."""
+
+
+def _lm_eval_results_only(files: Sequence[str]) -> bool:
+    """Whether the --from lm-eval paths hold lm-eval results files and no samples file."""
+    from evaluq._harness.lm_eval import _SAMPLES, _samples_files
+    from evaluq._harness.lm_eval_results import _RESULTS, results_files
+
+    paths = [Path(f) for f in files]
+    if not all(p.exists() for p in paths):
+        return False                        # the reader says which is missing
+    samples = [s for p in paths for s in (_samples_files(p) if p.is_dir() else [p])
+               if _SAMPLES.match(s.name)]
+    results = [r for p in paths for r in (results_files(p) if p.is_dir() else [p])
+               if _RESULTS.match(r.name)]
+    return not samples and bool(results)
+
+
+def _lm_eval_results_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
+    """The summary cubes of lm-eval's results files: per --score (default: the first metric),
+    the score per model and task with its standard error as the test-set SD, one seed."""
+    from evaluq.cube import from_summary
+    from evaluq.io import read_lm_eval_results
+
+    per_item = [f for f in ("--item", "--judge", "--gold", "--cluster", "--item-distribution")
+                if getattr(args, f[2:].replace("-", "_"), None) is not None]
+    if per_item:
+        raise ValueError(f"{per_item[0]} needs lm-eval's per-item samples (lm_eval run ... "
+                         f"--log_samples); the paths hold only its results files")
+    table = read_lm_eval_results(args.files)
+    metrics = list(dict.fromkeys(table["metric"]))
+    chosen = args.score or metrics[:1]
+    unknown = [c for c in chosen if c not in metrics]
+    if unknown:
+        raise ValueError(f"--score {unknown} not among the metrics of the results: {metrics}")
+    cubes = {}
+    for col in chosen:
+        # one run per model: no run-to-run spread is measured (0, as the samples' report
+        # has none either); the test-set noise is the standard error
+        rows = table[table["metric"] == col].assign(run_sd=0.0)
+        has_se = bool(rows["stderr"].notna().all())
+        cube = from_summary(rows, model="model", language="task", mean="score",
+                            sd_seed="run_sd" if has_se else None,
+                            sd_boot="stderr" if has_se else None, n_seeds=1, metric=col,
+                            higher_is_better=_higher_is_better(args, col, chosen),
+                            outlier_threshold=None)
+        cube.attrs[LANGUAGE_LABEL] = _task_word(args)
+        cube.attrs[DATA_NOTE] = RESULTS_ONLY_NOTE + (
+            "" if has_se else f". lm-eval gave no standard error of {col!r} (N/A) for some "
+                              f"tasks: the test-set noise is not in the intervals")
+        cube.attrs["source"] = table.attrs["source"]
+        cubes[col] = cube
+    return cubes
 
 
 def _harness_table(args: argparse.Namespace) -> pd.DataFrame:
@@ -786,7 +846,9 @@ def _run_report(args: argparse.Namespace) -> int:
     if args.source_format is None and args.item is None and (args.judge or args.gold):
         raise ValueError("--judge and --gold read per-item scores: add --item COL (a table "
                          "of one row per model and item) or --from inspect|lm-eval (logs)")
-    if args.source_format is not None or args.item is not None:
+    if args.source_format == "lm-eval" and _lm_eval_results_only(args.files):
+        cubes = _lm_eval_results_cubes(args)
+    elif args.source_format is not None or args.item is not None:
         cubes, items, scores, judged = _harness_cubes(args)
         args.replication = "nonparametric" if args.replication == "auto" else args.replication
         args.resample_languages = ("fixed" if args.resample_languages == "auto"

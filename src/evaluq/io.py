@@ -16,6 +16,7 @@ from typing import IO, Any, Final, Protocol, runtime_checkable
 import pandas as pd
 
 from evaluq._harness import read_inspect_logs as read_inspect_logs
+from evaluq._harness import read_lm_eval_results as read_lm_eval_results
 from evaluq._harness import read_lm_eval_samples as read_lm_eval_samples
 from evaluq.errors import CubeError
 
@@ -78,8 +79,9 @@ def _read_json(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
     elif columns and not harness:
         orient = "columns"
     else:
-        hint = (": it looks like a harness's log; read it with eq.read_lm_eval_samples or "
-                "eq.read_inspect_logs (in the CLI, --from lm-eval or --from inspect)"
+        hint = (": it looks like a harness's log; read it with eq.read_lm_eval_results (an "
+                "lm-eval results file), eq.read_lm_eval_samples or eq.read_inspect_logs (in "
+                "the CLI, --from lm-eval or --from inspect)"
                 if harness else "")
         raise CubeError(f"`path`: {str(p)!r} holds a JSON {type(data).__name__}, not a table "
                         f"(a list of records, one object per row, or pandas' 'columns', "

@@ -57,6 +57,10 @@ def item_cases() -> list[Case]:
              errors=(FileNotFoundError,)))
     add(Case("evaluq.read_lm_eval_samples", "a folder without samples",
              lambda: eq.read_lm_eval_samples(tempfile.mkdtemp()), "holds no lm-eval samples"))
+    add(Case("evaluq.read_lm_eval_results", "a folder without results",
+             lambda: eq.read_lm_eval_results(tempfile.mkdtemp()), "holds no lm-eval results"))
+    add(Case("evaluq.read_lm_eval_results", "a file that is not a results file",
+             lambda: eq.read_lm_eval_results(_not_a_log()), "is not an lm-eval results file"))
     c += item_model_cases()
     return c
 

@@ -52,8 +52,14 @@ def _files(paths: PathsLike) -> list[Path]:
         if p.is_file() and not _SAMPLES.match(p.name):
             raise CubeError(f"`path`: {str(p)!r} is not an lm-eval samples file (lm-eval names "
                             "them samples_<task>_<date>.jsonl)")
-    return expand(given, _samples_files, "lm-eval samples files (samples_<task>_<date>.jsonl)",
-                  name="path")
+    try:
+        return expand(given, _samples_files,
+                      "lm-eval samples files (samples_<task>_<date>.jsonl)", name="path")
+    except CubeError as err:
+        if any(p.is_dir() and any(p.rglob("results*.json")) for p in given):
+            raise CubeError(f"{err}; it holds lm-eval results files (lm-eval ran without "
+                            f"--log_samples): eq.read_lm_eval_results reads those") from None
+        raise
 
 
 def _results_file(samples: Path, date: str) -> Path:
