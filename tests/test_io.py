@@ -109,7 +109,7 @@ def test_a_json_file_that_is_no_table_says_what_a_table_looks_like(tmp_path):
     results = tmp_path / "results.json"
     results.write_text('{"results": {"arc": {"acc,none": 0.5}}, "versions": {"arc": 1}}')
     with pytest.raises(CubeError, match=r"holds a JSON dict, not a table .*harness's log; "
-                                        r"read it with eq\.read_lm_eval_samples"):
+                                        r"read it with eq\.read_lm_eval_results"):
         eq.read_table(results)
     numbers = tmp_path / "numbers.json"
     numbers.write_text("[0.5, 0.6]")

@@ -270,21 +270,6 @@ RESULTS_ONLY_NOTE = (
 """What the page and the terminal say of a report on lm-eval's results files alone."""
 
 
-def _lm_eval_results_only(files: Sequence[str]) -> bool:
-    """Whether the --from lm-eval paths hold lm-eval results files and no samples file."""
-    from evaluq._harness.lm_eval import _SAMPLES, _samples_files
-    from evaluq._harness.lm_eval_results import _RESULTS, results_files
-
-    paths = [Path(f) for f in files]
-    if not all(p.exists() for p in paths):
-        return False                        # the reader says which is missing
-    samples = [s for p in paths for s in (_samples_files(p) if p.is_dir() else [p])
-               if _SAMPLES.match(s.name)]
-    results = [r for p in paths for r in (results_files(p) if p.is_dir() else [p])
-               if _RESULTS.match(r.name)]
-    return not samples and bool(results)
-
-
 def _lm_eval_results_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
     """The summary cubes of lm-eval's results files: per --score (default: the first metric),
     the score per model and task with its standard error as the test-set SD, one seed."""
@@ -574,9 +559,7 @@ def _na_options(path: str, na_values: Sequence[str] | None) -> dict[str, Any]:
     file; another format is refused (its cells are typed already)."""
     if not na_values:
         return {}
-    from evaluq.io import _suffix
-
-    if _suffix(Path(path)) not in (".csv", ".txt", ".tsv", ".tab"):
+    if not {".csv", ".txt", ".tsv", ".tab"} & {s.lower() for s in Path(path).suffixes[-2:]}:
         raise ValueError(f"--na-value reads CSV / TSV files; {path} is another format, whose "
                          f"empty cells are read as missing already")
     return {"na_values": list(na_values)}
@@ -834,6 +817,7 @@ def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
 def _run_report(args: argparse.Namespace) -> int:
     import shlex
 
+    from evaluq._harness.lm_eval_results import results_only
     from evaluq.reporting import report
 
     formats = _parse_formats(args.format)
@@ -846,7 +830,7 @@ def _run_report(args: argparse.Namespace) -> int:
     if args.source_format is None and args.item is None and (args.judge or args.gold):
         raise ValueError("--judge and --gold read per-item scores: add --item COL (a table "
                          "of one row per model and item) or --from inspect|lm-eval (logs)")
-    if args.source_format == "lm-eval" and _lm_eval_results_only(args.files):
+    if args.source_format == "lm-eval" and results_only(args.files):
         cubes = _lm_eval_results_cubes(args)
     elif args.source_format is not None or args.item is not None:
         cubes, items, scores, judged = _harness_cubes(args)

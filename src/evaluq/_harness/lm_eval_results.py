@@ -11,7 +11,9 @@ items is not in them: the per-item samples are (:func:`evaluq.io.read_lm_eval_sa
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ import pandas as pd
 
 from evaluq._dims import MODEL, TASK
 from evaluq._harness._common import PathsLike, as_paths, expand, warn
-from evaluq._harness.lm_eval import _date, _json, _model_name
+from evaluq._harness.lm_eval import _SAMPLES, _date, _json, _model_name, _samples_files
 from evaluq.errors import CubeError
 
 _RESULTS = re.compile(r"^results(_.+)?\.json$")
@@ -32,6 +34,19 @@ COLUMNS = (MODEL, TASK, "metric", "score", "stderr", "n", "file", "date")
 def results_files(folder: Path) -> list[Path]:
     """The lm-eval results files in a folder, searched recursively, sorted."""
     return sorted(p for p in folder.rglob("results*.json") if _RESULTS.match(p.name))
+
+
+def results_only(paths: Sequence[str | os.PathLike[str]]) -> bool:
+    """Whether ``paths`` (files or folders) hold lm-eval results files and no samples file:
+    lm-eval's output without ``--log_samples``."""
+    given = [Path(p) for p in paths]
+    if not all(p.exists() for p in given):
+        return False                        # the reader says which is missing
+    samples = [s for p in given for s in (_samples_files(p) if p.is_dir() else [p])
+               if _SAMPLES.match(s.name)]
+    results = [r for p in given for r in (results_files(p) if p.is_dir() else [p])
+               if _RESULTS.match(r.name)]
+    return not samples and bool(results)
 
 
 def _number(value: Any) -> float:
