@@ -102,7 +102,6 @@ _READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {
 }
 
 
-
 @runtime_checkable
 class _ToPandas(Protocol):
     """A table of another library that converts itself to pandas (a polars DataFrame, a
