@@ -323,6 +323,33 @@ def test_summary_cube_needs_both_sds():
         eq.resample(cube, replication="nonparametric")
 
 
+
+def test_one_run_summary_cube_redraws_the_test_set_noise_and_says_what_is_left_out():
+    """A table of one run per cell with its standard error (lm-eval's results files, a
+    leaderboard): before, the parametric replication needed an `sd_seed` column, so the
+    CLI passed a column of zeros and the variance table showed sigma_seed 0. Now the
+    standard error alone is redrawn, the attrs say the run-to-run noise is not included,
+    and sigma_seed is NaN with its reason. With more than one run per mean, sd_seed is
+    still required."""
+    df = pd.DataFrame({"model": ["a", "a", "b", "b"], "language": ["x", "y", "x", "y"],
+                       "mean": [1.0, 2.0, 3.0, 4.0], "sd_boot": [0.3, 0.1, 0.3, 0.1]})
+    cube = eq.from_summary(df, sd_seed=None, n_seeds=1)
+    rs = eq.resample(cube, n_resamples=20_000, rng=2)
+    np.testing.assert_allclose(rs.score.std("resample").values,
+                               np.tile([0.3, 0.1], (2, 1)), rtol=4 / np.sqrt(2 * 20_000))
+    assert "run-to-run (seed) noise is NOT included" in rs.attrs["test_set_noise"]
+    zeros = eq.from_summary(df.assign(sd_seed=0.0), n_seeds=1)
+    np.testing.assert_array_equal(rs.score.values,
+                                  eq.resample(zeros, n_resamples=20_000, rng=2).score.values)
+    components = eq.variance_components(cube)
+    assert components.sigma_seed.isnull().all()
+    assert "one run measures no run-to-run spread" in components.sigma_seed.attrs["nan_reason"]
+    assert components.se_mean_fixed.isnull().all()
+    several = eq.from_summary(df, sd_seed=None, n_seeds=3)
+    with pytest.raises(CubeError, match="needs 'sd_seed' in a summary-only cube"):
+        eq.resample(several)
+
+
 # --- dask -----------------------------------------------------------------------------------------
 
 def test_dask_none_fixed_stays_lazy(small_cube):

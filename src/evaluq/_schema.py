@@ -139,6 +139,16 @@ def is_summary(cube: xr.Dataset) -> bool:
     return SD_SEED in cube.data_vars or SD_BOOT in cube.data_vars
 
 
+def one_run_per_cell(cube: xr.Dataset) -> bool:
+    """True for a summary-only cube without ``sd_seed`` whose every observed mean is one run
+    (``n_seeds`` 1): its run-to-run noise is not measured, not zero."""
+    if not is_summary(cube) or SD_SEED in cube or N_SEEDS not in cube:
+        return False
+    counts = cube[N_SEEDS].values
+    observed = counts[~np.isnan(counts)]
+    return bool(observed.size) and bool((observed == 1).all())
+
+
 def bounds(cube: xr.Dataset) -> tuple[float, float] | None:
     """The declared range ``(lower, upper)`` of the cube's metric, or None when undeclared.
 

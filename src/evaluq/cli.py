@@ -289,12 +289,11 @@ def _lm_eval_results_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
         raise ValueError(f"--score {unknown} not among the metrics of the results: {metrics}")
     cubes = {}
     for col in chosen:
-        # one run per model: no run-to-run spread is measured (0, as the samples' report
-        # has none either); the test-set noise is the standard error
-        rows = table[table["metric"] == col].assign(run_sd=0.0)
+        # one run per model: no run-to-run spread is measured (no sd_seed: not identified);
+        # the test-set noise is the standard error
+        rows = table[table["metric"] == col]
         has_se = bool(rows["stderr"].notna().all())
-        cube = from_summary(rows, model="model", language="task", mean="score",
-                            sd_seed="run_sd" if has_se else None,
+        cube = from_summary(rows, model="model", language="task", mean="score", sd_seed=None,
                             sd_boot="stderr" if has_se else None, n_seeds=1, metric=col,
                             higher_is_better=_higher_is_better(args, col, chosen),
                             outlier_threshold=None)

@@ -453,7 +453,9 @@ def from_summary(
         labelled ``"mean"``.
     sd_seed, sd_boot
         Columns with the seed-to-seed and boot-to-boot standard deviations (``None`` when
-        that component is unknown).
+        that component is unknown). With one run per mean (``n_seeds=1``) and no
+        ``sd_seed``, the parametric replication redraws ``sd_boot`` alone and says that the
+        run-to-run noise is not in its intervals; never pass a column of zeros for it.
     n_seeds
         Number of seeds behind each mean: a number, or the name of a column. **Required**: the
         seed part of the noise of a mean is ``sd_seed**2 / n_seeds``, and no default is safe

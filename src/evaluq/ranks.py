@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -408,6 +408,15 @@ def _tiers(laid_out: Draws, pw: xr.Dataset, alpha: float, adjustment: str) -> xr
     return out
 
 
+def _noise_left_out(attrs: Mapping[Hashable, Any]) -> str:
+    """The resampling's note on the noise its intervals leave out, where the languages are
+    fixed (bootstrapped languages carry the spread of each language's noise)."""
+    noise = str(attrs.get("test_set_noise", ""))
+    if "NOT included" not in noise or attrs.get("languages") != "fixed":
+        return ""
+    return f" The replication noise in the intervals: {noise}."
+
+
 def leaderboard(
     draws: xr.Dataset | xr.DataArray,
     *,
@@ -494,8 +503,9 @@ def leaderboard(
         "uncertainty": spread, "confidence_level": level, "alpha": alpha,
         "adjustment": adjustment, "higher_is_better": int(laid_out.orientation > 0),
         "caption": (f"Leaderboard of the {at.get('how', 'mean')} {at.get('metric', 'score')}"
-                    + (f" over {at['n_languages']} languages" if "n_languages" in at else "")
+                    + (f" over {at['n_languages']} language{'' if at['n_languages'] == 1 else 's'}"
+                       if "n_languages" in at else "")
                     + f", best first: {spread}; tiers from {adjustment}-adjusted pairwise tests at "
-                    f"alpha = {alpha:g}.")}
+                    f"alpha = {alpha:g}." + _noise_left_out(at))}
     order = np.argsort(-laid_out.orientation * table["observed"].to_numpy(), kind="stable")
     return table.iloc[order]

@@ -58,7 +58,7 @@ from evaluq._dims import (  # the DRAWN_* names and LANGUAGE_SLOT are re-exporte
 )
 from evaluq._kernels import count_valid, nanmean, nanstd
 from evaluq._schema import bounds as cube_bounds
-from evaluq._schema import is_summary, orientation, validate
+from evaluq._schema import is_summary, one_run_per_cell, orientation, validate
 from evaluq._validation import RNGLike, check_choice, check_int, check_memory, check_rng
 from evaluq.errors import CubeError
 
@@ -571,13 +571,15 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
     """sqrt(sigma_seed^2 / S + sigma_boot^2) per (model, language)."""
     if is_summary(cube):
         for var in (SD_SEED, SD_BOOT):
-            if var not in cube:
+            if var not in cube and not (var == SD_SEED and one_run_per_cell(cube)):
                 raise CubeError(
                     f"`replication='parametric'` needs {var!r} in a summary-only cube; it has "
                     f"none (add the column; a column of zeros claims the component is absent "
                     f"and narrows every interval)")
-        sd_seed = cube[SD_SEED].transpose(MODEL, LANGUAGE).values
         sd_boot = cube[SD_BOOT].transpose(MODEL, LANGUAGE).values
+        # one run per cell and no sd_seed: the seed term is unknown, left out (and said so)
+        sd_seed = (cube[SD_SEED].transpose(MODEL, LANGUAGE).values if SD_SEED in cube
+                   else np.zeros_like(sd_boot))
         n_seeds = (cube[N_SEEDS].transpose(MODEL, LANGUAGE).values if N_SEEDS in cube
                    else np.ones_like(sd_seed))
     else:
@@ -697,6 +699,11 @@ def _test_set_noise(cube: xr.Dataset, replication: str,
         if cube.attrs.get(SEEDS_ARE) == "epochs" and BOOT_SCORE in cube:
             return (f"included: {shape} noise with the variance over replicates of the mean "
                     "over epochs (before truncation), independent across models")
+        if is_summary(cube) and SD_SEED not in cube:
+            return (f"included: {shape} noise with variance sd_boot^2 (before truncation), "
+                    "independent across models. The run-to-run (seed) noise is NOT included: "
+                    "each mean is one run and the cube has no 'sd_seed', so the intervals are "
+                    "too narrow by the unseen run-to-run spread")
         return (f"included: {shape} noise with variance sd_seed^2/n_seeds + sd_boot^2 "
                 "(before truncation), independent across models")
     if BOOT_SCORE in cube:

@@ -43,7 +43,7 @@ from evaluq._dims import (
     TAU_BETWEEN,
 )
 from evaluq._kernels import count_valid, nan_reduce, nan_sd, nanmean
-from evaluq._schema import is_summary, orientation, validate
+from evaluq._schema import is_summary, one_run_per_cell, orientation, validate
 from evaluq._validation import check_int, check_result_dims
 from evaluq.errors import CubeError
 
@@ -323,7 +323,10 @@ def _summary_components(cube: xr.Dataset, nan_ml: np.ndarray, reasons: dict[str,
     out = []
     for name, var in ((SIGMA_SEED, SD_SEED), (SIGMA_BOOT, SD_BOOT), (N_SEEDS, N_SEEDS)):
         values = cube[var].transpose(MODEL, LANGUAGE).values if var in cube else nan_ml
-        if var not in cube:
+        if var == SD_SEED and one_run_per_cell(cube):
+            reasons[name] = ("each mean is one run (n_seeds 1) and the cube has no 'sd_seed': "
+                             "one run measures no run-to-run spread")
+        elif var not in cube:
             reasons[name] = f"the summary-only cube has no {var!r}"
         elif (gap := observed & np.isnan(values)).any():
             reasons[name] = (f"{var!r} is missing for {int(gap.sum())} observed "

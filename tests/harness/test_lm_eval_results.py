@@ -109,6 +109,13 @@ def test_report_on_the_results_files_alone(tmp_path, capsys):
     np.testing.assert_allclose(board["observed"], table.loc[board.index, "score"], rtol=1e-12)
     # one task: each model's SD is its standard error (the test-set noise, redrawn)
     np.testing.assert_allclose(board["sd"], table.loc[board.index, "stderr"], rtol=0.1)
+    # one run measures no run-to-run spread: not identified (before: a column of zeros made
+    # the variance table show sigma_seed 0), and the leaderboard says it is not in the sd
+    variance = pd.read_csv(tmp_path / "r" / "acc_variance.csv", index_col=0)
+    assert variance["sigma_seed mean"].isna().all()
+    np.testing.assert_allclose(variance["sigma_boot mean"], table.loc[variance.index, "stderr"])
+    assert "one run measures no run-to-run spread" in page
+    assert "run-to-run (seed) noise is NOT included" in page
     code, _, err = _run([out, "--from", "lm-eval", "--score", "acc", "--cluster", "passage",
                          "--out", tmp_path / "c", "--quiet"], capsys)
     assert code == 2

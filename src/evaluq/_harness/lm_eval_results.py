@@ -119,11 +119,13 @@ def read_lm_eval_results(path: PathsLike) -> pd.DataFrame:
     warning naming them: their subtasks are in the table.
 
     The standard error is the SD of the test-set noise of the score, so a metric's rows are
-    the summary format with ``sd_boot="stderr"``, one run and a run-to-run SD of 0 (one run
-    measures none; the parametric replication then redraws the test-set noise alone)
-    (:func:`evaluq.from_summary`); ``evaluq report OUT --from lm-eval`` does this when the
-    folder holds no samples files. The models' errors on shared documents are not paired
-    (the samples hold that): intervals of differences are wider than the samples give.
+    the summary format with ``sd_boot="stderr"``, one run and no ``sd_seed``
+    (:func:`evaluq.from_summary`): one run measures no run-to-run spread, so the variance
+    components say it is not identified and the parametric replication redraws the test-set
+    noise alone, saying that the run-to-run noise is not in the intervals;
+    ``evaluq report OUT --from lm-eval`` does this when the folder holds no samples files.
+    The models' errors on shared documents are not paired (the samples hold that):
+    intervals of differences are wider than the samples give.
 
     Parameters
     ----------
@@ -156,8 +158,8 @@ def read_lm_eval_results(path: PathsLike) -> pd.DataFrame:
     >>> from evaluq.io import read_lm_eval_results
     >>> import evaluq as eq
     >>> table = read_lm_eval_results("output/")                        # doctest: +SKIP
-    >>> acc = table[table.metric == "acc"].assign(run_sd=0.0)            # doctest: +SKIP
-    >>> cube = eq.from_summary(acc, language="task", mean="score", sd_seed="run_sd",
+    >>> acc = table[table.metric == "acc"]                               # doctest: +SKIP
+    >>> cube = eq.from_summary(acc, language="task", mean="score", sd_seed=None,
     ...                        sd_boot="stderr", n_seeds=1)              # doctest: +SKIP
     """
     given = as_paths(path, "path")

@@ -26,7 +26,7 @@ from evaluq._dims import (
 )
 from evaluq._fits import agree
 from evaluq._kernels import percentile_interval
-from evaluq._schema import is_summary
+from evaluq._schema import is_summary, one_run_per_cell
 from evaluq.aggregation import aggregate
 from evaluq.errors import CubeError
 from evaluq.hierarchical._data import HierarchicalData
@@ -113,7 +113,8 @@ def _candidates(cube: xr.Dataset, data: HierarchicalData
     out: list[tuple[xr.Dataset, dict[str, Any], str, str]] = []
     if data.paired and BOOT_SCORE in cube:
         out.append((cube, nonparametric, HOW_PAIRED, "benchmark"))
-    out.append((cube, {"replication": "parametric"}, HOW_PARAMETRIC, "benchmark"))
+    if not one_run_per_cell(cube):     # else the part below says which noise is left out
+        out.append((cube, {"replication": "parametric"}, HOW_PARAMETRIC, "benchmark"))
     if BOOT_SCORE in cube:
         out.append((cube, nonparametric, HOW_REPLICATES, "benchmark"))
     elif not is_summary(cube):

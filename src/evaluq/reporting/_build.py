@@ -470,10 +470,11 @@ def _complete_runs(cube: xr.Dataset) -> tuple[xr.Dataset, str | None]:
 
 def _resolve_modes(cube: xr.Dataset, replication: str, languages: str) -> tuple[str, str]:
     from evaluq._dims import BOOT_SCORE, SD_BOOT, SD_SEED, SEED
-    from evaluq._schema import is_summary
+    from evaluq._schema import is_summary, one_run_per_cell
 
     if replication == "auto":
-        has_sd = is_summary(cube) and SD_SEED in cube and SD_BOOT in cube
+        has_sd = is_summary(cube) and SD_BOOT in cube and (SD_SEED in cube
+                                                           or one_run_per_cell(cube))
         if BOOT_SCORE in cube and cube.sizes.get(SEED, 1) < 2:
             replication = "nonparametric"      # the replicates themselves: no seed SD exists
         elif BOOT_SCORE in cube or has_sd:
