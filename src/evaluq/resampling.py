@@ -878,8 +878,10 @@ def resample(
       a fresh draw for every resample. :math:`\sigma_{seed}` is the SD over seeds (ddof=1),
       :math:`\sigma_{boot}` the mean over seeds of the SD over bootstrap replicates
       (formulas.md section 6); a summary-only cube supplies ``sd_seed``, ``sd_boot`` and
-      ``n_seeds``. The noise is **independent across models**: a summary cube says nothing about
-      how models' test-set errors correlate, so none is assumed. When models share test sets
+      ``n_seeds`` (with one run per mean and no ``sd_seed``, ``sd_boot`` alone, and
+      ``test_set_noise`` says the run-to-run noise is not included). The noise is
+      **independent across models**: a summary cube says nothing about how models'
+      test-set errors correlate, so none is assumed. When models share test sets
       and their errors are positively correlated this overstates the SD of differences
       (conservative); use ``"nonparametric"`` for paired differences.
       A cube with declared ``bounds`` (the loaders' ``bounds=(lower, upper)``) draws from
