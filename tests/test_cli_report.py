@@ -491,3 +491,56 @@ def test_na_value_reads_a_mark_for_a_missing_run_as_an_empty_cell(tmp_path, long
                          "--out", str(tmp_path / "d")], capsys)
     assert code == 2
     assert "--na-value reads CSV / TSV files" in err
+
+
+def test_encoding_reads_a_windows_spreadsheets_csv(tmp_path, long_table, capsys):
+    """A CSV saved by a Windows spreadsheet (cp1252, a model named 'modèle'): refused naming
+    its line and --encoding cp1252 (a flag the CLI has), and with it the cube of the UTF-8
+    file; a parquet file with --encoding is refused."""
+    table = long_table.drop(columns="chrF")
+    table["system"] = table["system"].str.replace(table["system"].iloc[0], "modèle")
+    legacy, utf8 = tmp_path / "legacy.csv", tmp_path / "utf8.csv"
+    table.to_csv(legacy, index=False, encoding="cp1252")
+    table.to_csv(utf8, index=False)
+    args = ["--model", "system", "--language", "lp", "--seed", "run", "--score", "BLEU",
+            "--n-resamples", "50", "--format", "csv", "--quiet"]
+    code, _, err = _run(["report", str(legacy), *args, "--out", str(tmp_path / "a")], capsys)
+    assert code == 2
+    assert "is not UTF-8 text (line " in err
+    assert "pass --encoding cp1252" in err
+    for path, out, extra in ((legacy, "b", ["--encoding", "cp1252"]), (utf8, "c", [])):
+        assert _run(["report", str(path), *args, *extra, "--out", str(tmp_path / out)],
+                    capsys)[0] == 0
+    cube = eq.open_cube(tmp_path / "b" / "BLEU_cube.nc")
+    assert "modèle" in cube.model.values
+    xr.testing.assert_identical(cube.drop_attrs(),
+                                eq.open_cube(tmp_path / "c" / "BLEU_cube.nc").drop_attrs())
+    table.to_parquet(tmp_path / "runs.parquet")
+    code, _, err = _run(["report", str(tmp_path / "runs.parquet"), *args, "--encoding",
+                         "cp1252", "--out", str(tmp_path / "d")], capsys)
+    assert code == 2
+    assert "--encoding reads text files" in err
+
+
+def test_a_leaderboard_of_one_run_with_standard_errors(tmp_path, capsys):
+    """Scores with their standard errors, one run each (a published leaderboard): before,
+    the report fell back to no replication (the SDs unused, the tasks bootstrapped); now
+    the standard errors are redrawn, sigma_seed is not identified and the caption says the
+    run-to-run noise is not in the intervals."""
+    board = pd.DataFrame({"model": list("abcabc"), "task": ["arc"] * 3 + ["gsm8k"] * 3,
+                          "score": [0.61, 0.58, 0.64, 0.41, 0.45, 0.44],
+                          "stderr": [0.014, 0.014, 0.013, 0.013, 0.014, 0.014]})
+    board.to_csv(tmp_path / "board.csv", index=False)
+    code, _, err = _run(["report", str(tmp_path / "board.csv"), "--language", "task",
+                         "--mean", "score", "--sd-boot", "stderr", "--n-seeds", "1",
+                         "--n-resamples", "4000", "--format", "csv,html", "--quiet",
+                         "--out", str(tmp_path / "r")], capsys)
+    assert code == 0, err
+    leaders = pd.read_csv(tmp_path / "r" / "score_leaderboard.csv", index_col=0)
+    expected = np.sqrt(board.groupby("model")["stderr"].apply(lambda s: (s**2).sum())) / 2
+    np.testing.assert_allclose(leaders["sd"], expected[leaders.index], rtol=0.06)
+    variance = pd.read_csv(tmp_path / "r" / "score_variance.csv", index_col=0)
+    assert variance["sigma_seed mean"].isna().all()
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert "parametric replication, fixed tasks" in page
+    assert "run-to-run (seed) noise is NOT included" in page

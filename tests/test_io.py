@@ -235,3 +235,47 @@ def test_a_mark_or_a_spread_in_a_score_cell_says_what_to_do(tmp_path, cell, mess
         cube = eq.from_long(eq.read_table(path, na_values=[cell]), model="sys",
                             language="task", seed="run", score="f1")
         assert int(cube.score.isnull().sum()) == 1
+
+
+@pytest.mark.parametrize(("name", "sep", "encoding"), [
+    ("export.txt", "\t", "utf-16"),        # a spreadsheet's "Unicode text"
+    ("export.csv", ",", "utf-16"),
+    ("export.tsv", "\t", "utf-16-be"),
+    ("export.csv", ",", "utf-8-sig"),
+    ("export.csv.gz", ",", "utf-16"),
+])
+def test_a_file_whose_byte_order_mark_names_its_encoding_is_read_in_it(tmp_path, name, sep,
+                                                                       encoding):
+    """Before: "cannot read 'export.txt' as a .txt table (truncated or corrupted?):
+    UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff". The mark is unambiguous."""
+    path = tmp_path / name
+    labelled = table().assign(sys=["ä", "b", "ä", "b"])
+    if encoding == "utf-16-be":     # Python writes no mark for an explicit byte order
+        path.write_bytes(b"\xfe\xff" + labelled.to_csv(sep=sep, index=False)
+                         .encode("utf-16-be"))
+    else:
+        labelled.to_csv(path, sep=sep, index=False, encoding=encoding)
+    pd.testing.assert_frame_equal(eq.read_table(path), labelled)
+
+
+def test_a_file_that_is_not_utf8_names_its_line_and_the_encoding_to_pass(tmp_path):
+    """A Windows spreadsheet's CSV (cp1252): before, "cannot read ... (truncated or
+    corrupted?): UnicodeDecodeError ..."; now the line and the remedy, and with
+    ``encoding='cp1252'`` the labels as written."""
+    path = tmp_path / "runs.csv"
+    labelled = table().assign(sys=["b", "a", "Modèle", "a"])
+    labelled.to_csv(path, index=False, encoding="cp1252")
+    with pytest.raises(CubeError, match=r"is not UTF-8 text \(line 4: 'Modèle,mt,0,0.7'\).*"
+                                        r"encoding='cp1252'"):
+        eq.read_table(path)
+    pd.testing.assert_frame_equal(eq.read_table(path, encoding="cp1252"), labelled)
+    with pytest.raises(CubeError, match="cannot read .* as 'utf-16' text"):
+        eq.read_table(path, encoding="utf-16")
+
+
+def test_json_lines_named_json_are_read_as_json_lines(tmp_path):
+    """One object per line in a ``.json`` file (as many tools name JSON lines): before,
+    "cannot read ... JSONDecodeError: Extra data"."""
+    path = tmp_path / "runs.json"
+    table().to_json(path, orient="records", lines=True)
+    pd.testing.assert_frame_equal(eq.read_table(path), table())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -178,10 +178,6 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
                            "the scores of --score NAME (default 'score'). Name the columns, "
                            "or give --wide alone to read every numeric column other than "
                            "--model / --seed / --bootstrap as a language")
-    cols.add_argument("--na-value", action="append", default=None, metavar="TEXT",
-                      help="read cells holding TEXT as empty (a run that is missing), e.g. "
-                           "--na-value - --na-value OOM; CSV / TSV files (empty cells and NA "
-                           "are read so already)")
     cols.add_argument("--item", default=None, metavar="COL",
                       help="item column: FILE... are per-item tables, one row per model and "
                            "item (and epoch: --seed), --score their per-item scores; analysed "
@@ -195,6 +191,7 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     summ.add_argument("--n-seeds", default="1", metavar="N|COL",
                       help="number of seeds: an integer or a column (default 1)")
     summ.add_argument("--metric", default=None, help="metric name (default: the mean column)")
+    _add_reading_flags(p)
     _add_report_checks(p)
     _add_bayes_arguments(p)
     p.add_argument("--n-resamples", type=int, default=2000, help="resamples (default 2000)")
@@ -214,6 +211,19 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress line")
     _add_harness_arguments(p)
     p.set_defaults(func=_run_report)
+
+
+def _add_reading_flags(p: argparse.ArgumentParser) -> None:
+    """How the files' text is read: --na-value and --encoding."""
+    files = p.add_argument_group("reading the files")
+    files.add_argument("--na-value", action="append", default=None, metavar="TEXT",
+                       help="read cells holding TEXT as empty (a run that is missing), e.g. "
+                            "--na-value - --na-value OOM; CSV / TSV files (empty cells and NA "
+                            "are read so already)")
+    files.add_argument("--encoding", default=None, metavar="NAME",
+                       help="the text encoding of CSV / TSV / JSON files that are not UTF-8, "
+                            "e.g. cp1252 (a Windows spreadsheet's export) or latin-1; UTF-16 "
+                            "with a byte-order mark is read without it")
 
 
 def _add_report_checks(p: argparse.ArgumentParser) -> None:
@@ -345,7 +355,7 @@ def _item_table(args: argparse.Namespace) -> pd.DataFrame:
     needed["--gold"] = args.gold                     # on some items only, by design: no warning
     data = _read_files(args.files, needed,
                        empty_is="that model's item left out of that score's analysis",
-                       na_values=args.na_value)
+                       options=_read_options(args))
     task = given or ("language" if "language" in data.columns else None)
     args.task_word = task or "task"                  # what the report calls a task
     table = pd.DataFrame({"model": data[args.model],
@@ -514,11 +524,12 @@ def _parse_formats(text: str) -> list[str]:
 
 def _read_files(files: Sequence[str], needed: dict[str, str | None],
                 empty_is: str | None = "a run that is missing",
-                reshape: Any = None, na_values: Sequence[str] | None = None) -> pd.DataFrame:
+                reshape: Any = None, options: Mapping[str, Any] | None = None
+                ) -> pd.DataFrame:
     """Read and concatenate the files; every named column must be in every file. An empty
     --score cell is warned about, saying it is read as ``empty_is`` (None: not warned).
     ``reshape(df, path)``, if given, turns each file's table into the long one (--wide);
-    ``na_values`` (--na-value) are the texts read as empty cells."""
+    ``options`` (:func:`_read_options`) go to the reader of each file."""
     import pandas as pd
 
     from evaluq._validation import closest_column
@@ -530,7 +541,7 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None],
         if Path(path).is_dir():
             raise ValueError(f"{path} is a folder: give the table's file(s), or --from inspect "
                              f"or --from lm-eval for a folder of harness logs")
-        df = read_table(path, **_na_options(path, na_values))
+        df = read_table(path, **_file_options(path, options or {}))
         if len(df) == 0:
             raise ValueError(f"{path} has no rows")
         present = [str(c) for c in df.columns]
@@ -553,15 +564,28 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None],
     return pd.concat(frames, ignore_index=True)
 
 
-def _na_options(path: str, na_values: Sequence[str] | None) -> dict[str, Any]:
-    """``read_table``'s options for --na-value: pandas' ``na_values`` for a CSV / TSV / text
-    file; another format is refused (its cells are typed already)."""
-    if not na_values:
-        return {}
-    if not {".csv", ".txt", ".tsv", ".tab"} & {s.lower() for s in Path(path).suffixes[-2:]}:
+def _read_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``read_table``'s options from --na-value (pandas' ``na_values``) and --encoding."""
+    out: dict[str, Any] = {}
+    if getattr(args, "na_value", None):
+        out["na_values"] = list(args.na_value)
+    if getattr(args, "encoding", None):
+        out["encoding"] = args.encoding
+    return out
+
+
+def _file_options(path: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options for one file: --na-value and --encoding read text files; a parquet file
+    is refused with them (its cells are typed, its text is UTF-8 already)."""
+    text = {".csv", ".txt", ".tsv", ".tab", ".json", ".jsonl", ".ndjson"} & {
+        s.lower() for s in Path(path).suffixes[-2:]}
+    if options.get("na_values") and not text - {".json", ".jsonl", ".ndjson"}:
         raise ValueError(f"--na-value reads CSV / TSV files; {path} is another format, whose "
                          f"empty cells are read as missing already")
-    return {"na_values": list(na_values)}
+    if options.get("encoding") and not text:
+        raise ValueError(f"--encoding reads text files (CSV, TSV, JSON); {path} is another "
+                         f"format, whose text is UTF-8 already")
+    return dict(options)
 
 
 _AGGREGATE_NAMES = frozenset({"avg", "average", "mean", "overall", "total", "all", "macro",
@@ -732,7 +756,7 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
     if args.wide is not None:
         needed = {k: v for k, v in needed.items() if k in ("--model", "--seed", "--bootstrap")}
         reshape = lambda df, path: _melt_wide(df, path, args)  # noqa: E731
-    data = _read_files(args.files, needed, reshape=reshape, na_values=args.na_value)
+    data = _read_files(args.files, needed, reshape=reshape, options=_read_options(args))
     # --bounds refuses scores outside the range (naming the rows); the scale verdict is the
     # report's (page and terminal alike), so the loaders' own outlier warning is off
     checks: dict[str, Any] = {"bounds": tuple(args.bounds) if args.bounds else None,
@@ -874,6 +898,8 @@ def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--outcome", action="append", default=None, metavar="LABEL=ROLE",
                    help="map a label of --winner to model_a, model_b or tie; repeat (e.g. "
                         "--outcome left=model_a --outcome right=model_b --outcome tie=tie)")
+    p.add_argument("--encoding", default=None, metavar="NAME",
+                   help="the text encoding of vote files that are not UTF-8 (e.g. cp1252)")
     p.add_argument("--cluster", default=None, metavar="COL",
                    help="votes sharing this column (prompt, voter) are not independent: "
                         "cluster-robust intervals and a cluster bootstrap")
@@ -998,7 +1024,8 @@ def _run_ratings(args: argparse.Namespace) -> int:
     from evaluq.reporting._ratings import ratings_report
 
     options, judged = _ratings_options(args)
-    votes = pd.concat([read_table(f) for f in args.files], ignore_index=True)
+    votes = pd.concat([read_table(f, **_file_options(f, _read_options(args)))
+                       for f in args.files], ignore_index=True)
     result = (fit_judged_ratings if judged else fit_ratings)(votes, **options)
     out = _out_folder(args.out)
     command = "evaluq " + shlex.join(args.argv)
@@ -1099,6 +1126,7 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"(add them to|map them with) `outcomes=?`(?!, e\.g\.)",
      "map them with --outcome LABEL=ROLE (ROLE model_a, model_b or tie)"),
     (r"read the file with na_values=\[('[^']*')\] \(eq\.read_table\)", r"pass --na-value \1"),
+    (r"read it with encoding='(\w+)'", r"pass --encoding \1"),
     (r"`judge` column", "--judge column"),
     (r"`gold` column", "--gold column"),
     (r"`covariates`", "--covariate"),

@@ -20,6 +20,38 @@ from evaluq._harness import read_lm_eval_results as read_lm_eval_results
 from evaluq._harness import read_lm_eval_samples as read_lm_eval_samples
 from evaluq.errors import CubeError
 
+_BOMS: Final = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+                (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"), (b"\xef\xbb\xbf", "utf-8-sig"))
+"""Byte-order marks and the encodings they name (a spreadsheet's "Unicode text" is UTF-16)."""
+
+
+def _with_encoding(p: Path, kw: dict[str, Any]) -> dict[str, Any]:
+    """``kw`` with the text encoding: the caller's, else the one the file's byte-order mark
+    names (UTF-16 or UTF-32: read as such, never guessed), else UTF-8."""
+    if kw.get("encoding"):
+        return kw
+    with _open_bytes(p) as raw:
+        head = raw.read(4)
+    encoding = next((name for bom, name in _BOMS if head.startswith(bom)), "utf-8")
+    return {**kw, "encoding": encoding}
+
+
+def _not_utf8(p: Path) -> str:
+    """What a file that is not UTF-8 says: its first such line, and the remedies."""
+    line, text = 0, ""
+    with _open_bytes(p) as raw:
+        for number, data in enumerate(raw, start=1):
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                line, text = number, data.decode("latin-1").strip()[:80]
+                break
+    where = f" (line {line}: {text!r})" if line else ""
+    return (f"`path`: {str(p)!r} is not UTF-8 text{where}: a spreadsheet or an older tool "
+            f"wrote it in another encoding. Save it as UTF-8 (\"CSV UTF-8\"), or read it "
+            f"with encoding='cp1252' (Windows' Western encoding; 'latin-1' reads any byte, "
+            f"'shift_jis' or 'gbk' other scripts)")
+
 
 def _read_csv(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
     """A ``.csv`` (or ``.txt``) file; one whose header splits on tabs but not on ',' (a
@@ -30,8 +62,8 @@ def _read_csv(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
     ``delimiter`` / ``decimal`` are given. Lines starting with '#' above the header (a tool's
     comments) are skipped, and spaces after a separator ("model, language") are not part of
     the value."""
-    kw = {"skipinitialspace": True, **kw}
-    with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=kw.get("encoding") or "utf-8",
+    kw = {"skipinitialspace": True, **_with_encoding(p, kw)}
+    with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=kw["encoding"],
                                                  errors="replace") as handle:
         header, comments = handle.readline(), 0
         while header.lstrip("\ufeff").startswith("#") and not {"skiprows", "header"} & set(kw):
@@ -62,9 +94,16 @@ def _read_json(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
     refused, saying what a table looks like."""
     import json
 
+    kw = _with_encoding(p, kw)
     with _open_bytes(p) as raw:
-        text = raw.read().decode(kw.pop("encoding", None) or "utf-8")
-    data = json.loads(text)
+        text = raw.read().decode(kw.pop("encoding"))
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        if err.msg == "Extra data" and text.lstrip().startswith("{"):
+            # one object per line: JSON lines named .json (as many tools name them)
+            return pd.read_json(io.StringIO(text), lines=True, precise_float=True, **kw)
+        raise
     harness = isinstance(data, dict) and ({"results", "versions"} <= set(data) or "eval" in data)
     columns = (isinstance(data, dict) and bool(data)
                and all(isinstance(v, dict) for v in data.values())
@@ -92,8 +131,8 @@ def _read_json(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
 _READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {
     ".csv": _read_csv,
     ".txt": _read_csv,
-    ".tsv": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
-    ".tab": lambda p, kw: pd.read_csv(p, sep="\t", **kw),
+    ".tsv": lambda p, kw: pd.read_csv(p, sep="\t", **_with_encoding(p, kw)),
+    ".tab": lambda p, kw: pd.read_csv(p, sep="\t", **_with_encoding(p, kw)),
     ".json": _read_json,
     ".jsonl": lambda p, kw: pd.read_json(p, lines=True, precise_float=True, **kw),
     ".ndjson": lambda p, kw: pd.read_json(p, lines=True, precise_float=True, **kw),
@@ -165,7 +204,10 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     ("0,71") as numbers. Comment lines ('#') above a CSV's header are skipped, and spaces after
     its separators dropped. A column of percentages written as text ("64.3%") is read as
     their numbers (64.3). A mark for a missing run ("-", "OOM") is text: pass
-    ``na_values=["-"]`` to read it as missing.
+    ``na_values=["-"]`` to read it as missing. A ``.json`` file of one object per line is
+    read as JSON lines. Text is UTF-8, or the encoding its byte-order mark names (UTF-16:
+    a spreadsheet's "Unicode text"); a file in another encoding is refused, naming its first
+    line that is not UTF-8: pass ``encoding="cp1252"`` (a Windows spreadsheet's CSV).
 
     Parameters
     ----------
@@ -210,7 +252,12 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
         table = _READERS[suffix](p, kwargs)
     except pd.errors.EmptyDataError:
         raise CubeError(f"{str(p)!r} is empty (no header and no rows)") from None
-    except (ValueError, OSError, UnicodeDecodeError, EOFError, zipfile.BadZipFile,
+    except UnicodeError as err:             # UnicodeDecodeError, or UTF-16 without its mark
+        if kwargs.get("encoding") or not isinstance(err, UnicodeDecodeError):
+            raise CubeError(f"cannot read {str(p)!r} as {kwargs.get('encoding')!r} text: "
+                            f"{err}") from err
+        raise CubeError(_not_utf8(p)) from err
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile,
             lzma.LZMAError) as err:    # ArrowInvalid is a ValueError; EOFError: cut archive
         raise CubeError(f"cannot read {str(p)!r} as a {suffix} table (truncated or corrupted?"
                         f"): {type(err).__name__}: {str(err)[:300]}") from err
