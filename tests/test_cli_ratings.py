@@ -209,3 +209,23 @@ def test_a_model_that_never_lost_is_refused_with_the_flag_that_fixes_it(tmp_path
     ratings = pd.read_csv(out / "ratings.csv", index_col=0)
     assert np.isfinite(ratings["rating"]).all()
     assert ratings["rating"].idxmax() == "A"
+
+
+def test_a_vote_file_that_is_not_utf8_names_encoding(tmp_path, capsys):
+    """A vote file saved in cp1252 (a model named 'modèle'): refused naming --encoding, and
+    with it the ratings of the same votes in UTF-8."""
+    votes = pd.read_csv(LLMFAO)
+    first = votes["left"].iloc[0]
+    votes[["left", "right"]] = votes[["left", "right"]].replace(first, "modèle")
+    votes.to_csv(tmp_path / "legacy.csv", index=False, encoding="cp1252")
+    votes.to_csv(tmp_path / "utf8.csv", index=False)
+    code = main(["ratings", str(tmp_path / "legacy.csv"), *LEFT_RIGHT, "--out",
+                 str(tmp_path / "a")])
+    assert code == 2
+    assert "pass --encoding cp1252" in capsys.readouterr().err
+    for name, extra in (("legacy.csv", ["--encoding", "cp1252"]), ("utf8.csv", [])):
+        assert main(["ratings", str(tmp_path / name), *LEFT_RIGHT, *extra, "--out",
+                     str(tmp_path / name[:-4])]) == 0
+    a = pd.read_csv(tmp_path / "legacy" / "ratings.csv", index_col=0)
+    pd.testing.assert_frame_equal(a, pd.read_csv(tmp_path / "utf8" / "ratings.csv", index_col=0))
+    assert "modèle" in a.index
