@@ -10,7 +10,7 @@ import numbers
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 import numpy as np
 import pandas as pd
@@ -541,9 +541,24 @@ def _not_numbers(series: pd.Series, column: str, argument: str) -> NoReturn:
         raise CubeError(f"{head}; it holds {text.iloc[first]!r} at {_row(series, first)}"
                         f"{listed}{hint}")
     raise CubeError(f"{head}; it holds {text.iloc[first]!r} at {_row(series, first)}{listed}. "
-                    "A score is a number: map each label to its score first (e.g. "
-                    f"table[{column!r}].map({{'correct': 1, 'incorrect': 0}})), or score the "
-                    "answers against their targets")
+                    f"A score is a number: map each label to its score first, e.g. "
+                    f"table[{column!r}].map({_label_map(labels)}) (Inspect's letters: C 1, "
+                    f"P 0.5, I and N 0), or score the answers against their targets")
+
+
+LABEL_SCORES: Final = {"c": 1, "correct": 1, "p": 0.5, "partial": 0.5, "i": 0, "incorrect": 0,
+                       "n": 0, "yes": 1, "no": 0, "true": 1, "false": 0, "pass": 1,
+                       "passed": 1, "fail": 0, "failed": 0, "right": 1, "wrong": 0}
+"""The score a common label stands for (Inspect's ``value_to_float`` letters and words), as
+the example of a refused label column suggests it (never applied unasked)."""
+
+
+def _label_map(labels: Any) -> str:
+    """``{'C': 1, 'I': 0}``: the labels with the scores they usually stand for ('...' where
+    none is usual), at most :data:`_SHOWN` of them."""
+    shown = [str(v) for v in labels][:_SHOWN]
+    pairs = [f"{label!r}: {LABEL_SCORES.get(label.strip().lower(), '...')}" for label in shown]
+    return "{" + ", ".join(pairs) + "}"
 
 
 def numeric_column(df: pd.DataFrame, column: str, argument: str) -> np.ndarray:

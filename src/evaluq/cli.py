@@ -220,6 +220,10 @@ def _add_reading_flags(p: argparse.ArgumentParser) -> None:
                        help="read cells holding TEXT as empty (a run that is missing), e.g. "
                             "--na-value - --na-value OOM; CSV / TSV files (empty cells and NA "
                             "are read so already)")
+    files.add_argument("--label-score", action="append", default=None, metavar="LABEL=NUMBER",
+                       help="read a text label of the --score (and --judge, --gold) columns "
+                            "as a score; repeat, e.g. --label-score C=1 --label-score I=0 "
+                            "(Inspect's letters) or --label-score yes=1 --label-score no=0")
     files.add_argument("--encoding", default=None, metavar="NAME",
                        help="the text encoding of CSV / TSV / JSON files that are not UTF-8, "
                             "e.g. cp1252 (a Windows spreadsheet's export) or latin-1; UTF-16 "
@@ -355,7 +359,7 @@ def _item_table(args: argparse.Namespace) -> pd.DataFrame:
     needed["--gold"] = args.gold                     # on some items only, by design: no warning
     data = _read_files(args.files, needed,
                        empty_is="that model's item left out of that score's analysis",
-                       options=_read_options(args))
+                       options=_read_options(args), labels=_label_scores(args))
     task = given or ("language" if "language" in data.columns else None)
     args.task_word = task or "task"                  # what the report calls a task
     table = pd.DataFrame({"model": data[args.model],
@@ -524,12 +528,13 @@ def _parse_formats(text: str) -> list[str]:
 
 def _read_files(files: Sequence[str], needed: dict[str, str | None],
                 empty_is: str | None = "a run that is missing",
-                reshape: Any = None, options: Mapping[str, Any] | None = None
-                ) -> pd.DataFrame:
+                reshape: Any = None, options: Mapping[str, Any] | None = None,
+                labels: Mapping[str, float] | None = None) -> pd.DataFrame:
     """Read and concatenate the files; every named column must be in every file. An empty
     --score cell is warned about, saying it is read as ``empty_is`` (None: not warned).
     ``reshape(df, path)``, if given, turns each file's table into the long one (--wide);
-    ``options`` (:func:`_read_options`) go to the reader of each file."""
+    ``options`` (:func:`_read_options`) go to the reader of each file; ``labels``
+    (--label-score) are read as the scores of the --score, --judge and --gold columns."""
     import pandas as pd
 
     from evaluq._validation import closest_column
@@ -558,10 +563,54 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None],
                                  f"its columns are: {', '.join(present)}{hint}")
         if reshape is not None:
             df = reshape(df, path)
-        elif empty_is is not None:
+        df = _scored_labels(df, [c for o, c in needed.items() if o.startswith(_SCORED)],
+                            labels or {})
+        if reshape is None and empty_is is not None:
             _say_empty_scores(df, path, needed, empty_is)
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
+
+
+_SCORED = ("--score", "--judge", "--gold")
+"""The flags whose columns --label-score reads."""
+
+
+def _label_scores(args: argparse.Namespace) -> dict[str, float]:
+    """--label-score LABEL=NUMBER flags as a mapping (a malformed one refused)."""
+    out: dict[str, float] = {}
+    for flag in getattr(args, "label_score", None) or []:
+        label, sep, number = flag.rpartition("=")
+        try:
+            value = float(number)
+        except ValueError:
+            value = float("nan")
+        if not sep or not label or value != value:
+            raise ValueError(f"--label-score takes LABEL=NUMBER (e.g. C=1); got {flag!r}")
+        if out.get(label, value) != value:
+            raise ValueError(f"--label-score gives {label!r} two scores")
+        out[label] = value
+    return out
+
+
+def _scored_labels(df: pd.DataFrame, columns: Sequence[str | None],
+                   labels: Mapping[str, float]) -> pd.DataFrame:
+    """The table with each text column among ``columns`` read through --label-score: a
+    label it maps becomes its number; an empty cell stays empty, another value stays (and
+    is refused, named, where a number is needed)."""
+    import pandas as pd
+
+    if not labels:
+        return df
+    df = df.copy()
+    for column in dict.fromkeys(c for c in columns if c is not None and c in df.columns):
+        values = df[column]
+        if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+            continue
+        mapped = values.astype(object).map(
+            lambda v: labels.get(v.strip(), v) if isinstance(v, str) else v)
+        text_left = bool(mapped.map(lambda v: isinstance(v, str)).any())
+        df[column] = mapped if text_left else mapped.astype("float64")
+    return df
 
 
 def _read_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -756,7 +805,8 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
     if args.wide is not None:
         needed = {k: v for k, v in needed.items() if k in ("--model", "--seed", "--bootstrap")}
         reshape = lambda df, path: _melt_wide(df, path, args)  # noqa: E731
-    data = _read_files(args.files, needed, reshape=reshape, options=_read_options(args))
+    data = _read_files(args.files, needed, reshape=reshape, options=_read_options(args),
+                       labels=_label_scores(args))
     # --bounds refuses scores outside the range (naming the rows); the scale verdict is the
     # report's (page and terminal alike), so the loaders' own outlier warning is off
     checks: dict[str, Any] = {"bounds": tuple(args.bounds) if args.bounds else None,
@@ -1155,6 +1205,8 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
     for pattern, replacement in REMEDIES:
         text = re.sub(pattern, replacement, text)
     text = re.sub(r"`outcomes=`, e\.g\. \{([^}]*)\}", _outcome_flags, text)
+    text = re.sub(r"map each label to its score first, e\.g\. table\['[^']*'\]\.map\("
+                  r"\{([^}]*)\}\)", _label_flags, text)
     text = re.sub(r"\(given as `(\w+)`\)",          # a column argument: its flag
                   lambda m: f"(given as --{m.group(1).replace('_', '-')})", text)
     files = getattr(args, "files", None) or []
@@ -1170,6 +1222,17 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
     if column and column != "language":
         text = re.sub(r"\blanguage(?=[=,' ])", column, text)
     return text
+
+
+def _label_flags(match: Any) -> str:
+    """A label map of a message, ``{'C': 1, 'I': 0}``, as --label-score flags."""
+    import re
+    import shlex
+
+    pairs = re.findall(r"'([^']*)': ([^,]+)", match.group(1))
+    flags = " ".join(f"--label-score {shlex.quote(f'{label}={value.strip()}')}"
+                     for label, value in pairs)
+    return f"read each label as its score: {flags}"
 
 
 def _outcome_flags(match: Any) -> str:

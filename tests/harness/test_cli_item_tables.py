@@ -141,3 +141,40 @@ def test_a_column_named_language_is_the_task_column(items, tmp_path, capsys):
     cube = eq.open_cube(tmp_path / "o" / "correct_cube.nc")
     assert sorted(cube["language"].values.tolist()) == ["arc", "mmlu"]
     assert cube.attrs["language_label"] == "language"
+
+
+def test_scores_written_as_labels_are_read_with_label_score(inspect_logs, tmp_path, capsys):
+    """A per-item CSV whose scores are Inspect's letters (C / I), as exported from a log
+    viewer: before, the CLI's message told to call pandas' .map (no remedy the CLI has).
+    Now it names --label-score with the usual scores of the labels, and with the flags the
+    report equals that of the 1 / 0 file; a label left unmapped is named; a malformed flag
+    is refused."""
+    table = eq.read_inspect_logs([inspect_logs["eval"]])
+    numbers = table.assign(correct=(table["match"] > 0.5).astype(float))
+    numbers.to_csv(tmp_path / "numbers.csv", index=False)
+    numbers.assign(correct=numbers["correct"].map({1.0: "C", 0.0: "I"})).to_csv(
+        tmp_path / "letters.csv", index=False)
+    args = ["--item", "item", "--language", "task", "--seed", "epoch", "--score", "correct",
+            "--format", "csv", *FAST]
+    code, _, err = _run([tmp_path / "letters.csv", *args, "--out", tmp_path / "a"], capsys)
+    assert code == 2
+    assert "read each label as its score: --label-score C=1 --label-score I=0" in err
+    code, _, err = _run([tmp_path / "letters.csv", *args, "--label-score", "C=1", "--out",
+                         tmp_path / "b"], capsys)
+    assert code == 2
+    assert "its values that are no number: ['I']" in err
+    for name, extra in (("letters", ["--label-score", "C=1", "--label-score", "I=0"]),
+                        ("numbers", [])):
+        assert _run([tmp_path / f"{name}.csv", *args, *extra, "--out", tmp_path / name],
+                    capsys)[0] == 0
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "letters" / "correct_leaderboard.csv"),
+        pd.read_csv(tmp_path / "numbers" / "correct_leaderboard.csv"))
+    code, _, err = _run([tmp_path / "letters.csv", *args, "--label-score", "C", "--out",
+                         tmp_path / "c"], capsys)
+    assert code == 2
+    assert "--label-score takes LABEL=NUMBER (e.g. C=1); got 'C'" in err
+    with pytest.raises(eq.CubeError, match=re.escape(
+            "table['correct'].map({'C': 1, 'I': 0})")):
+        eq.item_means(pd.read_csv(tmp_path / "letters.csv"), model="model", item="item",
+                      score="correct", language="task", seed="epoch")
