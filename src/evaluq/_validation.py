@@ -22,6 +22,24 @@ from evaluq.errors import CubeError, ImplicitEpochWarning
 RNGLike = int | np.random.Generator | np.random.SeedSequence | None
 
 
+BOMS: Final = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+               (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"), (b"\xef\xbb\xbf", "utf-8-sig"))
+"""Byte-order marks and the encodings they name (a spreadsheet's "Unicode text" is UTF-16,
+Windows Notepad's UTF-8 starts with one)."""
+
+
+def text_encoding(head: bytes) -> str:
+    """The encoding of a text file whose first bytes are ``head``: the one its byte-order
+    mark names (never guessed otherwise), else UTF-8.
+
+    Examples
+    --------
+    >>> text_encoding("model".encode("utf-16")), text_encoding(b"model")
+    ('utf-16', 'utf-8')
+    """
+    return next((name for bom, name in BOMS if head.startswith(bom)), "utf-8")
+
+
 def check_rng(rng: RNGLike, name: str = "rng") -> np.random.Generator:
     """Return a Generator from ``rng`` (int, SeedSequence, Generator or None)."""
     if isinstance(rng, bool) or not (

@@ -18,11 +18,8 @@ import pandas as pd
 from evaluq._harness import read_inspect_logs as read_inspect_logs
 from evaluq._harness import read_lm_eval_results as read_lm_eval_results
 from evaluq._harness import read_lm_eval_samples as read_lm_eval_samples
+from evaluq._validation import text_encoding
 from evaluq.errors import CubeError
-
-_BOMS: Final = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
-                (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"), (b"\xef\xbb\xbf", "utf-8-sig"))
-"""Byte-order marks and the encodings they name (a spreadsheet's "Unicode text" is UTF-16)."""
 
 
 def _with_encoding(p: Path, kw: dict[str, Any]) -> dict[str, Any]:
@@ -32,8 +29,7 @@ def _with_encoding(p: Path, kw: dict[str, Any]) -> dict[str, Any]:
         return kw
     with _open_bytes(p) as raw:
         head = raw.read(4)
-    encoding = next((name for bom, name in _BOMS if head.startswith(bom)), "utf-8")
-    return {**kw, "encoding": encoding}
+    return {**kw, "encoding": text_encoding(head)}
 
 
 def _not_utf8(p: Path) -> str:

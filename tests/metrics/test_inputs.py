@@ -123,6 +123,35 @@ def test_file_errors(tmp_path):
         load_predictions(header)
 
 
+@pytest.mark.parametrize("write", [
+    lambda p: p.write_text("pos\r\nneg\r\npos\r\n\r\n"),       # Windows lines, a blank end
+    lambda p: p.write_text("pos\nneg\npos\n\n\n"),
+    lambda p: p.write_bytes("pos\nneg\npos\n".encode("utf-8-sig")),   # Notepad's UTF-8
+    lambda p: p.write_bytes("pos\nneg\npos\n".encode("utf-16")),
+])
+def test_a_label_file_as_editors_save_it_reads_its_labels(tmp_path, write):
+    """Before: blank lines at the end were refused ("has blank line(s) [4]") and a UTF-8
+    byte-order mark became part of the first label ('\\ufeffpos'). Blank lines at the end
+    are no labels (the lengths are checked against the targets'); a mark names the
+    encoding."""
+    path = tmp_path / "h0.txt"
+    write(path)
+    assert load_predictions(path).tolist() == ["pos", "neg", "pos"]
+
+
+def test_probability_rows_with_a_byte_order_mark_read_as_numbers(tmp_path):
+    path = tmp_path / "h0.csv"
+    path.write_bytes("0.2,0.8\r\n0.6,0.4\r\n".encode("utf-8-sig"))
+    np.testing.assert_array_equal(load_predictions(path), [[0.2, 0.8], [0.6, 0.4]])
+
+
+def test_a_label_file_that_is_not_utf8_says_so(tmp_path):
+    path = tmp_path / "h0.txt"
+    path.write_bytes("positivo\nnégatif\n".encode("cp1252"))
+    with pytest.raises(ValueError, match="is not UTF-8 text: save it as UTF-8"):
+        load_predictions(path)
+
+
 # --- validation errors -------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ regression. It is the one validation function behind every public metric and beh
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._dims import CLASS, ITEM
-from evaluq._validation import check_choice, check_real
+from evaluq._validation import check_choice, check_real, text_encoding
 from evaluq.metrics._base import MetricKind
 
 _KINDS = ("hard", "soft", "regression")
@@ -109,11 +110,18 @@ def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
         raise FileNotFoundError(f"`path`: prediction file {str(p)!r} does not exist")
     if suffix == ".npy":
         return np.load(p, allow_pickle=False)
-    text = p.read_text()
+    raw = p.read_bytes()
+    try:
+        text = raw.decode(text_encoding(raw[:4]))
+    except UnicodeDecodeError:
+        raise ValueError(f"`path`: prediction file {str(p)!r} is not UTF-8 text: save it as "
+                         f"UTF-8") from None
     if not text.strip():
         raise ValueError(f"`path`: prediction file {str(p)!r} is empty")
     if suffix == ".txt":
         lines = [line.strip() for line in text.splitlines()]
+        while not lines[-1]:           # blank lines at the end are no labels (lengths are
+            lines.pop()                # checked against the targets')
         blank = [i + 1 for i, line in enumerate(lines) if not line]
         if blank:
             raise ValueError(f"`path`: prediction file {str(p)!r} has blank line(s) {blank[:5]}; "
@@ -127,7 +135,7 @@ def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
         return values
     delimiter = "," if suffix == ".csv" else "\t"
     try:
-        rows = np.loadtxt(p, delimiter=delimiter, dtype=np.float64, ndmin=2)
+        rows = np.loadtxt(io.StringIO(text), delimiter=delimiter, dtype=np.float64, ndmin=2)
     except ValueError as err:
         raise ValueError(
             f"could not read prediction file {str(p)!r} as rows of numbers separated by "
