@@ -544,3 +544,28 @@ def test_a_leaderboard_of_one_run_with_standard_errors(tmp_path, capsys):
     page = (tmp_path / "r" / "report.html").read_text()
     assert "parametric replication, fixed tasks" in page
     assert "run-to-run (seed) noise is NOT included" in page
+
+
+def test_a_run_in_two_files_is_named_with_its_files(tmp_path, long_table, capsys):
+    """Runs split over files, two of them in both (an experiment's files that overlap):
+    before, "5 key(s) appear more than once in the table" without saying where. Now the run
+    and the two files; the split without the overlap gives the one file's cube."""
+    table = long_table.drop(columns="chrF")
+    table.iloc[:20].to_csv(tmp_path / "a.csv", index=False)
+    table.iloc[18:].to_csv(tmp_path / "b.csv", index=False)
+    table.iloc[20:].to_csv(tmp_path / "c.csv", index=False)
+    table.to_csv(tmp_path / "all.csv", index=False)
+    args = ["--model", "system", "--language", "lp", "--seed", "run", "--score", "BLEU",
+            "--n-resamples", "50", "--format", "csv", "--quiet"]
+    code, _, err = _run(["report", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), *args,
+                         "--out", str(tmp_path / "x")], capsys)
+    assert code == 2
+    row = table.iloc[18]
+    assert (f"2 run(s) are in more than one file, e.g. system {row.system!r}, lp {row.lp!r}, "
+            f"run {int(row.run)} in {tmp_path / 'a.csv'} and {tmp_path / 'b.csv'}") in err
+    for files, out in (([tmp_path / "a.csv", tmp_path / "c.csv"], "y"),
+                       ([tmp_path / "all.csv"], "z")):
+        assert _run(["report", *map(str, files), *args, "--out", str(tmp_path / out)],
+                    capsys)[0] == 0
+    xr.testing.assert_identical(eq.open_cube(tmp_path / "y" / "BLEU_cube.nc").drop_attrs(),
+                                eq.open_cube(tmp_path / "z" / "BLEU_cube.nc").drop_attrs())

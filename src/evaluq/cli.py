@@ -359,7 +359,8 @@ def _item_table(args: argparse.Namespace) -> pd.DataFrame:
     needed["--gold"] = args.gold                     # on some items only, by design: no warning
     data = _read_files(args.files, needed,
                        empty_is="that model's item left out of that score's analysis",
-                       options=_read_options(args), labels=_label_scores(args))
+                       options=_read_options(args), labels=_label_scores(args),
+                       keys=(args.model, given, args.item, args.seed))
     task = given or ("language" if "language" in data.columns else None)
     args.task_word = task or "task"                  # what the report calls a task
     table = pd.DataFrame({"model": data[args.model],
@@ -529,12 +530,14 @@ def _parse_formats(text: str) -> list[str]:
 def _read_files(files: Sequence[str], needed: dict[str, str | None],
                 empty_is: str | None = "a run that is missing",
                 reshape: Any = None, options: Mapping[str, Any] | None = None,
-                labels: Mapping[str, float] | None = None) -> pd.DataFrame:
+                labels: Mapping[str, float] | None = None,
+                keys: Sequence[str | None] = ()) -> pd.DataFrame:
     """Read and concatenate the files; every named column must be in every file. An empty
     --score cell is warned about, saying it is read as ``empty_is`` (None: not warned).
     ``reshape(df, path)``, if given, turns each file's table into the long one (--wide);
     ``options`` (:func:`_read_options`) go to the reader of each file; ``labels``
-    (--label-score) are read as the scores of the --score, --judge and --gold columns."""
+    (--label-score) are read as the scores of the --score, --judge and --gold columns. A
+    row of ``keys`` (the columns that name a run) in two files is refused, naming them."""
     import pandas as pd
 
     from evaluq._validation import closest_column
@@ -568,7 +571,34 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None],
         if reshape is None and empty_is is not None:
             _say_empty_scores(df, path, needed, empty_is)
         frames.append(df)
+    _runs_in_two_files(frames, files, [k for k in keys if k is not None])
     return pd.concat(frames, ignore_index=True)
+
+
+def _runs_in_two_files(frames: Sequence[pd.DataFrame], files: Sequence[str],
+                       keys: Sequence[str]) -> None:
+    """Refuse a run (a combination of the ``keys`` columns) that is in more than one file:
+    the same run given twice, named with its files (one file's own repeats are the cube's
+    to name, by row)."""
+    import pandas as pd
+
+    keys = [k for k in dict.fromkeys(keys) if all(k in f.columns for f in frames)]
+    if len(frames) < 2 or not keys:
+        return
+    both = pd.concat([f[keys].assign(_file=i) for i, f in enumerate(frames)],
+                     ignore_index=True).drop_duplicates()
+    repeated = both[both.duplicated(subset=keys, keep=False)]
+    if repeated.empty:
+        return
+    first = repeated.iloc[0]
+    where = repeated.loc[(repeated[keys] == first[keys]).all(axis=1), "_file"]
+    names = " and ".join(files[int(i)] for i in where.iloc[:2])
+    n_runs = len(repeated.drop_duplicates(subset=keys))
+    plain = {k: first[k].item() if hasattr(first[k], "dtype") else first[k] for k in keys}
+    key = ", ".join(f"{k} {v!r}" for k, v in plain.items())
+    raise ValueError(f"{n_runs} run(s) are in more than one file, e.g. {key} in {names}: "
+                     f"give each run once (remove the copies from one file), or report the "
+                     f"files one at a time")
 
 
 _SCORED = ("--score", "--judge", "--gold")
@@ -806,7 +836,8 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
         needed = {k: v for k, v in needed.items() if k in ("--model", "--seed", "--bootstrap")}
         reshape = lambda df, path: _melt_wide(df, path, args)  # noqa: E731
     data = _read_files(args.files, needed, reshape=reshape, options=_read_options(args),
-                       labels=_label_scores(args))
+                       labels=_label_scores(args),
+                       keys=(args.model, args.language, args.seed, args.bootstrap))
     # --bounds refuses scores outside the range (naming the rows); the scale verdict is the
     # report's (page and terminal alike), so the loaders' own outlier warning is off
     checks: dict[str, Any] = {"bounds": tuple(args.bounds) if args.bounds else None,

@@ -178,3 +178,22 @@ def test_scores_written_as_labels_are_read_with_label_score(inspect_logs, tmp_pa
             "table['correct'].map({'C': 1, 'I': 0})")):
         eq.item_means(pd.read_csv(tmp_path / "letters.csv"), model="model", item="item",
                       score="correct", language="task", seed="epoch")
+
+
+def test_an_item_in_two_files_is_named_with_its_files(inspect_logs, tmp_path, capsys):
+    """Per-item files of one model each, one overlapping another's model: the item, model and
+    epoch, and the two files (the epochs of one item in two files are fine)."""
+    table = eq.read_inspect_logs([inspect_logs["eval"]])
+    first, second = (table[table["epoch"] <= 2], table[table["epoch"] >= 2])
+    first.to_csv(tmp_path / "a.csv", index=False)
+    second.to_csv(tmp_path / "b.csv", index=False)
+    args = ["--item", "item", "--language", "task", "--seed", "epoch", "--score", "match",
+            "--format", "csv", *FAST]
+    code, _, err = _run([tmp_path / "a.csv", tmp_path / "b.csv", *args, "--out",
+                         tmp_path / "x"], capsys)
+    assert code == 2
+    assert "run(s) are in more than one file, e.g. model " in err
+    assert "epoch 2 in" in err
+    second[second["epoch"] > 2].to_csv(tmp_path / "b.csv", index=False)
+    assert _run([tmp_path / "a.csv", tmp_path / "b.csv", *args, "--out", tmp_path / "y"],
+                capsys)[0] == 0
