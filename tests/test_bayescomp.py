@@ -319,3 +319,30 @@ def test_one_rope_vocabulary_with_baycomps_names_as_aliases():
     worse = eq.correlated_t_test([0.9, 0.8, 0.85, 0.9], [0.7, 0.6, 0.65, 0.7], rope=0.01,
                                  higher_is_better=False)
     assert worse.p_model_better == worse.p_below
+
+
+@pytest.mark.slow   # a fresh process: PyMC's import and the model's compilation
+def test_the_hierarchical_test_leaves_nothing_in_tmp_and_prints_no_progress(tmp_path):
+    """PyMC's own sampler (the baycomp hierarchical test does not go through nutpie): before,
+    each run left PyTensor's generated source in the system temporary directory (44 files
+    for one test, never removed) and printed "Sampling 4 chains ..." to the terminal."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"),
+           "EVALUQ_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(root / "src"),
+                                                        os.environ.get("PYTHONPATH")]))}
+    env.pop("PYTHONWARNINGS", None)
+    (tmp_path / "tmp").mkdir()
+    code = ("import evaluq as eq\n"
+            "cube = eq.simulate_cube(n_models=2, n_languages=5, n_seeds=5, rng=1)\n"
+            "res = eq.hierarchical_t_test(cube, 'm0', 'm1', rng=0, draws=200, tune=200)\n"
+            "print(res.probabilities.sum())\n")
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", code], env=env,
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Sampling" not in done.stderr
+    assert list((tmp_path / "tmp").iterdir()) == []

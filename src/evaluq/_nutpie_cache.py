@@ -144,6 +144,24 @@ def keep_generated_source() -> None:
         pytensor.config.generated_src_dir = str(path)
 
 
+@contextlib.contextmanager
+def pymc_sampling() -> Any:
+    """The context of a ``pm.sample`` run (the fits that do not go through nutpie): its
+    generated source in the cache directory (:func:`keep_generated_source`), and PyMC's
+    progress messages ("Sampling 4 chains ...") kept off the user's terminal; its warnings
+    still show."""
+    import logging
+
+    keep_generated_source()
+    logger = logging.getLogger("pymc")
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def _register_locator() -> None:
     """Put our locator first in numba's list (once): it answers only for our cfuncs."""
     from numba.core.caching import CacheImpl, _CacheLocator

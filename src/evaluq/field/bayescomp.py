@@ -676,7 +676,9 @@ def _sample_hierarchical(diff: np.ndarray, const: dict[str, float],
     """NUTS draws of (delta0, std0, nu), chains x draws flattened, and the divergences."""
     import pymc as pm
 
-    with _hierarchical_model(diff, const, gamma):
+    from evaluq._nutpie_cache import pymc_sampling
+
+    with pymc_sampling(), _hierarchical_model(diff, const, gamma):
         idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=1,
                           random_seed=int(gen.integers(2 ** 31)), nuts_sampler="pymc",
                           progressbar=False, compute_convergence_checks=False,

@@ -22,7 +22,7 @@ from evaluq._fits import (
     sampler_stats,
     summary_columns,
 )
-from evaluq._nutpie_cache import compile_pymc_model, with_data
+from evaluq._nutpie_cache import compile_pymc_model, pymc_sampling, with_data
 from evaluq._schema import orientation, validate
 from evaluq._validation import (
     RNGLike,
@@ -151,7 +151,7 @@ def _sample_pymc(data: HierarchicalData, model: str, priors: dict[str, float],
                  run: dict[str, Any], progressbar: bool) -> xr.DataTree:
     import pymc as pm
 
-    with build_model(data, model, priors):
+    with pymc_sampling(), build_model(data, model, priors):
         return pm.sample(draws=run["draws"], tune=run["tune"], chains=run["chains"], cores=1,
                          random_seed=run["seed"], target_accept=run["target_accept"],
                          nuts_sampler="pymc", progressbar=progressbar,
