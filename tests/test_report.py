@@ -137,6 +137,19 @@ def test_report_is_one_self_contained_file(rep):
     assert re.findall(r'<a href="#([^"]+)"', page) == FREQUENTIST_IDS
 
 
+def test_a_report_prints_as_a_few_lines_not_its_page(rep):
+    """In a terminal or a notebook's text output: before, the dataclass repr printed the
+    whole HTML page (hundreds of kB) and every cube and table of the analyses."""
+    text = repr(rep)
+    assert len(text) < 600
+    assert text.startswith("Report(written to ")
+    name, analysis = next(iter(rep.analyses.items()))
+    sizes = " x ".join(f"{n} {'replicate' if d == 'bootstrap' else d}s"
+                       for d, n in analysis.cube.sizes.items())
+    assert f"{name!r}: Analysis({name}: {sizes}; " in text
+    assert repr(analysis) in text
+
+
 def test_report_numbers_are_the_analysis_numbers(rep, cube):
     a = rep.analyses["simulated"]
     agg = eq.aggregate(eq.resample(cube, n_resamples=300, rng=5))

@@ -86,7 +86,7 @@ class FieldMethods:
     note: str | None = None
 
 
-@dataclass
+@dataclass(repr=False)
 class Analysis:
     """The results behind one metric's sections of the report.
 
@@ -133,6 +133,20 @@ class Analysis:
     item_model: ItemModelResults | None = None
     notes: list[str] = field(default_factory=list)
     judged: JudgeAnalysis | None = None
+
+    def __repr__(self) -> str:
+        """One line of what the analysis holds (its cube and tables are the attributes)."""
+        words = {str(d): "replicate" if d == "bootstrap" else str(d) for d in self.cube.sizes}
+        sizes = " x ".join(f"{n} {words[str(d)]}{'' if n == 1 else 's'}"
+                           for d, n in self.cube.sizes.items())
+        extras = [name for name, value in (("fit", self.fit), ("items", self.items),
+                                           ("item_model", self.item_model),
+                                           ("judged", self.judged)) if value is not None]
+        return (f"Analysis({self.cube.attrs.get('metric', 'score')!s}: {sizes}; "
+                f"{self.settings.get('n_resamples')} resamples, "
+                f"{self.settings.get('replication')} replication, "
+                f"{self.settings.get('languages')} languages"
+                + (f"; with {', '.join(extras)}" if extras else "") + ")")
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table of the analysis, by file stem, each with a caption in ``attrs``.
@@ -194,7 +208,7 @@ class Analysis:
                 "tables": tables}
 
 
-@dataclass
+@dataclass(repr=False)
 class Report:
     """A written report.
 
@@ -218,6 +232,13 @@ class Report:
     def _repr_html_(self) -> str:  # pragma: no cover - notebook display
         where = f" written to <code>{self.path}</code>" if self.path else ""
         return f"<p>evaluq report of {', '.join(self.analyses)}{where}.</p>"
+
+    def __repr__(self) -> str:
+        """Where the page is and what it analyses, not the page itself (``html``)."""
+        where = f"written to {str(self.path)!r}" if self.path else "not written (out=None)"
+        lines = [f"Report({where}; {len(self.html) / 1024:.0f} kB of HTML)"]
+        lines += [f"  {name!r}: {analysis!r}" for name, analysis in self.analyses.items()]
+        return "\n".join(lines)
 
 
 def _orientation(cube: xr.Dataset) -> bool:
