@@ -285,8 +285,9 @@ RESULTS_ONLY_NOTE = (
 
 
 def _lm_eval_results_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
-    """The summary cubes of lm-eval's results files: per --score (default: the first metric),
-    the score per model and task with its standard error as the test-set SD, one seed."""
+    """The summary cubes of lm-eval's results files: per --score (default: each task's first
+    metric), the score per model and task with its standard error as the test-set SD, one
+    seed."""
     from evaluq.cube import from_summary
     from evaluq.io import read_lm_eval_results
 
@@ -297,7 +298,10 @@ def _lm_eval_results_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
                          f"--log_samples); the paths hold only its results files")
     table = read_lm_eval_results(args.files)
     metrics = list(dict.fromkeys(table["metric"]))
-    chosen = args.score or metrics[:1]
+    present = table.assign(has=table["score"].notna()).pivot_table(
+        index="task", columns="metric", values="has", aggfunc="any", sort=False,
+        fill_value=False)[metrics]
+    chosen = args.score or _first_scores(present)
     unknown = [c for c in chosen if c not in metrics]
     if unknown:
         raise ValueError(f"--score {unknown} not among the metrics of the results: {metrics}")
@@ -312,9 +316,11 @@ def _lm_eval_results_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
                             higher_is_better=_higher_is_better(args, col, chosen),
                             outlier_threshold=None)
         cube.attrs[LANGUAGE_LABEL] = _task_word(args)
+        elsewhere = _tasks_elsewhere(present, col, chosen)
         cube.attrs[DATA_NOTE] = RESULTS_ONLY_NOTE + (
             "" if has_se else f". lm-eval gave no standard error of {col!r} (N/A) for some "
-                              f"tasks: the test-set noise is not in the intervals")
+                              f"tasks: the test-set noise is not in the intervals") + (
+            f". The {elsewhere}" if elsewhere else "")
         cube.attrs["source"] = table.attrs["source"]
         cubes[col] = cube
     return cubes
@@ -398,6 +404,40 @@ def _refuse_repeated_items(table: pd.DataFrame, data: pd.DataFrame,
                      f"If they are {hint}; copies of one row: drop them")
 
 
+def _first_scores(present: pd.DataFrame) -> list[str]:
+    """Without --score: each task's first score (the harness's primary metric of the task),
+    once each, in the order of the tasks, so that every task is reported. ``present``: task
+    x score, True where the task has the score."""
+    out: list[str] = []
+    for task in present.index:
+        first = next((c for c in present.columns if present.loc[task, c]), None)
+        if first is not None and first not in out:
+            out.append(str(first))
+    return out or [str(present.columns[0])]
+
+
+def _tasks_elsewhere(present: pd.DataFrame, score: str, chosen: Sequence[str]) -> str | None:
+    """The note on the tasks that a score's section leaves out (they have no such score):
+    where they are reported, or the scores they have (--score)."""
+    without = present.index[~present[score].astype(bool)]
+    if not len(without):
+        return None
+    parts = []
+    for task in without:
+        have = [str(c) for c in present.columns if present.loc[task, c]]
+        shown = [c for c in have if c in chosen]
+        where = (f"reported under {shown[0]!r}" if shown else
+                 f"its scores: {', '.join(map(repr, have))}; give --score NAME for them")
+        parts.append(f"{task!s} ({where})")
+    return f"task(s) without score {score!r}, not in its section: {'; '.join(parts)}"
+
+
+def _scores_present(table: pd.DataFrame, scores: Sequence[str]) -> pd.DataFrame:
+    """Task x score of a per-item table: True where some item of the task has the score."""
+    has = table[list(scores)].notna().assign(task=table["task"])
+    return has.groupby("task", sort=False).any()
+
+
 def _score_rows(table: pd.DataFrame, score: str) -> pd.DataFrame:
     """The rows of the tasks that have the score, without the rows where it is missing (the
     reader has warned about each, naming the log and the samples)."""
@@ -438,14 +478,16 @@ def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
 
     table = _harness_table(args)
     scores = [str(c) for c in table.columns[4:] if c not in (args.cluster, args.gold)]
-    chosen = args.score or ([args.judge] if args.judge else scores[:1])
+    present = _scores_present(table, scores)
+    chosen = args.score or ([args.judge] if args.judge else _first_scores(present))
     unknown = [c for c in chosen if c not in scores]
     if unknown:
         raise ValueError(f"--score {unknown} not among the scores of the logs: {scores}")
     cubes, items, per_item = {}, {}, {}
     for col in chosen:
         rows = _score_rows(table, col)
-        note = _absent_models(table, rows, col, args.missing)
+        note = "; ".join(filter(None, [_absent_models(table, rows, col, args.missing),
+                                       _tasks_elsewhere(present, col, chosen)]))
         columns = {"model": "model", "item": "item", "score": col, "language": "task",
                    "seed": "epoch", "cluster": args.cluster, "missing": args.missing}
         cubes[col] = from_items(rows, n_boot=args.n_boot, rng=args.rng,
@@ -493,7 +535,8 @@ def _add_harness_arguments(p: argparse.ArgumentParser) -> None:
         "scores become a cube (evaluq.from_items: one language per task, one seed per epoch, "
         "paired item bootstrap) and the report adds the per-item means and paired differences "
         "with their analytic SEs (evaluq.item_means). --score names the harness's score "
-        "columns (default: the first one). --replication auto then means nonparametric (the "
+        "columns (default: each task's first score, its primary metric, so that every task is "
+        "reported; one section per score). --replication auto then means nonparametric (the "
         "paired item bootstrap replicates, epochs redrawn) and --resample-languages auto "
         "means fixed (the tasks given).")
     logs.add_argument("--from", dest="source_format", choices=HARNESS_FORMATS, default=None,

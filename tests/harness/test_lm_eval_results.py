@@ -124,3 +124,28 @@ def test_report_on_the_results_files_alone(tmp_path, capsys):
                          "--quiet"], capsys)
     assert code == 2
     assert "--score ['bleu'] not among the metrics of the results" in err
+
+
+@pytest.mark.parametrize("source", ["samples", "results"])
+def test_without_score_every_task_is_reported_under_its_first_metric(source, tmp_path,
+                                                                     capsys):
+    """Logs of two tasks whose metrics differ (toy_mc: acc, acc_norm; toy_gen: exact_match
+    under two filters). Before, no --score meant the first score column alone, and the
+    other task was left out of the report without a word. Now each task's first metric (its
+    primary one) has a section, each saying where the other task is; with --score acc the
+    note names toy_gen's scores and the flag."""
+    logs = LOGS if source == "samples" else _results_only(tmp_path)
+    code, _, err = _run([logs, "--from", "lm-eval", "--out", tmp_path / "r", "--format",
+                         "csv", "--n-resamples", "200", "--quiet"], capsys)
+    assert code == 0, err
+    written = {p.name.split("_")[0] for p in (tmp_path / "r").glob("*_leaderboard.csv")}
+    assert written == {"acc", "exact"}
+    assert ("task(s) without score 'acc', not in its section: toy_gen (reported under "
+            "'exact_match,strict')") in err
+    assert ("task(s) without score 'exact_match,strict', not in its section: toy_mc "
+            "(reported under 'acc')") in err
+    code, _, err = _run([logs, "--from", "lm-eval", "--score", "acc", "--out", tmp_path / "s",
+                         "--format", "csv", "--n-resamples", "200", "--quiet"], capsys)
+    assert code == 0, err
+    assert ("toy_gen (its scores: 'exact_match,strict', 'exact_match,loose'; give --score "
+            "NAME for them)") in err

@@ -135,7 +135,8 @@ def read_lm_eval_results(path: PathsLike) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Sorted by model, task and metric; ``attrs["harness"]`` is ``"lm_eval"`` and
+        Sorted by model and task, each task's metrics in the file's order (lm-eval's: its
+        primary metric first); ``attrs["harness"]`` is ``"lm_eval"`` and
         ``attrs["source"]`` the files.
 
     Raises
@@ -179,6 +180,7 @@ def read_lm_eval_results(path: PathsLike) -> pd.DataFrame:
     if table.empty:
         raise CubeError(f"`path`: the results files hold no numeric metric "
                         f"({', '.join(map(str, files))})")
-    table = table.sort_values([MODEL, TASK, "metric"], ignore_index=True)
+    # a task's metrics stay in the file's order (lm-eval's: the task's primary metric first)
+    table = table.sort_values([MODEL, TASK], kind="stable", ignore_index=True)
     table.attrs = {"harness": "lm_eval", "source": "; ".join(map(str, files))}
     return table
