@@ -569,3 +569,16 @@ def test_a_run_in_two_files_is_named_with_its_files(tmp_path, long_table, capsys
                     capsys)[0] == 0
     xr.testing.assert_identical(eq.open_cube(tmp_path / "y" / "BLEU_cube.nc").drop_attrs(),
                                 eq.open_cube(tmp_path / "z" / "BLEU_cube.nc").drop_attrs())
+
+
+def test_a_run_in_two_files_with_an_empty_key_cell_names_both_files():
+    """The full-test-set rows of a bootstrap column have an empty replicate cell: a run
+    whose key holds one is still named with its two files."""
+    from evaluq.cli import _runs_in_two_files
+
+    a = pd.DataFrame({"model": ["m", "m"], "boot": [np.nan, 0.0], "score": [1.0, 2.0]})
+    b = pd.DataFrame({"model": ["m"], "boot": [np.nan], "score": [1.0]})
+    with pytest.raises(ValueError, match=r"1 run\(s\) are in more than one file, e.g. model "
+                                         r"'m', boot nan in a.csv and b.csv"):
+        _runs_in_two_files([a, b], ["a.csv", "b.csv"], ["model", "boot"])
+    _runs_in_two_files([a, b.assign(model="n")], ["a.csv", "b.csv"], ["model", "boot"])

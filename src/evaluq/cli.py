@@ -634,7 +634,8 @@ def _runs_in_two_files(frames: Sequence[pd.DataFrame], files: Sequence[str],
     if repeated.empty:
         return
     first = repeated.iloc[0]
-    where = repeated.loc[(repeated[keys] == first[keys]).all(axis=1), "_file"]
+    same = repeated[keys].map(repr).agg("\x1f".join, axis=1)      # an empty key cell too
+    where = repeated.loc[same == same.iloc[0], "_file"]
     names = " and ".join(files[int(i)] for i in where.iloc[:2])
     n_runs = len(repeated.drop_duplicates(subset=keys))
     plain = {k: first[k].item() if hasattr(first[k], "dtype") else first[k] for k in keys}
