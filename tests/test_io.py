@@ -243,6 +243,8 @@ def test_a_mark_or_a_spread_in_a_score_cell_says_what_to_do(tmp_path, cell, mess
     ("export.tsv", "\t", "utf-16-be"),
     ("export.csv", ",", "utf-8-sig"),
     ("export.csv.gz", ",", "utf-16"),
+    ("export.jsonl", None, "utf-8-sig"),
+    ("export.jsonl", None, "utf-16"),
 ])
 def test_a_file_whose_byte_order_mark_names_its_encoding_is_read_in_it(tmp_path, name, sep,
                                                                        encoding):
@@ -253,6 +255,8 @@ def test_a_file_whose_byte_order_mark_names_its_encoding_is_read_in_it(tmp_path,
     if encoding == "utf-16-be":     # Python writes no mark for an explicit byte order
         path.write_bytes(b"\xfe\xff" + labelled.to_csv(sep=sep, index=False)
                          .encode("utf-16-be"))
+    elif sep is None:
+        path.write_bytes(labelled.to_json(orient="records", lines=True).encode(encoding))
     else:
         labelled.to_csv(path, sep=sep, index=False, encoding=encoding)
     pd.testing.assert_frame_equal(eq.read_table(path), labelled)

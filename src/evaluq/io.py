@@ -130,8 +130,10 @@ _READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {
     ".tsv": lambda p, kw: pd.read_csv(p, sep="\t", **_with_encoding(p, kw)),
     ".tab": lambda p, kw: pd.read_csv(p, sep="\t", **_with_encoding(p, kw)),
     ".json": _read_json,
-    ".jsonl": lambda p, kw: pd.read_json(p, lines=True, precise_float=True, **kw),
-    ".ndjson": lambda p, kw: pd.read_json(p, lines=True, precise_float=True, **kw),
+    ".jsonl": lambda p, kw: pd.read_json(p, lines=True, precise_float=True,
+                                         **_with_encoding(p, kw)),
+    ".ndjson": lambda p, kw: pd.read_json(p, lines=True, precise_float=True,
+                                          **_with_encoding(p, kw)),
     ".parquet": lambda p, kw: pd.read_parquet(p, **{"page_checksum_verification": True, **kw}),
     ".pq": lambda p, kw: pd.read_parquet(p, **{"page_checksum_verification": True, **kw}),
 }
