@@ -582,3 +582,15 @@ def test_a_run_in_two_files_with_an_empty_key_cell_names_both_files():
                                          r"'m', boot nan in a.csv and b.csv"):
         _runs_in_two_files([a, b], ["a.csv", "b.csv"], ["model", "boot"])
     _runs_in_two_files([a, b.assign(model="n")], ["a.csv", "b.csv"], ["model", "boot"])
+
+
+@pytest.mark.parametrize("flag", [["--na-value", "-"], ["--encoding", "cp1252"],
+                                  ["--label-score", "C=1"]])
+def test_reading_flags_with_harness_logs_are_refused_not_ignored(tmp_path, capsys, flag):
+    """--na-value / --encoding / --label-score read table files: with --from they were
+    silently ignored."""
+    logs = Path(__file__).parent / "data" / "lm_eval" / "logs"
+    code, _, err = _run(["report", str(logs), "--from", "lm-eval", *flag, "--quiet",
+                         "--out", str(tmp_path / "out")], capsys)
+    assert code == 2
+    assert f"{flag[0]} reads table files; harness logs (--from) are read in their" in err

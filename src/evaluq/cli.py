@@ -975,6 +975,12 @@ def _run_report(args: argparse.Namespace) -> int:
     if args.wide is not None and (args.source_format is not None or args.item is not None):
         raise ValueError("--wide reads a table of one score per model and language column; "
                          "harness logs (--from) and per-item tables (--item) are long")
+    reading = [flag for flag, value in (("--na-value", args.na_value),
+                                         ("--encoding", args.encoding),
+                                         ("--label-score", args.label_score)) if value]
+    if args.source_format is not None and reading:
+        raise ValueError(f"{reading[0]} reads table files; harness logs (--from) are read in "
+                         f"their harness's own format (their scores are numbers already)")
     if args.source_format is None and args.item is None and (args.judge or args.gold):
         raise ValueError("--judge and --gold read per-item scores: add --item COL (a table "
                          "of one row per model and item) or --from inspect|lm-eval (logs)")
