@@ -44,4 +44,4 @@ def test_version(capsys):
 
 def test_errors_exit_2(capsys):
     assert main(["demo", "--n-boot", "1"]) == 2
-    assert "`n_boot` must be >= 2" in capsys.readouterr().err
+    assert "--n-boot must be >= 2" in capsys.readouterr().err

@@ -594,3 +594,20 @@ def test_reading_flags_with_harness_logs_are_refused_not_ignored(tmp_path, capsy
                          "--out", str(tmp_path / "out")], capsys)
     assert code == 2
     assert f"{flag[0]} reads table files; harness logs (--from) are read in their" in err
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--bounds", "1", "0"], "--bounds must satisfy lower < upper"),
+    (["--rng", "-1"], "--rng must be a non-negative integer seed; got -1"),
+    (["--replication", "param"], "--replication must be one of 'parametric',"),
+])
+def test_an_option_out_of_range_is_named_as_its_flag(tmp_path, long_table, capsys, extra,
+                                                     message):
+    """Before: "`bounds` must satisfy ...", the library's keyword, in the terminal."""
+    path = tmp_path / "runs.csv"
+    long_table.to_csv(path, index=False)
+    code, _, err = _run(["report", str(path), "--model", "system", "--language", "lp",
+                         "--seed", "run", "--score", "BLEU", "--quiet", *extra,
+                         "--out", str(tmp_path / "out")], capsys)
+    assert code == 2
+    assert message in err, err

@@ -58,10 +58,10 @@ def test_cli_test_soft_csv_paired(tmp_path, rng, capsys):
 @pytest.mark.parametrize(
     ("extra", "match"),
     [
-        (["--sample-size", "0.7"], "`sample_size` must be in \\[0.05, 0.5\\]"),
-        (["--method", "t-test"], "`method` must be one of"),
+        (["--sample-size", "0.7"], "--sample-size must be in \\[0.05, 0.5\\]"),
+        (["--method", "t-test"], "--method must be one of"),
         (["--metrics", "cross_entropy"], "is for soft labels"),
-        (["--kind", "ordinal"], "`kind` must be one of"),
+        (["--kind", "ordinal"], "--kind must be one of"),
         (["--n-resamples", "0"], "--n-resamples must be >= 1"),
     ],
 )

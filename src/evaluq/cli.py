@@ -1272,6 +1272,12 @@ REMEDIES: tuple[tuple[str, str], ...] = (
 line's flag (``tests/test_cli_shapes.py`` checks every flag named exists)."""
 
 
+_NOT_OPTIONS = frozenset({"files", "func", "command", "argv", "language", "model", "score",
+                          "seed", "bootstrap", "item"})
+"""Namespace entries that are no option of a library message's name (the column arguments
+are named by "(given as ...)")."""
+
+
 def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
     """A library message as a command-line user should read it: Python keywords replaced
     by the flags that do the same, the cube's ``language`` by the user's own column name.
@@ -1290,6 +1296,11 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
                   r"\{([^}]*)\}\)", _label_flags, text)
     text = re.sub(r"\(given as `(\w+)`\)",          # a column argument: its flag
                   lambda m: f"(given as --{m.group(1).replace('_', '-')})", text)
+    if args is not None:                          # "`rng` must be ...": the flag that set it
+        options = {dest for dest in vars(args) if dest not in _NOT_OPTIONS}
+        text = re.sub(r"`(\w+)`(?= must )", lambda m: (
+            f"--{m.group(1).replace('_', '-')}" if m.group(1) in options else m.group(0)),
+            text)
     files = getattr(args, "files", None) or []
     if getattr(args, "func", None) is _run_test and getattr(args, "columns", 1) is None \
             and len(files) == 3:                  # evaluq test's three files, by name
