@@ -507,6 +507,7 @@ def test_encoding_reads_a_windows_spreadsheets_csv(tmp_path, long_table, capsys)
     code, _, err = _run(["report", str(legacy), *args, "--out", str(tmp_path / "a")], capsys)
     assert code == 2
     assert "is not UTF-8 text (line " in err
+    assert "`path`" not in err                       # the file is named; no keyword
     assert "pass --encoding cp1252" in err
     for path, out, extra in ((legacy, "b", ["--encoding", "cp1252"]), (utf8, "c", [])):
         assert _run(["report", str(path), *args, *extra, "--out", str(tmp_path / out)],
@@ -560,9 +561,14 @@ def test_a_run_in_two_files_is_named_with_its_files(tmp_path, long_table, capsys
     code, _, err = _run(["report", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), *args,
                          "--out", str(tmp_path / "x")], capsys)
     assert code == 2
+    assert not err.startswith("evaluq report: error: `")    # no library keyword in front
     row = table.iloc[18]
     assert (f"2 run(s) are in more than one file, e.g. system {row.system!r}, lp {row.lp!r}, "
             f"run {int(row.run)} in {tmp_path / 'a.csv'} and {tmp_path / 'b.csv'}") in err
+    code, _, err = _run(["report", str(tmp_path / "a.csv"), str(tmp_path / "." / "a.csv"),
+                         *args, "--out", str(tmp_path / "w")], capsys)
+    assert code == 2
+    assert "a.csv is given twice (a shell pattern and its name?): give each file once" in err
     for files, out in (([tmp_path / "a.csv", tmp_path / "c.csv"], "y"),
                        ([tmp_path / "all.csv"], "z")):
         assert _run(["report", *map(str, files), *args, "--out", str(tmp_path / out)],

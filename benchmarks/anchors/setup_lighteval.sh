@@ -4,6 +4,8 @@
 #
 # evaluq never imports lighteval: the reader for its files uses the standard library and
 # pandas. lighteval needs torch; the CPU wheel is enough (its `dummy` model).
+# xxhash is held below 4: lighteval 0.13.0's details logger hashes str objects
+# (xxhash.xxh64(doc.query)), which xxhash 4 refuses ("Strings must be encoded before hashing").
 #
 # Usage:  bash benchmarks/anchors/setup_lighteval.sh [VENV_DIR] [PYTHON]
 #   VENV_DIR  default: /work/peers/lighteval
@@ -23,6 +25,6 @@ if [ -z "$py" ]; then echo "setup_lighteval: no python found" >&2; exit 1; fi
 mkdir -p "$(dirname "$venv")"
 "$py" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet "torch==2.13.0"
-"$venv/bin/python" -m pip install --quiet "lighteval==0.13.0"
+"$venv/bin/python" -m pip install --quiet "lighteval==0.13.0" "xxhash==3.8.2"
 "$venv/bin/python" -c "import lighteval" >/dev/null
 echo "$venv/bin/python"

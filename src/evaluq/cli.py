@@ -586,6 +586,11 @@ def _read_files(files: Sequence[str], needed: dict[str, str | None],
     from evaluq._validation import closest_column
     from evaluq.io import read_table
 
+    twice = [p for i, p in enumerate(files)
+             if Path(p).resolve() in {Path(q).resolve() for q in files[:i]}]
+    if twice:
+        raise ValueError(f"{twice[0]} is given twice (a shell pattern and its name?): give each "
+                         f"file once")
     frames = []
     for path in files:
         _refuse_a_log(path, _log_format(Path(path)))
@@ -1296,6 +1301,8 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
                   r"\{([^}]*)\}\)", _label_flags, text)
     text = re.sub(r"\(given as `(\w+)`\)",          # a column argument: its flag
                   lambda m: f"(given as --{m.group(1).replace('_', '-')})", text)
+    # "`path`: 'runs.csv' is ...": the file is named, the keyword means nothing here
+    text = re.sub(r"(^|: )`(?:path|paths|data)`: ", r"\1", text)
     if args is not None:                          # "`rng` must be ...": the flag that set it
         options = {dest for dest in vars(args) if dest not in _NOT_OPTIONS}
         text = re.sub(r"`(\w+)`(?= must )", lambda m: (
