@@ -9,6 +9,9 @@ from hypothesis import settings
 
 import evaluq as eq
 
+collect_ignore_glob = ["data/*"]
+"""Test data (a peer harness's task definitions among them) is read, never collected."""
+
 # property tests draw the same examples in every run (a CI run must not fail by chance; the
 # examples a run found are kept as @example in the tests)
 settings.register_profile("evaluq", derandomize=True)

@@ -149,12 +149,12 @@ def write_task() -> None:
 def python_call(model: str, seed: int) -> str:
     """The lighteval Python API calls of one run (working directory: the task folder)."""
     return (
-        "Pipeline(tasks=%r, pipeline_parameters=PipelineParameters("
-        "launcher_type=ParallelismManager.NONE, custom_tasks_directory=%r), "
-        "evaluation_tracker=EvaluationTracker(output_dir='..', save_details=True), "
-        "model_config=DummyModelConfig(model_name=%r, seed=%d, cache_dir=%r)); "
-        "pipeline.evaluate(); pipeline.show_results(); pipeline.save_and_push_results()"
-        % (TASKS, TASKS_FILE, model, seed, CACHE_DIR)
+        f"Pipeline(tasks={TASKS!r}, pipeline_parameters=PipelineParameters("
+        f"launcher_type=ParallelismManager.NONE, custom_tasks_directory={TASKS_FILE!r}), "
+        f"evaluation_tracker=EvaluationTracker(output_dir='..', save_details=True), "
+        f"model_config=DummyModelConfig(model_name={model!r}, seed={seed:d}, "
+        f"cache_dir={CACHE_DIR!r})); "
+        f"pipeline.evaluate(); pipeline.show_results(); pipeline.save_and_push_results()"
     )
 
 

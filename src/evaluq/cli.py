@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -273,7 +273,7 @@ def _add_bayes_arguments(p: argparse.ArgumentParser) -> None:
                         "tau_m_sigma=0.05)")
 
 
-HARNESS_FORMATS = ("inspect", "lm-eval")
+HARNESS_FORMATS = ("inspect", "lm-eval", "lighteval")
 RESULTS_ONLY_NOTE = (
     "built from lm-eval's results files (no samples files: lm-eval ran without "
     "--log_samples): each model's score on each task with its standard error over the "
@@ -331,7 +331,7 @@ def _harness_table(args: argparse.Namespace) -> pd.DataFrame:
     gold scorer's samples without a label are expected: not warned about)."""
     import warnings
 
-    from evaluq.io import read_inspect_logs, read_lm_eval_samples
+    from evaluq.io import read_inspect_logs, read_lighteval_details, read_lm_eval_samples
 
     if args.mean is not None or args.bootstrap is not None:
         flag = "--item" if args.item else "--from"
@@ -339,7 +339,10 @@ def _harness_table(args: argparse.Namespace) -> pd.DataFrame:
     if args.item is not None:
         return _item_table(args)
     metadata = [args.cluster] if args.cluster else None
-    reader = read_inspect_logs if args.source_format == "inspect" else read_lm_eval_samples
+    readers: dict[str, Callable[..., pd.DataFrame]] = {
+        "inspect": read_inspect_logs, "lm-eval": read_lm_eval_samples,
+        "lighteval": read_lighteval_details}
+    reader = readers[args.source_format]
     with warnings.catch_warnings():
         if getattr(args, "gold", None):     # human labels on some samples only, by design
             warnings.filterwarnings("ignore", message=f".*score {args.gold!r} is missing")
@@ -540,8 +543,9 @@ def _add_harness_arguments(p: argparse.ArgumentParser) -> None:
         "paired item bootstrap replicates, epochs redrawn) and --resample-languages auto "
         "means fixed (the tasks given).")
     logs.add_argument("--from", dest="source_format", choices=HARNESS_FORMATS, default=None,
-                      help="inspect (Inspect AI .eval / .json logs) or lm-eval "
-                           "(lm-evaluation-harness --log_samples output)")
+                      help="inspect (Inspect AI .eval / .json logs), lm-eval "
+                           "(lm-evaluation-harness output: --log_samples, or its results "
+                           "files alone) or lighteval (its --save-details output)")
     logs.add_argument("--cluster", default=None, metavar="KEY",
                       help="sample metadata key (Inspect) or document field (lm-eval) grouping "
                            "the items (e.g. passage): cluster bootstrap and clustered SEs")
@@ -799,12 +803,17 @@ def _log_format(p: Path) -> str | None:
         files = [f for _, f in zip(range(10_000), p.rglob("*"), strict=False) if f.is_file()]
         if any(f.suffix == ".eval" for f in files):
             return "inspect"
+        if any(_log_format(f) == "lighteval" for f in files if f.suffix == ".parquet"):
+            return "lighteval"
         found = {_log_format(f) for f in files[:1000] if f.suffix == ".jsonl"}
         found |= {_log_format(f) for f in [f for f in files if f.suffix == ".json"][:3]}
         return "lm-eval" if "lm-eval" in found else "inspect" if "inspect" in found else None
     suffix = p.suffix.lower()
     if suffix == ".eval":
         return "inspect"
+    if suffix == ".parquet" and re.fullmatch(r"details_.+_\d{4}-\d\d-\d\dT[\d.-]+\.parquet",
+                                             p.name):   # lighteval's details_{task}_{date}
+        return "lighteval"
     if suffix == ".jsonl" and re.fullmatch(r"samples_.+_\d{4}-\d\d-\d\dT[\d.-]+\.jsonl",
                                            p.name):      # lm-eval's samples_{task}_{date}
         return "lm-eval"
@@ -814,6 +823,8 @@ def _log_format(p: Path) -> str | None:
         keys = set(json.loads(p.read_bytes()))
     except (ValueError, TypeError):
         return None
+    if {"results", "config_general"} <= keys:
+        return "lighteval"
     if {"results", "versions"} <= keys or "lm_eval_version" in keys:
         return "lm-eval"
     return "inspect" if {"eval", "plan"} <= keys or {"eval", "status"} <= keys else None
@@ -821,7 +832,8 @@ def _log_format(p: Path) -> str | None:
 
 def _refuse_a_log(path: str, source: str | None) -> None:
     if source is not None:
-        name = {"inspect": "an Inspect AI log", "lm-eval": "an lm-evaluation-harness log"}
+        name = {"inspect": "an Inspect AI log", "lm-eval": "an lm-evaluation-harness log",
+                "lighteval": "a lighteval log"}
         raise ValueError(f"{path} looks like {name[source]}, not a table of scores: run with "
                          f"--from {source} (FILE... the log files or their folder; --score "
                          f"names the harness's score)")

@@ -57,6 +57,12 @@ def item_cases() -> list[Case]:
              errors=(FileNotFoundError,)))
     add(Case("evaluq.read_lm_eval_samples", "a folder without samples",
              lambda: eq.read_lm_eval_samples(tempfile.mkdtemp()), "holds no lm-eval samples"))
+    add(Case("evaluq.read_lighteval_details", "a folder without details",
+             lambda: eq.read_lighteval_details(tempfile.mkdtemp()),
+             "holds no lighteval details files"))
+    add(Case("evaluq.read_lighteval_details", "a file that is not a details file",
+             lambda: eq.read_lighteval_details(_not_a_log()),
+             "is not a lighteval details file"))
     add(Case("evaluq.read_lm_eval_results", "a folder without results",
              lambda: eq.read_lm_eval_results(tempfile.mkdtemp()), "holds no lm-eval results"))
     add(Case("evaluq.read_lm_eval_results", "a file that is not a results file",

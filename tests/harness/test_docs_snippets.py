@@ -32,6 +32,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs" / "guides").glob("*.md"))]
 LM_EVAL_LOGS = ROOT / "tests" / "data" / "lm_eval" / "logs"
+LIGHTEVAL = ROOT / "tests" / "data" / "lighteval"
 
 SKIP: dict[tuple[str, int], str] = {
     ("cluster.md", 1): "starts a dask LocalCluster and connects to a scheduler host",
@@ -154,6 +155,8 @@ def user_folder(tmp_path_factory: pytest.TempPathFactory, inspect_logs: dict[str
                          "score": "bleu"}).to_parquet(folder / "scores.parquet", index=False)
     shutil.copytree(inspect_logs["eval"], folder / "logs")
     shutil.copytree(LM_EVAL_LOGS, folder / "output")
+    for part in ("results", "details"):
+        shutil.copytree(LIGHTEVAL / part, folder / "lighteval-out" / part)
     shutil.copytree(judged_logs, folder / "LOGS")
     _command_files(folder)
     return folder
@@ -200,6 +203,11 @@ def test_every_block_of_the_page_runs_as_written(page, user_folder, tmp_path, mo
     exec(PLACEHOLDERS.get(page.name, ""), namespace)
     import matplotlib.pyplot as plt
 
+    from evaluq.metrics import _base
+
+    # a page may register a metric of its own (metrics.md): the other tests see the registry
+    # as it was
+    monkeypatch.setattr(_base, "_REGISTRY", dict(_base._REGISTRY))
     try:
         for i, block in enumerate(blocks):
             if (page.name, i) in SKIP:
