@@ -74,6 +74,7 @@ from evaluq.hierarchical import fit_hierarchical as fit_hierarchical
 from evaluq.hierarchical import load_fit as load_fit
 from evaluq.io import read_inspect_logs as read_inspect_logs
 from evaluq.io import read_lighteval_details as read_lighteval_details
+from evaluq.io import read_lighteval_results as read_lighteval_results
 from evaluq.io import read_lm_eval_results as read_lm_eval_results
 from evaluq.io import read_lm_eval_samples as read_lm_eval_samples
 from evaluq.io import read_table as read_table

@@ -275,28 +275,35 @@ def _add_bayes_arguments(p: argparse.ArgumentParser) -> None:
 
 HARNESS_FORMATS = ("inspect", "lm-eval", "lighteval")
 RESULTS_ONLY_NOTE = (
-    "built from lm-eval's results files (no samples files: lm-eval ran without "
-    "--log_samples): each model's score on each task with its standard error over the "
-    "documents (the test-set noise), one run (no run-to-run spread is measured, as with the "
-    "samples). The models' errors on the same documents are not paired, so "
-    "intervals of differences are wider than the samples would give; rerun lm-eval with "
-    "--log_samples for the paired item bootstrap, the item means and the item model")
-"""What the page and the terminal say of a report on lm-eval's results files alone."""
+    "built from {tool}'s results files (no {per_item} files: {tool} ran without {flag}): "
+    "each model's score on each task with its standard error over the documents (the "
+    "test-set noise), one run (no run-to-run spread is measured, as with the {per_item}). "
+    "The models' errors on the same documents are not paired, so intervals of differences "
+    "are wider than the {per_item} would give; rerun {tool} with {flag} for the paired item "
+    "bootstrap, the item means and the item model")
+"""What the page and the terminal say of a report on a harness's results files alone."""
+RESULTS_ONLY = {"lm-eval": {"tool": "lm-eval", "per_item": "samples", "flag": "--log_samples"},
+                "lighteval": {"tool": "lighteval", "per_item": "details",
+                              "flag": "--save-details"}}
+"""The words of :data:`RESULTS_ONLY_NOTE` per harness."""
 
 
-def _lm_eval_results_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
-    """The summary cubes of lm-eval's results files: per --score (default: each task's first
-    metric), the score per model and task with its standard error as the test-set SD, one
-    seed."""
+def _results_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
+    """The summary cubes of a harness's results files alone (lm-eval, lighteval): per --score
+    (default: each task's first metric), the score per model and task with its standard
+    error as the test-set SD, one seed."""
     from evaluq.cube import from_summary
-    from evaluq.io import read_lm_eval_results
+    from evaluq.io import read_lighteval_results, read_lm_eval_results
 
     per_item = [f for f in ("--item", "--judge", "--gold", "--cluster", "--item-distribution")
                 if getattr(args, f[2:].replace("-", "_"), None) is not None]
+    words = RESULTS_ONLY[args.source_format]
     if per_item:
-        raise ValueError(f"{per_item[0]} needs lm-eval's per-item samples (lm_eval run ... "
-                         f"--log_samples); the paths hold only its results files")
-    table = read_lm_eval_results(args.files)
+        raise ValueError(f"{per_item[0]} needs {words['tool']}'s per-item {words['per_item']} "
+                         f"({words['tool']} run with {words['flag']}); the paths hold only "
+                         f"its results files")
+    reader = read_lm_eval_results if args.source_format == "lm-eval" else read_lighteval_results
+    table = reader(args.files)
     metrics = list(dict.fromkeys(table["metric"]))
     present = table.assign(has=table["score"].notna()).pivot_table(
         index="task", columns="metric", values="has", aggfunc="any", sort=False,
@@ -317,8 +324,8 @@ def _lm_eval_results_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
                             outlier_threshold=None)
         cube.attrs[LANGUAGE_LABEL] = _task_word(args)
         elsewhere = _tasks_elsewhere(present, col, chosen)
-        cube.attrs[DATA_NOTE] = RESULTS_ONLY_NOTE + (
-            "" if has_se else f". lm-eval gave no standard error of {col!r} (N/A) for some "
+        cube.attrs[DATA_NOTE] = RESULTS_ONLY_NOTE.format(**words) + (
+            "" if has_se else f". {words['tool']} gave no standard error of {col!r} (N/A) for some "
                               f"tasks: the test-set noise is not in the intervals") + (
             f". The {elsewhere}" if elsewhere else "")
         cube.attrs["source"] = table.attrs["source"]
@@ -982,6 +989,7 @@ def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
 def _run_report(args: argparse.Namespace) -> int:
     import shlex
 
+    from evaluq._harness.lighteval import lighteval_results_only
     from evaluq._harness.lm_eval_results import results_only
     from evaluq.reporting import report
 
@@ -1000,9 +1008,11 @@ def _run_report(args: argparse.Namespace) -> int:
                          f"their harness's own format (their scores are numbers already)")
     if args.source_format is None and args.item is None and (args.judge or args.gold):
         raise ValueError("--judge and --gold read per-item scores: add --item COL (a table "
-                         "of one row per model and item) or --from inspect|lm-eval (logs)")
-    if args.source_format == "lm-eval" and results_only(args.files):
-        cubes = _lm_eval_results_cubes(args)
+                         "of one row per model and item) or --from inspect|lm-eval|lighteval "
+                         "(logs)")
+    if (args.source_format == "lm-eval" and results_only(args.files)) or (
+            args.source_format == "lighteval" and lighteval_results_only(args.files)):
+        cubes = _results_cubes(args)
     elif args.source_format is not None or args.item is not None:
         cubes, items, scores, judged = _harness_cubes(args)
         args.replication = "nonparametric" if args.replication == "auto" else args.replication

@@ -17,6 +17,7 @@ import pandas as pd
 
 from evaluq._harness import read_inspect_logs as read_inspect_logs
 from evaluq._harness import read_lighteval_details as read_lighteval_details
+from evaluq._harness import read_lighteval_results as read_lighteval_results
 from evaluq._harness import read_lm_eval_results as read_lm_eval_results
 from evaluq._harness import read_lm_eval_samples as read_lm_eval_samples
 from evaluq._validation import text_encoding

@@ -63,6 +63,12 @@ def item_cases() -> list[Case]:
     add(Case("evaluq.read_lighteval_details", "a file that is not a details file",
              lambda: eq.read_lighteval_details(_not_a_log()),
              "is not a lighteval details file"))
+    add(Case("evaluq.read_lighteval_results", "a folder without results",
+             lambda: eq.read_lighteval_results(tempfile.mkdtemp()),
+             "holds no lighteval results files"))
+    add(Case("evaluq.read_lighteval_results", "a file that is not a results file",
+             lambda: eq.read_lighteval_results(_not_a_log()),
+             "is not a lighteval results file"))
     add(Case("evaluq.read_lm_eval_results", "a folder without results",
              lambda: eq.read_lm_eval_results(tempfile.mkdtemp()), "holds no lm-eval results"))
     add(Case("evaluq.read_lm_eval_results", "a file that is not a results file",

@@ -101,3 +101,36 @@ def test_bad_details_are_refused_naming_the_file(tmp_path):
     shutil.copy(sorted((DATA / "details").rglob("*.parquet"))[0], loose)
     with pytest.raises(CubeError, match="is not in lighteval's layout"):
         eq.read_lighteval_details(loose)
+
+
+def test_the_results_files_alone(tmp_path, capsys):
+    """lighteval's default output (no --save-details): eq.read_lighteval_results gives its
+    scores and standard errors; ``--from lighteval`` reports them in the summary format,
+    saying what the details would add; per-item options are refused naming
+    --save-details."""
+    out = tmp_path / "out"
+    shutil.copytree(DATA / "results", out / "results")
+    table = eq.read_lighteval_results(out)
+    assert table.attrs["harness"] == "lighteval"
+    own = _results().set_index(["model", "task", "metric"]).sort_index()
+    got = table.set_index(["model", "task", "metric"]).sort_index()
+    np.testing.assert_array_equal(got["score"], own["score"])
+    np.testing.assert_array_equal(got["stderr"], own["stderr"])
+    code = main(["report", str(out), "--from", "lighteval", "--out", str(tmp_path / "r"),
+                 "--format", "csv", "--n-resamples", "400", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "built from lighteval's results files (no details files" in err
+    assert "rerun lighteval with --save-details" in err
+    board = pd.read_csv(tmp_path / "r" / "acc_leaderboard.csv", index_col=0)
+    acc = table.query("metric == 'acc'").set_index("model")
+    np.testing.assert_allclose(board["observed"], acc.loc[board.index, "score"], atol=1e-12)
+    np.testing.assert_allclose(board["sd"], acc.loc[board.index, "stderr"], rtol=0.12)
+    code = main(["report", str(out), "--from", "lighteval", "--cluster", "passage",
+                 "--out", str(tmp_path / "c")])
+    assert code == 2
+    assert ("--cluster needs lighteval's per-item details (lighteval run with "
+            "--save-details)") in capsys.readouterr().err
+    lm_eval = Path(__file__).resolve().parents[1] / "data" / "lm_eval" / "logs"
+    with pytest.raises(CubeError, match="is not lighteval's results JSON"):
+        eq.read_lighteval_results(sorted(lm_eval.rglob("results_*.json"))[0])

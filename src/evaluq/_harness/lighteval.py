@@ -12,6 +12,7 @@ parquet reader; lighteval itself is not needed.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,10 +33,15 @@ from evaluq._harness._common import (
     missing_metadata,
     warn,
 )
+from evaluq._harness.lm_eval_results import COLUMNS, _refuse_two_runs
 from evaluq.errors import CubeError
 
 _DETAILS = re.compile(r"^details_(?P<task>.+)_(?P<date>\d{4}-\d\d-\d\dT[\d.\-]+)\.parquet$")
 """lighteval's name of a details file: ``details_<task>_<date>.parquet``."""
+_RESULTS = re.compile(r"^results_(?P<date>\d{4}-\d\d-\d\dT[\d.\-]+)\.json$")
+"""lighteval's name of a results file: ``results_<date>.json``."""
+_AVERAGE = re.compile(r"^.+:_average\|\d+$")
+"""lighteval's average over the subtasks of a task (``mmlu:_average|5``)."""
 
 
 def details_files(folder: Path) -> list[Path]:
@@ -196,3 +202,118 @@ def read_lighteval_details(path: PathsLike, *, metadata: str | Sequence[str] | N
     """
     keys = metadata_keys(metadata)
     return combine([_read_one(f, keys) for f in _files(path)], keys)
+
+
+def results_files(folder: Path) -> list[Path]:
+    """The lighteval results files in a folder, searched recursively, sorted."""
+    return sorted(p for p in folder.rglob("results_*.json") if _RESULTS.match(p.name))
+
+
+def lighteval_results_only(paths: Sequence[str | os.PathLike[str]]) -> bool:
+    """Whether ``paths`` (files or folders) hold lighteval results files and no details
+    file: lighteval's output without ``--save-details`` (its default)."""
+    given = [Path(p) for p in paths]
+    if not all(p.exists() for p in given):
+        return False                        # the reader says which is missing
+    details = [d for p in given for d in (details_files(p) if p.is_dir() else [p])
+               if _DETAILS.match(d.name)]
+    results = [r for p in given for r in (results_files(p) if p.is_dir() else [p])
+               if _RESULTS.match(r.name)]
+    return not details and bool(results)
+
+
+def _results_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
+    """One results file: a row per task and metric (``all`` and the subtask averages left
+    out, the averages returned), with the model and the run's date."""
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise CubeError(f"{str(path)!r} is not valid JSON (damaged or cut short?): "
+                        f"{err}") from None
+    if not isinstance(results, dict) or not isinstance(results.get("results"), dict) or \
+            "config_general" not in results:
+        raise CubeError(f"{str(path)!r} is not lighteval's results JSON (no 'results' and "
+                        f"'config_general')")
+    model = str((results["config_general"] or {}).get("model_name") or path.parent.name)
+    averages = sorted(t for t in results["results"] if _AVERAGE.match(str(t)))
+    rows = []
+    for task, values in results["results"].items():
+        if task == "all" or task in averages or not isinstance(values, dict):
+            continue
+        rows += [{MODEL: model, TASK: str(task), "metric": str(k), "score": float(v),
+                  "stderr": float(values.get(f"{k}_stderr", np.nan)), "n": np.nan,
+                  "file": str(path), "date": path.stem.removeprefix("results_")}
+                 for k, v in values.items()
+                 if not str(k).endswith("_stderr") and isinstance(v, int | float)
+                 and not isinstance(v, bool)]
+    return pd.DataFrame(rows, columns=list(COLUMNS)), averages
+
+
+def read_lighteval_results(path: PathsLike) -> pd.DataFrame:
+    """Read Hugging Face lighteval's results files as a summary table.
+
+    lighteval writes ``OUT/results/<model>/results_<date>.json`` with, per task, each
+    metric's value (``"acc": 0.29``) and its standard error (``"acc_stderr"``); without
+    ``--save-details`` (its default) these are all its output. This reads them as one row
+    per model, task and metric, as :func:`read_lm_eval_results` reads lm-eval's: ``model``
+    (``config_general.model_name``), ``task`` (``suite|task|few-shot`` or ``task|few-shot``),
+    ``metric``, ``score``, ``stderr``, ``n`` (NaN: the files do not say), ``file`` and
+    ``date``. The ``all`` entry and the averages over subtasks (``mmlu:_average|5``) are
+    left out, the averages with a warning (their subtasks are in the table). The
+    standard error is the test-set noise of the score: the summary format with
+    ``sd_boot="stderr"``, one run and no ``sd_seed`` (:func:`evaluq.from_summary`);
+    ``evaluq report OUT --from lighteval`` does this when the folder holds no details.
+
+    Parameters
+    ----------
+    path : path or sequence of paths
+        Results files or folders searched recursively for them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Sorted by model and task, each task's metrics in the file's order;
+        ``attrs["harness"]`` is ``"lighteval"`` and ``attrs["source"]`` the files.
+
+    Raises
+    ------
+    CubeError
+        A file that is not lighteval's results JSON, a folder without any, or one model's
+        task and metric in two files (two runs: which one is meant is not known).
+
+    Warns
+    -----
+    HarnessLogWarning
+        Averages over subtasks left out.
+
+    See Also
+    --------
+    read_lighteval_details : the per-sample table from the ``--save-details`` output.
+
+    Examples
+    --------
+    >>> from evaluq.io import read_lighteval_results
+    >>> table = read_lighteval_results("out/")                          # doctest: +SKIP
+    >>> table.columns.tolist()                                          # doctest: +SKIP
+    ['model', 'task', 'metric', 'score', 'stderr', 'n', 'file', 'date']
+    """
+    given = as_paths(path, "path")
+    for p in given:
+        if p.is_file() and not _RESULTS.match(p.name):
+            raise CubeError(f"`path`: {str(p)!r} is not a lighteval results file (lighteval "
+                            "names them results_<date>.json)")
+    files = expand(given, results_files, "lighteval results files (results_<date>.json)",
+                   name="path")
+    parts, averages = zip(*(_results_rows(f) for f in files), strict=True)
+    table = pd.concat(parts, ignore_index=True)
+    _refuse_two_runs(table)
+    left_out = sorted({a for found in averages for a in found})
+    if left_out:
+        warn(f"averages {left_out} left out: each is the mean of subtasks that are in the "
+             f"table")
+    if table.empty:
+        raise CubeError(f"`path`: the results files hold no numeric metric "
+                        f"({', '.join(map(str, files))})")
+    table = table.sort_values([MODEL, TASK], kind="stable", ignore_index=True)
+    table.attrs = {"harness": "lighteval", "source": "; ".join(map(str, files))}
+    return table
