@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -97,6 +98,19 @@ def expand(paths: list[Path], list_folder: Callable[[Path], list[Path]], what: s
                             "folder); give each log once")
         seen[key] = f
     return files
+
+
+def log_files(paths: PathsLike, pattern: re.Pattern[str], list_folder: Callable[[Path], list[Path]],
+              what: tuple[str, str], tool: str, form: str, note: str = "") -> list[Path]:
+    """The harness's files among ``paths``: each file given must be named as ``tool`` names
+    them (``pattern``, shown as ``form``), each folder is searched (``list_folder``).
+    ``what``: the kind of file with its article, and its plural (``("an lm-eval samples
+    file", "lm-eval samples files")``); ``note`` ends the message of a folder without any."""
+    given = as_paths(paths, "path")
+    for p in given:
+        if p.is_file() and not pattern.match(p.name):
+            raise CubeError(f"`path`: {str(p)!r} is not {what[0]} ({tool} names them {form})")
+    return expand(given, list_folder, f"{what[1]} ({form}{note})", name="path")
 
 
 def metadata_keys(metadata: str | Sequence[str] | None) -> list[str]:

@@ -26,14 +26,13 @@ from evaluq._harness._common import (
     LogRecord,
     LogTable,
     PathsLike,
-    as_paths,
     combine,
-    expand,
+    log_files,
     metadata_keys,
     missing_metadata,
     warn,
 )
-from evaluq._harness.lm_eval_results import COLUMNS, _refuse_two_runs
+from evaluq._harness.lm_eval_results import COLUMNS, summary_table
 from evaluq.errors import CubeError
 
 _DETAILS = re.compile(r"^details_(?P<task>.+)_(?P<date>\d{4}-\d\d-\d\dT[\d.\-]+)\.parquet$")
@@ -50,14 +49,10 @@ def details_files(folder: Path) -> list[Path]:
 
 
 def _files(paths: PathsLike) -> list[Path]:
-    given = as_paths(paths, "path")
-    for p in given:
-        if p.is_file() and not _DETAILS.match(p.name):
-            raise CubeError(f"`path`: {str(p)!r} is not a lighteval details file (lighteval "
-                            "names them details_<task>_<date>.parquet)")
-    return expand(given, details_files,
-                  "lighteval details files (details_<task>_<date>.parquet; lighteval writes "
-                  "them with --save-details)", name="path")
+    return log_files(paths, _DETAILS, details_files,
+                     ("a lighteval details file", "lighteval details files"), "lighteval",
+                     "details_<task>_<date>.parquet", "; lighteval writes them with "
+                     "--save-details")
 
 
 def _model_and_results(details: Path, date: str) -> tuple[str, dict[str, Any]]:
@@ -297,23 +292,7 @@ def read_lighteval_results(path: PathsLike) -> pd.DataFrame:
     >>> table.columns.tolist()                                          # doctest: +SKIP
     ['model', 'task', 'metric', 'score', 'stderr', 'n', 'file', 'date']
     """
-    given = as_paths(path, "path")
-    for p in given:
-        if p.is_file() and not _RESULTS.match(p.name):
-            raise CubeError(f"`path`: {str(p)!r} is not a lighteval results file (lighteval "
-                            "names them results_<date>.json)")
-    files = expand(given, results_files, "lighteval results files (results_<date>.json)",
-                   name="path")
-    parts, averages = zip(*(_results_rows(f) for f in files), strict=True)
-    table = pd.concat(parts, ignore_index=True)
-    _refuse_two_runs(table)
-    left_out = sorted({a for found in averages for a in found})
-    if left_out:
-        warn(f"averages {left_out} left out: each is the mean of subtasks that are in the "
-             f"table")
-    if table.empty:
-        raise CubeError(f"`path`: the results files hold no numeric metric "
-                        f"({', '.join(map(str, files))})")
-    table = table.sort_values([MODEL, TASK], kind="stable", ignore_index=True)
-    table.attrs = {"harness": "lighteval", "source": "; ".join(map(str, files))}
-    return table
+    files = log_files(path, _RESULTS, results_files,
+                      ("a lighteval results file", "lighteval results files"), "lighteval",
+                      "results_<date>.json")
+    return summary_table(files, _results_rows, "lighteval")

@@ -26,7 +26,7 @@ from evaluq._harness._common import (
     PathsLike,
     as_paths,
     combine,
-    expand,
+    log_files,
     metadata_keys,
     missing_metadata,
     warn,
@@ -47,15 +47,12 @@ def _samples_files(folder: Path) -> list[Path]:
 
 
 def _files(paths: PathsLike) -> list[Path]:
-    given = as_paths(paths, "path")
-    for p in given:
-        if p.is_file() and not _SAMPLES.match(p.name):
-            raise CubeError(f"`path`: {str(p)!r} is not an lm-eval samples file (lm-eval names "
-                            "them samples_<task>_<date>.jsonl)")
     try:
-        return expand(given, _samples_files,
-                      "lm-eval samples files (samples_<task>_<date>.jsonl)", name="path")
+        return log_files(paths, _SAMPLES, _samples_files,
+                         ("an lm-eval samples file", "lm-eval samples files"), "lm-eval",
+                         "samples_<task>_<date>.jsonl")
     except CubeError as err:
+        given = as_paths(paths, "path")
         if any(p.is_dir() and any(p.rglob("results*.json")) for p in given):
             raise CubeError(f"{err}; it holds lm-eval results files (lm-eval ran without "
                             f"--log_samples): eq.read_lm_eval_results reads those") from None

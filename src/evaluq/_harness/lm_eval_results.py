@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from evaluq._dims import MODEL, TASK
-from evaluq._harness._common import PathsLike, as_paths, expand, warn
+from evaluq._harness._common import PathsLike, log_files, warn
 from evaluq._harness.lm_eval import _SAMPLES, _date, _json, _model_name, _samples_files
 from evaluq.errors import CubeError
 
@@ -163,14 +163,20 @@ def read_lm_eval_results(path: PathsLike) -> pd.DataFrame:
     >>> cube = eq.from_summary(acc, language="task", mean="score", sd_seed=None,
     ...                        sd_boot="stderr", n_seeds=1)              # doctest: +SKIP
     """
-    given = as_paths(path, "path")
-    for p in given:
-        if p.is_file() and not _RESULTS.match(p.name):
-            raise CubeError(f"`path`: {str(p)!r} is not an lm-eval results file (lm-eval "
-                            "names them results_<date>.json)")
-    files = expand(given, results_files, "lm-eval results files (results_<date>.json)",
-                   name="path")
-    parts, groups = zip(*(_read_one(f) for f in files), strict=True)
+    files = log_files(path, _RESULTS, results_files,
+                      ("an lm-eval results file", "lm-eval results files"), "lm-eval",
+                      "results_<date>.json")
+    return summary_table(files, _read_one, "lm_eval")
+
+
+def summary_table(files: Sequence[Path],
+                  read_one: Callable[[Path], tuple[pd.DataFrame, list[str]]],
+                  harness: str) -> pd.DataFrame:
+    """One summary table (:data:`COLUMNS`) from results files, each read by ``read_one``
+    into its rows and the aggregates it left out (named in one warning): a task and metric of
+    one model in two files refused, sorted by model and task with each task's metrics in the
+    file's order (the harness's primary metric first)."""
+    parts, groups = zip(*(read_one(f) for f in files), strict=True)
     table = pd.concat(parts, ignore_index=True)
     _refuse_two_runs(table)
     left_out = sorted({g for gs in groups for g in gs})
@@ -180,7 +186,6 @@ def read_lm_eval_results(path: PathsLike) -> pd.DataFrame:
     if table.empty:
         raise CubeError(f"`path`: the results files hold no numeric metric "
                         f"({', '.join(map(str, files))})")
-    # a task's metrics stay in the file's order (lm-eval's: the task's primary metric first)
     table = table.sort_values([MODEL, TASK], kind="stable", ignore_index=True)
-    table.attrs = {"harness": "lm_eval", "source": "; ".join(map(str, files))}
+    table.attrs = {"harness": harness, "source": "; ".join(map(str, files))}
     return table
