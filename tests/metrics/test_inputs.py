@@ -117,10 +117,21 @@ def test_file_errors(tmp_path):
     blank.write_text("a\n\nb\n")
     with pytest.raises(ValueError, match=r"blank line\(s\) \[2\]"):
         load_predictions(blank)
-    header = tmp_path / "header.csv"
-    header.write_text("neg,pos\n0.2,0.8\n")
-    with pytest.raises(ValueError, match=r"as rows of numbers .* no header line"):
-        load_predictions(header)
+    text = tmp_path / "text.csv"
+    text.write_text("neg,pos\n0.2,0.8\nnone,0.1\n")
+    with pytest.raises(ValueError, match=r"as rows of numbers .* numbers only \(and a first "
+                                         r"line of names, read as a header\)"):
+        load_predictions(text)
+
+
+@pytest.mark.parametrize(("head", "encoding"), [("neg,pos\n", "utf-8"),
+                                                ("neg,pos\r\n", "utf-8-sig"), ("", "utf-8")])
+def test_probability_rows_with_a_header_of_class_names(tmp_path, head, encoding):
+    """Before: "could not read ... with no header line" for the header a spreadsheet or
+    pandas writes; a first line with no number is the classes' names."""
+    path = tmp_path / "h0.csv"
+    path.write_bytes((head + "0.2,0.8\r\n0.6,0.4\r\n").encode(encoding))
+    np.testing.assert_array_equal(load_predictions(path), [[0.2, 0.8], [0.6, 0.4]])
 
 
 @pytest.mark.parametrize("write", [

@@ -75,10 +75,13 @@ def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
 
     - ``.txt``: one label or value per line. The values become integers if every line parses as
       an integer, else floats if every line parses as a number, else strings. Blank lines are
-      an error (nothing is silently dropped); a final newline is fine.
+      an error (nothing is silently dropped), except at the end.
     - ``.csv`` / ``.tsv``: rows of numbers separated by ``,`` / a tab, one row per item (for
-      example probability rows over the classes). Every line must be numeric: there is no
-      header detection, so a header line is an error. A single column gives a 1-D array.
+      example probability rows over the classes). A first line with no number in it (the
+      classes' names, ``neg,pos``) is a header and is skipped; every other line must be
+      numeric. A single column gives a 1-D array.
+
+    Text is UTF-8, or the encoding its byte-order mark names.
     - ``.npy``: a numpy array saved with :func:`numpy.save` (no pickles).
 
     Parameters
@@ -134,14 +137,26 @@ def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
                 pass
         return values
     delimiter = "," if suffix == ".csv" else "\t"
+    first, _, rest = text.lstrip("\r\n").partition("\n")
+    if not any(_is_number(field) for field in first.split(delimiter)):
+        text = rest                     # a header: the classes' names, not a row
     try:
         rows = np.loadtxt(io.StringIO(text), delimiter=delimiter, dtype=np.float64, ndmin=2)
     except ValueError as err:
         raise ValueError(
             f"could not read prediction file {str(p)!r} as rows of numbers separated by "
-            f"{delimiter!r} ({err}); {suffix} files hold numbers only, with no header line"
+            f"{delimiter!r} ({err}); {suffix} files hold numbers only (and a first line of "
+            f"names, read as a header)"
         ) from None
     return rows[:, 0] if rows.shape[1] == 1 else rows
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 # --- arrays -------------------------------------------------------------------------------------
