@@ -142,7 +142,8 @@ def test_several_files_are_concatenated(tmp_path, long_table, capsys):
         (["--score", "BLEU", "--seed", "runs"], "its columns are: .* \\(did you mean --seed "
                                                 "run\\?\\)"),
         (["--score", "BLEU", "--seed", "s"], "column 's' \\(given as --seed\\)"),
-        ([], "give either --score COL .* or --mean COL"),
+        ([], "give either --score COL .* or --mean COL .*; .*a.csv's numeric columns: run, "
+             "BLEU, chrF \\(e.g. --score chrF\\)"),
         (["--score", "BLEU", "--mean", "BLEU"], "give either --score"),
         (["--score", "BLEU", "--sd-seed", "x"], "--sd-seed / --sd-boot belong to the summary"),
         (["--score", "BLEU", "--format", "html,docx"], "--format must list some of"),
@@ -323,6 +324,11 @@ def test_report_on_duplicated_rows_names_the_remedy_in_flags(tmp_path, long_tabl
     assert code != 0
     assert "__seed__" not in err
     assert "appear more than once" in err
+    assert "the table's column 'run' numbers the repeats: give it as --seed" in err
+    unnamed = long_table.drop(columns="run")
+    unnamed.to_csv(path, index=False)
+    code, _, err = _run(["report", str(path), "--model", "system", "--language", "lp",
+                         "--score", "BLEU", "--out", str(tmp_path / "o")], capsys)
     assert "name the column that numbers them as --seed" in err
 
 

@@ -125,6 +125,15 @@ def test_from_long_errors():
     dup = pd.concat([df, df.iloc[[0]]])
     with pytest.raises(CubeError, match="appear more than once.*'system': 'a'"):
         eq.from_long(dup, model="system", language="lang", seed="seed", score="bleu")
+    with pytest.raises(CubeError, match="column 'seed' numbers the repeats: give it as `seed=`"):
+        eq.from_long(df, model="system", language="lang", score="bleu")
+    boots = df.rename(columns={"seed": "boot_id"})
+    with pytest.raises(CubeError, match="'boot_id' numbers the repeats: give it as `bootstrap=`"):
+        eq.from_long(boots, model="system", language="lang", score="bleu")
+    for other in (df.rename(columns={"seed": "k"}),                      # a name that says nothing
+                  df.assign(seed=df.bleu)):                             # scores, not labels
+        with pytest.raises(CubeError, match="name the column that numbers them as `seed=`"):
+            eq.from_long(other, model="system", language="lang", score="bleu")
     bad = df.assign(bleu=df.bleu.astype(object))
     bad.loc[3, "bleu"] = "n/a"
     with pytest.raises(CubeError, match="column 'bleu' .* must be numeric.*'n/a'"):

@@ -7,6 +7,8 @@ label order; a numpy / pandas layer that knows nothing of the cube's schema or s
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 import pandas as pd
 
@@ -67,6 +69,10 @@ DUPLICATE_REMEDY = (" (rows that are repeated runs of one cell: name the column 
 """What a duplicated key's message suggests (the command line reads ``seed=`` as --seed)."""
 
 
+RUN_WORDS: Final = ("seed", "run", "epoch", "rep", "trial", "fold", "boot", "sample", "iter")
+"""Words in a column's name that say it numbers the repeats of a cell."""
+
+
 def _check_unique_keys(df: pd.DataFrame, keys: dict[str, str]) -> None:
     cols = list(keys.values())
     dup = df.duplicated(subset=cols, keep=False)
@@ -74,10 +80,30 @@ def _check_unique_keys(df: pd.DataFrame, keys: dict[str, str]) -> None:
         first = {k: v for k, v in df.loc[dup, cols].iloc[0].to_dict().items()
                  if k != "__seed__"}            # from_long's seed column when none is given
         n = int(df.loc[dup, cols].drop_duplicates().shape[0])
+        numbering = _numbering_columns(df.loc[dup], cols)
+        hint = (f" (the table's column {numbering[0]!r} numbers the repeats: give it as "
+                f"`{'bootstrap' if 'boot' in numbering[0].lower() else 'seed'}=`)"
+                if numbering else DUPLICATE_REMEDY)
         raise CubeError(
             f"`data`: {n} key(s) appear more than once in the table; first duplicated key: "
-            f"{first}. Each combination of the key columns must occur once{DUPLICATE_REMEDY}"
+            f"{first}. Each combination of the key columns must occur once{hint}"
         )
+
+
+def _numbering_columns(repeated: pd.DataFrame, keys: list[str]) -> list[str]:
+    """The columns, other than ``keys``, whose name says they number runs (``RUN_WORDS``)
+    and that tell the ``repeated`` rows apart (integer or text labels, not scores)."""
+    found = []
+    for column in repeated.columns:
+        name = str(column)
+        if (column in keys or not any(w in name.lower() for w in RUN_WORDS)
+                or repeated.duplicated(subset=[*keys, column]).any()):
+            continue
+        values = repeated[column]
+        if pd.api.types.is_float_dtype(values) and not (values.dropna() % 1 == 0).all():
+            continue
+        found.append(name)
+    return found
 
 
 def _pivot(df: pd.DataFrame, keys: dict[str, str], values: np.ndarray,

@@ -874,6 +874,28 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "metric"
 
 
+def _score_hint(args: argparse.Namespace) -> str:
+    """'; runs.csv's numeric columns: seed, score (e.g. --score score)': what the first file
+    offers as --score, or nothing when it cannot be read as a table."""
+    import pandas as pd
+
+    from evaluq.io import read_table
+
+    path = args.files[0]
+    try:
+        df = read_table(path, **_file_options(path, _read_options(args)))
+    except Exception:                   # a folder, a log, an unreadable file: said later
+        return ""
+    named = {args.model, args.language, args.seed, args.bootstrap}
+    numeric = [str(c) for c in df.columns
+               if c not in named and pd.api.types.is_numeric_dtype(df[c])]
+    if not numeric:
+        return ""
+    example = next((c for c in numeric if c.lower() == "score"), numeric[-1])
+    return (f"; {path}'s numeric columns: {', '.join(numeric)} (e.g. --score "
+            f"{shlex.quote(example)})")
+
+
 def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
     """The cubes of ``evaluq report``: one per ``--score`` column, or the summary cube."""
     from evaluq.cube import from_long, from_summary
@@ -888,7 +910,8 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
         args.score = args.score or ["score"]
     if (args.score is None) == (args.mean is None):
         raise ValueError("give either --score COL (long format, repeatable) or --mean COL "
-                         "(summary format), not both and not neither")
+                         "(summary format), not both and not neither"
+                         + ("" if args.score is not None else _score_hint(args)))
     if args.mean is None and (args.sd_seed or args.sd_boot):
         raise ValueError("--sd-seed / --sd-boot belong to the summary format: give --mean too")
     n_seeds: int | str = int(args.n_seeds) if args.n_seeds.isdigit() else args.n_seeds
