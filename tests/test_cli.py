@@ -45,3 +45,14 @@ def test_version(capsys):
 def test_errors_exit_2(capsys):
     assert main(["demo", "--n-boot", "1"]) == 2
     assert "--n-boot must be >= 2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["report", "-", "--score", "score"], ["ratings", "-"],
+                                  ["test", "-", "h0.txt", "h1.txt"]])
+def test_standard_input_is_refused_with_the_remedy(capsys, argv):
+    """``... | evaluq report -`` (standard input, as many tools take it) was read as a file
+    named '-' ("unknown suffix ''"): it is refused, saying to save the table to a file."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"evaluq {argv[0]}: error: '-' (standard input) is not read" in err
+    assert "save the table first" in err

@@ -1396,6 +1396,16 @@ def _show_warnings(args: argparse.Namespace) -> Any:
     return show
 
 
+def _refuse_standard_input(args: argparse.Namespace) -> None:
+    """'-' for a file (standard input, as many tools read it) is refused with the remedy: the
+    readers pick the format from the file's suffix, and the report names its files."""
+    if "-" in (getattr(args, "files", None) or []):
+        kind = {"report": "runs.csv", "ratings": "votes.csv"}.get(args.command, "scores.txt")
+        raise ValueError(f"'-' (standard input) is not read: evaluq {args.command} reads "
+                         f"files, whose suffix names their format; save the table first (e.g. "
+                         f"`... > {kind}`) and give its name")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evaluq`` console script."""
     import warnings
@@ -1410,6 +1420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.filterwarnings("default", category=EvaluqWarning)
         warnings.showwarning = _show_warnings(args)
         try:
+            _refuse_standard_input(args)
             return int(args.func(args))
         except (ValueError, TypeError, FileNotFoundError, KeyError, ImportError) as err:
             print(f"evaluq {args.command}: error: {cli_message(str(err), args)}",
