@@ -463,3 +463,23 @@ def test_one_model_report_shows_its_interval_estimates_and_says_what_is_left_out
                                        aggregates=[str(a) for a in got.aggregate.values])
     np.testing.assert_array_equal(got["ci"].values, want["ci"].values)
     assert "1 model × 4 languages × 5 seeds" in rep.html
+
+
+def test_a_long_table_scrolls_in_its_own_box_and_a_short_one_does_not():
+    """A report on 200 models put 200-row tables one after another (and 19,900 pairs) in the
+    page: a table longer than ``LONG_TABLE`` rows scrolls in a box, its header row in view,
+    and says so; its caption and notes stay below it, outside the box."""
+    index = pd.Index([f"model-{i}" for i in range(sections.LONG_TABLE + 1)], name="model")
+    table = pd.DataFrame({"mean": np.arange(len(index)) / 7.0}, index=index)
+    table.attrs["caption"] = "Means."
+    long = sections._table_html(table)
+    assert long.startswith(f'<p class="caption">{len(index)} rows: the table scrolls')
+    box = re.search(r'<div class="table-wrap long">(.*?)</div>', long, re.S)
+    assert box is not None
+    assert box.group(1).count("<tr") == len(index) + 2                       # two header rows
+    assert "Means." not in box.group(1)
+    assert "Means." in long
+    short = sections._table_html(table.iloc[:sections.LONG_TABLE])
+    assert "long" not in short
+    assert short.startswith('<div class="table-wrap">')
+    assert ".table-wrap.long thead tr:first-child th { position: sticky" in sections._CSS

@@ -161,7 +161,17 @@ def _table_html(table: pd.DataFrame, *, caption: str | None = None) -> str:
     body = table.to_html(classes="data", border=0, float_format=_fmt, na_rep="",
                          escape=True, index=not plain_rows)
     cap = f'<p class="caption">{html.escape(text)}</p>' if text else ""
-    return f'<div class="table-wrap">{body}{cap}{unknown}{notes}</div>'
+    if len(table) <= LONG_TABLE:
+        return f'<div class="table-wrap">{body}{cap}{unknown}{notes}</div>'
+    told = (f'<p class="caption">{len(table):,} rows: the table scrolls in its box, its '
+            f'header stays in view.</p>')
+    return (f'{told}<div class="table-wrap long">{body}</div>'
+            f'<div class="table-wrap">{cap}{unknown}{notes}</div>')
+
+
+LONG_TABLE: Final = 40
+"""A table of more rows than this scrolls in a box of its own (``.table-wrap.long``), its
+header in view, so a report on 200 models is not 200-row tables one after the other."""
 
 
 def _unknown_columns(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -1020,6 +1030,9 @@ main { max-width: 1100px; margin: 0 auto; padding: 1rem 2rem 3rem; }
       padding: .6rem 1.4rem 1.2rem; margin: 1.2rem 0; }
 .report-section h2 { font-size: 1.15rem; color: #102a43; }
 .table-wrap { overflow-x: auto; margin: .8rem 0; }
+.table-wrap.long { max-height: 32rem; overflow-y: auto; border: 1px solid var(--line);
+      display: inline-block; max-width: 100%; }
+.table-wrap.long thead tr:first-child th { position: sticky; top: 0; }
 table.data { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
 table.data th, table.data td { padding: .25rem .6rem; border-bottom: 1px solid var(--line);
       text-align: right; }
