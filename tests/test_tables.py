@@ -105,3 +105,22 @@ def test_validation_messages(agg):
         eq.tables.to_latex(board, digits=0)
     with pytest.raises(TypeError, match="`caption` must be a string"):
         eq.tables.to_markdown(board, caption=3)
+
+
+def test_a_long_table_is_a_longtable_that_breaks_across_pages():
+    """A 200-model table in a ``table`` float runs off the page (a float cannot break): more
+    than ``LONG_LATEX`` rows are written as a ``longtable``, whose header repeats on every
+    page, with the caption and label; up to that many rows stay a centred float."""
+    index = pd.Index([f"m_{i}" for i in range(eq.tables.LONG_LATEX + 1)], name="model")
+    table = pd.DataFrame({"mean": np.arange(len(index)) / 7.0}, index=index)
+    table.attrs["caption"] = "Means, 5% trimmed"
+    tex = eq.tables.to_latex(table, label="tab:means")
+    assert tex.startswith("\\begin{longtable}{lr}\n\\caption{Means, 5\\% trimmed} "
+                          "\\label{tab:means} \\\\")
+    assert "\\endhead" in tex
+    assert tex.rstrip().endswith("\\end{longtable}")
+    rows = [line for line in tex.splitlines() if line.startswith("m\\_")]
+    assert len(rows) == len(index)
+    assert rows[1] == "m\\_1 & 0.1429 \\\\"
+    short = eq.tables.to_latex(table.iloc[:eq.tables.LONG_LATEX])
+    assert short.startswith("\\begin{table}\n\\centering")

@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pandas as pd
 
@@ -158,7 +158,9 @@ def _escape_latex(text: str) -> str:
 
 def to_latex(table: pd.DataFrame, *, caption: str | None = None, label: str | None = None,
              digits: int = 4, index: bool = True) -> str:
-    """A booktabs LaTeX ``table`` with its caption (pandas' ``Styler.to_latex``, via jinja2).
+    """A booktabs LaTeX ``table`` with its caption (pandas' ``Styler.to_latex``, via jinja2);
+    a table of more than ``LONG_LATEX`` (40) rows is a ``longtable``, which breaks across
+    pages and repeats its header (needs ``\\usepackage{longtable}``).
 
     Parameters
     ----------
@@ -217,9 +219,17 @@ def to_latex(table: pd.DataFrame, *, caption: str | None = None, label: str | No
                               for n in frame.index.names]
     if not index:
         styler = styler.hide(axis="index")
+    if len(frame) > LONG_LATEX:                  # a float this long would run off the page
+        return styler.to_latex(caption=_escape_latex(text) if text else None, label=label,
+                               hrules=True, environment="longtable", column_format=None)
     return styler.to_latex(caption=_escape_latex(text) if text else None,
                            label=label, hrules=True, position_float="centering",
                            column_format=None)
+
+
+LONG_LATEX: Final = 40
+"""A table of more rows than this is written as a ``longtable`` (``\\usepackage{longtable}``),
+which breaks across pages repeating its header, not as a ``table`` float, which cannot."""
 
 
 def _caption_text(table: pd.DataFrame, given: str | None) -> str:
