@@ -263,8 +263,10 @@ def test_data_summary_names_many_source_files_by_their_folder(cube):
 
 def test_sections_compose_into_a_page(cube):
     agg = eq.aggregate(eq.resample(cube, n_resamples=100, rng=0))
+    with pytest.warns(eq.errors.EvaluqWarning, match="significance tiers: With 100"):
+        tiers = eq.significance_groups(agg)
     page = sections.render_page("Mine", [(None, [
-        sections._tiers_section(agg, eq.significance_groups(agg)),
+        sections._tiers_section(agg, tiers),
         sections._ranks_section(eq.rank_distribution(agg))])])
     assert _ids(page) == ["tiers", "ranks"]
     assert "<title>Mine</title>" in page
@@ -314,11 +316,19 @@ def test_bayes_fits_the_hierarchical_model_lazily(cube, monkeypatch):
 
 def test_tiers_section_warns_when_too_few_resamples_can_reject(cube):
     few = eq.aggregate(eq.resample(cube, n_resamples=100, rng=0))   # floor 2/101, 6 pairs
-    s = sections._tiers_section(few, eq.significance_groups(few))
-    assert s.notes == ["With 100 resamples the smallest p-value is 2/(n+1) = 0.0198, 0.119 "
-                       "after Holm's adjustment over 6 pairs: no test can reject at alpha = "
-                       "0.05, so every model stays in one tier. Use at least 240 resamples."]
-    assert (eq.significance_groups(few).values == 1).all()
+    said = ("With 100 resamples the smallest p-value is 2/(n+1) = 0.0198, 0.119 after Holm's "
+            "adjustment over 6 pairs: no test can reject at alpha = 0.05, so every model stays "
+            "in one tier. Use at least 240 resamples.")
+    # in a notebook, significance_groups and leaderboard say it too (they said nothing)
+    with pytest.warns(eq.errors.EvaluqWarning) as caught:
+        tiers = eq.significance_groups(few)
+    assert str(caught[0].message) == f"significance tiers: {said}"
+    assert tiers.attrs["cannot_reject"] == said
+    assert (tiers.values == 1).all()
+    with pytest.warns(eq.errors.EvaluqWarning, match="Use at least 240 resamples"):
+        eq.leaderboard(few)
+    s = sections._tiers_section(few, tiers)
+    assert s.notes == [said]
     enough = eq.aggregate(eq.resample(cube, n_resamples=300, rng=0))
     assert sections._tiers_section(enough, eq.significance_groups(enough)).notes == []
     bh = sections._tiers_section(few, eq.significance_groups(few, adjustment="bh"))

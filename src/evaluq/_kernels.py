@@ -213,3 +213,36 @@ def clopper_pearson_bounds(x: np.ndarray, n: np.ndarray,
         lower = stats.beta.ppf(tail, x, n - x + 1.0)
         upper = stats.beta.isf(tail, x + 1.0, n - x)
     return np.where(x <= 0, 0.0, lower), np.where(x >= n, 1.0, upper)
+
+
+def p_value_floor(n_samples: int, n_models: int, alpha: float,
+                  adjustment: str) -> str | None:
+    """Why no pairwise test can reject at ``alpha``, or None when one can.
+
+    The two-sided percentile-bootstrap p-value (:func:`evaluq.pairwise_differences`) is at
+    least 2/(n+1) with n draws; Holm's adjustment multiplies the smallest by the m(m-1)/2
+    pairs of m models. When that floor is above ``alpha`` every model stays in one tier
+    whatever the data (11 models at 2,000 resamples, 100 at 10,000): the tiers say nothing,
+    and this says why and how many draws would let a test reject.
+
+    Examples
+    --------
+    >>> from evaluq._kernels import p_value_floor
+    >>> p_value_floor(2000, 10, 0.05, "holm") is None
+    True
+    >>> print(p_value_floor(2000, 12, 0.05, "holm"))  # doctest: +NORMALIZE_WHITESPACE
+    With 2000 resamples the smallest p-value is 2/(n+1) = 0.0009995, 0.066 after Holm's
+    adjustment over 66 pairs: no test can reject at alpha = 0.05, so every model stays in one
+    tier. Use at least 2640 resamples.
+    """
+    n_pairs = n_models * (n_models - 1) // 2
+    floor = 2.0 / (int(n_samples) + 1)             # the smallest two-sided bootstrap p-value
+    smallest = floor * n_pairs if adjustment == "holm" else floor
+    if n_pairs == 0 or smallest <= float(alpha):
+        return None
+    needed = int(np.ceil(2.0 * (n_pairs if adjustment == "holm" else 1) / float(alpha)))
+    return (f"With {n_samples} resamples the smallest p-value is 2/(n+1) = {floor:.4g}"
+            + (f", {smallest:.3g} after Holm's adjustment over {n_pairs} pairs"
+               if adjustment == "holm" else "")
+            + f": no test can reject at alpha = {float(alpha):g}, so every model stays in "
+            f"one tier. Use at least {needed} resamples.")

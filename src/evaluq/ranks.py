@@ -11,9 +11,10 @@ import xarray as xr
 
 from evaluq._dims import MODEL, MODEL_B, RANK, RESAMPLE
 from evaluq._draws import Draws, as_draws, check_block, sample_dims_label
-from evaluq._kernels import percentile_interval
+from evaluq._kernels import p_value_floor, percentile_interval
 from evaluq._validation import check_choice, check_confidence_level, check_real
-from evaluq.errors import CubeError
+from evaluq._warn import warn
+from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.pairwise import pairwise_differences
 
 TIE_RULE: Final = ("models tied in a resample share the ranks they span evenly: k models tied "
@@ -388,7 +389,9 @@ def significance_groups(
     laid_out, alpha, adjustment = _one_level(draws, sample_dims, observed, higher_is_better,
                                              alpha, adjustment)
     pw = pairwise_differences(_draws_array(laid_out), observed=_observed_array(laid_out))
-    return _tiers(laid_out, pw, alpha, adjustment)
+    tiers = _tiers(laid_out, pw, alpha, adjustment)
+    _say_cannot_reject(tiers)
+    return tiers
 
 
 def _tiers(laid_out: Draws, pw: xr.Dataset, alpha: float, adjustment: str) -> xr.DataArray:
@@ -405,7 +408,17 @@ def _tiers(laid_out: Draws, pw: xr.Dataset, alpha: float, adjustment: str) -> xr
     out.attrs = {"alpha": alpha, "adjustment": adjustment,
                  "rule": "sorted by observed value; a new tier starts when the adjusted "
                          "test against the current tier's top model rejects"}
+    floor = p_value_floor(laid_out.n_samples, len(order), alpha, adjustment)
+    if floor is not None:
+        out.attrs["cannot_reject"] = floor
     return out
+
+
+def _say_cannot_reject(tiers: xr.DataArray) -> None:
+    """Warn when no test could separate the models (``attrs["cannot_reject"]``): the
+    caller's last step, after its own checks of the draws."""
+    if "cannot_reject" in tiers.attrs:
+        warn(f"significance tiers: {tiers.attrs['cannot_reject']}", EvaluqWarning)
 
 
 def _noise_left_out(attrs: Mapping[Hashable, Any]) -> str:
@@ -506,6 +519,9 @@ def leaderboard(
                     + (f" over {at['n_languages']} language{'' if at['n_languages'] == 1 else 's'}"
                        if "n_languages" in at else "")
                     + f", best first: {spread}; tiers from {adjustment}-adjusted pairwise tests at "
-                    f"alpha = {alpha:g}." + _noise_left_out(at))}
+                    f"alpha = {alpha:g}." + _noise_left_out(at)
+                    + (f" {tiers.attrs['cannot_reject']}" if "cannot_reject" in tiers.attrs
+                       else ""))}
     order = np.argsort(-laid_out.orientation * table["observed"].to_numpy(), kind="stable")
+    _say_cannot_reject(tiers)
     return table.iloc[order]

@@ -239,7 +239,7 @@ def _cases() -> list[Case]:
                  cube().assign(score=cube().score.where(
                      ~((cube().model == "m0") & (cube().language == "l00")))),
                  n_resamples=100, replication="none", languages="bootstrap", rng=0),
-                 skipna=True))))
+                 skipna=True), adjustment="bh")))     # Holm: no test can reject (a warning)
     # --- predictions, tests, experiment ----------------------------------------------------------
     add(Case("evaluq.from_predictions", "length mismatch",
              lambda: eq.from_predictions(Y, {"a": P[:-1]}), "predictions|length|shape"))

@@ -285,10 +285,12 @@ def test_draws_feed_ranks_leaderboard_tiers_and_pairwise(votes):
     table = fit.to_dataframe()
     np.testing.assert_array_equal(ranks["observed_rank"].sel(model=table.index).values,
                                   table["rank"].values)
-    board = leaderboard(fit.draws, observed=fit.rating)
+    with pytest.warns(EvaluqWarning, match="200 resamples .* no test can reject"):
+        board = leaderboard(fit.draws, observed=fit.rating)
     assert list(board.index) == list(table.index)
     np.testing.assert_allclose(board["lower"].values, table["lower"].values)
-    tiers = significance_groups(fit.draws, observed=fit.rating)
+    with pytest.warns(EvaluqWarning, match="Use at least 600 resamples"):
+        tiers = significance_groups(fit.draws, observed=fit.rating)
     assert tiers.sizes["model"] == MODELS.size
     pw = pairwise_differences(fit.draws, observed=fit.rating)
     assert float(pw["observed"].sel(model="m3", model_b="m4")) == pytest.approx(

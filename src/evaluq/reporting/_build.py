@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -352,8 +353,10 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
     progress.step("resampling")
     pairwise = pairwise_differences(aggregated)
     ranks = rank_distribution(aggregated)
-    tiers = significance_groups(aggregated, alpha=alpha, adjustment=adjustment)
-    board = leaderboard(aggregated, alpha=alpha, adjustment=adjustment)
+    with warnings.catch_warnings():     # the tiers section says it on the page
+        warnings.filterwarnings("ignore", message="significance tiers: ")
+        tiers = significance_groups(aggregated, alpha=alpha, adjustment=adjustment)
+        board = leaderboard(aggregated, alpha=alpha, adjustment=adjustment)
     progress.step("pairwise differences and ranks")
     item_model = None
     if fit is None and bayes:

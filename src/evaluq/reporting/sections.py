@@ -28,6 +28,7 @@ import xarray as xr
 
 from evaluq._deprecation import renamed_argument
 from evaluq._dims import BOOT_SCORE, BOOTSTRAP, LANGUAGE, MODEL, NAN_REASONS, SCORE, SEED
+from evaluq._kernels import p_value_floor
 from evaluq._schema import is_summary, orientation
 from evaluq.tables import whole_ranks
 
@@ -694,23 +695,14 @@ def _cd_figure(cd: xr.Dataset) -> str:
 
 
 def _p_value_floor(aggregated: xr.Dataset, tiers: xr.DataArray) -> str | None:
-    """A warning when too few resamples make every adjusted test unable to reject."""
+    """A warning when too few resamples make every adjusted test unable to reject
+    (``_kernels.p_value_floor``)."""
     n = aggregated.attrs.get("n_resamples")
     alpha = tiers.attrs.get("alpha")
     adjustment = tiers.attrs.get("adjustment")
     if n is None or alpha is None or adjustment is None:
         return None
-    n_pairs = aggregated.sizes[MODEL] * (aggregated.sizes[MODEL] - 1) // 2
-    floor = 2.0 / (int(n) + 1)                 # the smallest two-sided bootstrap p-value
-    smallest = floor * n_pairs if adjustment == "holm" else floor
-    if smallest <= float(alpha):
-        return None
-    needed = int(np.ceil(2.0 * (n_pairs if adjustment == "holm" else 1) / float(alpha)))
-    return (f"With {n} resamples the smallest p-value is 2/(n+1) = {floor:.3g}"
-            + (f", {smallest:.3g} after Holm's adjustment over {n_pairs} pairs"
-               if adjustment == "holm" else "")
-            + f": no test can reject at alpha = {float(alpha):g}, so every model stays in "
-            f"one tier. Use at least {needed} resamples.")
+    return p_value_floor(int(n), aggregated.sizes[MODEL], float(alpha), str(adjustment))
 
 
 def _as_frame(value: Any, name: str) -> pd.DataFrame:
