@@ -623,3 +623,16 @@ def test_an_option_out_of_range_is_named_as_its_flag(tmp_path, long_table, capsy
                          "--out", str(tmp_path / "out")], capsys)
     assert code == 2
     assert message in err, err
+
+
+def test_one_score_per_model_on_one_task_names_what_would_measure_it(tmp_path, capsys):
+    path = tmp_path / "single.csv"
+    path.write_text("model,task,acc\nA,mmlu,0.71\nB,mmlu,0.69\nC,mmlu,0.75\n")
+    code, _, err = _run(["report", str(path), "--language", "task", "--score", "acc",
+                         "--out", str(tmp_path / "o"), "--quiet"], capsys)
+    assert code == 2
+    assert ("one score per model on one task, with no seeds, bootstrap replicates or SDs"
+            in err)
+    assert ("several runs (--seed), bootstrap replicates (--bootstrap), the per-item scores "
+            "(--item" in err)
+    assert not (tmp_path / "o" / "report.html").exists()

@@ -493,3 +493,27 @@ def test_a_long_table_scrolls_in_its_own_box_and_a_short_one_does_not():
     assert "long" not in short
     assert short.startswith('<div class="table-wrap">')
     assert ".table-wrap.long thead tr:first-child th { position: sticky" in sections._CSS
+
+
+def test_one_score_per_model_on_one_language_is_refused_not_certain():
+    """One language and one seed (no replicates, no SDs): 'auto' resampled with no noise and
+    a bootstrap over the one language, which redraws it every time: SDs of 1e-15, z of
+    1e14, every pair 'significant' and p_best 1. The report refuses, naming what would
+    measure the uncertainty; the functions give NaN with the reason, or refuse, as for
+    replication='none' with fixed languages."""
+    one = eq.simulate_cube(n_models=3, n_languages=1, n_seeds=1, model_means=[0.6, 0.7, 0.8],
+                           rng=0).drop_vars(["boot_score", "bootstrap"])
+    with pytest.raises(CubeError, match="one score per model on one language.*several runs "
+                                        "\\(`seed=`\\).*\\(`item=`"):
+        eq.report(one, out=None, progress=False)
+    agg = eq.aggregate(eq.resample(one, replication="none", languages="bootstrap",
+                                   n_resamples=50, rng=0))
+    assert np.isnan(agg["sd"].values).all()
+    assert "a single language to redraw" in agg["sd"].attrs["nan_reason"]
+    with pytest.raises(CubeError, match="redraws nothing"):
+        eq.leaderboard(agg)
+    two = eq.simulate_cube(n_models=3, n_languages=2, n_seeds=1, rng=0).drop_vars(
+        ["boot_score", "bootstrap"])
+    spread = eq.aggregate(eq.resample(two, replication="none", languages="bootstrap",
+                                      n_resamples=50, rng=0))
+    assert (spread["sd"].values > 1e-6).all()

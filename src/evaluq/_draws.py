@@ -22,15 +22,19 @@ from evaluq._validation import check_orientation
 from evaluq.errors import CubeError
 
 NO_NOISE_REASON = (
-    "replication='none' with languages='fixed' redraws nothing: every resample is the observed "
-    "cube, so there is no spread to report (an interval of width 0 would claim certainty). "
-    "Resample with replication noise ('parametric' / 'nonparametric') or with "
-    "languages='bootstrap' / 'subsample'")
+    "replication='none' with languages='fixed', or with a single language to redraw, redraws "
+    "nothing: every resample is the observed cube, so there is no spread to report (an "
+    "interval of width 0 would claim certainty). Resample with replication noise "
+    "('parametric' / 'nonparametric': seeds or bootstrap replicates), or with "
+    "languages='bootstrap' / 'subsample' over several languages")
 
 
 def draws_no_noise(attrs: Mapping[Any, Any]) -> bool:
-    """Whether resamples with these attributes carry no noise at all (every draw identical)."""
-    return attrs.get("replication") == "none" and attrs.get("languages") == "fixed"
+    """Whether resamples with these attributes carry no noise at all (every draw identical):
+    no replication noise, and the languages fixed or only one to redraw (a bootstrap of one
+    language draws it every time; its SDs came out ~1e-15 and its z ~1e14)."""
+    return attrs.get("replication") == "none" and (attrs.get("languages") == "fixed"
+                                                   or attrs.get("n_languages") == 1)
 
 
 @dataclass(frozen=True)

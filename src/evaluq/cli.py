@@ -1313,6 +1313,7 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"`covariates`", "--covariate"),
     (r"`seed=`", "--seed"),
     (r"`bootstrap=`", "--bootstrap"),
+    (r"`item=`", "--item"),
     (r"`n_seeds`", "--n-seeds"),
     (r"use ties='(\w+)' \(or '(\w+)'\)", r"use --ties \1 (or --ties \2)"),
     (r"`?interval='(\w+)'`?", r"--interval \1"),

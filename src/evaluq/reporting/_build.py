@@ -345,6 +345,7 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
     confidence_level = check_confidence_level(confidence_level)
     check_bool("bayes", bayes)
     replication, languages = _resolve_modes(cube, replication, languages)
+    _refuse_no_noise(cube, replication, languages)
     components = variance_components(cube)
     progress.step("variance components")
     options: dict[str, Any] = {"replication": replication, "languages": languages}
@@ -512,6 +513,28 @@ def _resolve_modes(cube: xr.Dataset, replication: str, languages: str) -> tuple[
                                                      and BOOT_SCORE in cube)
         languages = "fixed" if replicates else "bootstrap"
     return replication, languages
+
+
+def _refuse_no_noise(cube: xr.Dataset, replication: str, languages: str) -> None:
+    """Refuse resampling that redraws nothing (``_draws.draws_no_noise``): one score per
+    model on one language, with no seeds, replicates or SDs, measures no uncertainty, and a
+    report of zero-width intervals and certain ranks would claim it did."""
+    from evaluq._dims import LANGUAGE
+    from evaluq._draws import NO_NOISE_REASON, draws_no_noise
+
+    n_languages = cube.sizes[LANGUAGE]
+    if not draws_no_noise({"replication": replication, "languages": languages,
+                           "n_languages": n_languages}):
+        return
+    if n_languages == 1 and languages != "fixed":
+        word = language_word(cube)
+        raise CubeError(f"the results hold one score per model on one {word}, with no "
+                        f"seeds, bootstrap replicates or SDs: nothing measures how much a "
+                        f"score could move, so there is no interval or test to report. Give "
+                        f"several runs (`seed=`), bootstrap replicates (`bootstrap=`), the "
+                        f"per-item scores (`item=`: the paired item bootstrap), or several "
+                        f"{word}s")
+    raise CubeError(f"`replication`: {NO_NOISE_REASON}")
 
 
 def _critical_difference(analysis: Analysis) -> xr.Dataset | None:
