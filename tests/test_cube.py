@@ -271,3 +271,31 @@ def test_summary_round_trip(tmp_path):
 def test_open_cube_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such file"):
         eq.open_cube(tmp_path / "nope.nc")
+
+
+def test_from_arrays_reads_a_dataarray_by_its_dim_names_and_labels():
+    """A labelled DataArray lost its labels (models 0, 1, 2) and was read by position: a
+    transposed one swapped models and languages silently. Its dims are read by name and its
+    coordinates become the cube's labels; labels given twice must agree; dims that are not
+    the cube's are refused."""
+    s = np.random.default_rng(0).normal(50, 5, (3, 4, 2))
+    da = xr.DataArray(s, dims=("model", "language", "seed"),
+                      coords={"model": ["c", "a", "b"], "language": list("wxyz")})
+    cube = eq.from_arrays(da)
+    assert cube.model.values.tolist() == ["c", "a", "b"]
+    assert cube.language.values.tolist() == list("wxyz")
+    flipped = eq.from_arrays(da.transpose("language", "seed", "model"))
+    xr.testing.assert_equal(flipped.score, cube.score)
+    assert float(cube.score.sel(model="a", language="z", seed=1)) == s[1, 3, 1]
+    boots = xr.DataArray(np.repeat(s[..., None], 3, axis=-1),
+                         dims=("model", "language", "seed", "bootstrap")).transpose(
+        "bootstrap", "seed", "language", "model")
+    with_boots = eq.from_arrays(da, boots)
+    np.testing.assert_array_equal(with_boots.boot_score.isel(bootstrap=2), s)
+    assert eq.from_arrays(da, models=["c", "a", "b"]).model.values.tolist() == ["c", "a", "b"]
+    with pytest.raises(CubeError, match="`models` \\['a', 'b', 'c'\\] differ from the `score` "
+                                        "DataArray's model coordinate"):
+        eq.from_arrays(da, models=["a", "b", "c"])
+    with pytest.raises(CubeError, match="dims \\('dim_0', 'dim_1', 'dim_2'\\): its dims must "
+                                        "be named \\('model', 'language', 'seed'\\)"):
+        eq.from_arrays(xr.DataArray(s))

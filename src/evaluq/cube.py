@@ -24,7 +24,7 @@ from __future__ import annotations
 import numbers
 import os
 import warnings
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,10 +207,13 @@ def from_arrays(
     Parameters
     ----------
     score
-        Array of shape ``(model, language, seed)``: the metric on each full test set.
+        Array of shape ``(model, language, seed)``: the metric on each full test set. A
+        DataArray is read by its dims' names (in any order; they must be ``model``,
+        ``language`` and ``seed``) and its coordinates are the labels.
     boot_score
-        Optional array of shape ``(model, language, seed, bootstrap)``. Replicate ``b`` of a
-        language must be the same resampled test set for every model and seed.
+        Optional array of shape ``(model, language, seed, bootstrap)`` (a DataArray by its
+        dims' names). Replicate ``b`` of a language must be the same resampled test set for
+        every model and seed.
     models, languages, seeds
         Coordinate labels (default ``0..n-1``); they must be unique. The cube keeps them in the
         order given (the table loaders sort them).
@@ -250,6 +253,11 @@ def from_arrays(
     Frozen({'model': 2, 'language': 1, 'seed': 2})
     """
     bounds_, threshold = _check_options(metric, higher_is_better, bounds, outlier_threshold)
+    score, given = _by_dim_name("score", score, (MODEL, LANGUAGE, SEED))
+    models, languages, seeds = (_labels_of(d, explicit, given) for d, explicit in
+                                ((MODEL, models), (LANGUAGE, languages), (SEED, seeds)))
+    if boot_score is not None:
+        boot_score, _ = _by_dim_name("boot_score", boot_score, (MODEL, LANGUAGE, SEED, BOOTSTRAP))
     score_arr = _numeric_array("score", score)
     if score_arr.ndim != 3:
         raise CubeError(f"`score` must have 3 dims (model, language, seed); got shape "
@@ -285,6 +293,34 @@ def from_arrays(
         _check_scores(boot_arr, {**labels, BOOTSTRAP: cube[BOOTSTRAP].values}, None, bounds_,
                       None, BOOT_SCORE)
     return _with_bounds(cube, bounds_)
+
+
+def _by_dim_name(name: str, values: Any, dims: tuple[str, ...]
+                 ) -> tuple[Any, dict[str, np.ndarray]]:
+    """A DataArray laid out by its dims' names (``dims``, transposed: never read by
+    position), with its coordinate labels per dim; any other value unchanged. A DataArray
+    whose dims are not the cube's is refused (its labels would be lost)."""
+    if not isinstance(values, xr.DataArray):
+        return values, {}
+    if set(values.dims) != set(dims):
+        raise CubeError(f"`{name}` is a DataArray with dims {tuple(map(str, values.dims))}: "
+                        f"its dims must be named {dims} (rename them with "
+                        f"`.rename(...)`), or pass `.values` with the labels as `models=`, "
+                        f"`languages=`, `seeds=`")
+    laid_out = values.transpose(*dims)
+    return laid_out.values, {d: laid_out[d].values for d in dims if d in laid_out.coords}
+
+
+def _labels_of(dim: str, explicit: Sequence[Hashable] | None,
+               given: Mapping[str, np.ndarray]) -> Sequence[Hashable] | None:
+    """The labels of ``dim``: the argument, or the DataArray's coordinate (the two must
+    agree when both are given)."""
+    if dim not in given:
+        return explicit
+    if explicit is not None and list(explicit) != given[dim].tolist():
+        raise CubeError(f"`{dim}s` {list(explicit)!r} differ from the `score` DataArray's "
+                        f"{dim} coordinate {given[dim].tolist()!r}: give one of them")
+    return list(given[dim])
 
 
 def _with_bounds(cube: xr.Dataset, bounds_: tuple[float, float] | None) -> xr.Dataset:
