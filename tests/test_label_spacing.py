@@ -163,3 +163,25 @@ def test_cli_report_exits_2_on_labels_that_differ_only_in_case(tmp_path, capsys)
     err = _report_error(_cased("language"), tmp_path, capsys)
     assert "'DE' and 'de' (and 1 more such group(s))" in err
     assert "Spell each name one way in the file" in err
+
+
+@pytest.mark.parametrize(("other", "shown"), [
+    ("gpt-4\u00e9", "'gpt-4e\\u0301' and 'gpt-4\\xe9'"),         # composed / decomposed accent
+    ("gpt\u00a04", "'gpt 4' and 'gpt\\xa04'"),                     # a non-breaking space
+    ("gpt 4\u200b", "'gpt 4' and 'gpt 4\\u200b'"),                 # a zero-width space
+    ("gpt  4", "'gpt  4' and 'gpt 4'"),                             # two spaces in a row
+])
+def test_labels_that_print_alike_but_differ_in_their_characters_are_refused(other, shown):
+    """Labels that look the same on screen but are spelled with other characters (copied from
+    a web page, a PDF or two tools' exports) were read as two models, each with part of the
+    rows, silently. They are refused, shown with escapes so the difference can be seen."""
+    base = "gpt-4e\u0301" if "\u00e9" in other else "gpt 4"
+    df = _runs(spaced=False)
+    df.loc[df.index % 2 == 1, "model"] = other
+    df.loc[df.index % 2 == 0, "model"] = base
+    with pytest.raises(CubeError, match="differ only in how they are encoded") as info:
+        eq.from_long(df, **COLS)
+    assert shown in str(info.value)
+    assert "(written with escapes)" in str(info.value)
+    fine = _runs(spaced=False).replace({"gpt-4": "modèle 模型"})
+    assert "modèle 模型" in eq.from_long(fine, **COLS).model.values

@@ -472,6 +472,7 @@ def _check_label_case(text: Any, column: str) -> None:
     unique = pc.unique(pc.drop_null(text))
     lower = pc.utf8_lower(unique)
     if pc.count_distinct(lower).as_py() == len(unique):
+        _check_label_form(unique, column)
         return
     folded = pd.Series(lower.to_pylist(), dtype=object)
     clash = folded.duplicated(keep=False).to_numpy()
@@ -480,6 +481,40 @@ def _check_label_case(text: Any, column: str) -> None:
         f"{_clash_groups(pd.Series(unique.to_pylist(), dtype=object), folded, clash)}. Spell "
         f"each name one way in the file (in pandas, e.g. table[{column!r}] = "
         f"table[{column!r}].str.lower())")
+
+
+LABEL_FORM = ("labels that differ only in how they are encoded (Unicode composed / "
+              "decomposed accents, non-breaking, zero-width or doubled spaces)")
+"""What :func:`check_label_spacing` says of labels that print alike but differ in their
+characters: ``'caf\\xe9'`` and ``'cafe\\u0301'``, ``'gpt 4'`` and ``'gpt\\xa04'``."""
+_INVISIBLE: Final = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
+
+
+def _check_label_form(unique: Any, column: str) -> None:
+    """Raise when two of the unique labels (a pyarrow string array) are one text in NFKC
+    form with zero-width characters removed and runs of white space as one space: they
+    print alike but would be read as two labels. Only labels that are not ASCII, or hold
+    two spaces in a row, are looked at."""
+    import re
+    import unicodedata
+
+    import pyarrow.compute as pc
+
+    odd = pc.or_(pc.invert(pc.string_is_ascii(unique)), pc.match_substring(unique, "  "))
+    if not pc.any(odd).as_py():
+        return
+    labels = pd.Series(unique.to_pylist(), dtype=object)
+    key = labels.map(lambda v: re.sub(r"\s+", " ", unicodedata.normalize(
+        "NFKC", v).translate(_INVISIBLE)))
+    clash = key.duplicated(keep=False).to_numpy()
+    if not clash.any():
+        return
+    first = key[clash].iloc[0]
+    shown = " and ".join(map(ascii, sorted(labels[clash & (key == first).to_numpy()])))
+    raise CubeError(
+        f"column {column!r} has {LABEL_FORM}, which would be read as different labels: "
+        f"{shown} (written with escapes). Spell each name one way in the file (in pandas, "
+        f"e.g. table[{column!r}] = table[{column!r}].str.normalize('NFKC'))")
 
 
 def _clash_groups(text: pd.Series, key: pd.Series, clash: np.ndarray) -> str:
