@@ -457,3 +457,17 @@ def test_rescaled_draws_stay_within_declared_bounds():
                                       outlier_threshold=None),
                        n_resamples=2000, replication="nonparametric", seeds="rescaled", rng=0)
     assert float(free.score.min()) < 0.0            # without bounds the stretch leaves [0, 1]
+
+
+def test_a_run_with_rng_none_is_repeated_by_its_recorded_seed(small_cube):
+    """``rng=None`` recorded ``rng_entropy`` 'so that any run can be repeated', but neither
+    it nor a SeedSequence of it repeated the run (it is derived from the rng). The fresh seed
+    is recorded as ``rng_seed``: passed back as ``rng`` it gives the same resamples."""
+    first = eq.resample(small_cube, replication="nonparametric", n_resamples=64, rng=None)
+    seed = int(first.attrs["rng_seed"])
+    again = eq.resample(small_cube, replication="nonparametric", n_resamples=64, rng=seed)
+    xr.testing.assert_identical(again.drop_attrs(), first.drop_attrs())
+    assert again.attrs["rng_entropy"] == first.attrs["rng_entropy"]
+    assert "rng_seed" not in again.attrs                     # the user's own seed is theirs
+    other = eq.resample(small_cube, replication="nonparametric", n_resamples=64, rng=None)
+    assert other.attrs["rng_seed"] != first.attrs["rng_seed"]

@@ -265,6 +265,8 @@ class _Options:
     lazy: bool
     block: int = RNG_BLOCK
     """Resamples per random-number block (``_block_size``)."""
+    fresh_seed: int | None = None
+    """With ``rng=None``: the seed drawn for the run (``rng=fresh_seed`` repeats it)."""
 
 
 class _Block(NamedTuple):
@@ -725,6 +727,7 @@ def _attrs(cube: xr.Dataset, opts: _Options, inputs: _Inputs) -> dict[str, Any]:
         "n_languages": opts.n_languages,
         "n_resamples": opts.n_resamples,
         "rng_entropy": str(opts.entropy),
+        **({"rng_seed": str(opts.fresh_seed)} if opts.fresh_seed is not None else {}),
         "test_set_noise": _test_set_noise(cube, opts.replication, bounds),
         **({"bounds": np.asarray(bounds)} if bounds is not None else {}),
     }
@@ -773,9 +776,12 @@ def _validate(cube: Any, n_resamples: Any, replication: Any, languages: Any,
     block = _block_size(cube.sizes[MODEL], k)
     chunk_size = -(-chunk_size // block) * block
     _check_size(n_resamples, chunk_size if lazy else block, lazy, cube.sizes[MODEL] * k)
-    entropy = int(check_rng(rng).integers(0, 2**63))
+    fresh = None
+    if rng is None:              # a fresh seed, recorded: passed back as rng it repeats the run
+        fresh = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
+    entropy = int(check_rng(rng if fresh is None else fresh).integers(0, 2**63))
     return cube, _Options(n_resamples, replication, languages, k, entropy, chunk_size, seeds,
-                          lazy, block)
+                          lazy, block, fresh)
 
 
 def _default_seed_mode(cube: xr.Dataset) -> str:
@@ -976,9 +982,11 @@ def resample(
         Languages per resample: ``None`` for ``"fixed"``; default L for ``"bootstrap"``;
         required (1 <= n_languages < L) for ``"subsample"``.
     rng
-        Seed, Generator or SeedSequence; default None, fresh entropy (an analysis: scipy's
-        convention), recorded in the ``rng_entropy`` attribute so that any run can be
-        repeated. The numbers depend only on ``rng`` and the options,
+        Seed, Generator or SeedSequence; default None, a fresh seed (an analysis: scipy's
+        convention), recorded in the ``rng_seed`` attribute so that the run can be repeated:
+        ``rng=int(attrs["rng_seed"])`` gives the same resamples (``rng_entropy`` is the
+        entropy the streams were seeded with). The numbers depend only on ``rng`` and the
+        options,
         not on ``chunk_size``, ``lazy`` or the cube's chunks; the first n resamples of a
         longer run equal a run of n.
     chunk_size
