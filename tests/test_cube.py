@@ -299,3 +299,16 @@ def test_from_arrays_reads_a_dataarray_by_its_dim_names_and_labels():
     with pytest.raises(CubeError, match="dims \\('dim_0', 'dim_1', 'dim_2'\\): its dims must "
                                         "be named \\('model', 'language', 'seed'\\)"):
         eq.from_arrays(xr.DataArray(s))
+
+
+def test_an_empty_string_marks_the_full_test_set_rows_as_an_empty_cell_does():
+    """A bootstrap column built in pandas with '' on the full-test-set rows was refused:
+    "has no empty rows", though 2 of its rows are empty. '' (or blanks) reads as empty."""
+    rows = [{"model": m, "language": "en", "boot": b, "score": 0.5 + (0.0 if b == "" else
+                                                                     0.01 * b)}
+            for m in "ab" for b in ["", 0, 1, 2]]
+    blank = eq.from_long(pd.DataFrame(rows), bootstrap="boot", score="score")
+    empty = eq.from_long(pd.DataFrame(rows).replace({"boot": {"": None}}), bootstrap="boot",
+                         score="score")
+    xr.testing.assert_equal(blank.boot_score, empty.boot_score)
+    np.testing.assert_array_equal(blank.score.values.ravel(), [0.5, 0.5])

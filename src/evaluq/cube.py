@@ -438,6 +438,10 @@ def from_long(
     if seed is None:
         df = df.assign(__seed__=0)
         seed = "__seed__"
+    if bootstrap is not None and df[bootstrap].dtype == object:
+        blank = df[bootstrap].map(lambda v: isinstance(v, str) and not v.strip())
+        if blank.any():        # '' marks the full-test-set rows as an empty cell does
+            df = df.assign(**{bootstrap: df[bootstrap].mask(blank)})
     keys = {MODEL: model, LANGUAGE: language, SEED: seed}
     # integer codes of the key columns, once; any irregular table (missing or mixed keys,
     # duplicates, a bad score) goes the reference way, which raises the documented error
