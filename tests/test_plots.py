@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -503,3 +504,28 @@ def test_annotation_bins_legend_names_every_series_and_hides_no_data(rng):
     assert box.y0 >= ax.get_window_extent().y1 - 1e-6
     assert fig.bbox.contains(*box.max)
     assert fig.bbox.contains(*box.min)
+
+
+def test_forest_plot_of_many_pairs_is_refused_with_the_pairs_to_give():
+    """100 models' 4,950 pairs made a figure 1,090 inches tall (96 s to show in a notebook):
+    beyond MAX_FOREST_PAIRS the plot asks for `pairs=` and says how to get the adjacent ones;
+    with them it draws."""
+    from evaluq.plots.cube import MAX_FOREST_PAIRS
+
+    cube = eq.simulate_cube(n_models=26, n_languages=3, rng=0)
+    agg = eq.aggregate(eq.resample(cube, n_resamples=50, rng=0))
+    pw = eq.pairwise_differences(agg)
+    assert MAX_FOREST_PAIRS < 26 * 25 // 2
+    with pytest.raises(eq.errors.CubeError, match="holds 325 pairs \\(26 models\\).*Give "
+                                                  "`pairs=`, e.g. each model against the next"):
+        eq.plots.forest_plot(pw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", eq.errors.EvaluqWarning)     # tiers' resample floor
+        board = eq.leaderboard(agg)
+    fig = eq.plots.forest_plot(pw, pairs=list(zip(board.index[:-1], board.index[1:],
+                                                  strict=True)))
+    assert len(fig.axes[0].get_yticklabels()) == 25
+    from evaluq.reporting.sections import _adjacent_pairs  # the report's posterior figures
+
+    assert _adjacent_pairs(pw) == list(zip(board.index[:-1], board.index[1:], strict=True))
+    assert _adjacent_pairs(pw.sel(model=board.index[:8], model_b=board.index[:8])) is None

@@ -35,7 +35,7 @@ def figures() -> dict[str, Callable[[], Any]]:
     rng = np.random.default_rng(0)
     cube = _named(eq.simulate_cube(n_models=12, n_languages=8,
                                    model_means=np.linspace(0, 2.2, 12), rng=1))
-    agg = eq.aggregate(eq.resample(cube, n_resamples=200, rng=1))
+    agg = eq.aggregate(eq.resample(cube, n_resamples=3000, rng=1))
     field = _named(eq.from_arrays(rng.normal(0.8, 0.2, (12, 5, 4))))
     pick = rng.integers(0, 12, (3000, 2))
     pick = pick[pick[:, 0] != pick[:, 1]]

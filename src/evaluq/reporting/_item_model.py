@@ -23,7 +23,7 @@ from evaluq._dims import ITEM, LANGUAGE, MODEL, MODEL_B, SEED
 from evaluq._fits import posterior_interval
 from evaluq._validation import RNGLike
 from evaluq.errors import CubeError, EvaluqWarning
-from evaluq.reporting.sections import Section, _figure, _p, _table_html
+from evaluq.reporting.sections import Section, _adjacent_pairs, _figure, _p, _table_html
 
 if TYPE_CHECKING:
     from evaluq.item_model import ItemFit
@@ -284,8 +284,9 @@ def item_model_section(res: ItemModelResults) -> Section:
     several = pairs.sizes.get("model", 0) > 1                 # one model: nothing to compare
     if several:
         body += [_table_html(tables["item_model_pairs"]),
-                 _figure(forest_plot(pairs, title="item model: posterior differences "
-                                                  "(benchmark scope)"),
+                 _figure(forest_plot(pairs, pairs=_adjacent_pairs(pairs),
+                                     title="item model: posterior differences "
+                                           "(benchmark scope)"),
                          alt="forest plot of the item model's posterior differences")]
     body += ["<h3>Model comparison (PSIS-LOO)</h3>",
             _table_html(tables["item_model_loo"]) if "item_model_loo" in tables else _p(

@@ -27,7 +27,16 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._deprecation import renamed_argument
-from evaluq._dims import BOOT_SCORE, BOOTSTRAP, LANGUAGE, MODEL, NAN_REASONS, SCORE, SEED
+from evaluq._dims import (
+    BOOT_SCORE,
+    BOOTSTRAP,
+    LANGUAGE,
+    MODEL,
+    MODEL_B,
+    NAN_REASONS,
+    SCORE,
+    SEED,
+)
 from evaluq._kernels import p_value_floor
 from evaluq._schema import is_summary, orientation
 from evaluq.tables import whole_ranks
@@ -694,6 +703,20 @@ def _cd_figure(cd: xr.Dataset) -> str:
                            "the tiers of the resampling tests.")
 
 
+def _adjacent_pairs(pairwise: xr.Dataset) -> list[tuple[Any, Any]] | None:
+    """None (every pair) up to ``MAX_PAIRS`` pairs; beyond, each model against the next
+    when the models are ordered by their mean difference to all others, best first (the
+    figures' rule; the tables hold every pair)."""
+    n = pairwise.sizes.get(MODEL, 0)
+    if n * (n - 1) // 2 <= MAX_PAIRS:
+        return None
+    d = pairwise["observed" if "observed" in pairwise else "mean"].transpose(MODEL, MODEL_B)
+    sign = 1.0 if orientation(pairwise.attrs) else -1.0
+    score = sign * np.nanmean(np.where(np.eye(n, dtype=bool), np.nan, d.values), axis=1)
+    order = pairwise[MODEL].values[np.argsort(-score, kind="stable")]
+    return [(order[i], order[i + 1]) for i in range(n - 1)]
+
+
 def _p_value_floor(aggregated: xr.Dataset, tiers: xr.DataArray) -> str | None:
     """A warning when too few resamples make every adjusted test unable to reject
     (``_kernels.p_value_floor``)."""
@@ -754,7 +777,8 @@ def _posterior_section(fit: _HierarchicalFitLike, *, scope: str = "benchmark") -
             *pairing, *([_p(f"Note: {weak}.")] if weak else []),
             _table_html(compare, caption=str(compare.attrs.get(
                 "caption", "Posterior versus frequentist (resampling) estimates."))),
-            *([_figure(forest_plot(pw, title=f"posterior differences ({scope} scope)"),
+            *([_figure(forest_plot(pw, pairs=_adjacent_pairs(pw),
+                                   title=f"posterior differences ({scope} scope)"),
                        alt="forest plot of posterior differences")]
               if pw.sizes.get(MODEL, 0) > 1 else []),
             "<h3>Sampler diagnostics</h3>",
