@@ -91,10 +91,13 @@ def _unit_scale(f: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return f * scale, g * scale
 
 
-def _violation_ratio(f: np.ndarray, g: np.ndarray, dt: float) -> np.ndarray:
+def _violation_ratio(f: np.ndarray, g: np.ndarray, dt: float,
+                     scale: bool = True) -> np.ndarray:
     """deepsig's ``compute_violation_ratio`` on quantile values ``f``, ``g`` (..., grid);
-    1/2 where the two are identical (zero Wasserstein distance)."""
-    f, g = _unit_scale(f, g)
+    1/2 where the two are identical (zero Wasserstein distance). ``scale=False``: the
+    caller has checked that no score needs :func:`_unit_scale` (it scans every value)."""
+    if scale:
+        f, g = _unit_scale(f, g)
     diff = g - f
     squared_wasserstein = np.sum(diff ** 2 * dt, axis=-1)
     diff = np.where(f >= g, 0.0, diff)
@@ -484,11 +487,13 @@ def _pair_eps(runs: list[np.ndarray], n_boot: int, dt: float, level: float,
                                            for r in runs]))
     boot = np.stack([_bootstrap_quantiles(r, t, n_boot, gen) for r in runs])    # (K, B, T)
     eps = np.full((n_models, n_models), np.nan)
+    # one scan for _unit_scale, not one per model (at 200 models: 5.7 of 36 s)
+    scale = _unit_scale(boot, observed)[0] is not boot
     for i in range(n_models - 1):
         ratio = _violation_ratio(observed[i], observed[i + 1:], dt)          # (K - i - 1,)
         if np.any([np.array_equal(observed[i], o) for o in observed[i + 1:]]):
             _warn_identical("multi_aso")
-        samples = _violation_ratio(boot[i][None], boot[i + 1:], dt)         # (K - i - 1, B)
+        samples = _violation_ratio(boot[i][None], boot[i + 1:], dt, scale)  # (K - i - 1, B)
         ab, sigma = _eps_min_from(ratio, samples, n[i], n[i + 1:], level)
         const = np.sqrt(n[i] * n[i + 1:] / (n[i] + n[i + 1:]))
         ba = np.clip((1 - ratio) - (1 / const) * sigma * norm.ppf(1 - level), 0, 1)
