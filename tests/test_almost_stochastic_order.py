@@ -345,3 +345,16 @@ def test_deepsig_num_bootstrap_iterations_is_a_deprecated_alias():
         with pytest.raises(TypeError, match="got both `num_bootstrap_iterations` and"):
             func(*args, n_resamples=300, num_bootstrap_iterations=300)
     assert eq.multi_aso(cube, n_resamples=300, rng=0).attrs["n_resamples"] == 300
+
+
+def test_multi_aso_of_scores_near_1e300_equals_that_of_the_same_scores_scaled_down():
+    """The violation ratio is scale-free: scores near 1e300 (whose squared differences
+    overflow) give the eps_min of the same scores divided by a power of two, with the
+    rescaling decided once for all pairs."""
+    x = np.random.default_rng(3).normal(1.0, 0.2, (3, 1, 12))
+    big = eq.from_arrays(x * 2.0 ** 996)
+    small = eq.from_arrays(x)
+    a = eq.multi_aso(big, rng=0)
+    b = eq.multi_aso(small, rng=0)
+    np.testing.assert_allclose(a.values, b.values, rtol=1e-12)
+    assert np.isfinite(a.values[~np.eye(3, dtype=bool)]).all()
