@@ -198,3 +198,13 @@ def test_rank_kernel_signed_zeros_and_batches():
     np.testing.assert_allclose(prob[1], _brute_force(-row), atol=1e-15)
     counts = ranks._rank_counts(np.stack([row.T, -row.T]))
     assert all(v.dtype == np.int64 for v in counts.values())
+
+
+def test_the_leaderboard_caption_counts_the_resamples_it_was_given():
+    """After ``.isel(resample=...)`` the caption said the resample's attribute (2,000), not
+    the 200 draws it summarised."""
+    cube = eq.simulate_cube(n_models=3, n_languages=4, rng=0)
+    agg = eq.aggregate(eq.resample(cube, n_resamples=400, rng=0))
+    board = eq.leaderboard(agg.isel(resample=slice(0, 200)))
+    assert "over 200 resamples (" in board.attrs["caption"]
+    assert "400" not in board.attrs["caption"]

@@ -507,7 +507,7 @@ def leaderboard(
         index=pd.Index(laid_out.models, name=MODEL),
     )
     at = laid_out.attrs
-    source = (f"{at.get('n_resamples', n)} resamples ({at.get('replication', '?')} replication, "
+    source = (f"{n} resamples ({at.get('replication', '?')} replication, "
               f"{at.get('languages', '?')} languages)" if RESAMPLE in laid_out.sample_dims
               else f"{n} draws ({sample_dims_label(laid_out.sample_dims)})")
     spread = (f"sd is the SD over {source}; lower/upper the {level:.0%} percentile interval "
