@@ -160,7 +160,8 @@ def test_validation(func, kwargs, error, match):
 def test_nan_aggregates_rejected():
     values = np.random.default_rng(0).normal(size=(50, 3))
     values[3, 1] = np.nan
-    with pytest.raises(CubeError, match="holds NaN aggregates"):
+    with pytest.raises(CubeError, match="holds NaN aggregates.*`skipna=True` \\(if not done.*"
+                                        "or resample with `languages='fixed'`"):
         eq.rank_distribution(_aggregated(values, observed=np.zeros(3)))
     with pytest.raises(CubeError, match=r"must be the result of eq\.aggregate"):
         eq.rank_distribution(xr.Dataset())

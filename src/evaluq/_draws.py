@@ -111,7 +111,9 @@ def _check_complete(values: np.ndarray, observed: np.ndarray, models: np.ndarray
             f"`{name}` holds NaN aggregates: the {where} of model(s) {which} (a missing "
             f"cell that the aggregate could not skip, or a resample that drew only languages "
             f"where the model has no score). Pairwise differences and ranks need every "
-            f"value; aggregate with `skipna=True` or drop the missing cells from the cube")
+            f"value; aggregate with `skipna=True` (if not done: it skips missing cells), "
+            f"drop the missing cells from the cube, or resample with `languages='fixed'` (a "
+            f"bootstrap of the languages can draw only those a model lacks)")
     if np.isinf(values).any() or np.isinf(observed).any():
         raise CubeError(f"`{name}` holds infinite values; pairwise differences and ranks need "
                         f"finite draws")
