@@ -44,6 +44,7 @@ QUICK = {
     "bench_field_rliable.py": ["--skip-anchor"],
     "bench_ratings.py": ["--skip-anchor"],
     "bench_judges.py": [],
+    "bench_report_many_models.py": [],   # 40 models: the all-pairs field methods, a report
 }
 
 
