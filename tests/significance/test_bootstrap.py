@@ -570,3 +570,30 @@ def test_one_resample_is_refused(rng):
     for method in ("paired", "permutation", "berg-kirkpatrick"):
         with pytest.raises(ValueError, match=r"`n_resamples` must be >= 2.*got 1"):
             eq.bootstrap_test(y, y, 1 - y, n_resamples=1, method=method)
+
+
+def test_no_improvement_at_all_is_not_significant(rng, tmp_path, capsys):
+    """Two identical systems (or the same items right with other wrong labels) have delta 0:
+    every resampled delta is 0 too, and the strict count #{delta* > 0} was 0, so the default
+    method gave p = 1/(B + 1), marked '**'. No improvement is no evidence: p = 1, in Python
+    and in `evaluq test`; a clear improvement keeps its small p."""
+    from evaluq.cli import main
+
+    y = rng.integers(0, 3, 400)
+    h0 = np.where(rng.random(400) < 0.7, y, (y + 1) % 3)
+    other_wrong = np.where(h0 == y, h0, (y + 2) % 3)             # same items wrong, other labels
+    for h1 in (h0.copy(), other_wrong):
+        res = eq.bootstrap_test(y, h0, h1, metrics=["accuracy"], n_resamples=300, rng=0)
+        assert res.delta[0] == 0.0
+        assert res.pvalue[0] == 1.0
+        assert res.significance == ("",)
+    better = np.where(rng.random(400) < 0.9, y, (y + 1) % 3)
+    assert eq.bootstrap_test(y, h0, better, metrics=["accuracy"], n_resamples=300,
+                             sample_size=0.5, rng=0).pvalue[0] < 0.01
+    for name, values in (("y.txt", y), ("h0.txt", h0), ("h1.txt", h0)):
+        (tmp_path / name).write_text("\n".join(map(str, values)) + "\n")
+    assert main(["test", str(tmp_path / "y.txt"), str(tmp_path / "h0.txt"),
+                 str(tmp_path / "h1.txt"), "--metrics", "accuracy"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("count sample delta"))
+    assert row.rstrip().endswith("1000 / 1000    p = 1.0000"), out              # no mark

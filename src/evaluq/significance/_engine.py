@@ -698,11 +698,15 @@ def pvalue_berg_kirkpatrick(dist: np.ndarray, delta: np.ndarray, scale: np.ndarr
 
     Berg-Kirkpatrick et al. and BooStSa count ``#{...} / B``, which can be 0; formulas.md's
     errata rule that out, so the observed data count as one resample (as for the other
-    methods): the smallest p is ``1 / (B + 1)``.
+    methods): the smallest p is ``1 / (B + 1)``. No improvement at all (delta = 0 within
+    rounding: two identical systems, or the same items right) is not evidence of one: every
+    resample counts (p = 1). The strict count gave 0 there, p = 1/(B + 1), marked ``**``.
     """
     twice = 2.0 * delta[:, None]
+    tol = _tolerance(scale)
     with np.errstate(invalid="ignore"):
-        count = (dist > twice + _tolerance(scale)).sum(axis=-1)
+        count = (dist > twice + tol).sum(axis=-1)
+    count = np.where(np.abs(delta) <= tol[:, 0], dist.shape[-1], count)
     return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta)
 
 
