@@ -542,3 +542,27 @@ def test_run_missing_on_some_tasks_raises():
             fn(cube, n_resamples=10, **kw)
     cube.score.loc[{"model": "c", "seed": 4}] = np.nan          # the whole run: c has 5
     assert eq.interval_estimates(cube, n_resamples=10, rng=0).attrs["n_runs"] == [6, 2, 5, 3]
+
+
+def test_the_optimality_gap_aggregate_is_lower_is_better_and_checks_its_target():
+    """`aggregate(how="optimality_gap")` kept higher_is_better=1, so the leaderboard, ranks
+    and tiers put the model with the largest gap (the worst) first. The gap is smaller for
+    better models; percentages with the default gamma=1 (every gap 0) warn; a lower-is-better
+    metric is refused."""
+    x = np.random.default_rng(9).normal(0.6, 0.02, size=(3, 6, 3)) + np.array(
+        [0.0, 0.1, 0.2])[:, None, None]                       # m2 best
+    rs = eq.resample(cube_of(x), n_resamples=200, replication="nonparametric", rng=0)
+    og = eq.aggregate(rs, how="optimality_gap")
+    assert og.attrs["higher_is_better"] == 0
+    board = eq.leaderboard(og)
+    assert board.index[0] == cube_of(x).model.values[2]
+    assert int(np.argmax(eq.rank_distribution(og)["p_best"].values)) == 2
+    with pytest.warns(eq.errors.ScaleWarning, match="every gap is 0.*gamma=100"):
+        eq.aggregate(eq.resample(cube_of(100 * x), n_resamples=20,
+                                 replication="nonparametric", rng=0),
+                     how="optimality_gap")
+    lower = cube_of(x)
+    lower.attrs["higher_is_better"] = 0
+    with pytest.raises(ValueError, match="this metric is lower-is-better"):
+        eq.aggregate(eq.resample(lower, n_resamples=20, replication="nonparametric", rng=0),
+                     how="optimality_gap")

@@ -171,7 +171,9 @@ def aggregate(
     * ``"trimmed"``: mean after cutting ``floor(trim * k)`` values from each end
       (:func:`scipy.stats.trim_mean`);
     * ``"iqm"``: the interquartile mean, the 25 % trimmed mean over languages;
-    * ``"optimality_gap"``: :math:`\gamma - \mathrm{mean}\,\min(y, \gamma)` (``gamma``).
+    * ``"optimality_gap"``: :math:`\gamma - \mathrm{mean}\,\min(y, \gamma)` (``gamma``), for
+      a higher-is-better metric; the aggregate is lower-is-better (``higher_is_better`` 0:
+      the smallest gap ranks first), and scores all at or above ``gamma`` warn.
       These two reduce the languages of each resample (seed means); rliable's IQM and
       optimality gap pool all runs x tasks (:func:`evaluq.interval_estimates`);
     * a callable: given an array with the aggregated dim on the **last** axis (shape
@@ -268,15 +270,43 @@ def aggregate(
     """
     how, level, trim = _aggregate_iv(resampled, how, confidence_level, trim, skipna)
     gamma = check_real("gamma", gamma)          # checked whatever `how` (NaN is no target)
+    gap = how == "optimality_gap"
     how = field_aggregate(how, gamma, skipna)   # "iqm", "optimality_gap" (field.rliable)
     score_dim, obs_dim = _reduced_dims(resampled, dim)
     observed = resampled[OBSERVED].transpose(MODEL, ..., obs_dim).compute()
+    if gap:
+        _check_gap(resampled.attrs, observed.values, gamma)
     score = resampled[SCORE].transpose(RESAMPLE, MODEL, ..., score_dim)
     _check_values(observed.values, how, skipna, "observed", _labels(observed), observed.dims)
     dist = _reduce_resamples(score, score_dim, how, trim, skipna)
     obs = apply_reduce(_aggregate_kernel, observed, (obs_dim,),
                        kwargs={"how": how, "trim": trim, "skipna": skipna})
-    return _aggregate_dataset(obs, dist, level, how, trim, dict(resampled.attrs), obs_dim)
+    out = _aggregate_dataset(obs, dist, level, how, trim, dict(resampled.attrs), obs_dim)
+    if gap:              # a gap to the target: smaller is better (ranks, tiers, leaderboard)
+        out.attrs["higher_is_better"] = 0
+    return out
+
+
+def _check_gap(attrs: Any, observed: np.ndarray, gamma: float) -> None:
+    """The optimality gap reads higher-is-better scores below the target ``gamma``: refuse a
+    lower-is-better metric, and warn when every score is at or above ``gamma`` (percentages
+    with the default gamma = 1: every gap is 0; rliable clips single scores above it on
+    purpose)."""
+    from evaluq._schema import orientation
+    from evaluq._warn import warn
+    from evaluq.errors import ScaleWarning
+
+    if not orientation(attrs):
+        raise ValueError("`how='optimality_gap'` measures the distance below a target of a "
+                         "higher-is-better metric; this metric is lower-is-better: use "
+                         "another `how` (the gap of an error rate has no meaning)")
+    values = np.asarray(observed, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    if values.size and bool((values >= gamma).all()):
+        warn(f"every observed score is at or above `gamma` = {gamma:g} (smallest "
+             f"{float(values.min()):.4g}), so every gap is 0 and no model can be told from "
+             f"another: give the target on the scores' scale (e.g. gamma=100 for "
+             f"percentages)", ScaleWarning)
 
 
 def _labels(data: xr.DataArray) -> tuple[np.ndarray | None, ...]:
