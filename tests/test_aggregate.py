@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,7 +11,7 @@ import xarray as xr
 from scipy import stats
 
 import evaluq as eq
-from evaluq.errors import CubeError
+from evaluq.errors import CubeError, MissingDataWarning
 
 
 @pytest.fixture
@@ -153,11 +155,32 @@ def test_nan_raises_by_default(holey):
 @pytest.mark.parametrize("how", ["mean", "median", "gmean"])
 def test_skipna_uses_available_languages(holey, how):
     rs = eq.resample(holey, n_resamples=20, rng=0)
-    agg = eq.aggregate(rs, how=how, skipna=True)
+    with pytest.warns(MissingDataWarning, match="'m1' over 5 of 6"):
+        agg = eq.aggregate(rs, how=how, skipna=True)
     other = holey.drop_sel(language=holey.language.values[2]).isel(model=[1])
     expected = REFERENCE[how](other.score.mean("seed").values)
     np.testing.assert_allclose(agg.observed.sel(model="m1"), expected[0])
     assert not np.isnan(agg.resampled).any()
+
+
+def test_skipna_over_unequal_languages_warns_and_the_caption_says_so():
+    score = np.random.default_rng(0).normal(50.0, 3.0, (3, 4, 3))
+    score[1, 2, :] = np.nan                             # 'gpt 4o' has no 'sw'
+    cube = eq.from_arrays(score, models=["a", "gpt 4o", "c"],
+                          languages=["de", "fr", "sw", "zh"])
+    rs = eq.resample(cube, replication="nonparametric", languages="fixed", n_resamples=200,
+                     rng=0)
+    with pytest.warns(MissingDataWarning, match=r"fewer languages.*'gpt 4o' over 3 of 4\)"):
+        agg = eq.aggregate(rs, skipna=True)
+    assert "'gpt 4o' over 3 of 4" in agg.attrs["unequal_coverage"]
+    assert "'a'" not in agg.attrs["unequal_coverage"]
+    assert "'gpt 4o' over 3 of 4" in eq.leaderboard(agg).attrs["caption"]
+    whole = cube.isel(language=[0, 1, 3])               # the same languages for all: silent
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agg = eq.aggregate(eq.resample(whole, replication="nonparametric", n_resamples=200,
+                                         rng=0), skipna=True)
+    assert "unequal_coverage" not in agg.attrs
 
 
 @pytest.mark.parametrize(("kwargs", "error", "match"), [

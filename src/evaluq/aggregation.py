@@ -204,8 +204,10 @@ def aggregate(
         Proportion cut from each end for ``how="trimmed"``, in [0, 0.5).
     skipna
         If False (default) a NaN (missing cell) raises, naming it. If True the built-in
-        aggregates use each model's available values (then models may be aggregated over
-        different languages); a callable receives the NaN.
+        aggregates use each model's available values; a callable receives the NaN. Models
+        then aggregated over fewer languages than the others warn (``MissingDataWarning``),
+        naming them, and ``attrs["unequal_coverage"]`` (repeated in the leaderboard's
+        caption) says so.
     dim
         The dim to aggregate over (default ``"language"``, which means the drawn
         ``language_slot`` of resamples with drawn languages). Any other dim of ``score``
@@ -282,6 +284,8 @@ def aggregate(
     obs = apply_reduce(_aggregate_kernel, observed, (obs_dim,),
                        kwargs={"how": how, "trim": trim, "skipna": skipna})
     out = _aggregate_dataset(obs, dist, level, how, trim, dict(resampled.attrs), obs_dim)
+    if skipna:
+        _note_unequal_coverage(observed, obs_dim, out.attrs)
     if gap:              # a gap to the target: smaller is better (ranks, tiers, leaderboard)
         out.attrs["higher_is_better"] = 0
     return out
@@ -307,6 +311,33 @@ def _check_gap(attrs: Any, observed: np.ndarray, gamma: float) -> None:
              f"{float(values.min()):.4g}), so every gap is 0 and no model can be told from "
              f"another: give the target on the scores' scale (e.g. gamma=100 for "
              f"percentages)", ScaleWarning)
+
+
+def _note_unequal_coverage(observed: xr.DataArray, dim: Hashable,
+                           attrs: dict[Hashable, Any]) -> None:
+    """With ``skipna=True``, models whose observed aggregate is over fewer values of ``dim``
+    than the others are compared over different languages: warn, naming them, and keep the
+    note in ``attrs["unequal_coverage"]`` (the leaderboard caption repeats it)."""
+    from evaluq._warn import warn
+    from evaluq.errors import MissingDataWarning
+
+    present = observed.notnull().transpose(MODEL, ..., dim).values
+    present = present.reshape(present.shape[0], -1, present.shape[-1])
+    lacks = (~present & present.any(axis=0)).any(axis=(1, 2))   # what another model has
+    if not lacks.any():
+        return
+    over = "languages" if dim == LANGUAGE else f"values of '{dim}'"
+    full = observed.sizes[dim]
+    counts = present.sum(axis=-1).min(axis=-1)    # the fewest a model has over the kept dims
+    parts = [f"{str(m)!r} over {int(n)} of {full}"
+             for m, n, short in zip(observed[MODEL].values, counts, lacks, strict=True) if short]
+    shown = "; ".join(parts[:10]) + (f"; and {len(parts) - 10} more" if len(parts) > 10 else "")
+    note = (f"models aggregated over fewer {over} than the others ({shown}): with "
+            f"`skipna=True` each model uses the {over} it has, so they are not compared over "
+            f"the same {over}")
+    attrs["unequal_coverage"] = note
+    warn(f"{note}; drop the models or the {over} for a like-for-like comparison",
+         MissingDataWarning)
 
 
 def _labels(data: xr.DataArray) -> tuple[np.ndarray | None, ...]:

@@ -520,6 +520,7 @@ def leaderboard(
                        if "n_languages" in at else "")
                     + f", best first: {spread}; tiers from {adjustment}-adjusted pairwise tests at "
                     f"alpha = {alpha:g}." + _noise_left_out(at)
+                    + (f" Note: {at['unequal_coverage']}." if "unequal_coverage" in at else "")
                     + (f" {tiers.attrs['cannot_reject']}" if "cannot_reject" in tiers.attrs
                        else ""))}
     order = np.argsort(-laid_out.orientation * table["observed"].to_numpy(), kind="stable")
