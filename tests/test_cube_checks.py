@@ -39,6 +39,25 @@ def test_ordinary_scores_do_not_warn():
         eq.from_arrays(np.array([[[30.0]], [[30.01]], [[35.0]]]))
 
 
+def test_a_whole_model_in_fractions_among_percentages_warns():
+    """The robust SD of all scores holds the spread between languages (35 to 90 here), so ten
+    of them pass a model 60 points low; the ratio to the other models does not."""
+    r = np.random.default_rng(1)
+    level = {"en": 85.0, "de": 76.0, "sw": 50.0, "yo": 37.0, "zh": 72.0}
+    rows = [dict(model=m, language=lang, seed=s,
+                 accuracy=(mu + 2 * k + r.normal(0, 1)) / (100 if m == "C" else 1))
+            for k, m in enumerate("ABCDEF") for lang, mu in level.items() for s in range(3)]
+    with pytest.warns(ScaleWarning, match=r"model C looks like another scale: .* 0\.00\d+ times"):
+        eq.from_long(pd.DataFrame(rows), seed="seed", score="accuracy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eq.from_long(pd.DataFrame(rows), seed="seed", score="accuracy", outlier_threshold=None)
+        healthy = [row for row in rows if row["model"] != "C"]
+        eq.from_long(pd.DataFrame(healthy), seed="seed", score="accuracy")
+        eq.from_arrays(np.array([[[1.0]], [[2.0]]]))     # 2 against 1: not another scale
+        eq.from_arrays(np.array([[[0.5]], [[1.9]]]))     # 3.8 times: not either
+
+
 def test_declared_bounds_are_checked():
     with pytest.raises(CubeError, match=r"outside the declared `bounds` \(0, 100\): row 5"):
         eq.from_long(long_table(4800.0), seed="seed", bounds=(0, 100),
@@ -55,7 +74,8 @@ def test_summary_bounds_and_warning():
     df = pd.DataFrame({"model": list("abcdef"), "language": ["x"] * 6,
                        "mean": [30.0, 31, 29, 30.5, 29.5, 4400], "sd_seed": [0.5] * 6,
                        "sd_boot": [1.0] * 6})
-    with pytest.warns(ScaleWarning, match="row 5: model='f', language='x', seed='mean'"):
+    with pytest.warns(ScaleWarning, match="row 5: model='f', language='x', seed='mean'"), \
+            pytest.warns(ScaleWarning, match="model f looks like another scale"):
         eq.from_summary(df, n_seeds=3)
     with pytest.raises(CubeError, match="outside the declared"):
         eq.from_summary(df, n_seeds=3, bounds=(0, 100))

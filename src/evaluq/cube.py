@@ -58,6 +58,7 @@ from evaluq._pivot import (  # the pivot helpers (tests import two of them from 
     _sorted_labels,
 )
 from evaluq._provenance import provenance
+from evaluq._scale import scale_findings
 from evaluq._schema import bounds as bounds
 from evaluq._schema import higher_is_better as higher_is_better
 from evaluq._schema import is_summary as is_summary
@@ -161,6 +162,7 @@ def _check_scores(values: np.ndarray, labels: dict[str, np.ndarray],
                 f"({lo:g}, {hi:g}): {cells}. Check the metric's scale (0-1 or 0-100?)")
     if threshold is None or name != SCORE:
         return
+    _warn_another_scale(values, labels)
     # deviations from each language's median (over models and seeds), judged on the robust
     # SD of all scores: a within-language MAD of 2-3 models is far too noisy to judge by (two
     # nearly tied models would make any third an "outlier")
@@ -185,6 +187,16 @@ def _check_scores(values: np.ndarray, labels: dict[str, np.ndarray],
             f"A wrong scale or a broken run? Pass `bounds=` to check the range, or "
             f"`outlier_threshold=None` to silence this check",
             ScaleWarning)
+
+
+def _warn_another_scale(values: np.ndarray, labels: dict[str, np.ndarray]) -> None:
+    """A ScaleWarning per model or language set on another scale (:func:`scale_findings`):
+    ratios between models, which the robust-SD check below misses when the languages differ
+    widely (a whole model in fractions among percentages)."""
+    score = xr.DataArray(values, dims=(MODEL, LANGUAGE, *(f"_{i}" for i in range(values.ndim - 2))),
+                         coords={MODEL: labels[MODEL], LANGUAGE: labels[LANGUAGE]})
+    for finding in scale_findings(score):
+        warn(f"{finding}. Pass `outlier_threshold=None` to silence this check", ScaleWarning)
 
 
 # --- constructors -------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from evaluq._dims import (
     SEED,
 )
 from evaluq._kernels import p_value_floor
+from evaluq._scale import scale_findings
 from evaluq._schema import is_summary, orientation
 from evaluq.tables import whole_ranks
 
@@ -318,14 +319,7 @@ def _scale_warnings(cube: xr.Dataset, *, bounds: tuple[float, float] | None = No
         if outside:
             out.append(f"{outside} of {values.size} scores lie outside the bounds [{lo:g}, "
                        f"{hi:g}] (min {values.min():.4g}, max {values.max():.4g})")
-    top = abs(score).max([d for d in score.dims if d != LANGUAGE]).to_series().dropna()
-    small = top[top <= 1.0]
-    large = top[top > 1.5]
-    if len(small) and len(large) and large.min() > 10 * max(float(small.max()), 1e-12):
-        out.append(f"the languages look like different scales: max |score| <= 1 in "
-                   f"{', '.join(map(str, small.index[:5]))} but > 1.5 in "
-                   f"{', '.join(map(str, large.index[:5]))} (fractions and percentages mixed?)")
-    return out + _models_on_another_scale(score)
+    return out + scale_findings(score)
 
 
 def _identical_seeds(cube: xr.Dataset) -> str | None:
@@ -336,45 +330,6 @@ def _identical_seeds(cube: xr.Dataset) -> str | None:
     flat = int((cube[SCORE].std(SEED) == 0).sum())
     return (f"{flat} (model, language) cells have identical scores for every seed: their "
             f"seed SD is 0 (deterministic runs, or a run copied?)." if flat else None)
-
-
-SCALE_FACTOR: float = 20.0
-"""A model whose scores are this many times the other models' (or 1/this), language by
-language, looks like another scale (a 0-100 metric among 0-1 ones gives about 100)."""
-SCALE_SHARE: float = 0.75
-"""...in at least this share of its languages, all in the same direction."""
-
-
-def _models_on_another_scale(score: xr.DataArray) -> list[str]:
-    """One sentence per model whose |score| is >= SCALE_FACTOR times (or <= 1/SCALE_FACTOR
-    times) the median of the other models' in at least SCALE_SHARE of its languages, or
-    whose scores exceed 1.5 where every other model's stay within [-1, 1] (fractions and
-    percentages mixed). Medians over seeds; a language where a median is 0 is not judged."""
-    if score.sizes.get(MODEL, 1) < 2:
-        return []
-    cell = abs(score).median([d for d in score.dims if d not in (MODEL, LANGUAGE)]).transpose(
-        MODEL, LANGUAGE).values
-    top = abs(score).max([d for d in score.dims if d != MODEL]).values
-    out = []
-    for m, name in enumerate(score[MODEL].values):
-        others = np.delete(cell, m, axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ref = np.nanmedian(np.where(np.isnan(others).all(0), 0.0, others), axis=0)
-            ratio = cell[m] / ref
-        judged = np.isfinite(ratio) & (ratio > 0)
-        if not judged.any():
-            continue
-        high = (ratio[judged] >= SCALE_FACTOR).mean()
-        low = (ratio[judged] <= 1 / SCALE_FACTOR).mean()
-        other_top = np.nanmax(np.delete(top, m))
-        mixed = top[m] > 1.5 and other_top <= 1.0
-        if max(high, low) >= SCALE_SHARE or mixed:
-            factor = float(np.nanmedian(ratio[judged]))
-            out.append(f"model {name!s} looks like another scale: its scores are a median "
-                       f"{factor:.3g} times the other models' in its languages (max |score| "
-                       f"{top[m]:.4g} against {other_top:.4g}); fractions and percentages "
-                       f"mixed, or a broken run? Check it before reading its rank")
-    return out
 
 
 def _source_text(source: str) -> str:
