@@ -1,6 +1,7 @@
 """Proportion intervals and McNemar's test against statsmodels and scipy (to 1e-12)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 from scipy import stats
@@ -192,3 +193,31 @@ def test_mcnemar_dtypes_agree_and_items_not_multiple_of_64():
             np.testing.assert_array_equal(other[name].values, ref[name].values)
     direct = (table[:, None, :] & table[None, :, :]).sum(-1)
     np.testing.assert_array_equal(ref.both_correct.values, direct)
+
+
+def test_pandas_labels_are_kept_and_pair_by_label():
+    """A Series' or DataFrame's index is the result's coordinate, and two labelled inputs pair
+    by label: a shuffled Series is the same data (it was paired by position, item 3's
+    correctness against item 17's)."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 40)
+    b = np.where(rng.random(40) < 0.8, a, 1 - a)
+    items = [f"q{i}" for i in range(40)]
+    sa, sb = pd.Series(a, index=items), pd.Series(b, index=items)
+    shuffled = sb.sample(frac=1, random_state=1)
+    expected = eq.mcnemar_test(a, b)
+    for got in (eq.mcnemar_test(sa, sb), eq.mcnemar_test(sa, shuffled)):
+        assert float(got.pvalue) == float(expected.pvalue)
+        assert int(got.only_a_correct) == int(expected.only_a_correct)
+    table = pd.DataFrame({"gpt": a, "llama": b}, index=items).T      # models x items
+    assert list(eq.mcnemar_test(table).pvalue.model.values) == ["gpt", "llama"]
+    ci = eq.proportion_interval(pd.Series([28, 29], index=["gpt", "llama"]), 30)
+    assert list(ci.dim_0.values) == ["gpt", "llama"]
+    np.testing.assert_array_equal(ci.values, eq.proportion_interval([28, 29], 30).values)
+    t = eq.intervals.t_interval(pd.DataFrame([[76.85, 81.99], [90.0, 92.0]], index=["a", "b"]))
+    assert list(t.to_dataframe().index) == ["a", "b"]
+    with pytest.raises(ValueError, match="`successes` and `trials` hold different labels"):
+        eq.proportion_interval(pd.Series([28, 29], index=["gpt", "llama"]),
+                               pd.Series([30, 30], index=["gpt", "mistral"]))
+    with pytest.raises(ValueError, match=r"`correct_b`: its index repeats labels \(\['q0'\]"):
+        eq.mcnemar_test(sa, pd.Series(b, index=["q0", *items[1:-1], "q0"]))

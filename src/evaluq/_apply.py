@@ -65,6 +65,40 @@ def check_real_dtype(name: str, dtype: np.dtype[Any], allow_bool: bool = False) 
                            if dtype.kind == "b" else ""))
 
 
+def pandas_as_dataarray(x: Any, name: str, dims: Sequence[Hashable] | None = None) -> Any:
+    """A pandas Series or DataFrame as a DataArray whose coordinates are its index (and
+    columns), so that its labels are kept and pair it with other labelled input by label, not
+    by position; any other input is returned as it is. ``dims`` names the dims (the last one
+    or two are used; default ``dim_0``, ``dim_1``). An index that repeats a label is refused:
+    it cannot pair by label.
+
+    >>> import pandas as pd
+    >>> pandas_as_dataarray(pd.Series([1.0, 2.0], index=["b", "a"]), "x").dim_0.values.tolist()
+    ['b', 'a']
+    """
+    if isinstance(x, pd.Series):
+        axes: tuple[pd.Index, ...] = (x.index,)
+    elif isinstance(x, pd.DataFrame):
+        axes = (x.index, x.columns)
+    else:
+        return x
+    names = tuple(dims)[-len(axes):] if dims is not None else tuple(
+        f"dim_{i}" for i in range(len(axes)))
+    if len(names) != len(axes):
+        raise ValueError(f"`{name}` must have {len(names)} dim(s) {list(names)}; got a "
+                         f"{type(x).__name__} of shape {x.shape}")
+    coords = {}
+    for dim, axis, what in zip(names, axes, ("index", "columns"), strict=False):
+        if not axis.is_unique:
+            repeated = axis[axis.duplicated()].unique()[:3].tolist()
+            raise ValueError(f"`{name}`: its {what} repeats labels ({repeated}), so it cannot "
+                             f"be paired by label; reset it (`.reset_index(drop=True)`) to pair "
+                             f"by position, or make the labels unique")
+        coords[dim] = axis.to_flat_index().to_numpy() if isinstance(axis, pd.MultiIndex) \
+            else axis.to_numpy()
+    return xr.DataArray(x.to_numpy(), dims=names, coords=coords)
+
+
 def as_dataarray(x: Any, name: str, *, dims: Sequence[Hashable] | None = None,
                  allow_bool: bool = False, finite: bool = False) -> xr.DataArray:
     """A float64 DataArray from a DataArray or an array-like, with a clear error for
@@ -73,6 +107,7 @@ def as_dataarray(x: Any, name: str, *, dims: Sequence[Hashable] | None = None,
     if isinstance(x, xr.Dataset):
         raise TypeError(f"`{name}` must be a DataArray or an array; got a Dataset (select a "
                         f"variable, e.g. `ds[{next(iter(x.data_vars), 'name')!r}]`)")
+    x = pandas_as_dataarray(x, name, dims)
     da = x if isinstance(x, xr.DataArray) else None
     if da is None:
         arr = np.asarray(x)

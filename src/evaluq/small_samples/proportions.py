@@ -23,7 +23,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
-from evaluq._apply import as_dataarray
+from evaluq._apply import as_dataarray, pandas_as_dataarray
 from evaluq._dims import (
     BOTH_CORRECT,
     BOTH_WRONG,
@@ -146,6 +146,8 @@ def _check_counts(name: str, values: np.ndarray) -> None:
 def _as_count_arrays(successes: ArrayLike,
                      trials: ArrayLike) -> tuple[xr.DataArray, xr.DataArray]:
     """``successes`` and ``trials`` as two float DataArrays of one shape, validated."""
+    successes = pandas_as_dataarray(successes, "successes")
+    trials = pandas_as_dataarray(trials, "trials")
     x_in, n_in = successes, trials
     if not isinstance(x_in, xr.DataArray) and not isinstance(n_in, xr.DataArray):
         x_in, n_in = broadcast_together({"successes": x_in, "trials": n_in})
@@ -158,6 +160,12 @@ def _as_count_arrays(successes: ArrayLike,
                              f"do not match (pass DataArrays to broadcast by dim name)")
         other = xr.DataArray(other.values, dims=known.dims if other.ndim else ())
         x, n = (known, other) if isinstance(successes, xr.DataArray) else (other, known)
+    try:
+        xr.align(x, n, join="exact")
+    except ValueError:
+        raise ValueError("`successes` and `trials` hold different labels on a dim they share, "
+                         "so their counts cannot be paired: give both the same labels (or "
+                         "plain arrays, paired by position)") from None
     x, n = xr.broadcast(x, n, exclude=())
     _check_counts("successes", x.values)
     _check_counts("trials", n.values)
@@ -191,6 +199,7 @@ def check_binary(name: str, values: np.ndarray) -> None:
 
 def as_correctness(x: ArrayLike, name: str, item_dim: Hashable) -> xr.DataArray:
     """A 0/1 DataArray with an ``item_dim`` (a plain array's last axis is the items)."""
+    x = pandas_as_dataarray(x, name, (*(f"dim_{i}" for i in range(np.ndim(x) - 1)), item_dim))
     if isinstance(x, xr.DataArray):
         if item_dim not in x.dims:
             raise CubeError(f"`{name}` has no item dim {item_dim!r}; its dims are "
@@ -503,6 +512,8 @@ def paired_counts(correct_a: ArrayLike, correct_b: ArrayLike | None = None, *,
     >>> [int(t[v]) for v in ("both_correct", "only_a_correct", "only_b_correct", "both_wrong")]
     [1, 2, 1, 1]
     """
+    if correct_b is None:
+        correct_a = pandas_as_dataarray(correct_a, "correct_a", (model_dim, item_dim))
     if correct_b is None and not isinstance(correct_a, xr.DataArray):
         arr = np.asarray(correct_a)
         if arr.ndim != 2:
