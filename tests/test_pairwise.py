@@ -315,3 +315,13 @@ def test_null_rejection_rate_paired_nonparametric():
     assert abs(hits - n * alpha) <= bound
     unpaired = eq.resample(cube, n_resamples=1999, replication="parametric", rng=4, lazy=True)
     assert _rejections(eq.aggregate(unpaired), alpha) < n * alpha - bound
+
+
+def test_the_aggregate_confidence_level_is_inherited():
+    cube = eq.simulate_cube(n_models=3, n_languages=5, rng=0)
+    agg = eq.aggregate(eq.resample(cube, n_resamples=400, rng=0), confidence_level=0.8)
+    inherited = eq.pairwise_differences(agg)
+    assert inherited.attrs["confidence_level"] == 0.8
+    xr.testing.assert_identical(inherited, eq.pairwise_differences(agg, confidence_level=0.8))
+    assert eq.pairwise_differences(agg, confidence_level=0.95).attrs["confidence_level"] == 0.95
+    assert "the 80% percentile interval" in eq.pairwise_table(inherited).attrs["caption"]

@@ -130,7 +130,7 @@ def pairwise_differences(
     *,
     sample_dims: str | Sequence[Hashable] = (RESAMPLE,),
     observed: xr.DataArray | None = None,
-    confidence_level: float = 0.95,
+    confidence_level: float | None = None,
     higher_is_better: bool | None = None,
 ) -> xr.Dataset:
     r"""Differences between every pair of models, within each draw (resample or posterior).
@@ -178,7 +178,8 @@ def pairwise_differences(
         over ``model`` (and any extra dim of the draws); default the mean of the draws. An
         aggregate brings its own ``observed`` variable.
     confidence_level
-        Level of the percentile intervals, in (0, 1).
+        Level of the percentile intervals, in (0, 1); default the draws'
+        ``confidence_level`` attribute (an aggregate's), or 0.95.
     higher_is_better
         Orientation for ``verdict``; default the ``higher_is_better`` attribute of ``draws``
         (True when absent).
@@ -225,9 +226,11 @@ def pairwise_differences(
     >>> bool((pw2.p_value.fillna(-1) == pw.p_value.fillna(-1)).all())
     True
     """
-    level = check_confidence_level(confidence_level)
     laid_out = as_draws(draws, sample_dims=sample_dims, observed=observed,
                         higher_is_better=higher_is_better)
+    level = check_confidence_level(
+        laid_out.attrs.get("confidence_level", 0.95) if confidence_level is None
+        else confidence_level)
     stats = _pair_matrix(laid_out.values, laid_out.observed, level, laid_out.orientation)
     return _pair_dataset(stats, laid_out.models, laid_out.extra_dims, laid_out.extra_coords,
                          level, {**laid_out.attrs,
@@ -238,7 +241,7 @@ def pairwise_differences(
 def pairwise_by_language(
     resampled: xr.Dataset,
     *,
-    confidence_level: float = 0.95,
+    confidence_level: float | None = None,
     higher_is_better: bool | None = None,
 ) -> xr.Dataset:
     """Which model wins on which language: pairwise differences of scores per language.
