@@ -301,6 +301,42 @@ def test_from_arrays_reads_a_dataarray_by_its_dim_names_and_labels():
         eq.from_arrays(xr.DataArray(s))
 
 
+def _boot_rows(n_boot=4, models="ab"):
+    return pd.DataFrame([{"model": m, "language": lang, "boot": b,
+                          "score": 0.5 + 0.1 * k + (0.0 if b is None else 0.01 * b)}
+                         for k, m in enumerate(models) for lang in ("en", "de")
+                         for b in [None, *range(n_boot)]])
+
+
+def test_replicates_missing_or_numbered_apart_are_refused_at_load():
+    """A cell with fewer replicates, replicate ids that differ between models, a NaN replicate
+    score or replicates without a full-test-set score went through the loader and failed later
+    as "NaN (missing cells)", advising `skipna=True`, which made it worse."""
+    rows = _boot_rows()
+    cube = eq.from_long(rows, bootstrap="boot")
+    assert cube.bootstrap.values.tolist() == [0, 1, 2, 3]    # whole ids, not 0.0, 1.0, ...
+    assert cube.bootstrap.dtype.kind == "i"
+    fewer = rows[~((rows.model == "b") & (rows.boot >= 2))]
+    with pytest.raises(CubeError, match=r"2 \(model, language, seed\) cell\(s\) lack bootstrap "
+                                        r".*model='b', language='de', seed=0 has 2 of 4 "
+                                        r"\(missing: 2, 3\)"):
+        eq.from_long(fewer, bootstrap="boot")
+    apart = rows.assign(boot=np.where(rows.model == "b", rows.boot + 1000, rows.boot))
+    with pytest.raises(CubeError, match=r"has 4 of 8 .*The replicate ids of 'a', 'b' share none"):
+        eq.from_long(apart, bootstrap="boot")
+    with pytest.raises(CubeError, match=r"1 \(model, language, seed\) cell\(s\) lack .*"
+                                        r"a row with no score.*\(missing: 1\)"):
+        eq.from_long(rows.assign(score=rows.score.mask(rows.index == 2)), bootstrap="boot")
+    orphan = rows[~((rows.model == "a") & (rows.language == "en") & rows.boot.isna())]
+    with pytest.raises(CubeError, match=r"1 cell\(s\) have bootstrap replicates but no score "
+                                        r"on the full test set, for example model='a', "
+                                        r"language='en'"):
+        eq.from_long(orphan, bootstrap="boot")
+    missing_cell = rows[~((rows.model == "a") & (rows.language == "en"))]     # still allowed
+    assert np.isnan(eq.from_long(missing_cell, bootstrap="boot").score.sel(
+        model="a", language="en")).all()
+
+
 def test_an_empty_string_marks_the_full_test_set_rows_as_an_empty_cell_does():
     """A bootstrap column built in pandas with '' on the full-test-set rows was refused:
     "has no empty rows", though 2 of its rows are empty. '' (or blanks) reads as empty."""

@@ -383,7 +383,10 @@ def from_long(
         Optional column with the bootstrap replicate index. Rows where it is empty (NaN)
         hold the score on the full test set (``score``); the other rows fill ``boot_score``.
         Replicate ``b`` of a language must be the same resampled test set for every model and
-        seed.
+        seed, so every cell with a score must have every replicate (a cell without, replicate
+        ids that differ between models, or replicates without a full-test-set score are
+        refused). Whole-number ids read as floats (the empty rows make the column float) are
+        kept as integers.
     score
         Name of the numeric score column.
     metric
@@ -421,7 +424,8 @@ def from_long(
     ------
     CubeError
         On a missing column, a duplicated key, a non-numeric score, a key with missing values,
-        or (with ``bootstrap``) no full-test-set rows.
+        or (with ``bootstrap``) no full-test-set rows or cells that lack replicates others
+        have.
 
     Examples
     --------
@@ -461,6 +465,8 @@ def from_long(
     if pivoted is None:
         pivoted = _pivot_reference(df, keys, bootstrap, score)
     coords, score_arr, boot_arr, full_rows, boot_rows = pivoted
+    if BOOTSTRAP in coords:
+        coords = {**coords, BOOTSTRAP: _whole_ids(coords[BOOTSTRAP])}
     data_vars: dict[str, Any] = {SCORE: ((MODEL, LANGUAGE, SEED), score_arr)}
     if boot_arr is not None:
         data_vars[BOOT_SCORE] = ((MODEL, LANGUAGE, SEED, BOOTSTRAP), boot_arr)
@@ -469,9 +475,64 @@ def from_long(
                              higher_is_better=higher_is_better) | shared
     cube = validate(cube)
     _check_scores(score_arr, coords, full_rows, bounds_, threshold)
-    if boot_arr is not None:
+    if boot_arr is not None and bootstrap is not None:
         _check_scores(boot_arr, coords, boot_rows, bounds_, None, BOOT_SCORE)
+        _check_replicates(score_arr, boot_arr, coords, bootstrap)
     return _with_bounds(cube, bounds_)
+
+
+def _whole_ids(ids: np.ndarray) -> np.ndarray:
+    """Replicate ids read as floats because the full-test-set rows leave the column empty
+    (0.0, 1.0, ...) as the integers they are; other ids as they are."""
+    if ids.dtype.kind == "f" and np.isfinite(ids).all() and (ids == np.round(ids)).all() \
+            and np.abs(ids).max(initial=0) < 2**53:
+        return ids.astype(np.int64)
+    return ids
+
+
+def _ids(values: np.ndarray) -> str:
+    shown = ", ".join(map(str, values[:6]))
+    return shown + (f", ... ({len(values)} in all)" if len(values) > 6 else "")
+
+
+def _cell_name(cell: tuple[int, ...], coords: dict[str, np.ndarray]) -> str:
+    return ", ".join(f"{d}={_plain(coords[d][i])!r}"
+                     for d, i in zip((MODEL, LANGUAGE, SEED), cell, strict=True))
+
+
+def _check_replicates(score: np.ndarray, boot: np.ndarray, coords: dict[str, np.ndarray],
+                      column: str) -> None:
+    """Every (model, language, seed) with a full-test-set score has every bootstrap replicate,
+    and every cell with replicates has its full-test-set score: replicate j is drawn on the
+    same resampled test set for every model, so a missing or differently numbered replicate
+    breaks the pairing (it surfaced later as "NaN (missing cells)", with the wrong remedy)."""
+    held = ~np.isnan(boot)
+    partial = ~np.isnan(score)[..., None] & ~held
+    where = f"column {column!r} (given as `bootstrap`)"
+    if partial.any():
+        cell = tuple(np.argwhere(partial.any(-1))[0])
+        ids = coords[BOOTSTRAP]
+        by_model = [held[m].any((0, 1)) for m in range(held.shape[0])]
+        apart = [str(_plain(coords[MODEL][m])) for m, own in enumerate(by_model)
+                 if own.any() and not any((own & other).any()
+                                          for k, other in enumerate(by_model) if k != m)]
+        raise CubeError(
+            f"{where}: {int(partial.any(-1).sum())} (model, language, seed) cell(s) lack "
+            f"bootstrap replicates that other cells have (no row, or a row with no score), "
+            f"for example {_cell_name(cell, coords)} has {int(held[cell].sum())} of "
+            f"{len(ids)} (missing: {_ids(ids[~held[cell]])}). "
+            + (f"The replicate ids of {', '.join(map(repr, apart))} share none with the other "
+               f"models': replicate j must be the same resampled test set for every model "
+               f"(paired), so number them alike (0, 1, ...) in each cell. "
+               if apart and len(by_model) > 1 else "")
+            + "Give every cell the same replicates, or drop the replicates some cells lack")
+    orphan = np.isnan(score) & held.any(-1)
+    if orphan.any():
+        cell = tuple(np.argwhere(orphan)[0])
+        raise CubeError(
+            f"{where}: {int(orphan.sum())} cell(s) have bootstrap replicates but no score on "
+            f"the full test set, for example {_cell_name(cell, coords)}: give it in a row "
+            f"whose bootstrap value is empty")
 
 
 def from_summary(
