@@ -244,6 +244,10 @@ def test_tables_in_the_shapes_a_notebook_has_build_the_same_cube():
 @pytest.mark.parametrize(("data", "message"), [
     (pd.Series([0.5, 0.6], name="score"),
      r"got pandas\.Series; a Series is one column: pass the DataFrame it came from"),
+    (pd.DataFrame({"model": ["a", "b"], "seed": [0, 0], "acc": [0.5, 0.6]})
+     .groupby(["model", "seed"])["acc"].mean(),
+     r"got pandas\.Series; a Series indexed by its keys \(a groupby result\) becomes a table "
+     r"with `\.reset_index\(\)`"),
     (xr.DataArray(np.zeros((2, 2, 2))), r"must be a table: .*got xarray\.DataArray"),
     ([0.5, 0.6], r"got builtins\.list"),
     ({"model": "a", "score": 0.5}, r"the builtins\.dict is not a table of columns"),
@@ -279,3 +283,27 @@ def test_a_key_column_with_missing_values_is_said_before_duplicates():
     df = _runs().assign(language=np.nan)
     with pytest.raises(CubeError, match=r"key column 'language' has missing values"):
         eq.from_long(df, seed="seed")
+
+
+def test_the_usual_slips_get_the_line_that_mends_them():
+    """A scalar selection drops a dim, a hand-built Dataset has no metric, a score column of
+    numbers as text: each error gives the call that mends it."""
+    cube = eq.simulate_cube(n_models=3, n_languages=4, rng=0)
+    with pytest.raises(CubeError, match=r"select with a list to keep it, e\.g\. "
+                                        r"`cube\.sel\(model=\[\.\.\.\]\)`"):
+        eq.resample(cube.sel(model="m0"), rng=0)
+    with pytest.raises(CubeError, match=r"`cube\.isel\(seed=\[0\]\)`"):
+        eq.resample(cube.isel(seed=0), rng=0)
+    bare = cube[["score"]].drop_attrs()
+    with pytest.raises(CubeError, match=r"no 'metric' attribute: set it "
+                                        r"\(`cube\.attrs\['metric'\] = 'accuracy'`\)"):
+        eq.resample(bare, rng=0)
+    text = long_table().assign(score=lambda d: d.score.round(2).astype(str))
+    with pytest.raises(CubeError, match=r"for example '\d+\.\d+' in row 0\): its values are "
+                                        r"numbers written as text.*pd\.to_numeric"):
+        eq.from_long(text, seed="seed")
+    summary = pd.DataFrame({"model": ["a", "b"], "language": ["x", "x"], "mean": [0.5, 0.6],
+                            "sd_seed": [0.01, 0.01], "sd_boot": [0.02, 0.02]})
+    assert eq.from_summary(summary, n_seeds=3).attrs["metric"] == "score"
+    assert eq.from_summary(summary.rename(columns={"mean": "bleu"}), mean="bleu",
+                           n_seeds=3).attrs["metric"] == "bleu"

@@ -622,3 +622,11 @@ def test_bool_arrays_are_refused():
     as_int = eq.intervals.t_interval(np.array([1, 2, 4]))
     as_float = eq.intervals.t_interval(np.array([1.0, 2.0, 4.0]))
     np.testing.assert_array_equal(as_int.interval, as_float.interval)
+
+
+def test_t_interval_refuses_scores_outside_its_bounds() -> None:
+    """A score outside `bounds` was clipped into a confident-looking interval silently."""
+    with pytest.raises(ValueError, match=r"`x` holds scores outside `bounds` \(0\.0, 100\.0\) "
+                                         r"\(from 80 to 120\)"):
+        eq.intervals.t_interval([80.0, 120.0], bounds=(0, 100))
+    eq.intervals.t_interval([80.0, 100.0], bounds=(0, 100))      # on the bound: fine

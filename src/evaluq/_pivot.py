@@ -51,6 +51,11 @@ def _numeric_column(df: pd.DataFrame, column: str, argument: str) -> np.ndarray:
         bad = series[pd.to_numeric(series, errors="coerce").isna() & series.notna()]
         example = f" (for example {bad.iloc[0]!r} in row {bad.index[0]})" if len(bad) else ""
         hint = percent_hint(bad.iloc[0], column) if len(bad) else ""
+        if not len(bad) and series.notna().any():       # every value is a number, as text
+            first = series[series.notna()]
+            example = f" (for example {first.iloc[0]!r} in row {first.index[0]})"
+            hint = (f": its values are numbers written as text; convert the column, e.g. "
+                    f"`df[{column!r}] = pd.to_numeric(df[{column!r}])`")
         raise CubeError(
             f"column {column!r} (given as `{argument}`) must be numeric; "
             f"it has dtype {series.dtype}{example}{hint}"

@@ -247,8 +247,12 @@ def validate(cube: Any) -> xr.Dataset:
             raise CubeError(f"`cube`: variable {name!r} has unknown dim(s) {unknown}; its "
                             f"dims must be {allowed}")
         if set(var.dims) != set(allowed):
+            lost = [d for d in allowed if d not in var.dims]
+            kept = (f" (a selection of one label drops its dim: select with a list to keep "
+                    f"it, e.g. `cube.sel({lost[0]}=[...])` or `cube.isel({lost[0]}=[0])`)"
+                    if lost and str(lost[0]) in cube.coords else "")
             raise CubeError(f"`cube`: variable {name!r} has dims {var.dims}; they must be "
-                            f"{allowed}")
+                            f"{allowed}{kept}")
         if not np.issubdtype(var.dtype, np.number) or var.dtype == bool:
             raise CubeError(f"`cube`: variable {name!r} must be numeric; it has dtype {var.dtype}")
         # ``.data`` keeps dask arrays lazy: the check is a chunked reduction, not a load
@@ -280,7 +284,10 @@ def validate(cube: Any) -> xr.Dataset:
                         f"have one seed holding the seed mean; got {cube.sizes[SEED]} seeds")
     for attr in ("metric", "higher_is_better"):
         if attr not in cube.attrs:
-            raise CubeError(f"`cube`: the cube has no {attr!r} attribute")
+            example = "'accuracy'" if attr == "metric" else "True"
+            raise CubeError(f"`cube`: the cube has no {attr!r} attribute: set it "
+                            f"(`cube.attrs[{attr!r}] = {example}`), or build the cube with "
+                            f"eq.from_arrays / eq.from_long, which record it")
     orientation(cube.attrs)  # the one rule: every consumer reads the value the same way
     out = cube.copy()
     for name in out.data_vars:

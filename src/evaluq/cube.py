@@ -575,7 +575,9 @@ def from_summary(
         (a silent 1 overstates it S-fold, a guess understates it). Give 1 when every mean is
         a single run.
     metric, higher_is_better
-        Stored as attributes.
+        Stored as attributes. ``metric`` defaults to the ``mean`` column's name, or to
+        ``"score"`` when that is the default ``"mean"`` (a metric called "mean" would title
+        the leaderboard "the mean mean").
     bounds, outlier_threshold
         The metric's declared range (a score outside raises) and the robust-SD distance from
         a language's median beyond which a :class:`~evaluq.errors.ScaleWarning` names the rows
@@ -624,8 +626,9 @@ def from_summary(
         coords={**{d: _label_coord(v) for d, v in coords.items()},
                 SEED: np.asarray([SUMMARY_SEED_LABEL], dtype=object)},
     )
-    cube.attrs = provenance("from_summary", source, metric=metric or mean,
-                             higher_is_better=higher_is_better)
+    cube.attrs = provenance("from_summary", source,
+                            metric=metric or (SCORE if mean == "mean" else mean),
+                            higher_is_better=higher_is_better)
     cube = validate(cube)
     rows = _pivot(df, keys, df.index.to_numpy(dtype=np.float64), coords)
     _check_scores(means[..., None], {**coords, SEED: np.asarray([SUMMARY_SEED_LABEL])},

@@ -413,7 +413,8 @@ def t_interval(x: ArrayLike, *, confidence_level: float = 0.95, dim: Hashable | 
     Raises
     ------
     ValueError
-        If there is only one score per item (use :func:`arf_interval`) or ``x`` has NaN.
+        If there is only one score per item (use :func:`arf_interval`), ``x`` has NaN, or a
+        score lies outside ``bounds``.
 
     References
     ----------
@@ -456,6 +457,12 @@ def t_interval(x: ArrayLike, *, confidence_level: float = 0.95, dim: Hashable | 
     level = check_confidence_level(confidence_level)
     bounds = _check_bounds(bounds)
     da, rdim = _t_iv(x, dim, axis)
+    if bounds is not None:
+        low, high = float(da.min()), float(da.max())
+        if low < bounds[0] or high > bounds[1]:
+            raise ValueError(f"`x` holds scores outside `bounds` {bounds} (from {low:g} to "
+                             f"{high:g}): a mean of scores on that scale cannot lie outside "
+                             f"it; check the scores' scale or the bounds")
     mean = apply_reduce(lambda a: _t_summary(a)[0], da, (rdim,), name="estimate")
     sd = apply_reduce(lambda a: _t_summary(a)[1], da, (rdim,), name="sd")
     # on dask the scores stream chunk by chunk (the scores dim whole); the result holds one

@@ -346,8 +346,12 @@ def as_table(data: TableLike, name: str = "data") -> tuple[pd.DataFrame, str]:
     frame = _other_table(data, name, kind)
     if frame is not None:
         return _index_as_columns(frame), kind
-    hint = ("; a Series is one column: pass the DataFrame it came from"
-            if isinstance(data, pd.Series) else "")
+    hint = ""
+    if isinstance(data, pd.Series):
+        hint = ("; a Series indexed by its keys (a groupby result) becomes a table with "
+                "`.reset_index()`" if isinstance(data.index, pd.MultiIndex)
+                or data.index.name is not None
+                else "; a Series is one column: pass the DataFrame it came from")
     raise TypeError(
         f"`{name}` must be a table: a pandas DataFrame (or a polars DataFrame, a pyarrow "
         f"Table, a dict of columns, a list of row dicts) or a path to a CSV, TSV, JSON or "
