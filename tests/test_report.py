@@ -517,3 +517,13 @@ def test_one_score_per_model_on_one_language_is_refused_not_certain():
     spread = eq.aggregate(eq.resample(two, replication="none", languages="bootstrap",
                                       n_resamples=50, rng=0))
     assert (spread["sd"].values > 1e-6).all()
+
+
+def test_the_notebook_view_links_the_page_and_shows_the_escaped_leaderboard(tmp_path):
+    """It was one line, "evaluq report of ... written to <code>path</code>", unescaped."""
+    cube = eq.simulate_cube(n_models=3, n_languages=3, rng=0).assign_attrs(metric="acc<b>")
+    out = tmp_path / "a&b"
+    shown = eq.report(cube, out=out, n_resamples=200, rng=0)._repr_html_()
+    assert "acc&lt;b&gt;" in shown and "acc<b>" not in shown
+    assert 'href="file://' in shown and "a&amp;b" in shown
+    assert shown.count("<table") == 1 and "m0" in shown

@@ -209,6 +209,10 @@ class Analysis:
                 "tables": tables}
 
 
+NOTEBOOK_ROWS = 20
+"""The leaderboard rows a report shows in a notebook (the page has them all)."""
+
+
 @dataclass(repr=False)
 class Report:
     """A written report.
@@ -230,9 +234,31 @@ class Report:
     analyses: dict[str, Analysis]
     sections: dict[str, list[Section]] = field(default_factory=dict)
 
-    def _repr_html_(self) -> str:  # pragma: no cover - notebook display
-        where = f" written to <code>{self.path}</code>" if self.path else ""
-        return f"<p>evaluq report of {', '.join(self.analyses)}{where}.</p>"
+    def _repr_html_(self) -> str:
+        """The notebook view: a link to the page and each metric's leaderboard (its first
+        ``NOTEBOOK_ROWS`` rows), escaped.
+
+        >>> import evaluq as eq
+        >>> cube = eq.simulate_cube(n_models=3, n_languages=3, rng=0)
+        >>> shown = eq.report(cube, out=None, n_resamples=200, rng=0)._repr_html_()
+        >>> shown.count("<table"), "not written" in shown
+        (1, True)
+        """
+        import html
+
+        where = (f' written to <a href="{html.escape(self.path.resolve().as_uri())}" '
+                 f'target="_blank"><code>{html.escape(str(self.path))}</code></a>'
+                 if self.path else " (not written: out=None; its HTML is .html)")
+        parts = [f"<p>evaluq report of "
+                 f"{html.escape(', '.join(map(str, self.analyses)))}{where}.</p>"]
+        for name, analysis in self.analyses.items():
+            board = analysis.leaderboard
+            more = (f" (the first {NOTEBOOK_ROWS} of {len(board)} models)"
+                    if len(board) > NOTEBOOK_ROWS else "")
+            parts.append(f"<p><b>{html.escape(str(name))}</b>: "
+                         f"{html.escape(str(board.attrs.get('caption', '')))}{more}</p>"
+                         + board.head(NOTEBOOK_ROWS).to_html(float_format="{:.4g}".format))
+        return "\n".join(parts)
 
     def __repr__(self) -> str:
         """Where the page is and what it analyses, not the page itself (``html``)."""
