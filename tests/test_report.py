@@ -524,6 +524,9 @@ def test_the_notebook_view_links_the_page_and_shows_the_escaped_leaderboard(tmp_
     cube = eq.simulate_cube(n_models=3, n_languages=3, rng=0).assign_attrs(metric="acc<b>")
     out = tmp_path / "a&b"
     shown = eq.report(cube, out=out, n_resamples=200, rng=0)._repr_html_()
-    assert "acc&lt;b&gt;" in shown and "acc<b>" not in shown
-    assert 'href="file://' in shown and "a&amp;b" in shown
-    assert shown.count("<table") == 1 and "m0" in shown
+    assert "acc&lt;b&gt;" in shown
+    assert "acc<b>" not in shown
+    assert 'href="file://' in shown
+    assert "a&amp;b" in shown
+    assert shown.count("<table") == 1
+    assert "m0" in shown

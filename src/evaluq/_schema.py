@@ -196,6 +196,31 @@ def build_a_cube_hint(given: Any, step: str = "") -> str:
     return ""
 
 
+def _check_variables(cube: xr.Dataset) -> None:
+    """Each known variable's dims (with the remedy for a dim a one-label selection dropped),
+    numeric dtype and finiteness."""
+    for name, var in cube.data_vars.items():
+        allowed = _ALLOWED_DIMS.get(str(name))
+        if allowed is None:
+            continue  # extra variables are the user's business
+        unknown = [d for d in var.dims if d not in allowed]
+        if unknown:
+            raise CubeError(f"`cube`: variable {name!r} has unknown dim(s) {unknown}; its "
+                            f"dims must be {allowed}")
+        if set(var.dims) != set(allowed):
+            lost = [d for d in allowed if d not in var.dims]
+            kept = (f" (a selection of one label drops its dim: select with a list to keep "
+                    f"it, e.g. `cube.sel({lost[0]}=[...])` or `cube.isel({lost[0]}=[0])`)"
+                    if lost and str(lost[0]) in cube.coords else "")
+            raise CubeError(f"`cube`: variable {name!r} has dims {var.dims}; they must be "
+                            f"{allowed}{kept}")
+        if not np.issubdtype(var.dtype, np.number) or var.dtype == bool:
+            raise CubeError(f"`cube`: variable {name!r} must be numeric; it has dtype {var.dtype}")
+        # ``.data`` keeps dask arrays lazy: the check is a chunked reduction, not a load
+        if bool(np.isinf(var.data).any()):
+            raise CubeError(f"`cube`: variable {name!r} has infinite values")
+
+
 def validate(cube: Any) -> xr.Dataset:
     """Check that ``cube`` is a well-formed evaluation cube.
 
@@ -238,26 +263,7 @@ def validate(cube: Any) -> xr.Dataset:
     if SCORE not in cube.data_vars:
         raise CubeError(f"`cube`: the cube has no {SCORE!r} variable; its variables are "
                         f"{sorted(map(str, cube.data_vars))}")
-    for name, var in cube.data_vars.items():
-        allowed = _ALLOWED_DIMS.get(str(name))
-        if allowed is None:
-            continue  # extra variables are the user's business
-        unknown = [d for d in var.dims if d not in allowed]
-        if unknown:
-            raise CubeError(f"`cube`: variable {name!r} has unknown dim(s) {unknown}; its "
-                            f"dims must be {allowed}")
-        if set(var.dims) != set(allowed):
-            lost = [d for d in allowed if d not in var.dims]
-            kept = (f" (a selection of one label drops its dim: select with a list to keep "
-                    f"it, e.g. `cube.sel({lost[0]}=[...])` or `cube.isel({lost[0]}=[0])`)"
-                    if lost and str(lost[0]) in cube.coords else "")
-            raise CubeError(f"`cube`: variable {name!r} has dims {var.dims}; they must be "
-                            f"{allowed}{kept}")
-        if not np.issubdtype(var.dtype, np.number) or var.dtype == bool:
-            raise CubeError(f"`cube`: variable {name!r} must be numeric; it has dtype {var.dtype}")
-        # ``.data`` keeps dask arrays lazy: the check is a chunked reduction, not a load
-        if bool(np.isinf(var.data).any()):
-            raise CubeError(f"`cube`: variable {name!r} has infinite values")
+    _check_variables(cube)
     for dim in cube.dims:
         if dim in cube.coords:
             index = cube.indexes.get(dim)
