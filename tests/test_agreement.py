@@ -448,3 +448,11 @@ def test_kappa_label_set_checks():
         eq.agreement.cohen_kappa(["0", "1"], ["0", "1"], labels="01", n_resamples=10)
     with pytest.raises(ValueError, match=r"`labels` must not repeat a label; got \[0, 0, 1\]"):
         eq.agreement.cohen_kappa(a, b, labels=[0, 0, 1], n_resamples=10)
+
+
+@pytest.mark.parametrize("gap", [None, np.nan])
+def test_a_missing_text_label_names_the_item_and_the_remedy(gap):
+    """It said "labels of one kind ... got types {'float', 'str'}"."""
+    with pytest.raises(ValueError, match=r"`rater1` has no label for 1 item\(s\) \(None or NaN; "
+                                         r"item 2 first\).*krippendorff_alpha"):
+        eq.agreement.cohen_kappa(["a", "b", gap, "a"], ["a", "b", "b", "a"])

@@ -264,6 +264,12 @@ def _encode_labels(a: np.ndarray, b: np.ndarray,
 def _check_label_kinds(x: Any, name: str) -> None:
     """Refuse a list mixing strings and numbers (numpy would turn 1 into '1' silently)."""
     if isinstance(x, list | tuple) or (isinstance(x, np.ndarray) and x.dtype.kind == "O"):
+        missing = [i for i, v in enumerate(x) if v is None or (isinstance(v, float) and v != v)]
+        if missing and any(isinstance(v, str | bytes) for v in x):
+            raise ValueError(f"`{name}` has no label for {len(missing)} item(s) (None or NaN; "
+                             f"item {missing[0]} first); Cohen's kappa needs both ratings of "
+                             f"every item (drop those items, or use krippendorff_alpha for "
+                             f"missing ratings)")
         kinds = {type(v).__name__ for v in x if v is not None}
         if any(k in ("str", "bytes") for k in kinds) and len(kinds) > 1:
             raise TypeError(f"`{name}` mixes label types {sorted(kinds)}: labels must be all "
