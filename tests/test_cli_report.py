@@ -162,6 +162,22 @@ def test_report_errors_name_the_problem(tmp_path, long_table, capsys, extra, mat
         assert not (tmp_path / "o" / "report.html").exists()
 
 
+def test_a_column_named_score_is_read_without_the_flag(tmp_path, long_table, capsys):
+    """from_long reads a column named 'score' by default; the command refused the same file
+    until given --score score."""
+    path = tmp_path / "runs.csv"
+    long_table.rename(columns={"BLEU": "score"}).to_csv(path, index=False)
+    out = tmp_path / "o"
+    code, _, err = _run(["report", str(path), "--model", "system", "--language", "lp",
+                         "--seed", "run", "--n-resamples", "50", "--out", str(out),
+                         "--format", "csv", "--quiet"], capsys)
+    assert code == 0, err
+    cube = eq.open_cube(out / "score_cube.nc")
+    np.testing.assert_allclose(
+        cube.score.sel(model="m0").mean().item(),
+        long_table.loc[long_table.system == "m0", "BLEU"].mean())
+
+
 def test_empty_file_is_a_clear_error(tmp_path, capsys):
     path = tmp_path / "empty.csv"
     path.write_text("model,language,score\n")

@@ -169,7 +169,8 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     cols.add_argument("--language", default="language",
                       help="language / task / data set column (default 'language')")
     cols.add_argument("--score", action="append", default=None, metavar="COL",
-                      help="score column; repeat for several metrics (one section each)")
+                      help="score column; repeat for several metrics (one section each); "
+                           "default: a numeric column named 'score' (long format)")
     cols.add_argument("--seed", default=None, metavar="COL", help="seed column")
     cols.add_argument("--bootstrap", default=None, metavar="COL",
                       help="bootstrap replicate column (empty on full-test-set rows)")
@@ -874,9 +875,9 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "metric"
 
 
-def _score_hint(args: argparse.Namespace) -> str:
-    """'; runs.csv's numeric columns: seed, score (e.g. --score score)': what the first file
-    offers as --score, or nothing when it cannot be read as a table."""
+def _offered_scores(args: argparse.Namespace) -> list[str]:
+    """The first file's numeric columns other than the key columns given (empty when it
+    cannot be read as a table)."""
     import pandas as pd
 
     from evaluq.io import read_table
@@ -885,14 +886,19 @@ def _score_hint(args: argparse.Namespace) -> str:
     try:
         df = read_table(path, **_file_options(path, _read_options(args)))
     except Exception:                   # a folder, a log, an unreadable file: said later
-        return ""
+        return []
     named = {args.model, args.language, args.seed, args.bootstrap}
-    numeric = [str(c) for c in df.columns
-               if c not in named and pd.api.types.is_numeric_dtype(df[c])]
+    return [str(c) for c in df.columns
+            if c not in named and pd.api.types.is_numeric_dtype(df[c])]
+
+
+def _score_hint(args: argparse.Namespace, numeric: list[str]) -> str:
+    """'; runs.csv's numeric columns: seed, score (e.g. --score score)': what the first file
+    offers as --score, or nothing."""
     if not numeric:
         return ""
     example = next((c for c in numeric if c.lower() == "score"), numeric[-1])
-    return (f"; {path}'s numeric columns: {', '.join(numeric)} (e.g. --score "
+    return (f"; {args.files[0]}'s numeric columns: {', '.join(numeric)} (e.g. --score "
             f"{shlex.quote(example)})")
 
 
@@ -908,10 +914,13 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
             raise ValueError("a wide table holds one metric: give one --score NAME (its name), "
                              "and one report per metric file")
         args.score = args.score or ["score"]
+    offered = _offered_scores(args) if args.score is None and args.mean is None else []
+    if "score" in offered:              # the column from_long reads by default
+        args.score = ["score"]
     if (args.score is None) == (args.mean is None):
         raise ValueError("give either --score COL (long format, repeatable) or --mean COL "
                          "(summary format), not both and not neither"
-                         + ("" if args.score is not None else _score_hint(args)))
+                         + ("" if args.score is not None else _score_hint(args, offered)))
     if args.mean is None and (args.sd_seed or args.sd_boot):
         raise ValueError("--sd-seed / --sd-boot belong to the summary format: give --mean too")
     n_seeds: int | str = int(args.n_seeds) if args.n_seeds.isdigit() else args.n_seeds
