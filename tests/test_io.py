@@ -28,6 +28,8 @@ WRITERS = {
     "tsv": lambda df, p: df.to_csv(p, sep="\t", index=False),
     "jsonl": lambda df, p: df.to_json(p, orient="records", lines=True),
     "parquet": lambda df, p: df.to_parquet(p, index=False),
+    "feather": lambda df, p: df.to_feather(p),
+    "arrow": lambda df, p: df.to_feather(p),
 }
 
 

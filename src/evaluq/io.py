@@ -138,6 +138,8 @@ _READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {
                                           **_with_encoding(p, kw)),
     ".parquet": lambda p, kw: pd.read_parquet(p, **{"page_checksum_verification": True, **kw}),
     ".pq": lambda p, kw: pd.read_parquet(p, **{"page_checksum_verification": True, **kw}),
+    ".feather": lambda p, kw: pd.read_feather(p, **kw),
+    ".arrow": lambda p, kw: pd.read_feather(p, **kw),
 }
 
 
@@ -196,7 +198,8 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
 
     The format follows the suffix: ``.csv`` / ``.txt``; ``.tsv`` / ``.tab``; ``.json`` (a list
     of records, or pandas' ``columns``, ``split`` or ``table`` layout); ``.jsonl`` /
-    ``.ndjson``; ``.parquet`` / ``.pq``; a text table may be compressed (``runs.csv.gz``; also
+    ``.ndjson``; ``.parquet`` / ``.pq``; ``.feather`` / ``.arrow`` (Arrow IPC, as
+    ``DataFrame.to_feather`` writes it); a text table may be compressed (``runs.csv.gz``; also
     ``.bz2``, ``.xz`` and a ``.zip`` of one file). Extra keyword arguments go to the pandas
     reader. A ``.csv`` or ``.txt`` whose header has tabs and no ',' is read as tab-separated;
     one whose header has ';' and no ',' (a spreadsheet's export in a locale with the decimal
