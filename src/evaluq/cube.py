@@ -385,8 +385,7 @@ def from_long(
         Replicate ``b`` of a language must be the same resampled test set for every model and
         seed, so every cell with a score must have every replicate (a cell without, replicate
         ids that differ between models, or replicates without a full-test-set score are
-        refused). Whole-number ids read as floats (the empty rows make the column float) are
-        kept as integers.
+        refused).
     score
         Name of the numeric score column.
     metric
@@ -465,8 +464,6 @@ def from_long(
     if pivoted is None:
         pivoted = _pivot_reference(df, keys, bootstrap, score)
     coords, score_arr, boot_arr, full_rows, boot_rows = pivoted
-    if BOOTSTRAP in coords:
-        coords = {**coords, BOOTSTRAP: _whole_ids(coords[BOOTSTRAP])}
     data_vars: dict[str, Any] = {SCORE: ((MODEL, LANGUAGE, SEED), score_arr)}
     if boot_arr is not None:
         data_vars[BOOT_SCORE] = ((MODEL, LANGUAGE, SEED, BOOTSTRAP), boot_arr)
@@ -481,17 +478,11 @@ def from_long(
     return _with_bounds(cube, bounds_)
 
 
-def _whole_ids(ids: np.ndarray) -> np.ndarray:
-    """Replicate ids read as floats because the full-test-set rows leave the column empty
-    (0.0, 1.0, ...) as the integers they are; other ids as they are."""
-    if ids.dtype.kind == "f" and np.isfinite(ids).all() and (ids == np.round(ids)).all() \
-            and np.abs(ids).max(initial=0) < 2**53:
-        return ids.astype(np.int64)
-    return ids
-
-
 def _ids(values: np.ndarray) -> str:
-    shown = ", ".join(map(str, values[:6]))
+    """Replicate ids for a message: whole numbers read as floats (the full-test-set rows leave
+    the column empty) shown as 3, not 3.0."""
+    shown = ", ".join(f"{v:g}" if isinstance(v, float) else str(v)
+                      for v in map(_plain, values[:6]))
     return shown + (f", ... ({len(values)} in all)" if len(values) > 6 else "")
 
 
@@ -500,33 +491,36 @@ def _cell_name(cell: tuple[int, ...], coords: dict[str, np.ndarray]) -> str:
                      for d, i in zip((MODEL, LANGUAGE, SEED), cell, strict=True))
 
 
-def _check_replicates(score: np.ndarray, boot: np.ndarray, coords: dict[str, np.ndarray],
+def _check_replicates(score: np.ndarray, boot: Any, coords: dict[str, np.ndarray],
                       column: str) -> None:
     """Every (model, language, seed) with a full-test-set score has every bootstrap replicate,
     and every cell with replicates has its full-test-set score: replicate j is drawn on the
     same resampled test set for every model, so a missing or differently numbered replicate
-    breaks the pairing (it surfaced later as "NaN (missing cells)", with the wrong remedy)."""
+    breaks the pairing (it surfaced later as "NaN (missing cells)", with the wrong remedy).
+    ``boot`` is in memory, or a dask array over a zarr store (reduced chunk by chunk)."""
     held = ~np.isnan(boot)
-    partial = ~np.isnan(score)[..., None] & ~held
+    n_held = np.asarray(held.sum(-1))
+    scored = ~np.isnan(score)
+    lacking = scored & (n_held < boot.shape[-1])
     where = f"column {column!r} (given as `bootstrap`)"
-    if partial.any():
-        cell = tuple(np.argwhere(partial.any(-1))[0])
-        ids = coords[BOOTSTRAP]
-        by_model = [held[m].any((0, 1)) for m in range(held.shape[0])]
-        apart = [str(_plain(coords[MODEL][m])) for m, own in enumerate(by_model)
-                 if own.any() and not any((own & other).any()
-                                          for k, other in enumerate(by_model) if k != m)]
+    if lacking.any():
+        cell = tuple(np.argwhere(lacking)[0])
+        ids, row = coords[BOOTSTRAP], np.asarray(held[cell])
+        by_model = np.asarray(held.any((1, 2))).astype(np.int64)       # (model, replicate)
+        shared = by_model @ by_model.T > 0
+        apart = [str(_plain(coords[MODEL][m])) for m in range(len(by_model))
+                 if by_model[m].any() and not np.delete(shared[m], m).any()]
         raise CubeError(
-            f"{where}: {int(partial.any(-1).sum())} (model, language, seed) cell(s) lack "
+            f"{where}: {int(lacking.sum())} (model, language, seed) cell(s) lack "
             f"bootstrap replicates that other cells have (no row, or a row with no score), "
-            f"for example {_cell_name(cell, coords)} has {int(held[cell].sum())} of "
-            f"{len(ids)} (missing: {_ids(ids[~held[cell]])}). "
+            f"for example {_cell_name(cell, coords)} has {int(row.sum())} of "
+            f"{len(ids)} (missing: {_ids(ids[~row])}). "
             + (f"The replicate ids of {', '.join(map(repr, apart))} share none with the other "
                f"models': replicate j must be the same resampled test set for every model "
                f"(paired), so number them alike (0, 1, ...) in each cell. "
                if apart and len(by_model) > 1 else "")
             + "Give every cell the same replicates, or drop the replicates some cells lack")
-    orphan = np.isnan(score) & held.any(-1)
+    orphan = ~scored & (n_held > 0)
     if orphan.any():
         cell = tuple(np.argwhere(orphan)[0])
         raise CubeError(
@@ -927,6 +921,10 @@ def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str
             "bootstrap value is empty")
     fill.write_score(out)
     _check_scores(fill.score, coords, fill.full_rows, bounds_, threshold)
+    if bootstrap is not None and fill.boot_z is not None:
+        import dask.array
+
+        _check_replicates(fill.score, dask.array.from_zarr(fill.boot_z), coords, bootstrap)
 
 
 def _parquet_labels(path: str, read: list[str], seed_column: str | None,
