@@ -17,6 +17,7 @@ interpolation between neighbouring atoms can move a quantile by.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -61,11 +62,16 @@ def test_metrics_test_aggregates():
     own = REF["own_tests"]
     for name, runs_by_tasks in (("x", own["x"]), ("y", own["y"]),
                                 ("library_x", own["library_x"])):
-        est = eq.interval_estimates(cube_of(np.asarray(runs_by_tasks).T[None]), n_resamples=10,
-                                    rng=0).estimate.values[0]
+        scores = np.asarray(runs_by_tasks)
+        with warnings.catch_warnings():     # x's scores are all >= gamma = 1: the gap check
+            warnings.simplefilter("ignore", eq.errors.ScaleWarning)   # warns, rliable's 0 kept
+            est = eq.interval_estimates(cube_of(scores.T[None]), n_resamples=10,
+                                        rng=0).estimate.values[0]
         np.testing.assert_allclose(est, own[f"{name}_aggregates"], rtol=0, atol=1e-12)
     # the literal values of metrics_test.py
-    x_est = eq.interval_estimates(cube_of(np.asarray(own["x"]).T[None]), n_resamples=10, rng=0)
+    with pytest.warns(eq.errors.ScaleWarning, match="every gap is 0"):
+        x_est = eq.interval_estimates(cube_of(np.asarray(own["x"]).T[None]), n_resamples=10,
+                                      rng=0)
     assert x_est.estimate.sel(aggregate=["median", "mean", "iqm"]).values.tolist() == [
         [1.5, 1.5, 1.5]]
 
@@ -566,3 +572,28 @@ def test_the_optimality_gap_aggregate_is_lower_is_better_and_checks_its_target()
     with pytest.raises(ValueError, match="this metric is lower-is-better"):
         eq.aggregate(eq.resample(lower, n_resamples=20, replication="nonparametric", rng=0),
                      how="optimality_gap")
+
+
+def test_interval_estimates_checks_the_optimality_gap_target():
+    """`interval_estimates` on percentages with the default gamma=1 gave every model a gap of
+    0 (estimate and interval), silently: it now warns with `eq.aggregate`'s own check (one
+    check, `rliable._check_gap`), and a lower-is-better cube is refused while the gap is asked
+    for; on the scores' scale (gamma=100) the gap is rliable's formula, no warning."""
+    x = np.random.default_rng(5).normal(60, 10, size=(2, 5, 8))
+    cube = eq.from_arrays(x, models=["a", "b"], bounds=(0, 100), outlier_threshold=None)
+    with pytest.warns(eq.errors.ScaleWarning, match="every gap is 0.*gamma=100"):
+        est = eq.interval_estimates(cube, n_resamples=50, rng=0)
+    assert (est.estimate.sel(aggregate="optimality_gap").values == 0).all()
+    est = eq.interval_estimates(cube, gamma=100, n_resamples=50, rng=0)
+    want = [100 - np.mean(np.minimum(x[k], 100)) for k in range(2)]
+    np.testing.assert_allclose(est.estimate.sel(aggregate="optimality_gap").values, want,
+                               rtol=0, atol=1e-12)
+    eq.interval_estimates(cube, aggregates=("iqm", "mean"), n_resamples=10, rng=0)  # no gap
+    lower = eq.from_arrays(x / 100, models=["a", "b"], higher_is_better=False,
+                           outlier_threshold=None)
+    with pytest.raises(ValueError, match="`aggregates`.*this metric is lower-is-better.*"
+                                         "aggregates=\\('median', 'iqm', 'mean'\\)"):
+        eq.interval_estimates(lower, n_resamples=10, rng=0)
+    kept = eq.interval_estimates(lower, aggregates=("median", "iqm", "mean"), n_resamples=10,
+                                 rng=0)
+    assert list(kept.aggregate.values) == ["median", "iqm", "mean"]

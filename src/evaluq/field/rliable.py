@@ -78,8 +78,9 @@ from evaluq._validation import (
     check_real,
     check_rng,
 )
+from evaluq._warn import warn
 from evaluq.cube import higher_is_better
-from evaluq.errors import CubeError
+from evaluq.errors import CubeError, ScaleWarning
 
 __all__ = ["interval_estimates", "performance_profile", "probability_of_improvement"]
 
@@ -391,7 +392,11 @@ def interval_estimates(
     * ``iqm``: the mean of the middle half of all NM scores pooled (25 % cut from each end,
       ``floor(NM / 4)`` scores, as :func:`scipy.stats.trim_mean`);
     * ``optimality_gap``: :math:`\gamma - \frac{1}{NM}\sum_{nm} \min(s_{nm}, \gamma)`, how
-      far the scores fall short of the target ``gamma`` (lower is better).
+      far the scores fall short of the target ``gamma`` (lower is better), for a
+      higher-is-better metric: a cube with ``higher_is_better=False`` (an error rate) is
+      refused while ``aggregates`` holds it, and scores all at or above ``gamma`` (percentages
+      with the default ``gamma=1``: every gap 0) warn (:class:`~evaluq.errors.ScaleWarning`),
+      as :func:`evaluq.aggregate` does.
 
     The interval is the percentile interval of the aggregate over resamples of the
     stratified bootstrap: every task's N runs redrawn with replacement from its own runs,
@@ -415,7 +420,8 @@ def interval_estimates(
     aggregates
         Any of ``"median"``, ``"iqm"``, ``"mean"``, ``"optimality_gap"``.
     gamma
-        The optimality gap's target (rliable's default 1, for human-normalised scores).
+        The optimality gap's target, on the scores' scale (rliable's default 1, for
+        human-normalised scores; 100 for percentages).
     n_resamples
         Bootstrap resamples (rliable's default is 50 000; evaluq's interval default 9999).
     confidence_level
@@ -435,6 +441,13 @@ def interval_estimates(
     CubeError
         A run missing on only some languages of its model, or a model missing a task
         (named).
+    ValueError
+        ``"optimality_gap"`` in ``aggregates`` for a lower-is-better cube.
+
+    Warns
+    -----
+    ScaleWarning
+        ``"optimality_gap"`` in ``aggregates`` and every score at or above ``gamma``.
 
     References
     ----------
@@ -455,6 +468,8 @@ def interval_estimates(
     names = _check_aggregates(aggregates)
     gamma = check_real("gamma", gamma)
     score, x, n_runs = _model_runs(cube)
+    if "optimality_gap" in names:
+        _check_gap(higher_is_better(cube), x, gamma, "aggregates")
 
     def point(xg: np.ndarray) -> np.ndarray:
         points = _point_aggregates(xg, gamma)
@@ -468,6 +483,33 @@ def interval_estimates(
     return _result(estimate, _ci(dist, level, n_runs < 2), (MODEL, AGGREGATE), coords, level,
                    _one_run_reason(models, n_runs),
                    {"gamma": gamma, "n_resamples": n, "n_runs": n_runs.tolist()})
+
+
+GAP_REMEDIES: Final = {
+    "how": "use another `how`",
+    "aggregates": "leave it out of `aggregates` (e.g. aggregates=('median', 'iqm', 'mean'))",
+}
+"""The remedy for a lower-is-better metric, by the argument that asked for the gap."""
+
+
+def _check_gap(higher: bool, scores: np.ndarray, gamma: float, argument: str) -> None:
+    """The optimality gap reads higher-is-better scores below the target ``gamma``: refuse a
+    lower-is-better metric, and warn when every score is at or above ``gamma`` (percentages
+    with the default gamma = 1: every gap is 0; rliable clips single scores above it on
+    purpose). ``argument`` names what asked for the gap: ``"how"`` (:func:`evaluq.aggregate`)
+    or ``"aggregates"`` (:func:`interval_estimates`); the one check of both."""
+    if not higher:
+        raise ValueError(f"`{argument}`: the optimality gap measures the distance below a "
+                         f"target of a higher-is-better metric; this metric is "
+                         f"lower-is-better: {GAP_REMEDIES[argument]} (the gap of an error "
+                         f"rate has no meaning)")
+    values = np.asarray(scores, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    if values.size and bool((values >= gamma).all()):
+        warn(f"every observed score is at or above `gamma` = {gamma:g} (smallest "
+             f"{float(values.min()):.4g}), so every gap is 0 and no model can be told from "
+             f"another: give the target on the scores' scale (e.g. gamma=100 for "
+             f"percentages)", ScaleWarning)
 
 
 def _check_aggregates(aggregates: Any) -> tuple[str, ...]:
@@ -757,14 +799,17 @@ def _field_aggregate(how: Any, gamma: Any, skipna: bool) -> Any:
     return optimality_gap
 
 
-if TYPE_CHECKING:       # the spelling evaluq.aggregation imports, typed
+if TYPE_CHECKING:       # the spellings evaluq.aggregation imports, typed
     field_aggregate = _field_aggregate
+    check_gap = _check_gap
 
 
 def __getattr__(name: str) -> Any:
-    """``field_aggregate``: the spelling ``evaluq.aggregation`` imports (a private name may not
-    cross domain modules, tests/test_architecture.py); internal, not in ``__all__`` nor in
-    ``dir()``, not documented (issue 35)."""
+    """``field_aggregate`` and ``check_gap``: the spellings ``evaluq.aggregation`` imports (a
+    private name may not cross domain modules, tests/test_architecture.py); internal, not in
+    ``__all__`` nor in ``dir()``, not documented (issue 35)."""
     if name == "field_aggregate":
         return _field_aggregate
+    if name == "check_gap":
+        return _check_gap
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
