@@ -84,6 +84,35 @@ def test_p_left_is_model_scoring_higher():
     assert eq.bayesian_signed_rank(low, "x", "y", rope=0.01, rng=0).p_model_better < 0.01
 
 
+def test_signed_rank_without_rope_is_symmetric_in_the_two_models():
+    """Two identical models with rope=0 gave p_above ~0.75 whichever came first: baycomp's
+    left = 1 - right of a right of 0.5 up to rounding, and its argmax gives ties to "left".
+    Identical models now give 0.5 / 0.5 (baycomp's own tie rule of its histogram, P(right >
+    1/2) + 1/2 P(right = 1/2)), and swapping the models mirrors the result exactly, tied tasks
+    or not."""
+    s = np.random.default_rng(0).normal(0.7, 0.05, (1, 12, 5))
+    same = eq.from_arrays(np.concatenate([s, s]), models=["a", "b"])
+    for pair in (("a", "b"), ("b", "a")):
+        for seed in range(3):
+            res = eq.bayesian_signed_rank(same, *pair, n_samples=5000, rng=seed)
+            assert (res.p_above, res.p_rope, res.p_below) == (0.5, 0.0, 0.5)
+    gen = np.random.default_rng(4)
+    x = gen.normal(0.7, 0.05, 10)
+    for y in (x + gen.normal(0, 0.01, 10),                          # no tie
+              np.where(np.arange(10) < 6, x, x + 0.01)):            # 6 tied tasks of 10
+        cube = _pair_cube(x, y)
+        for rope in (0.0, 0.005):
+            ab = eq.bayesian_signed_rank(cube, "x", "y", rope=rope, n_samples=4000, rng=7)
+            ba = eq.bayesian_signed_rank(cube, "y", "x", rope=rope, n_samples=4000, rng=7)
+            assert (ab.p_above, ab.p_rope, ab.p_below) == (ba.p_below, ba.p_rope, ba.p_above)
+
+
+def test_winner_probabilities_share_ties():
+    samples = np.array([[0.5, 0.0, 0.5], [0.2, 0.0, 0.8], [0.4, 0.4, 0.2], [0.1, 0.1, 0.8]])
+    np.testing.assert_allclose(_winner_probabilities(samples),
+                               [(0.5 + 0.5) / 4, 0.5 / 4, (0.5 + 1 + 1) / 4], rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("case", TTEST, ids=lambda c: f"n{len(c['x'])}-rope{c['rope']}"
                          f"-runs{c['runs']}")
 def test_correlated_t_matches_baycomp_closed_form(case):

@@ -80,7 +80,12 @@ def _signed_rank_samples(diff: np.ndarray, weights: np.ndarray, rope: float) -> 
 
     (H the Heaviside step with H(0) = 1/2): the posterior probability that the Walsh average
     of two differences lies left of, inside, or right of the ROPE ``[-r, r]``. With ``rope`` 0,
-    :math:`\theta_{left} = 1 - \theta_{right}` and :math:`\theta_{rope} = 0` (as baycomp).
+    :math:`\theta_{rope} = 0` and :math:`\theta_{left} = 1 - \theta_{right}`, as baycomp; but
+    :math:`\theta_{left}` is summed as :math:`\theta_{right}` is, not taken as
+    ``1 - right``: the two are then mirror images to the last bit (swapping the models swaps
+    them exactly, and identical models give them equal), where baycomp's ``1 - right`` of a
+    right of 0.5 up to rounding leaves the winner to the rounding (its left and right differ
+    from these by about 1e-16).
 
     Parameters
     ----------
@@ -102,20 +107,20 @@ def _signed_rank_samples(diff: np.ndarray, weights: np.ndarray, rope: float) -> 
     for start in range(0, weights.shape[0], _BLOCK):     # blocks of samples, not one by one
         w = weights[start:start + _BLOCK]
         out[start:start + _BLOCK, 2] = np.sum((w @ above) * w, axis=1)
-        if rope > 0:
-            out[start:start + _BLOCK, 0] = np.sum((w @ below) * w, axis=1)
+        out[start:start + _BLOCK, 0] = np.sum((w @ below) * w, axis=1)
     if rope > 0:
         out[:, 1] = -out[:, 0] - out[:, 2] + 1
-    else:
-        out[:, 0] = -out[:, 2] + 1
     return out
 
 
 def _winner_probabilities(samples: np.ndarray) -> np.ndarray:
     """baycomp's ``Posterior.probs``: the share of samples in which each region is the most
-    probable (``argmax``; a tie goes to the earlier region)."""
-    winners = np.argmax(samples, axis=1)
-    return np.bincount(winners, minlength=3) / len(winners)
+    probable (``argmax``), except that a tie is shared equally by the tied regions (baycomp
+    gives it to the earlier region, ``left``: with rounding deciding the rest, two identical
+    models without a ROPE came out "the first is better" with probability 0.75, in either
+    order). Without ties, baycomp's numbers exactly."""
+    top = samples == samples.max(axis=1, keepdims=True)
+    return np.mean(top / top.sum(axis=1, keepdims=True), axis=0)
 
 
 def _correlated_t_statistics(x: np.ndarray, y: np.ndarray, runs: int) -> tuple[float, float, int]:

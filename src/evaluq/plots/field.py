@@ -260,7 +260,11 @@ def bayesian_comparison(result: Any, *, ax: Axes | None = None,
         _simplex(ax, result.distribution.values.T, probs, names)
     else:
         right = result.distribution.sel(region="right").values
-        ax.hist(right, bins=50, color=_GOOD, alpha=0.7)
+        # fixed bins over [0, 1] (50 bins over the samples' own range failed, numpy's "too
+        # many bins", when every sample is 1/2 up to rounding: identical models, no ROPE),
+        # an odd number of them so that 1/2 is the middle of a bin, not an edge
+        ax.hist(np.clip(right, 0.0, 1.0), bins=np.linspace(0.0, 1.0, 52).tolist(), color=_GOOD,
+                alpha=0.7)
         ax.axvline(0.5, color=_ACCENT, linewidth=1.0)
         ax.set_xlim(0, 1)
         ax.set_yticks([])
