@@ -597,3 +597,28 @@ def test_interval_estimates_checks_the_optimality_gap_target():
     kept = eq.interval_estimates(lower, aggregates=("median", "iqm", "mean"), n_resamples=10,
                                  rng=0)
     assert list(kept.aggregate.values) == ["median", "iqm", "mean"]
+
+
+def test_performance_profile_follows_a_lower_is_better_cube():
+    """`performance_profile` ignored `higher_is_better=False`: an error-rate cube got the share
+    of runs *above* tau (its bad runs). It is now the share below tau, by hand, and rliable's
+    profile of the negated scores at -tau (the same resamples: identical intervals)."""
+    x = np.random.default_rng(8).random((2, 5, 6))
+    tau = np.array([0.2, 0.5, 0.8])
+    lower = eq.from_arrays(x, models=["a", "b"], higher_is_better=False,
+                           outlier_threshold=None)
+    negated = eq.from_arrays(-x, models=["a", "b"], outlier_threshold=None)
+    for kind in ("run", "average"):
+        prof = eq.performance_profile(lower, tau, kind=kind, n_resamples=300, rng=0)
+        ref = eq.performance_profile(negated, -tau, kind=kind, n_resamples=300, rng=0)
+        scores = x if kind == "run" else x.mean(axis=-1, keepdims=True)
+        hand = [[np.mean(scores[k] < t) for t in tau] for k in range(2)]
+        np.testing.assert_allclose(prof.estimate.values, hand, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(prof.ci.values, ref.ci.values)
+        np.testing.assert_array_equal(prof.threshold.values, tau)
+        assert prof.attrs["higher_is_better"] == 0
+        assert (np.diff(prof.estimate.values, axis=1) >= 0).all()   # non-decreasing in tau
+    higher = eq.performance_profile(cube_of(x), tau, n_resamples=10, rng=0)
+    assert higher.attrs["higher_is_better"] == 1
+    np.testing.assert_allclose(higher.estimate.values,
+                               [[np.mean(x[k] > t) for t in tau] for k in range(2)], atol=1e-12)

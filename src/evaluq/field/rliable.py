@@ -567,10 +567,13 @@ def performance_profile(
     For each threshold :math:`\tau`, ``kind="run"`` (rliable's default
     ``use_score_distribution=True``) gives the fraction of all runs x tasks scores above
     :math:`\tau`, :math:`\frac{1}{NM}\sum_{nm} 1[s_{nm} > \tau]`; ``kind="average"`` the
-    fraction of tasks whose mean over runs is above :math:`\tau`. Intervals as in
-    :func:`interval_estimates` (rliable's profiles default to 2000 resamples). With ragged
-    runs (NaN at a model's missing seeds), N is each model's own number of runs, in the
-    fraction and in the resamples.
+    fraction of tasks whose mean over runs is above :math:`\tau`. "Above" is "better than":
+    for a cube with ``higher_is_better=False`` (an error rate) the profile is the fraction
+    *below* :math:`\tau`, :math:`1[s_{nm} < \tau]` (rliable's profile of the negated scores
+    at :math:`-\tau`; rliable assumes higher is better), and ``attrs["higher_is_better"]``
+    says which. Intervals as in :func:`interval_estimates` (rliable's profiles default to
+    2000 resamples). With ragged runs (NaN at a model's missing seeds), N is each model's own
+    number of runs, in the fraction and in the resamples.
 
     Parameters
     ----------
@@ -587,7 +590,8 @@ def performance_profile(
     -------
     xarray.Dataset
         ``estimate`` (model, threshold) and ``ci`` (model, threshold, ci_bound);
-        ``attrs["n_runs"]`` each model's number of runs.
+        ``attrs["n_runs"]`` each model's number of runs, ``attrs["higher_is_better"]`` 1
+        (fractions above :math:`\tau`) or 0 (below).
 
     Raises
     ------
@@ -608,14 +612,17 @@ def performance_profile(
     kind = check_choice("kind", kind, PROFILE_KINDS)
     score, x, n_runs = _model_runs(cube)
     _check_distribution_memory(n, x.shape[0] * tau.size)
-    statistic = _by_run_count(lambda xg, c: _profile_resampled(xg, c, tau, kind), x, n_runs)
+    sign = 1.0 if higher_is_better(cube) else -1.0      # lower is better: s < tau, -s > -tau
+    x, better = np.ascontiguousarray(sign * x), sign * tau
+    statistic = _by_run_count(lambda xg, c: _profile_resampled(xg, c, better, kind), x, n_runs)
     dist = _stratified_distribution(x, statistic, n, gen, n_runs=n_runs)
     models = score[MODEL].values
     coords: dict[Hashable, Any] = {MODEL: models, THRESHOLD: tau}
-    return _result(_per_group(lambda xg: _profile_point(xg, tau, kind), x, n_runs),
+    return _result(_per_group(lambda xg: _profile_point(xg, better, kind), x, n_runs),
                    _ci(dist, level, n_runs < 2), (MODEL, THRESHOLD), coords, level,
                    _one_run_reason(models, n_runs),
-                   {"kind": kind, "n_resamples": n, "n_runs": n_runs.tolist()})
+                   {"kind": kind, "n_resamples": n, "n_runs": n_runs.tolist(),
+                    "higher_is_better": int(sign > 0)})
 
 
 # --- probability of improvement -----------------------------------------------------------------
