@@ -23,7 +23,7 @@ import pytest
 import xarray as xr
 
 import evaluq as eq
-from evaluq.errors import CubeError
+from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.field.bayescomp import (
     _correlated_t_statistics,
     _signed_rank_samples,
@@ -160,10 +160,11 @@ def test_correlated_t_samples_and_interval():
 def test_signed_rank_nan_runs_and_ties():
     score = np.array([[[0.8, np.nan], [0.7, 0.7], [0.6, 0.6]],
                       [[0.8, 0.8], [0.6, 0.6], [0.6, 0.6]]])
-    res = eq.bayesian_signed_rank(eq.from_arrays(score, models=["x", "y"]), "x", "y",
-                                  rope=0.0, n_samples=1000, rng=0)
+    with pytest.warns(EvaluqWarning, match="over 3 language"):
+        res = eq.bayesian_signed_rank(eq.from_arrays(score, models=["x", "y"]), "x", "y",
+                                      rope=0.0, n_samples=1000, rng=0)
     np.testing.assert_allclose(res.p_left + res.p_rope + res.p_right, 1.0)
-    same = eq.bayesian_signed_rank(_pair_cube(np.ones(5), np.ones(5)), "x", "y", rope=0.01,
+    same = eq.bayesian_signed_rank(_pair_cube(np.ones(6), np.ones(6)), "x", "y", rope=0.01,
                                    n_samples=1000, rng=0)
     assert same.p_rope == 1.0
 
@@ -201,7 +202,7 @@ def test_correlated_t_bad_input():
 
 
 def test_result_conversions():
-    res = eq.bayesian_signed_rank(_pair_cube(np.arange(5.0), np.arange(5.0) + 0.5), "x", "y",
+    res = eq.bayesian_signed_rank(_pair_cube(np.arange(6.0), np.arange(6.0) + 0.5), "x", "y",
                                   rope=0.1, n_samples=500, rng=0)
     assert "p_above=" in repr(res)
     assert "p_below=" in repr(res)
@@ -375,3 +376,18 @@ def test_the_hierarchical_test_leaves_nothing_in_tmp_and_prints_no_progress(tmp_
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Sampling" not in done.stderr
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_signed_rank_over_few_languages_warns():
+    """One language gave p_below = 1.0 ("certain") without a word: with rope 0, differences
+    all of one sign give that side probability 1 whatever their number. Below 6 languages it
+    warns; from 6 on it does not."""
+    s = np.random.default_rng(0).random((3, 2, 3))
+    with pytest.warns(EvaluqWarning, match=r"over 1 language\(s\).*not certainty.*at least 6"):
+        res = eq.bayesian_signed_rank(eq.from_arrays(s[:, :1]), 0, 1, n_samples=2000, rng=0)
+    assert res.p_below == 1.0
+    x = np.linspace(0.5, 0.8, 6)
+    eq.bayesian_signed_rank(_pair_cube(x, x + 0.01), "x", "y", n_samples=500, rng=0)
+    with pytest.warns(EvaluqWarning, match="over 5 language"):
+        eq.bayesian_signed_rank(_pair_cube(x[:5], x[:5] + 0.01), "x", "y", rope=0.001,
+                                n_samples=500, rng=0)

@@ -47,12 +47,16 @@ from evaluq._validation import (
     check_real,
     check_rng,
 )
-from evaluq.errors import CubeError
+from evaluq._warn import warn
+from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.field._blocks import block_scores
 
 __all__ = ["BayesianComparison", "bayesian_signed_rank", "correlated_t_test",
            "hierarchical_t_test"]
 
+SIGNED_RANK_MIN_BLOCKS = 6
+"""Fewer languages warn in :func:`bayesian_signed_rank`: below 6 even the exact two-sided
+Wilcoxon signed-rank test cannot reach p < 0.05 (its smallest p is 2 / 2^N)."""
 _BLOCK = 10_000
 """Posterior samples evaluated at once by the signed-rank kernel (bounds the memory to
 ``_BLOCK x (n + 1)`` floats)."""
@@ -312,6 +316,18 @@ def _pair_scores(cube: xr.Dataset, model: Any, model_b: Any) -> tuple[np.ndarray
     return blocks.scores[:, 0], blocks.scores[:, 1], blocks.higher_is_better
 
 
+def _warn_few_blocks(n: int) -> None:
+    """The signed-rank posterior over few languages: certain-looking, not informative."""
+    if n >= SIGNED_RANK_MIN_BLOCKS:
+        return
+    warn(f"Bayesian signed-rank test over {n} language(s) (blocks): without a ROPE, "
+         f"differences all of one sign give that side probability 1 whatever their number "
+         f"(the prior's pseudo-observation never outweighs them), so p_above / p_below near "
+         f"1 here is not certainty; the exact Wilcoxon signed-rank test cannot reach p < 0.05 "
+         f"below {SIGNED_RANK_MIN_BLOCKS} languages (2/2^{n} = {2.0 ** (1 - n):.3g}). Use at "
+         f"least {SIGNED_RANK_MIN_BLOCKS} languages", EvaluqWarning)
+
+
 def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: float = 0.0,
                          prior: float = 0.5, n_samples: int = 50_000,
                          rng: RNGLike = None) -> BayesianComparison:
@@ -350,6 +366,13 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
         ``p_left``); ``distribution`` (region, sample) for
         :func:`evaluq.plots.bayesian_simplex`.
 
+    Warns
+    -----
+    EvaluqWarning
+        Fewer than 6 languages: without a ROPE, differences all of one sign give
+        probability 1 to that side whatever their number (1 language included), and below 6
+        even the exact Wilcoxon signed-rank test cannot reach p < 0.05.
+
     References
     ----------
     Benavoli, A., Corani, G., Mangili, F., Zaffalon, M. & Ruggeri, F. (2014). A Bayesian
@@ -374,6 +397,7 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
     # the Dirichlet weights (n_samples, n + 1), the samples (n_samples, 3) and their argmax
     check_memory("n_samples", n_samples * (8 * (x.size + 1) + 8 * 3 + 8),
                  hint=" (baycomp's default is 50 000)")
+    _warn_few_blocks(x.size)
     weights = gen.dirichlet(np.concatenate(([prior], np.ones(x.size))), n_samples)
     samples = _signed_rank_samples(y - x, weights, rope)
     return _simplex_comparison(samples, "signed-rank", rope, (model, model_b), hib,
