@@ -622,3 +622,54 @@ def test_performance_profile_follows_a_lower_is_better_cube():
     assert higher.attrs["higher_is_better"] == 1
     np.testing.assert_allclose(higher.estimate.values,
                                [[np.mean(x[k] > t) for t in tau] for k in range(2)], atol=1e-12)
+
+
+def test_a_summary_only_cube_of_seed_means_is_refused():
+    """A cube of seed means (eq.from_summary, 5 seeds each) gave IQMs over task means and
+    probabilities of improvement of 0 / 1 read as run-level quantities, silently: rliable's
+    functions (and multi_aso) now refuse it, saying what to use; a summary of single runs
+    (n_seeds 1) holds the runs and is accepted."""
+    import pandas as pd
+
+    gen = np.random.default_rng(0)
+    df = pd.DataFrame([(m, t, gen.random(), 0.02, 0.01) for m in "abc"
+                       for t in ("t1", "t2", "t3", "t4")],
+                      columns=["model", "language", "mean", "sd_seed", "sd_boot"])
+    means = eq.from_summary(df, n_seeds=5)
+    calls = [lambda c: eq.interval_estimates(c, n_resamples=10, rng=0),
+             lambda c: eq.performance_profile(c, [0.5], n_resamples=10, rng=0),
+             lambda c: eq.probability_of_improvement(c, n_resamples=10, rng=0),
+             lambda c: eq.multi_aso(c, n_resamples=10, rng=0)]
+    for call in calls:
+        with pytest.raises(CubeError, match="summary-only.*would read each seed mean as a "
+                                            "single run.*eq.from_long.*eq.friedman_test"):
+            call(means)
+    single = eq.from_summary(df, n_seeds=1)
+    est = eq.interval_estimates(single, aggregates=("mean",), n_resamples=10, rng=0)
+    want = df.groupby("model")["mean"].mean().to_numpy()
+    np.testing.assert_allclose(est.estimate.values[:, 0], want, rtol=0, atol=1e-12)
+
+
+def test_rliables_score_dict_is_refused_with_the_call_that_converts_it():
+    """rliable's `{algorithm: (runs x tasks)}` dict was refused with no pointer (and the
+    obvious `np.stack(list(d.values()))` swaps runs and tasks silently). The message gives the
+    one call that converts it; that call, run as written, gives rliable's aggregates (scipy
+    and numpy on the runs x tasks matrices)."""
+    gen = np.random.default_rng(1)
+    score_dict = {"dqn": gen.normal(0.5, 0.2, (10, 5)), "ppo": gen.normal(0.6, 0.2, (10, 5))}
+    calls = [lambda c: eq.interval_estimates(c, n_resamples=10, rng=0),
+             lambda c: eq.performance_profile(c, [0.5], n_resamples=10, rng=0),
+             lambda c: eq.probability_of_improvement(c, n_resamples=10, rng=0),
+             lambda c: eq.multi_aso(c, n_resamples=10, rng=0)]
+    for call in calls:
+        with pytest.raises(TypeError, match="got dict. rliable's score dict") as err:
+            call(score_dict)
+    call_text = str(err.value).split("becomes a cube with ")[1].split(" (a cube is")[0]
+    cube = eval(call_text, {"eq": eq, "np": np, "score_dict": score_dict})   # as written
+    est = eq.interval_estimates(cube, n_resamples=10, rng=0)
+    assert list(est.model.values) == ["dqn", "ppo"]
+    for k, m in enumerate(score_dict.values()):
+        np.testing.assert_allclose(
+            est.estimate.values[k],
+            [np.median(m.mean(axis=0)), stats.trim_mean(m, 0.25, axis=None), m.mean(),
+             1 - np.mean(np.minimum(m, 1))], rtol=0, atol=1e-12)

@@ -30,6 +30,10 @@ calls ``np.random.choice``), so its intervals cannot be reproduced by seed; eval
 ``rng``. A run missing on only some tasks, or a model missing a task, raises
 :class:`~evaluq.errors.CubeError` (rliable propagates NaN silently); a model of one run has
 estimates and NaN intervals with a ``nan_reason`` (rliable returns an interval of width zero).
+A summary-only cube (:func:`evaluq.from_summary`: means over several seeds) raises, as its
+means are not runs; rliable's score dict ``{algorithm: (runs x tasks)}`` is refused with the
+call that makes it a cube, ``eq.from_arrays(np.stack([np.asarray(m, dtype=float).T for m in
+score_dict.values()]), models=list(score_dict))``.
 
 **Ragged runs.** Models may have different numbers of runs (Atari-100k: 100 runs of some
 algorithms, 5 of others), as rliable's score matrices of different sizes: a model's missing
@@ -60,6 +64,7 @@ from evaluq._dims import (
     LANGUAGE,
     MODEL,
     MODEL_B,
+    N_SEEDS,
     NAN_REASON,
     SCORE,
     SEED,
@@ -68,6 +73,7 @@ from evaluq._dims import (
 from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import percentile_interval
 from evaluq._results import N_RESAMPLES_INTERVAL
+from evaluq._schema import is_summary
 from evaluq._validation import (
     RNGLike,
     as_float_array,
@@ -97,13 +103,46 @@ SELF_REASON: Final = "a model against itself"
 
 # --- input --------------------------------------------------------------------------------------
 
+SCORE_DICT_CALL: Final = ("eq.from_arrays(np.stack([np.asarray(m, dtype=float).T for m in "
+                          "score_dict.values()]), models=list(score_dict))")
+"""The one call that turns rliable's score dict ``{algorithm: (runs x tasks) matrix}`` (equal
+run counts) into a cube (model, language = task, seed = run)."""
+
+
+def _check_runs_cube(cube: Any, name: str = "cube") -> None:
+    """``cube`` must be a cube of runs: rliable's own score dict is refused with the call
+    that converts it, and a summary-only cube of means over several seeds (seed means, not
+    runs: rliable's run-level aggregates, profiles and P(X > Y) would read each mean as one
+    run) with what to do instead."""
+    if isinstance(cube, Mapping) and not isinstance(cube, xr.Dataset):
+        raise TypeError(
+            f"`{name}` must be an evaluation cube (an xarray Dataset with a 'score' variable); "
+            f"got {type(cube).__name__}. rliable's score dict {{algorithm: (runs x tasks) "
+            f"matrix}} becomes a cube with {SCORE_DICT_CALL} (a cube is model x language "
+            f"(task) x seed (run), hence the transpose; a model with fewer runs: pad its "
+            f"matrix with rows of NaN, runs missing on every task)")
+    if not isinstance(cube, xr.Dataset) or SCORE not in cube:
+        raise TypeError(f"`{name}` must be an evaluation cube (an xarray Dataset with a "
+                        f"'score' variable); got {type(cube).__name__}")
+    if not is_summary(cube):
+        return
+    n_seeds = np.asarray(cube[N_SEEDS].values, dtype=float) if N_SEEDS in cube else None
+    if n_seeds is not None and bool(np.all(n_seeds[~np.isnan(n_seeds)] <= 1)):
+        return                                       # each "mean" is one run: the runs
+    raise CubeError(
+        f"`{name}` is summary-only (the mean over seeds of each cell, with SDs, as "
+        f"eq.from_summary makes it): these methods resample and pool the runs (seeds) "
+        f"themselves, and would read each seed mean as a single run. Build the cube from the "
+        f"runs (eq.from_long(table, model=..., language=..., seed=..., score=...)), or "
+        f"compare the seed means over languages with eq.friedman_test, "
+        f"eq.critical_difference or eq.bayesian_signed_rank")
+
+
 def _score_matrices(cube: Any, name: str = "cube") -> xr.DataArray:
     """The cube's ``score`` as (model, language, seed): rliable's (runs x tasks) matrices,
     transposed, runs last. A run NaN on every task is missing (a model with fewer runs); a
     run missing on only some tasks, or a model missing a task, raises, naming the cell."""
-    if not isinstance(cube, xr.Dataset) or SCORE not in cube:
-        raise TypeError(f"`{name}` must be an evaluation cube (an xarray Dataset with a "
-                        f"'score' variable); got {type(cube).__name__}")
+    _check_runs_cube(cube, name)
     score = cube[SCORE]
     missing = {MODEL, LANGUAGE, SEED} - set(score.dims)
     extra = set(score.dims) - {MODEL, LANGUAGE, SEED}
@@ -440,7 +479,9 @@ def interval_estimates(
     ------
     CubeError
         A run missing on only some languages of its model, or a model missing a task
-        (named).
+        (named); a summary-only cube of means over several seeds (not runs).
+    TypeError
+        Anything but a cube (rliable's score dict: with the call that converts it).
     ValueError
         ``"optimality_gap"`` in ``aggregates`` for a lower-is-better cube.
 
