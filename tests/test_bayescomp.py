@@ -23,7 +23,7 @@ import pytest
 import xarray as xr
 
 import evaluq as eq
-from evaluq.errors import CubeError
+from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.field.bayescomp import (
     _correlated_t_statistics,
     _signed_rank_samples,
@@ -84,6 +84,35 @@ def test_p_left_is_model_scoring_higher():
     assert eq.bayesian_signed_rank(low, "x", "y", rope=0.01, rng=0).p_model_better < 0.01
 
 
+def test_signed_rank_without_rope_is_symmetric_in_the_two_models():
+    """Two identical models with rope=0 gave p_above ~0.75 whichever came first: baycomp's
+    left = 1 - right of a right of 0.5 up to rounding, and its argmax gives ties to "left".
+    Identical models now give 0.5 / 0.5 (baycomp's own tie rule of its histogram, P(right >
+    1/2) + 1/2 P(right = 1/2)), and swapping the models mirrors the result exactly, tied tasks
+    or not."""
+    s = np.random.default_rng(0).normal(0.7, 0.05, (1, 12, 5))
+    same = eq.from_arrays(np.concatenate([s, s]), models=["a", "b"])
+    for pair in (("a", "b"), ("b", "a")):
+        for seed in range(3):
+            res = eq.bayesian_signed_rank(same, *pair, n_samples=5000, rng=seed)
+            assert (res.p_above, res.p_rope, res.p_below) == (0.5, 0.0, 0.5)
+    gen = np.random.default_rng(4)
+    x = gen.normal(0.7, 0.05, 10)
+    for y in (x + gen.normal(0, 0.01, 10),                          # no tie
+              np.where(np.arange(10) < 6, x, x + 0.01)):            # 6 tied tasks of 10
+        cube = _pair_cube(x, y)
+        for rope in (0.0, 0.005):
+            ab = eq.bayesian_signed_rank(cube, "x", "y", rope=rope, n_samples=4000, rng=7)
+            ba = eq.bayesian_signed_rank(cube, "y", "x", rope=rope, n_samples=4000, rng=7)
+            assert (ab.p_above, ab.p_rope, ab.p_below) == (ba.p_below, ba.p_rope, ba.p_above)
+
+
+def test_winner_probabilities_share_ties():
+    samples = np.array([[0.5, 0.0, 0.5], [0.2, 0.0, 0.8], [0.4, 0.4, 0.2], [0.1, 0.1, 0.8]])
+    np.testing.assert_allclose(_winner_probabilities(samples),
+                               [(0.5 + 0.5) / 4, 0.5 / 4, (0.5 + 1 + 1) / 4], rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("case", TTEST, ids=lambda c: f"n{len(c['x'])}-rope{c['rope']}"
                          f"-runs{c['runs']}")
 def test_correlated_t_matches_baycomp_closed_form(case):
@@ -131,10 +160,11 @@ def test_correlated_t_samples_and_interval():
 def test_signed_rank_nan_runs_and_ties():
     score = np.array([[[0.8, np.nan], [0.7, 0.7], [0.6, 0.6]],
                       [[0.8, 0.8], [0.6, 0.6], [0.6, 0.6]]])
-    res = eq.bayesian_signed_rank(eq.from_arrays(score, models=["x", "y"]), "x", "y",
-                                  rope=0.0, n_samples=1000, rng=0)
+    with pytest.warns(EvaluqWarning, match="over 3 language"):
+        res = eq.bayesian_signed_rank(eq.from_arrays(score, models=["x", "y"]), "x", "y",
+                                      rope=0.0, n_samples=1000, rng=0)
     np.testing.assert_allclose(res.p_left + res.p_rope + res.p_right, 1.0)
-    same = eq.bayesian_signed_rank(_pair_cube(np.ones(5), np.ones(5)), "x", "y", rope=0.01,
+    same = eq.bayesian_signed_rank(_pair_cube(np.ones(6), np.ones(6)), "x", "y", rope=0.01,
                                    n_samples=1000, rng=0)
     assert same.p_rope == 1.0
 
@@ -172,7 +202,7 @@ def test_correlated_t_bad_input():
 
 
 def test_result_conversions():
-    res = eq.bayesian_signed_rank(_pair_cube(np.arange(5.0), np.arange(5.0) + 0.5), "x", "y",
+    res = eq.bayesian_signed_rank(_pair_cube(np.arange(6.0), np.arange(6.0) + 0.5), "x", "y",
                                   rope=0.1, n_samples=500, rng=0)
     assert "p_above=" in repr(res)
     assert "p_below=" in repr(res)
@@ -346,3 +376,18 @@ def test_the_hierarchical_test_leaves_nothing_in_tmp_and_prints_no_progress(tmp_
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Sampling" not in done.stderr
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_signed_rank_over_few_languages_warns():
+    """One language gave p_below = 1.0 ("certain") without a word: with rope 0, differences
+    all of one sign give that side probability 1 whatever their number. Below 6 languages it
+    warns; from 6 on it does not."""
+    s = np.random.default_rng(0).random((3, 2, 3))
+    with pytest.warns(EvaluqWarning, match=r"over 1 language\(s\).*not certainty.*at least 6"):
+        res = eq.bayesian_signed_rank(eq.from_arrays(s[:, :1]), 0, 1, n_samples=2000, rng=0)
+    assert res.p_below == 1.0
+    x = np.linspace(0.5, 0.8, 6)
+    eq.bayesian_signed_rank(_pair_cube(x, x + 0.01), "x", "y", n_samples=500, rng=0)
+    with pytest.warns(EvaluqWarning, match="over 5 language"):
+        eq.bayesian_signed_rank(_pair_cube(x[:5], x[:5] + 0.01), "x", "y", rope=0.001,
+                                n_samples=500, rng=0)

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 import evaluq as eq
-from evaluq.errors import CubeError
+from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.field.demsar import _block_ranks, _friedman_kernel, nemenyi_q
 
 ANCHORS = json.loads((Path(__file__).parents[1] / "benchmarks" / "anchors" / "autorank.json")
@@ -142,7 +142,8 @@ def test_ties_get_average_ranks_and_scipy_tie_correction():
     table = np.array([[1.0, 1.0, 1.0, 1.0], [0.9, 0.8, 0.8, 0.7], [0.5, 0.6, 0.6, 0.6],
                       [0.3, 0.2, 0.1, 0.0], [0.4, 0.4, 0.3, 0.3]])
     assert _block_ranks(table, True)[0].tolist() == [2.5] * 4
-    res = eq.friedman_test(_cube(table, list("abcd")))
+    with pytest.warns(EvaluqWarning, match="chi-square p-value .* is an approximation"):
+        res = eq.friedman_test(_cube(table, list("abcd")))
     ref = stats.friedmanchisquare(*table.T)
     np.testing.assert_allclose([res.statistic, res.pvalue], [ref.statistic, ref.pvalue],
                                rtol=1e-12)
@@ -153,14 +154,16 @@ def test_every_language_tied_is_nan_with_reason():
     assert np.isnan(res.statistic)
     assert np.isnan(res.f_statistic)
     assert "tie" in res.attrs["nan_reason"]
-    cd = eq.critical_difference(_cube(np.ones((4, 3)), list("abc")), test="wilcoxon-holm")
+    with pytest.warns(EvaluqWarning, match="no pair can be found different"):
+        cd = eq.critical_difference(_cube(np.ones((4, 3)), list("abc")), test="wilcoxon-holm")
     assert np.all(cd["pvalue"].values[~np.eye(3, dtype=bool)] == 1.0)
     assert cd["in_group"].values.tolist() == [[True, True, True]]
 
 
 def test_same_order_everywhere_gives_infinite_f():
     table = np.tile([3.0, 2.0, 1.0], (6, 1))
-    res = eq.friedman_test(_cube(table, list("abc")))
+    with pytest.warns(EvaluqWarning, match="chi-square p-value .* is an approximation"):
+        res = eq.friedman_test(_cube(table, list("abc")))
     assert res.statistic == pytest.approx(12.0)
     assert res.f_statistic == np.inf
     assert res.f_pvalue == 0.0
@@ -171,12 +174,14 @@ def test_single_run_and_nan_runs():
     score = gen.normal(size=(3, 8, 4))
     score[0, 2, 1] = np.nan                  # one NaN run: the cell's mean of the other three
     cube = eq.from_arrays(score, models=list("abc"))
-    res = eq.friedman_test(cube)
+    with pytest.warns(EvaluqWarning, match="chi-square p-value .* is an approximation"):
+        res = eq.friedman_test(cube)
     table = np.nanmean(score, axis=2).T
     np.testing.assert_allclose(res.statistic, stats.friedmanchisquare(*table.T).statistic,
                                rtol=1e-12)
     assert res.attrs["n_missing_runs"] == 1
-    single = eq.friedman_test(eq.from_arrays(score[:, :, :1], models=list("abc")))
+    with pytest.warns(EvaluqWarning, match="chi-square p-value .* is an approximation"):
+        single = eq.friedman_test(eq.from_arrays(score[:, :, :1], models=list("abc")))
     assert np.isfinite(single.statistic)
 
 
@@ -205,7 +210,9 @@ def test_argument_validation():
 
 
 def test_result_object_conversions():
-    res = eq.friedman_test(_cube(np.random.default_rng(9).normal(size=(6, 3)), list("abc")))
+    with pytest.warns(EvaluqWarning, match="chi-square p-value .* is an approximation"):
+        res = eq.friedman_test(_cube(np.random.default_rng(9).normal(size=(6, 3)),
+                                     list("abc")))
     assert "statistic=" in repr(res)
     assert "<table" in res._repr_html_()
     assert set(res.to_dataset().data_vars) >= {"statistic", "pvalue", "mean_rank"}
@@ -242,3 +249,73 @@ def test_type_one_error_friedman_and_nemenyi():
     assert abs(np.mean(p_f <= alpha) - alpha) <= 4 * sd
     assert np.mean(p <= alpha) <= alpha + 4 * sd      # chi-square is conservative at small N
     assert fwer <= alpha + 4 * sd
+
+
+# --- small samples -----------------------------------------------------------------------------
+
+
+def _brute_force_friedman_p(table: np.ndarray) -> float:
+    """The exact permutation p of Friedman's statistic by enumerating every combination of
+    the distinct orderings of each block's ranks (independent of the kernel's dynamic
+    programme)."""
+    import itertools
+
+    ranks = stats.rankdata(-table, axis=1)
+    orderings = [sorted(set(itertools.permutations(row))) for row in ranks]
+    observed = np.sum(ranks.sum(axis=0) ** 2)
+    hits = total = 0
+    for combo in itertools.product(*orderings):
+        total += 1
+        hits += np.sum(np.sum(combo, axis=0) ** 2) >= observed - 1e-9
+    return hits / total
+
+
+def test_friedman_over_few_languages_warns_with_the_exact_pvalue():
+    """N = 2 languages, k = 3 models (the sweep's case): the chi-square p 0.607 is far from the
+    exact 0.833 and nothing said so. With 10 languages or fewer it warns and gives the exact
+    permutation p (brute force here, ties included); `pvalue` stays scipy's / autorank's."""
+    s = np.random.default_rng(9).random((3, 2, 3))
+    with pytest.warns(EvaluqWarning, match=r"over 2 languages.*\(0\.6065\).*exact "
+                                           r"permutation p-value is 0\.8333"):
+        res = eq.friedman_test(eq.from_arrays(s))
+    assert res.pvalue == pytest.approx(0.6065306597126334, abs=1e-12)
+    assert res.attrs["exact_pvalue"] == pytest.approx(5 / 6, abs=1e-12)
+    assert res.attrs["exact_pvalue"] == pytest.approx(_brute_force_friedman_p(s.mean(-1).T))
+    gen = np.random.default_rng(3)
+    for n, k in ((3, 3), (4, 4), (5, 3)):
+        table = np.round(gen.random((n, k)), 1)                 # ties within blocks
+        with pytest.warns(EvaluqWarning, match="exact permutation p-value"):
+            res = eq.friedman_test(_cube(table, list("abcd")[:k]))
+        assert res.attrs["exact_pvalue"] == pytest.approx(_brute_force_friedman_p(table),
+                                                          abs=1e-12)
+        assert res.pvalue == pytest.approx(stats.friedmanchisquare(*table.T).pvalue)
+    table = np.array([[0.9, 0.8, 0.7], [0.8, 0.7, 0.6], [0.7, 0.9, 0.5]]).T   # (lang, model)
+    assert _brute_force_friedman_p(table) == pytest.approx(0.5278, abs=5e-5)   # the doctest
+    many = eq.friedman_test(_cube(gen.random((11, 3)), list("abc")))          # no warning
+    assert "exact_pvalue" not in many.attrs
+
+
+def test_friedman_exact_pvalue_is_left_out_beyond_its_budget():
+    table = np.random.default_rng(4).random((4, 9))                 # 9! orderings a block
+    with pytest.warns(EvaluqWarning, match="too costly to compute.*read the p-value as rough"):
+        res = eq.friedman_test(_cube(table, [f"m{j}" for j in range(9)]))
+    assert "exact_pvalue" not in res.attrs
+
+
+def test_wilcoxon_holm_warns_when_no_pair_can_be_significant():
+    """5 languages: the smallest two-sided Wilcoxon p is 2/2^5 = 0.0625 (scipy, every
+    difference of one sign), above alpha = 0.05 whatever the scores: it warns, naming the
+    languages needed (6 for one pair; 7 for 3 pairs, 3 x 2/2^6 = 0.047)."""
+    assert stats.wilcoxon(np.arange(1.0, 6.0)).pvalue == pytest.approx(2 / 2**5)
+    gen = np.random.default_rng(5)
+    with pytest.warns(EvaluqWarning, match=r"over 5 languages.*2/2\^5 = 0\.0625, above "
+                                           r"`alpha` = 0\.05.*At least 6 languages"):
+        cd = eq.critical_difference(_cube(gen.random((5, 2)), list("ab")), test="wilcoxon-holm")
+    assert not cd["significant"].values.any()
+    eq.critical_difference(_cube(gen.random((6, 2)), list("ab")), test="wilcoxon-holm")
+    with pytest.warns(EvaluqWarning, match=r"0\.09375 after Holm's correction for 3 pairs.*"
+                                           r"At least 7 languages are needed for 3 models"):
+        eq.critical_difference(_cube(gen.random((6, 3)), list("abc")), test="wilcoxon-holm")
+    eq.critical_difference(_cube(gen.random((7, 3)), list("abc")), test="wilcoxon-holm")
+    eq.critical_difference(_cube(gen.random((6, 3)), list("abc")), test="wilcoxon-holm",
+                           alpha=0.1)

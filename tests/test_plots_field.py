@@ -61,3 +61,19 @@ def test_bayesian_plots(cube):
     assert "difference b − a" in fig.axes[0].get_xlabel()
     with pytest.raises(TypeError, match="`result` must be the result of eq.bayesian_signed_rank"):
         eq.plots.bayesian_comparison(cube)
+
+
+def test_bayesian_histogram_of_identical_models():
+    """Identical models without a ROPE: every posterior sample is 1/2 up to rounding, and the
+    histogram's 50 bins over the samples' own range raised numpy's "Too many bins"; the bins
+    are now fixed over [0, 1] (51, 1/2 the middle of one): one bar at 1/2 holding every
+    sample."""
+    s = np.random.default_rng(0).random((1, 6, 3))
+    same = eq.from_arrays(np.concatenate([s, s]), models=[0, 1])
+    res = eq.bayesian_signed_rank(same, 0, 1, n_samples=2000, rng=0)
+    fig = eq.plots.bayesian_comparison(res)
+    heights = np.array([patch.get_height() for patch in fig.axes[0].patches])
+    assert heights.size == 51
+    assert heights[25] == 2000
+    assert np.count_nonzero(heights) == 1
+    assert fig.axes[0].get_xlim() == (0.0, 1.0)

@@ -17,6 +17,7 @@ interpolation between neighbouring atoms can move a quantile by.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -61,11 +62,16 @@ def test_metrics_test_aggregates():
     own = REF["own_tests"]
     for name, runs_by_tasks in (("x", own["x"]), ("y", own["y"]),
                                 ("library_x", own["library_x"])):
-        est = eq.interval_estimates(cube_of(np.asarray(runs_by_tasks).T[None]), n_resamples=10,
-                                    rng=0).estimate.values[0]
+        scores = np.asarray(runs_by_tasks)
+        with warnings.catch_warnings():     # x's scores are all >= gamma = 1: the gap check
+            warnings.simplefilter("ignore", eq.errors.ScaleWarning)   # warns, rliable's 0 kept
+            est = eq.interval_estimates(cube_of(scores.T[None]), n_resamples=10,
+                                        rng=0).estimate.values[0]
         np.testing.assert_allclose(est, own[f"{name}_aggregates"], rtol=0, atol=1e-12)
     # the literal values of metrics_test.py
-    x_est = eq.interval_estimates(cube_of(np.asarray(own["x"]).T[None]), n_resamples=10, rng=0)
+    with pytest.warns(eq.errors.ScaleWarning, match="every gap is 0"):
+        x_est = eq.interval_estimates(cube_of(np.asarray(own["x"]).T[None]), n_resamples=10,
+                                      rng=0)
     assert x_est.estimate.sel(aggregate=["median", "mean", "iqm"]).values.tolist() == [
         [1.5, 1.5, 1.5]]
 
@@ -566,3 +572,104 @@ def test_the_optimality_gap_aggregate_is_lower_is_better_and_checks_its_target()
     with pytest.raises(ValueError, match="this metric is lower-is-better"):
         eq.aggregate(eq.resample(lower, n_resamples=20, replication="nonparametric", rng=0),
                      how="optimality_gap")
+
+
+def test_interval_estimates_checks_the_optimality_gap_target():
+    """`interval_estimates` on percentages with the default gamma=1 gave every model a gap of
+    0 (estimate and interval), silently: it now warns with `eq.aggregate`'s own check (one
+    check, `rliable._check_gap`), and a lower-is-better cube is refused while the gap is asked
+    for; on the scores' scale (gamma=100) the gap is rliable's formula, no warning."""
+    x = np.random.default_rng(5).normal(60, 10, size=(2, 5, 8))
+    cube = eq.from_arrays(x, models=["a", "b"], bounds=(0, 100), outlier_threshold=None)
+    with pytest.warns(eq.errors.ScaleWarning, match="every gap is 0.*gamma=100"):
+        est = eq.interval_estimates(cube, n_resamples=50, rng=0)
+    assert (est.estimate.sel(aggregate="optimality_gap").values == 0).all()
+    est = eq.interval_estimates(cube, gamma=100, n_resamples=50, rng=0)
+    want = [100 - np.mean(np.minimum(x[k], 100)) for k in range(2)]
+    np.testing.assert_allclose(est.estimate.sel(aggregate="optimality_gap").values, want,
+                               rtol=0, atol=1e-12)
+    eq.interval_estimates(cube, aggregates=("iqm", "mean"), n_resamples=10, rng=0)  # no gap
+    lower = eq.from_arrays(x / 100, models=["a", "b"], higher_is_better=False,
+                           outlier_threshold=None)
+    with pytest.raises(ValueError, match="`aggregates`.*this metric is lower-is-better.*"
+                                         "aggregates=\\('median', 'iqm', 'mean'\\)"):
+        eq.interval_estimates(lower, n_resamples=10, rng=0)
+    kept = eq.interval_estimates(lower, aggregates=("median", "iqm", "mean"), n_resamples=10,
+                                 rng=0)
+    assert list(kept.aggregate.values) == ["median", "iqm", "mean"]
+
+
+def test_performance_profile_follows_a_lower_is_better_cube():
+    """`performance_profile` ignored `higher_is_better=False`: an error-rate cube got the share
+    of runs *above* tau (its bad runs). It is now the share below tau, by hand, and rliable's
+    profile of the negated scores at -tau (the same resamples: identical intervals)."""
+    x = np.random.default_rng(8).random((2, 5, 6))
+    tau = np.array([0.2, 0.5, 0.8])
+    lower = eq.from_arrays(x, models=["a", "b"], higher_is_better=False,
+                           outlier_threshold=None)
+    negated = eq.from_arrays(-x, models=["a", "b"], outlier_threshold=None)
+    for kind in ("run", "average"):
+        prof = eq.performance_profile(lower, tau, kind=kind, n_resamples=300, rng=0)
+        ref = eq.performance_profile(negated, -tau, kind=kind, n_resamples=300, rng=0)
+        scores = x if kind == "run" else x.mean(axis=-1, keepdims=True)
+        hand = [[np.mean(scores[k] < t) for t in tau] for k in range(2)]
+        np.testing.assert_allclose(prof.estimate.values, hand, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(prof.ci.values, ref.ci.values)
+        np.testing.assert_array_equal(prof.threshold.values, tau)
+        assert prof.attrs["higher_is_better"] == 0
+        assert (np.diff(prof.estimate.values, axis=1) >= 0).all()   # non-decreasing in tau
+    higher = eq.performance_profile(cube_of(x), tau, n_resamples=10, rng=0)
+    assert higher.attrs["higher_is_better"] == 1
+    np.testing.assert_allclose(higher.estimate.values,
+                               [[np.mean(x[k] > t) for t in tau] for k in range(2)], atol=1e-12)
+
+
+def test_a_summary_only_cube_of_seed_means_is_refused():
+    """A cube of seed means (eq.from_summary, 5 seeds each) gave IQMs over task means and
+    probabilities of improvement of 0 / 1 read as run-level quantities, silently: rliable's
+    functions (and multi_aso) now refuse it, saying what to use; a summary of single runs
+    (n_seeds 1) holds the runs and is accepted."""
+    import pandas as pd
+
+    gen = np.random.default_rng(0)
+    df = pd.DataFrame([(m, t, gen.random(), 0.02, 0.01) for m in "abc"
+                       for t in ("t1", "t2", "t3", "t4")],
+                      columns=["model", "language", "mean", "sd_seed", "sd_boot"])
+    means = eq.from_summary(df, n_seeds=5)
+    calls = [lambda c: eq.interval_estimates(c, n_resamples=10, rng=0),
+             lambda c: eq.performance_profile(c, [0.5], n_resamples=10, rng=0),
+             lambda c: eq.probability_of_improvement(c, n_resamples=10, rng=0),
+             lambda c: eq.multi_aso(c, n_resamples=10, rng=0)]
+    for call in calls:
+        with pytest.raises(CubeError, match="summary-only.*would read each seed mean as a "
+                                            "single run.*eq.from_long.*eq.friedman_test"):
+            call(means)
+    single = eq.from_summary(df, n_seeds=1)
+    est = eq.interval_estimates(single, aggregates=("mean",), n_resamples=10, rng=0)
+    want = df.groupby("model")["mean"].mean().to_numpy()
+    np.testing.assert_allclose(est.estimate.values[:, 0], want, rtol=0, atol=1e-12)
+
+
+def test_rliables_score_dict_is_refused_with_the_call_that_converts_it():
+    """rliable's `{algorithm: (runs x tasks)}` dict was refused with no pointer (and the
+    obvious `np.stack(list(d.values()))` swaps runs and tasks silently). The message gives the
+    one call that converts it; that call, run as written, gives rliable's aggregates (scipy
+    and numpy on the runs x tasks matrices)."""
+    gen = np.random.default_rng(1)
+    score_dict = {"dqn": gen.normal(0.5, 0.2, (10, 5)), "ppo": gen.normal(0.6, 0.2, (10, 5))}
+    calls = [lambda c: eq.interval_estimates(c, n_resamples=10, rng=0),
+             lambda c: eq.performance_profile(c, [0.5], n_resamples=10, rng=0),
+             lambda c: eq.probability_of_improvement(c, n_resamples=10, rng=0),
+             lambda c: eq.multi_aso(c, n_resamples=10, rng=0)]
+    for call in calls:
+        with pytest.raises(TypeError, match="got dict. rliable's score dict") as err:
+            call(score_dict)
+    call_text = str(err.value).split("becomes a cube with ")[1].split(" (a cube is")[0]
+    cube = eval(call_text, {"eq": eq, "np": np, "score_dict": score_dict})   # as written
+    est = eq.interval_estimates(cube, n_resamples=10, rng=0)
+    assert list(est.model.values) == ["dqn", "ppo"]
+    for k, m in enumerate(score_dict.values()):
+        np.testing.assert_allclose(
+            est.estimate.values[k],
+            [np.median(m.mean(axis=0)), stats.trim_mean(m, 0.25, axis=None), m.mean(),
+             1 - np.mean(np.minimum(m, 1))], rtol=0, atol=1e-12)

@@ -65,3 +65,15 @@ def test_plots_refuse_other_results(cube):
                                                                           model_b=[0])
     with pytest.raises(CubeError, match="fewer than two models"):
         eq.plots.probability_of_improvement_plot(poi)
+
+
+def test_performance_profile_plot_of_a_lower_is_better_cube():
+    """The profile of an error rate is the fraction of runs below tau: the axis says so."""
+    score = np.random.default_rng(1).random((2, 5, 4))
+    lower = eq.from_arrays(score, models=["a", "b"], higher_is_better=False)
+    fig = eq.plots.performance_profile_plot(
+        eq.performance_profile(lower, [0.2, 0.5, 0.8], n_resamples=50, rng=0))
+    assert fig.axes[0].get_ylabel() == r"fraction of runs < $\tau$"
+    fig = eq.plots.performance_profile_plot(
+        eq.performance_profile(eq.from_arrays(score), [0.5], n_resamples=50, rng=0))
+    assert fig.axes[0].get_ylabel() == r"fraction of runs > $\tau$"

@@ -24,10 +24,10 @@ from evaluq._dims import (
 from evaluq._draws import NO_NOISE_REASON, draws_no_noise
 from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import nanmean, percentile_interval
-from evaluq._schema import build_a_cube_hint
+from evaluq._schema import build_a_cube_hint, orientation
 from evaluq._validation import check_bool, check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
-from evaluq.field.rliable import field_aggregate
+from evaluq.field.rliable import check_gap, field_aggregate
 
 AGGREGATES: Final = ("mean", "median", "gmean", "trimmed", "iqm", "optimality_gap")
 
@@ -277,7 +277,7 @@ def aggregate(
     score_dim, obs_dim = _reduced_dims(resampled, dim)
     observed = resampled[OBSERVED].transpose(MODEL, ..., obs_dim).compute()
     if gap:
-        _check_gap(resampled.attrs, observed.values, gamma)
+        check_gap(orientation(resampled.attrs), observed.values, gamma, "how")
     score = resampled[SCORE].transpose(RESAMPLE, MODEL, ..., score_dim)
     _check_values(observed.values, how, skipna, "observed", _labels(observed), observed.dims)
     dist = _reduce_resamples(score, score_dim, how, trim, skipna)
@@ -289,28 +289,6 @@ def aggregate(
     if gap:              # a gap to the target: smaller is better (ranks, tiers, leaderboard)
         out.attrs["higher_is_better"] = 0
     return out
-
-
-def _check_gap(attrs: Any, observed: np.ndarray, gamma: float) -> None:
-    """The optimality gap reads higher-is-better scores below the target ``gamma``: refuse a
-    lower-is-better metric, and warn when every score is at or above ``gamma`` (percentages
-    with the default gamma = 1: every gap is 0; rliable clips single scores above it on
-    purpose)."""
-    from evaluq._schema import orientation
-    from evaluq._warn import warn
-    from evaluq.errors import ScaleWarning
-
-    if not orientation(attrs):
-        raise ValueError("`how='optimality_gap'` measures the distance below a target of a "
-                         "higher-is-better metric; this metric is lower-is-better: use "
-                         "another `how` (the gap of an error rate has no meaning)")
-    values = np.asarray(observed, dtype=np.float64)
-    values = values[~np.isnan(values)]
-    if values.size and bool((values >= gamma).all()):
-        warn(f"every observed score is at or above `gamma` = {gamma:g} (smallest "
-             f"{float(values.min()):.4g}), so every gap is 0 and no model can be told from "
-             f"another: give the target on the scores' scale (e.g. gamma=100 for "
-             f"percentages)", ScaleWarning)
 
 
 def _note_unequal_coverage(observed: xr.DataArray, dim: Hashable,

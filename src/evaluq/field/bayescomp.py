@@ -47,12 +47,16 @@ from evaluq._validation import (
     check_real,
     check_rng,
 )
-from evaluq.errors import CubeError
+from evaluq._warn import warn
+from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.field._blocks import block_scores
 
 __all__ = ["BayesianComparison", "bayesian_signed_rank", "correlated_t_test",
            "hierarchical_t_test"]
 
+SIGNED_RANK_MIN_BLOCKS = 6
+"""Fewer languages warn in :func:`bayesian_signed_rank`: below 6 even the exact two-sided
+Wilcoxon signed-rank test cannot reach p < 0.05 (its smallest p is 2 / 2^N)."""
 _BLOCK = 10_000
 """Posterior samples evaluated at once by the signed-rank kernel (bounds the memory to
 ``_BLOCK x (n + 1)`` floats)."""
@@ -80,7 +84,12 @@ def _signed_rank_samples(diff: np.ndarray, weights: np.ndarray, rope: float) -> 
 
     (H the Heaviside step with H(0) = 1/2): the posterior probability that the Walsh average
     of two differences lies left of, inside, or right of the ROPE ``[-r, r]``. With ``rope`` 0,
-    :math:`\theta_{left} = 1 - \theta_{right}` and :math:`\theta_{rope} = 0` (as baycomp).
+    :math:`\theta_{rope} = 0` and :math:`\theta_{left} = 1 - \theta_{right}`, as baycomp; but
+    :math:`\theta_{left}` is summed as :math:`\theta_{right}` is, not taken as
+    ``1 - right``: the two are then mirror images to the last bit (swapping the models swaps
+    them exactly, and identical models give them equal), where baycomp's ``1 - right`` of a
+    right of 0.5 up to rounding leaves the winner to the rounding (its left and right differ
+    from these by about 1e-16).
 
     Parameters
     ----------
@@ -102,20 +111,20 @@ def _signed_rank_samples(diff: np.ndarray, weights: np.ndarray, rope: float) -> 
     for start in range(0, weights.shape[0], _BLOCK):     # blocks of samples, not one by one
         w = weights[start:start + _BLOCK]
         out[start:start + _BLOCK, 2] = np.sum((w @ above) * w, axis=1)
-        if rope > 0:
-            out[start:start + _BLOCK, 0] = np.sum((w @ below) * w, axis=1)
+        out[start:start + _BLOCK, 0] = np.sum((w @ below) * w, axis=1)
     if rope > 0:
         out[:, 1] = -out[:, 0] - out[:, 2] + 1
-    else:
-        out[:, 0] = -out[:, 2] + 1
     return out
 
 
 def _winner_probabilities(samples: np.ndarray) -> np.ndarray:
     """baycomp's ``Posterior.probs``: the share of samples in which each region is the most
-    probable (``argmax``; a tie goes to the earlier region)."""
-    winners = np.argmax(samples, axis=1)
-    return np.bincount(winners, minlength=3) / len(winners)
+    probable (``argmax``), except that a tie is shared equally by the tied regions (baycomp
+    gives it to the earlier region, ``left``: with rounding deciding the rest, two identical
+    models without a ROPE came out "the first is better" with probability 0.75, in either
+    order). Without ties, baycomp's numbers exactly."""
+    top = samples == samples.max(axis=1, keepdims=True)
+    return np.mean(top / top.sum(axis=1, keepdims=True), axis=0)
 
 
 def _correlated_t_statistics(x: np.ndarray, y: np.ndarray, runs: int) -> tuple[float, float, int]:
@@ -307,6 +316,18 @@ def _pair_scores(cube: xr.Dataset, model: Any, model_b: Any) -> tuple[np.ndarray
     return blocks.scores[:, 0], blocks.scores[:, 1], blocks.higher_is_better
 
 
+def _warn_few_blocks(n: int) -> None:
+    """The signed-rank posterior over few languages: certain-looking, not informative."""
+    if n >= SIGNED_RANK_MIN_BLOCKS:
+        return
+    warn(f"Bayesian signed-rank test over {n} language(s) (blocks): without a ROPE, "
+         f"differences all of one sign give that side probability 1 whatever their number "
+         f"(the prior's pseudo-observation never outweighs them), so p_above / p_below near "
+         f"1 here is not certainty; the exact Wilcoxon signed-rank test cannot reach p < 0.05 "
+         f"below {SIGNED_RANK_MIN_BLOCKS} languages (2/2^{n} = {2.0 ** (1 - n):.3g}). Use at "
+         f"least {SIGNED_RANK_MIN_BLOCKS} languages", EvaluqWarning)
+
+
 def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: float = 0.0,
                          prior: float = 0.5, n_samples: int = 50_000,
                          rng: RNGLike = None) -> BayesianComparison:
@@ -345,6 +366,13 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
         ``p_left``); ``distribution`` (region, sample) for
         :func:`evaluq.plots.bayesian_simplex`.
 
+    Warns
+    -----
+    EvaluqWarning
+        Fewer than 6 languages: without a ROPE, differences all of one sign give
+        probability 1 to that side whatever their number (1 language included), and below 6
+        even the exact Wilcoxon signed-rank test cannot reach p < 0.05.
+
     References
     ----------
     Benavoli, A., Corani, G., Mangili, F., Zaffalon, M. & Ruggeri, F. (2014). A Bayesian
@@ -369,6 +397,7 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
     # the Dirichlet weights (n_samples, n + 1), the samples (n_samples, 3) and their argmax
     check_memory("n_samples", n_samples * (8 * (x.size + 1) + 8 * 3 + 8),
                  hint=" (baycomp's default is 50 000)")
+    _warn_few_blocks(x.size)
     weights = gen.dirichlet(np.concatenate(([prior], np.ones(x.size))), n_samples)
     samples = _signed_rank_samples(y - x, weights, rope)
     return _simplex_comparison(samples, "signed-rank", rope, (model, model_b), hib,

@@ -17,8 +17,10 @@ The ranks ignore how large the differences are and the seed noise within a cell:
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -28,11 +30,19 @@ from evaluq._dims import GROUP, IN_GROUP, MEAN_RANK, MODEL, MODEL_B, NAN_REASON,
 from evaluq._kernels import holm
 from evaluq._results import ResultBase
 from evaluq._validation import check_choice, check_int, check_real
+from evaluq._warn import warn
+from evaluq.errors import EvaluqWarning
 from evaluq.field._blocks import Blocks, block_scores
 
 __all__ = ["FriedmanResult", "critical_difference", "friedman_test", "nemenyi_q"]
 
 TESTS = ("nemenyi", "wilcoxon-holm")
+CHI2_MIN_BLOCKS: Final = 10
+"""Demšar's (2006) rule of thumb: Friedman's chi-square approximation needs more than 10 blocks
+(data sets); with this many or fewer :func:`friedman_test` warns and gives the exact p."""
+EXACT_BUDGET: Final = 200_000
+"""Rank-sum vectors (states times orderings of a block) the exact Friedman p-value may hold at
+once: well under a second; beyond it the exact p is not computed."""
 
 
 # --- kernels (numpy) ---------------------------------------------------------------------------
@@ -60,6 +70,49 @@ def _friedman_kernel(ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore"):
         stat = np.where(c > 0, (12.0 / (k * n * (k + 1)) * ssbn - 3 * n * (k + 1)) / c, np.nan)
     return stat, chi2.sf(stat, k - 1)
+
+
+def _orderings(row: np.ndarray) -> int:
+    """The number of distinct orderings of one block's ranks: k! over the ties' t!."""
+    _, counts = np.unique(row, return_counts=True)
+    return math.factorial(row.size) // math.prod(math.factorial(int(t)) for t in counts)
+
+
+def _friedman_exact(ranks: np.ndarray) -> float | None:
+    r"""The exact permutation p-value of Friedman's statistic, or None beyond
+    :data:`EXACT_BUDGET`.
+
+    Under the null every ordering of a block's ranks (its ties kept) is equally likely,
+    independently across blocks; the statistic grows with :math:`\sum_j R_j^2` (rank sums
+    :math:`R_j`; the tie correction is the same for every ordering), so the p-value is
+    :math:`P(\sum_j R_j^2 \ge` observed). The distribution of the rank-sum vector is built
+    block by block (integers: the ranks doubled), each vector kept sorted (the models are
+    exchangeable under the null), with its probability.
+    """
+    k = ranks.shape[1]
+    doubled = np.rint(2 * ranks).astype(np.int64)
+    observed = int(np.sum(doubled.sum(axis=0) ** 2))
+    states, prob = np.zeros((1, k), dtype=np.int64), np.ones(1)
+    for row in doubled:
+        if k > 8 or states.shape[0] * _orderings(row) > EXACT_BUDGET:
+            return None
+        orders = np.unique(np.array(list(itertools.permutations(row))), axis=0)
+        sums = (states[:, None, :] + orders[None, :, :]).reshape(-1, k)
+        sums.sort(axis=1)
+        states, inverse = np.unique(sums, axis=0, return_inverse=True)
+        prob = np.bincount(inverse.ravel(), minlength=states.shape[0],
+                           weights=np.repeat(prob / orders.shape[0], orders.shape[0]))
+    return float(min(1.0, prob[np.sum(states ** 2, axis=1) >= observed].sum()))
+
+
+def _warn_few_blocks(pvalue: float, exact: float | None, n: int) -> None:
+    """Friedman's chi-square over few blocks: say how far to trust it, with the exact p."""
+    exact_text = (f"the exact permutation p-value is {exact:.4g} (attrs['exact_pvalue'])"
+                  if exact is not None else "the exact p-value is too costly to compute for "
+                  "this many models: read the p-value as rough")
+    warn(f"Friedman test over {n} languages (blocks): the chi-square p-value ({pvalue:.4g}) is "
+         f"an approximation that is poor with {CHI2_MIN_BLOCKS} blocks or fewer (Demšar 2006); "
+         f"{exact_text}", EvaluqWarning)
 
 
 def _iman_davenport(stat: float, n: int, k: int) -> tuple[float, float, tuple[int, int]]:
@@ -142,6 +195,23 @@ def _wilcoxon_holm(scores: np.ndarray) -> np.ndarray:
     out = np.full((k, k), np.nan)
     out[i, j] = out[j, i] = holm(p)
     return out
+
+
+def _warn_wilcoxon_unattainable(n: int, k: int, alpha: float) -> None:
+    """Warn when no pair can pass Wilcoxon-Holm: the smallest two-sided p of the exact
+    signed-rank test over ``n`` blocks, :math:`2 / 2^n` (every difference of one sign), times
+    Holm's ``m = k (k - 1) / 2`` for the smallest p, is above ``alpha``."""
+    pairs = k * (k - 1) // 2
+    smallest = pairs * 2.0 ** (1 - n)
+    if smallest <= alpha:
+        return
+    needed = 1 + math.ceil(math.log2(pairs / alpha))
+    holm_text = f", {smallest:.4g} after Holm's correction for {pairs} pairs" if pairs > 1 else ""
+    warn(f"Wilcoxon-Holm over {n} languages (blocks): the smallest p-value a two-sided "
+         f"Wilcoxon signed-rank test can give is 2/2^{n} = {2.0 ** (1 - n):.4g}{holm_text}, "
+         f"above `alpha` = {alpha:g}: no pair can be found different, whatever the scores. "
+         f"At least {needed} languages are needed for {k} models at this `alpha`",
+         EvaluqWarning)
 
 
 def _rank_groups(mean_ranks: np.ndarray, significant: np.ndarray) -> list[tuple[int, ...]]:
@@ -274,7 +344,15 @@ def friedman_test(cube: xr.Dataset) -> FriedmanResult:
         ``statistic`` / ``pvalue`` (chi-square), ``f_statistic`` / ``f_pvalue``
         (Iman-Davenport), ``mean_rank``. Every language a single tie of all models: statistic
         NaN (``attrs["nan_reason"]``); the same strict order in every language: F infinite,
-        ``f_pvalue`` 0.
+        ``f_pvalue`` 0. With 10 languages or fewer, ``attrs["exact_pvalue"]``: the exact
+        permutation p-value of the statistic (every ordering of each language's ranks, ties
+        kept, equally likely), where it takes under a second (up to 8 models).
+
+    Warns
+    -----
+    EvaluqWarning
+        10 languages or fewer (Demšar's rule of thumb for the chi-square approximation),
+        with the exact p-value (N = 2, k = 3: chi-square p 0.61 where the exact p is 0.83).
 
     References
     ----------
@@ -284,11 +362,15 @@ def friedman_test(cube: xr.Dataset) -> FriedmanResult:
 
     Examples
     --------
-    >>> import numpy as np, evaluq as eq
+    >>> import warnings, numpy as np, evaluq as eq
     >>> score = np.array([[[0.9], [0.8], [0.7]], [[0.8], [0.7], [0.6]], [[0.7], [0.9], [0.5]]])
-    >>> res = eq.friedman_test(eq.from_arrays(score, models=["a", "b", "c"]))
+    >>> with warnings.catch_warnings(record=True) as caught:     # 3 languages: it warns
+    ...     warnings.simplefilter("always")
+    ...     res = eq.friedman_test(eq.from_arrays(score, models=["a", "b", "c"]))
     >>> round(res.statistic, 4), res.mean_rank.values.tolist()
     (2.0, [1.3333333333333333, 2.3333333333333335, 2.3333333333333335])
+    >>> round(res.pvalue, 4), round(res.attrs["exact_pvalue"], 4)   # chi-square, exact
+    (0.3679, 0.5278)
     """
     blocks = block_scores(cube)
     ranks = _block_ranks(blocks.scores, blocks.higher_is_better)
@@ -298,6 +380,11 @@ def friedman_test(cube: xr.Dataset) -> FriedmanResult:
     attrs = _attrs(blocks)
     if np.isnan(stat):
         attrs[NAN_REASON] = "every language is a tie of all models: no ranking to test"
+    elif n <= CHI2_MIN_BLOCKS:
+        exact = _friedman_exact(ranks)
+        if exact is not None:
+            attrs["exact_pvalue"] = exact
+        _warn_few_blocks(p, exact, n)
     return FriedmanResult(statistic=stat, pvalue=p, f_statistic=fstat, f_pvalue=fp, f_df=dfs,
                           mean_rank=_mean_rank_array(blocks, ranks), n_blocks=n, n_models=k,
                           attrs=attrs)
@@ -342,6 +429,10 @@ def critical_difference(cube: xr.Dataset, *, test: str = "nemenyi",
     or zeros), the k(k-1)/2 p-values adjusted by Holm's step-down; a pair differs when its
     adjusted p-value is <= ``alpha``. A pair with the same score on every language gets p = 1.
     This test has no single critical difference: ``attrs["cd"]`` is NaN (``nan_reason``).
+    Over N languages the smallest two-sided p-value it can give is :math:`2/2^N` (every
+    difference of one sign), :math:`m \cdot 2/2^N` after Holm's correction of the
+    :math:`m = k(k-1)/2` pairs: when that is above ``alpha`` no pair can be significant, and
+    it warns, naming the number of languages needed.
 
     The groups are the maximal runs of models, in mean-rank order, with no significant pair
     inside (autorank's rule: the bars of the CD diagram).
@@ -392,6 +483,7 @@ def critical_difference(cube: xr.Dataset, *, test: str = "nemenyi",
         p, cd = _nemenyi(mean_ranks, n, alpha)
         significant = np.abs(mean_ranks[:, None] - mean_ranks[None, :]) > cd
     else:
+        _warn_wilcoxon_unattainable(n, len(blocks.models), alpha)
         p, cd = _wilcoxon_holm(blocks.scores), np.nan
         significant = np.nan_to_num(p, nan=1.0) <= alpha
         attrs[NAN_REASON] = ("cd: the Wilcoxon-Holm test has no critical difference of mean "

@@ -30,6 +30,10 @@ calls ``np.random.choice``), so its intervals cannot be reproduced by seed; eval
 ``rng``. A run missing on only some tasks, or a model missing a task, raises
 :class:`~evaluq.errors.CubeError` (rliable propagates NaN silently); a model of one run has
 estimates and NaN intervals with a ``nan_reason`` (rliable returns an interval of width zero).
+A summary-only cube (:func:`evaluq.from_summary`: means over several seeds) raises, as its
+means are not runs; rliable's score dict ``{algorithm: (runs x tasks)}`` is refused with the
+call that makes it a cube, ``eq.from_arrays(np.stack([np.asarray(m, dtype=float).T for m in
+score_dict.values()]), models=list(score_dict))``.
 
 **Ragged runs.** Models may have different numbers of runs (Atari-100k: 100 runs of some
 algorithms, 5 of others), as rliable's score matrices of different sizes: a model's missing
@@ -60,6 +64,7 @@ from evaluq._dims import (
     LANGUAGE,
     MODEL,
     MODEL_B,
+    N_SEEDS,
     NAN_REASON,
     SCORE,
     SEED,
@@ -68,6 +73,7 @@ from evaluq._dims import (
 from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import percentile_interval
 from evaluq._results import N_RESAMPLES_INTERVAL
+from evaluq._schema import is_summary
 from evaluq._validation import (
     RNGLike,
     as_float_array,
@@ -78,8 +84,9 @@ from evaluq._validation import (
     check_real,
     check_rng,
 )
+from evaluq._warn import warn
 from evaluq.cube import higher_is_better
-from evaluq.errors import CubeError
+from evaluq.errors import CubeError, ScaleWarning
 
 __all__ = ["interval_estimates", "performance_profile", "probability_of_improvement"]
 
@@ -96,13 +103,46 @@ SELF_REASON: Final = "a model against itself"
 
 # --- input --------------------------------------------------------------------------------------
 
+SCORE_DICT_CALL: Final = ("eq.from_arrays(np.stack([np.asarray(m, dtype=float).T for m in "
+                          "score_dict.values()]), models=list(score_dict))")
+"""The one call that turns rliable's score dict ``{algorithm: (runs x tasks) matrix}`` (equal
+run counts) into a cube (model, language = task, seed = run)."""
+
+
+def _check_runs_cube(cube: Any, name: str = "cube") -> None:
+    """``cube`` must be a cube of runs: rliable's own score dict is refused with the call
+    that converts it, and a summary-only cube of means over several seeds (seed means, not
+    runs: rliable's run-level aggregates, profiles and P(X > Y) would read each mean as one
+    run) with what to do instead."""
+    if isinstance(cube, Mapping) and not isinstance(cube, xr.Dataset):
+        raise TypeError(
+            f"`{name}` must be an evaluation cube (an xarray Dataset with a 'score' variable); "
+            f"got {type(cube).__name__}. rliable's score dict {{algorithm: (runs x tasks) "
+            f"matrix}} becomes a cube with {SCORE_DICT_CALL} (a cube is model x language "
+            f"(task) x seed (run), hence the transpose; a model with fewer runs: pad its "
+            f"matrix with rows of NaN, runs missing on every task)")
+    if not isinstance(cube, xr.Dataset) or SCORE not in cube:
+        raise TypeError(f"`{name}` must be an evaluation cube (an xarray Dataset with a "
+                        f"'score' variable); got {type(cube).__name__}")
+    if not is_summary(cube):
+        return
+    n_seeds = np.asarray(cube[N_SEEDS].values, dtype=float) if N_SEEDS in cube else None
+    if n_seeds is not None and bool(np.all(n_seeds[~np.isnan(n_seeds)] <= 1)):
+        return                                       # each "mean" is one run: the runs
+    raise CubeError(
+        f"`{name}` is summary-only (the mean over seeds of each cell, with SDs, as "
+        f"eq.from_summary makes it): these methods resample and pool the runs (seeds) "
+        f"themselves, and would read each seed mean as a single run. Build the cube from the "
+        f"runs (eq.from_long(table, model=..., language=..., seed=..., score=...)), or "
+        f"compare the seed means over languages with eq.friedman_test, "
+        f"eq.critical_difference or eq.bayesian_signed_rank")
+
+
 def _score_matrices(cube: Any, name: str = "cube") -> xr.DataArray:
     """The cube's ``score`` as (model, language, seed): rliable's (runs x tasks) matrices,
     transposed, runs last. A run NaN on every task is missing (a model with fewer runs); a
     run missing on only some tasks, or a model missing a task, raises, naming the cell."""
-    if not isinstance(cube, xr.Dataset) or SCORE not in cube:
-        raise TypeError(f"`{name}` must be an evaluation cube (an xarray Dataset with a "
-                        f"'score' variable); got {type(cube).__name__}")
+    _check_runs_cube(cube, name)
     score = cube[SCORE]
     missing = {MODEL, LANGUAGE, SEED} - set(score.dims)
     extra = set(score.dims) - {MODEL, LANGUAGE, SEED}
@@ -391,7 +431,11 @@ def interval_estimates(
     * ``iqm``: the mean of the middle half of all NM scores pooled (25 % cut from each end,
       ``floor(NM / 4)`` scores, as :func:`scipy.stats.trim_mean`);
     * ``optimality_gap``: :math:`\gamma - \frac{1}{NM}\sum_{nm} \min(s_{nm}, \gamma)`, how
-      far the scores fall short of the target ``gamma`` (lower is better).
+      far the scores fall short of the target ``gamma`` (lower is better), for a
+      higher-is-better metric: a cube with ``higher_is_better=False`` (an error rate) is
+      refused while ``aggregates`` holds it, and scores all at or above ``gamma`` (percentages
+      with the default ``gamma=1``: every gap 0) warn (:class:`~evaluq.errors.ScaleWarning`),
+      as :func:`evaluq.aggregate` does.
 
     The interval is the percentile interval of the aggregate over resamples of the
     stratified bootstrap: every task's N runs redrawn with replacement from its own runs,
@@ -415,7 +459,8 @@ def interval_estimates(
     aggregates
         Any of ``"median"``, ``"iqm"``, ``"mean"``, ``"optimality_gap"``.
     gamma
-        The optimality gap's target (rliable's default 1, for human-normalised scores).
+        The optimality gap's target, on the scores' scale (rliable's default 1, for
+        human-normalised scores; 100 for percentages).
     n_resamples
         Bootstrap resamples (rliable's default is 50 000; evaluq's interval default 9999).
     confidence_level
@@ -434,7 +479,16 @@ def interval_estimates(
     ------
     CubeError
         A run missing on only some languages of its model, or a model missing a task
-        (named).
+        (named); a summary-only cube of means over several seeds (not runs).
+    TypeError
+        Anything but a cube (rliable's score dict: with the call that converts it).
+    ValueError
+        ``"optimality_gap"`` in ``aggregates`` for a lower-is-better cube.
+
+    Warns
+    -----
+    ScaleWarning
+        ``"optimality_gap"`` in ``aggregates`` and every score at or above ``gamma``.
 
     References
     ----------
@@ -455,6 +509,8 @@ def interval_estimates(
     names = _check_aggregates(aggregates)
     gamma = check_real("gamma", gamma)
     score, x, n_runs = _model_runs(cube)
+    if "optimality_gap" in names:
+        _check_gap(higher_is_better(cube), x, gamma, "aggregates")
 
     def point(xg: np.ndarray) -> np.ndarray:
         points = _point_aggregates(xg, gamma)
@@ -468,6 +524,33 @@ def interval_estimates(
     return _result(estimate, _ci(dist, level, n_runs < 2), (MODEL, AGGREGATE), coords, level,
                    _one_run_reason(models, n_runs),
                    {"gamma": gamma, "n_resamples": n, "n_runs": n_runs.tolist()})
+
+
+GAP_REMEDIES: Final = {
+    "how": "use another `how`",
+    "aggregates": "leave it out of `aggregates` (e.g. aggregates=('median', 'iqm', 'mean'))",
+}
+"""The remedy for a lower-is-better metric, by the argument that asked for the gap."""
+
+
+def _check_gap(higher: bool, scores: np.ndarray, gamma: float, argument: str) -> None:
+    """The optimality gap reads higher-is-better scores below the target ``gamma``: refuse a
+    lower-is-better metric, and warn when every score is at or above ``gamma`` (percentages
+    with the default gamma = 1: every gap is 0; rliable clips single scores above it on
+    purpose). ``argument`` names what asked for the gap: ``"how"`` (:func:`evaluq.aggregate`)
+    or ``"aggregates"`` (:func:`interval_estimates`); the one check of both."""
+    if not higher:
+        raise ValueError(f"`{argument}`: the optimality gap measures the distance below a "
+                         f"target of a higher-is-better metric; this metric is "
+                         f"lower-is-better: {GAP_REMEDIES[argument]} (the gap of an error "
+                         f"rate has no meaning)")
+    values = np.asarray(scores, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    if values.size and bool((values >= gamma).all()):
+        warn(f"every observed score is at or above `gamma` = {gamma:g} (smallest "
+             f"{float(values.min()):.4g}), so every gap is 0 and no model can be told from "
+             f"another: give the target on the scores' scale (e.g. gamma=100 for "
+             f"percentages)", ScaleWarning)
 
 
 def _check_aggregates(aggregates: Any) -> tuple[str, ...]:
@@ -525,10 +608,13 @@ def performance_profile(
     For each threshold :math:`\tau`, ``kind="run"`` (rliable's default
     ``use_score_distribution=True``) gives the fraction of all runs x tasks scores above
     :math:`\tau`, :math:`\frac{1}{NM}\sum_{nm} 1[s_{nm} > \tau]`; ``kind="average"`` the
-    fraction of tasks whose mean over runs is above :math:`\tau`. Intervals as in
-    :func:`interval_estimates` (rliable's profiles default to 2000 resamples). With ragged
-    runs (NaN at a model's missing seeds), N is each model's own number of runs, in the
-    fraction and in the resamples.
+    fraction of tasks whose mean over runs is above :math:`\tau`. "Above" is "better than":
+    for a cube with ``higher_is_better=False`` (an error rate) the profile is the fraction
+    *below* :math:`\tau`, :math:`1[s_{nm} < \tau]` (rliable's profile of the negated scores
+    at :math:`-\tau`; rliable assumes higher is better), and ``attrs["higher_is_better"]``
+    says which. Intervals as in :func:`interval_estimates` (rliable's profiles default to
+    2000 resamples). With ragged runs (NaN at a model's missing seeds), N is each model's own
+    number of runs, in the fraction and in the resamples.
 
     Parameters
     ----------
@@ -545,7 +631,8 @@ def performance_profile(
     -------
     xarray.Dataset
         ``estimate`` (model, threshold) and ``ci`` (model, threshold, ci_bound);
-        ``attrs["n_runs"]`` each model's number of runs.
+        ``attrs["n_runs"]`` each model's number of runs, ``attrs["higher_is_better"]`` 1
+        (fractions above :math:`\tau`) or 0 (below).
 
     Raises
     ------
@@ -566,14 +653,17 @@ def performance_profile(
     kind = check_choice("kind", kind, PROFILE_KINDS)
     score, x, n_runs = _model_runs(cube)
     _check_distribution_memory(n, x.shape[0] * tau.size)
-    statistic = _by_run_count(lambda xg, c: _profile_resampled(xg, c, tau, kind), x, n_runs)
+    sign = 1.0 if higher_is_better(cube) else -1.0      # lower is better: s < tau, -s > -tau
+    x, better = np.ascontiguousarray(sign * x), sign * tau
+    statistic = _by_run_count(lambda xg, c: _profile_resampled(xg, c, better, kind), x, n_runs)
     dist = _stratified_distribution(x, statistic, n, gen, n_runs=n_runs)
     models = score[MODEL].values
     coords: dict[Hashable, Any] = {MODEL: models, THRESHOLD: tau}
-    return _result(_per_group(lambda xg: _profile_point(xg, tau, kind), x, n_runs),
+    return _result(_per_group(lambda xg: _profile_point(xg, better, kind), x, n_runs),
                    _ci(dist, level, n_runs < 2), (MODEL, THRESHOLD), coords, level,
                    _one_run_reason(models, n_runs),
-                   {"kind": kind, "n_resamples": n, "n_runs": n_runs.tolist()})
+                   {"kind": kind, "n_resamples": n, "n_runs": n_runs.tolist(),
+                    "higher_is_better": int(sign > 0)})
 
 
 # --- probability of improvement -----------------------------------------------------------------
@@ -757,14 +847,17 @@ def _field_aggregate(how: Any, gamma: Any, skipna: bool) -> Any:
     return optimality_gap
 
 
-if TYPE_CHECKING:       # the spelling evaluq.aggregation imports, typed
+if TYPE_CHECKING:       # the spellings evaluq.aggregation imports, typed
     field_aggregate = _field_aggregate
+    check_gap = _check_gap
 
 
 def __getattr__(name: str) -> Any:
-    """``field_aggregate``: the spelling ``evaluq.aggregation`` imports (a private name may not
-    cross domain modules, tests/test_architecture.py); internal, not in ``__all__`` nor in
-    ``dir()``, not documented (issue 35)."""
+    """``field_aggregate`` and ``check_gap``: the spellings ``evaluq.aggregation`` imports (a
+    private name may not cross domain modules, tests/test_architecture.py); internal, not in
+    ``__all__`` nor in ``dir()``, not documented (issue 35)."""
     if name == "field_aggregate":
         return _field_aggregate
+    if name == "check_gap":
+        return _check_gap
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -55,6 +55,7 @@ from evaluq._validation import (
 from evaluq._warn import warn
 from evaluq.cube import higher_is_better
 from evaluq.errors import CubeError, EvaluqWarning
+from evaluq.field.rliable import _check_runs_cube
 
 N_BOOTSTRAP: Final = 1000
 """deepsig's default number of bootstrap iterations."""
@@ -341,9 +342,7 @@ def aso(scores_a: Any, scores_b: Any, *, confidence_level: float = 0.95,
 
 def _model_scores(cube: Any, language: Hashable | None) -> xr.DataArray:
     """Each model's runs: seed scores averaged over languages, or of one language."""
-    if not isinstance(cube, xr.Dataset) or SCORE not in cube:
-        raise TypeError(f"`cube` must be an evaluation cube (an xarray Dataset with a 'score' "
-                        f"variable); got {type(cube).__name__}")
+    _check_runs_cube(cube)      # rliable's score dict (with the call), summary-only refused
     score = cube[SCORE]
     if set(score.dims) != {MODEL, LANGUAGE, SEED}:
         raise CubeError(f"`cube.score` must have dims (model, language, seed); got "

@@ -260,7 +260,11 @@ def bayesian_comparison(result: Any, *, ax: Axes | None = None,
         _simplex(ax, result.distribution.values.T, probs, names)
     else:
         right = result.distribution.sel(region="right").values
-        ax.hist(right, bins=50, color=_GOOD, alpha=0.7)
+        # fixed bins over [0, 1] (50 bins over the samples' own range failed, numpy's "too
+        # many bins", when every sample is 1/2 up to rounding: identical models, no ROPE),
+        # an odd number of them so that 1/2 is the middle of a bin, not an edge
+        ax.hist(np.clip(right, 0.0, 1.0), bins=np.linspace(0.0, 1.0, 52).tolist(), color=_GOOD,
+                alpha=0.7)
         ax.axvline(0.5, color=_ACCENT, linewidth=1.0)
         ax.set_xlim(0, 1)
         ax.set_yticks([])
@@ -336,8 +340,9 @@ def interval_estimates_panel(estimates: xr.Dataset, *, axes: Any = None,
 @_styled
 def performance_profile_plot(profile: xr.Dataset, *, ax: Any = None,
                              title: str | None = None) -> Figure:
-    r"""rliable's performance profile: the fraction of scores above :math:`\tau` against
-    :math:`\tau`, one line per model with its interval as a band.
+    r"""rliable's performance profile: the fraction of scores above :math:`\tau` (below it
+    for a lower-is-better metric) against :math:`\tau`, one line per model with its interval
+    as a band.
 
     Parameters
     ----------
@@ -376,13 +381,14 @@ def performance_profile_plot(profile: xr.Dataset, *, ax: Any = None,
         axis.fill_between(tau, ci[:, 0], ci[:, 1], color=f"C{k}", alpha=0.2, linewidth=0)
     kind = profile.attrs.get("kind", "run")
     what = "runs" if kind == "run" else "tasks (mean over runs)"
+    higher = bool(profile.attrs.get("higher_is_better", 1))   # lower: fractions below tau
     axis.set_xlabel(rf"{_metric(profile.attrs)} threshold $\tau$")
-    axis.set_ylabel(rf"fraction of {what} > $\tau$")
+    axis.set_ylabel(rf"fraction of {what} {'>' if higher else '<'} $\tau$")
     axis.set_ylim(-0.02, 1.02)
     if above:
         axis.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=ncols)
-    else:
-        axis.legend(loc="upper right")
+    else:           # the curves fall (higher is better) or rise: the legend off them
+        axis.legend(loc="upper right" if higher else "upper left")
     if title is not None:                       # above the legend's lines (points)
         axis.set_title(title, pad=6 + 72 * legend)
     return fig
