@@ -144,3 +144,29 @@ def test_files_of_different_lengths_are_named_by_file(files, tmp_path, capsys):
     err = capsys.readouterr().err
     assert re.search(rf"H1 \({re.escape(str(short))}\) has \d+ items but TARGETS "
                      rf"\({re.escape(targets)}\) has \d+", err), err
+
+
+def test_csv_headers_match_the_classes_by_name(tmp_path, rng, capsys):
+    """Before: the header line of class names was skipped and never compared: a file with its
+    columns in another order was read by position."""
+    p = rng.dirichlet(np.ones(3), 100)
+    q0 = 0.5 * p + 0.5 * rng.dirichlet(np.ones(3), 100)
+    q1 = 0.9 * p + 0.1 * rng.dirichlet(np.ones(3), 100)
+    order = [2, 0, 1]
+    names = np.array(["neg", "neu", "pos"])
+    paths = {}
+    for name, arr, cols in (("t", p, [0, 1, 2]), ("a", q0, [0, 1, 2]), ("b", q1, order),
+                            ("bad", q1, [0, 1, 2])):
+        f = tmp_path / f"{name}.csv"
+        header = ",".join(names[cols]) if name != "bad" else "neg,neu,other"
+        np.savetxt(f, arr[:, cols], delimiter=",", header=header, comments="")
+        paths[name] = str(f)
+    args = ["--method", "paired", "--metrics", "cross_entropy", "--n-resamples", "50"]
+    assert main(["test", paths["t"], paths["a"], paths["b"], *args]) == 0
+    out = capsys.readouterr().out
+    h1 = float(re.search(r"h1: (\S+)", out).group(1))
+    assert h1 == pytest.approx(-np.mean(np.sum(p * np.log(q1), axis=1)), abs=5e-5)
+    assert main(["test", paths["t"], paths["a"], paths["bad"], *args]) == 2
+    err = capsys.readouterr().err
+    assert f"the header of H1 ({paths['bad']}) and the header of TARGETS ({paths['t']}) name " \
+           f"different classes: H1 ({paths['bad']}) names classes ['other']" in err

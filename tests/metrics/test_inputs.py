@@ -264,3 +264,23 @@ def test_bool_arrays_are_not_values_or_probabilities():
         eq.metrics.cross_entropy(onehot, np.array([[0.5, 0.5], [0.5, 0.5]]))
     # hard labels may be spelled True / False (two classes)
     assert eq.metrics.accuracy(b, np.array([True, True, True])) == pytest.approx(2 / 3)
+
+
+def test_pandas_inputs_are_paired_by_name():
+    """Before: a Series' index and a DataFrame's columns were dropped (paired by position)."""
+    import pandas as pd
+
+    t = pd.Series(["a", "b", "c"], index=["x", "y", "z"])
+    p = pd.Series(["c", "a", "b"], index=["z", "x", "y"])
+    assert eq.metrics.accuracy(t, p) == 1.0
+    x = prepare_inputs(pd.DataFrame([[0.2, 0.8], [1.0, 0.0]], columns=["no", "yes"]),
+                       pd.DataFrame([[0.9, 0.1], [0.3, 0.7]], columns=["yes", "no"]))
+    assert x.labels.tolist() == ["no", "yes"]
+    np.testing.assert_array_equal(x.predictions[0], [[0.1, 0.9], [0.7, 0.3]])
+    with pytest.raises(ValueError, match=r"the index of `predictions` and the index of "
+                                         r"`targets` name different items"):
+        prepare_inputs(t, p.reset_index(drop=True))
+    # a DataArray is never reordered, also against a pandas input
+    with pytest.raises(ValueError, match=r"same names in another order, and `predictions` "
+                                         r"\(a DataArray\) is never reordered"):
+        prepare_inputs(t, xr.DataArray(p.to_numpy(), dims="item", coords={"item": p.index}))
