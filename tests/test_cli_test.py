@@ -170,3 +170,17 @@ def test_csv_headers_match_the_classes_by_name(tmp_path, rng, capsys):
     err = capsys.readouterr().err
     assert f"the header of H1 ({paths['bad']}) and the header of TARGETS ({paths['t']}) name " \
            f"different classes: H1 ({paths['bad']}) names classes ['other']" in err
+
+
+def test_few_items_warning_names_the_method_flag(tmp_path, capsys):
+    """Before: `evaluq test` on 3 items printed p = 0.0010 ** with no word of caution."""
+    paths = []
+    for name, labels in (("y", [1, 1, 1]), ("a", [0, 0, 0]), ("b", [1, 1, 1])):
+        f = tmp_path / f"{name}.txt"
+        f.write_text("\n".join(map(str, labels)) + "\n")
+        paths.append(str(f))
+    assert main(["test", *paths, "--method", "paired", "--metrics", "accuracy"]) == 0
+    err = capsys.readouterr().err
+    assert "evaluq test: SmallSampleWarning: only 3 items, fewer than 40" in err
+    assert "Use more items or --method permutation (valid at any number of items; with 3 " \
+           "items its p-value cannot fall below 2 / 2^3 = 0.25)" in err

@@ -343,7 +343,7 @@ def test_bca_matches_scipy(rng):
 
 
 def test_bca_matches_scipy_soft(rng):
-    p, q0, q1 = _soft(rng, n=30, noise0=1.0, noise1=0.6)
+    p, q0, q1 = _soft(rng, n=40, noise0=1.0, noise1=0.6)
     m = get_metric("cross_entropy")
     res = eq.bootstrap_test(p, q0, q1, metrics=[m], method="paired", n_resamples=1000, rng=2)
     ce0, ce1 = m.item_stats(p, q0, 3)[:, 0], m.item_stats(p, q1, 3)[:, 0]
@@ -658,3 +658,45 @@ def test_dataframe_class_columns_are_matched_by_name(rng):
     res = eq.bootstrap_test(t, a, pd.DataFrame(q1), metrics="cross_entropy", method="paired",
                             rng=0)
     assert res.h1_value[0] == pytest.approx(expected)
+
+
+# --- few items ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_paired_bootstrap_on_few_items_warns_and_names_the_permutation_test(n):
+    """Before: 1 or 3 items all won by h1 gave p = 1/(B+1), '**', without a word; the
+    permutation test gives the exact 2/2^n (0.25 at 3 items). Threshold: test_calibration.py."""
+    y, h0, h1 = [1] * n, [0] * n, [1] * n
+    with pytest.warns(eq.SmallSampleWarning,
+                      match=rf"only {n} items?, fewer than 40: the paired bootstrap test's "
+                            rf"p-value is too small.*Use more items or method='permutation' "
+                            rf"\(valid at any number of items; with {n} items? its p-value "
+                            rf"cannot fall below 2 / 2\^{n} = {2 / 2 ** n:g}\)"):
+        res = eq.bootstrap_test(y, h0, h1, metrics="accuracy", method="paired", rng=0)
+    assert res.pvalue[0] == pytest.approx(1 / 1001)          # what the warning is about
+    perm = eq.bootstrap_test(y, h0, h1, metrics="accuracy", method="permutation",
+                             n_resamples=20000, rng=0)
+    assert perm.pvalue[0] == pytest.approx(min(1.0, 2 / 2 ** n), abs=0.015)
+
+
+def test_few_items_thresholds(rng):
+    from evaluq.significance._methods import FEW_ITEMS_BERG_KIRKPATRICK, FEW_ITEMS_PAIRED
+
+    y, h0, h1 = _hard(rng, n=FEW_ITEMS_PAIRED)
+    with pytest.warns(eq.SmallSampleWarning, match=r"only 39 items, fewer than 40"):
+        eq.bootstrap_test(y[1:], h0[1:], h1[1:], metrics="accuracy", method="paired",
+                          n_resamples=50, rng=0)
+    eq.bootstrap_test(y, h0, h1, metrics="accuracy", method="paired", n_resamples=50, rng=0)
+    # crossed runs: the items of the one shared test set count, not items x runs
+    with pytest.warns(eq.SmallSampleWarning, match=r"only 39 items"):
+        compare_runs([y[1:]] * 3, [h0[1:]] * 3, [h1[1:]] * 3, metrics="accuracy",
+                     method="paired", runs="crossed", n_resamples=50, rng=0)
+    n = FEW_ITEMS_BERG_KIRKPATRICK
+    with pytest.warns(eq.SmallSampleWarning, match=rf"only {n - 1} items, fewer than {n}: the "
+                                                   r"Berg-Kirkpatrick test's p-value"):
+        eq.bootstrap_test(y[:n - 1], h0[:n - 1], h1[:n - 1], metrics="accuracy",
+                          sample_size=0.5, n_resamples=50, rng=0)
+    eq.bootstrap_test(y[:n], h0[:n], h1[:n], metrics="accuracy", sample_size=0.5,
+                      n_resamples=50, rng=0)
+    eq.bootstrap_test(y[:3], h0[:3], h1[:3], metrics="accuracy", method="permutation",
+                      n_resamples=50, rng=0)                  # valid at any size: no warning
