@@ -184,3 +184,24 @@ def test_few_items_warning_names_the_method_flag(tmp_path, capsys):
     assert "evaluq test: SmallSampleWarning: only 3 items, fewer than 40" in err
     assert "Use more items or --method permutation (valid at any number of items; with 3 " \
            "items its p-value cannot fall below 2 / 2^3 = 0.25)" in err
+
+
+def test_probability_files_printed_to_three_decimals(tmp_path, rng, capsys):
+    """Before: refused ('must sum to 1 within atol=1e-06'), the files unusable as written."""
+    p = rng.dirichlet(np.full(3, 4.0), 150)
+    q0 = 0.5 * p + 0.5 * rng.dirichlet(np.full(3, 4.0), 150)
+    q1 = 0.9 * p + 0.1 * rng.dirichlet(np.full(3, 4.0), 150)
+    paths = []
+    for name, arr in (("t", p), ("a", q0), ("b", q1)):
+        f = tmp_path / f"{name}.csv"
+        np.savetxt(f, arr, delimiter=",", fmt="%.3f")
+        paths.append(str(f))
+    args = ["--method", "paired", "--metrics", "cross_entropy", "--n-resamples", "50"]
+    assert main(["test", *paths, *args]) == 0
+    captured = capsys.readouterr()
+    assert re.search(r"evaluq test: EvaluqWarning: \d+ row\(s\) of H1 \(.*b\.csv\) sum to 1 "
+                     r"only within the rounding of values printed to 3 decimals", captured.err)
+    t, b = (np.loadtxt(f, delimiter=",") for f in (paths[0], paths[2]))
+    t, b = (x / x.sum(axis=1, keepdims=True) for x in (t, b))
+    h1 = float(re.search(r"h1: (\S+)", captured.out).group(1))
+    assert h1 == pytest.approx(-np.mean(np.sum(t * np.log(b), axis=1)), abs=5e-5)

@@ -22,6 +22,8 @@ import xarray as xr
 
 from evaluq._dims import CLASS, ITEM
 from evaluq._validation import check_choice, check_real, text_encoding
+from evaluq._warn import warn
+from evaluq.errors import EvaluqWarning
 from evaluq.metrics._base import MetricKind
 
 _KINDS = ("hard", "soft", "regression")
@@ -373,6 +375,32 @@ def _as_float(raw: _Raw) -> np.ndarray:
     return raw.values.astype(np.float64)
 
 
+ROUNDING_CAP = 0.01
+"""The largest deviation of a row sum from 1 read as rounding (see :func:`_rounding_slack`)."""
+
+
+def _printed_decimals(values: np.ndarray) -> int | None:
+    """The fewest decimals (1 to 6) that every value is printed with (within float32
+    noise), or None: values at full precision."""
+    for d in range(1, 7):
+        if np.all(np.abs(values - np.round(values, d)) <= 1e-7):
+            return d
+    return None
+
+
+def _rounding_slack(values: np.ndarray) -> tuple[float, int | None]:
+    """How far a row of ``K`` probabilities printed to ``d`` decimals may sum from 1: each is
+    off by at most half a unit of the last digit, so the row by ``K * 0.5 * 10^-d`` (0.0015
+    for 3 classes at 3 decimals), capped at :data:`ROUNDING_CAP`. 0 for full-precision
+    values, and when one unit of the last digit exceeds that (tenths, 0/1 rows: their sums
+    are exact or off by a unit, which is no rounding)."""
+    d = _printed_decimals(values)
+    if d is None:
+        return 0.0, None
+    slack = min(values.shape[-1] * 0.5 * 10.0 ** -d, ROUNDING_CAP)
+    return (slack, d) if 10.0 ** -d <= slack * (1 + 1e-9) else (0.0, d)
+
+
 def _check_probabilities(raw: _Raw, atol: float) -> np.ndarray:
     values = _as_float(raw)
     negative = values < 0
@@ -381,12 +409,29 @@ def _check_probabilities(raw: _Raw, atol: float) -> np.ndarray:
         raise ValueError(f"`{raw.name}` holds {int(negative.sum())} negative probabilities "
                          f"(first at index {tuple(where.tolist())}: {values[tuple(where)]:g})")
     sums = values.sum(axis=-1)
-    bad = np.abs(sums - 1.0) > atol
+    off = np.abs(sums - 1.0)
+    slack, decimals = _rounding_slack(values)
+    bad = off > max(atol, slack) * (1 + 1e-9)
     if bad.any():
-        where = np.argwhere(bad)[0]
-        raise ValueError(f"rows of `{raw.name}` must sum to 1 within atol={atol:g}; "
-                         f"{int(bad.sum())} row(s) do not (row {tuple(where.tolist())} sums "
-                         f"to {sums[tuple(where)]:.6g})")
+        where = tuple(np.argwhere(bad)[0].tolist())
+        rounding = (f" (or ±{slack:.2g}, the rounding of values printed to {decimals} "
+                    "decimals)" if slack > atol else "")
+        remedy = ("they look like percentages: divide them by 100"
+                  if np.allclose(sums[bad], 100.0, atol=1.0) else
+                  "if they are scores or logits, normalise each row first (divide it by "
+                  "its sum, or take a softmax)")
+        raise ValueError(f"rows of `{raw.name}` must sum to 1 within atol={atol:g}{rounding}; "
+                         f"{int(bad.sum())} row(s) do not (row {where} sums to "
+                         f"{sums[where]:.6g}): {remedy}")
+    rounded = off > atol
+    if rounded.any():
+        where = tuple(np.argwhere(rounded)[0].tolist())
+        warn(f"{int(rounded.sum())} row(s) of `{raw.name}` sum to 1 only within the rounding "
+             f"of values printed to {decimals} decimals (row {where} sums to "
+             f"{sums[where]:.6g}; at most ±{slack:.2g} for {values.shape[-1]} classes): they "
+             "were divided by their sums (renormalised)", EvaluqWarning)
+        values = values.copy()
+        values[rounded] /= sums[rounded][..., None]
     return values
 
 
@@ -496,7 +541,11 @@ def prepare_inputs(
         Default: the sorted union of the labels in the targets and predictions. A label outside
         a given set is an error.
     atol
-        Tolerance for probability rows to sum to 1 (soft labels).
+        Tolerance for probability rows to sum to 1 (soft labels). Values printed to ``d``
+        decimals (0.333, as a ``.csv`` written with ``%.3f`` holds them) may each be off by
+        half a unit of their last digit, so a row of ``K`` of them may sum to
+        ``1 +- K * 0.5 * 10^-d`` (at most +-0.01): such rows are accepted, divided by their
+        sums, with an ``EvaluqWarning`` saying so. Rows off by more are an error.
     names
         Argument names used in error messages for the predictions (default ``"predictions"``
         for one, ``"predictions[i]"`` for several).
