@@ -144,3 +144,64 @@ def test_files_of_different_lengths_are_named_by_file(files, tmp_path, capsys):
     err = capsys.readouterr().err
     assert re.search(rf"H1 \({re.escape(str(short))}\) has \d+ items but TARGETS "
                      rf"\({re.escape(targets)}\) has \d+", err), err
+
+
+def test_csv_headers_match_the_classes_by_name(tmp_path, rng, capsys):
+    """Before: the header line of class names was skipped and never compared: a file with its
+    columns in another order was read by position."""
+    p = rng.dirichlet(np.ones(3), 100)
+    q0 = 0.5 * p + 0.5 * rng.dirichlet(np.ones(3), 100)
+    q1 = 0.9 * p + 0.1 * rng.dirichlet(np.ones(3), 100)
+    order = [2, 0, 1]
+    names = np.array(["neg", "neu", "pos"])
+    paths = {}
+    for name, arr, cols in (("t", p, [0, 1, 2]), ("a", q0, [0, 1, 2]), ("b", q1, order),
+                            ("bad", q1, [0, 1, 2])):
+        f = tmp_path / f"{name}.csv"
+        header = ",".join(names[cols]) if name != "bad" else "neg,neu,other"
+        np.savetxt(f, arr[:, cols], delimiter=",", header=header, comments="")
+        paths[name] = str(f)
+    args = ["--method", "paired", "--metrics", "cross_entropy", "--n-resamples", "50"]
+    assert main(["test", paths["t"], paths["a"], paths["b"], *args]) == 0
+    out = capsys.readouterr().out
+    h1 = float(re.search(r"h1: (\S+)", out).group(1))
+    assert h1 == pytest.approx(-np.mean(np.sum(p * np.log(q1), axis=1)), abs=5e-5)
+    assert main(["test", paths["t"], paths["a"], paths["bad"], *args]) == 2
+    err = capsys.readouterr().err
+    assert f"the header of H1 ({paths['bad']}) and the header of TARGETS ({paths['t']}) name " \
+           f"different classes: H1 ({paths['bad']}) names classes ['other']" in err
+
+
+def test_few_items_warning_names_the_method_flag(tmp_path, capsys):
+    """Before: `evaluq test` on 3 items printed p = 0.0010 ** with no word of caution."""
+    paths = []
+    for name, labels in (("y", [1, 1, 1]), ("a", [0, 0, 0]), ("b", [1, 1, 1])):
+        f = tmp_path / f"{name}.txt"
+        f.write_text("\n".join(map(str, labels)) + "\n")
+        paths.append(str(f))
+    assert main(["test", *paths, "--method", "paired", "--metrics", "accuracy"]) == 0
+    err = capsys.readouterr().err
+    assert "evaluq test: SmallSampleWarning: only 3 items, fewer than 40" in err
+    assert "Use more items or --method permutation (valid at any number of items; with 3 " \
+           "items its p-value cannot fall below 2 / 2^3 = 0.25)" in err
+
+
+def test_probability_files_printed_to_three_decimals(tmp_path, rng, capsys):
+    """Before: refused ('must sum to 1 within atol=1e-06'), the files unusable as written."""
+    p = rng.dirichlet(np.full(3, 4.0), 150)
+    q0 = 0.5 * p + 0.5 * rng.dirichlet(np.full(3, 4.0), 150)
+    q1 = 0.9 * p + 0.1 * rng.dirichlet(np.full(3, 4.0), 150)
+    paths = []
+    for name, arr in (("t", p), ("a", q0), ("b", q1)):
+        f = tmp_path / f"{name}.csv"
+        np.savetxt(f, arr, delimiter=",", fmt="%.3f")
+        paths.append(str(f))
+    args = ["--method", "paired", "--metrics", "cross_entropy", "--n-resamples", "50"]
+    assert main(["test", *paths, *args]) == 0
+    captured = capsys.readouterr()
+    assert re.search(r"evaluq test: EvaluqWarning: \d+ row\(s\) of H1 \(.*b\.csv\) sum to 1 "
+                     r"only within the rounding of values printed to 3 decimals", captured.err)
+    t, b = (np.loadtxt(f, delimiter=",") for f in (paths[0], paths[2]))
+    t, b = (x / x.sum(axis=1, keepdims=True) for x in (t, b))
+    h1 = float(re.search(r"h1: (\S+)", captured.out).group(1))
+    assert h1 == pytest.approx(-np.mean(np.sum(t * np.log(b), axis=1)), abs=5e-5)

@@ -215,3 +215,15 @@ def test_experiment_run_checks_out_dir_first(rng):
     exp.feed("a", h1="b", targets=y, predictions=1 - y)
     with pytest.raises(TypeError, match=r"`out_dir` must be a str or os.PathLike"):
         exp.run(metrics="accuracy", n_resamples=10, out_dir=5)
+
+
+def test_feed_pairs_pandas_predictions_by_the_targets_index():
+    """Before: a Series of predictions in another row order was stored by position."""
+    exp = eq.Experiment()
+    targets = pd.Series(["a", "b", "c", "a"], index=list("wxyz"))
+    preds = pd.Series(["c", "a", "b", "b"], index=list("yzwx"))
+    exp.feed("base", predictions=preds, targets=targets)
+    assert exp.data["base"]["preds"] == [preds.loc[targets.index].tolist()]
+    with pytest.raises(ValueError, match=r"`predictions` names items \[0, 1, 2, 3\] that "
+                                         r"`targets` does not"):
+        exp.feed("base", predictions=preds.reset_index(drop=True), targets=targets)

@@ -56,6 +56,7 @@ from evaluq.errors import ImplicitEpochWarning as ImplicitEpochWarning
 from evaluq.errors import MissingDataWarning as MissingDataWarning
 from evaluq.errors import NotFittedError as NotFittedError
 from evaluq.errors import ScaleWarning as ScaleWarning
+from evaluq.errors import SmallSampleWarning as SmallSampleWarning
 from evaluq.field.bayescomp import BayesianComparison as BayesianComparison
 from evaluq.field.bayescomp import bayesian_signed_rank as bayesian_signed_rank
 from evaluq.field.bayescomp import correlated_t_test as correlated_t_test

@@ -1363,6 +1363,8 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
         text = re.sub(r"`(\w+)`(?= must )", lambda m: (
             f"--{m.group(1).replace('_', '-')}" if m.group(1) in options else m.group(0)),
             text)
+    if getattr(args, "func", None) is _run_test:   # evaluq test's own options
+        text = re.sub(r"\bmethod='([\w-]+)'", r"--method \1", text)
     files = getattr(args, "files", None) or []
     if getattr(args, "func", None) is _run_test and getattr(args, "columns", 1) is None \
             and len(files) == 3:                  # evaluq test's three files, by name

@@ -60,3 +60,10 @@ class ConvergenceWarning(EvaluqWarning):
     enough; the message says what to change. The one convergence warning of every fit
     (:func:`evaluq.fit_hierarchical`, :func:`evaluq.fit_items`; ``ItemConvergenceWarning`` is
     another name of this class)."""
+
+
+class SmallSampleWarning(EvaluqWarning):
+    """Too few items (tasks, runs) for a procedure's p-value or interval to hold its nominal
+    level: at a true null it would reject more often than the level says. The message gives
+    the count, the threshold and the procedure valid at that size (for
+    :func:`evaluq.bootstrap_test`: ``method="permutation"``)."""

@@ -173,8 +173,9 @@ def test_a_label_file_that_is_not_utf8_says_so(tmp_path):
     ([[0.5, 0.4]], [[0.5, 0.5]], {}, ValueError,
      r"rows of `targets` must sum to 1 within atol=1e-06; 1 row\(s\) do not \(row \(0,\) "
      r"sums to 0\.9\)"),
-    ([[0.5, 0.5]], [[0.5, 0.5001]], {"atol": 1e-5}, ValueError,
-     r"rows of `predictions` must sum to 1 within atol=1e-05"),
+    ([[0.5, 0.5]], [[0.5, 0.5003]], {"atol": 1e-5}, ValueError,
+     r"rows of `predictions` must sum to 1 within atol=1e-05 \(or ±0\.0001, the rounding of "
+     r"values printed to 4 decimals\)"),
     ([[0.5, 0.5]], [[1.5, -0.5]], {}, ValueError,
      r"`predictions` holds 1 negative probabilities \(first at index \(0, 1\): -0\.5\)"),
     ([0, np.nan], [0, 1], {}, ValueError, r"`targets` contains 1 NaN value"),
@@ -264,3 +265,58 @@ def test_bool_arrays_are_not_values_or_probabilities():
         eq.metrics.cross_entropy(onehot, np.array([[0.5, 0.5], [0.5, 0.5]]))
     # hard labels may be spelled True / False (two classes)
     assert eq.metrics.accuracy(b, np.array([True, True, True])) == pytest.approx(2 / 3)
+
+
+def test_pandas_inputs_are_paired_by_name():
+    """Before: a Series' index and a DataFrame's columns were dropped (paired by position)."""
+    import pandas as pd
+
+    t = pd.Series(["a", "b", "c"], index=["x", "y", "z"])
+    p = pd.Series(["c", "a", "b"], index=["z", "x", "y"])
+    assert eq.metrics.accuracy(t, p) == 1.0
+    x = prepare_inputs(pd.DataFrame([[0.2, 0.8], [1.0, 0.0]], columns=["no", "yes"]),
+                       pd.DataFrame([[0.9, 0.1], [0.3, 0.7]], columns=["yes", "no"]))
+    assert x.labels.tolist() == ["no", "yes"]
+    np.testing.assert_array_equal(x.predictions[0], [[0.1, 0.9], [0.7, 0.3]])
+    with pytest.raises(ValueError, match=r"the index of `predictions` and the index of "
+                                         r"`targets` name different items"):
+        prepare_inputs(t, p.reset_index(drop=True))
+    # a DataArray is never reordered, also against a pandas input
+    with pytest.raises(ValueError, match=r"same names in another order, and `predictions` "
+                                         r"\(a DataArray\) is never reordered"):
+        prepare_inputs(t, xr.DataArray(p.to_numpy(), dims="item", coords={"item": p.index}))
+
+
+def test_probabilities_printed_to_three_decimals_are_renormalised():
+    """Before: rows of a .csv written with %.3f (sums 0.999 to 1.001) were refused at
+    atol=1e-6, with no remedy. Rounding each of K values to d decimals moves a row sum by at
+    most K * 0.5 * 10^-d: those rows are divided by their sums, with a warning."""
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(3), 200)
+    q = np.round(rng.dirichlet(np.full(3, 5.0), 200), 3)
+    off = np.abs(q.sum(axis=1) - 1) > 1e-6
+    assert off.any()
+    assert np.abs(q.sum(axis=1) - 1).max() <= 0.0015 + 1e-12
+    with pytest.warns(eq.EvaluqWarning, match=rf"{off.sum()} row\(s\) of `predictions` sum to "
+                                              r"1 only within the rounding of values printed "
+                                              r"to 3 decimals .*at most ±0\.0015 for 3 "
+                                              r"classes\): they were divided by their sums"):
+        x = prepare_inputs(p, q)
+    np.testing.assert_allclose(x.predictions[0], q / q.sum(axis=1, keepdims=True), rtol=1e-15)
+    np.testing.assert_array_equal(x.predictions[0][~off], q[~off])   # the others untouched
+    with pytest.warns(eq.EvaluqWarning, match="renormalised"):
+        ce = eq.metrics.cross_entropy(p, q)
+    assert ce == pytest.approx(-np.mean(np.sum(p * np.log(q / q.sum(1, keepdims=True)), 1)))
+
+
+@pytest.mark.parametrize(("rows", "match"), [
+    ([[0.334, 0.334, 0.334]], r"within atol=1e-06 \(or ±0\.0015, the rounding of values "
+                              r"printed to 3 decimals\); 1 row\(s\) do not \(row \(0,\) sums "
+                              r"to 1\.002\): if they are scores or logits, normalise each row"),
+    ([[0.34, 0.34, 0.34]], r"\(or ±0\.01, the rounding of values printed to 2 decimals\)"),
+    ([[0.4, 0.4, 0.1]], r"within atol=1e-06; 1 row\(s\) do not"),     # tenths: no rounding
+    ([[50.0, 30.0, 20.0]], r"sums to 100\): they look like percentages: divide them by 100"),
+])
+def test_probabilities_off_by_more_than_rounding_are_refused(rows, match):
+    with pytest.raises(ValueError, match=match):
+        prepare_inputs([[0.2, 0.3, 0.5]], rows)

@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 import evaluq as eq
 
 # small random label sets: a label only a system predicts is common, and its warning
-# (tests/significance/test_stream.py checks it) is not what these properties test
-pytestmark = pytest.mark.filterwarnings("ignore::evaluq.metrics.UndefinedMetricWarning")
+# (tests/significance/test_stream.py checks it) is not what these properties test; nor is
+# the warning about few items (8 to 60 here; test_bootstrap.py checks it)
+pytestmark = [pytest.mark.filterwarnings("ignore::evaluq.metrics.UndefinedMetricWarning"),
+              pytest.mark.filterwarnings("ignore::evaluq.SmallSampleWarning")]
 
 labels = st.integers(min_value=2, max_value=4).flatmap(
     lambda k: st.tuples(st.integers(min_value=8, max_value=60), st.just(k),

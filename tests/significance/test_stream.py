@@ -170,6 +170,12 @@ def test_shapes_checked_before_reading():
     with pytest.raises(ValueError, match="'item' coordinates of `h0` and `targets` differ"):
         eq.bootstrap_test(xr.DataArray(y, dims="item", coords=coords),
                           xr.DataArray(y, dims="item", coords=shifted), y)
+    # a pandas input's index is its item coordinate (before: dropped, paired by position)
+    import pandas as pd
+
+    with pytest.raises(ValueError, match="'item' coordinates of `h1` and `targets` differ"):
+        eq.bootstrap_test(pd.Series(np.zeros(100, int)), y,
+                          pd.Series(np.zeros(100, int), index=np.arange(100)[::-1]))
 
 
 def test_undeclared_global_metric_refused_on_dask(rng):

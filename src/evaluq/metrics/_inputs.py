@@ -22,6 +22,8 @@ import xarray as xr
 
 from evaluq._dims import CLASS, ITEM
 from evaluq._validation import check_choice, check_real, text_encoding
+from evaluq._warn import warn
+from evaluq.errors import EvaluqWarning
 from evaluq.metrics._base import MetricKind
 
 _KINDS = ("hard", "soft", "regression")
@@ -79,7 +81,8 @@ def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
     - ``.csv`` / ``.tsv``: rows of numbers separated by ``,`` / a tab, one row per item (for
       example probability rows over the classes). A first line with no number in it (the
       classes' names, ``neg,pos``) is a header and is skipped; every other line must be
-      numeric. A single column gives a 1-D array.
+      numeric. A single column gives a 1-D array. (:func:`prepare_inputs` matches the
+      classes of files with such a header by name: see there.)
 
     Text is UTF-8, or the encoding its byte-order mark names.
     - ``.npy``: a numpy array saved with :func:`numpy.save` (no pickles).
@@ -104,6 +107,12 @@ def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
     ...     load_predictions(f).tolist()
     ['pos', 'neg', 'pos']
     """
+    return _read_file(path)[0]
+
+
+def _read_file(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str] | None]:
+    """:func:`load_predictions`'s array and, for a ``.csv`` / ``.tsv`` of rows with a header
+    line, the header's names (else None)."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in _SUFFIXES:
@@ -112,7 +121,7 @@ def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
     if not p.is_file():
         raise FileNotFoundError(f"`path`: prediction file {str(p)!r} does not exist")
     if suffix == ".npy":
-        return np.load(p, allow_pickle=False)
+        return np.load(p, allow_pickle=False), None
     raw = p.read_bytes()
     try:
         text = raw.decode(text_encoding(raw[:4]))
@@ -132,14 +141,16 @@ def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
         values = np.array(lines)
         for dtype in (np.int64, np.float64):
             try:
-                return values.astype(dtype)
+                return values.astype(dtype), None
             except (ValueError, OverflowError):
                 pass
-        return values
+        return values, None
     delimiter = "," if suffix == ".csv" else "\t"
     first, _, rest = text.lstrip("\r\n").partition("\n")
+    header = None
     if not any(_is_number(field) for field in first.split(delimiter)):
         text = rest                     # a header: the classes' names, not a row
+        header = [name.strip() for name in first.rstrip("\r").split(delimiter)]
     try:
         rows = np.loadtxt(io.StringIO(text), delimiter=delimiter, dtype=np.float64, ndmin=2)
     except ValueError as err:
@@ -148,7 +159,9 @@ def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
             f"{delimiter!r} ({err}); {suffix} files hold numbers only (and a first line of "
             f"names, read as a header)"
         ) from None
-    return rows[:, 0] if rows.shape[1] == 1 else rows
+    if rows.shape[1] == 1:
+        return rows[:, 0], None
+    return rows, header if header is not None and len(header) == rows.shape[1] else None
 
 
 def _is_number(text: str) -> bool:
@@ -167,9 +180,10 @@ class _Raw:
     values: np.ndarray
     leading_dims: tuple[Hashable, ...] = ()
     leading_coords: dict[Hashable, Any] = field(default_factory=dict)
-    item_index: np.ndarray | None = None
-    class_index: np.ndarray | None = None
+    item_index: Any = None
+    class_index: Any = None
     has_class_dim: bool = False
+    source: str = "array"   # "array", "dataarray", "pandas" or "file": where names came from
 
 
 def item_dims(name: str, obj: xr.DataArray) -> tuple[str, ...]:
@@ -180,9 +194,25 @@ def item_dims(name: str, obj: xr.DataArray) -> tuple[str, ...]:
     return (ITEM, CLASS) if CLASS in obj.dims else (ITEM,)
 
 
+def pandas_names(obj: pd.Series | pd.DataFrame) -> tuple[pd.Index, pd.Index | None]:
+    """The item names (the index) of a Series or DataFrame and, for a DataFrame, the class
+    names (its columns; None for the default ``0..K-1`` of ``pd.DataFrame(array)``)."""
+    if isinstance(obj, pd.Series):
+        return obj.index, None
+    cols = obj.columns
+    default = isinstance(cols, pd.RangeIndex) and cols.start == 0 and cols.step == 1
+    return obj.index, None if default else cols
+
+
 def _to_raw(name: str, obj: Any, allow_leading: bool) -> _Raw:
     if isinstance(obj, str | os.PathLike):
-        return _Raw(name, load_predictions(obj))
+        values, header = _read_file(obj)
+        return _Raw(name, values, class_index=header,
+                    source="file" if header is not None else "array")
+    if isinstance(obj, pd.Series | pd.DataFrame):
+        index, columns = pandas_names(obj)
+        return _Raw(name, obj.to_numpy(), item_index=index, class_index=columns,
+                    source="pandas")
     if isinstance(obj, xr.Dataset):
         raise TypeError(f"`{name}` must be an array, a DataArray or a file path; got a Dataset "
                         "(select one variable)")
@@ -197,7 +227,7 @@ def _to_raw(name: str, obj: Any, allow_leading: bool) -> _Raw:
             name, np.asarray(da.values), lead, coords,
             item_index=da[ITEM].values if ITEM in da.coords else None,
             class_index=da[CLASS].values if CLASS in da.coords else None,
-            has_class_dim=CLASS in obj.dims,
+            has_class_dim=CLASS in obj.dims, source="dataarray",
         )
     try:
         values = np.asarray(obj)
@@ -249,14 +279,89 @@ def _check_shapes(kind: MetricKind, targets: _Raw, preds: Sequence[_Raw]) -> Non
     if core == 2 and targets.values.shape[-1] < 2:
         raise ValueError(f"soft labels need at least 2 classes; `{targets.name}` has "
                          f"{targets.values.shape[-1]}")
-    for attr, dim in (("item_index", ITEM), ("class_index", CLASS)):
-        ref = getattr(targets, attr)
-        for raw in preds:
-            other = getattr(raw, attr)
-            if ref is not None and other is not None and not np.array_equal(ref, other):
-                raise ValueError(f"the {dim!r} coordinates of `{raw.name}` and "
-                                 f"`{targets.name}` differ; align them first (nothing is "
-                                 "reordered silently)")
+    _align(targets, preds, "item_index", ITEM, 0)
+    if core == 2:
+        _align(targets, preds, "class_index", CLASS, 1)
+
+
+def align_by_name(targets: Any, prediction: Any, name: str = "predictions") -> Any:
+    """``prediction`` put in the order of the targets' item (and class) names, as
+    :func:`prepare_inputs` pairs them (numpy arrays when names were compared), or an error
+    when their names differ. Inputs that name no items are returned unchanged."""
+    raws = [_to_raw("targets", targets, False), _to_raw(name, prediction, False)]
+    if any(r.item_index is None and r.class_index is None for r in raws):
+        return prediction
+    _align(raws[0], raws[1:], "item_index", ITEM, 0)
+    if raws[0].values.ndim == raws[1].values.ndim == 2:
+        _align(raws[0], raws[1:], "class_index", CLASS, 1)
+    return raws[1].values
+
+
+_NAMES_OF = {("pandas", ITEM): "index", ("pandas", CLASS): "columns",
+             ("file", CLASS): "header"}
+
+
+def _align(targets: _Raw, preds: Sequence[_Raw], attr: str, dim: str, axis: int) -> None:
+    """Pair the inputs' items (or classes) by name where their names are known.
+
+    Names: a DataArray's ``item`` / ``class`` coordinate, a pandas index / DataFrame's
+    columns, a ``.csv`` header. Inputs that carry them must name the same items: a pandas
+    input (or a file's columns) holding the targets' names in another order is reordered to
+    the targets' order; any other difference is an error (a DataArray is never reordered).
+    Inputs without names are paired by position.
+    """
+    named = [r for r in (targets, *preds) if getattr(r, attr) is not None]
+    if len(named) < 2:
+        return
+    ref = named[0]
+    ref_index = pd.Index(getattr(ref, attr))
+    for raw in named[1:]:
+        index = pd.Index(getattr(raw, attr))
+        if index.equals(ref_index):
+            continue
+        reorderable = (raw.source in ("pandas", "file") and ref is targets
+                       and ref_index.is_unique and index.is_unique)
+        order = index.get_indexer(ref_index) if reorderable else None
+        if order is not None and (order >= 0).all():
+            raw.values = np.take(raw.values, order, axis=axis)
+            setattr(raw, attr, ref_index)
+            continue
+        raise ValueError(_misaligned(ref, raw, ref_index, index, dim, targets))
+
+
+def _misaligned(ref: _Raw, raw: _Raw, ref_index: pd.Index, index: pd.Index, dim: str,
+                targets: _Raw) -> str:
+    """The error for inputs whose item (class) names differ, with the remedy."""
+    if ref.source == raw.source == "dataarray":
+        return (f"the {dim!r} coordinates of `{raw.name}` and `{ref.name}` differ; align "
+                "them first (nothing is reordered silently)")
+    what = "items" if dim == ITEM else "classes"
+
+    def names_of(r: _Raw) -> str:
+        return _NAMES_OF.get((r.source, dim), f"{dim!r} coordinate")
+
+    unique = ref_index.is_unique and index.is_unique
+    extra = index.difference(ref_index)[:5].tolist() if unique else []
+    if ref is not targets:
+        why = (f"`{targets.name}` has no names of its {what} to align them to (it is paired "
+               "by position)")
+    elif not unique:
+        who, rep = (ref, ref_index) if not ref_index.is_unique else (raw, index)
+        why = (f"the {names_of(who)} of `{who.name}` repeats names "
+               f"{rep[rep.duplicated()].unique()[:5].tolist()}, so they cannot be matched")
+    elif extra:
+        why = f"`{raw.name}` names {what} {extra} that `{ref.name}` does not"
+    else:
+        why = (f"they hold the same names in another order, and `{raw.name}` (a DataArray) "
+               "is never reordered")
+    how = {ITEM: f"put them in one order first (e.g. `{raw.name}.loc[{ref.name}.index]` for "
+                 f"pandas), or pass `.to_numpy()` of each if their rows are already in the "
+                 "same order",
+           CLASS: "name the same classes in every input, the targets included (in any "
+                  "order: pandas columns and .csv headers are matched by name)"}[dim]
+    return (f"the {names_of(raw)} of `{raw.name}` and the {names_of(ref)} of `{ref.name}` "
+            f"name different {what}: {why}; {how}. Nothing is paired by position when two "
+            f"inputs name their {what}")
 
 
 def _as_float(raw: _Raw) -> np.ndarray:
@@ -270,6 +375,32 @@ def _as_float(raw: _Raw) -> np.ndarray:
     return raw.values.astype(np.float64)
 
 
+ROUNDING_CAP = 0.01
+"""The largest deviation of a row sum from 1 read as rounding (see :func:`_rounding_slack`)."""
+
+
+def _printed_decimals(values: np.ndarray) -> int | None:
+    """The fewest decimals (1 to 6) that every value is printed with (within float32
+    noise), or None: values at full precision."""
+    for d in range(1, 7):
+        if np.all(np.abs(values - np.round(values, d)) <= 1e-7):
+            return d
+    return None
+
+
+def _rounding_slack(values: np.ndarray) -> tuple[float, int | None]:
+    """How far a row of ``K`` probabilities printed to ``d`` decimals may sum from 1: each is
+    off by at most half a unit of the last digit, so the row by ``K * 0.5 * 10^-d`` (0.0015
+    for 3 classes at 3 decimals), capped at :data:`ROUNDING_CAP`. 0 for full-precision
+    values, and when one unit of the last digit exceeds that (tenths, 0/1 rows: their sums
+    are exact or off by a unit, which is no rounding)."""
+    d = _printed_decimals(values)
+    if d is None:
+        return 0.0, None
+    slack = min(values.shape[-1] * 0.5 * 10.0 ** -d, ROUNDING_CAP)
+    return (slack, d) if 10.0 ** -d <= slack * (1 + 1e-9) else (0.0, d)
+
+
 def _check_probabilities(raw: _Raw, atol: float) -> np.ndarray:
     values = _as_float(raw)
     negative = values < 0
@@ -278,13 +409,37 @@ def _check_probabilities(raw: _Raw, atol: float) -> np.ndarray:
         raise ValueError(f"`{raw.name}` holds {int(negative.sum())} negative probabilities "
                          f"(first at index {tuple(where.tolist())}: {values[tuple(where)]:g})")
     sums = values.sum(axis=-1)
-    bad = np.abs(sums - 1.0) > atol
+    off = np.abs(sums - 1.0)
+    slack, decimals = _rounding_slack(values)
+    bad = off > max(atol, slack) * (1 + 1e-9)
     if bad.any():
-        where = np.argwhere(bad)[0]
-        raise ValueError(f"rows of `{raw.name}` must sum to 1 within atol={atol:g}; "
-                         f"{int(bad.sum())} row(s) do not (row {tuple(where.tolist())} sums "
-                         f"to {sums[tuple(where)]:.6g})")
+        where = tuple(np.argwhere(bad)[0].tolist())
+        rounding = (f" (or ±{slack:.2g}, the rounding of values printed to {decimals} "
+                    "decimals)" if slack > atol else "")
+        remedy = ("they look like percentages: divide them by 100"
+                  if np.allclose(sums[bad], 100.0, atol=1.0) else
+                  "if they are scores or logits, normalise each row first (divide it by "
+                  "its sum, or take a softmax)")
+        raise ValueError(f"rows of `{raw.name}` must sum to 1 within atol={atol:g}{rounding}; "
+                         f"{int(bad.sum())} row(s) do not (row {where} sums to "
+                         f"{sums[where]:.6g}): {remedy}")
+    rounded = off > atol
+    if rounded.any():
+        where = tuple(np.argwhere(rounded)[0].tolist())
+        warn(f"{int(rounded.sum())} row(s) of `{raw.name}` sum to 1 only within the rounding "
+             f"of values printed to {decimals} decimals (row {where} sums to "
+             f"{sums[where]:.6g}; at most ±{slack:.2g} for {values.shape[-1]} classes): they "
+             "were divided by their sums (renormalised)", EvaluqWarning)
+        values = values.copy()
+        values[rounded] /= sums[rounded][..., None]
     return values
+
+
+def _class_names(raws: Sequence[_Raw], n_classes: int) -> np.ndarray:
+    """Soft labels' class names: the first input's that has them (all agree by now), else
+    ``0..K-1``."""
+    return np.asarray(next((r.class_index for r in raws if r.class_index is not None),
+                           np.arange(n_classes)))
 
 
 def _label_values(raw: _Raw) -> np.ndarray:
@@ -367,10 +522,16 @@ def prepare_inputs(
     Parameters
     ----------
     targets
-        Per-item targets: a list, numpy array, DataArray with an ``item`` dim (and ``class`` for
-        soft labels) or a file path (see :func:`load_predictions`).
+        Per-item targets: a list, numpy array, pandas Series (DataFrame for soft labels),
+        DataArray with an ``item`` dim (and ``class`` for soft labels) or a file path (see
+        :func:`load_predictions`).
     *predictions
-        One or more predictions of the same items, in any of the same forms.
+        One or more predictions of the same items, in any of the same forms. Inputs that
+        name their items are paired by name: pandas inputs on their index (one holding the
+        targets' labels in another order is put in the targets' order; other labels are an
+        error), DataArrays on an ``item`` coordinate (which must be equal: never reordered).
+        The class columns of soft labels likewise, by DataFrame columns, a ``.csv`` header
+        or a ``class`` coordinate. Inputs without names are paired by position.
     kind
         ``"hard"``, ``"soft"`` or ``"regression"``. Default: detected from the targets: 2-D (or
         a ``class`` dim) is soft; 1-D is regression if the targets or a prediction hold a float
@@ -380,7 +541,11 @@ def prepare_inputs(
         Default: the sorted union of the labels in the targets and predictions. A label outside
         a given set is an error.
     atol
-        Tolerance for probability rows to sum to 1 (soft labels).
+        Tolerance for probability rows to sum to 1 (soft labels). Values printed to ``d``
+        decimals (0.333, as a ``.csv`` written with ``%.3f`` holds them) may each be off by
+        half a unit of their last digit, so a row of ``K`` of them may sum to
+        ``1 +- K * 0.5 * 10^-d`` (at most +-0.01): such rows are accepted, divided by their
+        sums, with an ``EvaluqWarning`` saying so. Rows off by more are an error.
     names
         Argument names used in error messages for the predictions (default ``"predictions"``
         for one, ``"predictions[i]"`` for several).
@@ -396,8 +561,9 @@ def prepare_inputs(
     Raises
     ------
     ValueError
-        Empty inputs, wrong number of dims, different numbers of items or classes, NaN, labels
-        outside ``labels``, negative probabilities, rows not summing to 1 within ``atol``.
+        Empty inputs, wrong number of dims, different numbers of items or classes, items or
+        classes named differently, NaN, labels outside ``labels``, negative probabilities,
+        rows not summing to 1 within ``atol``.
     TypeError
         Mixed string / number labels, non-numeric soft or regression inputs.
 
@@ -442,9 +608,7 @@ def prepare_inputs(
     if kind == "soft":
         arrays = [_check_probabilities(r, atol) for r in raws]
         n_classes = arrays[0].shape[-1]
-        label_set = (target_raw.class_index if target_raw.class_index is not None
-                     else next((r.class_index for r in pred_raws if r.class_index is not None),
-                               np.arange(n_classes)))
+        label_set = _class_names(raws, n_classes)
     elif kind == "regression":
         arrays = [_as_float(r) for r in raws]
         for r, a in zip(raws, arrays, strict=True):

@@ -16,6 +16,8 @@ from evaluq._validation import (
     check_memory,
     check_rng,
 )
+from evaluq._warn import warn
+from evaluq.errors import SmallSampleWarning
 from evaluq.metrics._base import Metric, get_metric
 from evaluq.metrics._inputs import prepare_inputs
 from evaluq.significance import _engine, _stream
@@ -204,11 +206,28 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
     else:
         units, widths, metric_objs, n_classes = _in_memory_units(
             targets, h0, h1, metrics, labels, kind, two_level, crossed, run_names)
-    return _test_units(units, widths, metric_objs, n_classes, spec=spec, gen=gen,
-                       n_resamples=n_resamples, fraction=fraction, level=level,
-                       two_level=two_level, crossed=crossed, method=method,
-                       runs=runs if len(targets) > 1 else "pooled", n_runs=len(targets),
-                       h0_name=h0_name, h1_name=h1_name)
+    result = _test_units(units, widths, metric_objs, n_classes, spec=spec, gen=gen,
+                         n_resamples=n_resamples, fraction=fraction, level=level,
+                         two_level=two_level, crossed=crossed, method=method,
+                         runs=runs if len(targets) > 1 else "pooled", n_runs=len(targets),
+                         h0_name=h0_name, h1_name=h1_name)
+    _warn_few_items(spec, units[0].n_items if crossed else result.n_items,
+                    result.n_resamples)
+    return result
+
+
+def _warn_few_items(spec: TestMethod, n_items: int, n_resamples: int) -> None:
+    """A :class:`SmallSampleWarning` when the method's p-value is too small at ``n_items``
+    items (:attr:`TestMethod.few_items`; the items of one test set for crossed runs). The
+    permutation test is valid at any number of items."""
+    if n_items >= spec.few_items:
+        return
+    items = f"{n_items} item{'s' if n_items > 1 else ''}"
+    floor = (f"; with {items} its p-value cannot fall below 2 / 2^{n_items} = "
+             f"{2 / 2 ** n_items:.3g}" if 2 / 2 ** n_items > 1 / (n_resamples + 1) else "")
+    warn(f"only {items}, fewer than {spec.few_items}: the {spec.title} test's p-value is too "
+         f"small at this size ({spec.few_items_note}). Use more items or method='permutation' "
+         f"(valid at any number of items{floor})", SmallSampleWarning)
 
 
 def _check_options(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], method: str,
@@ -421,6 +440,13 @@ def bootstrap_test(targets: Any, h0: Any, h1: Any, *,
 
     Marks as BooStSa prints them: ``**`` for p <= .01, ``*`` for p <= .05. Ties within
     floating-point noise (100 ulp) count as ties.
+
+    **Few items.** The bootstraps resample the observed differences as if they were the
+    population, so on few items their p-values are too small: at a true null the paired test
+    rejects at p <= .05 in 29% of data sets at 3 items, 9% at 10, 7% at 20 and about 6% at 40.
+    Below 40 items (paired) or 6 items (Berg-Kirkpatrick, whatever ``sample_size``) a
+    :class:`~evaluq.SmallSampleWarning` says so and names ``method="permutation"``, valid at
+    any number of items (with ``n`` items its p-value cannot fall below ``2 / 2^n``).
 
     Hard labels are counted in cells of (target, h0 prediction, h1 prediction): ``B``
     resamples cost ``O(B K^3)`` (one multinomial draw each) whatever the number of items.

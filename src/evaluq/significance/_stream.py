@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from evaluq._dims import CLASS, ITEM
@@ -39,6 +40,7 @@ from evaluq.metrics._inputs import (
     check_label_set,
     item_dims,
     load_predictions,
+    pandas_names,
     prepare_inputs,
 )
 from evaluq.significance import _engine
@@ -53,7 +55,7 @@ def is_lazy(obj: Any) -> bool:
     return type(obj).__module__.split(".")[0] == "dask" and hasattr(obj, "chunks")
 
 
-def _as_array(name: str, obj: Any) -> tuple[Any, np.ndarray | None, np.ndarray | None, bool]:
+def _as_array(name: str, obj: Any) -> tuple[Any, Any, Any, bool]:
     """``(array, item index, class index, has class dim)``; dask arrays stay lazy."""
     if isinstance(obj, str | os.PathLike):
         return load_predictions(obj), None, None, False
@@ -69,6 +71,9 @@ def _as_array(name: str, obj: Any) -> tuple[Any, np.ndarray | None, np.ndarray |
                 da[CLASS].values if CLASS in da.coords else None, CLASS in obj.dims)
     if is_lazy(obj):
         return obj, None, None, False
+    if isinstance(obj, pd.Series | pd.DataFrame):    # names checked, never reordered here
+        index, columns = pandas_names(obj)
+        return obj.to_numpy(), index, columns, False
     try:
         return np.asarray(obj), None, None, False
     except ValueError as err:  # ragged lists
@@ -97,12 +102,13 @@ def _check_layout(arrays: Sequence[Any], kind: str) -> None:
                          f"{arrays[0].shape[1]}")
 
 
-def _check_index(indexes: Sequence[np.ndarray | None], dim: str) -> None:
+def _check_index(indexes: Sequence[Any], dim: str) -> None:
     ref = indexes[0]
     for name, other in zip(NAMES[1:], indexes[1:], strict=True):
         if ref is not None and other is not None and not np.array_equal(ref, other):
-            raise ValueError(f"the {dim!r} coordinates of `{name}` and `targets` differ; align "
-                             "them first (nothing is reordered silently)")
+            raise ValueError(f"the {dim!r} coordinates of `{name}` and `targets` differ (a "
+                             "pandas input's index or columns count as its coordinates); "
+                             "align them first (nothing is reordered silently)")
 
 
 def _detect_kind(arrays: Sequence[Any], has_class: bool) -> str:

@@ -23,6 +23,7 @@ from evaluq._atomic import atomic_file, write_text
 from evaluq._results import N_RESAMPLES_TEST
 from evaluq._validation import RNGLike, check_bool, check_choice, check_rng
 from evaluq.metrics._base import Metric
+from evaluq.metrics._inputs import align_by_name
 from evaluq.significance._bootstrap import METHODS, RUNS, compare_runs
 from evaluq.significance._result import BootstrapTestResult
 
@@ -174,7 +175,10 @@ class Experiment:
         run
             Run index (seed, fold); default: the next integer of that condition.
         predictions, targets
-            Per-item predictions and targets (lists, arrays, DataArrays or file paths).
+            Per-item predictions and targets (lists, arrays, pandas Series, DataArrays or
+            file paths). A pandas Series of predictions is put in the order of the targets'
+            index (different labels are an error), as :func:`evaluq.bootstrap_test` pairs
+            them.
         idxs
             Optional item ids (kept, e.g. to link shuffled items back to the data set).
         epochs
@@ -376,8 +380,10 @@ def _check_condition_names(h0: Any, h1: Any) -> None:
 
 def _validated_run(predictions: Any, targets: Any, idxs: Any
                    ) -> tuple[list[Any], list[Any], list[Any]]:
-    """Predictions, targets and item ids of one run as JSON-ready lists of one length."""
-    preds = _to_list("predictions", predictions)
+    """Predictions, targets and item ids of one run as JSON-ready lists of one length
+    (pandas predictions put in the order of the targets' index, as ``bootstrap_test`` pairs
+    them)."""
+    preds = _to_list("predictions", align_by_name(targets, predictions))
     targs = _to_list("targets", targets)
     if len(preds) != len(targs):
         raise ValueError(f"`predictions` has {len(preds)} items but `targets` has "
