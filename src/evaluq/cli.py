@@ -1311,6 +1311,7 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"`judge` column", "--judge column"),
     (r"`gold` column", "--gold column"),
     (r"`covariates`", "--covariate"),
+    (r"`cluster`", "--cluster"),
     (r"`seed=`", "--seed"),
     (r"`bootstrap=`", "--bootstrap"),
     (r"`item=`", "--item"),

@@ -17,7 +17,7 @@ import pytest
 import scipy.stats as st
 
 import evaluq as eq
-from evaluq.errors import CubeError
+from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.ratings import fit_judged_ratings, fit_ratings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -471,8 +471,39 @@ def test_vote_bootstrap_keeps_both_group_sizes():
 
 
 def test_a_cluster_bootstrap_without_labels_is_refused():
-    votes = simulate(32, n=300, n_gold=12, n_prompts=4)
+    votes = simulate(32, m=3, n=300, n_gold=12, n_prompts=4)
     votes["prompt"] = np.where(votes.gold.notna(), 0, 1 + np.arange(300) % 3)
-    with pytest.raises(ValueError, match="`interval`='bootstrap'"):
+    with pytest.warns(EvaluqWarning, match="`cluster` has 4 clusters for 2 free parameters"), \
+            pytest.raises(ValueError, match="`interval`='bootstrap'"):
         fit_judged_ratings(votes, cluster="prompt", interval="bootstrap", ties="half",
                            n_resamples=200, lam=0.5)
+
+
+@pytest.mark.parametrize("interval", ["sandwich", "bootstrap"])
+def test_clusters_too_few_for_the_covariance_are_refused(interval):
+    """4 prompts cannot identify the covariance of 5 models' ratings (4 free parameters): the
+    CR1 meat has rank at most 3, so some rating difference would get variance 0 (before:
+    silently near-zero SEs). Refused, naming `cluster`, the counts and the remedy."""
+    votes = simulate(32, n=300, n_gold=60, n_prompts=4)
+    with pytest.raises(ValueError, match=r"`cluster` has 4 clusters, too few for the "
+                       r"covariance of the 4 free parameters of the judge-assisted ratings.*"
+                       r"Cluster by a finer unit"):
+        fit_judged_ratings(votes, cluster="prompt", interval=interval, ties="half")
+
+
+def test_few_clusters_warn_and_every_direction_is_at_least_the_iid_one():
+    """10 prompts for 4 free parameters are few: a warning, and the covariance is at least
+    both the plain CR1 PPI++ sandwich and the independent-votes one in every direction (their
+    generalised eigenvalues), equal to the larger along each."""
+    votes = simulate(5, n=1500, n_gold=300, n_prompts=10)
+    kw = {"ties": "half", "lam": 0.5, "scale": "logit", "reference": "m0"}
+    iid = fit_judged_ratings(votes, **kw)
+    with pytest.warns(EvaluqWarning, match="`cluster` has 10 clusters for 4 free parameters"):
+        fit = fit_judged_ratings(votes, cluster="prompt", **kw)
+    plain = Reference(votes, "half", "prompt").covariance(_params(fit), 0.5)
+    floor, got = _param_cov(iid), _param_cov(fit)
+    ratios = np.sort(np.linalg.eigvals(np.linalg.solve(floor, plain)).real)
+    assert ratios.min() < 1.0 < ratios.max()                 # the floor binds somewhere
+    np.testing.assert_allclose(np.sort(np.linalg.eigvals(np.linalg.solve(floor, got)).real),
+                               np.maximum(ratios, 1.0), rtol=1e-6)
+    assert "floored at the independent-votes one" in fit.details["covariance_kind"]

@@ -586,6 +586,9 @@ def _lambda(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarra
 
 
 def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) -> _Fit:
+    few = (data.lab_clusters is not None and _uncertainty.check_clusters(
+        data.lab_clusters.shape[0], design.n_params - 1, "judge-assisted ratings",
+        bootstrap=opts.interval == "bootstrap"))
     start = np.maximum(data.pair_counts("judge") + data.pair_counts("gold"), 0.0)
     x0 = _newton.start(design, start[None])[0]
     lam, x0 = _lambda(data, design, opts, anchor, x0)
@@ -600,6 +603,12 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
     grads = gradients(data, design, x, lam, opts.ties)
     meat = _meat(data, grads)
     cov = grads.bread @ meat.at(lam) @ grads.bread
+    kind = meat.kind
+    if few:
+        iid = grads.bread @ iid_meat(data, grads).at(lam) @ grads.bread
+        cov, raised = _uncertainty.raise_floor(
+            cov, iid, _uncertainty.free_basis(design.n_params, design.n_models), 1.0)
+        kind += ", floored at the independent-votes one (few clusters)" if raised.size else ""
     cov = 0.5 * (cov + cov.T)
     a = anchor[:design.n_models]
     if not gold_ok:
@@ -608,7 +617,7 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
         gain = _trace(grads, a, meat.at(0.0)) / _trace(grads, a, meat.at(lam))
         reason = ""
     groups = 0 if data.lab_clusters is None else data.lab_clusters.shape[0]
-    draws, kind = None, meat.kind
+    draws = None
     if opts.interval == "bootstrap":
         draws = bootstrap(data, design, x, lam, opts.ties, opts.n_resamples, opts.rng)
         cov = np.cov(draws, rowvar=False)
@@ -787,7 +796,9 @@ def fit_judged_ratings(
         :math:`\lambda` in [0, 1] (0: gold only; 1: PPI); default None: tuned.
     cluster : str, optional
         Column of the rows' clusters (prompt, voter): CR1 cluster-robust covariance, or a
-        bootstrap of whole clusters.
+        bootstrap of whole clusters. As in :func:`evaluq.fit_ratings`, no more clusters than
+        free parameters are refused, and with few the covariance is at least the
+        independent-votes PPI++ sandwich in every direction (with an ``EvaluqWarning``).
     interval : {"sandwich", "bootstrap"}
         ``"sandwich"``: normal intervals from the PPI++ sandwich; ``"bootstrap"``: the
         labelled and the unlabelled rows resampled apart (or whole clusters drawn), every
@@ -826,7 +837,7 @@ def fit_judged_ratings(
         a disconnected comparison graph, ``ties="davidson"`` without any tie, ``lam`` above 0
         with fewer than two unlabelled rows, a zero ``lam`` whose gold votes do not link every
         model, an objective without a finite minimum (or, with ``interval="bootstrap"``, a
-        resample without one).
+        resample without one), no more clusters than free parameters.
     CubeError
         A named column is missing.
 
