@@ -203,6 +203,26 @@ def test_ratings_flags_refused_with_their_remedy(flags, message, tmp_path, capsy
     assert message in capsys.readouterr().err
 
 
+def test_one_sided_human_votes_are_refused_with_the_flags_that_fix_them(tmp_path, capsys):
+    """Every human vote for the left answer (a side-biased panel): before, 'error: Singular
+    matrix' (numpy's LinAlgError); now what has no finite minimum and the remedies as flags,
+    and the first remedy, --ties half, runs."""
+    from tests.ratings.test_judged import simulate
+
+    votes = simulate(3)
+    votes.loc[votes.gold.notna(), "gold"] = "a"
+    path = tmp_path / "one_sided.csv"
+    votes.to_csv(path, index=False)
+    flags = ["ratings", str(path), "--judge", "judge", "--gold", "gold"]
+    assert main([*flags, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "Singular matrix" not in err
+    assert "has no finite minimum with these" in err
+    assert ("collect more gold votes, pass a --lam below 1 (e.g. --lam 0.5; --lam 0 is the gold "
+            "votes alone), or use --ties half (or --ties drop)") in err
+    assert main([*flags, "--ties", "half", "--out", str(tmp_path / "o")]) == 0
+
+
 def test_a_model_that_never_lost_is_refused_with_the_flag_that_fixes_it(tmp_path, capsys):
     """The library's remedies (`prior_sd`, ties='drop') are named as the command's flags,
     and --prior-sd reaches the fit: finite ratings, the prior stated."""

@@ -447,6 +447,22 @@ def test_bootstrap_resamples_without_a_finite_mle_are_refused():
     assert np.isfinite(fit.draws.values).all()
 
 
+def test_a_bootstrap_resample_without_some_model_is_refused_not_a_linalg_error(votes):
+    """A model with two votes is absent from many vote resamples; its Hessian there is
+    singular (before: numpy's LinAlgError 'Singular matrix' from the Newton step, the CLI's
+    'error: Singular matrix'). Refused with the count and the reason; a prior keeps every
+    resample finite."""
+    newbie = pd.DataFrame({"model_a": ["new", "new"], "model_b": ["m0", "m1"],
+                           "winner": ["model_a", "model_b"], "prompt": [0, 1]})
+    df = pd.concat([votes, newbie], ignore_index=True)
+    with pytest.raises(ValueError, match=r"of 200 bootstrap resamples have no finite .*a model "
+                       r"without any vote in the resample.*use interval='sandwich'") as info:
+        fit_ratings(df, interval="bootstrap", n_resamples=200, rng=0)
+    assert not isinstance(info.value, np.linalg.LinAlgError)
+    fit = fit_ratings(df, interval="bootstrap", n_resamples=200, rng=0, prior_sd=2.0)
+    assert np.isfinite(fit.draws.values).all()
+
+
 def test_a_model_seen_in_one_tie_gets_the_model_based_variance_not_zero(votes):
     """One tie of a newcomer with m0: at the estimate the tie's score is 0 (a tie is likeliest
     between equal strengths), so every sandwich gave the newcomer - m0 difference variance 0

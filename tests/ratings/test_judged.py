@@ -9,6 +9,7 @@ by pandas' groupby), against fit_ratings on the gold votes (lambda = 0), and for
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -426,6 +427,52 @@ def test_an_unbounded_objective_is_refused():
     votes.loc[wins_b & votes.gold.notna(), "gold"] = "a"
     with pytest.raises(ValueError, match="no finite minimum"):
         fit_judged_ratings(votes, ties="half")
+
+
+@pytest.mark.parametrize(("case", "what"), [
+    ("all_a", "Davidson's tie parameter runs off .the gold votes hold 0 tie.s. of 200"),
+    ("all_ties", "the logit strengths run off"),
+    ("two", "with these 2 gold votes: the logit strengths run off"),
+])
+def test_degenerate_gold_votes_are_refused_with_remedies_not_a_linalg_error(case, what):
+    """Every human vote for the left answer, every human vote a tie, or only two human votes:
+    the PPI++ objective has no finite minimum (before: numpy's LinAlgError 'Singular matrix'
+    from the Newton step for two of them, with no argument and no remedy). Refused, saying
+    where (the lambda = 1 fit that tunes lambda), what runs off and what to do; the remedy
+    offered for the one-sided panel (ties='half') gives a finite fit."""
+    votes = simulate(3)
+    lab = votes.gold.notna()
+    if case == "all_a":
+        votes.loc[lab, "gold"] = "a"
+    elif case == "all_ties":
+        votes.loc[lab, "gold"] = "tie"
+    else:
+        votes.loc[votes.index[lab][2:], "gold"] = None
+    with pytest.raises(ValueError, match=r"`votes`: the judge-assisted \(PPI\+\+\) objective at "
+                       r"lambda = 1, the fit that tunes lambda .* has no finite minimum") as info:
+        fit_judged_ratings(votes)
+    assert not isinstance(info.value, np.linalg.LinAlgError)
+    message = str(info.value)
+    assert re.search(what, message), message
+    assert ("collect more gold votes, pass a `lam` below 1 (e.g. `lam=0.5`; `lam=0` is the gold "
+            "votes alone)") in message
+    if case == "all_a":
+        assert message.endswith("or use ties='half' (or 'drop')")
+        fit = fit_judged_ratings(votes, ties="half")
+        assert np.isfinite(fit.se.values).all()
+
+
+def test_gold_only_without_a_finite_minimum_offers_no_smaller_lambda():
+    """At lam=0 (the gold votes alone) 'pass a smaller lam' is impossible: not offered."""
+    votes = simulate(3, tie_share=0.0)
+    votes["gold"] = None
+    forward = votes[votes.model_a < votes.model_b]           # one vote of each pair, the
+    first = forward.groupby(["model_a", "model_b"]).head(1).index   # lower model always wins
+    votes.loc[first, "gold"] = "a"
+    with pytest.raises(ValueError, match="no finite minimum") as info:
+        fit_judged_ratings(votes, lam=0.0, ties="half")
+    assert "`lam`=0 " in str(info.value)
+    assert str(info.value).endswith("cause this: collect more gold votes, or use ties='half'")
 
 
 # --- the bootstrap -----------------------------------------------------------------------------

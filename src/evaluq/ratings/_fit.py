@@ -411,8 +411,9 @@ def fit_ratings(
         A vote of a model against itself, an unknown ``winner`` label, a missing value (with
         its rows), a disconnected comparison graph, infinite maximum-likelihood ratings
         (without ``prior_sd``), ``ties="davidson"`` without ties, a bootstrap resample
-        without finite ratings, no more clusters than free parameters; covariates that are
-        missing, NaN, constant, collinear with the models, or that separate the outcomes.
+        without finite ratings (or without a vote of some model), no more clusters than free
+        parameters; covariates that are missing, NaN, constant, collinear with the models,
+        or that separate the outcomes.
     TypeError
         ``covariates`` of the wrong form or a non-numeric covariate column.
 

@@ -246,27 +246,52 @@ def hessian_counts(data: JudgedVotes, lam: float, ties: str) -> np.ndarray:
 
 
 def _solve(data: JudgedVotes, design: Design, lam: float, ties: str,
-           x0: np.ndarray) -> np.ndarray:
+           x0: np.ndarray, tuning: bool = False) -> np.ndarray:
     """The PPI++ estimate at ``lam`` (one Newton fit on the weighted counts), or a ValueError
-    saying that it has no finite minimum."""
+    saying that it has no finite minimum (``tuning``: the lambda = 1 fit that tunes lambda)."""
     counts = objective_counts(data, lam, ties)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         x, ok, _ = _newton.newton(design, counts[None], x0[None])
     x = x[0]
     m = design.n_models
-    spread = float(np.ptp(x[:m])) if np.isfinite(x).all() else np.inf
+    spread = float(np.ptp(x[:m])) if np.isfinite(x[:m]).all() else np.inf
     tie_ok = not design.davidson or abs(float(x[m])) <= _uncertainty.RUNAWAY_LOGIT
     if ok[0] and spread <= _uncertainty.RUNAWAY_LOGIT and tie_ok:
         return x
-    order = np.argsort(x[:m]) if np.isfinite(x[:m]).all() else np.arange(m)
-    extremes = [str(data.models[k]) for k in (order[0], order[-1])]
-    raise ValueError(
-        f"`votes`: the judge-assisted (PPI++) objective at `lam`={lam:.4g} has no finite "
-        f"minimum: the logit strengths run off (spread {spread:.3g}; lowest and highest {extremes}"
-        f"{'' if tie_ok else '; the tie parameter too'}). A model that (after the gold "
-        f"correction) never wins or never loses, or pairs whose gold votes contradict the "
-        f"judge's with few other votes, cause this: collect more votes or labels, pass a "
-        f"smaller `lam`, or use ties='half'")
+    raise _no_minimum(data, x[:m], spread, tie_ok, lam, tuning)
+
+
+def _no_minimum(data: JudgedVotes, theta: np.ndarray, spread: float, tie_ok: bool,
+                lam: float, tuning: bool) -> ValueError:
+    """The refusal of an objective without a finite minimum: what runs off, and the remedies
+    that exist at this ``lam``."""
+    what = []
+    if spread > _uncertainty.RUNAWAY_LOGIT:
+        order = np.argsort(theta) if np.isfinite(theta).all() else np.arange(theta.size)
+        what.append(f"the logit strengths run off (spread {spread:.3g}; lowest and highest "
+                    f"{[str(data.models[k]) for k in (order[0], order[-1])]})")
+    if not tie_ok:
+        gold_ties = int(data.pair_counts("gold")[:, TIE].sum())
+        judge_ties = int(data.pair_counts("judge")[:, TIE].sum())
+        what.append(f"Davidson's tie parameter runs off (the gold votes hold {gold_ties} tie(s) "
+                    f"of {data.n_labelled}, the judge's {judge_ties} of "
+                    f"{data.n_labelled + data.n_unlabelled})")
+    if not what:
+        what.append("the fit does not converge")
+    where = ("lambda = 1, the fit that tunes lambda (ppi_py's)" if tuning
+             else f"`lam`={lam:.4g}")
+    remedies = ["collect more gold votes"]
+    if lam > 0:
+        remedies.append(f"pass a `lam` below {lam:.4g} (e.g. `lam=0.5`; `lam=0` is the gold "
+                        f"votes alone)" if tuning or lam > 0.5 else
+                        "pass `lam=0` (the gold votes alone)")
+    tie_fix = ("use ties='half' (or 'drop')" if not tie_ok else "use ties='half'")
+    return ValueError(
+        f"`votes`: the judge-assisted (PPI++) objective at {where} has no finite minimum with "
+        f"these {data.n_labelled} gold votes: {'; '.join(what)}. A model that (after the gold "
+        f"correction) never wins or never loses, gold votes all of one kind (all for one side, "
+        f"or all ties), or pairs whose gold votes contradict the judge's with few other votes, "
+        f"cause this: {', '.join(remedies)}, or {tie_fix}")
 
 
 @dataclass(frozen=True)
@@ -580,7 +605,7 @@ def _lambda(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarra
         return opts.lam, x0
     if data.n_unlabelled < 2:
         return 0.0, x0
-    x1 = _solve(data, design, 1.0, opts.ties, x0)
+    x1 = _solve(data, design, 1.0, opts.ties, x0, tuning=True)
     grads = gradients(data, design, x1, 1.0, opts.ties)
     return tune_lambda(data, grads, anchor[:design.n_models], data.clusters is not None), x1
 

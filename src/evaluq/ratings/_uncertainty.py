@@ -326,6 +326,14 @@ def _failed(design: Design, x: np.ndarray, ok: np.ndarray, counts: np.ndarray,
         reasons += (["the covariates separate the outcomes (their coefficients run off)"]
                     if runaway.any() else [])
     counts = pair_counts(counts, design.row_pair, design.pair_i.size)
+    if design.ridge == 0.0:
+        per_pair = counts.sum(axis=-1)
+        seen = np.zeros((counts.shape[0], design.n_models))
+        np.add.at(seen.T, design.pair_i, per_pair.T)
+        np.add.at(seen.T, design.pair_j, per_pair.T)
+        absent = (seen == 0).any(axis=1)
+        bad |= absent
+        reasons += ["a model without any vote in the resample"] if absent.any() else []
     if design.davidson:
         one_kind = (counts[..., 2].sum(axis=-1) == 0) | (counts[..., :2].sum(axis=(-2, -1)) == 0)
         bad |= one_kind
