@@ -21,13 +21,14 @@ def _votes(tmp_path: Path, rows: list[tuple[str, str, str]], name: str = "votes.
     return path
 
 
-def test_llmfao_with_prompt_clusters_writes_the_page_and_tables(tmp_path, capsys):
+def test_llmfao_with_worker_clusters_writes_the_page_and_tables(tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(["ratings", str(LLMFAO), *LEFT_RIGHT, "--cluster", "prompt",
+    code = main(["ratings", str(LLMFAO), *LEFT_RIGHT, "--cluster", "worker",
                  "--out", str(out)])
     assert code == 0
-    printed = capsys.readouterr().out
-    assert "59 models, 8931 votes, 13 clusters of 'prompt'" in printed
+    printed = capsys.readouterr()
+    assert "59 models, 8931 votes, 124 clusters of 'worker'" in printed.out
+    assert "EvaluqWarning: --cluster has 124 clusters for 59 free parameters" in printed.err
     page = (out / "ratings.html").read_text()
     for section in ('id="ratings"', 'id="ranks"', 'id="win-probability"', 'id="tiers"',
                     'id="reproducibility"'):
@@ -46,15 +47,29 @@ def test_llmfao_with_prompt_clusters_writes_the_page_and_tables(tmp_path, capsys
     assert (both > 0.5).all()
 
 
-def test_clustering_by_prompt_widens_the_intervals(tmp_path):
-    """LLMFAO's 13 prompts: cluster-robust SEs are larger than the iid ones (issue 33: a median
-    1.6x)."""
+def test_clustering_by_worker_widens_the_intervals(tmp_path):
+    """LLMFAO's 124 workers: cluster-robust SEs are larger than the iid ones (a median 1.3x;
+    few clusters for 59 models: every direction at least the iid variance)."""
     main(["ratings", str(LLMFAO), *LEFT_RIGHT, "--out", str(tmp_path / "iid")])
-    main(["ratings", str(LLMFAO), *LEFT_RIGHT, "--cluster", "prompt",
+    main(["ratings", str(LLMFAO), *LEFT_RIGHT, "--cluster", "worker",
           "--out", str(tmp_path / "cl")])
     iid = pd.read_csv(tmp_path / "iid" / "ratings.csv", index_col=0)["se"]
     cl = pd.read_csv(tmp_path / "cl" / "ratings.csv", index_col=0)["se"]
     assert np.median(cl / iid.loc[cl.index]) > 1.2
+    assert (cl / iid.loc[cl.index]).min() >= 1.0 - 1e-9
+
+
+def test_prompt_clusters_too_few_for_the_models_are_refused(tmp_path, capsys):
+    """LLMFAO's 13 prompts cannot identify the covariance of 59 models' ratings (issue 33's
+    prompt-clustered SEs came from a covariance of rank 12): rc 2, the counts and the
+    remedy, no files."""
+    assert main(["ratings", str(LLMFAO), *LEFT_RIGHT, "--cluster", "prompt",
+                 "--out", str(tmp_path / "cl")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("evaluq ratings: error: --cluster has 13 clusters, too few for the "
+                          "covariance of the 59 free parameters")
+    assert "or leave out --cluster" in err
+    assert not (tmp_path / "cl" / "ratings.csv").exists()
 
 
 def test_unknown_winner_labels_name_the_flag_that_maps_them(capsys, tmp_path):
@@ -111,7 +126,7 @@ def test_rows_in_another_order_give_the_same_files(tmp_path):
     shuffled = votes.sample(frac=1.0, random_state=1)
     shuffled.to_csv(tmp_path / "shuffled.csv", index=False)
     for name, path in (("a", LLMFAO), ("b", tmp_path / "shuffled.csv")):
-        main(["ratings", str(path), *LEFT_RIGHT, "--cluster", "prompt",
+        main(["ratings", str(path), *LEFT_RIGHT, "--cluster", "worker",
               "--out", str(tmp_path / name)])
     a = pd.read_csv(tmp_path / "a" / "ratings.csv", index_col=0)
     b = pd.read_csv(tmp_path / "b" / "ratings.csv", index_col=0)
@@ -186,6 +201,26 @@ def test_ratings_flags_refused_with_their_remedy(flags, message, tmp_path, capsy
     code = main(["ratings", str(source), *flags, "--out", str(tmp_path / "out")])
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+def test_one_sided_human_votes_are_refused_with_the_flags_that_fix_them(tmp_path, capsys):
+    """Every human vote for the left answer (a side-biased panel): before, 'error: Singular
+    matrix' (numpy's LinAlgError); now what has no finite minimum and the remedies as flags,
+    and the first remedy, --ties half, runs."""
+    from tests.ratings.test_judged import simulate
+
+    votes = simulate(3)
+    votes.loc[votes.gold.notna(), "gold"] = "a"
+    path = tmp_path / "one_sided.csv"
+    votes.to_csv(path, index=False)
+    flags = ["ratings", str(path), "--judge", "judge", "--gold", "gold"]
+    assert main([*flags, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "Singular matrix" not in err
+    assert "has no finite minimum with these" in err
+    assert ("collect more gold votes, pass a --lam below 1 (e.g. --lam 0.5; --lam 0 is the gold "
+            "votes alone), or use --ties half (or --ties drop)") in err
+    assert main([*flags, "--ties", "half", "--out", str(tmp_path / "o")]) == 0
 
 
 def test_a_model_that_never_lost_is_refused_with_the_flag_that_fixes_it(tmp_path, capsys):

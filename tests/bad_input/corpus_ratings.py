@@ -17,9 +17,9 @@ def votes(rows: list[tuple[str, str, str]] | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["model_a", "model_b", "winner"])
 
 
-def _prompts() -> pd.DataFrame:
-    v = votes()
-    v["prompt"] = [f"p{i % 4}" for i in range(len(v))]
+def _prompts(n_prompts: int = 4, repeat: int = 1) -> pd.DataFrame:
+    v = pd.concat([votes()] * repeat, ignore_index=True)
+    v["prompt"] = [f"p{i % n_prompts}" for i in range(len(v))]
     return v
 
 
@@ -57,7 +57,10 @@ def ratings_cases() -> list[Case]:
     add(Case("evaluq.fit_ratings", "an unknown cluster column",
              lambda: eq.fit_ratings(_prompts(), cluster="voter"), "`cluster`"))
     add(Case("evaluq.RatingsResult", "clustered fit: a finite table",
-             lambda: eq.fit_ratings(_prompts(), cluster="prompt").to_dataframe()))
+             lambda: eq.fit_ratings(_prompts(30, 5), cluster="prompt").to_dataframe()))
+    add(Case("evaluq.fit_ratings", "clusters too few for the covariance (2 for 3 parameters)",
+             lambda: eq.fit_ratings(_prompts(2), cluster="prompt"),
+             r"`cluster` has 2 clusters, too few for the covariance of the 3 free parameters"))
     add(Case("evaluq.RatingsResult", "ties='half': no tie parameter (NaN with a reason)",
              lambda: eq.fit_ratings(votes(), ties="half").tie_parameter))
     add(Case("evaluq.plots.ratings_plot", "a cube instead of a result",

@@ -447,6 +447,57 @@ def test_bootstrap_resamples_without_a_finite_mle_are_refused():
     assert np.isfinite(fit.draws.values).all()
 
 
+def test_a_bootstrap_resample_without_some_model_is_refused_not_a_linalg_error(votes):
+    """A model with two votes is absent from many vote resamples; its Hessian there is
+    singular (before: numpy's LinAlgError 'Singular matrix' from the Newton step, the CLI's
+    'error: Singular matrix'). Refused with the count and the reason; a prior keeps every
+    resample finite."""
+    newbie = pd.DataFrame({"model_a": ["new", "new"], "model_b": ["m0", "m1"],
+                           "winner": ["model_a", "model_b"], "prompt": [0, 1]})
+    df = pd.concat([votes, newbie], ignore_index=True)
+    with pytest.raises(ValueError, match=r"of 200 bootstrap resamples have no finite .*a model "
+                       r"without any vote in the resample.*use interval='sandwich'") as info:
+        fit_ratings(df, interval="bootstrap", n_resamples=200, rng=0)
+    assert not isinstance(info.value, np.linalg.LinAlgError)
+    fit = fit_ratings(df, interval="bootstrap", n_resamples=200, rng=0, prior_sd=2.0)
+    assert np.isfinite(fit.draws.values).all()
+
+
+def test_a_model_seen_in_one_tie_gets_the_model_based_variance_not_zero(votes):
+    """One tie of a newcomer with m0: at the estimate the tie's score is 0 (a tie is likeliest
+    between equal strengths), so every sandwich gave the newcomer - m0 difference variance 0
+    (SE 0 with m0 the reference, the same SE as m0's under sum-zero). That direction now takes
+    the model-based variance: the newcomer is a leaf joined to m0 by one tie, so
+    var(theta_new - theta_m0) = 1 / h with h = -d^2/dd^2 log P(tie | d) at d = 0, computed here
+    by central differences of Davidson's tie probability at the fitted nu."""
+    tie = pd.DataFrame({"model_a": ["new"], "model_b": ["m0"], "winner": ["tie"],
+                        "prompt": [0]})
+    df = pd.concat([votes, tie], ignore_index=True)
+    with pytest.warns(EvaluqWarning, match=r"scores are all 0 at the estimate in 1 "
+                      r"direction.*\['new'\].*model-based variance"):
+        fit = fit_ratings(df, reference="m0", scale="logit")
+    nu, step = float(fit.tie_parameter), 1e-4
+
+    def log_tie(d):
+        return np.log(nu) - np.log(np.exp(d / 2) + np.exp(-d / 2) + nu)
+
+    h = -(log_tie(step) - 2 * log_tie(0.0) + log_tie(-step)) / step**2
+    assert float(fit.rating.sel(model="new")) == pytest.approx(0.0, abs=1e-9)
+    assert float(fit.se.sel(model="new")) == pytest.approx(1.0 / np.sqrt(h), rel=1e-6)
+    # the other models' SEs stay about the sandwich's of the votes without the tie (the
+    # extra tie moves nu a little)
+    without = fit_ratings(votes, reference="m0", scale="logit")
+    np.testing.assert_allclose(fit.se.drop_sel(model="new").values, without.se.values,
+                               rtol=5e-3)
+    with pytest.warns(EvaluqWarning, match="scores are all 0"):
+        sum_zero = fit_ratings(df, scale="logit")
+    diff = sum_zero.covariance.values
+    k = list(sum_zero.rating["model"].values).index("new")
+    j = list(sum_zero.rating["model"].values).index("m0")
+    assert np.sqrt(diff[k, k] + diff[j, j] - 2 * diff[k, j]) == pytest.approx(
+        1.0 / np.sqrt(h), rel=1e-6)
+
+
 def test_bad_options():
     df = _small()
     with pytest.raises(ValueError,
@@ -520,13 +571,50 @@ def test_davidson_equals_evalica_newman_on_llmfao(llmfao, evalica):
     np.testing.assert_allclose(fit.rating.values, [conv[m] for m in models], rtol=0, atol=1e-8)
 
 
-def test_llmfao_prompt_clusters_widen_the_intervals(llmfao):
-    """The issue's figure: clustering by prompt makes the SEs a median ~1.6x the iid ones."""
+def test_llmfao_prompt_clusters_are_too_few_for_59_models(llmfao):
+    """LLMFAO's 13 prompts cannot identify the covariance of 59 models' ratings (58 free
+    parameters): the CR1 covariance had rank 12, 46 directions of rating differences with
+    variance 0 (the issue's figure, a median 1.6x the iid SEs, came from it). Refused, naming
+    the counts and the remedy, for the sandwich and the cluster bootstrap alike."""
+    for interval in ("sandwich", "bootstrap"):
+        with pytest.raises(ValueError, match=r"`cluster` has 13 clusters, too few for the "
+                           r"covariance of the 58 free parameters.*rank at most G - 1 = 12.*"
+                           r"46 direction\(s\).*Cluster by a finer unit"):
+            fit_ratings(llmfao, ties="half", cluster="prompt", interval=interval, **LLMFAO)
+
+
+def test_llmfao_worker_clusters_warn_and_are_floored_at_the_iid_covariance(llmfao):
+    """124 workers for 58 free parameters are few (fewer than 4 per parameter): a warning, and
+    every direction's variance is at least the independent-votes (HC0) one, checked on the
+    generalised eigenvalues of the result relative to HC0 and to the plain CR1 sandwich."""
     iid = fit_ratings(llmfao, ties="half", **LLMFAO)
-    by_prompt = fit_ratings(llmfao, ties="half", cluster="prompt", **LLMFAO)
-    ratio = float(np.median(by_prompt.se.values / iid.se.values))
-    assert 1.5 < ratio < 1.7
-    assert by_prompt.details["n_clusters"] == 13
+    with pytest.warns(EvaluqWarning, match=r"`cluster` has 124 clusters for 58 free "
+                      r"parameters.*fewer than 232.*the larger of the two is used"):
+        fit = fit_ratings(llmfao, ties="half", cluster="worker", **LLMFAO)
+    assert fit.details["covariance_kind"] == "CR1, floored at HC0 (few clusters)"
+    assert float(np.median(fit.se.values / iid.se.values)) == pytest.approx(1.31, abs=0.01)
+    basis = np.linalg.svd(np.eye(59) - 1.0 / 59)[0][:, :58]      # the free directions
+    floored = basis.T @ fit.covariance.values @ basis
+    hc0 = basis.T @ iid.covariance.values @ basis
+    assert np.linalg.eigvalsh(floored - hc0).min() > -1e-9 * np.abs(hc0).max()
+    # the plain CR1 sandwich, by its formula (ties as half a win: a logistic regression on
+    # the +1 / -1 design), is below HC0 in some directions and below the floored one in none
+    models = fit.rating["model"].values
+    x = (pd.get_dummies(llmfao["left"]).reindex(columns=models, fill_value=0).to_numpy(float)
+         - pd.get_dummies(llmfao["right"]).reindex(columns=models, fill_value=0).to_numpy(float))
+    y = llmfao["winner"].map({"left": 1.0, "right": 0.0, "tie": 0.5}).to_numpy()
+    p = 1.0 / (1.0 + np.exp(-x @ (fit.rating.values - 1000.0) / ELO_FACTOR))
+    bread = np.linalg.pinv(x.T @ ((p * (1 - p))[:, None] * x))
+    by_worker = pd.DataFrame((y - p)[:, None] * x).groupby(llmfao["worker"].to_numpy()).sum()
+    g, n = len(by_worker), len(llmfao)
+    plain = (g / (g - 1) * (n - 1) / (n - 58) * ELO_FACTOR**2
+             * bread @ by_worker.to_numpy().T @ by_worker.to_numpy() @ bread)
+    plain = basis.T @ plain @ basis
+    assert np.linalg.eigvalsh(plain - hc0).min() < -0.1 * np.abs(hc0).max()
+    assert np.linalg.eigvalsh(floored - plain).min() > -1e-9 * np.abs(hc0).max()
+    # where CR1 is above HC0 it is kept: the largest variance ratio is CR1's own
+    assert np.linalg.eigvals(np.linalg.solve(hc0, floored)).real.max() == pytest.approx(
+        np.linalg.eigvals(np.linalg.solve(hc0, plain)).real.max(), rel=1e-6)
 
 
 @pytest.fixture(scope="module")
@@ -563,10 +651,12 @@ def test_vote_bootstrap_agrees_with_arena_ranks_bootstrap_on_llmfao(llmfao, aren
 @given(seed=hst.integers(0, 2**32 - 1), ties=hst.sampled_from(["davidson", "half", "drop"]))
 def test_property_row_order_and_sides_do_not_matter(seed, ties):
     """Any shuffle of the rows and any swap of sides (with the winner swapped) gives the same
-    ratings, SEs and draws; every model's draws sum to the identifiability (sum-zero)."""
+    ratings, SEs and draws; every model's draws sum to the identifiability (sum-zero). 12
+    prompts are few clusters: the floored covariance is invariant too."""
     rng = np.random.default_rng(seed)
     votes = simulate_votes(rng.normal(0, 0.5, 6), 0.8, 300, rng, n_prompts=12)
-    one = fit_ratings(votes, ties=ties, cluster="prompt", scale="logit", n_resamples=50)
+    with pytest.warns(EvaluqWarning, match="`cluster` has 12 clusters"):
+        one = fit_ratings(votes, ties=ties, cluster="prompt", scale="logit", n_resamples=50)
     perm = rng.permutation(len(votes))
     flip = rng.random(len(votes)) < 0.5
     other = votes.iloc[perm].reset_index(drop=True)
@@ -576,7 +666,8 @@ def test_property_row_order_and_sides_do_not_matter(seed, ties):
         f, "model_a"]
     swapped.loc[f, "winner"] = other.loc[f, "winner"].map(
         {"model_a": "model_b", "model_b": "model_a", "tie": "tie"})
-    two = fit_ratings(swapped, ties=ties, cluster="prompt", scale="logit", n_resamples=50)
+    with pytest.warns(EvaluqWarning, match="`cluster` has 12 clusters"):
+        two = fit_ratings(swapped, ties=ties, cluster="prompt", scale="logit", n_resamples=50)
     np.testing.assert_allclose(two.rating.values, one.rating.values, rtol=0, atol=1e-12)
     np.testing.assert_allclose(two.se.values, one.se.values, rtol=1e-9)
     np.testing.assert_allclose(two.draws.values, one.draws.values, rtol=0, atol=1e-9)

@@ -9,6 +9,7 @@ by pandas' groupby), against fit_ratings on the gold votes (lambda = 0), and for
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ import pytest
 import scipy.stats as st
 
 import evaluq as eq
-from evaluq.errors import CubeError
+from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.ratings import fit_judged_ratings, fit_ratings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -428,6 +429,52 @@ def test_an_unbounded_objective_is_refused():
         fit_judged_ratings(votes, ties="half")
 
 
+@pytest.mark.parametrize(("case", "what"), [
+    ("all_a", "Davidson's tie parameter runs off .the gold votes hold 0 tie.s. of 200"),
+    ("all_ties", "the logit strengths run off"),
+    ("two", "with these 2 gold votes: the logit strengths run off"),
+])
+def test_degenerate_gold_votes_are_refused_with_remedies_not_a_linalg_error(case, what):
+    """Every human vote for the left answer, every human vote a tie, or only two human votes:
+    the PPI++ objective has no finite minimum (before: numpy's LinAlgError 'Singular matrix'
+    from the Newton step for two of them, with no argument and no remedy). Refused, saying
+    where (the lambda = 1 fit that tunes lambda), what runs off and what to do; the remedy
+    offered for the one-sided panel (ties='half') gives a finite fit."""
+    votes = simulate(3)
+    lab = votes.gold.notna()
+    if case == "all_a":
+        votes.loc[lab, "gold"] = "a"
+    elif case == "all_ties":
+        votes.loc[lab, "gold"] = "tie"
+    else:
+        votes.loc[votes.index[lab][2:], "gold"] = None
+    with pytest.raises(ValueError, match=r"`votes`: the judge-assisted \(PPI\+\+\) objective at "
+                       r"lambda = 1, the fit that tunes lambda .* has no finite minimum") as info:
+        fit_judged_ratings(votes)
+    assert not isinstance(info.value, np.linalg.LinAlgError)
+    message = str(info.value)
+    assert re.search(what, message), message
+    assert ("collect more gold votes, pass a `lam` below 1 (e.g. `lam=0.5`; `lam=0` is the gold "
+            "votes alone)") in message
+    if case == "all_a":
+        assert message.endswith("or use ties='half' (or 'drop')")
+        fit = fit_judged_ratings(votes, ties="half")
+        assert np.isfinite(fit.se.values).all()
+
+
+def test_gold_only_without_a_finite_minimum_offers_no_smaller_lambda():
+    """At lam=0 (the gold votes alone) 'pass a smaller lam' is impossible: not offered."""
+    votes = simulate(3, tie_share=0.0)
+    votes["gold"] = None
+    forward = votes[votes.model_a < votes.model_b]           # one vote of each pair, the
+    first = forward.groupby(["model_a", "model_b"]).head(1).index   # lower model always wins
+    votes.loc[first, "gold"] = "a"
+    with pytest.raises(ValueError, match="no finite minimum") as info:
+        fit_judged_ratings(votes, lam=0.0, ties="half")
+    assert "`lam`=0 " in str(info.value)
+    assert str(info.value).endswith("cause this: collect more gold votes, or use ties='half'")
+
+
 # --- the bootstrap -----------------------------------------------------------------------------
 
 
@@ -471,8 +518,39 @@ def test_vote_bootstrap_keeps_both_group_sizes():
 
 
 def test_a_cluster_bootstrap_without_labels_is_refused():
-    votes = simulate(32, n=300, n_gold=12, n_prompts=4)
+    votes = simulate(32, m=3, n=300, n_gold=12, n_prompts=4)
     votes["prompt"] = np.where(votes.gold.notna(), 0, 1 + np.arange(300) % 3)
-    with pytest.raises(ValueError, match="`interval`='bootstrap'"):
+    with pytest.warns(EvaluqWarning, match="`cluster` has 4 clusters for 2 free parameters"), \
+            pytest.raises(ValueError, match="`interval`='bootstrap'"):
         fit_judged_ratings(votes, cluster="prompt", interval="bootstrap", ties="half",
                            n_resamples=200, lam=0.5)
+
+
+@pytest.mark.parametrize("interval", ["sandwich", "bootstrap"])
+def test_clusters_too_few_for_the_covariance_are_refused(interval):
+    """4 prompts cannot identify the covariance of 5 models' ratings (4 free parameters): the
+    CR1 meat has rank at most 3, so some rating difference would get variance 0 (before:
+    silently near-zero SEs). Refused, naming `cluster`, the counts and the remedy."""
+    votes = simulate(32, n=300, n_gold=60, n_prompts=4)
+    with pytest.raises(ValueError, match=r"`cluster` has 4 clusters, too few for the "
+                       r"covariance of the 4 free parameters of the judge-assisted ratings.*"
+                       r"Cluster by a finer unit"):
+        fit_judged_ratings(votes, cluster="prompt", interval=interval, ties="half")
+
+
+def test_few_clusters_warn_and_every_direction_is_at_least_the_iid_one():
+    """10 prompts for 4 free parameters are few: a warning, and the covariance is at least
+    both the plain CR1 PPI++ sandwich and the independent-votes one in every direction (their
+    generalised eigenvalues), equal to the larger along each."""
+    votes = simulate(5, n=1500, n_gold=300, n_prompts=10)
+    kw = {"ties": "half", "lam": 0.5, "scale": "logit", "reference": "m0"}
+    iid = fit_judged_ratings(votes, **kw)
+    with pytest.warns(EvaluqWarning, match="`cluster` has 10 clusters for 4 free parameters"):
+        fit = fit_judged_ratings(votes, cluster="prompt", **kw)
+    plain = Reference(votes, "half", "prompt").covariance(_params(fit), 0.5)
+    floor, got = _param_cov(iid), _param_cov(fit)
+    ratios = np.sort(np.linalg.eigvals(np.linalg.solve(floor, plain)).real)
+    assert ratios.min() < 1.0 < ratios.max()                 # the floor binds somewhere
+    np.testing.assert_allclose(np.sort(np.linalg.eigvals(np.linalg.solve(floor, got)).real),
+                               np.maximum(ratios, 1.0), rtol=1e-6)
+    assert "floored at the independent-votes one" in fit.details["covariance_kind"]

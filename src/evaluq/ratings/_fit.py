@@ -145,8 +145,11 @@ class _Fit:
 
 
 def _fit(votes: Votes, design: Design, opts: _Options, ref: int | None) -> _Fit:
+    few = (votes.cluster_counts is not None
+           and _uncertainty.check_clusters(votes.cluster_counts.shape[0], design.n_params - 1,
+                                           bootstrap=opts.interval == "bootstrap"))
     x_hat, iterations = _estimate(design, votes)
-    robust = _uncertainty.sandwich(design, votes, x_hat)
+    robust = _uncertainty.sandwich(design, votes, x_hat, floor_clusters=few)
     if opts.interval == "bootstrap":
         draws = _bootstrap(design, votes, x_hat, opts)
         cov = np.cov(draws, rowvar=False)
@@ -304,7 +307,16 @@ def fit_ratings(
     ``interval="bootstrap"`` resamples votes (or whole clusters) as multinomial counts over
     the cells and refits every resample in one batched Newton fit, with percentile
     intervals. Votes on the same prompt (or by the same voter) are not independent: give
-    ``cluster`` to widen the intervals by what they share.
+    ``cluster`` to widen the intervals by what they share. G clusters identify a covariance of
+    rank at most G - 1: with no more clusters than free parameters (models - 1, plus the tie
+    parameter and the covariates) the fit is refused; with few (fewer than 30, or fewer than
+    4 per free parameter) an ``EvaluqWarning``, and the sandwich is at least the
+    independent-votes (HC0) one in every direction (each generalised eigenvalue of CR1
+    relative to HC0 floored at 1: the larger of the two variances, as
+    :func:`evaluq.judged_means` uses). A direction in which every vote's score is 0 at the
+    estimate (a model whose only votes are ties with an equally rated opponent) takes the
+    model-based variance (the inverse information) there, with an ``EvaluqWarning``, rather
+    than variance 0.
 
     Style control (``covariates``; a contextual Bradley-Terry model, arena-rank's
     ``ContextualBradleyTerry``, LMArena's style-controlled leaderboard): each vote k has
@@ -348,7 +360,7 @@ def fit_ratings(
         ``details["ties"]``, the one asked for ``details["ties_requested"]``.
     cluster : str, optional
         Column of the votes' clusters (prompt, voter): cluster-robust sandwich (CR1) or a
-        bootstrap of whole clusters.
+        bootstrap of whole clusters; more clusters than free parameters are needed (above).
     interval : {"sandwich", "bootstrap"}
         How the uncertainty is estimated (above).
     confidence_level : float
@@ -399,8 +411,9 @@ def fit_ratings(
         A vote of a model against itself, an unknown ``winner`` label, a missing value (with
         its rows), a disconnected comparison graph, infinite maximum-likelihood ratings
         (without ``prior_sd``), ``ties="davidson"`` without ties, a bootstrap resample
-        without finite ratings; covariates that are missing, NaN, constant, collinear with
-        the models, or that separate the outcomes.
+        without finite ratings (or without a vote of some model), no more clusters than free
+        parameters; covariates that are missing, NaN, constant, collinear with the models,
+        or that separate the outcomes.
     TypeError
         ``covariates`` of the wrong form or a non-numeric covariate column.
 

@@ -246,27 +246,52 @@ def hessian_counts(data: JudgedVotes, lam: float, ties: str) -> np.ndarray:
 
 
 def _solve(data: JudgedVotes, design: Design, lam: float, ties: str,
-           x0: np.ndarray) -> np.ndarray:
+           x0: np.ndarray, tuning: bool = False) -> np.ndarray:
     """The PPI++ estimate at ``lam`` (one Newton fit on the weighted counts), or a ValueError
-    saying that it has no finite minimum."""
+    saying that it has no finite minimum (``tuning``: the lambda = 1 fit that tunes lambda)."""
     counts = objective_counts(data, lam, ties)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         x, ok, _ = _newton.newton(design, counts[None], x0[None])
     x = x[0]
     m = design.n_models
-    spread = float(np.ptp(x[:m])) if np.isfinite(x).all() else np.inf
+    spread = float(np.ptp(x[:m])) if np.isfinite(x[:m]).all() else np.inf
     tie_ok = not design.davidson or abs(float(x[m])) <= _uncertainty.RUNAWAY_LOGIT
     if ok[0] and spread <= _uncertainty.RUNAWAY_LOGIT and tie_ok:
         return x
-    order = np.argsort(x[:m]) if np.isfinite(x[:m]).all() else np.arange(m)
-    extremes = [str(data.models[k]) for k in (order[0], order[-1])]
-    raise ValueError(
-        f"`votes`: the judge-assisted (PPI++) objective at `lam`={lam:.4g} has no finite "
-        f"minimum: the logit strengths run off (spread {spread:.3g}; lowest and highest {extremes}"
-        f"{'' if tie_ok else '; the tie parameter too'}). A model that (after the gold "
-        f"correction) never wins or never loses, or pairs whose gold votes contradict the "
-        f"judge's with few other votes, cause this: collect more votes or labels, pass a "
-        f"smaller `lam`, or use ties='half'")
+    raise _no_minimum(data, x[:m], spread, tie_ok, lam, tuning)
+
+
+def _no_minimum(data: JudgedVotes, theta: np.ndarray, spread: float, tie_ok: bool,
+                lam: float, tuning: bool) -> ValueError:
+    """The refusal of an objective without a finite minimum: what runs off, and the remedies
+    that exist at this ``lam``."""
+    what = []
+    if spread > _uncertainty.RUNAWAY_LOGIT:
+        order = np.argsort(theta) if np.isfinite(theta).all() else np.arange(theta.size)
+        what.append(f"the logit strengths run off (spread {spread:.3g}; lowest and highest "
+                    f"{[str(data.models[k]) for k in (order[0], order[-1])]})")
+    if not tie_ok:
+        gold_ties = int(data.pair_counts("gold")[:, TIE].sum())
+        judge_ties = int(data.pair_counts("judge")[:, TIE].sum())
+        what.append(f"Davidson's tie parameter runs off (the gold votes hold {gold_ties} tie(s) "
+                    f"of {data.n_labelled}, the judge's {judge_ties} of "
+                    f"{data.n_labelled + data.n_unlabelled})")
+    if not what:
+        what.append("the fit does not converge")
+    where = ("lambda = 1, the fit that tunes lambda (ppi_py's)" if tuning
+             else f"`lam`={lam:.4g}")
+    remedies = ["collect more gold votes"]
+    if lam > 0:
+        remedies.append(f"pass a `lam` below {lam:.4g} (e.g. `lam=0.5`; `lam=0` is the gold "
+                        f"votes alone)" if tuning or lam > 0.5 else
+                        "pass `lam=0` (the gold votes alone)")
+    tie_fix = ("use ties='half' (or 'drop')" if not tie_ok else "use ties='half'")
+    return ValueError(
+        f"`votes`: the judge-assisted (PPI++) objective at {where} has no finite minimum with "
+        f"these {data.n_labelled} gold votes: {'; '.join(what)}. A model that (after the gold "
+        f"correction) never wins or never loses, gold votes all of one kind (all for one side, "
+        f"or all ties), or pairs whose gold votes contradict the judge's with few other votes, "
+        f"cause this: {', '.join(remedies)}, or {tie_fix}")
 
 
 @dataclass(frozen=True)
@@ -580,12 +605,15 @@ def _lambda(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarra
         return opts.lam, x0
     if data.n_unlabelled < 2:
         return 0.0, x0
-    x1 = _solve(data, design, 1.0, opts.ties, x0)
+    x1 = _solve(data, design, 1.0, opts.ties, x0, tuning=True)
     grads = gradients(data, design, x1, 1.0, opts.ties)
     return tune_lambda(data, grads, anchor[:design.n_models], data.clusters is not None), x1
 
 
 def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) -> _Fit:
+    few = (data.lab_clusters is not None and _uncertainty.check_clusters(
+        data.lab_clusters.shape[0], design.n_params - 1, "judge-assisted ratings",
+        bootstrap=opts.interval == "bootstrap"))
     start = np.maximum(data.pair_counts("judge") + data.pair_counts("gold"), 0.0)
     x0 = _newton.start(design, start[None])[0]
     lam, x0 = _lambda(data, design, opts, anchor, x0)
@@ -600,6 +628,12 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
     grads = gradients(data, design, x, lam, opts.ties)
     meat = _meat(data, grads)
     cov = grads.bread @ meat.at(lam) @ grads.bread
+    kind = meat.kind
+    if few:
+        iid = grads.bread @ iid_meat(data, grads).at(lam) @ grads.bread
+        cov, raised = _uncertainty.raise_floor(
+            cov, iid, _uncertainty.free_basis(design.n_params, design.n_models), 1.0)
+        kind += ", floored at the independent-votes one (few clusters)" if raised.size else ""
     cov = 0.5 * (cov + cov.T)
     a = anchor[:design.n_models]
     if not gold_ok:
@@ -608,7 +642,7 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
         gain = _trace(grads, a, meat.at(0.0)) / _trace(grads, a, meat.at(lam))
         reason = ""
     groups = 0 if data.lab_clusters is None else data.lab_clusters.shape[0]
-    draws, kind = None, meat.kind
+    draws = None
     if opts.interval == "bootstrap":
         draws = bootstrap(data, design, x, lam, opts.ties, opts.n_resamples, opts.rng)
         cov = np.cov(draws, rowvar=False)
@@ -787,7 +821,9 @@ def fit_judged_ratings(
         :math:`\lambda` in [0, 1] (0: gold only; 1: PPI); default None: tuned.
     cluster : str, optional
         Column of the rows' clusters (prompt, voter): CR1 cluster-robust covariance, or a
-        bootstrap of whole clusters.
+        bootstrap of whole clusters. As in :func:`evaluq.fit_ratings`, no more clusters than
+        free parameters are refused, and with few the covariance is at least the
+        independent-votes PPI++ sandwich in every direction (with an ``EvaluqWarning``).
     interval : {"sandwich", "bootstrap"}
         ``"sandwich"``: normal intervals from the PPI++ sandwich; ``"bootstrap"``: the
         labelled and the unlabelled rows resampled apart (or whole clusters drawn), every
@@ -826,7 +862,7 @@ def fit_judged_ratings(
         a disconnected comparison graph, ``ties="davidson"`` without any tie, ``lam`` above 0
         with fewer than two unlabelled rows, a zero ``lam`` whose gold votes do not link every
         model, an objective without a finite minimum (or, with ``interval="bootstrap"``, a
-        resample without one).
+        resample without one), no more clusters than free parameters.
     CubeError
         A named column is missing.
 

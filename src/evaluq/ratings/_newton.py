@@ -261,6 +261,27 @@ def _backtrack(state: _State, members: np.ndarray) -> None:
     state.converged[give_up] = state.accepted_gmax[give_up] <= 1e3 * GRADIENT_TOL
 
 
+def _newton_step(hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """The Newton steps ``H^{-1} g`` (B, K); a member whose Hessian is singular (a model with
+    no vote in a bootstrap resample, probabilities that underflow on strengths running off)
+    takes the minimum-norm least-squares step instead (its pseudo-inverse), so the fit goes on
+    and its caller judges the result (not converged, or strengths running off) rather than
+    stopping on a ``LinAlgError``."""
+    try:
+        return np.asarray(np.linalg.solve(hess, grad[..., None])[..., 0])
+    except np.linalg.LinAlgError:
+        pass
+    step = np.empty_like(grad)
+    for k in range(grad.shape[0]):
+        try:
+            step[k] = np.linalg.solve(hess[k], grad[k])
+        except np.linalg.LinAlgError:
+            with np.errstate(invalid="ignore", over="ignore"):
+                ok = np.isfinite(hess[k]).all()
+            step[k] = np.linalg.pinv(hess[k]) @ grad[k] if ok else np.nan
+    return step
+
+
 def _step(design: Design, state: _State, members: np.ndarray, terms: PairTerms,
           value: np.ndarray, n_votes: np.ndarray, incidence: sp.csr_matrix) -> None:
     """Accept the members' current points, stop those at the gradient tolerance, and take a
@@ -276,7 +297,7 @@ def _step(design: Design, state: _State, members: np.ndarray, terms: PairTerms,
     state.converged[members[small]] = True
     move = members[~small]
     if move.size:
-        step = np.linalg.solve(hess[~small], grad[~small][..., None])[..., 0]
+        step = _newton_step(hess[~small], grad[~small])
         moved = state.x[move] + step
         moved[:, :design.n_models] -= moved[:, :design.n_models].mean(axis=1, keepdims=True)
         state.x[move] = moved

@@ -15,16 +15,36 @@ batched Newton fit over every resample of a block at once (no loop over resample
 With covariates the cells are the unique (pair, covariate row, outcome) combinations (about
 one per vote with continuous covariates); the scores gain the covariates' block
 ``s_d * z_r`` and everything else is unchanged.
+
+Where the sandwich cannot be trusted it is refused or floored, never left at 0:
+
+* G clusters give a meat of rank at most G - 1 (the clusters' scores sum to 0 at the
+  estimate): with no more clusters than the k free parameters some directions of the ratings
+  would get variance 0, and the fit is refused (:func:`check_clusters`). With few clusters
+  (fewer than :data:`FEW_CLUSTERS`, or fewer than :data:`CLUSTERS_PER_PARAMETER` per free
+  parameter) the cluster-robust covariance is noisy and biased down (Angrist and Pischke
+  2009, sec. 8.2; with G - 1 = c k its smallest eigenvalue is about (1 - 1/sqrt(c))^2 of its
+  expectation, Marchenko-Pastur): a warning, and :func:`judged_means`' rule, the larger of
+  the cluster-robust and the independent-votes variance, is applied to every direction
+  (:func:`raise_floor`: each generalised eigenvalue of the CR1 covariance relative to the HC0
+  one is floored at 1, so every contrast's variance is at least both).
+* A direction in which the votes' scores are all 0 at the estimate (a model whose only votes
+  are ties with an opponent of equal estimated strength: the estimate fits them exactly)
+  gets variance 0 from any sandwich; there the model-based variance (the inverse of the
+  information) is used, with a warning naming the models.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.linalg as sla
 import scipy.sparse as sp
 
 from evaluq._validation import check_memory
+from evaluq._warn import warn
+from evaluq.errors import EvaluqWarning
 from evaluq.ratings import _newton
 from evaluq.ratings._checks import strongly_connected, took_from
 from evaluq.ratings._newton import Design
@@ -38,6 +58,15 @@ RUNAWAY_LOGIT = 15.0
 RUNAWAY_COVARIATE_LOGIT = 30.0
 """A fit in which the covariates move some row's log-odds by more than this has no finite
 MLE (the covariates separate the outcomes: ``beta`` runs off)."""
+FEW_CLUSTERS = 30
+"""Below this many clusters the cluster-robust covariance is noisy and biased down: a warning,
+and each direction's variance is floored at the independent-votes one."""
+CLUSTERS_PER_PARAMETER = 4
+"""Fewer clusters than this per free parameter count as few too (the meat's smallest
+eigenvalue is then about a quarter of its expectation, or less)."""
+NO_INFORMATION = 1e-9
+"""A direction whose sandwich variance is below this fraction of its model-based variance has
+no information in the votes' scores (they are all 0 there at the estimate)."""
 
 
 def covariate_logits(design: Design, x: np.ndarray) -> np.ndarray:
@@ -112,21 +141,124 @@ class Sandwich:
     factor: float
 
 
-def sandwich(design: Design, votes: Votes, x: np.ndarray) -> Sandwich:
-    """The robust covariance (K, K) of the estimate ``x`` (K,) on the logit scale."""
+def free_basis(n_params: int, n_models: int) -> np.ndarray:
+    """An orthonormal basis (K, K - 1) of the parameters orthogonal to the likelihood's null
+    direction (every ``theta`` up by the same amount)."""
+    null = np.zeros((1, n_params))
+    null[0, :n_models] = 1.0
+    return np.asarray(sla.null_space(null))
+
+
+def raise_floor(cov: np.ndarray, floor: np.ndarray, basis: np.ndarray,
+                below: float) -> tuple[np.ndarray, np.ndarray]:
+    """``cov`` (K, K) with its variance raised to ``floor``'s (positive definite on
+    ``basis``) in every direction where it is below ``below`` times ``floor``'s.
+
+    In the free parameters (``basis``), with ``floor = R R'``, the generalised eigenvalues
+    ``l`` of ``cov`` relative to ``floor`` (``R^-1 cov R^-T = U diag(l) U'``) are each
+    direction's variance ratio; those below ``below`` become 1: ``R U diag(l') U' R'``.
+    With ``below = 1`` this is the smallest covariance at least both (every contrast's variance
+    is at least its variance under each). Equivariant under a change of parameters (the
+    stated identifiability does not matter). Returns the covariance and the raised directions
+    (K, r) in the parameters (``cov`` unchanged when r = 0).
+    """
+    a, b = basis.T @ cov @ basis, basis.T @ floor @ basis
+    vals, vecs = np.linalg.eigh(0.5 * (b + b.T))
+    vals = np.clip(vals, vals.max() * 1e-15, None)
+    root = vecs * np.sqrt(vals)
+    inv_root = (vecs / np.sqrt(vals)).T
+    c = inv_root @ a @ inv_root.T
+    ratio, u = np.linalg.eigh(0.5 * (c + c.T))
+    low = ratio < below
+    if not low.any():
+        return cov, np.zeros((cov.shape[0], 0))
+    half = root @ u
+    inner = half @ np.diag(np.where(low, 1.0, ratio)) @ half.T
+    return basis @ inner @ basis.T, basis @ half[:, low]
+
+
+def few_clusters(groups: int, n_free: int) -> bool:
+    """Whether ``groups`` clusters are few for ``n_free`` free parameters."""
+    return groups < max(FEW_CLUSTERS, CLUSTERS_PER_PARAMETER * n_free)
+
+
+def check_clusters(groups: int, n_free: int, what: str = "ratings",
+                   bootstrap: bool = False) -> bool:
+    """Refuse clusters too few to identify the covariance of ``n_free`` free parameters (the
+    cluster-robust meat has rank at most G - 1), warn for few; returns whether they are few.
+
+    Examples
+    --------
+    >>> from evaluq.ratings._uncertainty import check_clusters
+    >>> check_clusters(200, 4)
+    False
+    >>> try:
+    ...     check_clusters(3, 4)
+    ... except ValueError as err:
+    ...     print(str(err)[:61])
+    `cluster` has 3 clusters, too few for the covariance of the 4
+    """
+    if groups < 2:
+        raise ValueError("`cluster` has a single cluster: a cluster-robust covariance needs "
+                         "at least two")
+    if groups <= n_free:
+        raise ValueError(
+            f"`cluster` has {groups} clusters, too few for the covariance of the {n_free} free "
+            f"parameters of the {what}: a cluster-robust covariance (or a bootstrap of whole "
+            f"clusters) from G clusters has rank at most G - 1 = {groups - 1}, so "
+            f"{n_free - groups + 1} direction(s) of the rating differences would get variance "
+            f"0. Cluster by a finer unit (prompt, voter) with more than {n_free} clusters, or "
+            f"leave out `cluster` (independent votes)")
+    few = few_clusters(groups, n_free)
+    if few:
+        done = ("the bootstrap of so few whole clusters is as noisy, and its intervals may be "
+                "too narrow (interval='sandwich' uses the larger of the cluster-robust and the "
+                "independent-votes variance in every direction)" if bootstrap else
+                "every direction's variance is at least the independent-votes one (the larger "
+                "of the two is used, as judged_means does)")
+        warn(f"`cluster` has {groups} clusters for {n_free} free parameters of the {what} "
+             f"(fewer than {max(FEW_CLUSTERS, CLUSTERS_PER_PARAMETER * n_free)}): a "
+             f"cluster-robust covariance from few clusters is noisy and biased down; {done}. "
+             f"Cluster by a finer unit if the data have one", EvaluqWarning)
+    return few
+
+
+def _blind_models(design: Design, meat: np.ndarray, hess: np.ndarray) -> np.ndarray:
+    """The models whose votes' scores are all 0 at the estimate (indices)."""
+    m = design.n_models
+    scale = np.maximum(np.abs(np.diag(hess)[:m]), np.finfo(float).tiny)
+    return np.flatnonzero(np.diag(meat)[:m] <= NO_INFORMATION * scale)
+
+
+def sandwich(design: Design, votes: Votes, x: np.ndarray,
+             floor_clusters: bool = False) -> Sandwich:
+    """The robust covariance (K, K) of the estimate ``x`` (K,) on the logit scale; directions
+    without information in the scores take the model-based variance (with a warning), and
+    with ``floor_clusters`` every direction's variance is at least the HC0 one."""
     _, hess = _newton.gradient_hessian(design, x[None, :], votes.counts[None])
     bread = np.linalg.inv(hess[0])
-    meat = _meat(design, votes, *cell_scores(design, x))
+    basis = free_basis(design.n_params, design.n_models)
+    scores = cell_scores(design, x)
+    meat0 = _meat(design, replace(votes, cluster_counts=None), *scores)
+    hc0, blind = raise_floor(bread @ meat0 @ bread, bread, basis, NO_INFORMATION)
+    if blind.shape[1]:
+        named = [str(votes.models[k]) for k in _blind_models(design, meat0, hess[0])]
+        warn(f"the votes' scores are all 0 at the estimate in {blind.shape[1]} direction(s) of "
+             f"the ratings" + (f" (model(s) {named[:10]}: their only votes are ties with "
+                               "models of the same estimated strength)" if named else "")
+             + ": the sandwich would give them variance 0; there the model-based variance "
+             "(the inverse of the information) is used", EvaluqWarning)
     n, k = votes.n_votes, design.n_params - 1
     if votes.cluster_counts is None:
-        kind, groups, factor = "HC0", n, 1.0
-    else:
-        groups = votes.cluster_counts.shape[0]
-        if groups < 2:
-            raise ValueError("`cluster` has a single cluster: a cluster-robust covariance needs "
-                             "at least two")
-        kind, factor = "CR1", groups / (groups - 1) * (n - 1) / max(n - k, 1)
-    cov = factor * bread @ meat @ bread
+        return Sandwich(covariance=0.5 * (hc0 + hc0.T), kind="HC0", n_clusters=n, factor=1.0)
+    groups = votes.cluster_counts.shape[0]
+    factor = groups / (groups - 1) * (n - 1) / max(n - k, 1)
+    cov, _ = raise_floor(factor * bread @ _meat(design, votes, *scores) @ bread, bread, basis,
+                         NO_INFORMATION)
+    kind = "CR1"
+    if floor_clusters:
+        cov, raised = raise_floor(cov, hc0, basis, 1.0)
+        kind = "CR1, floored at HC0 (few clusters)" if raised.shape[1] else kind
     return Sandwich(covariance=0.5 * (cov + cov.T), kind=kind, n_clusters=groups, factor=factor)
 
 
@@ -194,6 +326,14 @@ def _failed(design: Design, x: np.ndarray, ok: np.ndarray, counts: np.ndarray,
         reasons += (["the covariates separate the outcomes (their coefficients run off)"]
                     if runaway.any() else [])
     counts = pair_counts(counts, design.row_pair, design.pair_i.size)
+    if design.ridge == 0.0:
+        per_pair = counts.sum(axis=-1)
+        seen = np.zeros((counts.shape[0], design.n_models))
+        np.add.at(seen.T, design.pair_i, per_pair.T)
+        np.add.at(seen.T, design.pair_j, per_pair.T)
+        absent = (seen == 0).any(axis=1)
+        bad |= absent
+        reasons += ["a model without any vote in the resample"] if absent.any() else []
     if design.davidson:
         one_kind = (counts[..., 2].sum(axis=-1) == 0) | (counts[..., :2].sum(axis=(-2, -1)) == 0)
         bad |= one_kind
