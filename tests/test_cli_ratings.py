@@ -223,6 +223,30 @@ def test_one_sided_human_votes_are_refused_with_the_flags_that_fix_them(tmp_path
     assert main([*flags, "--ties", "half", "--out", str(tmp_path / "o")]) == 0
 
 
+def test_a_model_without_human_votes_gets_no_rating_on_the_page(tmp_path, capsys):
+    """A model no person voted on: no rating (an empty cell in ratings.csv, no rank), the
+    reason printed and on the page, the other models ranked and tiered among themselves
+    (before: the judge's biased rating with the narrowest interval)."""
+    from tests.ratings.test_judged import simulate
+
+    votes = simulate(12)
+    votes.loc[(votes.model_a == "m4") | (votes.model_b == "m4"), "gold"] = None
+    path = tmp_path / "no_gold.csv"
+    votes.to_csv(path, index=False)
+    out = tmp_path / "o"
+    assert main(["ratings", str(path), "--judge", "judge", "--gold", "gold", "--out",
+                 str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "model(s) ['m4'] have no gold vote" in printed.out
+    assert "nan" not in printed.out.split("\n")[3]          # the judge-assisted line
+    table = pd.read_csv(out / "ratings.csv", index_col=0)
+    assert table.loc["m4", ["rating", "se", "lower", "upper", "rank"]].isna().all()
+    assert table["rank"].dropna().tolist() == [1, 2, 3, 4]
+    page = (out / "ratings.html").read_text()
+    assert "have no gold vote" in page
+    assert "worth nan" not in page
+
+
 def test_a_model_that_never_lost_is_refused_with_the_flag_that_fixes_it(tmp_path, capsys):
     """The library's remedies (`prior_sd`, ties='drop') are named as the command's flags,
     and --prior-sd reaches the fit: finite ratings, the prior stated."""
