@@ -314,16 +314,42 @@ def test_transport_flags_lenient_model() -> None:
     same_judge = {"a": (0.5, 0.8), "b": (0.6, 0.8), "c": (0.7, 0.8), "d": (0.55, 0.8)}
     df = _table(np.random.default_rng(5), same_judge, n_items=600, n_labelled=200,
                 lenient="d")
-    with pytest.warns(TransportWarning, match="'classical'"):
+    with pytest.warns(TransportWarning, match=r"method 'chain-rule gold-only': the chain "
+                      r"rule's posterior from the gold labels alone.*\(k \+ 1\) / \(n \+ 2\)"):
         res = judged_means(df)
     assert res.transport is not None
     flagged = res.transport["flagged"].to_series()
     assert flagged.tolist() == [False, False, False, True]
-    assert res.per_model["method"].sel(model="d").item() == "classical"
+    # the chain rule's fallback is its gold-only posterior, and says so (it was labelled
+    # 'classical', the name of the plain mean of the labels, which it is not)
+    assert res.per_model["method"].sel(model="d").item() == "chain-rule gold-only"
     assert float(res.transport["judge_shift"].sel(model="d")) > 0
     d = df[df["model"] == "d"]           # gold-only Beta(s + 1, n - s + 1) posterior mean
     assert float(res.estimate.sel(model="d")) == pytest.approx(
         (d["gold"].sum() + 1) / (d["gold"].count() + 2), abs=1e-12)
+    # the PPI family's fallback is the classical mean of the labels, labelled so
+    with pytest.warns(TransportWarning, match="method 'classical': the mean of the gold"):
+        ppi = judged_means(df, method="ppi++")
+    assert ppi.per_model["method"].sel(model="d").item() == "classical"
+    assert float(ppi.estimate.sel(model="d")) == pytest.approx(d["gold"].mean(), abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["ppi++", "chain-rule"])
+def test_transport_flags_a_judge_constant_on_one_model_and_only_it(method: str) -> None:
+    """The judge scored every answer of d 0.5 (it failed on d's outputs): lenient on d's wrong
+    answers, harsh on its right ones, so the level-averaged shift cancels (|z| small) while
+    the Wald test over the gold levels is tiny. The step-down flags d first (smallest p) and
+    then nothing else; before, it flagged by |z|: the three healthy models, one after the
+    other (each flag moved the reference towards d), and kept d's broken correction."""
+    same = {"a": (0.5, 0.85), "b": (0.6, 0.85), "c": (0.7, 0.85), "d": (0.55, 0.85)}
+    df = _table(np.random.default_rng(1), same, n_items=600, n_labelled=200)
+    df.loc[df["model"] == "d", "judge"] = 0.5
+    with pytest.warns(TransportWarning, match=r"differently for d \("):
+        res = judged_means(df, method=method, rng=0)
+    assert res.transport is not None
+    assert res.transport["flagged"].values.tolist() == [False, False, False, True]
+    first = res.transport.sel(model="d")
+    assert abs(float(first["z"])) < 2.0 < -np.log10(float(first["p_value"]))
 
 
 def test_model_without_labels_is_nan() -> None:

@@ -69,7 +69,12 @@ from evaluq.judges._mean import (
 from evaluq.judges._transport import TransportWarning, transport_test
 
 TABLE_METHODS = ("classical", "ppi", "ppi++", "chain-rule", "rogan-gladen")
-"""The methods of :func:`judged_means` (Rogan-Gladen is :func:`ppi_mean`'s only)."""
+"""The methods of :func:`judged_means`."""
+CLASSICAL = "classical"
+CHAIN_GOLD_ONLY = "chain-rule gold-only"
+"""``per_model["method"]`` of a model the transport check flagged: the fallback to its gold
+labels alone, their mean (the PPI family) or, for the chain rule, its posterior with one
+judge level (the uniform Dirichlet prior: not the plain mean)."""
 
 
 @dataclass(repr=False)
@@ -83,7 +88,10 @@ class JudgedMeansResult(ResultBase):
         chain rule; cluster-robust with ``cluster``).
     per_model
         Dataset over ``model``: ``lam``, ``n_gold``, ``n_judged``, ``n_effective``, ``gain``,
-        ``method`` (the estimator used: gold-only for a model the transport check flagged).
+        ``method`` (the estimator used; for a model the transport check flagged its gold
+        labels alone: ``"classical"``, their mean, or with the chain rule
+        ``"chain-rule gold-only"``, the chain rule's posterior from the gold labels with its
+        uniform prior, (k + 1) / (n + 2) for k ones in n 0/1 labels).
     differences
         Dataset over (``model``, ``model_b``): ``difference`` (model minus model_b), its
         ``se_difference``, ``z``, two-sided ``p_value``, ``p_holm`` (Holm over the pairs),
@@ -402,9 +410,11 @@ def _check_transport(t: JudgeTable, fits: ModelFits, method: str, alpha: float |
     which = [f"{m} (shift {s:+.3g}, se {e:.3g}, Holm p {p:.2g})" for m, s, e, p in zip(
         t.models[flagged], check[SHIFT][flagged], check[SE_SHIFT][flagged],
         check[P_HOLM][flagged], strict=True)]
+    how = (f"method {CLASSICAL!r}: the mean of the gold labels" if values is None else
+           f"method {CHAIN_GOLD_ONLY!r}: the chain rule's posterior from the gold labels "
+           "alone, with its uniform prior ((k + 1) / (n + 2) for k ones in n 0/1 labels)")
     note = (f"the judge relates to the gold labels differently for {', '.join(which)} than for "
-            "the other models: their estimates use their gold labels only (method "
-            "'classical')")
+            f"the other models: their estimates use their gold labels only ({how})")
     warn(note, TransportWarning)
     return _fall_back(t, fits, fallback, flagged), ds, [note]
 
@@ -545,8 +555,8 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
         A missing column, a repeated (model, item), a judge score that is NaN or no number,
         no gold label at all, an item in two clusters.
     ValueError
-        An unknown method (or ``"rogan-gladen"``), ``lam`` with another method than PPI++, a
-        continuous judge for the chain rule, a bad level.
+        An unknown method, ``lam`` with another method than PPI++, a continuous judge for the
+        chain rule, a judge or gold not 0/1 for Rogan-Gladen, a bad level.
 
     See Also
     --------
@@ -600,7 +610,8 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
                      f"larger is used (with {t.n_groups} clusters the robust one is noisy)")
     flagged = (transport[FLAGGED].values if transport is not None
                else np.zeros(len(t.models), dtype=bool))
-    per_model = _per_model(t, fits, np.diag(cov), np.where(flagged, "classical", method))
+    fallback = CLASSICAL if method != "chain-rule" else CHAIN_GOLD_ONLY
+    per_model = _per_model(t, fits, np.diag(cov), np.where(flagged, fallback, method))
     estimate = xr.DataArray(fits.estimate, dims=MODEL, coords={MODEL: t.models},
                             name=ESTIMATE)
     se = xr.DataArray(np.sqrt(np.diag(cov)), dims=MODEL, coords={MODEL: t.models}, name=SE)
