@@ -92,6 +92,25 @@ def test_winner_labels_naming_the_model_columns_need_no_outcome_flags(tmp_path):
         assert (with_flags / name).read_bytes() == (without / name).read_bytes()
 
 
+def test_one_outcome_flag_adds_a_label_to_the_built_in_ones(tmp_path):
+    """The project's own arena battles say a / b / tie / bothbad: --outcome for one extra
+    label keeps the built-in ones (before: 'a', 'b', 'tie' were then refused), and 'bothbad'
+    is built in now; all give the files of the full mapping."""
+    votes = pd.read_csv(BATTLES)
+    votes["human"] = votes["human"].replace({"bothbad": "both bad"})
+    path = tmp_path / "battles.csv"
+    votes.to_csv(path, index=False)
+    full, one = tmp_path / "full", tmp_path / "one"
+    base = ["ratings", str(path), "--winner", "human"]
+    assert main([*base, "--outcome", "a=model_a", "--outcome", "b=model_b", "--outcome",
+                 "tie=tie", "--outcome", "both bad=tie", "--out", str(full)]) == 0
+    assert main([*base, "--outcome", "both bad=tie", "--out", str(one)]) == 0
+    for name in ("ratings.csv", "win_probability.csv"):
+        assert (full / name).read_bytes() == (one / name).read_bytes()
+    bare = tmp_path / "bare"
+    assert main(["ratings", str(BATTLES), "--winner", "human", "--out", str(bare)]) == 0
+
+
 def test_a_malformed_outcome_flag_is_refused(capsys, tmp_path):
     path = _votes(tmp_path, [("x", "y", "model_a"), ("y", "x", "model_b")])
     assert main(["ratings", str(path), "--outcome", "left", "--out", str(tmp_path)]) == 2
@@ -192,7 +211,7 @@ def test_judge_assisted_ratings_from_the_command_line(tmp_path, capsys):
     (["--lam", "0.5"], "--lam is PPI's weight"),
     (["--judge", "gpt4", "--gold", "human", "--covariate", "x"], "not available with --judge"),
     (["--covariate", "length=tokens_a"], "NAME=COL_A,COL_B"),
-    (["--judge", "gpt4", "--gold", "human"], "map them with --outcome LABEL=ROLE"),
+    (["--judge", "model_a", "--gold", "human"], "map them with --outcome LABEL=ROLE"),
     (["--judge", "gpt4", "--gold", "human", "--prior-sd", "2"],
      "--prior-sd is not available with --judge"),
 ])

@@ -1077,8 +1077,9 @@ def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
                         "the winning model's name, the name of its column, or other labels "
                         "mapped with --outcome (default 'winner')")
     p.add_argument("--outcome", action="append", default=None, metavar="LABEL=ROLE",
-                   help="map a label of --winner to model_a, model_b or tie; repeat (e.g. "
-                        "--outcome left=model_a --outcome right=model_b --outcome tie=tie)")
+                   help="map a label of --winner to model_a, model_b or tie, on top of the "
+                        "built-in labels (model_a / a, model_b / b, tie, draw, bothbad, ...); "
+                        "repeat (e.g. --outcome left=model_a --outcome right=model_b)")
     p.add_argument("--encoding", default=None, metavar="NAME",
                    help="the text encoding of vote files that are not UTF-8 (e.g. cp1252)")
     p.add_argument("--cluster", default=None, metavar="COL",

@@ -53,10 +53,10 @@ from evaluq.ratings._votes import (
     _cells,
     _check_missing,
     _factorize,
-    _folded,
     _model_codes,
-    _outcome_map,
     _rows,
+    outcome_codes,
+    understood_labels,
 )
 
 TIES = _checks.TIES
@@ -123,18 +123,17 @@ class JudgedVotes:
 
 def _verdicts(series: pd.Series, outcomes: Mapping[Any, str] | None, arg: str) -> np.ndarray:
     """Outcome codes of a verdict column (its missing values must be dropped first)."""
-    mapping = _outcome_map(outcomes)
-    # the default labels in any case, as fit_ratings reads them
-    codes = (_folded(series) if outcomes is None else series).map(mapping)
-    unknown = codes.isna().to_numpy()
+    # the labels of `outcomes`, then the default labels in any case, as fit_ratings reads them
+    codes = outcome_codes(series, outcomes)
+    unknown = np.isnan(codes)
     if unknown.any():
         bad = sorted(map(str, series[unknown].unique()))
         how = ("map them with `outcomes=`" if outcomes is None else "add them to `outcomes`")
         raise ValueError(
             f"`{arg}` column {series.name!r} holds label(s) {bad[:10]} that are not a verdict "
             f"(row(s) {_rows(unknown, series.index)}); understood: "
-            f"{sorted(map(str, mapping))}; {how}")
-    return codes.to_numpy(dtype=np.int64)
+            f"{understood_labels(outcomes)}; {how}")
+    return codes.astype(np.int64)
 
 
 def _check_verdict_columns(df: pd.DataFrame, judge: str, gold: str) -> np.ndarray:
@@ -868,8 +867,8 @@ def fit_judged_ratings(
         Column of the gold (human) verdict, missing (NaN / None) on the unlabelled rows; the
         same labels as ``judge``. At least two labelled rows.
     outcomes : mapping, optional
-        Verdict labels to ``"model_a"`` / ``"model_b"`` / ``"tie"`` for both columns (as
-        :func:`evaluq.fit_ratings`).
+        More verdict labels, to ``"model_a"`` / ``"model_b"`` / ``"tie"``, for both columns
+        (added to the default labels, as :func:`evaluq.fit_ratings`).
     ties : {"auto", "davidson", "half", "drop"}
         The tie model (as :func:`evaluq.fit_ratings`; ``"auto"``: Davidson's when the judge's
         or the gold votes hold a tie, else plain Bradley-Terry); Davidson's tie parameter is
