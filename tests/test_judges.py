@@ -16,7 +16,7 @@ from scipy import stats
 
 from evaluq.errors import CubeError
 from evaluq.judges import TransportWarning, judged_means, label_budget, ppi_mean
-from evaluq.judges._kernels import chain_rule_draws, chain_rule_moments
+from evaluq.judges._kernels import chain_rule_draws, chain_rule_moments, rogan_gladen
 
 ANCHORS = Path(__file__).resolve().parents[1] / "benchmarks" / "anchors"
 PPI = json.loads((ANCHORS / "ppi_reference.json").read_text())
@@ -98,6 +98,43 @@ def test_rogan_gladen_closed_form() -> None:
            + (1 - theta) ** 2 * sp * (1 - sp) / 5 - shared) / (se + sp - 1) ** 2
     assert res.estimate == pytest.approx(theta)
     assert res.se == pytest.approx(np.sqrt(var))
+
+
+def test_rogan_gladen_with_a_judge_that_agreed_with_every_label() -> None:
+    """Sensitivity and specificity both estimated at 1 from 12 positives and 8 negatives: the
+    plug-in delta method gave them variance 0 (the interval of the judge's rate alone, as if
+    the judge were known to be perfect). Their binomial spread is now taken at Jeffreys'
+    centre (k + 1/2) / (n + 1), here by the written formula; the estimate is unchanged.
+    Simulated (600 judged, 20 labelled, prevalence 0.7, a judge right 95% of the time): where
+    the judge agreed with all 20 labels the 95% interval covered 0.83 before, now at least
+    0.95; over all data sets at least 0.95 - 3 SE."""
+    gold = np.r_[np.ones(12), np.zeros(8)]
+    unl = np.r_[np.ones(400), np.zeros(180)]
+    res = ppi_mean(gold, gold.copy(), unl, method="rogan-gladen")
+    p, n_all = 412 / 600, 600
+    a1, a0 = 12.5 / 13, 8.5 / 9
+    v1, v0 = a1 * (1 - a1), a0 * (1 - a0)
+    var = (p * (1 - p) / n_all + p**2 * v1 / 12 + (1 - p) ** 2 * v0 / 8
+           - 2 * (p * v1 + (1 - p) * v0) / n_all)
+    assert res.estimate == pytest.approx(p, abs=1e-15)
+    assert res.se == pytest.approx(np.sqrt(var), rel=1e-12)
+    assert res.se > 2 * np.sqrt(p * (1 - p) / n_all)
+    rng = np.random.default_rng(20)
+    sets, n_judged, n, prev = 6000, 600, 20, 0.7
+    y = rng.random((sets, n_judged)) < prev
+    f = np.where(rng.random((sets, n_judged)) < 0.95, y, ~y).astype(float)
+    pos = y[:, :n]
+    n_pos, n_neg = pos.sum(axis=1), (~pos).sum(axis=1)
+    tp, tn = (f[:, :n] * pos).sum(axis=1), ((1 - f[:, :n]) * ~pos).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est, v = rogan_gladen(f.mean(axis=1), np.full(sets, float(n_judged)), tp, n_pos, tn,
+                              n_neg)
+    hit = np.abs(est - prev) <= stats.norm.ppf(0.975) * np.sqrt(v)
+    ok = ~np.isnan(est)
+    agreed = ok & (tp == n_pos) & (tn == n_neg)
+    assert agreed.sum() > 1500
+    assert hit[agreed].mean() >= 0.95
+    assert hit[ok].mean() >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / ok.sum())
 
 
 def test_rogan_gladen_chance_judge_is_nan() -> None:
