@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evaluq.errors import CubeError
+from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.judges import TransportWarning, judged_means, label_budget, ppi_mean
 from evaluq.judges._kernels import chain_rule_draws, chain_rule_moments, rogan_gladen
 
@@ -280,7 +280,7 @@ def test_paired_difference_se_closed_form() -> None:
 def test_cluster_robust_by_hand() -> None:
     """CR1: G/(G-1) sum over clusters of the summed influence function, written with pandas."""
     df = _table(np.random.default_rng(2), MODELS)
-    df["topic"] = df["item"] % 17
+    df["topic"] = df["item"] % 31                # 31 clusters: not few for 3 models
     res = judged_means(df, method="ppi", cluster="topic", transport_alpha=None)
     d = df[df["model"] == "b"]
     lab = d["gold"].notna()
@@ -289,7 +289,50 @@ def test_cluster_robust_by_hand() -> None:
                    (d["judge"] - d["judge"][~lab].mean()) / (~lab).sum())
     totals = pd.Series(phi, index=d.index).groupby(d["topic"]).sum()
     assert float(res.se.sel(model="b")) == pytest.approx(
-        np.sqrt(17 / 16 * np.sum(totals**2)), rel=1e-12)
+        np.sqrt(31 / 30 * np.sum(totals**2)), rel=1e-12)
+
+
+def test_clusters_too_few_for_the_models_are_refused_and_few_are_floored() -> None:
+    """G clusters give a covariance of rank at most G - 1: with 2 topics for 5 models the
+    paired differences' SEs were a median 7% (at least 1%) of the independent-items ones,
+    although each model's own variance was floored. No more clusters than models: refused.
+    Few clusters (8 for 5 models): a warning, and every paired difference's variance is at
+    least its independent-items one (the generalised eigenvalues of the covariance relative to
+    the independent one are the unfloored ones floored at 1)."""
+    five = {"a": (0.5, 0.8), "b": (0.6, 0.8), "c": (0.7, 0.8), "d": (0.55, 0.8),
+            "e": (0.65, 0.8)}
+    df = _table(np.random.default_rng(1), five, n_items=600, n_labelled=200)
+    kw = {"method": "ppi++", "transport_alpha": None, "rng": 0}
+    for g in (2, 5):
+        with pytest.raises(ValueError, match=rf"`cluster` has {g} cluster\(s\), too few for "
+                           r"the covariance of 5 models' estimates.*finer unit"):
+            judged_means(df.assign(topic=df["item"] % g), cluster="topic", **kw)
+    iid = judged_means(df, **kw)
+    with pytest.warns(EvaluqWarning, match=r"`cluster` has 8 clusters for 5 model\(s\)"):
+        few = judged_means(df.assign(topic=df["item"] % 8), cluster="topic", **kw)
+    assert any("at least the independent-rows one" in note for note in few.notes)
+    ratio = few.differences["se_difference"] / iid.differences["se_difference"]
+    assert float(ratio.min()) >= 1.0 - 1e-9
+    # the plain CR1 covariance of the influence functions, by hand, for the comparison
+    rows = []
+    for name in five:
+        d = df[df["model"] == name]
+        lab = d["gold"].notna().to_numpy()
+        lam = float(few.per_model["lam"].sel(model=name))
+        y, f = d["gold"].to_numpy(), d["judge"].to_numpy()
+        phi = np.where(lab, (np.nan_to_num(y) - lam * f
+                             - (y[lab] - lam * f[lab]).mean()) / lab.sum(),
+                       lam * (f - f[~lab].mean()) / (~lab).sum())
+        rows.append(pd.Series(phi).groupby(d["item"].to_numpy() % 8).sum().to_numpy())
+    totals = np.array(rows)
+    plain = 8 / 7 * totals @ totals.T
+    plain = plain * np.sqrt(np.outer(np.maximum(np.diag(plain), np.diag(iid.covariance)),
+                                     np.maximum(np.diag(plain), np.diag(iid.covariance)))
+                            / np.outer(np.diag(plain), np.diag(plain)))
+    floor = iid.covariance.values
+    got = np.sort(np.linalg.eigvals(np.linalg.solve(floor, few.covariance.values)).real)
+    want = np.sort(np.maximum(np.linalg.eigvals(np.linalg.solve(floor, plain)).real, 1.0))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
 def test_cluster_variance_is_never_below_the_independent_rows_one() -> None:
@@ -300,7 +343,8 @@ def test_cluster_variance_is_never_below_the_independent_rows_one() -> None:
     df = pd.DataFrame({"model": "a", "item": np.arange(n), "judge": gold,
                        "gold": np.where(np.arange(n) < 20, gold, np.nan),
                        "pair": np.arange(n) // 2})
-    res = judged_means(df, method="classical", cluster="pair", transport_alpha=None)
+    with pytest.warns(EvaluqWarning, match=r"`cluster` has 20 clusters for 1 model\(s\)"):
+        res = judged_means(df, method="classical", cluster="pair", transport_alpha=None)
     lab = gold[:20]
     assert float(res.se.sel(model="a")) == pytest.approx(np.sqrt(lab.var() / 20), rel=1e-12)
     assert any("the larger is used" in note for note in res.notes)

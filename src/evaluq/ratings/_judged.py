@@ -33,6 +33,7 @@ import xarray as xr
 from scipy.sparse.csgraph import connected_components
 
 from evaluq._dims import MODEL, MODEL_B, NAN_REASON, RESAMPLE
+from evaluq._kernels import loewner_floor
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -652,7 +653,7 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
     kind = meat.kind
     if few:
         iid = grads.bread @ iid_meat(data, grads).at(lam) @ grads.bread
-        cov, raised = _uncertainty.raise_floor(
+        cov, raised = loewner_floor(
             cov, iid, _uncertainty.free_basis(design.n_params, design.n_models), 1.0)
         kind += ", floored at the independent-votes one (few clusters)" if raised.size else ""
     cov = 0.5 * (cov + cov.T)
