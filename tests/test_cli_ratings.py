@@ -111,6 +111,24 @@ def test_one_outcome_flag_adds_a_label_to_the_built_in_ones(tmp_path):
     assert main(["ratings", str(BATTLES), "--winner", "human", "--out", str(bare)]) == 0
 
 
+def test_numeric_winner_labels_match_outcome_flags_written_as_numbers(tmp_path):
+    """A winner column of 1 / 0 / 0.5 (read by pandas as 1.0 / 0.0 / 0.5): --outcome 1=model_a
+    --outcome 0=model_b --outcome 0.5=tie reads it (before: refused, 'holds label(s)
+    ['0.0', '0.5', '1.0']'), as the same votes spelled model_a / model_b / tie."""
+    rows = [("x", "y", "model_a")] * 7 + [("x", "y", "model_b")] * 3 + [("y", "z", "tie")] * 2
+    rows += [("y", "z", "model_a")] * 4 + [("z", "y", "model_a")] * 3 + [("x", "z", "model_b")]
+    rows += [("z", "x", "model_b")] * 2
+    words = _votes(tmp_path, rows, "words.csv")
+    numbers = tmp_path / "numbers.csv"
+    pd.read_csv(words).replace({"winner": {"model_a": 1.0, "model_b": 0.0, "tie": 0.5}}).to_csv(
+        numbers, index=False)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["ratings", str(words), "--out", str(a)]) == 0
+    assert main(["ratings", str(numbers), "--outcome", "1=model_a", "--outcome", "0=model_b",
+                 "--outcome", "0.5=tie", "--out", str(b)]) == 0
+    assert (a / "ratings.csv").read_bytes() == (b / "ratings.csv").read_bytes()
+
+
 def test_a_malformed_outcome_flag_is_refused(capsys, tmp_path):
     path = _votes(tmp_path, [("x", "y", "model_a"), ("y", "x", "model_b")])
     assert main(["ratings", str(path), "--outcome", "left", "--out", str(tmp_path)]) == 2

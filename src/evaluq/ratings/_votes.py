@@ -172,7 +172,13 @@ def outcome_codes(series: pd.Series, outcomes: Mapping[Any, str] | None) -> np.n
                                                                 na_value=np.nan)
     if outcomes is None:
         return default
-    own = series.map(_outcome_map(outcomes)).to_numpy(dtype=np.float64, na_value=np.nan)
+    mapping = _outcome_map(outcomes)
+    own = series.map(mapping).to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.isnan(own).any() and not pd.api.types.is_string_dtype(series):
+        # a number read from a file (1.0) under a label given as text ("1", --outcome 1=...)
+        text = series.map(lambda v: f"{v:g}" if isinstance(v, float | np.floating) else str(v))
+        own = np.where(np.isnan(own), text.map(mapping).to_numpy(dtype=np.float64,
+                                                                 na_value=np.nan), own)
     return np.where(np.isnan(own), default, own)
 
 
