@@ -92,6 +92,43 @@ def test_winner_labels_naming_the_model_columns_need_no_outcome_flags(tmp_path):
         assert (with_flags / name).read_bytes() == (without / name).read_bytes()
 
 
+def test_one_outcome_flag_adds_a_label_to_the_built_in_ones(tmp_path):
+    """The project's own arena battles say a / b / tie / bothbad: --outcome for one extra
+    label keeps the built-in ones (before: 'a', 'b', 'tie' were then refused), and 'bothbad'
+    is built in now; all give the files of the full mapping."""
+    votes = pd.read_csv(BATTLES)
+    votes["human"] = votes["human"].replace({"bothbad": "both bad"})
+    path = tmp_path / "battles.csv"
+    votes.to_csv(path, index=False)
+    full, one = tmp_path / "full", tmp_path / "one"
+    base = ["ratings", str(path), "--winner", "human"]
+    assert main([*base, "--outcome", "a=model_a", "--outcome", "b=model_b", "--outcome",
+                 "tie=tie", "--outcome", "both bad=tie", "--out", str(full)]) == 0
+    assert main([*base, "--outcome", "both bad=tie", "--out", str(one)]) == 0
+    for name in ("ratings.csv", "win_probability.csv"):
+        assert (full / name).read_bytes() == (one / name).read_bytes()
+    bare = tmp_path / "bare"
+    assert main(["ratings", str(BATTLES), "--winner", "human", "--out", str(bare)]) == 0
+
+
+def test_numeric_winner_labels_match_outcome_flags_written_as_numbers(tmp_path):
+    """A winner column of 1 / 0 / 0.5 (read by pandas as 1.0 / 0.0 / 0.5): --outcome 1=model_a
+    --outcome 0=model_b --outcome 0.5=tie reads it (before: refused, 'holds label(s)
+    ['0.0', '0.5', '1.0']'), as the same votes spelled model_a / model_b / tie."""
+    rows = [("x", "y", "model_a")] * 7 + [("x", "y", "model_b")] * 3 + [("y", "z", "tie")] * 2
+    rows += [("y", "z", "model_a")] * 4 + [("z", "y", "model_a")] * 3 + [("x", "z", "model_b")]
+    rows += [("z", "x", "model_b")] * 2
+    words = _votes(tmp_path, rows, "words.csv")
+    numbers = tmp_path / "numbers.csv"
+    pd.read_csv(words).replace({"winner": {"model_a": 1.0, "model_b": 0.0, "tie": 0.5}}).to_csv(
+        numbers, index=False)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["ratings", str(words), "--out", str(a)]) == 0
+    assert main(["ratings", str(numbers), "--outcome", "1=model_a", "--outcome", "0=model_b",
+                 "--outcome", "0.5=tie", "--out", str(b)]) == 0
+    assert (a / "ratings.csv").read_bytes() == (b / "ratings.csv").read_bytes()
+
+
 def test_a_malformed_outcome_flag_is_refused(capsys, tmp_path):
     path = _votes(tmp_path, [("x", "y", "model_a"), ("y", "x", "model_b")])
     assert main(["ratings", str(path), "--outcome", "left", "--out", str(tmp_path)]) == 2
@@ -192,7 +229,7 @@ def test_judge_assisted_ratings_from_the_command_line(tmp_path, capsys):
     (["--lam", "0.5"], "--lam is PPI's weight"),
     (["--judge", "gpt4", "--gold", "human", "--covariate", "x"], "not available with --judge"),
     (["--covariate", "length=tokens_a"], "NAME=COL_A,COL_B"),
-    (["--judge", "gpt4", "--gold", "human"], "map them with --outcome LABEL=ROLE"),
+    (["--judge", "model_a", "--gold", "human"], "map them with --outcome LABEL=ROLE"),
     (["--judge", "gpt4", "--gold", "human", "--prior-sd", "2"],
      "--prior-sd is not available with --judge"),
 ])
@@ -221,6 +258,30 @@ def test_one_sided_human_votes_are_refused_with_the_flags_that_fix_them(tmp_path
     assert ("collect more gold votes, pass a --lam below 1 (e.g. --lam 0.5; --lam 0 is the gold "
             "votes alone), or use --ties half (or --ties drop)") in err
     assert main([*flags, "--ties", "half", "--out", str(tmp_path / "o")]) == 0
+
+
+def test_a_model_without_human_votes_gets_no_rating_on_the_page(tmp_path, capsys):
+    """A model no person voted on: no rating (an empty cell in ratings.csv, no rank), the
+    reason printed and on the page, the other models ranked and tiered among themselves
+    (before: the judge's biased rating with the narrowest interval)."""
+    from tests.ratings.test_judged import simulate
+
+    votes = simulate(12)
+    votes.loc[(votes.model_a == "m4") | (votes.model_b == "m4"), "gold"] = None
+    path = tmp_path / "no_gold.csv"
+    votes.to_csv(path, index=False)
+    out = tmp_path / "o"
+    assert main(["ratings", str(path), "--judge", "judge", "--gold", "gold", "--out",
+                 str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "model(s) ['m4'] have no gold vote" in printed.out
+    assert "nan" not in printed.out.split("\n")[3]          # the judge-assisted line
+    table = pd.read_csv(out / "ratings.csv", index_col=0)
+    assert table.loc["m4", ["rating", "se", "lower", "upper", "rank"]].isna().all()
+    assert table["rank"].dropna().tolist() == [1, 2, 3, 4]
+    page = (out / "ratings.html").read_text()
+    assert "have no gold vote" in page
+    assert "worth nan" not in page
 
 
 def test_a_model_that_never_lost_is_refused_with_the_flag_that_fixes_it(tmp_path, capsys):

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evaluq.errors import CubeError
+from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.judges import TransportWarning, judged_means, label_budget, ppi_mean
-from evaluq.judges._kernels import chain_rule_draws, chain_rule_moments
+from evaluq.judges._kernels import chain_rule_draws, chain_rule_moments, rogan_gladen
 
 ANCHORS = Path(__file__).resolve().parents[1] / "benchmarks" / "anchors"
 PPI = json.loads((ANCHORS / "ppi_reference.json").read_text())
@@ -98,6 +98,43 @@ def test_rogan_gladen_closed_form() -> None:
            + (1 - theta) ** 2 * sp * (1 - sp) / 5 - shared) / (se + sp - 1) ** 2
     assert res.estimate == pytest.approx(theta)
     assert res.se == pytest.approx(np.sqrt(var))
+
+
+def test_rogan_gladen_with_a_judge_that_agreed_with_every_label() -> None:
+    """Sensitivity and specificity both estimated at 1 from 12 positives and 8 negatives: the
+    plug-in delta method gave them variance 0 (the interval of the judge's rate alone, as if
+    the judge were known to be perfect). Their binomial spread is now taken at Jeffreys'
+    centre (k + 1/2) / (n + 1), here by the written formula; the estimate is unchanged.
+    Simulated (600 judged, 20 labelled, prevalence 0.7, a judge right 95% of the time): where
+    the judge agreed with all 20 labels the 95% interval covered 0.83 before, now at least
+    0.95; over all data sets at least 0.95 - 3 SE."""
+    gold = np.r_[np.ones(12), np.zeros(8)]
+    unl = np.r_[np.ones(400), np.zeros(180)]
+    res = ppi_mean(gold, gold.copy(), unl, method="rogan-gladen")
+    p, n_all = 412 / 600, 600
+    a1, a0 = 12.5 / 13, 8.5 / 9
+    v1, v0 = a1 * (1 - a1), a0 * (1 - a0)
+    var = (p * (1 - p) / n_all + p**2 * v1 / 12 + (1 - p) ** 2 * v0 / 8
+           - 2 * (p * v1 + (1 - p) * v0) / n_all)
+    assert res.estimate == pytest.approx(p, abs=1e-15)
+    assert res.se == pytest.approx(np.sqrt(var), rel=1e-12)
+    assert res.se > 2 * np.sqrt(p * (1 - p) / n_all)
+    rng = np.random.default_rng(20)
+    sets, n_judged, n, prev = 6000, 600, 20, 0.7
+    y = rng.random((sets, n_judged)) < prev
+    f = np.where(rng.random((sets, n_judged)) < 0.95, y, ~y).astype(float)
+    pos = y[:, :n]
+    n_pos, n_neg = pos.sum(axis=1), (~pos).sum(axis=1)
+    tp, tn = (f[:, :n] * pos).sum(axis=1), ((1 - f[:, :n]) * ~pos).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est, v = rogan_gladen(f.mean(axis=1), np.full(sets, float(n_judged)), tp, n_pos, tn,
+                              n_neg)
+    hit = np.abs(est - prev) <= stats.norm.ppf(0.975) * np.sqrt(v)
+    ok = ~np.isnan(est)
+    agreed = ok & (tp == n_pos) & (tn == n_neg)
+    assert agreed.sum() > 1500
+    assert hit[agreed].mean() >= 0.95
+    assert hit[ok].mean() >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / ok.sum())
 
 
 def test_rogan_gladen_chance_judge_is_nan() -> None:
@@ -243,7 +280,7 @@ def test_paired_difference_se_closed_form() -> None:
 def test_cluster_robust_by_hand() -> None:
     """CR1: G/(G-1) sum over clusters of the summed influence function, written with pandas."""
     df = _table(np.random.default_rng(2), MODELS)
-    df["topic"] = df["item"] % 17
+    df["topic"] = df["item"] % 31                # 31 clusters: not few for 3 models
     res = judged_means(df, method="ppi", cluster="topic", transport_alpha=None)
     d = df[df["model"] == "b"]
     lab = d["gold"].notna()
@@ -252,7 +289,50 @@ def test_cluster_robust_by_hand() -> None:
                    (d["judge"] - d["judge"][~lab].mean()) / (~lab).sum())
     totals = pd.Series(phi, index=d.index).groupby(d["topic"]).sum()
     assert float(res.se.sel(model="b")) == pytest.approx(
-        np.sqrt(17 / 16 * np.sum(totals**2)), rel=1e-12)
+        np.sqrt(31 / 30 * np.sum(totals**2)), rel=1e-12)
+
+
+def test_clusters_too_few_for_the_models_are_refused_and_few_are_floored() -> None:
+    """G clusters give a covariance of rank at most G - 1: with 2 topics for 5 models the
+    paired differences' SEs were a median 7% (at least 1%) of the independent-items ones,
+    although each model's own variance was floored. No more clusters than models: refused.
+    Few clusters (8 for 5 models): a warning, and every paired difference's variance is at
+    least its independent-items one (the generalised eigenvalues of the covariance relative to
+    the independent one are the unfloored ones floored at 1)."""
+    five = {"a": (0.5, 0.8), "b": (0.6, 0.8), "c": (0.7, 0.8), "d": (0.55, 0.8),
+            "e": (0.65, 0.8)}
+    df = _table(np.random.default_rng(1), five, n_items=600, n_labelled=200)
+    kw = {"method": "ppi++", "transport_alpha": None, "rng": 0}
+    for g in (2, 5):
+        with pytest.raises(ValueError, match=rf"`cluster` has {g} cluster\(s\), too few for "
+                           r"the covariance of 5 models' estimates.*finer unit"):
+            judged_means(df.assign(topic=df["item"] % g), cluster="topic", **kw)
+    iid = judged_means(df, **kw)
+    with pytest.warns(EvaluqWarning, match=r"`cluster` has 8 clusters for 5 model\(s\)"):
+        few = judged_means(df.assign(topic=df["item"] % 8), cluster="topic", **kw)
+    assert any("at least the independent-rows one" in note for note in few.notes)
+    ratio = few.differences["se_difference"] / iid.differences["se_difference"]
+    assert float(ratio.min()) >= 1.0 - 1e-9
+    # the plain CR1 covariance of the influence functions, by hand, for the comparison
+    rows = []
+    for name in five:
+        d = df[df["model"] == name]
+        lab = d["gold"].notna().to_numpy()
+        lam = float(few.per_model["lam"].sel(model=name))
+        y, f = d["gold"].to_numpy(), d["judge"].to_numpy()
+        phi = np.where(lab, (np.nan_to_num(y) - lam * f
+                             - (y[lab] - lam * f[lab]).mean()) / lab.sum(),
+                       lam * (f - f[~lab].mean()) / (~lab).sum())
+        rows.append(pd.Series(phi).groupby(d["item"].to_numpy() % 8).sum().to_numpy())
+    totals = np.array(rows)
+    plain = 8 / 7 * totals @ totals.T
+    plain = plain * np.sqrt(np.outer(np.maximum(np.diag(plain), np.diag(iid.covariance)),
+                                     np.maximum(np.diag(plain), np.diag(iid.covariance)))
+                            / np.outer(np.diag(plain), np.diag(plain)))
+    floor = iid.covariance.values
+    got = np.sort(np.linalg.eigvals(np.linalg.solve(floor, few.covariance.values)).real)
+    want = np.sort(np.maximum(np.linalg.eigvals(np.linalg.solve(floor, plain)).real, 1.0))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
 def test_cluster_variance_is_never_below_the_independent_rows_one() -> None:
@@ -263,7 +343,8 @@ def test_cluster_variance_is_never_below_the_independent_rows_one() -> None:
     df = pd.DataFrame({"model": "a", "item": np.arange(n), "judge": gold,
                        "gold": np.where(np.arange(n) < 20, gold, np.nan),
                        "pair": np.arange(n) // 2})
-    res = judged_means(df, method="classical", cluster="pair", transport_alpha=None)
+    with pytest.warns(EvaluqWarning, match=r"`cluster` has 20 clusters for 1 model\(s\)"):
+        res = judged_means(df, method="classical", cluster="pair", transport_alpha=None)
     lab = gold[:20]
     assert float(res.se.sel(model="a")) == pytest.approx(np.sqrt(lab.var() / 20), rel=1e-12)
     assert any("the larger is used" in note for note in res.notes)
@@ -314,16 +395,42 @@ def test_transport_flags_lenient_model() -> None:
     same_judge = {"a": (0.5, 0.8), "b": (0.6, 0.8), "c": (0.7, 0.8), "d": (0.55, 0.8)}
     df = _table(np.random.default_rng(5), same_judge, n_items=600, n_labelled=200,
                 lenient="d")
-    with pytest.warns(TransportWarning, match="'classical'"):
+    with pytest.warns(TransportWarning, match=r"method 'chain-rule gold-only': the chain "
+                      r"rule's posterior from the gold labels alone.*\(k \+ 1\) / \(n \+ 2\)"):
         res = judged_means(df)
     assert res.transport is not None
     flagged = res.transport["flagged"].to_series()
     assert flagged.tolist() == [False, False, False, True]
-    assert res.per_model["method"].sel(model="d").item() == "classical"
+    # the chain rule's fallback is its gold-only posterior, and says so (it was labelled
+    # 'classical', the name of the plain mean of the labels, which it is not)
+    assert res.per_model["method"].sel(model="d").item() == "chain-rule gold-only"
     assert float(res.transport["judge_shift"].sel(model="d")) > 0
     d = df[df["model"] == "d"]           # gold-only Beta(s + 1, n - s + 1) posterior mean
     assert float(res.estimate.sel(model="d")) == pytest.approx(
         (d["gold"].sum() + 1) / (d["gold"].count() + 2), abs=1e-12)
+    # the PPI family's fallback is the classical mean of the labels, labelled so
+    with pytest.warns(TransportWarning, match="method 'classical': the mean of the gold"):
+        ppi = judged_means(df, method="ppi++")
+    assert ppi.per_model["method"].sel(model="d").item() == "classical"
+    assert float(ppi.estimate.sel(model="d")) == pytest.approx(d["gold"].mean(), abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["ppi++", "chain-rule"])
+def test_transport_flags_a_judge_constant_on_one_model_and_only_it(method: str) -> None:
+    """The judge scored every answer of d 0.5 (it failed on d's outputs): lenient on d's wrong
+    answers, harsh on its right ones, so the level-averaged shift cancels (|z| small) while
+    the Wald test over the gold levels is tiny. The step-down flags d first (smallest p) and
+    then nothing else; before, it flagged by |z|: the three healthy models, one after the
+    other (each flag moved the reference towards d), and kept d's broken correction."""
+    same = {"a": (0.5, 0.85), "b": (0.6, 0.85), "c": (0.7, 0.85), "d": (0.55, 0.85)}
+    df = _table(np.random.default_rng(1), same, n_items=600, n_labelled=200)
+    df.loc[df["model"] == "d", "judge"] = 0.5
+    with pytest.warns(TransportWarning, match=r"differently for d \("):
+        res = judged_means(df, method=method, rng=0)
+    assert res.transport is not None
+    assert res.transport["flagged"].values.tolist() == [False, False, False, True]
+    first = res.transport.sel(model="d")
+    assert abs(float(first["z"])) < 2.0 < -np.log10(float(first["p_value"]))
 
 
 def test_model_without_labels_is_nan() -> None:

@@ -246,3 +246,51 @@ def p_value_floor(n_samples: int, n_models: int, alpha: float,
                if adjustment == "holm" else "")
             + f": no test can reject at alpha = {float(alpha):g}, so every model stays in "
             f"one tier. Use at least {needed} resamples.")
+
+
+# --- covariances from few clusters -------------------------------------------------------------
+
+FEW_CLUSTERS = 30
+"""Below this many clusters a cluster-robust covariance is noisy and biased down (Angrist and
+Pischke 2009, sec. 8.2): the analyses warn, and floor it at the independent-rows one."""
+CLUSTERS_PER_PARAMETER = 4
+"""Fewer clusters than this per free parameter count as few too (with G - 1 = c k the
+smallest eigenvalue of a k-parameter cluster-robust meat is about (1 - 1/sqrt(c))^2 of its
+expectation, Marchenko-Pastur: a quarter at c = 4)."""
+
+
+def few_clusters(groups: int, n_free: int) -> bool:
+    """Whether ``groups`` clusters are few for ``n_free`` free parameters.
+
+    >>> few_clusters(40, 5), few_clusters(40, 12), few_clusters(12, 2)
+    (False, True, True)
+    """
+    return groups < max(FEW_CLUSTERS, CLUSTERS_PER_PARAMETER * n_free)
+
+
+def loewner_floor(cov: np.ndarray, floor: np.ndarray, basis: np.ndarray,
+                below: float) -> tuple[np.ndarray, np.ndarray]:
+    """``cov`` (K, K) with its variance raised to ``floor``'s (positive definite on
+    ``basis``) in every direction where it is below ``below`` times ``floor``'s.
+
+    In the free parameters (``basis``), with ``floor = R R'``, the generalised eigenvalues
+    ``l`` of ``cov`` relative to ``floor`` (``R^-1 cov R^-T = U diag(l) U'``) are each
+    direction's variance ratio; those below ``below`` become 1: ``R U diag(l') U' R'``.
+    With ``below = 1`` this is the smallest covariance at least both (every contrast's variance
+    is at least its variance under each). Equivariant under a change of parameters (the
+    stated identifiability does not matter). Returns the covariance and the raised directions
+    (K, r) in the parameters (``cov`` unchanged when r = 0).
+    """
+    a, b = basis.T @ cov @ basis, basis.T @ floor @ basis
+    vals, vecs = np.linalg.eigh(0.5 * (b + b.T))
+    vals = np.clip(vals, vals.max() * 1e-15, None)
+    root = vecs * np.sqrt(vals)
+    inv_root = (vecs / np.sqrt(vals)).T
+    c = inv_root @ a @ inv_root.T
+    ratio, u = np.linalg.eigh(0.5 * (c + c.T))
+    low = ratio < below
+    if not low.any():
+        return cov, np.zeros((cov.shape[0], 0))
+    half = root @ u
+    inner = half @ np.diag(np.where(low, 1.0, ratio)) @ half.T
+    return basis @ inner @ basis.T, basis @ half[:, low]

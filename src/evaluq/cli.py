@@ -494,6 +494,11 @@ def _harness_cubes(args: argparse.Namespace) -> tuple[dict[str, xr.Dataset],
     unknown = [c for c in chosen if c not in scores]
     if unknown:
         raise ValueError(f"--score {unknown} not among the scores of the logs: {scores}")
+    if args.judge is not None and args.gold is not None and args.judge not in chosen:
+        raise ValueError(f"--judge {args.judge!r} must be one of the --score columns (the "
+                         f"report analyses the judge's scores as a score too, beside their "
+                         f"correction): add --score {args.judge}, or leave out --score "
+                         f"(the judge's score is then the one analysed)")
     cubes, items, per_item = {}, {}, {}
     for col in chosen:
         rows = _score_rows(table, col)
@@ -535,7 +540,8 @@ def _judged(args: argparse.Namespace, table: pd.DataFrame) -> dict[str, Any]:
     from evaluq.reporting._judges import judge_analysis
 
     return {args.judge: judge_analysis(table, judge=args.judge, gold=args.gold,
-                                       cluster=args.cluster, rng=args.rng)}
+                                       cluster=args.cluster, rng=args.rng,
+                                       missing=args.missing)}
 
 
 def _add_harness_arguments(p: argparse.ArgumentParser) -> None:
@@ -1086,8 +1092,9 @@ def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
                         "the winning model's name, the name of its column, or other labels "
                         "mapped with --outcome (default 'winner')")
     p.add_argument("--outcome", action="append", default=None, metavar="LABEL=ROLE",
-                   help="map a label of --winner to model_a, model_b or tie; repeat (e.g. "
-                        "--outcome left=model_a --outcome right=model_b --outcome tie=tie)")
+                   help="map a label of --winner to model_a, model_b or tie, on top of the "
+                        "built-in labels (model_a / a, model_b / b, tie, draw, bothbad, ...); "
+                        "repeat (e.g. --outcome left=model_a --outcome right=model_b)")
     p.add_argument("--encoding", default=None, metavar="NAME",
                    help="the text encoding of vote files that are not UTF-8 (e.g. cp1252)")
     p.add_argument("--cluster", default=None, metavar="COL",

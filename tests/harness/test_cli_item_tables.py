@@ -197,3 +197,75 @@ def test_an_item_in_two_files_is_named_with_its_files(inspect_logs, tmp_path, ca
     second[second["epoch"] > 2].to_csv(tmp_path / "b.csv", index=False)
     assert _run([tmp_path / "a.csv", tmp_path / "b.csv", *args, "--out", tmp_path / "y"],
                 capsys)[0] == 0
+
+
+def _judged_items(tmp_path, name="judged.csv", **change):
+    """3 models x 60 items of one task: a 0/1 judge right 85% of the time, the human label
+    on the first 20 items (empty elsewhere)."""
+    rng = np.random.default_rng(3)
+    frames = []
+    for model, p in (("a", 0.8), ("b", 0.65), ("c", 0.5)):
+        gold = (rng.random(60) < p).astype(float)
+        judge = np.where(rng.random(60) < 0.85, gold, 1 - gold)
+        frames.append(pd.DataFrame({"model": model, "task": "qa", "item": np.arange(60),
+                                    "judge": judge,
+                                    "human": np.where(np.arange(60) < 20, gold, np.nan)}))
+    df = pd.concat(frames, ignore_index=True)
+    for column, fix in change.items():
+        df[column] = fix(df)
+    path = tmp_path / name
+    df.to_csv(path, index=False)
+    return path
+
+
+JUDGED = ["--item", "item", "--language", "task", "--judge", "judge", "--gold", "human"]
+
+
+def test_text_gold_labels_are_refused_with_the_label_score_flags(tmp_path, capsys):
+    """Human labels written yes / no (a common export): before, pandas' "dtype 'str' does not
+    support operation 'mean'"; now the column, the flag and the --label-score mapping, which
+    then runs and gives the numbers of the 0/1 file."""
+    yes_no = _judged_items(tmp_path, "yes_no.csv", human=lambda d: d["human"].map(
+        {1.0: "yes", 0.0: "no"}))
+    code, _, err = _run([yes_no, *JUDGED, "--out", tmp_path / "x", *FAST], capsys)
+    assert code == 2
+    assert "column 'human' (given as --gold) must be numeric" in err
+    assert "--label-score yes=1 --label-score no=0" in err
+    assert "does not support operation" not in err
+    mapped, plain = tmp_path / "mapped", tmp_path / "plain"
+    assert _run([yes_no, *JUDGED, "--label-score", "yes=1", "--label-score", "no=0",
+                 "--out", mapped, "--format", "csv", *FAST], capsys)[0] == 0
+    assert _run([_judged_items(tmp_path), *JUDGED, "--out", plain, "--format", "csv", *FAST],
+                capsys)[0] == 0
+    pd.testing.assert_frame_equal(pd.read_csv(mapped / "judge_corrected.csv"),
+                                  pd.read_csv(plain / "judge_corrected.csv"))
+
+
+def test_a_missing_judge_score_is_dropped_with_its_item_as_the_warning_says(tmp_path, capsys):
+    """One empty judge score: the warnings say the item is left out (--missing drop, for
+    every model); the judge section then runs on the 59 items every model has (before: it
+    was refused after those warnings), as it does for an item a model lacks altogether."""
+    path = _judged_items(tmp_path, judge=lambda d: d["judge"].where(d.index != 70))
+    out = tmp_path / "o"
+    code, _, err = _run([path, *JUDGED, "--out", out, "--format", "csv", *FAST], capsys)
+    assert code == 0, err
+    assert "dropped these 1 item(s)" in err
+    table = pd.read_csv(out / "judge_corrected.csv", index_col=0)
+    assert (table["judged"] == 59).all()
+    assert table.loc["b", "gold labels"] == 19                 # item 10 of b was labelled
+    lacking = _judged_items(tmp_path, "lacking.csv")
+    rows = pd.read_csv(lacking)
+    rows[~((rows["model"] == "a") & (rows["item"] >= 50))].to_csv(lacking, index=False)
+    out2 = tmp_path / "o2"
+    assert _run([lacking, *JUDGED, "--out", out2, "--format", "csv", *FAST], capsys)[0] == 0
+    assert (pd.read_csv(out2 / "judge_corrected.csv")["judged"] == 50).all()
+
+
+def test_a_judge_that_is_not_an_analysed_score_names_the_flag_to_add(tmp_path, capsys):
+    path = _judged_items(tmp_path, other=lambda d: d["judge"])
+    code, _, err = _run([path, *JUDGED, "--score", "other", "--out", tmp_path / "o", *FAST],
+                        capsys)
+    assert code == 2
+    assert "--judge 'judge' must be one of the --score columns" in err
+    assert "add --score judge" in err
+    assert "`judged`" not in err

@@ -340,6 +340,28 @@ def test_outcome_labels(votes):
     np.testing.assert_allclose(fit_ratings(short).rating.values, fit_ratings(votes).rating.values)
 
 
+def test_outcomes_add_labels_to_the_default_ones(votes):
+    """One extra label mapped (Chatbot Arena's released battles say 'bothbad'; here a file's
+    own 'equal') leaves the default labels understood: the same fit as the default labels
+    alone. Before, `outcomes` replaced them: 'model_a', 'model_b' and 'tie' were refused. Its
+    own labels come first (exactly as given); 'bothbad' is a default tie spelling now."""
+    plain = fit_ratings(votes)
+    ties = votes.index[votes["winner"] == "tie"]
+    mixed = votes.copy()
+    mixed.loc[ties[::2], "winner"] = "equal"
+    mixed.loc[ties[1::2], "winner"] = "bothbad"
+    fit = fit_ratings(mixed, outcomes={"equal": "tie"})
+    np.testing.assert_allclose(fit.rating.values, plain.rating.values, rtol=0, atol=1e-12)
+    swapped = votes.assign(winner=votes["winner"].map(
+        {"model_a": "b", "model_b": "a", "tie": "tie"}))
+    mine = fit_ratings(swapped, outcomes={"a": "model_b", "b": "model_a"})
+    np.testing.assert_allclose(mine.rating.values, plain.rating.values, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match=r"label\(s\) \['odd'\].*understood: \['equal', "
+                       r"'a', 'b', 'both_bad', 'bothbad'"):
+        fit_ratings(mixed.assign(winner=mixed["winner"].where(mixed.index != 0, "odd")),
+                    outcomes={"equal": "tie"})
+
+
 def test_winner_naming_the_model_or_its_column_is_read_without_outcomes(votes):
     """Users' vote files often say who won by the model's name, or by the name of the
     column it sits in (``left`` / ``right``); both read as model_a / model_b, and a label
@@ -723,5 +745,10 @@ def test_the_default_winner_labels_are_read_in_any_case():
 
     np.testing.assert_array_equal(_verdicts(upper["winner"], None, "judge"),
                                   _verdicts(df["winner"], None, "judge"))
+    # `outcomes` adds to the default labels, which stay understood in any case
+    np.testing.assert_array_equal(
+        fit_ratings(upper, outcomes={"model_a": "model_a", "model_b": "model_b",
+                                     "tie": "tie"}).rating.values,
+        fit_ratings(df).rating.values)
     with pytest.raises(ValueError, match=r"not a winner"):
-        fit_ratings(upper, outcomes={"model_a": "model_a", "model_b": "model_b", "tie": "tie"})
+        fit_ratings(df.assign(winner="left"), outcomes={"right": "model_b"})

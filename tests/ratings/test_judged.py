@@ -334,6 +334,46 @@ def test_gold_that_misses_a_model_has_no_gain():
     assert "do not link every model" in fit.details["notes"]
 
 
+@pytest.mark.parametrize("interval", ["sandwich", "bootstrap"])
+def test_a_model_without_gold_votes_has_no_rating(interval):
+    """A model added after the human labelling round: PPI++ cannot correct the judge's votes
+    on it, so its rating, SE and interval are NaN with the reason (as judged_means does),
+    where before it kept the judge's biased rating with the narrowest interval. The other
+    models are the same estimator's, centred over the models with gold votes (checked
+    against the fit anchored at m0, which is unchanged); no draws, rank or win probability
+    for the model; it cannot be the reference."""
+    votes = simulate(12)
+    votes.loc[(votes.model_a == "m4") | (votes.model_b == "m4"), "gold"] = None
+    kw = {"lam": 0.5, "scale": "logit", "interval": interval, "n_resamples": 300}
+    fit = fit_judged_ratings(votes, **kw)
+    ref = fit_judged_ratings(votes, reference="m0", **kw)
+    assert np.isnan(fit.rating.sel(model="m4"))
+    assert np.isnan(fit.se.sel(model="m4"))
+    assert np.isnan(fit.ci.sel(model="m4")).all()
+    for array in (fit.rating, fit.se, ref.rating):
+        assert "m4'] have no gold vote: PPI++ cannot correct" in array.attrs["nan_reason"]
+    assert "m4'] have no gold vote" in fit.details["notes"]
+    assert fit.details["models_without_gold"] == ["m4"]
+    assert fit.details["identifiability"].startswith("sum-zero over the models with gold votes")
+    rated = ref.rating.drop_sel(model="m4").values
+    np.testing.assert_allclose(fit.rating.drop_sel(model="m4").values, rated - rated.mean(),
+                               atol=1e-9)
+    assert list(fit.draws["model"].values) == ["m0", "m1", "m2", "m3"]
+    np.testing.assert_allclose(fit.draws.sum("model").values, 0.0, atol=1e-9)
+    assert np.isfinite(fit.se.drop_sel(model="m4").values).all()
+    assert np.isnan(fit.win_probability.sel(model="m4")).all()
+    assert np.isnan(fit.win_probability_interval().sel(model="m4")).all()
+    assert np.isfinite(fit.win_probability_interval().sel(model="m0", model_b="m1")).all()
+    table = fit.to_dataframe()
+    assert table.index[-1] == "m4"
+    assert pd.isna(table.loc["m4", "rank"])
+    assert list(table["rank"].iloc[:4]) == [1, 2, 3, 4]
+    assert "rank" in table.attrs["nan_reasons"]
+    eq.leaderboard(fit.draws, observed=fit.rating.sel(model=fit.draws["model"]))
+    with pytest.raises(ValueError, match="`reference` 'm4' has no gold vote"):
+        fit_judged_ratings(votes, reference="m4", **kw)
+
+
 # --- bad input ---------------------------------------------------------------------------------
 
 

@@ -4,7 +4,7 @@ paired differences over shared items, the transport check and draws for ranks.""
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -37,7 +37,7 @@ from evaluq._dims import (
     Z,
 )
 from evaluq._intervals import interval_from_bounds
-from evaluq._kernels import holm, percentile_interval
+from evaluq._kernels import few_clusters, holm, loewner_floor, percentile_interval
 from evaluq._results import ResultBase
 from evaluq._validation import (
     check_choice,
@@ -48,6 +48,7 @@ from evaluq._validation import (
     check_rng,
 )
 from evaluq._warn import warn
+from evaluq.errors import EvaluqWarning
 from evaluq.judges._data import JudgeTable, read_judge_table
 from evaluq.judges._estimates import (
     ModelFits,
@@ -69,7 +70,12 @@ from evaluq.judges._mean import (
 from evaluq.judges._transport import TransportWarning, transport_test
 
 TABLE_METHODS = ("classical", "ppi", "ppi++", "chain-rule", "rogan-gladen")
-"""The methods of :func:`judged_means` (Rogan-Gladen is :func:`ppi_mean`'s only)."""
+"""The methods of :func:`judged_means`."""
+CLASSICAL = "classical"
+CHAIN_GOLD_ONLY = "chain-rule gold-only"
+"""``per_model["method"]`` of a model the transport check flagged: the fallback to its gold
+labels alone, their mean (the PPI family) or, for the chain rule, its posterior with one
+judge level (the uniform Dirichlet prior: not the plain mean)."""
 
 
 @dataclass(repr=False)
@@ -83,7 +89,10 @@ class JudgedMeansResult(ResultBase):
         chain rule; cluster-robust with ``cluster``).
     per_model
         Dataset over ``model``: ``lam``, ``n_gold``, ``n_judged``, ``n_effective``, ``gain``,
-        ``method`` (the estimator used: gold-only for a model the transport check flagged).
+        ``method`` (the estimator used; for a model the transport check flagged its gold
+        labels alone: ``"classical"``, their mean, or with the chain rule
+        ``"chain-rule gold-only"``, the chain rule's posterior from the gold labels with its
+        uniform prior, (k + 1) / (n + 2) for k ones in n 0/1 labels).
     differences
         Dataset over (``model``, ``model_b``): ``difference`` (model minus model_b), its
         ``se_difference``, ``z``, two-sided ``p_value``, ``p_holm`` (Holm over the pairs),
@@ -306,6 +315,46 @@ def _covariance(t: JudgeTable, fits: ModelFits, exact: bool) -> tuple[np.ndarray
     return rho * np.outer(scale, scale), deff
 
 
+def check_clusters(t: JudgeTable) -> None:
+    """Refuse clusters too few to identify the covariance of the models' estimates: the
+    influence functions summed over G clusters give a covariance of rank at most G - 1 (each
+    model's sums add up to 0), so with no more clusters than models some paired differences
+    would get variance 0."""
+    n_models = len(t.models)
+    if t.clustered and t.n_groups <= n_models:
+        raise ValueError(
+            f"`cluster` has {t.n_groups} cluster(s), too few for the covariance of "
+            f"{n_models} models' estimates: a cluster-robust covariance from G clusters has "
+            f"rank at most G - 1 = {t.n_groups - 1}, so some paired differences would get "
+            f"variance 0. Cluster by a finer unit with more than {n_models} clusters, or leave "
+            f"out `cluster` (independent items)")
+
+
+def _floor_few_clusters(t: JudgeTable, fits: ModelFits, cov: np.ndarray, deff: np.ndarray,
+                        exact: bool) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """With few clusters (:func:`evaluq._kernels.few_clusters`) every direction's variance
+    (each paired difference's too, not only each model's) is at least the independent-rows
+    one (:func:`evaluq._kernels.loewner_floor`); the design effects follow the variances.
+    Returns the covariance, the design effects and a note (None when not few)."""
+    if not t.clustered or not few_clusters(t.n_groups, len(t.models)):
+        return cov, deff, None
+    iid, _ = _covariance(replace(t, group=t.item, n_groups=t.n_items, clustered=False), fits,
+                         exact)
+    var, var_iid = np.diag(cov), np.diag(iid)
+    ok = np.isfinite(var) & np.isfinite(var_iid) & (var_iid > 0)
+    out = cov.copy()
+    if ok.sum() >= 2:
+        out[np.ix_(ok, ok)], _ = loewner_floor(cov[np.ix_(ok, ok)], iid[np.ix_(ok, ok)],
+                                               np.eye(int(ok.sum())), 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        deff = np.where(ok, deff * np.diag(out) / var, deff)
+    return out, deff, (
+        f"`cluster` has {t.n_groups} clusters for {len(t.models)} model(s) (fewer than "
+        f"{max(30, 4 * len(t.models))}): a cluster-robust covariance from few clusters is noisy "
+        "and biased down; every paired difference's variance, as each model's, is at least "
+        "the independent-rows one")
+
+
 def _shared_items(t: JudgeTable) -> np.ndarray:
     """Items each pair of models shares (M, M)."""
     n_models = len(t.models)
@@ -402,9 +451,11 @@ def _check_transport(t: JudgeTable, fits: ModelFits, method: str, alpha: float |
     which = [f"{m} (shift {s:+.3g}, se {e:.3g}, Holm p {p:.2g})" for m, s, e, p in zip(
         t.models[flagged], check[SHIFT][flagged], check[SE_SHIFT][flagged],
         check[P_HOLM][flagged], strict=True)]
+    how = (f"method {CLASSICAL!r}: the mean of the gold labels" if values is None else
+           f"method {CHAIN_GOLD_ONLY!r}: the chain rule's posterior from the gold labels "
+           "alone, with its uniform prior ((k + 1) / (n + 2) for k ones in n 0/1 labels)")
     note = (f"the judge relates to the gold labels differently for {', '.join(which)} than for "
-            "the other models: their estimates use their gold labels only (method "
-            "'classical')")
+            f"the other models: their estimates use their gold labels only ({how})")
     warn(note, TransportWarning)
     return _fall_back(t, fits, fallback, flagged), ds, [note]
 
@@ -516,7 +567,10 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
     lam
         PPI++'s lambda for every model instead of the tuned ones.
     cluster
-        Column of the items' clusters (one per item): cluster-robust covariances.
+        Column of the items' clusters (one per item): cluster-robust covariances, each
+        model's variance at least its independent-rows one; more clusters than models are
+        needed, and with few (fewer than 30, or 4 per model) every paired difference's
+        variance is at least its independent-rows one too (an ``EvaluqWarning``).
     transport_alpha
         Family-wise level of the transport check; None skips it.
     transport_relation
@@ -545,8 +599,9 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
         A missing column, a repeated (model, item), a judge score that is NaN or no number,
         no gold label at all, an item in two clusters.
     ValueError
-        An unknown method (or ``"rogan-gladen"``), ``lam`` with another method than PPI++, a
-        continuous judge for the chain rule, a bad level.
+        An unknown method, ``lam`` with another method than PPI++, a continuous judge for the
+        chain rule, a judge or gold not 0/1 for Rogan-Gladen, a bad level, no more clusters
+        than models.
 
     See Also
     --------
@@ -575,6 +630,7 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
     generator = check_rng(rng)
     t = read_judge_table(table, model=model, item=item, judge=judge, gold=gold,
                          cluster=cluster)
+    check_clusters(t)
     check_memory("n_draws", 16.0 * n_draws * len(t.models))
     reason = "as requested"
     if method is None:
@@ -593,6 +649,11 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
             "it needs gold labels of both classes and a judge better than chance on them "
             "(sensitivity + specificity > 1)")]))
     cov, deff = _covariance(t, fits, exact=method not in ("chain-rule", "rogan-gladen"))
+    cov, deff, few = _floor_few_clusters(t, fits, cov, deff,
+                                         exact=method not in ("chain-rule", "rogan-gladen"))
+    if few is not None:
+        warn(few, EvaluqWarning)
+        notes.append(few)
     floored = _raw_design_effect(t, fits.phi) < 1.0
     if floored.any():
         notes.append(f"for {int(floored.sum())} model(s) {t.models[floored][:10].tolist()} "
@@ -600,7 +661,8 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
                      f"larger is used (with {t.n_groups} clusters the robust one is noisy)")
     flagged = (transport[FLAGGED].values if transport is not None
                else np.zeros(len(t.models), dtype=bool))
-    per_model = _per_model(t, fits, np.diag(cov), np.where(flagged, "classical", method))
+    fallback = CLASSICAL if method != "chain-rule" else CHAIN_GOLD_ONLY
+    per_model = _per_model(t, fits, np.diag(cov), np.where(flagged, fallback, method))
     estimate = xr.DataArray(fits.estimate, dims=MODEL, coords={MODEL: t.models},
                             name=ESTIMATE)
     se = xr.DataArray(np.sqrt(np.diag(cov)), dims=MODEL, coords={MODEL: t.models}, name=SE)

@@ -48,9 +48,10 @@ class TransportWarning(EvaluqWarning):
 
 def _discrete_shift(model: np.ndarray, level: np.ndarray, y: np.ndarray, n_models: int,
                     n_levels: int, reference: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Shift, its SE and the Wald p-value over levels per model: responses ``y`` within
-    discrete levels (labelled rows), against the ``reference`` models other than itself."""
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Shift, its SE, the Wald p-value over levels and its logarithm per model: responses
+    ``y`` within discrete levels (labelled rows), against the ``reference`` models other than
+    itself."""
     cell = model * n_levels + level
     size = n_models * n_levels
     n = np.bincount(cell, minlength=size).reshape(n_models, n_levels).astype(np.float64)
@@ -71,7 +72,8 @@ def _discrete_shift(model: np.ndarray, level: np.ndarray, y: np.ndarray, n_model
         chi2 = np.sum(np.where(tested, diff**2 / cell_var, 0.0), axis=1)
         df = tested.sum(axis=1)
         p = np.where(df > 0, stats.chi2.sf(chi2, np.maximum(df, 1)), np.nan)
-    return np.sum(w * diff, axis=1), np.sqrt(np.sum(w**2 * cell_var, axis=1)), p
+        log_p = np.where(df > 0, stats.chi2.logsf(chi2, np.maximum(df, 1)), np.nan)
+    return np.sum(w * diff, axis=1), np.sqrt(np.sum(w**2 * cell_var, axis=1)), p, log_p
 
 
 def _linear_shift(model: np.ndarray, f: np.ndarray, y: np.ndarray, n_models: int,
@@ -100,24 +102,26 @@ def _linear_shift(model: np.ndarray, f: np.ndarray, y: np.ndarray, n_models: int
 
 def _one_round(model: np.ndarray, f: np.ndarray, y: np.ndarray, n_models: int,
                level: np.ndarray | None, n_levels: int, reference: np.ndarray
-               ) -> dict[str, np.ndarray]:
-    """Every model's shift, SE, z, p and Holm-adjusted p against ``reference``."""
+               ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Every model's shift, SE, z, p and Holm-adjusted p against ``reference``, and the log
+    of p (the step-down's order, exact where p underflows to 0)."""
     n = np.bincount(model, minlength=n_models)
     if level is not None:
-        shift, se, p = _discrete_shift(model, level, y, n_models, n_levels, reference)
+        shift, se, p, log_p = _discrete_shift(model, level, y, n_models, n_levels, reference)
     else:
         shift, se = _linear_shift(model, f, y, n_models, reference)
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where((n >= 2) & (se > 0), shift / se, np.nan)
     if level is None:
         p = 2.0 * stats.norm.sf(np.abs(z))
+        log_p = np.log(2.0) + stats.norm.logsf(np.abs(z))
     p = np.where((n >= 2) & ~np.isnan(z), p, np.nan)
     p_holm = np.full(n_models, np.nan)
     ok = ~np.isnan(p)
     if ok.sum() >= 2:
         p_holm[ok] = holm(p[ok])
-    return {SHIFT: np.where(n >= 2, shift, np.nan), SE_SHIFT: np.where(n >= 2, se, np.nan),
-            Z: z, P_VALUE: p, P_HOLM: p_holm}
+    return ({SHIFT: np.where(n >= 2, shift, np.nan), SE_SHIFT: np.where(n >= 2, se, np.nan),
+             Z: z, P_VALUE: p, P_HOLM: p_holm}, np.where(np.isnan(p), np.nan, log_p))
 
 
 def transport_test(model: np.ndarray, f: np.ndarray, y: np.ndarray, n_models: int,
@@ -127,17 +131,21 @@ def transport_test(model: np.ndarray, f: np.ndarray, y: np.ndarray, n_models: in
     the responses ``y`` (judge scores) given ``f`` (gold scores), with ``level`` the codes of
     discrete gold scores (None for continuous ones).
 
-    Step-down: the most significant model below ``alpha`` (Holm) is flagged and leaves the
-    reference of the others, and the test is run again, until no further model is flagged
-    (a lenient model would otherwise shift the others' reference and flag them too). The
-    first round is Holm's test of every model, so with no shift at all the chance of any flag
-    is at most ``alpha``.
+    Step-down: the most significant model below ``alpha`` (Holm), the one with the smallest
+    p-value (the Wald test's over the gold levels for discrete gold, not the size of the
+    level-averaged shift, which cancels for a judge that is lenient at one level and harsh at
+    another, e.g. one that scores a model's answers all alike; ties by ``|z|``), is flagged and
+    leaves the reference of the others, and the test is run again, until no further model is
+    flagged (a lenient model would otherwise shift the others' reference and flag them too).
+    The first round is Holm's test of every model, so with no shift at all the chance of any
+    flag is at most ``alpha``.
     """
     flagged = np.zeros(n_models, dtype=bool)
     while True:
-        out = _one_round(model, f, y, n_models, level, n_levels, ~flagged)
+        out, log_p = _one_round(model, f, y, n_models, level, n_levels, ~flagged)
         new = (out[P_HOLM] < alpha) & ~flagged
         if not new.any():
             out[FLAGGED] = flagged
             return out
-        flagged[np.flatnonzero(new)[np.argmax(np.abs(out[Z][new]))]] = True
+        idx = np.flatnonzero(new)
+        flagged[idx[np.lexsort((-np.abs(out[Z][idx]), log_p[idx]))[0]]] = True

@@ -346,14 +346,15 @@ def fit_ratings(
         Columns naming the two models of each vote (no vote of a model against itself).
     winner : str
         Column saying who won: ``"model_a"`` / ``"a"``, ``"model_b"`` / ``"b"``, or ``"tie"``
-        (Chatbot Arena's ``"tie (bothbad)"``, arena-rank's ``"both_bad"`` and ``"draw"`` are
-        ties too); without ``outcomes``, also the name of the winning model, or the name of
-        its column (``"left"`` for ``model_a="left"``). Another label is refused, naming it,
-        unless ``outcomes`` maps it.
+        (Chatbot Arena's ``"tie (bothbad)"`` and ``"bothbad"``, arena-rank's ``"both_bad"``
+        and ``"draw"`` are ties too), in any case; without ``outcomes``, also the name of the
+        winning model, or the name of its column (``"left"`` for ``model_a="left"``). Another
+        label is refused, naming it, unless ``outcomes`` maps it.
     outcomes : mapping, optional
-        Labels of ``winner`` to ``"model_a"`` / ``"model_b"`` / ``"tie"``, e.g.
-        ``{"left": "model_a", "right": "model_b", "tie": "tie"}``; when given, only its labels
-        are accepted.
+        More labels of ``winner``, to ``"model_a"`` / ``"model_b"`` / ``"tie"``, e.g.
+        ``{"left": "model_a", "right": "model_b"}``: read first (exactly as given, so they
+        may also redefine a default label), the default labels above still understood; the
+        winning model's name and its column's name are then not read.
     ties : {"auto", "davidson", "half", "drop"}
         The tie rule (above). ``"auto"`` (default): ``"davidson"`` when the votes hold a
         tie, else plain Bradley-Terry (``"drop"``, with nothing to drop); the rule used is

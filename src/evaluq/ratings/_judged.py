@@ -33,6 +33,7 @@ import xarray as xr
 from scipy.sparse.csgraph import connected_components
 
 from evaluq._dims import MODEL, MODEL_B, NAN_REASON, RESAMPLE
+from evaluq._kernels import loewner_floor
 from evaluq._validation import (
     RNGLike,
     check_choice,
@@ -53,10 +54,10 @@ from evaluq.ratings._votes import (
     _cells,
     _check_missing,
     _factorize,
-    _folded,
     _model_codes,
-    _outcome_map,
     _rows,
+    outcome_codes,
+    understood_labels,
 )
 
 TIES = _checks.TIES
@@ -123,18 +124,17 @@ class JudgedVotes:
 
 def _verdicts(series: pd.Series, outcomes: Mapping[Any, str] | None, arg: str) -> np.ndarray:
     """Outcome codes of a verdict column (its missing values must be dropped first)."""
-    mapping = _outcome_map(outcomes)
-    # the default labels in any case, as fit_ratings reads them
-    codes = (_folded(series) if outcomes is None else series).map(mapping)
-    unknown = codes.isna().to_numpy()
+    # the labels of `outcomes`, then the default labels in any case, as fit_ratings reads them
+    codes = outcome_codes(series, outcomes)
+    unknown = np.isnan(codes)
     if unknown.any():
         bad = sorted(map(str, series[unknown].unique()))
         how = ("map them with `outcomes=`" if outcomes is None else "add them to `outcomes`")
         raise ValueError(
             f"`{arg}` column {series.name!r} holds label(s) {bad[:10]} that are not a verdict "
             f"(row(s) {_rows(unknown, series.index)}); understood: "
-            f"{sorted(map(str, mapping))}; {how}")
-    return codes.to_numpy(dtype=np.int64)
+            f"{understood_labels(outcomes)}; {how}")
+    return codes.astype(np.int64)
 
 
 def _check_verdict_columns(df: pd.DataFrame, judge: str, gold: str) -> np.ndarray:
@@ -572,12 +572,34 @@ def _reference_index(models: np.ndarray, reference: Any) -> int | None:
     return int(hits[0])
 
 
-def _anchor(design: Design, ref: int | None) -> np.ndarray:
-    """The linear map (K, K) from sum-zero parameters to the stated identifiability."""
+def _anchor(design: Design, ref: int | None, no_gold: np.ndarray) -> np.ndarray:
+    """The linear map (K, K) from sum-zero parameters to the stated identifiability: sum-zero
+    over the models with gold votes, or the reference at 0; the rows of the models without a
+    gold vote are 0 (they get no rating, and no weight where lambda is tuned)."""
+    m = design.n_models
     anchor = np.eye(design.n_params)
     if ref is not None:
-        anchor[:design.n_models, ref] -= 1.0
+        anchor[:m, ref] -= 1.0
+    elif no_gold.any():
+        anchor[:m, :m] -= np.outer(np.ones(m), ~no_gold) / (~no_gold).sum()
+    anchor[np.flatnonzero(no_gold)] = 0.0
     return anchor
+
+
+NO_GOLD = ("model(s) {models} have no gold vote: PPI++ cannot correct the judge's votes on "
+           "them, so they have no rating (NaN; the judge's alone would be biased, with an "
+           "interval that ignores the bias); label some of their votes")
+
+
+def models_without_gold(data: JudgedVotes, ties: str) -> np.ndarray:
+    """The models (mask) without a gold vote (under ``"drop"``: without a decisive one)."""
+    gold = data.pair_counts("gold")
+    if ties == "drop":
+        gold[:, TIE] = 0.0
+    n = gold.sum(axis=1)
+    per_model = (np.bincount(data.pair_i, n, data.models.size)
+                 + np.bincount(data.pair_j, n, data.models.size))
+    return np.asarray(per_model == 0)
 
 
 @dataclass(frozen=True)
@@ -631,7 +653,7 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
     kind = meat.kind
     if few:
         iid = grads.bread @ iid_meat(data, grads).at(lam) @ grads.bread
-        cov, raised = _uncertainty.raise_floor(
+        cov, raised = loewner_floor(
             cov, iid, _uncertainty.free_basis(design.n_params, design.n_models), 1.0)
         kind += ", floored at the independent-votes one (few clusters)" if raised.size else ""
     cov = 0.5 * (cov + cov.T)
@@ -652,7 +674,10 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
                 gain_reason=reason, kind=kind, n_clusters=groups, draws=draws)
 
 
-def _identifiability(scale: Scale, ref: Any) -> str:
+def _identifiability(scale: Scale, ref: Any, no_gold: bool = False) -> str:
+    if ref is None and no_gold:
+        return (f"sum-zero over the models with gold votes: their logit strengths sum to 0 "
+                f"(their mean rating is {scale.offset:g})")
     if ref is None:
         return (f"sum-zero: the models' logit strengths sum to 0 (the mean rating is "
                 f"{scale.offset:g})")
@@ -660,9 +685,10 @@ def _identifiability(scale: Scale, ref: Any) -> str:
 
 
 def _details(data: JudgedVotes, fit: _Fit, opts: _Options, names: dict[str, Any],
-             ref: Any) -> dict[str, Any]:
+             ref: Any, no_gold: np.ndarray) -> dict[str, Any]:
     n, big_n = data.n_labelled, data.n_unlabelled
-    notes = []
+    notes = ([NO_GOLD.format(models=[str(k) for k in data.models[no_gold][:10]])]
+             if no_gold.any() else [])
     if fit.gain_reason:
         notes.append(f"no gain over gold-only: {fit.gain_reason}")
     elif fit.gain < WEAK_GAIN:
@@ -678,7 +704,8 @@ def _details(data: JudgedVotes, fit: _Fit, opts: _Options, names: dict[str, Any]
              else ("cluster" if names["cluster"] else "vote") + " bootstrap of the PPI++ fit")
     return {"ties": opts.ties, "interval": opts.interval, "scale": opts.scale.name,
             "cluster": names["cluster"], "covariance_kind": fit.kind,
-            "identifiability": _identifiability(opts.scale, ref), "prior": "none",
+            "identifiability": _identifiability(opts.scale, ref, bool(no_gold.any())),
+            "prior": "none", "models_without_gold": [str(k) for k in data.models[no_gold]],
             "method": METHOD, "judge": names["judge"], "gold": names["gold"],
             "lam": fit.lam, "lam_tuned": fit.tuned, "n_labelled": n, "n_unlabelled": big_n,
             "n_votes": n + big_n, "n_ties_dropped": 0, "n_models": int(data.models.size),
@@ -714,8 +741,25 @@ def _counts(data: JudgedVotes) -> dict[str, np.ndarray]:
             "judge_wins": judge["wins"], "gold_wins": gold["wins"]}
 
 
+def _without_gold(arrays: dict[str, xr.DataArray], x: np.ndarray, cov: np.ndarray,
+                  no_gold: np.ndarray, reason: str) -> None:
+    """NaN, with the reason, for the models without a gold vote (in place; ``no_gold`` (m,),
+    ``x`` (K,) and ``cov`` (K, K) the anchored parameters)."""
+    idx = np.flatnonzero(no_gold)
+    x[idx] = np.nan
+    cov[idx] = np.nan
+    cov[:, idx] = np.nan
+    for name, array in arrays.items():
+        if name == "covariance":
+            array[{MODEL: no_gold}] = np.nan
+            array[{MODEL_B: no_gold}] = np.nan
+        else:
+            array[{MODEL: no_gold}] = np.nan
+        array.attrs[NAN_REASON] = reason
+
+
 def _result(data: JudgedVotes, design: Design, fit: _Fit, anchor: np.ndarray, opts: _Options,
-            details: dict[str, Any]) -> RatingsResult:
+            details: dict[str, Any], no_gold: np.ndarray) -> RatingsResult:
     m, sc = design.n_models, opts.scale
     if fit.draws is None:
         draws = _uncertainty.normal_draws(fit.x, fit.cov, opts.n_resamples, opts.rng)
@@ -730,16 +774,22 @@ def _result(data: JudgedVotes, design: Design, fit: _Fit, anchor: np.ndarray, op
                   "replication": details["draws"], "how": "Bradley-Terry (PPI++)",
                   "metric": "rating", "confidence_level": opts.level}
     tie, tie_se, tie_draws = _tie_arrays(x, cov, draws, m, opts, design.davidson)
+    arrays = {
+        "rating": xr.DataArray(sc.to_rating(x[:m]), dims=(MODEL,), coords=coords,
+                               name="rating", attrs=dict(attrs)),
+        "se": xr.DataArray(np.sqrt(np.clip(np.diag(cov_r), 0.0, None)), dims=(MODEL,),
+                           coords=coords, name="se", attrs=dict(attrs)),
+        "covariance": xr.DataArray(cov_r, dims=(MODEL, MODEL_B),
+                                   coords={**coords, MODEL_B: data.models}, name="covariance",
+                                   attrs=dict(attrs))}
+    if no_gold.any():
+        _without_gold(arrays, x, cov, no_gold,
+                      NO_GOLD.format(models=[str(k) for k in data.models[no_gold][:10]]))
     return RatingsResult(
-        rating=xr.DataArray(sc.to_rating(x[:m]), dims=(MODEL,), coords=coords, name="rating",
-                            attrs=attrs),
-        se=xr.DataArray(np.sqrt(np.clip(np.diag(cov_r), 0.0, None)), dims=(MODEL,),
-                        coords=coords, name="se", attrs=attrs),
-        covariance=xr.DataArray(cov_r, dims=(MODEL, MODEL_B),
-                                coords={**coords, MODEL_B: data.models}, name="covariance",
-                                attrs=attrs),
-        draws=xr.DataArray(sc.to_rating(draws[:, :m]), dims=(RESAMPLE, MODEL),
-                           coords={RESAMPLE: np.arange(opts.n_resamples), **coords},
+        **arrays,
+        draws=xr.DataArray(sc.to_rating(draws[:, :m][:, ~no_gold]), dims=(RESAMPLE, MODEL),
+                           coords={RESAMPLE: np.arange(opts.n_resamples),
+                                   MODEL: data.models[~no_gold]},
                            name="rating", attrs=draw_attrs),
         tie_parameter=tie, tie_se=tie_se, tie_draws=tie_draws,
         counts=xr.Dataset({k: (MODEL, v) for k, v in _counts(data).items()}, coords=coords),
@@ -797,6 +847,13 @@ def fit_judged_ratings(
     :math:`\mathrm{tr}\,\Sigma(0) / \mathrm{tr}\,\Sigma(\lambda)` (same ``H``), the effective
     number of labels n times the gain.
 
+    A model without a gold vote (under ``ties="drop"``: without a decisive one) cannot be
+    corrected: its rating, SE and interval are NaN with a ``nan_reason`` (its rating would be
+    the judge's, biased, with an interval that ignores the bias), it has no draws, and the
+    sum-zero constraint is over the models with gold votes (``details["identifiability"]``,
+    ``details["models_without_gold"]`` and ``details["notes"]`` say so); as
+    :func:`evaluq.judged_means` does for a model with too few gold labels.
+
     Parameters
     ----------
     votes : pandas.DataFrame or path
@@ -811,8 +868,8 @@ def fit_judged_ratings(
         Column of the gold (human) verdict, missing (NaN / None) on the unlabelled rows; the
         same labels as ``judge``. At least two labelled rows.
     outcomes : mapping, optional
-        Verdict labels to ``"model_a"`` / ``"model_b"`` / ``"tie"`` for both columns (as
-        :func:`evaluq.fit_ratings`).
+        More verdict labels, to ``"model_a"`` / ``"model_b"`` / ``"tie"``, for both columns
+        (added to the default labels, as :func:`evaluq.fit_ratings`).
     ties : {"auto", "davidson", "half", "drop"}
         The tie model (as :func:`evaluq.fit_ratings`; ``"auto"``: Davidson's when the judge's
         or the gold votes hold a tie, else plain Bradley-Terry); Davidson's tie parameter is
@@ -850,9 +907,9 @@ def fit_judged_ratings(
         :func:`evaluq.rank_distribution`, :func:`evaluq.leaderboard` and
         :func:`evaluq.significance_groups`); ``details`` adds ``lam``, ``lam_tuned``,
         ``n_labelled``, ``n_unlabelled``, ``gain`` (NaN when the gold votes alone do not link
-        every model), ``effective_labels``, ``method`` and ``notes`` (a weak judge: gain
-        below 1.25); ``counts`` holds each model's ``n_votes``, ``n_labelled``,
-        ``judge_wins`` and ``gold_wins``.
+        every model), ``effective_labels``, ``method``, ``models_without_gold`` and
+        ``notes`` (a weak judge: gain below 1.25; models without a gold vote); ``counts``
+        holds each model's ``n_votes``, ``n_labelled``, ``judge_wins`` and ``gold_wins``.
 
     Raises
     ------
@@ -914,9 +971,15 @@ def fit_judged_ratings(
     _check_estimable(data, opts)
     design = Design(pair_i=data.pair_i, pair_j=data.pair_j, n_models=int(data.models.size),
                     davidson=opts.ties == "davidson", ridge=0.0)
-    anchor = _anchor(design, ref)
+    no_gold = models_without_gold(data, opts.ties)
+    if ref is not None and no_gold[ref]:
+        raise ValueError(f"`reference` {data.models[ref]!r} has no gold vote: its rating is not "
+                         f"estimable (PPI++ cannot correct the judge's votes on it); pick a "
+                         f"model with gold votes")
+    anchor = _anchor(design, ref, no_gold)
     fit = _fit(data, design, opts, anchor)
     names = {"judge": judge, "gold": gold, "cluster": cluster}
-    details = _details(data, fit, opts, names, None if ref is None else data.models[ref])
+    details = _details(data, fit, opts, names, None if ref is None else data.models[ref],
+                       no_gold)
     details["ties_requested"] = ties
-    return _result(data, design, fit, anchor, opts, details)
+    return _result(data, design, fit, anchor, opts, details, no_gold)

@@ -125,6 +125,11 @@ class RatingsResult(ResultBase):
         """:attr:`draws` with the ``resample`` dim last."""
         return self.draws.transpose(MODEL, RESAMPLE)
 
+    def _every_model_draws(self) -> np.ndarray:
+        """The draws (resample, model) over every rated model: NaN for a model without
+        draws (a judge-assisted fit's model without a gold vote, whose rating is NaN)."""
+        return np.asarray(self.draws.reindex({MODEL: self.rating[MODEL].values}).values)
+
     @property
     def ci(self) -> xr.DataArray:
         """The ratings' interval at the stored level (:meth:`confidence_interval`)."""
@@ -160,7 +165,8 @@ class RatingsResult(ResultBase):
         """
         level = self._level(confidence_level)
         if self.details["interval"] == "bootstrap":
-            bounds = percentile_interval(self.distribution.values, level)
+            draws = self._every_model_draws().T
+            bounds = percentile_interval(draws, level, skipna=bool(np.isnan(draws).any()))
             kind = "percentile"
         else:
             z = st.norm.ppf(0.5 + level / 2.0)
@@ -236,7 +242,8 @@ class RatingsResult(ResultBase):
         model_b) grid."""
         d = theta[..., :, None] - theta[..., None, :]
         lam_b = None if lam is None else np.asarray(lam)[..., None, None]
-        pw, _, pt = _newton.pair_probabilities(d, lam_b)
+        with np.errstate(invalid="ignore"):          # a model without a rating: NaN
+            pw, _, pt = _newton.pair_probabilities(d, lam_b)
         return pw, pt, d
 
     def _grid_array(self, values: np.ndarray, name: str, reason: str | None = None,
@@ -308,15 +315,18 @@ class RatingsResult(ResultBase):
     def _percentile_bounds(self, level: float) -> np.ndarray:
         """Percentile bounds of P(win) over the resamples, a block of ``model`` rows at a
         time (at most ``BLOCK_ELEMENTS`` probabilities held at once)."""
-        theta = self.scale.to_logit(self.draws.values)            # (resample, model)
+        theta = self.scale.to_logit(self._every_model_draws())    # (resample, model)
+        unrated = bool(np.isnan(theta).any())
         lam = np.log(self.tie_draws.values)[:, None] if self.davidson else None
         m = theta.shape[1]
         rows = max(1, BLOCK_ELEMENTS // max(theta.size, 1))
         bounds = np.empty((m, m, 2))
         for begin in range(0, m, rows):
             d = theta[:, begin:begin + rows, None] - theta[:, None, :]
-            pw, _, _ = _newton.pair_probabilities(d, None if lam is None else lam[..., None])
-            bounds[begin:begin + rows] = percentile_interval(np.moveaxis(pw, 0, -1), level)
+            with np.errstate(invalid="ignore"):
+                pw, _, _ = _newton.pair_probabilities(d, None if lam is None else lam[..., None])
+            bounds[begin:begin + rows] = percentile_interval(np.moveaxis(pw, 0, -1), level,
+                                                             skipna=unrated)
         return bounds
 
     def _delta_bounds(self, level: float) -> np.ndarray:
@@ -386,9 +396,17 @@ class RatingsResult(ResultBase):
                for name in self.counts.data_vars},
         }, index=pd.Index(self.rating[MODEL].values, name=MODEL))
         table = table.sort_values("rating", ascending=False, kind="stable")
-        table.insert(4, "rank", np.arange(1, len(table) + 1))
+        rated = table["rating"].notna().to_numpy()
+        ranks = np.arange(1, len(table) + 1)
+        table.insert(4, "rank", ranks if rated.all() else pd.Series(
+            [int(r) if ok else pd.NA for r, ok in zip(ranks, rated, strict=True)],
+            index=table.index, dtype="Int64"))
         attrs: dict[Any, Any] = {**self._attrs(), "confidence_level": self.confidence_level,
                                  "caption": self._caption()}
+        reason = self.rating.attrs.get(NAN_REASON)
+        if reason is not None:
+            attrs["nan_reasons"] = {name: reason for name in ("rating", "se", "lower", "upper",
+                                                              "rank")}
         table.attrs = attrs
         return table
 
@@ -416,9 +434,10 @@ class RatingsResult(ResultBase):
         if d["prior"] != "none":
             lines.append(f"  prior: {d['prior']}")
         if "lam" in d:
+            worth = (f"worth {d['effective_labels']:.0f} (gain {d['gain']:.2f})"
+                     if np.isfinite(d["gain"]) else "(gain over gold-only not estimable)")
             lines.append(f"  judge-assisted (PPI++): lambda {d['lam']:.3g}; {d['n_labelled']} "
-                         f"gold votes worth {d['effective_labels']:.0f} (gain "
-                         f"{d['gain']:.2f})")
+                         f"gold votes {worth}")
             if d.get("notes"):
                 lines.append(f"  note: {d['notes']}")
         if self.covariate_coefficient is not None:

@@ -21,13 +21,12 @@ Where the sandwich cannot be trusted it is refused or floored, never left at 0:
 * G clusters give a meat of rank at most G - 1 (the clusters' scores sum to 0 at the
   estimate): with no more clusters than the k free parameters some directions of the ratings
   would get variance 0, and the fit is refused (:func:`check_clusters`). With few clusters
-  (fewer than :data:`FEW_CLUSTERS`, or fewer than :data:`CLUSTERS_PER_PARAMETER` per free
-  parameter) the cluster-robust covariance is noisy and biased down (Angrist and Pischke
-  2009, sec. 8.2; with G - 1 = c k its smallest eigenvalue is about (1 - 1/sqrt(c))^2 of its
-  expectation, Marchenko-Pastur): a warning, and :func:`judged_means`' rule, the larger of
-  the cluster-robust and the independent-votes variance, is applied to every direction
-  (:func:`raise_floor`: each generalised eigenvalue of the CR1 covariance relative to the HC0
-  one is floored at 1, so every contrast's variance is at least both).
+  (:func:`evaluq._kernels.few_clusters`: fewer than 30, or fewer than 4 per free
+  parameter) the cluster-robust covariance is noisy and biased down: a warning, and the
+  rule ``judged_means`` uses too, the larger of the cluster-robust and the
+  independent-votes variance, is applied to every direction
+  (:func:`evaluq._kernels.loewner_floor`: each generalised eigenvalue of the CR1 covariance
+  relative to the HC0 one is floored at 1, so every contrast's variance is at least both).
 * A direction in which the votes' scores are all 0 at the estimate (a model whose only votes
   are ties with an opponent of equal estimated strength: the estimate fits them exactly)
   gets variance 0 from any sandwich; there the model-based variance (the inverse of the
@@ -42,6 +41,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from evaluq._kernels import CLUSTERS_PER_PARAMETER, FEW_CLUSTERS, few_clusters, loewner_floor
 from evaluq._validation import check_memory
 from evaluq._warn import warn
 from evaluq.errors import EvaluqWarning
@@ -58,12 +58,6 @@ RUNAWAY_LOGIT = 15.0
 RUNAWAY_COVARIATE_LOGIT = 30.0
 """A fit in which the covariates move some row's log-odds by more than this has no finite
 MLE (the covariates separate the outcomes: ``beta`` runs off)."""
-FEW_CLUSTERS = 30
-"""Below this many clusters the cluster-robust covariance is noisy and biased down: a warning,
-and each direction's variance is floored at the independent-votes one."""
-CLUSTERS_PER_PARAMETER = 4
-"""Fewer clusters than this per free parameter count as few too (the meat's smallest
-eigenvalue is then about a quarter of its expectation, or less)."""
 NO_INFORMATION = 1e-9
 """A direction whose sandwich variance is below this fraction of its model-based variance has
 no information in the votes' scores (they are all 0 there at the estimate)."""
@@ -149,39 +143,6 @@ def free_basis(n_params: int, n_models: int) -> np.ndarray:
     return np.asarray(sla.null_space(null))
 
 
-def raise_floor(cov: np.ndarray, floor: np.ndarray, basis: np.ndarray,
-                below: float) -> tuple[np.ndarray, np.ndarray]:
-    """``cov`` (K, K) with its variance raised to ``floor``'s (positive definite on
-    ``basis``) in every direction where it is below ``below`` times ``floor``'s.
-
-    In the free parameters (``basis``), with ``floor = R R'``, the generalised eigenvalues
-    ``l`` of ``cov`` relative to ``floor`` (``R^-1 cov R^-T = U diag(l) U'``) are each
-    direction's variance ratio; those below ``below`` become 1: ``R U diag(l') U' R'``.
-    With ``below = 1`` this is the smallest covariance at least both (every contrast's variance
-    is at least its variance under each). Equivariant under a change of parameters (the
-    stated identifiability does not matter). Returns the covariance and the raised directions
-    (K, r) in the parameters (``cov`` unchanged when r = 0).
-    """
-    a, b = basis.T @ cov @ basis, basis.T @ floor @ basis
-    vals, vecs = np.linalg.eigh(0.5 * (b + b.T))
-    vals = np.clip(vals, vals.max() * 1e-15, None)
-    root = vecs * np.sqrt(vals)
-    inv_root = (vecs / np.sqrt(vals)).T
-    c = inv_root @ a @ inv_root.T
-    ratio, u = np.linalg.eigh(0.5 * (c + c.T))
-    low = ratio < below
-    if not low.any():
-        return cov, np.zeros((cov.shape[0], 0))
-    half = root @ u
-    inner = half @ np.diag(np.where(low, 1.0, ratio)) @ half.T
-    return basis @ inner @ basis.T, basis @ half[:, low]
-
-
-def few_clusters(groups: int, n_free: int) -> bool:
-    """Whether ``groups`` clusters are few for ``n_free`` free parameters."""
-    return groups < max(FEW_CLUSTERS, CLUSTERS_PER_PARAMETER * n_free)
-
-
 def check_clusters(groups: int, n_free: int, what: str = "ratings",
                    bootstrap: bool = False) -> bool:
     """Refuse clusters too few to identify the covariance of ``n_free`` free parameters (the
@@ -240,7 +201,7 @@ def sandwich(design: Design, votes: Votes, x: np.ndarray,
     basis = free_basis(design.n_params, design.n_models)
     scores = cell_scores(design, x)
     meat0 = _meat(design, replace(votes, cluster_counts=None), *scores)
-    hc0, blind = raise_floor(bread @ meat0 @ bread, bread, basis, NO_INFORMATION)
+    hc0, blind = loewner_floor(bread @ meat0 @ bread, bread, basis, NO_INFORMATION)
     if blind.shape[1]:
         named = [str(votes.models[k]) for k in _blind_models(design, meat0, hess[0])]
         warn(f"the votes' scores are all 0 at the estimate in {blind.shape[1]} direction(s) of "
@@ -253,11 +214,11 @@ def sandwich(design: Design, votes: Votes, x: np.ndarray,
         return Sandwich(covariance=0.5 * (hc0 + hc0.T), kind="HC0", n_clusters=n, factor=1.0)
     groups = votes.cluster_counts.shape[0]
     factor = groups / (groups - 1) * (n - 1) / max(n - k, 1)
-    cov, _ = raise_floor(factor * bread @ _meat(design, votes, *scores) @ bread, bread, basis,
+    cov, _ = loewner_floor(factor * bread @ _meat(design, votes, *scores) @ bread, bread, basis,
                          NO_INFORMATION)
     kind = "CR1"
     if floor_clusters:
-        cov, raised = raise_floor(cov, hc0, basis, 1.0)
+        cov, raised = loewner_floor(cov, hc0, basis, 1.0)
         kind = "CR1, floored at HC0 (few clusters)" if raised.shape[1] else kind
     return Sandwich(covariance=0.5 * (cov + cov.T), kind=kind, n_clusters=groups, factor=factor)
 

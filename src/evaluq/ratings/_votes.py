@@ -32,14 +32,15 @@ A_WINS, B_WINS, TIE = 0, 1, 2
 OUTCOME_NAMES = ("model_a", "model_b", "tie")
 DEFAULT_OUTCOMES: dict[Any, str] = {
     "model_a": "model_a", "a": "model_a", "model_b": "model_b", "b": "model_b",
-    "tie": "tie", "tie (bothbad)": "tie", "both_bad": "tie", "draw": "tie",
+    "tie": "tie", "tie (bothbad)": "tie", "both_bad": "tie", "bothbad": "tie", "draw": "tie",
 }
-"""Winner labels understood without ``outcomes=``: ``"model_a"`` / ``"a"``,
-``"model_b"`` / ``"b"``, and ``"tie"`` with Chatbot Arena's ``"tie (bothbad)"``,
+"""Winner labels always understood: ``"model_a"`` / ``"a"``, ``"model_b"`` / ``"b"``, and
+``"tie"`` with Chatbot Arena's ``"tie (bothbad)"`` (``"bothbad"`` in its released battles),
 arena-rank's ``"both_bad"`` and ``"draw"`` (all read as ties), in any case (``"A"``,
-``"Tie"``) and with spaces around them. Without ``outcomes=`` a
-winner may also be the name of the model A or B column (``"left"`` in a column ``left``), or
-the name of the model that won in that row (:func:`_implicit_winners`)."""
+``"Tie"``) and with spaces around them; ``outcomes=`` adds labels to them (its own read first,
+exactly as given). Without ``outcomes=`` a winner may also be the name of the model A or B
+column (``"left"`` in a column ``left``), or the name of the model that won in that row
+(:func:`_implicit_winners`)."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,29 @@ def _implicit_winners(df: pd.DataFrame, winner: str, model_a: str, model_b: str,
     return np.where(np.isnan(by_label), by_name, by_label)
 
 
+def outcome_codes(series: pd.Series, outcomes: Mapping[Any, str] | None) -> np.ndarray:
+    """Codes (float, NaN for a label not understood) of a verdict column: the labels of
+    ``outcomes`` exactly as given, then the default labels in any case."""
+    default = _folded(series).map(_outcome_map(None)).to_numpy(dtype=np.float64,
+                                                                na_value=np.nan)
+    if outcomes is None:
+        return default
+    mapping = _outcome_map(outcomes)
+    own = series.map(mapping).to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.isnan(own).any() and not pd.api.types.is_string_dtype(series):
+        # a number read from a file (1.0) under a label given as text ("1", --outcome 1=...)
+        text = series.map(lambda v: f"{v:g}" if isinstance(v, float | np.floating) else str(v))
+        own = np.where(np.isnan(own), text.map(mapping).to_numpy(dtype=np.float64,
+                                                                 na_value=np.nan), own)
+    return np.where(np.isnan(own), default, own)
+
+
+def understood_labels(outcomes: Mapping[Any, str] | None) -> list[str]:
+    """The labels a verdict column may hold (for a refusal's message)."""
+    own = [] if outcomes is None else sorted(map(str, outcomes))
+    return own + [k for k in sorted(map(str, DEFAULT_OUTCOMES)) if k not in own]
+
+
 def _folded(series: pd.Series) -> pd.Series:
     """Labels stripped and case-folded, as the default winner labels are matched (vectorised
     for a column of text: an arena's millions of votes)."""
@@ -175,18 +199,14 @@ def _folded(series: pd.Series) -> pd.Series:
 def _winner_codes(df: pd.DataFrame, winner: str, model_a: str, model_b: str,
                   outcomes: Mapping[Any, str] | None) -> np.ndarray:
     series = df[winner]
-    mapping = _outcome_map(outcomes)
-    if outcomes is None:           # the default labels in any case: 'A', 'Tie', 'MODEL_B'
-        folded = _folded(series)
-        codes = folded.map(mapping).to_numpy(dtype=np.float64, na_value=np.nan)
+    codes = outcome_codes(series, outcomes)  # the default labels in any case: 'A', 'Tie'
+    if outcomes is None:
         codes = _implicit_winners(df, winner, model_a, model_b, codes)
-    else:
-        codes = series.map(mapping).to_numpy(dtype=np.float64, na_value=np.nan)
     unknown = np.isnan(codes)
     if unknown.any():
         seen = sorted(map(str, series.unique()))
         bad = sorted(map(str, series[unknown].unique()))
-        understood = sorted(map(str, mapping))
+        understood = understood_labels(outcomes)
         if outcomes is None:
             understood += [f"the columns' names {model_a!r} / {model_b!r}",
                            "the name of either model of the row"]

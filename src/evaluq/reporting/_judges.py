@@ -44,18 +44,54 @@ class JudgeAnalysis:
     budget: pd.DataFrame | None = None
 
 
-def per_item_table(table: pd.DataFrame, *, judge: str, gold: str, cluster: str | None
-                   ) -> pd.DataFrame:
-    """One row per (model, task, item): epochs averaged (gold over the epochs labelled)."""
+def _numeric_scores(table: pd.DataFrame, judge: str, gold: str) -> pd.DataFrame:
+    """The table with its judge and gold columns as numbers; a label (text) refused naming
+    the column and the argument, with the mapping to give (empty gold cells are allowed)."""
+    from evaluq._validation import numeric_column
+
+    out = table
+    for name, argument in ((judge, "judge"), (gold, "gold")):
+        series = table[name]
+        if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+            continue
+        numbers = pd.to_numeric(series.astype(object), errors="coerce")
+        if (numbers.isna() & series.notna()).any():
+            numeric_column(table, name, argument)             # text: refused, named
+        out = out.copy() if out is table else out
+        out[name] = numbers.astype(np.float64)
+    return out
+
+
+def _items_every_model_has(rows: pd.DataFrame, judge: str) -> pd.DataFrame:
+    """The rows of the (task, item)s every model of the task has a judge score for (as
+    ``missing="drop"`` keeps them for the rest of the report)."""
+    scored = rows[rows[judge].notna()]
+    per_task = rows.groupby("task", observed=True)["model"].nunique()
+    per_item = scored.groupby(["task", "item"], observed=True)["model"].nunique()
+    full = per_item[per_item.to_numpy() == per_task.reindex(
+        per_item.index.get_level_values("task")).to_numpy()].index
+    keep = pd.MultiIndex.from_frame(scored[["task", "item"]]).isin(full)
+    return scored[keep].reset_index(drop=True)
+
+
+def per_item_table(table: pd.DataFrame, *, judge: str, gold: str, cluster: str | None,
+                   missing: str | None = None) -> pd.DataFrame:
+    """One row per (model, task, item): epochs averaged (gold over the epochs labelled).
+    ``missing="drop"``: only the items every model of their task has a judge score for (the
+    items the rest of the report keeps); otherwise every row, and a missing judge score is
+    refused by :func:`evaluq.judges.judged_means`."""
     keys = ["model", "task", "item"]
     for name, flag in ((judge, "--judge"), (gold, "--gold")):
         if name not in table.columns:
             scores = [str(c) for c in table.columns[4:]]
             raise ValueError(f"{flag} {name!r} is not a score of the logs: {scores}")
+    table = _numeric_scores(table, judge, gold)
     grouped = table.groupby(keys, sort=True, observed=True)
     out = grouped[[judge, gold]].mean().reset_index()      # NaN gold ignored, all-NaN stays NaN
     if cluster is not None:
         out[cluster] = grouped[cluster].first().to_numpy()
+    if missing == "drop":
+        out = _items_every_model_has(out, judge)
     out[ITEM_KEY] = out["task"].astype(str) + "/" + out["item"].astype(str)
     return out
 
@@ -93,12 +129,14 @@ def _budgets(rows: pd.DataFrame, result: Any, judge: str, gold: str) -> pd.DataF
 
 
 def judge_analysis(table: pd.DataFrame, *, judge: str, gold: str, cluster: str | None = None,
-                   confidence_level: float = 0.95, rng: Any = 0) -> JudgeAnalysis:
+                   confidence_level: float = 0.95, rng: Any = 0,
+                   missing: str | None = None) -> JudgeAnalysis:
     """``judged_means`` of a harness table's judge and gold scores, the raw judge means and
-    the label budget (epochs of an item averaged first)."""
+    the label budget (epochs of an item averaged first; ``missing="drop"``: on the items
+    every model of their task has a judge score for, see :func:`per_item_table`)."""
     from evaluq.judges import judged_means
 
-    rows = per_item_table(table, judge=judge, gold=gold, cluster=cluster)
+    rows = per_item_table(table, judge=judge, gold=gold, cluster=cluster, missing=missing)
     result = judged_means(rows, model="model", item=ITEM_KEY, judge=judge, gold=gold,
                           cluster=cluster, confidence_level=confidence_level, rng=rng)
     raw = rows.groupby("model", sort=True)[judge].mean()

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import xarray as xr
 
@@ -36,8 +37,9 @@ def ratings_draws(result: Any) -> xr.Dataset:
     ``resampled`` (their draws), for :func:`evaluq.leaderboard`, :func:`evaluq.rank_distribution`
     and :func:`evaluq.significance_groups` (ranked by the fitted ratings, not the draws'
     mean)."""
-    draws = result.draws
-    out = xr.Dataset({OBSERVED: result.rating, RESAMPLED: draws})
+    draws = result.draws           # a model without a rating (NaN) has no draws: left out
+    out = xr.Dataset({OBSERVED: result.rating.sel({MODEL: draws[MODEL].values}),
+                      RESAMPLED: draws})
     out.attrs = {**draws.attrs, "metric": f"rating ({result.details.get('scale', '')})"}
     return out
 
@@ -63,11 +65,13 @@ def _judged_summary(d: Mapping[str, Any]) -> str:
     if "lam" not in d:
         return ""
     notes = f"Note: {d['notes']}." if d.get("notes") else ""
+    worth = (f"are worth {d['effective_labels']:.0f} (gain {d['gain']:.2f} over the human "
+             f"votes alone)" if np.isfinite(d["gain"]) else
+             "have no gain over the human votes alone that can be stated (see the note)")
     return (f" Judge-assisted (PPI++): the judge voted on all {d.get('n_votes', '?')} "
             f"comparisons, people on {d.get('n_labelled', '?')}; lambda = {d['lam']:.3g} "
-            f"(the judge's weight); the {d.get('n_labelled', '?')} human votes are worth "
-            f"{d['effective_labels']:.0f} (gain {d['gain']:.2f} over the human votes "
-            f"alone). {notes}").rstrip()
+            f"(the judge's weight); the {d.get('n_labelled', '?')} human votes {worth}. "
+            f"{notes}").rstrip()
 
 
 def covariates_section(result: Any) -> Section:
@@ -98,7 +102,7 @@ def ratings_section(result: Any) -> Section:
 
 def _neighbour_pairs(result: Any) -> pd.DataFrame:
     """Each model against the next one down: P(win) and its interval."""
-    order = result.rating.sortby(-result.rating)[MODEL].values
+    order = result.rating.dropna(MODEL).sortby(-result.rating)[MODEL].values
     prob = result.win_probability
     ci = result.win_probability_interval()
     rows = []
