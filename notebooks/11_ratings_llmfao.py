@@ -84,30 +84,44 @@ print(f"Spearman correlation {both.corr(method='spearman').iloc[0, 1]:.3f}; "
       f"Davidson ratings = {slope:.2f} x half-rule ratings (least squares through 1000)")
 
 # %% [markdown]
-# ## Votes on the same prompt are not independent
+# ## Votes are not independent
 #
-# Every pair was judged on one of only 13 prompts, and a model that answers one prompt well
-# wins most of that prompt's votes. Treating the votes as independent pretends there were
-# 8,931 separate trials. `cluster="prompt"` makes the sandwich covariance cluster-robust
-# (CR1): the scores of each prompt's votes are summed before their outer products.
+# Every pair was judged on one of only 13 prompts, by one of 124 annotators. Treating the
+# votes as independent pretends there were 8,931 separate trials. `cluster=` makes the
+# sandwich covariance cluster-robust (CR1): the scores of each cluster's votes are summed
+# before their outer products. But a cluster-robust covariance from G clusters has rank at
+# most G - 1, and the Davidson fit of 59 models has 59 free parameters (58 rating
+# differences and the tie parameter): 13 prompts cannot carry it, and evaluq refuses rather
+# than give some differences a variance of 0:
 
 # %%
-davidson_prompt = fit_ratings(votes, ties="davidson", cluster="prompt", **columns)
-half_prompt = fit_ratings(votes, ties="half", cluster="prompt", **columns)
-print("SE with cluster='prompt' / SE with independent votes:")
-for rule, clustered, iid in (("davidson", davidson_prompt, davidson_iid),
-                             ("half", half_prompt, half_iid)):
+try:
+    fit_ratings(votes, ties="davidson", cluster="prompt", **columns)
+except ValueError as err:
+    print(err)
+
+# %% [markdown]
+# The annotators are enough clusters to estimate the covariance (124 for 59 free
+# parameters), though still few: evaluq warns, and keeps every direction of the covariance
+# at least as wide as the independent-votes one.
+
+# %%
+davidson_worker = fit_ratings(votes, ties="davidson", cluster="worker", **columns)
+half_worker = fit_ratings(votes, ties="half", cluster="worker", **columns)
+print("SE with cluster='worker' / SE with independent votes:")
+for rule, clustered, iid in (("davidson", davidson_worker, davidson_iid),
+                             ("half", half_worker, half_iid)):
     ratio = (clustered.se / iid.se).to_series()
     print(f"  ties={rule!r:11} median {ratio.median():.2f}, "
           f"range {ratio.min():.2f}-{ratio.max():.2f}")
 
 # %%
-order = davidson_prompt.rating.to_series().sort_values().index
+order = davidson_worker.rating.to_series().sort_values().index
 fig = Figure(figsize=(7.0, 10.0), layout="constrained")
 ax = fig.subplots()
 y = np.arange(len(order))
 for offset, fit, label in ((-0.18, davidson_iid, "independent votes"),
-                           (0.18, davidson_prompt, "cluster = prompt")):
+                           (0.18, davidson_worker, "cluster = worker")):
     ci = fit.ci.sel(model=list(order)).values
     rating = fit.rating.sel(model=list(order)).values
     ax.errorbar(rating, y + offset, xerr=[rating - ci[:, 0], ci[:, 1] - rating], fmt="o",
@@ -122,11 +136,11 @@ fig
 # ## Ranks and tiers
 #
 # For ranks we need the joint uncertainty of all the ratings: a cluster bootstrap resamples
-# whole prompts (1,000 resamples, all refitted in one batched fit) and gives draws
+# whole annotators (1,000 resamples, all refitted in one batched fit) and gives draws
 # (resample, model) that evaluq's rank functions take unchanged.
 
 # %%
-boot = fit_ratings(votes, ties="davidson", cluster="prompt", interval="bootstrap",
+boot = fit_ratings(votes, ties="davidson", cluster="worker", interval="bootstrap",
                    n_resamples=1000, **columns)
 n_pairs = 59 * 58 // 2
 print(f"{n_pairs} pairs; smallest bootstrap p-value 2 / 1001 = {2 / 1001:.4f}; "
@@ -145,7 +159,7 @@ print("models per tier:", board.tier.value_counts().sort_index().to_dict())
 board.head(15)
 
 # %% [markdown]
-# With only 13 prompts the ranks are wide. The rank heatmap of the 20 best-rated models
+# The ranks are wide. The rank heatmap of the 20 best-rated models
 # (P(rank = r) over the cluster bootstrap):
 
 # %%
@@ -154,7 +168,7 @@ top = list(board.index[:20])
 top_ranks = ranks.sel(model=top).isel(rank=slice(0, 30))
 fig = Figure(figsize=(9.0, 6.0), layout="constrained")
 rank_heatmap(top_ranks, ax=fig.subplots(), annotate=False,
-             title="P(rank) of the 20 best-rated models (cluster bootstrap over prompts)")
+             title="P(rank) of the 20 best-rated models (cluster bootstrap over annotators)")
 fig
 
 # %% [markdown]
@@ -165,12 +179,12 @@ fig
 
 # %%
 best5 = list(board.index[:5])
-davidson_prompt.win_probability.sel(model=best5, model_b=best5).round(2).to_pandas()
+davidson_worker.win_probability.sel(model=best5, model_b=best5).round(2).to_pandas()
 
 # %% [markdown]
 # The upshot: on LLMFAO the two tie rules order the models alike (the Davidson ratings are
 # a stretched copy of the half-win ones), but the uncertainty is not what the
-# independent-vote intervals say. Clustered by prompt, the standard errors are a median
-# 1.5-1.6 times wider, several times wider for some models and a little narrower for a few:
-# 13 prompts carry less information than 8,931 independent votes would. The ranks and tiers
-# should be read from the clustered draws.
+# independent-vote intervals say. Clustered by annotator, the standard errors are wider
+# (the ratios printed above): 124 annotators carry less information than 8,931 independent
+# votes would. The 13 prompts are too few clusters to estimate the covariance of 59 models
+# at all. The ranks and tiers should be read from the clustered draws.

@@ -55,7 +55,7 @@ def scale_findings(score: xr.DataArray) -> list[str]:
     ...                      dims=("model", "language"),
     ...                      coords={"model": ["a", "b", "c"], "language": ["x", "y"]})
     >>> print(scale_findings(score)[0])  # doctest: +ELLIPSIS
-    model b looks like another scale: its scores are a median 0.00961 times the other ...
+    model b looks like another scale: its scores are a median 0.00992 times the other ...
     """
     out: list[str] = []
     if bool((score < 0).any()):      # a signed metric (a difference, a log-ratio): no ratios
