@@ -205,3 +205,54 @@ def test_probability_files_printed_to_three_decimals(tmp_path, rng, capsys):
     t, b = (x / x.sum(axis=1, keepdims=True) for x in (t, b))
     h1 = float(re.search(r"h1: (\S+)", captured.out).group(1))
     assert h1 == pytest.approx(-np.mean(np.sum(t * np.log(b), axis=1)), abs=5e-5)
+
+
+def test_table_labels_are_read_as_written(tmp_path, capsys):
+    """Before: the cells 'NA', 'None', 'nan' (a region, an intent, a language) were read as
+    missing and the table refused; '01' and '1' were one number; one '1.5' among class ids
+    made the test MSE / MAE. Labels are text, typed with the other columns."""
+    import pandas as pd
+
+    rng = np.random.default_rng(4)
+    words = np.array(["NA", "None", "nan", "EU"])
+    y = rng.integers(0, 4, 80)
+    a = np.where(rng.random(80) < 0.6, y, rng.integers(0, 4, 80))
+    b = np.where(rng.random(80) < 0.8, y, rng.integers(0, 4, 80))
+    pd.DataFrame({"gold": words[y], "a": words[a], "b": words[b]}).to_csv(
+        path := tmp_path / "t.csv", index=False)
+    flags = ["--columns", "gold", "a", "b", "--method", "paired", "--metrics", "accuracy",
+             "--n-resamples", "50", "--json"]
+    assert main(["test", str(path), *flags]) == 0
+    import json
+
+    out = json.loads(capsys.readouterr().out)["results"][0]
+    assert out["h0"] == pytest.approx(np.mean(a == y))
+    assert out["h1"] == pytest.approx(np.mean(b == y))
+    # an empty cell is still missing
+    (tmp_path / "e.csv").write_text("gold,a,b\nNA,NA,\nEU,EU,EU\n")
+    assert main(["test", str(tmp_path / "e.csv"), *flags]) == 2
+    assert "1 row(s) have no value in column(s) ['b'] (rows 0" in capsys.readouterr().err
+    # one number written two ways: refused, naming the rows and the flag
+    (tmp_path / "z.csv").write_text("gold,a,b\n1,1,01\n2,2,2\n1,2,1\n")
+    assert main(["test", str(tmp_path / "z.csv"), *flags]) == 2
+    assert "`gold` row 0 holds '1' and `b` row 0 holds '01': one number written two ways" \
+           in (err := capsys.readouterr().err)
+    assert "Pass --kind hard to compare the labels as written, or --kind regression" in err
+    assert main(["test", str(tmp_path / "z.csv"), *flags, "--kind", "hard"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["h1"] == pytest.approx(2 / 3)
+
+
+def test_one_non_integer_prediction_names_the_kind_flag(tmp_path, capsys):
+    lines = {"y": ["0", "1", "2", "1"], "a": ["0", "1", "1", "1"], "b": ["0", "1.5", "2", "1"]}
+    paths = []
+    for name, values in lines.items():
+        (f := tmp_path / f"{name}.txt").write_text("\n".join(values) + "\n")
+        paths.append(str(f))
+    assert main(["test", *paths, "--method", "permutation", "--n-resamples", "50"]) == 2
+    err = capsys.readouterr().err
+    assert f"TARGETS ({paths[0]}) holds whole numbers (class labels?) but H1 ({paths[2]}) " \
+           f"holds 1 non-integer value(s) (line 2: 1.5)" in err
+    assert "Pass --kind regression (or regression metrics (--metrics mse mae))" in err
+    assert main(["test", *paths, "--method", "permutation", "--n-resamples", "50",
+                 "--metrics", "mse"]) == 0
+    capsys.readouterr()

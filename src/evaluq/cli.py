@@ -67,7 +67,12 @@ def _add_test_parser(sub: argparse._SubParsersAction) -> None:
                    help="Berg-Kirkpatrick sub-sample fraction in [0.05, 0.5] (default 0.1)")
     p.add_argument("--confidence-level", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--kind", default=None, help="hard, soft or regression (default: detected)")
+    p.add_argument("--kind", default=None,
+                   help="hard (labels compared as written: '01', '1.0' and '1' differ), soft "
+                        "or regression (default: detected; labels are read as text, and "
+                        "integers only when every label of every file is a plain integer; "
+                        "an ambiguous input, one number written two ways or whole-number "
+                        "targets with a non-integer prediction, is refused, naming this flag)")
     p.add_argument("--labels", nargs="+", default=None,
                    help="hard labels: the label set, in order (default: the labels seen)")
     p.add_argument("--h0-name", default=None, help="the baseline's name (default h0)")
@@ -83,11 +88,11 @@ def _add_test_parser(sub: argparse._SubParsersAction) -> None:
 def _run_test(args: argparse.Namespace) -> int:
     from evaluq.significance import bootstrap_test
 
-    targets, h0, h1, names = _test_inputs(args)
+    targets, h0, h1, names, labels = _test_inputs(args)
     res = bootstrap_test(targets, h0, h1, metrics=args.metrics,
                          method=args.method, n_resamples=args.n_resamples,
                          sample_size=args.sample_size, confidence_level=args.confidence_level,
-                         rng=args.seed, kind=args.kind, labels=_parse_labels(args.labels),
+                         rng=args.seed, kind=args.kind, labels=labels,
                          h0_name=args.h0_name or names[0], h1_name=args.h1_name or names[1])
     if args.json:
         import json
@@ -101,20 +106,21 @@ def _run_test(args: argparse.Namespace) -> int:
     return 0
 
 
-def _test_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, tuple[str, str]]:
-    """``evaluq test``'s targets, h0 and h1 (three files, or three columns of one table) and
-    the systems' default names."""
+def _test_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, tuple[str, str], Any]:
+    """``evaluq test``'s targets, h0 and h1 (three files, or three columns of one table), the
+    systems' default names and the --labels. Labels are read as text: a table's cells as
+    written ("NA", "None" are labels; only an empty cell is missing), then typed together
+    (:func:`evaluq.metrics._text_labels.type_label_texts`; ``.txt`` files likewise, by
+    :func:`evaluq.bootstrap_test`)."""
     if args.columns is None:
         if len(args.files) != 3:
             raise ValueError(f"give three files, TARGETS H0 H1, or one table with --columns "
                              f"TARGET H0 H1; got {len(args.files)} file(s)")
-        return (*args.files, ("h0", "h1"))
+        return (*args.files, ("h0", "h1"), _parse_labels(args.labels))
     if len(args.files) != 1:
         raise ValueError(f"--columns takes one table file; got {len(args.files)} files")
-    from evaluq.io import read_table
-
     path, columns = args.files[0], list(args.columns)
-    df = read_table(path)
+    df = _label_table(path)
     absent = [c for c in columns if c not in df.columns]
     if absent:
         raise ValueError(f"column(s) {absent} (given as --columns) not in {path}; its columns "
@@ -127,8 +133,40 @@ def _test_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, tuple[str, st
                          f"{', '.join(map(str, rows[:10]))}{' ...' if len(rows) > 10 else ''}, "
                          f"counted from 0): every item needs a target and both predictions; "
                          f"remove those rows or fill them")
-    targets, h0, h1 = (df[c].to_numpy() for c in columns)
-    return targets, h0, h1, (str(columns[1]), str(columns[2]))
+    values, labels = _typed_columns(args, [df[c].to_numpy() for c in columns], columns)
+    return (*values, (str(columns[1]), str(columns[2])), labels)
+
+
+def _typed_columns(args: argparse.Namespace, values: list[Any], columns: Sequence[str]
+                   ) -> tuple[list[Any], Any]:
+    """A table's three columns and the --labels, typed together when the columns are text
+    (a text table's, read as written): plain integers, numbers or the labels as written."""
+    if not all(v.dtype == object and all(isinstance(x, str) for x in v) for v in values):
+        return values, _parse_labels(args.labels)
+    import numpy as np
+
+    from evaluq.metrics._text_labels import type_label_texts
+    from evaluq.significance._bootstrap import kind_of_metrics
+
+    texts = [np.char.strip(v.astype(str)) for v in values]
+    extra = [np.array(args.labels, dtype=str)] if args.labels else []
+    typed = type_label_texts([*map(str, columns), "labels"][:len(texts) + len(extra)],
+                             texts + extra, kind=kind_of_metrics(args.metrics, args.kind),
+                             unit="row")
+    return typed[:3], (typed[3] if extra else None)
+
+
+def _label_table(path: str) -> pd.DataFrame:
+    """The table of ``evaluq test --columns``: a text table's cells read as written (no
+    "NA" / "None" / "nan" read as missing; an empty cell is), other formats as typed."""
+    from evaluq.io import read_table
+
+    name = Path(path).name.lower()
+    for compressed in (".gz", ".bz2", ".xz", ".zip"):
+        name = name.removesuffix(compressed)
+    if Path(name).suffix in (".csv", ".tsv", ".txt", ".tab"):
+        return read_table(path, dtype=str, keep_default_na=False, na_values=[""])
+    return read_table(path)
 
 
 def _emit(text: str, out: str | None) -> None:
@@ -1376,7 +1414,9 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
             f"--{m.group(1).replace('_', '-')}" if m.group(1) in options else m.group(0)),
             text)
     if getattr(args, "func", None) is _run_test:   # evaluq test's own options
-        text = re.sub(r"\bmethod='([\w-]+)'", r"--method \1", text)
+        text = re.sub(r"\b(method|kind)='([\w-]+)'", r"--\1 \2", text)
+        text = re.sub(r"pass `kind`", "pass --kind", text)
+        text = text.replace("regression metrics", "regression metrics (--metrics mse mae)")
     files = getattr(args, "files", None) or []
     if getattr(args, "func", None) is _run_test and getattr(args, "columns", 1) is None \
             and len(files) == 3:                  # evaluq test's three files, by name

@@ -36,7 +36,7 @@ def test_kind_detection():
     assert prepare_inputs([0.0, 1.0], [1.0, 1.0]).kind == "hard"  # whole floats are labels
     assert prepare_inputs([0.0, 1.0], [1.0, 1.0]).targets.dtype == np.int64
     assert prepare_inputs([0.5, 1.0], [1.0, 1.0]).kind == "regression"
-    assert prepare_inputs([0, 1], [0.2, 1.0]).kind == "regression"
+    assert prepare_inputs([0, 1], [0.2, 1.0], kind="regression").kind == "regression"
     assert prepare_inputs([[0.5, 0.5]], [[0.1, 0.9]]).kind == "soft"
     x = prepare_inputs([0, 1, 2], [1, 1, 2], kind="regression")
     assert x.kind == "regression"

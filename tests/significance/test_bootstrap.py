@@ -519,12 +519,16 @@ def test_regression_outputs(rng):
     assert res.delta[1] == pytest.approx(np.mean(np.abs(h0 - y)) - np.mean(np.abs(h1 - y)))
     assert (res.delta > 0).all()
     assert (res.pvalue < 0.01).all()
-    # integer-valued regression targets need `kind`
+    # integer-valued regression values need `kind`, or regression metrics that say so
     yi, h0i, h1i = (np.round(a * 10) for a in (y, h0, h1))
-    with pytest.raises(ValueError, match="is for regression labels but the inputs are hard"):
-        eq.bootstrap_test(yi, h0i, h1i, metrics="mse", n_resamples=10)
+    with pytest.raises(ValueError, match="is for hard labels but the inputs are regression"):
+        eq.bootstrap_test(yi, h0i, h1i, metrics="accuracy", kind="regression", n_resamples=10)
     r = eq.bootstrap_test(yi, h0i, h1i, metrics="mse", kind="regression", n_resamples=10)
     assert r.h1_value[0] == pytest.approx(np.mean((h1i - yi) ** 2))
+    r2 = eq.bootstrap_test(yi, h0i, h1i, metrics="mse", n_resamples=10)
+    assert r2.h1_value[0] == r.h1_value[0]
+    assert eq.bootstrap_test(yi, h0i, h1i, metrics="accuracy",
+                             n_resamples=10).metrics == ("accuracy",)    # read as labels
 
 
 def test_exact_ties_count_as_ties_for_tiny_differences():

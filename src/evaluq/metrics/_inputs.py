@@ -25,6 +25,7 @@ from evaluq._validation import check_choice, check_real, text_encoding
 from evaluq._warn import warn
 from evaluq.errors import EvaluqWarning
 from evaluq.metrics._base import MetricKind
+from evaluq.metrics._text_labels import type_label_texts
 
 _KINDS = ("hard", "soft", "regression")
 _SUFFIXES = (".txt", ".csv", ".tsv", ".npy")
@@ -77,7 +78,9 @@ def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
 
     - ``.txt``: one label or value per line. The values become integers if every line parses as
       an integer, else floats if every line parses as a number, else strings. Blank lines are
-      an error (nothing is silently dropped), except at the end.
+      an error (nothing is silently dropped), except at the end. (:func:`prepare_inputs`, and
+      so every metric and :func:`evaluq.bootstrap_test`, reads ``.txt`` files as text and
+      types them together instead: see there.)
     - ``.csv`` / ``.tsv``: rows of numbers separated by ``,`` / a tab, one row per item (for
       example probability rows over the classes). A first line with no number in it (the
       classes' names, ``neg,pos``) is a header and is skipped; every other line must be
@@ -110,9 +113,11 @@ def load_predictions(path: str | os.PathLike[str]) -> np.ndarray:
     return _read_file(path)[0]
 
 
-def _read_file(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str] | None]:
+def _read_file(path: str | os.PathLike[str], as_text: bool = False
+               ) -> tuple[np.ndarray, list[str] | None]:
     """:func:`load_predictions`'s array and, for a ``.csv`` / ``.tsv`` of rows with a header
-    line, the header's names (else None)."""
+    line, the header's names (else None). ``as_text``: a ``.txt`` file's lines as strings,
+    untyped (:func:`prepare_inputs` types them with the other inputs)."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in _SUFFIXES:
@@ -139,6 +144,8 @@ def _read_file(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str] | No
             raise ValueError(f"`path`: prediction file {str(p)!r} has blank line(s) {blank[:5]}; "
                              "every line must hold one label")
         values = np.array(lines)
+        if as_text:
+            return values, None
         for dtype in (np.int64, np.float64):
             try:
                 return values.astype(dtype), None
@@ -183,7 +190,8 @@ class _Raw:
     item_index: Any = None
     class_index: Any = None
     has_class_dim: bool = False
-    source: str = "array"   # "array", "dataarray", "pandas" or "file": where names came from
+    source: str = "array"   # "array", "dataarray", "pandas", "file" (a header) or "text" (a
+                            # .txt file's lines, typed with the others: _type_texts)
 
 
 def item_dims(name: str, obj: xr.DataArray) -> tuple[str, ...]:
@@ -206,9 +214,10 @@ def pandas_names(obj: pd.Series | pd.DataFrame) -> tuple[pd.Index, pd.Index | No
 
 def _to_raw(name: str, obj: Any, allow_leading: bool) -> _Raw:
     if isinstance(obj, str | os.PathLike):
-        values, header = _read_file(obj)
+        values, header = _read_file(obj, as_text=True)
+        text = Path(obj).suffix.lower() == ".txt"
         return _Raw(name, values, class_index=header,
-                    source="file" if header is not None else "array")
+                    source="text" if text else "file" if header is not None else "array")
     if isinstance(obj, pd.Series | pd.DataFrame):
         index, columns = pandas_names(obj)
         return _Raw(name, obj.to_numpy(), item_index=index, class_index=columns,
@@ -236,6 +245,24 @@ def _to_raw(name: str, obj: Any, allow_leading: bool) -> _Raw:
     return _Raw(name, values)
 
 
+def _type_texts(raws: Sequence[_Raw], kind: str | None,
+                labels: Sequence[Any] | np.ndarray | None) -> Any:
+    """Type the ``.txt`` inputs' lines together (:func:`type_label_texts`), with ``labels``
+    when given as text; returns ``labels``, typed like them."""
+    texts = [r for r in raws if r.source == "text"]
+    if not texts:
+        return labels
+    names, arrays = [r.name for r in texts], [r.values for r in texts]
+    with_labels = labels is not None and not isinstance(labels, str | bytes) and \
+        np.asarray(labels).dtype.kind in "USi"
+    if with_labels:
+        names, arrays = [*names, "labels"], [*arrays, np.asarray(labels).astype(str)]
+    typed = type_label_texts(names, arrays, kind=kind)
+    for raw, values in zip(texts, typed, strict=False):
+        raw.values = values
+    return typed[-1] if with_labels else labels
+
+
 def _has_nan(values: np.ndarray) -> bool:
     if values.dtype.kind in "fc":
         return bool(np.isnan(values).any())
@@ -252,8 +279,21 @@ def _non_integer(values: np.ndarray) -> bool:
 def _detect_kind(targets: _Raw, preds: Sequence[_Raw]) -> MetricKind:
     if targets.values.ndim >= 2 or targets.has_class_dim:
         return "soft"
-    if any(_non_integer(r.values) for r in (targets, *preds)):
+    if _non_integer(targets.values):
         return "regression"
+    stray = next((r for r in preds if _non_integer(r.values)), None)
+    if stray is not None:               # whole-number targets: labels, or real values?
+        values = stray.values
+        odd = np.flatnonzero((values != np.round(values)).ravel())
+        at = np.unravel_index(odd[0], values.shape)[-1]
+        place = f"line {at + 1}" if stray.source == "text" else f"item {at}"
+        raise ValueError(
+            f"`targets` holds whole numbers (class labels?) but `{stray.name}` holds "
+            f"{odd.size} non-integer value(s) ({place}: {values.ravel()[odd[0]]:g}): the test "
+            "would compare real values (mse, mae), not labels. Pass kind='regression' (or "
+            "regression metrics) if they are real values; if they are class labels, that "
+            "value is malformed: fix it (or, for label files, pass kind='hard' to read every "
+            "label as written, that one a label of its own)")
     return "hard"
 
 
@@ -534,8 +574,13 @@ def prepare_inputs(
         or a ``class`` coordinate. Inputs without names are paired by position.
     kind
         ``"hard"``, ``"soft"`` or ``"regression"``. Default: detected from the targets: 2-D (or
-        a ``class`` dim) is soft; 1-D is regression if the targets or a prediction hold a float
-        that is not a whole number, else hard.
+        a ``class`` dim) is soft; 1-D is regression if the targets hold a float that is not a
+        whole number, else hard. Whole-number targets with a non-integer prediction are
+        ambiguous (class ids with a malformed prediction, or real values?) and an error:
+        pass ``kind``. ``.txt`` files are read as text and typed together (integers when
+        every line of every file is a plain integer; two spellings of one number, "01" and
+        "1", are refused; see :mod:`evaluq.metrics._text_labels`); with ``kind="hard"``
+        their labels are compared as written.
     labels
         Hard labels only: the label set (the order used for codes and per-class outputs).
         Default: the sorted union of the labels in the targets and predictions. A label outside
@@ -589,6 +634,7 @@ def prepare_inputs(
                          f"got {list(names)}")
     target_raw = _to_raw("targets", targets, allow_leading=False)
     pred_raws = [_to_raw(n, p, allow_leading) for n, p in zip(names, predictions, strict=True)]
+    labels = _type_texts([target_raw, *pred_raws], kind, labels)
     for raw in (target_raw, *pred_raws):
         if raw.values.ndim == 0:
             raise ValueError(f"`{raw.name}` must be an array of per-item values; got a scalar")

@@ -120,6 +120,18 @@ def _metric_labels(metrics: Sequence[str | Metric] | str | Metric | None,
     return list(next(iter(fixed))) if fixed else None
 
 
+def kind_of_metrics(metrics: Sequence[str | Metric] | str | Metric | None,
+                     kind: str | None) -> str | None:
+    """``kind``, or ``"regression"`` when not given and every metric is a regression metric:
+    explicit metrics say what the test compares (whole-number targets with real-valued
+    predictions are otherwise ambiguous)."""
+    if kind is not None or metrics is None:
+        return kind
+    objs = [get_metric(m) for m in ([metrics] if isinstance(metrics, str | Metric)
+                                    else metrics)]
+    return "regression" if objs and all(m.kind == "regression" for m in objs) else None
+
+
 def _check_shared_test_set(targets: Sequence[np.ndarray], names: Sequence[Any]) -> None:
     """Runs crossed with one test set must have the same targets in the same order."""
     first = targets[0]
@@ -200,6 +212,7 @@ def compare_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *
         run_names)
     two_level = runs == "two-level" and len(targets) > 1
     crossed = runs == "crossed" and len(targets) > 1
+    kind = kind_of_metrics(metrics, kind)
     if any(_stream.is_lazy(x) for x in (*targets, *h0, *h1)):
         units, widths, metric_objs, n_classes = _streamed_units(
             targets, h0, h1, metrics, labels, kind, two_level, crossed, run_names)
