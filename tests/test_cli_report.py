@@ -169,13 +169,34 @@ def test_a_column_named_score_is_read_without_the_flag(tmp_path, long_table, cap
     long_table.rename(columns={"BLEU": "score"}).to_csv(path, index=False)
     out = tmp_path / "o"
     code, _, err = _run(["report", str(path), "--model", "system", "--language", "lp",
-                         "--seed", "run", "--n-resamples", "50", "--out", str(out),
-                         "--format", "csv", "--quiet"], capsys)
+                         "--seed", "run", "--n-resamples", "50", "-o", str(out),
+                         "--format", "csv", "--quiet"], capsys)           # -o: --out
     assert code == 0, err
     cube = eq.open_cube(out / "score_cube.nc")
     np.testing.assert_allclose(
         cube.score.sel(model="m0").mean().item(),
         long_table.loc[long_table.system == "m0", "BLEU"].mean())
+
+
+def test_a_column_named_seed_is_read_without_the_flag_and_said(tmp_path, long_table, capsys):
+    """A long CSV of runs with the cube's own column names (model, language, seed, score) was
+    refused as repeated keys until given --seed seed; split by seed over two files, as
+    'runs split over several files', it was refused as the same runs in both files."""
+    df = long_table.rename(columns={"system": "model", "lp": "language", "run": "seed",
+                                    "BLEU": "score"})
+    paths = []
+    for seed, part in df.groupby("seed"):
+        paths.append(tmp_path / f"seed{seed}.csv")
+        part.drop(columns="chrF").to_csv(paths[-1], index=False)
+    out = tmp_path / "o"
+    code, _, err = _run(["report", *map(str, paths), "-o", str(out), "--n-resamples", "50",
+                         "--format", "csv"], capsys)
+    assert code == 0, err
+    assert "column 'seed' as --seed seed" in err
+    cube = eq.open_cube(out / "score_cube.nc")
+    assert cube.sizes["seed"] == 3
+    np.testing.assert_allclose(cube.score.mean("seed").sel(model="m0").values,
+                               df[df.model == "m0"].groupby("language").score.mean().values)
 
 
 def test_empty_file_is_a_clear_error(tmp_path, capsys):

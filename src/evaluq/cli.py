@@ -80,7 +80,7 @@ def _add_test_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the result as JSON (settings, one record per metric, p-values, "
                         "intervals) instead of the text summary")
-    p.add_argument("--out", default=None,
+    p.add_argument("-o", "--out", default=None,
                    help="write the output (text or JSON) to this file instead of stdout")
     p.set_defaults(func=_run_test)
 
@@ -209,7 +209,8 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     cols.add_argument("--score", action="append", default=None, metavar="COL",
                       help="score column; repeat for several metrics (one section each); "
                            "default: a numeric column named 'score' (long format)")
-    cols.add_argument("--seed", default=None, metavar="COL", help="seed column")
+    cols.add_argument("--seed", default=None, metavar="COL",
+                      help="seed (run) column (default: a column named 'seed', if any)")
     cols.add_argument("--bootstrap", default=None, metavar="COL",
                       help="bootstrap replicate column (empty on full-test-set rows)")
     cols.add_argument("--wide", nargs="*", default=None, metavar="COL",
@@ -243,7 +244,7 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--how", default="mean",
                    help="aggregate over languages: mean (default), median, gmean, trimmed")
     p.add_argument("--rng", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--out", default="evaluq-report", metavar="DIR",
+    p.add_argument("-o", "--out", default="evaluq-report", metavar="DIR",
                    help="output folder (default ./evaluq-report)")
     p.add_argument("--format", default=",".join(REPORT_FORMATS),
                    help="comma-separated outputs among html,md,tex,csv,json (default: all)")
@@ -597,7 +598,8 @@ def _add_harness_arguments(p: argparse.ArgumentParser) -> None:
     logs.add_argument("--from", dest="source_format", choices=HARNESS_FORMATS, default=None,
                       help="inspect (Inspect AI .eval / .json logs), lm-eval "
                            "(lm-evaluation-harness output: --log_samples, or its results "
-                           "files alone) or lighteval (its --save-details output)")
+                           "files alone) or lighteval (its --save-details output); "
+                           "default: guessed when every FILE is (or holds) one harness's logs")
     logs.add_argument("--cluster", default=None, metavar="KEY",
                       help="sample metadata key (Inspect) or document field (lm-eval) grouping "
                            "the items (e.g. passage): cluster bootstrap and clustered SEs")
@@ -936,6 +938,32 @@ def _offered_scores(args: argparse.Namespace) -> list[str]:
             if c not in named and pd.api.types.is_numeric_dtype(df[c])]
 
 
+def _default_seed(args: argparse.Namespace) -> None:
+    """A long table's column named 'seed' (the cube's own name) is read as ``--seed seed``
+    when no --seed is given, and the terminal says so."""
+    if args.mean is None and args.seed is None and _has_column(args, "seed"):
+        args.seed = "seed"
+        if not args.quiet:
+            print(f"evaluq report: reading {args.files[0]}'s column 'seed' as --seed seed",
+                  file=sys.stderr)
+
+
+def _has_column(args: argparse.Namespace, name: str) -> bool:
+    """Whether the first file's header has a column ``name`` (False when it cannot be read
+    as a table: said later). Text tables are read to their second row only."""
+    from evaluq.io import read_table
+
+    path = args.files[0]
+    text = {".csv", ".txt", ".tsv", ".tab", ".jsonl", ".ndjson"} & {
+        s.lower() for s in Path(path).suffixes[-2:]}
+    try:
+        df = read_table(path, **_file_options(path, _read_options(args))
+                        | ({"nrows": 2} if text else {}))
+    except Exception:                   # a folder, a log, an unreadable file: said later
+        return False
+    return name in {str(c) for c in df.columns}
+
+
 def _score_hint(args: argparse.Namespace, numeric: list[str]) -> str:
     """'; runs.csv's numeric columns: seed, score (e.g. --score score)': what the first file
     offers as --score, or nothing."""
@@ -958,6 +986,7 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
             raise ValueError("a wide table holds one metric: give one --score NAME (its name), "
                              "and one report per metric file")
         args.score = args.score or ["score"]
+    _default_seed(args)
     offered = _offered_scores(args) if args.score is None and args.mean is None else []
     if "score" in offered:              # the column from_long reads by default
         args.score = ["score"]
@@ -1062,6 +1091,25 @@ def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
     return written
 
 
+def _guessed_harness(files: list[str], quiet: bool) -> str | None:
+    """The harness whose logs the files or folders given without ``--from`` all are or hold
+    (:func:`_log_format`), said on stderr; None for tables. A folder of no harness's logs is
+    refused naming ``--from``."""
+    formats = {_log_format(Path(f)) for f in files}
+    guessed = formats.pop() if len(formats) == 1 else None
+    if guessed is None:
+        folders = [f for f in files if Path(f).is_dir()]
+        if folders and Path(folders[0]).exists() and _log_format(Path(folders[0])) is None:
+            raise ValueError(f"{folders[0]} is a folder: give the table's file(s), or --from "
+                             "inspect|lm-eval|lighteval for a folder of harness logs (it "
+                             "holds no harness logs evaluq knows by their names)")
+        return None
+    if not quiet:
+        print(f"evaluq report: reading {', '.join(files)} as {guessed} logs (--from "
+              f"{guessed})", file=sys.stderr)
+    return guessed
+
+
 def _run_report(args: argparse.Namespace) -> int:
     import shlex
 
@@ -1071,6 +1119,8 @@ def _run_report(args: argparse.Namespace) -> int:
 
     formats = _parse_formats(args.format)
     items = scores = judged = None
+    if args.source_format is None and args.item is None and args.wide is None:
+        args.source_format = _guessed_harness(args.files, args.quiet)
     if args.source_format is not None and args.item is not None:
         raise ValueError("--from reads harness logs and --item per-item tables: give one")
     if args.wide is not None and (args.source_format is not None or args.item is not None):
@@ -1166,7 +1216,7 @@ def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence-level", type=float, default=0.95,
                    help="level of the intervals (default 0.95)")
     p.add_argument("--rng", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--out", default="evaluq-ratings", metavar="DIR",
+    p.add_argument("-o", "--out", default="evaluq-ratings", metavar="DIR",
                    help="output folder (default ./evaluq-ratings)")
     p.set_defaults(func=_run_ratings)
 

@@ -17,6 +17,7 @@ from evaluq.cli import main
 from .inspect_task import EPOCHS, N_PASSAGES, N_QUESTIONS, make_task, run_inspect
 
 LM_EVAL = Path(__file__).resolve().parents[1] / "data" / "lm_eval" / "logs"
+LIGHTEVAL = Path(__file__).resolve().parents[1] / "data" / "lighteval"
 FAST = ["--n-resamples", "200", "--n-boot", "200", "--quiet"]
 
 
@@ -162,23 +163,39 @@ def test_errors_are_clear(inspect_logs, tmp_path, capsys):
     assert "has no metadata 'topic'" in err
 
 
-def test_a_log_given_without_from_names_the_flag(inspect_logs, tmp_path, capsys):
-    """A harness's log (file or folder) given as if it were a table of scores said 'unknown
-    suffix' (.eval, .json) or 'column not found' (a samples .jsonl): now it says --from."""
+def test_a_log_given_without_from_is_read_as_its_harness_and_said(inspect_logs, tmp_path,
+                                                                      capsys):
+    """A harness's log (file or folder) given without --from said 'give either --score or
+    --mean' (a folder with no --score) or 'looks like a log, run with --from' (a file): a
+    log evaluq recognises is now read as its harness's, and stderr says so. A renamed samples
+    file (not recognisable by its name) still names the flag."""
     (results,) = (LM_EVAL / "dummy-b").glob("results_*.json")
     (samples,) = (LM_EVAL / "dummy-b").glob("samples_toy_mc_*.jsonl")
-    renamed = tmp_path / "toy_mc.jsonl"                     # lm-eval samples, renamed
-    renamed.write_bytes(samples.read_bytes())
-    cases = {"lm-eval": [LM_EVAL, results, samples, renamed],
+    cases = {"lm-eval": [LM_EVAL, LM_EVAL.parent, results, samples],
+             "lighteval": [LIGHTEVAL],
              "inspect": [inspect_logs["eval"], next(inspect_logs["eval"].glob("*.eval")),
                          inspect_logs["json"], next(inspect_logs["json"].glob("*.json"))]}
     for source, paths in cases.items():
         for path in paths:
-            code, _, err = _run([path, "--score", "acc", "--out", tmp_path, *FAST], capsys)
-            assert code == 2, path
-            name = "Inspect AI" if source == "inspect" else "lm-evaluation-harness"
-            assert f"looks like an {name} log" in err, err
-            assert f"run with --from {source}" in err, err
+            code, _, err = _run([path, "--out", tmp_path / "out", "--format", "csv",
+                                 "--n-resamples", "200", "--n-boot", "200"], capsys)
+            assert code == 0, (path, err)
+            assert f"as {source} logs (--from {source})" in err, err
+    renamed = tmp_path / "toy_mc.jsonl"                     # lm-eval samples, renamed
+    renamed.write_bytes(samples.read_bytes())
+    code, _, err = _run([renamed, "--score", "acc", "--out", tmp_path, *FAST], capsys)
+    assert code == 2
+    assert "looks like an lm-evaluation-harness log" in err, err
+    assert "run with --from lm-eval" in err, err
+
+
+def test_a_folder_of_no_harness_logs_is_refused_naming_from(tmp_path, capsys):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "notes.txt").write_text("hello")
+    code, _, err = _run([tmp_path / "runs", "-o", tmp_path / "out"], capsys)
+    assert code == 2
+    assert "is a folder: give the table's file(s)" in err
+    assert "--from inspect|lm-eval|lighteval" in err
 
 
 def test_an_errored_run_stops_the_report(tmp_path, capsys):

@@ -60,7 +60,7 @@ def test_the_details_equal_lighteval_s_own_aggregates():
 def test_the_report_from_lighteval(tmp_path, capsys):
     """``evaluq report OUT --from lighteval --cluster passage``: without --score each task's
     metric has a section (acc for toy_mc, em for toy_gen), the observed scores lighteval's;
-    the folder given without --from is refused naming it."""
+    the folder given without --from is read as lighteval's, and the terminal says so."""
     code = main(["report", str(DATA), "--from", "lighteval", "--cluster", "passage",
                  "--out", str(tmp_path / "r"), "--format", "csv", "--n-resamples", "200",
                  "--quiet"])
@@ -72,10 +72,13 @@ def test_the_report_from_lighteval(tmp_path, capsys):
     own = _results().query("metric == 'acc'").set_index("model")["score"]
     np.testing.assert_allclose(board["observed"], own[board.index], atol=1e-12)
     assert (tmp_path / "r" / "em_leaderboard.csv").is_file()
-    code = main(["report", str(DATA), "--score", "acc", "--out", str(tmp_path / "s")])
-    assert code == 2
-    assert "looks like a lighteval log, not a table of scores: run with --from lighteval" in \
-        capsys.readouterr().err
+    code = main(["report", str(DATA), "--score", "acc", "--out", str(tmp_path / "s"),
+                 "--format", "csv", "--n-resamples", "200"])
+    assert code == 0                                     # without --from: read, and said
+    assert "as lighteval logs (--from lighteval)" in capsys.readouterr().err
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "s" / "acc_leaderboard.csv",
+                                           index_col=0)["observed"], own[board.index],
+                               atol=1e-12)
 
 
 def _copy(tmp_path: Path) -> Path:
