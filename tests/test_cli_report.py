@@ -199,6 +199,40 @@ def test_a_column_named_seed_is_read_without_the_flag_and_said(tmp_path, long_ta
                                df[df.model == "m0"].groupby("language").score.mean().values)
 
 
+def test_one_numeric_column_is_the_score_and_an_unreadable_file_says_why(tmp_path, long_table,
+                                                                         capsys):
+    """Without --score, a table whose one numeric column besides the keys is 'accuracy' said
+    'give either --score or --mean'; so did a spreadsheet (whose own message, 'save it as
+    CSV', only came with --score). The column is read and said; the file's error is given.
+    A message listing the file's columns kept the user's --language name in place of the
+    column 'language' the file has."""
+    df = long_table.drop(columns="chrF").rename(columns={"system": "model", "run": "seed"})
+    path = tmp_path / "runs.csv"
+    df.to_csv(path, index=False)
+    out = tmp_path / "o"
+    code, _, err = _run(["report", str(path), "--language", "lp", "-o", str(out),
+                         "--n-resamples", "50", "--format", "csv"], capsys)
+    assert code == 0, err
+    assert "column 'BLEU' as --score BLEU (its one numeric column besides the keys)" in err
+    cube = eq.open_cube(out / "BLEU_cube.nc")
+    assert cube.sizes["seed"] == 3
+    sheet = tmp_path / "runs.xlsx"
+    sheet.write_bytes(b"PK")
+    code, _, err = _run(["report", str(sheet), "--language", "lp", "--quiet"], capsys)
+    assert code == 2
+    assert "save it as CSV" in err
+    df.rename(columns={"lp": "language"}).to_csv(path, index=False)
+    code, _, err = _run(["report", str(path), "--language", "task", "--quiet"], capsys)
+    assert code == 2
+    assert "its columns are: model, language, seed, BLEU" in err
+    board = df[df.seed == 0].drop(columns="seed").rename(columns={"BLEU": "score"})
+    board.assign(stderr=0.5).to_csv(path, index=False)            # a leaderboard with SEs
+    code, _, err = _run(["report", str(path), "--language", "lp", "-o", str(out),
+                         "--n-resamples", "50", "--format", "csv"], capsys)
+    assert code == 0, err
+    assert "give --mean score --sd-boot stderr --n-seeds 1" in err
+
+
 def test_empty_file_is_a_clear_error(tmp_path, capsys):
     path = tmp_path / "empty.csv"
     path.write_text("model,language,score\n")

@@ -929,10 +929,10 @@ def _offered_scores(args: argparse.Namespace) -> list[str]:
     from evaluq.io import read_table
 
     path = args.files[0]
-    try:
-        df = read_table(path, **_file_options(path, _read_options(args)))
-    except Exception:                   # a folder, a log, an unreadable file: said later
+    if not Path(path).is_file():        # a missing path: said by the reader
         return []
+    _refuse_a_log(path, _log_format(Path(path)))
+    df = read_table(path, **_file_options(path, _read_options(args)))  # its errors: the remedy
     named = {args.model, args.language, args.seed, args.bootstrap}
     return [str(c) for c in df.columns
             if c not in named and pd.api.types.is_numeric_dtype(df[c])]
@@ -946,6 +946,36 @@ def _default_seed(args: argparse.Namespace) -> None:
         if not args.quiet:
             print(f"evaluq report: reading {args.files[0]}'s column 'seed' as --seed seed",
                   file=sys.stderr)
+
+
+def _default_score(args: argparse.Namespace) -> list[str]:
+    """Without --score or --mean, a column named 'score' (from_long's default) or the table's
+    one numeric column besides the keys is read as --score, and the terminal says so; the
+    numeric columns offered (for the error's hint when there are several)."""
+    offered = _offered_scores(args) if args.score is None and args.mean is None else []
+    if "score" in offered or len(offered) == 1:   # 'score': the column from_long reads
+        args.score = ["score"] if "score" in offered else offered
+        if offered != ["score"] and not args.quiet:
+            print(f"evaluq report: reading {args.files[0]}'s column {args.score[0]!r} as "
+                  f"--score {shlex.quote(args.score[0])} (its one numeric column besides the "
+                  "keys)" if len(offered) == 1 else
+                  f"evaluq report: reading {args.files[0]}'s column 'score' as --score score "
+                  f"(other numeric columns: {', '.join(c for c in offered if c != 'score')})"
+                  + _error_column_hint(offered), file=sys.stderr)
+    return offered
+
+
+def _error_column_hint(columns: Sequence[str]) -> str:
+    """'; stderr reads as a standard error: ...' for a column named like one (a leaderboard
+    of one run per model and task with its standard error is the summary format)."""
+    import re
+
+    named = [c for c in columns if re.search(r"(^|_)(std|stderr|se|sd|sem|err|error)($|_)",
+                                             c.lower())]
+    if not named:
+        return ""
+    return (f"; {named[0]} reads as a standard error: for one run per model and task with its "
+            f"standard error give --mean score --sd-boot {shlex.quote(named[0])} --n-seeds 1")
 
 
 def _has_column(args: argparse.Namespace, name: str) -> bool:
@@ -987,9 +1017,7 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
                              "and one report per metric file")
         args.score = args.score or ["score"]
     _default_seed(args)
-    offered = _offered_scores(args) if args.score is None and args.mean is None else []
-    if "score" in offered:              # the column from_long reads by default
-        args.score = ["score"]
+    offered = _default_score(args)
     if (args.score is None) == (args.mean is None):
         raise ValueError("give either --score COL (long format, repeatable) or --mean COL "
                          "(summary format), not both and not neither"
@@ -1477,9 +1505,21 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
     if args is not None and (getattr(args, "source_format", None) is not None
                              or getattr(args, "item", None)):
         column = _task_word(args)
-    if column and column != "language":
-        text = re.sub(r"\blanguage(?=[=,' ])", column, text)
+    if column and column != "language":            # not in a list of the file's own columns
+        head, listed, tail = _split_columns(text)
+        text = re.sub(r"\blanguage(?=[=,' ])", column, head) + listed + tail
     return text
+
+
+def _split_columns(text: str) -> tuple[str, str, str]:
+    """A message cut before a list of a file's own column names ('its columns are: ...',
+    'numeric columns: ...'): (before, the words that open the list, the list and after)."""
+    import re
+
+    found = re.search(r"columns(?: are)?: ", text)
+    if found is None:
+        return text, "", ""
+    return text[:found.start()], found.group(0), text[found.end():]
 
 
 def _label_flags(match: Any) -> str:
