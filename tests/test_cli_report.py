@@ -231,6 +231,12 @@ def test_one_numeric_column_is_the_score_and_an_unreadable_file_says_why(tmp_pat
                          "--n-resamples", "50", "--format", "csv"], capsys)
     assert code == 0, err
     assert "give --mean score --sd-boot stderr --n-seeds 1" in err
+    df.rename(columns={"lp": "Task"}).to_csv(path, index=False)    # tasks, not languages
+    code, _, err = _run(["report", str(path), "-o", str(out), "--n-resamples", "50",
+                         "--format", "csv"], capsys)
+    assert code == 0, err
+    assert "column 'seed' as --seed seed and column 'Task' as --language Task" in err
+    assert eq.open_cube(out / "BLEU_cube.nc").sizes["language"] == 4
 
 
 def test_empty_file_is_a_clear_error(tmp_path, capsys):

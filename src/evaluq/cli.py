@@ -13,7 +13,7 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from evaluq._dims import DATA_NOTE, LANGUAGE_LABEL
 from evaluq._warn import warn
@@ -938,14 +938,44 @@ def _offered_scores(args: argparse.Namespace) -> list[str]:
             if c not in named and pd.api.types.is_numeric_dtype(df[c])]
 
 
-def _default_seed(args: argparse.Namespace) -> None:
-    """A long table's column named 'seed' (the cube's own name) is read as ``--seed seed``
-    when no --seed is given, and the terminal says so."""
-    if args.mean is None and args.seed is None and _has_column(args, "seed"):
+LANGUAGE_NAMES: Final = ("task", "tasks", "dataset", "data_set", "benchmark", "lang", "subject")
+"""Column names read as --language when the table has no column 'language' and one of these
+(case aside)."""
+
+
+def _default_keys(args: argparse.Namespace) -> None:
+    """Columns with the cube's own names, read without their flag, each said on stderr: a
+    column named 'seed' as ``--seed seed``; without a column 'language' (and no --language),
+    a column named as tasks or data sets (:data:`LANGUAGE_NAMES`) as ``--language``."""
+    header = _header(args)
+    said = []
+    if args.mean is None and args.seed is None and "seed" in header:
         args.seed = "seed"
-        if not args.quiet:
-            print(f"evaluq report: reading {args.files[0]}'s column 'seed' as --seed seed",
-                  file=sys.stderr)
+        said.append("column 'seed' as --seed seed")
+    if args.language == "language" and "language" not in header and args.wide is None:
+        named = [c for c in header if c.lower() in LANGUAGE_NAMES]
+        if len(named) == 1:
+            args.language = named[0]
+            said.append(f"column {named[0]!r} as --language {shlex.quote(named[0])}")
+    if said and not args.quiet:
+        print(f"evaluq report: reading {args.files[0]}'s {' and '.join(said)}",
+              file=sys.stderr)
+
+
+def _header(args: argparse.Namespace) -> list[str]:
+    """The first file's column names (none when it cannot be read as a table: said later).
+    Text tables are read to their second row only."""
+    from evaluq.io import read_table
+
+    path = args.files[0]
+    text = {".csv", ".txt", ".tsv", ".tab", ".jsonl", ".ndjson"} & {
+        s.lower() for s in Path(path).suffixes[-2:]}
+    try:
+        df = read_table(path, **_file_options(path, _read_options(args))
+                        | ({"nrows": 2} if text else {}))
+    except Exception:                   # a folder, a log, an unreadable file: said later
+        return []
+    return [str(c) for c in df.columns]
 
 
 def _default_score(args: argparse.Namespace) -> list[str]:
@@ -978,22 +1008,6 @@ def _error_column_hint(columns: Sequence[str]) -> str:
             f"standard error give --mean score --sd-boot {shlex.quote(named[0])} --n-seeds 1")
 
 
-def _has_column(args: argparse.Namespace, name: str) -> bool:
-    """Whether the first file's header has a column ``name`` (False when it cannot be read
-    as a table: said later). Text tables are read to their second row only."""
-    from evaluq.io import read_table
-
-    path = args.files[0]
-    text = {".csv", ".txt", ".tsv", ".tab", ".jsonl", ".ndjson"} & {
-        s.lower() for s in Path(path).suffixes[-2:]}
-    try:
-        df = read_table(path, **_file_options(path, _read_options(args))
-                        | ({"nrows": 2} if text else {}))
-    except Exception:                   # a folder, a log, an unreadable file: said later
-        return False
-    return name in {str(c) for c in df.columns}
-
-
 def _score_hint(args: argparse.Namespace, numeric: list[str]) -> str:
     """'; runs.csv's numeric columns: seed, score (e.g. --score score)': what the first file
     offers as --score, or nothing."""
@@ -1016,7 +1030,7 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
             raise ValueError("a wide table holds one metric: give one --score NAME (its name), "
                              "and one report per metric file")
         args.score = args.score or ["score"]
-    _default_seed(args)
+    _default_keys(args)
     offered = _default_score(args)
     if (args.score is None) == (args.mean is None):
         raise ValueError("give either --score COL (long format, repeatable) or --mean COL "
