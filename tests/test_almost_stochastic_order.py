@@ -358,3 +358,20 @@ def test_multi_aso_of_scores_near_1e300_equals_that_of_the_same_scores_scaled_do
     b = eq.multi_aso(small, rng=0)
     np.testing.assert_allclose(a.values, b.values, rtol=1e-12)
     assert np.isfinite(a.values[~np.eye(3, dtype=bool)]).all()
+
+
+def test_the_fused_violation_ratios_equal_the_numpy_form():
+    """multi_aso's one-pass kernel (field._aso_kernel) against the numpy form it replaced,
+    identical quantile functions (ratio 1/2) and ties on the grid included."""
+    from evaluq.field._aso_kernel import violation_ratios
+    from evaluq.field.stochastic_order import _violation_ratio
+
+    rng = np.random.default_rng(3)
+    first = np.sort(rng.normal(size=(50, 201)), axis=1)
+    others = np.sort(rng.normal(size=(7, 50, 201)), axis=1)
+    others[2, 4] = first[4]                                   # identical: 1/2
+    others[5, :, :100] = first[:, :100]                       # ties on half the grid
+    got = violation_ratios(first, others, 0.005)
+    want = _violation_ratio(first[None], others, 0.005, False)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    assert got[2, 4] == 0.5

@@ -488,11 +488,16 @@ def _pair_eps(runs: list[np.ndarray], n_boot: int, dt: float, level: float,
     eps = np.full((n_models, n_models), np.nan)
     # one scan for _unit_scale, not one per model (at 200 models: 5.7 of 36 s)
     scale = _unit_scale(boot, observed)[0] is not boot
+    if not scale:                       # the fused pass (field._aso_kernel): one read a value
+        from evaluq.field._aso_kernel import violation_ratios
+
+        boot = np.ascontiguousarray(boot)  # once: each model's slices are then views
     for i in range(n_models - 1):
         ratio = _violation_ratio(observed[i], observed[i + 1:], dt)          # (K - i - 1,)
         if np.any([np.array_equal(observed[i], o) for o in observed[i + 1:]]):
             _warn_identical("multi_aso")
-        samples = _violation_ratio(boot[i][None], boot[i + 1:], dt, scale)  # (K - i - 1, B)
+        samples = (_violation_ratio(boot[i][None], boot[i + 1:], dt, scale) if scale
+                   else violation_ratios(boot[i], boot[i + 1:], dt))       # (K - i - 1, B)
         ab, sigma = _eps_min_from(ratio, samples, n[i], n[i + 1:], level)
         const = np.sqrt(n[i] * n[i + 1:] / (n[i] + n[i + 1:]))
         ba = np.clip((1 - ratio) - (1 / const) * sigma * norm.ppf(1 - level), 0, 1)
