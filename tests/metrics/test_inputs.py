@@ -184,6 +184,10 @@ def test_a_label_file_that_is_not_utf8_says_so(tmp_path):
     ([], [], {}, ValueError, r"`targets` is empty"),
     (0, [0], {}, ValueError, r"`targets` must be an array of per-item values; got a scalar"),
     ([[0, 1], [1, 0]], [0, 1], {"kind": "hard"}, ValueError,
+     r"with kind='hard', `targets` holds probability rows \(shape \(2, 2\)\) but "
+     r"`predictions` holds one label or value per item \(shape \(2,\)\).*give the targets' "
+     r"labels \(e\.g\. each row's argmax\)"),
+    ([[0, 1], [1, 0]], [[0, 1], [1, 0]], {"kind": "hard"}, ValueError,
      r"`targets` must be 1-D \(item,\) for hard inputs; got shape \(2, 2\)"),
     ([0, 1], [0, 1], {"kind": "soft"}, ValueError,
      r"`targets` must be 2-D \(item, class\) for soft inputs"),

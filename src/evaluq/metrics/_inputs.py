@@ -263,6 +263,21 @@ def _type_texts(raws: Sequence[_Raw], kind: str | None,
     return typed[-1] if with_labels else labels
 
 
+def read_input_files(named: Sequence[tuple[str, Any]], *, kind: str | None = None,
+                     labels: Sequence[Any] | np.ndarray | None = None
+                     ) -> tuple[list[Any], Any]:
+    """The inputs ``(name, obj)`` with every file path read as :func:`prepare_inputs` reads
+    it: the ``.txt`` files' lines typed together (with ``labels`` when given as text; see
+    :mod:`evaluq.metrics._text_labels`), other files by :func:`load_predictions`; inputs that
+    are no path are returned unchanged. Returns the inputs and ``labels``, typed like the
+    files. For the readers that take the files before :func:`prepare_inputs` does (dask
+    inputs, :class:`evaluq.Experiment`), so that a file's labels are typed as in memory."""
+    raws = {i: _to_raw(name, obj, allow_leading=False)
+            for i, (name, obj) in enumerate(named) if isinstance(obj, str | os.PathLike)}
+    labels = _type_texts(list(raws.values()), kind, labels)
+    return [raws[i].values if i in raws else obj for i, (_, obj) in enumerate(named)], labels
+
+
 def _has_nan(values: np.ndarray) -> bool:
     if values.dtype.kind in "fc":
         return bool(np.isnan(values).any())
@@ -277,6 +292,7 @@ def _non_integer(values: np.ndarray) -> bool:
 
 
 def _detect_kind(targets: _Raw, preds: Sequence[_Raw]) -> MetricKind:
+    _check_one_kind(targets, preds)
     if targets.values.ndim >= 2 or targets.has_class_dim:
         return "soft"
     if _non_integer(targets.values):
@@ -287,19 +303,59 @@ def _detect_kind(targets: _Raw, preds: Sequence[_Raw]) -> MetricKind:
         odd = np.flatnonzero((values != np.round(values)).ravel())
         at = np.unravel_index(odd[0], values.shape)[-1]
         place = f"line {at + 1}" if stray.source == "text" else f"item {at}"
-        raise ValueError(
-            f"`targets` holds whole numbers (class labels?) but `{stray.name}` holds "
-            f"{odd.size} non-integer value(s) ({place}: {values.ravel()[odd[0]]:g}): the test "
-            "would compare real values (mse, mae), not labels. Pass kind='regression' (or "
-            "regression metrics) if they are real values; if they are class labels, that "
-            "value is malformed: fix it (or, for label files, pass kind='hard' to read every "
-            "label as written, that one a label of its own)")
+        raise ValueError(stray_value_message(stray.name, odd.size, place,
+                                             float(values.ravel()[odd[0]])))
     return "hard"
+
+
+def _check_one_kind(targets: _Raw, preds: Sequence[_Raw], kind: str | None = None) -> None:
+    """Refuse label (1-D) targets with probability-row (2-D) predictions, or the other way
+    round (:func:`mixed_kinds_message`)."""
+    mixed = next((r for r in preds if {targets.values.ndim, r.values.ndim
+                                       - len(r.leading_dims)} == {1, 2}), None)
+    if mixed is not None:
+        raise ValueError(mixed_kinds_message(targets.name, targets.values.shape, mixed.name,
+                                             mixed.values.shape, kind))
+
+
+def stray_value_message(name: str, count: int, place: str, value: float) -> str:
+    """The error for whole-number targets with ``count`` non-integer values in prediction
+    ``name`` (the first at ``place``): labels with a malformed value, or real values?"""
+    return (f"`targets` holds whole numbers (class labels?) but `{name}` holds {count} "
+            f"non-integer value(s) ({place}: {value:g}): the test would compare real values "
+            "(mse, mae), not labels. Pass kind='regression' (or regression metrics) if they "
+            "are real values; if they are class labels, that value is malformed: fix it (or, "
+            "for label files, pass kind='hard' to read every label as written, that one a "
+            "label of its own)")
+
+
+def mixed_kinds_message(target_name: str, target_shape: tuple[int, ...], name: str,
+                        shape: tuple[int, ...], kind: str | None = None) -> str:
+    """The error for hard (1-D) targets with probability rows ``(item, class)`` as a
+    prediction, or (``kind="soft"``, the other way round) probability-row targets with
+    labels: what was detected and the two remedies (``kind`` given: the kind asked for)."""
+    asked = f"with kind={kind!r}, " if kind is not None else ""
+    if len(target_shape) >= 2:
+        return (f"{asked}`{target_name}` holds probability rows (shape {target_shape}) but "
+                f"`{name}` holds one label or value per item (shape {shape}): a test compares "
+                "inputs of one kind. For the soft metrics (cross_entropy, js_divergence, ...) "
+                f"give `{name}` as probability rows too; for the hard metrics (accuracy, f1, "
+                f"...) give the targets' labels (e.g. each row's argmax) with kind='hard'")
+    k = shape[-1]
+    return (f"{asked}`{target_name}` holds one label per item (shape {target_shape}: hard "
+            f"labels) but `{name}` holds probability rows (shape {shape}: {k} classes). A "
+            "test compares inputs of one kind: for the soft metrics (cross_entropy, the log "
+            "loss of the true class; js_divergence, ...) give the targets as one-hot "
+            f"probability rows in the predictions' column order (`np.eye({k})[targets]` when "
+            f"the labels are the column indices 0..{k - 1}; a .csv of rows) with "
+            "kind='soft'; for the hard metrics (accuracy, f1, ...) give each system's "
+            f"predicted labels (`{name}.argmax(axis=1)`, mapped to the label names)")
 
 
 def _check_shapes(kind: MetricKind, targets: _Raw, preds: Sequence[_Raw]) -> None:
     core = 2 if kind == "soft" else 1
     shape_text = "(item, class)" if core == 2 else "(item,)"
+    _check_one_kind(targets, preds, kind)
     for raw in (targets, *preds):
         ndim = raw.values.ndim - len(raw.leading_dims)
         if ndim != core:
@@ -577,7 +633,9 @@ def prepare_inputs(
         a ``class`` dim) is soft; 1-D is regression if the targets hold a float that is not a
         whole number, else hard. Whole-number targets with a non-integer prediction are
         ambiguous (class ids with a malformed prediction, or real values?) and an error:
-        pass ``kind``. ``.txt`` files are read as text and typed together (integers when
+        pass ``kind``. Label targets (1-D) with probability-row predictions (2-D), or the
+        other way round, are an error naming the remedies (one-hot targets, or each
+        system's argmax labels). ``.txt`` files are read as text and typed together (integers when
         every line of every file is a plain integer; two spellings of one number, "01" and
         "1", are refused; see :mod:`evaluq.metrics._text_labels`); with ``kind="hard"``
         their labels are compared as written.
