@@ -256,3 +256,44 @@ def test_one_non_integer_prediction_names_the_kind_flag(tmp_path, capsys):
     assert main(["test", *paths, "--method", "permutation", "--n-resamples", "50",
                  "--metrics", "mse"]) == 0
     capsys.readouterr()
+
+
+def test_cli_test_json_says_why_an_infinite_cross_entropy_is_null(tmp_path, rng, capsys):
+    """Before: ``--json`` wrote ``null`` for h0, delta, p and the interval with no reason (a
+    probability 0 on a class the target supports makes the cross-entropy +inf), and the
+    named remedy, a clipped cross-entropy, could not be asked for on the command line."""
+    import json
+
+    p = rng.dirichlet(np.ones(3), 60)
+    q0, q1 = rng.dirichlet(np.ones(3), 60), rng.dirichlet(np.ones(3), 60)
+    q0[3], p[3] = [0.0, 0.5, 0.5], [0.2, 0.4, 0.4]
+    paths = []
+    for name, arr in (("t", p), ("a", q0), ("b", q1)):
+        np.savetxt(tmp_path / f"{name}.csv", arr, delimiter=",", fmt="%.12f")
+        paths.append(str(tmp_path / f"{name}.csv"))
+    flags = ["--method", "paired", "--n-resamples", "100", "--json"]
+    assert main(["test", *paths, "--metrics", "cross_entropy", "js_divergence", *flags]) == 0
+    out = json.loads(capsys.readouterr().out)
+    ce, jsd = out["results"]
+    assert [ce[k] for k in ("h0", "delta", "pvalue", "ci_lower", "ci_upper")] == [None] * 5
+    assert re.search(r"cross_entropy of h0 is \+inf: a prediction gives probability 0 to a "
+                     r"class the target supports.*'cross_entropy\[eps=1e-12\]'.*delta is \+inf "
+                     r"\(h1 better by an infinite margin\); the p-value and the interval are "
+                     r"undefined", ce["nan_reason"])
+    assert jsd["nan_reason"] is None
+    assert jsd["pvalue"] is not None
+    assert "nan_reason" not in out["settings"]
+    # the text summary says it too
+    assert main(["test", *paths, "--metrics", "cross_entropy", "--method", "paired",
+                 "--n-resamples", "100"]) == 0
+    assert "cross_entropy: cross_entropy of h0 is +inf" in capsys.readouterr().out
+    # the remedy it names works: clipped at eps, finite, the value of cross_entropy(eps=)
+    assert main(["test", *paths, "--metrics", "cross_entropy[eps=1e-12]", *flags]) == 0
+    (clipped,) = json.loads(capsys.readouterr().out)["results"]
+    assert clipped["metric"] == "cross_entropy[eps=1e-12]"
+    assert clipped["nan_reason"] is None
+    from evaluq.metrics import cross_entropy
+
+    assert clipped["h0"] == pytest.approx(cross_entropy(p, q0, eps=1e-12))
+    assert np.isfinite(clipped["h0"])
+    assert clipped["pvalue"] is not None

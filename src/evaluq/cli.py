@@ -98,7 +98,9 @@ def _run_test(args: argparse.Namespace) -> int:
         import json
 
         frame = res.to_dataframe().reset_index()
-        text = json.dumps({"settings": res.to_dataset().attrs,
+        frame["nan_reason"] = list(res.nan_reason)    # why a null (NaN, inf) is one
+        settings = {k: v for k, v in res.to_dataset().attrs.items() if k != "nan_reason"}
+        text = json.dumps({"settings": settings,
                            "results": json.loads(frame.to_json(orient="records"))}, indent=2)
     else:
         text = res.summary()

@@ -704,3 +704,30 @@ def test_few_items_thresholds(rng):
                       n_resamples=50, rng=0)
     eq.bootstrap_test(y[:3], h0[:3], h1[:3], metrics="accuracy", method="permutation",
                       n_resamples=50, rng=0)                  # valid at any size: no warning
+
+
+def test_nan_reason_says_why_values_are_not_finite(rng):
+    """Before: an infinite cross-entropy left NaN p-values and intervals with no reason, and
+    with both systems infinite numpy's RuntimeWarning 'invalid value encountered in
+    subtract' reached the user."""
+    p = rng.dirichlet(np.ones(3), 50)
+    q0, q1 = rng.dirichlet(np.ones(3), 50), rng.dirichlet(np.ones(3), 50)
+    q0[7] = [0.0, 0.3, 0.7]
+    res = eq.bootstrap_test(p, q0, q1, metrics=["cross_entropy", "js_divergence"],
+                            method="paired", n_resamples=100, rng=0)
+    assert res.h0_value[0] == np.inf
+    assert np.isnan(res.pvalue[0])
+    reason, none = res.nan_reason
+    assert none is None
+    assert reason.startswith("cross_entropy of h0 is +inf: a prediction gives probability 0")
+    bad = int(np.sum(~np.isfinite(res.bootstrap_distribution[0])))
+    assert f"{bad} of 100 resampled deltas are not finite" in reason
+    assert res.to_dataset().attrs["nan_reason"] == f"cross_entropy: {reason}"
+    q1[9] = [0.0, 0.5, 0.5]
+    both = eq.bootstrap_test(p, q0, q1, metrics="cross_entropy", method="paired",
+                             n_resamples=100, rng=0)               # no RuntimeWarning
+    assert np.isnan(both.delta[0])
+    assert both.nan_reason[0].startswith("cross_entropy of h0 and h1 is +inf")
+    assert "delta is undefined (NaN)" in both.nan_reason[0]
+    assert eq.bootstrap_test(p, q1 * 0 + p, q1 * 0 + p, metrics="js_divergence",
+                             method="paired", n_resamples=20, rng=0).nan_reason == (None,)

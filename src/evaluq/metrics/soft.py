@@ -45,7 +45,7 @@ import xarray as xr
 from evaluq._validation import check_real
 from evaluq._warn import warn
 from evaluq.metrics import _soft
-from evaluq.metrics._base import Metric, register_metric
+from evaluq.metrics._base import CLIPPED_FAMILIES, Metric, register_metric
 from evaluq.metrics._common import UndefinedMetricWarning, mean_from_sums, per_item_stats, wrap
 from evaluq.metrics._inputs import prepare_inputs
 
@@ -191,6 +191,10 @@ def kl_metric(*, eps: float | None = None) -> Metric:
     if eps is None:
         return KL
     return _item_metric(_eps_name("kl", eps), lambda p, q: _soft.kl_items(p, q, eps))
+
+
+CLIPPED_FAMILIES["cross_entropy"] = lambda eps: cross_entropy_metric(eps=eps)
+CLIPPED_FAMILIES["kl"] = lambda eps: kl_metric(eps=eps)
 
 
 # --- public functions ---------------------------------------------------------------------------

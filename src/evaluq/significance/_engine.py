@@ -268,7 +268,8 @@ def oriented_delta(metrics: Sequence[Metric], v0: np.ndarray, v1: np.ndarray) ->
     """``M(h1) - M(h0)`` for higher-is-better metrics, ``M(h0) - M(h1)`` otherwise."""
     sign = np.array([1.0 if m.higher_is_better else -1.0 for m in metrics])
     sign = sign.reshape((-1,) + (1,) * (np.ndim(v0) - 1))
-    return sign * (v1 - v0)
+    with np.errstate(invalid="ignore"):   # inf - inf (both systems infinite): NaN, said by
+        return sign * (v1 - v0)           # BootstrapTestResult.nan_reason
 
 
 # --- resample draws -----------------------------------------------------------------------------
