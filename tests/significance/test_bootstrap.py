@@ -731,3 +731,25 @@ def test_nan_reason_says_why_values_are_not_finite(rng):
     assert "delta is undefined (NaN)" in both.nan_reason[0]
     assert eq.bootstrap_test(p, q1 * 0 + p, q1 * 0 + p, metrics="js_divergence",
                              method="paired", n_resamples=20, rng=0).nan_reason == (None,)
+
+
+@pytest.mark.parametrize("n", [50, 97, 500, 1000])
+def test_entropy_correlation_of_a_constant_system_is_nan_not_plus_minus_one(rng, n):
+    """Before: a system giving one probability row for every item (a class-prior baseline)
+    has constant entropies, so its entropy correlation is undefined (``entropy_correlation``
+    says NaN); the test centred them to rounding noise ~1e-16 and reported r = +1 or -1
+    (the sign of the noise), and a p-value comparing h1 with it."""
+    p = rng.dirichlet(np.ones(3), n)
+    prior = np.tile([0.2, 0.3, 0.5], (n, 1))
+    q1 = rng.dirichlet(np.ones(3), n)
+    with pytest.warns(eq.metrics.UndefinedMetricWarning):
+        assert np.isnan(eq.metrics.entropy_correlation(p, prior))
+    res = eq.bootstrap_test(p, prior, q1, metrics=["entropy_correlation", "js_divergence"],
+                            method="paired", n_resamples=50, rng=0)
+    assert np.isnan(res.h0_value[0])
+    assert np.isnan(res.pvalue[0])
+    assert res.h1_value[0] == pytest.approx(eq.metrics.entropy_correlation(p, q1))
+    assert res.nan_reason[0].startswith("entropy_correlation of h0 is undefined (NaN) on these "
+                                        "items (the normalized entropies of the targets or of "
+                                        "the predictions are constant")
+    assert res.nan_reason[1] is None

@@ -109,14 +109,23 @@ def _correlation_stats(targets: np.ndarray, predictions: np.ndarray, n_classes: 
     return _correlation_global(_correlation_local(targets, predictions, n_classes), n_classes)
 
 
+CONSTANT_SPREAD = 1e-13
+"""The standard deviation of normalized entropies (in [0, 1]) below which they count as
+constant, and entropy correlation as undefined: floating-point rounding leaves ~1e-16."""
+
+
 def _correlation_from_sums(sums: np.ndarray, total: np.ndarray, n_classes: int) -> np.ndarray:
     sx, sy, sxx, syy, sxy = np.moveaxis(sums, -1, 0)
     cov = sxy - sx * sy / total
     vx = sxx - sx * sx / total
     vy = syy - sy * sy / total
+    # normalized entropies lie in [0, 1]: a spread below CONSTANT_SPREAD is their rounding
+    # (constant entropies, e.g. one prediction row for every item, centre to ~1e-16, whose
+    # r = cov / sqrt(vx vy) of rounding noise came out as +-1), so r is undefined: NaN
+    constant = np.minimum(vx, vy) <= CONSTANT_SPREAD ** 2 * total
     with np.errstate(divide="ignore", invalid="ignore"):
         r = cov / np.sqrt(vx * vy)
-    return np.clip(r, -1.0, 1.0)
+    return np.where(constant, np.nan, np.clip(r, -1.0, 1.0))
 
 
 CROSS_ENTROPY = register_metric(_item_metric("cross_entropy", _soft.cross_entropy_items))

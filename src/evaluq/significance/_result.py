@@ -49,6 +49,15 @@ _CLIPPABLE = ("cross_entropy", "kl")
 """The metrics that are ``+inf`` at a predicted probability 0 and take ``eps``."""
 
 
+_UNDEFINED = {
+    "entropy_correlation": "the normalized entropies of the targets or of the predictions are "
+                           "constant: one prediction row, or one target row, for every item",
+    "entropy_similarity": "the normalized entropies of the targets or of the predictions are "
+                          "all zero: one-hot rows",
+}
+"""Why a metric is NaN on a set of items, for the metrics that say."""
+
+
 def _values_reason(name: str, values: Sequence[tuple[str, float]]) -> list[str]:
     """Why the systems' values of metric ``name`` are not finite (one entry per value)."""
     systems: dict[float | str, list[str]] = {}       # +inf, -inf or "nan": the systems
@@ -59,8 +68,8 @@ def _values_reason(name: str, values: Sequence[tuple[str, float]]) -> list[str]:
     for value, names in systems.items():
         who = " and ".join(names)
         if value == "nan":
-            parts.append(f"{name} of {who} is undefined (NaN) on these items (the metric's "
-                         "warning says why)")
+            parts.append(f"{name} of {who} is undefined (NaN) on these items ("
+                         + _UNDEFINED.get(name, "no value is defined there") + ")")
             continue
         cause = (f": a prediction gives probability 0 to a class the target supports (the exact "
                  f"value; the metric '{name}[eps=1e-12]' clips the probabilities at eps, "
@@ -166,8 +175,9 @@ class BootstrapTestResult(ResultBase):
         the KL divergence of a prediction that gives probability 0 to a class the target
         supports are ``+inf``, the exact value): delta is then infinite (undefined when both
         systems are), and the p-value and the interval, which compare resampled deltas
-        with it, are undefined (NaN). A value that is NaN is undefined on these items (the
-        metric's own warning says why)."""
+        with it, are undefined (NaN). A value that is NaN is undefined on these items
+        (entropy correlation of constant entropies, e.g. one prediction row for every
+        item)."""
         return tuple(_nan_reason(self, i) for i in range(len(self.metrics)))
 
     @property
