@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from evaluq.cli import main
+from evaluq.metrics import UndefinedMetricWarning
 
 
 @pytest.fixture
@@ -90,7 +91,7 @@ def test_cli_test_labels_option(files, capsys):
     assert "f1 " in out
     # a label outside the given set is an error naming it
     assert main(["test", *files, "--metrics", "f1", "--labels", "1"]) == 2
-    assert "not in `labels`" in capsys.readouterr().err
+    assert "not in --labels" in capsys.readouterr().err
 
 
 def test_one_table_with_columns_equals_three_files(files, tmp_path, capsys):
@@ -297,3 +298,27 @@ def test_cli_test_json_says_why_an_infinite_cross_entropy_is_null(tmp_path, rng,
     assert clipped["h0"] == pytest.approx(cross_entropy(p, q0, eps=1e-12))
     assert np.isfinite(clipped["h0"])
     assert clipped["pvalue"] is not None
+
+
+def test_cli_test_messages_name_the_flags_and_a_remedy_for_few_items(tmp_path, capsys):
+    """Before: '`sample_size` 0.1 of 2 items draws no item; use a larger sample size' (a
+    Python keyword, and no word of --method permutation, the test valid at 2 items), and
+    '... not in `labels`' for --labels."""
+    paths = []
+    for name, lines in (("y", "pos\nneg\n"), ("a", "pos\npos\n"), ("b", "pos\nneg\n")):
+        (tmp_path / f"{name}.txt").write_text(lines)
+        paths.append(str(tmp_path / f"{name}.txt"))
+    assert main(["test", *paths]) == 2
+    err = capsys.readouterr().err
+    assert ("--sample-size must draw at least one item: 0.1 of 2 items draws round(0.1 x 2) "
+            "= 0 (the Berg-Kirkpatrick sub-sample). Pass a larger --sample-size (at most "
+            "0.5), use more items, or --method permutation") in err
+    assert main(["test", *paths, "--labels", "pos"]) == 2
+    assert "that are not in --labels ['pos']" in capsys.readouterr().err
+    from evaluq import bootstrap_test
+
+    with pytest.raises(ValueError, match=r"round\(0\.5 x 1\) = 0 \(the Berg-Kirkpatrick "
+                                         r"sub-sample\)\. Use more items, or "
+                                         r"method='permutation'"), \
+            pytest.warns(UndefinedMetricWarning, match=r"\['b'\]"):   # no target is 'b'
+        bootstrap_test(["a"], ["a"], ["b"], sample_size=0.5)

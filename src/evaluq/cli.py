@@ -1417,6 +1417,8 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
             text)
     if getattr(args, "func", None) is _run_test:   # evaluq test's own options
         text = re.sub(r"\b(method|kind)='([\w-]+)'", r"--\1 \2", text)
+        text = re.sub(r"`(sample_size|labels|metrics|method|kind|n_resamples)`",
+                      lambda m: f"--{m.group(1).replace('_', '-')}", text)
         text = re.sub(r"pass `kind`", "pass --kind", text)
         text = text.replace("regression metrics", "regression metrics (--metrics mse mae)")
     files = getattr(args, "files", None) or []

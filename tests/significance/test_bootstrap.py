@@ -443,7 +443,7 @@ def test_input_errors(rng):
     bad[3] = np.nan
     with pytest.raises(ValueError, match="`h1` contains 1 NaN"):
         eq.bootstrap_test(y, h0, bad)
-    with pytest.raises(ValueError, match="draws no item"):
+    with pytest.raises(ValueError, match="`sample_size` must draw at least one item"):
         eq.bootstrap_test(y[:5], h0[:5], h1[:5], sample_size=0.05)
     with pytest.raises(ValueError, match="`confidence_level` must be in"):
         eq.bootstrap_test(y, h0, h1, n_resamples=10, rng=0).confidence_interval(2.0)

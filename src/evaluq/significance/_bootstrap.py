@@ -345,8 +345,14 @@ def _test_units(units: list[_engine.Unit], widths: list[int], metric_objs: list[
     n_items = sum(u.n_items for u in units)
     sample_n = sum(round(fraction * u.n_items) for u in units)
     if sample_n < 1 or any(round(fraction * u.n_items) < 1 for u in units):
-        raise ValueError(f"`sample_size` {fraction:g} of {min(u.n_items for u in units)} "
-                         "items draws no item; use a larger sample size or more items")
+        n, top = min(u.n_items for u in units), BK_SAMPLE_SIZE_RANGE[1]
+        larger = (f"Pass a larger `sample_size` (at most {top:g}), use" if round(top * n) >= 1
+                  else "Use")
+        raise ValueError(f"`sample_size` must draw at least one item: {fraction:g} of {n} "
+                         f"item{'s' if n > 1 else ''} draws round({fraction:g} x {n}) = 0 "
+                         f"({'of one run, ' if len(units) > 1 else ''}the Berg-Kirkpatrick "
+                         f"sub-sample). {larger} more items, or method='permutation' (valid "
+                         "at any number of items)")
 
     totals = [u.totals() for u in units]
     t0 = np.sum([t[0] for t in totals], axis=0)
