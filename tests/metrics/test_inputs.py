@@ -324,3 +324,28 @@ def test_probabilities_printed_to_three_decimals_are_renormalised():
 def test_probabilities_off_by_more_than_rounding_are_refused(rows, match):
     with pytest.raises(ValueError, match=match):
         prepare_inputs([[0.2, 0.3, 0.5]], rows)
+
+
+def test_csv_of_ids_and_labels_says_what_a_csv_holds(tmp_path):
+    """Before: a .csv of an id column and a label column was read as 2-class probability
+    rows and refused as 'rows must sum to 1 ... normalise each row (softmax)', and one of
+    text labels as 'could not convert string': neither said where labels go."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 20)
+    pd.DataFrame({"id": range(20), "label": y}).to_csv(ids := tmp_path / "y.csv", index=False)
+    where = r"Labels go one per line in a \.txt file.*pd\.read_csv\(path, index_col='id'\)"
+    with pytest.raises(ValueError, match=r"whose header names the columns \['id', 'label'\]: "
+                                         r"read as probability rows, one column per class\. "
+                                         + where):
+        prepare_inputs(ids, ids)
+    pd.DataFrame({"id": range(20), "label": np.array(["neg", "pos"])[y]}).to_csv(
+        words := tmp_path / "w.csv", index=False)
+    with pytest.raises(ValueError, match=r"could not convert string.*probability rows, one "
+                                         r"column per class\. " + where):
+        prepare_inputs(words, words)
+    # the remedy it names: Series paired by their index (shuffled rows too)
+    t = pd.read_csv(ids, index_col="id")["label"]
+    p = t.sample(frac=1, random_state=1)
+    assert eq.metrics.accuracy(t, p) == 1.0

@@ -164,11 +164,18 @@ def _read_file(path: str | os.PathLike[str], as_text: bool = False
         raise ValueError(
             f"could not read prediction file {str(p)!r} as rows of numbers separated by "
             f"{delimiter!r} ({err}); {suffix} files hold numbers only (and a first line of "
-            f"names, read as a header)"
+            f"names, read as a header): probability rows, one column per class. {_LABEL_FILES}"
         ) from None
     if rows.shape[1] == 1:
         return rows[:, 0], None
     return rows, header if header is not None and len(header) == rows.shape[1] else None
+
+
+_LABEL_FILES = ("Labels go one per line in a .txt file; a table of labels (an item id "
+                "column, one column per system) is read with pandas, "
+                "pd.read_csv(path, index_col='id')['label'] (Series are paired by their index), "
+                "or given whole to `evaluq test TABLE --columns TARGET H0 H1`")
+"""Where labels go, for the errors of a .csv / .tsv read as probability rows."""
 
 
 def _is_number(text: str) -> bool:
@@ -516,6 +523,10 @@ def _check_probabilities(raw: _Raw, atol: float) -> np.ndarray:
                   if np.allclose(sums[bad], 100.0, atol=1.0) else
                   "if they are scores or logits, normalise each row first (divide it by "
                   "its sum, or take a softmax)")
+        if raw.source == "file":        # a .csv with a header: of labels and ids?
+            remedy += (f". `{raw.name}` is a file whose header names the columns "
+                       f"{list(raw.class_index)}: read as probability rows, one column per "
+                       f"class. {_LABEL_FILES}")
         raise ValueError(f"rows of `{raw.name}` must sum to 1 within atol={atol:g}{rounding}; "
                          f"{int(bad.sum())} row(s) do not (row {where} sums to "
                          f"{sums[where]:.6g}): {remedy}")
