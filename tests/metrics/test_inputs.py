@@ -119,8 +119,10 @@ def test_file_errors(tmp_path):
         load_predictions(blank)
     text = tmp_path / "text.csv"
     text.write_text("neg,pos\n0.2,0.8\nnone,0.1\n")
-    with pytest.raises(ValueError, match=r"as rows of numbers .* numbers only \(and a first "
-                                         r"line of names, read as a header\)"):
+    with pytest.raises(ValueError, match=r"holds 'none' in row 2 after the header, not a "
+                                         r"number: \.csv files hold probability rows, numbers "
+                                         r"only \(one column per class; a first line of names "
+                                         r"is a header\)"):
         load_predictions(text)
 
 
@@ -342,10 +344,26 @@ def test_csv_of_ids_and_labels_says_what_a_csv_holds(tmp_path):
         prepare_inputs(ids, ids)
     pd.DataFrame({"id": range(20), "label": np.array(["neg", "pos"])[y]}).to_csv(
         words := tmp_path / "w.csv", index=False)
-    with pytest.raises(ValueError, match=r"could not convert string.*probability rows, one "
-                                         r"column per class\. " + where):
+    with pytest.raises(ValueError, match=r"holds '(neg|pos)' in row 1 after the header, not a "
+                                         r"number.*one column per class.*" + where):
         prepare_inputs(words, words)
     # the remedy it names: Series paired by their index (shuffled rows too)
     t = pd.read_csv(ids, index_col="id")["label"]
     p = t.sample(frac=1, random_state=1)
     assert eq.metrics.accuracy(t, p) == 1.0
+
+
+def test_csv_with_an_empty_cell_or_ragged_rows_says_so(tmp_path):
+    """Before: numpy's words, 'could not convert string '' to float64' and, for rows of
+    different lengths, '... use `usecols` to select a subset' (no such argument here)."""
+    empty = tmp_path / "empty.csv"
+    empty.write_text("neg,pos\n0.2,0.8\n0.5,0.5\n,0.9\n")
+    with pytest.raises(ValueError, match=r"'.*empty\.csv' has an empty cell in row 3 after the "
+                                         r"header \(',0\.9'\): a missing value; every item "
+                                         r"needs every column's value"):
+        load_predictions(empty)
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("0.5,0.5\n0.2,0.8\n0.2,0.7,0.1\n")
+    with pytest.raises(ValueError, match=r"has rows of different lengths: row 1 has 2 values, "
+                                         r"row 3 3: every row holds one value per class"):
+        load_predictions(ragged)

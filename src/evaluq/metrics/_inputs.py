@@ -152,6 +152,11 @@ def _read_file(path: str | os.PathLike[str], as_text: bool = False
             except (ValueError, OverflowError):
                 pass
         return values, None
+    return _read_rows(p, text, suffix)
+
+
+def _read_rows(p: Path, text: str, suffix: str) -> tuple[np.ndarray, list[str] | None]:
+    """A ``.csv`` / ``.tsv`` file's rows of numbers and its header's names (or None)."""
     delimiter = "," if suffix == ".csv" else "\t"
     first, _, rest = text.lstrip("\r\n").partition("\n")
     header = None
@@ -161,14 +166,37 @@ def _read_file(path: str | os.PathLike[str], as_text: bool = False
     try:
         rows = np.loadtxt(io.StringIO(text), delimiter=delimiter, dtype=np.float64, ndmin=2)
     except ValueError as err:
-        raise ValueError(
-            f"could not read prediction file {str(p)!r} as rows of numbers separated by "
-            f"{delimiter!r} ({err}); {suffix} files hold numbers only (and a first line of "
-            f"names, read as a header): probability rows, one column per class. {_LABEL_FILES}"
-        ) from None
+        raise ValueError(_unreadable_rows(p, text, delimiter, header is not None, err)) from None
     if rows.shape[1] == 1:
         return rows[:, 0], None
     return rows, header if header is not None and len(header) == rows.shape[1] else None
+
+
+def _unreadable_rows(p: Path, text: str, delimiter: str, header: bool, err: ValueError) -> str:
+    """Why rows of a ``.csv`` / ``.tsv`` are no numbers: an empty cell (a missing value), text
+    (labels, which go elsewhere) or rows of different lengths, named by the row."""
+    after = " after the header" if header else ""
+    widths: dict[int, int] = {}
+    for i, line in enumerate(text.splitlines()):
+        cells = [c.strip() for c in line.split(delimiter)] if line.strip() else []
+        bad = next((c for c in cells if not _is_number(c)), None)
+        if cells and widths.setdefault(len(cells), i + 1) == i + 1 and len(widths) > 1:
+            first = min(widths.values())
+            return (f"`path`: prediction file {str(p)!r} has rows of different lengths: row "
+                    f"{first}{after} has {next(k for k, v in widths.items() if v == first)} "
+                    f"values, row {i + 1} {len(cells)}: every row holds one value per class")
+        if bad is None:
+            continue
+        where = f"row {i + 1}{after}"
+        if bad == "":
+            return (f"`path`: prediction file {str(p)!r} has an empty cell in {where} "
+                    f"({line.strip()!r}): a missing value; every item needs every column's "
+                    "value (remove that item from every file, or fill it)")
+        return (f"`path`: prediction file {str(p)!r} holds {bad!r} in {where}, not a number: "
+                f"{p.suffix} files hold probability rows, numbers only (one column per class; "
+                f"a first line of names is a header). {_LABEL_FILES}")
+    return (f"could not read prediction file {str(p)!r} as rows of numbers separated by "
+            f"{delimiter!r} ({err})")
 
 
 _LABEL_FILES = ("Labels go one per line in a .txt file; a table of labels (an item id "
