@@ -753,3 +753,31 @@ def test_entropy_correlation_of_a_constant_system_is_nan_not_plus_minus_one(rng,
                                         "items (the normalized entropies of the targets or of "
                                         "the predictions are constant")
     assert res.nan_reason[1] is None
+
+
+def test_p_value_is_nan_when_resamples_are_undefined(rng):
+    """Before: resampled deltas that are NaN (entropy similarity of a sub-sample of one-hot
+    targets, all entropies zero) counted as 'not extreme', so p was too small by their share
+    (306 of 1000 here: 0.356 where the defined resamples give about 0.5) and got marks."""
+    rng = np.random.default_rng(1)
+    n = 200
+    p = np.eye(3)[rng.integers(0, 3, n)]
+    soft = rng.random(n) < 0.1
+    p[soft] = rng.dirichlet(np.ones(3), soft.sum())
+    q0 = 0.6 * p + 0.4 * rng.dirichlet(np.ones(3), n)
+    q1 = 0.6 * p + 0.4 * rng.dirichlet(np.ones(3), n)
+    res = eq.bootstrap_test(p, q0, q1, metrics=["entropy_similarity", "cross_entropy"],
+                            sample_size=0.05, rng=0)
+    undefined = int(np.isnan(res.distribution[0]).sum())
+    assert 0 < undefined < res.n_resamples
+    assert np.isfinite(res.delta[0])
+    assert np.isnan(res.pvalue[0])
+    assert res.significance[0] == ""
+    assert res.nan_reason[0].startswith(f"the p-value and the interval are undefined (NaN): "
+                                        f"{undefined} of 1000 resampled deltas are not finite")
+    assert "method='paired'" in res.nan_reason[0]
+    assert "p undefined (undefined resamples)" in res.summary()
+    assert np.isfinite(res.pvalue[1])                   # cross-entropy: every resample defined
+    # a metric with no improvement at all keeps p = 1 (Berg-Kirkpatrick's rule)
+    same = eq.bootstrap_test(p, q0, q0, metrics="entropy_similarity", sample_size=0.05, rng=0)
+    assert same.pvalue[0] == 1.0

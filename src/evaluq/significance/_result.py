@@ -91,16 +91,34 @@ def _nan_reason(res: BootstrapTestResult, i: int) -> str | None:
         parts.append(f"delta is {delta:+g} ({better} better by an infinite margin)")
     elif np.isnan(delta):
         parts.append("delta is undefined (NaN)")
-    bad = int(np.sum(~np.isfinite(res.bootstrap_distribution[i])))
-    draws = (f"; {bad} of {res.n_resamples} resampled deltas are not finite" if bad else "")
-    undefined = [what for what, v in (("the p-value", p), ("the interval", lo + hi))
-                 if np.isnan(v)]
-    if undefined:
-        parts.append(f"{' and '.join(undefined)} {'are' if len(undefined) > 1 else 'is'} "
-                     "undefined (NaN): "
-                     + ("they compare resampled deltas with delta" if not np.isfinite(delta)
-                        else "the resampled deltas do not define it") + draws)
+    parts += _resamples_reason(res, i, p, lo + hi, delta)
     return "; ".join(parts)
+
+
+def _resamples_reason(res: BootstrapTestResult, i: int, p: float, bounds: float,
+                      delta: float) -> list[str]:
+    """Why metric ``i``'s p-value or interval is NaN: an infinite or undefined delta, or
+    resampled deltas that are undefined (how many)."""
+    undefined = [what for what, v in (("the p-value", p), ("the interval", bounds))
+                 if np.isnan(v)]
+    if not undefined:
+        return []
+    bad = sorted({int(np.sum(~np.isfinite(d[i]))) for what, d in (
+        ("the p-value", res.distribution), ("the interval", res.bootstrap_distribution))
+        if what in undefined} - {0})
+    draws = (f"{' / '.join(map(str, bad))} of {res.n_resamples} resampled deltas are not "
+             "finite" if bad else "")
+    if not np.isfinite(delta):
+        why = "they compare resampled deltas with delta" + (f"; {draws}" if draws else "")
+    elif draws:
+        why = (f"{draws}: the metric is undefined on those resamples (e.g. entropy "
+               "correlation of a sub-sample whose entropies are constant), and counting them "
+               "as not extreme would make p too small; a larger sample_size, or "
+               "method='paired' (every resample the size of the test set), draws fewer")
+    else:
+        why = "the resampled deltas do not define it"
+    are = "are" if len(undefined) > 1 else "is"
+    return [f"{' and '.join(undefined)} {are} undefined (NaN): {why}"]
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -289,8 +307,9 @@ class BootstrapTestResult(ResultBase):
     def _p_text(self, i: int) -> str:
         p = float(self.pvalue[i])
         if not np.isfinite(p):
-            reason = "infinite" if np.isinf(self.delta[i]) else "undefined"
-            return f"p undefined ({reason} delta)"
+            reason = ("infinite delta" if np.isinf(self.delta[i]) else "undefined delta"
+                      if np.isnan(self.delta[i]) else "undefined resamples")
+            return f"p undefined ({reason})"
         return f"p = {p:.4f}"
 
     def summary(self) -> str:
