@@ -390,3 +390,23 @@ def test_whole_number_targets_with_real_predictions_refused_on_dask_too(rng):
                              method="paired", n_resamples=50, rng=0)
     _same(eq.bootstrap_test(y, q0, q1, kind="regression", method="paired", n_resamples=50,
                             rng=0), lazy)
+
+
+def test_csv_headers_are_class_names_on_dask_too(tmp_path, rng):
+    """Before: with a dask input, .csv files were read without their header, so two
+    prediction files listing the classes in other orders were paired by position (a wrong
+    cross-entropy, silently)."""
+    import pandas as pd
+
+    p, a, b = (rng.dirichlet(np.ones(2), 60) for _ in range(3))
+    pd.DataFrame(a[:, ::-1], columns=["pos", "neg"]).to_csv(h0 := tmp_path / "a.csv",
+                                                            index=False)
+    pd.DataFrame(b, columns=["neg", "pos"]).to_csv(h1 := tmp_path / "b.csv", index=False)
+    with pytest.raises(ValueError, match=r"the 'class' coordinates of `h1` and `h0` differ "
+                                         r"\(.*a \.csv file's header"):
+        eq.bootstrap_test(da.from_array(p, chunks=(20, 2)), h0, h1, method="paired",
+                          n_resamples=10)
+    pd.DataFrame(a, columns=["neg", "pos"]).to_csv(h0, index=False)   # one order: read
+    lazy = eq.bootstrap_test(da.from_array(p, chunks=(20, 2)), h0, h1, metrics="cross_entropy",
+                             method="paired", n_resamples=10, rng=0)
+    assert lazy.h0_value[0] == pytest.approx(-np.mean(np.sum(p * np.log(a), axis=1)))

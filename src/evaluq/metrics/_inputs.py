@@ -303,14 +303,19 @@ def read_input_files(named: Sequence[tuple[str, Any]], *, kind: str | None = Non
                      ) -> tuple[list[Any], Any]:
     """The inputs ``(name, obj)`` with every file path read as :func:`prepare_inputs` reads
     it: the ``.txt`` files' lines typed together (with ``labels`` when given as text; see
-    :mod:`evaluq.metrics._text_labels`), other files by :func:`load_predictions`; inputs that
-    are no path are returned unchanged. Returns the inputs and ``labels``, typed like the
-    files. For the readers that take the files before :func:`prepare_inputs` does (dask
-    inputs, :class:`evaluq.Experiment`), so that a file's labels are typed as in memory."""
+    :mod:`evaluq.metrics._text_labels`), other files by :func:`load_predictions`, a file
+    whose header names its classes as a DataFrame with those columns (so that its classes
+    are matched by name, never by position); inputs that are no path are returned
+    unchanged. Returns the inputs and ``labels``, typed like the files. For the readers that
+    take the files before :func:`prepare_inputs` does (dask inputs,
+    :class:`evaluq.Experiment`), so that a file reads as in memory."""
     raws = {i: _to_raw(name, obj, allow_leading=False)
             for i, (name, obj) in enumerate(named) if isinstance(obj, str | os.PathLike)}
     labels = _type_texts(list(raws.values()), kind, labels)
-    return [raws[i].values if i in raws else obj for i, (_, obj) in enumerate(named)], labels
+    out = [obj if i not in raws else raws[i].values if raws[i].class_index is None
+           else pd.DataFrame(raws[i].values, columns=pd.Index(raws[i].class_index))
+           for i, (_, obj) in enumerate(named)]
+    return out, labels
 
 
 def _has_nan(values: np.ndarray) -> bool:

@@ -105,12 +105,15 @@ def _check_layout(arrays: Sequence[Any], kind: str) -> None:
 
 
 def _check_index(indexes: Sequence[Any], dim: str) -> None:
-    ref = indexes[0]
-    for name, other in zip(NAMES[1:], indexes[1:], strict=True):
-        if ref is not None and other is not None and not np.array_equal(ref, other):
-            raise ValueError(f"the {dim!r} coordinates of `{name}` and `targets` differ (a "
-                             "pandas input's index or columns count as its coordinates); "
-                             "align them first (nothing is reordered silently)")
+    """The inputs that name their items (classes) name the same, in one order: the first
+    that names them is the reference (the two predictions when the targets name none)."""
+    named = [(n, x) for n, x in zip(NAMES, indexes, strict=True) if x is not None]
+    for name, other in named[1:]:
+        if not np.array_equal(named[0][1], other):
+            raise ValueError(f"the {dim!r} coordinates of `{name}` and `{named[0][0]}` differ "
+                             "(a pandas input's index or columns, or a .csv file's header, "
+                             "count as its coordinates); align them first (nothing is "
+                             "reordered silently)")
 
 
 def _check_one_kind(arrays: Sequence[Any], kind: str | None = None) -> None:
