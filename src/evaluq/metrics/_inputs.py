@@ -25,7 +25,7 @@ from evaluq._validation import check_choice, check_real, text_encoding
 from evaluq._warn import warn
 from evaluq.errors import EvaluqWarning
 from evaluq.metrics._base import MetricKind
-from evaluq.metrics._text_labels import type_label_texts
+from evaluq.metrics._text_labels import header_lines, type_label_texts
 
 _KINDS = ("hard", "soft", "regression")
 _SUFFIXES = (".txt", ".csv", ".tsv", ".npy")
@@ -287,6 +287,8 @@ def _type_texts(raws: Sequence[_Raw], kind: str | None,
     texts = [r for r in raws if r.source == "text"]
     if not texts:
         return labels
+    if (header := header_lines([r.name for r in texts], [r.values for r in texts])) is not None:
+        warn(header, EvaluqWarning)
     names, arrays = [r.name for r in texts], [r.values for r in texts]
     with_labels = labels is not None and not isinstance(labels, str | bytes) and \
         np.asarray(labels).dtype.kind in "USi"

@@ -74,6 +74,25 @@ def _one_spelling(names: Sequence[str], texts: Sequence[np.ndarray], numbers: np
                      "compare numbers; or write them alike")
 
 
+def header_lines(names: Sequence[str], texts: Sequence[np.ndarray]) -> str | None:
+    """A message when line 1 of every input looks like a header (a column name written by
+    ``Series.to_csv``): each first line is a name, no number, that no other line of any
+    input holds. Else None (fewer than two inputs, or a first line that is a number or a
+    label elsewhere)."""
+    if len(texts) < 2 or any(t.size < 2 for t in texts):
+        return None
+    rest = set(np.concatenate([t[1:] for t in texts]).tolist())
+    firsts = [str(t[0]) for t in texts]
+    numbers = pd.to_numeric(pd.Series(firsts), errors="coerce").notna()
+    if numbers.any() or any(f in rest for f in firsts):     # a header is a name
+        return None
+    shown = ", ".join(f"`{n}` {f!r}" for n, f in zip(names, firsts, strict=True))
+    return (f"line 1 of every label file looks like a header, a name no other line holds "
+            f"({shown}): it is read as one item, whose labels count as classes of their own "
+            "(a shared one, right for both systems, raises the macro averages). Remove those "
+            "lines (Series.to_csv(path, index=False, header=False) writes none)")
+
+
 def type_label_texts(names: Sequence[str], texts: Sequence[np.ndarray], *,
                      kind: str | None = None, unit: str = "line") -> list[np.ndarray]:
     """The labels or values of ``texts`` (string arrays, one per input named by ``names``,
