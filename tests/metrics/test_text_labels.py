@@ -81,11 +81,14 @@ def test_real_values_stay_regression_and_text_among_them_is_refused(tmp_path):
     x = prepare_inputs(*_files(tmp_path, y=["0.5", "1.25"], p=["1", "2"]))
     assert x.kind == "regression"
     assert x.predictions[0].tolist() == [1.0, 2.0]
-    with pytest.raises(ValueError, match=r"`p` line 2 holds 'n/a', not a number, but `y` "
-                                         r"line 1 holds '0\.5', a real value"):
+    with pytest.raises(ValueError, match=r"`p` line 2 holds 'maybe', not a number, but `y` "
+                                         r"line 1 holds '0\.5', a real value: fix the value"):
+        type_label_texts(["y", "p"], [np.array(["0.5", "1.25"]), np.array(["1", "maybe"])])
+    with pytest.raises(ValueError, match=r"`p` line 2 holds 'n/a', a missing value, but `y` "
+                                         r"line 1 holds '0\.5', a real value: remove that item"):
         type_label_texts(["y", "p"], [np.array(["0.5", "1.25"]), np.array(["1", "n/a"])])
-    with pytest.raises(ValueError, match=r"`p` line 2 holds 'n/a', not a number: regression "
-                                         r"values must be numbers"):
+    with pytest.raises(ValueError, match=r"`p` line 2 holds 'n/a', a missing value: regression "
+                                         r"values must be finite numbers"):
         type_label_texts(["y", "p"], [np.array(["0.5", "1.25"]), np.array(["1", "n/a"])],
                          kind="regression")
 
@@ -167,3 +170,18 @@ def test_a_header_line_in_every_label_file_is_warned(tmp_path):
     # a first line that is a label elsewhere, or a number, is no header
     eq.metrics.accuracy(*_files(tmp_path, a=["neg", "pos", "neg"], b=["pos", "neg", "neg"]))
     eq.metrics.accuracy(*_files(tmp_path, c=["7", "1", "2"], d=["8", "1", "2"]))
+
+
+def test_a_missing_or_infinite_value_among_real_values_is_named_so(tmp_path):
+    """Before: 'nan' in a file of real values was 'not a number ... pass kind='hard' to read
+    every label as written', 'inf' was 'not a number', and a 'nan' on line 1 was called 'a
+    real value' itself (the first value that is no whole number)."""
+    with pytest.raises(ValueError, match=r"`y` line 1 holds 'nan', a missing value, but `y` "
+                                         r"line 2 holds '0\.5', a real value: remove that item "
+                                         r"from every file, or fill it if these are real "
+                                         r"values; or pass kind='hard'"):
+        type_label_texts(["y", "p"], [np.array(["nan", "0.5"]), np.array(["1.5", "2.5"])])
+    with pytest.raises(ValueError, match=r"`p` line 2 holds 'inf', an infinite value: "
+                                         r"regression values must be finite numbers"):
+        type_label_texts(["y", "p"], [np.array(["0.5", "1.25"]), np.array(["1", "inf"])],
+                         kind="regression")
