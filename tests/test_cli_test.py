@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from evaluq.cli import main
+from evaluq.metrics import UndefinedMetricWarning
 
 
 @pytest.fixture
@@ -90,7 +91,7 @@ def test_cli_test_labels_option(files, capsys):
     assert "f1 " in out
     # a label outside the given set is an error naming it
     assert main(["test", *files, "--metrics", "f1", "--labels", "1"]) == 2
-    assert "not in `labels`" in capsys.readouterr().err
+    assert "not in --labels" in capsys.readouterr().err
 
 
 def test_one_table_with_columns_equals_three_files(files, tmp_path, capsys):
@@ -256,3 +257,68 @@ def test_one_non_integer_prediction_names_the_kind_flag(tmp_path, capsys):
     assert main(["test", *paths, "--method", "permutation", "--n-resamples", "50",
                  "--metrics", "mse"]) == 0
     capsys.readouterr()
+
+
+def test_cli_test_json_says_why_an_infinite_cross_entropy_is_null(tmp_path, rng, capsys):
+    """Before: ``--json`` wrote ``null`` for h0, delta, p and the interval with no reason (a
+    probability 0 on a class the target supports makes the cross-entropy +inf), and the
+    named remedy, a clipped cross-entropy, could not be asked for on the command line."""
+    import json
+
+    p = rng.dirichlet(np.ones(3), 60)
+    q0, q1 = rng.dirichlet(np.ones(3), 60), rng.dirichlet(np.ones(3), 60)
+    q0[3], p[3] = [0.0, 0.5, 0.5], [0.2, 0.4, 0.4]
+    paths = []
+    for name, arr in (("t", p), ("a", q0), ("b", q1)):
+        np.savetxt(tmp_path / f"{name}.csv", arr, delimiter=",", fmt="%.12f")
+        paths.append(str(tmp_path / f"{name}.csv"))
+    flags = ["--method", "paired", "--n-resamples", "100", "--json"]
+    assert main(["test", *paths, "--metrics", "cross_entropy", "js_divergence", *flags]) == 0
+    out = json.loads(capsys.readouterr().out)
+    ce, jsd = out["results"]
+    assert [ce[k] for k in ("h0", "delta", "pvalue", "ci_lower", "ci_upper")] == [None] * 5
+    assert re.search(r"cross_entropy of h0 is \+inf: a prediction gives probability 0 to a "
+                     r"class the target supports.*'cross_entropy\[eps=1e-12\]'.*delta is \+inf "
+                     r"\(h1 better by an infinite margin\); the p-value and the interval are "
+                     r"undefined", ce["nan_reason"])
+    assert jsd["nan_reason"] is None
+    assert jsd["pvalue"] is not None
+    assert "nan_reason" not in out["settings"]
+    # the text summary says it too
+    assert main(["test", *paths, "--metrics", "cross_entropy", "--method", "paired",
+                 "--n-resamples", "100"]) == 0
+    assert "cross_entropy: cross_entropy of h0 is +inf" in capsys.readouterr().out
+    # the remedy it names works: clipped at eps, finite, the value of cross_entropy(eps=)
+    assert main(["test", *paths, "--metrics", "cross_entropy[eps=1e-12]", *flags]) == 0
+    (clipped,) = json.loads(capsys.readouterr().out)["results"]
+    assert clipped["metric"] == "cross_entropy[eps=1e-12]"
+    assert clipped["nan_reason"] is None
+    from evaluq.metrics import cross_entropy
+
+    assert clipped["h0"] == pytest.approx(cross_entropy(p, q0, eps=1e-12))
+    assert np.isfinite(clipped["h0"])
+    assert clipped["pvalue"] is not None
+
+
+def test_cli_test_messages_name_the_flags_and_a_remedy_for_few_items(tmp_path, capsys):
+    """Before: '`sample_size` 0.1 of 2 items draws no item; use a larger sample size' (a
+    Python keyword, and no word of --method permutation, the test valid at 2 items), and
+    '... not in `labels`' for --labels."""
+    paths = []
+    for name, lines in (("y", "pos\nneg\n"), ("a", "pos\npos\n"), ("b", "pos\nneg\n")):
+        (tmp_path / f"{name}.txt").write_text(lines)
+        paths.append(str(tmp_path / f"{name}.txt"))
+    assert main(["test", *paths]) == 2
+    err = capsys.readouterr().err
+    assert ("--sample-size must draw at least one item: 0.1 of 2 items draws round(0.1 x 2) "
+            "= 0 (the Berg-Kirkpatrick sub-sample). Pass a larger --sample-size (at most "
+            "0.5), use more items, or --method permutation") in err
+    assert main(["test", *paths, "--labels", "pos"]) == 2
+    assert "that are not in --labels ['pos']" in capsys.readouterr().err
+    from evaluq import bootstrap_test
+
+    with pytest.raises(ValueError, match=r"round\(0\.5 x 1\) = 0 \(the Berg-Kirkpatrick "
+                                         r"sub-sample\)\. Use more items, or "
+                                         r"method='permutation'"), \
+            pytest.warns(UndefinedMetricWarning, match=r"\['b'\]"):   # no target is 'b'
+        bootstrap_test(["a"], ["a"], ["b"], sample_size=0.5)

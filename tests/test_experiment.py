@@ -227,3 +227,25 @@ def test_feed_pairs_pandas_predictions_by_the_targets_index():
     with pytest.raises(ValueError, match=r"`predictions` names items \[0, 1, 2, 3\] that "
                                          r"`targets` does not"):
         exp.feed("base", predictions=preds.reset_index(drop=True), targets=targets)
+
+
+def test_feed_matches_csv_classes_by_their_header(tmp_path):
+    """Before: ``feed`` read a .csv of probability rows without its header, so a prediction
+    file whose header lists the classes in another order ('pos,neg' against the targets'
+    'neg,pos') was paired by position: cross-entropy 0.91 where bootstrap_test, matching the
+    columns by name, gives 1.08."""
+    rng = np.random.default_rng(0)
+    p, a, b = (rng.dirichlet(np.ones(2), 100) for _ in range(3))
+    pd.DataFrame(p, columns=["neg", "pos"]).to_csv(t := tmp_path / "t.csv", index=False)
+    pd.DataFrame(a[:, ::-1], columns=["pos", "neg"]).to_csv(h0 := tmp_path / "a.csv",
+                                                            index=False)
+    pd.DataFrame(b, columns=["neg", "pos"]).to_csv(h1 := tmp_path / "b.csv", index=False)
+    exp = eq.Experiment()
+    exp.feed("base", targets=t, predictions=h0)
+    exp.feed("base", h1="new", targets=t, predictions=h1)
+    res = exp.run(metrics="cross_entropy", method="paired", n_resamples=50, rng=0)
+    expected = -np.mean(np.sum(p * np.log(a), axis=1))
+    assert res[("base", "new")].h0_value[0] == pytest.approx(expected)
+    direct = eq.bootstrap_test(t, h0, h1, metrics="cross_entropy", method="paired",
+                               n_resamples=50, rng=0)
+    assert direct.h0_value[0] == pytest.approx(expected)

@@ -98,7 +98,9 @@ def _run_test(args: argparse.Namespace) -> int:
         import json
 
         frame = res.to_dataframe().reset_index()
-        text = json.dumps({"settings": res.to_dataset().attrs,
+        frame["nan_reason"] = list(res.nan_reason)    # why a null (NaN, inf) is one
+        settings = {k: v for k, v in res.to_dataset().attrs.items() if k != "nan_reason"}
+        text = json.dumps({"settings": settings,
                            "results": json.loads(frame.to_json(orient="records"))}, indent=2)
     else:
         text = res.summary()
@@ -1507,6 +1509,8 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
             text)
     if getattr(args, "func", None) is _run_test:   # evaluq test's own options
         text = re.sub(r"\b(method|kind)='([\w-]+)'", r"--\1 \2", text)
+        text = re.sub(r"`(sample_size|labels|metrics|method|kind|n_resamples)`",
+                      lambda m: f"--{m.group(1).replace('_', '-')}", text)
         text = re.sub(r"pass `kind`", "pass --kind", text)
         text = text.replace("regression metrics", "regression metrics (--metrics mse mae)")
     files = getattr(args, "files", None) or []

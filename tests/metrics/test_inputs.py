@@ -119,8 +119,10 @@ def test_file_errors(tmp_path):
         load_predictions(blank)
     text = tmp_path / "text.csv"
     text.write_text("neg,pos\n0.2,0.8\nnone,0.1\n")
-    with pytest.raises(ValueError, match=r"as rows of numbers .* numbers only \(and a first "
-                                         r"line of names, read as a header\)"):
+    with pytest.raises(ValueError, match=r"holds 'none' in row 2 after the header, not a "
+                                         r"number: \.csv files hold probability rows, numbers "
+                                         r"only \(one column per class; a first line of names "
+                                         r"is a header\)"):
         load_predictions(text)
 
 
@@ -184,6 +186,10 @@ def test_a_label_file_that_is_not_utf8_says_so(tmp_path):
     ([], [], {}, ValueError, r"`targets` is empty"),
     (0, [0], {}, ValueError, r"`targets` must be an array of per-item values; got a scalar"),
     ([[0, 1], [1, 0]], [0, 1], {"kind": "hard"}, ValueError,
+     r"with kind='hard', `targets` holds probability rows \(shape \(2, 2\)\) but "
+     r"`predictions` holds one label or value per item \(shape \(2,\)\).*give the targets' "
+     r"labels \(e\.g\. each row's argmax\)"),
+    ([[0, 1], [1, 0]], [[0, 1], [1, 0]], {"kind": "hard"}, ValueError,
      r"`targets` must be 1-D \(item,\) for hard inputs; got shape \(2, 2\)"),
     ([0, 1], [0, 1], {"kind": "soft"}, ValueError,
      r"`targets` must be 2-D \(item, class\) for soft inputs"),
@@ -320,3 +326,44 @@ def test_probabilities_printed_to_three_decimals_are_renormalised():
 def test_probabilities_off_by_more_than_rounding_are_refused(rows, match):
     with pytest.raises(ValueError, match=match):
         prepare_inputs([[0.2, 0.3, 0.5]], rows)
+
+
+def test_csv_of_ids_and_labels_says_what_a_csv_holds(tmp_path):
+    """Before: a .csv of an id column and a label column was read as 2-class probability
+    rows and refused as 'rows must sum to 1 ... normalise each row (softmax)', and one of
+    text labels as 'could not convert string': neither said where labels go."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 20)
+    pd.DataFrame({"id": range(20), "label": y}).to_csv(ids := tmp_path / "y.csv", index=False)
+    where = r"Labels go one per line in a \.txt file.*pd\.read_csv\(path, index_col='id'\)"
+    with pytest.raises(ValueError, match=r"whose header names the columns \['id', 'label'\]: "
+                                         r"read as probability rows, one column per class\. "
+                                         + where):
+        prepare_inputs(ids, ids)
+    pd.DataFrame({"id": range(20), "label": np.array(["neg", "pos"])[y]}).to_csv(
+        words := tmp_path / "w.csv", index=False)
+    with pytest.raises(ValueError, match=r"holds '(neg|pos)' in row 1 after the header, not a "
+                                         r"number.*one column per class.*" + where):
+        prepare_inputs(words, words)
+    # the remedy it names: Series paired by their index (shuffled rows too)
+    t = pd.read_csv(ids, index_col="id")["label"]
+    p = t.sample(frac=1, random_state=1)
+    assert eq.metrics.accuracy(t, p) == 1.0
+
+
+def test_csv_with_an_empty_cell_or_ragged_rows_says_so(tmp_path):
+    """Before: numpy's words, 'could not convert string '' to float64' and, for rows of
+    different lengths, '... use `usecols` to select a subset' (no such argument here)."""
+    empty = tmp_path / "empty.csv"
+    empty.write_text("neg,pos\n0.2,0.8\n0.5,0.5\n,0.9\n")
+    with pytest.raises(ValueError, match=r"'.*empty\.csv' has an empty cell in row 3 after the "
+                                         r"header \(',0\.9'\): a missing value; every item "
+                                         r"needs every column's value"):
+        load_predictions(empty)
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("0.5,0.5\n0.2,0.8\n0.2,0.7,0.1\n")
+    with pytest.raises(ValueError, match=r"has rows of different lengths: row 1 has 2 values, "
+                                         r"row 3 3: every row holds one value per class"):
+        load_predictions(ragged)

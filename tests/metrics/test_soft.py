@@ -167,3 +167,25 @@ def test_property_bounds_and_symmetry(raw, data):
     assert (_soft.js_divergence_items(p, p) <= 1e-15).all()
     assert (np.abs(_soft.emd_items(p, p)) <= 1e-15).all()
     assert (_soft.kl_items(p, q) >= -1e-12).all()
+
+
+def test_clipped_metrics_go_by_their_names():
+    """Before: 'cross_entropy[eps=1e-12]', the name of cross_entropy_metric(eps=1e-12), was
+    refused by ``metrics=`` (and so ``evaluq test --metrics``), the only way on the command
+    line to test a cross-entropy that a zero probability makes infinite."""
+    from evaluq.metrics import get_metric
+
+    p, q = np.array([[0.5, 0.5], [1.0, 0.0]]), np.array([[1.0, 0.0], [0.9, 0.1]])
+    m = get_metric("cross_entropy[eps=1e-12]")
+    assert m.name == eq.metrics.cross_entropy_metric(eps=1e-12).name
+    assert float(m(p, q, 2)) == pytest.approx(eq.metrics.cross_entropy(p, q, eps=1e-12))
+    assert get_metric("kl[eps=1e-6]").name == "kl[eps=1e-06]"
+    with pytest.raises(ValueError, match=r"`eps` must be in \(0, 1\]; got 0"):
+        get_metric("kl[eps=0]")
+    with pytest.raises(ValueError, match=r"eps must be a number, as in 'kl\[eps=1e-12\]'; "
+                                         r"got 'tiny'"):
+        get_metric("kl[eps=tiny]")
+    with pytest.raises(ValueError, match=r"\(or cross_entropy / kl with predictions clipped "
+                                         r"at eps: 'cross_entropy\[eps=1e-12\]'\); got "
+                                         r"'mse\[eps=1\]'"):
+        get_metric("mse[eps=1]")

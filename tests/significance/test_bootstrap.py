@@ -443,7 +443,7 @@ def test_input_errors(rng):
     bad[3] = np.nan
     with pytest.raises(ValueError, match="`h1` contains 1 NaN"):
         eq.bootstrap_test(y, h0, bad)
-    with pytest.raises(ValueError, match="draws no item"):
+    with pytest.raises(ValueError, match="`sample_size` must draw at least one item"):
         eq.bootstrap_test(y[:5], h0[:5], h1[:5], sample_size=0.05)
     with pytest.raises(ValueError, match="`confidence_level` must be in"):
         eq.bootstrap_test(y, h0, h1, n_resamples=10, rng=0).confidence_interval(2.0)
@@ -704,3 +704,80 @@ def test_few_items_thresholds(rng):
                       n_resamples=50, rng=0)
     eq.bootstrap_test(y[:3], h0[:3], h1[:3], metrics="accuracy", method="permutation",
                       n_resamples=50, rng=0)                  # valid at any size: no warning
+
+
+def test_nan_reason_says_why_values_are_not_finite(rng):
+    """Before: an infinite cross-entropy left NaN p-values and intervals with no reason, and
+    with both systems infinite numpy's RuntimeWarning 'invalid value encountered in
+    subtract' reached the user."""
+    p = rng.dirichlet(np.ones(3), 50)
+    q0, q1 = rng.dirichlet(np.ones(3), 50), rng.dirichlet(np.ones(3), 50)
+    q0[7] = [0.0, 0.3, 0.7]
+    res = eq.bootstrap_test(p, q0, q1, metrics=["cross_entropy", "js_divergence"],
+                            method="paired", n_resamples=100, rng=0)
+    assert res.h0_value[0] == np.inf
+    assert np.isnan(res.pvalue[0])
+    reason, none = res.nan_reason
+    assert none is None
+    assert reason.startswith("cross_entropy of h0 is +inf: a prediction gives probability 0")
+    bad = int(np.sum(~np.isfinite(res.bootstrap_distribution[0])))
+    assert f"{bad} of 100 resampled deltas are not finite" in reason
+    assert res.to_dataset().attrs["nan_reason"] == f"cross_entropy: {reason}"
+    q1[9] = [0.0, 0.5, 0.5]
+    both = eq.bootstrap_test(p, q0, q1, metrics="cross_entropy", method="paired",
+                             n_resamples=100, rng=0)               # no RuntimeWarning
+    assert np.isnan(both.delta[0])
+    assert both.nan_reason[0].startswith("cross_entropy of h0 and h1 is +inf")
+    assert "delta is undefined (NaN)" in both.nan_reason[0]
+    assert eq.bootstrap_test(p, q1 * 0 + p, q1 * 0 + p, metrics="js_divergence",
+                             method="paired", n_resamples=20, rng=0).nan_reason == (None,)
+
+
+@pytest.mark.parametrize("n", [50, 97, 500, 1000])
+def test_entropy_correlation_of_a_constant_system_is_nan_not_plus_minus_one(rng, n):
+    """Before: a system giving one probability row for every item (a class-prior baseline)
+    has constant entropies, so its entropy correlation is undefined (``entropy_correlation``
+    says NaN); the test centred them to rounding noise ~1e-16 and reported r = +1 or -1
+    (the sign of the noise), and a p-value comparing h1 with it."""
+    p = rng.dirichlet(np.ones(3), n)
+    prior = np.tile([0.2, 0.3, 0.5], (n, 1))
+    q1 = rng.dirichlet(np.ones(3), n)
+    with pytest.warns(eq.metrics.UndefinedMetricWarning):
+        assert np.isnan(eq.metrics.entropy_correlation(p, prior))
+    res = eq.bootstrap_test(p, prior, q1, metrics=["entropy_correlation", "js_divergence"],
+                            method="paired", n_resamples=50, rng=0)
+    assert np.isnan(res.h0_value[0])
+    assert np.isnan(res.pvalue[0])
+    assert res.h1_value[0] == pytest.approx(eq.metrics.entropy_correlation(p, q1))
+    assert res.nan_reason[0].startswith("entropy_correlation of h0 is undefined (NaN) on these "
+                                        "items (the normalized entropies of the targets or of "
+                                        "the predictions are constant")
+    assert res.nan_reason[1] is None
+
+
+def test_p_value_is_nan_when_resamples_are_undefined(rng):
+    """Before: resampled deltas that are NaN (entropy similarity of a sub-sample of one-hot
+    targets, all entropies zero) counted as 'not extreme', so p was too small by their share
+    (306 of 1000 here: 0.356 where the defined resamples give about 0.5) and got marks."""
+    rng = np.random.default_rng(1)
+    n = 200
+    p = np.eye(3)[rng.integers(0, 3, n)]
+    soft = rng.random(n) < 0.1
+    p[soft] = rng.dirichlet(np.ones(3), soft.sum())
+    q0 = 0.6 * p + 0.4 * rng.dirichlet(np.ones(3), n)
+    q1 = 0.6 * p + 0.4 * rng.dirichlet(np.ones(3), n)
+    res = eq.bootstrap_test(p, q0, q1, metrics=["entropy_similarity", "cross_entropy"],
+                            sample_size=0.05, rng=0)
+    undefined = int(np.isnan(res.distribution[0]).sum())
+    assert 0 < undefined < res.n_resamples
+    assert np.isfinite(res.delta[0])
+    assert np.isnan(res.pvalue[0])
+    assert res.significance[0] == ""
+    assert res.nan_reason[0].startswith(f"the p-value and the interval are undefined (NaN): "
+                                        f"{undefined} of 1000 resampled deltas are not finite")
+    assert "method='paired'" in res.nan_reason[0]
+    assert "p undefined (undefined resamples)" in res.summary()
+    assert np.isfinite(res.pvalue[1])                   # cross-entropy: every resample defined
+    # a metric with no improvement at all keeps p = 1 (Berg-Kirkpatrick's rule)
+    same = eq.bootstrap_test(p, q0, q0, metrics="entropy_similarity", sample_size=0.05, rng=0)
+    assert same.pvalue[0] == 1.0

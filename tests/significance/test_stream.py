@@ -345,3 +345,68 @@ def test_runs_of_different_kinds_refused(rng):
     with pytest.raises(ValueError, match="same number of classes; got \\[3, 4\\]"):
         compare_runs([da.from_array(p, chunks=(50, 3)), p4], [q0, p4], [q1, p4],
                      method="paired")
+
+
+def test_hard_targets_with_probability_rows_say_so_in_memory_and_on_dask(rng):
+    """Before: 'non-integer values ... would compare real values (mse, mae)' in memory and
+    '`h0` must be 1-D (item,) for regression inputs' on dask: neither says that the targets
+    are labels and the predictions probability rows, nor what to do."""
+    y = rng.integers(0, 3, 60)
+    q0, q1 = rng.dirichlet(np.ones(3), 60), rng.dirichlet(np.ones(3), 60)
+    match = (r"`targets` holds one label per item \(shape \(60,\): hard labels\) but `h0` "
+             r"holds probability rows \(shape \(60, 3\): 3 classes\).*one-hot.*"
+             r"`np\.eye\(3\)\[targets\]`.*kind='soft'.*`h0\.argmax\(axis=1\)`")
+    for targets in (y, da.from_array(y, chunks=25)):
+        for kw in ({}, {"metrics": "cross_entropy"}):
+            with pytest.raises(ValueError, match=match):
+                eq.bootstrap_test(targets, q0, q1, method="paired", n_resamples=10, **kw)
+        for kind in ("hard", "soft"):
+            with pytest.raises(ValueError, match=f"with kind='{kind}', " + match):
+                eq.bootstrap_test(targets, q0, q1, kind=kind, n_resamples=10)
+    # the remedy works: one-hot targets are soft labels, the cross-entropy the log loss
+    res = eq.bootstrap_test(np.eye(3)[y], q0, q1, metrics="cross_entropy", method="paired",
+                            n_resamples=10, rng=0)
+    assert res.h0_value[0] == pytest.approx(-np.mean(np.log(q0[np.arange(60), y])))
+    # and the other way round: probability-row targets with labels
+    with pytest.raises(ValueError, match=r"`targets` holds probability rows .* but `h0` holds "
+                                         r"one label or value per item .*give `h0` as "
+                                         r"probability rows too.*kind='hard'"):
+        eq.bootstrap_test(np.eye(3)[y], y, y, n_resamples=10)
+
+
+def test_whole_number_targets_with_real_predictions_refused_on_dask_too(rng):
+    """Before: on dask, one non-integer prediction anywhere made the test MSE / MAE silently
+    (in memory it is refused as ambiguous, naming kind='regression')."""
+    y = rng.integers(0, 2, 200)
+    q0 = rng.random(200)
+    q1 = y.astype(float)
+    q1[130] = 0.25
+    for h1 in (q1, da.from_array(q1, chunks=50)):
+        with pytest.raises(ValueError, match=r"`targets` holds whole numbers \(class labels\?\) "
+                                             r"but `h1` holds 1 non-integer value\(s\) \(item "
+                                             r"130: 0\.25\).*Pass kind='regression'"):
+            eq.bootstrap_test(da.from_array(y, chunks=50), np.round(q0), h1, n_resamples=10)
+    lazy = eq.bootstrap_test(da.from_array(y, chunks=50), q0, q1, kind="regression",
+                             method="paired", n_resamples=50, rng=0)
+    _same(eq.bootstrap_test(y, q0, q1, kind="regression", method="paired", n_resamples=50,
+                            rng=0), lazy)
+
+
+def test_csv_headers_are_class_names_on_dask_too(tmp_path, rng):
+    """Before: with a dask input, .csv files were read without their header, so two
+    prediction files listing the classes in other orders were paired by position (a wrong
+    cross-entropy, silently)."""
+    import pandas as pd
+
+    p, a, b = (rng.dirichlet(np.ones(2), 60) for _ in range(3))
+    pd.DataFrame(a[:, ::-1], columns=["pos", "neg"]).to_csv(h0 := tmp_path / "a.csv",
+                                                            index=False)
+    pd.DataFrame(b, columns=["neg", "pos"]).to_csv(h1 := tmp_path / "b.csv", index=False)
+    with pytest.raises(ValueError, match=r"the 'class' coordinates of `h1` and `h0` differ "
+                                         r"\(.*a \.csv file's header"):
+        eq.bootstrap_test(da.from_array(p, chunks=(20, 2)), h0, h1, method="paired",
+                          n_resamples=10)
+    pd.DataFrame(a, columns=["neg", "pos"]).to_csv(h0, index=False)   # one order: read
+    lazy = eq.bootstrap_test(da.from_array(p, chunks=(20, 2)), h0, h1, metrics="cross_entropy",
+                             method="paired", n_resamples=10, rng=0)
+    assert lazy.h0_value[0] == pytest.approx(-np.mean(np.sum(p * np.log(a), axis=1)))

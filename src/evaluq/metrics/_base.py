@@ -19,6 +19,7 @@ objects serve :func:`evaluq.from_predictions` and :func:`evaluq.bootstrap_test`.
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -331,6 +332,11 @@ def weighted_sums(weights: np.ndarray, stats: np.ndarray) -> np.ndarray:
 
 _REGISTRY: dict[str, Metric] = {}
 
+CLIPPED_FAMILIES: dict[str, Callable[[float], Metric]] = {}
+"""Metrics that also go by a name with ``eps``, ``"cross_entropy[eps=1e-12]"`` (the name of
+the metric that factory makes): base name -> factory of ``eps`` (filled by
+:mod:`evaluq.metrics.soft`)."""
+
 
 def register_metric(metric: Metric) -> Metric:
     """Add a metric to the registry used by ``metric="name"`` arguments.
@@ -378,7 +384,10 @@ def get_metric(metric: str | Metric) -> Metric:
     ----------
     metric : str or Metric
         A registered name (see :func:`available_metrics`; another name raises
-        ``ValueError``) or a :class:`Metric`.
+        ``ValueError``), ``"cross_entropy[eps=1e-12]"`` or ``"kl[eps=1e-6]"`` (the metric
+        with the predictions clipped at ``eps``:
+        :func:`~evaluq.metrics.cross_entropy_metric`, :func:`~evaluq.metrics.kl_metric`),
+        or a :class:`Metric`.
 
     Returns
     -------
@@ -390,16 +399,29 @@ def get_metric(metric: str | Metric) -> Metric:
     >>> m = get_metric("accuracy")
     >>> m.name, m.kind, m.higher_is_better
     ('accuracy', 'hard', True)
+    >>> get_metric("cross_entropy[eps=1e-12]").name
+    'cross_entropy[eps=1e-12]'
     """
     if isinstance(metric, Metric):
         return metric
     if not isinstance(metric, str):
         raise TypeError(f"`metric` must be a metric name or a Metric; got {metric!r}")
-    try:
+    if metric in _REGISTRY:
         return _REGISTRY[metric]
-    except KeyError:
-        shown = ", ".join(sorted(_REGISTRY))
-        raise ValueError(f"`metric` must be one of {shown}; got {metric!r}") from None
+    clipped = re.fullmatch(r"\s*(\w+)\[eps=([^\]]*)\]\s*", metric)
+    if clipped and clipped.group(1) in CLIPPED_FAMILIES:
+        try:
+            eps = float(clipped.group(2))
+        except ValueError:
+            raise ValueError(f"`metric` {metric!r}: eps must be a number, as in "
+                             f"'{clipped.group(1)}[eps=1e-12]'; got {clipped.group(2)!r}") from None
+        return CLIPPED_FAMILIES[clipped.group(1)](eps)
+    shown = ", ".join(sorted(_REGISTRY))
+    families = " / ".join(sorted(CLIPPED_FAMILIES))
+    raise ValueError(f"`metric` must be one of {shown}" + (
+        f" (or {families} with predictions clipped at eps: "
+        f"'{min(CLIPPED_FAMILIES)}[eps=1e-12]')" if CLIPPED_FAMILIES else "")
+        + f"; got {metric!r}")
 
 
 def available_metrics() -> list[str]:

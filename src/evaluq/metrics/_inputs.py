@@ -25,7 +25,7 @@ from evaluq._validation import check_choice, check_real, text_encoding
 from evaluq._warn import warn
 from evaluq.errors import EvaluqWarning
 from evaluq.metrics._base import MetricKind
-from evaluq.metrics._text_labels import type_label_texts
+from evaluq.metrics._text_labels import header_lines, type_label_texts
 
 _KINDS = ("hard", "soft", "regression")
 _SUFFIXES = (".txt", ".csv", ".tsv", ".npy")
@@ -152,6 +152,11 @@ def _read_file(path: str | os.PathLike[str], as_text: bool = False
             except (ValueError, OverflowError):
                 pass
         return values, None
+    return _read_rows(p, text, suffix)
+
+
+def _read_rows(p: Path, text: str, suffix: str) -> tuple[np.ndarray, list[str] | None]:
+    """A ``.csv`` / ``.tsv`` file's rows of numbers and its header's names (or None)."""
     delimiter = "," if suffix == ".csv" else "\t"
     first, _, rest = text.lstrip("\r\n").partition("\n")
     header = None
@@ -161,14 +166,44 @@ def _read_file(path: str | os.PathLike[str], as_text: bool = False
     try:
         rows = np.loadtxt(io.StringIO(text), delimiter=delimiter, dtype=np.float64, ndmin=2)
     except ValueError as err:
-        raise ValueError(
-            f"could not read prediction file {str(p)!r} as rows of numbers separated by "
-            f"{delimiter!r} ({err}); {suffix} files hold numbers only (and a first line of "
-            f"names, read as a header)"
-        ) from None
+        raise ValueError(_unreadable_rows(p, text, delimiter, header is not None, err)) from None
     if rows.shape[1] == 1:
         return rows[:, 0], None
     return rows, header if header is not None and len(header) == rows.shape[1] else None
+
+
+def _unreadable_rows(p: Path, text: str, delimiter: str, header: bool, err: ValueError) -> str:
+    """Why rows of a ``.csv`` / ``.tsv`` are no numbers: an empty cell (a missing value), text
+    (labels, which go elsewhere) or rows of different lengths, named by the row."""
+    after = " after the header" if header else ""
+    widths: dict[int, int] = {}
+    for i, line in enumerate(text.splitlines()):
+        cells = [c.strip() for c in line.split(delimiter)] if line.strip() else []
+        bad = next((c for c in cells if not _is_number(c)), None)
+        if cells and widths.setdefault(len(cells), i + 1) == i + 1 and len(widths) > 1:
+            first = min(widths.values())
+            return (f"`path`: prediction file {str(p)!r} has rows of different lengths: row "
+                    f"{first}{after} has {next(k for k, v in widths.items() if v == first)} "
+                    f"values, row {i + 1} {len(cells)}: every row holds one value per class")
+        if bad is None:
+            continue
+        where = f"row {i + 1}{after}"
+        if bad == "":
+            return (f"`path`: prediction file {str(p)!r} has an empty cell in {where} "
+                    f"({line.strip()!r}): a missing value; every item needs every column's "
+                    "value (remove that item from every file, or fill it)")
+        return (f"`path`: prediction file {str(p)!r} holds {bad!r} in {where}, not a number: "
+                f"{p.suffix} files hold probability rows, numbers only (one column per class; "
+                f"a first line of names is a header). {_LABEL_FILES}")
+    return (f"could not read prediction file {str(p)!r} as rows of numbers separated by "
+            f"{delimiter!r} ({err})")
+
+
+_LABEL_FILES = ("Labels go one per line in a .txt file; a table of labels (an item id "
+                "column, one column per system) is read with pandas, "
+                "pd.read_csv(path, index_col='id')['label'] (Series are paired by their index), "
+                "or given whole to `evaluq test TABLE --columns TARGET H0 H1`")
+"""Where labels go, for the errors of a .csv / .tsv read as probability rows."""
 
 
 def _is_number(text: str) -> bool:
@@ -252,6 +287,8 @@ def _type_texts(raws: Sequence[_Raw], kind: str | None,
     texts = [r for r in raws if r.source == "text"]
     if not texts:
         return labels
+    if (header := header_lines([r.name for r in texts], [r.values for r in texts])) is not None:
+        warn(header, EvaluqWarning)
     names, arrays = [r.name for r in texts], [r.values for r in texts]
     with_labels = labels is not None and not isinstance(labels, str | bytes) and \
         np.asarray(labels).dtype.kind in "USi"
@@ -261,6 +298,26 @@ def _type_texts(raws: Sequence[_Raw], kind: str | None,
     for raw, values in zip(texts, typed, strict=False):
         raw.values = values
     return typed[-1] if with_labels else labels
+
+
+def read_input_files(named: Sequence[tuple[str, Any]], *, kind: str | None = None,
+                     labels: Sequence[Any] | np.ndarray | None = None
+                     ) -> tuple[list[Any], Any]:
+    """The inputs ``(name, obj)`` with every file path read as :func:`prepare_inputs` reads
+    it: the ``.txt`` files' lines typed together (with ``labels`` when given as text; see
+    :mod:`evaluq.metrics._text_labels`), other files by :func:`load_predictions`, a file
+    whose header names its classes as a DataFrame with those columns (so that its classes
+    are matched by name, never by position); inputs that are no path are returned
+    unchanged. Returns the inputs and ``labels``, typed like the files. For the readers that
+    take the files before :func:`prepare_inputs` does (dask inputs,
+    :class:`evaluq.Experiment`), so that a file reads as in memory."""
+    raws = {i: _to_raw(name, obj, allow_leading=False)
+            for i, (name, obj) in enumerate(named) if isinstance(obj, str | os.PathLike)}
+    labels = _type_texts(list(raws.values()), kind, labels)
+    out = [obj if i not in raws else raws[i].values if raws[i].class_index is None
+           else pd.DataFrame(raws[i].values, columns=pd.Index(raws[i].class_index))
+           for i, (_, obj) in enumerate(named)]
+    return out, labels
 
 
 def _has_nan(values: np.ndarray) -> bool:
@@ -277,6 +334,7 @@ def _non_integer(values: np.ndarray) -> bool:
 
 
 def _detect_kind(targets: _Raw, preds: Sequence[_Raw]) -> MetricKind:
+    _check_one_kind(targets, preds)
     if targets.values.ndim >= 2 or targets.has_class_dim:
         return "soft"
     if _non_integer(targets.values):
@@ -287,19 +345,59 @@ def _detect_kind(targets: _Raw, preds: Sequence[_Raw]) -> MetricKind:
         odd = np.flatnonzero((values != np.round(values)).ravel())
         at = np.unravel_index(odd[0], values.shape)[-1]
         place = f"line {at + 1}" if stray.source == "text" else f"item {at}"
-        raise ValueError(
-            f"`targets` holds whole numbers (class labels?) but `{stray.name}` holds "
-            f"{odd.size} non-integer value(s) ({place}: {values.ravel()[odd[0]]:g}): the test "
-            "would compare real values (mse, mae), not labels. Pass kind='regression' (or "
-            "regression metrics) if they are real values; if they are class labels, that "
-            "value is malformed: fix it (or, for label files, pass kind='hard' to read every "
-            "label as written, that one a label of its own)")
+        raise ValueError(stray_value_message(stray.name, odd.size, place,
+                                             float(values.ravel()[odd[0]])))
     return "hard"
+
+
+def _check_one_kind(targets: _Raw, preds: Sequence[_Raw], kind: str | None = None) -> None:
+    """Refuse label (1-D) targets with probability-row (2-D) predictions, or the other way
+    round (:func:`mixed_kinds_message`)."""
+    mixed = next((r for r in preds if {targets.values.ndim, r.values.ndim
+                                       - len(r.leading_dims)} == {1, 2}), None)
+    if mixed is not None:
+        raise ValueError(mixed_kinds_message(targets.name, targets.values.shape, mixed.name,
+                                             mixed.values.shape, kind))
+
+
+def stray_value_message(name: str, count: int, place: str, value: float) -> str:
+    """The error for whole-number targets with ``count`` non-integer values in prediction
+    ``name`` (the first at ``place``): labels with a malformed value, or real values?"""
+    return (f"`targets` holds whole numbers (class labels?) but `{name}` holds {count} "
+            f"non-integer value(s) ({place}: {value:g}): the test would compare real values "
+            "(mse, mae), not labels. Pass kind='regression' (or regression metrics) if they "
+            "are real values; if they are class labels, that value is malformed: fix it (or, "
+            "for label files, pass kind='hard' to read every label as written, that one a "
+            "label of its own)")
+
+
+def mixed_kinds_message(target_name: str, target_shape: tuple[int, ...], name: str,
+                        shape: tuple[int, ...], kind: str | None = None) -> str:
+    """The error for hard (1-D) targets with probability rows ``(item, class)`` as a
+    prediction, or (``kind="soft"``, the other way round) probability-row targets with
+    labels: what was detected and the two remedies (``kind`` given: the kind asked for)."""
+    asked = f"with kind={kind!r}, " if kind is not None else ""
+    if len(target_shape) >= 2:
+        return (f"{asked}`{target_name}` holds probability rows (shape {target_shape}) but "
+                f"`{name}` holds one label or value per item (shape {shape}): a test compares "
+                "inputs of one kind. For the soft metrics (cross_entropy, js_divergence, ...) "
+                f"give `{name}` as probability rows too; for the hard metrics (accuracy, f1, "
+                f"...) give the targets' labels (e.g. each row's argmax) with kind='hard'")
+    k = shape[-1]
+    return (f"{asked}`{target_name}` holds one label per item (shape {target_shape}: hard "
+            f"labels) but `{name}` holds probability rows (shape {shape}: {k} classes). A "
+            "test compares inputs of one kind: for the soft metrics (cross_entropy, the log "
+            "loss of the true class; js_divergence, ...) give the targets as one-hot "
+            f"probability rows in the predictions' column order (`np.eye({k})[targets]` when "
+            f"the labels are the column indices 0..{k - 1}; a .csv of rows) with "
+            "kind='soft'; for the hard metrics (accuracy, f1, ...) give each system's "
+            f"predicted labels (`{name}.argmax(axis=1)`, mapped to the label names)")
 
 
 def _check_shapes(kind: MetricKind, targets: _Raw, preds: Sequence[_Raw]) -> None:
     core = 2 if kind == "soft" else 1
     shape_text = "(item, class)" if core == 2 else "(item,)"
+    _check_one_kind(targets, preds, kind)
     for raw in (targets, *preds):
         ndim = raw.values.ndim - len(raw.leading_dims)
         if ndim != core:
@@ -460,6 +558,10 @@ def _check_probabilities(raw: _Raw, atol: float) -> np.ndarray:
                   if np.allclose(sums[bad], 100.0, atol=1.0) else
                   "if they are scores or logits, normalise each row first (divide it by "
                   "its sum, or take a softmax)")
+        if raw.source == "file":        # a .csv with a header: of labels and ids?
+            remedy += (f". `{raw.name}` is a file whose header names the columns "
+                       f"{list(raw.class_index)}: read as probability rows, one column per "
+                       f"class. {_LABEL_FILES}")
         raise ValueError(f"rows of `{raw.name}` must sum to 1 within atol={atol:g}{rounding}; "
                          f"{int(bad.sum())} row(s) do not (row {where} sums to "
                          f"{sums[where]:.6g}): {remedy}")
@@ -577,7 +679,9 @@ def prepare_inputs(
         a ``class`` dim) is soft; 1-D is regression if the targets hold a float that is not a
         whole number, else hard. Whole-number targets with a non-integer prediction are
         ambiguous (class ids with a malformed prediction, or real values?) and an error:
-        pass ``kind``. ``.txt`` files are read as text and typed together (integers when
+        pass ``kind``. Label targets (1-D) with probability-row predictions (2-D), or the
+        other way round, are an error naming the remedies (one-hot targets, or each
+        system's argmax labels). ``.txt`` files are read as text and typed together (integers when
         every line of every file is a plain integer; two spellings of one number, "01" and
         "1", are refused; see :mod:`evaluq.metrics._text_labels`); with ``kind="hard"``
         their labels are compared as written.

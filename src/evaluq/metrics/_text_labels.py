@@ -45,14 +45,29 @@ def _plain_ints(texts: Sequence[np.ndarray]) -> list[np.ndarray] | None:
         return None
 
 
+_MISSING = frozenset({"", "nan", "na", "n/a", "null", "none", "missing", "-"})
+"""Spellings of a missing value (compared lower-case)."""
+
+
+def _not_a_number(text: str) -> tuple[str, str]:
+    """What a value that is no finite number is (missing, infinite or text) and, for a
+    missing value, the remedy."""
+    if text.strip().lower() in _MISSING:
+        return "a missing value", "; remove that item from every file, or fill it"
+    if np.isinf(pd.to_numeric(pd.Series([text]), errors="coerce").to_numpy(float)[0]):
+        return "an infinite value", ""
+    return "not a number", ""
+
+
 def _regression(names: Sequence[str], texts: Sequence[np.ndarray], numbers: np.ndarray,
                 unit: str) -> list[np.ndarray]:
     bad = np.flatnonzero(~np.isfinite(numbers))
     if bad.size:
         flat = np.concatenate(texts)
+        what, remedy = _not_a_number(str(flat[bad[0]]))
         raise ValueError(f"{_where(names, texts, int(bad[0]), unit)} holds "
-                         f"{str(flat[bad[0]])!r}, not a number: regression values must be "
-                         f"numbers ({bad.size} value(s) are not)")
+                         f"{str(flat[bad[0]])!r}, {what}: regression values must be finite "
+                         f"numbers ({bad.size} value(s) are not){remedy}")
     return np.split(numbers, np.cumsum([t.size for t in texts])[:-1])
 
 
@@ -72,6 +87,25 @@ def _one_spelling(names: Sequence[str], texts: Sequence[np.ndarray], numbers: np
                      "ways, one label if read as numbers, two if read as text. Pass "
                      "kind='hard' to compare the labels as written, or kind='regression' to "
                      "compare numbers; or write them alike")
+
+
+def header_lines(names: Sequence[str], texts: Sequence[np.ndarray]) -> str | None:
+    """A message when line 1 of every input looks like a header (a column name written by
+    ``Series.to_csv``): each first line is a name, no number, that no other line of any
+    input holds. Else None (fewer than two inputs, or a first line that is a number or a
+    label elsewhere)."""
+    if len(texts) < 2 or any(t.size < 2 for t in texts):
+        return None
+    rest = set(np.concatenate([t[1:] for t in texts]).tolist())
+    firsts = [str(t[0]) for t in texts]
+    numbers = pd.to_numeric(pd.Series(firsts), errors="coerce").notna()
+    if numbers.any() or any(f in rest for f in firsts):     # a header is a name
+        return None
+    shown = ", ".join(f"`{n}` {f!r}" for n, f in zip(names, firsts, strict=True))
+    return (f"line 1 of every label file looks like a header, a name no other line holds "
+            f"({shown}): it is read as one item, whose labels count as classes of their own "
+            "(a shared one, right for both systems, raises the macro averages). Remove those "
+            "lines (Series.to_csv(path, index=False, header=False) writes none)")
 
 
 def type_label_texts(names: Sequence[str], texts: Sequence[np.ndarray], *,
@@ -109,10 +143,13 @@ def type_label_texts(names: Sequence[str], texts: Sequence[np.ndarray], *,
         return _regression(names, texts, numbers, unit)       # prepare_inputs decides
     if (finite & ~whole).any():
         flat = np.concatenate(texts)
-        text_at, real_at = int(np.flatnonzero(~finite)[0]), int(np.flatnonzero(~whole)[0])
+        text_at = int(np.flatnonzero(~finite)[0])
+        real_at = int(np.flatnonzero(finite & ~whole)[0])
+        what, remedy = _not_a_number(str(flat[text_at]))
+        fix = (remedy[2:] + " if these are real values" if remedy else
+               "fix the value if these are real values (kind='regression')")
         raise ValueError(f"{_where(names, texts, text_at, unit)} holds {str(flat[text_at])!r}, "
-                         f"not a number, but {_where(names, texts, real_at, unit)} holds "
-                         f"{str(flat[real_at])!r}, a real value: pass kind='hard' to read every "
-                         "label as written (text), or fix the value if these are real values "
-                         "(kind='regression')")
+                         f"{what}, but {_where(names, texts, real_at, unit)} holds "
+                         f"{str(flat[real_at])!r}, a real value: {fix}; or pass kind='hard' to "
+                         "read every label as written (text)")
     return texts

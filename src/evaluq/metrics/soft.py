@@ -45,7 +45,7 @@ import xarray as xr
 from evaluq._validation import check_real
 from evaluq._warn import warn
 from evaluq.metrics import _soft
-from evaluq.metrics._base import Metric, register_metric
+from evaluq.metrics._base import CLIPPED_FAMILIES, Metric, register_metric
 from evaluq.metrics._common import UndefinedMetricWarning, mean_from_sums, per_item_stats, wrap
 from evaluq.metrics._inputs import prepare_inputs
 
@@ -109,14 +109,23 @@ def _correlation_stats(targets: np.ndarray, predictions: np.ndarray, n_classes: 
     return _correlation_global(_correlation_local(targets, predictions, n_classes), n_classes)
 
 
+CONSTANT_SPREAD = 1e-13
+"""The standard deviation of normalized entropies (in [0, 1]) below which they count as
+constant, and entropy correlation as undefined: floating-point rounding leaves ~1e-16."""
+
+
 def _correlation_from_sums(sums: np.ndarray, total: np.ndarray, n_classes: int) -> np.ndarray:
     sx, sy, sxx, syy, sxy = np.moveaxis(sums, -1, 0)
     cov = sxy - sx * sy / total
     vx = sxx - sx * sx / total
     vy = syy - sy * sy / total
+    # normalized entropies lie in [0, 1]: a spread below CONSTANT_SPREAD is their rounding
+    # (constant entropies, e.g. one prediction row for every item, centre to ~1e-16, whose
+    # r = cov / sqrt(vx vy) of rounding noise came out as +-1), so r is undefined: NaN
+    constant = np.minimum(vx, vy) <= CONSTANT_SPREAD ** 2 * total
     with np.errstate(divide="ignore", invalid="ignore"):
         r = cov / np.sqrt(vx * vy)
-    return np.clip(r, -1.0, 1.0)
+    return np.where(constant, np.nan, np.clip(r, -1.0, 1.0))
 
 
 CROSS_ENTROPY = register_metric(_item_metric("cross_entropy", _soft.cross_entropy_items))
@@ -191,6 +200,10 @@ def kl_metric(*, eps: float | None = None) -> Metric:
     if eps is None:
         return KL
     return _item_metric(_eps_name("kl", eps), lambda p, q: _soft.kl_items(p, q, eps))
+
+
+CLIPPED_FAMILIES["cross_entropy"] = lambda eps: cross_entropy_metric(eps=eps)
+CLIPPED_FAMILIES["kl"] = lambda eps: kl_metric(eps=eps)
 
 
 # --- public functions ---------------------------------------------------------------------------

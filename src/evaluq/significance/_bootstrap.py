@@ -335,6 +335,22 @@ def _check_resample_memory(spec: TestMethod, n_resamples: int, n_metrics: int) -
     check_memory("n_resamples", 3 * 8 * copies * n_resamples * n_metrics)
 
 
+def _sample_n(units: Sequence[_engine.Unit], fraction: float) -> int:
+    """The items drawn per resample, ``sum round(f N_unit)``; an error when a unit draws none
+    (a Berg-Kirkpatrick sub-sample of few items)."""
+    sample_n = sum(round(fraction * u.n_items) for u in units)
+    if sample_n < 1 or any(round(fraction * u.n_items) < 1 for u in units):
+        n, top = min(u.n_items for u in units), BK_SAMPLE_SIZE_RANGE[1]
+        larger = (f"Pass a larger `sample_size` (at most {top:g}), use" if round(top * n) >= 1
+                  else "Use")
+        raise ValueError(f"`sample_size` must draw at least one item: {fraction:g} of {n} "
+                         f"item{'s' if n > 1 else ''} draws round({fraction:g} x {n}) = 0 "
+                         f"({'of one run, ' if len(units) > 1 else ''}the Berg-Kirkpatrick "
+                         f"sub-sample). {larger} more items, or method='permutation' (valid "
+                         "at any number of items)")
+    return sample_n
+
+
 def _test_units(units: list[_engine.Unit], widths: list[int], metric_objs: list[Metric],
                 n_classes: int, *, spec: TestMethod, gen: np.random.Generator, n_resamples: int,
                 fraction: float, level: float, two_level: bool, crossed: bool, method: str,
@@ -343,10 +359,7 @@ def _test_units(units: list[_engine.Unit], widths: list[int], metric_objs: list[
     _check_resample_memory(spec, n_resamples, len(metric_objs))
     slices = _engine.metric_slices(metric_objs, widths)
     n_items = sum(u.n_items for u in units)
-    sample_n = sum(round(fraction * u.n_items) for u in units)
-    if sample_n < 1 or any(round(fraction * u.n_items) < 1 for u in units):
-        raise ValueError(f"`sample_size` {fraction:g} of {min(u.n_items for u in units)} "
-                         "items draws no item; use a larger sample size or more items")
+    sample_n = _sample_n(units, fraction)
 
     totals = [u.totals() for u in units]
     t0 = np.sum([t[0] for t in totals], axis=0)

@@ -268,7 +268,8 @@ def oriented_delta(metrics: Sequence[Metric], v0: np.ndarray, v1: np.ndarray) ->
     """``M(h1) - M(h0)`` for higher-is-better metrics, ``M(h0) - M(h1)`` otherwise."""
     sign = np.array([1.0 if m.higher_is_better else -1.0 for m in metrics])
     sign = sign.reshape((-1,) + (1,) * (np.ndim(v0) - 1))
-    return sign * (v1 - v0)
+    with np.errstate(invalid="ignore"):   # inf - inf (both systems infinite): NaN, said by
+        return sign * (v1 - v0)           # BootstrapTestResult.nan_reason
 
 
 # --- resample draws -----------------------------------------------------------------------------
@@ -684,11 +685,16 @@ def _tolerance(scale: np.ndarray) -> np.ndarray:
     return np.maximum(np.abs(scale), 1.0)[:, None] * np.finfo(np.float64).eps * 1024
 
 
-def _undefined_where_infinite(p: np.ndarray, count: np.ndarray, delta: np.ndarray
-                              ) -> tuple[np.ndarray, np.ndarray]:
+def _undefined_where_infinite(p: np.ndarray, count: np.ndarray, delta: np.ndarray,
+                              dist: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """No p-value where the observed delta is not finite (e.g. a cross-entropy of +inf on
-    the full test set: clip the predictions with the metric's ``eps`` instead)."""
+    the full test set: clip the predictions with the metric's ``eps`` instead), nor where a
+    resampled delta of ``dist`` is NaN (a metric undefined on some resamples, as entropy
+    correlation on a sub-sample of constant entropies): counted as not extreme, those made
+    the p-value too small by their share."""
     bad = ~np.isfinite(delta)
+    if dist is not None:
+        bad |= np.isnan(dist).any(axis=-1)
     return np.where(bad, np.nan, p), np.where(bad, 0, count)
 
 
@@ -706,8 +712,10 @@ def pvalue_berg_kirkpatrick(dist: np.ndarray, delta: np.ndarray, scale: np.ndarr
     tol = _tolerance(scale)
     with np.errstate(invalid="ignore"):
         count = (dist > twice + tol).sum(axis=-1)
-    count = np.where(np.abs(delta) <= tol[:, 0], dist.shape[-1], count)
-    return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta)
+    zero = np.abs(delta) <= tol[:, 0]           # no improvement: p = 1, whatever the rest
+    count = np.where(zero, dist.shape[-1], count)
+    return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta,
+                                     np.where(zero[:, None], 0.0, dist))
 
 
 def pvalue_paired(dist: np.ndarray, delta: np.ndarray, scale: np.ndarray
@@ -716,7 +724,7 @@ def pvalue_paired(dist: np.ndarray, delta: np.ndarray, scale: np.ndarray
     obs = np.abs(delta)[:, None]
     with np.errstate(invalid="ignore"):
         count = (np.abs(dist - delta[:, None]) >= obs - _tolerance(scale)).sum(axis=-1)
-    return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta)
+    return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta, dist)
 
 
 def pvalue_permutation(dist: np.ndarray, delta: np.ndarray, scale: np.ndarray
@@ -725,7 +733,7 @@ def pvalue_permutation(dist: np.ndarray, delta: np.ndarray, scale: np.ndarray
     obs = np.abs(delta)[:, None]
     with np.errstate(invalid="ignore"):
         count = (np.abs(dist) >= obs - _tolerance(scale)).sum(axis=-1)
-    return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta)
+    return _undefined_where_infinite((1 + count) / (dist.shape[-1] + 1), count, delta, dist)
 
 
 def bca_interval(dist: np.ndarray, delta: np.ndarray, accel: np.ndarray,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -10,7 +11,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evaluq._dims import METRIC, RESAMPLE
+from evaluq._dims import METRIC, NAN_REASON, RESAMPLE
 from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import percentile_interval
 from evaluq._results import ResultBase
@@ -42,6 +43,82 @@ def significance_mark(p: float) -> str:
     """
     p = check_real("p", p, low=0.0, high=1.0)
     return "**" if p <= 0.01 else "*" if p <= 0.05 else ""
+
+
+_CLIPPABLE = ("cross_entropy", "kl")
+"""The metrics that are ``+inf`` at a predicted probability 0 and take ``eps``."""
+
+
+_UNDEFINED = {
+    "entropy_correlation": "the normalized entropies of the targets or of the predictions are "
+                           "constant: one prediction row, or one target row, for every item",
+    "entropy_similarity": "the normalized entropies of the targets or of the predictions are "
+                          "all zero: one-hot rows",
+}
+"""Why a metric is NaN on a set of items, for the metrics that say."""
+
+
+def _values_reason(name: str, values: Sequence[tuple[str, float]]) -> list[str]:
+    """Why the systems' values of metric ``name`` are not finite (one entry per value)."""
+    systems: dict[float | str, list[str]] = {}       # +inf, -inf or "nan": the systems
+    for w, v in values:
+        if not np.isfinite(v):
+            systems.setdefault("nan" if np.isnan(v) else v, []).append(w)
+    parts = []
+    for value, names in systems.items():
+        who = " and ".join(names)
+        if value == "nan":
+            parts.append(f"{name} of {who} is undefined (NaN) on these items ("
+                         + _UNDEFINED.get(name, "no value is defined there") + ")")
+            continue
+        cause = (f": a prediction gives probability 0 to a class the target supports (the exact "
+                 f"value; the metric '{name}[eps=1e-12]' clips the probabilities at eps, "
+                 f"eq.metrics.{name}_metric(eps=1e-12) in Python)" if name in _CLIPPABLE else "")
+        parts.append(f"{name} of {who} is {value:+g}{cause}")
+    return parts
+
+
+def _nan_reason(res: BootstrapTestResult, i: int) -> str | None:
+    """:attr:`BootstrapTestResult.nan_reason` of metric ``i``."""
+    lo, hi = res.interval.values[i]
+    delta, p = float(res.delta[i]), float(res.pvalue[i])
+    values = ((res.h0_name, float(res.h0_value[i])), (res.h1_name, float(res.h1_value[i])))
+    if np.isfinite([v for _, v in values] + [delta, p, lo, hi]).all():
+        return None
+    parts = _values_reason(res.metrics[i], values)
+    if np.isinf(delta):
+        better = res.h1_name if delta > 0 else res.h0_name
+        parts.append(f"delta is {delta:+g} ({better} better by an infinite margin)")
+    elif np.isnan(delta):
+        parts.append("delta is undefined (NaN)")
+    parts += _resamples_reason(res, i, p, lo + hi, delta)
+    return "; ".join(parts)
+
+
+def _resamples_reason(res: BootstrapTestResult, i: int, p: float, bounds: float,
+                      delta: float) -> list[str]:
+    """Why metric ``i``'s p-value or interval is NaN: an infinite or undefined delta, or
+    resampled deltas that are undefined (how many)."""
+    undefined = [what for what, v in (("the p-value", p), ("the interval", bounds))
+                 if np.isnan(v)]
+    if not undefined:
+        return []
+    bad = sorted({int(np.sum(~np.isfinite(d[i]))) for what, d in (
+        ("the p-value", res.distribution), ("the interval", res.bootstrap_distribution))
+        if what in undefined} - {0})
+    draws = (f"{' / '.join(map(str, bad))} of {res.n_resamples} resampled deltas are not "
+             "finite" if bad else "")
+    if not np.isfinite(delta):
+        why = "they compare resampled deltas with delta" + (f"; {draws}" if draws else "")
+    elif draws:
+        why = (f"{draws}: the metric is undefined on those resamples (e.g. entropy "
+               "correlation of a sub-sample whose entropies are constant), and counting them "
+               "as not extreme would make p too small; a larger sample_size, or "
+               "method='paired' (every resample the size of the test set), draws fewer")
+    else:
+        why = "the resampled deltas do not define it"
+    are = "are" if len(undefined) > 1 else "is"
+    return [f"{' and '.join(undefined)} {are} undefined (NaN): {why}"]
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -108,6 +185,18 @@ class BootstrapTestResult(ResultBase):
     def significance(self) -> tuple[str, ...]:
         """``**`` (p <= .01), ``*`` (p <= .05) or ``""`` per metric."""
         return tuple("" if np.isnan(p) else significance_mark(float(p)) for p in self.pvalue)
+
+    @property
+    def nan_reason(self) -> tuple[str | None, ...]:
+        """Per metric, why its values, delta, p-value or interval are not all finite
+        numbers (None when they are). A metric value may be infinite (the cross-entropy and
+        the KL divergence of a prediction that gives probability 0 to a class the target
+        supports are ``+inf``, the exact value): delta is then infinite (undefined when both
+        systems are), and the p-value and the interval, which compare resampled deltas
+        with it, are undefined (NaN). A value that is NaN is undefined on these items
+        (entropy correlation of constant entropies, e.g. one prediction row for every
+        item)."""
+        return tuple(_nan_reason(self, i) for i in range(len(self.metrics)))
 
     @property
     def resamples(self) -> xr.DataArray:
@@ -190,6 +279,9 @@ class BootstrapTestResult(ResultBase):
         if METHODS[self.method].permutation_null:
             ds["bootstrap_distribution"] = ((METRIC, RESAMPLE), self.bootstrap_distribution)
         ds.attrs = self._settings()
+        reasons = {m: r for m, r in zip(self.metrics, self.nan_reason, strict=True) if r}
+        if reasons:   # per metric, as a str (netCDF attrs hold no mapping)
+            ds.attrs[NAN_REASON] = "; ".join(f"{m}: {r}" for m, r in reasons.items())
         return ds
 
     def _settings(self) -> dict[str, Any]:
@@ -215,8 +307,9 @@ class BootstrapTestResult(ResultBase):
     def _p_text(self, i: int) -> str:
         p = float(self.pvalue[i])
         if not np.isfinite(p):
-            reason = "infinite" if np.isinf(self.delta[i]) else "undefined"
-            return f"p undefined ({reason} delta)"
+            reason = ("infinite delta" if np.isinf(self.delta[i]) else "undefined delta"
+                      if np.isnan(self.delta[i]) else "undefined resamples")
+            return f"p undefined ({reason})"
         return f"p = {p:.4f}"
 
     def summary(self) -> str:
@@ -246,6 +339,8 @@ class BootstrapTestResult(ResultBase):
             lines.append(f"{label:.<{col}} {int(self.count[i]):>6} / "
                          f"{self.n_resamples:<7} {self._p_text(i):<12} {self.significance[i]}")
         lines.append("** p <= .01   * p <= .05")
+        lines += [f"{name}: {reason}" for name, reason in zip(self.metrics, self.nan_reason,
+                                                              strict=True) if reason]
         return "\n".join(lines)
 
     def __repr__(self) -> str:

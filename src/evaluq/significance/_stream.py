@@ -39,9 +39,11 @@ from evaluq.metrics._base import Metric
 from evaluq.metrics._inputs import (
     check_label_set,
     item_dims,
-    load_predictions,
+    mixed_kinds_message,
     pandas_names,
     prepare_inputs,
+    read_input_files,
+    stray_value_message,
 )
 from evaluq.significance import _engine
 
@@ -56,9 +58,8 @@ def is_lazy(obj: Any) -> bool:
 
 
 def _as_array(name: str, obj: Any) -> tuple[Any, Any, Any, bool]:
-    """``(array, item index, class index, has class dim)``; dask arrays stay lazy."""
-    if isinstance(obj, str | os.PathLike):
-        return load_predictions(obj), None, None, False
+    """``(array, item index, class index, has class dim)``; dask arrays stay lazy. File
+    paths are read before (:func:`_read_run_files`)."""
     if isinstance(obj, xr.Dataset):
         raise TypeError(f"`{name}` must be an array, a DataArray or a file path; got a Dataset "
                         "(select one variable)")
@@ -84,6 +85,7 @@ def _check_layout(arrays: Sequence[Any], kind: str) -> None:
     """Shapes only (nothing read): dims, equal item and class counts, coordinates."""
     core = 2 if kind == "soft" else 1
     shape_text = "(item, class)" if core == 2 else "(item,)"
+    _check_one_kind(arrays, kind)
     for name, a in zip(NAMES, arrays, strict=True):
         if a.ndim != core:
             raise ValueError(f"`{name}` must be {core}-D {shape_text} for {kind} inputs; got "
@@ -103,29 +105,55 @@ def _check_layout(arrays: Sequence[Any], kind: str) -> None:
 
 
 def _check_index(indexes: Sequence[Any], dim: str) -> None:
-    ref = indexes[0]
-    for name, other in zip(NAMES[1:], indexes[1:], strict=True):
-        if ref is not None and other is not None and not np.array_equal(ref, other):
-            raise ValueError(f"the {dim!r} coordinates of `{name}` and `targets` differ (a "
-                             "pandas input's index or columns count as its coordinates); "
-                             "align them first (nothing is reordered silently)")
+    """The inputs that name their items (classes) name the same, in one order: the first
+    that names them is the reference (the two predictions when the targets name none)."""
+    named = [(n, x) for n, x in zip(NAMES, indexes, strict=True) if x is not None]
+    for name, other in named[1:]:
+        if not np.array_equal(named[0][1], other):
+            raise ValueError(f"the {dim!r} coordinates of `{name}` and `{named[0][0]}` differ "
+                             "(a pandas input's index or columns, or a .csv file's header, "
+                             "count as its coordinates); align them first (nothing is "
+                             "reordered silently)")
+
+
+def _check_one_kind(arrays: Sequence[Any], kind: str | None = None) -> None:
+    """Refuse label (1-D) targets with probability-row (2-D) predictions, or the other way
+    round (:func:`~evaluq.metrics._inputs.mixed_kinds_message`)."""
+    mixed = next((i for i, a in enumerate(arrays[1:], 1)
+                  if {arrays[0].ndim, a.ndim} == {1, 2}), None)
+    if mixed is not None:
+        raise ValueError(mixed_kinds_message(NAMES[0], arrays[0].shape, NAMES[mixed],
+                                             arrays[mixed].shape, kind))
 
 
 def _detect_kind(arrays: Sequence[Any], has_class: bool) -> str:
-    """In-memory rule: 2-D or a class dim is soft; a non-integer float anywhere makes 1-D
-    inputs regression, else hard. Float inputs are scanned (one chunked reduction); pass
-    ``kind`` to read them once."""
+    """In-memory rule (:func:`~evaluq.metrics.prepare_inputs`): 2-D or a class dim is soft;
+    1-D targets with probability rows are an error; non-integer float targets are regression;
+    whole-number targets with a non-integer prediction are an error (labels or real
+    values?); else hard. Float inputs are scanned (one chunked reduction); pass ``kind`` to
+    read them once."""
+    _check_one_kind(arrays)
     if arrays[0].ndim >= 2 or has_class:
         return "soft"
-    floats = [a for a in arrays if np.dtype(a.dtype).kind == "f"]
+    floats = [i for i, a in enumerate(arrays) if np.dtype(a.dtype).kind == "f"]
     if not floats:
         return "hard"
     import dask
     import dask.array as da
 
-    flags = dask.compute(*[da.any(a != da.round(a)) if is_lazy(a)
-                           else bool((a != np.round(a)).any()) for a in floats])
-    return "regression" if any(bool(f) for f in flags) else "hard"
+    odd = [da.count_nonzero(a != da.round(a)) if is_lazy(a)
+           else int(np.count_nonzero(a != np.round(a))) for a in (arrays[i] for i in floats)]
+    counts = dict(zip(floats, (int(c) for c in dask.compute(*odd)), strict=True))
+    if counts.get(0, 0):
+        return "regression"
+    stray = next((i for i in floats if counts[i]), None)
+    if stray is None:
+        return "hard"
+    a = arrays[stray]                   # whole-number targets: labels, or real values?
+    at = int(dask.compute(da.argmax(a != da.round(a)) if is_lazy(a)
+                          else np.argmax(a != np.round(a)))[0])
+    raise ValueError(stray_value_message(NAMES[stray], counts[stray], f"item {at}",
+                                         float(dask.compute(a[at])[0])))
 
 
 def _blocks(arrays: Sequence[Any], item_chunks: tuple[int, ...] | None = None
@@ -289,14 +317,27 @@ def check_item_local(metric: Metric, kind: str, n_classes: int) -> None:
                          "leave it out of `metrics` or pass in-memory arrays")
 
 
+def _read_run_files(run: Sequence[Any], kind: str | None, labels: Any) -> tuple[list[Any], Any]:
+    """One run's (targets, h0, h1) with its files read as in memory: the ``.txt`` files'
+    lines typed together, with ``labels`` (:func:`~evaluq.metrics._inputs.read_input_files`,
+    as :func:`~evaluq.metrics.prepare_inputs` reads them), never file by file."""
+    if not any(isinstance(x, str | os.PathLike) for x in run):
+        return list(run), labels
+    return read_input_files(list(zip(NAMES, run, strict=True)), kind=kind, labels=labels)
+
+
 def _run_arrays(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any],
-                kind: str | None) -> tuple[list[list[Any]], str]:
-    """Every run's three arrays (lazy ones stay lazy), layout-checked; and the kind."""
+                kind: str | None, labels: Any = None) -> tuple[list[list[Any]], str, Any]:
+    """Every run's three arrays (lazy ones stay lazy; files read, :func:`_read_run_files`),
+    layout-checked; the kind; and ``labels``, typed like the runs' label files."""
     many = len(targets) > 1
     arrays, has_class = [], []
+    typed_labels = labels
     for r, run in enumerate(zip(targets, h0, h1, strict=True)):
         try:
-            raw = [_as_array(n, x) for n, x in zip(NAMES, run, strict=True)]
+            inputs, typed = _read_run_files(run, kind, labels)
+            typed_labels = typed if typed is not labels else typed_labels
+            raw = [_as_array(n, x) for n, x in zip(NAMES, inputs, strict=True)]
             _check_index([x[1] for x in raw], ITEM)
             _check_index([x[2] for x in raw], CLASS)
         except ValueError as err:
@@ -318,7 +359,7 @@ def _run_arrays(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any],
         classes = [int(a[0].shape[1]) for a in arrays]
         if len(set(classes)) > 1:
             raise ValueError(f"every run must have the same number of classes; got {classes}")
-    return arrays, kind
+    return arrays, kind, typed_labels
 
 
 @dataclass
@@ -364,7 +405,7 @@ def stream_runs(targets: Sequence[Any], h0: Sequence[Any], h1: Sequence[Any], *,
     :func:`~evaluq.significance._bootstrap.compare_runs` builds from the same items in memory.
     """
     names = list(range(len(targets))) if run_names is None else list(run_names)
-    arrays, kind = _run_arrays(targets, h0, h1, kind)
+    arrays, kind, labels = _run_arrays(targets, h0, h1, kind, labels)
     if labels is not None and kind != "hard":
         raise ValueError(f"`labels` applies to hard labels only; these inputs are {kind}")
     layout = _lay_out(names, arrays, kind, runs)

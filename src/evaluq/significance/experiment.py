@@ -23,7 +23,8 @@ from evaluq._atomic import atomic_file, write_text
 from evaluq._results import N_RESAMPLES_TEST
 from evaluq._validation import RNGLike, check_bool, check_choice, check_rng
 from evaluq.metrics._base import Metric
-from evaluq.metrics._inputs import align_by_name
+from evaluq.metrics._inputs import align_by_name, read_input_files
+from evaluq.metrics._text_labels import type_label_texts
 from evaluq.significance._bootstrap import METHODS, RUNS, compare_runs
 from evaluq.significance._result import BootstrapTestResult
 
@@ -50,11 +51,8 @@ def _check_path(name: str, value: Any) -> Path:
 
 
 def _to_list(name: str, value: Any) -> list[Any]:
-    """JSON-ready list from a list, array, DataArray or file path."""
-    if isinstance(value, str | os.PathLike):
-        from evaluq.metrics import load_predictions
-
-        value = load_predictions(value)
+    """JSON-ready list from a list, array or DataArray (file paths are read before:
+    :func:`_validated_run`)."""
     if hasattr(value, "values") and not isinstance(value, dict | list):
         value = value.values
     arr = np.asarray(value)
@@ -163,7 +161,7 @@ class Experiment:
 
     def feed(self, h0: str, *, h1: str | None = None, run: Hashable | None = None,
              predictions: Any, targets: Any, idxs: Any = None,
-             epochs: float | None = None) -> None:
+             epochs: float | None = None, kind: str | None = None) -> None:
         """Add one run of a baseline (``h1=None``) or of a treatment of baseline ``h0``.
 
         Parameters
@@ -178,14 +176,24 @@ class Experiment:
             Per-item predictions and targets (lists, arrays, pandas Series, DataArrays or
             file paths). A pandas Series of predictions is put in the order of the targets'
             index (different labels are an error), as :func:`evaluq.bootstrap_test` pairs
-            them.
+            them. ``.txt`` files are read as :func:`evaluq.bootstrap_test` reads them: as
+            text, the targets' and the predictions' lines typed together (integers only
+            when every line of both is a plain integer; one number written two ways, "01"
+            and "1", is refused), never file by file.
         idxs
             Optional item ids (kept, e.g. to link shuffled items back to the data set).
         epochs
             Optional number of training epochs (reported as ``mean_epochs``).
+        kind
+            How ``.txt`` files are typed: ``"hard"`` keeps their labels as written (text),
+            ``"regression"`` reads numbers; default None, as :func:`evaluq.bootstrap_test`
+            detects it. Feed every run of a study alike (the runs of a baseline and of its
+            treatments must hold the same targets).
         """
         _check_condition_names(h0, h1)
-        preds, targs, ids = _validated_run(predictions, targets, idxs)
+        if kind is not None:
+            check_choice("kind", kind, ("hard", "soft", "regression"))
+        preds, targs, ids = _validated_run(predictions, targets, idxs, kind)
         cond = _condition(self.data, h0, h1)
         run_id = len(cond["exp_idxs"]) if run is None else run
         if run_id in cond["exp_idxs"]:
@@ -328,9 +336,11 @@ def _condition(data: _Registry, h0: str, h1: str | None) -> dict[str, Any]:
 
 # --- comparisons --------------------------------------------------------------------------------
 
-def _paired_runs(data: _Registry, h0: str, h1: str) -> tuple[list[Any], list[Any], list[Any]]:
-    """Targets and the predictions of h0 and h1, run by run (runs paired by id)."""
-    base, treat = data[h0], data[h0]["h1"][h1]
+def _paired_runs(data: _Registry, h0: str, h1: str, kind: str | None = None
+                 ) -> tuple[list[Any], list[Any], list[Any]]:
+    """Targets and the predictions of h0 and h1, run by run (runs paired by id; labels
+    typed together, :func:`_typed_together`)."""
+    base, treat = _typed_together(data[h0], data[h0]["h1"][h1], kind)
     if not base["exp_idxs"]:
         raise ValueError(f"baseline {h0!r} has no runs: feed it before running")
     order = _run_order(base["exp_idxs"], treat["exp_idxs"], h0, h1)
@@ -347,11 +357,35 @@ def _paired_runs(data: _Registry, h0: str, h1: str) -> tuple[list[Any], list[Any
     return targets, p0, p1
 
 
+def _typed_together(base: dict[str, Any], treat: dict[str, Any], kind: str | None
+                    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A comparison's runs with hard labels that mix numbers and text (``.txt`` files are
+    typed when fed, with the predictions fed alongside: the baseline's as integers, a
+    treatment's as text when one of its labels is not an integer) typed again together, as
+    :func:`evaluq.bootstrap_test` types its files (:mod:`evaluq.metrics._text_labels`)."""
+    lists = [(f"{who} run {r!r} {what}", values) for who, cond in (("h0", base), ("h1", treat))
+             for what, key in (("targets", "targs"), ("predictions", "preds"))
+             for r, values in zip(cond["exp_idxs"], cond[key], strict=True)]
+    flat = [x for _, values in lists for x in values]
+    plain = all(isinstance(x, str) or (isinstance(x, int) and not isinstance(x, bool))
+                for x in flat)          # labels (no None, floats or probability rows)
+    if not plain or len({isinstance(x, str) for x in flat}) < 2:
+        return base, treat
+    typed = iter(type_label_texts([n for n, _ in lists],
+                                  [np.array(list(map(str, v)), dtype=str) for _, v in lists],
+                                  kind=kind, unit="item"))
+    out = [dict(cond) for cond in (base, treat)]
+    for cond in out:
+        for key in ("targs", "preds"):
+            cond[key] = [next(typed).tolist() for _ in cond[key]]
+    return out[0], out[1]
+
+
 def _test_pair(data: _Registry, h0: str, h1: str, *, rng: np.random.Generator,
                **options: Any) -> BootstrapTestResult:
     """One treatment against its baseline (errors name the pair)."""
-    targets, p0, p1 = _paired_runs(data, h0, h1)
     try:
+        targets, p0, p1 = _paired_runs(data, h0, h1, options.get("kind"))
         return compare_runs(targets, p0, p1, rng=rng, h0_name=h0, h1_name=h1,
                             run_names=list(data[h0]["exp_idxs"]), **options)
     except ValueError as err:
@@ -378,11 +412,13 @@ def _check_condition_names(h0: Any, h1: Any) -> None:
         raise ValueError(f"`h1` must differ from `h0`; both are {h0!r}")
 
 
-def _validated_run(predictions: Any, targets: Any, idxs: Any
+def _validated_run(predictions: Any, targets: Any, idxs: Any, kind: str | None = None
                    ) -> tuple[list[Any], list[Any], list[Any]]:
     """Predictions, targets and item ids of one run as JSON-ready lists of one length
-    (pandas predictions put in the order of the targets' index, as ``bootstrap_test`` pairs
-    them)."""
+    (files read and ``.txt`` files typed together, pandas predictions put in the order of
+    the targets' index, as ``bootstrap_test`` reads and pairs them)."""
+    (targets, predictions), _ = read_input_files(
+        [("targets", targets), ("predictions", predictions)], kind=kind)
     preds = _to_list("predictions", align_by_name(targets, predictions))
     targs = _to_list("targets", targets)
     if len(preds) != len(targs):
