@@ -237,6 +237,10 @@ def test_one_numeric_column_is_the_score_and_an_unreadable_file_says_why(tmp_pat
     assert code == 0, err
     assert "column 'seed' as --seed seed and column 'Task' as --language Task" in err
     assert eq.open_cube(out / "BLEU_cube.nc").sizes["language"] == 4
+    code, _, err = _run(["report", str(tmp_path / "nonexistent.csv"), "--quiet"], capsys)
+    assert code == 2                       # was 'give either --score or --mean'
+    assert "no such file: " in err
+    assert "nonexistent.csv" in err
 
 
 def test_empty_file_is_a_clear_error(tmp_path, capsys):

@@ -1163,6 +1163,9 @@ def _run_report(args: argparse.Namespace) -> int:
 
     formats = _parse_formats(args.format)
     items = scores = judged = None
+    missing = [f for f in args.files if not Path(f).exists()]
+    if missing:                         # before any flag is asked for: the file is not there
+        raise FileNotFoundError(f"no such file: {missing[0]!r}")
     if args.source_format is None and args.item is None and args.wide is None:
         args.source_format = _guessed_harness(args.files, args.quiet)
     if args.source_format is not None and args.item is not None:
