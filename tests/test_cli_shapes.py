@@ -287,3 +287,18 @@ def test_sampler_advice_reaches_the_terminal_as_flags(advice):
     assert not PYTHON_KEYWORD.search(text), text
     assert set(re.findall(r"--[a-z][a-z-]+", text)) <= _flags()
     assert "--tune 2000" in text or "--draws" in text
+
+
+@pytest.mark.parametrize("message", [
+    "`draws` would need 2.9 GiB of memory at once, above evaluq's memory budget of 2 GiB (the "
+    "environment variable EVALUQ_MEMORY_BUDGET, in bytes or with a unit K, M, G, T, raises "
+    "it): lower `draws` (or `chains`)",
+    "the report's posterior keeps 700 draws per chain, not 1000: 1000 x 4 chains of 200 models "
+    "x 60 languages would need 2.9 GiB at once, above the memory budget (EVALUQ_MEMORY_BUDGET "
+    "raises it; `bayes_options={'draws': ...}` sets them)"])
+def test_the_posterior_memory_messages_name_the_draws_flag(message):
+    from evaluq.cli import cli_message
+
+    text = cli_message(message)
+    assert "--draws" in text, text
+    assert "`" not in text, text

@@ -530,3 +530,22 @@ def test_the_notebook_view_links_the_page_and_shows_the_escaped_leaderboard(tmp_
     assert "a&amp;b" in shown
     assert shown.count("<table") == 1
     assert "m0" in shown
+
+
+def test_the_posterior_is_thinned_to_the_memory_budget_not_refused(monkeypatch):
+    """At 200 models x 60 languages the report's default posterior (1,000 draws x 4 chains)
+    needs 2.9 GiB at once, and `evaluq report --bayes` stopped with 'lower `draws`' after the
+    resampling: the report keeps the most draws that fit (at least 250), and says so."""
+    from evaluq._validation import memory_budget
+    from evaluq.errors import EvaluqWarning
+    from evaluq.hierarchical import _fit
+
+    real = _fit.trace_bytes                       # a small cube standing for a large one
+    monkeypatch.setattr(_fit, "trace_bytes", lambda *args: 2000 * real(*args))
+    cube = eq.simulate_cube(n_models=3, n_languages=4, n_seeds=3, rng=1)
+    kept = memory_budget() // _fit.trace_bytes(3, 4, 1, 2)
+    assert 250 <= kept < 1000
+    with pytest.warns(EvaluqWarning, match=f"keeps {kept} draws per chain, not 1000"):
+        rep = eq.report(cube, None, n_resamples=100, rng=0, bayes=True, progress=False,
+                        bayes_options={"chains": 2, "tune": 200})
+    assert rep.analyses["simulated"].fit.idata.posterior.sizes["draw"] == kept

@@ -417,13 +417,17 @@ def _fit_iv(model: Any, draws: Any, tune: Any, chains: Any, sampler: Any,
     return draws, tune, chains, sampler
 
 
+def trace_bytes(n_models: int, n_languages: int, draws: int, chains: int) -> int:
+    """The posterior's memory at once: per draw and chain about 4 M L + 3 M + L + 16 float64
+    (theta, g, the cells' sigma_boot and error terms; mu, tau_m, sigma_seed; a; the
+    scalars), twice (the sampler's trace and the InferenceData)."""
+    return 2 * 8 * draws * chains * (4 * n_models * n_languages + 3 * n_models
+                                     + n_languages + 16)
+
+
 def _check_trace_memory(data: HierarchicalData, draws: int, chains: int) -> None:
-    """Refuse a posterior above the memory budget before sampling: per draw and chain about
-    4 M L + 3 M + L + 16 float64 (theta, g, the cells' sigma_boot and error terms; mu, tau_m,
-    sigma_seed; a; the scalars), twice (the sampler's trace and the InferenceData)."""
-    m, n_lang = data.shape
-    check_memory("draws", 2 * 8 * draws * chains * (4 * m * n_lang + 3 * m + n_lang + 16),
-                 hint=" (or `chains`)")
+    """Refuse a posterior above the memory budget (:func:`trace_bytes`) before sampling."""
+    check_memory("draws", trace_bytes(*data.shape, draws, chains), hint=" (or `chains`)")
 
 
 def fit_hierarchical(cube: xr.Dataset, *, model: str = "crossed", draws: int = 1000,

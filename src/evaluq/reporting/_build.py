@@ -19,7 +19,7 @@ from evaluq._dims import BOOT_SCORE, DATA_NOTE, MODEL, N_ITEMS, RANK
 from evaluq._schema import build_a_cube_hint, orientation
 from evaluq._validation import RNGLike, check_bool, check_bounds, check_confidence_level, check_int
 from evaluq._warn import warn
-from evaluq.errors import CubeError
+from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.reporting._item_model import (
     ItemModelResults,
     fit_item_model,
@@ -279,8 +279,41 @@ def _fit(cube: xr.Dataset, rng: RNGLike, options: Mapping[str, Any]) -> _Hierarc
         raise ImportError("bayes=True needs evaluq.hierarchical.fit_hierarchical, which this "
                           f"installation lacks ({err}); use bayes=False") from err
     kwargs = {"model": "crossed", "rng": rng, **options}
+    fewer = (None if "draws" in options
+             else _affordable_draws(cube, int(options.get("chains", FIT_CHAINS))))
+    if fewer is not None:
+        kwargs["draws"] = fewer
     fit: Any = fit_hierarchical(cube, **kwargs)
     return fit
+
+
+FIT_DRAWS = 1000
+"""The report's posterior draws per chain (fit_hierarchical's default) when they fit the
+memory budget."""
+FIT_CHAINS = 4
+"""fit_hierarchical's default chains."""
+FEWEST_DRAWS = 250
+"""Below this many draws per chain the report does not thin the posterior to fit the
+memory budget: fit_hierarchical's own refusal (naming the budget) stands."""
+
+
+def _affordable_draws(cube: xr.Dataset, chains: int) -> int | None:
+    """None (the fit's own ``FIT_DRAWS``), or fewer draws when those would exceed the memory
+    budget (at 200 models x 60 languages, 1,000 draws x 4 chains need 2.9 GiB at once): the
+    most that fit, with a warning naming the budget, when at least ``FEWEST_DRAWS`` fit."""
+    from evaluq._validation import memory_budget
+    from evaluq.hierarchical._fit import trace_bytes
+
+    shape = (cube.sizes.get(MODEL, 1), cube.sizes.get("language", 1))
+    fits = memory_budget() // max(trace_bytes(*shape, 1, chains), 1)
+    if fits >= FIT_DRAWS or fits < FEWEST_DRAWS:
+        return None
+    warn(f"the report's posterior keeps {fits} draws per chain, not {FIT_DRAWS}: "
+         f"{FIT_DRAWS} x {chains} chains of {shape[0]} models x {shape[1]} languages would "
+         f"need {trace_bytes(*shape, FIT_DRAWS, chains) / 2**30:.3g} GiB at once, above the "
+         f"memory budget (EVALUQ_MEMORY_BUDGET raises it; `bayes_options={{'draws': ...}}` "
+         "sets them)", EvaluqWarning)
+    return int(fits)
 
 
 def analyse(cube: xr.Dataset, *, n_resamples: int = 2000, replication: str = "auto",
