@@ -549,3 +549,4 @@ def test_the_posterior_is_thinned_to_the_memory_budget_not_refused(monkeypatch):
         rep = eq.report(cube, None, n_resamples=100, rng=0, bayes=True, progress=False,
                         bayes_options={"chains": 2, "tune": 200})
     assert rep.analyses["simulated"].fit.idata.posterior.sizes["draw"] == kept
+    assert f"Posterior of the hierarchical model (2 chains x {kept} draws)" in rep.html

@@ -729,7 +729,10 @@ def _posterior_section(fit: _HierarchicalFitLike, *, scope: str = "benchmark") -
                                      str(getattr(data, "pairing_note", ""))) if text]
     weak = (fit.prior_contraction().attrs["note"] if hasattr(fit, "prior_contraction")
             else "")
-    body = [_p("Posterior of the hierarchical model beside the resampling results."),
+    post = getattr(getattr(fit, "idata", None), "posterior", None)
+    size = (f" ({post.sizes['chain']} chains x {post.sizes['draw']} draws)"
+            if post is not None and {"chain", "draw"} <= set(post.sizes) else "")
+    body = [_p(f"Posterior of the hierarchical model{size} beside the resampling results."),
             *pairing, *([_p(f"Note: {weak}.")] if weak else []),
             _table_html(compare, caption=str(compare.attrs.get(
                 "caption", "Posterior versus frequentist (resampling) estimates."))),
