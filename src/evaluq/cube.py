@@ -56,6 +56,7 @@ from evaluq._pivot import (  # the pivot helpers (tests import two of them from 
     _pivot,
     _pivot_codes,
     _pivot_reference,
+    _replicate_ids,
     _sorted_labels,
 )
 from evaluq._provenance import provenance
@@ -401,7 +402,8 @@ def from_long(
         Replicate ``b`` of a language must be the same resampled test set for every model and
         seed, so every cell with a score must have every replicate (a cell without, replicate
         ids that differ between models, or replicates without a full-test-set score are
-        refused).
+        refused). Whole-number ids read as floats (the empty cells make the column float)
+        are stored as integers, in memory and with ``out=`` alike.
     score
         Name of the numeric score column.
     metric
@@ -957,8 +959,8 @@ def _parquet_labels(path: str, read: list[str], seed_column: str | None,
     coords = {dim: _sorted_labels(pd.Series(np.concatenate(parts[dim])), col)
               for dim, col in cols.items()}
     if bootstrap is not None:
-        coords[BOOTSTRAP] = (_sorted_labels(pd.Series(np.concatenate(parts[BOOTSTRAP])),
-                                            bootstrap) if parts[BOOTSTRAP]
+        coords[BOOTSTRAP] = (_replicate_ids(_sorted_labels(
+            pd.Series(np.concatenate(parts[BOOTSTRAP])), bootstrap)) if parts[BOOTSTRAP]
                              else np.asarray([], dtype=np.float64))
     return coords
 
