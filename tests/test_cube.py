@@ -346,3 +346,25 @@ def test_an_empty_string_marks_the_full_test_set_rows_as_an_empty_cell_does():
                          score="score")
     xr.testing.assert_equal(blank.boot_score, empty.boot_score)
     np.testing.assert_array_equal(blank.score.values.ravel(), [0.5, 0.5])
+
+
+def test_an_empty_string_marks_the_full_test_set_rows_in_a_text_column(tmp_path):
+    """A bootstrap column of text ('' on the full-test-set rows, '0', '1', ... on the
+    replicates) has pandas' string dtype from pandas 3 on, not object: the '' were not read
+    as empty ("has no empty rows"), in memory nor from a parquet file (read in memory or
+    row group by row group into a zarr store). All three read them as empty now."""
+    rows = pd.DataFrame([{"model": m, "language": lang, "boot": b,
+                          "score": 0.5 + (0.0 if b == "" else 0.01 * int(b))}
+                         for m in "ab" for lang in ("en", "fi") for b in ["", "0", "1", "2"]])
+    rows["boot"] = rows["boot"].astype("string")
+    path = tmp_path / "t.parquet"
+    rows.to_parquet(path, row_group_size=5)
+    numbers = rows.assign(boot=pd.to_numeric(rows["boot"].replace("", None)))
+    want = eq.from_long(numbers, bootstrap="boot")
+    for got in (eq.from_long(rows, bootstrap="boot"),
+                eq.from_long(rows.astype({"boot": str}), bootstrap="boot"),
+                eq.from_long(path, bootstrap="boot"),
+                eq.from_long(path, bootstrap="boot", out=tmp_path / "c.zarr")):
+        assert got.bootstrap.values.tolist() == ["0", "1", "2"]    # text ids stay text
+        np.testing.assert_array_equal(got.score.values, want.score.values)
+        np.testing.assert_array_equal(got.boot_score.values, want.boot_score.values)

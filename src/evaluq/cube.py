@@ -471,10 +471,7 @@ def from_long(
     if seed is None:
         df = df.assign(__seed__=0)
         seed = "__seed__"
-    if bootstrap is not None and df[bootstrap].dtype == object:
-        blank = df[bootstrap].map(lambda v: isinstance(v, str) and not v.strip())
-        if blank.any():        # '' marks the full-test-set rows as an empty cell does
-            df = df.assign(**{bootstrap: df[bootstrap].mask(blank)})
+    df = _blank_replicates(df, bootstrap)
     keys = {MODEL: model, LANGUAGE: language, SEED: seed}
     # integer codes of the key columns, once; any irregular table (missing or mixed keys,
     # duplicates, a bad score) goes the reference way, which raises the documented error
@@ -494,6 +491,16 @@ def from_long(
         _check_scores(boot_arr, coords, boot_rows, bounds_, None, BOOT_SCORE)
         _check_replicates(score_arr, boot_arr, coords, bootstrap)
     return _with_bounds(cube, bounds_, threshold)
+
+
+def _blank_replicates(df: pd.DataFrame, bootstrap: str | None) -> pd.DataFrame:
+    """``df`` with the blank text cells of the ``bootstrap`` column missing: ``''`` marks the
+    full-test-set rows as an empty cell does (an object column, or pandas' string dtype, the
+    default for text from pandas 3 on)."""
+    if bootstrap is None or pd.api.types.is_numeric_dtype(df[bootstrap]):
+        return df
+    blank = df[bootstrap].map(lambda v: isinstance(v, str) and not v.strip()).astype(bool)
+    return df.assign(**{bootstrap: df[bootstrap].mask(blank)}) if blank.any() else df
 
 
 def _ids(values: np.ndarray) -> str:
@@ -870,9 +877,10 @@ def _parquet_file(path: str) -> Any:
         raise _damaged_parquet(path, err) from err
 
 
-def _row_groups(path: str, columns: list[str], seed_column: str | None
-                ) -> Any:
-    """The row groups of a parquet file as DataFrames indexed by their table rows."""
+def _row_groups(path: str, columns: list[str], seed_column: str | None,
+                bootstrap: str | None = None) -> Any:
+    """The row groups of a parquet file as DataFrames indexed by their table rows (the blank
+    text cells of ``bootstrap`` missing, as :func:`from_long` reads them)."""
     file = _parquet_file(path)
     start = 0
     for i in range(file.num_row_groups):
@@ -884,7 +892,7 @@ def _row_groups(path: str, columns: list[str], seed_column: str | None
         start += len(piece)
         if seed_column is None:
             piece["__seed__"] = 0
-        yield piece
+        yield _blank_replicates(piece, bootstrap)
 
 
 def _piece_codes(series: pd.Series, column: str, index: pd.Index | None = None
@@ -926,7 +934,7 @@ def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str
     attrs |= _finish_attrs(bounds_, threshold)
     fill = _ParquetFill.create(out, cols, bootstrap, coords, bounds_, attrs)
     try:
-        for piece in _row_groups(path, [*read, score], seed_column):      # pass 2
+        for piece in _row_groups(path, [*read, score], seed_column, bootstrap):  # pass 2
             fill.add(piece, _numeric_column(piece, score, "score"))
     finally:
         if fill.scratch is not None:
@@ -949,7 +957,7 @@ def _parquet_labels(path: str, read: list[str], seed_column: str | None,
     """Pass 1 over a parquet file: the sorted labels of every key column (``bootstrap``'s
     from its non-empty rows)."""
     parts: dict[str, list[np.ndarray]] = {dim: [] for dim in (*cols, BOOTSTRAP)}
-    for piece in _row_groups(path, read, seed_column):
+    for piece in _row_groups(path, read, seed_column, bootstrap):
         for dim, col in cols.items():
             parts[dim].append(_piece_codes(piece[col], col)[1])
         if bootstrap is not None:
