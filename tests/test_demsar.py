@@ -346,3 +346,14 @@ def test_nemenyi_warns_when_no_pair_can_be_significant():
     assert bool(cd["significant"].sel(model="a", model_b="b"))
     # a looser alpha needs fewer languages: q_0.10 = 1.645 for k = 2, CD over 3 = 0.95 < 1
     eq.critical_difference(_cube(np.tile([[1.0, 0.0]], (3, 1)), list("ab")), alpha=0.1)
+
+
+def test_a_missing_cell_is_named_by_its_plain_labels():
+    """The message named the cell as numpy printed it, (np.str_('a'), np.int64(0)): the
+    labels as written, ('a', 0), as the other messages name cells."""
+    x = np.random.default_rng(1).uniform(0.5, 0.9, (3, 6, 2))
+    x[0, 0, :] = np.nan
+    for models, want in ((["a", "b", "c"], r"\('a', 0\)"), ([5, 6, 7], r"\(5, 0\)")):
+        with pytest.raises(CubeError, match=rf"no score for 1 \(model, language\) cell\(s\): "
+                                            rf"{want};"):
+            eq.critical_difference(eq.from_arrays(x, models=models))

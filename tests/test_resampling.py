@@ -539,3 +539,12 @@ def test_the_scale_check_switched_off_at_loading_stays_off():
     assert len(caught) == 1
     assert "(scale_check=False silences this check)" in str(caught[0].message)
     eq.report(cube, None, n_resamples=50, rng=0, progress=False, scale_check=False)
+
+
+def test_a_cell_without_an_sd_is_named_by_its_plain_labels():
+    """`replication='parametric'` named the cell lacking an SD as numpy printed it
+    (np.int64(5)): now as written."""
+    df = pd.DataFrame({"model": [5, 6], "language": [0, 0], "mean": [0.5, 0.6],
+                       "sd_seed": [np.nan, 0.02], "sd_boot": [0.01, 0.01]})
+    with pytest.raises(CubeError, match=r"for example model 5, language 0 \(a seed SD"):
+        eq.resample(eq.from_summary(df, n_seeds=3), n_resamples=10)

@@ -609,8 +609,9 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
         raise CubeError(
             f"`replication='parametric'` needs the seed SD and the boot SD of every observed "
             f"(model, language); {int(bad.sum())} cell(s) lack one, for example model "
-            f"{cube[MODEL].values[m]!r}, language {cube[LANGUAGE].values[lang]!r} (a seed SD "
-            f"needs at least 2 seeds). Give both SDs of every cell, or use "
+            f"{cube[MODEL].values.tolist()[m]!r}, language "
+            f"{cube[LANGUAGE].values.tolist()[lang]!r} (a seed SD needs at least 2 seeds). "
+            f"Give both SDs of every cell, or use "
             f"replication='none' (each cell's mean as it is, no noise within the cell)")
     return scale
 
