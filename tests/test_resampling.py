@@ -548,3 +548,24 @@ def test_a_cell_without_an_sd_is_named_by_its_plain_labels():
                        "sd_seed": [np.nan, 0.02], "sd_boot": [0.01, 0.01]})
     with pytest.raises(CubeError, match=r"for example model 5, language 0 \(a seed SD"):
         eq.resample(eq.from_summary(df, n_seeds=3), n_resamples=10)
+
+
+def test_one_seed_with_replicates_is_pointed_to_the_nonparametric_resampling():
+    """A cube of one seed with bootstrap replicates (eq.from_predictions makes them) cannot
+    be resampled parametrically (no seed SD): the refusal named only replication='none',
+    which drops the replicates' test-set noise, not 'nonparametric', which redraws them."""
+    gen = np.random.default_rng(2)
+    targets = gen.integers(0, 2, 60)
+    cube = eq.from_predictions(targets, {"a": gen.integers(0, 2, 60),
+                                         "b": gen.integers(0, 2, 60)},
+                               metric="accuracy", n_boot=50, rng=0)
+    assert cube.sizes["seed"] == 1
+    with pytest.raises(CubeError, match=r"a seed SD needs at least 2 seeds\).*"
+                                        r"replication='nonparametric' \(the cube's bootstrap "
+                                        r"replicates.*or replication='none'"):
+        eq.resample(cube, n_resamples=10)
+    rs = eq.resample(cube, n_resamples=10, replication="nonparametric", rng=0)
+    assert rs.attrs["test_set_noise"].startswith("included")
+    no_boot = cube.drop_vars(["boot_score", "bootstrap"])
+    with pytest.raises(CubeError, match="no 'boot_score'"):
+        eq.resample(no_boot, n_resamples=10)

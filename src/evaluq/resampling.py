@@ -612,7 +612,10 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
             f"{cube[MODEL].values.tolist()[m]!r}, language "
             f"{cube[LANGUAGE].values.tolist()[lang]!r} (a seed SD needs at least 2 seeds). "
             f"Give both SDs of every cell, or use "
-            f"replication='none' (each cell's mean as it is, no noise within the cell)")
+            + ("replication='nonparametric' (the cube's bootstrap replicates, redrawn paired "
+               "across models; the run-to-run noise a single seed cannot show is left out) or "
+               if BOOT_SCORE in cube else "")
+            + "replication='none' (each cell's mean as it is, no noise within the cell)")
     return scale
 
 
