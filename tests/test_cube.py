@@ -368,3 +368,17 @@ def test_an_empty_string_marks_the_full_test_set_rows_in_a_text_column(tmp_path)
         assert got.bootstrap.values.tolist() == ["0", "1", "2"]    # text ids stay text
         np.testing.assert_array_equal(got.score.values, want.score.values)
         np.testing.assert_array_equal(got.boot_score.values, want.boot_score.values)
+
+
+def test_a_label_read_as_missing_says_how_to_keep_it(tmp_path):
+    """A model called 'None' (an ablation without retrieval) or a task 'NA' is read as a
+    missing key by pandas: the refusal said only "has missing values (rows [0])" of a row
+    that shows a label. It names the texts read so and the reading that keeps them."""
+    path = tmp_path / "runs.csv"
+    path.write_text("model,language,score\nNone,x,0.5\nrag,x,0.6\nNone,y,0.4\nrag,y,0.7\n")
+    with pytest.raises(CubeError, match=r"key column 'model' has missing values \(rows \[0, 2\]"
+                                        r"\): empty cells, or text .*'None'.*keep_default_na="
+                                        r"False, na_values=\[''\]"):
+        eq.from_long(path)
+    cube = eq.from_long(eq.read_table(path, keep_default_na=False, na_values=[""]))
+    assert cube.model.values.tolist() == ["None", "rag"]

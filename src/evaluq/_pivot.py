@@ -22,7 +22,11 @@ def _sorted_labels(values: pd.Series, column: str) -> np.ndarray:
     """Sorted unique labels of a key column; a column of mixed types is an error."""
     if values.isna().any():
         rows = values.index[values.isna()].tolist()[:5]
-        raise CubeError(f"`data`: key column {column!r} has missing values (rows {rows})")
+        raise CubeError(f"`data`: key column {column!r} has missing values (rows {rows}): "
+                        f"empty cells, or text a table reader takes for missing ('NA', "
+                        f"'None', 'nan', 'N/A', 'null', ...). If such a text is a label, read "
+                        f"the file with eq.read_table(path, keep_default_na=False, "
+                        f"na_values=['']) and pass the table; else drop the rows")
     unique = pd.unique(values.to_numpy())
     check_label_spacing(unique, column)
     try:
