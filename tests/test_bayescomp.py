@@ -391,3 +391,25 @@ def test_signed_rank_over_few_languages_warns():
     with pytest.warns(EvaluqWarning, match="over 5 language"):
         eq.bayesian_signed_rank(_pair_cube(x[:5], x[:5] + 0.01), "x", "y", rope=0.001,
                                 n_samples=500, rng=0)
+
+
+def test_the_pair_is_stored_with_the_cubes_own_labels():
+    """attrs['model'] / attrs['model_b'] were str() of the labels: '0' for a cube whose
+    models are 0, 1, 2 (eq.from_arrays' default), which cube.sel(model=...) cannot find,
+    while the other pairwise results (critical_difference, multi_aso, pairwise_differences)
+    keep the cube's labels in their model / model_b coordinates. Now the labels as the cube
+    holds them (an integer stays an integer; a numpy integer given becomes the cube's)."""
+    x = np.random.default_rng(3).normal(0.7, 0.05, (3, 12, 2))
+    cube = eq.from_arrays(x)
+    res = eq.bayesian_signed_rank(cube, 0, np.int64(2), n_samples=500, rng=0)
+    neighbour = eq.critical_difference(cube).pvalue
+    for key, want in (("model", 0), ("model_b", 2)):
+        assert type(res.attrs[key]) is int
+        assert res.attrs[key] == want
+        assert res.attrs[key] in neighbour[key].values.tolist()
+    cube.sel(model=[res.attrs["model"], res.attrs["model_b"]])
+    assert res.to_dataframe()[["model", "model_b"]].values.tolist() == [[0, 2]]
+    assert res.to_dataset().attrs["model"] == 0
+    named = eq.bayesian_signed_rank(eq.from_arrays(x, models=["a b", "c", "d"]), "a b", "d",
+                                    n_samples=500, rng=0)
+    assert (named.attrs["model"], named.attrs["model_b"]) == ("a b", "d")

@@ -717,3 +717,16 @@ def test_one_score_per_model_on_one_task_names_what_would_measure_it(tmp_path, c
     assert ("several runs (--seed), bootstrap replicates (--bootstrap), the per-item scores "
             "(--item" in err)
     assert not (tmp_path / "o" / "report.html").exists()
+
+
+def test_a_label_read_as_missing_is_named_with_a_remedy_of_the_command_line(tmp_path, capsys):
+    """A task 'NA' is read as missing: the error names the texts read so and, on the command
+    line, a remedy it can act on (no eq.read_table)."""
+    path = tmp_path / "na.csv"
+    path.write_text("model,task,acc\nA,NA,0.71\nB,NA,0.69\nA,en,0.7\nB,en,0.6\n")
+    code, _, err = _run(["report", str(path), "--language", "task", "--score", "acc",
+                         "--out", str(tmp_path / "o"), "--quiet"], capsys)
+    assert code == 2
+    assert "key column 'task' has missing values (rows [0, 1]): empty cells, or text" in err
+    assert "If such a text is a label, rename it in the file (e.g. 'NA' to 'N.A.')" in err
+    assert "eq.read_table" not in err

@@ -346,3 +346,39 @@ def test_an_empty_string_marks_the_full_test_set_rows_as_an_empty_cell_does():
                          score="score")
     xr.testing.assert_equal(blank.boot_score, empty.boot_score)
     np.testing.assert_array_equal(blank.score.values.ravel(), [0.5, 0.5])
+
+
+def test_an_empty_string_marks_the_full_test_set_rows_in_a_text_column(tmp_path):
+    """A bootstrap column of text ('' on the full-test-set rows, '0', '1', ... on the
+    replicates) has pandas' string dtype from pandas 3 on, not object: the '' were not read
+    as empty ("has no empty rows"), in memory nor from a parquet file (read in memory or
+    row group by row group into a zarr store). All three read them as empty now."""
+    rows = pd.DataFrame([{"model": m, "language": lang, "boot": b,
+                          "score": 0.5 + (0.0 if b == "" else 0.01 * int(b))}
+                         for m in "ab" for lang in ("en", "fi") for b in ["", "0", "1", "2"]])
+    rows["boot"] = rows["boot"].astype("string")
+    path = tmp_path / "t.parquet"
+    rows.to_parquet(path, row_group_size=5)
+    numbers = rows.assign(boot=pd.to_numeric(rows["boot"].replace("", None)))
+    want = eq.from_long(numbers, bootstrap="boot")
+    for got in (eq.from_long(rows, bootstrap="boot"),
+                eq.from_long(rows.astype({"boot": str}), bootstrap="boot"),
+                eq.from_long(path, bootstrap="boot"),
+                eq.from_long(path, bootstrap="boot", out=tmp_path / "c.zarr")):
+        assert got.bootstrap.values.tolist() == ["0", "1", "2"]    # text ids stay text
+        np.testing.assert_array_equal(got.score.values, want.score.values)
+        np.testing.assert_array_equal(got.boot_score.values, want.boot_score.values)
+
+
+def test_a_label_read_as_missing_says_how_to_keep_it(tmp_path):
+    """A model called 'None' (an ablation without retrieval) or a task 'NA' is read as a
+    missing key by pandas: the refusal said only "has missing values (rows [0])" of a row
+    that shows a label. It names the texts read so and the reading that keeps them."""
+    path = tmp_path / "runs.csv"
+    path.write_text("model,language,score\nNone,x,0.5\nrag,x,0.6\nNone,y,0.4\nrag,y,0.7\n")
+    with pytest.raises(CubeError, match=r"key column 'model' has missing values \(rows \[0, 2\]"
+                                        r"\): empty cells, or text .*'None'.*keep_default_na="
+                                        r"False, na_values=\[''\]"):
+        eq.from_long(path)
+    cube = eq.from_long(eq.read_table(path, keep_default_na=False, na_values=[""]))
+    assert cube.model.values.tolist() == ["None", "rag"]

@@ -319,3 +319,41 @@ def test_wilcoxon_holm_warns_when_no_pair_can_be_significant():
     eq.critical_difference(_cube(gen.random((7, 3)), list("abc")), test="wilcoxon-holm")
     eq.critical_difference(_cube(gen.random((6, 3)), list("abc")), test="wilcoxon-holm",
                            alpha=0.1)
+
+
+def test_nemenyi_warns_when_no_pair_can_be_significant():
+    """Few languages: two mean ranks differ by at most k - 1 (one model first and the other
+    last everywhere), and with CD >= k - 1 Nemenyi can separate no pair whatever the scores;
+    it said nothing. Demšar's q_0.05 (Table 5a: 1.960 for k = 2, 2.343 for k = 3):
+    CD = 2.343 sqrt(12 / 12) = 2.34 >= 2 over 2 languages, 1.91 < 2 over 3 (3 needed);
+    1.960 sqrt(6 / 18) = 1.13 >= 1 over 3 languages, 0.98 < 1 over 4 (4 needed)."""
+    for k, q in ((2, 1.960), (3, 2.343)):
+        assert nemenyi_q(k) == pytest.approx(q, abs=1e-3)     # the table rounds down
+    best_to_worst = np.array([[3.0, 2.0, 1.0]])              # a first, c last: k - 1 = 2 apart
+    with pytest.warns(EvaluqWarning, match=r"Nemenyi over 2 languages.*critical difference "
+                                           r"2\.34\d is not below 2.*At least 3 languages are "
+                                           r"needed for 3 models"):
+        cd = eq.critical_difference(_cube(np.repeat(best_to_worst, 2, axis=0), list("abc")))
+    assert cd.attrs["cd"] == pytest.approx(2.343 * np.sqrt(12 / 12), abs=1e-3)
+    assert not cd["significant"].values.any()
+    cd = eq.critical_difference(_cube(np.repeat(best_to_worst, 3, axis=0), list("abc")))
+    assert cd.attrs["cd"] == pytest.approx(2.343 * np.sqrt(12 / 18), abs=1e-3)
+    assert bool(cd["significant"].sel(model="a", model_b="c"))      # reachable, and reached
+    with pytest.warns(EvaluqWarning, match=r"Nemenyi over 3 languages.*At least 4 languages "
+                                           r"are needed for 2 models"):
+        eq.critical_difference(_cube(np.tile([[1.0, 0.0]], (3, 1)), list("ab")))
+    cd = eq.critical_difference(_cube(np.tile([[1.0, 0.0]], (4, 1)), list("ab")))
+    assert bool(cd["significant"].sel(model="a", model_b="b"))
+    # a looser alpha needs fewer languages: q_0.10 = 1.645 for k = 2, CD over 3 = 0.95 < 1
+    eq.critical_difference(_cube(np.tile([[1.0, 0.0]], (3, 1)), list("ab")), alpha=0.1)
+
+
+def test_a_missing_cell_is_named_by_its_plain_labels():
+    """The message named the cell as numpy printed it, (np.str_('a'), np.int64(0)): the
+    labels as written, ('a', 0), as the other messages name cells."""
+    x = np.random.default_rng(1).uniform(0.5, 0.9, (3, 6, 2))
+    x[0, 0, :] = np.nan
+    for models, want in ((["a", "b", "c"], r"\('a', 0\)"), ([5, 6, 7], r"\(5, 0\)")):
+        with pytest.raises(CubeError, match=rf"no score for 1 \(model, language\) cell\(s\): "
+                                            rf"{want};"):
+            eq.critical_difference(eq.from_arrays(x, models=models))

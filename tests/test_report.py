@@ -550,3 +550,17 @@ def test_the_posterior_is_thinned_to_the_memory_budget_not_refused(monkeypatch):
                         bayes_options={"chains": 2, "tune": 200})
     assert rep.analyses["simulated"].fit.idata.posterior.sizes["draw"] == kept
     assert f"Posterior of the hierarchical model (2 chains x {kept} draws)" in rep.html
+
+
+def test_report_says_when_nemenyi_cannot_separate_any_pair():
+    """Over 2 languages the CD of 3 models (2.34) is above 2, the largest difference of mean
+    ranks: critical_difference warns (naming the languages needed); the report's figure
+    caption says it instead of a warning from inside the report."""
+    cube = eq.simulate_cube(n_models=3, n_languages=2, model_means=[0.0, 1.0, 2.0], rng=1)
+    with pytest.warns(eq.errors.EvaluqWarning, match="Nemenyi over 2 languages"):
+        eq.critical_difference(cube)
+    rep = eq.report(cube, None, n_resamples=50, rng=0, progress=False)
+    tiers = next(s for s in rep.sections[next(iter(rep.sections))] if s.id == "tiers")
+    assert ("With 2 languages the critical difference (2.34) is not below 2, the largest "
+            "difference of mean ranks 3 models can have: this test cannot separate any pair"
+            ) in tiers.body

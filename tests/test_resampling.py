@@ -471,3 +471,101 @@ def test_a_run_with_rng_none_is_repeated_by_its_recorded_seed(small_cube):
     assert "rng_seed" not in again.attrs                     # the user's own seed is theirs
     other = eq.resample(small_cube, replication="nonparametric", n_resamples=64, rng=None)
     assert other.attrs["rng_seed"] != first.attrs["rng_seed"]
+
+
+# --- a cube combined by hand after loading: the scale check (user sweep, finding 1) ------------
+
+def _two_scales() -> tuple[xr.Dataset, xr.Dataset]:
+    """Three models in fractions and one in percentages, each loaded on its own (no warning:
+    each file is on one scale), with 2 seeds and 3 bootstrap replicates."""
+    gen = np.random.default_rng(4)
+    frac = gen.uniform(0.55, 0.85, (3, 4, 2))
+    pct = 100 * gen.uniform(0.55, 0.85, (1, 4, 2))
+    jitter = np.array([0.0, 0.01, -0.01])
+    a = eq.from_arrays(frac, frac[..., None] + jitter, models=["a", "b", "c"],
+                       languages=["w", "x", "y", "z"])
+    b = eq.from_arrays(pct, pct[..., None] + 100 * jitter, models=["p"],
+                       languages=["w", "x", "y", "z"])
+    return a, b
+
+
+def test_resample_and_aggregate_warn_on_a_cube_combined_across_scales():
+    """``xr.concat`` of a cube in fractions and one in percentages was resampled and
+    aggregated silently (only the loaders and the report checked the scale): both warn now,
+    with the loaders' rule (``scale_findings``: model p), once per call, not per resample."""
+    from evaluq._scale import scale_findings
+
+    a, b = _two_scales()
+    cube = xr.concat([a, b], dim="model")
+    findings = scale_findings(cube.score)
+    assert len(findings) == 1
+    assert findings[0].startswith("model p looks like another scale")
+    for replication in ("nonparametric", "parametric", "none"):
+        with pytest.warns(eq.errors.ScaleWarning) as caught:
+            rs = eq.resample(cube, n_resamples=3000, replication=replication, rng=0,
+                             chunk_size=1000)
+        assert [str(w.message) for w in caught] == [
+            f"{findings[0]}. Set `attrs['scale_check'] = 0` on the cube (or on its resamples) "
+            f"to silence this check once the scores are checked"]
+        with pytest.warns(eq.errors.ScaleWarning, match="model p looks like another") as again:
+            eq.aggregate(rs)
+        assert len(again) == 1
+    lazy = eq.resample(cube.assign_attrs(scale_check=0), n_resamples=2000, rng=0, lazy=True)
+    assert lazy.attrs["scale_check"] == 0              # copied: aggregate stays silent too
+    eq.aggregate(lazy)
+    # resamples of each cube, combined by hand, are caught by aggregate
+    parts = [eq.resample(c, n_resamples=50, rng=0) for c in (a, b)]
+    with pytest.warns(eq.errors.ScaleWarning, match="model p looks like another"):
+        eq.aggregate(xr.concat(parts, dim="model"))
+
+
+def test_the_scale_check_switched_off_at_loading_stays_off():
+    """A loader's ``outlier_threshold=None`` (the user checked the scores) is recorded as
+    ``attrs['scale_check'] = 0``; resample and aggregate honour it, and the report (which
+    checks the scale on its page, ``scale_check=``) does not warn twice through them."""
+    a, b = _two_scales()
+    mixed = np.concatenate([a.score.values, b.score.values])
+    checked = eq.from_arrays(mixed, models=["a", "b", "c", "p"], outlier_threshold=None)
+    assert checked.attrs["scale_check"] == 0
+    assert "scale_check" not in a.attrs
+    eq.aggregate(eq.resample(checked, n_resamples=100, replication="nonparametric", rng=0))
+    summary = eq.from_summary(
+        pd.DataFrame({"model": ["a", "b", "c"], "language": "x", "mean": [0.6, 0.7, 65.0]}),
+        sd_seed=None, sd_boot=None, n_seeds=1, outlier_threshold=None)
+    assert summary.attrs["scale_check"] == 0
+    cube = xr.concat([a, b], dim="model")
+    with pytest.warns(eq.errors.ScaleWarning) as caught:
+        eq.report(cube, None, n_resamples=50, rng=0, progress=False)
+    assert len(caught) == 1
+    assert "(scale_check=False silences this check)" in str(caught[0].message)
+    eq.report(cube, None, n_resamples=50, rng=0, progress=False, scale_check=False)
+
+
+def test_a_cell_without_an_sd_is_named_by_its_plain_labels():
+    """`replication='parametric'` named the cell lacking an SD as numpy printed it
+    (np.int64(5)): now as written."""
+    df = pd.DataFrame({"model": [5, 6], "language": [0, 0], "mean": [0.5, 0.6],
+                       "sd_seed": [np.nan, 0.02], "sd_boot": [0.01, 0.01]})
+    with pytest.raises(CubeError, match=r"for example model 5, language 0 \(a seed SD"):
+        eq.resample(eq.from_summary(df, n_seeds=3), n_resamples=10)
+
+
+def test_one_seed_with_replicates_is_pointed_to_the_nonparametric_resampling():
+    """A cube of one seed with bootstrap replicates (eq.from_predictions makes them) cannot
+    be resampled parametrically (no seed SD): the refusal named only replication='none',
+    which drops the replicates' test-set noise, not 'nonparametric', which redraws them."""
+    gen = np.random.default_rng(2)
+    targets = gen.integers(0, 2, 60)
+    cube = eq.from_predictions(targets, {"a": gen.integers(0, 2, 60),
+                                         "b": gen.integers(0, 2, 60)},
+                               metric="accuracy", n_boot=50, rng=0)
+    assert cube.sizes["seed"] == 1
+    with pytest.raises(CubeError, match=r"a seed SD needs at least 2 seeds\).*"
+                                        r"replication='nonparametric' \(the cube's bootstrap "
+                                        r"replicates.*or replication='none'"):
+        eq.resample(cube, n_resamples=10)
+    rs = eq.resample(cube, n_resamples=10, replication="nonparametric", rng=0)
+    assert rs.attrs["test_set_noise"].startswith("included")
+    no_boot = cube.drop_vars(["boot_score", "bootstrap"])
+    with pytest.raises(CubeError, match="no 'boot_score'"):
+        eq.resample(no_boot, n_resamples=10)

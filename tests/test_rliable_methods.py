@@ -405,7 +405,8 @@ def test_ragged_equals_each_model_on_its_own_runs():
     models = _ragged_models()
     cube = ragged_cube(models)
     est = eq.interval_estimates(cube, gamma=0.8, n_resamples=50, rng=0)
-    prof = eq.performance_profile(cube, [0.5, 0.7], kind="average", n_resamples=50, rng=0)
+    tau = [0.5, 0.7, 0.85]      # one inside each model's task means (0.63-0.74, ..., 0.81-0.91)
+    prof = eq.performance_profile(cube, tau, kind="average", n_resamples=50, rng=0)
     for k, m in enumerate(models):
         alone = cube_of(m[None])
         np.testing.assert_array_equal(
@@ -413,7 +414,7 @@ def test_ragged_equals_each_model_on_its_own_runs():
             eq.interval_estimates(alone, gamma=0.8, n_resamples=10, rng=0).estimate.values[0])
         np.testing.assert_array_equal(
             prof.estimate.values[k],
-            eq.performance_profile(alone, [0.5, 0.7], kind="average", n_resamples=10,
+            eq.performance_profile(alone, tau, kind="average", n_resamples=10,
                                    rng=0).estimate.values[0])
     poi = eq.probability_of_improvement(cube, n_resamples=50, rng=0)
     for i, j in ((0, 1), (1, 3), (3, 2)):
@@ -673,3 +674,35 @@ def test_rliables_score_dict_is_refused_with_the_call_that_converts_it():
             est.estimate.values[k],
             [np.median(m.mean(axis=0)), stats.trim_mean(m, 0.25, axis=None), m.mean(),
              1 - np.mean(np.minimum(m, 1))], rtol=0, atol=1e-12)
+
+
+def test_performance_profile_warns_when_no_threshold_is_inside_the_scores():
+    """Thresholds all outside the scores' range (0-1 thresholds for percentages, or above
+    every score) gave profiles of all ones (or zeros) silently: a ScaleWarning names the
+    range. One threshold inside it is enough; the fractions are rliable's either way."""
+    x = np.random.default_rng(2).uniform(60.0, 90.0, size=(2, 5, 4))
+    lo, hi = x.min(), x.max()
+    cube = eq.from_arrays(x, models=["a", "b"])
+    cases = (([0.2, 0.5, 0.8], 1.0), ([95.0, 99.0], 0.0), ([10.0, 200.0], None))
+    for tau, fraction in cases:
+        with pytest.warns(eq.errors.ScaleWarning,
+                          match=rf"every threshold in `thresholds`.*outside the range of the "
+                                rf"scores, \[{lo:.4g}, {hi:.4g}\].*0 or 1"):
+            prof = eq.performance_profile(cube, tau, n_resamples=20, rng=0)
+        want = np.stack([np.mean(x > t, axis=(1, 2)) for t in tau], axis=1)
+        np.testing.assert_array_equal(prof.estimate.values, want)
+        if fraction is not None:
+            assert (want == fraction).all()
+    # the largest score is not above itself: tau = max is outside, tau = min inside
+    with pytest.warns(eq.errors.ScaleWarning):
+        eq.performance_profile(cube, [hi], n_resamples=20, rng=0)
+    eq.performance_profile(cube, [lo], n_resamples=20, rng=0)
+    eq.performance_profile(cube, [0.5, 75.0], n_resamples=20, rng=0)
+    means = x.mean(-1)                 # kind="average" reads the task means: a narrower range
+    with pytest.warns(eq.errors.ScaleWarning, match=rf"task means over runs.*"
+                                                    rf"\[{means.min():.4g}, {means.max():.4g}\]"):
+        eq.performance_profile(cube, [lo], kind="average", n_resamples=20, rng=0)
+    lower = eq.from_arrays(x, models=["a", "b"], higher_is_better=False)   # below tau
+    with pytest.warns(eq.errors.ScaleWarning):
+        eq.performance_profile(lower, [lo], n_resamples=20, rng=0)          # none below lo
+    eq.performance_profile(lower, [hi], n_resamples=20, rng=0)

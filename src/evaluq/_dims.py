@@ -176,6 +176,10 @@ the report's words and tables use."""
 DATA_NOTE: Final = "data_note"
 """Cube attribute: what its loader left out of the input (e.g. the models of harness logs
 with no log of a score's tasks), which the report shows with its own missing-data notes."""
+SCALE_CHECK: Final = "scale_check"
+"""Cube (and resamples') attribute: 0 when the scale check (:mod:`evaluq._scale`) was switched
+off, by a loader's ``outlier_threshold=None`` or by hand once the scores are checked; absent
+(checked) otherwise. :func:`evaluq.resample` copies it to its resamples."""
 PASS_K: Final = "k"
 """The ``k`` of pass@k and pass^k."""
 ONLY_A_CORRECT: Final = "only_a_correct"

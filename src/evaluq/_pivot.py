@@ -7,6 +7,7 @@ label order; a numpy / pandas layer that knows nothing of the cube's schema or s
 
 from __future__ import annotations
 
+import numbers
 from typing import Final
 
 import numpy as np
@@ -21,7 +22,11 @@ def _sorted_labels(values: pd.Series, column: str) -> np.ndarray:
     """Sorted unique labels of a key column; a column of mixed types is an error."""
     if values.isna().any():
         rows = values.index[values.isna()].tolist()[:5]
-        raise CubeError(f"`data`: key column {column!r} has missing values (rows {rows})")
+        raise CubeError(f"`data`: key column {column!r} has missing values (rows {rows}): "
+                        f"empty cells, or text a table reader takes for missing ('NA', "
+                        f"'None', 'nan', 'N/A', 'null', ...). If such a text is a label, read "
+                        f"the file with eq.read_table(path, keep_default_na=False, "
+                        f"na_values=['']) and pass the table; else drop the rows")
     unique = pd.unique(values.to_numpy())
     check_label_spacing(unique, column)
     try:
@@ -33,6 +38,20 @@ def _sorted_labels(values: pd.Series, column: str) -> np.ndarray:
             f"key column {column!r} mixes value types ({', '.join(kinds)}); "
             "make them all strings or all numbers"
         ) from None
+
+
+def _replicate_ids(labels: np.ndarray) -> np.ndarray:
+    """Bootstrap replicate ids as integers when every id is a whole number: a column of
+    integer ids reads as floats (0.0, 1.0, ...) because the full-test-set rows leave it empty
+    (NaN), or as Python floats in an object column; the cube's ids are then 0, 1, ... whatever
+    the path (in memory, a zarr store). Anything else unchanged."""
+    if labels.dtype == object and len(labels) and all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_) for v in labels):
+        labels = labels.astype(np.float64)
+    if (labels.dtype.kind == "f" and np.isfinite(labels).all()
+            and (labels == np.round(labels)).all() and (np.abs(labels) < 2**53).all()):
+        return labels.astype(np.int64)
+    return labels
 
 
 def _label_coord(labels: np.ndarray) -> np.ndarray:
@@ -153,7 +172,7 @@ def _pivot_reference(df: pd.DataFrame, keys: dict[str, str], bootstrap: str | No
     full_rows = _pivot(full, keys, full.index.to_numpy(dtype=np.float64), coords)
     if bootstrap is None:
         return coords, score_arr, None, full_rows, None
-    coords[BOOTSTRAP] = _sorted_labels(boot[bootstrap], bootstrap)
+    coords[BOOTSTRAP] = _replicate_ids(_sorted_labels(boot[bootstrap], bootstrap))
     boot_keys = {**keys, BOOTSTRAP: bootstrap}
     boot_arr = _pivot(boot, boot_keys, values[boot.index.to_numpy()], coords)
     boot_rows = _pivot(boot, boot_keys, boot.index.to_numpy(dtype=np.float64), coords)
@@ -235,7 +254,8 @@ def _pivot_codes(df: pd.DataFrame, keys: dict[str, str], bootstrap: str | None, 
     coded = _codes(df[bootstrap].iloc[boot_idx])
     if coded is None:
         return None
-    codes, coords[BOOTSTRAP] = coded
+    codes, ids = coded
+    coords[BOOTSTRAP] = _replicate_ids(ids)
     boot_flat = flat[boot_idx] * len(coords[BOOTSTRAP]) + codes
     boot_arr, rows = _place(boot_flat, values[boot_idx], (*shape, len(coords[BOOTSTRAP])),
                             boot_idx if boot_rows else None)

@@ -2,17 +2,22 @@
 a sum among means, a broken run), judged by ratios, which a robust SD of all scores misses when
 the languages differ widely (a whole model at 0.35-0.85 among models at 35-85).
 
-The loaders warn with these sentences (:class:`~evaluq.errors.ScaleWarning`) and the report
-prints them in its data summary."""
+The loaders warn with these sentences (:class:`~evaluq.errors.ScaleWarning`), so do
+:func:`evaluq.resample` and :func:`evaluq.aggregate` (a cube combined by hand after loading,
+``xr.concat`` of a cube in fractions and one in percentages, is seen there:
+:func:`warn_scale`), and the report prints them in its data summary."""
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 import numpy as np
 import xarray as xr
 
-from evaluq._dims import LANGUAGE, MODEL
+from evaluq._dims import LANGUAGE, MODEL, SCALE_CHECK
+from evaluq._warn import warn
+from evaluq.errors import ScaleWarning
 
 SCALE_FACTOR: Final = 20.0
 """A model whose scores are this many times the other models' (or 1/this), language by
@@ -68,6 +73,48 @@ def scale_findings(score: xr.DataArray) -> list[str]:
                    f"{', '.join(map(str, small.index[:5]))} but > 1.5 in "
                    f"{', '.join(map(str, large.index[:5]))} (fractions and percentages mixed?)")
     return out + _models_on_another_scale(score)
+
+
+ANALYSIS_REMEDY: Final = (f"Set `attrs[{SCALE_CHECK!r}] = 0` on the cube (or on its "
+                           f"resamples) to silence this check once the scores are checked")
+"""The remedy :func:`evaluq.resample` and :func:`evaluq.aggregate` name (one text, so that
+Python's default filter shows the warning once per line of the user's)."""
+
+
+def scale_check_off(attrs: Mapping[Any, Any]) -> bool:
+    """Whether ``attrs`` switch the scale check off (``attrs["scale_check"]`` 0 / False /
+    "0" / "false" / "off"; absent: on)."""
+    value = attrs.get(SCALE_CHECK, 1)
+    if isinstance(value, str):
+        return value.strip().lower() in ("0", "false", "off", "no")
+    return np.ndim(value) == 0 and not bool(value)
+
+
+def warn_scale(score: xr.DataArray, remedy: str, attrs: Mapping[Any, Any] | None = None
+               ) -> None:
+    """A :class:`~evaluq.errors.ScaleWarning` per finding of :func:`scale_findings`, each
+    followed by ``remedy``; nothing when ``attrs`` switch the check off
+    (:func:`scale_check_off`) or ``score`` lacks a ``model`` or ``language`` dim. Run once
+    per call of an analysis (it reads every score once), never per resample.
+
+    Examples
+    --------
+    >>> import warnings, xarray as xr
+    >>> score = xr.DataArray([[0.7, 0.8], [70.0, 82.0], [0.75, 0.81], [0.72, 0.79]],
+    ...                      dims=("model", "language"),
+    ...                      coords={"model": ["a", "b", "c", "d"], "language": ["x", "y"]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_scale(score, "Check it.")
+    ...     warn_scale(score, "Check it.", {"scale_check": 0})     # switched off
+    >>> [(w.category.__name__, str(w.message)[:33]) for w in caught]
+    [('ScaleWarning', 'model b looks like another scale:')]
+    """
+    if (attrs is not None and scale_check_off(attrs)) or not {MODEL, LANGUAGE} <= set(
+            score.dims):
+        return
+    for finding in scale_findings(score.compute()):
+        warn(f"{finding}. {remedy}", ScaleWarning)
 
 
 def _models_on_another_scale(score: xr.DataArray) -> list[str]:

@@ -24,6 +24,7 @@ from evaluq._dims import (
 from evaluq._draws import NO_NOISE_REASON, draws_no_noise
 from evaluq._intervals import interval_from_bounds
 from evaluq._kernels import nanmean, percentile_interval
+from evaluq._scale import ANALYSIS_REMEDY, warn_scale
 from evaluq._schema import build_a_cube_hint, orientation
 from evaluq._validation import check_bool, check_choice, check_confidence_level, check_real
 from evaluq.errors import CubeError
@@ -236,6 +237,16 @@ def aggregate(
         On non-positive scores with ``how="gmean"``, an unknown ``how``, or ``dim`` naming
         ``resample`` or ``model``.
 
+    Warns
+    -----
+    ScaleWarning
+        A model or a set of languages of ``observed`` on another scale (the loaders' ratio
+        rule, as :func:`evaluq.resample` checks it: resamples of two cubes combined by hand
+        are seen here), once per call; ``attrs["scale_check"] = 0`` on the resamples (copied
+        from the cube's) silences it.
+    MissingDataWarning
+        With ``skipna=True``, models aggregated over fewer values than the others.
+
     Notes
     -----
     On lazy resamples the NaN and positivity checks run inside each chunk's task (the error
@@ -280,6 +291,7 @@ def aggregate(
         check_gap(orientation(resampled.attrs), observed.values, gamma, "how")
     score = resampled[SCORE].transpose(RESAMPLE, MODEL, ..., score_dim)
     _check_values(observed.values, how, skipna, "observed", _labels(observed), observed.dims)
+    warn_scale(observed, ANALYSIS_REMEDY, resampled.attrs)   # resamples combined by hand
     dist = _reduce_resamples(score, score_dim, how, trim, skipna)
     obs = apply_reduce(_aggregate_kernel, observed, (obs_dim,),
                        kwargs={"how": how, "trim": trim, "skipna": skipna})

@@ -1461,6 +1461,8 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"(add them to|map them with) `outcomes=?`(?!, e\.g\.)",
      "map them with --outcome LABEL=ROLE (ROLE model_a, model_b or tie)"),
     (r"read the file with na_values=\[('[^']*')\] \(eq\.read_table\)", r"pass --na-value \1"),
+    (r"read the file with eq\.read_table\(path, keep_default_na=False, na_values=\[''\]\) "
+     r"and pass the table", "rename it in the file (e.g. 'NA' to 'N.A.')"),
     (r"read it with encoding='(\w+)'", r"pass --encoding \1"),
     (r"`judge` column", "--judge column"),
     (r"`gold` column", "--gold column"),

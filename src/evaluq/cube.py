@@ -39,6 +39,7 @@ from evaluq._dims import (
     LANGUAGE,
     MODEL,
     N_SEEDS,
+    SCALE_CHECK,
     SCORE,
     SD_BOOT,
     SD_SEED,
@@ -55,10 +56,11 @@ from evaluq._pivot import (  # the pivot helpers (tests import two of them from 
     _pivot,
     _pivot_codes,
     _pivot_reference,
+    _replicate_ids,
     _sorted_labels,
 )
 from evaluq._provenance import provenance
-from evaluq._scale import scale_findings
+from evaluq._scale import warn_scale
 from evaluq._schema import bounds as bounds
 from evaluq._schema import higher_is_better as higher_is_better
 from evaluq._schema import is_summary as is_summary
@@ -195,8 +197,7 @@ def _warn_another_scale(values: np.ndarray, labels: dict[str, np.ndarray]) -> No
     widely (a whole model in fractions among percentages)."""
     score = xr.DataArray(values, dims=(MODEL, LANGUAGE, *(f"_{i}" for i in range(values.ndim - 2))),
                          coords={MODEL: labels[MODEL], LANGUAGE: labels[LANGUAGE]})
-    for finding in scale_findings(score):
-        warn(f"{finding}. Pass `outlier_threshold=None` to silence this check", ScaleWarning)
+    warn_scale(score, "Pass `outlier_threshold=None` to silence this check")
 
 
 # --- constructors -------------------------------------------------------------------------------
@@ -238,7 +239,11 @@ def from_arrays(
         inside them.
     outlier_threshold
         Warn (:class:`~evaluq.errors.ScaleWarning`, naming the cells) about scores more than
-        this many robust SDs from their language's median; None switches the check off. The
+        this many robust SDs from their language's median, and about a model or a set of
+        languages on another scale (fractions among percentages, judged by ratios). None
+        switches both checks off and records ``attrs["scale_check"] = 0``, which
+        :func:`evaluq.resample` and :func:`evaluq.aggregate` honour (they run the ratio check
+        again, for cubes combined after loading). The
         robust SD is 1.4826 times the median absolute deviation of all scores (checked from
         5 scores on; per-language spreads of 2-3 models are too noisy to judge by). On tables
         of 6-12 scores up to 0.8% of well-behaved cubes warn spuriously (see
@@ -304,7 +309,7 @@ def from_arrays(
     if boot_score is not None:
         _check_scores(boot_arr, {**labels, BOOTSTRAP: cube[BOOTSTRAP].values}, None, bounds_,
                       None, BOOT_SCORE)
-    return _with_bounds(cube, bounds_)
+    return _with_bounds(cube, bounds_, threshold)
 
 
 def _by_dim_name(name: str, values: Any, dims: tuple[str, ...]
@@ -335,10 +340,22 @@ def _labels_of(dim: str, explicit: Sequence[Hashable] | None,
     return list(given[dim])
 
 
-def _with_bounds(cube: xr.Dataset, bounds_: tuple[float, float] | None) -> xr.Dataset:
-    if bounds_ is not None:
-        cube.attrs["bounds"] = np.asarray(bounds_, dtype=np.float64)
+def _with_bounds(cube: xr.Dataset, bounds_: tuple[float, float] | None,
+                 threshold: float | None) -> xr.Dataset:
+    """The loader's last attributes: ``bounds``, and ``scale_check`` 0 when
+    ``outlier_threshold=None`` switched the scale check off (:func:`evaluq.resample` and
+    :func:`evaluq.aggregate` then skip it too)."""
+    cube.attrs.update(_finish_attrs(bounds_, threshold))
     return cube
+
+
+def _finish_attrs(bounds_: tuple[float, float] | None, threshold: float | None
+                  ) -> dict[str, Any]:
+    """``bounds`` (when declared) and ``scale_check`` 0 (when ``threshold`` is None)."""
+    attrs: dict[str, Any] = {} if threshold is not None else {SCALE_CHECK: 0}
+    if bounds_ is not None:
+        attrs["bounds"] = np.asarray(bounds_, dtype=np.float64)
+    return attrs
 
 
 def _numeric_array(name: str, values: Any) -> np.ndarray:
@@ -385,7 +402,8 @@ def from_long(
         Replicate ``b`` of a language must be the same resampled test set for every model and
         seed, so every cell with a score must have every replicate (a cell without, replicate
         ids that differ between models, or replicates without a full-test-set score are
-        refused).
+        refused). Whole-number ids read as floats (the empty cells make the column float)
+        are stored as integers, in memory and with ``out=`` alike.
     score
         Name of the numeric score column.
     metric
@@ -395,7 +413,7 @@ def from_long(
     bounds, outlier_threshold
         The metric's declared range (a score outside raises) and the robust-SD distance from
         a language's median beyond which a :class:`~evaluq.errors.ScaleWarning` names the rows
-        (None: no check); see :func:`from_arrays`.
+        (None: no check, recorded as ``attrs["scale_check"] = 0``); see :func:`from_arrays`.
     out
         A new zarr store (a directory, e.g. ``"cube.zarr"``) to write the cube to; the cube
         is then returned opened lazily from it (:func:`open_cube`). A parquet file is read
@@ -453,10 +471,7 @@ def from_long(
     if seed is None:
         df = df.assign(__seed__=0)
         seed = "__seed__"
-    if bootstrap is not None and df[bootstrap].dtype == object:
-        blank = df[bootstrap].map(lambda v: isinstance(v, str) and not v.strip())
-        if blank.any():        # '' marks the full-test-set rows as an empty cell does
-            df = df.assign(**{bootstrap: df[bootstrap].mask(blank)})
+    df = _blank_replicates(df, bootstrap)
     keys = {MODEL: model, LANGUAGE: language, SEED: seed}
     # integer codes of the key columns, once; any irregular table (missing or mixed keys,
     # duplicates, a bad score) goes the reference way, which raises the documented error
@@ -475,7 +490,17 @@ def from_long(
     if boot_arr is not None and bootstrap is not None:
         _check_scores(boot_arr, coords, boot_rows, bounds_, None, BOOT_SCORE)
         _check_replicates(score_arr, boot_arr, coords, bootstrap)
-    return _with_bounds(cube, bounds_)
+    return _with_bounds(cube, bounds_, threshold)
+
+
+def _blank_replicates(df: pd.DataFrame, bootstrap: str | None) -> pd.DataFrame:
+    """``df`` with the blank text cells of the ``bootstrap`` column missing: ``''`` marks the
+    full-test-set rows as an empty cell does (an object column, or pandas' string dtype, the
+    default for text from pandas 3 on)."""
+    if bootstrap is None or pd.api.types.is_numeric_dtype(df[bootstrap]):
+        return df
+    blank = df[bootstrap].map(lambda v: isinstance(v, str) and not v.strip()).astype(bool)
+    return df.assign(**{bootstrap: df[bootstrap].mask(blank)}) if blank.any() else df
 
 
 def _ids(values: np.ndarray) -> str:
@@ -575,7 +600,7 @@ def from_summary(
     bounds, outlier_threshold
         The metric's declared range (a score outside raises) and the robust-SD distance from
         a language's median beyond which a :class:`~evaluq.errors.ScaleWarning` names the rows
-        (None: no check); see :func:`from_arrays`.
+        (None: no check, recorded as ``attrs["scale_check"] = 0``); see :func:`from_arrays`.
 
     Returns
     -------
@@ -627,7 +652,7 @@ def from_summary(
     rows = _pivot(df, keys, df.index.to_numpy(dtype=np.float64), coords)
     _check_scores(means[..., None], {**coords, SEED: np.asarray([SUMMARY_SEED_LABEL])},
                   rows[..., None], bounds_, threshold)
-    return _with_bounds(cube, bounds_)
+    return _with_bounds(cube, bounds_, threshold)
 
 
 def _sd_column(df: pd.DataFrame, col: str, var: str) -> np.ndarray:
@@ -852,9 +877,10 @@ def _parquet_file(path: str) -> Any:
         raise _damaged_parquet(path, err) from err
 
 
-def _row_groups(path: str, columns: list[str], seed_column: str | None
-                ) -> Any:
-    """The row groups of a parquet file as DataFrames indexed by their table rows."""
+def _row_groups(path: str, columns: list[str], seed_column: str | None,
+                bootstrap: str | None = None) -> Any:
+    """The row groups of a parquet file as DataFrames indexed by their table rows (the blank
+    text cells of ``bootstrap`` missing, as :func:`from_long` reads them)."""
     file = _parquet_file(path)
     start = 0
     for i in range(file.num_row_groups):
@@ -866,7 +892,7 @@ def _row_groups(path: str, columns: list[str], seed_column: str | None
         start += len(piece)
         if seed_column is None:
             piece["__seed__"] = 0
-        yield piece
+        yield _blank_replicates(piece, bootstrap)
 
 
 def _piece_codes(series: pd.Series, column: str, index: pd.Index | None = None
@@ -905,11 +931,10 @@ def _parquet_to_zarr(path: str, out: str | os.PathLike[str], keys: dict[str, str
     coords = _parquet_labels(path, read, seed_column, cols, bootstrap)    # pass 1
     attrs = provenance("from_long", path, metric=metric or score,
                        higher_is_better=higher_is_better) | (shared or {})
-    if bounds_ is not None:
-        attrs["bounds"] = np.asarray(bounds_, dtype=np.float64)
+    attrs |= _finish_attrs(bounds_, threshold)
     fill = _ParquetFill.create(out, cols, bootstrap, coords, bounds_, attrs)
     try:
-        for piece in _row_groups(path, [*read, score], seed_column):      # pass 2
+        for piece in _row_groups(path, [*read, score], seed_column, bootstrap):  # pass 2
             fill.add(piece, _numeric_column(piece, score, "score"))
     finally:
         if fill.scratch is not None:
@@ -932,7 +957,7 @@ def _parquet_labels(path: str, read: list[str], seed_column: str | None,
     """Pass 1 over a parquet file: the sorted labels of every key column (``bootstrap``'s
     from its non-empty rows)."""
     parts: dict[str, list[np.ndarray]] = {dim: [] for dim in (*cols, BOOTSTRAP)}
-    for piece in _row_groups(path, read, seed_column):
+    for piece in _row_groups(path, read, seed_column, bootstrap):
         for dim, col in cols.items():
             parts[dim].append(_piece_codes(piece[col], col)[1])
         if bootstrap is not None:
@@ -942,8 +967,8 @@ def _parquet_labels(path: str, read: list[str], seed_column: str | None,
     coords = {dim: _sorted_labels(pd.Series(np.concatenate(parts[dim])), col)
               for dim, col in cols.items()}
     if bootstrap is not None:
-        coords[BOOTSTRAP] = (_sorted_labels(pd.Series(np.concatenate(parts[BOOTSTRAP])),
-                                            bootstrap) if parts[BOOTSTRAP]
+        coords[BOOTSTRAP] = (_replicate_ids(_sorted_labels(
+            pd.Series(np.concatenate(parts[BOOTSTRAP])), bootstrap)) if parts[BOOTSTRAP]
                              else np.asarray([], dtype=np.float64))
     return coords
 

@@ -50,6 +50,7 @@ from evaluq._dims import (  # the DRAWN_* names and LANGUAGE_SLOT are re-exporte
     N_SEEDS,
     OBSERVED,
     RESAMPLE,
+    SCALE_CHECK,
     SCORE,
     SD_BOOT,
     SD_SEED,
@@ -57,6 +58,7 @@ from evaluq._dims import (  # the DRAWN_* names and LANGUAGE_SLOT are re-exporte
     SEEDS_ARE,
 )
 from evaluq._kernels import count_valid, nanmean, nanstd
+from evaluq._scale import ANALYSIS_REMEDY, scale_check_off, warn_scale
 from evaluq._schema import bounds as cube_bounds
 from evaluq._schema import is_summary, one_run_per_cell, orientation, validate
 from evaluq._validation import RNGLike, check_choice, check_int, check_memory, check_rng
@@ -607,9 +609,13 @@ def _parametric_scale(cube: xr.Dataset, observed: np.ndarray) -> np.ndarray:
         raise CubeError(
             f"`replication='parametric'` needs the seed SD and the boot SD of every observed "
             f"(model, language); {int(bad.sum())} cell(s) lack one, for example model "
-            f"{cube[MODEL].values[m]!r}, language {cube[LANGUAGE].values[lang]!r} (a seed SD "
-            f"needs at least 2 seeds). Give both SDs of every cell, or use "
-            f"replication='none' (each cell's mean as it is, no noise within the cell)")
+            f"{cube[MODEL].values.tolist()[m]!r}, language "
+            f"{cube[LANGUAGE].values.tolist()[lang]!r} (a seed SD needs at least 2 seeds). "
+            f"Give both SDs of every cell, or use "
+            + ("replication='nonparametric' (the cube's bootstrap replicates, redrawn paired "
+               "across models; the run-to-run noise a single seed cannot show is left out) or "
+               if BOOT_SCORE in cube else "")
+            + "replication='none' (each cell's mean as it is, no noise within the cell)")
     return scale
 
 
@@ -730,6 +736,7 @@ def _attrs(cube: xr.Dataset, opts: _Options, inputs: _Inputs) -> dict[str, Any]:
         **({"rng_seed": str(opts.fresh_seed)} if opts.fresh_seed is not None else {}),
         "test_set_noise": _test_set_noise(cube, opts.replication, bounds),
         **({"bounds": np.asarray(bounds)} if bounds is not None else {}),
+        **({SCALE_CHECK: 0} if scale_check_off(cube.attrs) else {}),
     }
 
 
@@ -1020,7 +1027,18 @@ def resample(
         language_slot, seed): how often each seed was drawn (small unsigned integers, summing
         to S). Attributes carry the cube's ``metric`` and ``higher_is_better`` and the options
         (``seeds`` only for ``"nonparametric"``), and ``test_set_noise``: whether and how the
-        test-set sampling noise enters the resamples.
+        test-set sampling noise enters the resamples (and ``scale_check`` 0 when the cube's
+        attributes switch the scale check off).
+
+    Warns
+    -----
+    ScaleWarning
+        A model or a set of languages whose scores look like another scale (fractions among
+        percentages, a sum among means: the loaders' ratio rule,
+        ``evaluq._scale.scale_findings``), checked once per call on the cube's scores: a cube
+        combined by hand after loading (``xr.concat`` of a cube in fractions and one in
+        percentages) is seen here. ``cube.attrs["scale_check"] = 0`` (which a loader's
+        ``outlier_threshold=None`` records) silences it.
 
     Notes
     -----
@@ -1088,6 +1106,7 @@ def resample(
     cube, opts = _validate(cube, n_resamples, replication, languages, n_languages, rng,
                            chunk_size, lazy, seeds)
     recipe, streamed = _plan(cube, opts)
+    warn_scale(cube[SCORE], ANALYSIS_REMEDY, cube.attrs)      # once, after any refusal
     if opts.lazy or streamed is not None:
         out = _assemble(recipe, _collect_lazy(recipe, streamed), streamed is not None)
         return out if opts.lazy else out.compute()

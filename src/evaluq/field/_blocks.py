@@ -50,8 +50,8 @@ def block_scores(cube: xr.Dataset, *, min_models: int = 2, min_blocks: int = 2) 
     means = nanmean(values)
     missing = np.argwhere(count_valid(values) == 0)
     if missing.size:
-        cells = ", ".join(f"({score[MODEL].values[m]!r}, {score[LANGUAGE].values[b]!r})"
-                          for b, m in missing[:5])
+        names, places = score[MODEL].values.tolist(), score[LANGUAGE].values.tolist()
+        cells = ", ".join(f"({names[m]!r}, {places[b]!r})" for b, m in missing[:5])
         raise CubeError(
             f"`cube` has no score for {len(missing)} (model, language) cell(s): {cells}; "
             "the Friedman, Nemenyi, Wilcoxon-Holm and signed-rank tests need every model on "

@@ -180,8 +180,10 @@ class BayesianComparison(ResultBase):
         ``"signed-rank"`` or ``"correlated-t"``.
     rope : float
     attrs : dict
-        ``model``, ``model_b``, ``higher_is_better``, the test's parameters (``prior``,
-        ``runs``; the t posterior's ``mean``, ``var``, ``df``).
+        ``model``, ``model_b`` (the labels as the cube holds them, an integer label an
+        integer, as the other pairwise results keep them in their coordinates; the given
+        ``names`` for :func:`correlated_t_test`), ``higher_is_better``, the test's
+        parameters (``prior``, ``runs``; the t posterior's ``mean``, ``var``, ``df``).
     """
 
     probabilities: xr.DataArray
@@ -288,7 +290,7 @@ def _simplex_comparison(samples: np.ndarray, method: str, rope: float, names: tu
     return BayesianComparison(
         probabilities=_probabilities(_winner_probabilities(samples)), distribution=dist,
         method=method, rope=rope,
-        attrs={MODEL: str(names[0]), MODEL_B: str(names[1]),
+        attrs={MODEL: names[0], MODEL_B: names[1],
                "higher_is_better": int(higher_is_better), **extra})
 
 
@@ -309,11 +311,21 @@ def _check_pair(cube: xr.Dataset, model: Any, model_b: Any) -> xr.Dataset:
     return cube.sel({MODEL: [model, model_b]})
 
 
-def _pair_scores(cube: xr.Dataset, model: Any, model_b: Any) -> tuple[np.ndarray, np.ndarray,
-                                                                       bool]:
-    """Seed means of the two models per language (other models' missing cells ignored)."""
-    blocks = block_scores(_check_pair(cube, model, model_b), min_models=2, min_blocks=1)
-    return blocks.scores[:, 0], blocks.scores[:, 1], blocks.higher_is_better
+def _pair_names(cube: xr.Dataset) -> tuple[Any, Any]:
+    """The two models' labels as the cube holds them (Python scalars: an integer label stays
+    an integer), for ``attrs["model"]`` / ``attrs["model_b"]``, as the other pairwise results
+    keep the cube's labels in their ``model`` / ``model_b`` coordinates."""
+    first, second = cube[MODEL].values.tolist()
+    return first, second
+
+
+def _pair_scores(cube: xr.Dataset, model: Any, model_b: Any
+                 ) -> tuple[np.ndarray, np.ndarray, bool, tuple[Any, Any]]:
+    """Seed means of the two models per language (other models' missing cells ignored), and
+    the two labels as the cube holds them."""
+    pair = _check_pair(cube, model, model_b)
+    blocks = block_scores(pair, min_models=2, min_blocks=1)
+    return blocks.scores[:, 0], blocks.scores[:, 1], blocks.higher_is_better, _pair_names(pair)
 
 
 def _warn_few_blocks(n: int) -> None:
@@ -393,14 +405,14 @@ def bayesian_signed_rank(cube: xr.Dataset, model: Any, model_b: Any, *, rope: fl
     prior = check_real("prior", prior, low=0, low_inclusive=False)
     n_samples = check_int("n_samples", n_samples, minimum=1)
     gen = check_rng(rng)
-    x, y, hib = _pair_scores(cube, model, model_b)
+    x, y, hib, names = _pair_scores(cube, model, model_b)
     # the Dirichlet weights (n_samples, n + 1), the samples (n_samples, 3) and their argmax
     check_memory("n_samples", n_samples * (8 * (x.size + 1) + 8 * 3 + 8),
                  hint=" (baycomp's default is 50 000)")
     _warn_few_blocks(x.size)
     weights = gen.dirichlet(np.concatenate(([prior], np.ones(x.size))), n_samples)
     samples = _signed_rank_samples(y - x, weights, rope)
-    return _simplex_comparison(samples, "signed-rank", rope, (model, model_b), hib,
+    return _simplex_comparison(samples, "signed-rank", rope, names, hib,
                                {"prior": prior, "n_samples": n_samples,
                                 "n_blocks": int(x.size)})
 
@@ -577,8 +589,10 @@ def _check_gamma_bounds(lower_alpha: float, upper_alpha: float, lower_beta: floa
     return bounds[0], bounds[1], bounds[2], bounds[3]
 
 
-def _fold_table(cube: xr.Dataset, model: Any, model_b: Any) -> tuple[np.ndarray, bool]:
-    """``model_b - model`` per (language, seed = fold), complete."""
+def _fold_table(cube: xr.Dataset, model: Any, model_b: Any
+                ) -> tuple[np.ndarray, bool, tuple[Any, Any]]:
+    """``model_b - model`` per (language, seed = fold), complete, and the two labels as the
+    cube holds them."""
     from evaluq._dims import LANGUAGE, SCORE, SEED
     from evaluq.cube import higher_is_better
 
@@ -598,7 +612,7 @@ def _fold_table(cube: xr.Dataset, model: Any, model_b: Any) -> tuple[np.ndarray,
                         "shift): no within-language variance, which the hierarchical test "
                         "scales the differences by, so it is undefined; the per-language "
                         "differences are exact, compare them directly")
-    return diff, higher_is_better(cube)
+    return diff, higher_is_better(cube), _pair_names(cube)
 
 
 def hierarchical_t_test(cube: xr.Dataset, model: Any, model_b: Any, *, rope: float = 0.0,
@@ -678,7 +692,7 @@ def hierarchical_t_test(cube: xr.Dataset, model: Any, model_b: Any, *, rope: flo
     gamma = _check_gamma_bounds(lower_alpha, upper_alpha, lower_beta, upper_beta)
     upper_sigma = check_real("upper_sigma", upper_sigma, low=0, low_inclusive=False)
     gen = check_rng(rng)
-    diff, hib = _fold_table(cube, model, model_b)
+    diff, hib, names = _fold_table(cube, model, model_b)
     if diff.shape[1] % runs or diff.shape[1] // runs < 2:
         raise ValueError(f"`runs` must divide the {diff.shape[1]} folds into runs of at least 2 "
                          f"folds; got {runs}")
@@ -693,7 +707,7 @@ def hierarchical_t_test(cube: xr.Dataset, model: Any, model_b: Any, *, rope: flo
     samples[:, 2] = 1 - stats.t.cdf(srope, nu, mu, std0)
     samples[:, 0] = stats.t.cdf(-srope, nu, mu, std0)
     samples[:, 1] = 1 - samples[:, 0] - samples[:, 2]
-    return _simplex_comparison(samples, "hierarchical", rope, (model, model_b), hib,
+    return _simplex_comparison(samples, "hierarchical", rope, names, hib,
                                {"runs": runs, "draws": draws, "tune": tune, "chains": chains,
                                 "n_blocks": int(diff.shape[0]),
                                 "divergences": post["divergences"]})

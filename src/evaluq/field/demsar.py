@@ -214,6 +214,33 @@ def _warn_wilcoxon_unattainable(n: int, k: int, alpha: float) -> None:
          EvaluqWarning)
 
 
+def _nemenyi_blocks_needed(k: int, alpha: float) -> int:
+    """The fewest blocks N over which Nemenyi's critical difference q sqrt(k (k+1) / (6 N))
+    is below k - 1, the largest difference of mean ranks (one model first and the other last
+    in every block): N > q^2 k (k+1) / (6 (k-1)^2), checked on the CD itself (a pair
+    differs when its difference exceeds the CD)."""
+    q = _nemenyi_q(k, alpha)
+    needed = max(1, math.floor(q * q * k * (k + 1) / (6.0 * (k - 1) ** 2)))
+    while q * math.sqrt(k * (k + 1) / (6.0 * needed)) >= k - 1:
+        needed += 1
+    while needed > 1 and q * math.sqrt(k * (k + 1) / (6.0 * (needed - 1))) < k - 1:
+        needed -= 1
+    return needed
+
+
+def _warn_nemenyi_unattainable(cd: float, n: int, k: int, alpha: float) -> None:
+    """Warn when no pair can pass Nemenyi's test: the critical difference is at least
+    :math:`k - 1`, the largest difference of mean ranks ``k`` models can have over any number
+    of blocks, so no difference of mean ranks exceeds it."""
+    if cd < k - 1:
+        return
+    warn(f"Nemenyi over {n} languages (blocks): the critical difference {cd:.4g} is not below "
+         f"{k - 1}, the largest difference of mean ranks {k} models can have (one first and "
+         f"the other last in every language): no pair can be found different, whatever the "
+         f"scores. At least {_nemenyi_blocks_needed(k, alpha)} languages are needed for {k} "
+         f"models at this `alpha`", EvaluqWarning)
+
+
 def _rank_groups(mean_ranks: np.ndarray, significant: np.ndarray) -> list[tuple[int, ...]]:
     """Maximal runs of models, in mean-rank order, with no significant pair inside.
 
@@ -437,6 +464,12 @@ def critical_difference(cube: xr.Dataset, *, test: str = "nemenyi",
     The groups are the maximal runs of models, in mean-rank order, with no significant pair
     inside (autorank's rule: the bars of the CD diagram).
 
+    Over N languages two mean ranks differ by at most :math:`k - 1` (one model first and
+    the other last everywhere): when :math:`CD \ge k - 1` (e.g. N <= 2 for 3 models, N <= 3
+    for 2 models at ``alpha=0.05``) no pair can be significant, and the Nemenyi test warns,
+    naming the number of languages needed (the smallest N with
+    :math:`N > q_\alpha^2 k (k+1) / (6 (k-1)^2)`).
+
     Parameters
     ----------
     cube : xarray.Dataset
@@ -455,6 +488,12 @@ def critical_difference(cube: xr.Dataset, *, test: str = "nemenyi",
         model). ``attrs``: ``cd``, ``test``, ``alpha``, the Friedman ``friedman_statistic`` /
         ``friedman_pvalue`` (Demšar: read the post-hoc test only when the Friedman test
         rejects), ``n_blocks``, ``n_models``, ``metric``, ``higher_is_better``.
+
+    Warns
+    -----
+    EvaluqWarning
+        When no pair can be found different whatever the scores: Nemenyi's CD at least
+        :math:`k - 1`, or the Wilcoxon-Holm's smallest attainable p above ``alpha``.
 
     References
     ----------
@@ -481,6 +520,7 @@ def critical_difference(cube: xr.Dataset, *, test: str = "nemenyi",
     attrs = {**_attrs(blocks), "test": test, "alpha": alpha}
     if test == "nemenyi":
         p, cd = _nemenyi(mean_ranks, n, alpha)
+        _warn_nemenyi_unattainable(cd, n, len(blocks.models), alpha)
         significant = np.abs(mean_ranks[:, None] - mean_ranks[None, :]) > cd
     else:
         _warn_wilcoxon_unattainable(n, len(blocks.models), alpha)

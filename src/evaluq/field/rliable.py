@@ -574,6 +574,28 @@ def _check_thresholds(thresholds: Any) -> np.ndarray:
     return tau
 
 
+def _check_profile_range(x: np.ndarray, tau: np.ndarray, kind: str, sign: float) -> None:
+    """Warn when no threshold falls inside the range of the values the profile reads (the
+    scores, or the task means for ``kind="average"``): every fraction is then 0 or 1 (all
+    scores on one side of every threshold), whatever the models, which is what thresholds on
+    another scale give (percentages for fractions)."""
+    values = x if kind == "run" else np.nanmean(x, axis=-1, keepdims=True)
+    values = sign * values[~np.isnan(values)]
+    if values.size == 0:
+        return
+    lo, hi = float(values.min()), float(values.max())
+    if bool(((sign * tau >= lo) & (sign * tau < hi)).any()):
+        return
+    what = "scores" if kind == "run" else "task means over runs (kind='average')"
+    low, high = sorted((sign * lo, sign * hi))
+    shown = ", ".join(f"{t:g}" for t in tau[:6]) + (", ..." if tau.size > 6 else "")
+    warn(f"every threshold in `thresholds` ({shown}) lies outside the range of the {what}, "
+         f"[{low:.4g}, {high:.4g}]: each model's profile is 0 or 1 at every threshold and no "
+         f"model can be told from another. Give thresholds on the scores' scale (e.g. "
+         f"np.linspace({low:.4g}, {high:.4g}, 50))",
+         ScaleWarning)
+
+
 def _profile_point(x: np.ndarray, tau: np.ndarray, kind: str) -> np.ndarray:
     """rliable's ``score_distributions`` / ``average_score_distributions`` per model."""
     if kind == "run":
@@ -639,6 +661,13 @@ def performance_profile(
     CubeError
         As in :func:`interval_estimates`.
 
+    Warns
+    -----
+    ScaleWarning
+        No threshold inside the range of the scores (of the task means for
+        ``kind="average"``): every fraction is 0 or 1 whatever the models (thresholds on
+        another scale, such as 0-1 thresholds for percentages); the message names the range.
+
     Examples
     --------
     >>> import numpy as np, evaluq as eq
@@ -654,6 +683,7 @@ def performance_profile(
     score, x, n_runs = _model_runs(cube)
     _check_distribution_memory(n, x.shape[0] * tau.size)
     sign = 1.0 if higher_is_better(cube) else -1.0      # lower is better: s < tau, -s > -tau
+    _check_profile_range(x, tau, kind, sign)
     x, better = np.ascontiguousarray(sign * x), sign * tau
     statistic = _by_run_count(lambda xg, c: _profile_resampled(xg, c, better, kind), x, n_runs)
     dist = _stratified_distribution(x, statistic, n, gen, n_runs=n_runs)

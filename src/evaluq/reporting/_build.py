@@ -15,7 +15,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._atomic import write_text
-from evaluq._dims import BOOT_SCORE, DATA_NOTE, MODEL, N_ITEMS, RANK
+from evaluq._dims import BOOT_SCORE, DATA_NOTE, MODEL, N_ITEMS, RANK, SCALE_CHECK
 from evaluq._schema import build_a_cube_hint, orientation
 from evaluq._validation import RNGLike, check_bool, check_bounds, check_confidence_level, check_int
 from evaluq._warn import warn
@@ -408,7 +408,9 @@ def _analyse(cube: xr.Dataset, *, n_resamples: int, replication: str, languages:
     components = variance_components(cube)
     progress.step("variance components")
     options: dict[str, Any] = {"replication": replication, "languages": languages}
-    resampled = resample(cube, n_resamples=n_resamples, rng=rng, **options)
+    # the page's data summary checks the scale itself (`scale_check=`): not twice
+    resampled = resample(cube.assign_attrs({SCALE_CHECK: 0}), n_resamples=n_resamples, rng=rng,
+                         **options)
     aggregated = aggregate(resampled, how=how, confidence_level=confidence_level)
     progress.step("resampling")
     pairwise = pairwise_differences(aggregated)
@@ -604,7 +606,9 @@ def _critical_difference(analysis: Analysis) -> xr.Dataset | None:
     from evaluq.field.demsar import critical_difference
 
     try:
-        return critical_difference(analysis.cube, alpha=float(analysis.settings["alpha"]))
+        with warnings.catch_warnings():  # no pair separable: the figure's caption says it
+            warnings.filterwarnings("ignore", message="Nemenyi over ")
+            return critical_difference(analysis.cube, alpha=float(analysis.settings["alpha"]))
     except CubeError:
         return None
 

@@ -650,13 +650,18 @@ def _cd_figure(cd: xr.Dataset) -> str:
     from evaluq.plots import critical_difference_diagram
 
     at = cd.attrs
+    k, crit = int(at.get("n_models", 0)), float(at.get("cd", np.nan))
+    powerless = (f" With {at.get('n_blocks')} languages the critical difference ({crit:.3g}) "
+                 f"is not below {k - 1}, the largest difference of mean ranks {k} models can "
+                 f"have: this test cannot separate any pair, whatever the scores."
+                 if k > 1 and crit >= k - 1 else "")
     return _figure(critical_difference_diagram(cd), alt="critical-difference diagram",
                    caption=f"Critical-difference diagram (Demšar 2006): mean rank of each "
                            f"model over the {at.get('n_blocks')} languages (seed means, 1 = "
                            f"best); models joined by a bar are not separated by the "
                            f"{at.get('test')} test at α = {at.get('alpha')} (Friedman p = "
-                           f"{float(at.get('friedman_pvalue', np.nan)):.3g}). The table lists "
-                           "the tiers of the resampling tests.")
+                           f"{float(at.get('friedman_pvalue', np.nan)):.3g}).{powerless} The "
+                           "table lists the tiers of the resampling tests.")
 
 
 def _adjacent_pairs(pairwise: xr.Dataset) -> list[tuple[Any, Any]] | None:
