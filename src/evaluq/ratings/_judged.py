@@ -17,7 +17,9 @@ log-likelihood on *weighted* counts per (pair, outcome) cell and ``_newton`` max
 unchanged. Its covariance is the sandwich :math:`H^{-1} V_\lambda H^{-1}`: ``H`` the mean
 per-vote Hessian (Fisher information; outcome-free for ``"half"`` and ``"davidson"``), ``V``
 the variance of the objective's gradient, from the labelled rows' rectified gradients and the
-unlabelled rows' judge gradients (ppi_py's ``ppi_logistic_ci``), or summed per cluster (CR1).
+unlabelled rows' judge gradients (ppi_py's ``ppi_logistic_ci``, with ddof 0 as the HC0 sandwich of
+``fit_ratings``), or summed per cluster (CR1 with ``fit_ratings``' factor): at lambda = 0 it is
+``fit_ratings``' covariance on the gold votes exactly.
 """
 
 from __future__ import annotations
@@ -357,25 +359,26 @@ class Meat:
 
 
 def iid_meat(data: JudgedVotes, grads: Gradients) -> Meat:
-    r"""Independent rows (ppi_py's ``ppi_logistic_ci``): :math:`V(\lambda) =
-    \mathrm{cov}_1(g_y - \lambda g_h)/n + \lambda^2 \mathrm{cov}_1(g^u_h)/N` (ddof 1 in each
-    group)."""
+    r"""Independent rows: :math:`V(\lambda) = \mathrm{cov}_0(g_y - \lambda g_h)/n +
+    \lambda^2 \mathrm{cov}_0(g^u_h)/N` (each group centred at its mean, ddof 0: the HC0
+    sandwich of :func:`evaluq.fit_ratings`, which it equals at :math:`\lambda = 0`, where the
+    gold scores sum to 0; ppi_py's ``ppi_logistic_ci`` divides by n - 1 and N - 1)."""
     w, wu, n, big_n = data.lab_count, data.unl_count, data.n_labelled, data.n_unlabelled
     gy, gh = _centred(grads.gy, w), _centred(grads.gh, w)
-    v_hh = _wcov(gh, gh, w, 1) / n
+    v_hh = _wcov(gh, gh, w, 0) / n
     if big_n > 1:
         gu = _centred(grads.gu, wu)
-        v_hh = v_hh + _wcov(gu, gu, wu, 1) / big_n
-    return Meat(v_yy=_wcov(gy, gy, w, 1) / n, v_yh=_wcov(gy, gh, w, 1) / n, v_hh=v_hh,
-                kind="PPI++ sandwich (independent votes; ddof 1 per group, as ppi_py)")
+        v_hh = v_hh + _wcov(gu, gu, wu, 0) / big_n
+    return Meat(v_yy=_wcov(gy, gy, w, 0) / n, v_yh=_wcov(gy, gh, w, 0) / n, v_hh=v_hh,
+                kind="PPI++ sandwich (independent votes, HC0: ddof 0 per group)")
 
 
 def cluster_meat(data: JudgedVotes, grads: Gradients) -> Meat:
     r"""Clusters: each cluster's summed influence
     :math:`a_g - \lambda b_g`, :math:`a_g = \frac1n \sum_{i \in g} (g_{y,i} - \bar g_y)`,
     :math:`b_g = \frac1n \sum_{i \in g} (g_{h,i} - \bar g_h) - \frac1N \sum_{k \in g}
-    (g^u_{h,k} - \bar g^u_h)`; :math:`V(\lambda) = \frac{G}{G-1}\sum_g (a_g - \lambda b_g)
-    (a_g - \lambda b_g)'` (CR1)."""
+    (g^u_{h,k} - \bar g^u_h)`; :math:`V(\lambda) = \sum_g (a_g - \lambda b_g)
+    (a_g - \lambda b_g)'`, without the small-sample factor (:func:`cr1_factor`)."""
     assert data.lab_clusters is not None
     assert data.unl_clusters is not None
     w, wu, n, big_n = data.lab_count, data.unl_count, data.n_labelled, data.n_unlabelled
@@ -383,13 +386,30 @@ def cluster_meat(data: JudgedVotes, grads: Gradients) -> Meat:
     b = np.asarray(data.lab_clusters @ _centred(grads.gh, w)) / n
     if big_n:
         b = b - np.asarray(data.unl_clusters @ _centred(grads.gu, wu)) / big_n
-    groups = a.shape[0]
-    if groups < 2:
+    if a.shape[0] < 2:
         raise ValueError("`cluster` has a single cluster: a cluster-robust covariance needs at "
                          "least two")
-    f = groups / (groups - 1)
-    return Meat(v_yy=f * a.T @ a, v_yh=f * a.T @ b, v_hh=f * b.T @ b,
+    return Meat(v_yy=a.T @ a, v_yh=a.T @ b, v_hh=b.T @ b,
                 kind="PPI++ sandwich, CR1 over clusters")
+
+
+def cr1_factor(data: JudgedVotes, lam: float, ties: str, n_free: int) -> float:
+    r"""The CR1 small-sample factor :math:`\frac{G}{G-1}\,\frac{N-1}{N-k}` of
+    :func:`evaluq.fit_ratings` (statsmodels' ``cov_type="cluster"``), k free parameters, G and
+    N the clusters and rows that enter the objective: at :math:`\lambda = 0` the labelled rows
+    (under ``"drop"`` those with a decisive gold verdict), else every row (under ``"drop"``
+    those with a decisive verdict), so that :math:`\lambda = 0` is exactly
+    :func:`evaluq.fit_ratings`' CR1 on the gold votes."""
+    assert data.lab_clusters is not None
+    assert data.unl_clusters is not None
+    keep = ties != "drop"
+    lab = keep | (data.lab_gold != TIE) | ((lam > 0) & (data.lab_judge != TIE))
+    unl = (lam > 0) & (keep | (data.unl_judge != TIE))
+    rows = float(data.lab_count[lab].sum() + data.unl_count[unl].sum())
+    per_cluster = (np.asarray(data.lab_clusters[:, np.flatnonzero(lab)].sum(axis=1)).ravel()
+                   + np.asarray(data.unl_clusters[:, np.flatnonzero(unl)].sum(axis=1)).ravel())
+    groups = int((per_cluster > 0).sum())
+    return groups / max(groups - 1, 1) * (rows - 1) / max(rows - n_free, 1)
 
 
 def _trace(grads: Gradients, anchor: np.ndarray, matrix: np.ndarray) -> float:
@@ -649,7 +669,9 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
     x = _solve(data, design, lam, opts.ties, x0)
     grads = gradients(data, design, x, lam, opts.ties)
     meat = _meat(data, grads)
-    cov = grads.bread @ meat.at(lam) @ grads.bread
+    factor = (1.0 if data.clusters is None
+              else cr1_factor(data, lam, opts.ties, design.n_params - 1))
+    cov = factor * grads.bread @ meat.at(lam) @ grads.bread
     kind = meat.kind
     if few:
         iid = grads.bread @ iid_meat(data, grads).at(lam) @ grads.bread
@@ -837,12 +859,20 @@ def fit_judged_ratings(
 
     The covariance is the sandwich :math:`\Sigma = H^{-1} V(\lambda) H^{-1}`, ``H`` the mean
     per-vote Hessian of the log-likelihood over all rows (with :math:`\lambda = 0` over the
-    gold votes), :math:`V(\lambda) = \mathrm{cov}_1(g_y - \lambda g_h)/n + \lambda^2
-    \mathrm{cov}_1(g^u_h)/N` (``g`` per-vote gradients: gold ``y``, judge ``h``, unlabelled
-    ``u``; ddof 1), exactly ppi_py's ``ppi_logistic_ci`` for Bradley-Terry without ties (a
-    logistic regression on the +1 / -1 design). With ``cluster``, :math:`V(\lambda)` is the
-    CR1 sum over clusters of each cluster's summed influence (labelled and unlabelled rows of a
-    prompt together), and :math:`\lambda` minimises that covariance's trace exactly.
+    gold votes), :math:`V(\lambda) = \mathrm{cov}_0(g_y - \lambda g_h)/n + \lambda^2
+    \mathrm{cov}_0(g^u_h)/N` (``g`` per-vote gradients: gold ``y``, judge ``h``, unlabelled
+    ``u``; each group centred at its mean, ddof 0): at :math:`\lambda = 0` exactly
+    :func:`evaluq.fit_ratings`' HC0 sandwich on the gold votes (same estimate, same
+    covariance); ppi_py's ``ppi_logistic_ci`` (Bradley-Terry without ties is a logistic
+    regression on the +1 / -1 design) divides each group by n - 1 and N - 1 instead, SEs at
+    most :math:`\sqrt{n / (n - 1)}` wider. With ``cluster``, :math:`V(\lambda)` is the sum
+    over clusters of each cluster's summed influence (labelled and unlabelled rows of a prompt
+    together) times :func:`evaluq.fit_ratings`' CR1 factor
+    :math:`\frac{G}{G-1}\frac{N_r-1}{N_r-k}` (k free parameters; G clusters and
+    :math:`N_r` rows entering the objective: at :math:`\lambda = 0` the gold votes, decisive
+    ones under ``"drop"``, as :func:`evaluq.fit_ratings` counts them; else every row), so
+    :math:`\lambda = 0` is its CR1 exactly; :math:`\lambda` minimises that covariance's trace
+    exactly.
     Intervals are normal: ``rating +- z se``. The gain over gold-only is
     :math:`\mathrm{tr}\,\Sigma(0) / \mathrm{tr}\,\Sigma(\lambda)` (same ``H``), the effective
     number of labels n times the gain.
