@@ -232,6 +232,9 @@ def test_judge_assisted_ratings_from_the_command_line(tmp_path, capsys):
     (["--judge", "model_a", "--gold", "human"], "map them with --outcome LABEL=ROLE"),
     (["--judge", "gpt4", "--gold", "human", "--prior-sd", "2"],
      "--prior-sd is not available with --judge"),
+    (["--judge", "gpt4", "--gold", "human", "--lam", "1.5"],
+     "--lam (PPI++'s lambda) must be in [0, 1]: 0 is the gold-only estimate, 1 is PPI, and "
+     "PPI++ tunes it within [0, 1] (ppi_py clips it there); got 1.5; leave out --lam to tune it"),
 ])
 def test_ratings_flags_refused_with_their_remedy(flags, message, tmp_path, capsys):
     source = BATTLES if "--judge" in flags else STYLE

@@ -17,6 +17,7 @@ from scipy import stats
 from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.judges import TransportWarning, judged_means, label_budget, ppi_mean
 from evaluq.judges._kernels import chain_rule_draws, chain_rule_moments, rogan_gladen
+from evaluq.ratings import fit_judged_ratings
 
 ANCHORS = Path(__file__).resolve().parents[1] / "benchmarks" / "anchors"
 PPI = json.loads((ANCHORS / "ppi_reference.json").read_text())
@@ -200,6 +201,35 @@ def test_unlabelled_level_said() -> None:
 def test_ppi_mean_bad_input(args: tuple, kwargs: dict, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         ppi_mean(*args, **kwargs)
+
+
+@pytest.mark.parametrize("lam", [-0.5, -1e-9, 1.0 + 1e-9, 1.5, 3.0])
+def test_lam_outside_zero_one_is_refused(lam: float) -> None:
+    """PPI++ tunes lambda within [0, 1] (ppi_py clips it there): ppi_mean, judged_means and
+    fit_judged_ratings refuse a lambda outside, naming `lam` and the remedy (they returned an
+    estimate at lambda 1.5 before); the bounds themselves are the gold-only mean and PPI."""
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=60)
+    f, fu = y + rng.normal(size=60), rng.normal(size=400)
+    with pytest.raises(ValueError, match=r"`lam` \(PPI\+\+'s lambda\) must be in \[0, 1\].*"
+                                         r"`lam=None` to tune it"):
+        ppi_mean(y, f, fu, lam=lam)
+    with pytest.raises(ValueError, match=r"`lam` \(PPI\+\+'s lambda\) must be in \[0, 1\]"):
+        judged_means(_table(np.random.default_rng(7), MODELS), lam=lam)
+    votes = pd.DataFrame({"model_a": ["x", "y", "x", "y"], "model_b": ["y", "x", "y", "x"],
+                          "judge": ["a", "a", "b", "a"], "gold": ["a", "b", None, None]})
+    with pytest.raises(ValueError, match=r"`lam` \(PPI\+\+'s lambda\) must be in \[0, 1\]"):
+        fit_judged_ratings(votes, lam=lam)
+
+
+def test_lam_at_the_bounds_is_gold_only_and_ppi() -> None:
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=60)
+    f, fu = y + rng.normal(size=60), rng.normal(size=400)
+    zero, one = ppi_mean(y, f, fu, lam=0), ppi_mean(y, f, fu, lam=1)
+    assert zero.estimate == pytest.approx(y.mean(), abs=1e-14)
+    assert zero.se == pytest.approx(np.std(y) / np.sqrt(60), rel=1e-12)
+    assert one.estimate == pytest.approx(fu.mean() + np.mean(y - f), abs=1e-14)
 
 
 def test_ppi_without_unlabelled_is_nan_with_reason() -> None:

@@ -1366,6 +1366,7 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"`gold` column", "--gold column"),
     (r"`covariates`", "--covariate"),
     (r"`cluster`", "--cluster"),
+    (r"pass `lam=None`", "leave out --lam"),
     (r"`lam=([\d.]+)`", r"--lam \1"),
     (r"`lam`=([\d.]+)", r"--lam \1"),
     (r"`lam`", "--lam"),

@@ -470,7 +470,7 @@ def test_other_refusals():
     votes = simulate(17)
     with pytest.raises(ValueError, match="same column"):
         fit_judged_ratings(votes, gold="judge")
-    with pytest.raises(ValueError, match=r"`lam` must be in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"`lam` \(PPI\+\+'s lambda\) must be in \[0, 1\]"):
         fit_judged_ratings(votes, lam=1.5)
     with pytest.raises(TypeError, match="`lam` must be a real number"):
         fit_judged_ratings(votes, lam="tuned")

@@ -62,6 +62,7 @@ from evaluq.judges._mean import (
     MAX_LEVELS,
     N_DRAWS,
     WEAK_GAIN,
+    check_lam,
     choose_method,
     gold_levels,
     is_binary,
@@ -419,7 +420,7 @@ def _validate(method: str | None, lam: Any, transport_alpha: Any, confidence_lev
     if method is not None:
         check_choice("method", method, TABLE_METHODS)
     if lam is not None:
-        check_real("lam", lam)
+        check_lam(lam)
         if method not in (None, "ppi++"):
             raise ValueError(f"`lam` is PPI++'s lambda: give it with method='ppi++' (or "
                              f"None); got method={method!r}")
@@ -565,7 +566,8 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
         specificity, per model, with the delta method's variance), or None to choose from
         the data (the chain rule for discrete judge and gold scores, PPI++ otherwise).
     lam
-        PPI++'s lambda for every model instead of the tuned ones.
+        PPI++'s lambda in [0, 1] for every model instead of the tuned ones (a value outside
+        [0, 1] is refused).
     cluster
         Column of the items' clusters (one per item): cluster-robust covariances, each
         model's variance at least its independent-rows one; more clusters than models are
@@ -599,9 +601,9 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
         A missing column, a repeated (model, item), a judge score that is NaN or no number,
         no gold label at all, an item in two clusters.
     ValueError
-        An unknown method, ``lam`` with another method than PPI++, a continuous judge for the
-        chain rule, a judge or gold not 0/1 for Rogan-Gladen, a bad level, no more clusters
-        than models.
+        An unknown method, ``lam`` outside [0, 1] or with another method than PPI++, a
+        continuous judge for the chain rule, a judge or gold not 0/1 for Rogan-Gladen, a bad
+        level, no more clusters than models.
 
     See Also
     --------

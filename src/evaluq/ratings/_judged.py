@@ -42,11 +42,10 @@ from evaluq._validation import (
     check_columns,
     check_confidence_level,
     check_int,
-    check_real,
     check_rng,
 )
 from evaluq.io import TableLike, as_table
-from evaluq.judges._mean import WEAK_GAIN
+from evaluq.judges._mean import WEAK_GAIN, check_lam
 from evaluq.ratings import _checks, _newton, _uncertainty
 from evaluq.ratings._newton import Design
 from evaluq.ratings._result import NO_TIE_MODEL, RatingsResult, Scale, scale_of
@@ -548,7 +547,7 @@ def _options(ties: Any, interval: Any, lam: Any, scale: Any, confidence_level: A
     check_choice("ties", ties, TIES)
     check_choice("interval", interval, INTERVALS)
     check_choice("scale", scale, SCALES)
-    lam_value = None if lam is None else check_real("lam", lam, low=0.0, high=1.0)
+    lam_value = None if lam is None else check_lam(lam)
     return _Options(ties=ties, interval=interval, lam=lam_value, scale=scale_of(scale),
                     level=check_confidence_level(confidence_level),
                     n_resamples=check_int("n_resamples", n_resamples, minimum=2),
