@@ -328,3 +328,15 @@ def test_a_vote_file_that_is_not_utf8_names_encoding(tmp_path, capsys):
     a = pd.read_csv(tmp_path / "legacy" / "ratings.csv", index_col=0)
     pd.testing.assert_frame_equal(a, pd.read_csv(tmp_path / "utf8" / "ratings.csv", index_col=0))
     assert "modèle" in a.index
+
+
+def test_repeated_rows_are_named_in_command_line_words(tmp_path, capsys):
+    """The warning about copied rows says what to do with the file, not with a DataFrame."""
+    battles = pd.read_csv(BATTLES)
+    path = tmp_path / "twice.csv"
+    pd.concat([battles, battles.iloc[:50]]).to_csv(path, index=False)
+    assert main(["ratings", str(path), "--winner", "human", "--out", str(tmp_path / "o")]) == 0
+    err = capsys.readouterr().err
+    assert "EvaluqWarning: `votes` has 50 row(s) that repeat an earlier row" in err
+    assert "remove the repeated lines from the file first" in err
+    assert "drop_duplicates" not in err

@@ -1367,6 +1367,8 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"`covariates`", "--covariate"),
     (r"`cluster`", "--cluster"),
     (r"pass `lam=None`", "leave out --lam"),
+    (r"drop them first: `votes\.drop_duplicates\(\)`",
+     "remove the repeated lines from the file first"),
     (r"`lam=([\d.]+)`", r"--lam \1"),
     (r"`lam`=([\d.]+)", r"--lam \1"),
     (r"`lam`", "--lam"),

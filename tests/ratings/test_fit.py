@@ -752,3 +752,47 @@ def test_the_default_winner_labels_are_read_in_any_case():
         fit_ratings(df).rating.values)
     with pytest.raises(ValueError, match=r"not a winner"):
         fit_ratings(df.assign(winner="left"), outcomes={"right": "model_b"})
+
+
+# --- repeated rows (a file read twice) -----------------------------------------------------------
+
+
+def test_rows_repeated_with_an_id_warn_and_are_still_counted(llmfao):
+    """LLMFAO's first 500 votes appended again (two overlapping exports concatenated): every
+    column repeats and (prompt, worker, pair) identifies a vote, so the repeats are copies; an
+    EvaluqWarning names their number and the remedy, nothing is dropped (the fit is the one on
+    the same rows without the id columns, which says nothing)."""
+    doubled = pd.concat([llmfao, llmfao.iloc[:500]], ignore_index=True)
+    with pytest.warns(EvaluqWarning, match=r"`votes` has 500 row\(s\) that repeat an earlier "
+                      r"row in every column \(row\(s\) 8931, 8932, .*and its columns "
+                      r"\['prompt', 'worker'\] identify a vote .* counted as 500 more vote\(s\)"
+                      r".* drop them first: `votes.drop_duplicates\(\)`"):
+        fit = fit_ratings(doubled, **LLMFAO)
+    assert fit.details["n_votes"] == 8931 + 500
+    plain = fit_ratings(doubled[["left", "right", "winner"]], **LLMFAO)     # silent
+    np.testing.assert_allclose(fit.rating.values, plain.rating.values, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(fit.se.values, plain.se.values, rtol=1e-12)
+
+
+def test_repeated_votes_without_an_id_are_ordinary(llmfao):
+    """Without the annotator, LLMFAO holds 4,755 rows equal to another (several annotators
+    agreeing on a prompt): separate votes, nothing said; nor when the only other columns are
+    verdicts (another judge's), which do not identify a vote."""
+    no_worker = llmfao.drop(columns="worker")
+    assert no_worker.duplicated().sum() == 4755
+    fit_ratings(no_worker, **LLMFAO)
+    fit_ratings(llmfao.assign(judge=llmfao["winner"]).drop(columns=["worker", "prompt"]),
+                **LLMFAO)
+    fit_ratings(llmfao, **LLMFAO)
+
+
+def test_judged_rows_repeated_with_an_id_warn():
+    battles = pd.read_csv(Path(__file__).parents[1] / "data" / "judges" / "arena_battles.csv")
+    rng = np.random.default_rng(0)
+    battles["gold"] = battles["human"].where(rng.random(len(battles)) < 0.2)
+    doubled = pd.concat([battles, battles.iloc[:300]], ignore_index=True)
+    with pytest.warns(EvaluqWarning, match=r"`votes` has 300 row\(s\) that repeat .* "
+                                           r"\['battle'\] identify a vote"):
+        fit = fit_judged_ratings(doubled, judge="gpt4", gold="gold")
+    assert fit.details["n_votes"] == len(battles) + 300
+    fit_judged_ratings(battles, judge="gpt4", gold="gold")          # silent

@@ -57,6 +57,7 @@ from evaluq.ratings._votes import (
     _factorize,
     _model_codes,
     _rows,
+    check_repeated_rows,
     outcome_codes,
     understood_labels,
 )
@@ -194,6 +195,7 @@ def read_judged_votes(votes: TableLike, *, model_a: str, model_b: str, judge: st
     code_g = np.zeros(len(df), dtype=np.int64)
     code_g[labelled] = _verdicts(df[gold][labelled], outcomes, "gold")
     a, b, models = _model_codes(df, model_a, model_b)
+    check_repeated_rows(df, [judge, gold], (model_a, model_b), models, outcomes)
     m = models.size
     i, j, pair, out_j = _cells(a, b, code_j, m)
     _, _, _, out_g = _cells(a, b, code_g, m)

@@ -15,7 +15,7 @@ row, outcome) combinations: the fit's rows are the unique (pair, covariate row) 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from evaluq._validation import check_columns, check_label_spacing
+from evaluq._warn import warn
+from evaluq.errors import EvaluqWarning
 from evaluq.io import TableLike, as_table
 from evaluq.ratings import _covariates
 from evaluq.ratings._covariates import Covariates
@@ -123,6 +125,78 @@ def _check_missing(df: pd.DataFrame, columns: Mapping[str, str | None]) -> None:
             raise ValueError(
                 f"column {col!r} (given as `{arg}`) has {int(missing.sum())} missing value(s) at "
                 f"row(s) {_rows(missing, df.index)}; remove or fill these votes explicitly")
+
+
+def _hashable_columns(df: pd.DataFrame) -> list[str]:
+    """The columns whose values can be compared row to row (not lists / dicts: an arena
+    file's conversations)."""
+    out = []
+    for col in df.columns:
+        values = df[col]
+        if values.dtype == object and values.map(
+                lambda v: isinstance(v, list | dict | set | np.ndarray)).any():
+            continue
+        out.append(col)
+    return out
+
+
+def _repeated(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Rows (mask) repeating an earlier row in ``columns``; a row can only if each of its
+    values occurs twice in its column, checked column by column first (an id column ends it
+    in one pass over millions of votes)."""
+    candidate = np.ones(len(df), dtype=bool)
+    for col in columns:
+        candidate &= df[col].duplicated(keep=False).to_numpy()
+        if not candidate.any():
+            return candidate
+    repeated = np.zeros(len(df), dtype=bool)
+    repeated[candidate] = df.loc[candidate, columns].duplicated().to_numpy()
+    return repeated
+
+
+def _verdict_like(values: pd.Series, labels: set[str]) -> bool:
+    """Whether a column holds verdicts (every value a winner label or a model's name): another
+    judge's votes, which say nothing about which vote a row is."""
+    seen = pd.unique(values.dropna())
+    return bool(seen.size) and all(str(v).strip().casefold() in labels for v in seen[:1000])
+
+
+def check_repeated_rows(df: pd.DataFrame, own: Sequence[str], sides: tuple[str, str],
+                        models: np.ndarray, outcomes: Mapping[Any, str] | None) -> None:
+    """Warn when rows repeat another row in every column while the columns beyond the vote's
+    (``sides``, the verdict columns ``own`` and other columns of verdicts) identify a vote
+    together with the two models (no two different rows share them: an id, a timestamp,
+    prompt and annotator): the repeats are then copies (a file read twice, two overlapping
+    files concatenated), counted as more votes. Without such columns repeated votes are
+    ordinary (the same pair, the same verdict) and nothing is said. No row is dropped.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evaluq.ratings._votes import check_repeated_rows
+    >>> votes = pd.DataFrame({"id": [1, 2], "model_a": ["x", "y"], "model_b": ["y", "x"],
+    ...                       "winner": ["model_a", "tie"]})
+    >>> check_repeated_rows(votes, ["winner"], ("model_a", "model_b"), np.array(["x", "y"]),
+    ...                     None)    # no repeated row: silent
+    """
+    columns = _hashable_columns(df)
+    repeated = _repeated(df, sorted(columns, key=lambda c: c in (*own, *sides)))
+    if not repeated.any():
+        return
+    labels = {str(k).strip().casefold() for k in [*DEFAULT_OUTCOMES, *(outcomes or {}),
+                                                  *models, *sides]}
+    extra = [c for c in columns if c not in (*own, *sides)
+             and not _verdict_like(df[c], labels)]
+    if not extra or df.loc[~repeated].duplicated(subset=[*sides, *extra]).any():
+        return
+    n = int(repeated.sum())
+    warn(f"`votes` has {n} row(s) that repeat an earlier row in every column (row(s) "
+         f"{_rows(repeated, df.index)}), and its columns {[str(c) for c in extra[:6]]} "
+         f"identify a vote together with the two models (no two different rows share them): "
+         f"the repeats look like copies (a file read twice, or concatenated with an "
+         f"overlapping one). They are counted as {n} more vote(s), which narrows the "
+         f"intervals; if they are copies, drop them first: `votes.drop_duplicates()`",
+         EvaluqWarning)
 
 
 def _outcome_map(outcomes: Mapping[Any, str] | None) -> dict[Any, int]:
@@ -280,6 +354,7 @@ def read_votes(votes: TableLike, *, model_a: str, model_b: str, winner: str,
     _check_missing(df, columns)
     code = _winner_codes(df, winner, model_a, model_b, outcomes)
     a, b, models = _model_codes(df, model_a, model_b)
+    check_repeated_rows(df, [winner], (model_a, model_b), models, outcomes)
     keep = code != TIE if drop_ties else np.ones(len(df), dtype=bool)
     n_dropped = int((~keep).sum())
     if not keep.any():
