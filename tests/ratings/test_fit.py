@@ -784,6 +784,24 @@ def test_repeated_votes_without_an_id_are_ordinary(llmfao):
     fit_ratings(llmfao.assign(judge=llmfao["winner"]).drop(columns=["worker", "prompt"]),
                 **LLMFAO)
     fit_ratings(llmfao, **LLMFAO)
+    # every vote a tie, 400 votes on 80 prompts: 74 rows equal to another, and rows sharing
+    # (pair, prompt) always agree, as independent votes that are all ties would: no evidence
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 4, 400)
+    b = (a + rng.integers(1, 4, 400)) % 4
+    ties = pd.DataFrame({"model_a": MODELS[a], "model_b": MODELS[b], "winner": "tie",
+                         "prompt": rng.integers(0, 80, 400)})
+    assert ties.duplicated().sum() == 74
+    assert not ties.drop_duplicates().duplicated(["model_a", "model_b", "prompt"]).any()
+    with pytest.warns(EvaluqWarning, match="scores are all 0"):     # (the next test's)
+        fit_ratings(ties, ties="half")
+
+
+def test_one_copied_row_of_a_file_with_an_id_warns():
+    battles = pd.read_csv(Path(__file__).parents[1] / "data" / "judges" / "arena_battles.csv")
+    once = pd.concat([battles, battles.iloc[[7]]], ignore_index=True)
+    with pytest.warns(EvaluqWarning, match=r"1 row\(s\) that repeat .*\(row\(s\) 6791\)"):
+        fit_ratings(once, winner="human")
 
 
 def test_judged_rows_repeated_with_an_id_warn():

@@ -154,6 +154,37 @@ def _repeated(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
     return repeated
 
 
+ID_ROWS = 20
+"""A column unique over at least this many distinct rows is an id (a battle's, a vote's)."""
+COPIES_P = 1e-3
+"""Repeated rows are taken for copies when independent votes on their pairs would agree as
+often with a probability below this."""
+
+
+def _copies_evident(df: pd.DataFrame, repeated: np.ndarray, sides: list[str], own: list[str],
+                    extra: list[str]) -> bool:
+    """Whether rows sharing the models and the ``extra`` columns (all identical: checked
+    before) are evidently copies: an ``extra`` column is an id (not a float, unique over at
+    least :data:`ID_ROWS` distinct rows), or independent votes on each pair, with the
+    verdict shares of that pair, would all agree with a probability below :data:`COPIES_P`
+    (a verdict column that is constant, all ties, is no evidence)."""
+    distinct = df.loc[~repeated, extra]
+    if len(distinct) >= ID_ROWS and any(distinct[c].dtype.kind != "f" and distinct[c].is_unique
+                                        for c in extra):
+        return True
+    pair = df.groupby(sides, sort=False, dropna=False).ngroup().to_numpy()
+    verdict = df.groupby(own, sort=False, dropna=False).ngroup().to_numpy()
+    shares = np.zeros((pair.max() + 1, verdict.max() + 1))
+    np.add.at(shares, (pair, verdict), 1.0)
+    shares /= shares.sum(axis=1, keepdims=True)
+    key = df.groupby([*sides, *extra], sort=False, dropna=False).ngroup().to_numpy()
+    size = np.bincount(key)
+    first = np.unique(key, return_index=True)[1]
+    shared = size >= 2
+    agree = (shares[pair[first[shared]]] ** size[shared][:, None]).sum(axis=1)
+    return bool(np.log(agree).sum() < np.log(COPIES_P))
+
+
 def _verdict_like(values: pd.Series, labels: set[str]) -> bool:
     """Whether a column holds verdicts (every value a winner label or a model's name): another
     judge's votes, which say nothing about which vote a row is."""
@@ -187,13 +218,15 @@ def check_repeated_rows(df: pd.DataFrame, own: Sequence[str], sides: tuple[str, 
                                                   *models, *sides]}
     extra = [c for c in columns if c not in (*own, *sides)
              and not _verdict_like(df[c], labels)]
-    if not extra or df.loc[~repeated].duplicated(subset=[*sides, *extra]).any():
+    if (not extra or df.loc[~repeated].duplicated(subset=[*sides, *extra]).any()
+            or not _copies_evident(df, repeated, [*sides], [*own], extra)):
         return
     n = int(repeated.sum())
     warn(f"`votes` has {n} row(s) that repeat an earlier row in every column (row(s) "
          f"{_rows(repeated, df.index)}), and its columns {[str(c) for c in extra[:6]]} "
-         f"identify a vote together with the two models (no two different rows share them): "
-         f"the repeats look like copies (a file read twice, or concatenated with an "
+         f"identify a vote together with the two models (no two different rows share them, "
+         f"and rows that do always agree): the repeats look like copies (a file read twice, "
+         f"or concatenated with an "
          f"overlapping one). They are counted as {n} more vote(s), which narrows the "
          f"intervals; if they are copies, drop them first: `votes.drop_duplicates()`",
          EvaluqWarning)
