@@ -520,6 +520,49 @@ def test_a_model_seen_in_one_tie_gets_the_model_based_variance_not_zero(votes):
         1.0 / np.sqrt(h), rel=1e-6)
 
 
+def _all_ties(n=400, n_models=4, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, n_models, n)
+    b = (a + rng.integers(1, n_models, n)) % n_models
+    return pd.DataFrame({"model_a": MODELS[a], "model_b": MODELS[b], "winner": "tie",
+                         "prompt": rng.integers(0, 80, n)})
+
+
+def _fisher_covariance(df, models):
+    """The model-based covariance of the sum-zero logit strengths at equal strengths: the
+    pseudo-inverse of the information sum_v p (1 - p) x_v x_v', p = 1/2, x_v = e_a - e_b."""
+    x = np.zeros((len(df), len(models)))
+    x[np.arange(len(df)), pd.Index(models).get_indexer(df["model_a"])] += 1.0
+    x[np.arange(len(df)), pd.Index(models).get_indexer(df["model_b"])] -= 1.0
+    return np.linalg.pinv(0.25 * x.T @ x)
+
+
+@pytest.mark.parametrize("options", [{}, {"cluster": "prompt"},
+                                     {"interval": "bootstrap", "n_resamples": 4000}])
+def test_all_ties_as_half_wins_take_the_model_based_variance(options):
+    """Every vote a tie, ties='half': the ratings are all equal and every vote's score is 0
+    there, so the sandwich (HC0 or CR1) and the vote bootstrap (every resample all ties: the
+    same fit) would say SE 0. The SEs are the model-based ones (a binomial at p = 1/2 per
+    vote: the inverse information), with a warning; the bootstrap's before were 0."""
+    df = _all_ties()
+    with pytest.warns(EvaluqWarning, match=r"scores are all 0 at the estimate in 3 "
+                                           r"direction.*model-based variance"):
+        fit = fit_ratings(df, ties="half", scale="logit", **options)
+    np.testing.assert_allclose(fit.rating.values, 0.0, atol=1e-12)
+    cov = _fisher_covariance(df, fit.rating["model"].values)
+    assert "model-based" in fit.details["covariance_kind"]
+    if "interval" in options:      # Monte Carlo: 4000 draws, SE within 4 % (about 3.5 SE)
+        np.testing.assert_allclose(fit.se.values, np.sqrt(np.diag(cov)), rtol=0.04)
+        return
+    np.testing.assert_allclose(fit.covariance.values, cov, rtol=1e-9, atol=1e-14)
+    # two models, n ties: SE of the difference 2 / sqrt(n), the binomial's at p = 1/2
+    two = pd.DataFrame({"model_a": ["x"] * 100, "model_b": ["y"] * 100, "winner": "tie"})
+    with pytest.warns(EvaluqWarning, match="scores are all 0"):
+        pair = fit_ratings(two, ties="half", scale="logit")
+    c = pair.covariance.values
+    assert np.sqrt(c[0, 0] + c[1, 1] - 2 * c[0, 1]) == pytest.approx(2 / np.sqrt(100), rel=1e-9)
+
+
 def test_bad_options():
     df = _small()
     with pytest.raises(ValueError,
