@@ -640,3 +640,76 @@ def test_few_clusters_warn_and_every_direction_is_at_least_the_iid_one():
     np.testing.assert_allclose(np.sort(np.linalg.eigvals(np.linalg.solve(floor, got)).real),
                                np.maximum(ratios, 1.0), rtol=1e-6)
     assert "floored at the independent-votes one" in fit.details["covariance_kind"]
+
+
+# --- gold votes that are all ties ------------------------------------------------------------
+
+
+def _all_gold_ties(seed=0, n=400):
+    rng = np.random.default_rng(seed)
+    models = np.array(["m0", "m1", "m2", "m3"])
+    a = rng.integers(0, 4, n)
+    b = (a + rng.integers(1, 4, n)) % 4
+    return pd.DataFrame({"model_a": models[a], "model_b": models[b],
+                         "judge": rng.choice(["a", "b", "tie"], n),
+                         "gold": np.where(rng.random(n) < 0.3, "tie", None),
+                         "prompt": rng.integers(0, 80, n)})
+
+
+@pytest.mark.parametrize("cluster", [None, "prompt"])
+def test_gold_votes_all_ties_take_the_model_based_variance(cluster):
+    """Every gold vote a tie, ties='half': every gold score is 0 at the gold-only estimate, so
+    the PPI++ sandwich gave lam=0 a ZeroDivisionError and the tuned lambda (about 0.1) SEs of
+    3 Elo from the judge's part alone. The gold part now takes its model-based variance (the
+    inverse information, a binomial at p = 1/2 per gold vote): lam=0 is the Fisher-information
+    covariance of the gold votes; at the tuned lambda the sandwich with V_yy = H_gold / n,
+    written out from the per-row scores and Hessians."""
+    votes = _all_gold_ties()
+    with pytest.warns(EvaluqWarning, match=r"gold votes' scores are all 0 at the estimate in 3 "
+                                           r"direction.*model-based variance"):
+        zero = fit_judged_ratings(votes, ties="half", lam=0.0, scale="logit", cluster=cluster)
+    gold = votes[votes.gold.notna()]
+    x = np.zeros((len(gold), 4))
+    x[np.arange(len(gold)), gold.model_a.map(lambda s: int(s[1])).to_numpy()] += 1.0
+    x[np.arange(len(gold)), gold.model_b.map(lambda s: int(s[1])).to_numpy()] -= 1.0
+    np.testing.assert_allclose(zero.covariance.values, np.linalg.pinv(0.25 * x.T @ x),
+                               rtol=1e-8, atol=1e-14)
+    with pytest.warns(EvaluqWarning, match="gold votes' scores are all 0"):
+        fit = fit_judged_ratings(votes, ties="half", scale="logit", reference="m0",
+                                 cluster=cluster)
+    lam = fit.details["lam"]
+    assert 0.0 < lam < 0.3
+    ref = Reference(votes, "half", cluster)
+    params = _params(fit)
+    hinv = np.linalg.inv(ref.hessian(params))
+    lab = ref.lab
+    info = _hessians(params, ref.a[lab], ref.b[lab], ref.gold[lab], "half",
+                     ref.m).mean(axis=0) / ref.n
+    if cluster is None:
+        sy, sh, su = ref.parts(params)
+        yc, hc, uc = sy - sy.mean(0), sh - sh.mean(0), su - su.mean(0)
+        v_yh = yc.T @ hc / ref.n**2
+        v_hh = hc.T @ hc / ref.n**2 + uc.T @ uc / ref.big_n**2
+        factor = 1.0
+    else:
+        a, b = ref.influence(params, lam)
+        a = pd.DataFrame(a).groupby(ref.groups).sum().to_numpy()
+        b = pd.DataFrame(b).groupby(ref.groups).sum().to_numpy()
+        v_yh, v_hh = a.T @ b, b.T @ b
+        g, rows = np.unique(ref.groups).size, len(votes)
+        factor = g / (g - 1) * (rows - 1) / (rows - 3)
+    meat = info + factor * (-lam * (v_yh + v_yh.T) + lam**2 * v_hh)
+    np.testing.assert_allclose(_param_cov(fit), hinv @ meat @ hinv, rtol=2e-5)
+    # differences to m0 in logits (gold-only's about 0.3; before, about 0.025)
+    assert fit.se.values[1:].min() > 0.25
+    assert "model-based" in fit.details["covariance_kind"]
+
+
+def test_gold_votes_all_ties_bootstrap_is_not_zero():
+    votes = _all_gold_ties(1)
+    with pytest.warns(EvaluqWarning, match="gold votes' scores are all 0"):
+        sandwich = fit_judged_ratings(votes, ties="half", lam=0.0)
+    with pytest.warns(EvaluqWarning, match="gold votes' scores are all 0"):
+        boot = fit_judged_ratings(votes, ties="half", lam=0.0, interval="bootstrap",
+                                  n_resamples=4000)
+    np.testing.assert_allclose(boot.se.values, sandwich.se.values, rtol=0.05)

@@ -44,6 +44,8 @@ from evaluq._validation import (
     check_int,
     check_rng,
 )
+from evaluq._warn import warn
+from evaluq.errors import EvaluqWarning
 from evaluq.io import TableLike, as_table
 from evaluq.judges._mean import WEAK_GAIN, check_lam
 from evaluq.ratings import _checks, _newton, _uncertainty
@@ -653,6 +655,82 @@ def _lambda(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarra
     return tune_lambda(data, grads, anchor[:design.n_models], data.clusters is not None), x1
 
 
+GOLD_MODEL_BASED = ("; the gold part model-based (inverse information) where every gold "
+                    "vote's score is 0")
+
+
+def _gold_information(data: JudgedVotes, design: Design, x: np.ndarray,
+                      ties: str) -> np.ndarray:
+    """The model-based variance (K, K) of the gold votes' mean gradient at ``x``,
+    :math:`H_{gold} / n` (the mean per-vote Hessian of the gold votes over n)."""
+    _, hess = _newton.gradient_hessian(design, x[None], hessian_counts(data, 0.0, ties)[None])
+    return np.asarray(hess[0]) / data.n_labelled
+
+
+def gold_blind(data: JudgedVotes, design: Design, x: np.ndarray, lam: float, ties: str,
+               gold_ok: bool) -> int:
+    """The number of directions in which every gold vote's score is 0 at the gold-only
+    estimate (gold votes that are all ties between models of equal strength under ``"half"``:
+    no sandwich or bootstrap sees them vary); 0 when the gold votes do not link every model
+    or have no finite gold-only estimate."""
+    if not gold_ok:
+        return 0
+    try:
+        x_gold = x if lam == 0.0 else _solve(data, design, 0.0, ties, x)
+        grads = gradients(data, design, x_gold, 0.0, ties)
+    except ValueError:
+        return 0
+    info = _gold_information(data, design, x_gold, ties)
+    _, blind = loewner_floor(iid_meat(data, grads).v_yy, info,
+                             _uncertainty.free_basis(design.n_params, design.n_models),
+                             _uncertainty.NO_INFORMATION)
+    return int(blind.shape[1])
+
+
+def _floored(meat: Meat, factor: float, info: np.ndarray, n_blind: int,
+             basis: np.ndarray) -> tuple[Meat, np.ndarray]:
+    r"""``meat`` times the small-sample ``factor``, its gold part :math:`V_{yy}` raised to the
+    model-based ``info`` in the ``n_blind`` directions where it is smallest relative to it
+    (:func:`gold_blind`; at :math:`\lambda = 0` exactly those where every gold score is 0, as
+    :func:`evaluq.fit_ratings` does); returns the directions raised (K, r)."""
+    scaled = Meat(v_yy=factor * meat.v_yy, v_yh=factor * meat.v_yh, v_hh=factor * meat.v_hh,
+                  kind=meat.kind)
+    if not n_blind:
+        return scaled, np.zeros((meat.v_yy.shape[0], 0))
+    v_yy, blind = loewner_floor(scaled.v_yy, info, basis, 1.0, lowest=n_blind)
+    return replace(scaled, v_yy=0.5 * (v_yy + v_yy.T)), blind
+
+
+def _covariance(data: JudgedVotes, design: Design, grads: Gradients, x: np.ndarray,
+                lam: float, ties: str, few: bool, n_blind: int, anchor: np.ndarray
+                ) -> tuple[np.ndarray, str, float, np.ndarray | None]:
+    """The PPI++ sandwich (K, K) at ``lam``, its kind, the gain over gold-only and the
+    model-based covariance added where the gold scores are all 0 (None if nowhere)."""
+    basis = _uncertainty.free_basis(design.n_params, design.n_models)
+    factor = 1.0 if data.clusters is None else cr1_factor(data, lam, ties, design.n_params - 1)
+    info = _gold_information(data, design, x, ties)
+    meat, blind = _floored(_meat(data, grads), factor, info, n_blind, basis)
+    cov = grads.bread @ meat.at(lam) @ grads.bread
+    kind, added = meat.kind, None
+    if blind.shape[1]:
+        warn(f"the gold votes' scores are all 0 at the estimate in {blind.shape[1]} "
+             f"direction(s) of the ratings (gold votes that are all ties between models of "
+             f"the same estimated strength): the PPI++ sandwich (and a bootstrap) would give "
+             f"their gold part variance 0; there the gold votes' model-based variance (the "
+             f"inverse of their information) is used", EvaluqWarning)
+        kind += GOLD_MODEL_BASED
+        added = grads.bread @ blind @ blind.T @ grads.bread
+    if few:
+        iid = grads.bread @ _floored(iid_meat(data, grads), 1.0, info, n_blind,
+                                     basis)[0].at(lam) @ grads.bread
+        cov, raised = loewner_floor(cov, iid, basis, 1.0)
+        kind += ", floored at the independent-votes one (few clusters)" if raised.size else ""
+    a = anchor[:design.n_models]
+    gain = (_trace(grads, a, meat.at(0.0)) / _trace(grads, a, meat.at(lam))
+            if _gold_connects(data, ties) else np.nan)
+    return 0.5 * (cov + cov.T), kind, float(gain), added
+
+
 def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) -> _Fit:
     few = (data.lab_clusters is not None and _uncertainty.check_clusters(
         data.lab_clusters.shape[0], design.n_params - 1, "judge-assisted ratings",
@@ -669,30 +747,21 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
                          "more rows, or pass a `lam` above 0")
     x = _solve(data, design, lam, opts.ties, x0)
     grads = gradients(data, design, x, lam, opts.ties)
-    meat = _meat(data, grads)
-    factor = (1.0 if data.clusters is None
-              else cr1_factor(data, lam, opts.ties, design.n_params - 1))
-    cov = factor * grads.bread @ meat.at(lam) @ grads.bread
-    kind = meat.kind
-    if few:
-        iid = grads.bread @ iid_meat(data, grads).at(lam) @ grads.bread
-        cov, raised = loewner_floor(
-            cov, iid, _uncertainty.free_basis(design.n_params, design.n_models), 1.0)
-        kind += ", floored at the independent-votes one (few clusters)" if raised.size else ""
-    cov = 0.5 * (cov + cov.T)
-    a = anchor[:design.n_models]
-    if not gold_ok:
-        gain, reason = np.nan, "the gold votes alone do not link every model"
-    else:
-        gain = _trace(grads, a, meat.at(0.0)) / _trace(grads, a, meat.at(lam))
-        reason = ""
+    n_blind = gold_blind(data, design, x, lam, opts.ties, gold_ok)
+    cov, kind, gain, added = _covariance(data, design, grads, x, lam, opts.ties, few, n_blind,
+                                         anchor)
+    reason = "" if gold_ok else "the gold votes alone do not link every model"
     groups = 0 if data.lab_clusters is None else data.lab_clusters.shape[0]
     draws = None
     if opts.interval == "bootstrap":
         draws = bootstrap(data, design, x, lam, opts.ties, opts.n_resamples, opts.rng)
-        cov = np.cov(draws, rowvar=False)
         kind = ("PPI++ bootstrap (" + ("whole clusters" if groups else "labelled and "
                 "unlabelled votes resampled apart") + f", lambda fixed at {lam:.4g})")
+        if added is not None:     # directions every resample's gold votes fit alike
+            draws += _uncertainty.normal_draws(np.zeros_like(x), added, opts.n_resamples,
+                                               opts.rng)
+            kind += GOLD_MODEL_BASED
+        cov = np.cov(draws, rowvar=False)
     return _Fit(x=x, cov=cov, lam=lam, tuned=opts.lam is None, gain=float(gain),
                 gain_reason=reason, kind=kind, n_clusters=groups, draws=draws)
 
@@ -874,6 +943,11 @@ def fit_judged_ratings(
     ones under ``"drop"``, as :func:`evaluq.fit_ratings` counts them; else every row), so
     :math:`\lambda = 0` is its CR1 exactly; :math:`\lambda` minimises that covariance's trace
     exactly.
+    Directions in which every gold vote's score is 0 at the gold-only estimate (gold votes
+    that are all ties between equally rated models under ``"half"``: no sandwich or bootstrap
+    sees them vary) give :math:`V_{yy}` its model-based value there, :math:`H_{gold} / n` (the
+    inverse information; at :math:`\lambda = 0` exactly :func:`evaluq.fit_ratings`' rule),
+    with an ``EvaluqWarning``; the bootstrap adds that variance to its draws.
     Intervals are normal: ``rating +- z se``. The gain over gold-only is
     :math:`\mathrm{tr}\,\Sigma(0) / \mathrm{tr}\,\Sigma(\lambda)` (same ``H``), the effective
     number of labels n times the gain.
