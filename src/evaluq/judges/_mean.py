@@ -168,7 +168,28 @@ def _ppi_fit(gold: np.ndarray, judge_gold: np.ndarray, judge_unlabelled: np.ndar
                           "(`judge_unlabelled` is empty)")
     elif gold.size < 2:
         fit.se, fit.nan_reason = np.nan, "one gold label says nothing about a spread"
+    elif not fit.se > NO_SPREAD * max(1.0, abs(fit.estimate)):
+        fit.se, fit.nan_reason = np.nan, zero_variance_reason(gold)
     return fit
+
+
+NO_SPREAD = 1e-12
+"""An SE below this (relative to the estimate, or absolute below 1) is a variance estimate of 0
+up to rounding: every gold label alike and no judge part."""
+
+
+def zero_variance_reason(gold: np.ndarray) -> str:
+    """Why an estimate whose variance estimate is 0 gets no SE (the gold labels all alike:
+    their spread of 0 says nothing about the estimate's precision)."""
+    values = np.unique(gold)
+    what = (f"every gold label is {values[0]:g}" if values.size == 1
+            else "the rectified gold labels do not vary")
+    binary = ("; for 0/1 labels a binomial interval of the gold labels "
+              "(eq.intervals.proportion_interval(k, n, method='wilson')) or method='chain-rule' "
+              "(a discrete judge) has one" if set(values.tolist()) <= {0.0, 1.0} else "")
+    return (f"the estimated variance is 0 ({what}, and the judge's part adds none): a normal "
+            f"interval of width 0 says nothing about the estimate's precision, so its SE and "
+            f"interval are NaN; label more items{binary}")
 
 
 def _chain_fit(gold: np.ndarray, judge_gold: np.ndarray, judge_all: np.ndarray,

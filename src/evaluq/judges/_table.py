@@ -61,12 +61,14 @@ from evaluq.judges._mean import (
     MAX_CHAIN_LEVELS,
     MAX_LEVELS,
     N_DRAWS,
+    NO_SPREAD,
     WEAK_GAIN,
     check_lam,
     choose_method,
     gold_levels,
     is_binary,
     levels_of,
+    zero_variance_reason,
 )
 from evaluq.judges._transport import TransportWarning, transport_test
 
@@ -397,10 +399,10 @@ def _differences(models: np.ndarray, est: np.ndarray, cov: np.ndarray, shared: n
 
 def _normal_draws(models: np.ndarray, est: np.ndarray, cov: np.ndarray, n_draws: int,
                   rng: np.random.Generator) -> xr.DataArray:
-    """Draws (resample, model) from N(est, cov), models with a NaN estimate left out; the
-    standard normal noise is centred over the draws, so their mean is the estimate (the
-    ``observed`` value of the rank and pairwise functions)."""
-    ok = ~np.isnan(est)
+    """Draws (resample, model) from N(est, cov), models with a NaN estimate or variance left
+    out; the standard normal noise is centred over the draws, so their mean is the estimate
+    (the ``observed`` value of the rank and pairwise functions)."""
+    ok = ~np.isnan(est) & ~np.isnan(np.diag(cov))
     sub = np.nan_to_num(cov[np.ix_(ok, ok)])
     eigval, eigvec = np.linalg.eigh((sub + sub.T) / 2.0)
     root = eigvec * np.sqrt(np.clip(eigval, 0.0, None))
@@ -495,6 +497,19 @@ def _estimable(t: JudgeTable, fits: ModelFits) -> tuple[ModelFits, str | None]:
         fits.draws = np.where(few[:, None], np.nan, fits.draws)
     return fits, (f"model(s) {t.models[few].tolist()} have fewer than two gold labels: the "
                   "judge's correction (and any spread) cannot be estimated for them")
+
+
+def _without_spread(t: JudgeTable, fits: ModelFits) -> tuple[ModelFits, str | None]:
+    """Models whose variance estimate is 0 (every gold label alike, lambda 0) keep their
+    estimate and get a NaN variance, with the reason (no draws, no paired test)."""
+    with np.errstate(invalid="ignore"):
+        zero = np.isfinite(fits.estimate) & (
+            fits.var <= (NO_SPREAD * np.maximum(1.0, np.abs(fits.estimate))) ** 2)
+    if not zero.any():
+        return fits, None
+    fits.var = np.where(zero, np.nan, fits.var)
+    gold = t.gold[t.labelled & zero[t.model]]
+    return fits, f"model(s) {t.models[zero].tolist()}: " + zero_variance_reason(gold)
 
 
 def _widened(draws: np.ndarray | None, est: np.ndarray, deff: np.ndarray) -> np.ndarray | None:
@@ -643,6 +658,8 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
     fits, transport, notes = _check_transport(t, fits, method, transport_alpha,
                                               transport_relation, values, n_draws, generator)
     fits, nan_reason = _estimable(t, fits)
+    fits, no_spread = _without_spread(t, fits)
+    nan_reason = "; ".join(filter(None, [nan_reason, no_spread])) or None
     unidentified = np.isnan(fits.estimate) & (np.bincount(t.model[t.labelled],
                                                           minlength=len(t.models)) >= 2)
     if method == "rogan-gladen" and unidentified.any():
