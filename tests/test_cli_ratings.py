@@ -340,3 +340,15 @@ def test_repeated_rows_are_named_in_command_line_words(tmp_path, capsys):
     assert "EvaluqWarning: `votes` has 50 row(s) that repeat an earlier row" in err
     assert "remove the repeated lines from the file first" in err
     assert "drop_duplicates" not in err
+
+
+def test_a_bootstrap_refusal_names_the_ties_flag(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    winner = np.where(rng.random(300) < 0.6, "model_a", "model_b")
+    winner[:2] = "tie"
+    path = tmp_path / "few_ties.csv"
+    pd.DataFrame({"model_a": "x", "model_b": "y", "winner": winner}).to_csv(path, index=False)
+    assert main(["ratings", str(path), "--interval", "bootstrap", "--out",
+                 str(tmp_path / "o")]) == 2
+    assert ("use --interval sandwich, collect more votes, or use --ties half"
+            in capsys.readouterr().err)

@@ -1378,6 +1378,7 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"`item=`", "--item"),
     (r"`n_seeds`", "--n-seeds"),
     (r"use ties='(\w+)' \(or '(\w+)'\)", r"use --ties \1 (or --ties \2)"),
+    (r"use ties='(\w+)'", r"use --ties \1"),
     (r"`?interval='(\w+)'`?", r"--interval \1"),
     (r"pass `prior_sd`", "pass --prior-sd SD"),
 )

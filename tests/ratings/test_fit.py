@@ -469,6 +469,24 @@ def test_bootstrap_resamples_without_a_finite_mle_are_refused():
     assert np.isfinite(fit.draws.values).all()
 
 
+def test_a_bootstrap_without_ties_in_some_resamples_names_the_remedy_that_works():
+    """2 ties in 300 votes: Davidson's tie parameter runs to 0 in the resamples without a tie.
+    The refusal offered `prior_sd`, which keeps the strengths finite, not the tie parameter
+    (and offered it again with `prior_sd` given); it now offers ties='half', which runs."""
+    rng = np.random.default_rng(3)
+    winner = np.where(rng.random(300) < 0.6, "model_a", "model_b")
+    winner[:2] = "tie"
+    df = pd.DataFrame({"model_a": "x", "model_b": "y", "winner": winner})
+    for prior in (None, 3.0):
+        with pytest.raises(ValueError, match=r"resamples have no finite maximum-likelihood "
+                           r"ratings \(no tie or no decisive vote\); use interval='sandwich', "
+                           r"collect more votes, or use ties='half'") as info:
+            fit_ratings(df, interval="bootstrap", prior_sd=prior)
+        assert "prior_sd" not in str(info.value)
+    fit = fit_ratings(df, interval="bootstrap", ties="half")
+    assert np.isfinite(fit.se.values).all()
+
+
 def test_a_bootstrap_resample_without_some_model_is_refused_not_a_linalg_error(votes):
     """A model with two votes is absent from many vote resamples; its Hessian there is
     singular (before: numpy's LinAlgError 'Singular matrix' from the Newton step, the CLI's

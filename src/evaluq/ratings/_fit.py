@@ -126,11 +126,18 @@ def _bootstrap(design: Design, votes: Votes, x_hat: np.ndarray,
     boot = _uncertainty.bootstrap(design, votes, x_hat, opts.n_resamples, opts.rng,
                                   ties_count=opts.ties != "drop")
     if boot.n_failed:
+        remedies = ["use interval='sandwich'", "collect more votes"]
+        if "no tie" in boot.failed_reason:
+            remedies.append("use ties='half' (a tie as half a win: no tie parameter to "
+                            "estimate from resamples without a tie)")
+        if opts.prior_sd is None and ("never wins" in boot.failed_reason
+                                      or "without any vote" in boot.failed_reason):
+            remedies.append("pass `prior_sd` (a Gaussian prior on the strengths that keeps "
+                            "every resample's ratings finite)")
         raise ValueError(
             f"{boot.n_failed} of {opts.n_resamples} bootstrap resamples have no finite "
-            f"maximum-likelihood ratings ({boot.failed_reason}); use interval='sandwich', "
-            f"collect more votes, or pass `prior_sd` (a Gaussian prior that keeps every "
-            f"resample finite)")
+            f"maximum-likelihood ratings ({boot.failed_reason}); "
+            + ", ".join(remedies[:-1]) + f", or {remedies[-1]}")
     return boot.params
 
 
