@@ -8,6 +8,7 @@ through the rank and tier functions; every bad input.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -875,3 +876,26 @@ def test_judged_rows_repeated_with_an_id_warn():
         fit = fit_judged_ratings(doubled, judge="gpt4", gold="gold")
     assert fit.details["n_votes"] == len(battles) + 300
     fit_judged_ratings(battles, judge="gpt4", gold="gold")          # silent
+
+
+@pytest.mark.parametrize(("change", "call"), [(lambda s: s + " ", "str.strip()"),
+                                              (str.upper, "str.lower()")])
+def test_model_names_spelled_two_ways_name_both_columns_with_a_remedy_that_runs(
+        llmfao, change, call):
+    """'gpt-4' and 'gpt-4 ' (or 'GPT-4') across the two model columns: the refusal named a
+    column 'model_a / model_b' that does not exist, and its pandas line failed with a
+    KeyError. It names the columns given (here 'left' and 'right'), and its line, run on the
+    table, fixes it; likewise the cluster column by its own name."""
+    table = llmfao.copy()
+    table.loc[:40, "left"] = table.loc[:40, "left"].map(change)
+    with pytest.raises(ValueError, match=r"columns 'left' and 'right' have labels") as info:
+        fit_ratings(table, **LLMFAO)
+    line = re.search(r"in pandas(?:, e\.g\.|:) (for c in .*?\))\)", str(info.value)).group(1)
+    assert call in line
+    exec(line, {"table": table})
+    fit = fit_ratings(table, **LLMFAO)
+    assert fit.rating.sizes["model"] == 59
+    table = llmfao.assign(prompt=llmfao["prompt"].astype(str))
+    table.loc[:20, "prompt"] = table.loc[:20, "prompt"] + " "      # '8 ' beside '8'
+    with pytest.raises(ValueError, match=r"column 'prompt' has labels .*table\['prompt'\]"):
+        fit_ratings(table, cluster="prompt", **LLMFAO)

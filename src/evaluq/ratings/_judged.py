@@ -203,7 +203,7 @@ def read_judged_votes(votes: TableLike, *, model_a: str, model_b: str, judge: st
     _, _, _, out_g = _cells(a, b, code_g, m)
     g, labels, n_groups = None, None, 0
     if cluster is not None:
-        codes, labels = _factorize(df[cluster], "cluster")
+        codes, labels = _factorize(df[cluster], "cluster", cluster)
         g, n_groups = codes, labels.size
     lab_keys = (pair * 3 + out_g) * 3 + out_j
     lab, lab_n, lab_g = _cell_table(lab_keys[labelled], None if g is None else g[labelled],

@@ -326,19 +326,21 @@ def _winner_codes(df: pd.DataFrame, winner: str, model_a: str, model_b: str,
     return codes.astype(np.int64)
 
 
-def _factorize(values: pd.Series, arg: str) -> tuple[np.ndarray, np.ndarray]:
+def _factorize(values: pd.Series, arg: str,
+               columns: str | Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and sorted labels of ``values`` (the argument ``arg``'s, from ``columns``)."""
     try:
         codes, labels = pd.factorize(values, sort=True)
     except TypeError as err:
         raise TypeError(f"the labels of `{arg}` cannot be sorted (mixed types?): {err}") from None
-    check_label_spacing(np.asarray(labels, dtype=object), arg)
+    check_label_spacing(np.asarray(labels, dtype=object), columns)
     return codes.astype(np.int64), np.asarray(labels, dtype=object)
 
 
 def _model_codes(df: pd.DataFrame, model_a: str, model_b: str) -> tuple[np.ndarray, np.ndarray,
                                                                           np.ndarray]:
     both = pd.concat([df[model_a], df[model_b]], ignore_index=True)
-    codes, models = _factorize(both, "model_a / model_b")
+    codes, models = _factorize(both, "model_a / model_b", (model_a, model_b))
     a, b = codes[:len(df)], codes[len(df):]
     same = a == b
     if same.any():
@@ -394,7 +396,7 @@ def read_votes(votes: TableLike, *, model_a: str, model_b: str, winner: str,
         raise ValueError("`ties`='drop' leaves no votes: every vote is a tie")
     g = labels = None
     if cluster is not None:
-        g, labels = _factorize(df[cluster][keep], "cluster")
+        g, labels = _factorize(df[cluster][keep], "cluster", cluster)
     i, j, pair_of_vote, out = _cells(a[keep], b[keep], code[keep], models.size)
     row_of_vote, row_pair, features, cov = pair_of_vote, None, None, None
     if specs is not None:
