@@ -486,17 +486,20 @@ def _per_model(t: JudgeTable, fits: ModelFits, var: np.ndarray, methods: np.ndar
 
 
 def _estimable(t: JudgeTable, fits: ModelFits) -> tuple[ModelFits, str | None]:
-    """Models with fewer than two gold labels get NaN (with the reason)."""
+    """Models with fewer than two gold labels get NaN, models whose variance estimate is 0 a
+    NaN variance (:func:`_without_spread`), with the reasons."""
     n_gold = np.bincount(t.model[t.labelled], minlength=len(t.models))
     few = n_gold < 2
     if not few.any():
-        return fits, None
+        return _without_spread(t, fits)
     fits.estimate = np.where(few, np.nan, fits.estimate)
     fits.var = np.where(few, np.nan, fits.var)
     if fits.draws is not None:
         fits.draws = np.where(few[:, None], np.nan, fits.draws)
-    return fits, (f"model(s) {t.models[few].tolist()} have fewer than two gold labels: the "
-                  "judge's correction (and any spread) cannot be estimated for them")
+    fits, no_spread = _without_spread(t, fits)
+    return fits, "; ".join(filter(None, [
+        f"model(s) {t.models[few].tolist()} have fewer than two gold labels: the judge's "
+        "correction (and any spread) cannot be estimated for them", no_spread]))
 
 
 def _without_spread(t: JudgeTable, fits: ModelFits) -> tuple[ModelFits, str | None]:
@@ -658,8 +661,6 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
     fits, transport, notes = _check_transport(t, fits, method, transport_alpha,
                                               transport_relation, values, n_draws, generator)
     fits, nan_reason = _estimable(t, fits)
-    fits, no_spread = _without_spread(t, fits)
-    nan_reason = "; ".join(filter(None, [nan_reason, no_spread])) or None
     unidentified = np.isnan(fits.estimate) & (np.bincount(t.model[t.labelled],
                                                           minlength=len(t.models)) >= 2)
     if method == "rogan-gladen" and unidentified.any():
