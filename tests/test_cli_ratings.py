@@ -232,6 +232,9 @@ def test_judge_assisted_ratings_from_the_command_line(tmp_path, capsys):
     (["--judge", "model_a", "--gold", "human"], "map them with --outcome LABEL=ROLE"),
     (["--judge", "gpt4", "--gold", "human", "--prior-sd", "2"],
      "--prior-sd is not available with --judge"),
+    (["--judge", "gpt4", "--gold", "human", "--lam", "1.5"],
+     "--lam (PPI++'s lambda) must be in [0, 1]: 0 is the gold-only estimate, 1 is PPI, and "
+     "PPI++ tunes it within [0, 1] (ppi_py clips it there); got 1.5; leave out --lam to tune it"),
 ])
 def test_ratings_flags_refused_with_their_remedy(flags, message, tmp_path, capsys):
     source = BATTLES if "--judge" in flags else STYLE
@@ -325,3 +328,27 @@ def test_a_vote_file_that_is_not_utf8_names_encoding(tmp_path, capsys):
     a = pd.read_csv(tmp_path / "legacy" / "ratings.csv", index_col=0)
     pd.testing.assert_frame_equal(a, pd.read_csv(tmp_path / "utf8" / "ratings.csv", index_col=0))
     assert "modèle" in a.index
+
+
+def test_repeated_rows_are_named_in_command_line_words(tmp_path, capsys):
+    """The warning about copied rows says what to do with the file, not with a DataFrame."""
+    battles = pd.read_csv(BATTLES)
+    path = tmp_path / "twice.csv"
+    pd.concat([battles, battles.iloc[:50]]).to_csv(path, index=False)
+    assert main(["ratings", str(path), "--winner", "human", "--out", str(tmp_path / "o")]) == 0
+    err = capsys.readouterr().err
+    assert "EvaluqWarning: `votes` has 50 row(s) that repeat an earlier row" in err
+    assert "remove the repeated lines from the file first" in err
+    assert "drop_duplicates" not in err
+
+
+def test_a_bootstrap_refusal_names_the_ties_flag(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    winner = np.where(rng.random(300) < 0.6, "model_a", "model_b")
+    winner[:2] = "tie"
+    path = tmp_path / "few_ties.csv"
+    pd.DataFrame({"model_a": "x", "model_b": "y", "winner": winner}).to_csv(path, index=False)
+    assert main(["ratings", str(path), "--interval", "bootstrap", "--out",
+                 str(tmp_path / "o")]) == 2
+    assert ("use --interval sandwich, collect more votes, or use --ties half"
+            in capsys.readouterr().err)

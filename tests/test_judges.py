@@ -17,6 +17,7 @@ from scipy import stats
 from evaluq.errors import CubeError, EvaluqWarning
 from evaluq.judges import TransportWarning, judged_means, label_budget, ppi_mean
 from evaluq.judges._kernels import chain_rule_draws, chain_rule_moments, rogan_gladen
+from evaluq.ratings import fit_judged_ratings
 
 ANCHORS = Path(__file__).resolve().parents[1] / "benchmarks" / "anchors"
 PPI = json.loads((ANCHORS / "ppi_reference.json").read_text())
@@ -200,6 +201,35 @@ def test_unlabelled_level_said() -> None:
 def test_ppi_mean_bad_input(args: tuple, kwargs: dict, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         ppi_mean(*args, **kwargs)
+
+
+@pytest.mark.parametrize("lam", [-0.5, -1e-9, 1.0 + 1e-9, 1.5, 3.0])
+def test_lam_outside_zero_one_is_refused(lam: float) -> None:
+    """PPI++ tunes lambda within [0, 1] (ppi_py clips it there): ppi_mean, judged_means and
+    fit_judged_ratings refuse a lambda outside, naming `lam` and the remedy (they returned an
+    estimate at lambda 1.5 before); the bounds themselves are the gold-only mean and PPI."""
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=60)
+    f, fu = y + rng.normal(size=60), rng.normal(size=400)
+    with pytest.raises(ValueError, match=r"`lam` \(PPI\+\+'s lambda\) must be in \[0, 1\].*"
+                                         r"`lam=None` to tune it"):
+        ppi_mean(y, f, fu, lam=lam)
+    with pytest.raises(ValueError, match=r"`lam` \(PPI\+\+'s lambda\) must be in \[0, 1\]"):
+        judged_means(_table(np.random.default_rng(7), MODELS), lam=lam)
+    votes = pd.DataFrame({"model_a": ["x", "y", "x", "y"], "model_b": ["y", "x", "y", "x"],
+                          "judge": ["a", "a", "b", "a"], "gold": ["a", "b", None, None]})
+    with pytest.raises(ValueError, match=r"`lam` \(PPI\+\+'s lambda\) must be in \[0, 1\]"):
+        fit_judged_ratings(votes, lam=lam)
+
+
+def test_lam_at_the_bounds_is_gold_only_and_ppi() -> None:
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=60)
+    f, fu = y + rng.normal(size=60), rng.normal(size=400)
+    zero, one = ppi_mean(y, f, fu, lam=0), ppi_mean(y, f, fu, lam=1)
+    assert zero.estimate == pytest.approx(y.mean(), abs=1e-14)
+    assert zero.se == pytest.approx(np.std(y) / np.sqrt(60), rel=1e-12)
+    assert one.estimate == pytest.approx(fu.mean() + np.mean(y - f), abs=1e-14)
 
 
 def test_ppi_without_unlabelled_is_nan_with_reason() -> None:
@@ -581,7 +611,10 @@ def arena_subsets(name: str, n_subsets: int) -> np.ndarray:
 
 @pytest.mark.parametrize("name", sorted(REAL["files"]))
 def test_ppi_mean_equals_ppi_py_on_arena_battles(name: str) -> None:
-    """ppi_py's first three intervals of every file, judge and coding (PPI++, PPI, gold-only)."""
+    """ppi_py's first three intervals of every file, judge and coding (PPI++, PPI, gold-only);
+    where ppi_py's interval has width 0 (every gold label of the subset alike, lambda 0: a
+    variance estimate of 0) evaluq's is NaN with the reason, and the estimate is ppi_py's
+    centre."""
     subsets = arena_subsets(name, 3)
     for setting, ref in REAL["files"][name]["settings"].items():
         gold, score = arena_file(name, *setting.split("/"))
@@ -589,8 +622,14 @@ def test_ppi_mean_equals_ppi_py_on_arena_battles(name: str) -> None:
             unl = np.setdiff1d(np.arange(gold.size), lab)
             for method in ("ppi++", "ppi", "classical"):
                 res = ppi_mean(gold[lab], score[lab], score[unl], method=method)
-                np.testing.assert_allclose(res.confidence_interval().values,
-                                           ref[method]["first3_ci"][r], atol=1e-10)
+                expected = np.asarray(ref[method]["first3_ci"][r])
+                if expected[1] - expected[0] < 1e-20:
+                    assert np.isnan(res.confidence_interval().values).all()
+                    assert "estimated variance is 0" in str(res.nan_reason)
+                    assert res.estimate == pytest.approx(expected[0], abs=1e-10)
+                    continue
+                np.testing.assert_allclose(res.confidence_interval().values, expected,
+                                           atol=1e-10)
 
 
 # --- cje-eval's transport designs (cje_reference.json) ------------------------------------------
@@ -645,3 +684,53 @@ def test_rogan_gladen_paired_difference_se_matches_its_spread() -> None:
     spread = np.std(diffs, ddof=1)
     assert np.sqrt(np.mean(np.square(ses))) == pytest.approx(spread, rel=0.12)
     assert np.mean(unpaired) > 1.15 * spread
+
+
+def _aced(rng: np.random.Generator) -> pd.DataFrame:
+    """Three models under a continuous judge (so PPI++ by default); m1's gold labels are all
+    1 (a strong model with 40-odd labels)."""
+    rows = []
+    for name, accuracy in (("m1", 1.0), ("m2", 0.62), ("m3", 0.55)):
+        gold = (rng.random(400) < accuracy).astype(float)
+        judge = np.clip(0.7 * gold + rng.normal(0.15, 0.2, 400), 0.0, 1.0)
+        labelled = rng.random(400) < 0.1
+        rows.append(pd.DataFrame({"model": name, "item": np.arange(400), "judge": judge,
+                                  "gold": np.where(labelled, gold, np.nan)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+@pytest.mark.parametrize("method", ["classical", "ppi++"])
+def test_ppi_mean_with_every_gold_label_alike_has_no_se(method: str) -> None:
+    """20 gold labels all 1 and a judge uncorrelated with them: lambda 0, the variance
+    estimate 0, and the interval was [1, 1]. The estimate stays; SE and interval are NaN with
+    the reason and the remedies."""
+    rng = np.random.default_rng(0)
+    judge, unl = (rng.random(20) < 0.9).astype(float), (rng.random(500) < 0.85).astype(float)
+    res = ppi_mean(np.ones(20), judge, unl, method=method)
+    assert res.estimate == 1.0
+    assert np.isnan(res.se)
+    assert np.isnan(res.confidence_interval().values).all()
+    assert "every gold label is 1" in str(res.nan_reason)
+    assert "proportion_interval" in str(res.nan_reason)
+    # a spread of the labels: the usual SE (the gold-only one: sd / sqrt(n), ddof 0)
+    gold = np.r_[np.ones(19), 0.0]
+    assert ppi_mean(gold, judge, unl, method="classical").se == pytest.approx(
+        np.std(gold) / np.sqrt(20), rel=1e-12)
+
+
+def test_judged_means_model_with_every_gold_label_alike_has_no_se() -> None:
+    """m1 aced its 40-odd gold labels: its SE was 0 and its interval [1, 1], and its paired
+    differences had the other model's SE alone. Now NaN with the reason, left out of the
+    draws; the other models' numbers are those of the table without m1."""
+    table = _aced(np.random.default_rng(0))
+    res = judged_means(table, rng=0, transport_alpha=None)
+    assert res.method == "ppi++"
+    assert float(res.estimate.sel(model="m1")) == 1.0
+    assert np.isnan(float(res.se.sel(model="m1")))
+    assert "model(s) ['m1']: the estimated variance is 0 (every gold label is 1" in \
+        res.se.attrs["nan_reason"]
+    assert np.isnan(res.differences["se_difference"].sel(model="m1", model_b="m2"))
+    assert res.draws["model"].values.tolist() == ["m2", "m3"]
+    rest = judged_means(table[table.model != "m1"], rng=0, transport_alpha=None)
+    np.testing.assert_allclose(res.se.sel(model=["m2", "m3"]).values, rest.se.values,
+                               rtol=1e-12)

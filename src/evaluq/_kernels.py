@@ -269,9 +269,10 @@ def few_clusters(groups: int, n_free: int) -> bool:
 
 
 def loewner_floor(cov: np.ndarray, floor: np.ndarray, basis: np.ndarray,
-                below: float) -> tuple[np.ndarray, np.ndarray]:
+                  below: float, lowest: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``cov`` (K, K) with its variance raised to ``floor``'s (positive definite on
-    ``basis``) in every direction where it is below ``below`` times ``floor``'s.
+    ``basis``) in every direction where it is below ``below`` times ``floor``'s (with
+    ``lowest``: only among the ``lowest`` directions of smallest ratio).
 
     In the free parameters (``basis``), with ``floor = R R'``, the generalised eigenvalues
     ``l`` of ``cov`` relative to ``floor`` (``R^-1 cov R^-T = U diag(l) U'``) are each
@@ -289,6 +290,8 @@ def loewner_floor(cov: np.ndarray, floor: np.ndarray, basis: np.ndarray,
     c = inv_root @ a @ inv_root.T
     ratio, u = np.linalg.eigh(0.5 * (c + c.T))
     low = ratio < below
+    if lowest is not None:
+        low &= np.arange(ratio.size) < lowest
     if not low.any():
         return cov, np.zeros((cov.shape[0], 0))
     half = root @ u

@@ -416,7 +416,23 @@ LABEL_CASE = "labels that differ only in upper and lower case"
 """What :func:`check_label_spacing` says of ``"HI"`` and ``"hi"``."""
 
 
-def check_label_spacing(labels: np.ndarray | Sequence[Any], column: str) -> None:
+def _subject(column: str | Sequence[str]) -> str:
+    """"column 'x' has" or, for labels pooled over several columns, "columns 'a' and 'b'
+    have"."""
+    if isinstance(column, str):
+        return f"column {column!r} has"
+    return f"columns {' and '.join(map(repr, column))} have"
+
+
+def _fix(column: str | Sequence[str], call: str) -> str:
+    """The pandas line that applies ``call`` (``"str.strip()"``) to the column(s)."""
+    if isinstance(column, str):
+        return f"table[{column!r}] = table[{column!r}].{call}"
+    return f"for c in {list(column)!r}: table[c] = table[c].{call}"
+
+
+def check_label_spacing(labels: np.ndarray | Sequence[Any],
+                        column: str | Sequence[str]) -> None:
     """Raise when two labels of a key column differ only in spaces around them, or only in
     case.
 
@@ -459,12 +475,12 @@ def check_label_spacing(labels: np.ndarray | Sequence[Any], column: str) -> None
         _check_label_case(text, column)
         return
     raise CubeError(
-        f"column {column!r} has {LABEL_SPACING}, which would be read as different labels: "
+        f"{_subject(column)} {LABEL_SPACING}, which would be read as different labels: "
         f"{_clash_groups(text_, stripped, clash)}. Remove the "
-        f"spaces in the file (in pandas: table[{column!r}] = table[{column!r}].str.strip())")
+        f"spaces in the file (in pandas: {_fix(column, 'str.strip()')})")
 
 
-def _check_label_case(text: Any, column: str) -> None:
+def _check_label_case(text: Any, column: str | Sequence[str]) -> None:
     """Raise when two of the unique labels ``text`` (a pyarrow string array) differ only in
     case (:func:`check_label_spacing`)."""
     import pyarrow.compute as pc
@@ -477,10 +493,9 @@ def _check_label_case(text: Any, column: str) -> None:
     folded = pd.Series(lower.to_pylist(), dtype=object)
     clash = folded.duplicated(keep=False).to_numpy()
     raise CubeError(
-        f"column {column!r} has {LABEL_CASE}, which would be read as different labels: "
+        f"{_subject(column)} {LABEL_CASE}, which would be read as different labels: "
         f"{_clash_groups(pd.Series(unique.to_pylist(), dtype=object), folded, clash)}. Spell "
-        f"each name one way in the file (in pandas, e.g. table[{column!r}] = "
-        f"table[{column!r}].str.lower())")
+        f"each name one way in the file (in pandas, e.g. {_fix(column, 'str.lower()')})")
 
 
 LABEL_FORM = ("labels that differ only in how they are encoded (Unicode composed / "
@@ -490,7 +505,7 @@ characters: ``'caf\\xe9'`` and ``'cafe\\u0301'``, ``'gpt 4'`` and ``'gpt\\xa04'`
 _INVISIBLE: Final = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 
 
-def _check_label_form(unique: Any, column: str) -> None:
+def _check_label_form(unique: Any, column: str | Sequence[str]) -> None:
     """Raise when two of the unique labels (a pyarrow string array) are one text in NFKC
     form with zero-width characters removed and runs of white space as one space: they
     print alike but would be read as two labels. Only labels that are not ASCII, or hold
@@ -512,9 +527,9 @@ def _check_label_form(unique: Any, column: str) -> None:
     first = key[clash].iloc[0]
     shown = " and ".join(map(ascii, sorted(labels[clash & (key == first).to_numpy()])))
     raise CubeError(
-        f"column {column!r} has {LABEL_FORM}, which would be read as different labels: "
+        f"{_subject(column)} {LABEL_FORM}, which would be read as different labels: "
         f"{shown} (written with escapes). Spell each name one way in the file (in pandas, "
-        f"e.g. table[{column!r}] = table[{column!r}].str.normalize('NFKC'))")
+        f"e.g. {_fix(column, 'str.normalize(' + repr('NFKC') + ')')})")
 
 
 def _clash_groups(text: pd.Series, key: pd.Series, clash: np.ndarray) -> str:

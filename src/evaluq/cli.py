@@ -1468,6 +1468,9 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"`gold` column", "--gold column"),
     (r"`covariates`", "--covariate"),
     (r"`cluster`", "--cluster"),
+    (r"pass `lam=None`", "leave out --lam"),
+    (r"drop them first: `votes\.drop_duplicates\(\)`",
+     "remove the repeated lines from the file first"),
     (r"`lam=([\d.]+)`", r"--lam \1"),
     (r"`lam`=([\d.]+)", r"--lam \1"),
     (r"`lam`", "--lam"),
@@ -1477,6 +1480,7 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"`item=`", "--item"),
     (r"`n_seeds`", "--n-seeds"),
     (r"use ties='(\w+)' \(or '(\w+)'\)", r"use --ties \1 (or --ties \2)"),
+    (r"use ties='(\w+)'", r"use --ties \1"),
     (r"`?interval='(\w+)'`?", r"--interval \1"),
     (r"pass `prior_sd`", "pass --prior-sd SD"),
 )

@@ -38,6 +38,8 @@ def judges_cases() -> list[Case]:
     add(Case("evaluq.ppi_mean", "confidence_level 1.5",
              lambda: eq.ppi_mean(GOLD, JUDGE, UNLABELLED, confidence_level=1.5),
              "`confidence_level`"))
+    add(Case("evaluq.ppi_mean", "lam 1.5 (PPI++'s lambda is in [0, 1])",
+             lambda: eq.ppi_mean(GOLD, JUDGE, UNLABELLED, lam=1.5), "`lam`"))
     add(Case("evaluq.PPIMeanResult", "a constant judge: lambda NaN with its reason, the "
              "gold-only mean reported",
              lambda: eq.ppi_mean(GOLD, np.ones(8), np.ones(10), method="ppi++").estimate))
@@ -47,6 +49,8 @@ def judges_cases() -> list[Case]:
              lambda: eq.label_budget(GOLD, JUDGE, UNLABELLED), "`width`"))
     add(Case("evaluq.judged_means", "an unknown gold column",
              lambda: eq.judged_means(table(), gold="human"), "`gold`"))
+    add(Case("evaluq.judged_means", "lam -0.2 (PPI++'s lambda is in [0, 1])",
+             lambda: eq.judged_means(table(), lam=-0.2), "`lam`"))
     add(Case("evaluq.judged_means", "a repeated (model, item) key",
              lambda: eq.judged_means(pd.concat([table(), table()])), "repeat"))
     add(Case("evaluq.judged_means", "Rogan-Gladen on a judge score of 0.5",

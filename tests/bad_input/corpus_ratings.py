@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 import evaluq as eq
@@ -20,6 +21,7 @@ def votes(rows: list[tuple[str, str, str]] | None = None) -> pd.DataFrame:
 def _prompts(n_prompts: int = 4, repeat: int = 1) -> pd.DataFrame:
     v = pd.concat([votes()] * repeat, ignore_index=True)
     v["prompt"] = [f"p{i % n_prompts}" for i in range(len(v))]
+    v["vote_id"] = np.arange(len(v))    # repeated rows are separate votes, not copies
     return v
 
 

@@ -8,6 +8,7 @@ through the rank and tier functions; every bad input.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -469,6 +470,24 @@ def test_bootstrap_resamples_without_a_finite_mle_are_refused():
     assert np.isfinite(fit.draws.values).all()
 
 
+def test_a_bootstrap_without_ties_in_some_resamples_names_the_remedy_that_works():
+    """2 ties in 300 votes: Davidson's tie parameter runs to 0 in the resamples without a tie.
+    The refusal offered `prior_sd`, which keeps the strengths finite, not the tie parameter
+    (and offered it again with `prior_sd` given); it now offers ties='half', which runs."""
+    rng = np.random.default_rng(3)
+    winner = np.where(rng.random(300) < 0.6, "model_a", "model_b")
+    winner[:2] = "tie"
+    df = pd.DataFrame({"model_a": "x", "model_b": "y", "winner": winner})
+    for prior in (None, 3.0):
+        with pytest.raises(ValueError, match=r"resamples have no finite maximum-likelihood "
+                           r"ratings \(no tie or no decisive vote\); use interval='sandwich', "
+                           r"collect more votes, or use ties='half'") as info:
+            fit_ratings(df, interval="bootstrap", prior_sd=prior)
+        assert "prior_sd" not in str(info.value)
+    fit = fit_ratings(df, interval="bootstrap", ties="half")
+    assert np.isfinite(fit.se.values).all()
+
+
 def test_a_bootstrap_resample_without_some_model_is_refused_not_a_linalg_error(votes):
     """A model with two votes is absent from many vote resamples; its Hessian there is
     singular (before: numpy's LinAlgError 'Singular matrix' from the Newton step, the CLI's
@@ -518,6 +537,49 @@ def test_a_model_seen_in_one_tie_gets_the_model_based_variance_not_zero(votes):
     j = list(sum_zero.rating["model"].values).index("m0")
     assert np.sqrt(diff[k, k] + diff[j, j] - 2 * diff[k, j]) == pytest.approx(
         1.0 / np.sqrt(h), rel=1e-6)
+
+
+def _all_ties(n=400, n_models=4, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, n_models, n)
+    b = (a + rng.integers(1, n_models, n)) % n_models
+    return pd.DataFrame({"model_a": MODELS[a], "model_b": MODELS[b], "winner": "tie",
+                         "prompt": rng.integers(0, 80, n)})
+
+
+def _fisher_covariance(df, models):
+    """The model-based covariance of the sum-zero logit strengths at equal strengths: the
+    pseudo-inverse of the information sum_v p (1 - p) x_v x_v', p = 1/2, x_v = e_a - e_b."""
+    x = np.zeros((len(df), len(models)))
+    x[np.arange(len(df)), pd.Index(models).get_indexer(df["model_a"])] += 1.0
+    x[np.arange(len(df)), pd.Index(models).get_indexer(df["model_b"])] -= 1.0
+    return np.linalg.pinv(0.25 * x.T @ x)
+
+
+@pytest.mark.parametrize("options", [{}, {"cluster": "prompt"},
+                                     {"interval": "bootstrap", "n_resamples": 4000}])
+def test_all_ties_as_half_wins_take_the_model_based_variance(options):
+    """Every vote a tie, ties='half': the ratings are all equal and every vote's score is 0
+    there, so the sandwich (HC0 or CR1) and the vote bootstrap (every resample all ties: the
+    same fit) would say SE 0. The SEs are the model-based ones (a binomial at p = 1/2 per
+    vote: the inverse information), with a warning; the bootstrap's before were 0."""
+    df = _all_ties()
+    with pytest.warns(EvaluqWarning, match=r"scores are all 0 at the estimate in 3 "
+                                           r"direction.*model-based variance"):
+        fit = fit_ratings(df, ties="half", scale="logit", **options)
+    np.testing.assert_allclose(fit.rating.values, 0.0, atol=1e-12)
+    cov = _fisher_covariance(df, fit.rating["model"].values)
+    assert "model-based" in fit.details["covariance_kind"]
+    if "interval" in options:      # Monte Carlo: 4000 draws, SE within 4 % (about 3.5 SE)
+        np.testing.assert_allclose(fit.se.values, np.sqrt(np.diag(cov)), rtol=0.04)
+        return
+    np.testing.assert_allclose(fit.covariance.values, cov, rtol=1e-9, atol=1e-14)
+    # two models, n ties: SE of the difference 2 / sqrt(n), the binomial's at p = 1/2
+    two = pd.DataFrame({"model_a": ["x"] * 100, "model_b": ["y"] * 100, "winner": "tie"})
+    with pytest.warns(EvaluqWarning, match="scores are all 0"):
+        pair = fit_ratings(two, ties="half", scale="logit")
+    c = pair.covariance.values
+    assert np.sqrt(c[0, 0] + c[1, 1] - 2 * c[0, 1]) == pytest.approx(2 / np.sqrt(100), rel=1e-9)
 
 
 def test_bad_options():
@@ -752,3 +814,88 @@ def test_the_default_winner_labels_are_read_in_any_case():
         fit_ratings(df).rating.values)
     with pytest.raises(ValueError, match=r"not a winner"):
         fit_ratings(df.assign(winner="left"), outcomes={"right": "model_b"})
+
+
+# --- repeated rows (a file read twice) -----------------------------------------------------------
+
+
+def test_rows_repeated_with_an_id_warn_and_are_still_counted(llmfao):
+    """LLMFAO's first 500 votes appended again (two overlapping exports concatenated): every
+    column repeats and (prompt, worker, pair) identifies a vote, so the repeats are copies; an
+    EvaluqWarning names their number and the remedy, nothing is dropped (the fit is the one on
+    the same rows without the id columns, which says nothing)."""
+    doubled = pd.concat([llmfao, llmfao.iloc[:500]], ignore_index=True)
+    with pytest.warns(EvaluqWarning, match=r"`votes` has 500 row\(s\) that repeat an earlier "
+                      r"row in every column \(row\(s\) 8931, 8932, .*and its columns "
+                      r"\['prompt', 'worker'\] identify a vote .* counted as 500 more vote\(s\)"
+                      r".* drop them first: `votes.drop_duplicates\(\)`"):
+        fit = fit_ratings(doubled, **LLMFAO)
+    assert fit.details["n_votes"] == 8931 + 500
+    plain = fit_ratings(doubled[["left", "right", "winner"]], **LLMFAO)     # silent
+    np.testing.assert_allclose(fit.rating.values, plain.rating.values, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(fit.se.values, plain.se.values, rtol=1e-12)
+
+
+def test_repeated_votes_without_an_id_are_ordinary(llmfao):
+    """Without the annotator, LLMFAO holds 4,755 rows equal to another (several annotators
+    agreeing on a prompt): separate votes, nothing said; nor when the only other columns are
+    verdicts (another judge's), which do not identify a vote."""
+    no_worker = llmfao.drop(columns="worker")
+    assert no_worker.duplicated().sum() == 4755
+    fit_ratings(no_worker, **LLMFAO)
+    fit_ratings(llmfao.assign(judge=llmfao["winner"]).drop(columns=["worker", "prompt"]),
+                **LLMFAO)
+    fit_ratings(llmfao, **LLMFAO)
+    # every vote a tie, 400 votes on 80 prompts: 74 rows equal to another, and rows sharing
+    # (pair, prompt) always agree, as independent votes that are all ties would: no evidence
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 4, 400)
+    b = (a + rng.integers(1, 4, 400)) % 4
+    ties = pd.DataFrame({"model_a": MODELS[a], "model_b": MODELS[b], "winner": "tie",
+                         "prompt": rng.integers(0, 80, 400)})
+    assert ties.duplicated().sum() == 74
+    assert not ties.drop_duplicates().duplicated(["model_a", "model_b", "prompt"]).any()
+    with pytest.warns(EvaluqWarning, match="scores are all 0"):     # (the next test's)
+        fit_ratings(ties, ties="half")
+
+
+def test_one_copied_row_of_a_file_with_an_id_warns():
+    battles = pd.read_csv(Path(__file__).parents[1] / "data" / "judges" / "arena_battles.csv")
+    once = pd.concat([battles, battles.iloc[[7]]], ignore_index=True)
+    with pytest.warns(EvaluqWarning, match=r"1 row\(s\) that repeat .*\(row\(s\) 6791\)"):
+        fit_ratings(once, winner="human")
+
+
+def test_judged_rows_repeated_with_an_id_warn():
+    battles = pd.read_csv(Path(__file__).parents[1] / "data" / "judges" / "arena_battles.csv")
+    rng = np.random.default_rng(0)
+    battles["gold"] = battles["human"].where(rng.random(len(battles)) < 0.2)
+    doubled = pd.concat([battles, battles.iloc[:300]], ignore_index=True)
+    with pytest.warns(EvaluqWarning, match=r"`votes` has 300 row\(s\) that repeat .* "
+                                           r"\['battle'\] identify a vote"):
+        fit = fit_judged_ratings(doubled, judge="gpt4", gold="gold")
+    assert fit.details["n_votes"] == len(battles) + 300
+    fit_judged_ratings(battles, judge="gpt4", gold="gold")          # silent
+
+
+@pytest.mark.parametrize(("change", "call"), [(lambda s: s + " ", "str.strip()"),
+                                              (str.upper, "str.lower()")])
+def test_model_names_spelled_two_ways_name_both_columns_with_a_remedy_that_runs(
+        llmfao, change, call):
+    """'gpt-4' and 'gpt-4 ' (or 'GPT-4') across the two model columns: the refusal named a
+    column 'model_a / model_b' that does not exist, and its pandas line failed with a
+    KeyError. It names the columns given (here 'left' and 'right'), and its line, run on the
+    table, fixes it; likewise the cluster column by its own name."""
+    table = llmfao.copy()
+    table.loc[:40, "left"] = table.loc[:40, "left"].map(change)
+    with pytest.raises(ValueError, match=r"columns 'left' and 'right' have labels") as info:
+        fit_ratings(table, **LLMFAO)
+    line = re.search(r"in pandas(?:, e\.g\.|:) (for c in .*?\))\)", str(info.value)).group(1)
+    assert call in line
+    exec(line, {"table": table})
+    fit = fit_ratings(table, **LLMFAO)
+    assert fit.rating.sizes["model"] == 59
+    table = llmfao.assign(prompt=llmfao["prompt"].astype(str))
+    table.loc[:20, "prompt"] = table.loc[:20, "prompt"] + " "      # '8 ' beside '8'
+    with pytest.raises(ValueError, match=r"column 'prompt' has labels .*table\['prompt'\]"):
+        fit_ratings(table, cluster="prompt", **LLMFAO)

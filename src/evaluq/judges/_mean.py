@@ -168,7 +168,28 @@ def _ppi_fit(gold: np.ndarray, judge_gold: np.ndarray, judge_unlabelled: np.ndar
                           "(`judge_unlabelled` is empty)")
     elif gold.size < 2:
         fit.se, fit.nan_reason = np.nan, "one gold label says nothing about a spread"
+    elif not fit.se > NO_SPREAD * max(1.0, abs(fit.estimate)):
+        fit.se, fit.nan_reason = np.nan, zero_variance_reason(gold)
     return fit
+
+
+NO_SPREAD = 1e-12
+"""An SE below this (relative to the estimate, or absolute below 1) is a variance estimate of 0
+up to rounding: every gold label alike and no judge part."""
+
+
+def zero_variance_reason(gold: np.ndarray) -> str:
+    """Why an estimate whose variance estimate is 0 gets no SE (the gold labels all alike:
+    their spread of 0 says nothing about the estimate's precision)."""
+    values = np.unique(gold)
+    what = (f"every gold label is {values[0]:g}" if values.size == 1
+            else "the rectified gold labels do not vary")
+    binary = ("; for 0/1 labels a binomial interval of the gold labels "
+              "(eq.intervals.proportion_interval(k, n, method='wilson')) or method='chain-rule' "
+              "(a discrete judge) has one" if set(values.tolist()) <= {0.0, 1.0} else "")
+    return (f"the estimated variance is 0 ({what}, and the judge's part adds none): a normal "
+            f"interval of width 0 says nothing about the estimate's precision, so its SE and "
+            f"interval are NaN; label more items{binary}")
 
 
 def _chain_fit(gold: np.ndarray, judge_gold: np.ndarray, judge_all: np.ndarray,
@@ -350,6 +371,34 @@ def weak_judge_note(n_gold: int, n_effective: float, gain: float, agree: float) 
             "gold labels, or a better judge, are needed")
 
 
+def check_lam(lam: Any) -> float:
+    """``lam``, PPI++'s lambda, checked to be a real number in [0, 1].
+
+    PPI++ (Angelopoulos, Duchi and Zrnic 2023) tunes lambda within [0, 1] (ppi_py clips its
+    tuned value there): 0 is the gold-only estimate, 1 is PPI. A lambda outside moves the
+    estimate away from both and weighs the judge's scores against the gold labels (below 0)
+    or beyond them (above 1); the estimate stays unbiased but is never more precise than the
+    clipped one, so evaluq refuses it rather than reporting it.
+
+    Examples
+    --------
+    >>> from evaluq.judges._mean import check_lam
+    >>> check_lam(0.4)
+    0.4
+    >>> try:
+    ...     check_lam(1.5)
+    ... except ValueError as err:
+    ...     print(str(err)[:40])
+    `lam` (PPI++'s lambda) must be in [0, 1]
+    """
+    value = check_real("lam", lam)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"`lam` (PPI++'s lambda) must be in [0, 1]: 0 is the gold-only "
+                         f"estimate, 1 is PPI, and PPI++ tunes it within [0, 1] (ppi_py clips "
+                         f"it there); got {value:g}; pass `lam=None` to tune it")
+    return value
+
+
 def _validate(gold: Any, judge_gold: Any, judge_unlabelled: Any, method: str | None,
               lam: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     gold_arr = as_scores("gold", gold)
@@ -361,7 +410,7 @@ def _validate(gold: Any, judge_gold: Any, judge_unlabelled: Any, method: str | N
     if method is not None:
         check_choice("method", method, METHODS)
     if lam is not None:
-        check_real("lam", lam)
+        check_lam(lam)
         if method not in (None, "ppi++"):
             raise ValueError(f"`lam` is PPI++'s lambda: give it with method='ppi++' (or "
                              f"None); got method={method!r}")
@@ -428,7 +477,8 @@ def ppi_mean(gold: Any, judge_gold: Any, judge_unlabelled: Any, *, method: str |
         One of ``"classical"``, ``"ppi"``, ``"ppi++"``, ``"chain-rule"``,
         ``"rogan-gladen"``, or None to choose from the data.
     lam
-        PPI++'s lambda, instead of the tuned one (``lam=1`` is PPI, ``lam=0`` gold-only).
+        PPI++'s lambda in [0, 1], instead of the tuned one (``lam=1`` is PPI, ``lam=0``
+        gold-only); a value outside [0, 1] is refused.
     confidence_level
         Level of the interval, in (0, 1).
     n_draws
@@ -447,8 +497,8 @@ def ppi_mean(gold: Any, judge_gold: Any, judge_unlabelled: Any, *, method: str |
     ------
     ValueError
         Lengths of ``gold`` and ``judge_gold`` differ, no labels, NaN or infinite scores, an
-        unknown method, ``lam`` with another method than PPI++, non-0/1 scores for
-        Rogan-Gladen, a continuous judge for the chain rule.
+        unknown method, ``lam`` outside [0, 1] or with another method than PPI++, non-0/1
+        scores for Rogan-Gladen, a continuous judge for the chain rule.
 
     See Also
     --------

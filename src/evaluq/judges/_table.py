@@ -61,11 +61,14 @@ from evaluq.judges._mean import (
     MAX_CHAIN_LEVELS,
     MAX_LEVELS,
     N_DRAWS,
+    NO_SPREAD,
     WEAK_GAIN,
+    check_lam,
     choose_method,
     gold_levels,
     is_binary,
     levels_of,
+    zero_variance_reason,
 )
 from evaluq.judges._transport import TransportWarning, transport_test
 
@@ -396,10 +399,10 @@ def _differences(models: np.ndarray, est: np.ndarray, cov: np.ndarray, shared: n
 
 def _normal_draws(models: np.ndarray, est: np.ndarray, cov: np.ndarray, n_draws: int,
                   rng: np.random.Generator) -> xr.DataArray:
-    """Draws (resample, model) from N(est, cov), models with a NaN estimate left out; the
-    standard normal noise is centred over the draws, so their mean is the estimate (the
-    ``observed`` value of the rank and pairwise functions)."""
-    ok = ~np.isnan(est)
+    """Draws (resample, model) from N(est, cov), models with a NaN estimate or variance left
+    out; the standard normal noise is centred over the draws, so their mean is the estimate
+    (the ``observed`` value of the rank and pairwise functions)."""
+    ok = ~np.isnan(est) & ~np.isnan(np.diag(cov))
     sub = np.nan_to_num(cov[np.ix_(ok, ok)])
     eigval, eigvec = np.linalg.eigh((sub + sub.T) / 2.0)
     root = eigvec * np.sqrt(np.clip(eigval, 0.0, None))
@@ -419,7 +422,7 @@ def _validate(method: str | None, lam: Any, transport_alpha: Any, confidence_lev
     if method is not None:
         check_choice("method", method, TABLE_METHODS)
     if lam is not None:
-        check_real("lam", lam)
+        check_lam(lam)
         if method not in (None, "ppi++"):
             raise ValueError(f"`lam` is PPI++'s lambda: give it with method='ppi++' (or "
                              f"None); got method={method!r}")
@@ -483,17 +486,33 @@ def _per_model(t: JudgeTable, fits: ModelFits, var: np.ndarray, methods: np.ndar
 
 
 def _estimable(t: JudgeTable, fits: ModelFits) -> tuple[ModelFits, str | None]:
-    """Models with fewer than two gold labels get NaN (with the reason)."""
+    """Models with fewer than two gold labels get NaN, models whose variance estimate is 0 a
+    NaN variance (:func:`_without_spread`), with the reasons."""
     n_gold = np.bincount(t.model[t.labelled], minlength=len(t.models))
     few = n_gold < 2
     if not few.any():
-        return fits, None
+        return _without_spread(t, fits)
     fits.estimate = np.where(few, np.nan, fits.estimate)
     fits.var = np.where(few, np.nan, fits.var)
     if fits.draws is not None:
         fits.draws = np.where(few[:, None], np.nan, fits.draws)
-    return fits, (f"model(s) {t.models[few].tolist()} have fewer than two gold labels: the "
-                  "judge's correction (and any spread) cannot be estimated for them")
+    fits, no_spread = _without_spread(t, fits)
+    return fits, "; ".join(filter(None, [
+        f"model(s) {t.models[few].tolist()} have fewer than two gold labels: the judge's "
+        "correction (and any spread) cannot be estimated for them", no_spread]))
+
+
+def _without_spread(t: JudgeTable, fits: ModelFits) -> tuple[ModelFits, str | None]:
+    """Models whose variance estimate is 0 (every gold label alike, lambda 0) keep their
+    estimate and get a NaN variance, with the reason (no draws, no paired test)."""
+    with np.errstate(invalid="ignore"):
+        zero = np.isfinite(fits.estimate) & (
+            fits.var <= (NO_SPREAD * np.maximum(1.0, np.abs(fits.estimate))) ** 2)
+    if not zero.any():
+        return fits, None
+    fits.var = np.where(zero, np.nan, fits.var)
+    gold = t.gold[t.labelled & zero[t.model]]
+    return fits, f"model(s) {t.models[zero].tolist()}: " + zero_variance_reason(gold)
 
 
 def _widened(draws: np.ndarray | None, est: np.ndarray, deff: np.ndarray) -> np.ndarray | None:
@@ -565,7 +584,8 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
         specificity, per model, with the delta method's variance), or None to choose from
         the data (the chain rule for discrete judge and gold scores, PPI++ otherwise).
     lam
-        PPI++'s lambda for every model instead of the tuned ones.
+        PPI++'s lambda in [0, 1] for every model instead of the tuned ones (a value outside
+        [0, 1] is refused).
     cluster
         Column of the items' clusters (one per item): cluster-robust covariances, each
         model's variance at least its independent-rows one; more clusters than models are
@@ -599,9 +619,9 @@ def judged_means(table: Any, *, model: str = "model", item: str = "item",
         A missing column, a repeated (model, item), a judge score that is NaN or no number,
         no gold label at all, an item in two clusters.
     ValueError
-        An unknown method, ``lam`` with another method than PPI++, a continuous judge for the
-        chain rule, a judge or gold not 0/1 for Rogan-Gladen, a bad level, no more clusters
-        than models.
+        An unknown method, ``lam`` outside [0, 1] or with another method than PPI++, a
+        continuous judge for the chain rule, a judge or gold not 0/1 for Rogan-Gladen, a bad
+        level, no more clusters than models.
 
     See Also
     --------

@@ -126,11 +126,18 @@ def _bootstrap(design: Design, votes: Votes, x_hat: np.ndarray,
     boot = _uncertainty.bootstrap(design, votes, x_hat, opts.n_resamples, opts.rng,
                                   ties_count=opts.ties != "drop")
     if boot.n_failed:
+        remedies = ["use interval='sandwich'", "collect more votes"]
+        if "no tie" in boot.failed_reason:
+            remedies.append("use ties='half' (a tie as half a win: no tie parameter to "
+                            "estimate from resamples without a tie)")
+        if opts.prior_sd is None and ("never wins" in boot.failed_reason
+                                      or "without any vote" in boot.failed_reason):
+            remedies.append("pass `prior_sd` (a Gaussian prior on the strengths that keeps "
+                            "every resample's ratings finite)")
         raise ValueError(
             f"{boot.n_failed} of {opts.n_resamples} bootstrap resamples have no finite "
-            f"maximum-likelihood ratings ({boot.failed_reason}); use interval='sandwich', "
-            f"collect more votes, or pass `prior_sd` (a Gaussian prior that keeps every "
-            f"resample finite)")
+            f"maximum-likelihood ratings ({boot.failed_reason}); "
+            + ", ".join(remedies[:-1]) + f", or {remedies[-1]}")
     return boot.params
 
 
@@ -152,8 +159,12 @@ def _fit(votes: Votes, design: Design, opts: _Options, ref: int | None) -> _Fit:
     robust = _uncertainty.sandwich(design, votes, x_hat, floor_clusters=few)
     if opts.interval == "bootstrap":
         draws = _bootstrap(design, votes, x_hat, opts)
-        cov = np.cov(draws, rowvar=False)
         kind = "bootstrap (" + ("clusters" if votes.clusters is not None else "votes") + ")"
+        if robust.blind is not None:      # directions every resample fits alike (all ties)
+            draws += _uncertainty.normal_draws(np.zeros_like(x_hat), robust.blind,
+                                               opts.n_resamples, opts.rng)
+            kind += _uncertainty.MODEL_BASED
+        cov = np.cov(draws, rowvar=False)
     else:
         draws = _uncertainty.normal_draws(x_hat, robust.covariance, opts.n_resamples, opts.rng)
         m = design.n_models      # exactly sum-zero (the covariance's null direction is 1)
@@ -314,9 +325,11 @@ def fit_ratings(
     independent-votes (HC0) one in every direction (each generalised eigenvalue of CR1
     relative to HC0 floored at 1: the larger of the two variances, as
     :func:`evaluq.judged_means` uses). A direction in which every vote's score is 0 at the
-    estimate (a model whose only votes are ties with an equally rated opponent) takes the
-    model-based variance (the inverse information) there, with an ``EvaluqWarning``, rather
-    than variance 0.
+    estimate (a model whose only votes are ties with an equally rated opponent; every model
+    when every vote is a tie under ``ties="half"``) takes the model-based variance (the
+    inverse information: a binomial at p = 1/2 per vote) there, with an ``EvaluqWarning``,
+    rather than variance 0; the bootstrap, whose resamples all fit such a direction alike,
+    adds that variance to its draws (``details["covariance_kind"]`` says so).
 
     Style control (``covariates``; a contextual Bradley-Terry model, arena-rank's
     ``ContextualBradleyTerry``, LMArena's style-controlled leaderboard): each vote k has

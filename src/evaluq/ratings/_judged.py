@@ -17,7 +17,9 @@ log-likelihood on *weighted* counts per (pair, outcome) cell and ``_newton`` max
 unchanged. Its covariance is the sandwich :math:`H^{-1} V_\lambda H^{-1}`: ``H`` the mean
 per-vote Hessian (Fisher information; outcome-free for ``"half"`` and ``"davidson"``), ``V``
 the variance of the objective's gradient, from the labelled rows' rectified gradients and the
-unlabelled rows' judge gradients (ppi_py's ``ppi_logistic_ci``), or summed per cluster (CR1).
+unlabelled rows' judge gradients (ppi_py's ``ppi_logistic_ci``, with ddof 0 as the HC0 sandwich of
+``fit_ratings``), or summed per cluster (CR1 with ``fit_ratings``' factor): at lambda = 0 it is
+``fit_ratings``' covariance on the gold votes exactly.
 """
 
 from __future__ import annotations
@@ -40,11 +42,12 @@ from evaluq._validation import (
     check_columns,
     check_confidence_level,
     check_int,
-    check_real,
     check_rng,
 )
+from evaluq._warn import warn
+from evaluq.errors import EvaluqWarning
 from evaluq.io import TableLike, as_table
-from evaluq.judges._mean import WEAK_GAIN
+from evaluq.judges._mean import WEAK_GAIN, check_lam
 from evaluq.ratings import _checks, _newton, _uncertainty
 from evaluq.ratings._newton import Design
 from evaluq.ratings._result import NO_TIE_MODEL, RatingsResult, Scale, scale_of
@@ -56,6 +59,7 @@ from evaluq.ratings._votes import (
     _factorize,
     _model_codes,
     _rows,
+    check_repeated_rows,
     outcome_codes,
     understood_labels,
 )
@@ -193,12 +197,13 @@ def read_judged_votes(votes: TableLike, *, model_a: str, model_b: str, judge: st
     code_g = np.zeros(len(df), dtype=np.int64)
     code_g[labelled] = _verdicts(df[gold][labelled], outcomes, "gold")
     a, b, models = _model_codes(df, model_a, model_b)
+    check_repeated_rows(df, [judge, gold], (model_a, model_b), models, outcomes)
     m = models.size
     i, j, pair, out_j = _cells(a, b, code_j, m)
     _, _, _, out_g = _cells(a, b, code_g, m)
     g, labels, n_groups = None, None, 0
     if cluster is not None:
-        codes, labels = _factorize(df[cluster], "cluster")
+        codes, labels = _factorize(df[cluster], "cluster", cluster)
         g, n_groups = codes, labels.size
     lab_keys = (pair * 3 + out_g) * 3 + out_j
     lab, lab_n, lab_g = _cell_table(lab_keys[labelled], None if g is None else g[labelled],
@@ -357,25 +362,26 @@ class Meat:
 
 
 def iid_meat(data: JudgedVotes, grads: Gradients) -> Meat:
-    r"""Independent rows (ppi_py's ``ppi_logistic_ci``): :math:`V(\lambda) =
-    \mathrm{cov}_1(g_y - \lambda g_h)/n + \lambda^2 \mathrm{cov}_1(g^u_h)/N` (ddof 1 in each
-    group)."""
+    r"""Independent rows: :math:`V(\lambda) = \mathrm{cov}_0(g_y - \lambda g_h)/n +
+    \lambda^2 \mathrm{cov}_0(g^u_h)/N` (each group centred at its mean, ddof 0: the HC0
+    sandwich of :func:`evaluq.fit_ratings`, which it equals at :math:`\lambda = 0`, where the
+    gold scores sum to 0; ppi_py's ``ppi_logistic_ci`` divides by n - 1 and N - 1)."""
     w, wu, n, big_n = data.lab_count, data.unl_count, data.n_labelled, data.n_unlabelled
     gy, gh = _centred(grads.gy, w), _centred(grads.gh, w)
-    v_hh = _wcov(gh, gh, w, 1) / n
+    v_hh = _wcov(gh, gh, w, 0) / n
     if big_n > 1:
         gu = _centred(grads.gu, wu)
-        v_hh = v_hh + _wcov(gu, gu, wu, 1) / big_n
-    return Meat(v_yy=_wcov(gy, gy, w, 1) / n, v_yh=_wcov(gy, gh, w, 1) / n, v_hh=v_hh,
-                kind="PPI++ sandwich (independent votes; ddof 1 per group, as ppi_py)")
+        v_hh = v_hh + _wcov(gu, gu, wu, 0) / big_n
+    return Meat(v_yy=_wcov(gy, gy, w, 0) / n, v_yh=_wcov(gy, gh, w, 0) / n, v_hh=v_hh,
+                kind="PPI++ sandwich (independent votes, HC0: ddof 0 per group)")
 
 
 def cluster_meat(data: JudgedVotes, grads: Gradients) -> Meat:
     r"""Clusters: each cluster's summed influence
     :math:`a_g - \lambda b_g`, :math:`a_g = \frac1n \sum_{i \in g} (g_{y,i} - \bar g_y)`,
     :math:`b_g = \frac1n \sum_{i \in g} (g_{h,i} - \bar g_h) - \frac1N \sum_{k \in g}
-    (g^u_{h,k} - \bar g^u_h)`; :math:`V(\lambda) = \frac{G}{G-1}\sum_g (a_g - \lambda b_g)
-    (a_g - \lambda b_g)'` (CR1)."""
+    (g^u_{h,k} - \bar g^u_h)`; :math:`V(\lambda) = \sum_g (a_g - \lambda b_g)
+    (a_g - \lambda b_g)'`, without the small-sample factor (:func:`cr1_factor`)."""
     assert data.lab_clusters is not None
     assert data.unl_clusters is not None
     w, wu, n, big_n = data.lab_count, data.unl_count, data.n_labelled, data.n_unlabelled
@@ -383,13 +389,30 @@ def cluster_meat(data: JudgedVotes, grads: Gradients) -> Meat:
     b = np.asarray(data.lab_clusters @ _centred(grads.gh, w)) / n
     if big_n:
         b = b - np.asarray(data.unl_clusters @ _centred(grads.gu, wu)) / big_n
-    groups = a.shape[0]
-    if groups < 2:
+    if a.shape[0] < 2:
         raise ValueError("`cluster` has a single cluster: a cluster-robust covariance needs at "
                          "least two")
-    f = groups / (groups - 1)
-    return Meat(v_yy=f * a.T @ a, v_yh=f * a.T @ b, v_hh=f * b.T @ b,
+    return Meat(v_yy=a.T @ a, v_yh=a.T @ b, v_hh=b.T @ b,
                 kind="PPI++ sandwich, CR1 over clusters")
+
+
+def cr1_factor(data: JudgedVotes, lam: float, ties: str, n_free: int) -> float:
+    r"""The CR1 small-sample factor :math:`\frac{G}{G-1}\,\frac{N-1}{N-k}` of
+    :func:`evaluq.fit_ratings` (statsmodels' ``cov_type="cluster"``), k free parameters, G and
+    N the clusters and rows that enter the objective: at :math:`\lambda = 0` the labelled rows
+    (under ``"drop"`` those with a decisive gold verdict), else every row (under ``"drop"``
+    those with a decisive verdict), so that :math:`\lambda = 0` is exactly
+    :func:`evaluq.fit_ratings`' CR1 on the gold votes."""
+    assert data.lab_clusters is not None
+    assert data.unl_clusters is not None
+    keep = ties != "drop"
+    lab = keep | (data.lab_gold != TIE) | ((lam > 0) & (data.lab_judge != TIE))
+    unl = (lam > 0) & (keep | (data.unl_judge != TIE))
+    rows = float(data.lab_count[lab].sum() + data.unl_count[unl].sum())
+    per_cluster = (np.asarray(data.lab_clusters[:, np.flatnonzero(lab)].sum(axis=1)).ravel()
+                   + np.asarray(data.unl_clusters[:, np.flatnonzero(unl)].sum(axis=1)).ravel())
+    groups = int((per_cluster > 0).sum())
+    return groups / max(groups - 1, 1) * (rows - 1) / max(rows - n_free, 1)
 
 
 def _trace(grads: Gradients, anchor: np.ndarray, matrix: np.ndarray) -> float:
@@ -528,7 +551,7 @@ def _options(ties: Any, interval: Any, lam: Any, scale: Any, confidence_level: A
     check_choice("ties", ties, TIES)
     check_choice("interval", interval, INTERVALS)
     check_choice("scale", scale, SCALES)
-    lam_value = None if lam is None else check_real("lam", lam, low=0.0, high=1.0)
+    lam_value = None if lam is None else check_lam(lam)
     return _Options(ties=ties, interval=interval, lam=lam_value, scale=scale_of(scale),
                     level=check_confidence_level(confidence_level),
                     n_resamples=check_int("n_resamples", n_resamples, minimum=2),
@@ -632,6 +655,82 @@ def _lambda(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarra
     return tune_lambda(data, grads, anchor[:design.n_models], data.clusters is not None), x1
 
 
+GOLD_MODEL_BASED = ("; the gold part model-based (inverse information) where every gold "
+                    "vote's score is 0")
+
+
+def _gold_information(data: JudgedVotes, design: Design, x: np.ndarray,
+                      ties: str) -> np.ndarray:
+    """The model-based variance (K, K) of the gold votes' mean gradient at ``x``,
+    :math:`H_{gold} / n` (the mean per-vote Hessian of the gold votes over n)."""
+    _, hess = _newton.gradient_hessian(design, x[None], hessian_counts(data, 0.0, ties)[None])
+    return np.asarray(hess[0]) / data.n_labelled
+
+
+def gold_blind(data: JudgedVotes, design: Design, x: np.ndarray, lam: float, ties: str,
+               gold_ok: bool) -> int:
+    """The number of directions in which every gold vote's score is 0 at the gold-only
+    estimate (gold votes that are all ties between models of equal strength under ``"half"``:
+    no sandwich or bootstrap sees them vary); 0 when the gold votes do not link every model
+    or have no finite gold-only estimate."""
+    if not gold_ok:
+        return 0
+    try:
+        x_gold = x if lam == 0.0 else _solve(data, design, 0.0, ties, x)
+        grads = gradients(data, design, x_gold, 0.0, ties)
+    except ValueError:
+        return 0
+    info = _gold_information(data, design, x_gold, ties)
+    _, blind = loewner_floor(iid_meat(data, grads).v_yy, info,
+                             _uncertainty.free_basis(design.n_params, design.n_models),
+                             _uncertainty.NO_INFORMATION)
+    return int(blind.shape[1])
+
+
+def _floored(meat: Meat, factor: float, info: np.ndarray, n_blind: int,
+             basis: np.ndarray) -> tuple[Meat, np.ndarray]:
+    r"""``meat`` times the small-sample ``factor``, its gold part :math:`V_{yy}` raised to the
+    model-based ``info`` in the ``n_blind`` directions where it is smallest relative to it
+    (:func:`gold_blind`; at :math:`\lambda = 0` exactly those where every gold score is 0, as
+    :func:`evaluq.fit_ratings` does); returns the directions raised (K, r)."""
+    scaled = Meat(v_yy=factor * meat.v_yy, v_yh=factor * meat.v_yh, v_hh=factor * meat.v_hh,
+                  kind=meat.kind)
+    if not n_blind:
+        return scaled, np.zeros((meat.v_yy.shape[0], 0))
+    v_yy, blind = loewner_floor(scaled.v_yy, info, basis, 1.0, lowest=n_blind)
+    return replace(scaled, v_yy=0.5 * (v_yy + v_yy.T)), blind
+
+
+def _covariance(data: JudgedVotes, design: Design, grads: Gradients, x: np.ndarray,
+                lam: float, ties: str, few: bool, n_blind: int, anchor: np.ndarray
+                ) -> tuple[np.ndarray, str, float, np.ndarray | None]:
+    """The PPI++ sandwich (K, K) at ``lam``, its kind, the gain over gold-only and the
+    model-based covariance added where the gold scores are all 0 (None if nowhere)."""
+    basis = _uncertainty.free_basis(design.n_params, design.n_models)
+    factor = 1.0 if data.clusters is None else cr1_factor(data, lam, ties, design.n_params - 1)
+    info = _gold_information(data, design, x, ties)
+    meat, blind = _floored(_meat(data, grads), factor, info, n_blind, basis)
+    cov = grads.bread @ meat.at(lam) @ grads.bread
+    kind, added = meat.kind, None
+    if blind.shape[1]:
+        warn(f"the gold votes' scores are all 0 at the estimate in {blind.shape[1]} "
+             f"direction(s) of the ratings (gold votes that are all ties between models of "
+             f"the same estimated strength): the PPI++ sandwich (and a bootstrap) would give "
+             f"their gold part variance 0; there the gold votes' model-based variance (the "
+             f"inverse of their information) is used", EvaluqWarning)
+        kind += GOLD_MODEL_BASED
+        added = grads.bread @ blind @ blind.T @ grads.bread
+    if few:
+        iid = grads.bread @ _floored(iid_meat(data, grads), 1.0, info, n_blind,
+                                     basis)[0].at(lam) @ grads.bread
+        cov, raised = loewner_floor(cov, iid, basis, 1.0)
+        kind += ", floored at the independent-votes one (few clusters)" if raised.size else ""
+    a = anchor[:design.n_models]
+    gain = (_trace(grads, a, meat.at(0.0)) / _trace(grads, a, meat.at(lam))
+            if _gold_connects(data, ties) else np.nan)
+    return 0.5 * (cov + cov.T), kind, float(gain), added
+
+
 def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) -> _Fit:
     few = (data.lab_clusters is not None and _uncertainty.check_clusters(
         data.lab_clusters.shape[0], design.n_params - 1, "judge-assisted ratings",
@@ -648,28 +747,21 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
                          "more rows, or pass a `lam` above 0")
     x = _solve(data, design, lam, opts.ties, x0)
     grads = gradients(data, design, x, lam, opts.ties)
-    meat = _meat(data, grads)
-    cov = grads.bread @ meat.at(lam) @ grads.bread
-    kind = meat.kind
-    if few:
-        iid = grads.bread @ iid_meat(data, grads).at(lam) @ grads.bread
-        cov, raised = loewner_floor(
-            cov, iid, _uncertainty.free_basis(design.n_params, design.n_models), 1.0)
-        kind += ", floored at the independent-votes one (few clusters)" if raised.size else ""
-    cov = 0.5 * (cov + cov.T)
-    a = anchor[:design.n_models]
-    if not gold_ok:
-        gain, reason = np.nan, "the gold votes alone do not link every model"
-    else:
-        gain = _trace(grads, a, meat.at(0.0)) / _trace(grads, a, meat.at(lam))
-        reason = ""
+    n_blind = gold_blind(data, design, x, lam, opts.ties, gold_ok)
+    cov, kind, gain, added = _covariance(data, design, grads, x, lam, opts.ties, few, n_blind,
+                                         anchor)
+    reason = "" if gold_ok else "the gold votes alone do not link every model"
     groups = 0 if data.lab_clusters is None else data.lab_clusters.shape[0]
     draws = None
     if opts.interval == "bootstrap":
         draws = bootstrap(data, design, x, lam, opts.ties, opts.n_resamples, opts.rng)
-        cov = np.cov(draws, rowvar=False)
         kind = ("PPI++ bootstrap (" + ("whole clusters" if groups else "labelled and "
                 "unlabelled votes resampled apart") + f", lambda fixed at {lam:.4g})")
+        if added is not None:     # directions every resample's gold votes fit alike
+            draws += _uncertainty.normal_draws(np.zeros_like(x), added, opts.n_resamples,
+                                               opts.rng)
+            kind += GOLD_MODEL_BASED
+        cov = np.cov(draws, rowvar=False)
     return _Fit(x=x, cov=cov, lam=lam, tuned=opts.lam is None, gain=float(gain),
                 gain_reason=reason, kind=kind, n_clusters=groups, draws=draws)
 
@@ -837,12 +929,25 @@ def fit_judged_ratings(
 
     The covariance is the sandwich :math:`\Sigma = H^{-1} V(\lambda) H^{-1}`, ``H`` the mean
     per-vote Hessian of the log-likelihood over all rows (with :math:`\lambda = 0` over the
-    gold votes), :math:`V(\lambda) = \mathrm{cov}_1(g_y - \lambda g_h)/n + \lambda^2
-    \mathrm{cov}_1(g^u_h)/N` (``g`` per-vote gradients: gold ``y``, judge ``h``, unlabelled
-    ``u``; ddof 1), exactly ppi_py's ``ppi_logistic_ci`` for Bradley-Terry without ties (a
-    logistic regression on the +1 / -1 design). With ``cluster``, :math:`V(\lambda)` is the
-    CR1 sum over clusters of each cluster's summed influence (labelled and unlabelled rows of a
-    prompt together), and :math:`\lambda` minimises that covariance's trace exactly.
+    gold votes), :math:`V(\lambda) = \mathrm{cov}_0(g_y - \lambda g_h)/n + \lambda^2
+    \mathrm{cov}_0(g^u_h)/N` (``g`` per-vote gradients: gold ``y``, judge ``h``, unlabelled
+    ``u``; each group centred at its mean, ddof 0): at :math:`\lambda = 0` exactly
+    :func:`evaluq.fit_ratings`' HC0 sandwich on the gold votes (same estimate, same
+    covariance); ppi_py's ``ppi_logistic_ci`` (Bradley-Terry without ties is a logistic
+    regression on the +1 / -1 design) divides each group by n - 1 and N - 1 instead, SEs at
+    most :math:`\sqrt{n / (n - 1)}` wider. With ``cluster``, :math:`V(\lambda)` is the sum
+    over clusters of each cluster's summed influence (labelled and unlabelled rows of a prompt
+    together) times :func:`evaluq.fit_ratings`' CR1 factor
+    :math:`\frac{G}{G-1}\frac{N_r-1}{N_r-k}` (k free parameters; G clusters and
+    :math:`N_r` rows entering the objective: at :math:`\lambda = 0` the gold votes, decisive
+    ones under ``"drop"``, as :func:`evaluq.fit_ratings` counts them; else every row), so
+    :math:`\lambda = 0` is its CR1 exactly; :math:`\lambda` minimises that covariance's trace
+    exactly.
+    Directions in which every gold vote's score is 0 at the gold-only estimate (gold votes
+    that are all ties between equally rated models under ``"half"``: no sandwich or bootstrap
+    sees them vary) give :math:`V_{yy}` its model-based value there, :math:`H_{gold} / n` (the
+    inverse information; at :math:`\lambda = 0` exactly :func:`evaluq.fit_ratings`' rule),
+    with an ``EvaluqWarning``; the bootstrap adds that variance to its draws.
     Intervals are normal: ``rating +- z se``. The gain over gold-only is
     :math:`\mathrm{tr}\,\Sigma(0) / \mathrm{tr}\,\Sigma(\lambda)` (same ``H``), the effective
     number of labels n times the gain.

@@ -63,6 +63,10 @@ NO_INFORMATION = 1e-9
 no information in the votes' scores (they are all 0 there at the estimate)."""
 
 
+MODEL_BASED = "; model-based (inverse information) where every vote's score is 0"
+"""Said in ``details["covariance_kind"]`` when some direction takes the model-based variance."""
+
+
 def covariate_logits(design: Design, x: np.ndarray) -> np.ndarray:
     """The covariates' part of every row's log-odds, ``z_r' beta`` (B, R), for ``x`` (B, K)."""
     if design.features is None:
@@ -133,6 +137,10 @@ class Sandwich:
     kind: str
     n_clusters: int
     factor: float
+    blind: np.ndarray | None = None
+    """The model-based covariance (K, K) added in the directions where every vote's score is 0
+    (None without such directions): a bootstrap, whose resamples all fit them alike, adds it
+    to its draws."""
 
 
 def free_basis(n_params: int, n_models: int) -> np.ndarray:
@@ -201,17 +209,23 @@ def sandwich(design: Design, votes: Votes, x: np.ndarray,
     basis = free_basis(design.n_params, design.n_models)
     scores = cell_scores(design, x)
     meat0 = _meat(design, replace(votes, cluster_counts=None), *scores)
-    hc0, blind = loewner_floor(bread @ meat0 @ bread, bread, basis, NO_INFORMATION)
+    raw = bread @ meat0 @ bread
+    hc0, blind = loewner_floor(raw, bread, basis, NO_INFORMATION)
+    added = None
     if blind.shape[1]:
         named = [str(votes.models[k]) for k in _blind_models(design, meat0, hess[0])]
         warn(f"the votes' scores are all 0 at the estimate in {blind.shape[1]} direction(s) of "
              f"the ratings" + (f" (model(s) {named[:10]}: their only votes are ties with "
                                "models of the same estimated strength)" if named else "")
-             + ": the sandwich would give them variance 0; there the model-based variance "
-             "(the inverse of the information) is used", EvaluqWarning)
+             + ": the sandwich (and a bootstrap, whose resamples all fit them alike) would "
+             "give them variance 0; there the model-based variance (the inverse of the "
+             "information) is used", EvaluqWarning)
+        added = blind @ blind.T
     n, k = votes.n_votes, design.n_params - 1
+    model_based = "" if added is None else MODEL_BASED
     if votes.cluster_counts is None:
-        return Sandwich(covariance=0.5 * (hc0 + hc0.T), kind="HC0", n_clusters=n, factor=1.0)
+        return Sandwich(covariance=0.5 * (hc0 + hc0.T), kind="HC0" + model_based, n_clusters=n,
+                        factor=1.0, blind=added)
     groups = votes.cluster_counts.shape[0]
     factor = groups / (groups - 1) * (n - 1) / max(n - k, 1)
     cov, _ = loewner_floor(factor * bread @ _meat(design, votes, *scores) @ bread, bread, basis,
@@ -220,7 +234,8 @@ def sandwich(design: Design, votes: Votes, x: np.ndarray,
     if floor_clusters:
         cov, raised = loewner_floor(cov, hc0, basis, 1.0)
         kind = "CR1, floored at HC0 (few clusters)" if raised.shape[1] else kind
-    return Sandwich(covariance=0.5 * (cov + cov.T), kind=kind, n_clusters=groups, factor=factor)
+    return Sandwich(covariance=0.5 * (cov + cov.T), kind=kind + model_based, n_clusters=groups,
+                    factor=factor, blind=added)
 
 
 def normal_draws(x: np.ndarray, cov: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

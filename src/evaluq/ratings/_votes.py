@@ -15,7 +15,7 @@ row, outcome) combinations: the fit's rows are the unique (pair, covariate row) 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from evaluq._validation import check_columns, check_label_spacing
+from evaluq._warn import warn
+from evaluq.errors import EvaluqWarning
 from evaluq.io import TableLike, as_table
 from evaluq.ratings import _covariates
 from evaluq.ratings._covariates import Covariates
@@ -125,6 +127,111 @@ def _check_missing(df: pd.DataFrame, columns: Mapping[str, str | None]) -> None:
                 f"row(s) {_rows(missing, df.index)}; remove or fill these votes explicitly")
 
 
+def _hashable_columns(df: pd.DataFrame) -> list[str]:
+    """The columns whose values can be compared row to row (not lists / dicts: an arena
+    file's conversations)."""
+    out = []
+    for col in df.columns:
+        values = df[col]
+        if values.dtype == object and values.map(
+                lambda v: isinstance(v, list | dict | set | np.ndarray)).any():
+            continue
+        out.append(col)
+    return out
+
+
+def _repeated(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Rows (mask) repeating an earlier row in ``columns``; a row can only if each of its
+    values occurs twice in its column, checked column by column first (an id column ends it
+    in one pass over millions of votes)."""
+    candidate = np.ones(len(df), dtype=bool)
+    for col in columns:
+        candidate &= df[col].duplicated(keep=False).to_numpy()
+        if not candidate.any():
+            return candidate
+    repeated = np.zeros(len(df), dtype=bool)
+    repeated[candidate] = df.loc[candidate, columns].duplicated().to_numpy()
+    return repeated
+
+
+ID_ROWS = 20
+"""A column unique over at least this many distinct rows is an id (a battle's, a vote's)."""
+COPIES_P = 1e-3
+"""Repeated rows are taken for copies when independent votes on their pairs would agree as
+often with a probability below this."""
+
+
+def _copies_evident(df: pd.DataFrame, repeated: np.ndarray, sides: list[str], own: list[str],
+                    extra: list[str]) -> bool:
+    """Whether rows sharing the models and the ``extra`` columns (all identical: checked
+    before) are evidently copies: an ``extra`` column is an id (not a float, unique over at
+    least :data:`ID_ROWS` distinct rows), or independent votes on each pair, with the
+    verdict shares of that pair, would all agree with a probability below :data:`COPIES_P`
+    (a verdict column that is constant, all ties, is no evidence)."""
+    distinct = df.loc[~repeated, extra]
+    if len(distinct) >= ID_ROWS and any(distinct[c].dtype.kind != "f" and distinct[c].is_unique
+                                        for c in extra):
+        return True
+    pair = df.groupby(sides, sort=False, dropna=False).ngroup().to_numpy()
+    verdict = df.groupby(own, sort=False, dropna=False).ngroup().to_numpy()
+    shares = np.zeros((pair.max() + 1, verdict.max() + 1))
+    np.add.at(shares, (pair, verdict), 1.0)
+    shares /= shares.sum(axis=1, keepdims=True)
+    key = df.groupby([*sides, *extra], sort=False, dropna=False).ngroup().to_numpy()
+    size = np.bincount(key)
+    first = np.unique(key, return_index=True)[1]
+    shared = size >= 2
+    agree = (shares[pair[first[shared]]] ** size[shared][:, None]).sum(axis=1)
+    return bool(np.log(agree).sum() < np.log(COPIES_P))
+
+
+def _verdict_like(values: pd.Series, labels: set[str]) -> bool:
+    """Whether a column holds verdicts (every value a winner label or a model's name): another
+    judge's votes, which say nothing about which vote a row is."""
+    seen = pd.unique(values.dropna())
+    return bool(seen.size) and all(str(v).strip().casefold() in labels for v in seen[:1000])
+
+
+def check_repeated_rows(df: pd.DataFrame, own: Sequence[str], sides: tuple[str, str],
+                        models: np.ndarray, outcomes: Mapping[Any, str] | None) -> None:
+    """Warn when rows repeat another row in every column while the columns beyond the vote's
+    (``sides``, the verdict columns ``own`` and other columns of verdicts) identify a vote
+    together with the two models (no two different rows share them: an id, a timestamp,
+    prompt and annotator): the repeats are then copies (a file read twice, two overlapping
+    files concatenated), counted as more votes. Without such columns repeated votes are
+    ordinary (the same pair, the same verdict) and nothing is said. No row is dropped.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evaluq.ratings._votes import check_repeated_rows
+    >>> votes = pd.DataFrame({"id": [1, 2], "model_a": ["x", "y"], "model_b": ["y", "x"],
+    ...                       "winner": ["model_a", "tie"]})
+    >>> check_repeated_rows(votes, ["winner"], ("model_a", "model_b"), np.array(["x", "y"]),
+    ...                     None)    # no repeated row: silent
+    """
+    columns = _hashable_columns(df)
+    repeated = _repeated(df, sorted(columns, key=lambda c: c in (*own, *sides)))
+    if not repeated.any():
+        return
+    labels = {str(k).strip().casefold() for k in [*DEFAULT_OUTCOMES, *(outcomes or {}),
+                                                  *models, *sides]}
+    extra = [c for c in columns if c not in (*own, *sides)
+             and not _verdict_like(df[c], labels)]
+    if (not extra or df.loc[~repeated].duplicated(subset=[*sides, *extra]).any()
+            or not _copies_evident(df, repeated, [*sides], [*own], extra)):
+        return
+    n = int(repeated.sum())
+    warn(f"`votes` has {n} row(s) that repeat an earlier row in every column (row(s) "
+         f"{_rows(repeated, df.index)}), and its columns {[str(c) for c in extra[:6]]} "
+         f"identify a vote together with the two models (no two different rows share them, "
+         f"and rows that do always agree): the repeats look like copies (a file read twice, "
+         f"or concatenated with an "
+         f"overlapping one). They are counted as {n} more vote(s), which narrows the "
+         f"intervals; if they are copies, drop them first: `votes.drop_duplicates()`",
+         EvaluqWarning)
+
+
 def _outcome_map(outcomes: Mapping[Any, str] | None) -> dict[Any, int]:
     if outcomes is None:
         return {k: OUTCOME_NAMES.index(v) for k, v in DEFAULT_OUTCOMES.items()}
@@ -219,19 +326,21 @@ def _winner_codes(df: pd.DataFrame, winner: str, model_a: str, model_b: str,
     return codes.astype(np.int64)
 
 
-def _factorize(values: pd.Series, arg: str) -> tuple[np.ndarray, np.ndarray]:
+def _factorize(values: pd.Series, arg: str,
+               columns: str | Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and sorted labels of ``values`` (the argument ``arg``'s, from ``columns``)."""
     try:
         codes, labels = pd.factorize(values, sort=True)
     except TypeError as err:
         raise TypeError(f"the labels of `{arg}` cannot be sorted (mixed types?): {err}") from None
-    check_label_spacing(np.asarray(labels, dtype=object), arg)
+    check_label_spacing(np.asarray(labels, dtype=object), columns)
     return codes.astype(np.int64), np.asarray(labels, dtype=object)
 
 
 def _model_codes(df: pd.DataFrame, model_a: str, model_b: str) -> tuple[np.ndarray, np.ndarray,
                                                                           np.ndarray]:
     both = pd.concat([df[model_a], df[model_b]], ignore_index=True)
-    codes, models = _factorize(both, "model_a / model_b")
+    codes, models = _factorize(both, "model_a / model_b", (model_a, model_b))
     a, b = codes[:len(df)], codes[len(df):]
     same = a == b
     if same.any():
@@ -280,13 +389,14 @@ def read_votes(votes: TableLike, *, model_a: str, model_b: str, winner: str,
     _check_missing(df, columns)
     code = _winner_codes(df, winner, model_a, model_b, outcomes)
     a, b, models = _model_codes(df, model_a, model_b)
+    check_repeated_rows(df, [winner], (model_a, model_b), models, outcomes)
     keep = code != TIE if drop_ties else np.ones(len(df), dtype=bool)
     n_dropped = int((~keep).sum())
     if not keep.any():
         raise ValueError("`ties`='drop' leaves no votes: every vote is a tie")
     g = labels = None
     if cluster is not None:
-        g, labels = _factorize(df[cluster][keep], "cluster")
+        g, labels = _factorize(df[cluster][keep], "cluster", cluster)
     i, j, pair_of_vote, out = _cells(a[keep], b[keep], code[keep], models.size)
     row_of_vote, row_pair, features, cov = pair_of_vote, None, None, None
     if specs is not None:
