@@ -730,3 +730,21 @@ def test_a_label_read_as_missing_is_named_with_a_remedy_of_the_command_line(tmp_
     assert "key column 'task' has missing values (rows [0, 1]): empty cells, or text" in err
     assert "If such a text is a label, rename it in the file (e.g. 'NA' to 'N.A.')" in err
     assert "eq.read_table" not in err
+
+
+def test_the_saved_cube_records_the_users_scale_check_not_the_loaders(tmp_path, capsys):
+    """The command builds its cubes with the loaders' scale check off (the report's verdict
+    is the one it prints), which a loader records as attrs['scale_check'] = 0: the saved
+    cube then silenced eq.resample's check though the user never asked. It records 0 only
+    with --no-scale-check."""
+    path = tmp_path / "runs.csv"
+    rows = [f"{m},{t},{s},{0.5 + 0.1 * i + 0.01 * s}" for i, m in enumerate("abc")
+            for t in ("x", "y", "z") for s in range(3)]
+    path.write_text("model,task,seed,acc\n" + "\n".join(rows) + "\n")
+    for flags, want in (([], None), (["--no-scale-check"], 0)):
+        out = tmp_path / f"o{len(flags)}"
+        code, _, _ = _run(["report", str(path), "--language", "task", "--seed", "seed",
+                           "--score", "acc", "--out", str(out), "--quiet", "--n-resamples",
+                           "50", "--format", "csv", *flags], capsys)
+        assert code == 0
+        assert eq.open_cube(out / "acc_cube.nc").attrs.get("scale_check") == want

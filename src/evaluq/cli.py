@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from evaluq._dims import DATA_NOTE, LANGUAGE_LABEL
+from evaluq._dims import DATA_NOTE, LANGUAGE_LABEL, SCALE_CHECK
 from evaluq._warn import warn
 
 if TYPE_CHECKING:
@@ -1154,6 +1154,17 @@ def _guessed_harness(files: list[str], quiet: bool) -> str | None:
     return guessed
 
 
+def _record_scale_check(cubes: Any, scale_check: bool) -> None:
+    """The loaders ran with their scale check off (the report's verdict is the one the
+    command prints), which they record as ``attrs["scale_check"] = 0``: the cubes, saved
+    with the report, record the user's choice instead (0 only with --no-scale-check), so that
+    ``eq.resample`` on a saved cube checks its scale unless the user said not to."""
+    for cube in cubes.values() if isinstance(cubes, Mapping) else [cubes]:
+        cube.attrs.pop(SCALE_CHECK, None)
+        if not scale_check:
+            cube.attrs[SCALE_CHECK] = 0
+
+
 def _run_report(args: argparse.Namespace) -> int:
     import shlex
 
@@ -1193,6 +1204,7 @@ def _run_report(args: argparse.Namespace) -> int:
                                    else args.resample_languages)
     else:
         cubes = _report_cubes(args)
+    _record_scale_check(cubes, args.scale_check)
     out = _out_folder(args.out)
     command = "evaluq " + shlex.join(args.argv)
     rep = report(cubes, out / "report.html" if "html" in formats else None,
