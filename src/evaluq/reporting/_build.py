@@ -302,7 +302,10 @@ def _affordable_draws(cube: xr.Dataset, chains: int) -> int | None:
     budget (at 200 models x 60 languages, 1,000 draws x 4 chains need 2.9 GiB at once): the
     most that fit, with a warning naming the budget, when at least ``FEWEST_DRAWS`` fit."""
     from evaluq._validation import memory_budget
-    from evaluq.hierarchical._fit import trace_bytes
+    try:
+        from evaluq.hierarchical._fit import trace_bytes
+    except ImportError:                 # a stand-in fit_hierarchical: its own check stands
+        return None
 
     shape = (cube.sizes.get(MODEL, 1), cube.sizes.get("language", 1))
     fits = memory_budget() // max(trace_bytes(*shape, 1, chains), 1)
