@@ -33,6 +33,7 @@ from evaluq._dims import (
     LANGUAGE,
     MODEL,
     MODEL_B,
+    NAN_REASON,
     NAN_REASONS,
     SCORE,
     SEED,
@@ -214,12 +215,37 @@ def _unknown_columns(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
         return table, ""
     items = [f"Not identifiable here (not shown): {', '.join(cols)}: {reason}."
              for reason, cols in gone.items()]
-    items += [f"Blank cells in {', '.join(cols)}: {reason}." for reason, cols in blank.items()]
+    items += [f"Blank cells in {_columns_text(cols, table)}: {reason}."
+              for reason, cols in blank.items()]
     hidden = {c for cols in gone.values() for c in cols}
     shown = table.drop(columns=[c for c in table.columns if str(c) in hidden])
     shown.attrs = table.attrs
     lis = "".join(f"<li>{html.escape(t)}</li>" for t in items)
     return shown, f'<ul class="notes">{lis}</ul>'
+
+
+def _columns_text(cols: list[str], table: pd.DataFrame) -> str:
+    """The columns named in a note on blank cells: every column of a wide table (a model x
+    model matrix) is not listed one by one."""
+    if len(cols) == len(table.columns) and len(cols) > 6:
+        return f"every column ({len(cols)})"
+    return ", ".join(cols)
+
+
+def _blank_reasons(table: pd.DataFrame, reasons: Mapping[str, str | None]) -> dict[str, str]:
+    """``attrs["nan_reasons"]`` of ``table``: the reason of each column holding a NaN among
+    ``reasons`` (column -> the ``nan_reason`` of the result it comes from, or None)."""
+    keyed = {str(col): why for col, why in reasons.items()}
+    return {str(col): str(keyed[str(col)]) for col in table.columns
+            if keyed.get(str(col)) and _has_blank(table[col])}
+
+
+def _has_blank(column: pd.Series) -> bool:
+    """Whether a column holds a value written blank (NaN) or null in JSON (NaN, +-inf)."""
+    if bool(column.isna().any()):
+        return True
+    kind = column.dtype.kind
+    return kind in "fc" and not bool(np.isfinite(column.to_numpy()).all())
 
 
 MAX_PAIRS: Final = 28
@@ -843,7 +869,34 @@ def item_tables(items: xr.Dataset, *, higher_is_better: bool = True
         f"better model first; se_difference = sqrt(var_A + var_B - 2 cov_AB) ({kind}); "
         f"{level:.0%} interval: {diff_ci}; z = difference / se_difference; correlation: of "
         "the two models' item scores (what pairing gains)."), "uncertainty": f"{kind} SE"}
+    means.attrs[NAN_REASONS] = _item_reasons(items, means, CI_MEAN)
+    diffs.attrs[NAN_REASONS] = _item_reasons(items, diffs, CI_DIFFERENCE)
     return {"item_means": means, "item_differences": diffs}
+
+
+def _item_reasons(items: xr.Dataset, table: pd.DataFrame, ci: str) -> dict[str, str]:
+    """``attrs["nan_reasons"]`` of an :func:`item_tables` table: each variable's
+    ``nan_reason``; ``var_item`` and ``z`` say which input they lack."""
+    from evaluq._dims import SE_DIFFERENCE, VAR_ITEM, VAR_WITHIN
+
+    why: dict[str, str | None] = {str(v): items[v].attrs.get(NAN_REASON)
+                                  for v in items.data_vars}
+    why["lower"] = why["upper"] = items[ci].attrs.get(NAN_REASON)
+    if VAR_ITEM in table and VAR_WITHIN in table:
+        within = table[VAR_WITHIN][table[VAR_ITEM].isna()]
+        if len(within) and bool(within.isna().all()):
+            why[VAR_ITEM] = (f"var_item = max(0, s^2 - var_within / K) needs var_within: "
+                             f"{why.get(VAR_WITHIN)}")
+    if "z" in table and SE_DIFFERENCE in table:
+        se = table[SE_DIFFERENCE][~np.isfinite(table["z"].to_numpy(dtype=float))]
+        parts = ([f"se_difference is undefined ({why.get(SE_DIFFERENCE)})"]
+                 if bool(se.isna().any()) else [])
+        if bool((se == 0).any()):
+            parts.append("se_difference is 0 (the two models' item scores differ by the same "
+                         "amount on every item)")
+        why["z"] = "z = difference / se_difference is not a number where " + " or ".join(
+            parts) if parts else None
+    return _blank_reasons(table, why)
 
 
 FEW_ITEMS: int = 30
@@ -1206,6 +1259,11 @@ def _field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None,
             "language, languages fixed). IQM and optimality gap pool runs x languages; "
             "median and mean aggregate the per-language means over runs."),
             "uncertainty": "percentile intervals over stratified-bootstrap resamples"}
+        why = {str(agg): estimates[ESTIMATE].attrs.get(NAN_REASON)
+               for agg in estimates[AGGREGATE].values}
+        why |= {f"{agg} {bound}": estimates[CI].attrs.get(NAN_REASON)
+                for agg in estimates[AGGREGATE].values for bound in estimates[CI_BOUND].values}
+        table.attrs[NAN_REASONS] = _blank_reasons(table, why)
         out["interval_estimates"] = table
     if eps_min is not None:
         matrix = pd.DataFrame(eps_min.transpose(MODEL, MODEL_B).to_pandas())
@@ -1218,6 +1276,7 @@ def _field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None,
             "column's; deepsig recommends reading eps_min < 0.2 as a difference (eps_min < "
             "0.5 rejects far above 5 % of the time under equality). Not a p-value."),
             "uncertainty": "upper confidence bound on the violation ratio"}
+        matrix.attrs[NAN_REASONS] = _diagonal_reasons(matrix, eps_min.attrs.get(NAN_REASON))
         out["multi_aso"] = matrix
     if improvement is not None:
         frame = improvement["estimate"].to_series().rename("estimate").to_frame()
@@ -1230,8 +1289,23 @@ def _field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None,
             f"model_b (Y), with {level:.0%} stratified-bootstrap percentile intervals: how "
             "often a run of X beats a run of Y on a random language."),
             "uncertainty": "percentile intervals over stratified-bootstrap resamples"}
+        why = {"estimate": improvement[ESTIMATE].attrs.get(NAN_REASON)}
+        why |= {str(b): improvement[CI].attrs.get(NAN_REASON) for b in improvement[CI_BOUND].values}
+        frame.attrs[NAN_REASONS] = _blank_reasons(frame, why)
         out["probability_of_improvement"] = frame
     return out
+
+
+def _diagonal_reasons(matrix: pd.DataFrame, reason: str | None) -> dict[str, str]:
+    """The ``nan_reasons`` of a model x model matrix whose blanks are ``reason``: "(the
+    diagonal)" added when each column is blank only on its own model's row."""
+    if not reason:
+        return {}
+    blank = matrix.isna().to_numpy()
+    rows, cols = list(matrix.index), list(matrix.columns)
+    mine = np.array([[r == c for c in cols] for r in rows], dtype=bool)
+    where = " (the diagonal)" if not (blank & ~mine).any() and "diagonal" not in reason else ""
+    return _blank_reasons(matrix, dict.fromkeys(map(str, cols), reason + where))
 
 
 
