@@ -161,8 +161,7 @@ class Analysis:
             and ``diagnostics``, and with per-item results ``item_means`` and
             ``item_differences``.
         """
-        from evaluq.pairwise import pairwise_table
-        from evaluq.reporting.sections import _as_frame
+        from evaluq.reporting.sections import _as_frame, _pairwise_frame
         from evaluq.variance import variance_table
 
         ranks = pd.DataFrame(self.ranks["probability"].transpose(MODEL, RANK).to_pandas())
@@ -175,8 +174,7 @@ class Analysis:
             "the ranks they span."), "uncertainty": "probabilities over resamples"}
         out = {"leaderboard": self.leaderboard, "variance": variance_table(self.components)}
         if self.cube.sizes[MODEL] > 1:
-            out |= {"pairwise": _pairwise_explained(pairwise_table(self.pairwise, unique=True)),
-                    "ranks": ranks}
+            out |= {"pairwise": _pairwise_frame(self.pairwise), "ranks": ranks}
         if self.fit is not None:
             out["posterior_vs_frequentist"] = _as_frame(self.fit.compare_frequentist(),
                                                         "compare_frequentist")
@@ -219,19 +217,6 @@ class Analysis:
                              else v for k, v in self.settings.items()},
                 "notes": [*self.notes, *field_notes],
                 "tables": tables}
-
-
-def _pairwise_explained(table: pd.DataFrame) -> pd.DataFrame:
-    """The pairwise table with ``attrs["nan_reasons"]``: z = observed / sd is NaN where the
-    pair's difference is the same in every resample (sd = 0)."""
-    reasons = {}
-    if "z" in table and "sd" in table:
-        blank = table["z"].isna()
-        if bool(blank.any()) and bool((table["sd"][blank] == 0).all()):
-            reasons["z"] = ("z = observed / sd is undefined where sd is 0: the pair's "
-                            "difference is the same in every resample (e.g. identical scores)")
-    table.attrs[NAN_REASONS] = reasons
-    return table
 
 
 def _json_reasons(table: pd.DataFrame, flat: pd.DataFrame) -> dict[str, str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import itertools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -552,7 +553,6 @@ def _leaderboard_section(aggregated: xr.Dataset, pairwise: xr.Dataset,
     >>> s.id, s.figures
     ('leaderboard', 1)
     """
-    from evaluq.pairwise import pairwise_table
     from evaluq.plots import forest_plot
 
     del aggregated  # the board and the differences carry what is shown
@@ -570,14 +570,58 @@ def _leaderboard_section(aggregated: xr.Dataset, pairwise: xr.Dataset,
         which = (f"With {n} models, each model against the next on the leaderboard "
                  f"({n - 1} of {n * (n - 1) // 2} pairs; every pair is in the table below "
                  "and in the pairwise file)")
+    table, summary = _pairwise_frame(pairwise), "All pairwise differences (table)"
+    if len(table) > PAGE_ROWS:
+        table = _neighbour_rows(table, order)
+        summary = (f"Pairwise differences of neighbours on the leaderboard (table; {n - 1} of "
+                   f"{n * (n - 1) // 2} pairs)")
+        which = which.replace("every pair is in the table below and in", "every pair is in")
     body = [_table_html(board),
             _figure(forest_plot(pairwise, pairs=pairs),
                     alt="forest plot of pairwise differences",
                     caption=f"{which}, better model first; blue: the interval excludes 0."),
-            "<details><summary>All pairwise differences (table)</summary>",
-            _table_html(pairwise_table(pairwise, unique=True)), "</details>"]
+            f"<details><summary>{summary}</summary>", _table_html(table), "</details>"]
     return Section("leaderboard", "Leaderboard and pairwise differences", "\n".join(body),
                    figures=1)
+
+
+PAGE_ROWS: Final = 500
+"""The page shows a table of pairs whole up to this many rows (32 models); beyond, each
+model against the next (the rows a reader compares), saying so: 19,900 rows (200 models)
+were 6 MB of the page that no one reads; the tables written beside the page hold them all."""
+
+
+def _pairwise_frame(pairwise: xr.Dataset) -> pd.DataFrame:
+    """:func:`evaluq.pairwise_table` (each pair once) with ``attrs["nan_reasons"]``: z =
+    observed / sd is NaN where the pair's difference is the same in every resample."""
+    from evaluq.pairwise import pairwise_table
+
+    table = pairwise_table(pairwise, unique=True)
+    reasons = {}
+    if "z" in table and "sd" in table:
+        blank = table["z"].isna()
+        if bool(blank.any()) and bool((table["sd"][blank] == 0).all()):
+            reasons["z"] = ("z = observed / sd is undefined where sd is 0: the pair's "
+                            "difference is the same in every resample (e.g. identical scores)")
+    table.attrs[NAN_REASONS] = reasons
+    return table
+
+
+def _neighbour_rows(table: pd.DataFrame, order: Sequence[Any], *,
+                    name: str = "pairwise") -> pd.DataFrame:
+    """The rows of a table of pairs (index ``(model, model_b, ...)``) of each model and the
+    next in ``order``, in that order, the caption saying where the others are."""
+    rows = set(table.index)
+    keep = []
+    for a, b in itertools.pairwise(order):
+        keep += [pair for pair in ((a, b), (b, a)) if pair in rows][:1]
+    out = table.loc[keep]
+    out.attrs = {**table.attrs, "caption": (
+        f"{table.attrs.get('caption', '')} Shown: each model against the next ({len(keep)} "
+        f"of {len(table):,} rows); every row is in the table {name} written beside this page "
+        f"(evaluq report: <metric>_{name}.csv, .md, .tex; "
+        f"report(...).analyses[metric].tables()[{name!r}] in Python).").strip()}
+    return out
 
 
 def _ranks_section(ranks: xr.Dataset, posterior: xr.Dataset | None = None) -> Section:
@@ -1390,8 +1434,32 @@ def _field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset
                      caption="Probability of improvement P(X > Y): how often a run of X "
                              "beats a run of Y on a random language (rliable); the dashed "
                              f"line is 1/2.{shown}"),
-             _table_html(tables["multi_aso"])]
+             _table_html(tables["multi_aso"] if pairs is None or len(pairs) + 1 <= MATRIX_MODELS
+                         else _aso_neighbours(tables["multi_aso"], pairs))]
     return Section("field", title, "\n".join(body), figures=2)
+
+
+MATRIX_MODELS: Final = 12
+"""The page shows the multi-ASO matrix up to this many models; beyond (a 200 x 200 matrix is
+40,000 cells, 0.7 MB of the page), the eps_min of each model and the next in the order of
+the probability-of-improvement figure, both ways; the matrix written beside the page."""
+
+
+def _aso_neighbours(matrix: pd.DataFrame, pairs: Sequence[tuple[Any, Any]]) -> pd.DataFrame:
+    """The multi-ASO matrix as one row per pair ``(model, model_b)`` of ``pairs``: eps_min
+    of each over the other."""
+    index = pd.MultiIndex.from_tuples(list(pairs), names=[MODEL, MODEL_B])
+    out = pd.DataFrame({
+        "eps_min (model over model_b)": [matrix.at[a, b] for a, b in pairs],
+        "eps_min (model_b over model)": [matrix.at[b, a] for a, b in pairs]}, index=index)
+    n = len(matrix)
+    out.attrs = {"caption": (
+        f"{matrix.attrs.get('caption', '')} Shown: each model against the next in the order "
+        f"of the figure above ({len(pairs)} of {n * (n - 1) // 2} pairs), eps_min both ways; "
+        "the whole matrix is the table multi_aso written beside this page (evaluq report: "
+        "<metric>_multi_aso.csv, .md, .tex; report(...).analyses[metric].tables()"
+        "['multi_aso'] in Python).").strip()}
+    return out
 
 
 _INTERNAL = ("HierarchicalFitLike", "caution_box", "data_summary", "few_items_caution",
