@@ -748,3 +748,81 @@ def test_the_saved_cube_records_the_users_scale_check_not_the_loaders(tmp_path, 
                            "50", "--format", "csv", *flags], capsys)
         assert code == 0
         assert eq.open_cube(out / "acc_cube.nc").attrs.get("scale_check") == want
+
+
+def _nulls(payload):
+    """{(metric, table): {column with a null in some row}} of an analysis.json."""
+    return {(metric, name): {k for row in table["rows"] for k, v in row.items() if v is None}
+            for metric, analysis in payload["metrics"].items()
+            for name, table in analysis["tables"].items()}
+
+
+@pytest.mark.parametrize("shape", ["one_model", "one_seed", "summary", "three", "items"])
+def test_every_null_in_analysis_json_has_its_reason(tmp_path, capsys, shape):
+    """Before: analysis.json wrote null for every NaN with no reason (the variance table's
+    unidentified components, multi_aso's diagonal, z where sd = 0, the item table's
+    within-item variance with one epoch), and did not say why a table was missing (rliable
+    and ASO with one seed). Now each table has ``nan_reasons`` (column -> reason, the table's
+    ``attrs["nan_reasons"]``, as ``evaluq test --json``'s ``nan_reason``) and each metric
+    ``notes``."""
+    rng = np.random.default_rng(3)
+    rows = [(m, lang, s, rng.normal(0.6, 0.05)) for m in ("a", "b", "c")
+            for lang in ("x", "y", "z", "w") for s in range(3)]
+    df = pd.DataFrame(rows, columns=["model", "language", "seed", "score"])
+    df.loc[df.model == "c", "score"] = df.loc[df.model == "b", "score"].to_numpy()  # b == c
+    flags = ["--n-resamples", "100", "--format", "json", "--quiet", "--out", str(tmp_path)]
+    path = tmp_path / "runs.csv"
+    if shape == "one_model":
+        df[df.model == "a"].to_csv(path, index=False)
+    elif shape == "one_seed":
+        df[df.seed == 0].drop(columns="seed").to_csv(path, index=False)
+    elif shape == "summary":
+        g = df.groupby(["model", "language"])["score"].agg(["mean", "std"]).reset_index()
+        g.to_csv(path, index=False)
+        flags += ["--mean", "mean", "--sd-seed", "std", "--n-seeds", "3"]
+    elif shape == "items":
+        items = pd.DataFrame([(m, f"q{i}", float(rng.random() < p)) for m, p in
+                              (("a", 0.6), ("b", 0.7)) for i in range(40)],
+                             columns=["model", "item", "correct"])
+        items.to_csv(path, index=False)
+        flags += ["--item", "item", "--score", "correct"]
+    else:
+        df.to_csv(path, index=False)
+    assert main(["report", str(path), *flags]) == 0
+    capsys.readouterr()
+    payload = json.loads((tmp_path / "analysis.json").read_text())
+    (analysis,) = payload["metrics"].values()
+    nulls = _nulls(payload)
+    assert any(nulls.values())
+    for (_, name), columns in nulls.items():
+        reasons = analysis["tables"][name]["nan_reasons"]
+        assert set(reasons) == columns, name
+        for column in columns:
+            assert "no reason recorded" not in reasons[column], (name, column)
+    variance = analysis["tables"]["variance"]["nan_reasons"]
+    assert "within-language noise" in variance["tau_between"]
+    if shape in ("one_model", "one_seed", "three"):
+        assert "no 'boot_score' (no bootstrap replicates)" in variance["sigma_boot mean"]
+    if shape == "summary":
+        assert variance["sigma_boot mean"] == "the summary-only cube has no 'sd_boot'"
+    if shape == "three":
+        assert set(analysis["tables"]["multi_aso"]["nan_reasons"].values()) == {
+            "a model against itself (the diagonal)"}
+        assert analysis["tables"]["pairwise"]["nan_reasons"]["z"].startswith(
+            "z = observed / sd is undefined where sd is 0")
+        (same,) = [r for r in analysis["tables"]["pairwise"]["rows"] if r["z"] is None]
+        assert {same["model"], same["model_b"]} == {"b", "c"}
+        assert same["sd"] == 0
+        assert analysis["notes"] == []
+    if shape in ("one_seed", "summary"):
+        assert "interval_estimates" not in analysis["tables"]
+        (note,) = analysis["notes"]
+        assert "need at least 2 seeds" in note
+    if shape == "one_model":
+        assert "pairwise" not in analysis["tables"]
+        assert "One model" in analysis["notes"][-1]
+    if shape == "items":
+        means = analysis["tables"]["item_means"]["nan_reasons"]
+        assert means["var_within"].startswith("fewer than 2 seeds (epochs)")
+        assert means["var_item"].startswith("var_item = max(0, s^2 - var_within / K) needs "
+                                            "var_within: fewer than 2 seeds")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
+import itertools
 import re
 from html.parser import HTMLParser
 
@@ -564,3 +565,67 @@ def test_report_says_when_nemenyi_cannot_separate_any_pair():
     assert ("With 2 languages the critical difference (2.34) is not below 2, the largest "
             "difference of mean ranks 3 models can have: this test cannot separate any pair"
             ) in tiers.body
+
+
+def _first_table(body):
+    """The body rows of the first ``<table>`` of ``body``: each a list of its cells' text."""
+    table = body[body.index("<table"):body.index("</table>")]
+    tbody = table[table.index("<tbody>"):]
+    return [[html.unescape(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", tbody, re.S)]
+
+
+def test_more_pairs_than_a_page_holds_show_each_model_against_the_next():
+    """Before: the page held all 19,900 rows of 200 models' pairwise table (6 MB of HTML in
+    a collapsed box) and their 200 x 200 multi-ASO matrix. Beyond ``PAGE_ROWS`` pairs the
+    page shows each model against the next on the leaderboard (the rows of the full table,
+    in the leaderboard's order), beyond ``MATRIX_MODELS`` models eps_min of each model and
+    the next both ways, each saying that the whole table is the one written beside it."""
+    n = 33                                              # 528 pairs > PAGE_ROWS = 500
+    assert n * (n - 1) // 2 > sections.PAGE_ROWS
+    cube = eq.simulate_cube(n_models=n, n_languages=4, n_seeds=2, n_boot=None,
+                            model_means=np.linspace(0, 3, n), rng=5)
+    agg = eq.aggregate(eq.resample(cube, n_resamples=100, replication="nonparametric",
+                                   rng=0))
+    pw = eq.pairwise_differences(agg)
+    with pytest.warns(eq.errors.EvaluqWarning, match="no test can reject"):
+        board = eq.leaderboard(agg)
+    body = sections._leaderboard_section(agg, pw, board).body
+    shown = _first_table(body[body.index("<details>"):])
+    order = list(board.index)
+    assert len(shown) == n - 1
+    full = eq.pairwise_table(pw, unique=True)
+    for row, (a, b) in zip(shown, itertools.pairwise(order), strict=True):
+        first, second, observed = row[0], row[1], float(row[2])
+        assert {first, second} == {a, b}
+        assert observed == pytest.approx(full.loc[(first, second), "observed"], rel=1e-3)
+    assert f"Shown: each model against the next ({n - 1} of {n * (n - 1) // 2:,} rows)" in body
+    assert "every pair is in the pairwise file" in body
+    nine = agg.isel(model=slice(0, 9))
+    with pytest.warns(eq.errors.EvaluqWarning, match="no test can reject"):
+        few = sections._leaderboard_section(nine, eq.pairwise_differences(nine),
+                                            eq.leaderboard(nine)).body
+    assert "All pairwise differences (table)" in few
+    assert "Shown:" not in few
+    # multi-ASO: the matrix up to MATRIX_MODELS models, each model and the next beyond
+    small = cube.isel(model=slice(0, sections.MATRIX_MODELS + 1))
+    est = eq.interval_estimates(small, n_resamples=50, rng=0)
+    poi = eq.probability_of_improvement(small, n_resamples=50, rng=0)
+    eps = eq.multi_aso(small, rng=0, n_resamples=50)
+    body = sections._field_methods_section(est, poi, eps).body
+    aso = _first_table(body[body.rindex("<table"):])
+    pairs, _ = sections._improvement_pairs(est, poi)
+    assert len(aso) == len(pairs) == sections.MATRIX_MODELS
+    for row, (a, b) in zip(aso, pairs, strict=True):
+        assert row[:2] == [str(a), str(b)]
+        assert float(row[2]) == pytest.approx(float(eps.sel(model=a, model_b=b)), abs=1e-3)
+        assert float(row[3]) == pytest.approx(float(eps.sel(model=b, model_b=a)), abs=1e-3)
+    assert "the whole matrix is the table multi_aso written beside this page" in body
+    fewer = cube.isel(model=slice(0, sections.MATRIX_MODELS))
+    body = sections._field_methods_section(
+        eq.interval_estimates(fewer, n_resamples=50, rng=0),
+        eq.probability_of_improvement(fewer, n_resamples=50, rng=0),
+        eq.multi_aso(fewer, rng=0, n_resamples=50)).body
+    matrix = _first_table(body[body.rindex("<table"):])
+    assert len(matrix) == sections.MATRIX_MODELS
+    assert len(matrix[0]) == sections.MATRIX_MODELS + 1

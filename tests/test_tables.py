@@ -124,3 +124,79 @@ def test_a_long_table_is_a_longtable_that_breaks_across_pages():
     assert rows[1] == "m\\_1 & 0.1429 \\\\"
     short = eq.tables.to_latex(table.iloc[:eq.tables.LONG_LATEX])
     assert short.startswith("\\begin{table}\n\\centering")
+
+
+def _styler_latex(table, *, caption=None, label=None, digits=4, index=True):
+    """What ``to_latex`` wrote before for a long table: all of it by pandas' Styler."""
+    from evaluq.tables import _caption_text, _cell, _escape_latex, _label
+
+    text = _caption_text(table, caption)
+    frame = table.copy()
+    frame.attrs = {}
+    frame.columns = pd.Index([_label(c) for c in frame.columns])
+    styler = frame.style.format(lambda v: _escape_latex(_cell(v, digits)))
+    styler = styler.format_index(lambda v: _escape_latex(str(v)), axis=0)
+    styler = styler.format_index(lambda v: _escape_latex(str(v)), axis=1)
+    if frame.index.names != [None]:
+        styler.index.names = [_escape_latex(str(n)) if n is not None else None
+                              for n in frame.index.names]
+    if not index:
+        styler = styler.hide(axis="index")
+    return styler.to_latex(caption=_escape_latex(text) if text else None, label=label,
+                           hrules=True, environment="longtable", column_format=None)
+
+
+def _long_tables(agg):
+    rng = np.random.default_rng(0)
+    n = 90
+    idx = pd.MultiIndex.from_arrays([rng.choice(["a_1", "b&c", "α%"], n),
+                                     rng.choice(["x", "y"], n), np.arange(n) % 7],
+                                    names=["model", None, "k"])
+    mixed = pd.DataFrame({"f": rng.normal(size=n), "b": rng.random(n) < 0.5,
+                          "i": np.arange(n), "o": [None if i % 3 else f"t_{i}$" for i in range(n)],
+                          "nan": np.where(np.arange(n) % 4 == 0, np.nan, 1.5), "inf": np.inf},
+                         index=idx)
+    cube = eq.simulate_cube(n_models=12, rng=1)
+    pw = eq.pairwise_differences(eq.aggregate(eq.resample(cube, n_resamples=100, rng=1)))
+    return {"mixed": mixed, "sorted": mixed.sort_index(), "plain": mixed.reset_index(drop=True),
+            "named": mixed.reset_index(drop=True).rename_axis("row"),
+            "columns": mixed.set_axis(pd.MultiIndex.from_tuples(
+                [("p", str(c)) for c in mixed.columns]), axis=1),
+            "pairwise": eq.pairwise_table(pw, unique=True), "pairwise_all": eq.pairwise_table(pw)}
+
+
+def test_a_long_latex_table_is_pandas_styler_text_written_fast(agg, monkeypatch):
+    """Before: every cell of a long table went through pandas' Styler (jinja2), ~20 s for
+    the 19,900 pairs of a 200-model report. Now the Styler writes only the frame (caption,
+    header, footers) for the first row and evaluq writes the rows; the text is byte for byte
+    what the Styler writes for the whole table (MultiIndex runs as \\multirow, hidden index,
+    escapes, NaN, inf, bools, captions and labels)."""
+    from pandas.io.formats.style import Styler
+
+    rendered = []
+    original = Styler.to_latex
+
+    def counting(self, *args, **kwargs):
+        rendered.append(len(self.data))
+        return original(self, *args, **kwargs)
+
+    for name, table in _long_tables(agg).items():
+        assert len(table) > eq.tables.LONG_LATEX
+        for kw in ({}, {"index": False}, {"caption": "Cap & 5%", "label": "tab:x"},
+                   {"caption": ""}, {"digits": 2}):
+            expected = _styler_latex(table, **kw)
+            monkeypatch.setattr(Styler, "to_latex", counting)
+            rendered.clear()
+            assert eq.tables.to_latex(table, **kw) == expected, (name, kw)
+            monkeypatch.setattr(Styler, "to_latex", original)
+            assert rendered == [1], (name, kw)        # the Styler saw one row
+    assert "\\multirow[c]{" in eq.tables.to_latex(_long_tables(agg)["sorted"])
+
+
+def test_a_missing_integer_is_blank_not_na_text():
+    """Before: a missing rank of an Int64 column (whole_ranks) was written '<NA>'."""
+    table = pd.DataFrame({"rank": pd.array([1, None], dtype="Int64")},
+                         index=pd.Index(["a", "b"], name="model"))
+    assert "| b |  |" in eq.tables.to_markdown(table)
+    assert "b &  \\\\" in eq.tables.to_latex(table)
+    assert "NA" not in eq.tables.to_latex(table) + eq.tables.to_markdown(table)

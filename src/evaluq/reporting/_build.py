@@ -15,7 +15,7 @@ import pandas as pd
 import xarray as xr
 
 from evaluq._atomic import write_text
-from evaluq._dims import BOOT_SCORE, DATA_NOTE, MODEL, N_ITEMS, RANK, SCALE_CHECK
+from evaluq._dims import BOOT_SCORE, DATA_NOTE, MODEL, N_ITEMS, NAN_REASONS, RANK, SCALE_CHECK
 from evaluq._schema import build_a_cube_hint, orientation
 from evaluq._validation import RNGLike, check_bool, check_bounds, check_confidence_level, check_int
 from evaluq._warn import warn
@@ -150,7 +150,8 @@ class Analysis:
                 + (f"; with {', '.join(extras)}" if extras else "") + ")")
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """Every table of the analysis, by file stem, each with a caption in ``attrs``.
+        """Every table of the analysis, by file stem, each with a caption in ``attrs`` and,
+        where it has blanks (NaN), ``attrs["nan_reasons"]`` (column -> why).
 
         Returns
         -------
@@ -160,8 +161,7 @@ class Analysis:
             and ``diagnostics``, and with per-item results ``item_means`` and
             ``item_differences``.
         """
-        from evaluq.pairwise import pairwise_table
-        from evaluq.reporting.sections import _as_frame
+        from evaluq.reporting.sections import _as_frame, _pairwise_frame
         from evaluq.variance import variance_table
 
         ranks = pd.DataFrame(self.ranks["probability"].transpose(MODEL, RANK).to_pandas())
@@ -174,7 +174,7 @@ class Analysis:
             "the ranks they span."), "uncertainty": "probabilities over resamples"}
         out = {"leaderboard": self.leaderboard, "variance": variance_table(self.components)}
         if self.cube.sizes[MODEL] > 1:
-            out |= {"pairwise": pairwise_table(self.pairwise, unique=True), "ranks": ranks}
+            out |= {"pairwise": _pairwise_frame(self.pairwise), "ranks": ranks}
         if self.fit is not None:
             out["posterior_vs_frequentist"] = _as_frame(self.fit.compare_frequentist(),
                                                         "compare_frequentist")
@@ -195,18 +195,52 @@ class Analysis:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """The tables and settings as plain JSON-ready data (records per table)."""
+        """The tables and settings as plain JSON-ready data (records per table).
+
+        Each table is ``{"caption", "nan_reasons", "rows"}``: ``rows`` one record per row,
+        a value that is not a finite number (NaN, +-inf) written None (JSON's null), and
+        ``nan_reasons`` saying for each column holding a None why (the table's
+        ``attrs["nan_reasons"]``; empty when none is). ``notes`` says what the analysis
+        left out and why (a table missing: e.g. rliable's and ASO's with one seed)."""
         tables = {}
         for name, table in self.tables().items():
             flat = table.reset_index()
             flat.columns = [" ".join(map(str, c)).strip() if isinstance(c, tuple) else str(c)
                             for c in flat.columns]
             tables[name] = {"caption": str(table.attrs.get("caption", "")),
+                            "nan_reasons": _json_reasons(table, flat),
                             "rows": json.loads(flat.to_json(orient="records"))}
+        field_notes = ([] if self.field_methods is None else
+                       [t for t in (self.field_methods.reason, self.field_methods.note) if t])
         return {"metric": self.cube.attrs.get("metric", ""),
                 "settings": {k: repr(v) if not isinstance(v, int | float | str | bool | None)
                              else v for k, v in self.settings.items()},
+                "notes": [*self.notes, *field_notes],
                 "tables": tables}
+
+
+def _json_reasons(table: pd.DataFrame, flat: pd.DataFrame) -> dict[str, str]:
+    """Why each column of ``flat`` (``table`` with its index as columns) holding a value JSON
+    writes as null (NaN, +-inf) holds it: the table's ``attrs["nan_reasons"]``, else what the
+    values are."""
+    import numpy as np
+
+    given = {str(k): str(v) for k, v in dict(table.attrs.get(NAN_REASONS) or {}).items()}
+    out = {}
+    for col in flat.columns:
+        values = flat[col]
+        numeric = values.dtype.kind in "fc"
+        infinite = numeric and bool(np.isinf(values.to_numpy()).any())
+        if not (infinite or bool(values.isna().any())):
+            continue
+        if col in given:
+            out[col] = given[col]
+        elif infinite:
+            out[col] = ("infinite (+inf or -inf: JSON has no infinity; the CSV file holds the "
+                        "value)" + ("; or not a number (NaN)" if values.isna().any() else ""))
+        else:
+            out[col] = "missing (not a number): no reason recorded for this column"
+    return out
 
 
 NOTEBOOK_ROWS = 20

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import itertools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from evaluq._dims import (
     LANGUAGE,
     MODEL,
     MODEL_B,
+    NAN_REASON,
     NAN_REASONS,
     SCORE,
     SEED,
@@ -214,12 +216,37 @@ def _unknown_columns(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
         return table, ""
     items = [f"Not identifiable here (not shown): {', '.join(cols)}: {reason}."
              for reason, cols in gone.items()]
-    items += [f"Blank cells in {', '.join(cols)}: {reason}." for reason, cols in blank.items()]
+    items += [f"Blank cells in {_columns_text(cols, table)}: {reason}."
+              for reason, cols in blank.items()]
     hidden = {c for cols in gone.values() for c in cols}
     shown = table.drop(columns=[c for c in table.columns if str(c) in hidden])
     shown.attrs = table.attrs
     lis = "".join(f"<li>{html.escape(t)}</li>" for t in items)
     return shown, f'<ul class="notes">{lis}</ul>'
+
+
+def _columns_text(cols: list[str], table: pd.DataFrame) -> str:
+    """The columns named in a note on blank cells: every column of a wide table (a model x
+    model matrix) is not listed one by one."""
+    if len(cols) == len(table.columns) and len(cols) > 6:
+        return f"every column ({len(cols)})"
+    return ", ".join(cols)
+
+
+def _blank_reasons(table: pd.DataFrame, reasons: Mapping[str, str | None]) -> dict[str, str]:
+    """``attrs["nan_reasons"]`` of ``table``: the reason of each column holding a NaN among
+    ``reasons`` (column -> the ``nan_reason`` of the result it comes from, or None)."""
+    keyed = {str(col): why for col, why in reasons.items()}
+    return {str(col): str(keyed[str(col)]) for col in table.columns
+            if keyed.get(str(col)) and _has_blank(table[col])}
+
+
+def _has_blank(column: pd.Series) -> bool:
+    """Whether a column holds a value written blank (NaN) or null in JSON (NaN, +-inf)."""
+    if bool(column.isna().any()):
+        return True
+    kind = column.dtype.kind
+    return kind in "fc" and not bool(np.isfinite(column.to_numpy()).all())
 
 
 MAX_PAIRS: Final = 28
@@ -526,7 +553,6 @@ def _leaderboard_section(aggregated: xr.Dataset, pairwise: xr.Dataset,
     >>> s.id, s.figures
     ('leaderboard', 1)
     """
-    from evaluq.pairwise import pairwise_table
     from evaluq.plots import forest_plot
 
     del aggregated  # the board and the differences carry what is shown
@@ -544,14 +570,58 @@ def _leaderboard_section(aggregated: xr.Dataset, pairwise: xr.Dataset,
         which = (f"With {n} models, each model against the next on the leaderboard "
                  f"({n - 1} of {n * (n - 1) // 2} pairs; every pair is in the table below "
                  "and in the pairwise file)")
+    table, summary = _pairwise_frame(pairwise), "All pairwise differences (table)"
+    if len(table) > PAGE_ROWS:
+        table = _neighbour_rows(table, order)
+        summary = (f"Pairwise differences of neighbours on the leaderboard (table; {n - 1} of "
+                   f"{n * (n - 1) // 2} pairs)")
+        which = which.replace("every pair is in the table below and in", "every pair is in")
     body = [_table_html(board),
             _figure(forest_plot(pairwise, pairs=pairs),
                     alt="forest plot of pairwise differences",
                     caption=f"{which}, better model first; blue: the interval excludes 0."),
-            "<details><summary>All pairwise differences (table)</summary>",
-            _table_html(pairwise_table(pairwise, unique=True)), "</details>"]
+            f"<details><summary>{summary}</summary>", _table_html(table), "</details>"]
     return Section("leaderboard", "Leaderboard and pairwise differences", "\n".join(body),
                    figures=1)
+
+
+PAGE_ROWS: Final = 500
+"""The page shows a table of pairs whole up to this many rows (32 models); beyond, each
+model against the next (the rows a reader compares), saying so: 19,900 rows (200 models)
+were 6 MB of the page that no one reads; the tables written beside the page hold them all."""
+
+
+def _pairwise_frame(pairwise: xr.Dataset) -> pd.DataFrame:
+    """:func:`evaluq.pairwise_table` (each pair once) with ``attrs["nan_reasons"]``: z =
+    observed / sd is NaN where the pair's difference is the same in every resample."""
+    from evaluq.pairwise import pairwise_table
+
+    table = pairwise_table(pairwise, unique=True)
+    reasons = {}
+    if "z" in table and "sd" in table:
+        blank = table["z"].isna()
+        if bool(blank.any()) and bool((table["sd"][blank] == 0).all()):
+            reasons["z"] = ("z = observed / sd is undefined where sd is 0: the pair's "
+                            "difference is the same in every resample (e.g. identical scores)")
+    table.attrs[NAN_REASONS] = reasons
+    return table
+
+
+def _neighbour_rows(table: pd.DataFrame, order: Sequence[Any], *,
+                    name: str = "pairwise") -> pd.DataFrame:
+    """The rows of a table of pairs (index ``(model, model_b, ...)``) of each model and the
+    next in ``order``, in that order, the caption saying where the others are."""
+    rows = set(table.index)
+    keep = []
+    for a, b in itertools.pairwise(order):
+        keep += [pair for pair in ((a, b), (b, a)) if pair in rows][:1]
+    out = table.loc[keep]
+    out.attrs = {**table.attrs, "caption": (
+        f"{table.attrs.get('caption', '')} Shown: each model against the next ({len(keep)} "
+        f"of {len(table):,} rows); every row is in the table {name} written beside this page "
+        f"(evaluq report: <metric>_{name}.csv, .md, .tex; "
+        f"report(...).analyses[metric].tables()[{name!r}] in Python).").strip()}
+    return out
 
 
 def _ranks_section(ranks: xr.Dataset, posterior: xr.Dataset | None = None) -> Section:
@@ -851,7 +921,34 @@ def item_tables(items: xr.Dataset, *, higher_is_better: bool = True
         f"better model first; se_difference = sqrt(var_A + var_B - 2 cov_AB) ({kind}); "
         f"{level:.0%} interval: {diff_ci}; z = difference / se_difference; correlation: of "
         "the two models' item scores (what pairing gains)."), "uncertainty": f"{kind} SE"}
+    means.attrs[NAN_REASONS] = _item_reasons(items, means, CI_MEAN)
+    diffs.attrs[NAN_REASONS] = _item_reasons(items, diffs, CI_DIFFERENCE)
     return {"item_means": means, "item_differences": diffs}
+
+
+def _item_reasons(items: xr.Dataset, table: pd.DataFrame, ci: str) -> dict[str, str]:
+    """``attrs["nan_reasons"]`` of an :func:`item_tables` table: each variable's
+    ``nan_reason``; ``var_item`` and ``z`` say which input they lack."""
+    from evaluq._dims import SE_DIFFERENCE, VAR_ITEM, VAR_WITHIN
+
+    why: dict[str, str | None] = {str(v): items[v].attrs.get(NAN_REASON)
+                                  for v in items.data_vars}
+    why["lower"] = why["upper"] = items[ci].attrs.get(NAN_REASON)
+    if VAR_ITEM in table and VAR_WITHIN in table:
+        within = table[VAR_WITHIN][table[VAR_ITEM].isna()]
+        if len(within) and bool(within.isna().all()):
+            why[VAR_ITEM] = (f"var_item = max(0, s^2 - var_within / K) needs var_within: "
+                             f"{why.get(VAR_WITHIN)}")
+    if "z" in table and SE_DIFFERENCE in table:
+        se = table[SE_DIFFERENCE][~np.isfinite(table["z"].to_numpy(dtype=float))]
+        parts = ([f"se_difference is undefined ({why.get(SE_DIFFERENCE)})"]
+                 if bool(se.isna().any()) else [])
+        if bool((se == 0).any()):
+            parts.append("se_difference is 0 (the two models' item scores differ by the same "
+                         "amount on every item)")
+        why["z"] = "z = difference / se_difference is not a number where " + " or ".join(
+            parts) if parts else None
+    return _blank_reasons(table, why)
 
 
 FEW_ITEMS: int = 30
@@ -1214,6 +1311,11 @@ def _field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None,
             "language, languages fixed). IQM and optimality gap pool runs x languages; "
             "median and mean aggregate the per-language means over runs."),
             "uncertainty": "percentile intervals over stratified-bootstrap resamples"}
+        why = {str(agg): estimates[ESTIMATE].attrs.get(NAN_REASON)
+               for agg in estimates[AGGREGATE].values}
+        why |= {f"{agg} {bound}": estimates[CI].attrs.get(NAN_REASON)
+                for agg in estimates[AGGREGATE].values for bound in estimates[CI_BOUND].values}
+        table.attrs[NAN_REASONS] = _blank_reasons(table, why)
         out["interval_estimates"] = table
     if eps_min is not None:
         matrix = pd.DataFrame(eps_min.transpose(MODEL, MODEL_B).to_pandas())
@@ -1226,6 +1328,7 @@ def _field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None,
             "column's; deepsig recommends reading eps_min < 0.2 as a difference (eps_min < "
             "0.5 rejects far above 5 % of the time under equality). Not a p-value."),
             "uncertainty": "upper confidence bound on the violation ratio"}
+        matrix.attrs[NAN_REASONS] = _diagonal_reasons(matrix, eps_min.attrs.get(NAN_REASON))
         out["multi_aso"] = matrix
     if improvement is not None:
         frame = improvement["estimate"].to_series().rename("estimate").to_frame()
@@ -1238,8 +1341,23 @@ def _field_tables(estimates: xr.Dataset | None, eps_min: xr.DataArray | None,
             f"model_b (Y), with {level:.0%} stratified-bootstrap percentile intervals: how "
             "often a run of X beats a run of Y on a random language."),
             "uncertainty": "percentile intervals over stratified-bootstrap resamples"}
+        why = {"estimate": improvement[ESTIMATE].attrs.get(NAN_REASON)}
+        why |= {str(b): improvement[CI].attrs.get(NAN_REASON) for b in improvement[CI_BOUND].values}
+        frame.attrs[NAN_REASONS] = _blank_reasons(frame, why)
         out["probability_of_improvement"] = frame
     return out
+
+
+def _diagonal_reasons(matrix: pd.DataFrame, reason: str | None) -> dict[str, str]:
+    """The ``nan_reasons`` of a model x model matrix whose blanks are ``reason``: "(the
+    diagonal)" added when each column is blank only on its own model's row."""
+    if not reason:
+        return {}
+    blank = matrix.isna().to_numpy()
+    rows, cols = list(matrix.index), list(matrix.columns)
+    mine = np.array([[r == c for c in cols] for r in rows], dtype=bool)
+    where = " (the diagonal)" if not (blank & ~mine).any() and "diagonal" not in reason else ""
+    return _blank_reasons(matrix, dict.fromkeys(map(str, cols), reason + where))
 
 
 
@@ -1324,8 +1442,32 @@ def _field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset
                      caption="Probability of improvement P(X > Y): how often a run of X "
                              "beats a run of Y on a random language (rliable); the dashed "
                              f"line is 1/2.{shown}"),
-             _table_html(tables["multi_aso"])]
+             _table_html(tables["multi_aso"] if pairs is None or len(pairs) + 1 <= MATRIX_MODELS
+                         else _aso_neighbours(tables["multi_aso"], pairs))]
     return Section("field", title, "\n".join(body), figures=2)
+
+
+MATRIX_MODELS: Final = 12
+"""The page shows the multi-ASO matrix up to this many models; beyond (a 200 x 200 matrix is
+40,000 cells, 0.7 MB of the page), the eps_min of each model and the next in the order of
+the probability-of-improvement figure, both ways; the matrix written beside the page."""
+
+
+def _aso_neighbours(matrix: pd.DataFrame, pairs: Sequence[tuple[Any, Any]]) -> pd.DataFrame:
+    """The multi-ASO matrix as one row per pair ``(model, model_b)`` of ``pairs``: eps_min
+    of each over the other."""
+    index = pd.MultiIndex.from_tuples(list(pairs), names=[MODEL, MODEL_B])
+    out = pd.DataFrame({
+        "eps_min (model over model_b)": [matrix.at[a, b] for a, b in pairs],
+        "eps_min (model_b over model)": [matrix.at[b, a] for a, b in pairs]}, index=index)
+    n = len(matrix)
+    out.attrs = {"caption": (
+        f"{matrix.attrs.get('caption', '')} Shown: each model against the next in the order "
+        f"of the figure above ({len(pairs)} of {n * (n - 1) // 2} pairs), eps_min both ways; "
+        "the whole matrix is the table multi_aso written beside this page (evaluq report: "
+        "<metric>_multi_aso.csv, .md, .tex; report(...).analyses[metric].tables()"
+        "['multi_aso'] in Python).").strip()}
+    return out
 
 
 _INTERNAL = ("HierarchicalFitLike", "caution_box", "data_summary", "few_items_caution",
