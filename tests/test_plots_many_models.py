@@ -102,3 +102,17 @@ def test_the_row_panels_keep_no_empty_margin(cube):
     pairs = [(f"model-{i}", f"model-{i + 1}") for i in range(11)]
     fig = eq.plots.probability_of_improvement_plot(poi, pairs=pairs)
     assert fig.axes[0].get_ylim() == pytest.approx((-0.7, 11 - 0.3))
+
+
+def test_the_variance_bars_label_languages_with_room(cube):
+    """Before: two models on 60 languages (bars: 120 cells) wrote 60 labels slanted at 40
+    degrees on 7 inches, each over its neighbours; now at most 30, here every other one."""
+    fig = eq.plots.variance_bars(eq.variance_components(cube.isel(model=slice(0, 2))))
+    ticks = fig.axes[-1].get_xticklabels()
+    assert [t.get_text() for t in ticks] == [f"lang{j}" for j in range(0, N_LANGUAGES, 2)]
+    FigureCanvasAgg(fig)
+    fig.set_dpi(100)
+    fig.canvas.draw()
+    xs = [t.get_window_extent(fig.canvas.get_renderer()).x1 for t in ticks]
+    spacing = np.diff(xs).min() * np.sin(np.radians(40))    # across the slanted lines
+    assert spacing > 1.2 * ticks[0].get_fontsize() * 100 / 72
