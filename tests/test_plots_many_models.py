@@ -53,7 +53,8 @@ def test_the_critical_difference_axis_labels_do_not_overprint(cube):
 
 
 def test_the_rank_heatmap_labels_every_kth_rank_of_many(agg):
-    """Before: 200 rank labels on 200 columns, and a figure 30 inches wide."""
+    """Before: 200 rank labels on 200 columns, and a figure 30 inches wide; 20 two-digit
+    labels touched."""
     fig = eq.plots.rank_heatmap(eq.rank_distribution(agg))
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert labels == ["1", *[str(r) for r in range(20, 201, 20)]]
@@ -62,7 +63,11 @@ def test_the_rank_heatmap_labels_every_kth_rank_of_many(agg):
     assert fig.axes[0].images[0].get_array().shape == (N_MODELS, N_MODELS)
     few = eq.plots.rank_heatmap(eq.rank_distribution(agg.isel(model=slice(0, 20))))
     assert [t.get_text() for t in few.axes[0].get_xticklabels()] == [
-        str(r) for r in range(1, 21)]
+        "1", *[str(r) for r in range(2, 21, 2)]]
+    assert min(_gaps(few, few.axes[0].get_xticklabels())) > HALF_EM
+    twelve = eq.plots.rank_heatmap(eq.rank_distribution(agg.isel(model=slice(0, 12))))
+    assert [t.get_text() for t in twelve.axes[0].get_xticklabels()] == [
+        str(r) for r in range(1, 13)]
 
 
 def test_the_variance_heatmap_labels_languages_with_room(cube):

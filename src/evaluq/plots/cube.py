@@ -195,7 +195,7 @@ def rank_heatmap(ranks: xr.Dataset, *, title: str | None = None,
     fig, ax = _axes(ax, width, 0.9 + _row_height(list(models), 0.24) * n_m)
     image = ax.imshow(prob, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto",
                       interpolation="nearest")
-    step = _rank_step(n_r)                   # 200 labels on 200 columns overprinted
+    step = _rank_step(n_r)          # 200 labels on 200 columns overprinted, 20 touched
     shown = [i for i in range(n_r) if i == 0 or (i + 1) % step == 0]
     ax.set_xticks(shown, [str(ranks[RANK].values[i]) for i in shown])
     ax.set_yticks(np.arange(n_m), [str(m) for m in models])
@@ -215,12 +215,12 @@ def rank_heatmap(ranks: xr.Dataset, *, title: str | None = None,
 
 
 def _rank_step(n: int) -> int:
-    """Every how many ranks an axis of ``n`` ranks is labelled: every rank up to 36, else
-    the first and every 5th, 10th, 20th, 25th, 50th, ... (at most ~15 labels)."""
-    if n <= 36:
+    """Every how many ranks an axis of ``n`` ranks is labelled (rank 1 always): every rank up
+    to 12, else every 2nd, 5th, 10th, 20th, 25th, 50th, ... rank (at most 12 more labels:
+    two-digit labels on columns of 0.14 inches touched, three-digit ones overprinted)."""
+    if n <= 12:
         return 1
-    return next(s * 10**e for e in range(12) for s in (1, 2, 2.5, 5)
-                if s * 10**e >= n / 15 and float(s * 10**e).is_integer())
+    return next(s for s in (2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, n) if n / s <= 12)
 
 
 _TIER_LABEL_CHARS: Final = 16
