@@ -826,3 +826,24 @@ def test_every_null_in_analysis_json_has_its_reason(tmp_path, capsys, shape):
         assert means["var_within"].startswith("fewer than 2 seeds (epochs)")
         assert means["var_item"].startswith("var_item = max(0, s^2 - var_within / K) needs "
                                             "var_within: fewer than 2 seeds")
+
+
+def test_analysis_json_writes_each_table_row_on_one_line(tmp_path, long_table, capsys):
+    """Before: json.dumps(indent=2) put every value of every row on a line of its own: 21 MB
+    for 200 models. Each record of a table is one line now (12 MB); the JSON is the same."""
+    path = tmp_path / "runs.csv"
+    long_table.to_csv(path, index=False)
+    assert main(["report", str(path), "--model", "system", "--language", "lp", "--score",
+                 "BLEU", "--seed", "run", "--n-resamples", "100", "--format", "json",
+                 "--quiet", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    text = (tmp_path / "analysis.json").read_text()
+    payload = json.loads(text)
+    tables = payload["metrics"]["BLEU"]["tables"]
+    lines = text.splitlines()
+    for table in tables.values():
+        for row in table["rows"]:
+            line = json.dumps(row)
+            assert sum(ln.strip().rstrip(",") == line for ln in lines) == 1
+    assert lines[1].startswith('  "command": "evaluq report ')  # the rest indented as before
+    assert payload["metrics"]["BLEU"]["settings"]["n_resamples"] == 100

@@ -629,3 +629,73 @@ def test_more_pairs_than_a_page_holds_show_each_model_against_the_next():
     matrix = _first_table(body[body.rindex("<table"):])
     assert len(matrix) == sections.MATRIX_MODELS
     assert len(matrix[0]) == sections.MATRIX_MODELS + 1
+
+
+def test_a_tall_figure_scrolls_in_its_own_box():
+    """Before: a report on 200 models held five figures 20 to 50 inches tall (one row per
+    model or pair) one after the other in the page. A figure taller than ``TALL_FIGURE``
+    pixels scrolls in a box, as a long table does, and its caption says so."""
+    from matplotlib.figure import Figure
+
+    tall = Figure(figsize=(2, 16))
+    tall.subplots().plot([0, 1])
+    out = sections._figure_html(tall, alt="tall", caption="Rows.")
+    png = base64.b64decode(re.search(r'base64,([^"]*)"', out).group(1))
+    height = int.from_bytes(png[20:24], "big")
+    assert height > sections.TALL_FIGURE
+    assert '<div class="figure-scroll"><img class="figure" alt="tall"' in out
+    assert (f"<figcaption>Rows. ({height / 150:.0f} inches tall: the figure scrolls in its "
+            "box" in out)
+    short = Figure(figsize=(2, 10))
+    short.subplots().plot([0, 1])
+    assert "figure-scroll" not in sections._figure_html(short, alt="short")
+    assert ".figure-scroll { max-height: 56rem; overflow-y: auto;" in sections._CSS
+
+
+def test_many_models_rank_heatmap_shows_the_best_expected_ranks(monkeypatch):
+    """Before: the rank heatmap of 200 models was 200 x 200 cells, 49 x 30 inches, nearly
+    white on a 0-1 scale. Beyond ``RANK_MODELS`` models it draws those with the best
+    expected rank over every rank, on a scale up to the largest probability shown, and
+    says so; the rliable panel of many models follows the figures' (IQM) order."""
+    n = sections.RANK_MODELS + 5
+    cube = eq.simulate_cube(n_models=n, n_languages=4, n_seeds=3, n_boot=None,
+                            model_means=np.linspace(0, 2, n), sigma_between=0.3, rng=2)
+    ranks = eq.rank_distribution(eq.aggregate(eq.resample(
+        cube, n_resamples=100, replication="nonparametric", rng=0)))
+    drawn = []
+    real = eq.plots.rank_heatmap
+
+    def spy(r, **kw):
+        fig = real(r, **kw)
+        drawn.append((r, fig))
+        return fig
+
+    monkeypatch.setattr(eq.plots, "rank_heatmap", spy)
+    monkeypatch.setattr(sections, "_close", lambda fig: None)    # keep it to look at
+    section = sections._ranks_section(ranks)
+    ((shown, fig),) = drawn
+    best = ranks["model"].values[np.argsort(ranks["expected_rank"].values,
+                                            kind="stable")[:sections.RANK_MODELS]]
+    assert sorted(shown["model"].values.tolist()) == sorted(best.tolist())
+    image = fig.axes[0].images[0]
+    assert image.get_array().shape == (sections.RANK_MODELS, n)
+    top = float(shown["probability"].max())
+    assert image.get_clim() == pytest.approx((0.0, top))
+    assert (f"With {n} models the heatmaps show the {sections.RANK_MODELS} with the best "
+            f"expected rank, over all {n} ranks, on a colour scale from 0 to {top:.2g}"
+            in section.body)
+    assert "figure-row" not in section.body     # one figure: its own width, not 520 px
+    # rliable's panel: in the probability-of-improvement figure's order
+    orders = []
+    panel = eq.plots.interval_estimates_panel
+    monkeypatch.setattr(eq.plots, "interval_estimates_panel",
+                        lambda est, **kw: orders.append(list(est["model"].values))
+                        or panel(est, **kw))
+    small = cube.isel(model=slice(0, 10))
+    est = eq.interval_estimates(small, n_resamples=30, rng=0)
+    poi = eq.probability_of_improvement(small, n_resamples=30, rng=0)
+    body = sections._field_methods_section(est, poi, eq.multi_aso(small, rng=0,
+                                                                  n_resamples=30)).body
+    pairs, _ = sections._improvement_pairs(est, poi)
+    assert orders == [[pairs[0][0], *(b for _, b in pairs)]]
+    assert "Models in the order of the probability-of-improvement figure below." in body

