@@ -186,6 +186,32 @@ def test_terms_hold_each_items_ratings():
         assert sorted(got) == expected
 
 
+
+
+@pytest.mark.parametrize("sizes", [(20, 4, 1, 3000, 5), (3, 1, 2, 0, 11), (2**16,) * 4 + (9,)])
+def test_cells_are_the_distinct_columns_in_numpys_order(sizes):
+    """The cells by one mixed-radix key equal numpy's unique of columns (values, inverse,
+    counts), with the item row -1 (no items) and with keys too wide for int64 (numpy's own
+    unique then)."""
+    from evaluq.item_model._ordinal import _distinct_columns
+
+    gen = np.random.default_rng(1)
+    stacked = np.stack([gen.integers(0, max(n, 1), 5000) for n in sizes])
+    stacked[3] -= sizes[3] == 0
+    cells, inverse, count = _distinct_columns(stacked)
+    ref_cells, ref_inverse, ref_count = np.unique(stacked, axis=1, return_inverse=True,
+                                                  return_counts=True)
+    np.testing.assert_array_equal(cells, ref_cells)
+    np.testing.assert_array_equal(inverse, ref_inverse.ravel())
+    np.testing.assert_array_equal(count, ref_count)
+
+def test_terms_are_computed_once_per_statistics():
+    """A fit asks for the terms five times (1.4 s each at 20 x 10^4 x 5): the same object
+    comes back for the same statistics, new ones for new statistics."""
+    s = _task_ratings()
+    assert ordinal_terms(s) is ordinal_terms(s)
+    assert ordinal_terms(_task_ratings()) is not ordinal_terms(s)
+
 def _marginal_loglik(s, eta, kappa, sigma):
     """The sampler's log-density of the ratings (the marginal form's graph) and its
     gradient in (eta, kappa, sigma), through PyTensor."""
@@ -267,6 +293,22 @@ def test_item_effects_follow_their_exact_conditional():
         assert abs(b[:, i].mean() - mean) < 4 * sd / np.sqrt(n)
         assert b[:, i].std() == pytest.approx(sd, rel=0.06)
 
+
+
+def test_item_draws_do_not_depend_on_the_threads(monkeypatch):
+    """The draws are split over two threads after every uniform is drawn: one thread
+    gives the same item effects to the last bit."""
+    from evaluq.item_model import _gridquad
+    from evaluq.item_model._ordinal import conditional_items
+
+    s = _task_ratings()
+    eta = np.random.default_rng(2).normal(0.0, 0.7, (9, 3, 2, 3))
+    kappa = np.tile([-2.0, -1.0, 0.0, 0.7, 2.0], (9, 1))
+    sigma = np.linspace(0.6, 1.8, 9)
+    two = conditional_items(s, eta, kappa, sigma, np.random.default_rng(3))
+    monkeypatch.setattr(_gridquad.os, "cpu_count", lambda: 1)
+    one = conditional_items(s, eta, kappa, sigma, np.random.default_rng(3))
+    np.testing.assert_array_equal(two, one)
 
 # --- a small fit through the whole interface -----------------------------------------------------
 

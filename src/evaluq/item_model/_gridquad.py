@@ -401,12 +401,19 @@ def term_cells(table: np.ndarray, base: np.ndarray, b: np.ndarray, rows: np.ndar
     def run(part: slice) -> None:
         cell[part], mean[part], var[part] = kernel(table[part], base[part], *fixed, u[part])
 
+    over_threads(run, n_draws, workers)
+    return cell, mean, var
+
+
+def over_threads(run: Any, n_draws: int, workers: int | None = None) -> None:
+    """``run(draws)`` on ``workers`` slices of ``n_draws`` draws, one thread each (default:
+    two, or one on one core). For kernels that release the GIL, with every random number
+    drawn before: the result then does not depend on the threads."""
     workers = workers or max(1, min(2, os.cpu_count() or 1))
     cuts = [slice(lo, hi) for lo, hi in pairwise(np.linspace(0, n_draws, workers + 1)
                                                   .astype(int)) if hi > lo]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(run, cuts))
-    return cell, mean, var
 
 
 def posterior_grid(sigma: np.ndarray, h_data: float,
