@@ -310,6 +310,28 @@ def test_a_model_that_never_lost_is_refused_with_the_flag_that_fixes_it(tmp_path
     assert ratings["rating"].idxmax() == "A"
 
 
+def test_the_prior_only_warning_names_a_remedy_the_command_has(tmp_path, capsys):
+    """With --prior-sd and a model that never lost, the library's warning pointed to
+    fit_ratings_bayes(..., prior_sd=2), which `evaluq ratings` cannot run: the command says
+    to rerun with a larger --prior-sd (a flag it has), the posterior being Python's."""
+    import re
+
+    from evaluq.cli import build_parser
+
+    rows = [("A", "B", "model_a"), ("A", "C", "model_a"), ("B", "C", "model_a"),
+            ("C", "B", "model_a")] * 5
+    path = _votes(tmp_path, rows)
+    assert main(["ratings", str(path), "--ties", "drop", "--prior-sd", "2",
+                 "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "EvaluqWarning: only the prior keeps these ratings finite" in err
+    assert "rerun with a --prior-sd larger than 2: ratings that move with it" in err
+    assert "fit_ratings_bayes(..." not in err
+    ratings = build_parser()._subparsers._group_actions[0].choices["ratings"]  # type: ignore[union-attr]
+    flags = {s for a in ratings._actions for s in a.option_strings}
+    assert set(re.findall(r"--[a-z][a-z-]+", err)) <= flags
+
+
 def test_a_vote_file_that_is_not_utf8_names_encoding(tmp_path, capsys):
     """A vote file saved in cp1252 (a model named 'modèle'): refused naming --encoding, and
     with it the ratings of the same votes in UTF-8."""

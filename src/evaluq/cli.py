@@ -1510,6 +1510,11 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"use ties='(\w+)'", r"use --ties \1"),
     (r"`?interval='(\w+)'`?", r"--interval \1"),
     (r"pass `prior_sd`", "pass --prior-sd SD"),
+    (r"fit_ratings_bayes\(\.\.\., prior_sd=([^)]+)\) gives the posterior, which says how far the "
+     r"votes leave them free",
+     r"rerun with a --prior-sd larger than \1: ratings that move with it are held by the "
+     r"prior, not the votes (evaluq ratings has no posterior; in Python "
+     r"eq.fit_ratings_bayes(votes, prior_sd=\1) gives it)"),
 )
 """(pattern, replacement) pairs that turn a Python remedy in a message into the command
 line's flag (``tests/test_cli_shapes.py`` checks every flag named exists)."""
