@@ -364,6 +364,28 @@ def test_repeated_rows_are_named_in_command_line_words(tmp_path, capsys):
     assert "drop_duplicates" not in err
 
 
+def test_rows_repeated_across_files_are_named_by_their_own_file(tmp_path, capsys):
+    """Two vote files, the second starting with a copy of the first's last 20 votes: the
+    warning named rows 200-209 of the files run together; it names each repeat by its own
+    file's row (counted from 0, as one file's are), and so does a refusal."""
+    battles = pd.read_csv(BATTLES).iloc[:200]
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    battles.to_csv(first, index=False)
+    battles.iloc[180:].to_csv(second, index=False)
+    assert main(["ratings", str(first), str(second), "--winner", "human",
+                 "--out", str(tmp_path / "o")]) == 0
+    err = capsys.readouterr().err
+    assert "`votes` has 20 row(s) that repeat an earlier row" in err
+    assert f"(row(s) 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 of {second} and 10 more)" in err
+    gap = battles.human.where(battles.index != 3)
+    battles.assign(human=gap).to_csv(first, index=False)
+    battles.iloc[5:].assign(human=gap.iloc[5:].where(battles.index[5:] != 7)).to_csv(
+        second, index=False)
+    assert main(["ratings", str(first), str(second), "--winner", "human",
+                 "--out", str(tmp_path / "o")]) == 2
+    assert f"at row(s) 3 of {first}, 2 of {second};" in capsys.readouterr().err
+
+
 def test_a_bootstrap_refusal_names_the_ties_flag(tmp_path, capsys):
     rng = np.random.default_rng(3)
     winner = np.where(rng.random(300) < 0.6, "model_a", "model_b")

@@ -1383,8 +1383,11 @@ def _run_ratings(args: argparse.Namespace) -> int:
     from evaluq.reporting._ratings import ratings_report
 
     options, judged = _ratings_options(args)
-    votes = pd.concat([read_table(f, **_file_options(f, _read_options(args)))
-                       for f in args.files], ignore_index=True)
+    frames = [read_table(f, **_file_options(f, _read_options(args))) for f in args.files]
+    if len(frames) > 1:     # a row a message names: its own file's row, as with one file
+        frames = [df.set_axis([f"{i} of {path}" for i in range(len(df))])
+                  for path, df in zip(args.files, frames, strict=True)]
+    votes = pd.concat(frames, ignore_index=len(frames) == 1)
     result = (fit_judged_ratings if judged else fit_ratings)(votes, **options)
     out = _out_folder(args.out)
     command = "evaluq " + shlex.join(args.argv)
@@ -1557,6 +1560,10 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
                       lambda m: f"--{m.group(1).replace('_', '-')}", text)
         text = re.sub(r"pass `kind`", "pass --kind", text)
         text = text.replace("regression metrics", "regression metrics (--metrics mse mae)")
+    if getattr(args, "func", None) is _run_ratings:   # rows of several files: "0, 1 of a.csv"
+        text = re.sub(r"\b(\d+) of ([^\s,;()]+\.\w+)((?:, \d+ of \2(?=[\s,;)]|$))+)",
+                      lambda m: ", ".join([m.group(1), *re.findall(r"(\d+) of ", m.group(3))])
+                      + f" of {m.group(2)}", text)
     files = getattr(args, "files", None) or []
     if getattr(args, "func", None) is _run_test and getattr(args, "columns", 1) is None \
             and len(files) == 3:                  # evaluq test's three files, by name
