@@ -1158,7 +1158,7 @@ def _guessed_harness(files: list[str], quiet: bool) -> str | None:
     guessed = formats.pop() if len(formats) == 1 else None
     if guessed is None:
         folders = [f for f in files if Path(f).is_dir()]
-        if folders and Path(folders[0]).exists() and _log_format(Path(folders[0])) is None:
+        if folders and _log_format(Path(folders[0])) is None:
             raise ValueError(f"{folders[0]} is a folder: give the table's file(s), or --from "
                              "inspect|lm-eval|lighteval for a folder of harness logs (it "
                              "holds no harness logs evaluq knows by their names)")
