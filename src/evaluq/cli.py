@@ -1115,6 +1115,7 @@ def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
 
     written = [] if rep.path is None else [rep.path]
     table_formats = [f for f in formats if f in tables.FORMATS]
+    built = {}                                    # each analysis' tables, built once for both
     for name, analysis in rep.analyses.items():
         stem = _slug(name)
         path = out / f"{stem}_cube.nc"
@@ -1122,11 +1123,12 @@ def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
             analysis.cube.to_netcdf(tmp, encoding={str(v): {"fletcher32": True}  # checksums
                                                    for v in analysis.cube.data_vars})
         written.append(path)
-        for table_name, table in analysis.tables().items():
+        built[name] = analysis.tables()
+        for table_name, table in built[name].items():
             written += tables.write(table, out / f"{stem}_{table_name}", formats=table_formats)
     if "json" in formats:
         path = out / "analysis.json"
-        payload = {"command": command, "metrics": {n: a.to_dict()
+        payload = {"command": command, "metrics": {n: a.to_dict(tables=built[n])
                                                    for n, a in rep.analyses.items()}}
         write_text(path, _json_text(payload))
         written.append(path)
