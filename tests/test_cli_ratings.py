@@ -310,6 +310,28 @@ def test_a_model_that_never_lost_is_refused_with_the_flag_that_fixes_it(tmp_path
     assert ratings["rating"].idxmax() == "A"
 
 
+def test_the_prior_only_warning_names_a_remedy_the_command_has(tmp_path, capsys):
+    """With --prior-sd and a model that never lost, the library's warning pointed to
+    fit_ratings_bayes(..., prior_sd=2), which `evaluq ratings` cannot run: the command says
+    to rerun with a larger --prior-sd (a flag it has), the posterior being Python's."""
+    import re
+
+    from evaluq.cli import build_parser
+
+    rows = [("A", "B", "model_a"), ("A", "C", "model_a"), ("B", "C", "model_a"),
+            ("C", "B", "model_a")] * 5
+    path = _votes(tmp_path, rows)
+    assert main(["ratings", str(path), "--ties", "drop", "--prior-sd", "2",
+                 "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "EvaluqWarning: only the prior keeps these ratings finite" in err
+    assert "rerun with a --prior-sd larger than 2: ratings that move with it" in err
+    assert "fit_ratings_bayes(..." not in err
+    ratings = build_parser()._subparsers._group_actions[0].choices["ratings"]  # type: ignore[union-attr]
+    flags = {s for a in ratings._actions for s in a.option_strings}
+    assert set(re.findall(r"--[a-z][a-z-]+", err)) <= flags
+
+
 def test_a_vote_file_that_is_not_utf8_names_encoding(tmp_path, capsys):
     """A vote file saved in cp1252 (a model named 'modèle'): refused naming --encoding, and
     with it the ratings of the same votes in UTF-8."""
@@ -340,6 +362,28 @@ def test_repeated_rows_are_named_in_command_line_words(tmp_path, capsys):
     assert "EvaluqWarning: `votes` has 50 row(s) that repeat an earlier row" in err
     assert "remove the repeated lines from the file first" in err
     assert "drop_duplicates" not in err
+
+
+def test_rows_repeated_across_files_are_named_by_their_own_file(tmp_path, capsys):
+    """Two vote files, the second starting with a copy of the first's last 20 votes: the
+    warning named rows 200-209 of the files run together; it names each repeat by its own
+    file's row (counted from 0, as one file's are), and so does a refusal."""
+    battles = pd.read_csv(BATTLES).iloc[:200]
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    battles.to_csv(first, index=False)
+    battles.iloc[180:].to_csv(second, index=False)
+    assert main(["ratings", str(first), str(second), "--winner", "human",
+                 "--out", str(tmp_path / "o")]) == 0
+    err = capsys.readouterr().err
+    assert "`votes` has 20 row(s) that repeat an earlier row" in err
+    assert f"(row(s) 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 of {second} and 10 more)" in err
+    gap = battles.human.where(battles.index != 3)
+    battles.assign(human=gap).to_csv(first, index=False)
+    battles.iloc[5:].assign(human=gap.iloc[5:].where(battles.index[5:] != 7)).to_csv(
+        second, index=False)
+    assert main(["ratings", str(first), str(second), "--winner", "human",
+                 "--out", str(tmp_path / "o")]) == 2
+    assert f"at row(s) 3 of {first}, 2 of {second};" in capsys.readouterr().err
 
 
 def test_a_bootstrap_refusal_names_the_ties_flag(tmp_path, capsys):

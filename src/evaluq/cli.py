@@ -1115,6 +1115,7 @@ def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
 
     written = [] if rep.path is None else [rep.path]
     table_formats = [f for f in formats if f in tables.FORMATS]
+    built = {}                                    # each analysis' tables, built once for both
     for name, analysis in rep.analyses.items():
         stem = _slug(name)
         path = out / f"{stem}_cube.nc"
@@ -1122,11 +1123,12 @@ def _write_report_files(rep: Report, out: Path, formats: Sequence[str],
             analysis.cube.to_netcdf(tmp, encoding={str(v): {"fletcher32": True}  # checksums
                                                    for v in analysis.cube.data_vars})
         written.append(path)
-        for table_name, table in analysis.tables().items():
+        built[name] = analysis.tables()
+        for table_name, table in built[name].items():
             written += tables.write(table, out / f"{stem}_{table_name}", formats=table_formats)
     if "json" in formats:
         path = out / "analysis.json"
-        payload = {"command": command, "metrics": {n: a.to_dict()
+        payload = {"command": command, "metrics": {n: a.to_dict(tables=built[n])
                                                    for n, a in rep.analyses.items()}}
         write_text(path, _json_text(payload))
         written.append(path)
@@ -1158,7 +1160,7 @@ def _guessed_harness(files: list[str], quiet: bool) -> str | None:
     guessed = formats.pop() if len(formats) == 1 else None
     if guessed is None:
         folders = [f for f in files if Path(f).is_dir()]
-        if folders and Path(folders[0]).exists() and _log_format(Path(folders[0])) is None:
+        if folders and _log_format(Path(folders[0])) is None:
             raise ValueError(f"{folders[0]} is a folder: give the table's file(s), or --from "
                              "inspect|lm-eval|lighteval for a folder of harness logs (it "
                              "holds no harness logs evaluq knows by their names)")
@@ -1383,8 +1385,11 @@ def _run_ratings(args: argparse.Namespace) -> int:
     from evaluq.reporting._ratings import ratings_report
 
     options, judged = _ratings_options(args)
-    votes = pd.concat([read_table(f, **_file_options(f, _read_options(args)))
-                       for f in args.files], ignore_index=True)
+    frames = [read_table(f, **_file_options(f, _read_options(args))) for f in args.files]
+    if len(frames) > 1:     # a row a message names: its own file's row, as with one file
+        frames = [df.set_axis([f"{i} of {path}" for i in range(len(df))])
+                  for path, df in zip(args.files, frames, strict=True)]
+    votes = pd.concat(frames, ignore_index=len(frames) == 1)
     result = (fit_judged_ratings if judged else fit_ratings)(votes, **options)
     out = _out_folder(args.out)
     command = "evaluq " + shlex.join(args.argv)
@@ -1510,6 +1515,11 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"use ties='(\w+)'", r"use --ties \1"),
     (r"`?interval='(\w+)'`?", r"--interval \1"),
     (r"pass `prior_sd`", "pass --prior-sd SD"),
+    (r"fit_ratings_bayes\(\.\.\., prior_sd=([^)]+)\) gives the posterior, which says how far the "
+     r"votes leave them free",
+     r"rerun with a --prior-sd larger than \1: ratings that move with it are held by the "
+     r"prior, not the votes (evaluq ratings has no posterior; in Python "
+     r"eq.fit_ratings_bayes(votes, prior_sd=\1) gives it)"),
 )
 """(pattern, replacement) pairs that turn a Python remedy in a message into the command
 line's flag (``tests/test_cli_shapes.py`` checks every flag named exists)."""
@@ -1552,6 +1562,10 @@ def cli_message(text: str, args: argparse.Namespace | None = None) -> str:
                       lambda m: f"--{m.group(1).replace('_', '-')}", text)
         text = re.sub(r"pass `kind`", "pass --kind", text)
         text = text.replace("regression metrics", "regression metrics (--metrics mse mae)")
+    if getattr(args, "func", None) is _run_ratings:   # rows of several files: "0, 1 of a.csv"
+        text = re.sub(r"\b(\d+) of ([^\s,;()]+\.\w+)((?:, \d+ of \2(?=[\s,;)]|$))+)",
+                      lambda m: ", ".join([m.group(1), *re.findall(r"(\d+) of ", m.group(3))])
+                      + f" of {m.group(2)}", text)
     files = getattr(args, "files", None) or []
     if getattr(args, "func", None) is _run_test and getattr(args, "columns", 1) is None \
             and len(files) == 3:                  # evaluq test's three files, by name

@@ -155,3 +155,21 @@ def test_a_given_resampling_of_the_languages_is_compared_at_population_scope() -
     assert table.attrs["resampling"] == ("given (replication 'nonparametric', languages "
                                          "'bootstrap')")
     _matches_the_posterior(table, fit, "population")
+
+
+@pytest.mark.parametrize(("n_seeds", "n_languages"), [(3, 6), (1, 1)])
+def test_a_mixed_scale_cube_is_warned_about_once(n_seeds: int, n_languages: int) -> None:
+    """Three models in fractions concatenated with one in percentages: the comparison's
+    resampling (the seeds redrawn; with one seed and one language the two constant
+    resamples) warned of m3's scale, and so did their aggregate: twice per call, with two
+    different ratios. Now once."""
+    from evaluq.errors import ScaleWarning
+
+    cube = eq.simulate_cube(n_models=4, n_languages=n_languages, n_seeds=n_seeds, n_boot=None,
+                            model_means=[70, 72, 75, 78], sigma_language=5.0, rng=0)
+    fractions = cube.isel(model=[0, 1, 2]).assign(score=cube.score.isel(model=[0, 1, 2]) / 100)
+    mixed = xr.concat([fractions, cube.isel(model=[3])], dim="model")
+    fit = eq.fit_hierarchical(mixed, **FEW)
+    with pytest.warns(ScaleWarning, match="model m3 looks like another scale") as caught:
+        fit.compare_frequentist(rng=0)
+    assert len([w for w in caught if issubclass(w.category, ScaleWarning)]) == 1

@@ -705,6 +705,65 @@ def test_gold_votes_all_ties_take_the_model_based_variance(cluster):
     assert "model-based" in fit.details["covariance_kind"]
 
 
+def _gold_on(votes, pairs):
+    pair = {frozenset(p) for p in pairs}
+    linked = [frozenset(p) in pair for p in zip(votes.model_a, votes.model_b, strict=True)]
+    return votes.assign(gold=votes.gold.where(linked, None))
+
+
+@pytest.mark.parametrize("cluster", [None, "prompt"])
+def test_gold_votes_all_ties_in_unlinked_groups_take_the_model_based_variance(cluster):
+    """Gold votes on m0-m1 and on m2-m3 only (two groups they do not link), every one a tie,
+    ties='half': the correction was skipped whenever the gold votes did not link every model,
+    so m1 - m0 had the judge's part alone (SE about 0.09 logits). It now applies within each
+    group the gold votes link (at each group's gold-only estimate): V_yy is the gold votes'
+    information H_gold / n (0 between the groups, where no gold vote informs), written out
+    from the per-row scores and Hessians."""
+    votes = _gold_on(_all_gold_ties(2), [("m0", "m1"), ("m2", "m3")])
+    with pytest.warns(EvaluqWarning, match=r"gold votes' scores are all 0 at the estimate in 2 "
+                                           r"direction.*model-based variance"):
+        fit = fit_judged_ratings(votes, ties="half", scale="logit", reference="m0",
+                                 cluster=cluster)
+    lam = fit.details["lam"]
+    assert 0.0 < lam < 1.0
+    assert "do not link every model" in fit.details["notes"]
+    ref = Reference(votes, "half", cluster)
+    params = _params(fit)
+    hinv = np.linalg.inv(ref.hessian(params))
+    lab = ref.lab
+    info = _hessians(params, ref.a[lab], ref.b[lab], ref.gold[lab], "half",
+                     ref.m).mean(axis=0) / ref.n
+    if cluster is None:
+        sy, sh, su = ref.parts(params)
+        yc, hc, uc = sy - sy.mean(0), sh - sh.mean(0), su - su.mean(0)
+        v_yh = yc.T @ hc / ref.n**2
+        v_hh = hc.T @ hc / ref.n**2 + uc.T @ uc / ref.big_n**2
+        factor = 1.0
+    else:
+        a, b = ref.influence(params, lam)
+        a = pd.DataFrame(a).groupby(ref.groups).sum().to_numpy()
+        b = pd.DataFrame(b).groupby(ref.groups).sum().to_numpy()
+        v_yh, v_hh = a.T @ b, b.T @ b
+        g, rows = np.unique(ref.groups).size, len(votes)
+        factor = g / (g - 1) * (rows - 1) / (rows - 3)
+    meat = info + factor * (-lam * (v_yh + v_yh.T) + lam**2 * v_hh)
+    np.testing.assert_allclose(_param_cov(fit), hinv @ meat @ hinv, rtol=2e-5)
+    assert fit.se.values[1] > 0.3
+    assert "model-based" in fit.details["covariance_kind"]
+
+
+def test_gold_votes_all_ties_beside_a_model_without_gold_take_the_model_based_variance():
+    """m3 has no gold vote, the others' gold votes are all ties: the correction applies to
+    the models the gold votes link (SEs of the differences to m0 about 0.09 logits before,
+    the judge's part alone; gold-only's about 0.4)."""
+    votes = _gold_on(_all_gold_ties(2), [("m0", "m1"), ("m0", "m2"), ("m1", "m2")])
+    with pytest.warns(EvaluqWarning, match=r"gold votes' scores are all 0 at the estimate in 2 "
+                                           r"direction"):
+        fit = fit_judged_ratings(votes, ties="half", scale="logit", reference="m0")
+    assert fit.se.values[1:3].min() > 0.3
+    assert np.isnan(fit.se.values[3])
+
+
 def test_gold_votes_all_ties_bootstrap_is_not_zero():
     votes = _all_gold_ties(1)
     with pytest.warns(EvaluqWarning, match="gold votes' scores are all 0"):

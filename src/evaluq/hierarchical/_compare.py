@@ -21,6 +21,7 @@ from evaluq._dims import (
     MODEL_B,
     N_SEEDS,
     POSTERIOR_SAMPLE_DIMS,
+    SCALE_CHECK,
     SD_BOOT,
     SD_SEED,
 )
@@ -160,8 +161,14 @@ def frequentist_side(cube: xr.Dataset, data: HierarchicalData, resampled: xr.Dat
         except CubeError:
             continue
         gen.bit_generator.state = trial.bit_generator.state
-        return Frequentist(out, how, scope)
+        return Frequentist(_scale_checked(out), how, scope)
     return Frequentist(None, HOW_NOTHING.format(why=_why_fixed(cube)), "benchmark")
+
+
+def _scale_checked(resampled: xr.Dataset) -> xr.Dataset:
+    """Resamples this comparison drew: ``resample`` has checked the cube's scale (and warned),
+    so their aggregate does not check (and warn) again."""
+    return resampled.assign_attrs({SCALE_CHECK: 0})
 
 
 def _eti(draws: xr.DataArray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -189,7 +196,7 @@ def _frequentist_aggregate(cube: xr.Dataset, side: Frequentist, level: float
     if side.resampled is not None:
         return aggregate(side.resampled, confidence_level=level), True
     still = resample(cube, n_resamples=2, replication="none", languages="fixed", rng=0)
-    return aggregate(still, confidence_level=level), False
+    return aggregate(_scale_checked(still), confidence_level=level), False
 
 
 def _component_rows(cube: xr.Dataset, models: np.ndarray, post_vc: xr.Dataset,

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+import scipy.linalg as sla
 import scipy.sparse as sp
 import xarray as xr
 from scipy.sparse.csgraph import connected_components
@@ -560,6 +561,12 @@ def _options(ties: Any, interval: Any, lam: Any, scale: Any, confidence_level: A
 
 def _gold_connects(data: JudgedVotes, ties: str) -> bool:
     """Whether the gold votes alone link every model (the gold-only fit exists as a scale)."""
+    return bool(gold_components(data, ties).max() == 0)
+
+
+def gold_components(data: JudgedVotes, ties: str) -> np.ndarray:
+    """The group (m,) of every model in the graph of the gold votes (under ``"drop"``: of
+    the decisive ones); a model without a gold vote is a group of its own."""
     counts = data.pair_counts("gold")
     if ties == "drop":
         counts[:, TIE] = 0.0
@@ -567,9 +574,16 @@ def _gold_connects(data: JudgedVotes, ties: str) -> bool:
     m = data.models.size
     graph = sp.csr_matrix((np.ones(int(present.sum())),
                            (data.pair_i[present], data.pair_j[present])), shape=(m, m))
-    seen = np.zeros(m, dtype=bool)
-    seen[data.pair_i[present]] = seen[data.pair_j[present]] = True
-    return bool(seen.all() and connected_components(graph, directed=False)[0] == 1)
+    return np.asarray(connected_components(graph, directed=False)[1])
+
+
+def gold_basis(design: Design, components: np.ndarray) -> np.ndarray:
+    """An orthonormal basis (K, r) of the parameters the gold votes inform: the strengths'
+    differences within each group of :func:`gold_components` (with one group the free
+    parameters, :func:`evaluq.ratings._uncertainty.free_basis`), and the other parameters."""
+    groups = np.zeros((int(components.max()) + 1, design.n_params))
+    groups[components, np.arange(design.n_models)] = 1.0
+    return np.asarray(sla.null_space(groups))
 
 
 def _check_estimable(data: JudgedVotes, opts: _Options) -> None:
@@ -668,21 +682,21 @@ def _gold_information(data: JudgedVotes, design: Design, x: np.ndarray,
 
 
 def gold_blind(data: JudgedVotes, design: Design, x: np.ndarray, lam: float, ties: str,
-               gold_ok: bool) -> int:
+               components: np.ndarray) -> int:
     """The number of directions in which every gold vote's score is 0 at the gold-only
     estimate (gold votes that are all ties between models of equal strength under ``"half"``:
-    no sandwich or bootstrap sees them vary); 0 when the gold votes do not link every model
-    or have no finite gold-only estimate."""
-    if not gold_ok:
-        return 0
+    no sandwich or bootstrap sees them vary); where the gold votes do not link every model,
+    within each group they link (``components``), at the gold-only estimate of each (the
+    offsets between the groups kept from ``x``); 0 when there is no finite gold-only
+    estimate."""
+    gold = replace(design, components=components)
     try:
-        x_gold = x if lam == 0.0 else _solve(data, design, 0.0, ties, x)
-        grads = gradients(data, design, x_gold, 0.0, ties)
+        x_gold = x if lam == 0.0 else _solve(data, gold, 0.0, ties, x)
+        grads = gradients(data, gold, x_gold, 0.0, ties)
     except ValueError:
         return 0
-    info = _gold_information(data, design, x_gold, ties)
-    _, blind = loewner_floor(iid_meat(data, grads).v_yy, info,
-                             _uncertainty.free_basis(design.n_params, design.n_models),
+    info = _gold_information(data, gold, x_gold, ties)
+    _, blind = loewner_floor(iid_meat(data, grads).v_yy, info, gold_basis(design, components),
                              _uncertainty.NO_INFORMATION)
     return int(blind.shape[1])
 
@@ -702,14 +716,15 @@ def _floored(meat: Meat, factor: float, info: np.ndarray, n_blind: int,
 
 
 def _covariance(data: JudgedVotes, design: Design, grads: Gradients, x: np.ndarray,
-                lam: float, ties: str, few: bool, n_blind: int, anchor: np.ndarray
-                ) -> tuple[np.ndarray, str, float, np.ndarray | None]:
+                lam: float, ties: str, few: bool, n_blind: int, anchor: np.ndarray,
+                components: np.ndarray) -> tuple[np.ndarray, str, float, np.ndarray | None]:
     """The PPI++ sandwich (K, K) at ``lam``, its kind, the gain over gold-only and the
     model-based covariance added where the gold scores are all 0 (None if nowhere)."""
     basis = _uncertainty.free_basis(design.n_params, design.n_models)
+    informed = gold_basis(design, components)
     factor = 1.0 if data.clusters is None else cr1_factor(data, lam, ties, design.n_params - 1)
     info = _gold_information(data, design, x, ties)
-    meat, blind = _floored(_meat(data, grads), factor, info, n_blind, basis)
+    meat, blind = _floored(_meat(data, grads), factor, info, n_blind, informed)
     cov = grads.bread @ meat.at(lam) @ grads.bread
     kind, added = meat.kind, None
     if blind.shape[1]:
@@ -722,7 +737,7 @@ def _covariance(data: JudgedVotes, design: Design, grads: Gradients, x: np.ndarr
         added = grads.bread @ blind @ blind.T @ grads.bread
     if few:
         iid = grads.bread @ _floored(iid_meat(data, grads), 1.0, info, n_blind,
-                                     basis)[0].at(lam) @ grads.bread
+                                     informed)[0].at(lam) @ grads.bread
         cov, raised = loewner_floor(cov, iid, basis, 1.0)
         kind += ", floored at the independent-votes one (few clusters)" if raised.size else ""
     a = anchor[:design.n_models]
@@ -747,9 +762,10 @@ def _fit(data: JudgedVotes, design: Design, opts: _Options, anchor: np.ndarray) 
                          "more rows, or pass a `lam` above 0")
     x = _solve(data, design, lam, opts.ties, x0)
     grads = gradients(data, design, x, lam, opts.ties)
-    n_blind = gold_blind(data, design, x, lam, opts.ties, gold_ok)
+    components = gold_components(data, opts.ties)
+    n_blind = gold_blind(data, design, x, lam, opts.ties, components)
     cov, kind, gain, added = _covariance(data, design, grads, x, lam, opts.ties, few, n_blind,
-                                         anchor)
+                                         anchor, components)
     reason = "" if gold_ok else "the gold votes alone do not link every model"
     groups = 0 if data.lab_clusters is None else data.lab_clusters.shape[0]
     draws = None
@@ -947,7 +963,8 @@ def fit_judged_ratings(
     that are all ties between equally rated models under ``"half"``: no sandwich or bootstrap
     sees them vary) give :math:`V_{yy}` its model-based value there, :math:`H_{gold} / n` (the
     inverse information; at :math:`\lambda = 0` exactly :func:`evaluq.fit_ratings`' rule),
-    with an ``EvaluqWarning``; the bootstrap adds that variance to its draws.
+    with an ``EvaluqWarning``; the bootstrap adds that variance to its draws. Where the gold
+    votes do not link every model, so it is within each group of models they link.
     Intervals are normal: ``rating +- z se``. The gain over gold-only is
     :math:`\mathrm{tr}\,\Sigma(0) / \mathrm{tr}\,\Sigma(\lambda)` (same ``H``), the effective
     number of labels n times the gain.

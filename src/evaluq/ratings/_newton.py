@@ -47,7 +47,10 @@ class Design:
 
     Without covariates the rows are the pairs (``row_pair`` None); with covariates row r
     belongs to pair ``row_pair[r]`` and has covariates ``features[r]``. Parameters:
-    ``theta`` (m), then ``lam`` (Davidson), then ``beta`` (q).
+    ``theta`` (m), then ``lam`` (Davidson), then ``beta`` (q). ``components`` labels the
+    models' groups when the counts' comparison graph falls into several (each group's
+    ``theta`` can then move together: ``J`` is ``1_c 1_c' / m_c`` per group ``c``, and Newton
+    keeps each group's offset); None: one group.
     """
 
     pair_i: np.ndarray
@@ -57,6 +60,7 @@ class Design:
     ridge: float
     row_pair: np.ndarray | None = None
     features: np.ndarray | None = None
+    components: np.ndarray | None = None
 
     @property
     def row_i(self) -> np.ndarray:
@@ -182,7 +186,12 @@ def _assemble(design: Design, x: np.ndarray, terms: PairTerms,
     diag = (abs(incidence).T @ terms.h_dd.T).T + design.ridge
     idx = np.arange(m)
     hess[:, idx, idx] = diag
-    hess[:, :m, :m] += diag.mean(axis=1, keepdims=True)[:, :, None] / m
+    if design.components is None:
+        hess[:, :m, :m] += diag.mean(axis=1, keepdims=True)[:, :, None] / m
+    else:
+        group = design.components
+        same = (group[:, None] == group[None, :]) / np.bincount(group)[group][:, None]
+        hess[:, :m, :m] += diag.mean(axis=1, keepdims=True)[:, :, None] * same
     grads = [grad_theta]
     if design.davidson:
         h_tl = (incidence.T @ terms.h_dl.T).T

@@ -194,29 +194,37 @@ class Analysis:
             out |= judged_tables(self.judged)
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, tables: Mapping[str, pd.DataFrame] | None = None) -> dict[str, Any]:
         """The tables and settings as plain JSON-ready data (records per table).
 
         Each table is ``{"caption", "nan_reasons", "rows"}``: ``rows`` one record per row,
         a value that is not a finite number (NaN, +-inf) written None (JSON's null), and
         ``nan_reasons`` saying for each column holding a None why (the table's
         ``attrs["nan_reasons"]``; empty when none is). ``notes`` says what the analysis
-        left out and why (a table missing: e.g. rliable's and ASO's with one seed)."""
-        tables = {}
-        for name, table in self.tables().items():
+        left out and why (a table missing: e.g. rliable's and ASO's with one seed).
+
+        Parameters
+        ----------
+        tables : mapping of str to pandas.DataFrame, optional
+            This analysis' :meth:`tables`, when they are built already (writing a report's
+            table files and its ``analysis.json`` builds them once); default None: built
+            here.
+        """
+        records = {}
+        for name, table in (self.tables() if tables is None else tables).items():
             flat = table.reset_index()
             flat.columns = [" ".join(map(str, c)).strip() if isinstance(c, tuple) else str(c)
                             for c in flat.columns]
-            tables[name] = {"caption": str(table.attrs.get("caption", "")),
-                            "nan_reasons": _json_reasons(table, flat),
-                            "rows": json.loads(flat.to_json(orient="records"))}
+            records[name] = {"caption": str(table.attrs.get("caption", "")),
+                             "nan_reasons": _json_reasons(table, flat),
+                             "rows": json.loads(flat.to_json(orient="records"))}
         field_notes = ([] if self.field_methods is None else
                        [t for t in (self.field_methods.reason, self.field_methods.note) if t])
         return {"metric": self.cube.attrs.get("metric", ""),
                 "settings": {k: repr(v) if not isinstance(v, int | float | str | bool | None)
                              else v for k, v in self.settings.items()},
                 "notes": [*self.notes, *field_notes],
-                "tables": tables}
+                "tables": records}
 
 
 def _json_reasons(table: pd.DataFrame, flat: pd.DataFrame) -> dict[str, str]:
