@@ -67,11 +67,12 @@ N_LEVELS = 5
 TARGET = 3.0
 
 
-def rating_table(n_m: int, n_i: int, n_e: int, rng: int) -> Any:
-    """Ratings 0..4 (one grader) with the items split over 4 tasks."""
+def rating_table(n_m: int, n_i: int, n_e: int, rng: int, tasks: bool = True) -> Any:
+    """Ratings 0..4 (one grader) with the items split over 4 tasks (``tasks``) or none."""
     table = simulate_ratings(n_models=n_m, n_items=n_i, n_graders=1, n_levels=N_LEVELS,
                              n_epochs=n_e, sigma_item=1.0, rng=rng)
-    table["task"] = "t" + (table["item"] % N_TASKS).astype(str)
+    if tasks:
+        table["task"] = "t" + (table["item"] % N_TASKS).astype(str)
     return table.drop(columns="grader")
 
 
@@ -92,7 +93,8 @@ def _fit(table: Any, family: str, form: str | None, rng: int, settings: dict) ->
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ItemConvergenceWarning)
             start = time.perf_counter()
-            fit = eq.fit_items(table, **COLS, family=family, rng=rng, **settings)
+            cols = {k: v for k, v in COLS.items() if v in table.columns}
+            fit = eq.fit_items(table, **cols, family=family, rng=rng, **settings)
             return fit, time.perf_counter() - start
     finally:
         _ordinal.FORM = old                                     # type: ignore[misc]
@@ -157,6 +159,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--size", type=int, nargs=3, metavar=("M", "I", "E"))
     parser.add_argument("--no-explicit", action="store_true")
+    parser.add_argument("--no-tasks", action="store_true",
+                        help="no task column (as bench_item_model.py's 20 x 10^4 x 5 fit)")
     parser.add_argument("--gradient", action="store_true",
                         help="only time one log-density + gradient of each model")
     args = parser.parse_args()
@@ -167,9 +171,9 @@ def main() -> None:
     settings = ({"draws": 100, "tune": 100, "chains": 2} if args.quick
                 else {"draws": 1000, "tune": 1000, "chains": 2})
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {settings}; "
-          f"{size[0]} models x {size[1]} items x {size[2]} epochs, {N_TASKS} tasks, "
-          f"{N_LEVELS} levels", flush=True)
-    table = rating_table(*size, rng=0)
+          f"{size[0]} models x {size[1]} items x {size[2]} epochs, "
+          f"{'no' if args.no_tasks else N_TASKS} tasks, {N_LEVELS} levels", flush=True)
+    table = rating_table(*size, rng=0, tasks=not args.no_tasks)
     runs = [("binomial", "binomial", None), ("ordinal marginal", "ordinal", "marginal")]
     if not args.no_explicit:
         runs.append(("ordinal explicit", "ordinal", "explicit"))
