@@ -16,6 +16,11 @@ R-hat, the smallest bulk ESS, the mean leapfrog steps per draw and the seconds p
 then the warm ratios to the binomial's (target: the ordinal with item effects <= 3x) and the
 two ordinal forms' benchmark-score means side by side. The machine is shared: read the ratios.
 
+Measured on 2026-11-29 at 20 x 10^4 x 5 without a task column (``--size 20 10000 5
+--no-explicit --no-tasks``, AMD EPYC 2-core, load 1.0): the binomial 4.55 s (7.0 steps per
+draw), the marginal form 76.0 s (sampling 69.7 s, posterior 5.1 s; 7.0 steps per draw, 0
+divergences), 16.7x; the issue's 60 s is not met.
+
 Measured on 2026-11-28 at 10 x 1,000 x 3 (AMD EPYC 2-core, two rounds each with the former
 code in the same run): the binomial 4.32-4.35 s and the marginal form 11.09-11.22 s (2.55-2.60x;
 14.9 steps per draw, 0-1 divergences), after each term's first guess was widened by two nodes
