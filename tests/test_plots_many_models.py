@@ -70,17 +70,23 @@ def test_the_rank_heatmap_labels_every_kth_rank_of_many(agg):
         str(r) for r in range(1, 13)]
 
 
+def _slanted_spacing(fig, ticks, degrees):
+    """The smallest distance (pixels at 100 dpi) between neighbouring tick labels slanted
+    at ``degrees``, measured across the slanted lines."""
+    FigureCanvasAgg(fig)
+    fig.set_dpi(100)
+    fig.canvas.draw()
+    xs = [t.get_window_extent(fig.canvas.get_renderer()).x1 for t in ticks]
+    return np.diff(xs).min() * np.sin(np.radians(degrees))
+
+
 def test_the_variance_heatmap_labels_languages_with_room(cube):
     """Before: 60 slanted language labels at 5 points on a 7-inch axis overprinted; now at
     most 36, every other one here, each more than a label's height from the next."""
     fig = eq.plots.variance_bars(eq.variance_components(cube))
     ticks = fig.axes[-2].get_xticklabels()   # the last panel (its colour bar is the last axes)
     assert [t.get_text() for t in ticks] == [f"lang{j}" for j in range(0, N_LANGUAGES, 2)]
-    FigureCanvasAgg(fig)
-    fig.set_dpi(100)
-    fig.canvas.draw()
-    xs = [t.get_window_extent(fig.canvas.get_renderer()).x1 for t in ticks]
-    spacing = np.diff(xs).min() * np.sin(np.radians(60))   # across the slanted lines
+    spacing = _slanted_spacing(fig, ticks, 60)   # across the slanted lines
     assert spacing > 1.2 * ticks[0].get_fontsize() * 100 / 72     # 0.7 before
 
 
@@ -115,9 +121,5 @@ def test_the_variance_bars_label_languages_with_room(cube):
     fig = eq.plots.variance_bars(eq.variance_components(cube.isel(model=slice(0, 2))))
     ticks = fig.axes[-1].get_xticklabels()
     assert [t.get_text() for t in ticks] == [f"lang{j}" for j in range(0, N_LANGUAGES, 2)]
-    FigureCanvasAgg(fig)
-    fig.set_dpi(100)
-    fig.canvas.draw()
-    xs = [t.get_window_extent(fig.canvas.get_renderer()).x1 for t in ticks]
-    spacing = np.diff(xs).min() * np.sin(np.radians(40))    # across the slanted lines
+    spacing = _slanted_spacing(fig, ticks, 40)    # across the slanted lines
     assert spacing > 1.2 * ticks[0].get_fontsize() * 100 / 72

@@ -679,6 +679,18 @@ def test_gold_votes_all_ties_take_the_model_based_variance(cluster):
                                  cluster=cluster)
     lam = fit.details["lam"]
     assert 0.0 < lam < 0.3
+    np.testing.assert_allclose(_param_cov(fit), _gold_tie_covariance(votes, fit, cluster),
+                               rtol=2e-5)
+    # differences to m0 in logits (gold-only's about 0.3; before, about 0.025)
+    assert fit.se.values[1:].min() > 0.25
+    assert "model-based" in fit.details["covariance_kind"]
+
+
+def _gold_tie_covariance(votes, fit, cluster):
+    """The sandwich H^-1 (V_yy + factor (-lam (V_yh + V_hy) + lam^2 V_hh)) H^-1 with V_yy
+    the gold votes' information H_gold / n (the model-based variance where every gold score
+    is 0), written out from the per-row scores and Hessians of :class:`Reference`."""
+    lam = fit.details["lam"]
     ref = Reference(votes, "half", cluster)
     params = _params(fit)
     hinv = np.linalg.inv(ref.hessian(params))
@@ -699,10 +711,7 @@ def test_gold_votes_all_ties_take_the_model_based_variance(cluster):
         g, rows = np.unique(ref.groups).size, len(votes)
         factor = g / (g - 1) * (rows - 1) / (rows - 3)
     meat = info + factor * (-lam * (v_yh + v_yh.T) + lam**2 * v_hh)
-    np.testing.assert_allclose(_param_cov(fit), hinv @ meat @ hinv, rtol=2e-5)
-    # differences to m0 in logits (gold-only's about 0.3; before, about 0.025)
-    assert fit.se.values[1:].min() > 0.25
-    assert "model-based" in fit.details["covariance_kind"]
+    return hinv @ meat @ hinv
 
 
 def _gold_on(votes, pairs):
@@ -727,27 +736,8 @@ def test_gold_votes_all_ties_in_unlinked_groups_take_the_model_based_variance(cl
     lam = fit.details["lam"]
     assert 0.0 < lam < 1.0
     assert "do not link every model" in fit.details["notes"]
-    ref = Reference(votes, "half", cluster)
-    params = _params(fit)
-    hinv = np.linalg.inv(ref.hessian(params))
-    lab = ref.lab
-    info = _hessians(params, ref.a[lab], ref.b[lab], ref.gold[lab], "half",
-                     ref.m).mean(axis=0) / ref.n
-    if cluster is None:
-        sy, sh, su = ref.parts(params)
-        yc, hc, uc = sy - sy.mean(0), sh - sh.mean(0), su - su.mean(0)
-        v_yh = yc.T @ hc / ref.n**2
-        v_hh = hc.T @ hc / ref.n**2 + uc.T @ uc / ref.big_n**2
-        factor = 1.0
-    else:
-        a, b = ref.influence(params, lam)
-        a = pd.DataFrame(a).groupby(ref.groups).sum().to_numpy()
-        b = pd.DataFrame(b).groupby(ref.groups).sum().to_numpy()
-        v_yh, v_hh = a.T @ b, b.T @ b
-        g, rows = np.unique(ref.groups).size, len(votes)
-        factor = g / (g - 1) * (rows - 1) / (rows - 3)
-    meat = info + factor * (-lam * (v_yh + v_yh.T) + lam**2 * v_hh)
-    np.testing.assert_allclose(_param_cov(fit), hinv @ meat @ hinv, rtol=2e-5)
+    np.testing.assert_allclose(_param_cov(fit), _gold_tie_covariance(votes, fit, cluster),
+                               rtol=2e-5)
     assert fit.se.values[1] > 0.3
     assert "model-based" in fit.details["covariance_kind"]
 
