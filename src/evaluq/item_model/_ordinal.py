@@ -805,7 +805,6 @@ def conditional_items(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
     return out
 
 
-
 def flat_draws(post: Any) -> dict[str, np.ndarray]:
     """The sampled variables of the ordinal model as (draw, ...) arrays, chains stacked."""
     return flat_posterior(post, SAMPLED)
