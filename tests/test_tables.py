@@ -128,22 +128,15 @@ def test_a_long_table_is_a_longtable_that_breaks_across_pages():
 
 def _styler_latex(table, *, caption=None, label=None, digits=4, index=True):
     """What ``to_latex`` wrote before for a long table: all of it by pandas' Styler."""
-    from evaluq.tables import _caption_text, _cell, _escape_latex, _label
+    from evaluq.tables import _caption_text, _escape_latex, _label, _styler
 
     text = _caption_text(table, caption)
     frame = table.copy()
     frame.attrs = {}
     frame.columns = pd.Index([_label(c) for c in frame.columns])
-    styler = frame.style.format(lambda v: _escape_latex(_cell(v, digits)))
-    styler = styler.format_index(lambda v: _escape_latex(str(v)), axis=0)
-    styler = styler.format_index(lambda v: _escape_latex(str(v)), axis=1)
-    if frame.index.names != [None]:
-        styler.index.names = [_escape_latex(str(n)) if n is not None else None
-                              for n in frame.index.names]
-    if not index:
-        styler = styler.hide(axis="index")
-    return styler.to_latex(caption=_escape_latex(text) if text else None, label=label,
-                           hrules=True, environment="longtable", column_format=None)
+    return _styler(frame, digits, index).to_latex(
+        caption=_escape_latex(text) if text else None, label=label, hrules=True,
+        environment="longtable", column_format=None)
 
 
 def _long_tables(agg):
