@@ -150,7 +150,7 @@ def test_product_path_steps_aside_where_it_cannot_hold():
 
 def test_conditional_cells_equal_the_full_grid_inverse_cdf():
     """Each item's node drawn on its term's window equals numpy's inverse CDF of the term's
-    full-grid mass with the same uniform (the mass outside a window is below 1e-13), on two
+    full-grid mass with the same uniform (the mass outside a window is below 4e-12), on two
     draws whose grids differ in length (the shorter one padded)."""
     sigmas = (1.2, 0.7)
     cases = [_case(seed=5, sigma=s) for s in sigmas]
@@ -259,8 +259,12 @@ def test_op_value_and_gradient_in_python_and_numba(mode):
 
 
 def test_window_leaves_out_only_negligible_nodes():
-    """WINDOW nats below the top: each node left out holds at most e^-WINDOW of it."""
-    assert np.exp(-WINDOW) < 1e-15
+    """WINDOW nats below the top: each node left out holds at most e^-WINDOW of it, and the
+    nodes left out on both sides (falling at least geometrically) stay below the trapezoid
+    rule's own error bound at the narrowest integrand."""
+    from evaluq.item_model._gridquad import SPACING
+
+    assert 2 * np.exp(-WINDOW) < 4e-12 < 2 * np.exp(-2 * np.pi ** 2 / SPACING ** 2)
 
 
 @pytest.mark.parametrize("bad", ["eta", "kappa", "order"])

@@ -23,7 +23,7 @@ through its whole rating pattern (its cells' (model, grader, level, count)), not
 total, so items with the same (task, pattern) form one term (:func:`ordinal_terms`), and each
 term's integral over b is a trapezoid sum on the grid shared by every term
 (``_gridquad.grid_nodes``), each term over its own window of nodes (``_ordinal_grid``: the
-integrand is log-concave, so the kernel finds its largest node and sums outwards until 36
+integrand is log-concave, so the kernel finds its largest node and sums outwards until 27
 nats below; the level table, the terms' rows and the exact gradient in one fused kernel).
 The item effects are drawn afterwards from their exact conditional on each draw's own grid
 (:func:`conditional_items`). ``"explicit"`` (``fit_ordinal(..., form="explicit")``: one
