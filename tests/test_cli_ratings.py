@@ -396,3 +396,24 @@ def test_a_bootstrap_refusal_names_the_ties_flag(tmp_path, capsys):
                  str(tmp_path / "o")]) == 2
     assert ("use --interval sandwich, collect more votes, or use --ties half"
             in capsys.readouterr().err)
+
+
+def test_a_covariate_refusal_names_each_row_by_its_own_file(tmp_path, capsys):
+    """A missing covariate value in two vote files: the refusal names the rows as the votes'
+    own messages do (each file's rows counted from 0, grouped by file), not as the rows of
+    the files run together."""
+    battles = pd.read_csv(BATTLES).iloc[:200].assign(len_a=10.0, len_b=12.0)
+    battles.loc[3, "len_a"] = np.nan
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    battles.iloc[:100].to_csv(first, index=False)
+    battles.iloc[100:].assign(len_b=battles.len_b.iloc[100:].where(
+        ~battles.index[100:].isin([101, 102]))).to_csv(second, index=False)
+    assert main(["ratings", str(first), str(second), "--winner", "human",
+                 "--covariate", "length=len_a,len_b", "--out", str(tmp_path / "o")]) == 2
+    assert f"at row(s) 3 of {first};" in capsys.readouterr().err
+    battles.iloc[100:].to_csv(second, index=False)
+    battles.iloc[:100].assign(len_a=np.nan).to_csv(first, index=False)
+    assert main(["ratings", str(first), str(second), "--winner", "human",
+                 "--covariate", "length=len_a,len_b", "--out", str(tmp_path / "o")]) == 2
+    assert f"at row(s) 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 of {first} and 90 more;" \
+        in capsys.readouterr().err

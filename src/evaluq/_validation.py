@@ -325,6 +325,23 @@ def check_memory(name: str, n_bytes: float, budget: int | None = None, *,
                          f"{remedy or f'lower `{name}`'}{hint}")
 
 
+def named_rows(mask: np.ndarray, index: pd.Index, limit: int = 10) -> str:
+    """The labels of the rows ``mask`` marks, at most ``limit`` of them, for a message.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evaluq._validation import named_rows
+    >>> named_rows(np.array([True, False, True]), pd.RangeIndex(3))
+    '0, 2'
+    >>> named_rows(np.ones(4, dtype=bool), pd.RangeIndex(4), limit=2)
+    '0, 1 and 2 more'
+    """
+    where = [str(r) for r in index[mask][:limit]]
+    more = f" and {int(mask.sum()) - limit} more" if mask.sum() > limit else ""
+    return ", ".join(where) + more
+
+
 def check_nonempty(name: str, values: np.ndarray | Sequence[Any]) -> None:
     """Raise if ``values`` has no elements."""
     if len(values) == 0 if not isinstance(values, np.ndarray) else values.size == 0:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from evaluq._validation import check_columns
+from evaluq._validation import check_columns, named_rows
 
 ARG = "covariates"
 CONSTANT_TOL = 1e-12
@@ -124,11 +124,9 @@ def _numbers(df: pd.DataFrame, column: str, name: str) -> np.ndarray:
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(values)
     if bad.any():
-        rows = [str(r) for r in df.index[bad][:10]]
         raise ValueError(f"column {column!r} (`{ARG}`, covariate {name!r}) has "
                          f"{int(bad.sum())} missing or infinite value(s) at row(s) "
-                         f"{', '.join(rows)}{' ...' if bad.sum() > 10 else ''}; remove or fill "
-                         f"these votes explicitly")
+                         f"{named_rows(bad, df.index)}; remove or fill these votes explicitly")
     return values
 
 
@@ -138,10 +136,10 @@ def _value(df: pd.DataFrame, spec: CovariateSpec) -> np.ndarray:
     a, b = (_numbers(df, c, spec.name) for c in spec.pair)
     negative = (a < 0) | (b < 0)
     if negative.any():
-        rows = [str(r) for r in df.index[negative][:10]]
         raise ValueError(f"`{ARG}`[{spec.name!r}] = {spec.pair!r} is a pair of counts or sizes "
                          f"(relative difference (a - b) / (a + b)), but has negative values at "
-                         f"row(s) {', '.join(rows)}; pass a precomputed a-vs-b column instead")
+                         f"row(s) {named_rows(negative, df.index)}; pass a precomputed a-vs-b "
+                         f"column instead")
     total = a + b
     return (a - b) / np.where(total == 0, 1.0, total)
 

@@ -44,6 +44,7 @@ from evaluq._validation import (
     check_confidence_level,
     check_int,
     check_rng,
+    named_rows,
 )
 from evaluq._warn import warn
 from evaluq.errors import EvaluqWarning
@@ -59,7 +60,6 @@ from evaluq.ratings._votes import (
     _check_missing,
     _factorize,
     _model_codes,
-    _rows,
     check_repeated_rows,
     outcome_codes,
     understood_labels,
@@ -137,7 +137,7 @@ def _verdicts(series: pd.Series, outcomes: Mapping[Any, str] | None, arg: str) -
         how = ("map them with `outcomes=`" if outcomes is None else "add them to `outcomes`")
         raise ValueError(
             f"`{arg}` column {series.name!r} holds label(s) {bad[:10]} that are not a verdict "
-            f"(row(s) {_rows(unknown, series.index)}); understood: "
+            f"(row(s) {named_rows(unknown, series.index)}); understood: "
             f"{understood_labels(outcomes)}; {how}")
     return codes.astype(np.int64)
 
@@ -152,13 +152,14 @@ def _check_verdict_columns(df: pd.DataFrame, judge: str, gold: str) -> np.ndarra
     if (no_judge & labelled).any():
         raise ValueError(
             f"{int((no_judge & labelled).sum())} row(s) have a gold verdict but no judge vote "
-            f"in `judge` column {judge!r} (row(s) {_rows(no_judge & labelled, df.index)}): "
+            f"in `judge` column {judge!r} (row(s) {named_rows(no_judge & labelled, df.index)}): "
             f"PPI pairs every gold verdict with the judge's on the same row; judge them or "
             f"remove them")
     if no_judge.any():
         raise ValueError(
             f"`judge` column {judge!r} has {int(no_judge.sum())} missing verdict(s) at row(s) "
-            f"{_rows(no_judge, df.index)}: the judge must vote on every row; remove these rows")
+            f"{named_rows(no_judge, df.index)}: the judge must vote on every row; remove these "
+            f"rows")
     if not labelled.any():
         raise ValueError(f"`gold` column {gold!r} has no gold verdict (every value is missing): "
                          f"at least two labelled rows are needed")

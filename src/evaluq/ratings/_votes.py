@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from evaluq._validation import check_columns, check_label_spacing
+from evaluq._validation import check_columns, check_label_spacing, named_rows
 from evaluq._warn import warn
 from evaluq.errors import EvaluqWarning
 from evaluq.io import TableLike, as_table
@@ -109,12 +109,6 @@ def pair_counts(counts: np.ndarray, row_pair: np.ndarray | None, n_pairs: int) -
     return np.moveaxis(out, 0, -2)
 
 
-def _rows(mask: np.ndarray, index: pd.Index, limit: int = 10) -> str:
-    where = [str(r) for r in index[mask][:limit]]
-    more = f" and {int(mask.sum()) - limit} more" if mask.sum() > limit else ""
-    return ", ".join(where) + more
-
-
 def _check_missing(df: pd.DataFrame, columns: Mapping[str, str | None]) -> None:
     """NaN in a used column is refused with its rows (nothing is dropped silently)."""
     for arg, col in columns.items():
@@ -124,7 +118,7 @@ def _check_missing(df: pd.DataFrame, columns: Mapping[str, str | None]) -> None:
         if missing.any():
             raise ValueError(
                 f"column {col!r} (given as `{arg}`) has {int(missing.sum())} missing value(s) at "
-                f"row(s) {_rows(missing, df.index)}; remove or fill these votes explicitly")
+                f"row(s) {named_rows(missing, df.index)}; remove or fill these votes explicitly")
 
 
 def _hashable_columns(df: pd.DataFrame) -> list[str]:
@@ -223,7 +217,7 @@ def check_repeated_rows(df: pd.DataFrame, own: Sequence[str], sides: tuple[str, 
         return
     n = int(repeated.sum())
     warn(f"`votes` has {n} row(s) that repeat an earlier row in every column (row(s) "
-         f"{_rows(repeated, df.index)}), and its columns {[str(c) for c in extra[:6]]} "
+         f"{named_rows(repeated, df.index)}), and its columns {[str(c) for c in extra[:6]]} "
          f"identify a vote together with the two models (no two different rows share them, "
          f"and rows that do always agree): the repeats look like copies (a file read twice, "
          f"or concatenated with an "
@@ -266,7 +260,7 @@ def _implicit_winners(df: pd.DataFrame, winner: str, model_a: str, model_b: str,
     if clash.any():
         raise ValueError(
             f"`winner` column {winner!r} is ambiguous in {int(clash.sum())} vote(s) (row(s) "
-            f"{_rows(clash, df.index)}): a label such as {values[clash][0]!r} names one side "
+            f"{named_rows(clash, df.index)}): a label such as {values[clash][0]!r} names one side "
             f"as a winner label and the model of the other side by its name; say which with "
             f"`outcomes=`, e.g. {{'model_a': 'model_a', 'model_b': 'model_b', 'tie': 'tie'}}")
     return np.where(np.isnan(by_label), by_name, by_label)
@@ -321,7 +315,7 @@ def _winner_codes(df: pd.DataFrame, winner: str, model_a: str, model_b: str,
                "'tie': 'tie'}" if outcomes is None else "add them to `outcomes`")
         raise ValueError(
             f"`winner` column {winner!r} holds label(s) {bad} that are not a winner "
-            f"(row(s) {_rows(unknown, series.index)}); the values seen are {seen[:20]}; "
+            f"(row(s) {named_rows(unknown, series.index)}); the values seen are {seen[:20]}; "
             f"understood: {understood}; {how}")
     return codes.astype(np.int64)
 
@@ -347,7 +341,7 @@ def _model_codes(df: pd.DataFrame, model_a: str, model_b: str) -> tuple[np.ndarr
         who = sorted(map(str, set(models[a[same]])))
         raise ValueError(
             f"`model_a` and `model_b` name the same model in {int(same.sum())} vote(s) (row(s) "
-            f"{_rows(same, df.index)}; model(s) {who[:10]}): a vote of a model against itself "
+            f"{named_rows(same, df.index)}; model(s) {who[:10]}): a vote of a model against itself "
             f"says nothing about ratings; remove these rows")
     return a, b, models
 
