@@ -876,3 +876,34 @@ def test_analysis_json_writes_each_table_row_on_one_line(tmp_path, long_table, c
             assert sum(ln.strip().rstrip(",") == line for ln in lines) == 1
     assert lines[1].startswith('  "command": "evaluq report ')  # the rest indented as before
     assert payload["metrics"]["BLEU"]["settings"]["n_resamples"] == 100
+
+
+def test_capitalised_cube_columns_are_read_without_their_flags(tmp_path, capsys):
+    """A spreadsheet's header 'Model, Language, Seed, Score' reads as the cube's columns
+    without a flag (the terminal says so), as 'model, language, seed, score' does: it used to
+    refuse one column at a time ('give --score', then 'did you mean --model Model?')."""
+    rng = np.random.default_rng(0)
+    rows = [(m, lang, s, 0.6 + 0.05 * i + rng.normal(0, 0.02))
+            for i, m in enumerate(["a", "b", "c"]) for lang in ["en", "de"] for s in range(3)]
+    path, out = tmp_path / "Runs.csv", tmp_path / "out"
+    df = pd.DataFrame(rows, columns=["Model", "Language", "Seed", "Score"])
+    df.to_csv(path, index=False)
+    code, _, err = _run(["report", str(path), "-o", str(out), "--n-resamples", "50",
+                         "--format", "csv"], capsys)
+    assert code == 0, err
+    assert ("column 'Model' as --model Model and column 'Seed' as --seed Seed and column "
+            "'Language' as --language Language") in err
+    assert "column 'Score' as --score Score" in err
+    cube = eq.open_cube(out / "Score_cube.nc")
+    assert cube.sizes["seed"] == 3
+    assert cube.sizes["language"] == 2
+    assert sorted(cube["model"].values.tolist()) == ["a", "b", "c"]
+    df.assign(model=df.Model).to_csv(path, index=False)     # 'model' itself: it is the one
+    code, _, err = _run(["report", str(path), "-o", str(out), "--n-resamples", "50",
+                         "--format", "csv", "--score", "Score"], capsys)
+    assert code == 0, err
+    assert "as --model" not in err
+    df.assign(MODEL=df.Model).to_csv(path, index=False)     # two of that name: not guessed
+    code, _, err = _run(["report", str(path), "-o", str(out), "--score", "Score"], capsys)
+    assert code == 2
+    assert "column 'model' (given as --model) is not in" in err

@@ -205,14 +205,16 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
                     "NetCDF, and every table as CSV, Markdown and LaTeX.")
     p.add_argument("files", nargs="+", metavar="FILE", help="results files (rows concatenated)")
     cols = p.add_argument_group("columns of the long format")
-    cols.add_argument("--model", default="model", help="model column (default 'model')")
+    cols.add_argument("--model", default="model",
+                      help="model column (default 'model', or one so named up to case)")
     cols.add_argument("--language", default="language",
-                      help="language / task / data set column (default 'language')")
+                      help="language / task / data set column (default 'language' up to case, "
+                           "else one named as tasks: 'task', 'dataset', 'benchmark', ...)")
     cols.add_argument("--score", action="append", default=None, metavar="COL",
                       help="score column; repeat for several metrics (one section each); "
-                           "default: a numeric column named 'score' (long format)")
+                           "default: a numeric column named 'score', up to case (long format)")
     cols.add_argument("--seed", default=None, metavar="COL",
-                      help="seed (run) column (default: a column named 'seed', if any)")
+                      help="seed (run) column (default: a column named 'seed', up to case, if any)")
     cols.add_argument("--bootstrap", default=None, metavar="COL",
                       help="bootstrap replicate column (empty on full-test-set rows)")
     cols.add_argument("--wide", nargs="*", default=None, metavar="COL",
@@ -945,20 +947,35 @@ LANGUAGE_NAMES: Final = ("task", "tasks", "dataset", "data_set", "benchmark", "l
 (case aside)."""
 
 
+def _named_as(header: Sequence[str], names: Sequence[str]) -> str | None:
+    """The one column of ``header`` named as one of ``names`` up to case and surrounding
+    spaces ('Model', ' seed '), or None (none, or several)."""
+    named = [c for c in header if c.strip().lower() in names]
+    return named[0] if len(named) == 1 else None
+
+
 def _default_keys(args: argparse.Namespace) -> None:
     """Columns with the cube's own names, read without their flag, each said on stderr: a
-    column named 'seed' as ``--seed seed``; without a column 'language' (and no --language),
-    a column named as tasks or data sets (:data:`LANGUAGE_NAMES`) as ``--language``."""
+    column named 'seed' (up to case, as every name here) as ``--seed``; without a column
+    'model' or 'language' (and no flag), one named so up to case ('Model', 'Language'), or
+    for the language one named as tasks or data sets (:data:`LANGUAGE_NAMES`)."""
     header = _header(args)
     said = []
-    if args.mean is None and args.seed is None and "seed" in header:
-        args.seed = "seed"
-        said.append("column 'seed' as --seed seed")
+    if args.model == "model" and "model" not in header:
+        named = _named_as(header, ("model",))
+        if named is not None:
+            args.model = named
+            said.append(f"column {named!r} as --model {shlex.quote(named)}")
+    if args.mean is None and args.seed is None:
+        named = "seed" if "seed" in header else _named_as(header, ("seed",))
+        if named is not None:
+            args.seed = named
+            said.append(f"column {named!r} as --seed {shlex.quote(named)}")
     if args.language == "language" and "language" not in header and args.wide is None:
-        named = [c for c in header if c.lower() in LANGUAGE_NAMES]
-        if len(named) == 1:
-            args.language = named[0]
-            said.append(f"column {named[0]!r} as --language {shlex.quote(named[0])}")
+        named = _named_as(header, ("language",)) or _named_as(header, LANGUAGE_NAMES)
+        if named is not None:
+            args.language = named
+            said.append(f"column {named!r} as --language {shlex.quote(named)}")
     if said and not args.quiet:
         print(f"evaluq report: reading {args.files[0]}'s {' and '.join(said)}",
               file=sys.stderr)
@@ -985,14 +1002,16 @@ def _default_score(args: argparse.Namespace) -> list[str]:
     one numeric column besides the keys is read as --score, and the terminal says so; the
     numeric columns offered (for the error's hint when there are several)."""
     offered = _offered_scores(args) if args.score is None and args.mean is None else []
-    if "score" in offered or len(offered) == 1:   # 'score': the column from_long reads
-        args.score = ["score"] if "score" in offered else offered
+    named = "score" if "score" in offered else _named_as(offered, ("score",))
+    if named is not None or len(offered) == 1:   # 'score': the column from_long reads
+        args.score = [named] if named is not None else offered
         if offered != ["score"] and not args.quiet:
             print(f"evaluq report: reading {args.files[0]}'s column {args.score[0]!r} as "
                   f"--score {shlex.quote(args.score[0])} (its one numeric column besides the "
                   "keys)" if len(offered) == 1 else
-                  f"evaluq report: reading {args.files[0]}'s column 'score' as --score score "
-                  f"(other numeric columns: {', '.join(c for c in offered if c != 'score')})"
+                  f"evaluq report: reading {args.files[0]}'s column {named!r} as --score "
+                  f"{shlex.quote(str(named))} (other numeric columns: "
+                  f"{', '.join(c for c in offered if c != named)})"
                   + _error_column_hint(offered), file=sys.stderr)
     return offered
 
