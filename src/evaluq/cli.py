@@ -228,13 +228,7 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
                            "as harness logs are (paired item bootstrap, item means, --bayes "
                            "the item model, --judge/--gold, --cluster COL). --language names "
                            "the task column, if any")
-    summ = p.add_argument_group("columns of the summary format")
-    summ.add_argument("--mean", default=None, metavar="COL", help="mean score over seeds")
-    summ.add_argument("--sd-seed", default=None, metavar="COL", help="seed-to-seed SD")
-    summ.add_argument("--sd-boot", default=None, metavar="COL", help="boot-to-boot SD")
-    summ.add_argument("--n-seeds", default="1", metavar="N|COL",
-                      help="number of seeds: an integer or a column (default 1)")
-    summ.add_argument("--metric", default=None, help="metric name (default: the mean column)")
+    _add_summary_columns(p)
     _add_reading_flags(p)
     _add_report_checks(p)
     _add_bayes_arguments(p)
@@ -255,6 +249,17 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress line")
     _add_harness_arguments(p)
     p.set_defaults(func=_run_report)
+
+
+def _add_summary_columns(p: argparse.ArgumentParser) -> None:
+    """The summary format's columns: --mean, --sd-seed, --sd-boot, --n-seeds, --metric."""
+    summ = p.add_argument_group("columns of the summary format")
+    summ.add_argument("--mean", default=None, metavar="COL", help="mean score over seeds")
+    summ.add_argument("--sd-seed", default=None, metavar="COL", help="seed-to-seed SD")
+    summ.add_argument("--sd-boot", default=None, metavar="COL", help="boot-to-boot SD")
+    summ.add_argument("--n-seeds", default="1", metavar="N|COL",
+                      help="number of seeds: an integer or a column (default 1)")
+    summ.add_argument("--metric", default=None, help="metric name (default: the mean column)")
 
 
 def _add_reading_flags(p: argparse.ArgumentParser) -> None:
