@@ -907,3 +907,21 @@ def test_capitalised_cube_columns_are_read_without_their_flags(tmp_path, capsys)
     code, _, err = _run(["report", str(path), "-o", str(out), "--score", "Score"], capsys)
     assert code == 2
     assert "column 'model' (given as --model) is not in" in err
+
+
+def test_a_spreadsheets_blank_rows_are_skipped_and_said_once(tmp_path, capsys):
+    """',,,' rows below and between the runs (a spreadsheet's blank rows): the report runs,
+    saying once which rows were skipped; a run's missing score is named by the file's row."""
+    rng = np.random.default_rng(1)
+    rows = [f"{m},{lang},{s},{0.6 + 0.05 * i + rng.normal(0, 0.02):.4f}"
+            for i, m in enumerate(["a", "b", "c"]) for lang in ["en", "de"] for s in range(3)]
+    rows[12] = "c,en,0,"                                   # a run without a score
+    path = tmp_path / "runs.csv"
+    path.write_text("model,language,seed,score\n" + "\n".join(rows[:9]) + "\n,,,\n"
+                    + "\n".join(rows[9:]) + "\n,,,\n,,,\n")
+    code, _, err = _run(["report", str(path), "-o", str(tmp_path / "out"), "--n-resamples",
+                         "50", "--format", "csv", "--quiet"], capsys)
+    assert code == 0, err
+    assert err.count("row(s) have no value in any column") == 1
+    assert "3 row(s) have no value in any column (row(s) 9, 19, 20, counted from 0" in err
+    assert "has no value (empty or NA) in 1 of 18 rows (rows 13, counted from 0)" in err

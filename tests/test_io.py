@@ -5,6 +5,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import warnings
 import zipfile
 
 import numpy as np
@@ -285,3 +286,27 @@ def test_json_lines_named_json_are_read_as_json_lines(tmp_path):
     path = tmp_path / "runs.json"
     table().to_json(path, orient="records", lines=True)
     pd.testing.assert_frame_equal(eq.read_table(path), table())
+
+
+@pytest.mark.parametrize("sep", [",", ";", "\t"])
+def test_rows_with_no_value_are_skipped_and_named(tmp_path, sep):
+    """',,,' rows (a spreadsheet's blank rows: below the data, or between blocks) hold
+    nothing: skipped with a warning naming them by the file's row numbers, which the other
+    rows keep (a later message about row 4 names the file's row 4)."""
+    from evaluq.errors import MissingDataWarning
+
+    blank = sep * 2
+    path = tmp_path / ("runs.tsv" if sep == "\t" else "runs.csv")
+    path.write_text(sep.join(["model", "language", "score"]) + "\n"
+                    + f"a{sep}en{sep}1\n{blank}\nb{sep}en{sep}2\nc{sep}en{sep}\n"
+                    + f"d{sep}en{sep}4\n{blank}\n{blank}\n")
+    with pytest.warns(MissingDataWarning, match=r"runs\.\w+: 3 row\(s\) have no value in any "
+                                                r"column \(row\(s\) 1, 5, 6, counted from 0"):
+        table = eq.read_table(path)
+    assert table.index.tolist() == [0, 2, 3, 4]
+    assert table.model.tolist() == ["a", "b", "c", "d"]
+    assert table.score.isna().tolist() == [False, False, True, False]   # c's is kept: missing
+    path.write_text("model,language,score\na,en,1\nb,en,2\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert eq.read_table(path).index.tolist() == [0, 1]               # nothing to say

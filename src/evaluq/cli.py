@@ -907,15 +907,12 @@ def _say_empty_scores(df: pd.DataFrame, path: str, needed: dict[str, str | None]
     """Warn (naming the file and rows) when a --score column is empty in some rows: the cube
     reads each as ``empty_is`` (a run that is missing, like a row that is not there, and the
     report counts it so; with --item, an item left out); this says which rows they are."""
-
-    import numpy as np
-
     from evaluq.errors import MissingDataWarning
 
     for option, column in needed.items():
         if not option.startswith(("--score", "--judge")) or column is None:
             continue
-        empty = np.flatnonzero(df[column].isna().to_numpy())
+        empty = df.index[df[column].isna().to_numpy()]     # the file's rows (their labels)
         if 0 < len(empty) < len(df):
             shown = ", ".join(map(str, empty[:5].tolist())) + (", ..." if len(empty) > 5
                                                                else "")
@@ -933,6 +930,8 @@ def _slug(name: str) -> str:
 def _offered_scores(args: argparse.Namespace) -> list[str]:
     """The first file's numeric columns other than the key columns given (empty when it
     cannot be read as a table)."""
+    import warnings
+
     import pandas as pd
 
     from evaluq.io import read_table
@@ -941,7 +940,9 @@ def _offered_scores(args: argparse.Namespace) -> list[str]:
     if not Path(path).is_file():        # a missing path: said by the reader
         return []
     _refuse_a_log(path, _log_format(Path(path)))
-    df = read_table(path, **_file_options(path, _read_options(args)))  # its errors: the remedy
+    with warnings.catch_warnings():     # a look at the columns: the file's read says them
+        warnings.simplefilter("ignore")
+        df = read_table(path, **_file_options(path, _read_options(args)))  # errors: remedies
     named = {args.model, args.language, args.seed, args.bootstrap}
     return [str(c) for c in df.columns
             if c not in named and pd.api.types.is_numeric_dtype(df[c])]

@@ -20,8 +20,9 @@ from evaluq._harness import read_lighteval_details as read_lighteval_details
 from evaluq._harness import read_lighteval_results as read_lighteval_results
 from evaluq._harness import read_lm_eval_results as read_lm_eval_results
 from evaluq._harness import read_lm_eval_samples as read_lm_eval_samples
-from evaluq._validation import text_encoding
-from evaluq.errors import CubeError
+from evaluq._validation import named_rows, text_encoding
+from evaluq._warn import warn
+from evaluq.errors import CubeError, MissingDataWarning
 
 
 def _with_encoding(p: Path, kw: dict[str, Any]) -> dict[str, Any]:
@@ -205,12 +206,15 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     one whose header has ';' and no ',' (a spreadsheet's export in a locale with the decimal
     comma) with ';' as the separator, and its columns of numbers written with a decimal comma
     ("0,71") as numbers. Comment lines ('#') above a CSV's header are skipped, and spaces after
-    its separators dropped. A column of percentages written as text ("64.3%") is read as
-    their numbers (64.3). A mark for a missing run ("-", "OOM") is text: pass
-    ``na_values=["-"]`` to read it as missing. A ``.json`` file of one object per line is
-    read as JSON lines. Text is UTF-8, or the encoding its byte-order mark names (UTF-16:
-    a spreadsheet's "Unicode text"); a file in another encoding is refused, naming its first
-    line that is not UTF-8: pass ``encoding="cp1252"`` (a Windows spreadsheet's CSV).
+    its separators dropped. A text table's rows with no value in any column (",,,": a
+    spreadsheet's blank rows) are skipped with a ``MissingDataWarning`` naming them; the other
+    rows keep their numbers (the index counts the file's rows from 0). A column of percentages
+    written as text ("64.3%") is read as their numbers (64.3). A mark for a missing run ("-",
+    "OOM") is text: pass ``na_values=["-"]`` to read it as missing. A ``.json`` file of one
+    object per line is read as JSON lines. Text is UTF-8, or the encoding its byte-order mark
+    names (UTF-16: a spreadsheet's "Unicode text"); a file in another encoding is refused,
+    naming its first line that is not UTF-8: pass ``encoding="cp1252"`` (a Windows spreadsheet's
+    CSV).
 
     Parameters
     ----------
@@ -267,9 +271,27 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     if table.shape[1] == 0:
         raise CubeError(f"{str(p)!r} is empty (no header and no rows)")
     _read_percentages(table)
-    if suffix in (".csv", ".txt", ".tsv", ".tab") and len(table) and table.iloc[-1].isna().any():
+    if suffix in TEXT_TABLES and len(table) and table.iloc[-1].isna().any():
         _check_last_line(p)
-    return table
+    return _skip_empty_rows(table, p) if suffix in TEXT_TABLES else table
+
+
+TEXT_TABLES: Final = (".csv", ".txt", ".tsv", ".tab")
+"""The suffixes of delimited text tables (a compressed one reads as its inner suffix)."""
+
+
+def _skip_empty_rows(table: pd.DataFrame, p: Path) -> pd.DataFrame:
+    """A text table's rows with no value in any column (",,," lines: a spreadsheet's blank
+    rows, often below the data) hold nothing to read: skipped with a warning naming them
+    (pandas skips a line that is wholly empty already). The rows keep their numbers (the
+    index), so later messages name the file's rows."""
+    empty = table.isna().all(axis=1).to_numpy()
+    if not empty.any():
+        return table
+    warn(f"{p.name}: {int(empty.sum())} row(s) have no value in any column (row(s) "
+         f"{named_rows(empty, table.index)}, counted from 0, as a spreadsheet leaves blank "
+         "rows): skipped", MissingDataWarning)
+    return table[~empty]
 
 
 _PERCENT: Final = r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*%\s*"
