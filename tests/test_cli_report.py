@@ -925,3 +925,33 @@ def test_a_spreadsheets_blank_rows_are_skipped_and_said_once(tmp_path, capsys):
     assert err.count("row(s) have no value in any column") == 1
     assert "3 row(s) have no value in any column (row(s) 9, 19, 20, counted from 0" in err
     assert "has no value (empty or NA) in 1 of 18 rows (rows 13, counted from 0)" in err
+
+
+def test_an_average_language_is_refused_and_left_out_by_the_flag(tmp_path, capsys):
+    """A long file with a paper's 'Average' rows beside the tasks' was read as one more task
+    (counted again in every aggregate): refused, naming --exclude-language, which leaves its
+    rows out and gives the report of the tasks alone."""
+    rng = np.random.default_rng(2)
+    rows = [(m, lang, s, 0.6 + 0.05 * i + rng.normal(0, 0.02))
+            for i, m in enumerate(["a", "b", "c"]) for lang in ["en", "de", "fr"]
+            for s in range(3)]
+    df = pd.DataFrame(rows, columns=["model", "language", "seed", "score"])
+    average = df.groupby(["model", "seed"], as_index=False).score.mean()
+    path, out = tmp_path / "runs.csv", tmp_path / "out"
+    pd.concat([df, average.assign(language="Average")]).to_csv(path, index=False)
+    flags = ["-o", str(out), "--n-resamples", "50", "--format", "csv"]
+    code, _, err = _run(["report", str(path), *flags], capsys)
+    assert code == 2
+    assert "has the label 'Average' beside 3 other languages" in err
+    assert "--exclude-language Average" in err
+    code, _, err = _run(["report", str(path), *flags, "--exclude-language", "Average"], capsys)
+    assert code == 0, err
+    assert "leaving out 9 row(s) of 'Average' (--exclude-language)" in err
+    assert sorted(eq.open_cube(out / "score_cube.nc")["language"].values) == ["de", "en", "fr"]
+    code, _, err = _run(["report", str(path), *flags, "--exclude-language", "avg"], capsys)
+    assert code == 2
+    assert "--exclude-language 'avg' is not a label of column 'language'" in err
+    df.to_csv(path, index=False)                        # no aggregate: nothing said
+    code, _, err = _run(["report", str(path), *flags], capsys)
+    assert code == 0, err
+    assert "exclude-language" not in err

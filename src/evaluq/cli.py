@@ -273,6 +273,10 @@ def _add_reading_flags(p: argparse.ArgumentParser) -> None:
                        help="read a text label of the --score (and --judge, --gold) columns "
                             "as a score; repeat, e.g. --label-score C=1 --label-score I=0 "
                             "(Inspect's letters) or --label-score yes=1 --label-score no=0")
+    files.add_argument("--exclude-language", action="append", default=None, metavar="LABEL",
+                       help="leave out the rows of this --language label; repeat, e.g. "
+                            "--exclude-language Average (a paper's average over the tasks, "
+                            "which would be read as one more task)")
     files.add_argument("--encoding", default=None, metavar="NAME",
                        help="the text encoding of CSV / TSV / JSON files that are not UTF-8, "
                             "e.g. cp1252 (a Windows spreadsheet's export) or latin-1; UTF-16 "
@@ -788,6 +792,41 @@ _AGGREGATE_NAMES = frozenset({"avg", "average", "mean", "overall", "total", "all
 """Column names of a wide table that are an aggregate of its languages, not a language."""
 
 
+def _languages_kept(data: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
+    """The rows of the languages analysed: without those of --exclude-language (said on
+    stderr). Without the flag, a --language label named as an aggregate of the others
+    (:data:`_AGGREGATE_NAMES`: 'Average', 'overall', ...) beside two or more languages is
+    refused, naming the flag: it would be read as one more language, counted again in every
+    aggregate over them."""
+    column = args.language
+    if column not in data.columns:
+        return data
+    labels = data[column].astype("string").str.strip()      # a missing label stays missing
+    seen = [str(x) for x in labels.dropna().unique()]        # (refused later, named)
+    if args.exclude_language:
+        unknown = [x for x in args.exclude_language if x.strip() not in seen]
+        if unknown:
+            raise ValueError(f"--exclude-language {unknown[0]!r} is not a label of column "
+                             f"{column!r} (given as --language); its labels are: "
+                             f"{', '.join(seen[:20])}{' ...' if len(seen) > 20 else ''}")
+        left_out = labels.isin([x.strip() for x in args.exclude_language]).to_numpy(
+            dtype=bool, na_value=False)
+        if not args.quiet:
+            print(f"evaluq report: leaving out {int(left_out.sum())} row(s) of "
+                  f"{', '.join(map(repr, args.exclude_language))} (--exclude-language)",
+                  file=sys.stderr)
+        return data[~left_out]
+    aggregates = [x for x in seen if x.lower() in _AGGREGATE_NAMES - {"score"}]
+    if aggregates and len(seen) - len(aggregates) >= 2:
+        raise ValueError(
+            f"column {column!r} (given as --language) has the label {aggregates[0]!r} beside "
+            f"{len(seen) - len(aggregates)} other languages: read as a language, an aggregate "
+            f"of them (a paper's average) would be counted again in every aggregate over "
+            f"the languages. Leave its rows out with --exclude-language "
+            f"{shlex.quote(aggregates[0])} (if it is a language, rename it in the file)")
+    return data
+
+
 def _numeric_columns(df: pd.DataFrame, skip: Sequence[str | None]) -> list[str]:
     """The columns of ``df`` (not in ``skip``) that hold numbers, in the file's order."""
     import pandas as pd
@@ -1077,9 +1116,10 @@ def _report_cubes(args: argparse.Namespace) -> dict[str, xr.Dataset]:
     if args.wide is not None:
         needed = {k: v for k, v in needed.items() if k in ("--model", "--seed", "--bootstrap")}
         reshape = lambda df, path: _melt_wide(df, path, args)  # noqa: E731
-    data = _read_files(args.files, needed, reshape=reshape, options=_read_options(args),
-                       labels=_label_scores(args),
-                       keys=(args.model, args.language, args.seed, args.bootstrap))
+    data = _languages_kept(_read_files(
+        args.files, needed, reshape=reshape, options=_read_options(args),
+        labels=_label_scores(args), keys=(args.model, args.language, args.seed, args.bootstrap)),
+        args)
     # --bounds refuses scores outside the range (naming the rows); the scale verdict is the
     # report's (page and terminal alike), so the loaders' own outlier warning is off
     checks: dict[str, Any] = {"bounds": tuple(args.bounds) if args.bounds else None,
