@@ -19,7 +19,10 @@ two ordinal forms' benchmark-score means side by side. The machine is shared: re
 Measured on 2026-11-29 at 20 x 10^4 x 5 without a task column (``--size 20 10000 5
 --no-explicit --no-tasks``, AMD EPYC 2-core, load 1.0): the binomial 4.55 s (7.0 steps per
 draw), the marginal form 76.0 s (sampling 69.7 s, posterior 5.1 s; 7.0 steps per draw, 0
-divergences), 16.7x; the issue's 60 s is not met.
+divergences), 16.7x; the issue's 60 s is not met. The same at 08:40, after four rows per
+pass and the 27-nat window (``_ordinal_grid``), on a slower machine (the binomial 5.07 s):
+83.2 s (sampling 76.0 s), 16.4x; in a same-hour A/B of one fit's warm sampling the former
+code took 62.8 s and the new 56.3 s (the same 29,670 leapfrog steps).
 
 Measured on 2026-11-28 at 10 x 1,000 x 3 (AMD EPYC 2-core, two rounds each with the former
 code in the same run): the binomial 4.32-4.35 s and the marginal form 11.09-11.22 s (2.55-2.60x;
