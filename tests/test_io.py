@@ -310,3 +310,27 @@ def test_rows_with_no_value_are_skipped_and_named(tmp_path, sep):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert eq.read_table(path).index.tolist() == [0, 1]               # nothing to say
+
+
+def test_an_aggregate_language_label_is_warned_about_by_the_loaders():
+    """A long table with a paper's 'Average' rows beside its languages: from_long and
+    from_summary read it as one more language (the user's table, kept as given) and say
+    that it would be counted again in every aggregate, with the line that drops it; one
+    language beside it ('all' alone, or beside one other) says nothing."""
+    rows = [(m, lang, 0.5 + 0.1 * i + 0.01 * j) for i, m in enumerate("ab")
+            for j, lang in enumerate(["en", "de", "fr"])]
+    df = pd.DataFrame(rows, columns=["model", "language", "score"])
+    average = df.groupby("model", as_index=False).score.mean().assign(language=" Average")
+    with pytest.warns(eq.EvaluqWarning, match=r"has the label ' Average' beside other "
+                                              r"languages: .* counted again in every aggregate"
+                                              r".*table\[table\['language'\] != ' Average'\]"):
+        cube = eq.from_long(pd.concat([df, average]))
+    assert cube.sizes["language"] == 4
+    summary = pd.concat([df, average]).rename(columns={"score": "mean"})
+    with pytest.warns(eq.EvaluqWarning, match="has the label ' Average' beside"):
+        eq.from_summary(summary, sd_seed=None, sd_boot=None, n_seeds=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eq.from_long(df)
+        eq.from_long(df[df.language == "en"].assign(language="all"))
+        eq.from_long(pd.concat([df[df.language == "en"], average.assign(language="all")]))

@@ -17,7 +17,7 @@ import pandas as pd
 
 from evaluq._dims import EPOCH
 from evaluq._warn import warn
-from evaluq.errors import CubeError, ImplicitEpochWarning
+from evaluq.errors import CubeError, EvaluqWarning, ImplicitEpochWarning
 
 RNGLike = int | np.random.Generator | np.random.SeedSequence | None
 
@@ -323,6 +323,38 @@ def check_memory(name: str, n_bytes: float, budget: int | None = None, *,
                          f"evaluq's memory budget of {_size(limit)} (the environment variable "
                          f"{MEMORY_BUDGET_ENV}, in bytes or with a unit K, M, G, T, raises it): "
                          f"{remedy or f'lower `{name}`'}{hint}")
+
+
+AGGREGATE_NAMES: Final = frozenset({"avg", "average", "mean", "overall", "total", "all",
+                                    "macro", "micro", "macro-avg", "micro-avg", "avg."})
+"""Names of an aggregate over the languages (tasks), as a paper's table prints one ('Average'
+column or row), up to case: not a language."""
+
+
+def aggregate_labels(labels: Iterable[Any]) -> list[str]:
+    """The labels named as an aggregate of the others (:data:`AGGREGATE_NAMES`, up to case
+    and surrounding spaces) when two or more other labels are there, else none.
+
+    Examples
+    --------
+    >>> from evaluq._validation import aggregate_labels
+    >>> aggregate_labels(["en", "de", "Average"]), aggregate_labels(["en", "all"])
+    (['Average'], [])
+    """
+    seen = [str(x) for x in labels]
+    named = [x for x in seen if x.strip().lower() in AGGREGATE_NAMES]
+    return named if len(seen) - len(named) >= 2 else []
+
+
+def warn_aggregate_labels(labels: Iterable[Any], column: str) -> None:
+    """Warn when a language label names an aggregate of the others (:func:`aggregate_labels`):
+    read as a language, it is counted again in every aggregate over the languages."""
+    named = aggregate_labels(labels)
+    if named:
+        warn(f"`language` column {column!r} has the label {named[0]!r} beside other "
+             "languages: read as a language, an aggregate of them (a paper's average) is "
+             "counted again in every aggregate over the languages; drop its rows first "
+             f"(table[table[{column!r}] != {named[0]!r}])", EvaluqWarning)
 
 
 def named_rows(mask: np.ndarray, index: pd.Index, limit: int = 10) -> str:

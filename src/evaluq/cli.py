@@ -787,17 +787,14 @@ def _file_options(path: str, options: Mapping[str, Any]) -> dict[str, Any]:
     return dict(options)
 
 
-_AGGREGATE_NAMES = frozenset({"avg", "average", "mean", "overall", "total", "all", "macro",
-                              "micro", "macro-avg", "micro-avg", "avg.", "score"})
-"""Column names of a wide table that are an aggregate of its languages, not a language."""
-
-
 def _languages_kept(data: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
     """The rows of the languages analysed: without those of --exclude-language (said on
     stderr). Without the flag, a --language label named as an aggregate of the others
-    (:data:`_AGGREGATE_NAMES`: 'Average', 'overall', ...) beside two or more languages is
+    (``_validation.AGGREGATE_NAMES``: 'Average', 'overall', ...) beside two or more languages is
     refused, naming the flag: it would be read as one more language, counted again in every
     aggregate over them."""
+    from evaluq._validation import aggregate_labels
+
     column = args.language
     if column not in data.columns:
         return data
@@ -816,8 +813,8 @@ def _languages_kept(data: pd.DataFrame, args: argparse.Namespace) -> pd.DataFram
                   f"{', '.join(map(repr, args.exclude_language))} (--exclude-language)",
                   file=sys.stderr)
         return data[~left_out]
-    aggregates = [x for x in seen if x.lower() in _AGGREGATE_NAMES - {"score"}]
-    if aggregates and len(seen) - len(aggregates) >= 2:
+    aggregates = aggregate_labels(seen)
+    if aggregates:
         raise ValueError(
             f"column {column!r} (given as --language) has the label {aggregates[0]!r} beside "
             f"{len(seen) - len(aggregates)} other languages: read as a language, an aggregate "
@@ -852,7 +849,7 @@ def _melt_wide(df: pd.DataFrame, path: str, args: argparse.Namespace) -> pd.Data
     """A wide table (one column per language) as the long one: a row per model (seed,
     replicate) and language, the language in column --language, the score in --score.
     Every cell is kept; an empty one is a run that is missing, said once per file."""
-    from evaluq._validation import closest_column
+    from evaluq._validation import AGGREGATE_NAMES, closest_column
     from evaluq.errors import MissingDataWarning
 
     keys = [c for c in (args.model, args.seed, args.bootstrap) if c is not None]
@@ -867,7 +864,8 @@ def _melt_wide(df: pd.DataFrame, path: str, args: argparse.Namespace) -> pd.Data
         languages = list(dict.fromkeys(args.wide))
     else:
         languages = _numeric_columns(df, keys)
-        aggregates = [c for c in languages if c.strip().lower() in _AGGREGATE_NAMES]
+        aggregates = [c for c in languages
+                      if c.strip().lower() in AGGREGATE_NAMES | {"score"}]
         if aggregates:
             rest = " ".join(shlex.quote(c) for c in languages if c not in aggregates)
             raise ValueError(f"{path}: column {aggregates[0]!r} looks like an aggregate of the "

@@ -72,6 +72,7 @@ from evaluq._validation import (
     check_columns,
     check_label_spacing,
     check_orientation,
+    warn_aggregate_labels,
 )
 from evaluq._warn import warn
 from evaluq.errors import CubeError, ScaleWarning
@@ -479,6 +480,7 @@ def from_long(
     if pivoted is None:
         pivoted = _pivot_reference(df, keys, bootstrap, score)
     coords, score_arr, boot_arr, full_rows, boot_rows = pivoted
+    warn_aggregate_labels(coords[LANGUAGE], language)
     data_vars: dict[str, Any] = {SCORE: ((MODEL, LANGUAGE, SEED), score_arr)}
     if boot_arr is not None:
         data_vars[BOOT_SCORE] = ((MODEL, LANGUAGE, SEED, BOOTSTRAP), boot_arr)
@@ -632,6 +634,7 @@ def from_summary(
     keys = {MODEL: model, LANGUAGE: language}
     _check_unique_keys(df, keys)
     coords = {d: _sorted_labels(df[c], c) for d, c in keys.items()}
+    warn_aggregate_labels(coords[LANGUAGE], language)
     means = _pivot(df, keys, _numeric_column(df, mean, "mean"), coords)
     data_vars: dict[str, Any] = {SCORE: ((MODEL, LANGUAGE, SEED), means[..., None])}
     for var, col in ((SD_SEED, sd_seed), (SD_BOOT, sd_boot)):
