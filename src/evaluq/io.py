@@ -158,7 +158,9 @@ COMPRESSED: Final = (".gz", ".bz2", ".xz", ".zip")
 """A text table (CSV, TSV, JSON lines) may be compressed: ``runs.csv.gz``; the reader is
 that of the suffix before this one, and pandas decompresses it."""
 _SPREADSHEETS: Final = (".xlsx", ".xlsm", ".xls", ".ods", ".numbers")
-_TEXT: Final = (".csv", ".txt", ".tsv", ".tab", ".json", ".jsonl", ".ndjson")
+TEXT_TABLES: Final = (".csv", ".txt", ".tsv", ".tab")
+"""The suffixes of delimited text tables (a compressed one reads as its inner suffix)."""
+_TEXT: Final = (*TEXT_TABLES, ".json", ".jsonl", ".ndjson")
 
 
 def _zip_member(p: Path) -> IO[bytes]:
@@ -274,10 +276,6 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     if suffix in TEXT_TABLES and len(table) and table.iloc[-1].isna().any():
         _check_last_line(p)
     return _skip_empty_rows(table, p) if suffix in TEXT_TABLES else table
-
-
-TEXT_TABLES: Final = (".csv", ".txt", ".tsv", ".tab")
-"""The suffixes of delimited text tables (a compressed one reads as its inner suffix)."""
 
 
 def _skip_empty_rows(table: pd.DataFrame, p: Path) -> pd.DataFrame:

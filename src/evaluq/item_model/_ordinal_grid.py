@@ -27,7 +27,8 @@ more than ``WINDOW`` below it every node is lower still), and sums the window: e
 out holds less than e^-``WINDOW`` of the largest, and they fall geometrically beyond (~4e-12
 relative in all: below the trapezoid rule's own error at the narrowest integrand, 5e-11 at
 ``_gridquad.SPACING``). A term costs its entries' operations
-over its window and guess (~20 and ~24 nodes at 10 x 1,000 x 3, in ~1.05 passes over
+over its window and guess (~20 and ~24 nodes at 10 x 1,000 x 3 with a 36-nat window; windows of
+~16 nodes at 20 x 10^4 x 5 with 27), in ~1.05 passes over
 its entries); the tables are filled for
 every unit and every (unit, combo) row some term uses, each row once per call, not once per
 term.
