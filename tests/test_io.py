@@ -334,3 +334,65 @@ def test_an_aggregate_language_label_is_warned_about_by_the_loaders():
         eq.from_long(df)
         eq.from_long(df[df.language == "en"].assign(language="all"))
         eq.from_long(pd.concat([df[df.language == "en"], average.assign(language="all")]))
+
+
+@pytest.mark.parametrize(("sep", "decimal"), [(",", "."), (";", ","), ("\t", ".")])
+def test_a_first_line_naming_the_separator_is_read_as_excel_reads_it(tmp_path, sep, decimal):
+    """'sep=;' above the header (a line some tools write for Excel, which reads it as the
+    separator): the table below it. Before: the line was the header, and one column 'sep=,'
+    ("give either --score COL ... not neither" in the CLI)."""
+    path = tmp_path / "runs.csv"
+    path.write_text(f"sep={sep}\n" + table().to_csv(sep=sep, decimal=decimal, index=False))
+    pd.testing.assert_frame_equal(eq.read_table(path), table())
+
+
+@pytest.mark.parametrize("head", ["Results of our runs,,,,\n", "Results of our runs\n\n",
+                                  '"Table 3: accuracy, by run",,,,\n,,,,\n',
+                                  "Results\nAccuracy (%),,,,\n"])
+def test_title_lines_above_a_header_are_skipped_and_named(tmp_path, head):
+    """A spreadsheet's title row above the header ('Results of our runs,,,'), with or
+    without blank rows below it: the table below, with a warning naming the lines. Before,
+    the title was the header: columns 'Results of our runs', 'Unnamed: 1', ... (the CLI then
+    asked for --score)."""
+    from evaluq.errors import EvaluqWarning
+
+    path = tmp_path / "runs.csv"
+    path.write_text(head + table().to_csv(index=False))
+    titles = ", ".join(str(i + 1) for i, line in enumerate(head.splitlines())
+                       if line.strip(", "))
+    header = len(head.splitlines()) + 1
+    with pytest.warns(EvaluqWarning, match=rf"runs\.csv: line\(s\) {titles} \(.*\) read as a "
+                                           rf"title above the header, not as the header: "
+                                           rf"skipped \(the header is line {header}\)"):
+        got = eq.read_table(path)
+    pd.testing.assert_frame_equal(got, table())
+
+
+@pytest.mark.parametrize("text", ["score\n0.5\n0.7\n", "model;acc\na;0,71\nb;0,5\n",
+                                  'model\n"gpt, v2"\n"llama, v3"\n'])
+def test_a_header_of_one_column_is_not_a_title(tmp_path, text):
+    """A table of one column, or a ';' header above a row whose decimal comma looks like a
+    ',' separator: read as it is, without a warning."""
+    path = tmp_path / "one.csv"
+    path.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = eq.read_table(path)
+    assert got.shape == (2, text.splitlines()[0].count(";") + 1)
+
+
+@pytest.mark.parametrize("name", ["runs.tsv", "runs.tab", "runs.csv", "runs.txt"])
+def test_a_tab_separated_table_reads_decimal_commas(tmp_path, name):
+    """A spreadsheet's tab-delimited export in a decimal-comma locale ('0,71'): numbers, as
+    in a ';' table. Before, the column stayed text ("must be numeric; it has dtype str (for
+    example '0,71' ...)"). A column whose every value could be thousands separators
+    ('1,234') stays text: which it is cannot be told."""
+    df = table().assign(big=["1,234", "2,000", "3,500", "4,000"][:len(table())])
+    path = tmp_path / name
+    df.to_csv(path, sep="\t", decimal=",", index=False)
+    got = eq.read_table(path)
+    pd.testing.assert_frame_equal(got.drop(columns="big"), table())
+    assert got["big"].tolist() == df["big"].tolist()
+    df.assign(big=["1,234", "0,5", "3,500", "4,000"][:len(table())]).to_csv(
+        path, sep="\t", index=False)
+    assert eq.read_table(path)["big"].tolist() == [1.234, 0.5, 3.5, 4.0][:len(table())]

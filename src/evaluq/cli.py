@@ -1027,14 +1027,18 @@ def _default_keys(args: argparse.Namespace) -> None:
 def _header(args: argparse.Namespace) -> list[str]:
     """The first file's column names (none when it cannot be read as a table: said later).
     Text tables are read to their second row only."""
+    import warnings
+
     from evaluq.io import read_table
 
     path = args.files[0]
     text = {".csv", ".txt", ".tsv", ".tab", ".jsonl", ".ndjson"} & {
         s.lower() for s in Path(path).suffixes[-2:]}
     try:
-        df = read_table(path, **_file_options(path, _read_options(args))
-                        | ({"nrows": 2} if text else {}))
+        with warnings.catch_warnings():     # a look at the columns: the file's read says them
+            warnings.simplefilter("ignore")
+            df = read_table(path, **_file_options(path, _read_options(args))
+                            | ({"nrows": 2} if text else {}))
     except Exception:                   # a folder, a log, an unreadable file: said later
         return []
     return [str(c) for c in df.columns]

@@ -22,7 +22,7 @@ from evaluq._harness import read_lm_eval_results as read_lm_eval_results
 from evaluq._harness import read_lm_eval_samples as read_lm_eval_samples
 from evaluq._validation import named_rows, text_encoding
 from evaluq._warn import warn
-from evaluq.errors import CubeError, MissingDataWarning
+from evaluq.errors import CubeError, EvaluqWarning, MissingDataWarning
 
 
 def _with_encoding(p: Path, kw: dict[str, Any]) -> dict[str, Any]:
@@ -52,38 +52,105 @@ def _not_utf8(p: Path) -> str:
             f"'shift_jis' or 'gbk' other scripts)")
 
 
-def _read_csv(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
-    """A ``.csv`` (or ``.txt``) file; one whose header splits on tabs but not on ',' (a
-    spreadsheet's "tab-delimited text", or a TSV named ``.csv``) is read as tab-separated; one
-    whose header splits on ';' but not on ',' (a spreadsheet's export where ',' is the
-    decimal mark) is read with ';' as the separator, and each text column whose every value
-    is a number with a decimal comma ("0,71") becomes that number, unless ``sep`` /
-    ``delimiter`` / ``decimal`` are given. Lines starting with '#' above the header (a tool's
-    comments) are skipped, and spaces after a separator ("model, language") are not part of
-    the value."""
-    kw = {"skipinitialspace": True, **_with_encoding(p, kw)}
-    with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=kw["encoding"],
+def _first_lines(p: Path, encoding: str, n: int) -> list[str]:
+    """The first ``n`` lines of a text table (fewer in a shorter file), undecodable bytes
+    replaced (the reader itself says which line is not in the encoding)."""
+    with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=encoding,
                                                  errors="replace") as handle:
-        header, comments = handle.readline(), 0
-        while header.lstrip("\ufeff").startswith("#") and not {"skiprows", "header"} & set(kw):
-            header, comments = handle.readline(), comments + 1
-    if comments and header.strip():
-        kw["skiprows"] = comments          # a tool's '# ...' lines above the header
-    if {"sep", "delimiter", "decimal"} & set(kw):
-        return pd.read_csv(p, **kw)
-    if header.count("\t") >= 1 and header.count(",") == 0:
-        return pd.read_csv(p, sep="\t", **kw)
-    if not (header.count(";") >= 1 and header.count(",") == 0):
-        return pd.read_csv(p, **kw)
-    table = pd.read_csv(p, sep=";", **kw)
+        return [line for _, line in zip(range(n), handle, strict=False)]
+
+
+def _values(line: str, sep: str) -> list[str]:
+    """A line's non-empty fields on ``sep`` (quotes respected), without surrounding spaces."""
+    import csv
+
+    fields = next(csv.reader([line.lstrip("\ufeff").rstrip("\r\n")], delimiter=sep), [])
+    return [v for f in fields if (v := f.strip())]
+
+
+def _one_value(line: str) -> bool:
+    """Whether ``line`` holds one value on any separator (',', ';' or tab)."""
+    return all(len(_values(line, sep)) == 1 for sep in ",;\t")
+
+
+def _is_title(line: str, below: list[str]) -> bool:
+    """Whether ``line`` reads as a title above a header: one value (then empty fields, or no
+    separator at all, as a spreadsheet's first row "Results of our runs,,,"), and below it,
+    after blank lines or further titles, a line of two or more values."""
+    if not _one_value(line):
+        return False
+    header = next((h for h in below if h.strip() and not _one_value(h)), "")
+    return bool(header) and not header.lstrip("\ufeff").startswith("#")
+
+
+def _preamble(lines: list[str]) -> tuple[int, str | None, list[tuple[int, str]]]:
+    """The lines above a text table's header: how many (a tool's '#' comments, a "sep=;"
+    line naming the separator, as Excel reads it, title lines, and blank lines below any of
+    these), the separator named, and the titles as (line number from 1, text)."""
+    import re
+
+    skip, sep, titles = 0, None, []
+    while skip < len(lines):
+        text = lines[skip].lstrip("\ufeff").strip()
+        hint = re.fullmatch(r"sep=(.)", lines[skip].lstrip("\ufeff").rstrip("\r\n"))
+        if text.startswith("#") or (skip and not text.strip(",;\t ")):
+            skip += 1
+        elif hint is not None and skip == 0:
+            sep, skip = hint.group(1), 1
+        elif text and _is_title(text, lines[skip + 1:]):
+            titles.append((skip + 1, text.strip(",;\t ")))
+            skip += 1
+        else:
+            break
+    return skip, sep, titles
+
+
+def _decimal_commas(table: pd.DataFrame, thousands: bool) -> pd.DataFrame:
+    """Each text column whose every value is a number with a decimal comma ("0,71") as that
+    number, in place. Unless ``thousands`` (a ';' table: the locale's decimal comma), a
+    column whose every value could be a number with thousands separators ("1,234") stays
+    text: which one it is cannot be told."""
     for col in table.columns:
         values = table[col].dropna()
-        text = values.dtype == object or pd.api.types.is_string_dtype(values)
-        if text and len(values) and values.astype(str).str.fullmatch(
-                r"\s*[+-]?\d*,\d+([eE][+-]?\d+)?\s*").all():
+        if not (len(values) and (values.dtype == object
+                                 or pd.api.types.is_string_dtype(values))):
+            continue
+        text = values.astype(str)
+        if (text.str.fullmatch(r"\s*[+-]?\d*,\d+([eE][+-]?\d+)?\s*").all()
+                and (thousands or not text.str.fullmatch(r"\s*[+-]?\d{1,3}(,\d{3})+\s*").all())):
             table[col] = pd.to_numeric(table[col].astype(str).str.replace(",", ".",
                                                                           regex=False))
     return table
+
+
+def _read_csv(p: Path, kw: dict[str, Any], sep: str | None = None) -> pd.DataFrame:
+    """A ``.csv`` or ``.txt`` file (or with ``sep``, a ``.tsv``). One whose header splits on
+    tabs but not on ',' (a spreadsheet's "tab-delimited text", or a TSV named ``.csv``) is
+    read as tab-separated; one whose header splits on ';' but not on ',' (a spreadsheet's
+    export where ',' is the decimal mark) with ';' as the separator; a first line "sep=;"
+    names the separator. In a ';' or tab-separated table, each text column whose every value
+    is a number with a decimal comma ("0,71") becomes that number (:func:`_decimal_commas`),
+    unless ``sep`` / ``delimiter`` / ``decimal`` are given. Lines above the header are
+    skipped (:func:`_preamble`): a tool's '#' comments, and title lines with an
+    ``EvaluqWarning`` naming them. Spaces after a separator ("model, language") are not part
+    of the value."""
+    kw = {"skipinitialspace": True, **_with_encoding(p, kw)}
+    lines = _first_lines(p, kw["encoding"], 100)
+    skip, hint, titles = (0, None, []) if {"skiprows", "header"} & set(kw) else _preamble(lines)
+    header = lines[skip] if skip < len(lines) else ""
+    if skip and header.strip():
+        kw["skiprows"] = skip
+    if titles:
+        numbers, texts = (", ".join(str(t[i]) if i == 0 else repr(t[i]) for t in titles)
+                          for i in (0, 1))
+        warn(f"{p.name}: line(s) {numbers} ({texts}) read as a title above the header, not "
+             f"as the header: skipped (the header is line {skip + 1})", EvaluqWarning)
+    if {"sep", "delimiter", "decimal"} & set(kw):
+        return pd.read_csv(p, **kw)
+    sep = sep or hint or ("\t" if header.count("\t") >= 1 and header.count(",") == 0 else
+                          ";" if header.count(";") >= 1 and header.count(",") == 0 else ",")
+    table = pd.read_csv(p, sep=sep, **kw)
+    return table if sep == "," else _decimal_commas(table, thousands=sep == ";")
 
 
 def _read_json(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
@@ -130,8 +197,8 @@ def _read_json(p: Path, kw: dict[str, Any]) -> pd.DataFrame:
 _READERS: dict[str, Callable[[Path, dict[str, Any]], pd.DataFrame]] = {
     ".csv": _read_csv,
     ".txt": _read_csv,
-    ".tsv": lambda p, kw: pd.read_csv(p, sep="\t", **_with_encoding(p, kw)),
-    ".tab": lambda p, kw: pd.read_csv(p, sep="\t", **_with_encoding(p, kw)),
+    ".tsv": lambda p, kw: _read_csv(p, kw, "\t"),
+    ".tab": lambda p, kw: _read_csv(p, kw, "\t"),
     ".json": _read_json,
     ".jsonl": lambda p, kw: pd.read_json(p, lines=True, precise_float=True,
                                          **_with_encoding(p, kw)),
@@ -206,9 +273,13 @@ def read_table(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     ``.bz2``, ``.xz`` and a ``.zip`` of one file). Extra keyword arguments go to the pandas
     reader. A ``.csv`` or ``.txt`` whose header has tabs and no ',' is read as tab-separated;
     one whose header has ';' and no ',' (a spreadsheet's export in a locale with the decimal
-    comma) with ';' as the separator, and its columns of numbers written with a decimal comma
-    ("0,71") as numbers. Comment lines ('#') above a CSV's header are skipped, and spaces after
-    its separators dropped. A text table's rows with no value in any column (",,,": a
+    comma) with ';' as the separator; a first line "sep=;" names the separator. In a ';' or
+    tab-separated table, columns of numbers written with a decimal comma ("0,71") are read as
+    numbers (in a tab-separated one, not a column whose every value could be thousands
+    separators, "1,234"). Comment lines ('#') above a text table's header are skipped, and so
+    are title lines (one value above a header of two or more columns: a spreadsheet's
+    "Results,,,"), with an ``EvaluqWarning`` naming them; spaces after its separators are
+    dropped. A text table's rows with no value in any column (",,,": a
     spreadsheet's blank rows) are skipped with a ``MissingDataWarning`` naming them; the other
     rows keep their numbers (the index counts the file's rows from 0). A column of percentages
     written as text ("64.3%") is read as their numbers (64.3). A mark for a missing run ("-",
