@@ -955,3 +955,41 @@ def test_an_average_language_is_refused_and_left_out_by_the_flag(tmp_path, capsy
     code, _, err = _run(["report", str(path), *flags], capsys)
     assert code == 0, err
     assert "exclude-language" not in err
+
+
+def test_a_spreadsheets_title_row_is_skipped_and_said_once(tmp_path, capsys):
+    """'Results of our runs,,,' above the header (a spreadsheet's title row): the report of
+    the runs below it, saying once which line was skipped. Before: "give either --score COL
+    ... not both and not neither" (the title was read as the header)."""
+    rng = np.random.default_rng(3)
+    rows = [f"{m},{lang},{s},{0.6 + 0.05 * i + rng.normal(0, 0.02):.4f}"
+            for i, m in enumerate(["a", "b", "c"]) for lang in ["en", "de"] for s in range(3)]
+    path = tmp_path / "runs.csv"
+    path.write_text("Results of our runs,,,\nmodel,language,seed,score\n" + "\n".join(rows)
+                    + "\n")
+    code, _, err = _run(["report", str(path), "-o", str(tmp_path / "out"), "--n-resamples",
+                         "50", "--format", "csv", "--quiet"], capsys)
+    assert code == 0, err
+    assert err.count("read as a title above the header") == 1
+    assert "line(s) 1 ('Results of our runs') read as a title above the header" in err
+
+
+@pytest.mark.parametrize(("values", "said"), [
+    (['"0,61"', '"0,72"'], r"A decimal comma \(or thousands separators\).*';' or "
+                           r"tab-separated file"),
+    (["C", "I"], r"read each label as its score: --label-score C=1 --label-score I=0"),
+])
+def test_a_score_column_of_text_is_read_and_its_values_named(tmp_path, capsys, values, said):
+    """A column 'score' holding text (quoted decimal commas in a ',' file, or Inspect's
+    letters): the report reads it as --score and the error names its values and the remedy.
+    Before: "give either --score COL ... not both and not neither" (no numeric column)."""
+    import re
+
+    path = tmp_path / "runs.csv"
+    path.write_text("model,language,seed,score\n" + "".join(
+        f"{m},{lang},0,{values[i % 2]}\n" for i, (m, lang) in enumerate(
+            [("a", "en"), ("b", "en"), ("a", "de"), ("b", "de")])))
+    code, _, err = _run(["report", str(path), "-o", str(tmp_path / "out"), "--quiet"], capsys)
+    assert code == 2
+    assert "column 'score' (given as --score) must be numeric" in err
+    assert re.search(said, err), err

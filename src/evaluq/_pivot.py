@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from evaluq._dims import BOOTSTRAP
-from evaluq._validation import check_label_spacing, percent_hint
+from evaluq._validation import check_label_spacing, label_hint, percent_hint
 from evaluq.errors import CubeError
 
 
@@ -70,6 +70,8 @@ def _numeric_column(df: pd.DataFrame, column: str, argument: str) -> np.ndarray:
         bad = series[pd.to_numeric(series, errors="coerce").isna() & series.notna()]
         example = f" (for example {bad.iloc[0]!r} in row {bad.index[0]})" if len(bad) else ""
         hint = percent_hint(bad.iloc[0], column) if len(bad) else ""
+        if len(bad) == series.notna().sum() and not hint:     # labels only: no number
+            hint = label_hint(pd.unique(bad.astype(str))[:8], column)
         if not len(bad) and series.notna().any():       # every value is a number, as text
             first = series[series.notna()]
             example = f" (for example {first.iloc[0]!r} in row {first.index[0]})"

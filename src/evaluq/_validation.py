@@ -614,6 +614,8 @@ def percent_hint(value: Any, column: str) -> str:
     True
     >>> percent_hint("62.5 (0.3)", "acc").startswith(". A mean and its spread in one cell")
     True
+    >>> percent_hint("0,71", "acc").startswith(". A decimal comma")
+    True
     >>> percent_hint("—", "acc").split(":")[0]
     ". '—' looks like a mark for a run that is missing"
     """
@@ -631,6 +633,11 @@ def percent_hint(value: Any, column: str) -> str:
                 "(eq.from_summary(mean=..., sd_seed=..., n_seeds=...); in the CLI --mean, "
                 "--sd-seed and --n-seeds), after checking whether the spread is an SD, a "
                 "standard error or an interval's half-width")
+    if re.fullmatch(r"\s*[+-]?\d*,\d+\s*", value):
+        return (". A decimal comma (or thousands separators): evaluq.read_table (and the CLI) "
+                "reads a column of decimal-comma numbers as numbers in a ';' or tab-separated "
+                f"file; save the file so, or in pandas, table[{column!r}] = "
+                f"pandas.to_numeric(table[{column!r}].str.replace(',', '.'))")
     if not value.rstrip().endswith("%"):
         return ""
     return (f". Percentages written as text: evaluq.read_table (and the CLI) reads a column of "
@@ -657,10 +664,22 @@ def _not_numbers(series: pd.Series, column: str, argument: str) -> NoReturn:
     if hint:
         raise CubeError(f"{head}; it holds {text.iloc[first]!r} at {_row(series, first)}"
                         f"{listed}{hint}")
-    raise CubeError(f"{head}; it holds {text.iloc[first]!r} at {_row(series, first)}{listed}. "
-                    f"A score is a number: map each label to its score first, e.g. "
-                    f"table[{column!r}].map({_label_map(labels)}) (Inspect's letters: C 1, "
-                    f"P 0.5, I and N 0), or score the answers against their targets")
+    raise CubeError(f"{head}; it holds {text.iloc[first]!r} at {_row(series, first)}{listed}"
+                    f"{label_hint(labels, column)}")
+
+
+def label_hint(labels: Any, column: str) -> str:
+    """What to do with a score column of text labels: map each to its score (the usual
+    scores of common labels shown, :data:`LABEL_SCORES`).
+
+    Examples
+    --------
+    >>> label_hint(["C", "I"], "score").split(", e.g. ")[1].split(" (")[0]
+    "table['score'].map({'C': 1, 'I': 0})"
+    """
+    return (f". A score is a number: map each label to its score first, e.g. "
+            f"table[{column!r}].map({_label_map(labels)}) (Inspect's letters: C 1, "
+            f"P 0.5, I and N 0), or score the answers against their targets")
 
 
 LABEL_SCORES: Final = {"c": 1, "correct": 1, "p": 0.5, "partial": 0.5, "i": 0, "incorrect": 0,

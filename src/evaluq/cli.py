@@ -1047,9 +1047,14 @@ def _header(args: argparse.Namespace) -> list[str]:
 def _default_score(args: argparse.Namespace) -> list[str]:
     """Without --score or --mean, a column named 'score' (from_long's default) or the table's
     one numeric column besides the keys is read as --score, and the terminal says so; the
-    numeric columns offered (for the error's hint when there are several)."""
+    numeric columns offered (for the error's hint when there are several). A column named
+    'score' that holds text ("0,71") is read too: the reader's error names its values."""
     offered = _offered_scores(args) if args.score is None and args.mean is None else []
     named = "score" if "score" in offered else _named_as(offered, ("score",))
+    if args.score is None and args.mean is None and not offered:
+        text = _named_as(_header(args), ("score",))      # its values say what is wrong
+        args.score = [text] if text is not None else None
+        return offered
     if named is not None or len(offered) == 1:   # 'score': the column from_long reads
         args.score = [named] if named is not None else offered
         if offered != ["score"] and not args.quiet:
