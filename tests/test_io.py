@@ -312,10 +312,11 @@ def test_rows_with_no_value_are_skipped_and_named(tmp_path, sep):
         assert eq.read_table(path).index.tolist() == [0, 1]               # nothing to say
 
 
-def test_an_aggregate_language_label_is_warned_about_by_the_loaders():
+def test_an_aggregate_language_label_is_warned_about_by_the_loaders(tmp_path):
     """A long table with a paper's 'Average' rows beside its languages: from_long and
     from_summary read it as one more language (the user's table, kept as given) and say
-    that it would be counted again in every aggregate, with the line that drops it; one
+    that it would be counted again in every aggregate, with the line that drops it (from_long
+    with out=, a zarr store, too: it said nothing before); one
     language beside it ('all' alone, or beside one other) says nothing."""
     rows = [(m, lang, 0.5 + 0.1 * i + 0.01 * j) for i, m in enumerate("ab")
             for j, lang in enumerate(["en", "de", "fr"])]
@@ -326,6 +327,9 @@ def test_an_aggregate_language_label_is_warned_about_by_the_loaders():
                                               r".*table\[table\['language'\] != ' Average'\]"):
         cube = eq.from_long(pd.concat([df, average]))
     assert cube.sizes["language"] == 4
+    with pytest.warns(eq.EvaluqWarning, match="has the label ' Average' beside"):
+        stored = eq.from_long(pd.concat([df, average]), out=tmp_path / "cube.zarr")
+    assert stored.sizes["language"] == 4                 # the zarr path, as in memory
     summary = pd.concat([df, average]).rename(columns={"score": "mean"})
     with pytest.warns(eq.EvaluqWarning, match="has the label ' Average' beside"):
         eq.from_summary(summary, sd_seed=None, sd_boot=None, n_seeds=1)

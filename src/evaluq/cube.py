@@ -445,6 +445,14 @@ def from_long(
         or (with ``bootstrap``) no full-test-set rows or cells that lack replicates others
         have.
 
+    Warns
+    -----
+    EvaluqWarning
+        When a language label names an aggregate of the others ('Average', 'overall',
+        'all', ... beside two or more languages: a paper's average row): read as one more
+        language, it would be counted again in every aggregate over the languages. The
+        message gives the line that drops its rows.
+
     Examples
     --------
     >>> import pandas as pd, evaluq as eq
@@ -460,9 +468,11 @@ def from_long(
     bounds_, threshold = _check_options(metric, higher_is_better, bounds, outlier_threshold)
     shared = _shared_attrs(shared_bootstrap, bootstrap is not None)
     if out is not None:
-        return _long_to_zarr(data, out, {MODEL: model, LANGUAGE: language, SEED: seed},
-                             bootstrap, score, metric, higher_is_better, bounds_, threshold,
-                             shared)
+        stored = _long_to_zarr(data, out, {MODEL: model, LANGUAGE: language, SEED: seed},
+                               bootstrap, score, metric, higher_is_better, bounds_, threshold,
+                               shared)
+        warn_aggregate_labels(stored[LANGUAGE].values, language)
+        return stored
     df, source = as_table(data)
     check_columns("the table", df.columns, {"model": model, "language": language,
                                            "seed": seed, "bootstrap": bootstrap, "score": score})
@@ -609,6 +619,12 @@ def from_summary(
     xarray.Dataset
         A cube with ``score`` (model, language, seed=["mean"]) and ``sd_seed``, ``sd_boot``,
         ``n_seeds`` (model, language).
+
+    Warns
+    -----
+    EvaluqWarning
+        When a language label names an aggregate of the others ('Average', 'overall', ...
+        beside two or more languages), as :func:`from_long`.
 
     Examples
     --------
