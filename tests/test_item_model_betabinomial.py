@@ -533,6 +533,28 @@ def test_effects_centred_when_the_data_pin_them_down():
     assert {"task_z", "model_x_task_z"} <= free(data)
 
 
+def test_the_centring_fit_reads_the_binomial_terms_of_the_patterns():
+    """The plug-in fit that decides the centring (``_model.cell_estimates``) reads the
+    beta-binomial's response patterns as the binomial's (task, item total) terms: the same
+    estimates as the binomial family's and as the fit over every pattern (which took 3.7 s,
+    against 0.33 s, at 20 models x 10^4 items x 5 epochs: 9,589 patterns, 404 terms)."""
+    from evaluq.item_model._drift import plug_in_fit
+    from evaluq.item_model._model import cell_estimates
+
+    table = simulate_items(n_models=5, n_items=400, n_epochs=4, n_tasks=2,
+                           overdispersion=0.3, rng=4)
+    data = item_statistics(table, **COLS, family="beta-binomial")
+    binomial = item_statistics(table, **COLS, family="binomial")
+    assert len(data.term_total) > 3 * len(binomial.term_total)
+    eta, noise, sigma = cell_estimates(data)
+    every = plug_in_fit(data.correct, data.epochs, data.term_total, data.term_task,
+                        data.term_weight)
+    np.testing.assert_allclose(eta, every[0], rtol=0, atol=1e-7)
+    assert sigma == pytest.approx(every[1], abs=1e-7)
+    for got, want in zip((eta, noise, sigma), cell_estimates(binomial), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize(("n_models", "n_epochs", "paired"),
                          [(3, 3, True), (4, 3, True), (3, 12, False)])
 def test_pair_rows_give_the_terms_sums_of_single_rows(n_models, n_epochs, paired):

@@ -282,7 +282,9 @@ def centring(data: ItemData) -> tuple[bool, bool]:
 
 
 def cell_estimates(data: ItemData) -> tuple[np.ndarray, np.ndarray, float]:
-    """eta (model, task) at the penalised marginal maximum (``_drift.plug_in_fit``; without
+    """eta (model, task) at the penalised marginal maximum (``_drift.plug_in_fit``, on the
+    distinct (task, item total) terms: the beta-binomial's response patterns, 9,663 at 20
+    models x 10^4 items x 5 epochs, collapse to 404 of them, and the fit is the same; without
     items the empirical logits), the noise 1 / I_mk of each, I_mk = n_items_k n_km E_b[p (1
     - p)] (b ~ N(0, sigma_item^2)), and sigma_item (0 without items)."""
     from scipy.special import expit
@@ -293,8 +295,12 @@ def cell_estimates(data: ItemData) -> tuple[np.ndarray, np.ndarray, float]:
         rate = (data.correct + 0.5) / (data.trials + 1.0)
         noise = 1.0 / np.maximum(data.trials * rate * (1.0 - rate), 1e-12)
         return np.log(rate / (1.0 - rate)), noise, 0.0
-    eta, sigma = plug_in_fit(data.correct, data.epochs, data.term_total, data.term_task,
-                             data.term_weight)
+    # the binomial's terms, (task, item total): the beta-binomial's patterns collapse to them
+    keys, where = np.unique(np.stack([data.term_task, data.term_total]), axis=1,
+                            return_inverse=True)
+    weight = np.bincount(where.ravel(), weights=data.term_weight, minlength=keys.shape[1])
+    eta, sigma = plug_in_fit(data.correct, data.epochs, keys[1], keys[0].astype(np.int64),
+                             weight)
     z, w = np.polynomial.hermite.hermgauss(20)
     p = expit(eta[..., None] - np.sqrt(2.0) * sigma * z)
     variance = (p * (1.0 - p)) @ (w / np.sqrt(np.pi))              # E_b[p (1 - p)]
