@@ -332,17 +332,16 @@ def conditional_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray, rho: n
     """Benchmark-scope scores (draw, model): each item's effect drawn from its exact
     conditional given the pattern (on one shared grid per chunk of draws, by the sampler's
     rule: the table of ``_bb_grid``, each term's window, one node per item and draw by
-    inverse CDF, ``_gridquad.term_cells``); and the item effects' posterior mean and SD
+    inverse CDF, ``_bb_grid.product_cells``); and the item effects' posterior mean and SD
     (item,)."""
-    from evaluq.item_model._bb_grid import bb_tables
-    from evaluq.item_model._gridquad import prior_base, term_cells
+    from evaluq.item_model._bb_grid import bb_tables, product_cells
+    from evaluq.item_model._gridquad import prior_base
 
     n_d, n_t, (n_m, n_k) = eta.shape[0], len(data.term_weight), data.shape
     n_nodes = len(posterior_nodes(data, eta[:1], sigma[:1], rho[:1])[0]) * 2
     item_term = np.asarray(data.item_term)
     item_task = np.asarray(data.item_task)
     rows = term_rows(data)
-    ones = np.ones(rows.shape)
     width = max_epochs(data) + 1
     step = max(1, CHUNK_CELLS // (n_m * n_k * (width + 1) * n_nodes + len(item_term)))
     sums, cmean, cvar = np.empty((n_d, n_m)), np.empty((n_d, n_t)), np.empty((n_d, n_t))
@@ -352,7 +351,7 @@ def conditional_draws(data: ItemData, eta: np.ndarray, sigma: np.ndarray, rho: n
         table: Any = bb_tables(np.ascontiguousarray(eta[part]), data.epochs,
                                1.0 / rho[part] - 1.0, b, width)
         base = prior_base(np, b, sigma[part][:, None], h)
-        cell, cmean[part], cvar[part] = term_cells(table, base, b, rows, ones, item_term, gen)
+        cell, cmean[part], cvar[part] = product_cells(table, base, b, rows, item_term, gen)
         d = np.arange(len(cell))[:, None]
         counts = np.zeros((len(cell), n_k, len(b)))
         np.add.at(counts, (d, item_task[None, :], cell), 1.0)

@@ -320,27 +320,45 @@ def _numba_funcify(op: GridLoglik, node: Apply, **kwargs: Any) -> Any:
     return fused, SOURCE_HASH
 
 
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy", inline="always")
+def window_moments(f: np.ndarray, n: int, b: np.ndarray
+                   ) -> tuple[float, float]:  # pragma: no cover - compiled
+    """The mean and the variance (about the mean: no cancellation) of the nodes ``b[:n]``
+    under a term's window of masses ``f[:n]``, which become their cumulative sums
+    normalised to 1 (for the inverse CDF of its items' nodes)."""
+    s = 0.0
+    for g in range(n):
+        s += f[g]
+    m1 = 0.0
+    for g in range(n):
+        f[g] /= s
+        m1 += f[g] * b[g]
+    acc, m2 = 0.0, 0.0
+    for g in range(n):
+        m2 += f[g] * (b[g] - m1) ** 2
+        acc += f[g]
+        f[g] = acc
+    return m1, m2
+
+
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def _term_cells(table: np.ndarray, base: np.ndarray, b: np.ndarray, rows: np.ndarray,
-                counts: np.ndarray, item_term: np.ndarray, u: np.ndarray
+                counts: np.ndarray, order: np.ndarray, start: np.ndarray, u: np.ndarray
                 ) -> Any:  # pragma: no cover - compiled
     n_draws, _, n_nodes = table.shape
     n_terms, n_entries = rows.shape
-    n_items = item_term.shape[0]
-    cell = np.empty((n_draws, n_items), dtype=np.int64)
+    cell = np.empty((n_draws, order.shape[0]), dtype=np.int64)
     mean, var = np.zeros((n_draws, n_terms)), np.zeros((n_draws, n_terms))
-    cdf = np.empty((n_terms, n_nodes))
-    first = np.empty(n_terms, dtype=np.int64)
-    width = np.empty(n_terms, dtype=np.int64)
+    f = np.empty(n_nodes)
     for d in range(n_draws):
         hi, lo, base_top = _block_bounds(table[d], base[d])
         bound, scratch = np.empty(base_top.shape[0]), np.empty(BLOCK)
         for t in range(n_terms):
             g0, g1 = _term_window(t, table[d], base[d], rows, counts, hi, lo, base_top, bound,
                                   scratch)
-            f, start, n = cdf[t], base[d, g0:g1], g1 - g0
+            n = g1 - g0
             for g in range(n):
-                f[g] = start[g]
+                f[g] = base[d, g0 + g]
             for e in range(n_entries):
                 c = counts[t, e]
                 if c != 0.0:
@@ -350,26 +368,23 @@ def _term_cells(table: np.ndarray, base: np.ndarray, b: np.ndarray, rows: np.nda
             top = -np.inf
             for g in range(n):
                 top = max(top, f[g])
-            s = 0.0
             for g in range(n):
                 f[g] = math.exp(f[g] - top)
-                s += f[g]
-            m1 = 0.0
-            for g in range(n):
-                f[g] /= s
-                m1 += f[g] * b[g0 + g]
-            acc, m2 = 0.0, 0.0
-            for g in range(n):
-                m2 += f[g] * (b[g0 + g] - m1) ** 2
-                acc += f[g]
-                f[g] = acc
-            mean[d, t], var[d, t] = m1, m2
-            first[t], width[t] = g0, n
-        for i in range(n_items):
-            t = item_term[i]
-            k = np.searchsorted(cdf[t, :width[t]], u[d, i])
-            cell[d, i] = first[t] + min(k, width[t] - 1)
+            mean[d, t], var[d, t] = window_moments(f, n, b[g0:g1])
+            for j in range(start[t], start[t + 1]):         # its items, the masses at hand
+                i = order[j]
+                cell[d, i] = g0 + min(np.searchsorted(f[:n], u[d, i]), n - 1)
     return cell, mean, var
+
+
+def items_by_term(item_term: np.ndarray, n_terms: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order, start): the items sorted by term, term t's being ``order[start[t]:start[t +
+    1]]`` (the cell kernels draw a term's items while its masses are at hand: at 20 models x
+    10^4 items x 5 epochs, a (term, node) array of every cumulative mass was 10 MB, read
+    back item by item)."""
+    item_term = np.asarray(item_term, dtype=np.int64)
+    order = np.argsort(item_term, kind="stable")
+    return order, np.searchsorted(item_term[order], np.arange(n_terms + 1))
 
 
 def term_cells(table: np.ndarray, base: np.ndarray, b: np.ndarray, rows: np.ndarray,
@@ -394,7 +409,7 @@ def term_cells(table: np.ndarray, base: np.ndarray, b: np.ndarray, rows: np.ndar
     fixed = (np.ascontiguousarray(b, dtype=np.float64),
              np.ascontiguousarray(rows, dtype=np.int64),
              np.ascontiguousarray(counts, dtype=np.float64),
-             np.ascontiguousarray(item_term, dtype=np.int64))
+             *items_by_term(item_term, len(rows)))
     cell = np.empty((n_draws, len(item_term)), dtype=np.int64)
     mean, var = np.empty((n_draws, len(rows))), np.empty((n_draws, len(rows)))
 
