@@ -12,7 +12,7 @@ import pytest
 from scipy import integrate
 from scipy.special import expit
 
-from evaluq.item_model._gridquad import numpy_nodes, prior_base
+from evaluq.item_model._gridquad import items_by_term, numpy_nodes, prior_base
 from evaluq.item_model._ordinal_grid import (
     PRODUCT_RANGE,
     TINY,
@@ -168,7 +168,7 @@ def test_conditional_cells_equal_the_full_grid_inverse_cdf():
     row_of, crows = compact_rows(rows, counts, np.ones(n_terms))
     kernel: object = conditional_cells
     cells = kernel(eta, kappa, b, np.array([len(c[2]) for c in cases]), base,  # type: ignore[operator]
-                   combos, row_of, crows, counts, item_term, u)
+                   combos, row_of, crows, counts, *items_by_term(item_term, n_terms), u)
     for d, c in enumerate(cases):
         f = numpy_integrand(eta[d], kappa[d], c[2], c[3], combos, rows, counts)
         mass = np.exp(f - f.max(axis=1, keepdims=True))

@@ -772,6 +772,7 @@ def conditional_items(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
         HZ,
         MAX_NODES,
         extreme_span,
+        items_by_term,
         over_threads,
         prior_base,
     )
@@ -780,6 +781,7 @@ def conditional_items(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
 
     terms = ordinal_terms(stats)
     item_term = terms.item_term.astype(np.int64)
+    by_term = items_by_term(item_term, len(terms.crows))
     out = np.empty((len(eta), len(item_term)))
     kernel: Any = conditional_cells             # numba's Dispatcher stub types nothing
     for part in _chunks(len(eta), 2 * len(item_term)):   # the uniforms and the cells
@@ -798,7 +800,7 @@ def conditional_items(stats: OrdinalStats, eta: np.ndarray, kappa: np.ndarray,
         def run(draws: slice, args: tuple = args, u: np.ndarray = u,
                 cell: np.ndarray = cell) -> None:
             cell[draws] = kernel(*(a[draws] for a in args), terms.combos, terms.row_of,
-                                 terms.crows, terms.counts, item_term, u[draws])
+                                 terms.crows, terms.counts, *by_term, u[draws])
 
         over_threads(run, len(b))
         out[part] = np.take_along_axis(b, cell, axis=1)

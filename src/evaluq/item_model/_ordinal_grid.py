@@ -563,12 +563,14 @@ def _back(kappa: np.ndarray, layout: Any, d_comb: np.ndarray, pp: np.ndarray,
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
-def _term_masses(base: np.ndarray, flat: np.ndarray, crows: np.ndarray, counts: np.ndarray,
-                 f: np.ndarray, cdf: np.ndarray, first: np.ndarray, width: np.ndarray,
-                 product: bool) -> bool:  # pragma: no cover - compiled
-    """Each term's normalised cumulative mass on its window (``cdf`` [t, :width[t]], the
-    window from node ``first[t]``), by either path of :func:`_terms`; False (the product
-    path then stops) at a term whose largest node is not above ``TINY``."""
+def _term_cells(base: np.ndarray, flat: np.ndarray, crows: np.ndarray, counts: np.ndarray,
+                f: np.ndarray, mass: np.ndarray, order: np.ndarray, start: np.ndarray,
+                u: np.ndarray, cell: np.ndarray, product: bool) -> bool:  # pragma: no cover
+    """Each term's normalised cumulative mass on its window, by either path of
+    :func:`_terms`, and at once the node of each of its items (``order[start[t]:start[t +
+    1]]``: the first node whose cumulative mass reaches its uniform ``u``, into ``cell``);
+    False (the product path then stops) at a term whose largest node is not above
+    ``TINY``."""
     n_terms, n = crows.shape[0], base.shape[0]
     offs, cs = np.empty(crows.shape[1], dtype=np.uint64), np.empty(crows.shape[1])
     j0, j1 = n // 2 - EXTEND, n // 2 + EXTEND
@@ -576,33 +578,35 @@ def _term_masses(base: np.ndarray, flat: np.ndarray, crows: np.ndarray, counts: 
         m = _term_rows(t, crows, counts, n, offs, cs)
         g, j0, j1 = _window(j0 - GUESS_MARGIN, j1 + 1 + GUESS_MARGIN, f, base, flat, offs, cs,
                             m, product)
-        top, acc = f[g], 0.0
+        top, acc, width = f[g], 0.0, j1 + 1 - j0
         if product and not top > TINY:
             return False
-        mass = cdf[t, :j1 + 1 - j0]
-        for j in range(j1 + 1 - j0):
+        for j in range(width):
             acc += f[j0 + j] if product else math.exp(f[j0 + j] - top)
             mass[j] = acc
-        for j in range(j1 + 1 - j0):
+        for j in range(width):
             mass[j] /= acc
-        first[t], width[t] = j0, j1 + 1 - j0
+        for k in range(start[t], start[t + 1]):
+            i = order[k]
+            cell[i] = j0 + min(np.searchsorted(mass[:width], u[i]), width - 1)
     return True
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def conditional_cells(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, n_nodes: np.ndarray,
                       base: np.ndarray, combos: np.ndarray, row_of: np.ndarray,
-                      rows: np.ndarray, counts: np.ndarray, item_term: np.ndarray,
-                      u: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+                      rows: np.ndarray, counts: np.ndarray, order: np.ndarray,
+                      start: np.ndarray, u: np.ndarray) -> np.ndarray:  # pragma: no cover
     """The node of each item's effect drawn from its exact conditional on each draw's own
     grid (draw, item): per draw the tables and each term's window as in
     :func:`ordinal_grid_loglik_and_grad`, the term's normalised cumulative mass on its window
     (0 before it, 1 after it: each node outside holds less than e^-``WINDOW`` of the
-    largest) and, per item, the first node whose cumulative mass reaches its uniform ``u``
-    (a binary search). ``eta`` (D, U), ``kappa`` (D, K-1), ``b`` / ``base`` (D, G) with the
-    first ``n_nodes`` (D,) valid, ``item_term`` (I,), ``u`` (D, I)."""
+    largest) and, per item of the term, the first node whose cumulative mass reaches its
+    uniform ``u`` (a binary search, while the term's masses are at hand). ``eta`` (D, U),
+    ``kappa`` (D, K-1), ``b`` / ``base`` (D, G) with the first ``n_nodes`` (D,) valid,
+    ``order`` / ``start`` the items by term (``_gridquad.items_by_term``), ``u`` (D, I)."""
     n_draws, n_cut = kappa.shape
-    n_terms, n_items = rows.shape[0], item_term.shape[0]
+    n_terms, n_items = rows.shape[0], order.shape[0]
     out = np.empty((n_draws, n_items), dtype=np.int64)
     layout = _layout(eta.shape[1], combos, row_of, counts, np.ones(n_terms))
     for d in range(n_draws):
@@ -610,24 +614,18 @@ def conditional_cells(eta: np.ndarray, kappa: np.ndarray, b: np.ndarray, n_nodes
         gap = np.zeros(n_cut + 1)
         for c in range(1, n_cut):
             gap[c] = math.log(-math.expm1(kappa[d, c - 1] - kappa[d, c]))
-        f = np.empty(n)
-        cdf = np.empty((n_terms, n))
-        first = np.empty(n_terms, dtype=np.int64)
-        width = np.empty(n_terms, dtype=np.int64)
+        f, mass = np.empty(n), np.empty(n)
         done = False
         if layout[5]:                               # the product path, as the sampler's
             comb, done = _fill_products(eta[d], kappa[d], b[d, :n], combos, layout)[1:]
             if done:
                 scaled = np.exp(base[d, :n] - base[d, :n].max())
-                done = _term_masses(scaled, comb.ravel(), rows, counts, f, cdf, first, width,
-                                    True)
+                done = _term_cells(scaled, comb.ravel(), rows, counts, f, mass, order, start,
+                                   u[d], out[d], True)
         if not done:
             flat = _fill_rows(eta[d], kappa[d], b[d, :n], gap, combos, layout)[1].ravel()
-            _term_masses(base[d, :n], flat, rows, counts, f, cdf, first, width, False)
-        for i in range(n_items):
-            t = item_term[i]
-            k = np.searchsorted(cdf[t, :width[t]], u[d, i])
-            out[d, i] = first[t] + min(k, width[t] - 1)
+            _term_cells(base[d, :n], flat, rows, counts, f, mass, order, start, u[d], out[d],
+                        False)
     return out
 
 
