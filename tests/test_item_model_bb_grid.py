@@ -178,3 +178,23 @@ def test_a_term_below_tiny_takes_the_log_path():
     assert total < -1000.0
     assert total == pytest.approx(_log_path(eta, epochs, 1e6, b, base, pairs, rows,
                                             np.ones(rows.shape), np.ones(1)), rel=1e-13)
+
+
+@pytest.mark.parametrize("n_m", [1, 2, 3, 5, 6, 7, 10])
+def test_product_path_equals_the_log_path_for_any_number_of_rows(n_m):
+    """Terms of 1 to 10 rows (the passes of four rows, of two, and single rows): the
+    product path's value, its gradient in the rows' logarithms and in base equal the log
+    path's (the same windows)."""
+    from evaluq.item_model._bb_grid import product_loglik_and_grad
+
+    eta, epochs, b = _cells(4, seed=5, n_m=n_m, n_k=2)
+    epochs[:] = 4.0
+    pairs, rows, counts, weight, base = _terms(eta, epochs, b, n_terms=40, seed=n_m)
+    table = bb_table_and_slopes(eta, epochs, 3.0, b, 5)[0]
+    paired = table[pairs[:, 0]] + table[pairs[:, 1]]
+    ok, total, d_paired, d_base = product_loglik_and_grad(np.exp(paired), base, rows, weight)
+    want, d_want, d_base_want = grid_loglik_and_grad(paired, base, rows, counts, weight)
+    assert ok
+    assert total == pytest.approx(want, rel=1e-13)
+    np.testing.assert_allclose(d_paired, d_want, rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(d_base, d_base_want, rtol=1e-11, atol=1e-13)

@@ -235,30 +235,54 @@ def _block_top(values: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy", inline="always")
-def _product_window(t: int, like: np.ndarray, scaled: np.ndarray, rows: np.ndarray,
-                    hi: np.ndarray, base_top: np.ndarray, bound: np.ndarray
+def _products(t: int, g0: int, g1: int, flat: np.ndarray, width: int, start: np.ndarray,
+              rows: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """out[g] = start[g] x the product of term t's rows of ``flat`` (the rows of ``width``
+    values, flattened) for g in [g0, g1), four rows per pass (a quarter of the loads and
+    stores of ``out``). The indices are unsigned: numba then adds no negative-index
+    wraparound, and no view is sliced per row (as ``_ordinal_grid._evaluate``)."""
+    n_entries, span = rows.shape[1], np.uint64(width)
+    a, z = np.uint64(g0), np.uint64(g1)
+    for g in range(a, z):
+        out[g] = start[g]
+    e = 0
+    while e + 4 <= n_entries:
+        o1, o2 = np.uint64(rows[t, e]) * span, np.uint64(rows[t, e + 1]) * span
+        o3, o4 = np.uint64(rows[t, e + 2]) * span, np.uint64(rows[t, e + 3]) * span
+        for g in range(a, z):
+            out[g] *= (flat[o1 + g] * flat[o2 + g]) * (flat[o3 + g] * flat[o4 + g])
+        e += 4
+    if e + 2 <= n_entries:
+        o1, o2 = np.uint64(rows[t, e]) * span, np.uint64(rows[t, e + 1]) * span
+        for g in range(a, z):
+            out[g] *= flat[o1 + g] * flat[o2 + g]
+        e += 2
+    for j in range(e, n_entries):
+        o = np.uint64(rows[t, j]) * span
+        for g in range(a, z):
+            out[g] *= flat[o + g]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy", inline="always")
+def _product_window(t: int, flat: np.ndarray, scaled: np.ndarray, rows: np.ndarray,
+                    hi: np.ndarray, base_top: np.ndarray, bound: np.ndarray, q: np.ndarray
                     ) -> tuple[int, int, float]:  # pragma: no cover - compiled
     """Term t's window [g0, g1) and its largest node value on the block of the largest
     bound (``_gridquad._term_window`` on likelihoods: bound_k = max scaled base x the
-    product of its rows' block maxima ``hi``; the blocks with bound_k at least e^-WINDOW
-    of that largest value)."""
-    n_nodes, n_blocks, n_entries = scaled.shape[0], bound.shape[0], rows.shape[1]
-    for k in range(n_blocks):
-        bound[k] = base_top[k]
-    for e in range(n_entries):
-        row = hi[rows[t, e]]
-        for k in range(n_blocks):
-            bound[k] *= row[k]
+    product of its rows' block maxima ``hi`` (flattened); the blocks with bound_k at least
+    e^-``WINDOW`` of that largest value); ``flat`` the likelihoods flattened, ``q`` scratch
+    (G,)."""
+    n_nodes, n_blocks = scaled.shape[0], bound.shape[0]
+    _products(t, 0, n_blocks, hi, n_blocks, base_top, rows, bound)
     best = 0
     for k in range(1, n_blocks):
         if bound[k] > bound[best]:
             best = k
+    b0, b1 = best * BLOCK, min((best + 1) * BLOCK, n_nodes)
+    _products(t, b0, b1, flat, n_nodes, scaled, rows, q)
     top = 0.0
-    for g in range(best * BLOCK, min((best + 1) * BLOCK, n_nodes)):
-        v = scaled[g]
-        for e in range(n_entries):
-            v *= like[rows[t, e], g]
-        top = max(top, v)
+    for g in range(b0, b1):
+        top = max(top, q[g])
     floor = top * math.exp(-WINDOW)
     first, last = best, best
     for k in range(n_blocks):
@@ -286,39 +310,31 @@ def product_loglik_and_grad(like: np.ndarray, base: np.ndarray, rows: np.ndarray
     hi = np.empty((n_pairs, base_top.shape[0]))
     for i in range(n_pairs):
         hi[i] = _block_top(like[i])
-    bound = np.empty(base_top.shape[0])
-    q = np.empty(n_nodes)
-    d_paired = np.zeros((n_pairs, n_nodes))
-    d_base = np.zeros(n_nodes)
+    bound, q, hi_flat = np.empty(base_top.shape[0]), np.empty(n_nodes), hi.reshape(-1)
+    d_paired, d_base = np.zeros((n_pairs, n_nodes)), np.zeros(n_nodes)
+    flat, d_flat, span = like.reshape(-1), d_paired.reshape(-1), np.uint64(n_nodes)
     total = 0.0
     for t in range(n_terms):
         w = weight[t]
         if w == 0.0:
             continue
-        g0, g1, top = _product_window(t, like, scaled, rows, hi, base_top, bound)
+        g0, g1, top = _product_window(t, flat, scaled, rows, hi_flat, base_top, bound, q)
         if not (top >= TINY and top < math.inf):
             return False, 0.0, d_paired, d_base
-        window, n = q[g0:g1], g1 - g0
-        start = scaled[g0:g1]
-        for g in range(n):
-            window[g] = start[g]
-        for e in range(n_entries):
-            row = like[rows[t, e], g0:g1]
-            for g in range(n):
-                window[g] *= row[g]
+        _products(t, g0, g1, flat, n_nodes, scaled, rows, q)
+        a, z = np.uint64(g0), np.uint64(g1)
         s = 0.0
-        for g in range(n):
-            s += window[g]
+        for g in range(a, z):
+            s += q[g]
         total += w * (top_base + math.log(s))
         scale = w / s
-        d_b = d_base[g0:g1]
-        for g in range(n):
-            window[g] *= scale
-            d_b[g] += window[g]
+        for g in range(a, z):
+            q[g] *= scale
+            d_base[g] += q[g]
         for e in range(n_entries):
-            drow = d_paired[rows[t, e], g0:g1]
-            for g in range(n):
-                drow[g] += window[g]
+            o = np.uint64(rows[t, e]) * span
+            for g in range(a, z):
+                d_flat[o + g] += q[g]
     return True, total, d_paired, d_base
 
 
