@@ -161,11 +161,13 @@ def _peaked_case(seed=0, n_nodes=301, n_terms=40, n_models=12):
     return table, base, rows, counts, weight
 
 
-def test_windows_leave_out_only_nodes_far_below_each_terms_largest():
-    """Every node outside a term's window lies more than WINDOW below the term's largest
+@pytest.mark.parametrize("window", [36.0, 27.0])
+def test_windows_leave_out_only_nodes_far_below_each_terms_largest(window):
+    """Every node outside a term's window lies more than ``window`` below the term's largest
     (the block bound is a bound), the windows do cut (most nodes are left out), and the
     windowed sum equals the full one to 1e-13 with a gradient equal to autodiff's of the full
-    sum, on integrands that are peaked, two-peaked and not log-concave."""
+    sum, on integrands that are peaked, two-peaked and not log-concave; at ``WINDOW`` (the
+    default) and at the beta-binomial's 27 nats (``_bb_grid.WINDOW``)."""
     from evaluq.item_model._gridquad import BLOCK, WINDOW, _block_bounds, _term_window
 
     table, base, rows, counts, weight = _peaked_case()
@@ -175,13 +177,14 @@ def test_windows_leave_out_only_nodes_far_below_each_terms_largest():
     kept = 0
     for t in range(len(weight)):
         g0, g1 = _term_window(t, table, base, rows, counts, hi, lo, top, bound,
-                              np.empty(BLOCK))
+                              np.empty(BLOCK), window)
         outside = np.r_[f[t, :g0], f[t, g1:]]
-        assert np.all(outside < f[t].max() - WINDOW)
+        assert np.all(outside < f[t].max() - window)
         assert f[t, g0:g1].max() == f[t].max()
         kept += g1 - g0
     assert kept < 0.5 * f.size
-    total, d_table, d_base = grid_loglik_and_grad(table, base, rows, counts, weight)
+    args = (table, base, rows, counts, weight) + (() if window == WINDOW else (window,))
+    total, d_table, d_base = grid_loglik_and_grad(*args)
     assert total == pytest.approx((weight * logsumexp(f, axis=1)).sum(), rel=1e-13)
     tt, bb = pt.dmatrix("table"), pt.dvector("base")
     full = bb[None, :] + (pt.as_tensor(counts)[:, :, None] * tt[rows]).sum(axis=1)

@@ -175,14 +175,14 @@ def _block_bounds(table: np.ndarray, base: np.ndarray
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy", inline="always")
 def _term_window(t: int, table: np.ndarray, base: np.ndarray, rows: np.ndarray,
                  counts: np.ndarray, hi: np.ndarray, lo: np.ndarray, base_top: np.ndarray,
-                 bound: np.ndarray, scratch: np.ndarray
+                 bound: np.ndarray, scratch: np.ndarray, window: float
                  ) -> tuple[int, int]:  # pragma: no cover - compiled
-    """The nodes [g0, g1) of term t that can lie within ``WINDOW`` of its largest.
-    ``bound`` [k] = max base + sum_e c_e (max, or min when c_e < 0, of row r_e) over block
-    k is at least f_t at every node of the block; f_t's largest value on the block of the
-    largest bound is top, and the window runs from the first to the last block with
-    bound >= top - ``WINDOW`` (a block outside has every node below top - ``WINDOW``). A NaN
-    bound is inside (the NaN reaches the value)."""
+    """The nodes [g0, g1) of term t that can lie within ``window`` (``WINDOW`` but for
+    the beta-binomial's) of its largest. ``bound`` [k] = max base + sum_e c_e (max, or min
+    when c_e < 0, of row r_e) over block k is at least f_t at every node of the block; f_t's
+    largest value on the block of the largest bound is top, and the window runs from the
+    first to the last block with bound >= top - ``window`` (a block outside has every node
+    below top - ``window``). A NaN bound is inside (the NaN reaches the value)."""
     n_nodes, n_blocks = base.shape[0], bound.shape[0]
     for k in range(n_blocks):
         bound[k] = base_top[k]
@@ -215,19 +215,20 @@ def _term_window(t: int, table: np.ndarray, base: np.ndarray, rows: np.ndarray,
         top = max(top, v[g])
     first, last = best, best
     for k in range(n_blocks):
-        if not bound[k] < top - WINDOW:
+        if not bound[k] < top - window:
             first, last = min(first, k), max(last, k)
     return first * BLOCK, min((last + 1) * BLOCK, n_nodes)
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def grid_loglik_and_grad(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
-                         counts: np.ndarray, weight: np.ndarray
+                         counts: np.ndarray, weight: np.ndarray, window: float = WINDOW
                          ) -> Any:  # pragma: no cover - compiled
     """sum_t w_t log sum_g exp(base_g + sum_e c_te table[r_te, g]) and its gradient in
     ``table`` (R, G) and ``base`` (G,); ``rows`` (T, E) int, ``counts`` (T, E) (0: padding),
-    ``weight`` (T,) (0: a padded term). Each term sums its window only
-    (:func:`_term_window`; the module docstring); the gradient is that sum's. The loops run
+    ``weight`` (T,) (0: a padded term). Each term sums its window only (:func:`_term_window`,
+    the nodes within ``window`` nats of its largest; the module docstring); the gradient is
+    that sum's. The loops run
     on views indexed from 0: a loop from a variable start does not vectorise (numba's
     negative-index wraparound is in the way), which made it 2.5x slower."""
     n_nodes = base.shape[0]
@@ -242,7 +243,8 @@ def grid_loglik_and_grad(table: np.ndarray, base: np.ndarray, rows: np.ndarray,
         w = weight[t]
         if w == 0.0:
             continue
-        g0, g1 = _term_window(t, table, base, rows, counts, hi, lo, base_top, bound, scratch)
+        g0, g1 = _term_window(t, table, base, rows, counts, hi, lo, base_top, bound, scratch,
+                              window)
         q, start, d_q, n = f[g0:g1], base[g0:g1], d_base[g0:g1], g1 - g0
         for g in range(n):
             q[g] = start[g]
@@ -355,7 +357,7 @@ def _term_cells(table: np.ndarray, base: np.ndarray, b: np.ndarray, rows: np.nda
         bound, scratch = np.empty(base_top.shape[0]), np.empty(BLOCK)
         for t in range(n_terms):
             g0, g1 = _term_window(t, table[d], base[d], rows, counts, hi, lo, base_top, bound,
-                                  scratch)
+                                  scratch, WINDOW)
             n = g1 - g0
             for g in range(n):
                 f[g] = base[d, g0 + g]
