@@ -354,6 +354,34 @@ def _ones_and_zeros(counts: np.ndarray) -> bool:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def _carry_back(d_paired: np.ndarray, pairs: np.ndarray, d_x: np.ndarray, d_phi: np.ndarray,
+                n_m: int, n_k: int, width: int) -> Any:  # pragma: no cover - compiled
+    """(dL/d eta (M, K), dL/d phi, dL/d b (G,)) from the gradient in the pair rows
+    ``d_paired`` (P, G) (module docstring): D[r] = the sum of ``d_paired`` over the pair
+    rows holding table row r, then one pass over the table's rows with their slopes
+    ``d_x`` / ``d_phi`` (M K ``width``, G), not one per pair row and side."""
+    n_rows, n_g = d_x.shape
+    big_d = np.zeros((n_rows + 1, n_g))              # the last: the zero row's (unused)
+    for i in range(pairs.shape[0]):
+        dp, one, two = d_paired[i], big_d[pairs[i, 0]], big_d[pairs[i, 1]]
+        for g in range(n_g):
+            one[g] += dp[g]
+            two[g] += dp[g]
+    d_eta, d_b = np.zeros((n_m, n_k)), np.zeros(n_g)
+    grad_phi = 0.0
+    for r in range(n_rows):
+        dr, sx, sphi = big_d[r], d_x[r], d_phi[r]
+        acc = 0.0
+        for g in range(n_g):
+            v = dr[g] * sx[g]
+            acc += v
+            d_b[g] -= v
+            grad_phi += dr[g] * sphi[g]
+        d_eta[(r // width) // n_k, (r // width) % n_k] += acc
+    return d_eta, grad_phi, d_b
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
 def bb_grid_loglik_and_grad(eta: np.ndarray, epochs: np.ndarray, phi: np.ndarray,
                             b: np.ndarray, base: np.ndarray, pairs: np.ndarray,
                             rows: np.ndarray, counts: np.ndarray, weight: np.ndarray
@@ -365,7 +393,6 @@ def bb_grid_loglik_and_grad(eta: np.ndarray, epochs: np.ndarray, phi: np.ndarray
     count is 0 or 1 and no term's largest node is below ``TINY``, else the log path."""
     n_m, n_k = eta.shape
     width = int(epochs.max()) + 1 if epochs.size else 1
-    zero = n_m * n_k * width
     n_pairs, n_g = pairs.shape[0], b.shape[0]
     ok = False
     if _ones_and_zeros(counts):
@@ -386,23 +413,7 @@ def bb_grid_loglik_and_grad(eta: np.ndarray, epochs: np.ndarray, phi: np.ndarray
                 out[g] = one[g] + two[g]
         total, d_paired, d_base = grid_loglik_and_grad(paired, base, rows, counts, weight,
                                                        WINDOW)
-    d_eta = np.zeros((n_m, n_k))
-    d_b = np.zeros(n_g)
-    grad_phi = 0.0
-    for i in range(n_pairs):
-        dp = d_paired[i]
-        for side in range(2):
-            r = pairs[i, side]
-            if r >= zero:
-                continue
-            sx, sphi = d_x[r], d_phi[r]
-            acc = 0.0
-            for g in range(n_g):
-                v = dp[g] * sx[g]
-                acc += v
-                d_b[g] -= v
-                grad_phi += dp[g] * sphi[g]
-            d_eta[(r // width) // n_k, (r // width) % n_k] += acc
+    d_eta, grad_phi, d_b = _carry_back(d_paired, pairs, d_x, d_phi, n_m, n_k, width)
     return total, d_eta, np.array(grad_phi), d_b, d_base
 
 
