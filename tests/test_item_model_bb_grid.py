@@ -234,3 +234,21 @@ def test_window_leaves_out_only_negligible_nodes():
     assert total == pytest.approx(want, rel=1e-13)
     np.testing.assert_allclose(d_paired, d_want, rtol=1e-11, atol=1e-13)
     np.testing.assert_allclose(d_base, d_base_want, rtol=1e-11, atol=1e-13)
+
+
+def test_a_zero_count_in_a_weighted_term_takes_the_log_path():
+    """The product path multiplies every row of a term: a weighted term with a count of 0
+    (an entry to leave out) is the log path's, which skips it, not the product of every
+    row; padded terms (weight 0, counts 0) keep the product path."""
+    eta, epochs, b = _cells(4, seed=8, n_m=4, n_k=2)
+    epochs[:] = 4.0
+    pairs, rows, counts, weight, base = _terms(eta, epochs, b, n_terms=20, seed=9)
+    counts[3, 1] = 0.0
+    args = (eta, epochs, np.array(3.0), b, base, pairs)
+    total = bb_grid_loglik_and_grad(*args, rows, counts, weight)[0]
+    assert total == pytest.approx(_log_path(eta, epochs, 3.0, b, base, pairs, rows, counts,
+                                            weight), rel=1e-13)
+    padded = (np.r_[rows, np.zeros((4, rows.shape[1]), np.int64)],
+              np.r_[np.ones(rows.shape), np.zeros((4, rows.shape[1]))], np.r_[weight, np.zeros(4)])
+    assert bb_grid_loglik_and_grad(*args, *padded)[0] == pytest.approx(
+        bb_grid_loglik_and_grad(*args, rows, np.ones(rows.shape), weight)[0], rel=1e-14)

@@ -347,10 +347,15 @@ def product_loglik_and_grad(like: np.ndarray, base: np.ndarray, rows: np.ndarray
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
-def _ones_and_zeros(counts: np.ndarray) -> bool:  # pragma: no cover - compiled
-    """Whether every count is 0 or 1 (the product path's layout)."""
-    flat = counts.ravel()
-    return bool(np.all((flat == 0.0) | (flat == 1.0)))
+def _unit_counts(counts: np.ndarray, weight: np.ndarray) -> bool:  # pragma: no cover - compiled
+    """Whether every count of every weighted term is 1 (the product path's layout: it
+    multiplies every row of a term; padded terms, of weight 0, are skipped)."""
+    for t in range(counts.shape[0]):
+        if weight[t] != 0.0:
+            for e in range(counts.shape[1]):
+                if counts[t, e] != 1.0:
+                    return False
+    return True
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
@@ -390,12 +395,13 @@ def bb_grid_loglik_and_grad(eta: np.ndarray, epochs: np.ndarray, phi: np.ndarray
     (G,); ``pairs`` (P, 2) rows of the table (its zero row is M K Y, Y the largest epoch
     count + 1), ``rows`` / ``counts`` / ``weight`` the terms' pair rows as in
     :func:`evaluq.item_model._gridquad.grid_loglik_and_grad`. The product path when every
-    count is 0 or 1 and no term's largest node is below ``TINY``, else the log path."""
+    count of a weighted term is 1 and no term's largest node is below ``TINY``, else the
+    log path."""
     n_m, n_k = eta.shape
     width = int(epochs.max()) + 1 if epochs.size else 1
     n_pairs, n_g = pairs.shape[0], b.shape[0]
     ok = False
-    if _ones_and_zeros(counts):
+    if _unit_counts(counts, weight):
         single, d_x, d_phi, ok = bb_likelihoods_and_slopes(eta, epochs, phi.item(), b, width)
     if ok:
         like = np.empty((n_pairs, n_g))
