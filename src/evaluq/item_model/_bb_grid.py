@@ -35,7 +35,7 @@ measured, below the trapezoid rule's own error bound (5e-11). On the product pat
 multiplies four of its pair rows into its window per pass (then two, then one), and its
 block bounds alike, over flat unsigned indices (as ``_ordinal_grid._evaluate``). At 20
 models x 10^4 items x 5 epochs (9,589 terms of 10 pair rows) these took one log-density and
-gradient from ~4.1 to ~3.0 ms (windows of 44 -> 38 nodes; ``models/item_model.md``).
+gradient from 4.0-4.2 to 3.1-3.2 ms (windows of 44 -> 38 nodes; ``models/item_model.md``).
 
 Before, the table was a PyTensor graph (a dozen elementwise passes and their gradients, the
 pair rows gathered and scattered): at 10 models x 1,000 items x 3 epochs it took 0.29 of the
