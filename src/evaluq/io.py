@@ -79,7 +79,7 @@ def _is_title(line: str, below: list[str]) -> bool:
     after blank lines or further titles, a line of two or more values."""
     if not _one_value(line):
         return False
-    header = next((h for h in below if h.strip() and not _one_value(h)), "")
+    header = next((h for h in below if any(len(_values(h, sep)) >= 2 for sep in ",;\t")), "")
     return bool(header) and not header.lstrip("\ufeff").startswith("#")
 
 
