@@ -272,6 +272,29 @@ def test_one_numeric_column_is_the_score_and_an_unreadable_file_says_why(tmp_pat
     assert "nonexistent.csv" in err
 
 
+def test_an_empty_unnamed_column_is_not_offered_as_a_score(tmp_path, long_table, capsys):
+    """A spreadsheet's export ending in an empty unnamed column: the terminal listed it as
+    one of the 'other numeric columns' (an all-blank column reads as numbers), and beside
+    one score column of another name it made two, so --score had to be given. Now the
+    empty column is not offered."""
+    df = long_table.drop(columns="chrF").rename(columns={"system": "model", "run": "seed",
+                                                         "lp": "language"})
+    path = tmp_path / "runs.csv"
+    df.assign(**{"": ""}).to_csv(path, index=False)
+    out = tmp_path / "o"
+    code, _, err = _run(["report", str(path), "-o", str(out), "--n-resamples", "50",
+                         "--format", "csv"], capsys)
+    assert code == 0, err
+    assert "column 'BLEU' as --score BLEU (its one numeric column besides the keys)" in err
+    assert "Unnamed" not in err
+    df.rename(columns={"BLEU": "score"}).assign(**{"": ""}).to_csv(path, index=False)
+    code, _, err = _run(["report", str(path), "-o", str(out), "--n-resamples", "50",
+                         "--format", "csv"], capsys)
+    assert code == 0, err
+    assert "Unnamed" not in err
+    assert "other numeric columns" not in err
+
+
 def test_empty_file_is_a_clear_error(tmp_path, capsys):
     path = tmp_path / "empty.csv"
     path.write_text("model,language,score\n")

@@ -966,7 +966,9 @@ def _slug(name: str) -> str:
 
 def _offered_scores(args: argparse.Namespace) -> list[str]:
     """The first file's numeric columns other than the key columns given (empty when it
-    cannot be read as a table)."""
+    cannot be read as a table). A column with no value at all (a spreadsheet's export often
+    ends with an unnamed empty one, read as 'Unnamed: 4') is not offered: it holds no
+    score."""
     import warnings
 
     import pandas as pd
@@ -982,7 +984,7 @@ def _offered_scores(args: argparse.Namespace) -> list[str]:
         df = read_table(path, **_file_options(path, _read_options(args)))  # errors: remedies
     named = {args.model, args.language, args.seed, args.bootstrap}
     return [str(c) for c in df.columns
-            if c not in named and pd.api.types.is_numeric_dtype(df[c])]
+            if c not in named and pd.api.types.is_numeric_dtype(df[c]) and df[c].notna().any()]
 
 
 LANGUAGE_NAMES: Final = ("task", "tasks", "dataset", "data_set", "benchmark", "lang", "subject")
