@@ -417,3 +417,32 @@ def test_a_covariate_refusal_names_each_row_by_its_own_file(tmp_path, capsys):
                  "--covariate", "length=len_a,len_b", "--out", str(tmp_path / "o")]) == 2
     assert f"at row(s) 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 of {first} and 90 more;" \
         in capsys.readouterr().err
+
+
+def test_eight_models_default_draws_let_the_tiers_reject(tmp_path, capsys):
+    """Eight models' votes with the defaults warned 'With 1000 resamples ... no test can
+    reject at alpha = 0.05, so every model stays in one tier. Use at least 1120 resamples':
+    the command's own default could not give tiers. The sandwich's draws are now enough for
+    the tiers' tests (40 per pair, rounded up to a thousand: 2,000 for 28 pairs), and the
+    models far apart fall in different tiers."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for _ in range(2000):
+        a, b = rng.choice(8, 2, replace=False)
+        win = rng.random() < 1.0 / (1.0 + np.exp(-0.3 * (a - b)))
+        rows.append((f"m{a}", f"m{b}", "model_a" if win else "model_b"))
+    out = tmp_path / "out"
+    code = main(["ratings", str(_votes(tmp_path, rows)), "--out", str(out)])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "no test can reject" not in printed.err
+    assert 'id="tiers"' in (out / "ratings.html").read_text()
+    import evaluq as eq
+
+    fit = eq.fit_ratings(tmp_path / "votes.csv")
+    assert fit.draws.sizes["resample"] == 2000
+    tiers = eq.leaderboard(fit.draws, observed=fit.rating)["tier"]
+    assert tiers.min() == 1
+    assert tiers.max() > 1
+    boot = eq.fit_ratings(tmp_path / "votes.csv", interval="bootstrap", n_resamples=50)
+    assert boot.draws.sizes["resample"] == 50

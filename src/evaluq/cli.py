@@ -1352,9 +1352,10 @@ def _add_ratings_parser(sub: argparse._SubParsersAction) -> None:
                         "half a win each) or drop")
     p.add_argument("--interval", choices=("sandwich", "bootstrap"), default="sandwich",
                    help="sandwich (default) or bootstrap intervals")
-    p.add_argument("--n-resamples", type=int, default=1000,
-                   help="bootstrap resamples, or draws of the sandwich's normal approximation "
-                        "for the ranks (default 1000)")
+    p.add_argument("--n-resamples", type=int, default=None,
+                   help="bootstrap resamples (default 1000), or draws of the sandwich's normal "
+                        "approximation for the ranks and tiers (default: enough for the "
+                        "tiers' tests, 40 per pair of models, 1000 to 20000)")
     p.add_argument("--scale", choices=("elo", "logit"), default="elo",
                    help="elo (default: 400 points = odds of 10 to 1, mean 1000) or logit")
     p.add_argument("--prior-sd", type=float, default=None, metavar="SD",

@@ -52,7 +52,8 @@ def _options(ties: Any, interval: Any, scale: Any, confidence_level: Any, n_resa
     check_choice("ties", ties, TIES)
     check_choice("interval", interval, INTERVALS)
     check_choice("scale", scale, SCALES)
-    n = check_int("n_resamples", n_resamples, minimum=2)
+    n = _uncertainty.DEFAULT_RESAMPLES if n_resamples is None else check_int(
+        "n_resamples", n_resamples, minimum=2)
     prior = None if prior_sd is None else check_real("prior_sd", prior_sd, low=0.0,
                                                      low_inclusive=False)
     return _Options(ties=ties, interval=interval, scale=scale_of(scale),
@@ -279,7 +280,7 @@ def fit_ratings(
     cluster: str | None = None,
     interval: Literal["sandwich", "bootstrap"] = "sandwich",
     confidence_level: float = 0.95,
-    n_resamples: int = 1000,
+    n_resamples: int | None = None,
     scale: Literal["elo", "logit"] = "elo",
     reference: Any = None,
     prior_sd: float | None = None,
@@ -379,9 +380,11 @@ def fit_ratings(
         How the uncertainty is estimated (above).
     confidence_level : float
         Level of the intervals, in (0, 1).
-    n_resamples : int
+    n_resamples : int, optional
         Bootstrap resamples, or draws from the sandwich's normal approximation (the
-        ``draws`` for ranks and tiers); at least 2.
+        ``draws`` for ranks and tiers); at least 2. Default: 1,000 resamples, or for the
+        sandwich as many draws as the tiers' Holm-adjusted tests need to be able to reject
+        at 0.05 (40 per pair of models, rounded up to a thousand; 1,000 to 20,000).
     scale : {"elo", "logit"}
         Ratings in Elo points or in logits (``theta``).
     reference : model label, optional
@@ -480,6 +483,8 @@ def fit_ratings(
                       outcomes=outcomes, cluster=cluster, drop_ties=ties == "drop",
                       covariates=covariates, standardize_covariates=standardize)
     opts = replace(opts, ties=_checks.resolve_ties(opts.ties, data.counts[:, 2].sum()))
+    opts = replace(opts, n_resamples=_uncertainty.default_resamples(
+        n_resamples, opts.interval, data.n_models))
     ref = _reference_index(data, reference)
     n_features = 0 if data.features is None else data.features.shape[1]
     _uncertainty.check_draws_memory(opts.n_resamples, data.n_models,

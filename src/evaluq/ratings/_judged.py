@@ -556,7 +556,8 @@ def _options(ties: Any, interval: Any, lam: Any, scale: Any, confidence_level: A
     lam_value = None if lam is None else check_lam(lam)
     return _Options(ties=ties, interval=interval, lam=lam_value, scale=scale_of(scale),
                     level=check_confidence_level(confidence_level),
-                    n_resamples=check_int("n_resamples", n_resamples, minimum=2),
+                    n_resamples=_uncertainty.DEFAULT_RESAMPLES if n_resamples is None
+                    else check_int("n_resamples", n_resamples, minimum=2),
                     rng=check_rng(rng))
 
 
@@ -918,7 +919,7 @@ def fit_judged_ratings(
     cluster: str | None = None,
     interval: Literal["sandwich", "bootstrap"] = "sandwich",
     confidence_level: float = 0.95,
-    n_resamples: int = 1000,
+    n_resamples: int | None = None,
     scale: Literal["elo", "logit"] = "elo",
     reference: Any = None,
     rng: RNGLike = 0,
@@ -1011,9 +1012,10 @@ def fit_judged_ratings(
         percentile intervals.
     confidence_level : float
         Level of the intervals, in (0, 1).
-    n_resamples : int
+    n_resamples : int, optional
         Bootstrap resamples, or draws from the sandwich's normal approximation (the
-        ``draws`` for ranks and tiers).
+        ``draws`` for ranks and tiers). Default: as :func:`evaluq.fit_ratings` (1,000
+        resamples, or for the sandwich enough draws for the tiers' tests, 1,000 to 20,000).
     scale : {"elo", "logit"}
         Ratings in Elo points (``400 / ln(10) * theta + 1000``) or logits.
     reference : model label, optional
@@ -1089,6 +1091,8 @@ def fit_judged_ratings(
                              outcomes=outcomes, cluster=cluster)
     n_ties = (data.pair_counts("judge") + data.pair_counts("gold"))[:, TIE].sum()
     opts = replace(opts, ties=_checks.resolve_ties(opts.ties, n_ties))
+    opts = replace(opts, n_resamples=_uncertainty.default_resamples(
+        n_resamples, opts.interval, int(data.models.size)))
     ref = _reference_index(data.models, reference)
     _uncertainty.check_draws_memory(opts.n_resamples, data.models.size, data.models.size + 1)
     _check_estimable(data, opts)

@@ -352,6 +352,37 @@ def bootstrap(design: Design, votes: Votes, x_hat: np.ndarray, n: int,
     return Bootstrap(params=out, n_failed=n_bad, failed_reason=reason)
 
 
+DEFAULT_RESAMPLES = 1000
+"""Bootstrap resamples when ``n_resamples`` is not given (each one a refit)."""
+MAX_DEFAULT_DRAWS = 20_000
+"""The most normal draws of a sandwich fit chosen by default (:func:`default_resamples`)."""
+
+
+def default_resamples(n_resamples: int | None, interval: str, n_models: int) -> int:
+    """``n_resamples``, or when it is None: ``DEFAULT_RESAMPLES`` bootstrap resamples, or for
+    the sandwich (draws from its normal approximation, cheap) enough draws for the tiers'
+    tests to reject: the smallest two-sided p-value of n draws is 2 / (n + 1), times the
+    m (m - 1) / 2 pairs after Holm's adjustment, so at alpha 0.05 n >= 40 per pair, rounded
+    up to a thousand, at least ``DEFAULT_RESAMPLES`` and at most ``MAX_DEFAULT_DRAWS`` (32
+    models; beyond, the tiers say they cannot separate the models and how many draws they
+    need).
+
+    Examples
+    --------
+    >>> from evaluq.ratings._uncertainty import default_resamples
+    >>> default_resamples(None, "sandwich", 5), default_resamples(None, "sandwich", 8)
+    (1000, 2000)
+    >>> default_resamples(None, "bootstrap", 8), default_resamples(500, "sandwich", 8)
+    (1000, 500)
+    """
+    if n_resamples is not None:
+        return n_resamples
+    if interval != "sandwich":
+        return DEFAULT_RESAMPLES
+    needed = 40 * (n_models * (n_models - 1) // 2)
+    return min(max(DEFAULT_RESAMPLES, -(-needed // 1000) * 1000), MAX_DEFAULT_DRAWS)
+
+
 def check_draws_memory(n_resamples: int, n_models: int, n_params: int) -> None:
     """Refuse ``n_resamples`` whose draws and their pairwise grids (win and tie probabilities
     and logit differences, resample x model x model, float64) would pass evaluq's memory
