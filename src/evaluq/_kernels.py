@@ -215,6 +215,20 @@ def clopper_pearson_bounds(x: np.ndarray, n: np.ndarray,
     return np.where(x <= 0, 0.0, lower), np.where(x >= n, 1.0, upper)
 
 
+def samples_to_reject(n_models: int, alpha: float, adjustment: str) -> int:
+    """The fewest draws whose smallest two-sided p-value, 2 / (n + 1), is at most ``alpha``
+    after the adjustment (Holm multiplies it by the m (m - 1) / 2 pairs): 2 pairs / alpha.
+
+    Examples
+    --------
+    >>> from evaluq._kernels import samples_to_reject
+    >>> samples_to_reject(8, 0.05, "holm"), samples_to_reject(8, 0.05, "none")
+    (1120, 40)
+    """
+    n_pairs = n_models * (n_models - 1) // 2
+    return int(np.ceil(2.0 * (n_pairs if adjustment == "holm" else 1) / float(alpha)))
+
+
 def p_value_floor(n_samples: int, n_models: int, alpha: float,
                   adjustment: str) -> str | None:
     """Why no pairwise test can reject at ``alpha``, or None when one can.
@@ -240,7 +254,7 @@ def p_value_floor(n_samples: int, n_models: int, alpha: float,
     smallest = floor * n_pairs if adjustment == "holm" else floor
     if n_pairs == 0 or smallest <= float(alpha):
         return None
-    needed = int(np.ceil(2.0 * (n_pairs if adjustment == "holm" else 1) / float(alpha)))
+    needed = samples_to_reject(n_models, alpha, adjustment)
     return (f"With {n_samples} resamples the smallest p-value is 2/(n+1) = {floor:.4g}"
             + (f", {smallest:.3g} after Holm's adjustment over {n_pairs} pairs"
                if adjustment == "holm" else "")

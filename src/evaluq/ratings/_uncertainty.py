@@ -41,7 +41,13 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from evaluq._kernels import CLUSTERS_PER_PARAMETER, FEW_CLUSTERS, few_clusters, loewner_floor
+from evaluq._kernels import (
+    CLUSTERS_PER_PARAMETER,
+    FEW_CLUSTERS,
+    few_clusters,
+    loewner_floor,
+    samples_to_reject,
+)
 from evaluq._validation import check_memory
 from evaluq._warn import warn
 from evaluq.errors import EvaluqWarning
@@ -379,7 +385,7 @@ def default_resamples(n_resamples: int | None, interval: str, n_models: int) -> 
         return n_resamples
     if interval != "sandwich":
         return DEFAULT_RESAMPLES
-    needed = 40 * (n_models * (n_models - 1) // 2)
+    needed = samples_to_reject(n_models, 0.05, "holm")
     return min(max(DEFAULT_RESAMPLES, -(-needed // 1000) * 1000), MAX_DEFAULT_DRAWS)
 
 
