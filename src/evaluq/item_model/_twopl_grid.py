@@ -63,7 +63,7 @@ from pytensor.graph.basic import Apply
 from pytensor.link.numba.dispatch import basic as numba_basic
 from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
 
-from evaluq.item_model._fused_op import FusedLoglik
+from evaluq.item_model._fused_op import INT, FusedLoglik
 
 SOURCE_HASH: Final = int(hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12], 16)
 """Salts the numba cache key of the Op (any change of this file recompiles it)."""
@@ -561,7 +561,7 @@ _INT: Final = ("term_task", "pat_task", "pat_term")
 
 
 def _call(*args: Any) -> tuple[float, np.ndarray, float, float]:
-    arrays: list[Any] = [np.ascontiguousarray(x, dtype=np.int64 if name in _INT else np.float64)
+    arrays: list[Any] = [np.ascontiguousarray(x, dtype=INT if name in _INT else np.float64)
                          for name, x in zip(INPUTS, args, strict=True)]
     arrays[1], arrays[2] = float(np.asarray(args[1])), float(np.asarray(args[2]))
     arrays[10] = float(np.asarray(args[10]))
