@@ -8,9 +8,7 @@ import time
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
-from scipy import stats
 from scipy.special import expit
 
 import evaluq as eq
@@ -65,49 +63,16 @@ def test_coverage_under_a_misspecified_process():
     assert rates["benchmark pairwise"] >= 0.75
 
 
-def _sbc_table(gen: np.random.Generator, n_m: int, n_i: int, n_e: int):
-    alpha = gen.normal(0.0, 1.0)
-    tau_dev = abs(gen.normal(0.0, 0.5))            # the pooled prior, dev_sigma 0.5
-    z = gen.normal(0.0, tau_dev, n_m)
-    dev = z - z.mean()
+def _responses_1pl(gen: np.random.Generator, eta: np.ndarray, n_i: int, n_e: int):
+    """The 1PL's own draws for the SBC: sigma_item ~ HalfNormal(1), b_i ~ N(0, sigma^2)."""
     sigma = abs(gen.normal(0.0, 1.0))
     b = gen.normal(0.0, sigma, n_i)
-    p = expit(alpha + dev[:, None] - b)
-    y = gen.random((n_m, n_i, n_e)) < p[..., None]
-    mm, ii, ee = np.meshgrid(np.arange(n_m), np.arange(n_i), np.arange(n_e), indexing="ij")
-    table = pd.DataFrame({"model": mm.ravel(), "item": ii.ravel(), "epoch": ee.ravel(),
-                          "score": y.ravel().astype(np.float64)})
-    truth = {"alpha": np.array([alpha]), "dev": dev, "sigma_item": np.array([sigma]),
-             "benchmark_score": p.mean(axis=1)}
-    return table, truth
+    p = expit(eta[:, None] - b)
+    y = gen.random((len(eta), n_i, n_e)) < p[..., None]
+    return y, {"sigma_item": np.array([sigma]), "benchmark_score": p.mean(axis=1)}
 
 
 @pytest.mark.slow
-def test_sbc_of_the_marginal_1pl_model():
-    n_sim, draws, thin, bins = 80, 300, 6, 10
-    priors = {"alpha_mu": 0.0, "alpha_sigma": 1.0, "dev_sigma": 0.5, "sigma_item_sigma": 1.0}
-    gen = np.random.default_rng(7)
-    ranks: dict[str, list[np.ndarray]] = {}
-    covered: dict[str, list[np.ndarray]] = {}
-    for i in range(n_sim):
-        table, truth = _sbc_table(gen, 3, 30, 2)
-        post = _fit(table, priors=priors, draws=draws, tune=300, chains=2, rng=i).posterior
-        for name, value in truth.items():
-            d = post[name].transpose("chain", "draw", ...).values.reshape(2 * draws, -1)
-            ranks.setdefault(name, []).append((d[::thin] < value).sum(0))
-            lo, hi = np.quantile(d, [0.05, 0.95], axis=0)
-            covered.setdefault(name, []).append((lo <= value) & (value <= hi))
-    n_draws = 2 * draws // thin
-    lo_ok, hi_ok = stats.binom.ppf([0.0005, 0.9995], n_sim, 0.9)
-    failures = []
-    for name in ranks:
-        rank, cover = np.stack(ranks[name]), np.stack(covered[name])
-        for k in range(rank.shape[1]):
-            counts = np.bincount(rank[:, k] * bins // (n_draws + 1), minlength=bins)
-            p = stats.chisquare(counts).pvalue
-            print(f"\nCALIBRATION | item model SBC {name}[{k}] (rank chi-square p = {p:.3f}) | "
-                  f"central 90% posterior interval coverage | nominal 0.900 | measured "
-                  f"{cover[:, k].mean():.4f} | n {n_sim}")
-            if p < 0.001 or not lo_ok <= cover[:, k].sum() <= hi_ok:
-                failures.append(f"{name}[{k}] (p={p:.3f}, coverage={cover[:, k].mean():.3f})")
-    assert not failures, failures
+def test_sbc_of_the_marginal_1pl_model(simulation_based_calibration):
+    simulation_based_calibration(_responses_1pl, "item model SBC", seed=7, n_sim=80,
+                                 n_epochs=2, tune=300)

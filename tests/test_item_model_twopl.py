@@ -469,57 +469,24 @@ def test_pyirt_anchor():
     assert figures["2pl"]["log_discrimination"] > 0.9
 
 
-def _sbc_table_2pl(gen: np.random.Generator, n_m: int, n_i: int, n_e: int):
-    alpha = gen.normal(0.0, 1.0)
-    tau_dev = abs(gen.normal(0.0, 0.5))            # the pooled prior, dev_sigma 0.5
-    z = gen.normal(0.0, tau_dev, n_m)
-    dev = z - z.mean()
+def _responses_2pl(gen: np.random.Generator, eta: np.ndarray, n_i: int, n_e: int):
+    """The 2PL's own draws for the SBC: sigma_item ~ HalfNormal(1), sigma_logdisc ~
+    HalfNormal(0.5), b_i and log a_i normal."""
     s_b, s_a = abs(gen.normal(0.0, 1.0)), abs(gen.normal(0.0, 0.5))
     b = gen.normal(0.0, s_b, n_i)
     a = np.exp(gen.normal(0.0, s_a, n_i))
-    p = expit(a * (alpha + dev[:, None] - b))
-    y = gen.random((n_m, n_i, n_e)) < p[..., None]
-    mm, ii, ee = np.meshgrid(np.arange(n_m), np.arange(n_i), np.arange(n_e), indexing="ij")
-    table = pd.DataFrame({"model": mm.ravel(), "item": ii.ravel(), "epoch": ee.ravel(),
-                          "score": y.ravel().astype(np.float64)})
-    truth = {"alpha": np.array([alpha]), "dev": dev, "sigma_item": np.array([s_b]),
-             "sigma_logdisc": np.array([s_a]), "benchmark_score": p.mean(axis=1)}
-    return table, truth
+    p = expit(a * (eta[:, None] - b))
+    y = gen.random((len(eta), n_i, n_e)) < p[..., None]
+    return y, {"sigma_item": np.array([s_b]), "sigma_logdisc": np.array([s_a]),
+               "benchmark_score": p.mean(axis=1)}
 
 
 @pytest.mark.slow
-def test_sbc_of_the_2pl_model():
+def test_sbc_of_the_2pl_model(simulation_based_calibration):
     """Simulation-based calibration: data drawn from the fitted model's own prior."""
-    n_sim, draws, thin, bins = 60, 300, 6, 10
-    priors = {"alpha_mu": 0.0, "alpha_sigma": 1.0, "dev_sigma": 0.5, "sigma_item_sigma": 1.0,
-              "sigma_logdisc_sigma": 0.5}
-    cols = {"model": "model", "item": "item", "score": "score", "epoch": "epoch"}
-    gen = np.random.default_rng(17)
-    ranks: dict[str, list[np.ndarray]] = {}
-    covered: dict[str, list[np.ndarray]] = {}
-    for i in range(n_sim):
-        table, truth = _sbc_table_2pl(gen, 3, 30, 2)
-        post = _quiet_fit(table, **cols, discrimination=True, priors=priors, draws=draws,
-                          tune=400, chains=2, rng=i).posterior
-        for name, value in truth.items():
-            d = post[name].transpose("chain", "draw", ...).values.reshape(2 * draws, -1)
-            ranks.setdefault(name, []).append((d[::thin] < value).sum(0))
-            lo, hi = np.quantile(d, [0.05, 0.95], axis=0)
-            covered.setdefault(name, []).append((lo <= value) & (value <= hi))
-    n_draws = 2 * draws // thin
-    lo_ok, hi_ok = stats.binom.ppf([0.0005, 0.9995], n_sim, 0.9)
-    failures = []
-    for name in ranks:
-        rank, cover = np.stack(ranks[name]), np.stack(covered[name])
-        for k in range(rank.shape[1]):
-            counts = np.bincount(rank[:, k] * bins // (n_draws + 1), minlength=bins)
-            p = stats.chisquare(counts).pvalue
-            print(f"\nCALIBRATION | item model 2PL SBC {name}[{k}] (rank chi-square p = "
-                  f"{p:.3f}) | central 90% posterior interval coverage | nominal 0.900 | "
-                  f"measured {cover[:, k].mean():.4f} | n {n_sim}")
-            if p < 0.001 or not lo_ok <= cover[:, k].sum() <= hi_ok:
-                failures.append(f"{name}[{k}] (p={p:.3f}, coverage={cover[:, k].mean():.3f})")
-    assert not failures, failures
+    simulation_based_calibration(_responses_2pl, "item model 2PL SBC", seed=17, n_sim=60,
+                                 n_epochs=2, tune=400, priors={"sigma_logdisc_sigma": 0.5},
+                                 discrimination=True)
 
 
 def test_conditional_item_draws_do_not_depend_on_the_threads(monkeypatch):
