@@ -130,7 +130,12 @@ def test_from_long_errors():
     boots = df.rename(columns={"seed": "boot_id"})
     with pytest.raises(CubeError, match="'boot_id' numbers the repeats: give it as `bootstrap=`"):
         eq.from_long(boots, model="system", language="lang", score="bleu")
+    items = df.rename(columns={"seed": "question_id"})                  # one row per item
+    with pytest.raises(CubeError, match="column 'question_id' tells the repeated rows apart, "
+                       "one per item: .* give it as `item=` to evaluq.from_items"):
+        eq.from_long(items, model="system", language="lang", score="bleu")
     for other in (df.rename(columns={"seed": "k"}),                      # a name that says nothing
+                  df.rename(columns={"seed": "valid"}),                 # 'id' inside a word
                   df.assign(seed=df.bleu)):                             # scores, not labels
         with pytest.raises(CubeError, match="name the column that numbers them as `seed=`"):
             eq.from_long(other, model="system", language="lang", score="bleu")

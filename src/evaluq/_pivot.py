@@ -97,6 +97,9 @@ DUPLICATE_REMEDY = (" (rows that are repeated runs of one cell: name the column 
 
 RUN_WORDS: Final = ("seed", "run", "epoch", "rep", "trial", "fold", "boot", "sample", "iter")
 """Words in a column's name that say it numbers the repeats of a cell."""
+ITEM_WORDS: Final = frozenset({"item", "id", "question", "prompt", "doc", "example", "instance",
+                               "problem", "query", "uid", "qid"})
+"""Words of a column's name that say it labels the items of a per-item table."""
 
 
 def _check_unique_keys(df: pd.DataFrame, keys: dict[str, str]) -> None:
@@ -107,13 +110,28 @@ def _check_unique_keys(df: pd.DataFrame, keys: dict[str, str]) -> None:
                  if k != "__seed__"}            # from_long's seed column when none is given
         n = int(df.loc[dup, cols].drop_duplicates().shape[0])
         numbering = _numbering_columns(df.loc[dup], cols)
+        items = _item_columns(df.loc[dup], cols)
         hint = (f" (the table's column {numbering[0]!r} numbers the repeats: give it as "
                 f"`{'bootstrap' if 'boot' in numbering[0].lower() else 'seed'}=`)"
-                if numbering else DUPLICATE_REMEDY)
+                if numbering else
+                f" (the table's column {items[0]!r} tells the repeated rows apart, one per "
+                f"item: a table of per-item scores; give it as `item=` to evaluq.from_items)"
+                if items else DUPLICATE_REMEDY)
         raise CubeError(
             f"`data`: {n} key(s) appear more than once in the table; first duplicated key: "
             f"{first}. Each combination of the key columns must occur once{hint}"
         )
+
+
+def _item_columns(repeated: pd.DataFrame, keys: list[str]) -> list[str]:
+    """The columns, other than ``keys``, whose name says they label items (``ITEM_WORDS``,
+    as a word of the name: 'id', 'doc_id', 'question') and that tell the ``repeated`` rows
+    apart."""
+    import re
+
+    return [str(c) for c in repeated.columns
+            if c not in keys and set(re.split(r"[^a-z0-9]+", str(c).lower())) & ITEM_WORDS
+            and not repeated.duplicated(subset=[*keys, c]).any()]
 
 
 def _numbering_columns(repeated: pd.DataFrame, keys: list[str]) -> list[str]:

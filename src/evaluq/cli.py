@@ -227,7 +227,8 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
                            "item (and epoch: --seed), --score their per-item scores; analysed "
                            "as harness logs are (paired item bootstrap, item means, --bayes "
                            "the item model, --judge/--gold, --cluster COL). --language names "
-                           "the task column, if any")
+                           "the task column, if any (a column 'task', 'subject', ... is read "
+                           "as it without the flag, as in the long format)")
     _add_summary_columns(p)
     _add_reading_flags(p)
     _add_report_checks(p)
@@ -412,13 +413,18 @@ def _harness_table(args: argparse.Namespace) -> pd.DataFrame:
 def _item_table(args: argparse.Namespace) -> pd.DataFrame:
     """--item: the user's per-item tables as the harness readers' table (model, task, item,
     epoch, then the scores, the judge's and gold scores and the cluster column). --language
-    names the task column (absent from the files and not given: one task, "all"), --seed
-    the epoch column (absent: one epoch)."""
+    names the task column (not given: a column 'language', or one named as tasks, 'task',
+    'subject', ..., as the long format reads them (:func:`_default_keys`); none: one task,
+    "all"), --seed the epoch column (absent: one epoch); without --score (or --judge), the
+    table's one numeric column besides the keys is the score (:func:`_default_score`)."""
     import pandas as pd
 
+    _default_keys(args)         # 'Model', 'seed', 'task' read as their flags, as without --item
     if args.score is None and args.judge is None:
-        raise ValueError("--item needs the per-item score column(s): --score COL (or --judge "
-                         "COL with --gold COL)")
+        offered = _default_score(args)
+        if args.score is None:
+            raise ValueError("--item needs the per-item score column(s): --score COL (or "
+                             "--judge COL with --gold COL)" + _score_hint(args, offered))
     scores = list(dict.fromkeys([*(args.score or []), *filter(None, (args.judge, args.gold))]))
     given = args.language if args.language != "language" else None   # not the default
     needed: dict[str, str | None] = {"--model": args.model, "--item": args.item,
@@ -982,7 +988,7 @@ def _offered_scores(args: argparse.Namespace) -> list[str]:
     with warnings.catch_warnings():     # a look at the columns: the file's read says them
         warnings.simplefilter("ignore")
         df = read_table(path, **_file_options(path, _read_options(args)))  # errors: remedies
-    named = {args.model, args.language, args.seed, args.bootstrap}
+    named = {args.model, args.language, args.seed, args.bootstrap, args.item, args.cluster}
     return [str(c) for c in df.columns
             if c not in named and pd.api.types.is_numeric_dtype(df[c]) and df[c].notna().any()]
 
@@ -1584,6 +1590,7 @@ REMEDIES: tuple[tuple[str, str], ...] = (
     (r"`gold` votes", "--gold votes"),
     (r"`seed=`", "--seed"),
     (r"`bootstrap=`", "--bootstrap"),
+    (r"give it as `item=` to evaluq\.from_items", "give it as --item"),
     (r"`item=`", "--item"),
     (r"`n_seeds`", "--n-seeds"),
     (r"use ties='(\w+)' \(or '(\w+)'\)", r"use --ties \1 (or --ties \2)"),

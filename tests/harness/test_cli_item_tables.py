@@ -80,7 +80,9 @@ def items(tmp_path):
 
 
 def test_without_a_task_column_the_items_are_one_task(items, tmp_path, capsys):
-    df, path = items
+    df, _ = items
+    path = tmp_path / "no_task.csv"
+    df.drop(columns="task").to_csv(path, index=False)
     code, _, err = _run([path, "--item", "item", "--score", "correct", "--out", tmp_path / "o",
                          "--format", "csv", *FAST], capsys)
     assert code == 0, err
@@ -93,7 +95,9 @@ def test_without_a_task_column_the_items_are_one_task(items, tmp_path, capsys):
 @pytest.mark.parametrize(("change", "extra", "message"), [
     (lambda df: df, ["--score", "correct", "--from", "inspect"],
      "--from reads harness logs and --item per-item tables: give one"),
-    (lambda df: df, [], r"--item needs the per-item score column\(s\): --score COL"),
+    (lambda df: df.assign(tokens=7), [],
+     r"--item needs the per-item score column\(s\): --score COL .*numeric columns: "
+     r"correct, tokens"),
     (lambda df: df, ["--score", "correct", "--mean", "correct"],
      "--item reads per-item scores: --mean / --bootstrap do not apply"),
     (lambda df: df.rename(columns={"item": "Item"}), ["--score", "correct"],
@@ -127,6 +131,44 @@ def test_items_missing_for_a_model_are_said_once(items, tmp_path, capsys):
     assert int(cube["n_items"].sel(language="arc")) == 39
     xr.testing.assert_equal(cube["n_items"].sel(language="mmlu", drop=True),
                             xr.DataArray(40))
+
+
+def test_a_task_column_and_the_score_are_read_as_without_item(tmp_path, capsys):
+    """A per-item table (model, task, id, correct) whose item ids repeat across tasks, read
+    with --item alone: its 'task' column is the task and its one numeric column the score,
+    as the long format reads them, and the terminal says so. Before, the task column was
+    left out unless given, the ids then repeated, and the error suggested --seed task; and
+    --item without --score stopped where the long format reads the one numeric column."""
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame([(m, t, f"q{i}", int(rng.random() < p))
+                       for m, p in [("a", .8), ("b", .6)] for t in ("arc", "mmlu")
+                       for i in range(30)], columns=["model", "task", "id", "correct"])
+    path = tmp_path / "items.csv"
+    df.to_csv(path, index=False)
+    out = tmp_path / "o"
+    code, _, err = _run([path, "--item", "id", "--out", out, "--format", "csv",
+                         "--n-resamples", "200", "--n-boot", "200"], capsys)
+    assert code == 0, err
+    assert "column 'task' as --language task" in err
+    assert "column 'correct' as --score correct (its one numeric column besides the keys)" in err
+    cube = eq.open_cube(out / "correct_cube.nc")
+    assert sorted(cube["language"].values.tolist()) == ["arc", "mmlu"]
+    want = df.groupby(["model", "task"])["correct"].mean()
+    np.testing.assert_allclose(cube["score"].sel(seed=0).transpose("model", "language").values,
+                               want.unstack().values)
+
+
+def test_a_per_item_table_without_item_names_its_item_column(tmp_path, capsys):
+    """The same table without --item: the long format finds several rows per (model, task)
+    and the error says which column tells them apart and the flag to give it with."""
+    df = pd.DataFrame([(m, t, f"q{i}", i % 2) for m in "ab" for t in ("arc", "mmlu")
+                       for i in range(5)], columns=["model", "task", "id", "correct"])
+    path = tmp_path / "items.csv"
+    df.to_csv(path, index=False)
+    code, _, err = _run([path, "--out", tmp_path / "o", "--quiet"], capsys)
+    assert code == 2
+    assert ("(the table's column 'id' tells the repeated rows apart, one per item: a table of "
+            "per-item scores; give it as --item)") in err, err
 
 
 def test_a_column_named_language_is_the_task_column(items, tmp_path, capsys):
